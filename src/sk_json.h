@@ -1,0 +1,51 @@
+/* sk_json: the JSON codec for skeletons, overrides and results.
+ *
+ * Parsing is strict: every number must be finite as a float, every array
+ * has its exact length, unknown fields are rejected (a typo such as
+ * "postion" must not silently do nothing), and each error carries the JSON
+ * pointer of the offending field. Output floats are printed as the shortest
+ * decimal that reads back to the same float32 (sk_numfmt). */
+#ifndef SK_JSON_H
+#define SK_JSON_H
+
+#include <jansson.h>
+
+#include "sk_error.h"
+#include "sk_numfmt.h"
+#include "sk_skeleton.h"
+
+/* Parses text into a new json_t (*out, caller decrefs). Rejects duplicate
+ * object keys; syntax errors set line and column. */
+int sk_json_load(const char *text, size_t len, json_t **out, sk_error *err);
+
+/* Reads exactly n finite numbers (as float) from a JSON array. */
+int sk_json_floats(const json_t *j, size_t n, const char *ptr, float *dest, sk_error *err);
+/* Reads exactly n finite numbers (as double, range-checked as float). */
+int sk_json_doubles(const json_t *j, size_t n, const char *ptr, double *dest, sk_error *err);
+
+/* Builds a skeleton from the `skeleton` object of the case format, or from
+ * Babylon's Skeleton.serialize() output (bones with "parentBoneIndex").
+ * `ptr` is the pointer of `j` itself ("/skeleton", or "" for an HTTP body).
+ * `max_bones` bounds the count (0: SK_SKELETON_MAX_BONES). *out is new. */
+int sk_json_parse_skeleton(const json_t *j, const char *ptr, size_t max_bones, sk_skeleton **out, sk_error *err);
+
+/* Parses {"<bone name>": {"position"?, "rotation"? | "rotationQuaternion"?,
+ * "scaling"?, "matrix"?}} against `s`. Unknown bone: SK_ENOTFOUND.
+ * *out is new (free()), *count entries, one per bone, in key order. */
+int sk_json_parse_overrides(const sk_skeleton *s, const json_t *j, const char *ptr, sk_override **out,
+                            size_t *count, sk_error *err);
+
+/* Result outputs. */
+enum { SK_OUT_FINAL = 1u << 0, SK_OUT_ABSOLUTE = 1u << 1, SK_OUT_LOCAL = 1u << 2 };
+/* Parses ["final", "absolute", "local"] (any subset, no repeats) into a
+ * mask; NULL gives SK_OUT_FINAL. */
+int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_error *err);
+
+/* Appends {"final": [...], "absolute": [...], "local": [...]} with the
+ * members whose arrays are non-NULL. `slots` = bone count: final has
+ * 16*(slots+1) floats, the others 16*slots. */
+int sk_json_write_result(sk_strbuf *b, size_t slots, const float *final, const float *absolute, const float *local);
+/* Appends a JSON string literal (quoted, escaped). */
+int sk_json_write_string(sk_strbuf *b, const char *s);
+
+#endif

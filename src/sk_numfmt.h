@@ -1,0 +1,67 @@
+/* sk_numfmt: shortest round-trip decimal for float32/double, written in the
+ * shape of ECMAScript Number::toString so our JSON diffs cleanly against the
+ * Babylon oracle, plus a growable buffer for building large JSON replies.
+ *
+ * Cost: ~10x cheaper than snprintf("%.9g") (numbers in tests/bench/numfmt_bench.c);
+ * no allocation, no locale, no global state. */
+#ifndef SK_NUMFMT_H
+#define SK_NUMFMT_H
+
+#include <stddef.h>
+
+/* Longest output of sk_numfmt_f32, without the NUL: "-100000000000000000000"
+ * is 22 bytes; rounded up. */
+#define SK_NUMFMT_F32_MAX 24
+/* Longest output of sk_numfmt_f64, without the NUL: "-0.0000012345678901234567"
+ * is 25 bytes; rounded up. */
+#define SK_NUMFMT_F64_MAX 32
+
+/* Writes the shortest decimal that strtof() reads back to exactly `v`, in JSON
+ * number syntax and ECMAScript layout: with k significant digits and decimal
+ * exponent n (value = digits * 10^(n-k)), plain notation when -6 < n <= 21
+ * ("0.000001", "123.5", "100000000000000000000"), otherwise "d.ddde+N" /
+ * "de-N" ("1e-7", "1.2345678e+21"). Among equally short candidates the one
+ * closest to `v` wins (ties to even digit).
+ * -0.0 prints "-0". NaN and infinities have no JSON form: writes "null".
+ * `dest` needs SK_NUMFMT_F32_MAX + 1 bytes; it receives the text and a NUL.
+ * Returns the length without the NUL (1..SK_NUMFMT_F32_MAX). */
+size_t sk_numfmt_f32(float v, char *dest);
+
+/* Same contract for double with strtod() round trip. For a finite double the
+ * text equals JavaScript's String(v); in particular sk_numfmt_f64((double)f)
+ * reproduces how JS prints an element of a Float32Array.
+ * `dest` needs SK_NUMFMT_F64_MAX + 1 bytes. */
+size_t sk_numfmt_f64(double v, char *dest);
+
+/* Growable byte buffer. Zero-initialise for an empty buffer; the buffer owns
+ * `data`, released by sk_strbuf_free(). Whenever `data` is non-NULL it is
+ * NUL-terminated at `len` (the NUL is not counted), so it can be handed to
+ * APIs that want a C string. After an allocation failure `failed` stays set
+ * and every further append fails without touching the contents, so a writer
+ * may append many pieces and check once at the end. */
+typedef struct sk_strbuf {
+  char *data;
+  size_t len, cap;
+  int failed;
+} sk_strbuf;
+
+/* Releases the storage and resets `b` to the zero (empty) state. Idempotent. */
+void sk_strbuf_free(sk_strbuf *b);
+
+/* Makes room for `extra` more bytes (plus the terminating NUL) without
+ * changing `len`. Returns 0, or SK_ENOMEM (and sets `failed`) when the
+ * allocation fails, the size would overflow, or `failed` was already set. */
+int sk_strbuf_reserve(sk_strbuf *b, size_t extra);
+
+/* Appends `n` bytes from `s` (which may not point into `b->data`).
+ * Returns 0 or SK_ENOMEM as sk_strbuf_reserve(); on failure nothing is appended. */
+int sk_strbuf_append(sk_strbuf *b, const char *s, size_t n);
+
+/* Appends `count` floats as a JSON array "[a,b,...]" ("[]" for count 0), each
+ * formatted by sk_numfmt_f32 (so non-finite elements become null). Reserves
+ * the worst case once up front, so the loop itself never reallocates.
+ * Returns 0 or SK_ENOMEM; on failure nothing is appended. `v` may be NULL
+ * when `count` is 0. */
+int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count);
+
+#endif

@@ -1,0 +1,459 @@
+#include "sk_skeleton.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_mat.h"
+
+/* ---- local transforms: Babylon's Bone setters ---------------------------- */
+
+static void local_decompose(sk_local *l) {
+  if (!l->need_decompose)
+    return;
+  l->need_decompose = false;
+  sk_mat_decompose(l->matrix, l->scaling, l->rotation, l->position);
+}
+
+static void local_compose(sk_local *l) {
+  sk_mat_compose(l->scaling, l->rotation, l->position, l->matrix);
+}
+
+void sk_local_set_matrix(sk_local *l, const float m[16]) {
+  if (l->matrix != m)
+    memcpy(l->matrix, m, sizeof l->matrix);
+  l->need_decompose = true;
+}
+
+void sk_local_set_position(sk_local *l, const double p[3]) {
+  local_decompose(l);
+  memcpy(l->position, p, sizeof l->position);
+  local_compose(l);
+}
+
+void sk_local_set_rotation_quaternion(sk_local *l, const double q[4]) {
+  local_decompose(l);
+  memcpy(l->rotation, q, sizeof l->rotation);
+  local_compose(l);
+}
+
+void sk_local_set_rotation_euler(sk_local *l, const double r[3]) {
+  double q[4];
+  sk_quat_from_yaw_pitch_roll(r[1], r[0], r[2], q);
+  sk_local_set_rotation_quaternion(l, q);
+}
+
+void sk_local_set_scaling(sk_local *l, const double s[3]) {
+  local_decompose(l);
+  memcpy(l->scaling, s, sizeof l->scaling);
+  local_compose(l);
+}
+
+void sk_local_apply(sk_local *l, const sk_override *o) {
+  if (o->mask & SK_OVERRIDE_MATRIX)
+    sk_local_set_matrix(l, o->matrix);
+  if (o->mask & SK_OVERRIDE_POSITION)
+    sk_local_set_position(l, o->position);
+  if (o->mask & SK_OVERRIDE_ROTATION)
+    sk_local_set_rotation_quaternion(l, o->rotation);
+  if (o->mask & SK_OVERRIDE_SCALING)
+    sk_local_set_scaling(l, o->scaling);
+}
+
+/* ---- name index ------------------------------------------------------------ */
+
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (; *s != '\0'; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static size_t hash_capacity(size_t count) {
+  size_t cap = 16;
+  while (cap < 2 * count)
+    cap <<= 1;
+  return cap;
+}
+
+/* Inserts position `pos` under `names[pos]`; returns the position already
+ * there under the same name, or -1. */
+static int32_t hash_insert(uint32_t *table, size_t mask, const char *const *names, int32_t pos) {
+  size_t at = name_hash(names[pos]) & mask;
+  for (;;) {
+    if (table[at] == 0) {
+      table[at] = (uint32_t)pos + 1;
+      return -1;
+    }
+    int32_t other = (int32_t)table[at] - 1;
+    if (strcmp(names[other], names[pos]) == 0)
+      return other;
+    at = (at + 1) & mask;
+  }
+}
+
+int32_t sk_skeleton_find(const sk_skeleton *s, const char *name) {
+  size_t at = name_hash(name) & s->hash_mask;
+  for (;;) {
+    uint32_t v = s->hash[at];
+    if (v == 0)
+      return -1;
+    if (strcmp(s->bones[v - 1].name, name) == 0)
+      return (int32_t)v - 1;
+    at = (at + 1) & s->hash_mask;
+  }
+}
+
+/* ---- build ----------------------------------------------------------------- */
+
+static bool all_finite(const float *m, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(m[i]))
+      return false;
+  return true;
+}
+
+static void field_pointer(char *buf, size_t cap, const char *prefix, size_t pos, const char *field) {
+  snprintf(buf, cap, "%s", prefix != NULL ? prefix : "");
+  sk_pointer_push_index(buf, cap, pos);
+  if (field != NULL)
+    sk_pointer_push(buf, cap, field);
+}
+
+#define SK_FAIL(code, pos, field, ...)                                   \
+  do {                                                                   \
+    char ptr_[SK_ERROR_POINTER_MAX];                                     \
+    field_pointer(ptr_, sizeof ptr_, pointer_prefix, (pos), (field));    \
+    rc = sk_error_set(err, (code), ptr_, __VA_ARGS__);                   \
+    goto fail;                                                           \
+  } while (0)
+
+/* Recomputes absolute binds for bones [from, count): a pure function of each
+ * bone's bind and its parent's absolute bind, so recomputing bones outside
+ * the changed subtree rewrites the values they already hold. */
+static void update_abs_binds(sk_skeleton *s, size_t from) {
+  for (size_t i = from; i < s->count; i++) {
+    sk_bone *b = &s->bones[i];
+    if (b->parent >= 0)
+      sk_mat_mul(b->bind, s->bones[b->parent].abs_bind, b->abs_bind);
+    else
+      memcpy(b->abs_bind, b->bind, sizeof b->abs_bind);
+    sk_mat_invert(b->abs_bind, b->abs_inv_bind);
+  }
+}
+
+int sk_skeleton_create(const sk_bone_desc *d, size_t n, const char *pointer_prefix, sk_skeleton **out,
+                       sk_error *err) {
+  int rc = 0;
+  *out = NULL;
+  if (n > SK_SKELETON_MAX_BONES) {
+    char ptr[SK_ERROR_POINTER_MAX];
+    snprintf(ptr, sizeof ptr, "%s", pointer_prefix != NULL ? pointer_prefix : "");
+    return sk_error_set(err, SK_ETOOBIG, ptr, "%zu bones; at most %d", n, SK_SKELETON_MAX_BONES);
+  }
+  const char **names = NULL;
+  int32_t *parent = NULL, *order = NULL, *stack = NULL, *slot = NULL;
+  uint8_t *state = NULL, *used = NULL;
+  uint32_t *table = NULL;
+  sk_skeleton *s = NULL;
+  size_t cap = hash_capacity(n);
+
+  names = malloc((n ? n : 1) * sizeof *names);
+  parent = malloc((n ? n : 1) * sizeof *parent);
+  order = malloc((n ? n : 1) * sizeof *order);
+  stack = malloc((n ? n : 1) * sizeof *stack);
+  slot = malloc((n ? n : 1) * sizeof *slot);
+  state = calloc(n ? n : 1, 1);
+  used = calloc(n ? n : 1, 1);
+  table = calloc(cap, sizeof *table);
+  if (!names || !parent || !order || !stack || !slot || !state || !used || !table) {
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory building %zu bones", n);
+    goto fail;
+  }
+
+  size_t names_size = 0;
+  for (size_t i = 0; i < n; i++) {
+    names[i] = d[i].name;
+    if (d[i].name == NULL || d[i].name[0] == '\0')
+      SK_FAIL(SK_EMISSING, i, "name", "bone %zu has an empty name", i);
+    int32_t dup = hash_insert(table, cap - 1, names, (int32_t)i);
+    if (dup >= 0)
+      SK_FAIL(SK_EDUPLICATE, i, "name", "bone name \"%s\" is used by bones %d and %zu", d[i].name, dup, i);
+    names_size += strlen(d[i].name) + 1;
+  }
+
+  for (size_t i = 0; i < n; i++) {
+    if (!all_finite(d[i].local, 16))
+      SK_FAIL(SK_ENOTFINITE, i, d[i].local_from_matrix ? "matrix" : NULL, "bone \"%s\" has a non-finite local transform",
+              d[i].name);
+    if (d[i].bind != NULL && !all_finite(d[i].bind, 16))
+      SK_FAIL(SK_ENOTFINITE, i, "bind", "bone \"%s\" has a non-finite bind matrix", d[i].name);
+    if (d[i].rest != NULL && !all_finite(d[i].rest, 16))
+      SK_FAIL(SK_ENOTFINITE, i, "rest", "bone \"%s\" has a non-finite rest matrix", d[i].name);
+    if (d[i].has_length && !isfinite(d[i].length))
+      SK_FAIL(SK_ENOTFINITE, i, "length", "bone \"%s\" has a non-finite length", d[i].name);
+    parent[i] = -1;
+    if (d[i].parent != NULL) {
+      /* Reuse the table for the look-up: the name is probed, not inserted. */
+      size_t at = name_hash(d[i].parent) & (cap - 1);
+      for (;;) {
+        uint32_t v = table[at];
+        if (v == 0)
+          SK_FAIL(SK_EUNKNOWN, i, "parent", "bone \"%s\" names an unknown parent \"%s\"", d[i].name, d[i].parent);
+        if (strcmp(names[v - 1], d[i].parent) == 0) {
+          parent[i] = (int32_t)v - 1;
+          break;
+        }
+        at = (at + 1) & (cap - 1);
+      }
+    }
+    int64_t idx = d[i].has_index ? d[i].index : (int64_t)i;
+    if (idx < -1 || idx >= (int64_t)n)
+      SK_FAIL(SK_ERANGE, i, "index", "bone \"%s\" has index %lld; it must be -1 or in [0, %zu)", d[i].name,
+              (long long)idx, n);
+    if (idx >= 0) {
+      if (used[idx])
+        SK_FAIL(SK_EDUPLICATE, i, "index", "output index %lld is used by two bones", (long long)idx);
+      used[idx] = 1;
+    }
+    slot[i] = (int32_t)idx;
+  }
+
+  /* Babylon's sortBones order: for each bone in input order, its unplaced
+   * ancestors root first, then itself. An explicit stack, not recursion: a
+   * 100 000-bone chain must not overflow the C stack. */
+  size_t placed = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t depth = 0;
+    int32_t j = (int32_t)i;
+    while (j >= 0 && state[j] == 0) {
+      state[j] = 1;
+      stack[depth++] = j;
+      j = parent[j];
+    }
+    if (j >= 0 && state[j] == 1)
+      SK_FAIL(SK_ECYCLE, (size_t)stack[depth - 1], "parent", "bone \"%s\" is its own ancestor", d[j].name);
+    while (depth > 0) {
+      int32_t k = stack[--depth];
+      state[k] = 2;
+      order[placed++] = k;
+    }
+  }
+
+  s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+    goto fail;
+  }
+  s->count = n;
+  s->bones = calloc(n ? n : 1, sizeof *s->bones);
+  s->names = malloc(names_size ? names_size : 1);
+  s->hash = calloc(cap, sizeof *s->hash);
+  s->hash_mask = cap - 1;
+  s->names_size = names_size;
+  if (!s->bones || !s->names || !s->hash) {
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+    goto fail;
+  }
+  /* state[] now maps input position -> new position. */
+  int32_t *newpos = stack;
+  for (size_t k = 0; k < n; k++)
+    newpos[order[k]] = (int32_t)k;
+  size_t at = 0;
+  for (size_t k = 0; k < n; k++) {
+    const sk_bone_desc *src = &d[order[k]];
+    sk_bone *b = &s->bones[k];
+    size_t len = strlen(src->name) + 1;
+    memcpy(s->names + at, src->name, len);
+    b->name = s->names + at;
+    at += len;
+    b->parent = parent[order[k]] >= 0 ? newpos[parent[order[k]]] : -1;
+    b->index = slot[order[k]];
+    b->input_pos = order[k];
+    b->has_length = src->has_length;
+    b->length = src->length;
+    sk_local_set_matrix(&b->local, src->local);
+    memcpy(b->bind, src->bind != NULL ? src->bind : src->local, sizeof b->bind);
+    memcpy(b->rest, src->rest != NULL ? src->rest : src->local, sizeof b->rest);
+  }
+  for (size_t k = 0; k < n; k++) {
+    size_t h = name_hash(s->bones[k].name) & s->hash_mask;
+    while (s->hash[h] != 0)
+      h = (h + 1) & s->hash_mask;
+    s->hash[h] = (uint32_t)k + 1;
+  }
+  update_abs_binds(s, 0);
+  for (size_t k = 0; k < n; k++) {
+    if (sk_mat_det(s->bones[k].abs_bind) == 0) {
+      const sk_bone_desc *src = &d[order[k]];
+      SK_FAIL(SK_ESINGULAR, (size_t)order[k], src->bind != NULL ? "bind" : (src->local_from_matrix ? "matrix" : NULL),
+              "bone \"%s\": absolute bind matrix is not invertible (determinant 0)", src->name);
+    }
+  }
+  *out = s;
+  s = NULL;
+
+fail:
+  sk_skeleton_destroy(s);
+  free(names);
+  free(parent);
+  free(order);
+  free(stack);
+  free(slot);
+  free(state);
+  free(used);
+  free(table);
+  return rc;
+}
+
+int sk_skeleton_clone(const sk_skeleton *src, sk_skeleton **out) {
+  *out = NULL;
+  sk_skeleton *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return SK_ENOMEM;
+  s->count = src->count;
+  s->names_size = src->names_size;
+  s->hash_mask = src->hash_mask;
+  s->bones = malloc((src->count ? src->count : 1) * sizeof *s->bones);
+  s->names = malloc(src->names_size ? src->names_size : 1);
+  s->hash = malloc((src->hash_mask + 1) * sizeof *s->hash);
+  if (!s->bones || !s->names || !s->hash) {
+    sk_skeleton_destroy(s);
+    return SK_ENOMEM;
+  }
+  memcpy(s->bones, src->bones, src->count * sizeof *s->bones);
+  memcpy(s->names, src->names, src->names_size);
+  memcpy(s->hash, src->hash, (src->hash_mask + 1) * sizeof *s->hash);
+  for (size_t k = 0; k < s->count; k++)
+    s->bones[k].name = s->names + (src->bones[k].name - src->names);
+  *out = s;
+  return 0;
+}
+
+void sk_skeleton_destroy(sk_skeleton *s) {
+  if (s == NULL)
+    return;
+  free(s->bones);
+  free(s->names);
+  free(s->hash);
+  free(s);
+}
+
+/* ---- Babylon operations --------------------------------------------------- */
+
+void sk_skeleton_apply(sk_skeleton *s, const sk_override *o, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    sk_local_apply(&s->bones[o[i].bone].local, &o[i]);
+}
+
+int sk_skeleton_set_bind(sk_skeleton *s, int32_t bone, const float m[16], bool keep_local) {
+  sk_bone *b = &s->bones[bone];
+  float abs_bind[16];
+  if (b->parent >= 0)
+    sk_mat_mul(m, s->bones[b->parent].abs_bind, abs_bind);
+  else
+    memcpy(abs_bind, m, sizeof abs_bind);
+  if (sk_mat_det(abs_bind) == 0)
+    return SK_ESINGULAR;
+  memcpy(b->bind, m, sizeof b->bind);
+  update_abs_binds(s, (size_t)bone);
+  if (!keep_local)
+    sk_local_set_matrix(&b->local, m);
+  return 0;
+}
+
+void sk_skeleton_set_rest(sk_skeleton *s, int32_t bone, const float m[16]) {
+  memcpy(s->bones[bone].rest, m, sizeof s->bones[bone].rest);
+}
+
+void sk_skeleton_bone_return_to_rest(sk_skeleton *s, int32_t bone) {
+  sk_local_set_matrix(&s->bones[bone].local, s->bones[bone].rest);
+}
+
+void sk_skeleton_return_to_rest(sk_skeleton *s) {
+  for (size_t i = 0; i < s->count; i++)
+    if (s->bones[i].index != -1)
+      sk_skeleton_bone_return_to_rest(s, (int32_t)i);
+}
+
+void sk_skeleton_compute_absolute(sk_skeleton *s) {
+  for (size_t i = 0; i < s->count; i++) {
+    sk_bone *b = &s->bones[i];
+    if (b->parent >= 0)
+      sk_mat_mul(b->local.matrix, s->bones[b->parent].absolute, b->absolute);
+    else
+      memcpy(b->absolute, b->local.matrix, sizeof b->absolute);
+  }
+}
+
+void sk_skeleton_compute_transforms(sk_skeleton *s, const float *initial_skin, float *dest) {
+  memset(dest, 0, 16 * s->count * sizeof *dest);
+  for (size_t i = 0; i < s->count; i++) {
+    sk_bone *b = &s->bones[i];
+    if (b->parent >= 0)
+      sk_mat_mul(b->local.matrix, s->bones[b->parent].world, b->world);
+    else if (initial_skin != NULL)
+      sk_mat_mul(b->local.matrix, initial_skin, b->world);
+    else
+      memcpy(b->world, b->local.matrix, sizeof b->world);
+    if (b->index >= 0)
+      sk_mat_mul(b->abs_inv_bind, b->world, dest + 16 * (size_t)b->index);
+  }
+  sk_mat_identity(dest + 16 * s->count);
+}
+
+void sk_skeleton_evaluate(const sk_skeleton *s, const float *locals, const float *initial_skin, float *scratch,
+                          float *final, float *absolute, float *local_out) {
+  const size_t n = s->count;
+  if (final != NULL) {
+    memset(final, 0, 16 * n * sizeof *final);
+    for (size_t i = 0; i < n; i++) {
+      const sk_bone *b = &s->bones[i];
+      const float *l = locals != NULL ? locals + 16 * i : b->local.matrix;
+      float *w = scratch + 16 * i;
+      if (b->parent >= 0)
+        sk_mat_mul(l, scratch + 16 * (size_t)b->parent, w);
+      else if (initial_skin != NULL)
+        sk_mat_mul(l, initial_skin, w);
+      else
+        memcpy(w, l, 16 * sizeof *w);
+      if (b->index >= 0)
+        sk_mat_mul(b->abs_inv_bind, w, final + 16 * (size_t)b->index);
+    }
+    sk_mat_identity(final + 16 * n);
+  }
+  if (absolute != NULL) {
+    memset(absolute, 0, 16 * n * sizeof *absolute);
+    for (size_t i = 0; i < n; i++) {
+      const sk_bone *b = &s->bones[i];
+      const float *l = locals != NULL ? locals + 16 * i : b->local.matrix;
+      float *a = scratch + 16 * i;
+      if (b->parent >= 0)
+        sk_mat_mul(l, scratch + 16 * (size_t)b->parent, a);
+      else
+        memcpy(a, l, 16 * sizeof *a);
+      if (b->index >= 0)
+        memcpy(absolute + 16 * (size_t)b->index, a, 16 * sizeof *a);
+    }
+  }
+  if (local_out != NULL) {
+    memset(local_out, 0, 16 * n * sizeof *local_out);
+    for (size_t i = 0; i < n; i++) {
+      const sk_bone *b = &s->bones[i];
+      if (b->index >= 0)
+        memcpy(local_out + 16 * (size_t)b->index, locals != NULL ? locals + 16 * i : b->local.matrix,
+               16 * sizeof *local_out);
+    }
+  }
+}
+
+void sk_skeleton_pose_locals(const sk_skeleton *s, const sk_override *o, size_t count, float *locals) {
+  for (size_t i = 0; i < s->count; i++)
+    memcpy(locals + 16 * i, s->bones[i].local.matrix, 16 * sizeof *locals);
+  for (size_t k = 0; k < count; k++) {
+    sk_local tmp = s->bones[o[k].bone].local;
+    sk_local_apply(&tmp, &o[k]);
+    memcpy(locals + 16 * (size_t)o[k].bone, tmp.matrix, sizeof tmp.matrix);
+  }
+}

@@ -1,0 +1,123 @@
+#include "sk_eval.h"
+#include "sk_json.h"
+#include "sk_testutil.h"
+
+/* Runs a case; returns the code; the result JSON or the error in out/e. */
+static int run(const char *text, json_t **result, sk_error *e) {
+  json_t *c;
+  sk_error_clear(e);
+  *result = NULL;
+  int rc = sk_json_load(text, strlen(text), &c, e);
+  if (rc)
+    return rc;
+  sk_strbuf b = {0};
+  rc = sk_eval_case(c, &b, e);
+  json_decref(c);
+  if (rc == 0) {
+    *result = json_loadb(b.data, b.len, 0, NULL);
+    ck_assert_ptr_nonnull(*result);
+  }
+  sk_strbuf_free(&b);
+  return rc;
+}
+
+static double at(const json_t *r, size_t result, const char *key, size_t i) {
+  return json_number_value(json_array_get(json_object_get(json_array_get(json_object_get(r, "results"), result), key), i));
+}
+
+#define SKEL2 \
+  "{\"skeleton\": {\"bones\": [{\"name\": \"tip\", \"parent\": \"root\", \"position\": [0,1,0]}, {\"name\": \"root\"}]},"
+
+START_TEST(pose_does_not_keep_set_does) {
+  json_t *r;
+  sk_error e;
+  ck_assert_int_eq(run(SKEL2 "\"ops\": ["
+                             "{\"op\": \"pose\", \"bones\": {\"root\": {\"position\": [5,0,0]}}, \"output\": [\"final\", \"absolute\", \"local\"]},"
+                             "{\"op\": \"evaluate\"},"
+                             "{\"op\": \"set\", \"bones\": {\"root\": {\"position\": [5,0,0]}}},"
+                             "{\"op\": \"evaluate\", \"output\": [\"absolute\"]}]}",
+                       &r, &e),
+                   0);
+  /* order is parent-first; slots are input positions (tip 0, root 1). */
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r, "order"), 0)), "root");
+  ck_assert_uint_eq(json_array_size(json_object_get(r, "results")), 3);
+  ck_assert_double_eq(at(r, 0, "final", 16 + 12), 5);  /* root slot 1 moved */
+  ck_assert_double_eq(at(r, 0, "final", 12), 5);       /* tip follows */
+  ck_assert_double_eq(at(r, 0, "absolute", 13), 1);    /* tip absolute y */
+  ck_assert_double_eq(at(r, 0, "local", 16 + 12), 5);
+  ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(json_object_get(r, "results"), 0), "final")), 48);
+  ck_assert_double_eq(at(r, 1, "final", 16 + 12), 0);  /* pose was not kept */
+  ck_assert_double_eq(at(r, 2, "absolute", 12), 5);    /* set was kept */
+  ck_assert_ptr_null(json_object_get(json_array_get(json_object_get(r, "results"), 2), "final"));
+  json_decref(r);
+}
+END_TEST
+
+START_TEST(set_bind_rest_and_return_to_rest) {
+  json_t *r;
+  sk_error e;
+  ck_assert_int_eq(
+      run(SKEL2 "\"ops\": ["
+                "{\"op\": \"setRest\", \"bone\": \"tip\", \"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,3,0,1]},"
+                "{\"op\": \"returnToRest\", \"bone\": \"tip\"},"
+                "{\"op\": \"evaluate\"},"
+                "{\"op\": \"setBind\", \"bone\": \"tip\", \"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,2,0,1], \"keepLocal\": true},"
+                "{\"op\": \"evaluate\"},"
+                "{\"op\": \"setBind\", \"bone\": \"tip\", \"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,2,0,1]},"
+                "{\"op\": \"evaluate\"},"
+                "{\"op\": \"returnToRest\"}, {\"op\": \"evaluate\"}]}",
+          &r, &e),
+      0);
+  ck_assert_double_eq(at(r, 0, "final", 13), 2); /* rest y 3, bind y 1 */
+  ck_assert_double_eq(at(r, 1, "final", 13), 1); /* local 3, bind 2 */
+  ck_assert_double_eq(at(r, 2, "final", 13), 0); /* setBind replaced local */
+  ck_assert_double_eq(at(r, 3, "final", 13), 1); /* back to rest y 3 */
+  json_decref(r);
+}
+END_TEST
+
+START_TEST(errors_point_into_the_case) {
+  json_t *r;
+  sk_error e;
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"evaluate\"}, {\"op\": \"jump\"}]}", &r, &e), SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/ops/1/op");
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"setBind\", \"bone\": \"nope\", \"matrix\": []}]}", &r, &e),
+                   SK_ENOTFOUND);
+  ck_assert_str_eq(e.pointer, "/ops/0/bone");
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"setBind\", \"bone\": \"tip\", \"matrix\": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]}", &r, &e),
+                   SK_ESINGULAR);
+  ck_assert_str_eq(e.pointer, "/ops/0/matrix");
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"evaluate\", \"bones\": {}}]}", &r, &e), SK_EUNKNOWN);
+  ck_assert_str_eq(e.pointer, "/ops/0/bones");
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"pose\", \"initialSkinMatrix\": [1]}]}", &r, &e), SK_ELENGTH);
+  ck_assert_str_eq(e.pointer, "/ops/0/initialSkinMatrix");
+  ck_assert_int_eq(run("{\"ops\": []}", &r, &e), SK_EMISSING);
+  ck_assert_str_eq(e.pointer, "/skeleton");
+}
+END_TEST
+
+START_TEST(initial_skin_matrix_enters_final_not_absolute) {
+  json_t *r;
+  sk_error e;
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"evaluate\", \"initialSkinMatrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, "
+                             "7,0,0,1], \"output\": [\"final\", \"absolute\"]}]}",
+                       &r, &e),
+                   0);
+  ck_assert_double_eq(at(r, 0, "final", 12), 7);
+  ck_assert_double_eq(at(r, 0, "absolute", 12), 0);
+  json_decref(r);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_eval");
+  TCase *g = tcase_create("golden");
+  tcase_add_test(g, pose_does_not_keep_set_does);
+  tcase_add_test(g, set_bind_rest_and_return_to_rest);
+  tcase_add_test(g, initial_skin_matrix_enters_final_not_absolute);
+  suite_add_tcase(s, g);
+  TCase *v = tcase_create("validity");
+  tcase_add_test(v, errors_point_into_the_case);
+  suite_add_tcase(s, v);
+  return sk_test_run(s);
+}

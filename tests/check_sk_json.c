@@ -1,0 +1,160 @@
+#include "sk_json.h"
+#include "sk_testutil.h"
+
+/* Parses `text` as a skeleton; returns the error code, fills `e`. */
+static int parse(const char *text, sk_error *e, sk_skeleton **out) {
+  json_t *j;
+  sk_error_clear(e);
+  int rc = sk_json_load(text, strlen(text), &j, e);
+  if (rc)
+    return rc;
+  sk_skeleton *s = NULL;
+  rc = sk_json_parse_skeleton(j, "/skeleton", 0, &s, e);
+  json_decref(j);
+  if (out != NULL)
+    *out = s;
+  else
+    sk_skeleton_destroy(s);
+  return rc;
+}
+
+#define EXPECT(text, code, ptr)                     \
+  do {                                              \
+    sk_error e_;                                    \
+    ck_assert_int_eq(parse((text), &e_, NULL), (code)); \
+    ck_assert_str_eq(e_.pointer, (ptr));            \
+  } while (0)
+
+START_TEST(syntax_errors_carry_line_and_column) {
+  sk_error e;
+  ck_assert_int_eq(parse("{\"bones\": [\n  {\"name\": }]}", &e, NULL), SK_ESYNTAX);
+  ck_assert_int_eq(e.line, 2);
+  ck_assert_int_gt(e.column, 0);
+  ck_assert_int_eq(parse("{\"bones\": [], \"bones\": []}", &e, NULL), SK_ESYNTAX); /* duplicate key */
+}
+END_TEST
+
+START_TEST(each_bad_field_is_named) {
+  EXPECT("[]", SK_ETYPE, "/skeleton");
+  EXPECT("{}", SK_EMISSING, "/skeleton/bones");
+  EXPECT("{\"bones\": 3}", SK_ETYPE, "/skeleton/bones");
+  EXPECT("{\"bones\": [{\"parent\": null}]}", SK_EMISSING, "/skeleton/bones/0/name");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"postion\": [1,2,3]}]}", SK_EUNKNOWN, "/skeleton/bones/0/postion");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"position\": [1,2]}]}", SK_ELENGTH, "/skeleton/bones/0/position");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"position\": [1,\"x\",2]}]}", SK_ETYPE, "/skeleton/bones/0/position/1");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"scaling\": [1,1e39,1]}]}", SK_ENOTFINITE, "/skeleton/bones/0/scaling/1");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"rotation\": [0,0,0], \"rotationQuaternion\": [0,0,0,1]}]}", SK_ETYPE,
+         "/skeleton/bones/0/rotation");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1], \"position\": [0,0,0]}]}",
+         SK_ETYPE, "/skeleton/bones/0/matrix");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"bind\": [0,0,0,0, 0,0,0,0, 0,0,0,0, 0,0,0,0]}]}", SK_ESINGULAR,
+         "/skeleton/bones/0/bind");
+  EXPECT("{\"bones\": [{\"name\": \"a\"}, {\"name\": \"b\", \"parent\": \"c\"}]}", SK_EUNKNOWN,
+         "/skeleton/bones/1/parent");
+  EXPECT("{\"bones\": [{\"name\": \"a\", \"index\": 1.5}]}", SK_ETYPE, "/skeleton/bones/0/index");
+  EXPECT("{\"bones\": [{\"name\": \"a/b\", \"parent\": \"a/b\"}]}", SK_ECYCLE, "/skeleton/bones/0/parent");
+}
+END_TEST
+
+START_TEST(trs_fields_compose_like_babylon) {
+  sk_error e;
+  sk_skeleton *s;
+  ck_assert_int_eq(parse("{\"bones\": [{\"name\": \"a\", \"position\": [1,2,3], \"rotationQuaternion\": [0,0,1,1],"
+                         " \"length\": 2.5, \"index\": 0}]}",
+                         &e, &s),
+                   0);
+  const float *m = s->bones[0].local.matrix;
+  ck_assert_float_eq(m[1], 2.0f); /* non-unit quaternion scales */
+  ck_assert_float_eq(m[12], 1.0f);
+  ck_assert_float_eq(m[14], 3.0f);
+  ck_assert(s->bones[0].has_length);
+  ck_assert_double_eq(s->bones[0].length, 2.5);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+START_TEST(babylon_serialize_format_is_accepted) {
+  sk_error e;
+  sk_skeleton *s;
+  const char *t = "{\"name\": \"sk\", \"id\": \"sk\", \"needInitialSkinMatrix\": false, \"ranges\": [], \"bones\": ["
+                  "{\"parentBoneIndex\": -1, \"index\": 1, \"name\": \"root\", \"id\": \"root\", \"uniqueId\": 3,"
+                  " \"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,1,0,1], \"rest\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,2,0,1],"
+                  " \"linkedTransformNodeId\": null},"
+                  "{\"parentBoneIndex\": 0, \"index\": 0, \"name\": \"tip\", \"matrix\": [1,0,0,0, 0,1,0,0, 0,0,1,0, "
+                  "0,1,0,1], \"length\": 0}]}";
+  ck_assert_int_eq(parse(t, &e, &s), 0);
+  ck_assert_int_eq(s->bones[0].index, 1);
+  ck_assert_int_eq(s->bones[1].parent, 0);
+  ck_assert_float_eq(s->bones[0].bind[13], 1.0f);
+  ck_assert_float_eq(s->bones[0].rest[13], 2.0f);
+  ck_assert(!s->bones[1].has_length);
+  sk_skeleton_destroy(s);
+  EXPECT("{\"bones\": [{\"parentBoneIndex\": 5, \"name\": \"a\", \"matrix\": [1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]}]}",
+         SK_ERANGE, "/skeleton/bones/0/parentBoneIndex");
+  EXPECT("{\"bones\": [{\"parentBoneIndex\": -1, \"name\": \"a\"}]}", SK_EMISSING, "/skeleton/bones/0/matrix");
+}
+END_TEST
+
+START_TEST(overrides_name_unknown_bones) {
+  sk_error e;
+  sk_skeleton *s;
+  ck_assert_int_eq(parse("{\"bones\": [{\"name\": \"a\"}]}", &e, &s), 0);
+  json_t *j = json_loads("{\"a\": {\"position\": [1,2,3]}, \"zz\": {}}", 0, NULL);
+  sk_override *o;
+  size_t n;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_json_parse_overrides(s, j, "/ops/0/bones", &o, &n, &e), SK_ENOTFOUND);
+  ck_assert_str_eq(e.pointer, "/ops/0/bones/zz");
+  json_decref(j);
+  j = json_loads("{\"a\": {\"scaling\": [2,2,2]}}", 0, NULL);
+  ck_assert_int_eq(sk_json_parse_overrides(s, j, "", &o, &n, NULL), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(o[0].mask, SK_OVERRIDE_SCALING);
+  free(o);
+  json_decref(j);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+START_TEST(output_list_is_checked) {
+  unsigned mask;
+  sk_error e;
+  sk_error_clear(&e);
+  json_t *j = json_loads("[\"local\", \"final\"]", 0, NULL);
+  ck_assert_int_eq(sk_json_parse_output(j, "/output", &mask, &e), 0);
+  ck_assert_uint_eq(mask, SK_OUT_LOCAL | SK_OUT_FINAL);
+  json_decref(j);
+  j = json_loads("[\"final\", \"world\"]", 0, NULL);
+  ck_assert_int_eq(sk_json_parse_output(j, "/output", &mask, &e), SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/output/1");
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(results_print_shortest_floats) {
+  sk_strbuf b = {0};
+  float fin[32] = {0.1f, -0.0f, 1e-7f, 3};
+  ck_assert_int_eq(sk_json_write_result(&b, 1, fin, NULL, NULL), 0);
+  ck_assert_str_eq(b.data, "{\"final\":[0.1,-0,1e-7,3,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}");
+  b.len = 0;
+  ck_assert_int_eq(sk_json_write_string(&b, "a\"b\\c\n"), 0);
+  ck_assert_str_eq(b.data, "\"a\\\"b\\\\c\\u000a\"");
+  sk_strbuf_free(&b);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_json");
+  TCase *v = tcase_create("validity");
+  tcase_add_test(v, syntax_errors_carry_line_and_column);
+  tcase_add_test(v, each_bad_field_is_named);
+  tcase_add_test(v, overrides_name_unknown_bones);
+  tcase_add_test(v, output_list_is_checked);
+  suite_add_tcase(s, v);
+  TCase *g = tcase_create("golden");
+  tcase_add_test(g, trs_fields_compose_like_babylon);
+  tcase_add_test(g, babylon_serialize_format_is_accepted);
+  tcase_add_test(g, results_print_shortest_floats);
+  suite_add_tcase(s, g);
+  return sk_test_run(s);
+}

@@ -1,0 +1,105 @@
+#include "sk_mat.h"
+#include "sk_testutil.h"
+
+START_TEST(multiply_applies_left_then_right) {
+  /* Row vectors: translate by (1,0,0) then scale by 2 moves the origin to (2,0,0). */
+  float t[16], s[16], r[16];
+  sk_mat_identity(t);
+  t[12] = 1;
+  sk_mat_identity(s);
+  s[0] = s[5] = s[10] = 2;
+  sk_mat_mul(t, s, r);
+  ck_assert_float_eq(r[12], 2.0f);
+  sk_mat_mul(s, t, r);
+  ck_assert_float_eq(r[12], 1.0f);
+  /* Aliasing the output with an input is allowed. */
+  sk_mat_mul(t, s, t);
+  ck_assert_float_eq(t[12], 2.0f);
+}
+END_TEST
+
+START_TEST(invert_roundtrip_and_singular_copy) {
+  const double sc[3] = {2, -3, 0.5}, q[4] = {0.1, 0.2, 0.3, 0.9}, tr[3] = {1, 2, 3};
+  float m[16], inv[16], prod[16], id[16];
+  sk_mat_compose(sc, q, tr, m);
+  ck_assert(sk_mat_invert(m, inv));
+  sk_mat_mul(m, inv, prod);
+  sk_mat_identity(id);
+  SK_ASSERT_MAT_CLOSE(prod, id, 1e-5);
+  float z[16] = {0};
+  z[0] = 1;
+  float out[16];
+  ck_assert(!sk_mat_invert(z, out));
+  ck_assert_mem_eq(z, out, sizeof z);
+  ck_assert(sk_mat_det(z) == 0);
+}
+END_TEST
+
+START_TEST(compose_never_normalises) {
+  const double one[3] = {1, 1, 1}, zero[3] = {0, 0, 0}, q[4] = {0, 0, 1, 1};
+  float m[16];
+  sk_mat_compose(one, q, zero, m);
+  /* q = (0,0,1,1): a 90 degree Z rotation scaled by |q|^2 = 2. */
+  ck_assert_float_eq(m[0], -1.0f);
+  ck_assert_float_eq(m[1], 2.0f);
+  ck_assert_float_eq(m[4], -2.0f);
+  ck_assert_float_eq(m[5], -1.0f);
+  ck_assert_float_eq(m[10], 1.0f);
+}
+END_TEST
+
+START_TEST(decompose_puts_negative_determinant_on_y) {
+  float m[16];
+  sk_mat_identity(m);
+  m[0] = -2;
+  double s[3], q[4], t[3];
+  sk_mat_decompose(m, s, q, t);
+  ck_assert_double_eq(s[0], 2);
+  ck_assert_double_eq(s[1], -1);
+  ck_assert_double_eq(s[2], 1);
+  ck_assert_double_eq_tol(fabs(q[2]), 1, 1e-12);
+  float back[16];
+  sk_mat_compose(s, q, t, back);
+  SK_ASSERT_MAT_CLOSE(back, m, 1e-6);
+}
+END_TEST
+
+START_TEST(decompose_zero_scale_drops_rotation) {
+  const double sc[3] = {0, 1, 1}, zero[3] = {0, 0, 0};
+  double q[4];
+  sk_quat_from_yaw_pitch_roll(1, 0, 0, q);
+  float m[16];
+  sk_mat_compose(sc, q, zero, m);
+  double s[3], r[4], t[3];
+  sk_mat_decompose(m, s, r, t);
+  ck_assert_double_eq(r[3], 1);
+  ck_assert_double_eq(s[1], -1); /* det 0 <= 0 flips Y too */
+}
+END_TEST
+
+START_TEST(yaw_pitch_roll_matches_rotation_z) {
+  /* bone.rotation = (0, 0, a) is a roll: Matrix.RotationZ(a). */
+  double q[4];
+  const double a = 0.7;
+  sk_quat_from_yaw_pitch_roll(0, 0, a, q);
+  const double one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+  float m[16];
+  sk_mat_compose(one, q, zero, m);
+  ck_assert_float_eq_tol(m[0], (float)cos(a), 1e-6);
+  ck_assert_float_eq_tol(m[1], (float)sin(a), 1e-6);
+  ck_assert_float_eq_tol(m[4], (float)-sin(a), 1e-6);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_mat");
+  TCase *g = tcase_create("golden");
+  tcase_add_test(g, multiply_applies_left_then_right);
+  tcase_add_test(g, invert_roundtrip_and_singular_copy);
+  tcase_add_test(g, compose_never_normalises);
+  tcase_add_test(g, decompose_puts_negative_determinant_on_y);
+  tcase_add_test(g, decompose_zero_scale_drops_rotation);
+  tcase_add_test(g, yaw_pitch_roll_matches_rotation_z);
+  suite_add_tcase(s, g);
+  return sk_test_run(s);
+}

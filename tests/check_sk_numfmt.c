@@ -1,0 +1,599 @@
+/* Tests for sk_numfmt: exact strings for hand-picked values, round trips
+ * over a stride through every float32 bit pattern and random doubles, and
+ * the growable buffer.
+ *
+ * The reference for "shortest" is the C library: the smallest p for which
+ * printf("%.{p-1}e") reads back to the same value. glibc's printf is exact
+ * and its strtof/strtod round correctly, so where that p equals our digit
+ * count the digits must be identical (both are the correctly rounded p-digit
+ * decimal), and we hold the layout to an independent, naive formatter of the
+ * ECMAScript Number::toString rules. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_error.h"
+#include "sk_numfmt.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* ck_assert* records every passing check through a pipe to the parent
+ * (one write(2) each in fork mode); across ~25 million values that syscall
+ * dominated the run time. The hot loops use this instead, which only talks
+ * to Check on failure. */
+#define EXPECT(cond, ...)                                                      \
+  do {                                                                         \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__);                                    \
+  } while (0)
+
+static float bits_to_f32(uint32_t b) {
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+static uint32_t f32_to_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+static double bits_to_f64(uint64_t b) {
+  double d;
+  memcpy(&d, &b, sizeof d);
+  return d;
+}
+
+static uint64_t f64_to_bits(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+/* xorshift64: deterministic, so a failure reproduces. */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  *state = x;
+  return x;
+}
+
+/* RFC 8259 number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int is_json_number(const char *s) {
+  if (*s == '-') s++;
+  if (*s == '0') {
+    s++;
+  } else if (*s >= '1' && *s <= '9') {
+    while (*s >= '0' && *s <= '9') s++;
+  } else {
+    return 0;
+  }
+  if (*s == '.') {
+    s++;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+  }
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    if (*s == '+' || *s == '-') s++;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+  }
+  return *s == '\0';
+}
+
+/* Number of significant digits in a number's text (leading zeros and the
+ * zeros of a plain integer's tail do not count). */
+static int significant_digits(const char *s) {
+  char digits[64];
+  int n = 0;
+  for (; *s && *s != 'e'; s++) {
+    if (*s >= '0' && *s <= '9') digits[n++] = *s;
+  }
+  int first = 0;
+  while (first < n && digits[first] == '0') first++;
+  while (n > first && digits[n - 1] == '0') n--;
+  return n - first;
+}
+
+/* The ECMAScript layout of digits (k of them, no trailing zero) with the
+ * point after position n, spelled out literally from the spec's four cases. */
+static void ecma_layout(char *out, int negative, const char *digits, int n) {
+  const int k = (int)strlen(digits);
+  char *p = out;
+  if (negative) *p++ = '-';
+  if (k <= n && n <= 21) {
+    p += sprintf(p, "%s", digits);
+    for (int i = 0; i < n - k; i++) *p++ = '0';
+  } else if (0 < n && n <= 21) {
+    p += sprintf(p, "%.*s.%s", n, digits, digits + n);
+  } else if (-6 < n && n <= 0) {
+    p += sprintf(p, "0.");
+    for (int i = 0; i < -n; i++) *p++ = '0';
+    p += sprintf(p, "%s", digits);
+  } else {
+    if (k == 1) {
+      p += sprintf(p, "%c", digits[0]);
+    } else {
+      p += sprintf(p, "%c.%s", digits[0], digits + 1);
+    }
+    p += sprintf(p, "e%c%d", n - 1 < 0 ? '-' : '+', abs(n - 1));
+  }
+  *p = '\0';
+}
+
+/* Turns printf "%.*e" output into its digits (trailing zeros dropped) and
+ * point position n; returns the digit count. */
+static int digits_from_e(const char *e_text, char *digits, int *n) {
+  const char *s = e_text;
+  if (*s == '-') s++;
+  int k = 0;
+  for (; *s != 'e'; s++) {
+    if (*s != '.') digits[k++] = *s;
+  }
+  while (k > 1 && digits[k - 1] == '0') k--;
+  digits[k] = '\0';
+  *n = atoi(s + 1) + 1;
+  return k;
+}
+
+/* Shortest correctly rounded "%.{p-1}e" that strtof reads back; builds the
+ * ECMAScript text of it in `expect`. Returns p. */
+static int shortest_by_printf_f32(float v, char *expect) {
+  char text[64], digits[32];
+  for (int p = 1; p <= 9; p++) {
+    snprintf(text, sizeof text, "%.*e", p - 1, (double)v);
+    if (f32_to_bits(strtof(text, NULL)) == f32_to_bits(v)) {
+      int n;
+      const int k = digits_from_e(text, digits, &n);
+      ecma_layout(expect, signbit(v) != 0, digits, n);
+      return k;
+    }
+  }
+  ck_abort_msg("%%.9e does not round-trip %a", (double)v);
+  return 0;
+}
+
+static int shortest_by_printf_f64(double v, char *expect) {
+  char text[64], digits[32];
+  for (int p = 1; p <= 17; p++) {
+    snprintf(text, sizeof text, "%.*e", p - 1, v);
+    if (f64_to_bits(strtod(text, NULL)) == f64_to_bits(v)) {
+      int n;
+      const int k = digits_from_e(text, digits, &n);
+      ecma_layout(expect, signbit(v) != 0, digits, n);
+      return k;
+    }
+  }
+  ck_abort_msg("%%.17e does not round-trip %a", v);
+  return 0;
+}
+
+/* Formats one float and checks length, syntax and round trip; with `full`,
+ * also shortness, digits and layout against the printf reference. */
+static void check_f32(uint32_t bits, int full) {
+  const float v = bits_to_f32(bits);
+  char out[SK_NUMFMT_F32_MAX + 1 + 8];
+  memset(out, 'x', sizeof out);
+  const size_t len = sk_numfmt_f32(v, out);
+  EXPECT(len <= SK_NUMFMT_F32_MAX && out[len] == '\0' && strlen(out) == len,
+                "length %zu for %08x", len, (unsigned)bits);
+  EXPECT(out[SK_NUMFMT_F32_MAX + 1] == 'x', "wrote past the limit for %08x",
+                (unsigned)bits);
+  EXPECT(is_json_number(out), "not a JSON number: \"%s\" (%08x)", out,
+                (unsigned)bits);
+  const uint32_t back = f32_to_bits(strtof(out, NULL));
+  EXPECT(back == bits, "\"%s\" reads back as %08x, not %08x", out, (unsigned)back,
+                (unsigned)bits);
+  if (!full || v == 0) return;
+  char expect[64];
+  const int ref_digits = shortest_by_printf_f32(v, expect);
+  const int digits = significant_digits(out);
+  EXPECT(digits <= ref_digits, "\"%s\" longer than \"%s\" (%08x)", out, expect,
+                (unsigned)bits);
+  if (digits == ref_digits) {
+    EXPECT(strcmp(out, expect) == 0, "\"%s\" != \"%s\" (%08x)", out, expect,
+                  (unsigned)bits);
+  }
+}
+
+static void check_f64(uint64_t bits, int full) {
+  const double v = bits_to_f64(bits);
+  char out[SK_NUMFMT_F64_MAX + 1 + 8];
+  memset(out, 'x', sizeof out);
+  const size_t len = sk_numfmt_f64(v, out);
+  EXPECT(len <= SK_NUMFMT_F64_MAX && out[len] == '\0' && strlen(out) == len,
+                "length %zu for %016llx", len, (unsigned long long)bits);
+  EXPECT(out[SK_NUMFMT_F64_MAX + 1] == 'x', "wrote past the limit");
+  EXPECT(is_json_number(out), "not a JSON number: \"%s\"", out);
+  const uint64_t back = f64_to_bits(strtod(out, NULL));
+  EXPECT(back == bits, "\"%s\" reads back as %016llx, not %016llx", out,
+                (unsigned long long)back, (unsigned long long)bits);
+  if (!full || v == 0) return;
+  char expect[64];
+  const int ref_digits = shortest_by_printf_f64(v, expect);
+  const int digits = significant_digits(out);
+  EXPECT(digits <= ref_digits, "\"%s\" longer than \"%s\"", out, expect);
+  if (digits == ref_digits) {
+    EXPECT(strcmp(out, expect) == 0, "\"%s\" != \"%s\" (%016llx)", out, expect,
+                  (unsigned long long)bits);
+  }
+}
+
+/* ---- golden ------------------------------------------------------------- */
+
+static const struct {
+  float v;
+  const char *text;
+} f32_golden[] = {
+    {0.0f, "0"},
+    {-0.0f, "-0"},
+    {1.0f, "1"},
+    {-1.0f, "-1"},
+    {0.5f, "0.5"},
+    {-1.5f, "-1.5"},
+    {0.1f, "0.1"},
+    {0.3f, "0.3"},
+    {1.0f / 3.0f, "0.33333334"},
+    {2.0f / 3.0f, "0.6666667"},
+    {123456.7f, "123456.7"},
+    {3.14159265f, "3.1415927"},
+    {100.0f, "100"},
+    {16777216.0f, "16777216"},
+    {16777217.0f, "16777216"}, /* not representable; rounds to 2^24 */
+    {123456789.0f, "123456790"},
+    {1e10f, "10000000000"},
+    {1e20f, "100000000000000000000"}, /* n = 21: last plain integer */
+    {1e21f, "1e+21"},                 /* n = 22: exponent form */
+    {1.2345678e21f, "1.2345678e+21"},
+    {9.999999e20f, "999999900000000000000"},
+    {0.000001f, "0.000001"}, /* n = -5: last plain fraction */
+    {0.0000025f, "0.0000025"},
+    {1e-7f, "1e-7"}, /* n = -6: exponent form */
+    {1.5e-7f, "1.5e-7"},
+    {-2.5e-10f, "-2.5e-10"},
+    {0.001f, "0.001"},
+    {FLT_MAX, "3.4028235e+38"},
+    {-FLT_MAX, "-3.4028235e+38"},
+    {FLT_MIN, "1.1754944e-38"},            /* smallest normal */
+    {1e-45f, "1e-45"},                     /* smallest subnormal, 2^-149 */
+    {2.8e-45f, "3e-45"},                   /* 2 * 2^-149 */
+    {1.1754942e-38f, "1.1754942e-38"},     /* largest subnormal */
+    {33554432.0f, "33554432"},             /* 2^25: asymmetric interval */
+    {7.038531e-26f, "7.038531e-26"},
+    {1.00000012f, "1.0000001"},            /* 1 + ulp */
+    {0.99999994f, "0.99999994"},           /* 1 - ulp/2 */
+};
+
+START_TEST(test_f32_golden) {
+  for (size_t i = 0; i < sizeof f32_golden / sizeof f32_golden[0]; i++) {
+    char out[SK_NUMFMT_F32_MAX + 1];
+    const size_t len = sk_numfmt_f32(f32_golden[i].v, out);
+    ck_assert_msg(strcmp(out, f32_golden[i].text) == 0, "%a: got \"%s\", want \"%s\"",
+                  (double)f32_golden[i].v, out, f32_golden[i].text);
+    ck_assert_uint_eq(len, strlen(f32_golden[i].text));
+  }
+}
+END_TEST
+
+static const struct {
+  double v;
+  const char *text;
+} f64_golden[] = {
+    {0.0, "0"},
+    {-0.0, "-0"},
+    {1.0, "1"},
+    {0.1, "0.1"},
+    {0.1 + 0.2, "0.30000000000000004"},
+    {1.0 / 3.0, "0.3333333333333333"},
+    {(double)0.1f, "0.10000000149011612"}, /* a Float32Array element in JS */
+    {DBL_MAX, "1.7976931348623157e+308"},
+    {DBL_MIN, "2.2250738585072014e-308"},
+    {5e-324, "5e-324"},
+    {9007199254740992.0, "9007199254740992"},
+    {1234567890123456789.0, "1234567890123456800"},
+    {1e20, "100000000000000000000"},
+    {1e21, "1e+21"},
+    {1e23, "1e+23"},
+    {123e-20, "1.23e-18"},
+    {0.000001, "0.000001"},
+    {1.2345678901234567e-6, "0.0000012345678901234567"}, /* widest output */
+    {1e-7, "1e-7"},
+    {-1.5, "-1.5"},
+    {2.0, "2"},
+    {1e100, "1e+100"},
+};
+
+START_TEST(test_f64_golden) {
+  for (size_t i = 0; i < sizeof f64_golden / sizeof f64_golden[0]; i++) {
+    char out[SK_NUMFMT_F64_MAX + 1];
+    const size_t len = sk_numfmt_f64(f64_golden[i].v, out);
+    ck_assert_msg(strcmp(out, f64_golden[i].text) == 0, "%a: got \"%s\", want \"%s\"",
+                  f64_golden[i].v, out, f64_golden[i].text);
+    ck_assert_uint_eq(len, strlen(f64_golden[i].text));
+  }
+}
+END_TEST
+
+START_TEST(test_integers_plain_below_1e21) {
+  /* Every power of ten representable as a float/double integer prints
+   * plainly up to 1e20 and switches to exponent form at 1e21. */
+  char out[SK_NUMFMT_F64_MAX + 1], expect[32];
+  for (int e = 0; e <= 20; e++) {
+    expect[0] = '1';
+    memset(expect + 1, '0', (size_t)e);
+    expect[e + 1] = '\0';
+    sk_numfmt_f64(pow(10.0, e), out);
+    ck_assert_str_eq(out, expect);
+    sk_numfmt_f32((float)pow(10.0, e), out);
+    ck_assert_str_eq(out, expect);
+  }
+  sk_numfmt_f64(1e21, out);
+  ck_assert_str_eq(out, "1e+21");
+  sk_numfmt_f32(1e21f, out);
+  ck_assert_str_eq(out, "1e+21");
+  /* Integers up to 2^24 are exact floats and print as themselves. */
+  for (uint32_t i = 0; i <= (UINT32_C(1) << 24); i += 9973) {
+    snprintf(expect, sizeof expect, "%u", (unsigned)i);
+    sk_numfmt_f32((float)i, out);
+    ck_assert_str_eq(out, expect);
+  }
+}
+END_TEST
+
+START_TEST(test_non_finite_is_null) {
+  char out[SK_NUMFMT_F64_MAX + 1];
+  const float f32[] = {INFINITY, -INFINITY, NAN, -NAN};
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_uint_eq(sk_numfmt_f32(f32[i], out), 4);
+    ck_assert_str_eq(out, "null");
+  }
+  const double f64[] = {INFINITY, -INFINITY, NAN, -NAN};
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_uint_eq(sk_numfmt_f64(f64[i], out), 4);
+    ck_assert_str_eq(out, "null");
+  }
+}
+END_TEST
+
+/* ---- roundtrip ---------------------------------------------------------- */
+
+/* The 2^32 patterns are split into slices (one loop-test index each) so a
+ * failure names its slice. An odd stride visits every exponent with varying
+ * low mantissa bits; 2^32 / 199 = 21.6 million patterns in total, of which
+ * every 97th also goes through the (slow) printf shortness reference. */
+#define F32_SLICES 8
+#define F32_STRIDE 199
+#define F32_FULL_EVERY 97
+
+START_TEST(test_f32_stride_all_patterns) {
+  const uint64_t slice = (UINT64_C(1) << 32) / F32_SLICES;
+  const uint64_t lo = slice * (uint64_t)_i, hi = lo + slice;
+  uint64_t visited = 0;
+  /* Continue the global stride sequence so slices do not all start at 0 mod 199. */
+  uint64_t b = lo + (F32_STRIDE - lo % F32_STRIDE) % F32_STRIDE;
+  for (; b < hi; b += F32_STRIDE) {
+    const uint32_t bits = (uint32_t)b;
+    if (((bits >> 23) & 0xff) == 0xff) continue; /* NaN, Inf: covered by golden */
+    check_f32(bits, visited % F32_FULL_EVERY == 0);
+    visited++;
+  }
+  ck_assert_uint_gt(visited, 2000000);
+}
+END_TEST
+
+START_TEST(test_f32_edges) {
+  /* Both neighbours of every power of two (where the rounding interval is
+   * asymmetric), and the ends of the subnormal range, with the full check. */
+  for (uint32_t e = 0; e < 255; e++) {
+    for (int32_t d = -2; d <= 2; d++) {
+      const uint32_t bits = (e << 23) + (uint32_t)d;
+      if (((bits >> 23) & 0xff) == 0xff) continue;
+      check_f32(bits, 1);
+      check_f32(bits | 0x80000000u, 1);
+    }
+  }
+  for (uint32_t m = 1; m < 5000; m++) {
+    check_f32(m, 1);
+    check_f32(0x00800000u - m, 1);
+  }
+}
+END_TEST
+
+/* Random doubles: raw bit patterns (all exponents), floats widened to double
+ * (17-digit outputs), and values near 1 (the daemon's typical magnitudes). */
+#define F64_RANDOM 3000000
+#define F64_FULL_EVERY 40
+
+START_TEST(test_f64_random) {
+  uint64_t state = UINT64_C(0x9E3779B97F4A7C15);
+  for (int i = 0; i < F64_RANDOM; i++) {
+    uint64_t bits = next_random(&state);
+    switch (i % 3) {
+    case 1: {
+      const double d = (double)bits_to_f32((uint32_t)bits);
+      bits = f64_to_bits(d);
+      break;
+    }
+    case 2: /* exponent within 2^-32..2^31 */
+      bits = (bits & UINT64_C(0x800FFFFFFFFFFFFF)) |
+             ((uint64_t)(1023 - 32 + (int)((bits >> 52) & 63)) << 52);
+      break;
+    default:
+      break;
+    }
+    if (((bits >> 52) & 0x7ff) == 0x7ff) continue;
+    check_f64(bits, i % F64_FULL_EVERY == 0);
+  }
+}
+END_TEST
+
+START_TEST(test_f64_edges) {
+  for (uint64_t e = 0; e < 2047; e++) {
+    for (int64_t d = -2; d <= 2; d++) {
+      const uint64_t bits = (e << 52) + (uint64_t)d;
+      if (((bits >> 52) & 0x7ff) == 0x7ff) continue;
+      check_f64(bits, 1);
+    }
+  }
+  /* Integers around 2^53 (end of the exact-integer fast path). */
+  for (int64_t d = -1000; d <= 1000; d++) {
+    check_f64(f64_to_bits(9007199254740992.0 + (double)d), 1);
+  }
+}
+END_TEST
+
+/* ---- strbuf ------------------------------------------------------------- */
+
+START_TEST(test_strbuf_append_grows_and_terminates) {
+  sk_strbuf b = {0};
+  ck_assert_int_eq(sk_strbuf_append(&b, "abc", 3), 0);
+  ck_assert_uint_eq(b.len, 3);
+  ck_assert_str_eq(b.data, "abc");
+  ck_assert_int_eq(sk_strbuf_append(&b, "", 0), 0);
+  ck_assert_str_eq(b.data, "abc");
+  /* Many small appends across several reallocations keep every byte. */
+  for (int i = 0; i < 10000; i++) {
+    char piece[16];
+    const int n = snprintf(piece, sizeof piece, ",%d", i);
+    ck_assert_int_eq(sk_strbuf_append(&b, piece, (size_t)n), 0);
+  }
+  ck_assert_uint_lt(b.len, b.cap);
+  ck_assert_uint_eq(strlen(b.data), b.len);
+  ck_assert(strncmp(b.data, "abc,0,1,2,", 10) == 0);
+  ck_assert(strcmp(b.data + b.len - 5, ",9999") == 0);
+  sk_strbuf_free(&b);
+  ck_assert_ptr_null(b.data);
+  ck_assert_uint_eq(b.len, 0);
+  ck_assert_uint_eq(b.cap, 0);
+  sk_strbuf_free(&b); /* idempotent */
+}
+END_TEST
+
+START_TEST(test_strbuf_reserve_keeps_len) {
+  sk_strbuf b = {0};
+  ck_assert_int_eq(sk_strbuf_reserve(&b, 1000), 0);
+  ck_assert_uint_eq(b.len, 0);
+  ck_assert_uint_ge(b.cap, 1001);
+  ck_assert_str_eq(b.data, "");
+  sk_strbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_strbuf_failure_is_sticky) {
+  sk_strbuf b = {0};
+  ck_assert_int_eq(sk_strbuf_append(&b, "[1]", 3), 0);
+  /* An impossible size fails without touching the contents... */
+  ck_assert_int_eq(sk_strbuf_reserve(&b, SIZE_MAX), SK_ENOMEM);
+  ck_assert_int_ne(b.failed, 0);
+  ck_assert_str_eq(b.data, "[1]");
+  /* ...and every later append fails too, so one check at the end suffices. */
+  ck_assert_int_eq(sk_strbuf_append(&b, "x", 1), SK_ENOMEM);
+  const float v[] = {1.0f};
+  ck_assert_int_eq(sk_strbuf_append_f32_array(&b, v, 1), SK_ENOMEM);
+  ck_assert_uint_eq(b.len, 3);
+  ck_assert_str_eq(b.data, "[1]");
+  sk_strbuf_free(&b);
+  ck_assert_int_eq(b.failed, 0);
+  ck_assert_int_eq(sk_strbuf_append(&b, "ok", 2), 0);
+  sk_strbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_strbuf_f32_array_small) {
+  sk_strbuf b = {0};
+  ck_assert_int_eq(sk_strbuf_append_f32_array(&b, NULL, 0), 0);
+  ck_assert_str_eq(b.data, "[]");
+  const float v[] = {1.0f, 0.5f, -0.0f, NAN, 1e-7f, 1e21f, 0.1f, -INFINITY};
+  ck_assert_int_eq(sk_strbuf_append(&b, ",", 1), 0);
+  ck_assert_int_eq(sk_strbuf_append_f32_array(&b, v, 8), 0);
+  ck_assert_str_eq(b.data, "[],[1,0.5,-0,null,1e-7,1e+21,0.1,null]");
+  ck_assert_uint_eq(b.len, strlen(b.data));
+  sk_strbuf_free(&b);
+}
+END_TEST
+
+START_TEST(test_strbuf_f32_array_large) {
+  /* Spans several internal chunks; must equal the per-element formatting
+   * joined by commas, and parse back to the same floats. */
+  enum { N = 10007 };
+  float *v = malloc(N * sizeof *v);
+  ck_assert_ptr_nonnull(v);
+  uint64_t state = 42;
+  for (int i = 0; i < N; i++) {
+    v[i] = bits_to_f32((uint32_t)next_random(&state) & 0xbfffffffu); /* no NaN/Inf */
+  }
+  sk_strbuf got = {0}, want = {0};
+  ck_assert_int_eq(sk_strbuf_append(&got, "x", 1), 0);
+  ck_assert_int_eq(sk_strbuf_append_f32_array(&got, v, N), 0);
+  ck_assert_int_eq(sk_strbuf_append(&want, "x[", 2), 0);
+  for (int i = 0; i < N; i++) {
+    char one[SK_NUMFMT_F32_MAX + 1];
+    const size_t n = sk_numfmt_f32(v[i], one);
+    if (i > 0) ck_assert_int_eq(sk_strbuf_append(&want, ",", 1), 0);
+    ck_assert_int_eq(sk_strbuf_append(&want, one, n), 0);
+  }
+  ck_assert_int_eq(sk_strbuf_append(&want, "]", 1), 0);
+  ck_assert_uint_eq(got.len, want.len);
+  ck_assert(strcmp(got.data, want.data) == 0);
+
+  const char *p = got.data + 2;
+  for (int i = 0; i < N; i++) {
+    char *end;
+    const float back = strtof(p, &end);
+    ck_assert_uint_eq(f32_to_bits(back), f32_to_bits(v[i]));
+    ck_assert_int_eq(*end, i + 1 < N ? ',' : ']');
+    p = end + 1;
+  }
+  sk_strbuf_free(&got);
+  sk_strbuf_free(&want);
+  free(v);
+}
+END_TEST
+
+/* ---- suite -------------------------------------------------------------- */
+
+static Suite *numfmt_suite(void) {
+  Suite *s = suite_create("sk_numfmt");
+
+  TCase *golden = tcase_create("golden");
+  tcase_add_test(golden, test_f32_golden);
+  tcase_add_test(golden, test_f64_golden);
+  tcase_add_test(golden, test_integers_plain_below_1e21);
+  tcase_add_test(golden, test_non_finite_is_null);
+  suite_add_tcase(s, golden);
+
+  TCase *roundtrip = tcase_create("roundtrip");
+  /* ~1-2 s per slice on one core; generous for sanitizer builds. */
+  tcase_set_timeout(roundtrip, 120);
+  tcase_add_loop_test(roundtrip, test_f32_stride_all_patterns, 0, F32_SLICES);
+  tcase_add_test(roundtrip, test_f32_edges);
+  tcase_add_test(roundtrip, test_f64_random);
+  tcase_add_test(roundtrip, test_f64_edges);
+  suite_add_tcase(s, roundtrip);
+
+  TCase *strbuf = tcase_create("strbuf");
+  tcase_add_test(strbuf, test_strbuf_append_grows_and_terminates);
+  tcase_add_test(strbuf, test_strbuf_reserve_keeps_len);
+  tcase_add_test(strbuf, test_strbuf_failure_is_sticky);
+  tcase_add_test(strbuf, test_strbuf_f32_array_small);
+  tcase_add_test(strbuf, test_strbuf_f32_array_large);
+  suite_add_tcase(s, strbuf);
+
+  return s;
+}
+
+int main(void) {
+  SRunner *runner = srunner_create(numfmt_suite());
+  srunner_run_all(runner, CK_NORMAL);
+  const int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

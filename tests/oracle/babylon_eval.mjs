@@ -1,0 +1,361 @@
+#!/usr/bin/env node
+// Babylon.js oracle for `skinner eval` cases: runs one case through real
+// @babylonjs/core Bone/Skeleton objects (NullEngine) and prints the result in
+// the same format as the C tool, so the two can be compared number by number.
+//
+//   node babylon_eval.mjs [CASE.json]        one case (stdin if no file) -> one result JSON
+//   node babylon_eval.mjs --jsonl IN OUT     JSON Lines in bulk ("-" = stdin/stdout)
+//
+// In --jsonl mode a line is either a bare case, giving a bare result line, or a
+// wrapper {"name", "case", ...}, giving the wrapper with "expected" set to the
+// result (any previous "expected" is replaced). A case Babylon cannot run gives
+// {"error": "..."} (bare) or a wrapper with "error" instead of "expected".
+//
+// Every call below was checked against node_modules/@babylonjs/core/Bones/
+// bone.pure.js and skeleton.js (9.34.0); see tests/conformance/README.md.
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+
+// Babylon logs its banner with console.log; keep stdout for results only.
+console.log = (...args) => console.error(...args);
+
+const B = await import("@babylonjs/core");
+const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion } = B;
+
+let engine = null;
+let scene = null;
+
+function getScene() {
+    if (!scene) {
+        engine = new NullEngine();
+        scene = new Scene(engine);
+    }
+    return scene;
+}
+
+class CaseError extends Error {}
+
+function fail(msg) {
+    throw new CaseError(msg);
+}
+
+function isNum(x) {
+    return typeof x === "number" && Number.isFinite(x);
+}
+
+function numArray(v, n, what) {
+    if (!Array.isArray(v) || v.length !== n || !v.every(isNum)) {
+        fail(`${what}: expected ${n} finite numbers`);
+    }
+    return v;
+}
+
+function mat(v, what) {
+    return Matrix.FromArray(numArray(v, 16, what));
+}
+
+function vec3(v, what) {
+    const a = numArray(v, 3, what);
+    return new Vector3(a[0], a[1], a[2]);
+}
+
+function quat(v, what) {
+    const a = numArray(v, 4, what);
+    return new Quaternion(a[0], a[1], a[2], a[3]);
+}
+
+/**
+ * A serialized matrix: 16 numbers, or the {"0": .., "15": ..} object that
+ * JSON.stringify makes of the Float32Array Babylon's serialize() returns
+ * (Matrix.FromArray indexes both the same way).
+ */
+function matLike(v, what) {
+    if (Array.isArray(v)) return numArray(v, 16, what);
+    if (!v || typeof v !== "object" || Object.keys(v).length !== 16) fail(`${what}: expected 16 finite numbers`);
+    for (let i = 0; i < 16; i++) if (!isNum(v[i])) fail(`${what}: expected 16 finite numbers`);
+    return v;
+}
+
+/** True when the skeleton is in Babylon Skeleton.serialize() format. */
+export function isSerializedSkeleton(sk) {
+    return !!(sk && Array.isArray(sk.bones) && sk.bones.some((b) => b && typeof b === "object" && "parentBoneIndex" in b));
+}
+
+/** Initial local matrix of a bone in our own format (never normalizes the quaternion). */
+function initialLocal(spec, what) {
+    if ("matrix" in spec) {
+        for (const k of ["position", "rotation", "rotationQuaternion", "scaling"]) {
+            if (k in spec) fail(`${what}: "matrix" and "${k}" are exclusive`);
+        }
+        return mat(spec.matrix, `${what}.matrix`);
+    }
+    if ("rotation" in spec && "rotationQuaternion" in spec) {
+        fail(`${what}: "rotation" and "rotationQuaternion" are exclusive`);
+    }
+    const s = "scaling" in spec ? vec3(spec.scaling, `${what}.scaling`) : new Vector3(1, 1, 1);
+    const t = "position" in spec ? vec3(spec.position, `${what}.position`) : new Vector3(0, 0, 0);
+    let q;
+    if ("rotationQuaternion" in spec) {
+        q = quat(spec.rotationQuaternion, `${what}.rotationQuaternion`);
+    } else if ("rotation" in spec) {
+        const r = numArray(spec.rotation, 3, `${what}.rotation`);
+        q = Quaternion.RotationYawPitchRoll(r[1], r[0], r[2]);
+    } else {
+        q = Quaternion.Identity();
+    }
+    return Matrix.Compose(s, q, t);
+}
+
+/**
+ * Creation order of our own format: for each input bone, its not yet created
+ * ancestors (root first), then itself (= Skeleton.sortBones over the input).
+ */
+function creationOrder(bones) {
+    const byName = new Map();
+    bones.forEach((b, i) => {
+        if (!b || typeof b !== "object") fail(`skeleton.bones[${i}]: not an object`);
+        if (typeof b.name !== "string") fail(`skeleton.bones[${i}].name: expected a string`);
+        if (byName.has(b.name)) fail(`skeleton.bones[${i}].name: duplicate name "${b.name}"`);
+        byName.set(b.name, i);
+    });
+    bones.forEach((b, i) => {
+        const p = b.parent ?? null;
+        if (p !== null && (typeof p !== "string" || !byName.has(p))) fail(`skeleton.bones[${i}].parent: unknown bone ${JSON.stringify(p)}`);
+    });
+    const order = [];
+    const state = new Array(bones.length).fill(0); // 0 new, 1 visiting, 2 placed
+    const visit = (i) => {
+        if (state[i] === 2) return;
+        if (state[i] === 1) fail(`skeleton.bones[${i}]: parent cycle through "${bones[i].name}"`);
+        state[i] = 1;
+        const p = bones[i].parent ?? null;
+        if (p !== null) visit(byName.get(p));
+        state[i] = 2;
+        order.push(i);
+    };
+    for (let i = 0; i < bones.length; i++) visit(i);
+    return order;
+}
+
+/** Builds a fresh Babylon skeleton from the case's "skeleton"; the caller disposes it. */
+export function buildSkeleton(skSpec) {
+    const sc = getScene();
+    if (!skSpec || typeof skSpec !== "object" || !Array.isArray(skSpec.bones)) fail("skeleton.bones: expected an array");
+    if (isSerializedSkeleton(skSpec)) {
+        // Parse only dereferences these fields; anything else it tolerates.
+        skSpec.bones.forEach((b, i) => {
+            const what = `skeleton.bones[${i}]`;
+            if (!b || typeof b !== "object") fail(`${what}: not an object`);
+            if (typeof b.name !== "string") fail(`${what}.name: expected a string`);
+            if (!Number.isInteger(b.parentBoneIndex)) fail(`${what}.parentBoneIndex: expected an integer`);
+            matLike(b.matrix, `${what}.matrix`);
+            if (b.rest) matLike(b.rest, `${what}.rest`);
+            if ("index" in b && b.index !== null && !Number.isInteger(b.index)) fail(`${what}.index: expected an integer`);
+        });
+        // Exactly what Babylon does with a serialized skeleton.
+        return Skeleton.Parse(skSpec, sc);
+    }
+    const bones = skSpec.bones;
+    const order = creationOrder(bones);
+    const sk = new Skeleton("oracle", "oracle", sc);
+    const made = new Map();
+    for (const i of order) {
+        const spec = bones[i];
+        const what = `skeleton.bones[${i}]`;
+        const local = initialLocal(spec, what);
+        const bind = "bind" in spec ? mat(spec.bind, `${what}.bind`) : null;
+        const rest = "rest" in spec ? mat(spec.rest, `${what}.rest`) : null;
+        let index = i;
+        if ("index" in spec) {
+            if (!Number.isInteger(spec.index)) fail(`${what}.index: expected an integer`);
+            index = spec.index;
+        }
+        const parent = (spec.parent ?? null) === null ? null : made.get(spec.parent);
+        const bone = new Bone(spec.name, sk, parent, local, rest, bind, index);
+        if ("length" in spec) {
+            if (!isNum(spec.length)) fail(`${what}.length: expected a finite number`);
+            bone.length = spec.length;
+        }
+        made.set(spec.name, bone);
+    }
+    return sk;
+}
+
+function boneByName(sk, name, what) {
+    const b = typeof name === "string" ? sk.bones.find((x) => x.name === name) : undefined;
+    if (!b) fail(`${what}: unknown bone ${JSON.stringify(name)}`);
+    return b;
+}
+
+/** Applies a "set"/"pose" bone map through Babylon's public setters. */
+function applySet(sk, bonesSpec, what) {
+    if (!bonesSpec || typeof bonesSpec !== "object" || Array.isArray(bonesSpec)) fail(`${what}.bones: expected an object`);
+    for (const name of Object.keys(bonesSpec)) {
+        const bone = boneByName(sk, name, `${what}.bones`);
+        const s = bonesSpec[name];
+        const w = `${what}.bones.${name}`;
+        if (!s || typeof s !== "object") fail(`${w}: expected an object`);
+        if ("rotation" in s && "rotationQuaternion" in s) fail(`${w}: "rotation" and "rotationQuaternion" are exclusive`);
+        // The animation-target setter: copyFrom + _markAsDirtyAndDecompose. Its
+        // "same updateFlag" early return cannot fire for a fresh FromArray matrix.
+        if ("matrix" in s) bone._matrix = mat(s.matrix, `${w}.matrix`);
+        if ("position" in s) bone.position = vec3(s.position, `${w}.position`);
+        if ("rotation" in s) bone.rotation = vec3(s.rotation, `${w}.rotation`);
+        else if ("rotationQuaternion" in s) bone.rotationQuaternion = quat(s.rotationQuaternion, `${w}.rotationQuaternion`);
+        if ("scaling" in s) bone.scaling = vec3(s.scaling, `${w}.scaling`);
+    }
+}
+
+const OUTPUTS = ["final", "absolute", "local"];
+
+function evaluate(sk, op, what) {
+    let outputs = ["final"];
+    if ("output" in op) {
+        if (!Array.isArray(op.output) || !op.output.every((o) => OUTPUTS.includes(o))) fail(`${what}.output: expected a subset of ${OUTPUTS.join(", ")}`);
+        outputs = op.output;
+    }
+    const ism = "initialSkinMatrix" in op && op.initialSkinMatrix !== null ? mat(op.initialSkinMatrix, `${what}.initialSkinMatrix`) : null;
+    const nb = sk.bones.length;
+    const target = new Float32Array(16 * (nb + 1));
+    sk._computeTransformMatrices(target, ism);
+    const res = {};
+    if (outputs.includes("final")) res.final = Array.from(target);
+    if (outputs.includes("absolute")) {
+        // Skeleton.computeAbsoluteMatrices only walks bones[0]; every root is wanted.
+        for (const b of sk.bones) if (!b.getParent()) b.computeAbsoluteMatrices();
+        const a = new Float32Array(16 * nb);
+        for (const b of sk.bones) if (b._index !== -1) b._absoluteMatrix.copyToArray(a, b.getIndex() * 16);
+        res.absolute = Array.from(a);
+    }
+    if (outputs.includes("local")) {
+        const l = new Float32Array(16 * nb);
+        for (const b of sk.bones) if (b._index !== -1) b.getLocalMatrix().copyToArray(l, b.getIndex() * 16);
+        res.local = Array.from(l);
+    }
+    return res;
+}
+
+/** Runs one state-changing op (or an evaluate, whose result is returned). */
+export function runOp(sk, op, what) {
+    switch (op.op) {
+        case "set":
+            applySet(sk, op.bones, what);
+            return null;
+        case "setBind": {
+            const bone = boneByName(sk, op.bone, `${what}.bone`);
+            const m = mat(op.matrix, `${what}.matrix`);
+            if (op.keepLocal === true) bone.updateMatrix(m, true, false);
+            else bone.setBindMatrix(m);
+            return null;
+        }
+        case "setRest":
+            boneByName(sk, op.bone, `${what}.bone`).setRestMatrix(mat(op.matrix, `${what}.matrix`));
+            return null;
+        case "returnToRest":
+            if ("bone" in op) boneByName(sk, op.bone, `${what}.bone`).returnToRest();
+            else sk.returnToRest();
+            return null;
+        case "evaluate":
+            return evaluate(sk, op, what);
+        default:
+            fail(`${what}.op: unknown op ${JSON.stringify(op.op)}`);
+    }
+}
+
+/** Evaluates one case; returns {order, results} or throws CaseError. */
+export function evalCase(c) {
+    if (!c || typeof c !== "object") fail("case: expected an object");
+    const ops = c.ops ?? [];
+    if (!Array.isArray(ops)) fail("ops: expected an array");
+    const made = [];
+    const fresh = () => {
+        const s = buildSkeleton(c.skeleton);
+        made.push(s);
+        return s;
+    };
+    try {
+        const sk = fresh();
+        const order = sk.bones.map((b) => b.name);
+        const results = [];
+        ops.forEach((op, k) => {
+            const what = `ops[${k}]`;
+            if (!op || typeof op !== "object") fail(`${what}: expected an object`);
+            if (op.op === "pose") {
+                // A pose must leave no trace, TRS cache and flags included: replay
+                // the history on a new skeleton and pose that one instead.
+                const tmp = fresh();
+                for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);
+                applySet(tmp, op.bones ?? {}, what);
+                results.push(evaluate(tmp, op, what));
+            } else {
+                const r = runOp(sk, op, what);
+                if (r) results.push(r);
+            }
+        });
+        return { order, results };
+    } finally {
+        for (const s of made) s.dispose();
+    }
+}
+
+function evalToJson(c) {
+    try {
+        return { ok: true, value: evalCase(c) };
+    } catch (e) {
+        if (e instanceof CaseError) return { ok: false, error: e.message };
+        throw e;
+    }
+}
+
+function readText(path) {
+    return readFileSync(path === "-" ? 0 : path, "utf8");
+}
+
+function main(argv) {
+    if (argv[0] === "--jsonl") {
+        if (argv.length !== 3) {
+            console.error("usage: babylon_eval.mjs --jsonl IN OUT");
+            return 2;
+        }
+        const lines = readText(argv[1]).split("\n").filter((l) => l.trim() !== "");
+        const out = [];
+        let errors = 0;
+        for (const line of lines) {
+            const item = JSON.parse(line);
+            const wrapped = item && typeof item === "object" && "case" in item;
+            const r = evalToJson(wrapped ? item.case : item);
+            if (!r.ok) errors++;
+            if (wrapped) {
+                const w = { ...item };
+                delete w.expected;
+                delete w.error;
+                if (r.ok) w.expected = r.value;
+                else w.error = r.error;
+                out.push(JSON.stringify(w));
+            } else {
+                out.push(JSON.stringify(r.ok ? r.value : { error: r.error }));
+            }
+        }
+        const text = out.join("\n") + (out.length ? "\n" : "");
+        if (argv[2] === "-") process.stdout.write(text);
+        else writeFileSync(argv[2], text);
+        if (errors) console.error(`babylon_eval: ${errors} of ${lines.length} cases failed`);
+        return errors ? 1 : 0;
+    }
+    if (argv.length > 1 || (argv[0] && argv[0].startsWith("--"))) {
+        console.error("usage: babylon_eval.mjs [CASE.json] | --jsonl IN OUT");
+        return 2;
+    }
+    const r = evalToJson(JSON.parse(readText(argv[0] ?? "-")));
+    if (!r.ok) {
+        console.error(`babylon_eval: ${r.error}`);
+        return 1;
+    }
+    process.stdout.write(JSON.stringify(r.value) + "\n");
+    return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+    process.exitCode = main(process.argv.slice(2));
+}

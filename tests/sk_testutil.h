@@ -1,0 +1,49 @@
+/* Small helpers shared by the Check suites. */
+#ifndef SK_TESTUTIL_H
+#define SK_TESTUTIL_H
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Path of a file under tests/ (SK_TEST_DATA, set by `make check`). */
+static inline const char *sk_test_path(const char *rel, char *buf, size_t cap) {
+  const char *dir = getenv("SK_TEST_DATA");
+  snprintf(buf, cap, "%s/%s", dir != NULL ? dir : "tests", rel);
+  return buf;
+}
+
+/* |a - b| <= tol * max(1, max |b|) over one 16-number matrix. */
+static inline int sk_test_mat_close(const float *a, const float *b, double tol) {
+  double scale = 1;
+  for (int i = 0; i < 16; i++)
+    if (fabs(b[i]) > scale)
+      scale = fabs(b[i]);
+  for (int i = 0; i < 16; i++)
+    if (!(fabs((double)a[i] - (double)b[i]) <= tol * scale))
+      return 0;
+  return 1;
+}
+
+#define SK_ASSERT_MAT_CLOSE(a, b, tol)                                                                          \
+  do {                                                                                                          \
+    const float *a_ = (a), *b_ = (b);                                                                           \
+    ck_assert_msg(sk_test_mat_close(a_, b_, (tol)),                                                             \
+                  "matrices differ:\n got  %g %g %g %g | %g %g %g %g | %g %g %g %g | %g %g %g %g\n want %g %g %g " \
+                  "%g | %g %g %g %g | %g %g %g %g | %g %g %g %g",                                               \
+                  a_[0], a_[1], a_[2], a_[3], a_[4], a_[5], a_[6], a_[7], a_[8], a_[9], a_[10], a_[11], a_[12],  \
+                  a_[13], a_[14], a_[15], b_[0], b_[1], b_[2], b_[3], b_[4], b_[5], b_[6], b_[7], b_[8], b_[9],  \
+                  b_[10], b_[11], b_[12], b_[13], b_[14], b_[15]);                                              \
+  } while (0)
+
+static inline int sk_test_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+#endif

@@ -1,0 +1,27 @@
+#!/bin/sh
+# skinner eval from the command line: a shipped example, stdin, and the exit
+# status 2 with one line naming the field for bad input.
+set -u
+: "${SKINNER:=./skinner}" "${SK_TEST_DATA:=tests}"
+top="$SK_TEST_DATA/.."
+fail=0
+pass=0
+check() { if eval "$2"; then pass=$((pass + 1)); else echo "FAIL: $1"; fail=$((fail + 1)); fi; }
+
+out=$("$SKINNER" eval "$top/proto/examples/case-babylon-page.json")
+check "the shipped example evaluates" '[ $? -eq 0 ] && echo "$out" | grep -q "\"order\":\[\"body\",\"armLeft\",\"armRight\"\]"'
+out2=$("$SKINNER" eval < "$top/proto/examples/case-babylon-page.json")
+check "stdin gives the same answer" '[ "$out" = "$out2" ]'
+err=$(echo '{"skeleton": {"bones": [{"name": "a", "parent": "b"}]}, "ops": []}' | "$SKINNER" eval 2>&1 >/dev/null)
+st=$?
+check "unknown parent exits 2" '[ $st -eq 2 ]'
+check "the message names the field" 'echo "$err" | grep -q "/skeleton/bones/0/parent"'
+check "the message is one line" '[ "$(echo "$err" | wc -l)" -eq 1 ]'
+echo '{"skeleton": ' | "$SKINNER" eval >/dev/null 2>&1
+check "truncated JSON exits 2" '[ $? -eq 2 ]'
+"$SKINNER" eval /nonexistent/case.json >/dev/null 2>&1
+check "a missing file exits 2" '[ $? -eq 2 ]'
+"$SKINNER" --version | grep -q '^skinner '
+check "--version prints the version" '[ $? -eq 0 ]'
+echo "skinner_eval_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
