@@ -1,8 +1,12 @@
 #include "sk_eval.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_gltf.h"
 #include "sk_json.h"
 
 void sk_pose_close(sk_pose *pose) {
@@ -61,6 +65,345 @@ int sk_pose_parse(const sk_skeleton *s, const json_t *j, const char *ptr, const 
     return rc;
   }
   return 0;
+}
+
+/* ---- poses that name clips ---------------------------------------------- */
+
+static const char *const k_anim_keys[] = {"animation", "time", "loop", "layers", "times", "from", "to", "fps", NULL};
+
+void sk_pose_array_free(sk_pose *poses, size_t count) {
+  if (poses == NULL)
+    return;
+  for (size_t i = 0; i < count; i++)
+    sk_pose_close(&poses[i]);
+  free(poses);
+}
+
+static int anim_number(const json_t *v, const char *ptr, const char *key, double *out, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sub_pointer(p, sizeof p, ptr, key);
+  if (!json_is_number(v))
+    return sk_error_set(err, SK_ETYPE, p, "expected a number");
+  *out = json_number_value(v);
+  if (!isfinite(*out))
+    return sk_error_set(err, SK_ENOTFINITE, p, "expected a finite number");
+  return 0;
+}
+
+static int anim_bool(const json_t *v, const char *ptr, const char *key, bool *out, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sub_pointer(p, sizeof p, ptr, key);
+  if (!json_is_boolean(v))
+    return sk_error_set(err, SK_ETYPE, p, "expected true or false");
+  *out = json_is_true(v);
+  return 0;
+}
+
+/* A clip named by name (or "animation<k>", or "k") or by integer index. */
+static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size_t *clip, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sub_pointer(p, sizeof p, ptr, "animation");
+  if (json_is_integer(v)) {
+    json_int_t k = json_integer_value(v);
+    if (k < 0 || (size_t)k >= anim->clip_count)
+      return sk_error_set(err, SK_ENOTFOUND, p, "no animation %lld (the skeleton has %zu)", (long long)k,
+                          anim->clip_count);
+    *clip = (size_t)k;
+    return 0;
+  }
+  if (!json_is_string(v))
+    return sk_error_set(err, SK_ETYPE, p, "expected an animation name or index");
+  if (sk_anim_find_clip(anim, json_string_value(v), clip) != 0)
+    return sk_error_set(err, SK_ENOTFOUND, p, "no animation named \"%s\"", json_string_value(v));
+  return 0;
+}
+
+/* One layer object, or the pose itself for the single-"animation" form. */
+static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
+                      sk_error *err) {
+  static const char *const k_layer[] = {"animation", "time", "weight", "loop", NULL};
+  int rc;
+  memset(l, 0, sizeof *l);
+  l->weight = 1;
+  if (is_layer) {
+    if (!json_is_object(o))
+      return sk_error_set(err, SK_ETYPE, ptr, "expected a layer object {\"animation\", \"time\", \"weight\"}");
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)o, key, val) {
+      if (!key_allowed(key, k_layer)) {
+        char p[SK_ERROR_POINTER_MAX];
+        sub_pointer(p, sizeof p, ptr, key);
+        return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
+      }
+    }
+  }
+  const json_t *a = json_object_get(o, "animation");
+  if (a == NULL) {
+    char p[SK_ERROR_POINTER_MAX];
+    sub_pointer(p, sizeof p, ptr, "animation");
+    return sk_error_set(err, SK_EMISSING, p, "a layer needs an \"animation\"");
+  }
+  if ((rc = anim_clip(anim, a, ptr, &l->clip, err)))
+    return rc;
+  const json_t *v;
+  if ((v = json_object_get(o, "time")) != NULL && (rc = anim_number(v, ptr, "time", &l->time, err)))
+    return rc;
+  if ((v = json_object_get(o, "loop")) != NULL && (rc = anim_bool(v, ptr, "loop", &l->loop, err)))
+    return rc;
+  if (is_layer && (v = json_object_get(o, "weight")) != NULL) {
+    if ((rc = anim_number(v, ptr, "weight", &l->weight, err)))
+      return rc;
+    if (l->weight < 0) {
+      char p[SK_ERROR_POINTER_MAX];
+      sub_pointer(p, sizeof p, ptr, "weight");
+      return sk_error_set(err, SK_ERANGE, p, "weights must not be negative");
+    }
+  }
+  return 0;
+}
+
+/* Frame times of a batch, or a NULL list for a single pose. */
+static int anim_frames(const json_t *j, const char *ptr, bool has_time, double **times, size_t *n, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  const json_t *ts = json_object_get(j, "times");
+  const json_t *from = json_object_get(j, "from"), *to = json_object_get(j, "to"), *fps = json_object_get(j, "fps");
+  *times = NULL;
+  *n = 1;
+  bool range = from != NULL || to != NULL || fps != NULL;
+  if (ts == NULL && !range)
+    return 0;
+  if (has_time) {
+    sub_pointer(p, sizeof p, ptr, "time");
+    return sk_error_set(err, SK_ETYPE, p, "give \"time\", or \"times\", or \"from\"/\"to\"/\"fps\", not several");
+  }
+  if (ts != NULL && range) {
+    sub_pointer(p, sizeof p, ptr, "times");
+    return sk_error_set(err, SK_ETYPE, p, "give \"times\" or \"from\"/\"to\"/\"fps\", not both");
+  }
+  int rc;
+  if (ts != NULL) {
+    sub_pointer(p, sizeof p, ptr, "times");
+    if (!json_is_array(ts) || json_array_size(ts) == 0)
+      return sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of times in seconds");
+    if (json_array_size(ts) > SK_POSE_MAX_FRAMES)
+      return sk_error_set(err, SK_ETOOBIG, p, "%zu frames; the limit is %d", json_array_size(ts), SK_POSE_MAX_FRAMES);
+    *n = json_array_size(ts);
+    if ((*times = malloc(*n * sizeof **times)) == NULL)
+      return sk_error_set(err, SK_ENOMEM, p, "out of memory");
+    for (size_t i = 0; i < *n; i++) {
+      char q[SK_ERROR_POINTER_MAX];
+      snprintf(q, sizeof q, "%s", p);
+      sk_pointer_push_index(q, sizeof q, i);
+      const json_t *v = json_array_get(ts, i);
+      if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+        free(*times);
+        *times = NULL;
+        return sk_error_set(err, SK_ETYPE, q, "expected a finite number of seconds");
+      }
+      (*times)[i] = json_number_value(v);
+    }
+    return 0;
+  }
+  double f, t, r;
+  static const char *const names[3] = {"from", "to", "fps"};
+  const json_t *vals[3] = {from, to, fps};
+  double *dst[3] = {&f, &t, &r};
+  for (int k = 0; k < 3; k++) {
+    if (vals[k] == NULL) {
+      sub_pointer(p, sizeof p, ptr, names[k]);
+      return sk_error_set(err, SK_EMISSING, p, "a frame range needs \"from\", \"to\" and \"fps\"");
+    }
+    if ((rc = anim_number(vals[k], ptr, names[k], dst[k], err)))
+      return rc;
+  }
+  if (!(r > 0)) {
+    sub_pointer(p, sizeof p, ptr, "fps");
+    return sk_error_set(err, SK_ERANGE, p, "fps must be positive");
+  }
+  if (t < f) {
+    sub_pointer(p, sizeof p, ptr, "to");
+    return sk_error_set(err, SK_ERANGE, p, "\"to\" is before \"from\"");
+  }
+  /* The small epsilon keeps `to` itself when (to - from) * fps is an
+   * integer up to rounding (0.1 * 30 = 3.0000000000000004). */
+  double frames = floor((t - f) * r + 1e-9) + 1;
+  if (!(frames <= SK_POSE_MAX_FRAMES)) {
+    sub_pointer(p, sizeof p, ptr, "fps");
+    return sk_error_set(err, SK_ETOOBIG, p, "%.0f frames; the limit is %d", frames, SK_POSE_MAX_FRAMES);
+  }
+  *n = (size_t)frames;
+  if ((*times = malloc(*n * sizeof **times)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  for (size_t i = 0; i < *n; i++)
+    (*times)[i] = f + (double)i / r;
+  return 0;
+}
+
+/* Clip TRS as one override per bone, with the user's overrides on top. */
+static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out) {
+  sk_anim_to_overrides(anim, trs, out);
+  for (size_t k = 0; k < user->count; k++) {
+    const sk_override *o = &user->overrides[k];
+    sk_override *m = &out[o->bone];
+    if (o->mask & SK_OVERRIDE_MATRIX) {
+      *m = *o;
+      continue;
+    }
+    if (o->mask & SK_OVERRIDE_POSITION)
+      memcpy(m->position, o->position, sizeof m->position);
+    if (o->mask & SK_OVERRIDE_ROTATION)
+      memcpy(m->rotation, o->rotation, sizeof m->rotation);
+    if (o->mask & SK_OVERRIDE_SCALING)
+      memcpy(m->scaling, o->scaling, sizeof m->scaling);
+  }
+}
+
+int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
+  *poses = NULL;
+  *count = 0;
+  char p[SK_ERROR_POINTER_MAX];
+  size_t ne = 0;
+  while (extra_keys != NULL && extra_keys[ne] != NULL)
+    ne++;
+  const char **keys = malloc((ne + sizeof k_anim_keys / sizeof k_anim_keys[0]) * sizeof *keys);
+  if (keys == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  if (ne > 0)
+    memcpy(keys, extra_keys, ne * sizeof *keys);
+  memcpy(keys + ne, k_anim_keys, sizeof k_anim_keys);
+  sk_pose base;
+  int rc = sk_pose_parse(s, j, ptr, keys, &base, err);
+  free(keys);
+  if (rc)
+    return rc;
+  const json_t *a = json_object_get(j, "animation"), *layers = json_object_get(j, "layers");
+  sk_anim_layer *l = NULL;
+  size_t nl = 0, nf = 1;
+  double *times = NULL, *trs = NULL, *scratch = NULL;
+  sk_pose *out = NULL;
+  if (a == NULL && layers == NULL) {
+    for (const char *const *k = k_anim_keys; *k != NULL && !rc; k++)
+      if (json_object_get(j, *k) != NULL) {
+        sub_pointer(p, sizeof p, ptr, *k);
+        rc = sk_error_set(err, SK_EMISSING, p, "\"%s\" needs an \"animation\" or \"layers\"", *k);
+      }
+    if (rc)
+      goto fail;
+    if ((out = malloc(sizeof *out)) == NULL) {
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+      goto fail;
+    }
+    *out = base;
+    *poses = out;
+    *count = 1;
+    return 0;
+  }
+  if (anim == NULL || anim->clip_count == 0) {
+    sub_pointer(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
+    rc = sk_error_set(err, SK_ENOTFOUND, p, "this skeleton has no animations (only glTF imports carry clips)");
+    goto fail;
+  }
+  if (anim->bone_count != s->count) {
+    rc = sk_error_set(err, SK_EINVAL, ptr, "the clips belong to another skeleton");
+    goto fail;
+  }
+  if (a != NULL && layers != NULL) {
+    sub_pointer(p, sizeof p, ptr, "layers");
+    rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
+    goto fail;
+  }
+  if (layers != NULL) {
+    sub_pointer(p, sizeof p, ptr, "layers");
+    static const char *const single[] = {"time", "loop", "times", "from", "to", "fps", NULL};
+    for (const char *const *k = single; *k != NULL && !rc; k++)
+      if (json_object_get(j, *k) != NULL) {
+        char q[SK_ERROR_POINTER_MAX];
+        sub_pointer(q, sizeof q, ptr, *k);
+        rc = sk_error_set(err, SK_ETYPE, q, "with \"layers\", give \"%s\" inside each layer", *k);
+      }
+    if (!rc && (!json_is_array(layers) || json_array_size(layers) == 0))
+      rc = sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of layers");
+    if (rc)
+      goto fail;
+    nl = json_array_size(layers);
+    if ((l = malloc(nl * sizeof *l)) == NULL) {
+      rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
+      goto fail;
+    }
+    double total = 0;
+    for (size_t i = 0; i < nl && !rc; i++) {
+      char q[SK_ERROR_POINTER_MAX];
+      snprintf(q, sizeof q, "%s", p);
+      sk_pointer_push_index(q, sizeof q, i);
+      rc = anim_layer(anim, json_array_get(layers, i), q, true, &l[i], err);
+      total += rc ? 0 : l[i].weight;
+    }
+    if (!rc && !(total > 0 && isfinite(total)))
+      rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
+  } else {
+    nl = 1;
+    if ((l = malloc(sizeof *l)) == NULL)
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    else
+      rc = anim_layer(anim, j, ptr, false, l, err);
+    if (!rc)
+      rc = anim_frames(j, ptr, json_object_get(j, "time") != NULL, &times, &nf, err);
+  }
+  if (rc)
+    goto fail;
+  if ((double)nf * (double)(s->count ? s->count : 1) > SK_POSE_MAX_FRAME_BONES) {
+    rc = sk_error_set(err, SK_ETOOBIG, ptr, "%zu frames of %zu bones; at most %u bone poses per request", nf, s->count,
+                      SK_POSE_MAX_FRAME_BONES);
+    goto fail;
+  }
+  size_t nb = anim->bone_count;
+  trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
+  scratch = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *scratch);
+  out = calloc(nf, sizeof *out);
+  if (trs == NULL || scratch == NULL || out == NULL) {
+    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    goto fail;
+  }
+  size_t made = 0;
+  for (; made < nf; made++) {
+    if (times != NULL)
+      l[0].time = times[made];
+    if (sk_anim_sample_layers(anim, l, nl, trs, scratch) != 0) {
+      rc = sk_error_set(err, SK_ERANGE, ptr, "invalid layer weights");
+      break;
+    }
+    out[made] = base;
+    out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
+    if (out[made].overrides == NULL) {
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+      break;
+    }
+    out[made].count = nb;
+    merge_overrides(anim, trs, &base, out[made].overrides);
+  }
+  if (rc) {
+    sk_pose_array_free(out, made);
+    out = NULL;
+    goto fail;
+  }
+  sk_pose_close(&base);
+  free(l);
+  free(times);
+  free(trs);
+  free(scratch);
+  *poses = out;
+  *count = nf;
+  return 0;
+fail:
+  free(out);
+  sk_pose_close(&base);
+  free(l);
+  free(times);
+  free(trs);
+  free(scratch);
+  return rc;
 }
 
 int sk_eval_buffers_init(sk_eval_buffers *b, size_t bones) {
@@ -149,8 +492,8 @@ static int check_op_keys(const json_t *op, const char *ptr, const char *const *a
   return 0;
 }
 
-static int run_op(sk_skeleton *s, const json_t *op, const char *ptr, sk_eval_buffers *buf, sk_strbuf *out,
-                  size_t *nresults, sk_error *err) {
+static int run_op(sk_skeleton *s, const sk_anim *anim, const json_t *op, const char *ptr, sk_eval_buffers *buf,
+                  sk_strbuf *out, size_t *nresults, sk_error *err) {
   static const char *const k_op[] = {"op", NULL};
   static const char *const k_set[] = {"op", "bones", NULL};
   static const char *const k_bind[] = {"op", "bone", "matrix", "keepLocal", NULL};
@@ -183,18 +526,22 @@ static int run_op(sk_skeleton *s, const json_t *op, const char *ptr, sk_eval_buf
   }
   if (strcmp(name, "pose") == 0 || strcmp(name, "evaluate") == 0) {
     bool is_pose = name[0] == 'p';
-    sk_pose pose;
+    sk_pose *poses;
+    size_t np;
     if (!is_pose && (rc = check_op_keys(op, ptr, k_eval, err)))
       return rc;
-    if ((rc = sk_pose_parse(s, op, ptr, k_op, &pose, err)))
+    /* A pose naming clips gives one result per frame. */
+    if ((rc = sk_pose_parse_anim(s, anim, op, ptr, k_op, &poses, &np, err)))
       return rc;
-    sk_pose_evaluate(s, &pose, buf);
-    if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
-      rc = SK_ENOMEM;
-    if (!rc)
-      rc = sk_pose_write_json(s, &pose, buf, out);
-    (*nresults)++;
-    sk_pose_close(&pose);
+    for (size_t i = 0; i < np && !rc; i++) {
+      sk_pose_evaluate(s, &poses[i], buf);
+      if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
+        rc = SK_ENOMEM;
+      if (!rc)
+        rc = sk_pose_write_json(s, &poses[i], buf, out);
+      (*nresults)++;
+    }
+    sk_pose_array_free(poses, np);
     return rc ? sk_error_set(err, rc, ptr, "out of memory writing the result") : 0;
   }
   if (strcmp(name, "setBind") == 0 || strcmp(name, "setRest") == 0) {
@@ -240,7 +587,62 @@ static int run_op(sk_skeleton *s, const json_t *op, const char *ptr, sk_eval_buf
   return sk_error_set(err, SK_ERANGE, p, "unknown op \"%s\"", name);
 }
 
-int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) {
+/* {"gltf": "path", "skin"?: index | "name"}: reads and imports the file. An
+ * error inside the file keeps its code; the pointer becomes /skeleton/gltf
+ * and the text names the file and the pointer into the glTF JSON. */
+static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skeleton **s, sk_anim **anim,
+                              sk_error *err) {
+  static const char *const k_gltf[] = {"gltf", "skin", NULL};
+  int rc = check_op_keys(skel, "/skeleton", k_gltf, err);
+  if (rc)
+    return rc;
+  const char *rel = json_string_value(json_object_get(skel, "gltf"));
+  if (rel == NULL || rel[0] == '\0')
+    return sk_error_set(err, SK_ETYPE, "/skeleton/gltf", "expected the path of a .glb or .gltf file");
+  char skin_sel[32] = "";
+  const json_t *skin = json_object_get(skel, "skin");
+  if (json_is_integer(skin) && json_integer_value(skin) >= 0)
+    snprintf(skin_sel, sizeof skin_sel, "%lld", (long long)json_integer_value(skin));
+  else if (json_is_integer(skin))
+    return sk_error_set(err, SK_ERANGE, "/skeleton/skin", "skin indices start at 0");
+  else if (skin != NULL && !json_is_string(skin))
+    return sk_error_set(err, SK_ETYPE, "/skeleton/skin", "expected a skin index or name");
+  char path[4096];
+  int n = rel[0] == '/' || base_dir == NULL || base_dir[0] == '\0'
+              ? snprintf(path, sizeof path, "%s", rel)
+              : snprintf(path, sizeof path, "%s/%s", base_dir, rel);
+  if (n < 0 || (size_t)n >= sizeof path)
+    return sk_error_set(err, SK_ERANGE, "/skeleton/gltf", "path too long");
+  FILE *f = fopen(path, "rb");
+  if (f == NULL)
+    return sk_error_set(err, SK_ENOTFOUND, "/skeleton/gltf", "%s: %s", path, strerror(errno));
+  sk_strbuf data = {0};
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+    if (sk_strbuf_append(&data, chunk, got))
+      break;
+  bool bad = ferror(f) != 0;
+  fclose(f);
+  if (data.failed || bad) {
+    sk_strbuf_free(&data);
+    return sk_error_set(err, data.failed ? SK_ENOMEM : SK_EIO, "/skeleton/gltf", "cannot read %s", path);
+  }
+  sk_error ge;
+  sk_error_clear(&ge);
+  rc = sk_gltf_import(data.data != NULL ? data.data : "", data.len,
+                      json_is_string(skin) ? json_string_value(skin) : skin_sel, 0, s, anim, &ge);
+  sk_strbuf_free(&data);
+  if (rc == 0)
+    return 0;
+  bool no_skin = rc == SK_ENOTFOUND && strcmp(ge.pointer, "/skins") == 0;
+  return sk_error_set(err, rc, no_skin ? "/skeleton/skin" : "/skeleton/gltf", "%s at \"%s\": %s", path, ge.pointer,
+                      ge.text);
+}
+
+int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) { return sk_eval_case_at(c, NULL, out, err); }
+
+int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_error *err) {
   static const char *const k_case[] = {"skeleton", "ops", NULL};
   if (!json_is_object(c))
     return sk_error_set(err, SK_ETYPE, "", "expected a case object {\"skeleton\", \"ops\"}");
@@ -254,11 +656,17 @@ int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) {
   if (ops != NULL && !json_is_array(ops))
     return sk_error_set(err, SK_ETYPE, "/ops", "expected an array of ops");
   sk_skeleton *s;
-  if ((rc = sk_json_parse_skeleton(skel, "/skeleton", 0, &s, err)))
+  sk_anim *anim = NULL;
+  if (json_is_object(skel) && json_object_get(skel, "gltf") != NULL)
+    rc = load_gltf_skeleton(skel, base_dir, &s, &anim, err);
+  else
+    rc = sk_json_parse_skeleton(skel, "/skeleton", 0, &s, err);
+  if (rc)
     return rc;
   sk_eval_buffers buf;
   if ((rc = sk_eval_buffers_init(&buf, s->count))) {
     sk_skeleton_destroy(s);
+    sk_anim_destroy(anim);
     return sk_error_set(err, rc, "", "out of memory");
   }
   size_t nresults = 0;
@@ -268,11 +676,12 @@ int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) {
   for (size_t i = 0; !rc && i < json_array_size(ops); i++) {
     char p[SK_ERROR_POINTER_MAX] = "/ops";
     sk_pointer_push_index(p, sizeof p, i);
-    rc = run_op(s, json_array_get(ops, i), p, &buf, out, &nresults, err);
+    rc = run_op(s, anim, json_array_get(ops, i), p, &buf, out, &nresults, err);
   }
   if (!rc && sk_strbuf_append(out, "]}", 2))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   sk_eval_buffers_close(&buf);
   sk_skeleton_destroy(s);
+  sk_anim_destroy(anim);
   return rc;
 }

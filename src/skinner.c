@@ -52,10 +52,15 @@ static int cmd_eval(int argc, char **argv) {
     sk_strbuf_free(&in);
     return 2;
   }
+  /* A glTF path in the case is relative to the case file's directory. */
+  char dir[4096] = "";
+  const char *slash = path != NULL && strcmp(path, "-") != 0 ? strrchr(path, '/') : NULL;
+  if (slash != NULL)
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
   json_t *c = NULL;
   rc = sk_json_load(in.data ? in.data : "", in.len, &c, &err);
   if (!rc)
-    rc = sk_eval_case(c, &out, &err);
+    rc = sk_eval_case_at(c, dir[0] ? dir : NULL, &out, &err);
   json_decref(c);
   sk_strbuf_free(&in);
   if (rc) {

@@ -23,5 +23,7 @@ check "truncated JSON exits 2" '[ $? -eq 2 ]'
 check "a missing file exits 2" '[ $? -eq 2 ]'
 "$SKINNER" --version | grep -q '^skinner '
 check "--version prints the version" '[ $? -eq 0 ]'
+out=$(cd / && "$SKINNER" eval "$SK_TEST_DATA/data/case-fox-walk.json")
+check "a glTF case resolves its file next to the case" '[ $? -eq 0 ] && [ "$(echo "$out" | python3 -c "import json,sys; r=json.load(sys.stdin); print(len(r[\"order\"]), len(r[\"results\"]), len(r[\"results\"][0][\"final\"]))")" = "24 5 400" ]'
 echo "skinner_eval_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,277 @@
+#include "sk_anim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_json.h"
+
+void sk_anim_destroy(sk_anim *a) {
+  if (a == NULL)
+    return;
+  for (size_t c = 0; c < a->clip_count; c++) {
+    sk_anim_clip *clip = &a->clips[c];
+    for (size_t k = 0; k < clip->channel_count; k++) {
+      free(clip->channels[k].frames);
+      free(clip->channels[k].values);
+    }
+    free(clip->channels);
+    free(clip->name);
+  }
+  free(a->clips);
+  free(a->rest);
+  free(a);
+}
+
+size_t sk_anim_memory(const sk_anim *a) {
+  if (a == NULL)
+    return 0;
+  size_t n = sizeof *a + a->bone_count * SK_ANIM_TRS * sizeof(double) + a->clip_count * sizeof *a->clips;
+  for (size_t c = 0; c < a->clip_count; c++) {
+    const sk_anim_clip *clip = &a->clips[c];
+    n += strlen(clip->name) + 1 + clip->channel_count * sizeof *clip->channels;
+    for (size_t k = 0; k < clip->channel_count; k++) {
+      const sk_anim_channel *ch = &clip->channels[k];
+      size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3, per = ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1;
+      n += ch->count * (sizeof(double) + w * per * sizeof(float));
+    }
+  }
+  return n;
+}
+
+double sk_anim_clip_duration(const sk_anim *a, size_t clip) { return a->clips[clip].end_frame / SK_ANIM_FPS; }
+
+int sk_anim_find_clip(const sk_anim *a, const char *name, size_t *clip) {
+  for (size_t c = 0; c < a->clip_count; c++)
+    if (strcmp(a->clips[c].name, name) == 0) {
+      *clip = c;
+      return 0;
+    }
+  /* "animation<k>" for an unnamed clip is already its stored name; what is
+   * left is the bare index. */
+  if (name[0] >= '0' && name[0] <= '9' && strlen(name) < 20) {
+    char *end;
+    unsigned long long k = strtoull(name, &end, 10);
+    bool canonical = *end == '\0' && (name[0] != '0' || name[1] == '\0');
+    if (canonical && k < a->clip_count) {
+      *clip = (size_t)k;
+      return 0;
+    }
+  }
+  return SK_ENOTFOUND;
+}
+
+/* ---- Babylon's interpolation functions, operation for operation ---------- */
+
+/* Quaternion.normalize(): no-op at length 0 or exactly 1. */
+static void quat_normalize(double q[4]) {
+  double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (len == 0 || len == 1.0)
+    return;
+  double inv = 1.0 / len;
+  for (int i = 0; i < 4; i++)
+    q[i] *= inv;
+}
+
+/* Quaternion.SlerpToRef: shortest arc (sign flip on a negative dot), linear
+ * blend above a dot of 0.999999. `r` may alias `l` or `q`. */
+static void quat_slerp(const double l[4], const double q[4], double amount, double r[4]) {
+  double num2, num3;
+  double num4 = l[0] * q[0] + l[1] * q[1] + l[2] * q[2] + l[3] * q[3];
+  bool flag = false;
+  if (num4 < 0) {
+    flag = true;
+    num4 = -num4;
+  }
+  if (num4 > 0.999999) {
+    num3 = 1 - amount;
+    num2 = flag ? -amount : amount;
+  } else {
+    double num5 = acos(num4);
+    double num6 = 1.0 / sin(num5);
+    num3 = sin((1.0 - amount) * num5) * num6;
+    num2 = flag ? -sin(amount * num5) * num6 : sin(amount * num5) * num6;
+  }
+  double out[4];
+  for (int i = 0; i < 4; i++)
+    out[i] = num3 * l[i] + num2 * q[i];
+  memcpy(r, out, sizeof out);
+}
+
+/* Vector3/Quaternion.Hermite with Babylon's part1..part4 grouping. */
+static void hermite(const double *v1, const double *t1, const double *v2, const double *t2, double amount, int width,
+                    double *out) {
+  double squared = amount * amount;
+  double cubed = amount * squared;
+  double part1 = 2.0 * cubed - 3.0 * squared + 1.0;
+  double part2 = -2.0 * cubed + 3.0 * squared;
+  double part3 = cubed - 2.0 * squared + amount;
+  double part4 = cubed - squared;
+  for (int i = 0; i < width; i++)
+    out[i] = v1[i] * part1 + v2[i] * part2 + t1[i] * part3 + t2[i] * part4;
+}
+
+static int path_width(int path) { return path == SK_ANIM_ROTATION ? 4 : 3; }
+
+/* The value of one channel at `frame` (Animation._interpolate after
+ * RuntimeAnimation.goToFrame's clamp), written to `out` (width doubles). */
+static void sample_channel(const sk_anim_channel *ch, double frame, double *out) {
+  const int w = path_width(ch->path);
+  const size_t n = ch->count;
+  const size_t stride = ch->interp == SK_ANIM_CUBICSPLINE ? 3 * (size_t)w : (size_t)w;
+  const size_t vo = ch->interp == SK_ANIM_CUBICSPLINE ? (size_t)w : 0; /* value after the in-tangent */
+  if (frame < ch->frames[0])
+    frame = ch->frames[0];
+  else if (frame > ch->frames[n - 1])
+    frame = ch->frames[n - 1];
+  /* Largest key at or before the frame (Babylon walks the same way). */
+  size_t lo = 0, hi = n; /* invariant: frames[lo] <= frame, key in [lo, hi) */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (frame >= ch->frames[mid])
+      lo = mid;
+    else
+      hi = mid;
+  }
+  size_t key = lo;
+  const float *sv = ch->values + key * stride + vo;
+  if (key + 1 > n - 1 || ch->interp == SK_ANIM_STEP) {
+    for (int i = 0; i < w; i++)
+      out[i] = sv[i];
+    return;
+  }
+  const float *ev = ch->values + (key + 1) * stride + vo;
+  double start[4], end[4];
+  for (int i = 0; i < w; i++) {
+    start[i] = sv[i];
+    end[i] = ev[i];
+  }
+  double frame_delta = ch->frames[key + 1] - ch->frames[key];
+  double gradient = (frame - ch->frames[key]) / frame_delta;
+  if (ch->interp == SK_ANIM_CUBICSPLINE) {
+    /* The loader stores tangents times 1/fps; _interpolate scales them by
+     * the key interval in frames: tangent * (t[k+1] - t[k]) seconds. */
+    const double invfps = 1 / SK_ANIM_FPS;
+    const float *out_t = ch->values + key * stride + 2 * (size_t)w;
+    const float *in_t = ch->values + (key + 1) * stride;
+    double t1[4], t2[4];
+    for (int i = 0; i < w; i++) {
+      t1[i] = ((double)out_t[i] * invfps) * frame_delta;
+      t2[i] = ((double)in_t[i] * invfps) * frame_delta;
+    }
+    hermite(start, t1, end, t2, gradient, w, out);
+    if (w == 4)
+      quat_normalize(out);
+    return;
+  }
+  if (w == 4) {
+    /* Not re-normalised, as in Babylon: unit keys give a unit result (to
+     * 1e-7), and a file with sloppy keys (SimpleSkin's 3-digit quaternions)
+     * scales its bones exactly as Babylon does. */
+    quat_slerp(start, end, gradient, out);
+    return;
+  }
+  for (int i = 0; i < w; i++)
+    out[i] = start[i] + (end[i] - start[i]) * gradient;
+}
+
+static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
+  double frame = time * SK_ANIM_FPS;
+  if (loop && clip->end_frame > 0 && isfinite(frame)) {
+    frame = fmod(frame, clip->end_frame);
+    if (frame < 0)
+      frame += clip->end_frame;
+  }
+  return frame;
+}
+
+void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, double *trs) {
+  const sk_anim_clip *c = &a->clips[clip];
+  memcpy(trs, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *trs);
+  double frame = clip_frame(c, time, loop);
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    static const int offset[3] = {0, 3, 7};
+    sample_channel(ch, frame, trs + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
+  }
+}
+
+int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch) {
+  double total = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= a->clip_count)
+      return SK_ERANGE;
+    total += layers[i].weight;
+  }
+  if (!(total > 0) || !isfinite(total))
+    return SK_ERANGE;
+  const size_t n = a->bone_count;
+  /* Cumulative weight of the layers blended so far; zero-weight layers are
+   * skipped so they never divide by zero. */
+  double cum = 0;
+  bool first = true;
+  for (size_t i = 0; i < count; i++) {
+    double w = layers[i].weight / total;
+    if (w == 0)
+      continue;
+    double *dst = first ? trs : scratch;
+    sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, dst);
+    if (first) {
+      for (size_t b = 0; b < n; b++) {
+        double *t = trs + b * SK_ANIM_TRS;
+        for (int j = 0; j < 3; j++) {
+          t[j] *= w;
+          t[7 + j] *= w;
+        }
+      }
+      cum = w;
+      first = false;
+      continue;
+    }
+    cum += w;
+    double amount = w / cum;
+    for (size_t b = 0; b < n; b++) {
+      double *t = trs + b * SK_ANIM_TRS;
+      const double *s = scratch + b * SK_ANIM_TRS;
+      for (int j = 0; j < 3; j++) {
+        t[j] += s[j] * w;
+        t[7 + j] += s[7 + j] * w;
+      }
+      quat_slerp(t + 3, s + 3, amount, t + 3);
+    }
+  }
+  return 0;
+}
+
+void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out) {
+  for (size_t b = 0; b < a->bone_count; b++) {
+    const double *t = trs + b * SK_ANIM_TRS;
+    sk_override *o = &out[b];
+    memset(o, 0, sizeof *o);
+    o->bone = (int32_t)b;
+    o->mask = SK_OVERRIDE_POSITION | SK_OVERRIDE_ROTATION | SK_OVERRIDE_SCALING;
+    memcpy(o->position, t, 3 * sizeof *t);
+    memcpy(o->rotation, t + 3, 4 * sizeof *t);
+    memcpy(o->scaling, t + 7, 3 * sizeof *t);
+  }
+}
+
+int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
+  if (sk_strbuf_append(out, "[", 1))
+    return SK_ENOMEM;
+  for (size_t c = 0; c < a->clip_count; c++) {
+    char num[64];
+    int n = snprintf(num, sizeof num, "%s{\"index\":%zu,\"name\":", c ? "," : "", c);
+    if (n < 0 || (size_t)n >= sizeof num || sk_strbuf_append(out, num, (size_t)n) ||
+        sk_json_write_string(out, a->clips[c].name))
+      return SK_ENOMEM;
+    char d[SK_NUMFMT_F64_MAX + 1];
+    size_t dl = sk_numfmt_f64(sk_anim_clip_duration(a, c), d);
+    n = snprintf(num, sizeof num, ",\"channels\":%zu}", a->clips[c].channel_count);
+    if (sk_strbuf_append(out, ",\"duration\":", 12) || sk_strbuf_append(out, d, dl) || n < 0 ||
+        (size_t)n >= sizeof num || sk_strbuf_append(out, num, (size_t)n))
+      return SK_ENOMEM;
+  }
+  return sk_strbuf_append(out, "]", 1) ? SK_ENOMEM : 0;
+}

@@ -1,0 +1,117 @@
+/* sk_anim: animation clips of one skeleton, sampled as Babylon.js samples
+ * the animation groups its glTF loader builds.
+ *
+ * A clip holds translation/rotation/scale channels on bones (glTF channels
+ * on joint nodes, and on the non-joint nodes that became bones). Babylon's
+ * loader turns keyframe times into frames (time * 60), pads every channel
+ * of a clip to [frame 0, clip end] with copies of its first and last keys
+ * (AnimationGroup.normalize(0)), and AnimationGroup.goToFrame clamps each
+ * channel to its keys; the clip keeps the keys in that form and samples
+ * them with Babylon's Animation._interpolate: STEP holds the key before,
+ * LINEAR lerps vectors and slerps quaternions along the shortest arc,
+ * CUBICSPLINE evaluates the Hermite spline with tangents scaled by the key
+ * interval (quaternions normalised). Like Babylon, a LINEAR slerp result is
+ * not re-normalised: it is unit for unit keys, and keys that are not unit
+ * (written with too few digits) scale the bone as they do in Babylon.
+ *
+ * Sampling yields, for every bone, the TRS Babylon's Skeleton.prepare()
+ * copies from the bone's linked node: the node's rest TRS where no channel
+ * of the clip drives it. sk_anim_to_overrides() turns those into
+ * sk_override entries (position + rotationQuaternion + scaling) that
+ * sk_skeleton applies with Babylon's setters. */
+#ifndef SK_ANIM_H
+#define SK_ANIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sk_error.h"
+#include "sk_numfmt.h"
+#include "sk_skeleton.h"
+
+/* Babylon's glTF loader default (GLTFFileLoader.targetFps). */
+#define SK_ANIM_FPS 60.0
+
+enum { SK_ANIM_TRANSLATION = 0, SK_ANIM_ROTATION = 1, SK_ANIM_SCALE = 2 };
+enum { SK_ANIM_LINEAR = 0, SK_ANIM_STEP = 1, SK_ANIM_CUBICSPLINE = 2 };
+
+/* Doubles per bone in a TRS array: position[3], rotation quaternion
+ * [x, y, z, w], scaling[3]. */
+#define SK_ANIM_TRS 10
+
+typedef struct sk_anim_channel {
+  int32_t bone;   /* position in sk_skeleton.bones */
+  int path;       /* SK_ANIM_TRANSLATION.. */
+  int interp;     /* SK_ANIM_LINEAR.. */
+  size_t count;   /* keys, padding included; >= 1 */
+  double *frames; /* owned; count, non-decreasing (time * SK_ANIM_FPS) */
+  float *values;  /* owned; count * width, or count * 3 * width for
+                     CUBICSPLINE (in-tangent, value, out-tangent) */
+} sk_anim_channel;
+
+typedef struct sk_anim_clip {
+  char *name;                /* owned; the glTF name, or "animation<index>" */
+  bool named;                /* false: the file gave no name */
+  double end_frame;          /* last key of the clip over all its channels */
+  size_t channel_count;      /* channels that drive bones of this skeleton */
+  sk_anim_channel *channels; /* owned */
+  size_t gltf_channels;      /* channels of the glTF animation, all targets */
+} sk_anim_clip;
+
+typedef struct sk_anim {
+  size_t bone_count; /* = sk_skeleton.count */
+  double *rest;      /* owned; bone_count * SK_ANIM_TRS, bones[] order */
+  size_t clip_count;
+  sk_anim_clip *clips; /* owned */
+} sk_anim;
+
+/* Frees `a` and everything it owns. NULL is a no-op. */
+void sk_anim_destroy(sk_anim *a);
+
+/* Duration of clip `clip` in seconds (its last key time). */
+double sk_anim_clip_duration(const sk_anim *a, size_t clip);
+
+/* Finds a clip by name; an unnamed clip k also answers to "animation<k>"
+ * (Babylon's name for it), and any clip to its decimal index "k".
+ * Exact names win over the other two forms. Returns 0 or SK_ENOTFOUND. */
+int sk_anim_find_clip(const sk_anim *a, const char *name, size_t *clip);
+
+/* One clip sampled at one time for blending. `weight` > 0; weights are
+ * normalised over the layers. With `loop`, time wraps into [0, end). */
+typedef struct sk_anim_layer {
+  size_t clip;
+  double time; /* seconds */
+  double weight;
+  bool loop;
+} sk_anim_layer;
+
+/* Writes the TRS of every bone (bone_count * SK_ANIM_TRS doubles into
+ * `trs`) for clip `clip` at `time` seconds: rest TRS, then each channel in
+ * file order (a later channel on the same bone and path wins, as in
+ * Babylon). Time is clamped per channel to its keys; `loop` wraps it into
+ * [0, clip end) first. Never fails; `clip` must be valid. */
+void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, double *trs);
+
+/* Blends `count` layers as Babylon's late animation bindings blend weighted
+ * animation groups whose weights add up to 1: positions and scalings by the
+ * normalised weights, rotations by cumulative slerp (q = slerp(q0, q1,
+ * w1/(w0+w1)), then slerp(q, qi, wi/(w0+..+wi))) along the shortest arc (a
+ * quaternion of the other sign is flipped first); a bone a clip does not
+ * drive contributes its rest TRS. `scratch` holds bone_count *
+ * SK_ANIM_TRS doubles. Fails with SK_ERANGE (nothing written) when a weight
+ * is negative or non-finite or all are 0, or a clip index is invalid. */
+int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch);
+
+/* Turns a TRS array into bone_count overrides (position, rotation and
+ * scaling set; one per bone, bones[] order) into `out`. */
+void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out);
+
+/* Bytes held by `a` (for cache accounting). */
+size_t sk_anim_memory(const sk_anim *a);
+
+/* Appends [{"index": k, "name": "...", "duration": s, "channels": n}, ...]
+ * ("channels": the channels driving this skeleton). SK_ENOMEM on failure. */
+int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out);
+
+#endif
