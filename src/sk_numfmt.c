@@ -10,10 +10,16 @@
  * and the buffer helpers are ours.
  *
  * Why Ryu and not snprintf("%.9g"): %.9g always prints 9 digits (bloating
- * every reply), goes through the locale machinery, and costs ~10x more.
+ * every reply), goes through the locale machinery, and costs ~7x more
+ * (~140-200 ns against ~20 ns per float here, tests/bench/numfmt_bench.c).
  * Why not %.Ng in a loop until strtof round-trips: up to 9 formats + parses
- * per number. Ryu computes the shortest digits directly with two or three
- * 64x64 (or 32x64 for float) multiplications against a table of 5^+-i. */
+ * per number. Ryu computes the shortest digits directly from three scaled
+ * products (64x128 bits for double, 32x64 for float) against a table of 5^+-i.
+ *
+ * Verified beyond tests/check_sk_numfmt.c: every positive finite float32
+ * (2^31 patterns, sign only adds '-') round-trips through strtof, has no
+ * shorter round-tripping decimal, and equals the correctly rounded digits
+ * whenever those round-trip; 3 million doubles match node's String(x). */
 #include "sk_numfmt.h"
 
 #include <assert.h>
@@ -839,8 +845,9 @@ SK_NUMFMT_INLINE void put_digits(char *p, uint64_t v, uint32_t len, int wide) {
  *   otherwise      d[.ddd]e(+|-)(n-1)           "1e+21", "1.5e-7"
  * No NUL is written. Returns the length. */
 SK_NUMFMT_INLINE size_t put_decimal(char *dest, int negative, decimal d, uint32_t k, int wide) {
-  char *p = dest;
-  if (negative) *p++ = '-';
+  /* Branch-free sign: matrices are ~half negative, a 50% mispredict. */
+  dest[0] = '-';
+  char *p = dest + negative;
   const int32_t n = d.exp10 + (int32_t)k;
   if ((int32_t)k <= n && n <= 21) {
     put_digits(p, d.digits, k, wide);

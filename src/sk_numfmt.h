@@ -2,8 +2,8 @@
  * shape of ECMAScript Number::toString so our JSON diffs cleanly against the
  * Babylon oracle, plus a growable buffer for building large JSON replies.
  *
- * Cost: ~10x cheaper than snprintf("%.9g") (numbers in tests/bench/numfmt_bench.c);
- * no allocation, no locale, no global state. */
+ * Cost: ~20 ns per float, ~7x cheaper than snprintf("%.9g") (measured by
+ * tests/bench/numfmt_bench.c); no allocation, no locale, no global state. */
 #ifndef SK_NUMFMT_H
 #define SK_NUMFMT_H
 
@@ -28,8 +28,9 @@
 size_t sk_numfmt_f32(float v, char *dest);
 
 /* Same contract for double with strtod() round trip. For a finite double the
- * text equals JavaScript's String(v); in particular sk_numfmt_f64((double)f)
- * reproduces how JS prints an element of a Float32Array.
+ * text equals JavaScript's String(v) (except -0.0: "-0" here, "0" in JS); in
+ * particular sk_numfmt_f64((double)f) reproduces how JS prints an element of
+ * a Float32Array ("0.10000000149011612" where sk_numfmt_f32 gives "0.1").
  * `dest` needs SK_NUMFMT_F64_MAX + 1 bytes. */
 size_t sk_numfmt_f64(double v, char *dest);
 

@@ -1,0 +1,82 @@
+/* sk_cache: the daemon's skeleton store, keyed by id.
+ *
+ * Entries are immutable once published and reference-counted: a request (or
+ * a thread-pool job) holds a reference for as long as it reads the skeleton,
+ * so replacing, patching, deleting or evicting an id never frees what a
+ * reader uses, and a reader never sees a half-updated skeleton. Updates are
+ * copy-on-write: clone the current entry's skeleton, change the clone, then
+ * publish it with sk_cache_put(), which swaps it in atomically from the
+ * point of view of every later reader.
+ *
+ * The table itself (lookup, LRU order, byte accounting) belongs to the loop
+ * thread and is not locked. Only sk_cache_entry_ref/unref may run on other
+ * threads; they are atomic. */
+#ifndef SK_CACHE_H
+#define SK_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sk_kernel.h"
+#include "sk_skeleton.h"
+
+#define SK_CACHE_ID_MAX 128
+
+typedef struct sk_cache_entry {
+  char id[SK_CACHE_ID_MAX + 1];
+  sk_skeleton *skel; /* owned; immutable after publication */
+  sk_rig *rig;       /* owned; the batch kernel's form of `skel`, built at put */
+  size_t bytes;      /* what this entry counts against --cache-mb */
+  uint64_t version;  /* increases on every put of any id */
+  /* Private below. */
+  int refs;          /* atomic */
+  struct sk_cache_entry *hnext, *lru_prev, *lru_next;
+  bool linked;
+} sk_cache_entry;
+
+typedef struct sk_cache sk_cache;
+
+/* Creates an empty cache holding at most `max_bytes` (0: unlimited). *out is new. */
+int sk_cache_create(size_t max_bytes, sk_cache **out);
+/* Drops the cache's references; entries still referenced live on. */
+void sk_cache_destroy(sk_cache *c);
+
+/* True when `id` matches [A-Za-z0-9._-]{1,128}. */
+bool sk_cache_id_valid(const char *id, size_t len);
+
+/* The entry for `id` as a new reference (release with sk_cache_entry_unref),
+ * marked most recently used; NULL when absent. */
+sk_cache_entry *sk_cache_get(sk_cache *c, const char *id);
+
+/* Publishes `skel` (stolen, on failure too) under `id` with its batch-kernel
+ * rig (built here, once per stored version), replacing any
+ * previous entry. Evicts least recently used entries while the total is
+ * over the limit; the new entry itself is never evicted by its own put.
+ * *replaced (may be NULL) says whether `id` existed. *out (may be NULL)
+ * receives a new reference to the published entry. SK_EINVAL for a bad id,
+ * SK_ENOMEM. */
+int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced, sk_cache_entry **out);
+
+/* Removes `id`. 0 or SK_ENOTFOUND. */
+int sk_cache_delete(sk_cache *c, const char *id);
+
+/* Calls `fn` on every entry, most recently used first (borrowed references,
+ * valid during the call). */
+void sk_cache_foreach(sk_cache *c, void (*fn)(void *arg, const sk_cache_entry *e), void *arg);
+
+typedef struct sk_cache_stats {
+  size_t count, bytes, max_bytes;
+  uint64_t evictions;
+} sk_cache_stats;
+void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st);
+
+/* Adds a reference (any thread). */
+void sk_cache_entry_ref(sk_cache_entry *e);
+/* Drops a reference (any thread); the last one frees the entry. NULL is fine. */
+void sk_cache_entry_unref(sk_cache_entry *e);
+
+/* Bytes a skeleton occupies, as counted against the limit. */
+size_t sk_cache_skeleton_bytes(const sk_skeleton *s);
+
+#endif

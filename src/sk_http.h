@@ -1,0 +1,128 @@
+/* sk_http: libmicrohttpd driven by a libuv loop.
+ *
+ * libmicrohttpd runs with no thread of its own (MHD_USE_EPOLL): its epoll fd
+ * is watched by a uv_poll_t, MHD_run() runs when it is readable, and a
+ * uv_timer_t follows MHD_get_timeout(). Everything here runs on the loop
+ * thread except the `work` callbacks handed to sk_http_defer().
+ *
+ * The request protocol for the layer above (sk_routes):
+ *   begin(req)   headers are in; pick the route, maybe answer early (405,
+ *                415, 413 from Content-Length...). The body is read into
+ *                req->body unless an answer is already set.
+ *   handle(req)  the whole body is in; answer with sk_http_respond(), or
+ *                hand work to the thread pool with sk_http_defer().
+ *   complete(req) the answer went out (or the client left); for metrics.
+ * The answer is queued on the final handler call (queuing on the first call
+ * costs ~4x throughput with libmicrohttpd 0.9.75, see the issue's figures).
+ *
+ * libmicrohttpd 0.9.75 traps handled here: resuming from a worker thread
+ * does not wake the loop, so deferred connections are resumed in the
+ * after-work callback on the loop thread and MHD is run again; suspended
+ * connections never time out, so each job has a deadline and jobs in flight
+ * are capped; the default connection timeout is "never", so one is set, with
+ * a per-connection memory limit; on shutdown, every suspended connection is
+ * resumed before MHD_stop_daemon(). */
+#ifndef SK_HTTP_H
+#define SK_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "sk_numfmt.h"
+
+typedef struct sk_http sk_http;
+typedef struct sk_http_req sk_http_req;
+
+typedef struct sk_http_handler {
+  void *ctx;
+  void (*begin)(void *ctx, sk_http_req *req);
+  void (*handle)(void *ctx, sk_http_req *req);
+  void (*complete)(void *ctx, sk_http_req *req); /* may be NULL */
+} sk_http_handler;
+
+/* Zeroed fields take the defaults in brackets. */
+typedef struct sk_http_config {
+  const char *host;            /* numeric IPv4 or IPv6 address ["127.0.0.1"] */
+  unsigned port;               /* 0: any free port */
+  int listen_fd;               /* > 0: an already bound, listening socket to serve
+                                  (systemd socket activation); host/port unused */
+  size_t max_body;             /* bytes [1 MiB] */
+  unsigned conn_timeout_s;     /* idle connection timeout [30] */
+  size_t conn_memory;          /* per-connection buffer for headers and body chunks [32 KiB] */
+  unsigned conn_limit;         /* simultaneous connections [1024] */
+  unsigned max_jobs;           /* thread-pool jobs in flight [64] */
+  unsigned job_deadline_ms;    /* a job still queued after this is answered 503 [10000] */
+  unsigned shutdown_grace_ms;  /* how long shutdown waits for requests in flight [10000] */
+  int log_level;               /* -1 silent, 0 error, 1 warn, 2 info, 3 debug [0] */
+} sk_http_config;
+
+struct sk_http_req {
+  /* Read-only for handlers. */
+  sk_http *http;
+  const char *method, *url; /* borrowed from libmicrohttpd, valid for the request */
+  int method_id;            /* SK_METHOD_* (sk_metrics.h) */
+  sk_strbuf body;           /* the request body, NUL-terminated once complete */
+  uint64_t start_ns;
+  int status;               /* the answer's status once set */
+  bool body_too_large;      /* the body went over max_body: answer 413 */
+  /* Free for the handler layer. */
+  int route;                /* SK_ROUTE_* for metrics */
+  void *data;               /* handler state; released by `cleanup` */
+  void (*cleanup)(void *data);
+  bool discard_body;        /* begin() may set it: read and drop the body */
+  /* Private below. */
+  struct MHD_Connection *conn;
+  struct MHD_Response *resp;
+  bool handled, queued, suspended, close_after;
+  size_t discarded;
+  uv_work_t work;
+  void (*work_cb)(void *arg);
+  void (*after_cb)(sk_http_req *req, void *arg, int status);
+  void *work_arg;
+  uint64_t deadline_ns;
+  sk_http_req *job_prev, *job_next;
+};
+
+/* Starts listening on `loop`. *out is new; sk_http_destroy() after the loop
+ * has run the close callbacks (sk_http_stop's `done`). Errors: SK_EINVAL for
+ * a bad address, SK_EIO when libmicrohttpd cannot start (e.g. port in use). */
+int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_handler *h, sk_http **out);
+
+/* Bound port (useful after port 0). */
+unsigned sk_http_port(const sk_http *h);
+
+/* True from sk_http_stop() on. */
+bool sk_http_stopping(const sk_http *h);
+
+/* Stops accepting, lets requests in flight finish (at most the grace
+ * period), resumes every suspended connection, stops libmicrohttpd, closes
+ * the libuv handles, then calls `done(arg)` on the loop thread. Idempotent. */
+void sk_http_stop(sk_http *h, void (*done)(void *arg), void *arg);
+/* Frees a stopped sk_http. NULL is fine. */
+void sk_http_destroy(sk_http *h);
+
+/* Value of request header `name` (case-insensitive), or NULL. */
+const char *sk_http_header(sk_http_req *req, const char *name);
+
+/* Sets the answer: `body` (len bytes) is stolen when `own` (freed with
+ * free()), else must outlive the response (static text). `headers` is NULL
+ * or a NULL-terminated list of name, value pairs (copied). The first answer
+ * wins; later calls free their body and return SK_EINVAL. Returns 0 or
+ * SK_ENOMEM (then a bare 503 goes out). */
+int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
+                    const char *const *headers);
+
+/* Runs `work(arg)` on the thread pool with the connection suspended, then
+ * `after(req, arg, status)` on the loop thread, which must answer with
+ * sk_http_respond(). status is 0, or SK_EBUSY when the job missed its
+ * deadline before it started (work was not run). Call only from handle().
+ * Returns SK_EBUSY (nothing started) when the jobs cap is reached. */
+int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_http_req *req, void *arg, int status),
+                  void *arg);
+
+/* Jobs on the thread pool now. */
+unsigned sk_http_jobs_in_flight(const sk_http *h);
+
+#endif

@@ -1,0 +1,761 @@
+#include "sk_kernel.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include <math.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define SK_KERNEL_X86 1
+#include <immintrin.h>
+#endif
+
+/* Scratch world slots one pass needs. The rig visits children lightest
+ * subtree first, so a bone's world stays live only while a lighter sibling
+ * subtree (at most half its parent's size) is walked: at most
+ * log2(B) + 2 slots, 22 for the 1,000,000-bone limit. */
+#define SK_RIG_MAX_LIVE 24
+
+/* Input prefetch distance in poses (a multiple of 16). One group ahead is
+ * enough: a group of 16 poses x 65 bones takes microseconds, DRAM ~100 ns;
+ * 32 and 64 measured the same. A build-time knob for experiments. */
+#ifndef SK_KERNEL_PREFETCH
+#define SK_KERNEL_PREFETCH 16
+#endif
+
+/* One bone in the rig's processing order. */
+typedef struct sk_rig_step {
+  uint32_t bone;          /* position in sk_skeleton.bones[]: index into job mode/offset/locals */
+  int32_t parent_slot;    /* scratch slot holding the parent's world, -1 for a root */
+  int32_t slot;           /* scratch slot for this bone's world, -1 when no child reads it */
+  int32_t out;            /* output slot (Babylon's _index), -1 for none */
+  bool inv_bind_affine;   /* column 3 of the inverse bind is (0, 0, 0, 1) */
+} sk_rig_step;
+
+struct sk_rig {
+  size_t bones;               /* B */
+  size_t steps;               /* bones that write something or feed a bone that does */
+  size_t live;                /* scratch slots used, <= SK_RIG_MAX_LIVE */
+  size_t unused;              /* output slots in [0, B) no bone writes: zero in every pose */
+  const sk_rig_step *step;    /* [steps], parent before child */
+  const float *inv_bind;      /* [16 * steps], 64-byte aligned, absolute inverse bind of step s */
+  const uint32_t *unused_slot; /* [unused] */
+  size_t stream_bytes;        /* outputs above this are streamed (AUTO): the L2 size, read here so run does no I/O */
+};
+
+static const float sk_kernel_zero16[16] __attribute__((aligned(64))) = {0};
+static const float sk_kernel_identity16[16] __attribute__((aligned(64))) = {1, 0, 0, 0, 0, 1, 0, 0,
+                                                                            0, 0, 1, 0, 0, 0, 0, 1};
+
+static bool is_affine(const float m[16]) { return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1; }
+
+/* ---- rig ------------------------------------------------------------------ */
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Bytes of the per-core L2 cache as sysfs reports it (sysconf as the
+ * fallback: under a hypervisor it can describe the host, e.g. a 384 MB L3
+ * for a VM's 32 MB). */
+static size_t l2_size(void) {
+  for (int i = 0; i < 8; i++) {
+    char path[96], buf[32];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+      break;
+    char *ok = fgets(buf, sizeof buf, f);
+    fclose(f);
+    if (ok == NULL || atoi(buf) != 2)
+      continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if ((f = fopen(path, "r")) == NULL)
+      break;
+    ok = fgets(buf, sizeof buf, f);
+    fclose(f);
+    if (ok == NULL)
+      break;
+    char *end;
+    unsigned long long v = strtoull(buf, &end, 10);
+    v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+    if (v > 0)
+      return (size_t)v;
+  }
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (v > 0)
+    return (size_t)v;
+#endif
+  return (size_t)1 << 20;
+}
+
+int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
+  if (s == NULL || out == NULL)
+    return SK_EINVAL;
+  *out = NULL;
+  const size_t nb = s->count;
+  /* Working arrays, freed before return: keep flags, subtree sizes, the
+   * children lists (CSR), the DFS stack, the processing order. */
+  size_t *size = calloc(nb + 1, sizeof *size);
+  size_t *first = calloc(nb + 2, sizeof *first);
+  uint32_t *child = malloc((nb + 1) * sizeof *child);
+  uint32_t *stack = malloc((nb + 1) * sizeof *stack);
+  uint32_t *order = malloc((nb + 1) * sizeof *order);
+  int32_t *slot_of = malloc((nb + 1) * sizeof *slot_of);
+  uint32_t *last_child = malloc((nb + 1) * sizeof *last_child);
+  bool *keep = calloc(nb + 1, sizeof *keep);
+  bool *used = calloc(nb + 1, sizeof *used);
+  int rc = SK_ENOMEM;
+  if (size == NULL || first == NULL || child == NULL || stack == NULL || order == NULL || slot_of == NULL ||
+      last_child == NULL || keep == NULL || used == NULL)
+    goto done;
+
+  /* Bones that write a slot, and their ancestors; the rest never matter. */
+  for (size_t i = nb; i-- > 0;) {
+    const sk_bone *b = &s->bones[i];
+    if (b->index >= 0) {
+      keep[i] = true;
+      used[b->index] = true;
+    }
+    size[i] += keep[i];
+    if (keep[i] && b->parent >= 0) {
+      keep[b->parent] = true;
+      size[b->parent] += size[i];
+    }
+  }
+  /* Children of each kept bone, CSR; parents come first in bones[]. */
+  size_t nsteps = 0;
+  for (size_t i = 0; i < nb; i++)
+    if (keep[i] && s->bones[i].parent >= 0)
+      first[s->bones[i].parent + 1]++;
+  for (size_t i = 0; i < nb; i++)
+    first[i + 1] += first[i];
+  {
+    size_t *fill = calloc(nb + 1, sizeof *fill);
+    if (fill == NULL)
+      goto done;
+    for (size_t i = 0; i < nb; i++)
+      if (keep[i] && s->bones[i].parent >= 0) {
+        const size_t p = (size_t)s->bones[i].parent;
+        child[first[p] + fill[p]++] = (uint32_t)i;
+      }
+    free(fill);
+  }
+  /* Depth-first, heaviest child last: pushing children heaviest first puts
+   * the lightest on top of the stack. Insertion sort per child list: lists
+   * are short, and it is one-off work at upload. */
+  for (size_t p = 0; p < nb; p++)
+    for (size_t a = first[p] + 1; a < first[p + 1]; a++)
+      for (size_t c = a; c > first[p] && size[child[c - 1]] > size[child[c]]; c--) {
+        const uint32_t t = child[c];
+        child[c] = child[c - 1];
+        child[c - 1] = t;
+      }
+  size_t top = 0;
+  for (size_t i = nb; i-- > 0;)
+    if (keep[i] && s->bones[i].parent < 0)
+      stack[top++] = (uint32_t)i;
+  while (top > 0) {
+    const uint32_t b = stack[--top];
+    order[nsteps++] = b;
+    for (size_t c = first[b + 1]; c-- > first[b];)
+      stack[top++] = child[c];
+  }
+  /* A world slot is live from its bone's step to its last child's step. */
+  for (size_t k = 0; k < nsteps; k++) {
+    const uint32_t b = order[k];
+    if (s->bones[b].parent >= 0)
+      last_child[s->bones[b].parent] = b;
+  }
+
+  size_t unused = 0;
+  for (size_t i = 0; i < nb; i++)
+    unused += !used[i];
+  const size_t off_step = align64(sizeof(sk_rig));
+  const size_t off_ib = off_step + align64(nsteps * sizeof(sk_rig_step));
+  const size_t off_unused = off_ib + align64(nsteps * 16 * sizeof(float));
+  const size_t total = align64(off_unused + unused * sizeof(uint32_t));
+  unsigned char *mem = aligned_alloc(64, total);
+  if (mem == NULL)
+    goto done;
+  memset(mem, 0, total);
+  sk_rig *r = (sk_rig *)mem;
+  sk_rig_step *step = (sk_rig_step *)(mem + off_step);
+  float *ib = (float *)(mem + off_ib);
+  uint32_t *us = (uint32_t *)(mem + off_unused);
+  r->bones = nb;
+  r->steps = nsteps;
+  r->unused = unused;
+  r->step = step;
+  r->inv_bind = ib;
+  r->unused_slot = us;
+  for (size_t i = 0, k = 0; i < nb; i++)
+    if (!used[i])
+      us[k++] = (uint32_t)i;
+
+  bool busy[SK_RIG_MAX_LIVE] = {false};
+  size_t live = 0;
+  rc = 0;
+  for (size_t k = 0; k < nsteps; k++) {
+    const uint32_t b = order[k];
+    const sk_bone *bone = &s->bones[b];
+    sk_rig_step *st = &step[k];
+    st->bone = b;
+    st->out = bone->index;
+    st->parent_slot = bone->parent >= 0 ? slot_of[bone->parent] : -1;
+    /* The kernel reads the parent's slot into registers before it stores
+     * this bone's world, so the last child may reuse its parent's slot. */
+    if (bone->parent >= 0 && last_child[bone->parent] == b)
+      busy[st->parent_slot] = false;
+    st->slot = -1;
+    if (first[b + 1] > first[b]) {
+      int32_t f = 0;
+      while (f < SK_RIG_MAX_LIVE && busy[f])
+        f++;
+      if (f == SK_RIG_MAX_LIVE) { /* cannot happen below 2^22 bones; see SK_RIG_MAX_LIVE */
+        rc = SK_ETOOBIG;
+        break;
+      }
+      busy[f] = true;
+      st->slot = f;
+      if ((size_t)f + 1 > live)
+        live = (size_t)f + 1;
+    }
+    slot_of[b] = st->slot;
+    memcpy(ib + 16 * k, bone->abs_inv_bind, 16 * sizeof(float));
+    st->inv_bind_affine = is_affine(bone->abs_inv_bind);
+  }
+  r->live = live;
+  r->stream_bytes = l2_size();
+  if (rc != 0)
+    free(mem);
+  else
+    *out = r;
+
+done:
+  free(size);
+  free(first);
+  free(child);
+  free(stack);
+  free(order);
+  free(slot_of);
+  free(last_child);
+  free(keep);
+  free(used);
+  return rc;
+}
+
+void sk_rig_destroy(sk_rig *r) { free(r); }
+
+size_t sk_rig_bones(const sk_rig *r) { return r->bones; }
+
+/* ---- the paths -------------------------------------------------------------
+ * Each path instantiates sk_kernel_lanes.h with its vector type. Target
+ * attributes (not per-file flags) keep one object that runs everywhere:
+ * nothing outside a path's functions uses its instructions. */
+
+/* scalar: one lane, plain float arithmetic; also the reference on non-x86. */
+#define SKK(name) name##_scalar
+#define SKK_ATTR
+#define SKK_N 1
+#define SKK_PREFETCH SK_KERNEL_PREFETCH
+#define V float
+#define VLOAD(p) (*(p))
+#define VLOADN(p, n) (*(p))
+#define VSET1(x) (x)
+#define VZERO() 0.0f
+#define VADD(a, b) ((a) + (b))
+#define VSUB(a, b) ((a) - (b))
+#define VMUL(a, b) ((a) * (b))
+#define VFMA(a, b, c) ((a) * (b) + (c))
+#define VALL_EQ(v, x) ((v) == (x))
+static inline void store_mats_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
+  (void)stride, (void)n, (void)stream;
+  memcpy(dst, m, 16 * sizeof *dst);
+}
+static inline void store_const_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
+  (void)stride, (void)n, (void)stream;
+  memcpy(dst, m, 16 * sizeof *dst);
+}
+#include "sk_kernel_lanes.h"
+
+#ifdef SK_KERNEL_X86
+/* sse2: 4 lanes, baseline x86-64; no FMA (mul then add). */
+#define SKK(name) name##_sse2
+#define SKK_ATTR __attribute__((target("sse2")))
+#define SKK_N 4
+#define SKK_PREFETCH SK_KERNEL_PREFETCH
+#define V __m128
+#define VLOAD(p) _mm_loadu_ps(p)
+#define VLOADN(p, n) load_n_sse2((p), (n))
+#define VSET1(x) _mm_set1_ps(x)
+#define VZERO() _mm_setzero_ps()
+#define VADD(a, b) _mm_add_ps((a), (b))
+#define VSUB(a, b) _mm_sub_ps((a), (b))
+#define VMUL(a, b) _mm_mul_ps((a), (b))
+#define VFMA(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
+#define VALL_EQ(v, x) (_mm_movemask_ps(_mm_cmpeq_ps((v), _mm_set1_ps(x))) == 0xF)
+static SKK_ATTR inline __attribute__((always_inline)) __m128 load_n_sse2(const float *p, size_t n) {
+  float t[4] = {0};
+  memcpy(t, p, n * sizeof *t);
+  return _mm_loadu_ps(t);
+}
+/* Four 4x4 transposes: rows 4g..4g+3 of lane i become floats 4g..4g+3 of pose i. */
+static SKK_ATTR inline __attribute__((always_inline)) void store_mats_sse2(float *dst, size_t stride, const __m128 *m, size_t n, bool stream) {
+#pragma GCC unroll 16
+  for (int g = 0; g < 4; g++) {
+    __m128 r0 = m[4 * g], r1 = m[4 * g + 1], r2 = m[4 * g + 2], r3 = m[4 * g + 3];
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    const __m128 o[4] = {r0, r1, r2, r3};
+    for (size_t i = 0; i < n; i++) {
+      if (stream)
+        _mm_stream_ps(dst + i * stride + 4 * g, o[i]);
+      else
+        _mm_storeu_ps(dst + i * stride + 4 * g, o[i]);
+    }
+  }
+}
+static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(float *dst, size_t stride, const float *m, size_t n, bool stream) {
+  for (size_t i = 0; i < n; i++)
+#pragma GCC unroll 16
+    for (int g = 0; g < 4; g++) {
+      if (stream)
+        _mm_stream_ps(dst + i * stride + 4 * g, _mm_load_ps(m + 4 * g));
+      else
+        _mm_storeu_ps(dst + i * stride + 4 * g, _mm_load_ps(m + 4 * g));
+    }
+}
+#include "sk_kernel_lanes.h"
+
+/* avx2: 8 lanes with FMA. */
+#define SKK(name) name##_avx2
+#define SKK_ATTR __attribute__((target("avx2,fma")))
+#define SKK_N 8
+#define SKK_PREFETCH SK_KERNEL_PREFETCH
+#define V __m256
+#define VLOAD(p) _mm256_loadu_ps(p)
+#define VLOADN(p, n) _mm256_maskload_ps((p), _mm256_loadu_si256((const __m256i *)(sk_kernel_mask8 + 8 - (n))))
+#define VSET1(x) _mm256_set1_ps(x)
+#define VZERO() _mm256_setzero_ps()
+#define VADD(a, b) _mm256_add_ps((a), (b))
+#define VSUB(a, b) _mm256_sub_ps((a), (b))
+#define VMUL(a, b) _mm256_mul_ps((a), (b))
+#define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define VALL_EQ(v, x) (_mm256_movemask_ps(_mm256_cmp_ps((v), _mm256_set1_ps(x), _CMP_EQ_OQ)) == 0xFF)
+/* sk_kernel_mask8 + 8 - n: n lanes of -1 (load) then zeros. */
+static const int32_t sk_kernel_mask8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+/* Two 8x8 transposes (rows 0-7, rows 8-15). Within 128-bit halves:
+ *   unpack ps   t = (a0 b0 a1 b1) ...   unpack pd   u[4g+e] = (r4g[e] r4g+1[e] r4g+2[e] r4g+3[e])
+ * then permute2f128 joins row groups 0 and 1 of the same pose. */
+static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx2(float *dst, size_t stride, const __m256 *m, size_t n, bool stream) {
+#pragma GCC unroll 16
+  for (int h = 0; h < 2; h++) {
+    const __m256 *r = m + 8 * h;
+    __m256 t[8], u[8];
+#pragma GCC unroll 16
+    for (int i = 0; i < 4; i++) {
+      t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int g = 0; g < 2; g++) {
+      const __m256d a = _mm256_castps_pd(t[4 * g]), b = _mm256_castps_pd(t[4 * g + 1]);
+      const __m256d c = _mm256_castps_pd(t[4 * g + 2]), d = _mm256_castps_pd(t[4 * g + 3]);
+      u[4 * g + 0] = _mm256_castpd_ps(_mm256_unpacklo_pd(a, c));
+      u[4 * g + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(a, c));
+      u[4 * g + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(b, d));
+      u[4 * g + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(b, d));
+    }
+    __m256 o[8];
+#pragma GCC unroll 16
+    for (int e = 0; e < 4; e++) {
+      o[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
+      o[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (stream)
+        _mm256_stream_ps(dst + i * stride + 8 * h, o[i]);
+      else
+        _mm256_storeu_ps(dst + i * stride + 8 * h, o[i]);
+    }
+  }
+}
+static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2(float *dst, size_t stride, const float *m, size_t n, bool stream) {
+  const __m256 lo = _mm256_load_ps(m), hi = _mm256_load_ps(m + 8);
+  for (size_t i = 0; i < n; i++) {
+    if (stream) {
+      _mm256_stream_ps(dst + i * stride, lo);
+      _mm256_stream_ps(dst + i * stride + 8, hi);
+    } else {
+      _mm256_storeu_ps(dst + i * stride, lo);
+      _mm256_storeu_ps(dst + i * stride + 8, hi);
+    }
+  }
+}
+#include "sk_kernel_lanes.h"
+
+/* avx512: 16 lanes with FMA; the tail uses masked loads. */
+#define SKK(name) name##_avx512
+#define SKK_ATTR __attribute__((target("avx512f,avx2,fma")))
+#define SKK_N 16
+#define SKK_PREFETCH SK_KERNEL_PREFETCH
+#define V __m512
+#define VLOAD(p) _mm512_loadu_ps(p)
+#define VLOADN(p, n) _mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), (p))
+#define VSET1(x) _mm512_set1_ps(x)
+#define VZERO() _mm512_setzero_ps()
+#define VADD(a, b) _mm512_add_ps((a), (b))
+#define VSUB(a, b) _mm512_sub_ps((a), (b))
+#define VMUL(a, b) _mm512_mul_ps((a), (b))
+#define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define VALL_EQ(v, x) (_mm512_cmp_ps_mask((v), _mm512_set1_ps(x), _CMP_EQ_OQ) == 0xFFFF)
+/* 16x16 transpose, rows = matrix entries, lanes = poses. Per 128-bit lane k:
+ *   unpack ps, unpack pd: u[4g+e] lane k = entries 4g..4g+3 of pose 4k+e
+ *   shuffle_f32x4 twice: gather lane k of u[e], u[4+e], u[8+e], u[12+e] = pose 4k+e.
+ * 64 shuffles per 16 matrices; one full 64-byte line per pose. */
+static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512(float *dst, size_t stride, const __m512 *m, size_t n, bool stream) {
+  __m512 t[16], u[16], o[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(m[2 * i], m[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(m[2 * i], m[2 * i + 1]);
+  }
+#pragma GCC unroll 16
+  for (int g = 0; g < 4; g++) {
+    const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+#pragma GCC unroll 16
+  for (int e = 0; e < 4; e++) {
+    const __m512 s0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x44), s1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xEE);
+    const __m512 s2 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x44);
+    const __m512 s3 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xEE);
+    o[e] = _mm512_shuffle_f32x4(s0, s2, 0x88);
+    o[4 + e] = _mm512_shuffle_f32x4(s0, s2, 0xDD);
+    o[8 + e] = _mm512_shuffle_f32x4(s1, s3, 0x88);
+    o[12 + e] = _mm512_shuffle_f32x4(s1, s3, 0xDD);
+  }
+  if (n == 16 && stream) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+      _mm512_stream_ps(dst + i * stride, o[i]);
+  } else if (n == 16) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+      _mm512_storeu_ps(dst + i * stride, o[i]);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      if (stream)
+        _mm512_stream_ps(dst + i * stride, o[i]);
+      else
+        _mm512_storeu_ps(dst + i * stride, o[i]);
+    }
+  }
+}
+static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx512(float *dst, size_t stride, const float *m, size_t n, bool stream) {
+  const __m512 v = _mm512_load_ps(m);
+  for (size_t i = 0; i < n; i++) {
+    if (stream)
+      _mm512_stream_ps(dst + i * stride, v);
+    else
+      _mm512_storeu_ps(dst + i * stride, v);
+  }
+}
+#include "sk_kernel_lanes.h"
+#endif /* SK_KERNEL_X86 */
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+typedef void (*sk_kernel_fn)(const sk_kernel_job *job, size_t begin, size_t end, bool stream);
+
+typedef struct sk_kernel_path_desc {
+  const char *name;
+  sk_kernel_fn run;
+  size_t align; /* stream stores need the output aligned to this */
+} sk_kernel_path_desc;
+
+/* Best first. */
+static const sk_kernel_path_desc sk_kernel_paths[] = {
+#ifdef SK_KERNEL_X86
+    {"avx512", run_avx512, 64},
+    {"avx2", run_avx2, 32},
+    {"sse2", run_sse2, 16},
+#endif
+    {"scalar", run_scalar, 0},
+};
+#define SK_KERNEL_NPATHS (sizeof sk_kernel_paths / sizeof sk_kernel_paths[0])
+
+static bool cpu_has(const char *name) {
+#ifdef SK_KERNEL_X86
+  if (strcmp(name, "avx512") == 0)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (strcmp(name, "avx2") == 0)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (strcmp(name, "sse2") == 0)
+    return __builtin_cpu_supports("sse2");
+#endif
+  return strcmp(name, "scalar") == 0;
+}
+
+int sk_kernel_path_check(const char *path) {
+  if (path == NULL)
+    return SK_EINVAL;
+  for (size_t i = 0; i < SK_KERNEL_NPATHS; i++)
+    if (strcmp(path, sk_kernel_paths[i].name) == 0)
+      return cpu_has(path) ? 0 : SK_EUNSUPPORTED;
+  /* Known names this build has no code for (x86 paths elsewhere). */
+  if (strcmp(path, "avx512") == 0 || strcmp(path, "avx2") == 0 || strcmp(path, "sse2") == 0)
+    return SK_EUNSUPPORTED;
+  return SK_EINVAL;
+}
+
+static const sk_kernel_path_desc *path_for(const char *path) {
+  for (size_t i = 0; i < SK_KERNEL_NPATHS; i++)
+    if (path != NULL ? strcmp(path, sk_kernel_paths[i].name) == 0 : cpu_has(sk_kernel_paths[i].name))
+      return &sk_kernel_paths[i];
+  return &sk_kernel_paths[SK_KERNEL_NPATHS - 1];
+}
+
+const char *sk_kernel_path(void) { return path_for(NULL)->name; }
+
+size_t sk_kernel_pose_stride(size_t poses) { return (((poses + 15) / 16) | 1) * 16; }
+
+/* ---- validate and run -------------------------------------------------------- */
+
+static bool mul_ok(size_t a, size_t b, size_t *r) { return !__builtin_mul_overflow(a, b, r); }
+
+int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
+  if (job == NULL)
+    return sk_error_set(err, SK_EINVAL, NULL, "job is NULL");
+  if (job->rig == NULL)
+    return sk_error_set(err, SK_EINVAL, "/rig", "rig is NULL");
+  if (job->poses == 0)
+    return sk_error_set(err, SK_EINVAL, "/poses", "a batch needs at least one pose");
+  if (job->pose_stride < job->poses)
+    return sk_error_set(err, SK_EINVAL, "/pose_stride", "pose_stride %zu is less than poses %zu", job->pose_stride,
+                        job->poses);
+  if (job->mode == NULL)
+    return sk_error_set(err, SK_EINVAL, "/mode", "mode is NULL");
+  if (job->offset == NULL)
+    return sk_error_set(err, SK_EINVAL, "/offset", "offset is NULL");
+  if (job->input == NULL)
+    return sk_error_set(err, SK_EINVAL, "/input", "input is NULL");
+  if (job->final == NULL)
+    return sk_error_set(err, SK_EINVAL, "/final", "final is NULL");
+  if (job->stream < SK_KERNEL_STREAM_AUTO || job->stream > SK_KERNEL_STREAM_ALWAYS)
+    return sk_error_set(err, SK_EINVAL, "/stream", "unknown stream mode %d", job->stream);
+  if (job->path != NULL) {
+    const int rc = sk_kernel_path_check(job->path);
+    if (rc == SK_EINVAL)
+      return sk_error_set(err, rc, "/path", "unknown kernel path \"%s\"", job->path);
+    if (rc != 0)
+      return sk_error_set(err, rc, "/path", "this CPU cannot run the %s path", job->path);
+  }
+  const size_t nb = job->rig->bones;
+  size_t rows, fin, tmp;
+  if (!mul_ok(16, job->pose_stride, &rows) || !mul_ok(nb + 1, 16, &tmp) || !mul_ok(tmp, job->poses, &fin))
+    return sk_error_set(err, SK_ETOOBIG, "/poses", "batch size overflows");
+  for (size_t b = 0; b < nb; b++) {
+    char ptr[48];
+    const uint8_t m = job->mode[b];
+    if (m > SK_KERNEL_MATRIX) {
+      snprintf(ptr, sizeof ptr, "/mode/%zu", b);
+      return sk_error_set(err, SK_EINVAL, ptr, "unknown mode %u for bone %zu", (unsigned)m, b);
+    }
+    if (job->input_floats != 0) {
+      const size_t span = m == SK_KERNEL_CONST ? 16 : m == SK_KERNEL_TRS ? 10 * job->pose_stride : rows;
+      if (job->offset[b] > job->input_floats || span > job->input_floats - job->offset[b]) {
+        snprintf(ptr, sizeof ptr, "/offset/%zu", b);
+        return sk_error_set(err, SK_EINVAL, ptr, "bone %zu's input runs past the end of input", b);
+      }
+    }
+  }
+  return 0;
+}
+
+/* Streams when the outputs outgrow L2. Measured on a 2-core EPYC VM (65
+ * bones): at 4096 poses (17 MB, inside the 32 MB L3) normal stores ran at
+ * 67 M bone matrices/s and streaming ones at 240 M/s; at 1024 poses (4 MB)
+ * streaming was still no slower. The L3 is shared and a victim cache, so
+ * keeping the output there saves little and costs the read-for-ownership
+ * of every line. */
+static bool want_stream(const sk_kernel_job *job, const sk_kernel_path_desc *d) {
+  if (job->stream == SK_KERNEL_STREAM_NEVER || d->align == 0)
+    return false;
+  if ((uintptr_t)job->final % d->align != 0 || (job->absolute != NULL && (uintptr_t)job->absolute % d->align != 0))
+    return false;
+  if (job->stream == SK_KERNEL_STREAM_ALWAYS)
+    return true;
+  const size_t nb = job->rig->bones;
+  const double bytes = 64.0 * (double)job->poses * (double)(nb + 1 + (job->absolute != NULL ? nb : 0));
+  return bytes > (double)job->rig->stream_bytes;
+}
+
+void sk_kernel_run(const sk_kernel_job *job, size_t begin, size_t end) {
+  if (begin >= end)
+    return;
+  const sk_kernel_path_desc *d = path_for(job->path);
+  const bool stream = want_stream(job, d);
+  d->run(job, begin, end, stream);
+#ifdef SK_KERNEL_X86
+  if (stream)
+    _mm_sfence(); /* streaming stores are weakly ordered: publish before returning */
+#endif
+}
+
+typedef struct sk_kernel_range {
+  const sk_kernel_job *job;
+  size_t begin, end;
+} sk_kernel_range;
+
+static void run_range(void *arg) {
+  const sk_kernel_range *r = arg;
+  sk_kernel_run(r->job, r->begin, r->end);
+}
+
+#define SK_KERNEL_MAX_THREADS 64
+
+int sk_kernel_run_threads(const sk_kernel_job *job, unsigned n) {
+  const size_t p = job->poses;
+  if (n > SK_KERNEL_MAX_THREADS)
+    n = SK_KERNEL_MAX_THREADS;
+  /* Ranges are multiples of 16 poses so every path sees the same groups. */
+  size_t chunk = n > 1 ? (p + n - 1) / n : p;
+  chunk = (chunk + 15) & ~(size_t)15;
+  if (n <= 1 || chunk >= p) {
+    sk_kernel_run(job, 0, p);
+    return 0;
+  }
+  uv_thread_t tid[SK_KERNEL_MAX_THREADS];
+  bool started[SK_KERNEL_MAX_THREADS] = {false};
+  sk_kernel_range range[SK_KERNEL_MAX_THREADS];
+  unsigned used = 0;
+  for (size_t b = 0; b < p && used < n; b += chunk, used++) {
+    range[used].job = job;
+    range[used].begin = b;
+    range[used].end = b + chunk < p ? b + chunk : p;
+  }
+  for (unsigned i = 1; i < used; i++)
+    started[i] = uv_thread_create(&tid[i], run_range, &range[i]) == 0;
+  run_range(&range[0]);
+  for (unsigned i = 1; i < used; i++) {
+    if (started[i])
+      uv_thread_join(&tid[i]);
+    else
+      run_range(&range[i]);
+  }
+  return 0;
+}
+
+/* ---- single pose ------------------------------------------------------------ */
+
+/* dest = a · b in the row-vector convention of sk_mat_mul, float
+ * arithmetic; dest may alias a or b. */
+typedef void (*sk_mul16_fn)(const float *a, const float *b, float *dest);
+
+/* The single-pose walk over the rig, for a given product. Inlined into each
+ * caller below so the product is a direct, inlined call. */
+static inline __attribute__((always_inline)) void single_with(const sk_rig *r, const float *locals,
+                                                              const float *initial_skin, float *final,
+                                                              float *absolute, sk_mul16_fn mul) {
+  float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
+  float aslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
+  const size_t nb = r->bones;
+  const bool two_chains = absolute != NULL && initial_skin != NULL;
+  for (size_t k = 0; k < r->unused; k++) {
+    memset(final + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *final);
+    if (absolute != NULL)
+      memset(absolute + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *absolute);
+  }
+  memcpy(final + 16 * nb, sk_kernel_identity16, sizeof sk_kernel_identity16);
+  for (size_t s = 0; s < r->steps; s++) {
+    const sk_rig_step *st = &r->step[s];
+    const float *l = locals + 16 * (size_t)st->bone;
+    /* Straight into the scratch slot; it may be the parent's (the last
+     * child reuses it), which the products allow. */
+    float leaf[16] __attribute__((aligned(32)));
+    float *w = st->slot >= 0 ? wslot[st->slot] : leaf;
+    if (st->parent_slot >= 0)
+      mul(l, wslot[st->parent_slot], w);
+    else if (initial_skin != NULL)
+      mul(l, initial_skin, w);
+    else
+      memcpy(w, l, 16 * sizeof *w);
+    if (st->out >= 0)
+      mul(r->inv_bind + 16 * s, w, final + 16 * (size_t)st->out);
+    if (absolute == NULL)
+      continue;
+    if (!two_chains) {
+      if (st->out >= 0)
+        memcpy(absolute + 16 * (size_t)st->out, w, 16 * sizeof *w);
+      continue;
+    }
+    float *a = st->slot >= 0 ? aslot[st->slot] : leaf;
+    if (st->parent_slot >= 0)
+      mul(l, aslot[st->parent_slot], a);
+    else
+      memcpy(a, l, 16 * sizeof *a);
+    if (st->out >= 0)
+      memcpy(absolute + 16 * (size_t)st->out, a, 16 * sizeof *a);
+  }
+}
+
+#ifdef SK_KERNEL_X86
+/* For CPUs without AVX2: plain float (GCC vectorises it with SSE2). */
+static void mul_plain(const float *a, const float *b, float *dest) {
+  float t[16];
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++)
+      t[4 * i + j] = a[4 * i] * b[j] + a[4 * i + 1] * b[4 + j] + a[4 * i + 2] * b[8 + j] + a[4 * i + 3] * b[12 + j];
+  memcpy(dest, t, sizeof t);
+}
+
+static void single_plain(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
+                         float *absolute) {
+  single_with(r, locals, initial_skin, final, absolute, mul_plain);
+}
+
+/* cglm chooses glm_mat4_mul's implementation by __AVX__ at compile time;
+ * compiled for AVX2 here (the pragma defines __AVX__), it is the 256-bit
+ * one, about twice the SSE2 one. Everything cglm defines lives in this
+ * region, so nothing outside runs AVX code unless the CPU has it. */
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+/* Locals, worlds and outputs are caller buffers with no alignment promise;
+ * unaligned loads cost nothing on aligned data. */
+#define CGLM_ALL_UNALIGNED
+#include <cglm/cglm.h>
+
+/* cglm is column-major and column-vector: our row-vector matrix M is cglm's
+ * M^T, so a · b (ours) is glm_mat4_mul(b, a) (theirs), which allows dest
+ * to alias either operand. */
+static inline void mul_cglm(const float *a, const float *b, float *dest) {
+  glm_mat4_mul((vec4 *)(uintptr_t)b, (vec4 *)(uintptr_t)a, (vec4 *)dest);
+}
+
+static void single_cglm(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
+                        float *absolute) {
+  single_with(r, locals, initial_skin, final, absolute, mul_cglm);
+}
+#ifdef SK_KERNEL_X86
+#pragma GCC pop_options
+#endif
+
+void sk_kernel_single(const sk_rig *r, const float *locals, const float *initial_skin, float *final, float *absolute) {
+#ifdef SK_KERNEL_X86
+  if (!cpu_has("avx2")) {
+    single_plain(r, locals, initial_skin, final, absolute);
+    return;
+  }
+#endif
+  single_cglm(r, locals, initial_skin, final, absolute);
+}

@@ -1,0 +1,115 @@
+/* sk_kernel: the batch kernel. Many poses of one skeleton at once, one SIMD
+ * lane per pose (AVX-512: 16 poses, AVX2+FMA: 8, SSE2: 4, scalar: 1), the
+ * path picked at run time from cpuid so one binary runs everywhere.
+ *
+ * Same numbers as the scalar core (sk_skeleton_evaluate) within
+ * 1e-5 × max(1, largest |entry| of the expected matrix): the kernel computes
+ * in float with fused multiply-adds where the core computes in double and
+ * rounds like Babylon.js, so results are close, not bit-exact.
+ *
+ * Shape (ozz-animation's LocalToModelJob): an immutable runtime rig built
+ * once per skeleton, a job of borrowed spans, sk_kernel_validate() once at
+ * the boundary, then sk_kernel_run() on pose ranges; run never allocates and
+ * never re-checks the hierarchy. */
+#ifndef SK_KERNEL_H
+#define SK_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sk_error.h"
+#include "sk_skeleton.h"
+
+/* Immutable runtime form of a skeleton for the batch kernel: built once
+ * (e.g. at upload), one aligned allocation; thread-safe to share read-only.
+ * It snapshots parents, output slots and absolute inverse binds: later
+ * changes to the skeleton (set_bind) need a new rig. */
+typedef struct sk_rig sk_rig;
+
+/* Builds the rig of `s`: a processing order (depth-first, lightest subtree
+ * first, so a pass needs at most log2(B) + 2 live world matrices), and
+ * bones that write no slot and feed none dropped. Also reads the L2 size
+ * from sysfs once, here, so runs do no I/O. On success *out is new (free
+ * with sk_rig_destroy). Errors: SK_EINVAL (NULL), SK_ENOMEM. */
+int sk_rig_create(const sk_skeleton *s, sk_rig **out);
+/* NULL is a no-op. */
+void sk_rig_destroy(sk_rig *r);
+/* B, the skeleton's bone count (final holds B+1 matrices per pose). */
+size_t sk_rig_bones(const sk_rig *r);
+
+/* How a bone's local transform is given for the whole batch. */
+enum {
+  SK_KERNEL_CONST = 0,  /* one matrix for every pose (e.g. the stored local): 16 floats */
+  SK_KERNEL_TRS = 1,    /* per pose: tx ty tz qx qy qz qw sx sy sz, 10 rows of pose_stride floats (SoA);
+                           composed as Babylon's Matrix.ComposeToRef, the quaternion never normalised */
+  SK_KERNEL_MATRIX = 2  /* per pose: 16 rows of pose_stride floats (SoA), row r = entry r of every pose */
+};
+
+/* Output stores: the default (AUTO) streams past the caches only when the
+ * outputs are larger than the last-level cache. */
+enum { SK_KERNEL_STREAM_AUTO = 0, SK_KERNEL_STREAM_NEVER = 1, SK_KERNEL_STREAM_ALWAYS = 2 };
+
+/* One batch. Zero-initialise, then fill; every pointer is borrowed. */
+typedef struct sk_kernel_job {
+  const sk_rig *rig;          /* borrowed */
+  size_t poses;               /* P >= 1 */
+  size_t pose_stride;         /* floats per SoA row, >= poses; best sk_kernel_pose_stride(poses) */
+  const uint8_t *mode;        /* B entries, SK_KERNEL_*, bones in parent-first (sk_skeleton.bones[]) order */
+  const size_t *offset;       /* B entries: where bone b's input starts in `input`, in floats
+                                 (CONST: 16 floats; TRS: 10*pose_stride; MATRIX: 16*pose_stride) */
+  const float *input;         /* borrowed */
+  size_t input_floats;        /* length of `input` for bounds checks in validate; 0 = unknown, unchecked */
+  const float *initial_skin;  /* NULL, or 16 floats applied to every pose's roots (world = local * initial) */
+  float *final;               /* P*(B+1)*16 floats, pose-major: pose p at final + p*(B+1)*16, slot order,
+                                 unwritten slots zero, trailing identity -- exactly sk_skeleton_evaluate's `final`.
+                                 64-byte alignment lets the kernel stream its stores. */
+  float *absolute;            /* NULL or P*B*16, slot order (no initial skin), like sk_skeleton_evaluate's `absolute` */
+  const char *path;           /* NULL = the best path this CPU has, else "avx512", "avx2", "sse2" or "scalar" */
+  int stream;                 /* SK_KERNEL_STREAM_*; 0 = AUTO */
+} sk_kernel_job;
+
+/* The pose_stride to lay a batch of `poses` out with: a multiple of 16
+ * floats (whole cache lines per lane group) whose count of lines is odd.
+ * A power-of-two stride puts row k of every bone in the same cache set, so
+ * the kernel's ~10 rows per bone evict each other; with 65 bones x 65536
+ * poses that costs 40 % of the throughput. */
+size_t sk_kernel_pose_stride(size_t poses);
+
+/* Checks the job once, at the boundary: non-NULL rig/mode/offset/input/
+ * final, P >= 1, pose_stride >= P, known modes, spans inside input_floats
+ * (when given), sizes that do not overflow, and a known path the CPU has.
+ * Errors: SK_EINVAL (err->pointer names the field, e.g. "/mode/3"),
+ * SK_ETOOBIG (sizes overflow), SK_EUNSUPPORTED (path missing on this CPU). */
+int sk_kernel_validate(const sk_kernel_job *job, sk_error *err);
+
+/* Computes poses [begin, end) of a validated job (end <= P), so callers can
+ * split a batch across threads: ranges that start at multiples of 16 give
+ * results bit for bit equal to one call over [0, P). Never allocates
+ * (its scratch is about 50 KB of stack), never re-validates. */
+void sk_kernel_run(const sk_kernel_job *job, size_t begin, size_t end);
+
+/* Splits [0, P) across `n` threads (uv_thread_create, the caller's thread
+ * takes the first range) in 16-pose-aligned ranges and runs them. n <= 1,
+ * or a batch too small to split, runs inline. A thread that cannot be
+ * started has its range run inline, so this always completes; returns 0.
+ * Each call starts threads (tens of microseconds): worth it from a few
+ * hundred thousand bone matrices up; a server would rather hand ranges of
+ * sk_kernel_run to its own pool. */
+int sk_kernel_run_threads(const sk_kernel_job *job, unsigned n);
+
+/* Name of the path sk_kernel_run uses for path == NULL on this CPU:
+ * "avx512", "avx2", "sse2" or "scalar". Static string. */
+const char *sk_kernel_path(void);
+
+/* 0 if `path` ("avx512"|"avx2"|"sse2"|"scalar") runs on this CPU,
+ * SK_EUNSUPPORTED if the CPU lacks it, SK_EINVAL for an unknown name. */
+int sk_kernel_path_check(const char *path);
+
+/* Single pose, per-bone cglm path (glm_mat4_mul, its AVX version on CPUs
+ * with AVX2, a plain float product elsewhere): `locals` = B*16
+ * floats in bones[] order, `initial_skin` NULL or 16 floats, `final`
+ * (B+1)*16 floats and `absolute` (NULL or B*16) laid out as
+ * sk_skeleton_evaluate's. Never allocates; buffers need no alignment. */
+void sk_kernel_single(const sk_rig *r, const float *locals, const float *initial_skin, float *final, float *absolute);
+
+#endif

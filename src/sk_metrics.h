@@ -1,0 +1,74 @@
+/* sk_metrics: the daemon's counters, written as Prometheus text (0.0.4).
+ *
+ * Owned and updated by the loop thread only (thread-pool jobs report back
+ * in their after-work callback), so nothing here is atomic. Label values
+ * come from small fixed tables: a client cannot grow the label space. */
+#ifndef SK_METRICS_H
+#define SK_METRICS_H
+
+#include <stdint.h>
+
+#include "sk_numfmt.h"
+
+/* Route labels: the route patterns, never raw paths (ids would explode the
+ * label space). */
+#define SK_ROUTE_MAP(X)                                   \
+  X(OTHER, "other")                                       \
+  X(SKELETONS, "/v1/skeletons")                           \
+  X(SKELETON, "/v1/skeletons/{id}")                       \
+  X(BONES, "/v1/skeletons/{id}/bones")                    \
+  X(REST, "/v1/skeletons/{id}/rest")                      \
+  X(POSE, "/v1/skeletons/{id}/pose")                      \
+  X(POSES, "/v1/skeletons/{id}/poses")                    \
+  X(HEALTHZ, "/healthz")                                  \
+  X(READYZ, "/readyz")                                    \
+  X(METRICS, "/metrics")
+
+enum {
+#define SK_ROUTE_ENUM(name, label) SK_ROUTE_##name,
+  SK_ROUTE_MAP(SK_ROUTE_ENUM)
+#undef SK_ROUTE_ENUM
+  SK_ROUTE_COUNT
+};
+
+#define SK_METHOD_MAP(X) X(OTHER, "other") X(GET, "GET") X(HEAD, "HEAD") X(POST, "POST") X(PUT, "PUT") \
+  X(PATCH, "PATCH") X(DELETE, "DELETE") X(OPTIONS, "OPTIONS")
+
+enum {
+#define SK_METHOD_ENUM(name, label) SK_METHOD_##name,
+  SK_METHOD_MAP(SK_METHOD_ENUM)
+#undef SK_METHOD_ENUM
+  SK_METHOD_COUNT
+};
+
+/* Statuses the daemon answers with; anything else is counted as "other". */
+#define SK_METRICS_STATUSES 200, 201, 204, 400, 404, 405, 406, 413, 415, 422, 500, 503
+#define SK_METRICS_NSTATUS 13 /* the list above + "other" */
+#define SK_METRICS_NBUCKETS 14
+
+typedef struct sk_metrics {
+  uint64_t requests[SK_ROUTE_COUNT][SK_METHOD_COUNT][SK_METRICS_NSTATUS];
+  uint64_t dur_buckets[SK_ROUTE_COUNT][SK_METRICS_NBUCKETS]; /* not cumulative */
+  uint64_t dur_count[SK_ROUTE_COUNT];
+  double dur_sum[SK_ROUTE_COUNT];
+  uint64_t poses_evaluated, bone_matrices_evaluated;
+} sk_metrics;
+
+/* Gauges owned by other modules, sampled when the text is written. */
+typedef struct sk_metrics_gauges {
+  uint64_t cache_skeletons, cache_bytes, cache_evictions, jobs_in_flight;
+} sk_metrics_gauges;
+
+/* Zeroes every counter. */
+void sk_metrics_init(sk_metrics *m);
+/* Method name -> SK_METHOD_*. */
+int sk_metrics_method(const char *method);
+/* Counts one finished request of `route` (SK_ROUTE_*) and `method`
+ * (SK_METHOD_*) answered with `status`, which took `seconds`. */
+void sk_metrics_observe(sk_metrics *m, int route, int method, int status, double seconds);
+/* Counts evaluated poses and the bone matrices they produced. */
+void sk_metrics_add_poses(sk_metrics *m, uint64_t poses, uint64_t bone_matrices);
+/* Appends the Prometheus text exposition. 0 or SK_ENOMEM. */
+int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf *out);
+
+#endif

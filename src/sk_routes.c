@@ -1,0 +1,1399 @@
+#include "sk_routes.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sk_error.h"
+#include "sk_eval.h"
+#include "sk_fastpose.h"
+#include "sk_json.h"
+#include "sk_kernel.h"
+#include "sk_numfmt.h"
+
+/* Grow-only buffers for the batch kernel's SoA input and output. */
+typedef struct kscratch {
+  float *input, *final; /* final: 64-byte aligned so the kernel may stream */
+  size_t input_cap, final_cap;
+  uint8_t *mode;
+  size_t *offset;
+  uint32_t *hits;
+  size_t bones_cap;
+} kscratch;
+
+struct sk_routes {
+  sk_routes_config cfg;
+  sk_cache *cache;     /* borrowed */
+  sk_metrics *metrics; /* borrowed */
+  sk_eval_buffers buf; /* loop thread only: reused by every inline pose */
+  kscratch ks;         /* loop thread only: inline batches */
+};
+
+#define PROBLEM_BASE "https://skinnerd.dev/problems/"
+#define CT_JSON "application/json"
+#define CT_PROBLEM "application/problem+json"
+
+static const char *const k_pose_offers[] = {"application/json", "application/octet-stream",
+                                            "application/x-skinner-mat3x4"};
+static const char *const k_json_offer[] = {"application/json"};
+
+/* ---- small pure helpers (public for tests) --------------------------------- */
+
+void sk_routes_mat3x4(const float m[16], float dest[12]) {
+  for (int c = 0; c < 3; c++)
+    for (int r = 0; r < 4; r++)
+      dest[4 * c + r] = m[4 * r + c];
+}
+
+int sk_routes_content_id(const json_t *json, char dest[17]) {
+  char *text = json_dumps(json, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+  if (text == NULL)
+    return SK_ENOMEM;
+  uint64_t h = 1469598103934665603ull;
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+    h = (h ^ *p) * 1099511628211ull;
+  free(text);
+  snprintf(dest, 17, "%016llx", (unsigned long long)h);
+  return 0;
+}
+
+static bool token_eq(const char *a, size_t alen, const char *b) {
+  return strlen(b) == alen && strncasecmp(a, b, alen) == 0;
+}
+
+int sk_routes_is_json(const char *ct) {
+  if (ct == NULL)
+    return 0;
+  while (*ct == ' ' || *ct == '\t')
+    ct++;
+  size_t n = strcspn(ct, "; \t");
+  return token_eq(ct, n, "application/json");
+}
+
+/* How well the media range [r, r+n) matches `offer`: 3 exact, 2 "type/ *",
+ * 1 "* / *" (spaces only to keep this a comment), 0 not at all. */
+static int range_match(const char *r, size_t n, const char *offer) {
+  if (token_eq(r, n, "*/*"))
+    return 1;
+  const char *slash = strchr(offer, '/');
+  size_t tlen = (size_t)(slash - offer);
+  if (n == tlen + 2 && strncasecmp(r, offer, tlen + 1) == 0 && r[tlen + 1] == '*')
+    return 2;
+  return token_eq(r, n, offer) ? 3 : 0;
+}
+
+int sk_routes_negotiate(const char *accept, const char *const *offers, int n) {
+  if (accept == NULL)
+    return 0;
+  double q[8];
+  int spec[8];
+  if (n > 8)
+    n = 8;
+  for (int i = 0; i < n; i++) {
+    q[i] = -1; /* not mentioned */
+    spec[i] = 0;
+  }
+  bool any_range = false;
+  const char *p = accept;
+  while (*p) {
+    while (*p == ' ' || *p == '\t' || *p == ',')
+      p++;
+    if (!*p)
+      break;
+    const char *elem = p;
+    size_t elen = strcspn(p, ",");
+    p += elen;
+    size_t rlen = strcspn(elem, ";, \t");
+    if (rlen > elen)
+      rlen = elen;
+    double qv = 1;
+    /* parameters: only q matters */
+    const char *par = elem + rlen;
+    while (par < elem + elen) {
+      par += strspn(par, "; \t");
+      if (par >= elem + elen)
+        break;
+      if ((par[0] == 'q' || par[0] == 'Q') && par[1] == '=') {
+        char *end;
+        qv = strtod(par + 2, &end);
+        if (end == par + 2 || qv < 0 || qv > 1)
+          qv = 1;
+      }
+      par += strcspn(par, ";,");
+    }
+    if (rlen == 0)
+      continue;
+    any_range = true;
+    for (int i = 0; i < n; i++) {
+      int m = range_match(elem, rlen, offers[i]);
+      if (m > spec[i]) { /* the most specific range decides (RFC 9110 12.5.1) */
+        spec[i] = m;
+        q[i] = qv;
+      }
+    }
+  }
+  if (!any_range)
+    return 0;
+  int best = -1;
+  for (int i = 0; i < n; i++)
+    if (q[i] > 0 && (best < 0 || q[i] > q[best]))
+      best = i;
+  return best;
+}
+
+/* ---- answers ----------------------------------------------------------------- */
+
+static const char *problem_kind(int code) {
+  switch (code) {
+  case SK_EINVAL: return "invalid-request";
+  case SK_ENOMEM: return "out-of-memory";
+  case SK_ESYNTAX: return "malformed-json";
+  case SK_ETYPE: return "wrong-type";
+  case SK_EMISSING: return "missing-field";
+  case SK_ERANGE: return "out-of-range";
+  case SK_ENOTFINITE: return "non-finite-number";
+  case SK_EDUPLICATE: return "duplicate";
+  case SK_ECYCLE: return "cycle";
+  case SK_EUNKNOWN: return "unknown-reference";
+  case SK_ESINGULAR: return "non-invertible-matrix";
+  case SK_ELENGTH: return "wrong-array-length";
+  case SK_ENOTFOUND: return "not-found";
+  case SK_ETOOBIG: return "too-large";
+  case SK_EUNSUPPORTED: return "unsupported-media-type";
+  case SK_EBUSY: return "overloaded";
+  case SK_EFORMAT: return "invalid-format";
+  default: return "internal";
+  }
+}
+
+/* Sends an RFC 9457 problem. `kind` NULL: derived from `code`. */
+static void problem_full(sk_http_req *req, int status, const char *kind, const char *title, const char *detail,
+                         const char *pointer, int line, int column, const char *const *headers) {
+  sk_strbuf b = {0};
+  char num[32];
+  sk_strbuf_append(&b, "{\"type\":", 8);
+  char type[128];
+  snprintf(type, sizeof type, PROBLEM_BASE "%s", kind);
+  sk_json_write_string(&b, type);
+  sk_strbuf_append(&b, ",\"title\":", 9);
+  sk_json_write_string(&b, title);
+  int n = snprintf(num, sizeof num, ",\"status\":%d", status);
+  sk_strbuf_append(&b, num, (size_t)n);
+  sk_strbuf_append(&b, ",\"detail\":", 10);
+  sk_json_write_string(&b, detail != NULL ? detail : title);
+  sk_strbuf_append(&b, ",\"pointer\":", 11);
+  sk_json_write_string(&b, pointer != NULL ? pointer : "");
+  if (line > 0) {
+    n = snprintf(num, sizeof num, ",\"line\":%d,\"column\":%d", line, column);
+    sk_strbuf_append(&b, num, (size_t)n);
+  }
+  sk_strbuf_append(&b, "}", 1);
+  if (b.failed) {
+    sk_strbuf_free(&b);
+    sk_http_respond(req, 503, "text/plain", (void *)"out of memory\n", 14, false, NULL);
+    return;
+  }
+  size_t len = b.len;
+  sk_http_respond(req, status, CT_PROBLEM, b.data, len, true, headers);
+}
+
+static void problem_err(sk_http_req *req, const sk_error *err, int fallback) {
+  int code = err->code ? err->code : fallback;
+  int status = sk_error_http_status(code);
+  if (status >= 500 && code != SK_ENOMEM && code != SK_EBUSY)
+    status = 500;
+  static const char *const retry[] = {"Retry-After", "1", NULL};
+  problem_full(req, status, problem_kind(code), sk_strerror(code), err->text[0] ? err->text : sk_strerror(code),
+               err->pointer, code == SK_ESYNTAX ? err->line : 0, err->column,
+               status == 503 ? retry : NULL);
+}
+
+__attribute__((format(printf, 4, 5))) static void problem(sk_http_req *req, int code, const char *pointer,
+                                                            const char *fmt, ...) {
+  sk_error e;
+  sk_error_clear(&e);
+  e.code = code;
+  snprintf(e.pointer, sizeof e.pointer, "%s", pointer ? pointer : "");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e.text, sizeof e.text, fmt, ap);
+  va_end(ap);
+  problem_err(req, &e, code);
+}
+
+static void respond_json(sk_http_req *req, int status, sk_strbuf *b, const char *const *headers) {
+  if (b->failed) {
+    sk_strbuf_free(b);
+    problem(req, SK_ENOMEM, "", "out of memory writing the answer");
+    return;
+  }
+  size_t len = b->len;
+  void *data = b->data;
+  memset(b, 0, sizeof *b);
+  if (data == NULL) { /* empty buffer: never happens for JSON, but stay safe */
+    sk_http_respond(req, status, CT_JSON, (void *)"", 0, false, headers);
+    return;
+  }
+  sk_http_respond(req, status, CT_JSON, data, len, true, headers);
+}
+
+static void respond_static_json(sk_http_req *req, int status, const char *text) {
+  sk_http_respond(req, status, CT_JSON, (void *)text, strlen(text), false, NULL);
+}
+
+/* ---- routing ----------------------------------------------------------------- */
+
+typedef struct {
+  int route;
+  char id[SK_CACHE_ID_MAX + 1];
+  bool id_ok; /* the id segment matched the id syntax */
+} match;
+
+/* Splits the path (query string ignored) into a route. */
+static void route_match(const char *url, match *m) {
+  memset(m, 0, sizeof *m);
+  m->route = SK_ROUTE_OTHER;
+  size_t plen = strcspn(url, "?#");
+  if (plen == 8 && strncmp(url, "/healthz", 8) == 0) {
+    m->route = SK_ROUTE_HEALTHZ;
+    return;
+  }
+  if (plen == 7 && strncmp(url, "/readyz", 7) == 0) {
+    m->route = SK_ROUTE_READYZ;
+    return;
+  }
+  if (plen == 8 && strncmp(url, "/metrics", 8) == 0) {
+    m->route = SK_ROUTE_METRICS;
+    return;
+  }
+  static const char base[] = "/v1/skeletons";
+  size_t blen = sizeof base - 1;
+  if (plen < blen || strncmp(url, base, blen) != 0)
+    return;
+  if (plen == blen || (plen == blen + 1 && url[blen] == '/')) {
+    m->route = SK_ROUTE_SKELETONS;
+    return;
+  }
+  if (url[blen] != '/')
+    return;
+  const char *id = url + blen + 1;
+  size_t rest = plen - blen - 1;
+  size_t idlen = strcspn(id, "/");
+  if (idlen > rest)
+    idlen = rest;
+  const char *tail = id + idlen;
+  size_t tlen = rest - idlen;
+  int route = SK_ROUTE_OTHER;
+  if (tlen == 0)
+    route = SK_ROUTE_SKELETON;
+  else if (tlen == 6 && strncmp(tail, "/bones", 6) == 0)
+    route = SK_ROUTE_BONES;
+  else if (tlen == 5 && strncmp(tail, "/rest", 5) == 0)
+    route = SK_ROUTE_REST;
+  else if (tlen == 5 && strncmp(tail, "/pose", 5) == 0)
+    route = SK_ROUTE_POSE;
+  else if (tlen == 6 && strncmp(tail, "/poses", 6) == 0)
+    route = SK_ROUTE_POSES;
+  if (route == SK_ROUTE_OTHER)
+    return;
+  m->route = route;
+  m->id_ok = sk_cache_id_valid(id, idlen);
+  if (m->id_ok) {
+    memcpy(m->id, id, idlen);
+    m->id[idlen] = 0;
+  }
+}
+
+/* Allowed methods per route, as the Allow header lists them. */
+static const char *route_allow(int route) {
+  switch (route) {
+  case SK_ROUTE_SKELETONS: return "GET, HEAD, POST";
+  case SK_ROUTE_SKELETON: return "GET, HEAD, PUT, DELETE";
+  case SK_ROUTE_BONES: return "PATCH";
+  case SK_ROUTE_REST:
+  case SK_ROUTE_POSE:
+  case SK_ROUTE_POSES: return "POST";
+  case SK_ROUTE_HEALTHZ:
+  case SK_ROUTE_READYZ:
+  case SK_ROUTE_METRICS: return "GET, HEAD";
+  default: return "";
+  }
+}
+
+static bool method_allowed(int route, int method) {
+  const char *allow = route_allow(route);
+  const char *name = NULL;
+  switch (method) {
+  case SK_METHOD_GET: name = "GET"; break;
+  case SK_METHOD_HEAD: name = "HEAD"; break;
+  case SK_METHOD_POST: name = "POST"; break;
+  case SK_METHOD_PUT: name = "PUT"; break;
+  case SK_METHOD_PATCH: name = "PATCH"; break;
+  case SK_METHOD_DELETE: name = "DELETE"; break;
+  default: return false;
+  }
+  for (const char *p = allow; *p;) {
+    size_t n = strcspn(p, ",");
+    if (n == strlen(name) && strncmp(p, name, n) == 0)
+      return true;
+    p += n;
+    p += strspn(p, ", ");
+  }
+  return false;
+}
+
+static bool route_takes_body(int route, int method) {
+  return method == SK_METHOD_PUT || method == SK_METHOD_POST || method == SK_METHOD_PATCH ||
+         (route == SK_ROUTE_OTHER && method != SK_METHOD_GET);
+}
+
+/* Headers are in: reject what can be rejected without the body. */
+static void on_begin(void *ctx, sk_http_req *req) {
+  sk_routes *r = ctx;
+  match m;
+  route_match(req->url, &m);
+  req->route = m.route;
+  if (m.route == SK_ROUTE_OTHER) {
+    problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
+    return;
+  }
+  if (!method_allowed(m.route, req->method_id)) {
+    const char *hdr[] = {"Allow", route_allow(m.route), NULL};
+    char detail[128];
+    snprintf(detail, sizeof detail, "%s is not allowed here; use %s", req->method, route_allow(m.route));
+    problem_full(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
+    return;
+  }
+  if (route_takes_body(m.route, req->method_id)) {
+    const char *cl = sk_http_header(req, "Content-Length");
+    const char *te = sk_http_header(req, "Transfer-Encoding");
+    unsigned long long len = 0;
+    if (cl != NULL) {
+      len = strtoull(cl, NULL, 10);
+      if (len > r->cfg.max_body) {
+        problem(req, SK_ETOOBIG, "", "the body has %llu bytes; the limit is %zu (--max-body)", len, r->cfg.max_body);
+        return;
+      }
+    }
+    if ((len > 0 || te != NULL) && !sk_routes_is_json(sk_http_header(req, "Content-Type"))) {
+      const char *ct = sk_http_header(req, "Content-Type");
+      problem(req, SK_EUNSUPPORTED, "", "bodies must be application/json, not %s", ct ? ct : "untyped");
+      return;
+    }
+  }
+  if (m.route == SK_ROUTE_POSE || m.route == SK_ROUTE_POSES) {
+    if (sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3) < 0) {
+      problem_full(req, 406, "not-acceptable", "Not acceptable",
+                   "this route answers application/json, application/octet-stream or application/x-skinner-mat3x4",
+                   "", 0, 0, NULL);
+      return;
+    }
+  } else if (m.route != SK_ROUTE_METRICS && req->method_id != SK_METHOD_DELETE &&
+             sk_routes_negotiate(sk_http_header(req, "Accept"), k_json_offer, 1) < 0) {
+    problem_full(req, 406, "not-acceptable", "Not acceptable", "this route answers application/json", "", 0, 0, NULL);
+    return;
+  }
+}
+
+/* ---- writers ------------------------------------------------------------------ */
+
+static void write_f64(sk_strbuf *b, double v) {
+  char t[SK_NUMFMT_F64_MAX + 1];
+  size_t n = sk_numfmt_f64(v, t);
+  sk_strbuf_append(b, t, n);
+}
+
+static void write_uint(sk_strbuf *b, unsigned long long v) {
+  char t[32];
+  int n = snprintf(t, sizeof t, "%llu", v);
+  sk_strbuf_append(b, t, (size_t)n);
+}
+
+static void write_int(sk_strbuf *b, long long v) {
+  char t[32];
+  int n = snprintf(t, sizeof t, "%lld", v);
+  sk_strbuf_append(b, t, (size_t)n);
+}
+
+/* {"id","bones","order"} */
+static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
+  sk_strbuf_append(b, "{\"id\":", 6);
+  sk_json_write_string(b, e->id);
+  sk_strbuf_append(b, ",\"bones\":", 9);
+  write_uint(b, e->skel->count);
+  sk_strbuf_append(b, ",\"order\":", 9);
+  sk_eval_write_order(e->skel, b);
+  sk_strbuf_append(b, "}", 1);
+}
+
+/* {"id","order","bones":[{"name","parent","index","length"?,"local","bind","rest"}]} */
+static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
+  const sk_skeleton *s = e->skel;
+  sk_strbuf_append(b, "{\"id\":", 6);
+  sk_json_write_string(b, e->id);
+  sk_strbuf_append(b, ",\"order\":", 9);
+  sk_eval_write_order(s, b);
+  sk_strbuf_append(b, ",\"bones\":[", 10);
+  for (size_t i = 0; i < s->count; i++) {
+    const sk_bone *bn = &s->bones[i];
+    sk_strbuf_append(b, i ? ",{\"name\":" : "{\"name\":", i ? 9 : 8);
+    sk_json_write_string(b, bn->name);
+    sk_strbuf_append(b, ",\"parent\":", 10);
+    if (bn->parent >= 0)
+      sk_json_write_string(b, s->bones[bn->parent].name);
+    else
+      sk_strbuf_append(b, "null", 4);
+    sk_strbuf_append(b, ",\"index\":", 9);
+    write_int(b, bn->index);
+    if (bn->has_length) {
+      sk_strbuf_append(b, ",\"length\":", 10);
+      write_f64(b, bn->length);
+    }
+    sk_strbuf_append(b, ",\"local\":", 9);
+    sk_strbuf_append_f32_array(b, bn->local.matrix, 16);
+    sk_strbuf_append(b, ",\"bind\":", 8);
+    sk_strbuf_append_f32_array(b, bn->bind, 16);
+    sk_strbuf_append(b, ",\"rest\":", 8);
+    sk_strbuf_append_f32_array(b, bn->rest, 16);
+    sk_strbuf_append(b, "}", 1);
+  }
+  sk_strbuf_append(b, "]}", 2);
+}
+
+/* ---- request helpers ------------------------------------------------------------ */
+
+/* Loads the body as JSON; answers the problem itself on failure. */
+static json_t *load_body(sk_http_req *req) {
+  json_t *j = NULL;
+  sk_error err;
+  sk_error_clear(&err);
+  if (sk_json_load(req->body.data, req->body.len, &j, &err) != 0) {
+    problem_err(req, &err, SK_ESYNTAX);
+    return NULL;
+  }
+  return j;
+}
+
+/* The stored entry for the matched id, or a 404 answered. */
+static sk_cache_entry *entry_or_404(sk_routes *r, sk_http_req *req, const match *m) {
+  sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
+  if (e == NULL)
+    problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
+  return e;
+}
+
+static int check_keys(const json_t *obj, const char *const *allowed, sk_error *err) {
+  const char *key;
+  json_t *val;
+  json_object_foreach((json_t *)obj, key, val) {
+    bool ok = false;
+    for (const char *const *a = allowed; *a && !ok; a++)
+      ok = strcmp(*a, key) == 0;
+    if (!ok) {
+      char p[SK_ERROR_POINTER_MAX] = "";
+      sk_pointer_push(p, sizeof p, key);
+      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
+    }
+  }
+  return 0;
+}
+
+/* ---- skeleton routes ---------------------------------------------------------------- */
+
+static int cmp_entry_id(const void *a, const void *b) {
+  return strcmp((*(const sk_cache_entry *const *)a)->id, (*(const sk_cache_entry *const *)b)->id);
+}
+
+typedef struct {
+  const sk_cache_entry **v;
+  size_t n;
+} entry_list;
+
+static void collect(void *arg, const sk_cache_entry *e) {
+  entry_list *l = arg;
+  l->v[l->n++] = e;
+}
+
+static void get_list(sk_routes *r, sk_http_req *req) {
+  sk_cache_stats st;
+  sk_cache_get_stats(r->cache, &st);
+  entry_list l = {calloc(st.count ? st.count : 1, sizeof *l.v), 0};
+  if (l.v == NULL) {
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  sk_cache_foreach(r->cache, collect, &l);
+  qsort(l.v, l.n, sizeof *l.v, cmp_entry_id);
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, "{\"skeletons\":[", 14);
+  for (size_t i = 0; i < l.n; i++) {
+    sk_strbuf_append(&b, i ? ",{\"id\":" : "{\"id\":", i ? 7 : 6);
+    sk_json_write_string(&b, l.v[i]->id);
+    sk_strbuf_append(&b, ",\"bones\":", 9);
+    write_uint(&b, l.v[i]->skel->count);
+    sk_strbuf_append(&b, "}", 1);
+  }
+  sk_strbuf_append(&b, "]}", 2);
+  free(l.v);
+  respond_json(req, 200, &b, NULL);
+}
+
+/* PUT (id given) and POST (id derived). */
+static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
+  json_t *j = load_body(req);
+  if (j == NULL)
+    return;
+  sk_error err;
+  sk_error_clear(&err);
+  sk_skeleton *s = NULL;
+  if (sk_json_parse_skeleton(j, "", r->cfg.max_bones, &s, &err) != 0) {
+    json_decref(j);
+    problem_err(req, &err, SK_EINVAL);
+    return;
+  }
+  char derived[17];
+  const char *id = given_id;
+  if (id == NULL) {
+    if (sk_routes_content_id(j, derived) != 0) {
+      json_decref(j);
+      sk_skeleton_destroy(s);
+      problem(req, SK_ENOMEM, "", "out of memory");
+      return;
+    }
+    id = derived;
+  }
+  json_decref(j);
+  bool replaced;
+  sk_cache_entry *e;
+  int rc = sk_cache_put(r->cache, id, s, &replaced, &e);
+  if (rc) {
+    problem(req, rc, "", "cannot store the skeleton");
+    return;
+  }
+  sk_strbuf b = {0};
+  write_summary(&b, e);
+  if (given_id == NULL) {
+    char loc[sizeof "/v1/skeletons/" + 16];
+    snprintf(loc, sizeof loc, "/v1/skeletons/%s", id);
+    const char *hdr[] = {"Location", loc, NULL};
+    respond_json(req, 201, &b, hdr); /* headers are copied: loc may go */
+  } else {
+    respond_json(req, replaced ? 200 : 201, &b, NULL);
+  }
+  sk_cache_entry_unref(e);
+}
+
+static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
+  sk_cache_entry *e = entry_or_404(r, req, m);
+  if (e == NULL)
+    return;
+  sk_strbuf b = {0};
+  write_skeleton(&b, e);
+  sk_cache_entry_unref(e);
+  respond_json(req, 200, &b, NULL);
+}
+
+static void delete_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
+  if (!m->id_ok || sk_cache_delete(r->cache, m->id) != 0) {
+    problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
+    return;
+  }
+  sk_http_respond(req, 204, NULL, (void *)"", 0, false, NULL);
+}
+
+/* Publishes a changed clone and answers with the whole skeleton. */
+static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton *clone) {
+  sk_cache_entry *e;
+  int rc = sk_cache_put(r->cache, id, clone, NULL, &e);
+  if (rc) {
+    problem(req, rc, "", "cannot store the skeleton");
+    return;
+  }
+  sk_strbuf b = {0};
+  write_skeleton(&b, e);
+  sk_cache_entry_unref(e);
+  respond_json(req, 200, &b, NULL);
+}
+
+/* PATCH /bones: per bone, in key order: the local setters (matrix,
+ * position, rotation, scaling, Babylon setter by setter, as the eval tool's
+ * "set"), then bind (setBindMatrix, which also replaces the local matrix, or
+ * updateMatrix with keepLocal), then rest (setRestPose) -- the order
+ * proto/openapi.yaml documents.
+ * Everything lands on a clone that replaces the stored version only when
+ * every change succeeded. */
+static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
+  static const char *const k_top[] = {"bones", NULL};
+  static const char *const k_trs[] = {"matrix", "position", "rotation", "rotationQuaternion", "scaling", NULL};
+  json_t *j = load_body(req);
+  if (j == NULL)
+    return;
+  sk_cache_entry *e = entry_or_404(r, req, m);
+  if (e == NULL) {
+    json_decref(j);
+    return;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  sk_skeleton *c = NULL;
+  json_t *trs = NULL;
+  sk_override *o = NULL;
+  size_t no = 0;
+  int rc = 0;
+  const json_t *bones = json_object_get(j, "bones");
+  if (!json_is_object(j))
+    rc = sk_error_set(&err, SK_ETYPE, "", "expected {\"bones\": {name: changes}}");
+  else if ((rc = check_keys(j, k_top, &err)) != 0)
+    ;
+  else if (bones == NULL)
+    rc = sk_error_set(&err, SK_EMISSING, "/bones", "a PATCH needs \"bones\"");
+  else if (!json_is_object(bones))
+    rc = sk_error_set(&err, SK_ETYPE, "/bones", "expected an object of bone name -> changes");
+  else if (sk_skeleton_clone(e->skel, &c) != 0)
+    rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
+  const char *name;
+  json_t *spec;
+  if (rc == 0) {
+    json_object_foreach((json_t *)bones, name, spec) {
+      char p[SK_ERROR_POINTER_MAX] = "/bones";
+      sk_pointer_push(p, sizeof p, name);
+      int32_t bone = sk_skeleton_find(c, name);
+      if (bone < 0) {
+        rc = sk_error_set(&err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+        break;
+      }
+      if (!json_is_object(spec)) {
+        rc = sk_error_set(&err, SK_ETYPE, p, "expected an object of changes");
+        break;
+      }
+      const char *key;
+      json_t *val;
+      trs = json_object();
+      json_t *wrap = json_object();
+      if (trs == NULL || wrap == NULL) {
+        json_decref(wrap);
+        rc = sk_error_set(&err, SK_ENOMEM, p, "out of memory");
+        break;
+      }
+      json_object_foreach(spec, key, val) {
+        bool is_trs = false;
+        for (const char *const *k = k_trs; *k; k++)
+          is_trs |= strcmp(*k, key) == 0;
+        if (is_trs)
+          json_object_set(trs, key, val);
+        else if (strcmp(key, "bind") != 0 && strcmp(key, "keepLocal") != 0 && strcmp(key, "rest") != 0) {
+          size_t at = sk_pointer_push(p, sizeof p, key);
+          rc = sk_error_set(&err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
+          p[at] = 0;
+          break;
+        }
+      }
+      float mat[16];
+      const json_t *bind = json_object_get(spec, "bind"), *keep = json_object_get(spec, "keepLocal");
+      const json_t *rest = json_object_get(spec, "rest");
+      if (!rc && keep != NULL) {
+        size_t at = sk_pointer_push(p, sizeof p, "keepLocal");
+        if (!json_is_boolean(keep))
+          rc = sk_error_set(&err, SK_ETYPE, p, "expected true or false");
+        else if (bind == NULL)
+          rc = sk_error_set(&err, SK_EMISSING, p, "\"keepLocal\" goes with \"bind\"");
+        p[at] = 0;
+      }
+      if (!rc && json_object_size(trs) > 0) {
+        if (json_object_set(wrap, name, trs) != 0)
+          rc = sk_error_set(&err, SK_ENOMEM, p, "out of memory");
+        else if ((rc = sk_json_parse_overrides(c, wrap, "/bones", &o, &no, &err)) == 0) {
+          sk_skeleton_apply(c, o, no);
+          free(o);
+          o = NULL;
+        }
+      }
+      if (!rc && bind != NULL) {
+        size_t at = sk_pointer_push(p, sizeof p, "bind");
+        rc = sk_json_floats(bind, 16, p, mat, &err);
+        if (!rc && sk_skeleton_set_bind(c, bone, mat, json_is_true(keep)) != 0)
+          rc = sk_error_set(&err, SK_ESINGULAR, p, "the absolute bind matrix of bone \"%s\" would not be invertible",
+                            name);
+        p[at] = 0;
+      }
+      if (!rc && rest != NULL) {
+        size_t at = sk_pointer_push(p, sizeof p, "rest");
+        rc = sk_json_floats(rest, 16, p, mat, &err);
+        if (!rc)
+          sk_skeleton_set_rest(c, bone, mat);
+        p[at] = 0;
+      }
+      json_decref(wrap);
+      json_decref(trs);
+      trs = NULL;
+      if (rc)
+        break;
+    }
+  }
+  json_decref(j);
+  if (rc) {
+    sk_skeleton_destroy(c);
+    sk_cache_entry_unref(e);
+    problem_err(req, &err, rc);
+    return;
+  }
+  char id[SK_CACHE_ID_MAX + 1];
+  memcpy(id, e->id, sizeof id);
+  sk_cache_entry_unref(e);
+  publish(r, req, id, c);
+}
+
+static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
+  static const char *const k_top[] = {"bones", NULL};
+  json_t *j = NULL;
+  if (req->body.len > 0 && (j = load_body(req)) == NULL)
+    return;
+  sk_cache_entry *e = entry_or_404(r, req, m);
+  if (e == NULL) {
+    json_decref(j);
+    return;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = 0;
+  const json_t *bones = j ? json_object_get(j, "bones") : NULL;
+  sk_skeleton *c = NULL;
+  if (j != NULL && !json_is_object(j))
+    rc = sk_error_set(&err, SK_ETYPE, "", "expected {} or {\"bones\": [names]}");
+  else if (j != NULL && (rc = check_keys(j, k_top, &err)) != 0)
+    ;
+  else if (bones != NULL && !json_is_array(bones))
+    rc = sk_error_set(&err, SK_ETYPE, "/bones", "expected an array of bone names");
+  else if (sk_skeleton_clone(e->skel, &c) != 0)
+    rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
+  if (!rc && bones == NULL)
+    sk_skeleton_return_to_rest(c);
+  for (size_t i = 0; !rc && bones != NULL && i < json_array_size(bones); i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/bones";
+    sk_pointer_push_index(p, sizeof p, i);
+    const char *name = json_string_value(json_array_get(bones, i));
+    int32_t bone = name ? sk_skeleton_find(c, name) : -1;
+    if (name == NULL)
+      rc = sk_error_set(&err, SK_ETYPE, p, "expected a bone name");
+    else if (bone < 0)
+      rc = sk_error_set(&err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+    else
+      sk_skeleton_bone_return_to_rest(c, bone);
+  }
+  json_decref(j);
+  if (rc) {
+    sk_skeleton_destroy(c);
+    sk_cache_entry_unref(e);
+    problem_err(req, &err, rc);
+    return;
+  }
+  char id[SK_CACHE_ID_MAX + 1];
+  memcpy(id, e->id, sizeof id);
+  sk_cache_entry_unref(e);
+  publish(r, req, id, c);
+}
+
+/* ---- poses -------------------------------------------------------------------------- */
+
+/* Grows the shared loop-thread buffers to `bones`. */
+static int ensure_buf(sk_routes *r, size_t bones) {
+  if (r->buf.final != NULL && r->buf.bones >= bones)
+    return 0;
+  sk_eval_buffers nb;
+  if (sk_eval_buffers_init(&nb, bones) != 0)
+    return SK_ENOMEM;
+  sk_eval_buffers_close(&r->buf);
+  r->buf = nb;
+  return 0;
+}
+
+/* Appends one pose's final matrices in binary format `fmt`. */
+static int append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {
+  if (fmt == SK_FMT_F32)
+    return sk_strbuf_append(out, (const char *)final, mats * 16 * sizeof(float));
+  if (sk_strbuf_reserve(out, mats * 12 * sizeof(float)))
+    return SK_ENOMEM;
+  float *d = (float *)(void *)(out->data + out->len);
+  for (size_t k = 0; k < mats; k++)
+    sk_routes_mat3x4(final + 16 * k, d + 12 * k);
+  out->len += mats * 12 * sizeof(float);
+  out->data[out->len] = 0;
+  return 0;
+}
+
+static void kscratch_free(kscratch *k) {
+  free(k->input);
+  free(k->final);
+  free(k->mode);
+  free(k->offset);
+  free(k->hits);
+  memset(k, 0, sizeof *k);
+}
+
+static int kscratch_reserve(kscratch *k, size_t bones, size_t input_floats, size_t final_floats) {
+  if (bones > k->bones_cap) {
+    free(k->mode);
+    free(k->offset);
+    free(k->hits);
+    k->mode = malloc(bones);
+    k->offset = malloc(bones * sizeof *k->offset);
+    k->hits = malloc(bones * sizeof *k->hits);
+    k->bones_cap = k->mode && k->offset && k->hits ? bones : 0;
+    if (k->bones_cap == 0)
+      return SK_ENOMEM;
+  }
+  if (input_floats > k->input_cap) {
+    free(k->input);
+    k->input = malloc(input_floats * sizeof(float));
+    k->input_cap = k->input ? input_floats : 0;
+    if (k->input == NULL)
+      return SK_ENOMEM;
+  }
+  if (final_floats > k->final_cap) {
+    free(k->final);
+    size_t bytes = (final_floats * sizeof(float) + 63) & ~(size_t)63;
+    k->final = aligned_alloc(64, bytes);
+    k->final_cap = k->final ? final_floats : 0;
+    if (k->final == NULL)
+      return SK_ENOMEM;
+  }
+  return 0;
+}
+
+/* The batch kernel's domain: several poses that want final matrices only
+ * and share one initial skin matrix (the kernel takes one per job). A
+ * single pose stays on the scalar core, bit for bit what `skinner eval`
+ * prints. */
+static bool kernel_fits(const sk_skeleton *s, const sk_pose *poses, size_t n) {
+  if (n < 2 || s->count == 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    if (poses[i].output != SK_OUT_FINAL || poses[i].has_initial_skin != poses[0].has_initial_skin)
+      return false;
+    if (poses[i].has_initial_skin && memcmp(poses[i].initial_skin, poses[0].initial_skin, sizeof poses[0].initial_skin))
+      return false;
+  }
+  return true;
+}
+
+/* Runs the batch kernel on SoA inputs built from the poses (modes chosen
+ * per bone below; MATRIX lanes are composed by the core's Babylon setters,
+ * sk_local_apply, exactly as a single pose would). Writes n*(B+1)*16
+ * floats to `dest`. */
+static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest) {
+  const sk_skeleton *s = e->skel;
+  size_t nb = s->count, stride = (n + 15) & ~(size_t)15;
+  if (kscratch_reserve(ks, nb, 0, 0))
+    return SK_ENOMEM;
+  /* hits[b]: poses that set bone b; the top bit marks a "matrix" override. */
+  uint32_t *hits = ks->hits;
+  memset(hits, 0, nb * sizeof *hits);
+  for (size_t p = 0; p < n; p++)
+    for (size_t k = 0; k < poses[p].count; k++) {
+      const sk_override *o = &poses[p].overrides[k];
+      hits[o->bone] = (hits[o->bone] + 1) | (o->mask & SK_OVERRIDE_MATRIX ? 0x80000000u : 0);
+    }
+  /* CONST: no pose sets the bone. TRS: every pose sets it with position,
+   * rotation or scaling only, so every lane is compose(TRS) -- exactly what
+   * Babylon's setters produce -- and the kernel composes it in SIMD. Else
+   * MATRIX: each lane gets the local the core's setters compute. */
+  size_t floats = 0;
+  for (size_t b = 0; b < nb; b++) {
+    ks->offset[b] = floats;
+    if (hits[b] == 0) {
+      ks->mode[b] = SK_KERNEL_CONST;
+      floats += 16;
+    } else if (hits[b] == n && !s->bones[b].local.need_decompose) {
+      ks->mode[b] = SK_KERNEL_TRS;
+      floats += 10 * stride;
+    } else {
+      ks->mode[b] = SK_KERNEL_MATRIX;
+      floats += 16 * stride;
+    }
+  }
+  if (kscratch_reserve(ks, nb, floats, 0))
+    return SK_ENOMEM;
+  float *in = ks->input;
+  for (size_t b = 0; b < nb; b++) {
+    const sk_local *l = &s->bones[b].local;
+    float *row = in + ks->offset[b];
+    if (ks->mode[b] == SK_KERNEL_CONST) {
+      memcpy(row, l->matrix, 16 * sizeof(float));
+    } else if (ks->mode[b] == SK_KERNEL_TRS) {
+      const float trs[10] = {(float)l->position[0], (float)l->position[1], (float)l->position[2],
+                             (float)l->rotation[0], (float)l->rotation[1], (float)l->rotation[2],
+                             (float)l->rotation[3], (float)l->scaling[0],  (float)l->scaling[1],
+                             (float)l->scaling[2]};
+      for (size_t r = 0; r < 10; r++) /* padding lanes too */
+        for (size_t p = 0; p < stride; p++)
+          row[r * stride + p] = trs[r];
+    } else {
+      for (size_t r = 0; r < 16; r++) /* every lane, padding too, starts as the stored local */
+        for (size_t p = 0; p < stride; p++)
+          row[r * stride + p] = l->matrix[r];
+    }
+  }
+  for (size_t p = 0; p < n; p++)
+    for (size_t k = 0; k < poses[p].count; k++) {
+      const sk_override *o = &poses[p].overrides[k];
+      float *row = in + ks->offset[o->bone] + p;
+      if (ks->mode[o->bone] == SK_KERNEL_TRS) {
+        if (o->mask & SK_OVERRIDE_POSITION)
+          for (size_t r = 0; r < 3; r++)
+            row[r * stride] = (float)o->position[r];
+        if (o->mask & SK_OVERRIDE_ROTATION)
+          for (size_t r = 0; r < 4; r++)
+            row[(3 + r) * stride] = (float)o->rotation[r];
+        if (o->mask & SK_OVERRIDE_SCALING)
+          for (size_t r = 0; r < 3; r++)
+            row[(7 + r) * stride] = (float)o->scaling[r];
+        continue;
+      }
+      sk_local l = s->bones[o->bone].local;
+      sk_local_apply(&l, o);
+      for (size_t r = 0; r < 16; r++)
+        row[r * stride] = l.matrix[r];
+    }
+  sk_kernel_job job;
+  memset(&job, 0, sizeof job);
+  job.rig = e->rig;
+  job.poses = n;
+  job.pose_stride = stride;
+  job.mode = ks->mode;
+  job.offset = ks->offset;
+  job.input = in;
+  job.input_floats = floats;
+  job.initial_skin = poses[0].has_initial_skin ? poses[0].initial_skin : NULL;
+  job.final = dest;
+  if (sk_kernel_validate(&job, NULL) != 0)
+    return SK_EINVAL;
+  sk_kernel_run(&job, 0, n);
+  return 0;
+}
+
+/* The one place poses are evaluated for answers: a batch of parsed poses
+ * on one immutable skeleton version, written in `fmt` ("results" entries
+ * comma-separated for JSON). Batches the kernel can take go through it
+ * (sk_kernel, the rig built when the version was stored); the rest, and
+ * single poses, through the scalar core. */
+static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt, sk_eval_buffers *buf,
+                      kscratch *ks, sk_strbuf *out) {
+  const sk_skeleton *s = e->skel;
+  size_t mats = s->count + 1;
+  if (e->rig != NULL && kernel_fits(s, poses, n)) {
+    size_t total = n * mats * 16;
+    float *dest;
+    if (fmt == SK_FMT_F32) { /* straight into the answer */
+      if (sk_strbuf_reserve(out, total * sizeof(float)))
+        return SK_ENOMEM;
+      dest = (float *)(void *)(out->data + out->len);
+    } else {
+      if (kscratch_reserve(ks, s->count, 0, total))
+        return SK_ENOMEM;
+      dest = ks->final;
+    }
+    int rc = run_kernel(e, poses, n, ks, dest);
+    if (rc == 0) {
+      if (fmt == SK_FMT_F32) {
+        out->len += total * sizeof(float);
+        out->data[out->len] = 0;
+        return 0;
+      }
+      for (size_t i = 0; i < n && !rc; i++) {
+        const float *f = dest + i * mats * 16;
+        if (fmt == SK_FMT_JSON) {
+          if (i > 0)
+            sk_strbuf_append(out, ",", 1);
+          rc = sk_json_write_result(out, s->count, f, NULL, NULL);
+        } else {
+          rc = append_binary(out, f, mats, fmt);
+        }
+      }
+      return rc || out->failed ? SK_ENOMEM : 0;
+    }
+    if (rc == SK_ENOMEM)
+      return rc;
+    /* the kernel refused the job: the scalar core answers instead */
+  }
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    sk_pose_evaluate(s, &poses[i], buf);
+    if (fmt == SK_FMT_JSON) {
+      if (i > 0)
+        sk_strbuf_append(out, ",", 1);
+      rc = sk_pose_write_json(s, &poses[i], buf, out);
+    } else {
+      rc = append_binary(out, buf->final, mats, fmt);
+    }
+  }
+  return rc || out->failed ? SK_ENOMEM : 0;
+}
+
+static const char *fmt_type(int fmt) { return k_pose_offers[fmt]; }
+
+static void respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, size_t n, int fmt, sk_strbuf *b) {
+  sk_metrics_add_poses(r->metrics, n, n * (s->count + 1));
+  if (b->failed) {
+    sk_strbuf_free(b);
+    problem(req, SK_ENOMEM, "", "out of memory writing the answer");
+    return;
+  }
+  if (fmt == SK_FMT_JSON) {
+    respond_json(req, 200, b, NULL);
+    return;
+  }
+  char bones[24], poses[24], mats[24];
+  snprintf(bones, sizeof bones, "%zu", s->count);
+  snprintf(poses, sizeof poses, "%zu", n);
+  snprintf(mats, sizeof mats, "%zu", s->count + 1);
+  const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
+  size_t len = b->len;
+  void *data = b->data;
+  memset(b, 0, sizeof *b);
+  if (data == NULL)
+    sk_http_respond(req, 200, fmt_type(fmt), (void *)"", 0, false, hdr);
+  else
+    sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
+}
+
+static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
+  int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
+  sk_pose pose;
+  sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
+  int rc = e ? sk_fastpose_parse(e->skel, req->body.data, req->body.len, &pose) : SK_FASTPOSE_DECLINE;
+  if (rc == SK_ENOMEM) {
+    sk_cache_entry_unref(e);
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  if (rc == SK_FASTPOSE_DECLINE) {
+    /* jansson decides, in the order a client expects: 400, then 404, then 4xx of the pose */
+    sk_cache_entry_unref(e);
+    json_t *j = load_body(req);
+    if (j == NULL)
+      return;
+    if ((e = entry_or_404(r, req, m)) == NULL) {
+      json_decref(j);
+      return;
+    }
+    sk_error err;
+    sk_error_clear(&err);
+    rc = sk_pose_parse(e->skel, j, "", NULL, &pose, &err);
+    json_decref(j);
+    if (rc) {
+      sk_cache_entry_unref(e);
+      problem_err(req, &err, rc);
+      return;
+    }
+  }
+  if (fmt != SK_FMT_JSON)
+    pose.output = SK_OUT_FINAL; /* binary answers carry final matrices only */
+  sk_strbuf b = {0};
+  if (ensure_buf(r, e->skel->count) != 0) {
+    b.failed = 1;
+  } else if (fmt != SK_FMT_JSON && r->cfg.fast_binary && e->rig != NULL) {
+    /* --fast-binary: the kernel's single-pose path (float, FMA; within
+     * 1e-5 of the exact answer) instead of the Babylon-exact scalar core,
+     * which is most of the CPU of a binary pose request. */
+    sk_skeleton_pose_locals(e->skel, pose.overrides, pose.count, r->buf.locals);
+    sk_kernel_single(e->rig, r->buf.locals, pose.has_initial_skin ? pose.initial_skin : NULL, r->buf.final, NULL);
+    if (append_binary(&b, r->buf.final, e->skel->count + 1, fmt) != 0)
+      b.failed = 1;
+  } else if (eval_poses(e, &pose, 1, fmt, &r->buf, &r->ks, &b) != 0) {
+    b.failed = 1;
+  }
+  sk_pose_close(&pose);
+  respond_poses(r, req, e->skel, 1, fmt, &b);
+  sk_cache_entry_unref(e);
+}
+
+/* A batch on the thread pool: everything the worker touches is in here. */
+typedef struct batch_job {
+  sk_routes *routes;
+  sk_cache_entry *entry; /* a reference: the version the batch started on */
+  sk_pose *poses;
+  size_t n;
+  int fmt, rc;
+  sk_strbuf out;
+} batch_job;
+
+static void batch_free(batch_job *bj) {
+  for (size_t i = 0; i < bj->n; i++)
+    sk_pose_close(&bj->poses[i]);
+  free(bj->poses);
+  sk_cache_entry_unref(bj->entry);
+  sk_strbuf_free(&bj->out);
+  free(bj);
+}
+
+static void batch_work(void *arg) {
+  batch_job *bj = arg;
+  sk_eval_buffers buf;
+  kscratch ks;
+  memset(&ks, 0, sizeof ks);
+  if (sk_eval_buffers_init(&buf, bj->entry->skel->count) != 0) {
+    bj->rc = SK_ENOMEM;
+    return;
+  }
+  if (bj->fmt == SK_FMT_JSON)
+    sk_strbuf_append(&bj->out, "{\"results\":[", 12);
+  bj->rc = eval_poses(bj->entry, bj->poses, bj->n, bj->fmt, &buf, &ks, &bj->out);
+  if (bj->fmt == SK_FMT_JSON && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
+    bj->rc = SK_ENOMEM;
+  sk_eval_buffers_close(&buf);
+  kscratch_free(&ks);
+}
+
+static void batch_after(sk_http_req *req, void *arg, int status) {
+  batch_job *bj = arg;
+  if (status == SK_EBUSY)
+    problem(req, SK_EBUSY, "", "the batch waited past its deadline; retry later");
+  else if (bj->rc)
+    problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
+  else
+    respond_poses(bj->routes, req, bj->entry->skel, bj->n, bj->fmt, &bj->out);
+  batch_free(bj);
+}
+
+static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
+
+/* Estimated loop time to evaluate and encode a parsed batch, in us, from
+ * per-matrix costs measured on the 2-core EPYC of issue 4 (loaded):
+ * scalar core ~150 ns, batch kernel ~7 ns, JSON encoding of 16 floats
+ * ~650 ns (sk_numfmt), binary copy ~1 ns. Above --inline-limit the batch
+ * goes to the pool, whose hand-off (suspend, queue, resume, MHD run) costs
+ * ~15-40 us: a 64-pose binary batch (~30 us) stays inline, the same batch
+ * as JSON (~2.7 ms) does not. */
+static double batch_cost_us(const batch_job *bj) {
+  const sk_skeleton *s = bj->entry->skel;
+  double mats = (double)bj->n * (double)(s->count + 1);
+  double eval = kernel_fits(s, bj->poses, bj->n) ? 7 : 150;
+  double enc = bj->fmt == SK_FMT_JSON ? 650 : 1;
+  return mats * (eval + enc) * 1e-3;
+}
+
+static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
+  static const char *const k_top[] = {"poses", NULL};
+  int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
+  batch_job *bj = NULL;
+  sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
+  if (e != NULL && (bj = calloc(1, sizeof *bj)) != NULL) {
+    int fr = sk_fastpose_parse_batch(e->skel, req->body.data, req->body.len, r->cfg.max_batch, &bj->poses, &bj->n);
+    if (fr == 0) {
+      bj->routes = r;
+      bj->entry = e;
+      bj->fmt = fmt;
+      if (fmt != SK_FMT_JSON)
+        for (size_t i = 0; i < bj->n; i++)
+          bj->poses[i].output = SK_OUT_FINAL;
+      run_batch(r, req, bj);
+      return;
+    }
+    free(bj);
+    bj = NULL;
+  }
+  sk_cache_entry_unref(e);
+  /* the slow path decides errors, in the order a client expects: 400, 404, then the batch's own */
+  json_t *j = load_body(req);
+  if (j == NULL)
+    return;
+  if ((e = entry_or_404(r, req, m)) == NULL) {
+    json_decref(j);
+    return;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = 0;
+  const json_t *poses = json_object_get(j, "poses");
+  if (!json_is_object(j))
+    rc = sk_error_set(&err, SK_ETYPE, "", "expected {\"poses\": [pose, ...]}");
+  else if ((rc = check_keys(j, k_top, &err)) != 0)
+    ;
+  else if (poses == NULL)
+    rc = sk_error_set(&err, SK_EMISSING, "/poses", "a batch needs \"poses\"");
+  else if (!json_is_array(poses))
+    rc = sk_error_set(&err, SK_ETYPE, "/poses", "expected an array of poses");
+  else if (json_array_size(poses) > r->cfg.max_batch)
+    rc = sk_error_set(&err, SK_ETOOBIG, "/poses", "%zu poses; the limit is %zu (--max-batch)",
+                      json_array_size(poses), r->cfg.max_batch);
+  if (!rc) {
+    size_t n = json_array_size(poses);
+    bj = calloc(1, sizeof *bj);
+    if (bj == NULL || (bj->poses = calloc(n ? n : 1, sizeof *bj->poses)) == NULL) {
+      free(bj);
+      bj = NULL;
+      rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
+    } else {
+      bj->routes = r;
+      bj->entry = e;
+      bj->fmt = fmt;
+      e = NULL;
+      for (size_t i = 0; i < n && !rc; i++) {
+        char p[SK_ERROR_POINTER_MAX] = "/poses";
+        sk_pointer_push_index(p, sizeof p, i);
+        rc = sk_pose_parse(bj->entry->skel, json_array_get(poses, i), p, NULL, &bj->poses[i], &err);
+        if (!rc) {
+          bj->n++;
+          if (fmt != SK_FMT_JSON)
+            bj->poses[i].output = SK_OUT_FINAL;
+        }
+      }
+    }
+  }
+  json_decref(j);
+  sk_cache_entry_unref(e);
+  if (rc) {
+    if (bj)
+      batch_free(bj);
+    problem_err(req, &err, rc);
+    return;
+  }
+  run_batch(r, req, bj);
+}
+
+/* Evaluates a parsed batch inline or on the pool (by size), answers, and
+ * releases `bj` (or hands it to the job). */
+static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
+  int rc;
+  int fmt = bj->fmt;
+  if (r->cfg.pool_always || batch_cost_us(bj) > (double)r->cfg.inline_limit) {
+    rc = sk_http_defer(req, batch_work, batch_after, bj);
+    if (rc == 0)
+      return;
+    batch_free(bj);
+    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+    return;
+  }
+  if (ensure_buf(r, bj->entry->skel->count) != 0) {
+    batch_free(bj);
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  if (fmt == SK_FMT_JSON)
+    sk_strbuf_append(&bj->out, "{\"results\":[", 12);
+  if (eval_poses(bj->entry, bj->poses, bj->n, fmt, &r->buf, &r->ks, &bj->out) != 0 ||
+      (fmt == SK_FMT_JSON && sk_strbuf_append(&bj->out, "]}", 2)))
+    bj->out.failed = 1;
+  respond_poses(r, req, bj->entry->skel, bj->n, fmt, &bj->out);
+  batch_free(bj);
+}
+
+/* ---- operational routes --------------------------------------------------------------- */
+
+static void get_metrics(sk_routes *r, sk_http_req *req) {
+  sk_cache_stats st;
+  sk_cache_get_stats(r->cache, &st);
+  sk_metrics_gauges g = {st.count, st.bytes, st.evictions, sk_http_jobs_in_flight(req->http)};
+  sk_strbuf b = {0};
+  if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
+    sk_strbuf_free(&b);
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  size_t len = b.len;
+  sk_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, len, true, NULL);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+static void on_handle(void *ctx, sk_http_req *req) {
+  sk_routes *r = ctx;
+  match m;
+  route_match(req->url, &m);
+  int me = req->method_id;
+  if (req->body_too_large) {
+    problem(req, SK_ETOOBIG, "", "the body is over the limit of %zu bytes (--max-body)", r->cfg.max_body);
+    return;
+  }
+  switch (m.route) {
+  case SK_ROUTE_HEALTHZ:
+    respond_static_json(req, 200, "{\"status\":\"ok\"}");
+    return;
+  case SK_ROUTE_READYZ:
+    if (sk_http_stopping(req->http))
+      respond_static_json(req, 503, "{\"status\":\"stopping\"}");
+    else
+      respond_static_json(req, 200, "{\"status\":\"ready\"}");
+    return;
+  case SK_ROUTE_METRICS:
+    get_metrics(r, req);
+    return;
+  case SK_ROUTE_SKELETONS:
+    if (me == SK_METHOD_POST)
+      put_skeleton(r, req, NULL);
+    else
+      get_list(r, req);
+    return;
+  case SK_ROUTE_SKELETON:
+    if (me == SK_METHOD_PUT) {
+      if (!m.id_ok)
+        problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}");
+      else
+        put_skeleton(r, req, m.id);
+    } else if (me == SK_METHOD_DELETE) {
+      delete_skeleton(r, req, &m);
+    } else {
+      get_skeleton(r, req, &m);
+    }
+    return;
+  case SK_ROUTE_BONES:
+    patch_bones(r, req, &m);
+    return;
+  case SK_ROUTE_REST:
+    post_rest(r, req, &m);
+    return;
+  case SK_ROUTE_POSE:
+    post_pose(r, req, &m);
+    return;
+  case SK_ROUTE_POSES:
+    post_poses(r, req, &m);
+    return;
+  default:
+    problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
+    return;
+  }
+}
+
+static void on_complete(void *ctx, sk_http_req *req) {
+  sk_routes *r = ctx;
+  if (req->status == 0)
+    return; /* the client left without an answer */
+  double secs = (double)(uv_hrtime() - req->start_ns) * 1e-9;
+  sk_metrics_observe(r->metrics, req->route, req->method_id, req->status, secs);
+}
+
+sk_http_handler sk_routes_handler(sk_routes *r) {
+  sk_http_handler h = {r, on_begin, on_handle, on_complete};
+  return h;
+}
+
+int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *metrics, sk_routes **out) {
+  *out = NULL;
+  sk_routes *r = calloc(1, sizeof *r);
+  if (r == NULL)
+    return SK_ENOMEM;
+  r->cfg = *cfg;
+  if (r->cfg.max_body == 0)
+    r->cfg.max_body = 1u << 20;
+  if (r->cfg.max_bones == 0)
+    r->cfg.max_bones = 1024;
+  if (r->cfg.max_batch == 0)
+    r->cfg.max_batch = 1024;
+  if (r->cfg.inline_limit == 0)
+    r->cfg.inline_limit = 250;
+  r->cache = cache;
+  r->metrics = metrics;
+  *out = r;
+  return 0;
+}
+
+void sk_routes_destroy(sk_routes *r) {
+  if (r == NULL)
+    return;
+  sk_eval_buffers_close(&r->buf);
+  kscratch_free(&r->ks);
+  free(r);
+}

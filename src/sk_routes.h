@@ -1,0 +1,74 @@
+/* sk_routes: HTTP API v1 on top of sk_http, sk_cache and the skeleton core.
+ *
+ * Routes (JSON bodies unless said; errors are RFC 9457 problem+json):
+ *   GET    /healthz, /readyz, /metrics
+ *   GET    /v1/skeletons                 list
+ *   POST   /v1/skeletons                 store, id derived from the content
+ *   PUT    /v1/skeletons/{id}            create (201) or replace (200)
+ *   GET    /v1/skeletons/{id}            bones with local, bind, rest
+ *   DELETE /v1/skeletons/{id}            204
+ *   PATCH  /v1/skeletons/{id}/bones      setters, all or nothing
+ *   POST   /v1/skeletons/{id}/rest       returnToRest
+ *   POST   /v1/skeletons/{id}/pose       one pose (JSON or binary)
+ *   POST   /v1/skeletons/{id}/poses      a batch (JSON or binary)
+ * Everything runs on the loop thread except large batches, which go to the
+ * thread pool holding a reference to the skeleton version they started on. */
+#ifndef SK_ROUTES_H
+#define SK_ROUTES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "sk_cache.h"
+#include "sk_http.h"
+#include "sk_metrics.h"
+
+/* Zeroed fields take the defaults in brackets. */
+typedef struct sk_routes_config {
+  size_t max_body;     /* bytes, checked against Content-Length [1 MiB] */
+  size_t max_bones;    /* per skeleton [1024] */
+  size_t max_batch;    /* poses per batch request [1024] */
+  size_t inline_limit; /* estimated us of evaluation + encoding up to which a
+                          batch stays on the loop thread; larger goes to the
+                          pool [250]; SIZE_MAX: always inline */
+  int pool_always;     /* every batch goes to the thread pool (--inline-limit 0) */
+  int fast_binary;     /* single-pose binary answers from sk_kernel_single:
+                          within 1e-5 of, not bit-equal to, the JSON answer */
+} sk_routes_config;
+
+typedef struct sk_routes sk_routes;
+
+/* `cache` and `metrics` are borrowed and must outlive the routes. *out is new. */
+int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *metrics, sk_routes **out);
+/* Frees the routes (not the cache or metrics). NULL is fine. */
+void sk_routes_destroy(sk_routes *r);
+/* The callbacks to hand to sk_http_start(). */
+sk_http_handler sk_routes_handler(sk_routes *r);
+
+/* Response formats for poses. */
+enum { SK_FMT_JSON = 0, SK_FMT_F32 = 1, SK_FMT_MAT3X4 = 2 };
+
+/* Picks among `offers` (n media types, in server preference order) by an
+ * Accept header (NULL: anything), honouring q-values, type/ and * / *
+ * ranges: the highest q wins, ties go to the earlier offer. Returns the
+ * offer's index, or -1 when none is acceptable (406). */
+int sk_routes_negotiate(const char *accept, const char *const *offers, int n);
+
+/* True when a Content-Type header value names application/json (any
+ * parameters, any case). */
+int sk_routes_is_json(const char *content_type);
+
+/* Writes one Babylon matrix (16 floats, row-vector convention, translation
+ * in m[12..14]) as the 12 floats of a GPU mat3x4: its first three columns as
+ * rows, i.e. dest[4c + r] = m[4r + c] for c < 3. A shader computes the
+ * skinned position as vec4(p, 1) * M34 (GLSL), i.e. dot(row c, p1) = (p1 · m)_c. */
+void sk_routes_mat3x4(const float m[16], float dest[12]);
+
+/* The content-derived id of POST /v1/skeletons: 16 lowercase hex digits of
+ * the 64-bit FNV-1a hash of the body's canonical JSON (keys sorted, compact),
+ * so the same document always gets the same id. `dest` needs 17 bytes. */
+int sk_routes_content_id(const json_t *json, char dest[17]);
+
+#endif

@@ -1,0 +1,229 @@
+#include "sk_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* File layout: magic (8) | payload length (u64 LE) | CRC-32 of payload (u32 LE) | payload. */
+static const char k_magic[8] = {'S', 'K', 'S', 'T', 'O', 'R', '1', '\n'};
+enum { HEADER = 8 + 8 + 4 };
+static const char k_suffix[] = ".rec";
+static const char k_tmp_prefix[] = ".tmp-";
+
+struct sk_store {
+  char *dir;
+  int dirfd;
+};
+
+uint32_t sk_store_crc32(const void *data, size_t len) {
+  const unsigned char *p = data;
+  uint32_t crc = 0xffffffffu;
+  for (size_t i = 0; i < len; i++) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; k++)
+      crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+int sk_store_key_valid(const char *key) {
+  size_t n = strlen(key);
+  if (n == 0 || n > 128 || strcmp(key, ".") == 0 || strcmp(key, "..") == 0)
+    return 0;
+  for (const char *p = key; *p; p++) {
+    char c = *p;
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+int sk_store_open(const char *dir, sk_store **out, sk_error *err) {
+  *out = NULL;
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    return sk_error_set(err, SK_EIO, "", "cannot create %s: %s", dir, strerror(errno));
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return sk_error_set(err, SK_EIO, "", "cannot open %s: %s", dir, strerror(errno));
+  sk_store *s = calloc(1, sizeof *s);
+  if (s == NULL || (s->dir = strdup(dir)) == NULL) {
+    free(s);
+    close(fd);
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  }
+  s->dirfd = fd;
+  *out = s;
+  return 0;
+}
+
+void sk_store_close(sk_store *s) {
+  if (s == NULL)
+    return;
+  close(s->dirfd);
+  free(s->dir);
+  free(s);
+}
+
+static int write_all(int fd, const void *data, size_t len) {
+  const char *p = data;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return -1;
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+int sk_store_put(sk_store *s, const char *key, const void *data, size_t len) {
+  if (!sk_store_key_valid(key))
+    return SK_EINVAL;
+  char name[160], tmp[192];
+  snprintf(name, sizeof name, "%s%s", key, k_suffix);
+  snprintf(tmp, sizeof tmp, "%s%s", k_tmp_prefix, name);
+  unsigned char hdr[HEADER];
+  memcpy(hdr, k_magic, 8);
+  uint64_t n = len;
+  uint32_t crc = sk_store_crc32(data, len);
+  for (int i = 0; i < 8; i++)
+    hdr[8 + i] = (unsigned char)(n >> (8 * i));
+  for (int i = 0; i < 4; i++)
+    hdr[16 + i] = (unsigned char)(crc >> (8 * i));
+  int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return SK_EIO;
+  int bad = write_all(fd, hdr, sizeof hdr) || write_all(fd, data, len) || fsync(fd) != 0;
+  bad |= close(fd) != 0;
+  if (bad || renameat(s->dirfd, tmp, s->dirfd, name) != 0) {
+    unlinkat(s->dirfd, tmp, 0);
+    return SK_EIO;
+  }
+  /* The rename is only durable once the directory entry is. */
+  return fsync(s->dirfd) == 0 ? 0 : SK_EIO;
+}
+
+int sk_store_delete(sk_store *s, const char *key) {
+  if (!sk_store_key_valid(key))
+    return SK_EINVAL;
+  char name[160];
+  snprintf(name, sizeof name, "%s%s", key, k_suffix);
+  if (unlinkat(s->dirfd, name, 0) != 0 && errno != ENOENT)
+    return SK_EIO;
+  return fsync(s->dirfd) == 0 ? 0 : SK_EIO;
+}
+
+/* Reads and checks one file; *why says what is wrong when SK_EFORMAT. */
+static int read_record(sk_store *s, const char *file, void **data, size_t *len, const char **why) {
+  *data = NULL;
+  *len = 0;
+  int fd = openat(s->dirfd, file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? SK_ENOTFOUND : SK_EIO;
+  struct stat st;
+  unsigned char hdr[HEADER];
+  int rc = SK_EFORMAT;
+  char *buf = NULL;
+  if (fstat(fd, &st) != 0) {
+    rc = SK_EIO;
+    goto out;
+  }
+  if (st.st_size < HEADER || pread(fd, hdr, HEADER, 0) != HEADER) {
+    *why = "shorter than its header";
+    goto out;
+  }
+  if (memcmp(hdr, k_magic, 8) != 0) {
+    *why = "bad magic";
+    goto out;
+  }
+  uint64_t n = 0;
+  uint32_t crc = 0;
+  for (int i = 0; i < 8; i++)
+    n |= (uint64_t)hdr[8 + i] << (8 * i);
+  for (int i = 0; i < 4; i++)
+    crc |= (uint32_t)hdr[16 + i] << (8 * i);
+  if (n != (uint64_t)st.st_size - HEADER) {
+    *why = "length does not match the file (truncated?)";
+    goto out;
+  }
+  buf = malloc(n ? (size_t)n : 1);
+  if (buf == NULL) {
+    rc = SK_ENOMEM;
+    goto out;
+  }
+  if (n > 0 && pread(fd, buf, (size_t)n, HEADER) != (ssize_t)n) {
+    rc = SK_EIO;
+    goto out;
+  }
+  if (sk_store_crc32(buf, (size_t)n) != crc) {
+    *why = "checksum mismatch";
+    goto out;
+  }
+  *data = buf;
+  *len = (size_t)n;
+  buf = NULL;
+  rc = 0;
+out:
+  free(buf);
+  close(fd);
+  return rc;
+}
+
+int sk_store_get(sk_store *s, const char *key, void **data, size_t *len) {
+  if (!sk_store_key_valid(key))
+    return SK_EINVAL;
+  char name[160];
+  snprintf(name, sizeof name, "%s%s", key, k_suffix);
+  const char *why = NULL;
+  return read_record(s, name, data, len, &why);
+}
+
+int sk_store_load_all(sk_store *s, int (*record)(void *arg, const char *key, const void *data, size_t len),
+                      void (*skipped)(void *arg, const char *file, const char *why), void *arg) {
+  int fd = dup(s->dirfd);
+  if (fd < 0)
+    return SK_EIO;
+  DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return SK_EIO;
+  }
+  rewinddir(d);
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    const char *f = e->d_name;
+    if (strncmp(f, k_tmp_prefix, sizeof k_tmp_prefix - 1) == 0) {
+      unlinkat(s->dirfd, f, 0); /* an interrupted put: the old record is intact */
+      continue;
+    }
+    size_t n = strlen(f);
+    if (n <= sizeof k_suffix - 1 || strcmp(f + n - (sizeof k_suffix - 1), k_suffix) != 0)
+      continue;
+    char key[160];
+    snprintf(key, sizeof key, "%.*s", (int)(n - (sizeof k_suffix - 1)), f);
+    if (!sk_store_key_valid(key))
+      continue;
+    void *data;
+    size_t len;
+    const char *why = "unreadable";
+    int r = read_record(s, f, &data, &len, &why);
+    if (r == 0) {
+      rc = record(arg, key, data, len);
+      free(data);
+    } else if (skipped != NULL) {
+      skipped(arg, f, r == SK_EFORMAT ? why : sk_strerror(r));
+    }
+  }
+  closedir(d);
+  return rc;
+}

@@ -1,0 +1,301 @@
+/* skinnerd: the skinning daemon. Parses flags and environment, wires the
+ * cache, metrics, routes and HTTP adapter to one libuv loop, and turns
+ * SIGINT/SIGTERM into a graceful stop. */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "config.h"
+#include "sk_cache.h"
+#include "sk_error.h"
+#include "sk_http.h"
+#include "sk_metrics.h"
+#include "sk_routes.h"
+
+typedef struct options {
+  char host[64];
+  unsigned port;
+  unsigned long threads;
+  unsigned long long max_body, max_bones, max_batch, cache_mb, inline_limit;
+  int log_level;
+  int fast_binary;
+} options;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: skinnerd [options]\n"
+          "  --listen ADDR:PORT   address to serve on (SKINNERD_LISTEN) [127.0.0.1:8080];\n"
+          "                       port 0 picks a free port; the first line on stdout\n"
+          "                       is always \"listening on ADDR:PORT\"\n"
+          "  --threads N          thread-pool size for large batches (SKINNERD_THREADS) [CPUs]\n"
+          "  --max-body BYTES     largest request body (SKINNERD_MAX_BODY) [4194304]\n"
+          "  --max-bones N        largest skeleton (SKINNERD_MAX_BONES) [1024]\n"
+          "  --max-batch N        most poses per batch request (SKINNERD_MAX_BATCH) [1024]\n"
+          "  --cache-mb N         skeleton cache size, least recently used evicted\n"
+          "                       (SKINNERD_CACHE_MB) [256; 0 = unlimited]\n"
+          "  --inline-limit US    batches estimated to take up to US microseconds are\n"
+          "                       evaluated on the I/O thread, larger ones on the pool;\n"
+          "                       0 sends every batch to the pool (SKINNERD_INLINE_LIMIT) [250]\n"
+          "  --fast-binary        single-pose binary answers from the batch kernel's\n"
+          "                       float path: within 1e-5 of the JSON answer instead of\n"
+          "                       bit-equal, for a fraction of the evaluation cost\n"
+          "                       (SKINNERD_FAST_BINARY=1)\n"
+          "  --log-level LEVEL    error, warn, info or debug (SKINNERD_LOG_LEVEL) [warn]\n"
+          "  --help, --version\n"
+          "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n");
+}
+
+static int parse_level(const char *s) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, names[i]) == 0)
+      return i;
+  return -1;
+}
+
+static int parse_ull(const char *s, unsigned long long max, unsigned long long *out) {
+  if (s == NULL || *s == '\0' || *s == '-')
+    return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v > max)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* "ADDR:PORT" or "[v6]:PORT". */
+static int parse_listen(const char *s, options *o) {
+  const char *colon;
+  const char *host = s;
+  size_t hlen;
+  if (s[0] == '[') {
+    const char *close = strchr(s, ']');
+    if (close == NULL || close[1] != ':')
+      return -1;
+    host = s + 1;
+    hlen = (size_t)(close - host);
+    colon = close + 1;
+  } else {
+    colon = strrchr(s, ':');
+    if (colon == NULL)
+      return -1;
+    hlen = (size_t)(colon - s);
+  }
+  unsigned long long port;
+  if (hlen == 0 || hlen >= sizeof o->host || parse_ull(colon + 1, 65535, &port) != 0)
+    return -1;
+  memcpy(o->host, host, hlen);
+  o->host[hlen] = '\0';
+  o->port = (unsigned)port;
+  return 0;
+}
+
+/* Applies one setting by its flag name; `from` names the source for errors. */
+static int set_option(options *o, const char *name, const char *val, const char *from) {
+  unsigned long long v;
+  int bad = 0;
+  if (strcmp(name, "listen") == 0)
+    bad = parse_listen(val, o);
+  else if (strcmp(name, "threads") == 0)
+    bad = parse_ull(val, 1024, &v) || v == 0 || ((o->threads = (unsigned long)v), 0);
+  else if (strcmp(name, "max-body") == 0)
+    bad = parse_ull(val, SIZE_MAX / 2, &o->max_body) || o->max_body == 0;
+  else if (strcmp(name, "max-bones") == 0)
+    bad = parse_ull(val, SK_SKELETON_MAX_BONES, &o->max_bones) || o->max_bones == 0;
+  else if (strcmp(name, "max-batch") == 0)
+    bad = parse_ull(val, 10000000, &o->max_batch) || o->max_batch == 0;
+  else if (strcmp(name, "cache-mb") == 0)
+    bad = parse_ull(val, 1u << 20, &o->cache_mb);
+  else if (strcmp(name, "inline-limit") == 0)
+    bad = parse_ull(val, SIZE_MAX / 2, &o->inline_limit);
+  else if (strcmp(name, "fast-binary") == 0)
+    bad = (o->fast_binary = strcmp(val, "1") == 0 || strcmp(val, "true") == 0) == 0 && strcmp(val, "0") != 0 &&
+          strcmp(val, "false") != 0;
+  else if (strcmp(name, "log-level") == 0)
+    bad = (o->log_level = parse_level(val)) < 0;
+  else {
+    fprintf(stderr, "skinnerd: unknown option --%s (see --help)\n", name);
+    return -1;
+  }
+  if (bad) {
+    fprintf(stderr, "skinnerd: bad value \"%s\" for %s\n", val ? val : "", from);
+    return -1;
+  }
+  return 0;
+}
+
+static int parse_env(options *o) {
+  static const char *const names[][2] = {
+      {"listen", "SKINNERD_LISTEN"},       {"threads", "SKINNERD_THREADS"},     {"max-body", "SKINNERD_MAX_BODY"},
+      {"max-bones", "SKINNERD_MAX_BONES"}, {"max-batch", "SKINNERD_MAX_BATCH"}, {"cache-mb", "SKINNERD_CACHE_MB"},
+      {"inline-limit", "SKINNERD_INLINE_LIMIT"}, {"log-level", "SKINNERD_LOG_LEVEL"},
+      {"fast-binary", "SKINNERD_FAST_BINARY"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *v = getenv(names[i][1]);
+    if (v != NULL && *v != '\0' && set_option(o, names[i][0], v, names[i][1]) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Returns -1 on error, 1 when --help/--version was answered, else 0. */
+static int parse_args(int argc, char **argv, options *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 1;
+    }
+    if (strcmp(a, "--version") == 0) {
+      printf("skinnerd %s\n", PACKAGE_VERSION);
+      return 1;
+    }
+    if (strncmp(a, "--", 2) != 0) {
+      fprintf(stderr, "skinnerd: unexpected argument \"%s\" (see --help)\n", a);
+      return -1;
+    }
+    char name[32];
+    const char *eq = strchr(a, '=');
+    const char *val;
+    size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (n >= sizeof name) {
+      fprintf(stderr, "skinnerd: unknown option %s (see --help)\n", a);
+      return -1;
+    }
+    memcpy(name, a + 2, n);
+    name[n] = '\0';
+    if (eq != NULL) {
+      val = eq + 1;
+    } else if (strcmp(name, "fast-binary") == 0) {
+      val = "1"; /* a switch */
+    } else if (i + 1 < argc) {
+      val = argv[++i];
+    } else {
+      fprintf(stderr, "skinnerd: %s needs a value\n", a);
+      return -1;
+    }
+    if (set_option(o, name, val, a) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+typedef struct daemon_state {
+  uv_loop_t *loop;
+  sk_http *http;
+  uv_signal_t sigint, sigterm;
+  int signals_seen;
+} daemon_state;
+
+static void on_stopped(void *arg) {
+  daemon_state *d = arg;
+  uv_close((uv_handle_t *)&d->sigint, NULL);
+  uv_close((uv_handle_t *)&d->sigterm, NULL);
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+  daemon_state *d = s->data;
+  if (++d->signals_seen > 1) {
+    fprintf(stderr, "skinnerd: second signal %d, exiting now\n", signum);
+    _Exit(1);
+  }
+  sk_http_stop(d->http, on_stopped, d);
+}
+
+int main(int argc, char **argv) {
+  options o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.host, sizeof o.host, "127.0.0.1");
+  o.port = 8080;
+  uv_cpu_info_t *cpus;
+  int ncpu = 0;
+  o.threads = uv_cpu_info(&cpus, &ncpu) == 0 && ncpu > 0 ? (unsigned long)ncpu : 4;
+  if (ncpu > 0)
+    uv_free_cpu_info(cpus, ncpu);
+  o.max_body = 4u << 20;
+  o.max_bones = 1024;
+  o.max_batch = 1024;
+  o.cache_mb = 256;
+  o.inline_limit = 250;
+  o.log_level = 1;
+  if (parse_env(&o) != 0)
+    return 2;
+  int pr = parse_args(argc, argv, &o);
+  if (pr != 0)
+    return pr > 0 ? 0 : 2;
+
+  /* libuv sizes its pool from the environment on first use, so this must
+   * happen before anything is queued. */
+  char nthreads[32];
+  snprintf(nthreads, sizeof nthreads, "%lu", o.threads);
+  setenv("UV_THREADPOOL_SIZE", nthreads, 1);
+  signal(SIGPIPE, SIG_IGN);
+
+  uv_loop_t *loop = uv_default_loop();
+  sk_metrics *metrics = calloc(1, sizeof *metrics); /* ~100 KB: not on the stack */
+  sk_cache *cache = NULL;
+  sk_routes *routes = NULL;
+  if (metrics == NULL || sk_cache_create((size_t)o.cache_mb << 20, &cache) != 0) {
+    fprintf(stderr, "skinnerd: out of memory\n");
+    return 1;
+  }
+  sk_metrics_init(metrics);
+  sk_routes_config rc;
+  memset(&rc, 0, sizeof rc);
+  rc.max_body = (size_t)o.max_body;
+  rc.max_bones = (size_t)o.max_bones;
+  rc.max_batch = (size_t)o.max_batch;
+  rc.inline_limit = (size_t)o.inline_limit;
+  if (o.inline_limit == 0)
+    rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
+  rc.fast_binary = o.fast_binary;
+  if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
+    fprintf(stderr, "skinnerd: out of memory\n");
+    return 1;
+  }
+  sk_http_handler handler = sk_routes_handler(routes);
+  sk_http_config hc;
+  memset(&hc, 0, sizeof hc);
+  hc.host = o.host;
+  hc.port = o.port;
+  hc.max_body = (size_t)o.max_body;
+  hc.log_level = o.log_level;
+  daemon_state d;
+  memset(&d, 0, sizeof d);
+  d.loop = loop;
+  int err = sk_http_start(loop, &hc, &handler, &d.http);
+  if (err != 0) {
+    fprintf(stderr, "skinnerd: cannot listen on %s:%u: %s\n", o.host, o.port,
+            err == SK_EINVAL ? "bad address" : "address in use or not available");
+    return 1;
+  }
+  if (strchr(o.host, ':') != NULL)
+    printf("listening on [%s]:%u\n", o.host, sk_http_port(d.http));
+  else
+    printf("listening on %s:%u\n", o.host, sk_http_port(d.http));
+  fflush(stdout);
+
+  uv_signal_init(loop, &d.sigint);
+  uv_signal_init(loop, &d.sigterm);
+  d.sigint.data = d.sigterm.data = &d;
+  uv_signal_start(&d.sigint, on_signal, SIGINT);
+  uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+
+  uv_run(loop, UV_RUN_DEFAULT);
+
+  sk_http_destroy(d.http);
+  sk_routes_destroy(routes);
+  sk_cache_destroy(cache);
+  free(metrics);
+  int rc_close = uv_loop_close(loop);
+  if (rc_close != 0 && o.log_level >= 1)
+    fprintf(stderr, "skinnerd: loop closed with handles open: %s\n", uv_strerror(rc_close));
+  return 0;
+}

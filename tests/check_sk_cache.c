@@ -1,0 +1,167 @@
+/* sk_cache: lookup, replace, delete, LRU eviction by bytes, and references
+ * that keep a replaced or evicted version alive for its readers. */
+#include "sk_cache.h"
+#include "sk_json.h"
+#include "sk_testutil.h"
+
+/* A chain of `n` bones. */
+static sk_skeleton *chain(int n) {
+  json_t *bones = json_array();
+  for (int i = 0; i < n; i++) {
+    char name[16], parent[16];
+    snprintf(name, sizeof name, "b%d", i);
+    snprintf(parent, sizeof parent, "b%d", i - 1);
+    json_array_append_new(bones, i ? json_pack("{s:s,s:s,s:[f,f,f]}", "name", name, "parent", parent, "position", 0.0,
+                                               1.0, 0.0)
+                                   : json_pack("{s:s}", "name", name));
+  }
+  json_t *j = json_pack("{s:o}", "bones", bones);
+  sk_skeleton *s;
+  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
+  json_decref(j);
+  return s;
+}
+
+START_TEST(ids_follow_the_id_syntax) {
+  ck_assert(sk_cache_id_valid("a", 1));
+  ck_assert(sk_cache_id_valid("Hero_01.v2-x", 12));
+  ck_assert(!sk_cache_id_valid("", 0));
+  ck_assert(!sk_cache_id_valid("a b", 3));
+  ck_assert(!sk_cache_id_valid("a/b", 3));
+  char long_id[130];
+  memset(long_id, 'x', 129);
+  long_id[129] = 0;
+  ck_assert(sk_cache_id_valid(long_id, 128));
+  ck_assert(!sk_cache_id_valid(long_id, 129));
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(0, &c), 0);
+  ck_assert_int_eq(sk_cache_put(c, "no way", chain(1), NULL, NULL), SK_EINVAL);
+  sk_cache_destroy(c);
+}
+END_TEST
+
+START_TEST(put_get_replace_delete) {
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(0, &c), 0);
+  ck_assert_ptr_null(sk_cache_get(c, "a"));
+  bool replaced = true;
+  ck_assert_int_eq(sk_cache_put(c, "a", chain(2), &replaced, NULL), 0);
+  ck_assert(!replaced);
+  sk_cache_entry *old = sk_cache_get(c, "a");
+  ck_assert_ptr_nonnull(old);
+  ck_assert_uint_eq(old->skel->count, 2);
+  ck_assert_ptr_nonnull(old->rig);
+  ck_assert_int_eq(sk_cache_put(c, "a", chain(3), &replaced, NULL), 0);
+  ck_assert(replaced);
+  /* the old version lives on for its reader, unchanged */
+  ck_assert_uint_eq(old->skel->count, 2);
+  sk_cache_entry *cur = sk_cache_get(c, "a");
+  ck_assert_uint_eq(cur->skel->count, 3);
+  ck_assert(cur->version > old->version);
+  sk_cache_entry_unref(old);
+  sk_cache_stats st;
+  sk_cache_get_stats(c, &st);
+  ck_assert_uint_eq(st.count, 1);
+  ck_assert_uint_eq(st.bytes, cur->bytes);
+  ck_assert_int_eq(sk_cache_delete(c, "a"), 0);
+  ck_assert_int_eq(sk_cache_delete(c, "a"), SK_ENOTFOUND);
+  ck_assert_ptr_null(sk_cache_get(c, "a"));
+  ck_assert_uint_eq(cur->skel->count, 3); /* still readable */
+  sk_cache_entry_unref(cur);
+  sk_cache_get_stats(c, &st);
+  ck_assert_uint_eq(st.count, 0);
+  ck_assert_uint_eq(st.bytes, 0);
+  sk_cache_destroy(c);
+}
+END_TEST
+
+static void count_ids(void *arg, const sk_cache_entry *e) {
+  (void)e;
+  (*(int *)arg)++;
+}
+
+START_TEST(many_ids_grow_the_table) {
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(0, &c), 0);
+  for (int i = 0; i < 500; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "s%d", i);
+    ck_assert_int_eq(sk_cache_put(c, id, chain(1 + i % 4), NULL, NULL), 0);
+  }
+  for (int i = 0; i < 500; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "s%d", i);
+    sk_cache_entry *e = sk_cache_get(c, id);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(e->skel->count, (size_t)(1 + i % 4));
+    sk_cache_entry_unref(e);
+  }
+  int n = 0;
+  sk_cache_foreach(c, count_ids, &n);
+  ck_assert_int_eq(n, 500);
+  sk_cache_destroy(c);
+}
+END_TEST
+
+START_TEST(least_recently_used_is_evicted_past_the_byte_limit) {
+  sk_skeleton *probe = chain(10);
+  size_t one = sk_cache_skeleton_bytes(probe);
+  sk_skeleton_destroy(probe);
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(3 * one + one / 2, &c), 0);
+  ck_assert_int_eq(sk_cache_put(c, "a", chain(10), NULL, NULL), 0);
+  ck_assert_int_eq(sk_cache_put(c, "b", chain(10), NULL, NULL), 0);
+  ck_assert_int_eq(sk_cache_put(c, "c", chain(10), NULL, NULL), 0);
+  sk_cache_entry_unref(sk_cache_get(c, "a")); /* a is now the most recent */
+  sk_cache_entry *held = sk_cache_get(c, "b");
+  sk_cache_entry_unref(sk_cache_get(c, "a"));
+  sk_cache_entry_unref(sk_cache_get(c, "c"));
+  ck_assert_int_eq(sk_cache_put(c, "d", chain(10), NULL, NULL), 0); /* evicts b */
+  sk_cache_stats st;
+  sk_cache_get_stats(c, &st);
+  ck_assert_uint_eq(st.count, 3);
+  ck_assert_uint_eq(st.evictions, 1);
+  ck_assert(st.bytes <= st.max_bytes);
+  ck_assert_ptr_null(sk_cache_get(c, "b"));
+  ck_assert_uint_eq(held->skel->count, 10); /* a reader of b is unaffected */
+  sk_cache_entry_unref(held);
+  /* one entry bigger than the whole limit still goes in, alone */
+  ck_assert_int_eq(sk_cache_put(c, "huge", chain(100), NULL, NULL), 0);
+  sk_cache_get_stats(c, &st);
+  ck_assert_uint_eq(st.count, 1);
+  ck_assert_uint_eq(st.evictions, 4);
+  sk_cache_destroy(c);
+}
+END_TEST
+
+START_TEST(stored_locals_are_decomposed_once_at_put) {
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(0, &c), 0);
+  json_t *j = json_loads("{\"bones\":[{\"name\":\"a\",\"matrix\":[0,1,0,0,-1,0,0,0,0,0,1,0,1,2,3,1]}]}", 0, NULL);
+  sk_skeleton *s;
+  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
+  json_decref(j);
+  sk_cache_entry *e;
+  ck_assert_int_eq(sk_cache_put(c, "m", s, NULL, &e), 0);
+  ck_assert(!e->skel->bones[0].local.need_decompose);
+  ck_assert(fabs(e->skel->bones[0].local.position[2] - 3) < 1e-12);
+  sk_cache_entry_unref(e);
+  sk_cache_destroy(c);
+}
+END_TEST
+
+static Suite *cache_suite(void) {
+  Suite *s = suite_create("sk_cache");
+  TCase *t = tcase_create("validity");
+  tcase_add_test(t, ids_follow_the_id_syntax);
+  suite_add_tcase(s, t);
+  t = tcase_create("lifecycle");
+  tcase_add_test(t, put_get_replace_delete);
+  tcase_add_test(t, many_ids_grow_the_table);
+  tcase_add_test(t, least_recently_used_is_evicted_past_the_byte_limit);
+  tcase_add_test(t, stored_locals_are_decomposed_once_at_put);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) { return sk_test_run(cache_suite()); }

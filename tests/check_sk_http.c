@@ -1,0 +1,312 @@
+/* sk_http: libmicrohttpd on a libuv loop, with a tiny handler of our own
+ * (no routes): suspended jobs, the jobs cap, job deadlines, the body
+ * limit, and a stop that finishes the job in flight. The loop runs on its
+ * own thread; the test drives it over loopback with sk_httpc. */
+#include <pthread.h>
+
+#include "sk_error.h"
+#include "sk_http.h"
+#include "sk_httpc.h"
+#include "sk_testutil.h"
+
+typedef struct server {
+  uv_loop_t loop;
+  uv_async_t stop_async;
+  sk_http *http;
+  sk_http_config cfg;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int ready, stopped, completed;
+  unsigned port;
+} server;
+
+static void on_begin(void *ctx, sk_http_req *req) {
+  (void)ctx;
+  (void)req;
+}
+
+static void slow_work(void *arg) {
+  usleep((useconds_t)(uintptr_t)arg * 1000);
+}
+
+static void slow_after(sk_http_req *req, void *arg, int status) {
+  (void)arg;
+  if (status == SK_EBUSY)
+    sk_http_respond(req, 503, "text/plain", (void *)"late\n", 5, false, NULL);
+  else
+    sk_http_respond(req, 200, "text/plain", (void *)"slow\n", 5, false, NULL);
+}
+
+static void on_handle(void *ctx, sk_http_req *req) {
+  (void)ctx;
+  if (req->body_too_large) {
+    sk_http_respond(req, 413, "text/plain", (void *)"big\n", 4, false, NULL);
+    return;
+  }
+  if (strncmp(req->url, "/slow/", 6) == 0) {
+    uintptr_t ms = (uintptr_t)strtoul(req->url + 6, NULL, 10);
+    if (sk_http_defer(req, slow_work, slow_after, (void *)ms) != 0)
+      sk_http_respond(req, 503, "text/plain", (void *)"busy\n", 5, false, NULL);
+    return;
+  }
+  char *copy = malloc(req->body.len + 1);
+  memcpy(copy, req->body.data, req->body.len + 1);
+  const char *hdr[] = {"X-Method", req->method, NULL};
+  sk_http_respond(req, 200, "application/octet-stream", copy, req->body.len, true, hdr);
+}
+
+static void on_complete(void *ctx, sk_http_req *req) {
+  server *s = ctx;
+  (void)req;
+  s->completed++; /* loop thread only */
+}
+
+static void on_stopped(void *arg) {
+  server *s = arg;
+  uv_close((uv_handle_t *)&s->stop_async, NULL);
+}
+
+static void on_stop_async(uv_async_t *a) {
+  server *s = a->data;
+  sk_http_stop(s->http, on_stopped, s);
+}
+
+static void *loop_main(void *arg) {
+  server *s = arg;
+  uv_loop_init(&s->loop);
+  uv_async_init(&s->loop, &s->stop_async, on_stop_async);
+  s->stop_async.data = s;
+  sk_http_handler h = {s, on_begin, on_handle, on_complete};
+  int rc = sk_http_start(&s->loop, &s->cfg, &h, &s->http);
+  pthread_mutex_lock(&s->mu);
+  s->ready = rc == 0 ? 1 : -1;
+  s->port = rc == 0 ? sk_http_port(s->http) : 0;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  if (rc != 0) {
+    uv_close((uv_handle_t *)&s->stop_async, NULL);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&s->loop);
+    return NULL;
+  }
+  uv_run(&s->loop, UV_RUN_DEFAULT);
+  sk_http_destroy(s->http);
+  uv_loop_close(&s->loop);
+  pthread_mutex_lock(&s->mu);
+  s->stopped = 1;
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+static void start(server *s) {
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  ck_assert_int_eq(pthread_create(&s->thread, NULL, loop_main, s), 0);
+  pthread_mutex_lock(&s->mu);
+  while (s->ready == 0)
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  ck_assert_int_eq(s->ready, 1);
+}
+
+static void stop(server *s) {
+  uv_async_send(&s->stop_async);
+  pthread_join(s->thread, NULL);
+  ck_assert(s->stopped);
+}
+
+typedef struct call {
+  server *s;
+  const char *path;
+  sk_httpc_resp r;
+} call;
+
+static void *call_main(void *arg) {
+  call *c = arg;
+  sk_httpc_request("127.0.0.1", c->s->port, "GET", c->path, NULL, NULL, 0, &c->r);
+  return NULL;
+}
+
+START_TEST(requests_get_their_answers_and_port_0_picks_a_port) {
+  server s;
+  memset(&s, 0, sizeof s);
+  start(&s);
+  ck_assert_uint_gt(s.port, 0);
+  sk_httpc_resp r;
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, "hello", 5, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_eq(r.body, "hello");
+  char m[16];
+  ck_assert_str_eq(sk_httpc_header(&r, "X-Method", m, sizeof m), "PUT");
+  sk_httpc_free(&r);
+  stop(&s);
+  ck_assert_int_eq(s.completed, 1);
+}
+END_TEST
+
+START_TEST(a_small_request_is_served_while_a_job_runs) {
+  server s;
+  memset(&s, 0, sizeof s);
+  start(&s);
+  call slow = {&s, "/slow/400", {0}};
+  pthread_t t;
+  pthread_create(&t, NULL, call_main, &slow);
+  usleep(50000);
+  uint64_t t0 = uv_hrtime();
+  sk_httpc_resp r;
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "POST", "/echo", NULL, "x", 1, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_msg(uv_hrtime() - t0 < 300000000u, "the small request waited for the job");
+  sk_httpc_free(&r);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(slow.r.status, 200);
+  ck_assert_str_eq(slow.r.body, "slow\n");
+  sk_httpc_free(&slow.r);
+  stop(&s);
+}
+END_TEST
+
+START_TEST(jobs_past_the_cap_get_503) {
+  server s;
+  memset(&s, 0, sizeof s);
+  s.cfg.max_jobs = 1;
+  start(&s);
+  call a = {&s, "/slow/300", {0}}, b = {&s, "/slow/10", {0}};
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, call_main, &a);
+  usleep(50000);
+  pthread_create(&tb, NULL, call_main, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  ck_assert_int_eq(a.r.status, 200);
+  ck_assert_int_eq(b.r.status, 503);
+  ck_assert_str_eq(b.r.body, "busy\n");
+  sk_httpc_free(&a.r);
+  sk_httpc_free(&b.r);
+  stop(&s);
+}
+END_TEST
+
+START_TEST(a_job_queued_past_its_deadline_is_answered_503) {
+  /* One pool thread: the second job waits behind the first past its deadline. */
+  setenv("UV_THREADPOOL_SIZE", "1", 1);
+  server s;
+  memset(&s, 0, sizeof s);
+  s.cfg.job_deadline_ms = 100;
+  start(&s);
+  call a = {&s, "/slow/500", {0}}, b = {&s, "/slow/10", {0}};
+  pthread_t ta, tb;
+  pthread_create(&ta, NULL, call_main, &a);
+  usleep(50000);
+  pthread_create(&tb, NULL, call_main, &b);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  ck_assert_int_eq(a.r.status, 200);
+  ck_assert_int_eq(b.r.status, 503);
+  ck_assert_str_eq(b.r.body, "late\n");
+  sk_httpc_free(&a.r);
+  sk_httpc_free(&b.r);
+  stop(&s);
+}
+END_TEST
+
+START_TEST(stop_finishes_the_job_in_flight) {
+  server s;
+  memset(&s, 0, sizeof s);
+  start(&s);
+  call a = {&s, "/slow/300", {0}};
+  pthread_t ta;
+  pthread_create(&ta, NULL, call_main, &a);
+  usleep(50000);
+  stop(&s); /* returns once the loop has ended */
+  pthread_join(ta, NULL);
+  ck_assert_int_eq(a.r.status, 200);
+  sk_httpc_free(&a.r);
+  /* not accepting any more */
+  sk_httpc_resp r;
+  ck_assert_int_ne(sk_httpc_request("127.0.0.1", s.port, "GET", "/echo", NULL, NULL, 0, &r), 0);
+}
+END_TEST
+
+START_TEST(bodies_over_the_limit_are_not_stored) {
+  server s;
+  memset(&s, 0, sizeof s);
+  s.cfg.max_body = 100;
+  start(&s);
+  char body[300];
+  memset(body, 'x', sizeof body);
+  sk_httpc_resp r;
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, body, 100, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_uint_eq(r.len, 100);
+  sk_httpc_free(&r);
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, body, sizeof body, &r), 0);
+  ck_assert_int_eq(r.status, 413);
+  char h[32];
+  ck_assert_str_eq(sk_httpc_header(&r, "Connection", h, sizeof h), "close");
+  sk_httpc_free(&r);
+  stop(&s);
+}
+END_TEST
+
+START_TEST(a_taken_port_is_an_error) {
+  server a;
+  memset(&a, 0, sizeof a);
+  start(&a);
+  server b;
+  memset(&b, 0, sizeof b);
+  b.cfg.port = a.port;
+  b.cfg.log_level = -1; /* the failure is expected: keep the log quiet */
+  pthread_mutex_init(&b.mu, NULL);
+  pthread_cond_init(&b.cv, NULL);
+  pthread_create(&b.thread, NULL, loop_main, &b);
+  pthread_join(b.thread, NULL);
+  ck_assert_int_eq(b.ready, -1);
+  stop(&a);
+}
+END_TEST
+
+START_TEST(a_passed_listening_socket_is_served) {
+  /* what systemd socket activation hands over */
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(listen(fd, 16), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, (struct sockaddr *)&a, &len);
+  server s;
+  memset(&s, 0, sizeof s);
+  s.cfg.listen_fd = fd;
+  start(&s);
+  ck_assert_uint_eq(s.port, ntohs(a.sin_port));
+  sk_httpc_resp r;
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, "fd", 2, &r), 0);
+  ck_assert_str_eq(r.body, "fd");
+  sk_httpc_free(&r);
+  stop(&s);
+}
+END_TEST
+
+static Suite *http_suite(void) {
+  Suite *s = suite_create("sk_http");
+  TCase *t = tcase_create("lifecycle");
+  tcase_set_timeout(t, 30);
+  tcase_add_test(t, requests_get_their_answers_and_port_0_picks_a_port);
+  tcase_add_test(t, a_small_request_is_served_while_a_job_runs);
+  tcase_add_test(t, jobs_past_the_cap_get_503);
+  tcase_add_test(t, a_job_queued_past_its_deadline_is_answered_503);
+  tcase_add_test(t, stop_finishes_the_job_in_flight);
+  tcase_add_test(t, a_taken_port_is_an_error);
+  tcase_add_test(t, a_passed_listening_socket_is_served);
+  suite_add_tcase(s, t);
+  t = tcase_create("errors");
+  tcase_add_test(t, bodies_over_the_limit_are_not_stored);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) { return sk_test_run(http_suite()); }

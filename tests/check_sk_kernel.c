@@ -1,0 +1,534 @@
+/* The batch kernel against the scalar core: every SIMD path this CPU has,
+ * random skeletons and poses, the tolerance of sk_kernel.h. */
+#include <stdint.h>
+
+#include "sk_kernel.h"
+#include "sk_mat.h"
+#include "sk_skeleton.h"
+#include "sk_testutil.h"
+
+#define TOL 1e-5
+
+static const char *const all_paths[] = {"avx512", "avx2", "sse2", "scalar"};
+
+/* xorshift64*: fixed seeds keep failures reproducible. */
+static uint64_t rng_state;
+static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
+static uint64_t rng_u64(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 2685821657736338717ull;
+}
+static double rng_unit(void) { return (double)(rng_u64() >> 11) / 9007199254740992.0; }
+static double rng_range(double lo, double hi) { return lo + (hi - lo) * rng_unit(); }
+static size_t rng_below(size_t n) { return (size_t)(rng_u64() % n); }
+
+/* A random transform: scale magnitude in [lo, hi], sign flipped on some
+ * axes (negative determinants), a quaternion of norm near 1 (never
+ * normalised by Babylon, so a non-unit one scales), translation in ±t. */
+static void rand_trs(double s[3], double q[4], double p[3], double lo, double hi, double t, double qdev) {
+  for (int k = 0; k < 3; k++) {
+    s[k] = rng_range(lo, hi) * (rng_u64() % 5 == 0 ? -1 : 1);
+    p[k] = rng_range(-t, t);
+  }
+  double n = 0;
+  for (int k = 0; k < 4; k++) {
+    q[k] = rng_range(-1, 1);
+    n += q[k] * q[k];
+  }
+  n = sqrt(n) / rng_range(1 - qdev, 1 + qdev);
+  for (int k = 0; k < 4; k++)
+    q[k] /= n;
+}
+
+static void rand_matrix(float m[16], double lo, double hi, double t, double qdev) {
+  double s[3], q[4], p[3];
+  rand_trs(s, q, p, lo, hi, t, qdev);
+  sk_mat_compose(s, q, p, m);
+}
+
+enum { SHAPE_RANDOM, SHAPE_CHAIN, SHAPE_BINARY };
+
+/* A random skeleton of `n` bones: input order shuffled so sorting matters,
+ * a random tree, a chain or a complete binary tree; random slots with
+ * some -1 when `permute`. */
+static sk_skeleton *rand_skeleton(size_t n, int shape, bool permute) {
+  const bool chain = shape == SHAPE_CHAIN;
+  sk_bone_desc *d = calloc(n, sizeof *d);
+  char (*names)[24] = calloc(n, sizeof *names);
+  float(*bind)[16] = calloc(n, sizeof *bind);
+  size_t *perm = malloc(n * sizeof *perm);   /* input position of logical bone i */
+  int64_t *slot = malloc(n * sizeof *slot);
+  for (size_t i = 0; i < n; i++)
+    perm[i] = slot[i] = (int64_t)i;
+  for (size_t i = n; i > 1; i--) {
+    const size_t j = rng_below(i), t = perm[i - 1];
+    perm[i - 1] = perm[j];
+    perm[j] = t;
+  }
+  if (permute) {
+    for (size_t i = n; i > 1; i--) {
+      const size_t j = rng_below(i);
+      const int64_t t = slot[i - 1];
+      slot[i - 1] = slot[j];
+      slot[j] = t;
+    }
+    for (size_t i = 0; i < n; i++)
+      if (rng_u64() % 6 == 0)
+        slot[i] = -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    snprintf(names[i], sizeof names[i], "b%zu", i);
+  for (size_t i = 0; i < n; i++) {
+    sk_bone_desc *b = &d[perm[i]];
+    b->name = names[i];
+    if (shape == SHAPE_BINARY && i > 0)
+      b->parent = names[(i - 1) / 2];
+    else if (i > 0 && (chain || rng_u64() % 8 != 0)) /* a few extra roots */
+      b->parent = names[chain ? i - 1 : rng_below(i)];
+    if (chain) {
+      rand_matrix(b->local, 0.99, 1.01, 0.02, 1e-3);
+      rand_matrix(bind[i], 0.99, 1.01, 0.02, 1e-3);
+    } else {
+      rand_matrix(b->local, 0.7, 1.3, 1, 0.05);
+      rand_matrix(bind[i], 0.7, 1.3, 1, 0.05);
+    }
+    b->bind = bind[i];
+    b->has_index = permute;
+    b->index = slot[perm[i]];
+  }
+  sk_skeleton *s = NULL;
+  sk_error e = {0};
+  ck_assert_int_eq(sk_skeleton_create(d, n, "/bones", &s, &e), 0);
+  free(d);
+  free(names);
+  free(bind);
+  free(perm);
+  free(slot);
+  return s;
+}
+
+/* One random batch for `s` and everything needed to check it. */
+typedef struct batch {
+  sk_skeleton *s;
+  sk_rig *rig;
+  sk_kernel_job job;
+  uint8_t *mode;
+  size_t *offset;
+  float *input, *final, *absolute, initial[16];
+  size_t nb, p;
+} batch;
+
+static void batch_init(batch *b, sk_skeleton *s, size_t p, bool chain, bool want_abs, bool want_init) {
+  memset(b, 0, sizeof *b);
+  b->s = s;
+  b->nb = s->count;
+  b->p = p;
+  ck_assert_int_eq(sk_rig_create(s, &b->rig), 0);
+  ck_assert_uint_eq(sk_rig_bones(b->rig), b->nb);
+  const size_t stride = p + rng_below(3); /* strides not multiple of the lanes too */
+  b->mode = malloc(b->nb);
+  b->offset = malloc(b->nb * sizeof *b->offset);
+  size_t total = 0;
+  for (size_t i = 0; i < b->nb; i++) {
+    b->mode[i] = (uint8_t)(rng_u64() % 3);
+    b->offset[i] = total;
+    total += b->mode[i] == SK_KERNEL_CONST ? 16 : b->mode[i] == SK_KERNEL_TRS ? 10 * stride : 16 * stride;
+  }
+  /* Exactly sized: a kernel that reads past a row end trips the sanitizers. */
+  b->input = malloc(total * sizeof *b->input);
+  for (size_t i = 0; i < b->nb; i++) {
+    float *in = b->input + b->offset[i];
+    for (size_t q = 0; q < stride; q++) {
+      double sc[3], qu[4], tr[3];
+      float m[16];
+      if (chain)
+        rand_trs(sc, qu, tr, 0.99, 1.01, 0.02, 1e-3);
+      else
+        rand_trs(sc, qu, tr, 0.7, 1.3, 1, 0.05);
+      sk_mat_compose(sc, qu, tr, m);
+      if (b->mode[i] == SK_KERNEL_CONST) {
+        if (q == 0)
+          memcpy(in, m, sizeof m);
+      } else if (b->mode[i] == SK_KERNEL_TRS) {
+        const double v[10] = {tr[0], tr[1], tr[2], qu[0], qu[1], qu[2], qu[3], sc[0], sc[1], sc[2]};
+        for (int r = 0; r < 10; r++)
+          in[r * stride + q] = (float)v[r];
+      } else {
+        if (!chain && rng_u64() % 4 == 0) /* a projective column: the general product */
+          m[3] = (float)rng_range(-0.1, 0.1), m[7] = (float)rng_range(-0.1, 0.1);
+        for (int r = 0; r < 16; r++)
+          in[r * stride + q] = m[r];
+      }
+    }
+  }
+  if (want_init) {
+    rand_matrix(b->initial, 0.8, 1.2, 0.5, 0.02);
+    if (rng_u64() % 3 == 0)
+      b->initial[11] = 0.05f; /* not affine */
+  }
+  b->final = aligned_alloc(64, ((p * (b->nb + 1) * 16 * sizeof(float)) + 63) / 64 * 64);
+  memset(b->final, 0x7f, p * (b->nb + 1) * 16 * sizeof(float)); /* garbage the kernel must overwrite */
+  if (want_abs) {
+    b->absolute = aligned_alloc(64, ((p * b->nb * 16 * sizeof(float)) + 63) / 64 * 64);
+    memset(b->absolute, 0x7f, p * b->nb * 16 * sizeof(float));
+  }
+  sk_kernel_job *j = &b->job;
+  j->rig = b->rig;
+  j->poses = p;
+  j->pose_stride = stride;
+  j->mode = b->mode;
+  j->offset = b->offset;
+  j->input = b->input;
+  j->input_floats = total;
+  j->initial_skin = want_init ? b->initial : NULL;
+  j->final = b->final;
+  j->absolute = b->absolute;
+}
+
+static void batch_close(batch *b) {
+  sk_rig_destroy(b->rig);
+  sk_skeleton_destroy(b->s);
+  free(b->mode);
+  free(b->offset);
+  free(b->input);
+  free(b->final);
+  free(b->absolute);
+}
+
+/* Pose q's locals in bones[] order, as the scalar core takes them. */
+static void pose_locals(const batch *b, size_t q, float *locals) {
+  const size_t st = b->job.pose_stride;
+  for (size_t i = 0; i < b->nb; i++) {
+    const float *in = b->input + b->offset[i];
+    float *l = locals + 16 * i;
+    if (b->mode[i] == SK_KERNEL_CONST)
+      memcpy(l, in, 16 * sizeof *l);
+    else if (b->mode[i] == SK_KERNEL_MATRIX)
+      for (int r = 0; r < 16; r++)
+        l[r] = in[r * st + q];
+    else {
+      const double t[3] = {in[q], in[st + q], in[2 * st + q]};
+      const double qu[4] = {in[3 * st + q], in[4 * st + q], in[5 * st + q], in[6 * st + q]};
+      const double sc[3] = {in[7 * st + q], in[8 * st + q], in[9 * st + q]};
+      sk_mat_compose(sc, qu, t, l);
+    }
+  }
+}
+
+/* Every pose's final (and absolute) against sk_skeleton_evaluate. */
+static void check_batch(const batch *b, const char *what) {
+  const size_t nb = b->nb;
+  float *locals = malloc(16 * nb * sizeof *locals), *scratch = malloc(16 * nb * sizeof *scratch);
+  float *fin = malloc(16 * (nb + 1) * sizeof *fin), *abs_ = malloc(16 * nb * sizeof *abs_);
+  for (size_t q = 0; q < b->p; q++) {
+    pose_locals(b, q, locals);
+    sk_skeleton_evaluate(b->s, locals, b->job.initial_skin, scratch, fin, abs_, NULL);
+    for (size_t k = 0; k <= nb; k++) {
+      const float *got = b->final + (q * (nb + 1) + k) * 16;
+      ck_assert_msg(sk_test_mat_close(got, fin + 16 * k, TOL), "%s: final pose %zu slot %zu of %zu (P=%zu)", what, q, k,
+                    nb, b->p);
+    }
+    if (b->absolute != NULL)
+      for (size_t k = 0; k < nb; k++)
+        ck_assert_msg(sk_test_mat_close(b->absolute + (q * nb + k) * 16, abs_ + 16 * k, TOL),
+                      "%s: absolute pose %zu slot %zu (P=%zu)", what, q, k, b->p);
+  }
+  free(locals);
+  free(scratch);
+  free(fin);
+  free(abs_);
+}
+
+/* ---- validity --------------------------------------------------------------- */
+
+START_TEST(validate_rejects_each_bad_field) {
+  rng_seed(1);
+  batch b;
+  batch_init(&b, rand_skeleton(5, SHAPE_RANDOM, false), 3, false, false, false);
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_kernel_validate(&b.job, &e), 0);
+  ck_assert_int_eq(sk_kernel_validate(NULL, NULL), SK_EINVAL);
+
+  sk_kernel_job j = b.job;
+#define EXPECT(code, ptr)                                   \
+  do {                                                      \
+    sk_error_clear(&e);                                     \
+    ck_assert_int_eq(sk_kernel_validate(&j, &e), (code));   \
+    ck_assert_str_eq(e.pointer, (ptr));                     \
+    j = b.job;                                              \
+  } while (0)
+  j.rig = NULL;
+  EXPECT(SK_EINVAL, "/rig");
+  j.poses = 0;
+  EXPECT(SK_EINVAL, "/poses");
+  j.pose_stride = 2;
+  EXPECT(SK_EINVAL, "/pose_stride");
+  j.mode = NULL;
+  EXPECT(SK_EINVAL, "/mode");
+  j.offset = NULL;
+  EXPECT(SK_EINVAL, "/offset");
+  j.input = NULL;
+  EXPECT(SK_EINVAL, "/input");
+  j.final = NULL;
+  EXPECT(SK_EINVAL, "/final");
+  j.path = "neon";
+  EXPECT(SK_EINVAL, "/path");
+  j.stream = 7;
+  EXPECT(SK_EINVAL, "/stream");
+  j.input_floats = b.job.input_floats - 1;
+  EXPECT(SK_EINVAL, "/offset/4");
+  j.poses = SIZE_MAX / 2;
+  j.pose_stride = SIZE_MAX / 2;
+  EXPECT(SK_ETOOBIG, "/poses");
+  uint8_t bad[5];
+  memcpy(bad, b.mode, 5);
+  bad[3] = 3;
+  j.mode = bad;
+  EXPECT(SK_EINVAL, "/mode/3");
+  ck_assert_str_eq(e.text, "unknown mode 3 for bone 3");
+#undef EXPECT
+  batch_close(&b);
+}
+END_TEST
+
+START_TEST(path_names) {
+  ck_assert_int_eq(sk_kernel_path_check("scalar"), 0);
+  ck_assert_int_eq(sk_kernel_path_check("neon"), SK_EINVAL);
+  ck_assert_int_eq(sk_kernel_path_check(NULL), SK_EINVAL);
+  ck_assert_int_eq(sk_kernel_path_check(sk_kernel_path()), 0);
+  for (size_t i = 0; i < 4; i++) {
+    const int rc = sk_kernel_path_check(all_paths[i]);
+    ck_assert(rc == 0 || rc == SK_EUNSUPPORTED);
+  }
+}
+END_TEST
+
+/* ---- simd_vs_ref ------------------------------------------------------------ */
+
+/* P = 1..67 on every path, the three modes mixed per bone, slots permuted
+ * with some -1, half the batches with an initial skin and/or absolute. */
+START_TEST(random_batches_every_path) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(100 + pi);
+    for (size_t p = 1; p <= 67; p++) {
+      batch b;
+      const size_t nb = 1 + rng_below(40);
+      batch_init(&b, rand_skeleton(nb, SHAPE_RANDOM, rng_u64() % 3 != 0), p, false, rng_u64() % 2, rng_u64() % 2);
+      b.job.path = all_paths[pi];
+      b.job.stream = (int)(rng_u64() % 3);
+      ck_assert_int_eq(sk_kernel_validate(&b.job, NULL), 0);
+      sk_kernel_run(&b.job, 0, p);
+      check_batch(&b, all_paths[pi]);
+      batch_close(&b);
+    }
+  }
+}
+END_TEST
+
+/* Deep hierarchies: rounding accumulates over 300 products. */
+START_TEST(chains_of_300_bones) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(200 + pi);
+    batch b;
+    batch_init(&b, rand_skeleton(300, SHAPE_CHAIN, true), 37, true, true, true);
+    b.job.path = all_paths[pi];
+    sk_kernel_run(&b.job, 0, b.p);
+    check_batch(&b, all_paths[pi]);
+    batch_close(&b);
+  }
+}
+END_TEST
+
+START_TEST(single_pose_path) {
+  rng_seed(300);
+  for (int it = 0; it < 200; it++) {
+    sk_skeleton *s = rand_skeleton(1 + rng_below(60), it % 10 == 0 ? SHAPE_CHAIN : SHAPE_RANDOM, it % 2 == 0);
+    sk_rig *r;
+    ck_assert_int_eq(sk_rig_create(s, &r), 0);
+    const size_t nb = s->count;
+    float *locals = malloc(16 * nb * sizeof *locals), *scratch = malloc(16 * nb * sizeof *scratch);
+    float *want = malloc(16 * (nb + 1) * sizeof *want), *want_abs = malloc(16 * nb * sizeof *want_abs);
+    float *got = malloc(16 * (nb + 1) * sizeof *got), *got_abs = malloc(16 * nb * sizeof *got_abs);
+    for (size_t i = 0; i < nb; i++)
+      rand_matrix(locals + 16 * i, 0.7, 1.3, 1, 0.05);
+    float init[16];
+    rand_matrix(init, 0.8, 1.2, 0.5, 0.02);
+    const float *ini = it % 3 == 0 ? init : NULL;
+    memset(got, 0x7f, 16 * (nb + 1) * sizeof *got);
+    memset(got_abs, 0x7f, 16 * nb * sizeof *got_abs);
+    sk_skeleton_evaluate(s, locals, ini, scratch, want, want_abs, NULL);
+    sk_kernel_single(r, locals, ini, got, got_abs);
+    for (size_t k = 0; k <= nb; k++)
+      SK_ASSERT_MAT_CLOSE(got + 16 * k, want + 16 * k, TOL);
+    for (size_t k = 0; k < nb; k++)
+      SK_ASSERT_MAT_CLOSE(got_abs + 16 * k, want_abs + 16 * k, TOL);
+    free(locals);
+    free(scratch);
+    free(want);
+    free(want_abs);
+    free(got);
+    free(got_abs);
+    sk_rig_destroy(r);
+    sk_skeleton_destroy(s);
+  }
+}
+END_TEST
+
+/* A wide, deep tree: the rig's scratch slots are reused along ~11 levels
+ * with 1024 leaves; every path and the single-pose path agree with the core. */
+START_TEST(binary_tree_of_2047_bones) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(250 + pi);
+    batch b;
+    batch_init(&b, rand_skeleton(2047, SHAPE_BINARY, pi % 2 == 0), 19, false, pi >= 2, pi % 2 == 1);
+    b.job.path = all_paths[pi];
+    sk_kernel_run(&b.job, 0, b.p);
+    check_batch(&b, all_paths[pi]);
+    batch_close(&b);
+  }
+}
+END_TEST
+
+/* Streaming stores need aligned outputs: a misaligned buffer falls back to
+ * normal stores instead of faulting. */
+START_TEST(stream_with_misaligned_output) {
+  rng_seed(260);
+  batch b;
+  batch_init(&b, rand_skeleton(9, SHAPE_RANDOM, true), 21, false, false, false);
+  const size_t floats = b.p * (b.nb + 1) * 16;
+  float *buf = malloc((floats + 4) * sizeof *buf), *aligned = b.final;
+  b.final = buf + 1; /* 4-byte aligned only */
+  b.job.final = b.final;
+  b.job.stream = SK_KERNEL_STREAM_ALWAYS;
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    b.job.path = all_paths[pi];
+    memset(buf, 0x7f, (floats + 4) * sizeof *buf);
+    sk_kernel_run(&b.job, 0, b.p);
+    check_batch(&b, all_paths[pi]);
+    uint32_t before, after; /* nothing written before or after */
+    memcpy(&before, &buf[0], sizeof before);
+    memcpy(&after, &buf[floats + 1], sizeof after);
+    ck_assert_uint_eq(before, 0x7f7f7f7fu);
+    ck_assert_uint_eq(after, 0x7f7f7f7fu);
+  }
+  b.final = aligned;
+  free(buf);
+  batch_close(&b);
+}
+END_TEST
+
+START_TEST(pose_stride_is_odd_lines) {
+  for (size_t p = 1; p < 5000; p += 7) {
+    const size_t st = sk_kernel_pose_stride(p);
+    ck_assert_uint_ge(st, p);
+    ck_assert_uint_eq(st % 16, 0);
+    ck_assert_uint_eq((st / 16) % 2, 1);
+    ck_assert_uint_le(st, p + 32);
+  }
+}
+END_TEST
+
+/* Splitting a batch across threads or calls changes nothing, bit for bit. */
+START_TEST(thread_split_is_bit_exact) {
+  rng_seed(400);
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    batch b;
+    batch_init(&b, rand_skeleton(33, SHAPE_RANDOM, true), 203, false, true, true);
+    b.job.path = all_paths[pi];
+    const size_t fbytes = b.p * (b.nb + 1) * 16 * sizeof(float), abytes = b.p * b.nb * 16 * sizeof(float);
+    sk_kernel_run(&b.job, 0, b.p);
+    float *f1 = malloc(fbytes), *a1 = malloc(abytes);
+    memcpy(f1, b.final, fbytes);
+    memcpy(a1, b.absolute, abytes);
+    for (unsigned n = 2; n <= 5; n++) {
+      memset(b.final, 0, fbytes);
+      memset(b.absolute, 0, abytes);
+      ck_assert_int_eq(sk_kernel_run_threads(&b.job, n), 0);
+      ck_assert(memcmp(f1, b.final, fbytes) == 0);
+      ck_assert(memcmp(a1, b.absolute, abytes) == 0);
+    }
+    memset(b.final, 0, fbytes);
+    sk_kernel_run(&b.job, 0, 48);
+    sk_kernel_run(&b.job, 48, 64);
+    sk_kernel_run(&b.job, 64, b.p);
+    ck_assert(memcmp(f1, b.final, fbytes) == 0);
+    check_batch(&b, all_paths[pi]);
+    free(f1);
+    free(a1);
+    batch_close(&b);
+  }
+}
+END_TEST
+
+/* ---- lifecycle -------------------------------------------------------------- */
+
+START_TEST(rig_outlives_its_skeleton) {
+  rng_seed(500);
+  sk_skeleton *s = rand_skeleton(20, SHAPE_RANDOM, true);
+  sk_skeleton *copy;
+  ck_assert_int_eq(sk_skeleton_clone(s, &copy), 0);
+  sk_rig *r;
+  ck_assert_int_eq(sk_rig_create(s, &r), 0);
+  sk_skeleton_destroy(s);
+  float locals[20 * 16], scratch[20 * 16], want[21 * 16], got[21 * 16];
+  for (size_t i = 0; i < 20; i++)
+    memcpy(locals + 16 * i, copy->bones[i].local.matrix, sizeof copy->bones[i].local.matrix);
+  sk_skeleton_evaluate(copy, locals, NULL, scratch, want, NULL, NULL);
+  sk_kernel_single(r, locals, NULL, got, NULL);
+  for (size_t k = 0; k <= 20; k++)
+    SK_ASSERT_MAT_CLOSE(got + 16 * k, want + 16 * k, TOL);
+  sk_rig_destroy(r);
+  sk_rig_destroy(NULL);
+  sk_skeleton_destroy(copy);
+  ck_assert_int_eq(sk_rig_create(NULL, &r), SK_EINVAL);
+}
+END_TEST
+
+START_TEST(one_bone_and_empty_ranges) {
+  rng_seed(600);
+  batch b;
+  batch_init(&b, rand_skeleton(1, SHAPE_RANDOM, false), 5, false, true, false);
+  sk_kernel_run(&b.job, 2, 2); /* nothing */
+  sk_kernel_run_threads(&b.job, 8); /* too small to split */
+  check_batch(&b, "best");
+  batch_close(&b);
+}
+END_TEST
+
+static Suite *kernel_suite(void) {
+  Suite *s = suite_create("sk_kernel");
+  TCase *tc = tcase_create("validity");
+  tcase_add_test(tc, validate_rejects_each_bad_field);
+  tcase_add_test(tc, path_names);
+  tcase_add_test(tc, pose_stride_is_odd_lines);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("simd_vs_ref");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, random_batches_every_path);
+  tcase_add_test(tc, chains_of_300_bones);
+  tcase_add_test(tc, binary_tree_of_2047_bones);
+  tcase_add_test(tc, stream_with_misaligned_output);
+  tcase_add_test(tc, single_pose_path);
+  tcase_add_test(tc, thread_split_is_bit_exact);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("lifecycle");
+  tcase_add_test(tc, rig_outlives_its_skeleton);
+  tcase_add_test(tc, one_bone_and_empty_ranges);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return sk_test_run(kernel_suite()); }

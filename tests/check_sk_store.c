@@ -1,0 +1,128 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sk_store.h"
+#include "sk_testutil.h"
+
+static char g_dir[64];
+
+static void setup_dir(void) {
+  snprintf(g_dir, sizeof g_dir, "/tmp/sk_store_test.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(g_dir));
+}
+
+static void teardown_dir(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+typedef struct {
+  int records, skipped;
+  char last_key[160];
+  char why[128];
+} seen;
+
+static int on_record(void *arg, const char *key, const void *data, size_t len) {
+  seen *s = arg;
+  (void)data;
+  (void)len;
+  s->records++;
+  snprintf(s->last_key, sizeof s->last_key, "%s", key);
+  return 0;
+}
+
+static void on_skip(void *arg, const char *file, const char *why) {
+  seen *s = arg;
+  (void)file;
+  s->skipped++;
+  snprintf(s->why, sizeof s->why, "%s", why);
+}
+
+START_TEST(put_get_replace_delete) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "hero.v1", "abc", 3), 0);
+  ck_assert_int_eq(sk_store_put(s, "hero.v1", "abcdef", 6), 0);
+  void *d;
+  size_t n;
+  ck_assert_int_eq(sk_store_get(s, "hero.v1", &d, &n), 0);
+  ck_assert_uint_eq(n, 6);
+  ck_assert_mem_eq(d, "abcdef", 6);
+  free(d);
+  ck_assert_int_eq(sk_store_put(s, "empty", "", 0), 0);
+  ck_assert_int_eq(sk_store_get(s, "empty", &d, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  free(d);
+  ck_assert_int_eq(sk_store_delete(s, "hero.v1"), 0);
+  ck_assert_int_eq(sk_store_get(s, "hero.v1", &d, &n), SK_ENOTFOUND);
+  ck_assert_int_eq(sk_store_delete(s, "hero.v1"), 0);
+  sk_store_close(s);
+}
+END_TEST
+
+START_TEST(keys_cannot_escape_the_directory) {
+  ck_assert(!sk_store_key_valid(".."));
+  ck_assert(!sk_store_key_valid("."));
+  ck_assert(!sk_store_key_valid("a/b"));
+  ck_assert(!sk_store_key_valid(""));
+  ck_assert(sk_store_key_valid("A-z_0.9"));
+  char longkey[130];
+  memset(longkey, 'a', 129);
+  longkey[129] = 0;
+  ck_assert(!sk_store_key_valid(longkey));
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "../evil", "x", 1), SK_EINVAL);
+  sk_store_close(s);
+}
+END_TEST
+
+START_TEST(damaged_files_are_skipped_with_a_reason) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "good", "0123456789", 10), 0);
+  ck_assert_int_eq(sk_store_put(s, "cut", "0123456789", 10), 0);
+  ck_assert_int_eq(sk_store_put(s, "flipped", "0123456789", 10), 0);
+  char path[256];
+  snprintf(path, sizeof path, "%s/cut.rec", g_dir);
+  ck_assert_int_eq(truncate(path, 25), 0);
+  snprintf(path, sizeof path, "%s/flipped.rec", g_dir);
+  int fd = open(path, O_WRONLY);
+  ck_assert_int_eq((int)pwrite(fd, "X", 1, 22), 1);
+  close(fd);
+  /* A leftover of an interrupted put is removed, not loaded. */
+  snprintf(path, sizeof path, "%s/.tmp-good.rec", g_dir);
+  fd = open(path, O_WRONLY | O_CREAT, 0600);
+  ck_assert_int_eq((int)write(fd, "junk", 4), 4);
+  close(fd);
+  seen v = {0};
+  ck_assert_int_eq(sk_store_load_all(s, on_record, on_skip, &v), 0);
+  ck_assert_int_eq(v.records, 1);
+  ck_assert_str_eq(v.last_key, "good");
+  ck_assert_int_eq(v.skipped, 2);
+  ck_assert_int_eq(access(path, F_OK), -1);
+  void *d;
+  size_t n;
+  ck_assert_int_eq(sk_store_get(s, "flipped", &d, &n), SK_EFORMAT);
+  sk_store_close(s);
+}
+END_TEST
+
+START_TEST(crc32_known_value) {
+  ck_assert_uint_eq(sk_store_crc32("123456789", 9), 0xcbf43926u);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_store");
+  TCase *tc = tcase_create("lifecycle");
+  tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
+  tcase_add_test(tc, put_get_replace_delete);
+  tcase_add_test(tc, keys_cannot_escape_the_directory);
+  tcase_add_test(tc, damaged_files_are_skipped_with_a_reason);
+  tcase_add_test(tc, crc32_known_value);
+  suite_add_tcase(s, tc);
+  return sk_test_run(s);
+}

@@ -1,0 +1,916 @@
+/* End to end: the real skinnerd on 127.0.0.1 and a free port, driven over
+ * HTTP. Test names are sentences of behaviour. Every test starts its own
+ * daemon and stops it (kill + waitpid); PR_SET_PDEATHSIG takes it down if
+ * the test process dies first. */
+#include <pthread.h>
+
+#include "sk_eval.h"
+#include "sk_json.h"
+#include "sk_httpc.h"
+#include "sk_routes.h"
+#include "sk_testutil.h"
+
+static sk_daemon D;
+
+static void start(const char *const *extra) {
+  ck_assert_msg(sk_daemon_start(&D, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
+                getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
+}
+
+static void stop(void) {
+  int st = sk_daemon_stop(&D, SIGTERM);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
+}
+
+/* One request with an optional JSON body. */
+static void req(const char *method, const char *path, const char *hdrs, const char *body, sk_httpc_resp *r) {
+  char h[1024];
+  snprintf(h, sizeof h, "%s%s", body ? "Content-Type: application/json\r\n" : "", hdrs ? hdrs : "");
+  int rc = sk_httpc_request(D.host, D.port, method, path, h, body, body ? strlen(body) : 0, r);
+  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
+}
+
+static json_t *body_json(const sk_httpc_resp *r) {
+  json_error_t je;
+  json_t *j = json_loadb(r->body, r->len, 0, &je);
+  ck_assert_msg(j != NULL, "answer is not JSON (%s): %.200s", je.text, r->body);
+  return j;
+}
+
+/* Asserts a problem+json answer with this status, kind and pointer. */
+static void expect_problem(const sk_httpc_resp *r, int status, const char *kind, const char *pointer) {
+  char ct[128];
+  ck_assert_msg(r->status == status, "status %d, want %d: %.300s", r->status, status, r->body);
+  ck_assert_msg(sk_httpc_header(r, "Content-Type", ct, sizeof ct) && strcmp(ct, "application/problem+json") == 0,
+                "content type %s", ct);
+  json_t *j = body_json(r);
+  char type[256];
+  snprintf(type, sizeof type, "https://skinnerd.dev/problems/%s", kind);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "type")), type);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "status")), status);
+  ck_assert_ptr_nonnull(json_string_value(json_object_get(j, "title")));
+  ck_assert_ptr_nonnull(json_string_value(json_object_get(j, "detail")));
+  ck_assert_msg(strcmp(json_string_value(json_object_get(j, "pointer")), pointer) == 0, "pointer %s, want %s",
+                json_string_value(json_object_get(j, "pointer")), pointer);
+  json_decref(j);
+}
+
+/* A deterministic 65-bone tree (a spine of 9 with 7 limbs of 8). */
+static char *make_skeleton(int nbones) {
+  json_t *bones = json_array();
+  unsigned seed = 12345;
+  for (int i = 0; i < nbones; i++) {
+    json_t *b = json_object();
+    char name[32], parent[32];
+    snprintf(name, sizeof name, "bone%d", i);
+    json_object_set_new(b, "name", json_string(name));
+    if (i > 0) {
+      int p = i < 9 ? i - 1 : ((i - 9) % 8 == 0 ? (i - 9) / 8 + 1 : i - 1);
+      snprintf(parent, sizeof parent, "bone%d", p);
+      json_object_set_new(b, "parent", json_string(parent));
+    }
+    double v[4];
+    for (int k = 0; k < 4; k++) {
+      seed = seed * 1103515245u + 12345u;
+      v[k] = (double)((seed >> 8) % 2000) / 1000.0 - 1.0;
+    }
+    json_object_set_new(b, "position", json_pack("[f,f,f]", v[0] * 0.3, v[1] * 0.3 + 0.2, v[2] * 0.3));
+    json_object_set_new(b, "rotation", json_pack("[f,f,f]", v[1], v[2], v[3]));
+    json_array_append_new(bones, b);
+  }
+  json_t *s = json_pack("{s:o}", "bones", bones);
+  char *text = json_dumps(s, JSON_COMPACT);
+  json_decref(s);
+  return text;
+}
+
+/* A pose overriding a few bones, varied by `k`; the initial skin matrix
+ * varies too unless `same_skin` (the batch kernel takes one per batch). */
+static char *make_pose_skin(int k, int nbones, bool same_skin) {
+  char buf[1024];
+  int b1 = k % nbones, b2 = (k * 7 + 3) % nbones;
+  if (b2 == b1)
+    b2 = (b2 + 1) % nbones;
+  snprintf(buf, sizeof buf,
+           "{\"bones\":{\"bone%d\":{\"rotation\":[%g,%g,%g]},\"bone%d\":{\"position\":[0,%g,0]}},"
+           "\"initialSkinMatrix\":[1,0,0,0,0,1,0,0,0,0,1,0,%g,0,0,1]}",
+           b1, 0.01 * k, -0.02 * k, 0.5, b2, 0.001 * k, same_skin ? 0.25 : 0.1 * (k % 5));
+  return strdup(buf);
+}
+
+static char *make_pose(int k, int nbones) { return make_pose_skin(k, nbones, false); }
+
+/* An animation frame: a rotation on every bone, a position on every third,
+ * one initial skin for all (the kernel's TRS mode). */
+static char *make_full_frame(int k, int nbones) {
+  sk_strbuf b = {0};
+  const char *head = "{\"initialSkinMatrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0.5,0,0,1],\"bones\":{";
+  sk_strbuf_append(&b, head, strlen(head));
+  for (int i = 0; i < nbones; i++) {
+    char one[256];
+    double a = 0.01 * (k + 1) * (i % 7 - 3);
+    int n = snprintf(one, sizeof one, "%s\"bone%d\":{\"rotationQuaternion\":[%.6f,%.6f,0,%.6f]%s}", i ? "," : "", i,
+                     sin(a) * 0.6, sin(a) * 0.8, cos(a), i % 3 == 0 ? ",\"position\":[0,0.25,0]" : "");
+    sk_strbuf_append(&b, one, (size_t)n);
+  }
+  sk_strbuf_append(&b, "}}", 2);
+  return b.data;
+}
+
+static void put_skeleton(const char *id, const char *body) {
+  char path[256];
+  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
+  sk_httpc_resp r;
+  req("PUT", path, NULL, body, &r);
+  ck_assert_msg(r.status == 201 || r.status == 200, "PUT %s: %d %s", id, r.status, r.body);
+  sk_httpc_free(&r);
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+START_TEST(it_prints_its_address_and_answers_health_checks) {
+  start(NULL);
+  sk_httpc_resp r;
+  req("GET", "/healthz", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  req("GET", "/readyz", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
+START_TEST(sigterm_finishes_the_batch_in_flight_and_exits_0) {
+  const char *const args[] = {"--inline-limit", "0", "--threads", "1", NULL};
+  start(args);
+  char *skel = make_skeleton(65);
+  put_skeleton("big", skel);
+  free(skel);
+  /* 1000 poses on the pool, sent on a raw socket; SIGTERM while it runs. */
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, "{\"poses\":[", 10);
+  for (int i = 0; i < 1000; i++) {
+    char *p = make_pose_skin(i, 65, true);
+    if (i)
+      sk_strbuf_append(&b, ",", 1);
+    sk_strbuf_append(&b, p, strlen(p));
+    free(p);
+  }
+  sk_strbuf_append(&b, "]}", 2);
+  int fd = sk_httpc_connect(D.host, D.port);
+  ck_assert_int_ge(fd, 0);
+  char head[512];
+  int n = snprintf(head, sizeof head,
+                   "POST /v1/skeletons/big/poses HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+                   "application/json\r\nAccept: application/octet-stream\r\nContent-Length: %zu\r\n\r\n",
+                   b.len);
+  ck_assert_int_eq(sk_httpc_send_all(fd, head, (size_t)n), 0);
+  ck_assert_int_eq(sk_httpc_send_all(fd, b.data, b.len), 0);
+  sk_strbuf_free(&b);
+  usleep(2000);
+  kill(D.pid, SIGTERM);
+  sk_httpc_resp r;
+  memset(&r, 0, sizeof r);
+  ck_assert_int_eq(sk_httpc_read_response(fd, &r), 0);
+  close(fd);
+  ck_assert_msg(r.status == 200, "status %d %s", r.status, r.body);
+  ck_assert_uint_eq(r.len, (size_t)1000 * 66 * 16 * 4);
+  sk_httpc_free(&r);
+  int st;
+  waitpid(D.pid, &st, 0);
+  D.pid = 0;
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+}
+END_TEST
+
+START_TEST(help_and_version_exit_0_and_bad_flags_exit_2) {
+  const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "%s --help >/dev/null", exe);
+  ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
+  snprintf(cmd, sizeof cmd, "%s --version | grep -q '^skinnerd '", exe);
+  ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
+  snprintf(cmd, sizeof cmd, "%s --max-batch nope 2>/dev/null", exe);
+  ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+  snprintf(cmd, sizeof cmd, "SKINNERD_LOG_LEVEL=loud %s 2>/dev/null", exe);
+  ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+}
+END_TEST
+
+START_TEST(readyz_reports_503_while_stopping) {
+  /* A keep-alive connection stays open across SIGTERM; its next request is
+   * served (the daemon finishes what is in flight) and says "stopping". */
+  const char *const args[] = {"--inline-limit", "0", NULL};
+  start(args);
+  int fd = sk_httpc_connect(D.host, D.port);
+  ck_assert_int_ge(fd, 0);
+  const char *get = "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n";
+  ck_assert_int_eq(sk_httpc_send_all(fd, get, strlen(get)), 0);
+  char buf[4096];
+  ssize_t k = recv(fd, buf, sizeof buf - 1, 0);
+  ck_assert_int_gt(k, 0);
+  buf[k] = 0;
+  ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
+  kill(D.pid, SIGTERM);
+  usleep(100000);
+  const char *get2 = "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  if (sk_httpc_send_all(fd, get2, strlen(get2)) == 0) {
+    sk_httpc_resp r;
+    memset(&r, 0, sizeof r);
+    if (sk_httpc_read_response(fd, &r) == 0 && r.status != 0)
+      ck_assert_msg(r.status == 503, "readyz while stopping: %d", r.status);
+    sk_httpc_free(&r);
+  }
+  close(fd);
+  int st;
+  waitpid(D.pid, &st, 0);
+  D.pid = 0;
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+}
+END_TEST
+
+/* ---- conformance ----------------------------------------------------------- */
+
+/* The result object `skinner eval` prints for a case with this one op. */
+static char *eval_one(const json_t *skeleton, const json_t *op) {
+  json_t *c = json_pack("{s:O,s:[O]}", "skeleton", skeleton, "ops", op);
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_eval_case(c, &out, &e), 0);
+  json_decref(c);
+  const char *at = strstr(out.data, ",\"results\":[");
+  ck_assert_ptr_nonnull(at);
+  at += 12;
+  size_t len = out.len - (size_t)(at - out.data) - 2; /* drop "]}" */
+  char *r = strndup(at, len);
+  sk_strbuf_free(&out);
+  return r;
+}
+
+static void compare_close(const json_t *got, const json_t *want, const char *what) {
+  ck_assert_msg(json_array_size(got) == json_array_size(want), "%s: %zu numbers, want %zu", what,
+                json_array_size(got), json_array_size(want));
+  for (size_t m = 0; m < json_array_size(want); m += 16) {
+    float g[16], w[16];
+    for (int i = 0; i < 16; i++) {
+      g[i] = (float)json_number_value(json_array_get(got, m + (size_t)i));
+      w[i] = (float)json_number_value(json_array_get(want, m + (size_t)i));
+    }
+    SK_ASSERT_MAT_CLOSE(g, w, 1e-5);
+  }
+}
+
+START_TEST(pose_answers_equal_skinner_eval_on_the_conformance_cases) {
+  start(NULL);
+  char path[1024];
+  FILE *f = fopen(sk_test_path("conformance/cases.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, poses = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const json_t *c = json_object_get(rec, "case");
+    const json_t *ops = json_object_get(c, "ops");
+    bool only_poses = json_array_size(ops) > 0 && json_object_get(rec, "reject") == NULL;
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+      const char *op = json_string_value(json_object_get(json_array_get(ops, i), "op"));
+      only_poses &= strcmp(op, "pose") == 0 || strcmp(op, "evaluate") == 0;
+    }
+    if (!only_poses) {
+      json_decref(rec);
+      continue;
+    }
+    char id[32], url[64];
+    snprintf(id, sizeof id, "case%d", cases++);
+    char *skel = json_dumps(json_object_get(c, "skeleton"), JSON_COMPACT);
+    put_skeleton(id, skel);
+    free(skel);
+    snprintf(url, sizeof url, "/v1/skeletons/%s/pose", id);
+    const json_t *expected = json_object_get(json_object_get(rec, "expected"), "results");
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+      json_t *op = json_deep_copy(json_array_get(ops, i));
+      char *want = eval_one(json_object_get(c, "skeleton"), op);
+      json_object_del(op, "op");
+      char *body = json_dumps(op, JSON_COMPACT);
+      sk_httpc_resp r;
+      req("POST", url, NULL, body, &r);
+      ck_assert_msg(r.status == 200, "%s op %zu: %d %s", id, i, r.status, r.body);
+      ck_assert_msg(strcmp(r.body, want) == 0, "%s op %zu: differs from skinner eval:\n got %.200s\nwant %.200s", id, i,
+                    r.body, want);
+      json_t *got = body_json(&r);
+      const json_t *exp = json_array_get(expected, i);
+      const char *key;
+      json_t *val;
+      json_object_foreach((json_t *)exp, key, val) compare_close(json_object_get(got, key), val, key);
+      json_decref(got);
+      sk_httpc_free(&r);
+      free(body);
+      free(want);
+      json_decref(op);
+      poses++;
+    }
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  ck_assert_int_ge(cases, 20);
+  stop();
+}
+END_TEST
+
+/* ---- skeleton routes ----------------------------------------------------- */
+
+START_TEST(skeletons_are_created_listed_read_replaced_and_deleted) {
+  start(NULL);
+  const char *skel = "{\"bones\":[{\"name\":\"hips\"},{\"name\":\"spine\",\"parent\":\"hips\",\"position\":[0,1,0],"
+                     "\"length\":1.5}]}";
+  sk_httpc_resp r;
+  req("PUT", "/v1/skeletons/a", NULL, skel, &r);
+  ck_assert_int_eq(r.status, 201);
+  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"bones\":2,\"order\":[\"hips\",\"spine\"]}");
+  sk_httpc_free(&r);
+  req("PUT", "/v1/skeletons/a", NULL, skel, &r);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  /* POST: same body, same id, with Location */
+  char loc1[256], loc2[256];
+  req("POST", "/v1/skeletons", NULL, skel, &r);
+  ck_assert_int_eq(r.status, 201);
+  ck_assert_ptr_nonnull(sk_httpc_header(&r, "Location", loc1, sizeof loc1));
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons", NULL, skel, &r);
+  ck_assert_ptr_nonnull(sk_httpc_header(&r, "Location", loc2, sizeof loc2));
+  ck_assert_str_eq(loc1, loc2);
+  ck_assert_int_eq(strncmp(loc1, "/v1/skeletons/", 14), 0);
+  sk_httpc_free(&r);
+  req("GET", loc1, NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  req("GET", "/v1/skeletons", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  json_t *j = body_json(&r);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "skeletons")), 2);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(j, "skeletons"), 0), "id")), "a");
+  json_decref(j);
+  sk_httpc_free(&r);
+  req("GET", "/v1/skeletons/a", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"order\":[\"hips\",\"spine\"],\"bones\":["
+                           "{\"name\":\"hips\",\"parent\":null,\"index\":0,"
+                           "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],\"bind\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"
+                           "\"rest\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"
+                           "{\"name\":\"spine\",\"parent\":\"hips\",\"index\":1,\"length\":1.5,"
+                           "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],\"bind\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],"
+                           "\"rest\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}]}");
+  sk_httpc_free(&r);
+  req("DELETE", "/v1/skeletons/a", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 204);
+  sk_httpc_free(&r);
+  req("GET", "/v1/skeletons/a", NULL, NULL, &r);
+  expect_problem(&r, 404, "not-found", "");
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
+START_TEST(patch_is_all_or_nothing_and_matches_the_eval_setters) {
+  start(NULL);
+  const char *skel = "{\"bones\":[{\"name\":\"hips\"},{\"name\":\"spine\",\"parent\":\"hips\",\"position\":[0,1,0]}]}";
+  put_skeleton("p", skel);
+  sk_httpc_resp r, before;
+  req("GET", "/v1/skeletons/p", NULL, NULL, &before);
+  /* the second bone's bind is singular: nothing may change */
+  req("PATCH", "/v1/skeletons/p/bones", NULL,
+      "{\"bones\":{\"hips\":{\"position\":[5,5,5]},\"spine\":{\"bind\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}}}", &r);
+  expect_problem(&r, 422, "non-invertible-matrix", "/bones/spine/bind");
+  sk_httpc_free(&r);
+  req("PATCH", "/v1/skeletons/p/bones", NULL, "{\"bones\":{\"hips\":{\"position\":[5,5,5]},\"nope\":{}}}", &r);
+  expect_problem(&r, 404, "not-found", "/bones/nope");
+  sk_httpc_free(&r);
+  req("GET", "/v1/skeletons/p", NULL, NULL, &r);
+  ck_assert_str_eq(r.body, before.body);
+  sk_httpc_free(&r);
+  sk_httpc_free(&before);
+  /* a good PATCH answers the new skeleton, and poses see it; the same ops
+   * through the eval tool give the same final matrices */
+  const char *patch = "{\"bones\":{\"hips\":{\"rotation\":[0.1,0.2,0.3],\"position\":[1,2,3]},"
+                      "\"spine\":{\"bind\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1],\"keepLocal\":true,"
+                      "\"rest\":[1,0,0,0,0,1,0,0,0,0,1,0,0,3,0,1]}}}";
+  req("PATCH", "/v1/skeletons/p/bones", NULL, patch, &r);
+  ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+  json_t *j = body_json(&r);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "p");
+  json_decref(j);
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/p/pose", NULL, "{}", &r);
+  ck_assert_int_eq(r.status, 200);
+  json_error_t je;
+  json_t *c = json_loads("{\"skeleton\":{\"bones\":[{\"name\":\"hips\"},{\"name\":\"spine\",\"parent\":\"hips\","
+                         "\"position\":[0,1,0]}]},\"ops\":["
+                         "{\"op\":\"set\",\"bones\":{\"hips\":{\"rotation\":[0.1,0.2,0.3],\"position\":[1,2,3]}}},"
+                         "{\"op\":\"setBind\",\"bone\":\"spine\",\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1],"
+                         "\"keepLocal\":true},"
+                         "{\"op\":\"setRest\",\"bone\":\"spine\",\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,3,0,1]},"
+                         "{\"op\":\"evaluate\"}]}",
+                         0, &je);
+  ck_assert_ptr_nonnull(c);
+  sk_strbuf out = {0};
+  ck_assert_int_eq(sk_eval_case(c, &out, NULL), 0);
+  json_decref(c);
+  ck_assert_msg(strstr(out.data, r.body) != NULL, "pose %s\nnot in eval %s", r.body, out.data);
+  sk_strbuf_free(&out);
+  sk_httpc_free(&r);
+  /* rest: the spine's local becomes its rest */
+  req("POST", "/v1/skeletons/p/rest", NULL, "{\"bones\":[\"spine\"]}", &r);
+  ck_assert_int_eq(r.status, 200);
+  j = body_json(&r);
+  json_t *spine = json_array_get(json_object_get(j, "bones"), 1);
+  ck_assert(json_equal(json_object_get(spine, "local"), json_object_get(spine, "rest")));
+  json_decref(j);
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/p/rest", NULL, "{\"bones\":[\"nope\"]}", &r);
+  expect_problem(&r, 404, "not-found", "/bones/0");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/p/rest", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
+/* ---- errors -------------------------------------------------------------------- */
+
+START_TEST(every_kind_of_bad_input_gets_its_problem) {
+  const char *const args[] = {"--max-body", "4000", "--max-batch", "4", "--max-bones", "3", NULL};
+  start(args);
+  put_skeleton("s", "{\"bones\":[{\"name\":\"root\"},{\"name\":\"arm\",\"parent\":\"root\"}]}");
+  sk_httpc_resp r;
+  /* 400 with line and column */
+  req("POST", "/v1/skeletons/s/pose", NULL, "{\n  \"bones\": {,\n}", &r);
+  expect_problem(&r, 400, "malformed-json", "");
+  json_t *j = body_json(&r);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "line")), 2);
+  ck_assert_int_gt(json_integer_value(json_object_get(j, "column")), 0);
+  json_decref(j);
+  sk_httpc_free(&r);
+  /* 404 skeleton, bone, route */
+  req("POST", "/v1/skeletons/zzz/pose", NULL, "{}", &r);
+  expect_problem(&r, 404, "not-found", "");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/s/pose", NULL, "{\"bones\":{\"leg\":{\"position\":[0,0,0]}}}", &r);
+  expect_problem(&r, 404, "not-found", "/bones/leg");
+  sk_httpc_free(&r);
+  req("GET", "/v2/nothing", NULL, NULL, &r);
+  expect_problem(&r, 404, "not-found", "");
+  sk_httpc_free(&r);
+  /* 405 with Allow */
+  char allow[128];
+  req("GET", "/v1/skeletons/s/pose", NULL, NULL, &r);
+  expect_problem(&r, 405, "method-not-allowed", "");
+  ck_assert_str_eq(sk_httpc_header(&r, "Allow", allow, sizeof allow), "POST");
+  sk_httpc_free(&r);
+  req("DELETE", "/v1/skeletons", NULL, NULL, &r);
+  expect_problem(&r, 405, "method-not-allowed", "");
+  ck_assert_str_eq(sk_httpc_header(&r, "Allow", allow, sizeof allow), "GET, HEAD, POST");
+  sk_httpc_free(&r);
+  /* 406 */
+  req("POST", "/v1/skeletons/s/pose", "Accept: text/html\r\n", "{}", &r);
+  expect_problem(&r, 406, "not-acceptable", "");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/s/pose", "Accept: application/json;q=0, */*;q=0\r\n", "{}", &r);
+  expect_problem(&r, 406, "not-acceptable", "");
+  sk_httpc_free(&r);
+  /* 413: body by Content-Length, batch, bones */
+  char *big = malloc(5000);
+  memset(big, ' ', 4999);
+  big[0] = '{';
+  big[4998] = '}';
+  big[4999] = 0;
+  req("POST", "/v1/skeletons/s/pose", NULL, big, &r);
+  expect_problem(&r, 413, "too-large", "");
+  sk_httpc_free(&r);
+  free(big);
+  req("POST", "/v1/skeletons/s/poses", NULL, "{\"poses\":[{},{},{},{},{}]}", &r);
+  expect_problem(&r, 413, "too-large", "/poses");
+  sk_httpc_free(&r);
+  req("PUT", "/v1/skeletons/t", NULL, "{\"bones\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"},{\"name\":\"d\"}]}",
+      &r);
+  expect_problem(&r, 413, "too-large", "/bones");
+  sk_httpc_free(&r);
+  /* 415 */
+  sk_httpc_request(D.host, D.port, "POST", "/v1/skeletons/s/pose", "Content-Type: text/plain\r\n", "{}", 2, &r);
+  expect_problem(&r, 415, "unsupported-media-type", "");
+  sk_httpc_free(&r);
+  sk_httpc_request(D.host, D.port, "PUT", "/v1/skeletons/u", NULL, "{}", 2, &r);
+  expect_problem(&r, 415, "unsupported-media-type", "");
+  sk_httpc_free(&r);
+  /* 422: cycle, unknown parent, beyond float range, singular bind, matrix length, unknown field */
+  req("PUT", "/v1/skeletons/t", NULL,
+      "{\"bones\":[{\"name\":\"a\",\"parent\":\"b\"},{\"name\":\"b\",\"parent\":\"a\"}]}", &r);
+  ck_assert_int_eq(r.status, 422);
+  expect_problem(&r, 422, "cycle", "/bones/1/parent");
+  sk_httpc_free(&r);
+  req("PUT", "/v1/skeletons/t", NULL, "{\"bones\":[{\"name\":\"a\",\"parent\":\"ghost\"}]}", &r);
+  expect_problem(&r, 422, "unknown-reference", "/bones/0/parent");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/s/pose", NULL, "{\"bones\":{\"arm\":{\"position\":[0,1e39,0]}}}", &r);
+  expect_problem(&r, 422, "non-finite-number", "/bones/arm/position/1");
+  sk_httpc_free(&r);
+  req("PUT", "/v1/skeletons/t", NULL, "{\"bones\":[{\"name\":\"a\",\"bind\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]}", &r);
+  expect_problem(&r, 422, "non-invertible-matrix", "/bones/0/bind");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/s/pose", NULL, "{\"bones\":{\"arm\":{\"matrix\":[1,0,0]}}}", &r);
+  expect_problem(&r, 422, "wrong-array-length", "/bones/arm/matrix");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/s/pose", NULL, "{\"bonez\":{}}", &r);
+  expect_problem(&r, 422, "unknown-reference", "/bonez");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/s/poses", NULL, "{\"poses\":[{},{\"bones\":{\"arm\":{\"scaling\":[1,1]}}}]}", &r);
+  expect_problem(&r, 422, "wrong-array-length", "/poses/1/bones/arm/scaling");
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/s/poses", NULL, "{\"poses\":[{},{\"bones\":{\"leg\":{}}}]}", &r);
+  expect_problem(&r, 404, "not-found", "/poses/1/bones/leg");
+  sk_httpc_free(&r);
+  /* 400 for an id outside the id syntax on PUT */
+  req("PUT", "/v1/skeletons/bad%20id", NULL, "{\"bones\":[]}", &r);
+  expect_problem(&r, 400, "invalid-request", "");
+  sk_httpc_free(&r);
+  /* the daemon is still fine */
+  req("GET", "/healthz", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
+START_TEST(a_chunked_body_over_the_limit_gets_413) {
+  const char *const args[] = {"--max-body", "1000", NULL};
+  start(args);
+  int fd = sk_httpc_connect(D.host, D.port);
+  ck_assert_int_ge(fd, 0);
+  const char *head = "PUT /v1/skeletons/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+                     "application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  ck_assert_int_eq(sk_httpc_send_all(fd, head, strlen(head)), 0);
+  char chunk[600];
+  memset(chunk, ' ', sizeof chunk);
+  for (int i = 0; i < 4; i++) {
+    char sz[16];
+    snprintf(sz, sizeof sz, "%zx\r\n", sizeof chunk);
+    sk_httpc_send_all(fd, sz, strlen(sz));
+    sk_httpc_send_all(fd, chunk, sizeof chunk);
+    sk_httpc_send_all(fd, "\r\n", 2);
+  }
+  sk_httpc_send_all(fd, "0\r\n\r\n", 5);
+  sk_httpc_resp r;
+  memset(&r, 0, sizeof r);
+  ck_assert_int_eq(sk_httpc_read_response(fd, &r), 0);
+  close(fd);
+  expect_problem(&r, 413, "too-large", "");
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
+/* ---- binary and batches ---------------------------------------------------------- */
+
+static void floats_of(const json_t *a, float *dest) {
+  for (size_t i = 0; i < json_array_size(a); i++)
+    dest[i] = (float)json_number_value(json_array_get(a, i));
+}
+
+START_TEST(binary_answers_hold_the_json_numbers_as_float32) {
+  start(NULL);
+  char *skel = make_skeleton(65);
+  put_skeleton("b", skel);
+  free(skel);
+  char *pose = make_pose(3, 65);
+  sk_httpc_resp rj, rb, rm;
+  req("POST", "/v1/skeletons/b/pose", NULL, pose, &rj);
+  ck_assert_int_eq(rj.status, 200);
+  json_t *j = body_json(&rj);
+  const json_t *fin = json_object_get(j, "final");
+  ck_assert_uint_eq(json_array_size(fin), 66 * 16);
+  float want[66 * 16];
+  floats_of(fin, want);
+  req("POST", "/v1/skeletons/b/pose", "Accept: application/octet-stream\r\n", pose, &rb);
+  ck_assert_int_eq(rb.status, 200);
+  char h[64];
+  ck_assert_str_eq(sk_httpc_header(&rb, "Content-Type", h, sizeof h), "application/octet-stream");
+  ck_assert_str_eq(sk_httpc_header(&rb, "Skinner-Bone-Count", h, sizeof h), "65");
+  ck_assert_str_eq(sk_httpc_header(&rb, "Skinner-Pose-Count", h, sizeof h), "1");
+  ck_assert_str_eq(sk_httpc_header(&rb, "Skinner-Matrix-Count", h, sizeof h), "66");
+  ck_assert_uint_eq(rb.len, sizeof want);
+  /* == rather than memcmp: jansson reads the JSON "-0" as integer 0 */
+  const float *got = (const float *)(const void *)rb.body;
+  for (size_t i = 0; i < 66 * 16; i++)
+    ck_assert_msg(got[i] == want[i], "float %zu: binary %.9g, JSON %.9g", i, got[i], want[i]);
+  /* q-values pick the binary form; mat3x4 is the transposed first three columns */
+  req("POST", "/v1/skeletons/b/pose",
+      "Accept: application/json;q=0.2, application/*;q=0.1, application/x-skinner-mat3x4;q=0.9\r\n", pose, &rm);
+  ck_assert_int_eq(rm.status, 200);
+  ck_assert_str_eq(sk_httpc_header(&rm, "Content-Type", h, sizeof h), "application/x-skinner-mat3x4");
+  ck_assert_uint_eq(rm.len, 66 * 12 * sizeof(float));
+  float m34[66 * 12];
+  memcpy(m34, rm.body, sizeof m34);
+  for (int k = 0; k < 66; k++)
+    for (int c = 0; c < 3; c++)
+      for (int rr = 0; rr < 4; rr++)
+        ck_assert(m34[12 * k + 4 * c + rr] == want[16 * k + 4 * rr + c]);
+  sk_httpc_free(&rj);
+  sk_httpc_free(&rb);
+  sk_httpc_free(&rm);
+  /* a wildcard Accept gives JSON */
+  req("POST", "/v1/skeletons/b/pose", "Accept: */*\r\n", pose, &rj);
+  ck_assert_str_eq(sk_httpc_header(&rj, "Content-Type", h, sizeof h), "application/json");
+  sk_httpc_free(&rj);
+  json_decref(j);
+  free(pose);
+  stop();
+}
+END_TEST
+
+START_TEST(fast_binary_answers_are_within_1e5_of_the_exact_ones) {
+  const char *const args[] = {"--fast-binary", NULL};
+  start(args);
+  char *skel = make_skeleton(65);
+  put_skeleton("f", skel);
+  free(skel);
+  for (int k = 0; k < 10; k++) {
+    char *pose = make_pose(k, 65);
+    sk_httpc_resp rj, rb;
+    req("POST", "/v1/skeletons/f/pose", NULL, pose, &rj);
+    req("POST", "/v1/skeletons/f/pose", "Accept: application/octet-stream\r\n", pose, &rb);
+    ck_assert_int_eq(rb.status, 200);
+    ck_assert_uint_eq(rb.len, 66 * 16 * sizeof(float));
+    json_t *j = body_json(&rj);
+    float want[66 * 16];
+    floats_of(json_object_get(j, "final"), want);
+    for (int m = 0; m < 66; m++)
+      SK_ASSERT_MAT_CLOSE((const float *)(const void *)rb.body + m * 16, want + m * 16, 1e-5);
+    json_decref(j);
+    sk_httpc_free(&rj);
+    sk_httpc_free(&rb);
+    free(pose);
+  }
+  stop();
+}
+END_TEST
+
+/* Pose k of batch variant v: 0 varied skins (scalar core), 1 one skin
+ * (kernel, MATRIX lanes), 2 full frames (kernel, TRS lanes). */
+static char *variant_pose(int v, int k) {
+  return v == 2 ? make_full_frame(k, 65) : make_pose_skin(k, 65, v == 1);
+}
+
+/* The batch of `n` poses as a JSON body. */
+static char *make_batch(int n, int first, int variant) {
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, "{\"poses\":[", 10);
+  for (int i = 0; i < n; i++) {
+    char *p = variant_pose(variant, first + i);
+    if (i)
+      sk_strbuf_append(&b, ",", 1);
+    sk_strbuf_append(&b, p, strlen(p));
+    free(p);
+  }
+  sk_strbuf_append(&b, "]}", 2);
+  return b.data;
+}
+
+START_TEST(batches_equal_single_poses_inline_or_on_the_pool) {
+  /* daemon A evaluates small batches inline; daemon B sends every batch to
+   * the thread pool: same bytes. */
+  start(NULL);
+  sk_daemon a = D;
+  const char *const args[] = {"--inline-limit", "0", NULL};
+  start(args);
+  sk_daemon b = D;
+  char *skel = make_skeleton(65);
+  D = a;
+  put_skeleton("k", skel);
+  D = b;
+  put_skeleton("k", skel);
+  free(skel);
+  for (int variant = 0; variant < 3; variant++) {
+    char *batch = make_batch(20, 0, variant);
+    sk_httpc_resp ra, rb, ba, bb;
+    D = a;
+    req("POST", "/v1/skeletons/k/poses", NULL, batch, &ra);
+    req("POST", "/v1/skeletons/k/poses", "Accept: application/octet-stream\r\n", batch, &ba);
+    D = b;
+    req("POST", "/v1/skeletons/k/poses", NULL, batch, &rb);
+    req("POST", "/v1/skeletons/k/poses", "Accept: application/octet-stream\r\n", batch, &bb);
+    ck_assert_int_eq(ra.status, 200);
+    ck_assert_int_eq(rb.status, 200);
+    ck_assert_str_eq(ra.body, rb.body);
+    ck_assert_uint_eq(ba.len, 20 * 66 * 16 * sizeof(float));
+    ck_assert_uint_eq(ba.len, bb.len);
+    ck_assert(memcmp(ba.body, bb.body, ba.len) == 0);
+    char h[32];
+    ck_assert_str_eq(sk_httpc_header(&bb, "Skinner-Pose-Count", h, sizeof h), "20");
+    /* every batch result equals the single pose */
+    json_t *jr = body_json(&ra);
+    const json_t *results = json_object_get(jr, "results");
+    ck_assert_uint_eq(json_array_size(results), 20);
+    D = a;
+    for (int i = 0; i < 20; i++) {
+      char *p = variant_pose(variant, i);
+      sk_httpc_resp rs;
+      req("POST", "/v1/skeletons/k/pose", NULL, p, &rs);
+      json_t *js = body_json(&rs);
+      compare_close(json_object_get(json_array_get(results, (size_t)i), "final"), json_object_get(js, "final"),
+                    "final");
+      float single[66 * 16];
+      floats_of(json_object_get(js, "final"), single);
+      for (int m = 0; m < 66; m++)
+        SK_ASSERT_MAT_CLOSE((const float *)(const void *)ba.body + (size_t)(i * 66 + m) * 16, single + m * 16, 1e-5);
+      json_decref(js);
+      sk_httpc_free(&rs);
+      free(p);
+    }
+    json_decref(jr);
+    sk_httpc_free(&ra);
+    sk_httpc_free(&rb);
+    sk_httpc_free(&ba);
+    sk_httpc_free(&bb);
+    free(batch);
+  }
+  D = b;
+  stop();
+  D = a;
+  stop();
+}
+END_TEST
+
+/* ---- concurrency ------------------------------------------------------------------- */
+
+typedef struct {
+  int thread, failures;
+  char why[256];
+  const sk_skeleton *ref;
+} worker_arg;
+
+static void *worker(void *p) {
+  worker_arg *w = p;
+  sk_eval_buffers buf;
+  sk_eval_buffers_init(&buf, w->ref->count);
+  for (int i = 0; i < 50; i++) {
+    int k = w->thread * 50 + i;
+    char *pose = make_pose(k, 65);
+    /* the expected answer, computed here with the same core */
+    json_t *pj = json_loads(pose, 0, NULL);
+    sk_pose sp;
+    sk_strbuf want = {0};
+    if (sk_pose_parse(w->ref, pj, "", NULL, &sp, NULL) == 0) {
+      sk_pose_evaluate(w->ref, &sp, &buf);
+      sk_pose_write_json(w->ref, &sp, &buf, &want);
+      sk_pose_close(&sp);
+    }
+    json_decref(pj);
+    sk_httpc_resp r;
+    const char *path = (k % 3 == 2) ? "/v1/skeletons/c/poses" : "/v1/skeletons/c/pose";
+    char *body = pose;
+    char *wrapped = NULL;
+    if (k % 3 == 2) {
+      size_t n = strlen(pose) + 16;
+      wrapped = malloc(n);
+      snprintf(wrapped, n, "{\"poses\":[%s]}", pose);
+      body = wrapped;
+    }
+    int rc = sk_httpc_request(D.host, D.port, "POST", path, "Content-Type: application/json\r\n", body, strlen(body),
+                              &r);
+    bool ok = rc == 0 && r.status == 200;
+    if (ok && k % 3 != 2)
+      ok = strcmp(r.body, want.data) == 0;
+    else if (ok) {
+      json_t *got = json_loads(r.body, 0, NULL);
+      json_t *w1 = json_loads(want.data, 0, NULL);
+      const json_t *gf = json_object_get(json_array_get(json_object_get(got, "results"), 0), "final");
+      const json_t *wf = json_object_get(w1, "final");
+      ok = json_array_size(gf) == json_array_size(wf);
+      for (size_t m = 0; ok && m < json_array_size(wf); m += 16) {
+        float g[16], e[16];
+        for (int q = 0; q < 16; q++) {
+          g[q] = (float)json_number_value(json_array_get(gf, m + (size_t)q));
+          e[q] = (float)json_number_value(json_array_get(wf, m + (size_t)q));
+        }
+        ok = sk_test_mat_close(g, e, 1e-5);
+      }
+      json_decref(got);
+      json_decref(w1);
+    }
+    if (!ok) {
+      if (w->failures++ == 0)
+        snprintf(w->why, sizeof w->why, "request %d: rc %d status %d %.100s", k, rc, r.status, r.body ? r.body : "");
+    }
+    sk_httpc_free(&r);
+    sk_strbuf_free(&want);
+    free(wrapped);
+    free(pose);
+  }
+  sk_eval_buffers_close(&buf);
+  return NULL;
+}
+
+START_TEST(sixteen_clients_at_once_all_get_correct_answers) {
+  start(NULL);
+  char *skel = make_skeleton(65);
+  put_skeleton("c", skel);
+  json_t *sj = json_loads(skel, 0, NULL);
+  sk_skeleton *ref;
+  ck_assert_int_eq(sk_json_parse_skeleton(sj, "", 0, &ref, NULL), 0);
+  json_decref(sj);
+  free(skel);
+  pthread_t t[16];
+  worker_arg w[16];
+  for (int i = 0; i < 16; i++) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].thread = i;
+    w[i].ref = ref;
+    ck_assert_int_eq(pthread_create(&t[i], NULL, worker, &w[i]), 0);
+  }
+  int failures = 0;
+  for (int i = 0; i < 16; i++) {
+    pthread_join(t[i], NULL);
+    if (w[i].failures)
+      fprintf(stderr, "client %d: %d failures, first: %s\n", i, w[i].failures, w[i].why);
+    failures += w[i].failures;
+  }
+  sk_skeleton_destroy(ref);
+  ck_assert_int_eq(failures, 0);
+  /* metrics saw them all */
+  sk_httpc_resp r;
+  req("GET", "/metrics", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_ptr_nonnull(strstr(r.body, "skinnerd_poses_evaluated_total 800\n"));
+  ck_assert_ptr_nonnull(strstr(r.body, "skinnerd_bone_matrices_evaluated_total 52800\n"));
+  ck_assert_ptr_nonnull(strstr(r.body, "skinnerd_cache_skeletons 1\n"));
+  ck_assert_ptr_nonnull(
+      strstr(r.body, "skinnerd_requests_total{route=\"/v1/skeletons/{id}/pose\",method=\"POST\",status=\"200\"} 534\n"));
+  ck_assert_ptr_nonnull(strstr(r.body, "skinnerd_request_duration_seconds_count{route=\"/v1/skeletons/{id}/poses\"} 266\n"));
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
+START_TEST(the_cache_evicts_least_recently_used_skeletons_past_cache_mb) {
+  const char *const args[] = {"--cache-mb", "1", "--max-bones", "4096", NULL};
+  start(args);
+  /* 3000 bones x ~500 bytes: over 1 MB each, so each put evicts the one before */
+  char *skel = make_skeleton(3000);
+  put_skeleton("one", skel);
+  put_skeleton("two", skel);
+  free(skel);
+  sk_httpc_resp r;
+  req("GET", "/v1/skeletons/one", NULL, NULL, &r);
+  expect_problem(&r, 404, "not-found", "");
+  sk_httpc_free(&r);
+  req("GET", "/metrics", NULL, NULL, &r);
+  ck_assert_ptr_nonnull(strstr(r.body, "skinnerd_cache_evictions_total 1\n"));
+  ck_assert_ptr_nonnull(strstr(r.body, "skinnerd_cache_skeletons 1\n"));
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
+static Suite *skinnerd_suite(void) {
+  Suite *s = suite_create("skinnerd");
+  TCase *t = tcase_create("lifecycle");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, it_prints_its_address_and_answers_health_checks);
+  tcase_add_test(t, sigterm_finishes_the_batch_in_flight_and_exits_0);
+  tcase_add_test(t, help_and_version_exit_0_and_bad_flags_exit_2);
+  tcase_add_test(t, readyz_reports_503_while_stopping);
+  suite_add_tcase(s, t);
+  t = tcase_create("conformance");
+  tcase_set_timeout(t, 120);
+  tcase_add_test(t, pose_answers_equal_skinner_eval_on_the_conformance_cases);
+  suite_add_tcase(s, t);
+  t = tcase_create("skeletons");
+  tcase_add_test(t, skeletons_are_created_listed_read_replaced_and_deleted);
+  tcase_add_test(t, patch_is_all_or_nothing_and_matches_the_eval_setters);
+  tcase_add_test(t, the_cache_evicts_least_recently_used_skeletons_past_cache_mb);
+  suite_add_tcase(s, t);
+  t = tcase_create("errors");
+  tcase_add_test(t, every_kind_of_bad_input_gets_its_problem);
+  tcase_add_test(t, a_chunked_body_over_the_limit_gets_413);
+  suite_add_tcase(s, t);
+  t = tcase_create("poses");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, binary_answers_hold_the_json_numbers_as_float32);
+  tcase_add_test(t, batches_equal_single_poses_inline_or_on_the_pool);
+  tcase_add_test(t, fast_binary_answers_are_within_1e5_of_the_exact_ones);
+  suite_add_tcase(s, t);
+  t = tcase_create("concurrency");
+  tcase_set_timeout(t, 120);
+  tcase_add_test(t, sixteen_clients_at_once_all_get_correct_answers);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) { return sk_test_run(skinnerd_suite()); }

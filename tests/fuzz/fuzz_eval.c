@@ -1,0 +1,72 @@
+/* Fuzz target: the case runner of `skinner eval` (sk_eval_case): a
+ * skeleton, then "set", "pose", "evaluate", "setBind", "setRest" and
+ * "returnToRest" ops in order.
+ *
+ * Bounded so one input cannot run for seconds: inputs over 64 KiB are
+ * skipped, and so are cases whose bones x ops product exceeds a budget
+ * (each op costs one pass over the bones and a result of 16 floats per
+ * bone). Cases naming a glTF file are skipped: that would read arbitrary
+ * paths, and the glTF reader has its own target.
+ *
+ * On success the result must be one JSON document with one "order" entry
+ * per bone and one result per "pose"/"evaluate" op. */
+#include <jansson.h>
+#include <string.h>
+
+#include "sk_eval.h"
+#include "sk_json.h"
+#include "sk_fuzz.h"
+
+#define EVAL_MAX_INPUT (64u * 1024u)
+#define EVAL_MAX_WORK (1u << 15) /* bones x (ops + 1) */
+
+static size_t count_result_ops(const json_t *ops) {
+  size_t n = 0;
+  for (size_t i = 0; i < json_array_size(ops); i++) {
+    const char *op = json_string_value(json_object_get(json_array_get(ops, i), "op"));
+    n += op != NULL && (strcmp(op, "pose") == 0 || strcmp(op, "evaluate") == 0);
+  }
+  return n;
+}
+
+int sk_fuzz_eval(const uint8_t *data, size_t size) {
+  if (size > EVAL_MAX_INPUT)
+    return -1;
+  json_t *c;
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = sk_json_load((const char *)data, size, &c, &err);
+  if (rc) {
+    sk_fuzz_check_error(rc, &err);
+    return 0;
+  }
+  const json_t *skel = json_object_get(c, "skeleton");
+  const json_t *ops = json_object_get(c, "ops");
+  double work = (double)(json_array_size(json_object_get(skel, "bones")) + 1) * (double)(json_array_size(ops) + 1);
+  if (json_object_get(skel, "gltf") != NULL || work > EVAL_MAX_WORK) {
+    json_decref(c);
+    return -1;
+  }
+  sk_strbuf out = {0};
+  rc = sk_eval_case(c, &out, &err);
+  if (rc) {
+    sk_fuzz_check_error(rc, &err);
+  } else {
+    json_error_t je;
+    json_t *res = json_loadb(out.data, out.len, JSON_DECODE_INT_AS_REAL, &je);
+    if (res == NULL)
+      fprintf(stderr, "result does not read back: %s at %d:%d\n", je.text, je.line, je.column);
+    SK_FUZZ_CHECK(res != NULL);
+    SK_FUZZ_CHECK(json_array_size(json_object_get(res, "order")) == json_array_size(json_object_get(skel, "bones")));
+    SK_FUZZ_CHECK(json_array_size(json_object_get(res, "results")) == count_result_ops(ops));
+    json_decref(res);
+  }
+  sk_strbuf_free(&out);
+  json_decref(c);
+  return 0;
+}
+
+#ifndef SK_FUZZ_REPLAY
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return sk_fuzz_eval(data, size) < 0 ? -1 : 0; }
+#endif

@@ -1,0 +1,109 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang (ASan + UBSan) straight from the
+# sources and runs each for a bounded time.
+#
+#   tests/fuzz/run.sh [target ...]        (default: skeleton pose eval gltf)
+#
+# Environment:
+#   FUZZ_SECONDS  seconds per target (default 60)
+#   FUZZ_BUILD    build and corpus directory (default ./fuzz-build); the
+#                 corpus kept there grows across runs
+#   FUZZ_SRCDIR   source tree (default: two levels above this script)
+#   CLANG         compiler (default clang; clang-14 is what we test with)
+#   FUZZ_ARGS     extra libFuzzer flags (e.g. -jobs=2 -workers=2)
+#
+# Prints one line per target: executions, new coverage, and the crash
+# artifacts written (under $FUZZ_BUILD/artifacts/<target>/). Exits 1 if any
+# target found a crash: replay it with `$FUZZ_BUILD/fuzz_<target> FILE`,
+# then add FILE to tests/fuzz/regressions/<target>/ once fixed.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=${FUZZ_SRCDIR:-$(cd "$here/../.." && pwd)}
+build=${FUZZ_BUILD:-./fuzz-build}
+seconds=${FUZZ_SECONDS:-60}
+cc=${CLANG:-clang}
+targets=${*:-skeleton pose eval gltf}
+
+command -v "$cc" >/dev/null 2>&1 || { echo "run.sh: $cc not found (apt-get install clang libclang-rt-14-dev)"; exit 2; }
+mkdir -p "$build/obj"
+build=$(cd "$build" && pwd)
+
+# ---- build -------------------------------------------------------------------
+# Objects are rebuilt when their source or any header is newer; the targets
+# link against the system jansson (uninstrumented: its own bugs are not ours
+# to find, and our code's coverage is what guides the fuzzer).
+deps_cflags=$(pkg-config --cflags jansson cglm)
+deps_libs=$(pkg-config --libs jansson cglm)
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+cflags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$src/src -I$here $deps_cflags"
+modules="sk_error sk_mat sk_numfmt sk_skeleton sk_json sk_eval sk_gltf sk_anim sk_fastpose"
+newest_header=$(ls -t "$src"/src/*.h "$here"/*.h "$here"/*.inc | head -1)
+objs=""
+for m in $modules; do
+  o="$build/obj/$m.o"
+  if [ ! -f "$o" ] || [ "$src/src/$m.c" -nt "$o" ] || [ "$newest_header" -nt "$o" ]; then
+    echo "  CC       $m.c"
+    # shellcheck disable=SC2086
+    "$cc" $cflags $san -fsanitize=fuzzer-no-link -c "$src/src/$m.c" -o "$o"
+  fi
+  objs="$objs $o"
+done
+for t in $targets; do
+  exe="$build/fuzz_$t"
+  if [ ! -f "$exe" ] || [ "$here/fuzz_$t.c" -nt "$exe" ] || [ -n "$(find "$build/obj" -newer "$exe" -name '*.o')" ]; then
+    echo "  CCLD     fuzz_$t"
+    # shellcheck disable=SC2086
+    "$cc" $cflags $san -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $deps_libs -lm -o "$exe"
+  fi
+done
+
+# ---- seeds -------------------------------------------------------------------
+# Split from the conformance cases at run time (hundreds of files we need not
+# commit), plus the glTF assets; the hand-made edge cases live in seeds/.
+rm -rf "$build/seeds"
+python3 "$here/make_seeds.py" "$src" "$build/seeds"
+
+# ---- run ---------------------------------------------------------------------
+max_len() {
+  case $1 in
+    gltf) echo 262144 ;;
+    pose) echo 16384 ;;
+    *) echo 65536 ;;
+  esac
+}
+status=0
+summary=""
+for t in $targets; do
+  mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
+  before=$(find "$build/artifacts/$t" -type f | wc -l)
+  log="$build/fuzz_$t.log"
+  dirs="$build/corpus/$t $build/seeds/$t"
+  for d in "$here/seeds/$t" "$here/regressions/$t"; do
+    [ -d "$d" ] && dirs="$dirs $d"
+  done
+  echo "fuzz_$t: ${seconds}s"
+  set +e
+  # shellcheck disable=SC2086
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
+    "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$t")" \
+    -dict="$here/$t.dict" -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 ${FUZZ_ARGS:-} \
+    $dirs >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\).*ft: \([0-9]*\).*corp: \([0-9]*\).*/cov \1, ft \2, corpus \3/p')
+  after=$(find "$build/artifacts/$t" -type f | wc -l)
+  line="fuzz_$t: ${execs:-?} executions in ${seconds}s (${cov:-no stats}), $((after - before)) new crash artifacts"
+  echo "$line"
+  summary="$summary$line
+"
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    grep -E 'ERROR|SUMMARY|invariant|runtime error|Test unit written' "$log" | head -20
+    echo "fuzz_$t: exit $rc (full log: $log)"
+  fi
+done
+printf '%s' "$summary"
+exit "$status"

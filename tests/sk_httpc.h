@@ -1,0 +1,257 @@
+/* sk_httpc: a tiny blocking HTTP/1.1 client for the tests, one connection
+ * per request ("Connection: close"), plus helpers that start and stop the
+ * real skinnerd. Test code only: simple over fast. */
+#ifndef SK_HTTPC_H
+#define SK_HTTPC_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct sk_httpc_resp {
+  int status;       /* 0 when the exchange failed (see `error`) */
+  char head[8192];  /* status line and headers, NUL-terminated */
+  char *body;       /* malloc'ed, NUL-terminated; free with sk_httpc_free */
+  size_t len;
+  char error[128];
+} sk_httpc_resp;
+
+static inline void sk_httpc_free(sk_httpc_resp *r) {
+  free(r->body);
+  r->body = NULL;
+  r->len = 0;
+}
+
+/* Connects to host:port (numeric IPv4); -1 on failure. */
+static inline int sk_httpc_connect(const char *host, unsigned port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((unsigned short)port);
+  inet_pton(AF_INET, host, &a.sin_addr);
+  struct timeval tv = {20, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static inline int sk_httpc_send_all(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n > 0) {
+    ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    c += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* Reads a whole "Connection: close" answer from fd into r. */
+static inline int sk_httpc_read_response(int fd, sk_httpc_resp *r) {
+  size_t cap = 65536, len = 0;
+  char *buf = malloc(cap + 1);
+  if (buf == NULL)
+    return -1;
+  for (;;) {
+    if (len == cap) {
+      char *nb = realloc(buf, cap * 2 + 1);
+      if (nb == NULL) {
+        free(buf);
+        return -1;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t k = recv(fd, buf + len, cap - len, 0);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0) {
+      snprintf(r->error, sizeof r->error, "recv: %s", strerror(errno));
+      /* a reset after a complete answer still counts as an answer */
+      if (len == 0) {
+        free(buf);
+        return -1;
+      }
+      break;
+    }
+    if (k == 0)
+      break;
+    len += (size_t)k;
+  }
+  buf[len] = 0;
+  /* Skip interim 1xx answers (100 Continue). */
+  char *start = buf;
+  for (;;) {
+    char *end = strstr(start, "\r\n\r\n");
+    if (end == NULL) {
+      snprintf(r->error, sizeof r->error, "no header end in %zu bytes", len);
+      free(buf);
+      return -1;
+    }
+    int st = 0;
+    sscanf(start, "HTTP/1.%*d %d", &st);
+    if (st >= 100 && st < 200) {
+      start = end + 4;
+      continue;
+    }
+    size_t hl = (size_t)(end - start);
+    if (hl >= sizeof r->head)
+      hl = sizeof r->head - 1;
+    memcpy(r->head, start, hl);
+    r->head[hl] = 0;
+    r->status = st;
+    char *body = end + 4;
+    r->len = len - (size_t)(body - buf);
+    r->body = malloc(r->len + 1);
+    if (r->body == NULL) {
+      free(buf);
+      return -1;
+    }
+    memcpy(r->body, body, r->len);
+    r->body[r->len] = 0;
+    free(buf);
+    return 0;
+  }
+}
+
+/* One request. `headers` is NULL or extra header lines, each ending in
+ * "\r\n". A Content-Length is sent when `body` is non-NULL. Returns 0 when
+ * an answer was read (r->status set), -1 otherwise (r->error set). */
+static inline int sk_httpc_request(const char *host, unsigned port, const char *method, const char *path,
+                                   const char *headers, const void *body, size_t blen, sk_httpc_resp *r) {
+  memset(r, 0, sizeof *r);
+  int fd = sk_httpc_connect(host, port);
+  if (fd < 0) {
+    snprintf(r->error, sizeof r->error, "connect: %s", strerror(errno));
+    return -1;
+  }
+  char head[4096];
+  int n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s:%u\r\nConnection: close\r\n%s", method, path, host,
+                   port, headers ? headers : "");
+  if (body != NULL)
+    n += snprintf(head + n, sizeof head - (size_t)n, "Content-Length: %zu\r\n", blen);
+  n += snprintf(head + n, sizeof head - (size_t)n, "\r\n");
+  int rc = sk_httpc_send_all(fd, head, (size_t)n);
+  if (rc == 0 && body != NULL && blen > 0)
+    rc = sk_httpc_send_all(fd, body, blen);
+  /* Even if sending failed (the server may answer early and close), try to
+   * read what it said. No half-close: libmicrohttpd takes a client EOF as
+   * the client leaving. */
+  (void)rc;
+  rc = sk_httpc_read_response(fd, r);
+  close(fd);
+  return rc;
+}
+
+/* Value of header `name` in r->head, copied into buf; NULL when absent. */
+static inline const char *sk_httpc_header(const sk_httpc_resp *r, const char *name, char *buf, size_t cap) {
+  size_t nl = strlen(name);
+  for (const char *p = strstr(r->head, "\r\n"); p != NULL; p = strstr(p + 2, "\r\n")) {
+    const char *line = p + 2;
+    if (strncasecmp(line, name, nl) == 0 && line[nl] == ':') {
+      const char *v = line + nl + 1;
+      while (*v == ' ')
+        v++;
+      size_t vl = strcspn(v, "\r");
+      if (vl >= cap)
+        vl = cap - 1;
+      memcpy(buf, v, vl);
+      buf[vl] = 0;
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+/* ---- the daemon ------------------------------------------------------------ */
+
+typedef struct sk_daemon {
+  pid_t pid;
+  char host[64];
+  unsigned port;
+} sk_daemon;
+
+/* Starts `exe` (SKINNERD, or "./skinnerd") with --listen 127.0.0.1:0 and the
+ * extra NULL-terminated args, reads "listening on ADDR:PORT" from its
+ * stdout. Returns 0 or -1. */
+static inline int sk_daemon_start(sk_daemon *d, const char *const *extra) {
+  const char *exe = getenv("SKINNERD");
+  if (exe == NULL)
+    exe = "./skinnerd";
+  int p[2];
+  if (pipe(p) != 0)
+    return -1;
+  const char *argv[32];
+  int argc = 0;
+  argv[argc++] = exe;
+  argv[argc++] = "--listen";
+  argv[argc++] = "127.0.0.1:0";
+  for (; extra != NULL && *extra != NULL && argc < 30; extra++)
+    argv[argc++] = *extra;
+  argv[argc] = NULL;
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
+    dup2(p[1], 1);
+    close(p[0]);
+    close(p[1]);
+    execv(exe, (char *const *)argv);
+    _exit(127);
+  }
+  close(p[1]);
+  char line[256];
+  size_t n = 0;
+  while (n + 1 < sizeof line) {
+    ssize_t k = read(p[0], line + n, 1);
+    if (k <= 0 || line[n] == '\n')
+      break;
+    n++;
+  }
+  line[n] = 0;
+  close(p[0]); /* later stdout writes get EPIPE/SIGPIPE-ignored; skinnerd prints nothing more */
+  d->pid = pid;
+  if (sscanf(line, "listening on %63[0-9.]:%u", d->host, &d->port) != 2) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    d->pid = 0;
+    return -1;
+  }
+  return 0;
+}
+
+/* Sends `sig` and waits; returns the exit status as waitpid reports it. */
+static inline int sk_daemon_stop(sk_daemon *d, int sig) {
+  int status = -1;
+  if (d->pid <= 0)
+    return -1;
+  kill(d->pid, sig);
+  waitpid(d->pid, &status, 0);
+  d->pid = 0;
+  return status;
+}
+
+#endif
