@@ -7,8 +7,17 @@
 
 #include "sk_json.h"
 
+sk_anim *sk_anim_ref(sk_anim *a) {
+  if (a != NULL)
+    __atomic_add_fetch(&a->extra_refs, 1, __ATOMIC_RELAXED);
+  return a;
+}
+
 void sk_anim_destroy(sk_anim *a) {
   if (a == NULL)
+    return;
+  /* acq_rel: the holder that frees must see every other holder done. */
+  if (__atomic_fetch_sub(&a->extra_refs, 1, __ATOMIC_ACQ_REL) > 0)
     return;
   for (size_t c = 0; c < a->clip_count; c++) {
     sk_anim_clip *clip = &a->clips[c];

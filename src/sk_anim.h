@@ -64,10 +64,15 @@ typedef struct sk_anim {
   double *rest;      /* owned; bone_count * SK_ANIM_TRS, bones[] order */
   size_t clip_count;
   sk_anim_clip *clips; /* owned */
+  int extra_refs;      /* atomic: holders beyond the first (sk_anim_ref) */
 } sk_anim;
 
-/* Frees `a` and everything it owns. NULL is a no-op. */
+/* Drops a reference; the last one frees `a` and everything it owns. Clips
+ * are immutable once built, so versions of a stored skeleton share them.
+ * NULL is a no-op. Any thread. */
 void sk_anim_destroy(sk_anim *a);
+/* Adds a reference (any thread); returns `a`. NULL is fine. */
+sk_anim *sk_anim_ref(sk_anim *a);
 
 /* Duration of clip `clip` in seconds (its last key time). */
 double sk_anim_clip_duration(const sk_anim *a, size_t clip);

@@ -1,18 +1,25 @@
 #include "sk_cache.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sk_error.h"
-#include "sk_mat.h"
+#include "sk_gltf.h"
 
 struct sk_cache {
   sk_cache_entry **buckets;
   size_t nbuckets; /* power of two */
-  size_t count, bytes, max_bytes;
-  uint64_t evictions, next_version;
-  sk_cache_entry *lru_head, *lru_tail; /* head = most recently used */
+  size_t count;    /* entries in the table, stored-only ones included */
+  size_t resident, bytes, max_bytes;
+  uint64_t evictions, reloads, next_version;
+  sk_cache_entry *lru_head, *lru_tail; /* head = most recently used; resident entries only */
+  sk_store *store;                     /* borrowed, or NULL */
 };
+
+/* Record layout (inside sk_store's checksummed file):
+ *   magic "SKREC001" | u64 skin selector length | selector | u64 glTF length | glTF bytes | skeleton snapshot */
+static const char k_rec_magic[8] = {'S', 'K', 'R', 'E', 'C', '0', '0', '1'};
 
 static uint64_t hash_id(const char *id) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -63,11 +70,14 @@ void sk_cache_entry_unref(sk_cache_entry *e) {
   if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
     sk_rig_destroy(e->rig);
     sk_skeleton_destroy(e->skel);
+    sk_anim_destroy(e->anim);
     free(e);
   }
 }
 
 static void lru_unlink(sk_cache *c, sk_cache_entry *e) {
+  if (e->skel == NULL)
+    return; /* stored-only entries are not in the LRU list */
   if (e->lru_prev)
     e->lru_prev->lru_next = e->lru_next;
   else
@@ -104,6 +114,8 @@ static void remove_entry(sk_cache *c, sk_cache_entry **slot) {
   lru_unlink(c, e);
   e->linked = false;
   c->count--;
+  if (e->skel != NULL)
+    c->resident--;
   c->bytes -= e->bytes;
   sk_cache_entry_unref(e);
 }
@@ -138,10 +150,19 @@ void sk_cache_destroy(sk_cache *c) {
   free(c);
 }
 
+static int reload(sk_cache *c, const char *id, sk_cache_entry **out);
+
 sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
   sk_cache_entry *e = *find_slot(c, id);
   if (e == NULL)
     return NULL;
+  if (e->skel == NULL) { /* evicted but stored: bring it back */
+    sk_cache_entry *loaded = NULL;
+    if (reload(c, id, &loaded) != 0)
+      return NULL;
+    c->reloads++;
+    return loaded;
+  }
   if (c->lru_head != e) {
     lru_unlink(c, e);
     lru_push_front(c, e);
@@ -150,24 +171,188 @@ sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
   return e;
 }
 
-/* Does once, at publication, the TRS decomposition Babylon does lazily on
- * a bone's first partial setter (sk_skeleton.c's local_decompose, the same
- * sk_mat_decompose call): every pose that sets a rotation would otherwise
- * decompose the same stored matrix again (perf: ~40 % of a batch). The
- * values are those the lazy path computes, so results do not change.
- * TODO(core): an sk_skeleton_prepare() in sk_skeleton.c would keep this
- * write inside the module that owns the struct. */
-static void warm_decompose(sk_skeleton *s) {
-  for (size_t i = 0; i < s->count; i++) {
-    sk_local *l = &s->bones[i].local;
-    if (l->need_decompose) {
-      l->need_decompose = false;
-      sk_mat_decompose(l->matrix, l->scaling, l->rotation, l->position);
-    }
+
+/* Replaces the table slot of `id` with `e` (which holds the table's
+ * reference) and fixes the counters. */
+static void link_entry(sk_cache *c, sk_cache_entry *e, bool *replaced) {
+  sk_cache_entry **slot = find_slot(c, e->id);
+  if (*slot != NULL) {
+    if (replaced)
+      *replaced = true;
+    remove_entry(c, slot);
+    slot = find_slot(c, e->id);
+  }
+  *slot = e;
+  e->linked = true;
+  c->count++;
+  c->bytes += e->bytes;
+  if (e->skel != NULL) {
+    c->resident++;
+    lru_push_front(c, e);
   }
 }
 
-int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced, sk_cache_entry **out) {
+/* Evicts least recently used entries (never `keep`) while over the limit.
+ * With a store, an evicted entry leaves a stored-only entry behind. */
+static void evict(sk_cache *c, const sk_cache_entry *keep) {
+  while (c->max_bytes > 0 && c->bytes > c->max_bytes && c->lru_tail != NULL && c->lru_tail != keep) {
+    sk_cache_entry *victim = c->lru_tail;
+    c->evictions++;
+    sk_cache_entry *ghost = c->store ? calloc(1, sizeof *ghost) : NULL;
+    if (ghost == NULL) {
+      remove_entry(c, find_slot(c, victim->id));
+      continue;
+    }
+    memcpy(ghost->id, victim->id, sizeof ghost->id);
+    ghost->bone_count = victim->bone_count;
+    ghost->bytes = sizeof *ghost;
+    ghost->version = victim->version;
+    ghost->refs = 1;
+    link_entry(c, ghost, NULL);
+  }
+}
+
+static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim, sk_cache_entry **out) {
+  *out = NULL;
+  sk_cache_entry *e = calloc(1, sizeof *e);
+  if (e == NULL) {
+    sk_skeleton_destroy(skel);
+    sk_anim_destroy(anim);
+    return SK_ENOMEM;
+  }
+  snprintf(e->id, sizeof e->id, "%s", id);
+  sk_skeleton_prepare(skel);
+  e->skel = skel;
+  e->anim = anim;
+  e->bone_count = skel->count;
+  if (sk_rig_create(skel, &e->rig) != 0) {
+    e->refs = 1;
+    sk_cache_entry_unref(e);
+    return SK_ENOMEM;
+  }
+  e->bytes = sk_cache_skeleton_bytes(skel) + (anim ? sk_anim_memory(anim) : 0);
+  e->version = ++c->next_version;
+  e->refs = 1; /* the table's */
+  *out = e;
+  return 0;
+}
+
+static void put_u64(sk_strbuf *b, uint64_t v) { sk_strbuf_append(b, (const char *)&v, sizeof v); }
+
+/* Reads the source part of a record; pointers into `data`. */
+static int parse_record(const char *data, size_t len, sk_cache_source *src, const char **snap, size_t *snap_len) {
+  uint64_t n;
+  size_t at = sizeof k_rec_magic;
+  memset(src, 0, sizeof *src);
+  if (len < at + 16 || memcmp(data, k_rec_magic, sizeof k_rec_magic) != 0)
+    return SK_EFORMAT;
+  memcpy(&n, data + at, 8);
+  at += 8;
+  if (n > len - at || n > 4096)
+    return SK_EFORMAT;
+  src->skin = n ? data + at : NULL; /* NUL-terminated: the writer stores the NUL */
+  if (n && data[at + n - 1] != '\0')
+    return SK_EFORMAT;
+  at += (size_t)n;
+  if (len - at < 8)
+    return SK_EFORMAT;
+  memcpy(&n, data + at, 8);
+  at += 8;
+  if (n > len - at)
+    return SK_EFORMAT;
+  src->gltf = n ? data + at : NULL;
+  src->gltf_len = (size_t)n;
+  at += (size_t)n;
+  *snap = data + at;
+  *snap_len = len - at;
+  return 0;
+}
+
+/* Writes `skel` with `src` (or the previous record's source) to the store. */
+static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const sk_cache_source *src) {
+  void *old = NULL;
+  size_t old_len = 0;
+  sk_cache_source prev;
+  if (src == NULL) {
+    const char *snap;
+    size_t snap_len;
+    memset(&prev, 0, sizeof prev);
+    if (sk_store_get(c->store, id, &old, &old_len) == 0 &&
+        parse_record(old, old_len, &prev, &snap, &snap_len) != 0)
+      memset(&prev, 0, sizeof prev);
+    src = &prev;
+  }
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, k_rec_magic, sizeof k_rec_magic);
+  size_t skin_len = src->skin ? strlen(src->skin) + 1 : 0;
+  put_u64(&b, skin_len);
+  if (skin_len)
+    sk_strbuf_append(&b, src->skin, skin_len);
+  put_u64(&b, src->gltf ? src->gltf_len : 0);
+  if (src->gltf)
+    sk_strbuf_append(&b, src->gltf, src->gltf_len);
+  int rc = sk_skeleton_snapshot(skel, &b);
+  if (!rc && b.failed)
+    rc = SK_ENOMEM;
+  if (!rc)
+    rc = sk_store_put(c->store, id, b.data, b.len);
+  sk_strbuf_free(&b);
+  free(old);
+  return rc;
+}
+
+/* Builds an entry from a record's bytes. */
+static int entry_from_record(sk_cache *c, const char *id, const void *data, size_t len, sk_cache_entry **out) {
+  sk_cache_source src;
+  const char *snap;
+  size_t snap_len, used;
+  *out = NULL;
+  if (parse_record(data, len, &src, &snap, &snap_len) != 0)
+    return SK_EFORMAT;
+  sk_skeleton *skel;
+  int rc = sk_skeleton_restore(snap, snap_len, &used, &skel);
+  if (rc)
+    return rc;
+  sk_anim *anim = NULL;
+  if (src.gltf != NULL) {
+    /* The snapshot is the skeleton (PATCHes included); the file only gives
+     * back the clips, which never change. */
+    sk_skeleton *fresh = NULL;
+    rc = sk_gltf_import(src.gltf, src.gltf_len, src.skin, 0, &fresh, &anim, NULL);
+    if (!rc && (fresh->count != skel->count || anim->bone_count != skel->count))
+      rc = SK_EFORMAT;
+    sk_skeleton_destroy(fresh);
+    if (rc) {
+      sk_anim_destroy(anim);
+      sk_skeleton_destroy(skel);
+      return rc;
+    }
+  }
+  return new_entry(c, id, skel, anim, out);
+}
+
+static int reload(sk_cache *c, const char *id, sk_cache_entry **out) {
+  void *data;
+  size_t len;
+  *out = NULL;
+  if (c->store == NULL || sk_store_get(c->store, id, &data, &len) != 0)
+    return SK_ENOTFOUND;
+  sk_cache_entry *e;
+  int rc = entry_from_record(c, id, data, len, &e);
+  free(data);
+  if (rc)
+    return rc;
+  link_entry(c, e, NULL);
+  sk_cache_entry_ref(e);
+  *out = e;
+  evict(c, e);
+  if (c->count > c->nbuckets)
+    grow(c);
+  return 0;
+}
+
+int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim, const sk_cache_source *src,
+                      bool *replaced, sk_cache_entry **out) {
   if (replaced)
     *replaced = false;
   if (out)
@@ -175,64 +360,88 @@ int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced,
   size_t len = strlen(id);
   if (!sk_cache_id_valid(id, len)) {
     sk_skeleton_destroy(skel);
+    sk_anim_destroy(anim);
     return SK_EINVAL;
   }
-  sk_cache_entry *e = calloc(1, sizeof *e);
-  if (e == NULL) {
-    sk_skeleton_destroy(skel);
-    return SK_ENOMEM;
+  sk_cache_entry *e;
+  int rc = new_entry(c, id, skel, anim, &e);
+  if (rc)
+    return rc;
+  /* Durable before anyone can see it: the client hears 2xx only after this. */
+  if (c->store != NULL && (rc = persist(c, id, e->skel, src)) != 0) {
+    sk_cache_entry_unref(e);
+    return rc;
   }
-  memcpy(e->id, id, len + 1);
-  warm_decompose(skel);
-  e->skel = skel;
-  if (sk_rig_create(skel, &e->rig) != 0) {
-    sk_skeleton_destroy(skel);
-    free(e);
-    return SK_ENOMEM;
-  }
-  e->bytes = sk_cache_skeleton_bytes(skel);
-  e->version = ++c->next_version;
-  e->refs = 1; /* the table's */
-  sk_cache_entry **slot = find_slot(c, id);
-  if (*slot != NULL) {
-    if (replaced)
-      *replaced = true;
-    remove_entry(c, slot);
-    slot = find_slot(c, id);
-  }
-  *slot = e;
-  e->linked = true;
-  lru_push_front(c, e);
-  c->count++;
-  c->bytes += e->bytes;
+  link_entry(c, e, replaced);
   if (out) {
     sk_cache_entry_ref(e);
     *out = e;
   }
-  while (c->max_bytes > 0 && c->bytes > c->max_bytes && c->lru_tail != e) {
-    remove_entry(c, find_slot(c, c->lru_tail->id));
-    c->evictions++;
-  }
+  evict(c, e);
   if (c->count > c->nbuckets)
     grow(c);
   return 0;
+}
+
+int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced, sk_cache_entry **out) {
+  static const sk_cache_source json_source = {NULL, 0, NULL};
+  return sk_cache_put_full(c, id, skel, NULL, &json_source, replaced, out);
+}
+
+typedef struct {
+  sk_cache *c;
+  int loaded;
+  void (*skipped)(void *arg, const char *file, const char *why);
+  void *arg;
+} load_ctx;
+
+static int load_one(void *arg, const char *key, const void *data, size_t len) {
+  load_ctx *l = arg;
+  sk_cache_entry *e;
+  int rc = entry_from_record(l->c, key, data, len, &e);
+  if (rc == SK_ENOMEM)
+    return rc;
+  if (rc) {
+    if (l->skipped)
+      l->skipped(l->arg, key, "not a skeleton record of this build");
+    return 0;
+  }
+  link_entry(l->c, e, NULL);
+  evict(l->c, NULL);
+  if (l->c->count > l->c->nbuckets)
+    grow(l->c);
+  l->loaded++;
+  return 0;
+}
+
+int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
+                          void *arg) {
+  c->store = store;
+  load_ctx l = {c, 0, skipped, arg};
+  int rc = sk_store_load_all(store, load_one, skipped, &l);
+  return rc < 0 ? rc : l.loaded;
 }
 
 int sk_cache_delete(sk_cache *c, const char *id) {
   sk_cache_entry **slot = find_slot(c, id);
   if (*slot == NULL)
     return SK_ENOTFOUND;
+  if (c->store != NULL && sk_store_delete(c->store, id) != 0)
+    return SK_EIO;
   remove_entry(c, slot);
   return 0;
 }
 
 void sk_cache_foreach(sk_cache *c, void (*fn)(void *arg, const sk_cache_entry *e), void *arg) {
-  for (sk_cache_entry *e = c->lru_head; e != NULL; e = e->lru_next)
-    fn(arg, e);
+  for (size_t i = 0; i < c->nbuckets; i++)
+    for (sk_cache_entry *e = c->buckets[i]; e != NULL; e = e->hnext)
+      fn(arg, e);
 }
 
 void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st) {
-  st->count = c->count;
+  st->count = c->resident;
+  st->stored = c->count;
+  st->reloads = c->reloads;
   st->bytes = c->bytes;
   st->max_bytes = c->max_bytes;
   st->evictions = c->evictions;

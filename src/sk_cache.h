@@ -8,6 +8,13 @@
  * publish it with sk_cache_put(), which swaps it in atomically from the
  * point of view of every later reader.
  *
+ * With a store attached (--data-dir), every put is written through to disk
+ * before it returns (so before the client hears 2xx), a delete removes the
+ * record, and eviction only drops the memory: the id stays listed as a
+ * "stored" entry and the next get reloads it from its record, bit for bit
+ * the skeleton that was evicted (sk_skeleton_snapshot), with its glTF clips
+ * rebuilt from the original file kept in the record.
+ *
  * The table itself (lookup, LRU order, byte accounting) belongs to the loop
  * thread and is not locked. Only sk_cache_entry_ref/unref may run on other
  * threads; they are atomic. */
@@ -18,8 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sk_anim.h"
 #include "sk_kernel.h"
 #include "sk_skeleton.h"
+#include "sk_store.h"
 
 #define SK_CACHE_ID_MAX 128
 
@@ -27,6 +36,8 @@ typedef struct sk_cache_entry {
   char id[SK_CACHE_ID_MAX + 1];
   sk_skeleton *skel; /* owned; immutable after publication */
   sk_rig *rig;       /* owned; the batch kernel's form of `skel`, built at put */
+  sk_anim *anim;     /* owned reference; the glTF clips, NULL for JSON skeletons */
+  size_t bone_count; /* = skel->count, also for a stored (evicted) entry */
   size_t bytes;      /* what this entry counts against --cache-mb */
   uint64_t version;  /* increases on every put of any id */
   /* Private below. */
@@ -58,16 +69,41 @@ sk_cache_entry *sk_cache_get(sk_cache *c, const char *id);
  * SK_ENOMEM. */
 int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced, sk_cache_entry **out);
 
+/* Where a skeleton came from, kept in its record so a reload can rebuild
+ * what the snapshot does not hold (glTF clips). */
+typedef struct sk_cache_source {
+  const void *gltf;     /* the glTF/GLB body, or NULL for JSON skeletons */
+  size_t gltf_len;
+  const char *skin;     /* the ?skin= selector used, or NULL */
+} sk_cache_source;
+
+/* sk_cache_put with glTF clips (`anim` stolen, may be NULL) and the source
+ * to record. `src` NULL keeps the source of the record being replaced (a
+ * PATCH publishes a changed copy of a glTF skeleton). With a store, fails
+ * with SK_EIO (nothing changed) when the record cannot be made durable. */
+int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim, const sk_cache_source *src,
+                      bool *replaced, sk_cache_entry **out);
+
+/* Attaches a store (borrowed; outlives the cache) and loads every intact
+ * record into the cache (evicting past the limit as usual; evicted ones stay
+ * stored). `skipped(arg, file, why)` hears about damaged records. Returns
+ * the number loaded, or a negative SK_E* code. */
+int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
+                          void *arg);
+
 /* Removes `id`. 0 or SK_ENOTFOUND. */
 int sk_cache_delete(sk_cache *c, const char *id);
 
-/* Calls `fn` on every entry, most recently used first (borrowed references,
- * valid during the call). */
+/* Calls `fn` on every entry, in memory or only stored (then `skel`, `rig`
+ * and `anim` are NULL; `id` and `bone_count` are set). Borrowed references,
+ * valid during the call. */
 void sk_cache_foreach(sk_cache *c, void (*fn)(void *arg, const sk_cache_entry *e), void *arg);
 
 typedef struct sk_cache_stats {
-  size_t count, bytes, max_bytes;
-  uint64_t evictions;
+  size_t count;  /* skeletons in memory */
+  size_t stored; /* ids known: in memory, or evicted but on disk */
+  size_t bytes, max_bytes;
+  uint64_t evictions, reloads;
 } sk_cache_stats;
 void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st);
 

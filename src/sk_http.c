@@ -73,6 +73,10 @@ static void run_mhd(sk_http *h) {
     uv_timer_stop(&h->timer);
 }
 
+const char *sk_http_query(sk_http_req *req, const char *name) {
+  return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
 const char *sk_http_header(sk_http_req *req, const char *name) {
   return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }

@@ -103,6 +103,9 @@ void sk_http_stop(sk_http *h, void (*done)(void *arg), void *arg);
 /* Frees a stopped sk_http. NULL is fine. */
 void sk_http_destroy(sk_http *h);
 
+/* Value of query argument `name` (decoded), or NULL. */
+const char *sk_http_query(sk_http_req *req, const char *name);
+
 /* Value of request header `name` (case-insensitive), or NULL. */
 const char *sk_http_header(sk_http_req *req, const char *name);
 

@@ -1,5 +1,6 @@
 #include "sk_kernel.h"
 
+#include <math.h> /* before cglm's target-pragma region below, so its declarations stay generic */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +8,6 @@
 #include <unistd.h>
 
 #include <uv.h>
-
-#include <math.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define SK_KERNEL_X86 1

@@ -10,6 +10,7 @@
 #include "sk_error.h"
 #include "sk_eval.h"
 #include "sk_fastpose.h"
+#include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
@@ -351,6 +352,19 @@ static bool route_takes_body(int route, int method) {
 }
 
 /* Headers are in: reject what can be rejected without the body. */
+/* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any
+ * case), else 0. */
+static int gltf_type(const char *ct) {
+  if (ct == NULL)
+    return 0;
+  size_t n = strcspn(ct, "; \t");
+  if (n == strlen("model/gltf-binary") && strncasecmp(ct, "model/gltf-binary", n) == 0)
+    return 1;
+  if (n == strlen("model/gltf+json") && strncasecmp(ct, "model/gltf+json", n) == 0)
+    return 2;
+  return 0;
+}
+
 static void on_begin(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
   match m;
@@ -378,9 +392,12 @@ static void on_begin(void *ctx, sk_http_req *req) {
         return;
       }
     }
-    if ((len > 0 || te != NULL) && !sk_routes_is_json(sk_http_header(req, "Content-Type"))) {
-      const char *ct = sk_http_header(req, "Content-Type");
-      problem(req, SK_EUNSUPPORTED, "", "bodies must be application/json, not %s", ct ? ct : "untyped");
+    const char *ct = sk_http_header(req, "Content-Type");
+    bool skeleton_body = (m.route == SK_ROUTE_SKELETONS || m.route == SK_ROUTE_SKELETON);
+    if ((len > 0 || te != NULL) && !sk_routes_is_json(ct) && !(skeleton_body && gltf_type(ct) != 0)) {
+      problem(req, SK_EUNSUPPORTED, "", "%s", skeleton_body
+                  ? "skeleton bodies are application/json, model/gltf-binary or model/gltf+json"
+                  : "bodies must be application/json");
       return;
     }
   }
@@ -423,7 +440,7 @@ static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
   sk_strbuf_append(b, "{\"id\":", 6);
   sk_json_write_string(b, e->id);
   sk_strbuf_append(b, ",\"bones\":", 9);
-  write_uint(b, e->skel->count);
+  write_uint(b, e->bone_count);
   sk_strbuf_append(b, ",\"order\":", 9);
   sk_eval_write_order(e->skel, b);
   sk_strbuf_append(b, "}", 1);
@@ -460,7 +477,12 @@ static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
     sk_strbuf_append_f32_array(b, bn->rest, 16);
     sk_strbuf_append(b, "}", 1);
   }
-  sk_strbuf_append(b, "]}", 2);
+  sk_strbuf_append(b, "],\"animations\":", 15);
+  if (e->anim != NULL)
+    sk_anim_write_clips_json(e->anim, b);
+  else
+    sk_strbuf_append(b, "[]", 2);
+  sk_strbuf_append(b, "}", 1);
 }
 
 /* ---- request helpers ------------------------------------------------------------ */
@@ -520,7 +542,7 @@ static void collect(void *arg, const sk_cache_entry *e) {
 static void get_list(sk_routes *r, sk_http_req *req) {
   sk_cache_stats st;
   sk_cache_get_stats(r->cache, &st);
-  entry_list l = {calloc(st.count ? st.count : 1, sizeof *l.v), 0};
+  entry_list l = {calloc(st.stored ? st.stored : 1, sizeof *l.v), 0};
   if (l.v == NULL) {
     problem(req, SK_ENOMEM, "", "out of memory");
     return;
@@ -533,7 +555,7 @@ static void get_list(sk_routes *r, sk_http_req *req) {
     sk_strbuf_append(&b, i ? ",{\"id\":" : "{\"id\":", i ? 7 : 6);
     sk_json_write_string(&b, l.v[i]->id);
     sk_strbuf_append(&b, ",\"bones\":", 9);
-    write_uint(&b, l.v[i]->skel->count);
+    write_uint(&b, l.v[i]->bone_count);
     sk_strbuf_append(&b, "}", 1);
   }
   sk_strbuf_append(&b, "]}", 2);
@@ -542,7 +564,65 @@ static void get_list(sk_routes *r, sk_http_req *req) {
 }
 
 /* PUT (id given) and POST (id derived). */
+static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
+                             sk_anim *anim, const sk_cache_source *src);
+
+/* A glTF/GLB body: the skin picked by ?skin= (default 0) with its clips.
+ * A POST id hashes the file and the selector. */
+static void put_gltf(sk_routes *r, sk_http_req *req, const char *given_id) {
+  sk_error err;
+  sk_error_clear(&err);
+  const char *skin = sk_http_query(req, "skin");
+  sk_skeleton *s = NULL;
+  sk_anim *anim = NULL;
+  if (sk_gltf_import(req->body.data ? req->body.data : "", req->body.len, skin, r->cfg.max_bones, &s, &anim,
+                     &err) != 0) {
+    problem_err(req, &err, SK_EFORMAT);
+    return;
+  }
+  char derived[17];
+  const char *id = given_id;
+  if (id == NULL) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the file, then the selector */
+    for (size_t i = 0; i < req->body.len; i++)
+      h = (h ^ (unsigned char)req->body.data[i]) * 1099511628211ull;
+    for (const char *p = skin ? skin : ""; *p; p++)
+      h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    snprintf(derived, sizeof derived, "%016llx", (unsigned long long)h);
+    id = derived;
+  }
+  sk_cache_source src = {req->body.data, req->body.len, skin};
+  store_and_answer(r, req, id, given_id == NULL, s, anim, &src);
+}
+
+/* Publishes a new skeleton and answers 201/200 with its summary. */
+static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
+                             sk_anim *anim, const sk_cache_source *src) {
+  bool replaced;
+  sk_cache_entry *e;
+  int rc = sk_cache_put_full(r->cache, id, s, anim, src, &replaced, &e);
+  if (rc) {
+    problem(req, rc, "", rc == SK_EIO ? "cannot write the skeleton to the data directory" : "cannot store the skeleton");
+    return;
+  }
+  sk_strbuf b = {0};
+  write_summary(&b, e);
+  if (derived_id) {
+    char loc[sizeof "/v1/skeletons/" + SK_CACHE_ID_MAX];
+    snprintf(loc, sizeof loc, "/v1/skeletons/%s", id);
+    const char *hdr[] = {"Location", loc, NULL};
+    respond_json(req, 201, &b, hdr); /* headers are copied: loc may go */
+  } else {
+    respond_json(req, replaced ? 200 : 201, &b, NULL);
+  }
+  sk_cache_entry_unref(e);
+}
+
 static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
+  if (gltf_type(sk_http_header(req, "Content-Type")) != 0) {
+    put_gltf(r, req, given_id);
+    return;
+  }
   json_t *j = load_body(req);
   if (j == NULL)
     return;
@@ -566,24 +646,8 @@ static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
     id = derived;
   }
   json_decref(j);
-  bool replaced;
-  sk_cache_entry *e;
-  int rc = sk_cache_put(r->cache, id, s, &replaced, &e);
-  if (rc) {
-    problem(req, rc, "", "cannot store the skeleton");
-    return;
-  }
-  sk_strbuf b = {0};
-  write_summary(&b, e);
-  if (given_id == NULL) {
-    char loc[sizeof "/v1/skeletons/" + 16];
-    snprintf(loc, sizeof loc, "/v1/skeletons/%s", id);
-    const char *hdr[] = {"Location", loc, NULL};
-    respond_json(req, 201, &b, hdr); /* headers are copied: loc may go */
-  } else {
-    respond_json(req, replaced ? 200 : 201, &b, NULL);
-  }
-  sk_cache_entry_unref(e);
+  static const sk_cache_source json_source = {NULL, 0, NULL};
+  store_and_answer(r, req, id, given_id == NULL, s, NULL, &json_source);
 }
 
 static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
@@ -597,7 +661,12 @@ static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
 }
 
 static void delete_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
-  if (!m->id_ok || sk_cache_delete(r->cache, m->id) != 0) {
+  int rc = m->id_ok ? sk_cache_delete(r->cache, m->id) : SK_ENOTFOUND;
+  if (rc == SK_EIO) {
+    problem(req, SK_EIO, "", "cannot remove the skeleton from the data directory");
+    return;
+  }
+  if (rc != 0) {
     problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
     return;
   }
@@ -605,11 +674,11 @@ static void delete_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
 }
 
 /* Publishes a changed clone and answers with the whole skeleton. */
-static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton *clone) {
+static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton *clone, sk_anim *anim) {
   sk_cache_entry *e;
-  int rc = sk_cache_put(r->cache, id, clone, NULL, &e);
+  int rc = sk_cache_put_full(r->cache, id, clone, anim, NULL, NULL, &e);
   if (rc) {
-    problem(req, rc, "", "cannot store the skeleton");
+    problem(req, rc, "", rc == SK_EIO ? "cannot write the skeleton to the data directory" : "cannot store the skeleton");
     return;
   }
   sk_strbuf b = {0};
@@ -742,8 +811,9 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
   }
   char id[SK_CACHE_ID_MAX + 1];
   memcpy(id, e->id, sizeof id);
+  sk_anim *anim = sk_anim_ref(e->anim);
   sk_cache_entry_unref(e);
-  publish(r, req, id, c);
+  publish(r, req, id, c, anim);
 }
 
 static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
@@ -792,8 +862,9 @@ static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
   }
   char id[SK_CACHE_ID_MAX + 1];
   memcpy(id, e->id, sizeof id);
+  sk_anim *anim = sk_anim_ref(e->anim);
   sk_cache_entry_unref(e);
-  publish(r, req, id, c);
+  publish(r, req, id, c, anim);
 }
 
 /* ---- poses -------------------------------------------------------------------------- */
@@ -1059,6 +1130,18 @@ static void respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
+typedef struct batch_job batch_job;
+/* A batch on the thread pool: everything the worker touches is in here. */
+struct batch_job {
+  sk_routes *routes;
+  sk_cache_entry *entry; /* a reference: the version the batch started on */
+  sk_pose *poses;
+  size_t n;
+  int fmt, rc;
+  sk_strbuf out;
+};
+static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
+
 static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
   int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
   sk_pose pose;
@@ -1081,13 +1164,42 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
     }
     sk_error err;
     sk_error_clear(&err);
-    rc = sk_pose_parse(e->skel, j, "", NULL, &pose, &err);
+    sk_pose *poses = NULL;
+    size_t n = 0;
+    rc = sk_pose_parse_anim(e->skel, e->anim, j, "", NULL, &poses, &n, &err);
     json_decref(j);
+    if (!rc && n > r->cfg.max_batch) {
+      sk_pose_array_free(poses, n);
+      rc = sk_error_set(&err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", n, r->cfg.max_batch);
+    }
     if (rc) {
       sk_cache_entry_unref(e);
       problem_err(req, &err, rc);
       return;
     }
+    if (n != 1) {
+      /* A frame range ("times", "from"/"to"/"fps"): one result per frame,
+       * through the batch path like /poses. */
+      batch_job *bj = calloc(1, sizeof *bj);
+      if (bj == NULL) {
+        sk_pose_array_free(poses, n);
+        sk_cache_entry_unref(e);
+        problem(req, SK_ENOMEM, "", "out of memory");
+        return;
+      }
+      bj->routes = r;
+      bj->entry = e;
+      bj->fmt = fmt;
+      bj->poses = poses;
+      bj->n = n;
+      if (fmt != SK_FMT_JSON)
+        for (size_t i = 0; i < n; i++)
+          poses[i].output = SK_OUT_FINAL;
+      run_batch(r, req, bj);
+      return;
+    }
+    pose = poses[0];
+    free(poses); /* the pose itself moved out */
   }
   if (fmt != SK_FMT_JSON)
     pose.output = SK_OUT_FINAL; /* binary answers carry final matrices only */
@@ -1110,15 +1222,6 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
   sk_cache_entry_unref(e);
 }
 
-/* A batch on the thread pool: everything the worker touches is in here. */
-typedef struct batch_job {
-  sk_routes *routes;
-  sk_cache_entry *entry; /* a reference: the version the batch started on */
-  sk_pose *poses;
-  size_t n;
-  int fmt, rc;
-  sk_strbuf out;
-} batch_job;
 
 static void batch_free(batch_job *bj) {
   for (size_t i = 0; i < bj->n; i++)
@@ -1157,8 +1260,6 @@ static void batch_after(sk_http_req *req, void *arg, int status) {
     respond_poses(bj->routes, req, bj->entry->skel, bj->n, bj->fmt, &bj->out);
   batch_free(bj);
 }
-
-static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
 
 /* Estimated loop time to evaluate and encode a parsed batch, in us, from
  * per-matrix costs measured on the 2-core EPYC of issue 4 (loaded):
@@ -1231,15 +1332,39 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
       bj->entry = e;
       bj->fmt = fmt;
       e = NULL;
+      size_t cap = n;
       for (size_t i = 0; i < n && !rc; i++) {
         char p[SK_ERROR_POINTER_MAX] = "/poses";
         sk_pointer_push_index(p, sizeof p, i);
-        rc = sk_pose_parse(bj->entry->skel, json_array_get(poses, i), p, NULL, &bj->poses[i], &err);
-        if (!rc) {
-          bj->n++;
-          if (fmt != SK_FMT_JSON)
-            bj->poses[i].output = SK_OUT_FINAL;
+        sk_pose *item = NULL;
+        size_t k = 0;
+        rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, &err);
+        if (rc)
+          break;
+        /* A frame range inside a batch contributes one pose per frame. */
+        if (bj->n + k > r->cfg.max_batch) {
+          sk_pose_array_free(item, k);
+          rc = sk_error_set(&err, SK_ETOOBIG, p, "the batch expands to more than %zu poses (--max-batch)",
+                            r->cfg.max_batch);
+          break;
         }
+        if (bj->n + k > cap) {
+          size_t ncap = (bj->n + k) * 2;
+          sk_pose *grown = realloc(bj->poses, ncap * sizeof *grown);
+          if (grown == NULL) {
+            sk_pose_array_free(item, k);
+            rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
+            break;
+          }
+          bj->poses = grown;
+          cap = ncap;
+        }
+        for (size_t f = 0; f < k; f++) {
+          if (fmt != SK_FMT_JSON)
+            item[f].output = SK_OUT_FINAL;
+          bj->poses[bj->n++] = item[f];
+        }
+        free(item); /* the poses moved into the batch */
       }
     }
   }

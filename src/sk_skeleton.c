@@ -105,6 +105,16 @@ int32_t sk_skeleton_find(const sk_skeleton *s, const char *name) {
   }
 }
 
+/* Indexes every bone name of `s` into its (zeroed) hash table. */
+static void fill_hash(sk_skeleton *s) {
+  for (size_t k = 0; k < s->count; k++) {
+    size_t h = name_hash(s->bones[k].name) & s->hash_mask;
+    while (s->hash[h] != 0)
+      h = (h + 1) & s->hash_mask;
+    s->hash[h] = (uint32_t)k + 1;
+  }
+}
+
 /* ---- build ----------------------------------------------------------------- */
 
 static bool all_finite(const float *m, size_t n) {
@@ -277,12 +287,7 @@ int sk_skeleton_create(const sk_bone_desc *d, size_t n, const char *pointer_pref
     memcpy(b->bind, src->bind != NULL ? src->bind : src->local, sizeof b->bind);
     memcpy(b->rest, src->rest != NULL ? src->rest : src->local, sizeof b->rest);
   }
-  for (size_t k = 0; k < n; k++) {
-    size_t h = name_hash(s->bones[k].name) & s->hash_mask;
-    while (s->hash[h] != 0)
-      h = (h + 1) & s->hash_mask;
-    s->hash[h] = (uint32_t)k + 1;
-  }
+  fill_hash(s);
   update_abs_binds(s, 0);
   for (size_t k = 0; k < n; k++) {
     if (sk_mat_det(s->bones[k].abs_bind) == 0) {
@@ -456,4 +461,101 @@ void sk_skeleton_pose_locals(const sk_skeleton *s, const sk_override *o, size_t 
     sk_local_apply(&tmp, &o[k]);
     memcpy(locals + 16 * (size_t)o[k].bone, tmp.matrix, sizeof tmp.matrix);
   }
+}
+
+void sk_skeleton_prepare(sk_skeleton *s) {
+  for (size_t i = 0; i < s->count; i++)
+    local_decompose(&s->bones[i].local);
+}
+
+/* ---- snapshots --------------------------------------------------------------- */
+
+typedef struct {
+  char magic[8];
+  uint32_t bone_size, local_size;
+  uint64_t count, names_size;
+} snapshot_header;
+
+static const char k_snapshot_magic[8] = {'S', 'K', 'S', 'N', 'A', 'P', '0', '1'};
+
+int sk_skeleton_snapshot(const sk_skeleton *s, sk_strbuf *out) {
+  snapshot_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, k_snapshot_magic, sizeof h.magic);
+  h.bone_size = (uint32_t)sizeof(sk_bone);
+  h.local_size = (uint32_t)sizeof(sk_local);
+  h.count = s->count;
+  h.names_size = s->names_size;
+  if (sk_strbuf_append(out, (const char *)&h, sizeof h) || sk_strbuf_append(out, s->names, s->names_size))
+    return SK_ENOMEM;
+  for (size_t i = 0; i < s->count; i++) {
+    sk_bone b = s->bones[i];
+    uint64_t off = (uint64_t)(b.name - s->names);
+    b.name = NULL; /* a pointer means nothing on disk; the offset says it */
+    if (sk_strbuf_append(out, (const char *)&off, sizeof off) || sk_strbuf_append(out, (const char *)&b, sizeof b))
+      return SK_ENOMEM;
+  }
+  return 0;
+}
+
+int sk_skeleton_restore(const void *data, size_t len, size_t *used, sk_skeleton **out) {
+  *out = NULL;
+  const char *p = data;
+  snapshot_header h;
+  if (len < sizeof h)
+    return SK_EFORMAT;
+  memcpy(&h, p, sizeof h);
+  if (memcmp(h.magic, k_snapshot_magic, sizeof h.magic) != 0 || h.bone_size != sizeof(sk_bone) ||
+      h.local_size != sizeof(sk_local) || h.count > SK_SKELETON_MAX_BONES || h.names_size > len)
+    return SK_EFORMAT;
+  size_t per = sizeof(uint64_t) + sizeof(sk_bone);
+  if ((len - sizeof h - h.names_size) / per < h.count)
+    return SK_EFORMAT;
+  size_t n = (size_t)h.count;
+  sk_skeleton *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return SK_ENOMEM;
+  size_t cap = hash_capacity(n);
+  s->count = n;
+  s->names_size = (size_t)h.names_size;
+  s->hash_mask = cap - 1;
+  s->bones = malloc((n ? n : 1) * sizeof *s->bones);
+  s->names = malloc(s->names_size ? s->names_size : 1);
+  s->hash = calloc(cap, sizeof *s->hash);
+  if (!s->bones || !s->names || !s->hash) {
+    sk_skeleton_destroy(s);
+    return SK_ENOMEM;
+  }
+  memcpy(s->names, p + sizeof h, s->names_size);
+  const char *q = p + sizeof h + s->names_size;
+  int bad = s->names_size == 0 ? n > 0 : s->names[s->names_size - 1] != '\0';
+  uint8_t *slot_used = calloc(n ? n : 1, 1);
+  bad |= slot_used == NULL;
+  for (size_t i = 0; i < n && !bad; i++, q += per) {
+    uint64_t off;
+    memcpy(&off, q, sizeof off);
+    memcpy(&s->bones[i], q + sizeof off, sizeof(sk_bone));
+    sk_bone *b = &s->bones[i];
+    bad |= off >= s->names_size || b->parent < -1 || b->parent >= (int32_t)i || b->index < -1 ||
+           b->index >= (int32_t)n;
+    if (!bad && b->index >= 0) {
+      bad |= slot_used[b->index];
+      slot_used[b->index] = 1;
+    }
+    b->name = bad ? NULL : s->names + off;
+  }
+  free(slot_used);
+  if (bad) {
+    sk_skeleton_destroy(s);
+    return SK_EFORMAT;
+  }
+  fill_hash(s);
+  for (size_t i = 0; i < n; i++)
+    if (sk_skeleton_find(s, s->bones[i].name) != (int32_t)i) { /* duplicate names */
+      sk_skeleton_destroy(s);
+      return SK_EFORMAT;
+    }
+  *used = sizeof h + s->names_size + n * per;
+  *out = s;
+  return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "sk_error.h"
+#include "sk_numfmt.h"
 
 /* A bone's local transform with Babylon's lazily decomposed TRS cache.
  * Babylon re-composes lazily; composing eagerly after each setter gives the
@@ -109,6 +110,23 @@ int sk_skeleton_create(const sk_bone_desc *descs, size_t count, const char *poin
 /* Deep copy. On success *out is new. */
 int sk_skeleton_clone(const sk_skeleton *src, sk_skeleton **out);
 void sk_skeleton_destroy(sk_skeleton *s);
+
+/* Decomposes every local whose TRS cache is stale, as Babylon does lazily
+ * on a bone's first partial setter. The cache then holds exactly what the
+ * lazy path would compute, so results do not change; a stored skeleton that
+ * many poses partially set (the daemon) pays the decomposition once. */
+void sk_skeleton_prepare(sk_skeleton *s);
+
+/* Appends an exact binary snapshot of `s` (every matrix, the TRS caches and
+ * their flags) to `out`; sk_skeleton_restore() gives back a skeleton that
+ * answers every request bit for bit as `s` does. The format is private to
+ * this build (it carries the struct sizes); integrity is the caller's
+ * (sk_store checksums its records). 0 or SK_ENOMEM. */
+int sk_skeleton_snapshot(const sk_skeleton *s, sk_strbuf *out);
+/* Rebuilds a skeleton from a snapshot at the start of data[0..len); *used
+ * is the snapshot's length. SK_EFORMAT when the bytes are not a snapshot of
+ * this build or break an invariant (parent order, slots, names). *out is new. */
+int sk_skeleton_restore(const void *data, size_t len, size_t *used, sk_skeleton **out);
 
 /* Position of the bone called `name` in bones[], or -1. */
 int32_t sk_skeleton_find(const sk_skeleton *s, const char *name);

@@ -3,6 +3,7 @@
  * SIGINT/SIGTERM into a graceful stop. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "sk_http.h"
 #include "sk_metrics.h"
 #include "sk_routes.h"
+#include "sk_store.h"
+#include "sk_systemd.h"
 
 typedef struct options {
   char host[64];
@@ -23,6 +26,7 @@ typedef struct options {
   unsigned long long max_body, max_bones, max_batch, cache_mb, inline_limit;
   int log_level;
   int fast_binary;
+  char data_dir[4096];
 } options;
 
 static void usage(FILE *f) {
@@ -44,9 +48,14 @@ static void usage(FILE *f) {
           "                       float path: within 1e-5 of the JSON answer instead of\n"
           "                       bit-equal, for a fraction of the evaluation cost\n"
           "                       (SKINNERD_FAST_BINARY=1)\n"
+          "  --data-dir DIR       keep every skeleton on disk (durable before the 2xx) and\n"
+          "                       reload them at start; evicted ones reload on demand\n"
+          "                       (SKINNERD_DATA_DIR) [memory only]\n"
           "  --log-level LEVEL    error, warn, info or debug (SKINNERD_LOG_LEVEL) [warn]\n"
           "  --help, --version\n"
-          "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n");
+          "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
+          "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored),\n"
+          "Type=notify readiness and WatchdogSec= pings.\n");
 }
 
 static int parse_level(const char *s) {
@@ -119,6 +128,8 @@ static int set_option(options *o, const char *name, const char *val, const char 
           strcmp(val, "false") != 0;
   else if (strcmp(name, "log-level") == 0)
     bad = (o->log_level = parse_level(val)) < 0;
+  else if (strcmp(name, "data-dir") == 0)
+    bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
   else {
     fprintf(stderr, "skinnerd: unknown option --%s (see --help)\n", name);
     return -1;
@@ -135,7 +146,7 @@ static int parse_env(options *o) {
       {"listen", "SKINNERD_LISTEN"},       {"threads", "SKINNERD_THREADS"},     {"max-body", "SKINNERD_MAX_BODY"},
       {"max-bones", "SKINNERD_MAX_BONES"}, {"max-batch", "SKINNERD_MAX_BATCH"}, {"cache-mb", "SKINNERD_CACHE_MB"},
       {"inline-limit", "SKINNERD_INLINE_LIMIT"}, {"log-level", "SKINNERD_LOG_LEVEL"},
-      {"fast-binary", "SKINNERD_FAST_BINARY"},
+      {"fast-binary", "SKINNERD_FAST_BINARY"}, {"data-dir", "SKINNERD_DATA_DIR"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -191,6 +202,8 @@ typedef struct daemon_state {
   uv_loop_t *loop;
   sk_http *http;
   uv_signal_t sigint, sigterm;
+  uv_timer_t watchdog; /* systemd WatchdogSec= pings, when asked for */
+  bool watchdog_on;
   int signals_seen;
 } daemon_state;
 
@@ -198,6 +211,18 @@ static void on_stopped(void *arg) {
   daemon_state *d = arg;
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
+  if (d->watchdog_on)
+    uv_close((uv_handle_t *)&d->watchdog, NULL);
+}
+
+static void on_watchdog(uv_timer_t *t) {
+  (void)t;
+  sk_systemd_notify("WATCHDOG=1");
+}
+
+static void on_store_skip(void *arg, const char *file, const char *why) {
+  (void)arg;
+  fprintf(stderr, "skinnerd: skipping damaged record %s: %s\n", file, why);
 }
 
 static void on_signal(uv_signal_t *s, int signum) {
@@ -206,6 +231,7 @@ static void on_signal(uv_signal_t *s, int signum) {
     fprintf(stderr, "skinnerd: second signal %d, exiting now\n", signum);
     _Exit(1);
   }
+  sk_systemd_notify("STOPPING=1");
   sk_http_stop(d->http, on_stopped, d);
 }
 
@@ -247,6 +273,22 @@ int main(int argc, char **argv) {
     return 1;
   }
   sk_metrics_init(metrics);
+  sk_store *store = NULL;
+  if (o.data_dir[0] != '\0') {
+    sk_error serr;
+    sk_error_clear(&serr);
+    if (sk_store_open(o.data_dir, &store, &serr) != 0) {
+      fprintf(stderr, "skinnerd: --data-dir: %s\n", serr.text);
+      return 1;
+    }
+    int loaded = sk_cache_attach_store(cache, store, on_store_skip, NULL);
+    if (loaded < 0) {
+      fprintf(stderr, "skinnerd: cannot load %s: %s\n", o.data_dir, sk_strerror(loaded));
+      return 1;
+    }
+    if (o.log_level >= 2)
+      fprintf(stderr, "skinnerd: loaded %d skeletons from %s\n", loaded, o.data_dir);
+  }
   sk_routes_config rc;
   memset(&rc, 0, sizeof rc);
   rc.max_body = (size_t)o.max_body;
@@ -267,6 +309,10 @@ int main(int argc, char **argv) {
   hc.port = o.port;
   hc.max_body = (size_t)o.max_body;
   hc.log_level = o.log_level;
+  /* Socket activation: serve the socket systemd bound for us. */
+  int nfds = sk_systemd_listen_fds();
+  if (nfds > 0)
+    hc.listen_fd = SK_SYSTEMD_FDS_START;
   daemon_state d;
   memset(&d, 0, sizeof d);
   d.loop = loop;
@@ -276,11 +322,21 @@ int main(int argc, char **argv) {
             err == SK_EINVAL ? "bad address" : "address in use or not available");
     return 1;
   }
-  if (strchr(o.host, ':') != NULL)
+  if (nfds > 0)
+    printf("listening on inherited socket (fd %d), port %u\n", SK_SYSTEMD_FDS_START, sk_http_port(d.http));
+  else if (strchr(o.host, ':') != NULL)
     printf("listening on [%s]:%u\n", o.host, sk_http_port(d.http));
   else
     printf("listening on %s:%u\n", o.host, sk_http_port(d.http));
   fflush(stdout);
+  uint64_t wd_usec = sk_systemd_watchdog_usec();
+  if (wd_usec > 0) {
+    uv_timer_init(loop, &d.watchdog);
+    uint64_t every_ms = wd_usec / 2000 > 0 ? wd_usec / 2000 : 1; /* half the interval, as sd_watchdog_enabled advises */
+    uv_timer_start(&d.watchdog, on_watchdog, every_ms, every_ms);
+    d.watchdog_on = true;
+  }
+  sk_systemd_notify("READY=1\nSTATUS=serving");
 
   uv_signal_init(loop, &d.sigint);
   uv_signal_init(loop, &d.sigterm);
@@ -293,6 +349,7 @@ int main(int argc, char **argv) {
   sk_http_destroy(d.http);
   sk_routes_destroy(routes);
   sk_cache_destroy(cache);
+  sk_store_close(store);
   free(metrics);
   int rc_close = uv_loop_close(loop);
   if (rc_close != 0 && o.log_level >= 1)
