@@ -687,6 +687,24 @@ static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton 
   respond_json(req, 200, &b, NULL);
 }
 
+/* Ends a PATCH or /rest: on success publishes the changed copy `c` of
+ * `e` (sharing its clips) and answers the whole skeleton; on failure drops
+ * the copy and answers the problem. Releases `e` and `c` either way. */
+static void finish_update(sk_routes *r, sk_http_req *req, sk_cache_entry *e, sk_skeleton *c, int rc,
+                          const sk_error *err) {
+  if (rc) {
+    sk_skeleton_destroy(c);
+    sk_cache_entry_unref(e);
+    problem_err(req, err, rc);
+    return;
+  }
+  char id[SK_CACHE_ID_MAX + 1];
+  memcpy(id, e->id, sizeof id);
+  sk_anim *anim = sk_anim_ref(e->anim);
+  sk_cache_entry_unref(e);
+  publish(r, req, id, c, anim);
+}
+
 /* PATCH /bones: per bone, in key order: the local setters (matrix,
  * position, rotation, scaling, Babylon setter by setter, as the eval tool's
  * "set"), then bind (setBindMatrix, which also replaces the local matrix, or
@@ -803,17 +821,7 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
     }
   }
   json_decref(j);
-  if (rc) {
-    sk_skeleton_destroy(c);
-    sk_cache_entry_unref(e);
-    problem_err(req, &err, rc);
-    return;
-  }
-  char id[SK_CACHE_ID_MAX + 1];
-  memcpy(id, e->id, sizeof id);
-  sk_anim *anim = sk_anim_ref(e->anim);
-  sk_cache_entry_unref(e);
-  publish(r, req, id, c, anim);
+  finish_update(r, req, e, c, rc, &err);
 }
 
 static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
@@ -854,17 +862,7 @@ static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
       sk_skeleton_bone_return_to_rest(c, bone);
   }
   json_decref(j);
-  if (rc) {
-    sk_skeleton_destroy(c);
-    sk_cache_entry_unref(e);
-    problem_err(req, &err, rc);
-    return;
-  }
-  char id[SK_CACHE_ID_MAX + 1];
-  memcpy(id, e->id, sizeof id);
-  sk_anim *anim = sk_anim_ref(e->anim);
-  sk_cache_entry_unref(e);
-  publish(r, req, id, c, anim);
+  finish_update(r, req, e, c, rc, &err);
 }
 
 /* ---- poses -------------------------------------------------------------------------- */

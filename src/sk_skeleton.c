@@ -408,39 +408,39 @@ void sk_skeleton_compute_transforms(sk_skeleton *s, const float *initial_skin, f
   sk_mat_identity(dest + 16 * s->count);
 }
 
+/* scratch[i] = local[i] · scratch[parent] (a root: local · `root`, or the
+ * local alone), bones parent-first, so one forward pass suffices. */
+static void world_pass(const sk_skeleton *s, const float *locals, const float *root, float *scratch) {
+  for (size_t i = 0; i < s->count; i++) {
+    const sk_bone *b = &s->bones[i];
+    const float *l = locals != NULL ? locals + 16 * i : b->local.matrix;
+    float *w = scratch + 16 * i;
+    if (b->parent >= 0)
+      sk_mat_mul(l, scratch + 16 * (size_t)b->parent, w);
+    else if (root != NULL)
+      sk_mat_mul(l, root, w);
+    else
+      memcpy(w, l, 16 * sizeof *w);
+  }
+}
+
 void sk_skeleton_evaluate(const sk_skeleton *s, const float *locals, const float *initial_skin, float *scratch,
                           float *final, float *absolute, float *local_out) {
   const size_t n = s->count;
   if (final != NULL) {
+    world_pass(s, locals, initial_skin, scratch);
     memset(final, 0, 16 * n * sizeof *final);
-    for (size_t i = 0; i < n; i++) {
-      const sk_bone *b = &s->bones[i];
-      const float *l = locals != NULL ? locals + 16 * i : b->local.matrix;
-      float *w = scratch + 16 * i;
-      if (b->parent >= 0)
-        sk_mat_mul(l, scratch + 16 * (size_t)b->parent, w);
-      else if (initial_skin != NULL)
-        sk_mat_mul(l, initial_skin, w);
-      else
-        memcpy(w, l, 16 * sizeof *w);
-      if (b->index >= 0)
-        sk_mat_mul(b->abs_inv_bind, w, final + 16 * (size_t)b->index);
-    }
+    for (size_t i = 0; i < n; i++)
+      if (s->bones[i].index >= 0)
+        sk_mat_mul(s->bones[i].abs_inv_bind, scratch + 16 * i, final + 16 * (size_t)s->bones[i].index);
     sk_mat_identity(final + 16 * n);
   }
   if (absolute != NULL) {
+    world_pass(s, locals, NULL, scratch); /* absolute never includes the initial skin matrix */
     memset(absolute, 0, 16 * n * sizeof *absolute);
-    for (size_t i = 0; i < n; i++) {
-      const sk_bone *b = &s->bones[i];
-      const float *l = locals != NULL ? locals + 16 * i : b->local.matrix;
-      float *a = scratch + 16 * i;
-      if (b->parent >= 0)
-        sk_mat_mul(l, scratch + 16 * (size_t)b->parent, a);
-      else
-        memcpy(a, l, 16 * sizeof *a);
-      if (b->index >= 0)
-        memcpy(absolute + 16 * (size_t)b->index, a, 16 * sizeof *a);
-    }
+    for (size_t i = 0; i < n; i++)
+      if (s->bones[i].index >= 0)
+        memcpy(absolute + 16 * (size_t)s->bones[i].index, scratch + 16 * i, 16 * sizeof *absolute);
   }
   if (local_out != NULL) {
     memset(local_out, 0, 16 * n * sizeof *local_out);
