@@ -952,7 +952,8 @@ static bool kernel_fits(const sk_skeleton *s, const sk_pose *poses, size_t n) {
  * per bone below; MATRIX lanes are composed by the core's Babylon setters,
  * sk_local_apply, exactly as a single pose would). Writes n*(B+1)*16
  * floats to `dest`. */
-static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest) {
+static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
+                      unsigned threads) {
   const sk_skeleton *s = e->skel;
   size_t nb = s->count, stride = (n + 15) & ~(size_t)15;
   if (kscratch_reserve(ks, nb, 0, 0))
@@ -1039,6 +1040,10 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
   job.final = dest;
   if (sk_kernel_validate(&job, NULL) != 0)
     return SK_EINVAL;
+  /* Large batches split by pose ranges across cores; starting threads
+   * costs tens of microseconds, so only from ~256k bone matrices up. */
+  if (threads > 1 && n >= 32 && n * e->bone_count >= (1u << 18))
+    return sk_kernel_run_threads(&job, threads) == 0 ? 0 : SK_ENOMEM;
   sk_kernel_run(&job, 0, n);
   return 0;
 }
@@ -1049,7 +1054,7 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
  * (sk_kernel, the rig built when the version was stored); the rest, and
  * single poses, through the scalar core. */
 static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt, sk_eval_buffers *buf,
-                      kscratch *ks, sk_strbuf *out) {
+                      kscratch *ks, sk_strbuf *out, unsigned threads) {
   const sk_skeleton *s = e->skel;
   size_t mats = s->count + 1;
   if (e->rig != NULL && kernel_fits(s, poses, n)) {
@@ -1064,7 +1069,7 @@ static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, i
         return SK_ENOMEM;
       dest = ks->final;
     }
-    int rc = run_kernel(e, poses, n, ks, dest);
+    int rc = run_kernel(e, poses, n, ks, dest, threads);
     if (rc == 0) {
       if (fmt == SK_FMT_F32) {
         out->len += total * sizeof(float);
@@ -1212,7 +1217,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
     sk_kernel_single(e->rig, r->buf.locals, pose.has_initial_skin ? pose.initial_skin : NULL, r->buf.final, NULL);
     if (append_binary(&b, r->buf.final, e->skel->count + 1, fmt) != 0)
       b.failed = 1;
-  } else if (eval_poses(e, &pose, 1, fmt, &r->buf, &r->ks, &b) != 0) {
+  } else if (eval_poses(e, &pose, 1, fmt, &r->buf, &r->ks, &b, 1) != 0) {
     b.failed = 1;
   }
   sk_pose_close(&pose);
@@ -1241,7 +1246,7 @@ static void batch_work(void *arg) {
   }
   if (bj->fmt == SK_FMT_JSON)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  bj->rc = eval_poses(bj->entry, bj->poses, bj->n, bj->fmt, &buf, &ks, &bj->out);
+  bj->rc = eval_poses(bj->entry, bj->poses, bj->n, bj->fmt, &buf, &ks, &bj->out, bj->routes->cfg.kernel_threads);
   if (bj->fmt == SK_FMT_JSON && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
     bj->rc = SK_ENOMEM;
   sk_eval_buffers_close(&buf);
@@ -1397,7 +1402,7 @@ static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   }
   if (fmt == SK_FMT_JSON)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  if (eval_poses(bj->entry, bj->poses, bj->n, fmt, &r->buf, &r->ks, &bj->out) != 0 ||
+  if (eval_poses(bj->entry, bj->poses, bj->n, fmt, &r->buf, &r->ks, &bj->out, 1) != 0 ||
       (fmt == SK_FMT_JSON && sk_strbuf_append(&bj->out, "]}", 2)))
     bj->out.failed = 1;
   respond_poses(r, req, bj->entry->skel, bj->n, fmt, &bj->out);

@@ -34,6 +34,7 @@ typedef struct sk_routes_config {
                           batch stays on the loop thread; larger goes to the
                           pool [250]; SIZE_MAX: always inline */
   int pool_always;     /* every batch goes to the thread pool (--inline-limit 0) */
+  unsigned kernel_threads; /* threads one large pool batch is split across [1] */
   int fast_binary;     /* single-pose binary answers from sk_kernel_single:
                           within 1e-5 of, not bit-equal to, the JSON answer */
 } sk_routes_config;

@@ -298,6 +298,7 @@ int main(int argc, char **argv) {
   if (o.inline_limit == 0)
     rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
   rc.fast_binary = o.fast_binary;
+  rc.kernel_threads = (unsigned)o.threads;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
     return 1;

@@ -232,6 +232,25 @@ def test_gltf_http(tmp):
         d.stop()
 
 
+def test_threaded_batch(tmp):
+    """A batch large enough to be split across the pool threads answers the
+    same bytes as the same batch evaluated in one piece on the loop."""
+    rnd = random.Random(3)
+    sk = skeleton(300, 11)
+    batch = {"poses": [{"bones": {f"b{rnd.randrange(1, 300)}": {"rotationQuaternion": [rnd.uniform(-1, 1) for _ in range(4)]}}}
+                       for _ in range(1024)]}
+    got = []
+    for args in (("--inline-limit", "0", "--threads", "2"), ("--inline-limit", "100000000", "--threads", "1")):
+        d = Daemon(*args)
+        try:
+            d.req("PUT", "/v1/skeletons/big", sk)
+            got.append(d.req("POST", "/v1/skeletons/big/poses", batch, accept="application/octet-stream"))
+        finally:
+            d.stop()
+    check("a split batch answers the same bytes as an unsplit one",
+          got[0][0] == 200 and got[0] == got[1] and len(got[0][1]) == 1024 * 301 * 64, (got[0][0], len(got[0][1])))
+
+
 def test_systemd(tmp):
     path = os.path.join(tmp, "notify.sock")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -277,7 +296,7 @@ def test_systemd(tmp):
 def main():
     tmp = tempfile.mkdtemp(prefix="skinnerd_ops.")
     try:
-        for t in (test_persistence, test_crash_stream, test_eviction_reload, test_gltf_http, test_systemd):
+        for t in (test_persistence, test_crash_stream, test_eviction_reload, test_gltf_http, test_threaded_batch, test_systemd):
             try:
                 t(tmp)
             except Exception as e:  # a crashed check is a failed check, not a silent one
