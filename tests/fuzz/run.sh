@@ -10,7 +10,8 @@
 #                 corpus kept there grows across runs
 #   FUZZ_SRCDIR   source tree (default: two levels above this script)
 #   CLANG         compiler (default clang; clang-14 is what we test with)
-#   FUZZ_ARGS     extra libFuzzer flags (e.g. -jobs=2 -workers=2)
+#   FUZZ_PARALLEL targets run at once (default: cores, at most 2)
+#   FUZZ_ARGS     extra libFuzzer flags
 #
 # Prints one line per target: executions, new coverage, and the crash
 # artifacts written (under $FUZZ_BUILD/artifacts/<target>/). Exits 1 if any
@@ -72,9 +73,11 @@ max_len() {
     *) echo 65536 ;;
   esac
 }
-status=0
-summary=""
-for t in $targets; do
+
+# Runs one target; leaves its summary line in $build/fuzz_<t>.summary and
+# exits non-zero if libFuzzer stopped on a finding.
+run_one() {
+  t=$1
   mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
   before=$(find "$build/artifacts/$t" -type f | wc -l)
   log="$build/fuzz_$t.log"
@@ -82,7 +85,6 @@ for t in $targets; do
   for d in "$here/seeds/$t" "$here/regressions/$t"; do
     [ -d "$d" ] && dirs="$dirs $d"
   done
-  echo "fuzz_$t: ${seconds}s"
   set +e
   # shellcheck disable=SC2086
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
@@ -95,15 +97,36 @@ for t in $targets; do
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\).*ft: \([0-9]*\).*corp: \([0-9]*\).*/cov \1, ft \2, corpus \3/p')
   after=$(find "$build/artifacts/$t" -type f | wc -l)
-  line="fuzz_$t: ${execs:-?} executions in ${seconds}s (${cov:-no stats}), $((after - before)) new crash artifacts"
-  echo "$line"
-  summary="$summary$line
-"
+  echo "fuzz_$t: ${execs:-?} executions in ${seconds}s (${cov:-no stats}), $((after - before)) new crash artifacts" \
+    >"$build/fuzz_$t.summary"
   if [ "$rc" -ne 0 ]; then
-    status=1
-    grep -E 'ERROR|SUMMARY|invariant|runtime error|Test unit written' "$log" | head -20
-    echo "fuzz_$t: exit $rc (full log: $log)"
+    {
+      grep -E 'ERROR|SUMMARY|invariant|runtime error|Test unit written' "$log" | head -20
+      echo "fuzz_$t: exit $rc (full log: $log)"
+    } >>"$build/fuzz_$t.summary"
+  fi
+  return "$rc"
+}
+
+# Targets run FUZZ_PARALLEL at a time (default: the core count, at most
+# 2), one core each, so CI's two cores halve the wall time.
+parallel=${FUZZ_PARALLEL:-$(n=$(nproc 2>/dev/null || echo 1); [ "$n" -gt 2 ] && n=2; echo "$n")}
+echo "fuzz: $targets, ${seconds}s each, $parallel at a time"
+status=0
+pids=""
+running=0
+for t in $targets; do
+  run_one "$t" &
+  pids="$pids $!"
+  running=$((running + 1))
+  if [ "$running" -ge "$parallel" ]; then
+    for p in $pids; do wait "$p" || status=1; done
+    pids=""
+    running=0
   fi
 done
-printf '%s' "$summary"
+for p in $pids; do wait "$p" || status=1; done
+for t in $targets; do
+  cat "$build/fuzz_$t.summary"
+done
 exit "$status"
