@@ -7,16 +7,16 @@
  * Environment: SK_HOSTILE_SEED (mutation seed, default 7),
  * SK_HOSTILE_MUTATIONS (how many, default 10000). */
 #include <dirent.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
 #include <jansson.h>
 
 #include "sk_httpc.h"
-#include "sk_json.h"
+#include "sk_numfmt.h"
 #include "sk_testutil.h"
 
 static sk_daemon D;
@@ -226,7 +226,7 @@ static double percentile(double *v, size_t n, double p) {
 #define LORIS_SECONDS 4.0
 
 typedef struct loris {
-  volatile int stop;
+  atomic_int stop;
   int opened, still_open, bytes_sent;
 } loris;
 
@@ -255,7 +255,7 @@ static void *loris_main(void *arg) {
     }
   }
   int i = 0;
-  while (!L->stop) {
+  while (!atomic_load(&L->stop)) {
     const char *text = i % 2 ? slow_post : head;
     size_t tl = i % 2 ? sizeof slow_post : sizeof head;
     if (fd[i] >= 0 && pos[i] + 1 < tl) {
@@ -308,8 +308,7 @@ START_TEST(slowloris_connections_do_not_slow_normal_clients) {
     base[i] = timed_pose(pose);
   double p50 = percentile(base, BASE, 0.5);
 
-  loris L;
-  memset(&L, 0, sizeof L);
+  loris L = {0};
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, loris_main, &L), 0);
   usleep(600000); /* every connection open and dribbling */
@@ -320,15 +319,16 @@ START_TEST(slowloris_connections_do_not_slow_normal_clients) {
     during[n++] = timed_pose(pose);
     usleep(2000);
   }
-  L.stop = 1;
+  atomic_store(&L.stop, 1);
   pthread_join(th, NULL);
   double p99 = percentile(during, n, 0.99), worst = during[n - 1];
   double bound = 10 * p50 > 0.05 ? 10 * p50 : 0.05;
   fprintf(stderr,
-          "slowloris: %d connections opened (half slow headers, half slow bodies), %d still open after %.0f s, %d bytes dribbled; normal client: "
+          "slowloris: %d connections opened (half slow headers, half slow bodies), %d still open after %.0f s, %d "
+          "bytes dribbled; normal client: "
           "baseline p50 %.0f us, during p50 %.0f us p99 %.0f us max %.0f us over %zu requests (bound %.0f us)\n",
-          L.opened, L.still_open, LORIS_SECONDS, L.bytes_sent, p50 * 1e6, percentile(during, n, 0.5) * 1e6,
-          p99 * 1e6, worst * 1e6, n, bound * 1e6);
+          L.opened, L.still_open, LORIS_SECONDS, L.bytes_sent, p50 * 1e6, percentile(during, n, 0.5) * 1e6, p99 * 1e6,
+          worst * 1e6, n, bound * 1e6);
   free(during);
   free(pose);
   ck_assert_int_eq(L.opened, LORIS_CONNS);
@@ -349,8 +349,8 @@ static void abortive(int fd) {
 
 /* Sends a request head and `send_len` bytes of a `claim_len` body, waits
  * `pause_us`, then closes (with a RST when `rst`). */
-static void leave_mid_upload(const char *path, const char *accept, const char *body, size_t claim_len,
-                             size_t send_len, unsigned pause_us, bool rst) {
+static void leave_mid_upload(const char *path, const char *accept, const char *body, size_t claim_len, size_t send_len,
+                             unsigned pause_us, bool rst) {
   int fd = sk_httpc_connect(D.host, D.port);
   ck_assert_int_ge(fd, 0);
   char head[512];
@@ -445,20 +445,20 @@ END_TEST
  * of 66 matrices takes ~10 ms to encode, so most leave mid-job. One at a
  * time: each round waits for the pool to drain. */
 static void batch_round(int i) {
-  leave_mid_upload("/v1/skeletons/b/poses", i % 2 ? "application/json" : "application/octet-stream", g_body,
-                   g_body_len, g_body_len, i % 3 == 0 ? 3000 : 0, i % 4 == 3);
+  leave_mid_upload("/v1/skeletons/b/poses", i % 2 ? "application/json" : "application/octet-stream", g_body, g_body_len,
+                   g_body_len, i % 3 == 0 ? 3000 : 0, i % 4 == 3);
   wait_jobs_drained(15);
 }
 
 /* Back to back: jobs pile up to the cap and the rest are answered 503 to
  * nobody. */
 static void batch_burst_round(int i) {
-  leave_mid_upload("/v1/skeletons/b/poses", i % 2 ? "application/json" : "application/octet-stream", g_body,
-                   g_body_len, g_body_len, 0, i % 4 == 3);
+  leave_mid_upload("/v1/skeletons/b/poses", i % 2 ? "application/json" : "application/octet-stream", g_body, g_body_len,
+                   g_body_len, 0, i % 4 == 3);
 }
 
 START_TEST(clients_leaving_mid_batch_leave_no_job_and_no_leak) {
-  const char *const args[] = {"--inline-limit", "0", "--threads", "2", NULL};
+  const char *const args[] = {"--inline-limit", "0", "--threads", "2", "--max-batch", "4096", NULL};
   start_rss(args);
   char *skel = make_skeleton(65);
   put_skeleton("b", skel);
@@ -482,9 +482,26 @@ START_TEST(clients_leaving_mid_batch_leave_no_job_and_no_leak) {
   ck_assert_msg(daemon_sanitized() || rss < 256 * 1024, "RSS %ld kB after the burst", rss);
 
   sk_httpc_resp r;
-  ck_assert_msg(must("POST", "/v1/skeletons/b/poses", g_body, "application/octet-stream", &r) == 200, "%d %s",
-                r.status, r.body);
+  ck_assert_msg(must("POST", "/v1/skeletons/b/poses", g_body, "application/octet-stream", &r) == 200, "%d %s", r.status,
+                r.body);
   ck_assert_uint_eq(r.len, (size_t)256 * 66 * 16 * 4);
+  sk_httpc_free(&r);
+  free(g_body);
+
+  /* 4096 poses of 66 matrices: big enough for the kernel to split the job
+   * across both pool threads; the client leaves at once or 20 ms in. */
+  g_body = make_batch(4096, 65);
+  g_body_len = strlen(g_body);
+  fds0 = daemon_fds();
+  for (int i = 0; i < 20; i++) {
+    leave_mid_upload("/v1/skeletons/b/poses", "application/octet-stream", g_body, g_body_len, g_body_len,
+                     i % 2 ? 20000 : 0, i % 4 == 3);
+    wait_jobs_drained(15);
+  }
+  wait_fds(fds0, 5);
+  ck_assert_msg(must("POST", "/v1/skeletons/b/poses", g_body, "application/octet-stream", &r) == 200, "%d %s", r.status,
+                r.body);
+  ck_assert_uint_eq(r.len, (size_t)4096 * 66 * 16 * 4);
   sk_httpc_free(&r);
   free(g_body);
   ck_assert_int_eq(jobs_in_flight(), 0);
@@ -589,8 +606,8 @@ START_TEST(bodies_just_under_every_limit_pass_and_just_over_get_413) {
       if (over)
         expect_413(&r, "", "--max-body");
       else
-        ck_assert_msg(r.status / 100 == 2, "%s %s with %d bytes: %d %s", routes[i].method, routes[i].path,
-                      MAX_BODY, r.status, r.body);
+        ck_assert_msg(r.status / 100 == 2, "%s %s with %d bytes: %d %s", routes[i].method, routes[i].path, MAX_BODY,
+                      r.status, r.body);
       sk_httpc_free(&r);
       ck_assert_int_eq(chunked(routes[i].method, routes[i].path, b, &r), 0);
       if (over)
@@ -656,10 +673,12 @@ typedef struct seed {
 /* Replaces a random JSON value (deep in the tree) by something hostile, swaps
  * two siblings' values, or drops a member. */
 static void mutate_tree(rng *g, json_t *j) {
-  static const char *const tokens[] = {"\"1\"", "\"NaN\"", "1e39", "-1e39", "1e400", "1e-400", "123456789012345678901234567890",
-                                       "-0", "true", "null", "[]", "{}", "[1,2]", "\"\"", "0.1", "-2147483649",
-                                       "18446744073709551616", "\"\\u0000\"", "[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]",
-                                       "\"bone1\"", "\"bone1 \"", "3"};
+  /* clang-format off */
+  static const char *const tokens[] = {
+      "\"1\"", "\"NaN\"", "1e39", "-1e39", "1e400", "1e-400", "123456789012345678901234567890", "-0", "true", "null",
+      "[]", "{}", "[1,2]", "\"\"", "0.1", "-2147483649", "18446744073709551616", "\"\\u0000\"",
+      "[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]", "\"bone1\"", "\"bone1 \"", "3"};
+  /* clang-format on */
   json_t *node = j, *parent = NULL;
   const char *key = NULL;
   size_t index = 0;
@@ -724,9 +743,12 @@ static void mutate_tree(rng *g, json_t *j) {
 
 /* Byte-level and textual mutations of a body (malloc'ed, length in *len). */
 static char *mutate_bytes(rng *g, const char *in, size_t *len) {
-  static const char *const ins[] = {"\"", "{", "}", "[", "]", ",", ":", "-", "1e999", "NaN", "Infinity", "\\u0000",
-                                    "\"\\ud800\"", "\xff\xfe", "0x10", "\"bones\":{},", "\"poses\":[],",
-                                    "\"rotation\":[1,2,3],", "\"name\":\"bone1\",", "\"output\":[\"final\"],"};
+  /* clang-format off */
+  static const char *const ins[] = {
+      "\"", "{", "}", "[", "]", ",", ":", "-", "1e999", "NaN", "Infinity", "\\u0000", "\"\\ud800\"", "\xff\xfe",
+      "0x10", "\"bones\":{},", "\"poses\":[],", "\"rotation\":[1,2,3],", "\"name\":\"bone1\",",
+      "\"output\":[\"final\"],"};
+  /* clang-format on */
   size_t n = *len;
   char *b = malloc(n + 64);
   memcpy(b, in, n);
@@ -735,9 +757,7 @@ static char *mutate_bytes(rng *g, const char *in, size_t *len) {
     for (size_t k = 1 + below(g, 4); k > 0 && n > 0; k--)
       b[below(g, n)] = (char)(below(g, 2) ? rnd(g) & 0xff : (unsigned char)b[below(g, n)] ^ (1u << below(g, 8)));
     break;
-  case 1: /* truncate */
-    n = below(g, n + 1);
-    break;
+  case 1: /* truncate */ n = below(g, n + 1); break;
   case 2: { /* insert a token */
     const char *t = ins[below(g, sizeof ins / sizeof ins[0])];
     size_t tl = strlen(t), at = below(g, n + 1);
@@ -813,7 +833,8 @@ static const char *bad_answer(const char *method, int rc, const sk_httpc_resp *r
   }
   char ct[128];
   if (!sk_httpc_header(r, "Content-Type", ct, sizeof ct) || strcmp(ct, "application/problem+json") != 0) {
-    snprintf(why, sizeof why, "status %d with content type %s", r->status, sk_httpc_header(r, "Content-Type", ct, sizeof ct) ? ct : "(none)");
+    snprintf(why, sizeof why, "status %d with content type %s", r->status,
+             sk_httpc_header(r, "Content-Type", ct, sizeof ct) ? ct : "(none)");
     return why;
   }
   if (strcmp(method, "HEAD") == 0)
@@ -860,13 +881,14 @@ START_TEST(mutated_requests_get_2xx_or_problem_json_and_change_nothing_else) {
 
   char *small = make_skeleton(12);
   for (int k = 0; k < 8; k++) {
-    char id[8];
+    char id[16];
     snprintf(id, sizeof id, "m%d", k);
     put_skeleton(id, small);
   }
   seed seeds[] = {
       {"PUT", "/v1/skeletons/m%d", small, NULL},
-      {"PUT", "/v1/skeletons/m%d", read_file_or("proto/examples/skeleton-babylon-serialized.json", "{\"bones\":[]}"), NULL},
+      {"PUT", "/v1/skeletons/m%d", read_file_or("proto/examples/skeleton-babylon-serialized.json", "{\"bones\":[]}"),
+       NULL},
       {"PUT", "/v1/skeletons/m%d", read_file_or("proto/examples/humanoid-fragment.json", "{\"bones\":[]}"), NULL},
       {"PUT", "/v1/skeletons/m%d",
        strdup("{\"bones\":[{\"name\":\"r\",\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],\"bind\":[1,0,0,0,0,1,0,0,0,0,"
@@ -896,13 +918,19 @@ START_TEST(mutated_requests_get_2xx_or_problem_json_and_change_nothing_else) {
   };
   size_t nseeds = sizeof seeds / sizeof seeds[0];
   static const char *const methods[] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "FOO"};
-  static const char *const cts[] = {"application/json", "application/json; charset=utf-8", "text/plain",
-                                    "application/jsonx", "APPLICATION/JSON", "", ";;;", "application/json;charset"};
-  static const char *const accepts[] = {"text/html", "*/*", "*/*;q=0", "application/*", "application/octet-stream;q=0.5, application/json",
-                                        "application/json;q=0", "application/x-skinner-mat3x4;q=2", ",,,;q=", "image/*"};
-  static const char *const ids[] = {"m1", "m9", "", "..", "%2e%2e", "a%2Fb", "%00", "m1%00x", "M1", "m1/extra",
-                                    "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm",
-                                    "m1?x=1", "m1#f", "%ff%fe", "~", "m1;x"};
+  /* clang-format off */
+  static const char *const cts[] = {
+      "application/json", "application/json; charset=utf-8", "text/plain", "application/jsonx", "APPLICATION/JSON",
+      "", ";;;", "application/json;charset"};
+  static const char *const accepts[] = {
+      "text/html", "*/*", "*/*;q=0", "application/*", "application/octet-stream;q=0.5, application/json",
+      "application/json;q=0", "application/x-skinner-mat3x4;q=2", ",,,;q=", "image/*"};
+  static const char *const ids[] = {
+      "m1", "m9", "", "..", "%2e%2e", "a%2Fb", "%00", "m1%00x", "M1", "m1/extra",
+      "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm"
+      "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", /* 140 > 128 */
+      "m1?x=1", "m1#f", "%ff%fe", "~", "m1;x"};
+  /* clang-format on */
   long by_class[6] = {0};
   int failures = 0;
   double t0 = now_s();
