@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -32,7 +33,20 @@ struct sk_http {
   void *done_arg;
   unsigned jobs, active; /* jobs on the pool; requests begun and not completed */
   sk_http_req *jobs_head;
+  uv_timer_t sweep;      /* once a second: connections past their header or body deadline */
+  struct conn_state *conns; /* every open connection */
 };
+
+/* Per connection (MHD's socket context): when the request being read
+ * began, so a client that trickles bytes cannot hold a slot for ever. */
+typedef struct conn_state {
+  struct conn_state *prev, *next;
+  int fd;
+  uint64_t since_ns;   /* connection opened, or the previous answer went out */
+  uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
+  bool body_done;      /* the whole body is in (handled, queued or on the pool) */
+  bool cut;            /* shut down by the sweep */
+} conn_state;
 
 static void logf_(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void logf_(const sk_http *h, int level, const char *fmt, ...) {
@@ -145,6 +159,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     req->start_ns = uv_hrtime();
     *con_cls = req;
     h->active++;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    req->cstate = ci != NULL ? ci->socket_context : NULL;
+    if (req->cstate != NULL) {
+      req->cstate->headers_ns = req->start_ns;
+      req->cstate->body_done = false;
+    }
     h->h.begin(h->h.ctx, req);
     /* An early 413 goes out before the body is read (MHD allows queuing
      * only now or once the body is complete); the connection then closes. */
@@ -180,6 +200,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
       return MHD_NO;
     return MHD_YES;
   }
+  if (req->cstate != NULL)
+    req->cstate->body_done = true;
   if (req->queued)
     return MHD_YES;
   if (!req->handled) {
@@ -211,6 +233,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   *con_cls = NULL;
   if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && req->queued == false)
     req->status = 0; /* the client left before an answer */
+  if (req->cstate != NULL) { /* the next request's clock starts now */
+    req->cstate->since_ns = uv_hrtime();
+    req->cstate->headers_ns = 0;
+    req->cstate->body_done = false;
+  }
   if (h->h.complete != NULL)
     h->h.complete(h->h.ctx, req);
   if (h->cfg.log_level >= 3)
@@ -223,6 +250,66 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   sk_strbuf_free(&req->body);
   free(req);
   h->active--;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  sk_http *h = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    conn_state *c = calloc(1, sizeof *c);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (c == NULL || ci == NULL) {
+      free(c); /* no deadline for this one: the idle timeout still holds */
+      *socket_context = NULL;
+      return;
+    }
+    c->fd = ci->connect_fd;
+    c->since_ns = uv_hrtime();
+    c->next = h->conns;
+    if (h->conns != NULL)
+      h->conns->prev = c;
+    h->conns = c;
+    *socket_context = c;
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    conn_state *c = *socket_context;
+    if (c == NULL)
+      return;
+    if (c->prev != NULL)
+      c->prev->next = c->next;
+    else
+      h->conns = c->next;
+    if (c->next != NULL)
+      c->next->prev = c->prev;
+    free(c);
+    *socket_context = NULL;
+  }
+}
+
+/* Cuts connections past their deadline: headers not complete within
+ * header_timeout_ms of the connection opening (or of the previous answer on
+ * it), or a body not complete within body_timeout_ms of its headers.
+ * shutdown() makes libmicrohttpd see the end of the stream and close the
+ * connection through its usual path. Requests whose body is in (being
+ * handled, answered, or on the thread pool) are never cut. */
+static void on_sweep(uv_timer_t *t) {
+  sk_http *h = t->data;
+  uint64_t now = uv_hrtime();
+  unsigned cut = 0;
+  for (conn_state *c = h->conns; c != NULL; c = c->next) {
+    if (c->cut || c->body_done)
+      continue;
+    bool late = c->headers_ns == 0 ? now - c->since_ns > (uint64_t)h->cfg.header_timeout_ms * 1000000u
+                                   : now - c->headers_ns > (uint64_t)h->cfg.body_timeout_ms * 1000000u;
+    if (late) {
+      shutdown(c->fd, SHUT_RDWR);
+      c->cut = true;
+      cut++;
+    }
+  }
+  if (cut > 0) {
+    logf_(h, 2, "cut %u connections past their header or body deadline", cut);
+    run_mhd(h);
+  }
 }
 
 /* ---- thread-pool jobs ------------------------------------------------------ */
@@ -308,10 +395,11 @@ static void finish_stop(sk_http *h) {
   uv_poll_stop(&h->poll);
   MHD_stop_daemon(h->mhd);
   h->mhd = NULL;
-  h->open_handles = 3;
+  h->open_handles = 4;
   uv_close((uv_handle_t *)&h->poll, on_closed);
   uv_close((uv_handle_t *)&h->timer, on_closed);
   uv_close((uv_handle_t *)&h->house, on_closed);
+  uv_close((uv_handle_t *)&h->sweep, on_closed);
 }
 
 /* Housekeeping, every 50 ms while there is something to watch:
@@ -387,6 +475,10 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
     h->cfg.job_deadline_ms = 10000;
   if (h->cfg.shutdown_grace_ms == 0)
     h->cfg.shutdown_grace_ms = 10000;
+  if (h->cfg.header_timeout_ms == 0)
+    h->cfg.header_timeout_ms = 10000;
+  if (h->cfg.body_timeout_ms == 0)
+    h->cfg.body_timeout_ms = 60000;
 
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
@@ -424,6 +516,7 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
                             MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.conn_timeout_s,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
                             h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_END);
   if (h->mhd == NULL) {
     logf_(h, 0, "cannot listen on %s:%u (address in use or not available)", h->cfg.host, h->cfg.port);
@@ -449,8 +542,10 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
   }
   uv_timer_init(loop, &h->timer);
   uv_timer_init(loop, &h->house);
-  h->poll.data = h->timer.data = h->house.data = h;
+  uv_timer_init(loop, &h->sweep);
+  h->poll.data = h->timer.data = h->house.data = h->sweep.data = h;
   uv_poll_start(&h->poll, UV_READABLE, on_poll);
+  uv_timer_start(&h->sweep, on_sweep, 1000, 1000);
   *out = h;
   run_mhd(h);
   return 0;

@@ -55,6 +55,10 @@ typedef struct sk_http_config {
   unsigned max_jobs;           /* thread-pool jobs in flight [64] */
   unsigned job_deadline_ms;    /* a job still queued after this is answered 503 [10000] */
   unsigned shutdown_grace_ms;  /* how long shutdown waits for requests in flight [10000] */
+  unsigned header_timeout_ms;  /* a request's headers must be complete this long after
+                                  the connection opened or its previous answer went out
+                                  (slowloris: each byte restarts the idle timeout) [10000] */
+  unsigned body_timeout_ms;    /* and its body this long after the headers [60000] */
   int log_level;               /* -1 silent, 0 error, 1 warn, 2 info, 3 debug [0] */
 } sk_http_config;
 
@@ -83,6 +87,7 @@ struct sk_http_req {
   void *work_arg;
   uint64_t deadline_ns;
   sk_http_req *job_prev, *job_next;
+  struct conn_state *cstate; /* the connection's deadline state, or NULL */
 };
 
 /* Starts listening on `loop`. *out is new; sk_http_destroy() after the loop

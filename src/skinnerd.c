@@ -27,6 +27,7 @@ typedef struct options {
   int log_level;
   int fast_binary;
   char data_dir[4096];
+  unsigned long long max_conns, header_timeout, body_timeout;
 } options;
 
 static void usage(FILE *f) {
@@ -51,6 +52,11 @@ static void usage(FILE *f) {
           "  --data-dir DIR       keep every skeleton on disk (durable before the 2xx) and\n"
           "                       reload them at start; evicted ones reload on demand\n"
           "                       (SKINNERD_DATA_DIR) [memory only]\n"
+          "  --max-connections N  simultaneous connections (SKINNERD_MAX_CONNECTIONS) [1024]\n"
+          "  --header-timeout S   a request's headers must arrive within S seconds of the\n"
+          "                       connection (or its previous answer) (SKINNERD_HEADER_TIMEOUT) [10]\n"
+          "  --body-timeout S     and its body within S seconds of the headers\n"
+          "                       (SKINNERD_BODY_TIMEOUT) [60]\n"
           "  --log-level LEVEL    error, warn, info or debug (SKINNERD_LOG_LEVEL) [warn]\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
@@ -128,6 +134,12 @@ static int set_option(options *o, const char *name, const char *val, const char 
           strcmp(val, "false") != 0;
   else if (strcmp(name, "log-level") == 0)
     bad = (o->log_level = parse_level(val)) < 0;
+  else if (strcmp(name, "max-connections") == 0)
+    bad = parse_ull(val, 1000000, &o->max_conns) || o->max_conns == 0;
+  else if (strcmp(name, "header-timeout") == 0)
+    bad = parse_ull(val, 86400, &o->header_timeout) || o->header_timeout == 0;
+  else if (strcmp(name, "body-timeout") == 0)
+    bad = parse_ull(val, 86400, &o->body_timeout) || o->body_timeout == 0;
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
   else {
@@ -147,6 +159,8 @@ static int parse_env(options *o) {
       {"max-bones", "SKINNERD_MAX_BONES"}, {"max-batch", "SKINNERD_MAX_BATCH"}, {"cache-mb", "SKINNERD_CACHE_MB"},
       {"inline-limit", "SKINNERD_INLINE_LIMIT"}, {"log-level", "SKINNERD_LOG_LEVEL"},
       {"fast-binary", "SKINNERD_FAST_BINARY"}, {"data-dir", "SKINNERD_DATA_DIR"},
+      {"max-connections", "SKINNERD_MAX_CONNECTIONS"}, {"header-timeout", "SKINNERD_HEADER_TIMEOUT"},
+      {"body-timeout", "SKINNERD_BODY_TIMEOUT"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -310,6 +324,9 @@ int main(int argc, char **argv) {
   hc.port = o.port;
   hc.max_body = (size_t)o.max_body;
   hc.log_level = o.log_level;
+  hc.conn_limit = (unsigned)o.max_conns;
+  hc.header_timeout_ms = (unsigned)o.header_timeout * 1000u;
+  hc.body_timeout_ms = (unsigned)o.body_timeout * 1000u;
   /* Socket activation: serve the socket systemd bound for us. */
   int nfds = sk_systemd_listen_fds();
   if (nfds > 0)

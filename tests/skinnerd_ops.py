@@ -251,6 +251,57 @@ def test_threaded_batch(tmp):
           got[0][0] == 200 and got[0] == got[1] and len(got[0][1]) == 1024 * 301 * 64, (got[0][0], len(got[0][1])))
 
 
+def test_slow_clients_are_cut(tmp):
+    """More slow clients than connection slots: headers or bodies that
+    trickle in past their deadline are cut, so a normal client gets in."""
+    d = Daemon("--max-connections", "40", "--header-timeout", "1", "--body-timeout", "2")
+    socks = []
+    try:
+        for i in range(60):
+            c = socket.create_connection(("127.0.0.1", d.port), timeout=5)
+            if i % 2:
+                c.sendall(b"POST /v1/skeletons/x/pose HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+            else:
+                c.sendall(b"POST /v1/skeletons/x/pose HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 1000\r\n\r\n{")
+            socks.append(c)
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.is_set():
+                for c in socks:
+                    try:
+                        c.send(b"a")
+                    except OSError:
+                        pass
+                time.sleep(0.3)
+
+        t = threading.Thread(target=trickle)
+        t.start()
+        time.sleep(0.3)
+        t0 = time.time()
+        try:
+            st, _ = d.req("GET", "/healthz")
+        except Exception as e:  # noqa: BLE001 - reported as the failure
+            st = repr(e)
+        waited = time.time() - t0
+        stop.set()
+        t.join()
+        check("a normal client gets in past 60 trickling clients", st == 200 and waited < 6, (st, waited))
+        closed = 0
+        for c in socks:
+            c.settimeout(0.5)
+            try:
+                closed += c.recv(1) == b""
+            except (socket.timeout, OSError):
+                closed += isinstance(sys.exc_info()[1], ConnectionResetError)
+        check("trickling clients are cut at their deadlines", closed >= 50, closed)
+    finally:
+        for c in socks:
+            c.close()
+        d.stop()
+
+
 def test_systemd(tmp):
     path = os.path.join(tmp, "notify.sock")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -296,7 +347,7 @@ def test_systemd(tmp):
 def main():
     tmp = tempfile.mkdtemp(prefix="skinnerd_ops.")
     try:
-        for t in (test_persistence, test_crash_stream, test_eviction_reload, test_gltf_http, test_threaded_batch, test_systemd):
+        for t in (test_persistence, test_crash_stream, test_eviction_reload, test_gltf_http, test_threaded_batch, test_slow_clients_are_cut, test_systemd):
             try:
                 t(tmp)
             except Exception as e:  # a crashed check is a failed check, not a silent one
