@@ -253,6 +253,7 @@ const COMMITTED = [
     ["Fox.glb", false], ["CesiumMan.glb", false], ["RiggedSimple.glb", false], ["RiggedFigure.glb", false],
     ["SimpleSkin.gltf", false], ["SimpleSkin-multi-target.gltf", false],
     ["RobotExpressive.glb", true], ["mannequiny-0.3.0.glb", true],
+    ["RecursiveSkeletons.glb", true],
     ["gltf/no_ibm.gltf", false], ["gltf/nonjoint_between.gltf", false], ["gltf/above_root.gltf", false],
     ["gltf/mesh_transform.gltf", false], ["gltf/cubic_step.gltf", false], ["gltf/scales.gltf", false],
     ["gltf/accessors.gltf", false],
