@@ -1133,6 +1133,31 @@ static void respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
+/* Binary answers carry final matrices only: a pose that asks for absolute
+ * or local matrices in a binary answer gets a 422 at its "output" rather
+ * than a silently smaller answer. Returns true when it answered. Otherwise
+ * sets every pose's output to final. For a batch (`batch`), pose i is at
+ * /poses/<first + i>; else the pose is the body itself. */
+static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch) {
+  if (fmt == SK_FMT_JSON)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    if (poses[i].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
+      char p[SK_ERROR_POINTER_MAX] = "";
+      if (batch) {
+        snprintf(p, sizeof p, "/poses");
+        sk_pointer_push_index(p, sizeof p, first + i);
+      }
+      sk_pointer_push(p, sizeof p, "output");
+      problem(req, SK_ERANGE, p, "binary answers carry final matrices only; ask for application/json to get "
+                                 "absolute or local matrices");
+      return true;
+    }
+    poses[i].output = SK_OUT_FINAL;
+  }
+  return false;
+}
+
 typedef struct batch_job batch_job;
 /* A batch on the thread pool: everything the worker touches is in here. */
 struct batch_job {
@@ -1144,6 +1169,7 @@ struct batch_job {
   sk_strbuf out;
 };
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
+static void batch_free(batch_job *bj);
 
 static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
   int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
@@ -1195,17 +1221,21 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
       bj->fmt = fmt;
       bj->poses = poses;
       bj->n = n;
-      if (fmt != SK_FMT_JSON)
-        for (size_t i = 0; i < n; i++)
-          poses[i].output = SK_OUT_FINAL;
+      if (reject_binary_outputs(req, poses, n, fmt, 0, false)) {
+        batch_free(bj);
+        return;
+      }
       run_batch(r, req, bj);
       return;
     }
     pose = poses[0];
     free(poses); /* the pose itself moved out */
   }
-  if (fmt != SK_FMT_JSON)
-    pose.output = SK_OUT_FINAL; /* binary answers carry final matrices only */
+  if (reject_binary_outputs(req, &pose, 1, fmt, 0, false)) {
+    sk_pose_close(&pose);
+    sk_cache_entry_unref(e);
+    return;
+  }
   sk_strbuf b = {0};
   if (ensure_buf(r, e->skel->count) != 0) {
     b.failed = 1;
@@ -1290,9 +1320,10 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
       bj->routes = r;
       bj->entry = e;
       bj->fmt = fmt;
-      if (fmt != SK_FMT_JSON)
-        for (size_t i = 0; i < bj->n; i++)
-          bj->poses[i].output = SK_OUT_FINAL;
+      if (reject_binary_outputs(req, bj->poses, bj->n, fmt, 0, true)) {
+        batch_free(bj);
+        return;
+      }
       run_batch(r, req, bj);
       return;
     }
@@ -1362,11 +1393,24 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
           bj->poses = grown;
           cap = ncap;
         }
-        for (size_t f = 0; f < k; f++) {
-          if (fmt != SK_FMT_JSON)
+        if (fmt != SK_FMT_JSON) {
+          for (size_t f = 0; f < k; f++) {
+            if (item[f].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
+              size_t at = sk_pointer_push(p, sizeof p, "output");
+              rc = sk_error_set(&err, SK_ERANGE, p, "binary answers carry final matrices only; ask for "
+                                                    "application/json to get absolute or local matrices");
+              p[at] = 0;
+              break;
+            }
             item[f].output = SK_OUT_FINAL;
-          bj->poses[bj->n++] = item[f];
+          }
+          if (rc) {
+            sk_pose_array_free(item, k);
+            break;
+          }
         }
+        for (size_t f = 0; f < k; f++)
+          bj->poses[bj->n++] = item[f];
         free(item); /* the poses moved into the batch */
       }
     }

@@ -7,6 +7,10 @@
  *                                     invariant, kept after the fix
  *   tests/fuzz/seeds/<target>/        the hand-made edge cases
  *
+ * The snapshot findings are also rebuilt from a live snapshot (TCase
+ * "snapshot"): saved snapshot files carry struct sizes, and would only be
+ * rejected at the header once sk_bone's layout changes.
+ *
  * A target's invariant failure calls abort(): Check reports the test as
  * failed by a signal; SK_FUZZ_VERBOSE=1 names each file as it replays. */
 #include <dirent.h>
@@ -14,6 +18,8 @@
 #include <sys/stat.h>
 
 #include "fuzz/sk_fuzz.h"
+#include "sk_numfmt.h"
+#include "sk_skeleton.h"
 #include "sk_testutil.h"
 
 typedef int (*fuzz_fn)(const uint8_t *data, size_t size);
@@ -73,11 +79,83 @@ END_TEST
 START_TEST(gltf_inputs_keep_their_promises) { replay("gltf", sk_fuzz_gltf); }
 END_TEST
 
+START_TEST(snapshot_inputs_keep_their_promises) { replay("snapshot", sk_fuzz_snapshot); }
+END_TEST
+
+/* The snapshot findings again, built from a live snapshot so they keep
+ * testing restore when sk_bone's layout (and so the saved files' header)
+ * changes. Header: magic[8], bone_size u32, local_size u32, count u64,
+ * names_size u64; then the names, then (u64 name offset, sk_bone) per bone. */
+#define SNAP_HEADER 32
+
+static sk_strbuf one_bone_snapshot(void) {
+  sk_bone_desc d = {.name = "root", .local = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}};
+  sk_skeleton *s;
+  ck_assert_int_eq(sk_skeleton_create(&d, 1, "/bones", &s, NULL), 0);
+  sk_strbuf snap = {0};
+  ck_assert_int_eq(sk_skeleton_snapshot(s, &snap), 0);
+  sk_skeleton_destroy(s);
+  sk_skeleton *r;
+  size_t used;
+  ck_assert_int_eq(sk_skeleton_restore(snap.data, snap.len, &used, &r), 0);
+  sk_skeleton_destroy(r);
+  return snap;
+}
+
+static int restore_rc(const sk_strbuf *snap, size_t len) {
+  sk_skeleton *r = NULL;
+  size_t used;
+  int rc = sk_skeleton_restore(snap->data, len, &used, &r);
+  sk_skeleton_destroy(r);
+  return rc;
+}
+
+/* names_size was checked against the whole length, header included, so a
+ * names block reaching past the end was read (heap-buffer-overflow). */
+START_TEST(a_names_block_past_the_end_is_a_format_error) {
+  sk_strbuf snap = one_bone_snapshot();
+  uint64_t names_size = snap.len - SNAP_HEADER + 1;
+  memcpy(snap.data + 24, &names_size, sizeof names_size);
+  ck_assert_int_eq(restore_rc(&snap, snap.len), SK_EFORMAT);
+  names_size = snap.len; /* <= len, the old bound */
+  memcpy(snap.data + 24, &names_size, sizeof names_size);
+  ck_assert_int_eq(restore_rc(&snap, snap.len), SK_EFORMAT);
+  sk_strbuf_free(&snap);
+}
+END_TEST
+
+/* A bool byte other than 0/1 was loaded as a bool later (UBSan:
+ * "load of value 48, which is not a valid value for type 'bool'"). */
+START_TEST(a_bool_byte_other_than_0_or_1_is_a_format_error) {
+  size_t at[] = {offsetof(sk_bone, has_length), offsetof(sk_bone, local) + offsetof(sk_local, need_decompose)};
+  for (size_t k = 0; k < 2; k++) {
+    sk_strbuf snap = one_bone_snapshot();
+    uint64_t names_size;
+    memcpy(&names_size, snap.data + 24, sizeof names_size);
+    snap.data[SNAP_HEADER + names_size + sizeof(uint64_t) + at[k]] = 2;
+    ck_assert_int_eq(restore_rc(&snap, snap.len), SK_EFORMAT);
+    sk_strbuf_free(&snap);
+  }
+}
+END_TEST
+
+/* sk_skeleton_create never makes an empty name; restore must not either. */
+START_TEST(an_empty_bone_name_is_a_format_error) {
+  sk_strbuf snap = one_bone_snapshot();
+  uint64_t names_size;
+  memcpy(&names_size, snap.data + 24, sizeof names_size);
+  uint64_t off = names_size - 1; /* the final NUL */
+  memcpy(snap.data + SNAP_HEADER + names_size, &off, sizeof off);
+  ck_assert_int_eq(restore_rc(&snap, snap.len), SK_EFORMAT);
+  sk_strbuf_free(&snap);
+}
+END_TEST
+
 /* The harnesses must also survive the degenerate inputs libFuzzer starts
  * with (empty, one byte), which no file above holds. */
 START_TEST(empty_and_tiny_inputs) {
   static const uint8_t one[] = {'{'};
-  fuzz_fn fns[] = {sk_fuzz_skeleton, sk_fuzz_pose, sk_fuzz_eval, sk_fuzz_gltf};
+  fuzz_fn fns[] = {sk_fuzz_skeleton, sk_fuzz_pose, sk_fuzz_eval, sk_fuzz_gltf, sk_fuzz_snapshot};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     fns[i](one, 0);
     fns[i](one, 1);
@@ -95,12 +173,19 @@ int main(void) {
       {"pose", pose_inputs_keep_their_promises},
       {"eval", eval_inputs_keep_their_promises},
       {"gltf", gltf_inputs_keep_their_promises},
+      {"snapshot", snapshot_inputs_keep_their_promises},
+      {"snapshot", a_names_block_past_the_end_is_a_format_error},
+      {"snapshot", a_bool_byte_other_than_0_or_1_is_a_format_error},
+      {"snapshot", an_empty_bone_name_is_a_format_error},
       {"degenerate", empty_and_tiny_inputs},
   };
+  TCase *tc = NULL;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    TCase *tc = tcase_create(cases[i].name);
+    if (tc == NULL || strcmp(cases[i].name, cases[i - 1].name) != 0) {
+      tc = tcase_create(cases[i].name);
+      suite_add_tcase(s, tc);
+    }
     tcase_add_test(tc, cases[i].test);
-    suite_add_tcase(s, tc);
   }
   return sk_test_run(s);
 }

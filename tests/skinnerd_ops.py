@@ -226,6 +226,10 @@ def test_gltf_http(tmp):
         check("media type parameters are fine", st == 201, st)
         st, body = d.req("PUT", "/v1/skeletons/y?skin=7", fox, ctype="model/gltf-binary")
         check("an unknown ?skin is a 404", st == 404, st)
+        st, body = d.req("POST", f"/v1/skeletons/{sid}/pose", {"output": ["final", "local"]},
+                         accept="application/octet-stream")
+        check("binary answers refuse local/absolute outputs at /output", st == 422 and json.loads(body)["pointer"] == "/output",
+              (st, body[:200]))
         st, body = d.req("PUT", "/v1/skeletons/z", b"abc", ctype="image/png")
         check("other media types are 415", st == 415, st)
     finally:

@@ -113,6 +113,16 @@ int sk_fuzz_snapshot(const uint8_t *data, size_t size) {
   SK_FUZZ_CHECK(s != NULL && used <= size);
   check_restored(s);
   free(evaluate_all(s));
+  /* What the daemon does next with a restored skeleton: partial pose
+   * overrides, which read each bone's TRS cache and its flag. */
+  float *locals = malloc((s->count ? s->count : 1) * 16 * sizeof *locals);
+  if (locals != NULL && s->count > 0) {
+    sk_override o = {.bone = (int32_t)(s->count - 1), .mask = SK_OVERRIDE_POSITION, .position = {1, 2, 3}};
+    sk_skeleton_pose_locals(s, &o, 1, locals);
+    volatile bool has_length = s->bones[0].has_length;
+    (void)has_length;
+  }
+  free(locals);
   round_trip(s, false);
   sk_skeleton_destroy(s);
   return 0;

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang (ASan + UBSan) straight from the
 # sources and runs each for a bounded time.
 #
-#   tests/fuzz/run.sh [target ...]        (default: skeleton pose eval gltf)
+#   tests/fuzz/run.sh [target ...]        (default: skeleton pose eval gltf snapshot)
 #
 # Environment:
 #   FUZZ_SECONDS  seconds per target (default 60)
@@ -24,7 +24,7 @@ src=${FUZZ_SRCDIR:-$(cd "$here/../.." && pwd)}
 build=${FUZZ_BUILD:-./fuzz-build}
 seconds=${FUZZ_SECONDS:-60}
 cc=${CLANG:-clang}
-targets=${*:-skeleton pose eval gltf}
+targets=${*:-skeleton pose eval gltf snapshot}
 
 command -v "$cc" >/dev/null 2>&1 || { echo "run.sh: $cc not found (apt-get install clang libclang-rt-14-dev)"; exit 2; }
 mkdir -p "$build/obj"
@@ -64,12 +64,26 @@ done
 # commit), plus the glTF assets; the hand-made edge cases live in seeds/.
 rm -rf "$build/seeds"
 python3 "$here/make_seeds.py" "$src" "$build/seeds"
+# Snapshots are binary and private to the build: the snapshot target writes
+# one per skeleton seed it round-trips.
+case " $targets " in
+  *" snapshot "*)
+    mkdir -p "$build/seeds/snapshot"
+    SK_FUZZ_SNAPSHOT_SEEDS="$build/seeds/snapshot" "$build/fuzz_snapshot" -runs=0 \
+      "$build/seeds/skeleton" "$here/seeds/skeleton" >"$build/snapshot_seeds.log" 2>&1 || {
+      tail -20 "$build/snapshot_seeds.log"
+      exit 1
+    }
+    echo "seeds: snapshot $(find "$build/seeds/snapshot" -type f | wc -l)"
+    ;;
+esac
 
 # ---- run ---------------------------------------------------------------------
 max_len() {
   case $1 in
     gltf) echo 262144 ;;
     pose) echo 16384 ;;
+    snapshot) echo 131072 ;;
     *) echo 65536 ;;
   esac
 }

@@ -9,7 +9,7 @@
  * saves the input; memory errors are the sanitizers' to find.
  *
  * fuzz_<name>.c defines LLVMFuzzerTestOneInput() unless SK_FUZZ_REPLAY is
- * defined: the replay suite links all four files into one program. */
+ * defined: the replay suite links all of them into one program. */
 #ifndef SK_FUZZ_H
 #define SK_FUZZ_H
 
@@ -51,5 +51,6 @@ int sk_fuzz_skeleton(const uint8_t *data, size_t size);
 int sk_fuzz_pose(const uint8_t *data, size_t size);
 int sk_fuzz_eval(const uint8_t *data, size_t size);
 int sk_fuzz_gltf(const uint8_t *data, size_t size);
+int sk_fuzz_snapshot(const uint8_t *data, size_t size);
 
 #endif
