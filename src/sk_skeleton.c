@@ -506,7 +506,7 @@ int sk_skeleton_restore(const void *data, size_t len, size_t *used, sk_skeleton 
     return SK_EFORMAT;
   memcpy(&h, p, sizeof h);
   if (memcmp(h.magic, k_snapshot_magic, sizeof h.magic) != 0 || h.bone_size != sizeof(sk_bone) ||
-      h.local_size != sizeof(sk_local) || h.count > SK_SKELETON_MAX_BONES || h.names_size > len)
+      h.local_size != sizeof(sk_local) || h.count > SK_SKELETON_MAX_BONES || h.names_size > len - sizeof h)
     return SK_EFORMAT;
   size_t per = sizeof(uint64_t) + sizeof(sk_bone);
   if ((len - sizeof h - h.names_size) / per < h.count)
@@ -536,8 +536,14 @@ int sk_skeleton_restore(const void *data, size_t len, size_t *used, sk_skeleton 
     memcpy(&off, q, sizeof off);
     memcpy(&s->bones[i], q + sizeof off, sizeof(sk_bone));
     sk_bone *b = &s->bones[i];
-    bad |= off >= s->names_size || b->parent < -1 || b->parent >= (int32_t)i || b->index < -1 ||
-           b->index >= (int32_t)n;
+    /* A bool byte other than 0 or 1 is undefined behaviour once read:
+     * check the raw bytes before anything reads the flags. */
+    unsigned char has_length, need_decompose;
+    memcpy(&has_length, q + sizeof off + offsetof(sk_bone, has_length), 1);
+    memcpy(&need_decompose, q + sizeof off + offsetof(sk_bone, local) + offsetof(sk_local, need_decompose), 1);
+    bad |= has_length > 1 || need_decompose > 1;
+    bad |= off >= s->names_size || s->names[off] == '\0' || b->parent < -1 || b->parent >= (int32_t)i ||
+           b->index < -1 || b->index >= (int32_t)n;
     if (!bad && b->index >= 0) {
       bad |= slot_used[b->index];
       slot_used[b->index] = 1;
