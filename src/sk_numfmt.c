@@ -838,22 +838,25 @@ SK_NUMFMT_INLINE void put_digits(char *p, uint64_t v, uint32_t len, int wide) {
 }
 
 /* ECMAScript Number::toString layout (ECMA-262, Number::toString, steps for
- * k digits and point position n = exp10 + k):
- *   k <= n <= 21   digits then n-k zeros        "1500", "100000000000000000000"
- *   0 < n <= 21    point after n digits         "1.5", "123456.7"
+ * k digits and point position n = exp10 + k), except that integers stop at
+ * 18 digits instead of 21: an integer literal of 19+ digits can exceed
+ * 2^63, which jansson (and so our own parser) rejects as an overflowing
+ * integer, so skinner's output would not read back.
+ *   k <= n <= 18   digits then n-k zeros        "1500", "100000000000000000"
+ *   0 < n < k      point after n digits         "1.5", "123456.7"
  *   -6 < n <= 0    "0." then -n zeros, digits   "0.001", "0.000001"
- *   otherwise      d[.ddd]e(+|-)(n-1)           "1e+21", "1.5e-7"
+ *   otherwise      d[.ddd]e(+|-)(n-1)           "1e+18", "1.5e-7"
  * No NUL is written. Returns the length. */
 SK_NUMFMT_INLINE size_t put_decimal(char *dest, int negative, decimal d, uint32_t k, int wide) {
   /* Branch-free sign: matrices are ~half negative, a 50% mispredict. */
   dest[0] = '-';
   char *p = dest + negative;
   const int32_t n = d.exp10 + (int32_t)k;
-  if ((int32_t)k <= n && n <= 21) {
+  if ((int32_t)k <= n && n <= 18) {
     put_digits(p, d.digits, k, wide);
     memset(p + k, '0', (size_t)(n - (int32_t)k));
     p += n;
-  } else if (0 < n && n <= 21) {
+  } else if (0 < n && n < (int32_t)k) {
     /* Digits one byte to the right, then slide the integer part left over
      * the gap and put the point behind it; n < k <= 17 bytes move. */
     put_digits(p + 1, d.digits, k, wide);

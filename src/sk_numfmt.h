@@ -19,8 +19,10 @@
 /* Writes the shortest decimal that strtof() reads back to exactly `v`, in JSON
  * number syntax and ECMAScript layout: with k significant digits and decimal
  * exponent n (value = digits * 10^(n-k)), plain notation when -6 < n <= 21
- * ("0.000001", "123.5", "100000000000000000000"), otherwise "d.ddde+N" /
- * "de-N" ("1e-7", "1.2345678e+21"). Among equally short candidates the one
+ * ("0.000001", "123.5") but integers only up to 18 digits ("100000000000000000";
+ * a 19-digit integer literal can exceed 2^63, which jansson rejects),
+ * otherwise "d.ddde+N" / "de-N" ("1e-7", "1e+20", "1.2345678e+21").
+ * Among equally short candidates the one
  * closest to `v` wins (ties to even digit).
  * -0.0 prints "-0". NaN and infinities have no JSON form: writes "null".
  * `dest` needs SK_NUMFMT_F32_MAX + 1 bytes; it receives the text and a NUL.
@@ -28,7 +30,8 @@
 size_t sk_numfmt_f32(float v, char *dest);
 
 /* Same contract for double with strtod() round trip. For a finite double the
- * text equals JavaScript's String(v) (except -0.0: "-0" here, "0" in JS); in
+ * text equals JavaScript's String(v) (except -0.0: "-0" here, "0" in JS, and
+ * integers of 19 to 21 digits, in exponent form here); in
  * particular sk_numfmt_f64((double)f) reproduces how JS prints an element of
  * a Float32Array ("0.10000000149011612" where sk_numfmt_f32 gives "0.1").
  * `dest` needs SK_NUMFMT_F64_MAX + 1 bytes. */

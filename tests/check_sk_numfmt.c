@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "sk_error.h"
+#include <jansson.h>
+
 #include "sk_numfmt.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -104,15 +106,16 @@ static int significant_digits(const char *s) {
 }
 
 /* The ECMAScript layout of digits (k of them, no trailing zero) with the
- * point after position n, spelled out literally from the spec's four cases. */
+ * point after position n, spelled out literally from the spec's four cases,
+ * except that plain integers stop at 18 digits (sk_numfmt.c says why). */
 static void ecma_layout(char *out, int negative, const char *digits, int n) {
   const int k = (int)strlen(digits);
   char *p = out;
   if (negative) *p++ = '-';
-  if (k <= n && n <= 21) {
+  if (k <= n && n <= 18) {
     p += sprintf(p, "%s", digits);
     for (int i = 0; i < n - k; i++) *p++ = '0';
-  } else if (0 < n && n <= 21) {
+  } else if (0 < n && n < k) {
     p += sprintf(p, "%.*s.%s", n, digits, digits + n);
   } else if (-6 < n && n <= 0) {
     p += sprintf(p, "0.");
@@ -250,10 +253,11 @@ static const struct {
     {16777217.0f, "16777216"}, /* not representable; rounds to 2^24 */
     {123456789.0f, "123456790"},
     {1e10f, "10000000000"},
-    {1e20f, "100000000000000000000"}, /* n = 21: last plain integer */
+    {1e17f, "100000000000000000"},    /* n = 18: last plain integer */
+    {1e20f, "1e+20"},                 /* n = 21: exponent form, so jansson reads it back */
     {1e21f, "1e+21"},                 /* n = 22: exponent form */
     {1.2345678e21f, "1.2345678e+21"},
-    {9.999999e20f, "999999900000000000000"},
+    {9.999999e20f, "9.999999e+20"},
     {0.000001f, "0.000001"}, /* n = -5: last plain fraction */
     {0.0000025f, "0.0000025"},
     {1e-7f, "1e-7"}, /* n = -6: exponent form */
@@ -298,8 +302,8 @@ static const struct {
     {DBL_MIN, "2.2250738585072014e-308"},
     {5e-324, "5e-324"},
     {9007199254740992.0, "9007199254740992"},
-    {1234567890123456789.0, "1234567890123456800"},
-    {1e20, "100000000000000000000"},
+    {1234567890123456789.0, "1.2345678901234568e+18"},
+    {1e20, "1e+20"},
     {1e21, "1e+21"},
     {1e23, "1e+23"},
     {123e-20, "1.23e-18"},
@@ -322,11 +326,12 @@ START_TEST(test_f64_golden) {
 }
 END_TEST
 
-START_TEST(test_integers_plain_below_1e21) {
-  /* Every power of ten representable as a float/double integer prints
-   * plainly up to 1e20 and switches to exponent form at 1e21. */
+START_TEST(test_integers_plain_up_to_18_digits) {
+  /* Every power of ten prints plainly up to 1e17 and in exponent form from
+   * 1e18 on: a 19-digit integer literal can exceed 2^63, which jansson
+   * rejects, and skinner's output must read back through its own parser. */
   char out[SK_NUMFMT_F64_MAX + 1], expect[32];
-  for (int e = 0; e <= 20; e++) {
+  for (int e = 0; e <= 17; e++) {
     expect[0] = '1';
     memset(expect + 1, '0', (size_t)e);
     expect[e + 1] = '\0';
@@ -335,10 +340,20 @@ START_TEST(test_integers_plain_below_1e21) {
     sk_numfmt_f32((float)pow(10.0, e), out);
     ck_assert_str_eq(out, expect);
   }
+  sk_numfmt_f64(1e18, out);
+  ck_assert_str_eq(out, "1e+18");
   sk_numfmt_f64(1e21, out);
   ck_assert_str_eq(out, "1e+21");
   sk_numfmt_f32(1e21f, out);
   ck_assert_str_eq(out, "1e+21");
+  /* The values the fuzzer found: between 2^63 and 1e21 they read back. */
+  const float big[] = {-1.6836672e20f, 9.3e18f, 1.8446744e19f};
+  for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+    sk_numfmt_f32(big[i], out);
+    json_t *j = json_loads(out, JSON_DECODE_ANY, NULL);
+    ck_assert_msg(j != NULL && json_is_real(j) && (float)json_real_value(j) == big[i], "%s does not read back", out);
+    json_decref(j);
+  }
   /* Integers up to 2^24 are exact floats and print as themselves. */
   for (uint32_t i = 0; i <= (UINT32_C(1) << 24); i += 9973) {
     snprintf(expect, sizeof expect, "%u", (unsigned)i);
@@ -566,7 +581,7 @@ static Suite *numfmt_suite(void) {
   TCase *golden = tcase_create("golden");
   tcase_add_test(golden, test_f32_golden);
   tcase_add_test(golden, test_f64_golden);
-  tcase_add_test(golden, test_integers_plain_below_1e21);
+  tcase_add_test(golden, test_integers_plain_up_to_18_digits);
   tcase_add_test(golden, test_non_finite_is_null);
   suite_add_tcase(s, golden);
 
