@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "sk_httpc.h"
+#include "sk_testskel.h"
 #include "sk_numfmt.h"
 #include "sk_testutil.h"
 
@@ -72,34 +73,6 @@ static void expect_healthy(void) {
   sk_httpc_free(&r);
 }
 
-/* A deterministic n-bone tree: a spine of up to 9, then limbs of 8. */
-static char *make_skeleton(int nbones) {
-  json_t *bones = json_array();
-  unsigned seed = 12345;
-  for (int i = 0; i < nbones; i++) {
-    json_t *b = json_object();
-    char name[32], parent[32];
-    snprintf(name, sizeof name, "bone%d", i);
-    json_object_set_new(b, "name", json_string(name));
-    if (i > 0) {
-      int p = i < 9 ? i - 1 : ((i - 9) % 8 == 0 ? (i - 9) / 8 + 1 : i - 1);
-      snprintf(parent, sizeof parent, "bone%d", p);
-      json_object_set_new(b, "parent", json_string(parent));
-    }
-    double v[4];
-    for (int k = 0; k < 4; k++) {
-      seed = seed * 1103515245u + 12345u;
-      v[k] = (double)((seed >> 8) % 2000) / 1000.0 - 1.0;
-    }
-    json_object_set_new(b, "position", json_pack("[f,f,f]", v[0] * 0.3, v[1] * 0.3 + 0.2, v[2] * 0.3));
-    json_object_set_new(b, "rotation", json_pack("[f,f,f]", v[1], v[2], v[3]));
-    json_array_append_new(bones, b);
-  }
-  json_t *s = json_pack("{s:o}", "bones", bones);
-  char *text = json_dumps(s, JSON_COMPACT);
-  json_decref(s);
-  return text;
-}
 
 static char *make_pose(int k, int nbones) {
   char buf[512];
@@ -296,7 +269,7 @@ static double timed_pose(const char *pose) {
 
 START_TEST(slowloris_connections_do_not_slow_normal_clients) {
   start(NULL);
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   put_skeleton("s", skel);
   free(skel);
   char *pose = make_pose(3, 65);
@@ -422,7 +395,7 @@ static void upload_round(int i) {
 
 START_TEST(clients_leaving_mid_upload_leak_nothing) {
   start_rss(NULL);
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   put_skeleton("u", skel);
   free(skel);
   g_body = make_batch(1000, 65);
@@ -460,7 +433,7 @@ static void batch_burst_round(int i) {
 START_TEST(clients_leaving_mid_batch_leave_no_job_and_no_leak) {
   const char *const args[] = {"--inline-limit", "0", "--threads", "2", "--max-batch", "4096", NULL};
   start_rss(args);
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   put_skeleton("b", skel);
   free(skel);
   g_body = make_batch(256, 65);
@@ -572,12 +545,12 @@ START_TEST(bodies_just_under_every_limit_pass_and_just_over_get_413) {
   start(args);
   sk_httpc_resp r;
   /* --max-bones: 40 bones fit, 41 do not (PUT and POST) */
-  char *skel = make_skeleton(40);
+  char *skel = sk_test_tree_skeleton(40);
   put_skeleton("k", skel);
   ck_assert_int_eq(must("POST", "/v1/skeletons", skel, NULL, &r), 201);
   sk_httpc_free(&r);
   free(skel);
-  skel = make_skeleton(41);
+  skel = sk_test_tree_skeleton(41);
   ck_assert_uint_le(strlen(skel), MAX_BODY);
   must("PUT", "/v1/skeletons/k41", skel, NULL, &r);
   expect_413(&r, "/bones", "limit is 40");
@@ -871,7 +844,7 @@ START_TEST(mutated_requests_get_2xx_or_problem_json_and_change_nothing_else) {
   rng g = {seed_v * 0x9E3779B97F4A7C15ull + 1};
 
   /* the control skeleton: never a mutation's target */
-  char *control = make_skeleton(20);
+  char *control = sk_test_tree_skeleton(20);
   put_skeleton("control", control);
   char *cpose = make_pose(5, 20);
   sk_httpc_resp before_json, before_bin, before_get, r;
@@ -879,7 +852,7 @@ START_TEST(mutated_requests_get_2xx_or_problem_json_and_change_nothing_else) {
   ck_assert_int_eq(must("POST", "/v1/skeletons/control/pose", cpose, "application/octet-stream", &before_bin), 200);
   ck_assert_int_eq(must("GET", "/v1/skeletons/control", NULL, NULL, &before_get), 200);
 
-  char *small = make_skeleton(12);
+  char *small = sk_test_tree_skeleton(12);
   for (int k = 0; k < 8; k++) {
     char id[16];
     snprintf(id, sizeof id, "m%d", k);

@@ -29,34 +29,6 @@ static const char *const k_expected[] = {"Fox",
                                          "accessors",
                                          NULL};
 
-static unsigned char *read_file(const char *rel, size_t *len) {
-  char path[1024];
-  FILE *f = fopen(sk_test_path(rel, path, sizeof path), "rb");
-  if (f == NULL)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-  ck_assert_ptr_nonnull(buf);
-  ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
-
-static unsigned char *read_asset(const char *asset, size_t *len) {
-  char rel[512];
-  snprintf(rel, sizeof rel, "data/%s", asset);
-  unsigned char *d = read_file(rel, len);
-  if (d == NULL) {
-    snprintf(rel, sizeof rel, "data/gltf/%s", asset);
-    d = read_file(rel, len);
-  }
-  ck_assert_msg(d != NULL, "asset %s not found under tests/data", asset);
-  return d;
-}
-
 static double final_error(const float *got, const json_t *want, size_t n) {
   ck_assert_uint_eq(json_array_size(want), n);
   double worst = 0;
@@ -96,7 +68,7 @@ START_TEST(test_samples_match_babylon) {
   json_t *exp = json_load_file(sk_test_path(rel, path, sizeof path), 0, &je);
   ck_assert_msg(exp != NULL, "%s: %s", path, je.text);
   size_t len;
-  unsigned char *data = read_asset(json_string_value(json_object_get(exp, "asset")), &len);
+  unsigned char *data = sk_test_read_asset(json_string_value(json_object_get(exp, "asset")), &len);
   sk_gltf *g;
   sk_error err;
   sk_error_clear(&err);
@@ -174,7 +146,7 @@ END_TEST
 
 static void load(const char *rel, sk_skeleton **s, sk_anim **an) {
   size_t len;
-  unsigned char *d = read_file(rel, &len);
+  unsigned char *d = sk_test_read_file(rel, &len);
   ck_assert_ptr_nonnull(d);
   sk_error err;
   sk_error_clear(&err);

@@ -33,36 +33,6 @@ static const char *const k_expected[] = {"Fox",
                                          "accessors",
                                          NULL};
 
-static unsigned char *read_file(const char *rel, size_t *len) {
-  char path[1024];
-  FILE *f = fopen(sk_test_path(rel, path, sizeof path), "rb");
-  if (f == NULL)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-  ck_assert_ptr_nonnull(buf);
-  ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  *len = (size_t)n;
-  return buf;
-}
-
-/* The asset an expected file describes: tests/data/<asset> (real files) or
- * tests/data/gltf/<asset> (hand-made). */
-static unsigned char *read_asset(const char *asset, size_t *len) {
-  char rel[512];
-  snprintf(rel, sizeof rel, "data/%s", asset);
-  unsigned char *d = read_file(rel, len);
-  if (d == NULL) {
-    snprintf(rel, sizeof rel, "data/gltf/%s", asset);
-    d = read_file(rel, len);
-  }
-  ck_assert_msg(d != NULL, "asset %s not found under tests/data", asset);
-  return d;
-}
-
 static json_t *read_expected(const char *name) {
   char rel[512], path[1024];
   snprintf(rel, sizeof rel, "gltf/expected/%s.json", name);
@@ -103,7 +73,7 @@ START_TEST(test_rest_pose_matches_babylon) {
   const char *name = k_expected[_i];
   json_t *exp = read_expected(name);
   size_t len;
-  unsigned char *data = read_asset(json_string_value(json_object_get(exp, "asset")), &len);
+  unsigned char *data = sk_test_read_asset(json_string_value(json_object_get(exp, "asset")), &len);
   sk_gltf *g;
   sk_error err;
   sk_error_clear(&err);
@@ -358,7 +328,7 @@ static int import_bytes(const unsigned char *d, size_t n, sk_error *err) {
 
 START_TEST(test_glb_container_errors) {
   size_t len;
-  unsigned char *orig = read_file("data/RiggedSimple.glb", &len);
+  unsigned char *orig = sk_test_read_file("data/RiggedSimple.glb", &len);
   ck_assert_ptr_nonnull(orig);
   unsigned char *d = malloc(len);
   sk_error err;
@@ -425,7 +395,7 @@ static const char *const k_fuzz_files[] = {"data/RiggedSimple.glb",
 START_TEST(test_fuzz_mutations) {
   const char *rel = k_fuzz_files[_i];
   size_t len;
-  unsigned char *orig = read_file(rel, &len);
+  unsigned char *orig = sk_test_read_file(rel, &len);
   ck_assert_ptr_nonnull(orig);
   unsigned char *d = malloc(len);
   const char *it = getenv("SK_FUZZ_ITERS");

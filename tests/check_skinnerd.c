@@ -7,6 +7,7 @@
 #include "sk_eval.h"
 #include "sk_json.h"
 #include "sk_httpc.h"
+#include "sk_testskel.h"
 #include "sk_routes.h"
 #include "sk_testutil.h"
 
@@ -55,34 +56,6 @@ static void expect_problem(const sk_httpc_resp *r, int status, const char *kind,
   json_decref(j);
 }
 
-/* A deterministic 65-bone tree (a spine of 9 with 7 limbs of 8). */
-static char *make_skeleton(int nbones) {
-  json_t *bones = json_array();
-  unsigned seed = 12345;
-  for (int i = 0; i < nbones; i++) {
-    json_t *b = json_object();
-    char name[32], parent[32];
-    snprintf(name, sizeof name, "bone%d", i);
-    json_object_set_new(b, "name", json_string(name));
-    if (i > 0) {
-      int p = i < 9 ? i - 1 : ((i - 9) % 8 == 0 ? (i - 9) / 8 + 1 : i - 1);
-      snprintf(parent, sizeof parent, "bone%d", p);
-      json_object_set_new(b, "parent", json_string(parent));
-    }
-    double v[4];
-    for (int k = 0; k < 4; k++) {
-      seed = seed * 1103515245u + 12345u;
-      v[k] = (double)((seed >> 8) % 2000) / 1000.0 - 1.0;
-    }
-    json_object_set_new(b, "position", json_pack("[f,f,f]", v[0] * 0.3, v[1] * 0.3 + 0.2, v[2] * 0.3));
-    json_object_set_new(b, "rotation", json_pack("[f,f,f]", v[1], v[2], v[3]));
-    json_array_append_new(bones, b);
-  }
-  json_t *s = json_pack("{s:o}", "bones", bones);
-  char *text = json_dumps(s, JSON_COMPACT);
-  json_decref(s);
-  return text;
-}
 
 /* A pose overriding a few bones, varied by `k`; the initial skin matrix
  * varies too unless `same_skin` (the batch kernel takes one per batch). */
@@ -144,7 +117,7 @@ END_TEST
 START_TEST(sigterm_finishes_the_batch_in_flight_and_exits_0) {
   const char *const args[] = {"--inline-limit", "0", "--threads", "1", NULL};
   start(args);
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   put_skeleton("big", skel);
   free(skel);
   /* 1000 poses on the pool, sent on a raw socket; SIGTERM while it runs. */
@@ -585,7 +558,7 @@ static void floats_of(const json_t *a, float *dest) {
 
 START_TEST(binary_answers_hold_the_json_numbers_as_float32) {
   start(NULL);
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   put_skeleton("b", skel);
   free(skel);
   char *pose = make_pose(3, 65);
@@ -637,7 +610,7 @@ END_TEST
 START_TEST(fast_binary_answers_are_within_1e5_of_the_exact_ones) {
   const char *const args[] = {"--fast-binary", NULL};
   start(args);
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   put_skeleton("f", skel);
   free(skel);
   for (int k = 0; k < 10; k++) {
@@ -690,7 +663,7 @@ START_TEST(batches_equal_single_poses_inline_or_on_the_pool) {
   const char *const args[] = {"--inline-limit", "0", NULL};
   start(args);
   sk_daemon b = D;
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   D = a;
   put_skeleton("k", skel);
   D = b;
@@ -819,7 +792,7 @@ static void *worker(void *p) {
 
 START_TEST(sixteen_clients_at_once_all_get_correct_answers) {
   start(NULL);
-  char *skel = make_skeleton(65);
+  char *skel = sk_test_tree_skeleton(65);
   put_skeleton("c", skel);
   json_t *sj = json_loads(skel, 0, NULL);
   sk_skeleton *ref;
@@ -862,7 +835,7 @@ START_TEST(the_cache_evicts_least_recently_used_skeletons_past_cache_mb) {
   const char *const args[] = {"--cache-mb", "1", "--max-bones", "4096", NULL};
   start(args);
   /* 3000 bones x ~500 bytes: over 1 MB each, so each put evicts the one before */
-  char *skel = make_skeleton(3000);
+  char *skel = sk_test_tree_skeleton(3000);
   put_skeleton("one", skel);
   put_skeleton("two", skel);
   free(skel);

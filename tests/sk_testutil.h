@@ -38,6 +38,37 @@ static inline int sk_test_mat_close(const float *a, const float *b, double tol) 
                   b_[10], b_[11], b_[12], b_[13], b_[14], b_[15]);                                              \
   } while (0)
 
+/* Reads tests/<rel> whole into a new buffer (free()); NULL when absent. */
+static inline unsigned char *sk_test_read_file(const char *rel, size_t *len) {
+  char path[1024];
+  FILE *f = fopen(sk_test_path(rel, path, sizeof path), "rb");
+  if (f == NULL)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+/* A glTF test asset: tests/data/<asset> (real files) or
+ * tests/data/gltf/<asset> (hand-made). Fails the test when absent. */
+static inline unsigned char *sk_test_read_asset(const char *asset, size_t *len) {
+  char rel[512];
+  snprintf(rel, sizeof rel, "data/%s", asset);
+  unsigned char *d = sk_test_read_file(rel, len);
+  if (d == NULL) {
+    snprintf(rel, sizeof rel, "data/gltf/%s", asset);
+    d = sk_test_read_file(rel, len);
+  }
+  ck_assert_msg(d != NULL, "asset %s not found under tests/data", asset);
+  return d;
+}
+
 static inline int sk_test_run(Suite *s) {
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
