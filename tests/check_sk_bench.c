@@ -1,0 +1,70 @@
+/* `skinner bench` is not a test, but its machine-readable last line is a
+ * contract (scripts check the figures from it): a quick run must produce
+ * one JSON object with every row's fields and the issue's five targets. */
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "sk_testutil.h"
+
+int sk_bench_main(int argc, char **argv);
+
+START_TEST(quick_json_run_ends_with_one_object_of_rows) {
+  char path[] = "/tmp/sk_bench_test.XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  ck_assert_int_eq(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
+  char *argv[] = {"bench", "--quick", "--json", NULL};
+  int rc = sk_bench_main(3, argv);
+  fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  ck_assert_int_eq(rc, 0);
+  FILE *f = fdopen(fd, "r");
+  rewind(f);
+  char *line = NULL, *last = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    free(last);
+    last = strdup(line);
+  }
+  free(line);
+  fclose(f);
+  unlink(path);
+  ck_assert_ptr_nonnull(last);
+  json_error_t je;
+  json_t *j = json_loads(last, 0, &je);
+  ck_assert_msg(j != NULL, "last line is not JSON: %s", je.text);
+  const json_t *rows = json_object_get(j, "rows");
+  ck_assert_uint_gt(json_array_size(rows), 10);
+  size_t i;
+  const json_t *row;
+  json_array_foreach(rows, i, row) {
+    static const char *const keys[] = {"bones", "poses", "path", "threads", "bone_matrices_per_s",
+                                       "bandwidth_limit_per_s", "scalar_per_s"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      ck_assert_msg(json_object_get(row, keys[k]) != NULL, "row %zu has no %s", i, keys[k]);
+    ck_assert(json_number_value(json_object_get(row, "bone_matrices_per_s")) > 0);
+  }
+  const json_t *targets = json_object_get(j, "targets");
+  ck_assert_uint_eq(json_array_size(targets), 5);
+  json_array_foreach(targets, i, row) {
+    ck_assert(json_is_string(json_object_get(row, "target")));
+    ck_assert(json_is_number(json_object_get(row, "goal")));
+    ck_assert(json_is_boolean(json_object_get(row, "pass")));
+  }
+  free(last);
+  json_decref(j);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_bench");
+  TCase *tc = tcase_create("lifecycle");
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, quick_json_run_ends_with_one_object_of_rows);
+  suite_add_tcase(s, tc);
+  return sk_test_run(s);
+}
