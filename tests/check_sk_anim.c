@@ -29,22 +29,6 @@ static const char *const k_expected[] = {"Fox",
                                          "accessors",
                                          NULL};
 
-static double final_error(const float *got, const json_t *want, size_t n) {
-  ck_assert_uint_eq(json_array_size(want), n);
-  double worst = 0;
-  for (size_t m = 0; m < n; m += 16) {
-    double scale = 1;
-    for (size_t i = 0; i < 16; i++)
-      scale = fmax(scale, fabs(json_number_value(json_array_get(want, m + i))));
-    for (size_t i = 0; i < 16; i++) {
-      double e = fabs((double)got[m + i] - json_number_value(json_array_get(want, m + i))) / scale;
-      if (!(e <= worst))
-        worst = isnan(e) ? INFINITY : e;
-    }
-  }
-  return worst;
-}
-
 /* Finals of clip `clip` at `time` the way a pose request computes them. */
 static void pose_at(const sk_skeleton *s, const sk_anim *an, size_t clip, double time, bool loop, float *final) {
   double *trs = malloc(an->bone_count * SK_ANIM_TRS * sizeof *trs);
@@ -92,7 +76,7 @@ START_TEST(test_samples_match_babylon) {
         const json_t *smp = json_array_get(ss, i);
         double t = json_number_value(json_object_get(smp, "time"));
         pose_at(s, an, clip, t, false, final);
-        double e = final_error(final, json_object_get(smp, "final"), 16 * (s->count + 1));
+        double e = sk_test_final_error(final, json_object_get(smp, "final"), 16 * (s->count + 1));
         ck_assert_msg(e <= TOL, "%s skin %zu animation %zu (%s) at t=%.17g: relative error %g", name, skin, clip,
                       an->clips[clip].name, t, e);
         worst = fmax(worst, e);
@@ -121,7 +105,7 @@ START_TEST(test_samples_match_babylon) {
       sk_anim_to_overrides(an, trs, o);
       sk_skeleton_pose_locals(s, o, an->bone_count, locals);
       sk_skeleton_evaluate(s, locals, NULL, scratch, final, NULL, NULL);
-      double e = final_error(final, json_object_get(json_array_get(layers, i), "final"), 16 * (s->count + 1));
+      double e = sk_test_final_error(final, json_object_get(json_array_get(layers, i), "final"), 16 * (s->count + 1));
       ck_assert_msg(e <= TOL, "%s layers %zu: relative error %g", name, i, e);
       worst = fmax(worst, e);
       samples++;

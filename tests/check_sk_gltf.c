@@ -42,23 +42,6 @@ static json_t *read_expected(const char *name) {
   return j;
 }
 
-/* Max of |got - want| / max(1, max |want| of the matrix) over a final array. */
-static double final_error(const float *got, const json_t *want, size_t n) {
-  ck_assert_uint_eq(json_array_size(want), n);
-  double worst = 0;
-  for (size_t m = 0; m < n; m += 16) {
-    double scale = 1;
-    for (size_t i = 0; i < 16; i++)
-      scale = fmax(scale, fabs(json_number_value(json_array_get(want, m + i))));
-    for (size_t i = 0; i < 16; i++) {
-      double e = fabs((double)got[m + i] - json_number_value(json_array_get(want, m + i))) / scale;
-      if (!(e <= worst))
-        worst = isnan(e) ? INFINITY : e;
-    }
-  }
-  return worst;
-}
-
 static bool names_unique(const json_t *names) {
   for (size_t i = 0; i < json_array_size(names); i++)
     for (size_t k = 0; k < i; k++)
@@ -98,7 +81,7 @@ START_TEST(test_rest_pose_matches_babylon) {
     }
     float *final = malloc(16 * (s->count + 1) * sizeof *final);
     sk_skeleton_compute_transforms(s, NULL, final);
-    double e = final_error(final, json_object_get(sk, "rest"), 16 * (s->count + 1));
+    double e = sk_test_final_error(final, json_object_get(sk, "rest"), 16 * (s->count + 1));
     worst = fmax(worst, e);
     ck_assert_msg(e <= TOL, "%s skin %zu rest pose: relative error %g", name, skin, e);
     /* Every clip Babylon built exists with Babylon's duration. */

@@ -3,6 +3,7 @@
 #define SK_TESTUTIL_H
 
 #include <check.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,24 @@ static inline unsigned char *sk_test_read_asset(const char *asset, size_t *len) 
   }
   ck_assert_msg(d != NULL, "asset %s not found under tests/data", asset);
   return d;
+}
+
+/* Max of |got - want| / max(1, max |want| of that matrix) over n floats
+ * (whole 16-number matrices) against a JSON array of expected numbers. */
+static inline double sk_test_final_error(const float *got, const json_t *want, size_t n) {
+  ck_assert_uint_eq(json_array_size(want), n);
+  double worst = 0;
+  for (size_t m = 0; m < n; m += 16) {
+    double scale = 1;
+    for (size_t i = 0; i < 16; i++)
+      scale = fmax(scale, fabs(json_number_value(json_array_get(want, m + i))));
+    for (size_t i = 0; i < 16; i++) {
+      double e = fabs((double)got[m + i] - json_number_value(json_array_get(want, m + i))) / scale;
+      if (!(e <= worst))
+        worst = isnan(e) ? INFINITY : e;
+    }
+  }
+  return worst;
 }
 
 static inline int sk_test_run(Suite *s) {
