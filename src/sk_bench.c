@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "sk_kernel.h"
 #include "sk_mat.h"
@@ -89,12 +90,12 @@ done:
 
 /* One (bones, poses) configuration: TRS input for every bone, SoA. */
 typedef struct bench_case {
-  size_t nb, np, stride;
+  size_t nb, np, stride, block; /* the job's pose_stride and block_stride */
   sk_skeleton *s;
   sk_rig *rig;
   uint8_t *mode;
   size_t *offset;
-  float *input;      /* 10 * stride per bone */
+  float *input;      /* TRS rows, blocked (or row) layout */
   float *final;      /* np * (nb+1) * 16, 64-byte aligned */
   float *locals;     /* nloc poses of precomposed locals, for the matrix-input paths */
   size_t nloc;
@@ -116,46 +117,59 @@ static void *alloc_big(size_t bytes) {
   return p;
 }
 
-static void pose_trs(const bench_case *c, size_t bone, size_t p, double s[3], double q[4], double t[3]) {
-  const float *in = c->input + c->offset[bone];
-  const size_t st = c->stride;
-  for (int k = 0; k < 3; k++) {
-    t[k] = in[k * st + p];
-    s[k] = in[(7 + k) * st + p];
-  }
-  for (int k = 0; k < 4; k++)
-    q[k] = in[(3 + k) * st + p];
+/* Where bone `bone`'s row 0 holds pose p, in either layout. */
+static float *trs_at(const bench_case *c, size_t bone, size_t p) {
+  return c->input + c->offset[bone] + (c->block != 0 ? p / 16 * c->block + p % 16 : p);
 }
 
-static int case_init(bench_case *c, sk_skeleton *s, sk_rig *rig, size_t np, bench_rng *r) {
+static void pose_trs(const bench_case *c, size_t bone, size_t p, double s[3], double q[4], double t[3]) {
+  const float *in = trs_at(c, bone, p);
+  const size_t st = c->stride;
+  for (int k = 0; k < 3; k++) {
+    t[k] = in[k * st];
+    s[k] = in[(7 + k) * st];
+  }
+  for (int k = 0; k < 4; k++)
+    q[k] = in[(3 + k) * st];
+}
+
+static int case_init(bench_case *c, sk_skeleton *s, sk_rig *rig, size_t np, bool rows, bench_rng *r) {
   memset(c, 0, sizeof *c);
   c->nb = s->count;
   c->np = np;
-  c->stride = sk_kernel_pose_stride(np);
   c->s = s;
   c->rig = rig;
   c->nloc = np < 256 ? np : 256;
   c->mode = malloc(c->nb);
   c->offset = malloc(c->nb * sizeof *c->offset);
-  c->input = alloc_big(10 * c->stride * c->nb * sizeof(float));
+  if (c->mode == NULL || c->offset == NULL)
+    return SK_ENOMEM;
+  memset(c->mode, SK_KERNEL_TRS, c->nb);
+  size_t floats;
+  if (rows) {
+    c->stride = sk_kernel_pose_stride(np);
+    floats = 10 * c->stride * c->nb;
+    for (size_t b = 0; b < c->nb; b++)
+      c->offset[b] = 10 * c->stride * b;
+  } else
+    floats = sk_kernel_blocked_layout(c->mode, c->nb, np, c->offset, &c->stride, &c->block);
+  c->input = alloc_big(floats * sizeof(float));
   c->final = alloc_big(np * (c->nb + 1) * 16 * sizeof(float));
   c->locals = malloc(c->nloc * c->nb * 16 * sizeof(float));
   c->scratch = malloc(c->nb * 16 * sizeof(float));
   if (c->mode == NULL || c->offset == NULL || c->input == NULL || c->final == NULL || c->locals == NULL ||
       c->scratch == NULL)
     return SK_ENOMEM;
-  for (size_t b = 0; b < c->nb; b++) {
-    c->mode[b] = SK_KERNEL_TRS;
-    c->offset[b] = 10 * c->stride * b;
-    float *in = c->input + c->offset[b];
-    for (size_t p = 0; p < c->stride; p++) {
+  const size_t lanes = (np + 15) / 16 * 16;
+  for (size_t b = 0; b < c->nb; b++)
+    for (size_t p = 0; p < lanes; p++) {
       double sc[3], q[4], t[3];
       rand_trs(r, sc, q, t);
       const double v[10] = {t[0], t[1], t[2], q[0], q[1], q[2], q[3], sc[0], sc[1], sc[2]};
+      float *in = trs_at(c, b, p);
       for (int k = 0; k < 10; k++)
-        in[k * c->stride + p] = (float)v[k];
+        in[k * c->stride] = (float)v[k];
     }
-  }
   for (size_t p = 0; p < c->nloc; p++)
     for (size_t b = 0; b < c->nb; b++) {
       double sc[3], q[4], t[3];
@@ -167,10 +181,11 @@ static int case_init(bench_case *c, sk_skeleton *s, sk_rig *rig, size_t np, benc
   j->rig = rig;
   j->poses = np;
   j->pose_stride = c->stride;
+  j->block_stride = c->block;
   j->mode = c->mode;
   j->offset = c->offset;
   j->input = c->input;
-  j->input_floats = 10 * c->stride * c->nb;
+  j->input_floats = floats;
   j->final = c->final;
   return sk_kernel_validate(j, NULL);
 }
@@ -213,6 +228,58 @@ static void stream_fill_sse2(float *dst, size_t floats) {
 }
 #endif
 
+/* The write-bandwidth limit: memset, or streaming stores. */
+static void fill(bool stream, float *dst, size_t floats) {
+  if (!stream) {
+    memset(dst, 0x3c, floats * sizeof *dst);
+    return;
+  }
+#ifdef SK_BENCH_X86
+  if (__builtin_cpu_supports("avx512f"))
+    stream_fill_avx512(dst, floats);
+  else
+    stream_fill_sse2(dst, floats);
+#else
+  memset(dst, 0x3c, floats * sizeof *dst);
+#endif
+}
+
+typedef struct fill_part {
+  bool stream;
+  float *dst;
+  size_t floats;
+} fill_part;
+
+static void fill_part_run(void *arg) {
+  const fill_part *f = arg;
+  fill(f->stream, f->dst, f->floats);
+}
+
+/* The same fill split across `n` threads by line-aligned ranges, started
+ * per call like sk_kernel_run_threads: the limit of the threaded rows. */
+static void fill_threads(bool stream, float *dst, size_t floats, unsigned n) {
+  enum { MAX = 8 };
+  if (n > MAX)
+    n = MAX;
+  uv_thread_t tid[MAX];
+  bool started[MAX] = {false};
+  fill_part part[MAX];
+  const size_t chunk = (floats / n + 15) & ~(size_t)15;
+  for (unsigned i = 0; i < n; i++) {
+    const size_t b = (size_t)i * chunk < floats ? (size_t)i * chunk : floats;
+    part[i] = (fill_part){stream, dst + b, (i + 1 == n || b + chunk > floats) ? floats - b : chunk};
+  }
+  for (unsigned i = 1; i < n; i++)
+    started[i] = uv_thread_create(&tid[i], fill_part_run, &part[i]) == 0;
+  fill_part_run(&part[0]);
+  for (unsigned i = 1; i < n; i++) {
+    if (started[i])
+      uv_thread_join(&tid[i]);
+    else
+      fill_part_run(&part[i]);
+  }
+}
+
 static void run_work(const work *w) {
   bench_case *c = w->c;
   const size_t nb = c->nb, fs = 16 * (nb + 1);
@@ -239,23 +306,19 @@ static void run_work(const work *w) {
     break;
   case W_KERNEL:
     c->job.path = w->path;
+    if (getenv("SKX_STREAM")) c->job.stream = atoi(getenv("SKX_STREAM"));
+    if (getenv("SKX_SAME")) c->job.block_stride = 1;
     if (w->threads > 1)
       sk_kernel_run_threads(&c->job, w->threads);
     else
       sk_kernel_run(&c->job, 0, c->np);
     break;
   case W_MEMSET:
-    memset(c->final, 0x3c, c->np * fs * sizeof(float));
-    break;
   case W_STREAM:
-#ifdef SK_BENCH_X86
-    if (__builtin_cpu_supports("avx512f"))
-      stream_fill_avx512(c->final, c->np * fs);
+    if (w->threads > 1)
+      fill_threads(w->kind == W_STREAM, c->final, c->np * fs, w->threads);
     else
-      stream_fill_sse2(c->final, c->np * fs);
-#else
-    memset(c->final, 0x3c, c->np * fs * sizeof(float));
-#endif
+      fill(w->kind == W_STREAM, c->final, c->np * fs);
     break;
   }
 }
@@ -315,6 +378,7 @@ typedef struct row {
   unsigned threads;
   double rate, limit, scalar;
   double rate_cpu, limit_cpu, scalar_cpu;
+  double limit_threads; /* the write limit with `threads` threads (threaded rows; else = limit) */
 } row;
 
 static void cpu_name(char *buf, size_t cap) {
@@ -347,9 +411,13 @@ static const row *find_row(const row *rows, size_t n, size_t bones, size_t poses
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: skinner bench [--json] [--quick]\n"
-                  "  --json   end with one line: a JSON object holding every row and target\n"
-                  "  --quick  no 65536-pose batches, short timing (a smoke run, not figures)\n");
+  fprintf(stderr, "usage: skinner bench [--json] [--quick] [--bones N] [--poses N] [--layout blocked|rows]\n"
+                  "  --json     end with one line: a JSON object holding every row and target\n"
+                  "  --quick    no 65536-pose batches, short timing (a smoke run, not figures)\n"
+                  "  --bones N  only skeletons of N bones (24, 65 or 256)\n"
+                  "  --poses N  only batches of N poses (1, 64, 4096 or 65536)\n"
+                  "  --layout   the kernel's input layout: blocked (default; what skinnerd uses)\n"
+                  "             or rows (each TRS component a row over the whole batch)\n");
 }
 
 static double loadavg1(void) {
@@ -375,13 +443,26 @@ static void print_target(const target *t) {
 }
 
 int sk_bench_main(int argc, char **argv) {
-  bool json = false, quick = false;
+  bool json = false, quick = false, rows_layout = false;
+  size_t only_bones = 0, only_poses = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
       json = true;
     else if (strcmp(argv[i], "--quick") == 0)
       quick = true;
-    else {
+    else if ((strcmp(argv[i], "--bones") == 0 || strcmp(argv[i], "--poses") == 0) && i + 1 < argc) {
+      char *end;
+      const unsigned long long v = strtoull(argv[i + 1], &end, 10);
+      if (*end != '\0' || v == 0) {
+        usage();
+        return 2;
+      }
+      *(argv[i][2] == 'b' ? &only_bones : &only_poses) = (size_t)v;
+      i++;
+    } else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc &&
+               (strcmp(argv[i + 1], "rows") == 0 || strcmp(argv[i + 1], "blocked") == 0)) {
+      rows_layout = strcmp(argv[++i], "rows") == 0;
+    } else {
       usage();
       return 2;
     }
@@ -401,9 +482,10 @@ int sk_bench_main(int argc, char **argv) {
   printf("skinner bench: CPU %s, %ld online, best kernel path %s, load average %.2f\n"
          "M/s = million bone matrices per second, median of repetitions, by the wall clock and per CPU-second\n"
          "(\"cpu\": what a core did while it was ours; equal to the wall figure on an idle machine).\n"
-         "limit = the faster of memset and streaming stores writing the same output; core/single rows\n"
-         "time 64-pose slices of the batch; kernel rows compose every bone from TRS.\n",
-         cpu, ncpu, best, load_before);
+         "limit = the faster of memset and streaming stores writing the same output (threaded rows: with as\n"
+         "many threads); core/single rows time 64-pose slices of the batch; kernel rows compose every bone\n"
+         "from TRS (%s input layout).\n",
+         cpu, ncpu, best, load_before, rows_layout ? "row" : "blocked");
   printf("%6s %6s %-7s %-6s %3s %9s %9s %9s %7s %8s\n", "bones", "poses", "path", "input", "thr", "M/s", "cpu M/s",
          "limit M/s", "of lim", "vs core");
   fflush(stdout);
@@ -413,6 +495,8 @@ int sk_bench_main(int argc, char **argv) {
   bench_rng rng = {0x5EED5EED5EEDull};
   int rc = 0;
   for (size_t bi = 0; bi < 3 && rc == 0; bi++) {
+    if (only_bones != 0 && only_bones != bone_counts[bi])
+      continue;
     sk_skeleton *s = bench_skeleton(bone_counts[bi], &rng);
     sk_rig *rig = NULL;
     if (s == NULL || sk_rig_create(s, &rig) != 0) {
@@ -422,8 +506,10 @@ int sk_bench_main(int argc, char **argv) {
     }
     for (size_t pi = 0; pi < npose_counts && rc == 0; pi++) {
       const size_t np = pose_counts[pi];
+      if (only_poses != 0 && only_poses != np)
+        continue;
       bench_case c;
-      if ((rc = case_init(&c, s, rig, np, &rng)) != 0) {
+      if ((rc = case_init(&c, s, rig, np, rows_layout, &rng)) != 0) {
         case_close(&c);
         break;
       }
@@ -436,6 +522,18 @@ int sk_bench_main(int argc, char **argv) {
       const timing t_stream = time_work(&w, budget);
       const double limit = mats / (t_memset.wall < t_stream.wall ? t_memset.wall : t_stream.wall);
       const double limit_cpu = mats / (t_memset.cpu < t_stream.cpu ? t_memset.cpu : t_stream.cpu);
+      /* The machine's own two-thread write bandwidth, to read the
+       * two-thread kernel row against: on a VM it varies with the host. */
+      double limit_t = limit;
+      if (threads > 1) {
+        w.threads = threads;
+        w.kind = W_MEMSET;
+        const timing m2 = time_work(&w, budget);
+        w.kind = W_STREAM;
+        const timing s2 = time_work(&w, budget);
+        limit_t = mats / (m2.wall < s2.wall ? m2.wall : s2.wall);
+        w.threads = 1;
+      }
       const double slice = (double)w.poses * (double)nb;
       w.kind = W_CORE_TRS;
       const timing core_trs = time_work(&w, budget);
@@ -446,10 +544,10 @@ int sk_bench_main(int argc, char **argv) {
       const size_t first = nrows;
       const double ct = slice / core_trs.wall, ctc = slice / core_trs.cpu;
       const double cm = slice / core_mat.wall, cmc = slice / core_mat.cpu;
-      rows[nrows++] = (row){nb, np, "core", "trs", 1, ct, limit, ct, ctc, limit_cpu, ctc};
-      rows[nrows++] = (row){nb, np, "core", "matrix", 1, cm, limit, cm, cmc, limit_cpu, cmc};
+      rows[nrows++] = (row){nb, np, "core", "trs", 1, ct, limit, ct, ctc, limit_cpu, ctc, limit};
+      rows[nrows++] = (row){nb, np, "core", "matrix", 1, cm, limit, cm, cmc, limit_cpu, cmc, limit};
       rows[nrows++] =
-          (row){nb, np, "single", "matrix", 1, slice / single.wall, limit, cm, slice / single.cpu, limit_cpu, cmc};
+          (row){nb, np, "single", "matrix", 1, slice / single.wall, limit, cm, slice / single.cpu, limit_cpu, cmc, limit};
       for (size_t k = 0; k < 4 + (threads > 1); k++) {
         const char *path = k < 4 ? paths[k] : best;
         if (sk_kernel_path_check(path) != 0)
@@ -457,12 +555,13 @@ int sk_bench_main(int argc, char **argv) {
         w = (work){.kind = W_KERNEL, .c = &c, .path = path, .threads = k < 4 ? 1 : threads};
         const timing t = time_work(&w, budget);
         /* Per core: CPU seconds already add up both threads' time. */
-        rows[nrows++] = (row){nb, np, path, "trs", w.threads, mats / t.wall, limit, ct, mats / t.cpu, limit_cpu, ctc};
+        rows[nrows++] = (row){nb, np, path, "trs", w.threads, mats / t.wall, limit, ct, mats / t.cpu, limit_cpu, ctc,
+                              w.threads > 1 ? limit_t : limit};
       }
       for (size_t i = first; i < nrows; i++)
         printf("%6zu %6zu %-7s %-6s %3u %9.1f %9.1f %9.1f %7.2f %7.1fx\n", rows[i].bones, rows[i].poses,
                rows[i].path, rows[i].input, rows[i].threads, rows[i].rate / 1e6, rows[i].rate_cpu / 1e6,
-               rows[i].limit / 1e6, rows[i].rate / rows[i].limit, rows[i].rate / rows[i].scalar);
+               rows[i].limit_threads / 1e6, rows[i].rate / rows[i].limit_threads, rows[i].rate / rows[i].scalar);
       fflush(stdout);
       case_close(&c);
     }
@@ -506,6 +605,18 @@ int sk_bench_main(int argc, char **argv) {
          load_before, load_after);
   for (int i = 0; i < 5; i++)
     print_target(&t[i]);
+  /* What the two memory-bound ratios are up against, from the same run. */
+  if (kbig != NULL) {
+    const double in_b = 40, out_b = 64 * (65.0 + 1) / 65; /* TRS read; finals written, trailing identity included */
+    printf("  context: the kernel reads %.0f B of TRS and writes %.0f B per bone matrix: at 65 x %zu it moved %.1f GB/s,\n"
+           "           %.2f of the %.1f GB/s the write limit moved (the target counts the written bytes only)\n",
+           in_b, out_b, big, kbig->rate * (in_b + out_b) / 1e9, (in_b + out_b) / out_b * kbig->rate / kbig->limit,
+           kbig->limit * out_b / 1e9);
+  }
+  if (kbig != NULL && kbig2 != NULL && threads > 1)
+    printf("  context: this machine's own write bandwidth, %u threads / 1, in this run: %.2f; the %u-thread kernel\n"
+           "           reached %.2f of the %u-thread write limit\n",
+           threads, kbig2->limit_threads / kbig->limit, threads, kbig2->rate / kbig2->limit_threads, threads);
 
   if (json) {
     json_t *o = json_object(), *arr = json_array(), *tg = json_array();
@@ -522,11 +633,11 @@ int sk_bench_main(int argc, char **argv) {
     for (size_t i = 0; i < nrows; i++) {
       const row *r = &rows[i];
       json_array_append_new(
-          arr, json_pack("{s:I, s:I, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "bones", (json_int_t)r->bones,
+          arr, json_pack("{s:I, s:I, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "bones", (json_int_t)r->bones,
                          "poses", (json_int_t)r->poses, "path", r->path, "input", r->input, "threads", (int)r->threads,
                          "bone_matrices_per_s", r->rate, "bandwidth_limit_per_s", r->limit, "scalar_per_s", r->scalar,
                          "cpu_bone_matrices_per_s", r->rate_cpu, "cpu_bandwidth_limit_per_s", r->limit_cpu,
-                         "cpu_scalar_per_s", r->scalar_cpu));
+                         "cpu_scalar_per_s", r->scalar_cpu, "bandwidth_limit_threads_per_s", r->limit_threads));
     }
     for (int i = 0; i < 5; i++)
       json_array_append_new(tg, json_pack("{s:s, s:f, s:f, s:f, s:b, s:b}", "target", t[i].name, "goal", t[i].goal,

@@ -23,6 +23,9 @@
 /* Input prefetch distance in poses (a multiple of 16). One group ahead is
  * enough: a group of 16 poses x 65 bones takes microseconds, DRAM ~100 ns;
  * 32 and 64 measured the same. A build-time knob for experiments. */
+#ifndef SK_KERNEL_PREFETCH_HINT
+#define SK_KERNEL_PREFETCH_HINT 2
+#endif
 #ifndef SK_KERNEL_PREFETCH
 #define SK_KERNEL_PREFETCH 16
 #endif
@@ -251,6 +254,11 @@ done:
 void sk_rig_destroy(sk_rig *r) { free(r); }
 
 size_t sk_rig_bones(const sk_rig *r) { return r->bones; }
+
+/* Where pose p's entry of a bone's row 0 is, relative to the bone's offset. */
+static inline __attribute__((always_inline)) size_t pose_at(const sk_kernel_job *job, size_t p) {
+  return job->block_stride != 0 ? p / 16 * job->block_stride + p % 16 : p;
+}
 
 /* ---- the paths -------------------------------------------------------------
  * Each path instantiates sk_kernel_lanes.h with its vector type. Target
@@ -527,6 +535,29 @@ const char *sk_kernel_path(void) { return path_for(NULL)->name; }
 
 size_t sk_kernel_pose_stride(size_t poses) { return (((poses + 15) / 16) | 1) * 16; }
 
+size_t sk_kernel_blocked_layout(const uint8_t *mode, size_t bones, size_t poses, size_t *offset, size_t *pose_stride,
+                                size_t *block_stride) {
+  size_t consts = 0, block = 0;
+  for (size_t b = 0; b < bones; b++) {
+    if (mode[b] == SK_KERNEL_CONST) {
+      offset[b] = 16 * consts++;
+      continue;
+    }
+    offset[b] = block;
+    block += 16 * (mode[b] == SK_KERNEL_TRS ? 10 : 16);
+  }
+  const size_t head = 16 * consts, blocks = (poses + 15) / 16;
+  for (size_t b = 0; b < bones; b++)
+    if (mode[b] != SK_KERNEL_CONST)
+      offset[b] += head;
+  *pose_stride = 16;
+  *block_stride = block != 0 ? block : 16;
+  size_t total;
+  if (__builtin_mul_overflow(blocks, *block_stride, &total) || __builtin_add_overflow(total, head, &total))
+    return 0;
+  return total;
+}
+
 /* ---- validate and run -------------------------------------------------------- */
 
 static bool mul_ok(size_t a, size_t b, size_t *r) { return !__builtin_mul_overflow(a, b, r); }
@@ -538,9 +569,15 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
     return sk_error_set(err, SK_EINVAL, "/rig", "rig is NULL");
   if (job->poses == 0)
     return sk_error_set(err, SK_EINVAL, "/poses", "a batch needs at least one pose");
-  if (job->pose_stride < job->poses)
+  if (job->block_stride == 0 && job->pose_stride < job->poses)
     return sk_error_set(err, SK_EINVAL, "/pose_stride", "pose_stride %zu is less than poses %zu", job->pose_stride,
                         job->poses);
+  if (job->block_stride != 0 && job->pose_stride < 16)
+    return sk_error_set(err, SK_EINVAL, "/pose_stride", "pose_stride %zu is less than a block of 16 poses",
+                        job->pose_stride);
+  if (job->block_stride != 0 && job->block_stride < 16)
+    return sk_error_set(err, SK_EINVAL, "/block_stride", "block_stride %zu is less than a block of 16 poses",
+                        job->block_stride);
   if (job->mode == NULL)
     return sk_error_set(err, SK_EINVAL, "/mode", "mode is NULL");
   if (job->offset == NULL)
@@ -559,9 +596,17 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
       return sk_error_set(err, rc, "/path", "this CPU cannot run the %s path", job->path);
   }
   const size_t nb = job->rig->bones;
-  size_t rows, fin, tmp;
-  if (!mul_ok(16, job->pose_stride, &rows) || !mul_ok(nb + 1, 16, &tmp) || !mul_ok(tmp, job->poses, &fin))
+  /* span(r): floats from a bone's offset to the end of its last block of r rows. */
+  size_t fin, tmp, last_block = 0, span_trs, span_mat;
+  if (job->block_stride != 0 && !mul_ok((job->poses - 1) / 16, job->block_stride, &last_block))
+    return sk_error_set(err, SK_ETOOBIG, "/block_stride", "batch size overflows");
+  const size_t row_len = job->block_stride != 0 ? 16 : job->pose_stride;
+  if (!mul_ok(9, job->pose_stride, &span_trs) || __builtin_add_overflow(span_trs, row_len, &span_trs) ||
+      !mul_ok(15, job->pose_stride, &span_mat) || __builtin_add_overflow(span_mat, row_len, &span_mat) ||
+      !mul_ok(nb + 1, 16, &tmp) || !mul_ok(tmp, job->poses, &fin))
     return sk_error_set(err, SK_ETOOBIG, "/poses", "batch size overflows");
+  if (__builtin_add_overflow(span_trs, last_block, &span_trs) || __builtin_add_overflow(span_mat, last_block, &span_mat))
+    return sk_error_set(err, SK_ETOOBIG, "/block_stride", "batch size overflows");
   for (size_t b = 0; b < nb; b++) {
     char ptr[48];
     const uint8_t m = job->mode[b];
@@ -570,7 +615,7 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
       return sk_error_set(err, SK_EINVAL, ptr, "unknown mode %u for bone %zu", (unsigned)m, b);
     }
     if (job->input_floats != 0) {
-      const size_t span = m == SK_KERNEL_CONST ? 16 : m == SK_KERNEL_TRS ? 10 * job->pose_stride : rows;
+      const size_t span = m == SK_KERNEL_CONST ? 16 : m == SK_KERNEL_TRS ? span_trs : span_mat;
       if (job->offset[b] > job->input_floats || span > job->input_floats - job->offset[b]) {
         snprintf(ptr, sizeof ptr, "/offset/%zu", b);
         return sk_error_set(err, SK_EINVAL, ptr, "bone %zu's input runs past the end of input", b);

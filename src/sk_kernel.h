@@ -53,7 +53,13 @@ enum { SK_KERNEL_STREAM_AUTO = 0, SK_KERNEL_STREAM_NEVER = 1, SK_KERNEL_STREAM_A
 typedef struct sk_kernel_job {
   const sk_rig *rig;          /* borrowed */
   size_t poses;               /* P >= 1 */
-  size_t pose_stride;         /* floats per SoA row, >= poses; best sk_kernel_pose_stride(poses) */
+  size_t pose_stride;         /* floats from one row of a bone's input to the next (SoA: row k = component k
+                                 of every pose). Row layout (block_stride 0): >= poses, best
+                                 sk_kernel_pose_stride(poses). Blocked layout: >= 16, usually 16. */
+  size_t block_stride;        /* 0: row layout, each row holds the whole batch. Else the blocked layout: poses
+                                 16i..16i+15 of every row start block_stride floats after poses 16(i-1).., so a
+                                 block of poses reads as one sequential stream; sk_kernel_blocked_layout()
+                                 lays a batch out this way. */
   const uint8_t *mode;        /* B entries, SK_KERNEL_*, bones in parent-first (sk_skeleton.bones[]) order */
   const size_t *offset;       /* B entries: where bone b's input starts in `input`, in floats
                                  (CONST: 16 floats; TRS: 10*pose_stride; MATRIX: 16*pose_stride) */
@@ -75,8 +81,19 @@ typedef struct sk_kernel_job {
  * poses that costs 40 % of the throughput. */
 size_t sk_kernel_pose_stride(size_t poses);
 
+/* Fills offset[B] and *pose_stride, *block_stride for the blocked layout
+ * of a batch of `poses` with the given modes: each 16-pose block holds
+ * every bone's rows back to back (TRS 10 rows, MATRIX 16 rows of 16
+ * floats), CONST bones' 16 floats come first. The kernel then reads its
+ * input as one forward stream instead of 10 or 16 per bone, which the
+ * hardware prefetcher follows. Returns the floats `input` needs
+ * (0 on overflow). The float for bone b, row k, pose p is at
+ * offset[b] + (p / 16) * block_stride + k * pose_stride + p % 16. */
+size_t sk_kernel_blocked_layout(const uint8_t *mode, size_t bones, size_t poses, size_t *offset, size_t *pose_stride,
+                                size_t *block_stride);
+
 /* Checks the job once, at the boundary: non-NULL rig/mode/offset/input/
- * final, P >= 1, pose_stride >= P, known modes, spans inside input_floats
+ * final, P >= 1, pose_stride >= P (row layout) or >= 16 (blocked), known modes, spans inside input_floats
  * (when given), sizes that do not overflow, and a known path the CPU has.
  * Errors: SK_EINVAL (err->pointer names the field, e.g. "/mode/3"),
  * SK_ETOOBIG (sizes overflow), SK_EUNSUPPORTED (path missing on this CPU). */

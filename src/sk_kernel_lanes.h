@@ -104,6 +104,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vs)(const V *
 static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const sk_kernel_job *job, size_t bone, size_t p0, size_t n, V *l) {
   const float *in = job->input + job->offset[bone];
   const size_t st = job->pose_stride;
+  const size_t at = pose_at(job, p0);
   switch (job->mode[bone]) {
   case SK_KERNEL_CONST:
 #pragma GCC unroll 16
@@ -111,7 +112,7 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
       l[k] = VSET1(in[k]);
     return in[3] == 0 && in[7] == 0 && in[11] == 0 && in[15] == 1;
   case SK_KERNEL_MATRIX:
-    in += p0;
+    in += at;
     if (n == SKK_N) {
 #pragma GCC unroll 16
       for (int k = 0; k < 16; k++)
@@ -126,7 +127,7 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
     return VALL_EQ(l[3], 0.0f) && VALL_EQ(l[7], 0.0f) && VALL_EQ(l[11], 0.0f) && VALL_EQ(l[15], 1.0f);
   default: {
     V r[10];
-    in += p0;
+    in += at;
     if (n == SKK_N) {
 #pragma GCC unroll 10
       for (int k = 0; k < 10; k++)
@@ -200,10 +201,10 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
     if (prefetch) {
       const uint8_t m = job->mode[st->bone];
       if (m != SK_KERNEL_CONST) {
-        const float *in = job->input + job->offset[st->bone] + p0 + SKK_PREFETCH;
+        const float *in = job->input + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
         const int rows = m == SK_KERNEL_TRS ? 10 : 16;
         for (int k = 0; k < rows; k++)
-          __builtin_prefetch(in + k * st_rows, 0, 2);
+          __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
       }
     }
     const bool laff = SKK(load_local)(job, st->bone, p0, n, l);

@@ -916,7 +916,8 @@ static int kscratch_reserve(kscratch *k, size_t bones, size_t input_floats, size
   }
   if (input_floats > k->input_cap) {
     free(k->input);
-    k->input = malloc(input_floats * sizeof(float));
+    /* Line-aligned: a 16-pose row of the blocked layout is one cache line. */
+    k->input = aligned_alloc(64, (input_floats * sizeof(float) + 63) & ~(size_t)63);
     k->input_cap = k->input ? input_floats : 0;
     if (k->input == NULL)
       return SK_ENOMEM;
@@ -955,7 +956,7 @@ static bool kernel_fits(const sk_skeleton *s, const sk_pose *poses, size_t n) {
 static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
                       unsigned threads) {
   const sk_skeleton *s = e->skel;
-  size_t nb = s->count, stride = (n + 15) & ~(size_t)15;
+  const size_t nb = s->count;
   if (kscratch_reserve(ks, nb, 0, 0))
     return SK_ENOMEM;
   /* hits[b]: poses that set bone b; the top bit marks a "matrix" override. */
@@ -970,46 +971,45 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
    * rotation or scaling only, so every lane is compose(TRS) -- exactly what
    * Babylon's setters produce -- and the kernel composes it in SIMD. Else
    * MATRIX: each lane gets the local the core's setters compute. */
-  size_t floats = 0;
-  for (size_t b = 0; b < nb; b++) {
-    ks->offset[b] = floats;
-    if (hits[b] == 0) {
-      ks->mode[b] = SK_KERNEL_CONST;
-      floats += 16;
-    } else if (hits[b] == n && !s->bones[b].local.need_decompose) {
-      ks->mode[b] = SK_KERNEL_TRS;
-      floats += 10 * stride;
-    } else {
-      ks->mode[b] = SK_KERNEL_MATRIX;
-      floats += 16 * stride;
-    }
-  }
-  if (kscratch_reserve(ks, nb, floats, 0))
+  for (size_t b = 0; b < nb; b++)
+    ks->mode[b] = hits[b] == 0                                                  ? SK_KERNEL_CONST
+                  : hits[b] == n && !s->bones[b].local.need_decompose ? SK_KERNEL_TRS
+                                                                               : SK_KERNEL_MATRIX;
+  /* Blocked layout: the kernel reads each 16-pose block as one stream. */
+  size_t stride, block;
+  const size_t floats = sk_kernel_blocked_layout(ks->mode, nb, n, ks->offset, &stride, &block);
+  if (floats == 0 || kscratch_reserve(ks, nb, floats, 0))
     return SK_ENOMEM;
   float *in = ks->input;
+  const size_t blocks = (n + 15) / 16;
   for (size_t b = 0; b < nb; b++) {
     const sk_local *l = &s->bones[b].local;
-    float *row = in + ks->offset[b];
+    float *base = in + ks->offset[b];
     if (ks->mode[b] == SK_KERNEL_CONST) {
-      memcpy(row, l->matrix, 16 * sizeof(float));
-    } else if (ks->mode[b] == SK_KERNEL_TRS) {
+      memcpy(base, l->matrix, 16 * sizeof(float));
+      continue;
+    }
+    /* Every lane, padding too, starts as the stored local. */
+    float v[16];
+    size_t rows = 16;
+    if (ks->mode[b] == SK_KERNEL_TRS) {
       const float trs[10] = {(float)l->position[0], (float)l->position[1], (float)l->position[2],
                              (float)l->rotation[0], (float)l->rotation[1], (float)l->rotation[2],
                              (float)l->rotation[3], (float)l->scaling[0],  (float)l->scaling[1],
                              (float)l->scaling[2]};
-      for (size_t r = 0; r < 10; r++) /* padding lanes too */
-        for (size_t p = 0; p < stride; p++)
-          row[r * stride + p] = trs[r];
-    } else {
-      for (size_t r = 0; r < 16; r++) /* every lane, padding too, starts as the stored local */
-        for (size_t p = 0; p < stride; p++)
-          row[r * stride + p] = l->matrix[r];
-    }
+      memcpy(v, trs, sizeof trs);
+      rows = 10;
+    } else
+      memcpy(v, l->matrix, sizeof v);
+    for (size_t g = 0; g < blocks; g++)
+      for (size_t r = 0; r < rows; r++)
+        for (size_t q = 0; q < 16; q++)
+          base[g * block + r * stride + q] = v[r];
   }
   for (size_t p = 0; p < n; p++)
     for (size_t k = 0; k < poses[p].count; k++) {
       const sk_override *o = &poses[p].overrides[k];
-      float *row = in + ks->offset[o->bone] + p;
+      float *row = in + ks->offset[o->bone] + p / 16 * block + p % 16;
       if (ks->mode[o->bone] == SK_KERNEL_TRS) {
         if (o->mask & SK_OVERRIDE_POSITION)
           for (size_t r = 0; r < 3; r++)
@@ -1032,6 +1032,7 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
   job.rig = e->rig;
   job.poses = n;
   job.pose_stride = stride;
+  job.block_stride = block;
   job.mode = ks->mode;
   job.offset = ks->offset;
   job.input = in;

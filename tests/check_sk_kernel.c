@@ -473,6 +473,135 @@ START_TEST(thread_split_is_bit_exact) {
 }
 END_TEST
 
+/* ---- blocked layout ---------------------------------------------------------- */
+
+/* Copies a row-layout batch into the blocked layout of
+ * sk_kernel_blocked_layout, in a buffer of exactly the floats it asks for
+ * (so a read past a block trips the sanitizers), and points the job at it. */
+static float *to_blocked(batch *b, size_t **offset_out) {
+  size_t *off = malloc(b->nb * sizeof *off), ps, bs;
+  const size_t floats = sk_kernel_blocked_layout(b->mode, b->nb, b->p, off, &ps, &bs);
+  ck_assert_uint_gt(floats, 0);
+  ck_assert_uint_eq(ps, 16);
+  float *in = malloc(floats * sizeof *in);
+  const size_t st = b->job.pose_stride, lanes = (b->p + 15) / 16 * 16;
+  for (size_t i = 0; i < b->nb; i++) {
+    const float *src = b->input + b->offset[i];
+    if (b->mode[i] == SK_KERNEL_CONST) {
+      memcpy(in + off[i], src, 16 * sizeof *in);
+      continue;
+    }
+    const size_t rows = b->mode[i] == SK_KERNEL_TRS ? 10 : 16;
+    for (size_t q = 0; q < lanes; q++)
+      for (size_t r = 0; r < rows; r++) {
+        float *dst = in + off[i] + q / 16 * bs + r * ps + q % 16;
+        ck_assert_uint_lt((size_t)(dst - in), floats);
+        *dst = q < b->p ? src[r * st + q] : 0.0f; /* padding lanes never read into results */
+      }
+  }
+  b->job.pose_stride = ps;
+  b->job.block_stride = bs;
+  b->job.offset = off;
+  b->job.input = in;
+  b->job.input_floats = floats;
+  *offset_out = off;
+  return in;
+}
+
+/* The same batch in both layouts gives the same bits on every path, with
+ * the three modes mixed, tails of every length, absolutes and initial skins. */
+START_TEST(blocked_layout_matches_rows) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(700 + pi);
+    for (size_t p = 1; p <= 67; p += 3) {
+      batch b;
+      batch_init(&b, rand_skeleton(1 + rng_below(30), SHAPE_RANDOM, rng_u64() % 2), p, false, rng_u64() % 2,
+                 rng_u64() % 2);
+      b.job.path = all_paths[pi];
+      b.job.stream = (int)(rng_u64() % 3);
+      const size_t fbytes = p * (b.nb + 1) * 16 * sizeof(float), abytes = p * b.nb * 16 * sizeof(float);
+      sk_kernel_run(&b.job, 0, p);
+      float *f1 = malloc(fbytes), *a1 = malloc(abytes);
+      memcpy(f1, b.final, fbytes);
+      if (b.absolute != NULL)
+        memcpy(a1, b.absolute, abytes);
+      const sk_kernel_job rows = b.job;
+      size_t *off;
+      float *in = to_blocked(&b, &off);
+      ck_assert_int_eq(sk_kernel_validate(&b.job, NULL), 0);
+      memset(b.final, 0x7f, fbytes);
+      if (p > 16) { /* split at a block boundary, and across threads */
+        sk_kernel_run(&b.job, 0, 16);
+        sk_kernel_run(&b.job, 16, p);
+      } else
+        sk_kernel_run(&b.job, 0, p);
+      ck_assert_msg(memcmp(f1, b.final, fbytes) == 0, "%s P=%zu", all_paths[pi], p);
+      if (b.absolute != NULL)
+        ck_assert(memcmp(a1, b.absolute, abytes) == 0);
+      memset(b.final, 0x7f, fbytes);
+      ck_assert_int_eq(sk_kernel_run_threads(&b.job, 3), 0);
+      ck_assert(memcmp(f1, b.final, fbytes) == 0);
+      b.job = rows;
+      free(in);
+      free(off);
+      free(f1);
+      free(a1);
+      batch_close(&b);
+    }
+  }
+}
+END_TEST
+
+START_TEST(blocked_layout_validation) {
+  rng_seed(800);
+  batch b;
+  batch_init(&b, rand_skeleton(6, SHAPE_RANDOM, false), 35, false, false, false);
+  memset(b.mode, SK_KERNEL_TRS, b.nb);
+  b.mode[0] = SK_KERNEL_CONST;
+  b.mode[2] = SK_KERNEL_MATRIX;
+  size_t *off;
+  float *in = to_blocked(&b, &off);
+  /* CONST bones first, then each block holds the others back to back. */
+  ck_assert_uint_eq(off[0], 0);
+  ck_assert_uint_eq(off[1], 16);
+  ck_assert_uint_eq(off[2], 16 + 160);
+  ck_assert_uint_eq(off[3], 16 + 160 + 256);
+  ck_assert_uint_eq(b.job.block_stride, 160 * 4 + 256);
+  ck_assert_uint_eq(b.job.input_floats, 16 + 3 * b.job.block_stride);
+  sk_error e;
+  sk_kernel_job j = b.job;
+  ck_assert_int_eq(sk_kernel_validate(&j, &e), 0);
+#define EXPECT(code, ptr)                                 \
+  do {                                                    \
+    sk_error_clear(&e);                                   \
+    ck_assert_int_eq(sk_kernel_validate(&j, &e), (code)); \
+    ck_assert_str_eq(e.pointer, (ptr));                   \
+    j = b.job;                                            \
+  } while (0)
+  j.pose_stride = 15;
+  EXPECT(SK_EINVAL, "/pose_stride");
+  j.block_stride = 15;
+  EXPECT(SK_EINVAL, "/block_stride");
+  j.input_floats--; /* the last bone's last block is one float short */
+  EXPECT(SK_EINVAL, "/offset/5");
+  j.poses = 49; /* a fourth block that is not there */
+  EXPECT(SK_EINVAL, "/offset/1");
+  j.block_stride = SIZE_MAX / 2;
+  EXPECT(SK_ETOOBIG, "/block_stride");
+#undef EXPECT
+  /* Overflow is reported, not wrapped. */
+  size_t ps, bs;
+  ck_assert_uint_eq(sk_kernel_blocked_layout(b.mode, b.nb, SIZE_MAX - 15, off, &ps, &bs), 0);
+  j = b.job;
+  free(in);
+  free(off);
+  b.job.offset = b.offset;
+  batch_close(&b);
+}
+END_TEST
+
 /* ---- lifecycle -------------------------------------------------------------- */
 
 START_TEST(rig_outlives_its_skeleton) {
@@ -523,6 +652,8 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, stream_with_misaligned_output);
   tcase_add_test(tc, single_pose_path);
   tcase_add_test(tc, thread_split_is_bit_exact);
+  tcase_add_test(tc, blocked_layout_matches_rows);
+  tcase_add_test(tc, blocked_layout_validation);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifecycle");
   tcase_add_test(tc, rig_outlives_its_skeleton);
