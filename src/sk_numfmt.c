@@ -1,20 +1,21 @@
 /* sk_numfmt: shortest round-trip float -> decimal, ECMAScript layout.
  *
- * The digit generation is a reimplementation of Ryu (Ulf Adams, "Ryu: fast
- * float-to-string conversion", PLDI 2018; reference code at
- * github.com/ulfjack/ryu). The steps in f32_to_decimal()/f64_to_decimal()
- * and the shape of the power-of-5 tables follow that code closely.
+ * Doubles: the digit generation is a reimplementation of Ryu (Ulf Adams,
+ * "Ryu: fast float-to-string conversion", PLDI 2018; reference code at
+ * github.com/ulfjack/ryu). The steps in f64_to_decimal() and the shape of
+ * the power-of-5 tables follow that code closely. Floats (what every
+ * matrix answer prints): Schubfach, see f32_to_decimal().
  *   Portions Copyright 2018 Ulf Adams, used under the Boost Software
  *   License 1.0 (Ryu is dual-licensed Apache-2.0 / BSL-1.0).
  * The layout step (plain vs exponent notation), the table generator below
  * and the buffer helpers are ours.
  *
- * Why Ryu and not snprintf("%.9g"): %.9g always prints 9 digits (bloating
- * every reply), goes through the locale machinery, and costs ~7x more
- * (~140-200 ns against ~20 ns per float here, tests/bench/numfmt_bench.c).
- * Why not %.Ng in a loop until strtof round-trips: up to 9 formats + parses
- * per number. Ryu computes the shortest digits directly from three scaled
- * products (64x128 bits for double, 32x64 for float) against a table of 5^+-i.
+ * Why not snprintf("%.9g"): %.9g always prints 9 digits (bloating every
+ * reply), goes through the locale machinery, and costs ~200 ns per float
+ * here against ~13 ns for a float written into a JSON array
+ * (tests/bench/numfmt_bench.c). Why not %.Ng in a loop until strtof
+ * round-trips: up to 9 formats + parses per number. Ryu and Schubfach
+ * compute the shortest digits directly from a few scaled products.
  *
  * Verified beyond tests/check_sk_numfmt.c: every positive finite float32
  * (2^31 patterns, sign only adds '-') round-trips through strtof, has no
@@ -50,8 +51,7 @@ __extension__ typedef unsigned __int128 sk_u128;
 /* Power-of-5 tables, 125 significant bits each, stored {low 64, high 64}.
  *   pow5_inv[q] = floor(2^(pow5bits(q) - 1 + 125) / 5^q) + 1,  q = 0..291
  *   pow5[i]     = 5^i scaled to exactly 125 bits (truncated),  i = 0..325
- * where pow5bits(e) is the bit length of 5^e. The float path uses only the
- * high words (61 bits). Regenerate with:
+ * where pow5bits(e) is the bit length of 5^e. Regenerate with:
  *
  *   def pb(e): return (5**e).bit_length()
  *   inv = [2**(pb(q) - 1 + 125) // 5**q + 1 for q in range(292)]
@@ -59,12 +59,9 @@ __extension__ typedef unsigned __int128 sk_u128;
  *         for i in range(326)]
  *   for v in inv + p5: print(v & (2**64 - 1), v >> 64)
  *
- * Sizes: the largest double exponent needs q = 290 (inverse) and i = 325;
- * float needs at most q = 30 and i = 47. */
+ * Sizes: the largest double exponent needs q = 290 (inverse) and i = 325. */
 #define POW5_INV_BITCOUNT 125
 #define POW5_BITCOUNT 125
-#define F32_POW5_INV_BITCOUNT (POW5_INV_BITCOUNT - 64)
-#define F32_POW5_BITCOUNT (POW5_BITCOUNT - 64)
 
 static const uint64_t pow5_inv[292][2] = {
     {                    1u,  2305843009213693952u }, { 11068046444225730970u,  1844674407370955161u },
@@ -432,28 +429,74 @@ static inline int multiple_of_pow2(uint64_t v, uint32_t p) {
   return (v & ((UINT64_C(1) << p) - 1)) == 0;
 }
 
-/* ---- float32 ---------------------------------------------------------- */
+/* ---- float32: Schubfach --------------------------------------------- */
 
-/* (m * factor) >> shift for a 32-bit m and a 64-bit factor, shift > 32. The
- * result fits 32 bits for every (m, factor, shift) the float path produces. */
-static inline uint32_t mul_shift32(uint32_t m, uint64_t factor, int32_t shift) {
-  assert(shift > 32);
-  uint64_t lo = (uint64_t)m * (uint32_t)factor;
-  uint64_t hi = (uint64_t)m * (uint32_t)(factor >> 32);
-  uint64_t sum = (lo >> 32) + hi;
-  return (uint32_t)(sum >> (shift - 32));
-}
+/* The float path is Schubfach (Raffaello Giulietti, "The Schubfach way to
+ * render doubles", 2020), written here from the paper for float32: one
+ * table entry and three 64x32-bit products decide the shortest digits with
+ * no digit-removal loop, about half the time of Ryu's float path on the
+ * matrix-like values of tests/bench/numfmt_bench.c. Checked exhaustively
+ * when it replaced the Ryu float path (commit 361d600 and before): for all
+ * 2^32 float32 bit patterns both print the same bytes, layout included.
+ * tests/check_sk_numfmt.c checks a stride over all patterns against
+ * printf/strtof (round trip, shortest, correctly rounded) on every run.
+ *
+ * f32_pow10_g[k + 31] = ceil(10^k / 2^r), r = floor(log2 10^k) - 63, for
+ * k = -31..45 (the range float32 needs): a 64-bit overestimate of 10^k.
+ * Regenerate with:
+ *
+ *   from fractions import Fraction; import math
+ *   for k in range(-31, 46):
+ *       v = Fraction(10)**k
+ *       r = v.numerator.bit_length() - v.denominator.bit_length()
+ *       r -= Fraction(2)**r > v
+ *       print(hex(math.ceil(v / Fraction(2)**(r - 63))))
+ */
+static const uint64_t f32_pow10_g[77] = {
+    UINT64_C(0x81CEB32C4B43FCF5), UINT64_C(0xA2425FF75E14FC32), UINT64_C(0xCAD2F7F5359A3B3F),
+    UINT64_C(0xFD87B5F28300CA0E), UINT64_C(0x9E74D1B791E07E49), UINT64_C(0xC612062576589DDB),
+    UINT64_C(0xF79687AED3EEC552), UINT64_C(0x9ABE14CD44753B53), UINT64_C(0xC16D9A0095928A28),
+    UINT64_C(0xF1C90080BAF72CB2), UINT64_C(0x971DA05074DA7BEF), UINT64_C(0xBCE5086492111AEB),
+    UINT64_C(0xEC1E4A7DB69561A6), UINT64_C(0x9392EE8E921D5D08), UINT64_C(0xB877AA3236A4B44A),
+    UINT64_C(0xE69594BEC44DE15C), UINT64_C(0x901D7CF73AB0ACDA), UINT64_C(0xB424DC35095CD810),
+    UINT64_C(0xE12E13424BB40E14), UINT64_C(0x8CBCCC096F5088CC), UINT64_C(0xAFEBFF0BCB24AAFF),
+    UINT64_C(0xDBE6FECEBDEDD5BF), UINT64_C(0x89705F4136B4A598), UINT64_C(0xABCC77118461CEFD),
+    UINT64_C(0xD6BF94D5E57A42BD), UINT64_C(0x8637BD05AF6C69B6), UINT64_C(0xA7C5AC471B478424),
+    UINT64_C(0xD1B71758E219652C), UINT64_C(0x83126E978D4FDF3C), UINT64_C(0xA3D70A3D70A3D70B),
+    UINT64_C(0xCCCCCCCCCCCCCCCD), UINT64_C(0x8000000000000000), UINT64_C(0xA000000000000000),
+    UINT64_C(0xC800000000000000), UINT64_C(0xFA00000000000000), UINT64_C(0x9C40000000000000),
+    UINT64_C(0xC350000000000000), UINT64_C(0xF424000000000000), UINT64_C(0x9896800000000000),
+    UINT64_C(0xBEBC200000000000), UINT64_C(0xEE6B280000000000), UINT64_C(0x9502F90000000000),
+    UINT64_C(0xBA43B74000000000), UINT64_C(0xE8D4A51000000000), UINT64_C(0x9184E72A00000000),
+    UINT64_C(0xB5E620F480000000), UINT64_C(0xE35FA931A0000000), UINT64_C(0x8E1BC9BF04000000),
+    UINT64_C(0xB1A2BC2EC5000000), UINT64_C(0xDE0B6B3A76400000), UINT64_C(0x8AC7230489E80000),
+    UINT64_C(0xAD78EBC5AC620000), UINT64_C(0xD8D726B7177A8000), UINT64_C(0x878678326EAC9000),
+    UINT64_C(0xA968163F0A57B400), UINT64_C(0xD3C21BCECCEDA100), UINT64_C(0x84595161401484A0),
+    UINT64_C(0xA56FA5B99019A5C8), UINT64_C(0xCECB8F27F4200F3A), UINT64_C(0x813F3978F8940985),
+    UINT64_C(0xA18F07D736B90BE6), UINT64_C(0xC9F2C9CD04674EDF), UINT64_C(0xFC6F7C4045812297),
+    UINT64_C(0x9DC5ADA82B70B59E), UINT64_C(0xC5371912364CE306), UINT64_C(0xF684DF56C3E01BC7),
+    UINT64_C(0x9A130B963A6C115D), UINT64_C(0xC097CE7BC90715B4), UINT64_C(0xF0BDC21ABB48DB21),
+    UINT64_C(0x96769950B50D88F5), UINT64_C(0xBC143FA4E250EB32), UINT64_C(0xEB194F8E1AE525FE),
+    UINT64_C(0x92EFD1B8D0CF37BF), UINT64_C(0xB7ABC627050305AE), UINT64_C(0xE596B7B0C643C71A),
+    UINT64_C(0x8F7E32CE7BEA5C70), UINT64_C(0xB35DBF821AE4F38C),
+};
 
-/* m * 2^e2 / 10^q with e2 >= 0, via the inverse table. The high word of a
- * pow5_inv entry is floor(2^x / 5^q) without the table's "+1" (which lives
- * in the low word), so it is added back here. */
-static inline uint32_t mul_pow5_inv_div_pow2(uint32_t m, uint32_t q, int32_t j) {
-  return mul_shift32(m, pow5_inv[q][1] + 1, j);
-}
+/* floor(x / 2^n) for negative x too (gcc and clang shift arithmetically). */
+static inline int32_t floor_shift(int32_t x, int n) { return x >> n; }
 
-/* m * 5^i / 2^j with e2 < 0. */
-static inline uint32_t mul_pow5_div_pow2(uint32_t m, uint32_t i, int32_t j) {
-  return mul_shift32(m, pow5[i][1], j);
+/* The high 32 bits of g * cp / 2^32 (a 96-bit product), rounded to odd:
+ * the lowest bit is set when anything below was, so comparisons against
+ * the scaled interval ends stay exact. */
+static inline uint32_t round_to_odd(uint64_t g, uint32_t cp) {
+#ifdef SK_NUMFMT_HAVE_INT128
+  const sk_u128 p = (sk_u128)g * cp;
+  const uint32_t hi = (uint32_t)(p >> 64), mid = (uint32_t)((uint64_t)p >> 32);
+#else
+  const uint64_t lo = (uint64_t)(uint32_t)g * cp;
+  const uint64_t sum = (g >> 32) * cp + (lo >> 32);
+  const uint32_t hi = (uint32_t)(sum >> 32), mid = (uint32_t)sum;
+#endif
+  return hi | (mid > 1);
 }
 
 static inline uint32_t decimal_length9(uint32_t v) {
@@ -469,132 +512,65 @@ static inline uint32_t decimal_length9(uint32_t v) {
   return 1;
 }
 
-/* Shortest digits for a finite non-zero float given its raw fields.
+/* Shortest digits for a finite non-zero float given its raw fields, the
+ * closest of them to the value, ties to even digits.
  *
- * The value is m2 * 2^e2. Every decimal strictly inside the half-way points
- * to the neighbouring floats ((mm, mp) below, both ends included when m2 is
- * even, as strtof rounds ties to even) reads back to it. The bounds are
- * scaled to integers vm < vr < vp by 10^-e10, then decimal digits are dropped
- * while the interval still contains a number with fewer digits; the last
- * dropped digit of vr decides rounding. The *_is_trailing_zeros flags track
- * whether the scaling was exact, which matters only for ties (rare). */
+ * The value is c * 2^q; its rounding interval is [cbl, cbr] * 2^(q-2)
+ * (ends included when c is even, as strtof rounds ties to even). k is
+ * chosen so that scaling by 10^-k leaves at most one multiple of 10 inside
+ * the scaled interval: then either that one (a digit shorter) or the
+ * integer just below or above the scaled value is the answer. */
 static decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
-  int32_t e2;
-  uint32_t m2;
-  if (ieee_exp == 0) {
-    /* Subnormal. The extra -2 makes room for the 4*m2 +- 2 bounds. */
-    e2 = 1 - 127 - 23 - 2;
-    m2 = ieee_mant;
-  } else {
-    e2 = (int32_t)ieee_exp - 127 - 23 - 2;
-    m2 = (UINT32_C(1) << 23) | ieee_mant;
-  }
-  const int accept_bounds = (m2 & 1) == 0;
-
-  const uint32_t mv = 4 * m2;
-  const uint32_t mp = 4 * m2 + 2;
-  /* At a power of two (mantissa field 0) the float below is closer: the
-   * lower half-gap is half as wide, except for the smallest normal. */
-  const uint32_t mm_shift = ieee_mant != 0 || ieee_exp <= 1;
-  const uint32_t mm = 4 * m2 - 1 - mm_shift;
-
-  uint32_t vr, vp, vm;
-  int32_t e10;
-  int vm_is_trailing_zeros = 0;
-  int vr_is_trailing_zeros = 0;
-  uint32_t last_removed_digit = 0;
-  if (e2 >= 0) {
-    const uint32_t q = log10_pow2(e2);
-    e10 = (int32_t)q;
-    const int32_t k = F32_POW5_INV_BITCOUNT + pow5bits((int32_t)q) - 1;
-    const int32_t i = -e2 + (int32_t)q + k;
-    vr = mul_pow5_inv_div_pow2(mv, q, i);
-    vp = mul_pow5_inv_div_pow2(mp, q, i);
-    vm = mul_pow5_inv_div_pow2(mm, q, i);
-    if (q != 0 && (vp - 1) / 10 <= vm / 10) {
-      /* The loop below will not run, but rounding still needs the digit
-       * just below vr; get it from one more power of ten. */
-      const int32_t l = F32_POW5_INV_BITCOUNT + pow5bits((int32_t)(q - 1)) - 1;
-      last_removed_digit = mul_pow5_inv_div_pow2(mv, q - 1, -e2 + (int32_t)q - 1 + l) % 10;
-    }
-    if (q <= 9) {
-      /* 5^10 > 2^24 bounds this; only one of mv, mp, mm can be a multiple of 5. */
-      if (mv % 5 == 0) {
-        vr_is_trailing_zeros = multiple_of_pow5(mv, q);
-      } else if (accept_bounds) {
-        vm_is_trailing_zeros = multiple_of_pow5(mm, q);
-      } else {
-        vp -= (uint32_t)multiple_of_pow5(mp, q);
+  uint32_t c;
+  int32_t q;
+  if (ieee_exp != 0) {
+    c = (UINT32_C(1) << 23) | ieee_mant;
+    q = (int32_t)ieee_exp - 150;
+    if (q <= 0 && q > -24 && (c & ((UINT32_C(1) << -q) - 1)) == 0) {
+      /* An integer below 2^24 (1, -1, 2, ... are common in matrices). */
+      uint32_t digits = c >> -q;
+      int32_t exp10 = 0;
+      while (digits % 10 == 0) {
+        digits /= 10;
+        exp10++;
       }
+      decimal d = {digits, exp10};
+      return d;
     }
   } else {
-    const uint32_t q = log10_pow5(-e2);
-    e10 = (int32_t)q + e2;
-    const int32_t i = -e2 - (int32_t)q;
-    const int32_t k = pow5bits(i) - F32_POW5_BITCOUNT;
-    int32_t j = (int32_t)q - k;
-    vr = mul_pow5_div_pow2(mv, (uint32_t)i, j);
-    vp = mul_pow5_div_pow2(mp, (uint32_t)i, j);
-    vm = mul_pow5_div_pow2(mm, (uint32_t)i, j);
-    if (q != 0 && (vp - 1) / 10 <= vm / 10) {
-      j = (int32_t)q - 1 - (pow5bits(i + 1) - F32_POW5_BITCOUNT);
-      last_removed_digit = mul_pow5_div_pow2(mv, (uint32_t)(i + 1), j) % 10;
-    }
-    if (q <= 1) {
-      /* mv = 4*m2 has >= 2 trailing zero bits; mm has one iff mm_shift;
-       * mp = mv + 2 always has one, so vp is exact and must be excluded. */
-      vr_is_trailing_zeros = 1;
-      if (accept_bounds) {
-        vm_is_trailing_zeros = mm_shift == 1;
-      } else {
-        --vp;
-      }
-    } else if (q < 31) {
-      vr_is_trailing_zeros = multiple_of_pow2(mv, q - 1);
-    }
+    c = ieee_mant;
+    q = -149;
   }
-
-  int32_t removed = 0;
-  uint32_t output;
-  if (vm_is_trailing_zeros || vr_is_trailing_zeros) {
-    /* General case (~4% of floats): track exactness for tie breaking. */
-    while (vp / 10 > vm / 10) {
-      vm_is_trailing_zeros &= vm % 10 == 0;
-      vr_is_trailing_zeros &= last_removed_digit == 0;
-      last_removed_digit = vr % 10;
-      vr /= 10;
-      vp /= 10;
-      vm /= 10;
-      ++removed;
-    }
-    if (vm_is_trailing_zeros) {
-      while (vm % 10 == 0) {
-        vr_is_trailing_zeros &= last_removed_digit == 0;
-        last_removed_digit = vr % 10;
-        vr /= 10;
-        vp /= 10;
-        vm /= 10;
-        ++removed;
-      }
-    }
-    if (vr_is_trailing_zeros && last_removed_digit == 5 && vr % 2 == 0) {
-      /* Exactly ...5000: round half to even. */
-      last_removed_digit = 4;
-    }
-    output = vr + ((vr == vm && (!accept_bounds || !vm_is_trailing_zeros)) ||
-                   last_removed_digit >= 5);
-  } else {
-    while (vp / 10 > vm / 10) {
-      last_removed_digit = vr % 10;
-      vr /= 10;
-      vp /= 10;
-      vm /= 10;
-      ++removed;
-    }
-    output = vr + (vr == vm || last_removed_digit >= 5);
+  const int even = (c & 1) == 0;
+  /* At a power of two the float below is closer (except the smallest normal). */
+  const int closer = ieee_mant == 0 && ieee_exp > 1;
+  const uint32_t cbl = 4 * c - 2 + (uint32_t)closer, cb = 4 * c, cbr = 4 * c + 2;
+  /* k = floor(log10(2^q)), or floor(log10(3/4 2^q)) for the narrower interval. */
+  const int32_t k = floor_shift(q * 1262611 - (closer ? 524031 : 0), 22);
+  /* h = q + floor(log2(10^-k)) + 1, in 1..4 */
+  const int32_t h = q + floor_shift(-k * 1741647, 19) + 1;
+  const uint64_t g = f32_pow10_g[-k + 31];
+  const uint32_t vbl = round_to_odd(g, cbl << h), vb = round_to_odd(g, cb << h), vbr = round_to_odd(g, cbr << h);
+  const uint32_t lower = vbl + !even, upper = vbr - !even;
+  /* Every candidate is computed and the choice made with selects, not
+   * branches: which one wins depends on the value's bits, so branches
+   * mispredicted about half the time (14 ns against 10 ns per float). */
+  const uint32_t s = vb / 4, sp = s / 10;
+  /* One digit shorter: sp*10 or (sp+1)*10, if exactly one is inside. */
+  const uint32_t up_in = lower <= 40 * sp, wp_in = 40 * sp + 40 <= upper;
+  const uint32_t shorter = (s >= 10) & (up_in != wp_in);
+  /* Else s or s+1: the one inside, or if both are, the closer (ties to even). */
+  const uint32_t u_in = lower <= 4 * s, w_in = 4 * s + 4 <= upper;
+  const uint32_t mid = 4 * s + 2;
+  const uint32_t closest = (vb > mid) | ((vb == mid) & s);
+  const uint32_t up = u_in != w_in ? w_in : closest;
+  uint32_t digits = shorter ? sp + wp_in : s + up;
+  int32_t exp10 = k + (int32_t)shorter;
+  while (digits % 10 == 0) {
+    digits /= 10;
+    exp10++;
   }
-
-  decimal d = {output, e10 + removed};
+  decimal d = {digits, exp10};
   return d;
 }
 
@@ -902,6 +878,64 @@ SK_NUMFMT_INLINE size_t put_decimal(char *dest, int negative, decimal d, uint32_
   return (size_t)(p - dest);
 }
 
+/* Decimal digits of v (1 <= v < 10^9), without branches: the bit length
+ * gives the count or one less (1233/4096 ~ log10(2)). */
+static inline uint32_t digits9(uint32_t v) {
+  static const uint32_t pow10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+  const uint32_t k = ((uint32_t)(32 - __builtin_clz(v)) * 1233) >> 12;
+  return k + (v >= pow10[k]);
+}
+
+/* put_decimal for float digits (at most 9), written for speed: all nine
+ * digits are made at once into `nine` (zero-padded, fixed work, no branch
+ * on the length), then each layout copies fixed-size pieces. Same output
+ * as put_decimal, byte for byte (the exhaustive check above); stores stay
+ * inside the SK_NUMFMT_F32_MAX + 1 bytes callers provide. */
+SK_NUMFMT_INLINE size_t put_decimal32(char *dest, int negative, uint32_t digits, int32_t exp10) {
+  char nine[32];
+  const uint32_t top = digits / 100000000, low = digits - top * 100000000;
+  const uint32_t a = low / 10000, b = low - a * 10000;
+  nine[0] = (char)('0' + top);
+  memcpy(nine + 1, digit_pairs + 2 * (a / 100), 2);
+  memcpy(nine + 3, digit_pairs + 2 * (a % 100), 2);
+  memcpy(nine + 5, digit_pairs + 2 * (b / 100), 2);
+  memcpy(nine + 7, digit_pairs + 2 * (b % 100), 2);
+  memset(nine + 9, '0', sizeof nine - 9);
+  const uint32_t k = digits9(digits);
+  const char *d = nine + 9 - k; /* the k significant digits, then zeros */
+  dest[0] = '-';
+  char *p = dest + negative;
+  const int32_t n = exp10 + (int32_t)k;
+  if (-6 < n && n <= 0) { /* "0.000ddd": at most 2 + 5 + 9 bytes */
+    memcpy(p, "0.000000", 8);
+    memcpy(p + 2 - n, d, 16);
+    return (size_t)(negative + 2 - n + (int32_t)k);
+  }
+  if (0 < n && n < (int32_t)k) { /* "dd.ddd": n <= 8 and k - n <= 8 */
+    memcpy(p, d, 8);
+    p[n] = '.';
+    memcpy(p + n + 1, d + n, 8);
+    return (size_t)(negative + (int32_t)k + 1);
+  }
+  if ((int32_t)k <= n && n <= 18) { /* an integer: digits, then zeros */
+    memcpy(p, d, k);
+    memset(p + k, '0', (size_t)(n - (int32_t)k));
+    return (size_t)(negative + n);
+  }
+  /* "d.ddde-7": the point only with more than one digit. */
+  p[0] = d[0];
+  p[1] = '.';
+  memcpy(p + 2, d + 1, 8);
+  p += k + (k > 1);
+  const int32_t e = n - 1;
+  const uint32_t ae = (uint32_t)(e < 0 ? -e : e); /* <= 45 */
+  p[0] = 'e';
+  p[1] = e < 0 ? '-' : '+';
+  memcpy(p + 2, digit_pairs + 2 * ae + (ae < 10), 2);
+  p += 3 + (ae >= 10);
+  return (size_t)(p - dest);
+}
+
 /* sk_numfmt_f32 without the NUL, for writers that append more text. */
 static inline size_t put_f32(char *dest, float v) {
   uint32_t bits;
@@ -922,7 +956,7 @@ static inline size_t put_f32(char *dest, float v) {
     return 1;
   }
   const decimal d = f32_to_decimal(ieee_mant, ieee_exp);
-  return put_decimal(dest, negative, d, decimal_length9((uint32_t)d.digits), 0);
+  return put_decimal32(dest, negative, (uint32_t)d.digits, d.exp10);
 }
 
 size_t sk_numfmt_f32(float v, char *dest) {

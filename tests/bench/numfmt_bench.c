@@ -89,18 +89,33 @@ static double time_snprintf(const float *v, size_t count, size_t *bytes, unsigne
   return (t1 - t0) / (double)count;
 }
 
+/* What a JSON answer does: append the whole array to a buffer. The buffer
+ * is grown and faulted in by an untimed first pass, as a server's reused
+ * answer buffer would be; the median of 5 passes is reported. */
 static double time_array(const float *v, size_t count, size_t *bytes) {
   sk_strbuf b = {0};
-  const double t0 = now_ns();
-  const int rc = sk_strbuf_append_f32_array(&b, v, count);
-  const double t1 = now_ns();
-  if (rc != 0) {
-    fprintf(stderr, "sk_strbuf_append_f32_array failed: %d\n", rc);
-    exit(1);
+  double t[5];
+  for (int pass = -1; pass < 5; pass++) {
+    b.len = 0;
+    const double t0 = now_ns();
+    const int rc = sk_strbuf_append_f32_array(&b, v, count);
+    const double t1 = now_ns();
+    if (rc != 0) {
+      fprintf(stderr, "sk_strbuf_append_f32_array failed: %d\n", rc);
+      exit(1);
+    }
+    if (pass >= 0)
+      t[pass] = (t1 - t0) / (double)count;
   }
   *bytes = b.len;
   sk_strbuf_free(&b);
-  return (t1 - t0) / (double)count;
+  for (int i = 1; i < 5; i++) /* insertion sort: the median of five */
+    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+      const double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  return t[2];
 }
 
 int main(void) {
