@@ -50,7 +50,7 @@ typedef struct sk_http_config {
                                   (systemd socket activation); host/port unused */
   size_t max_body;             /* bytes [1 MiB] */
   unsigned conn_timeout_s;     /* idle connection timeout [30] */
-  size_t conn_memory;          /* per-connection buffer for headers and body chunks [32 KiB] */
+  size_t conn_memory;          /* per-connection buffer for headers and body chunks [16 KiB] */
   unsigned conn_limit;         /* simultaneous connections [1024] */
   unsigned max_jobs;           /* thread-pool jobs in flight [64] */
   unsigned job_deadline_ms;    /* a job still queued after this is answered 503 [10000] */

@@ -19,12 +19,11 @@ __attribute__((target_clones("avx2", "default")))
 void sk_mat_mul(const float a[16], const float b[16], float dest[16]) {
   /* Read every input before the first write: dest may alias a or b. */
   sk_mat_v4d y[4];
-  for (int i = 0; i < 4; i++) {
-    sk_mat_v4f f;
-    memcpy(&f, b + 4 * i, sizeof f);
-    y[i] = __builtin_convertvector(f, sk_mat_v4d);
-  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++)
+    y[i] = (sk_mat_v4d){b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]};
   sk_mat_v4f out[4];
+#pragma GCC unroll 4
   for (int r = 0; r < 4; r++) {
     const double x0 = a[4 * r], x1 = a[4 * r + 1], x2 = a[4 * r + 2], x3 = a[4 * r + 3];
     const sk_mat_v4d acc = ((x0 * y[0] + x1 * y[1]) + x2 * y[2]) + x3 * y[3];

@@ -27,7 +27,7 @@ typedef struct options {
   int log_level;
   int fast_binary;
   char data_dir[4096];
-  unsigned long long max_conns, header_timeout, body_timeout;
+  unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
 } options;
 
 static void usage(FILE *f) {
@@ -53,6 +53,9 @@ static void usage(FILE *f) {
           "                       reload them at start; evicted ones reload on demand\n"
           "                       (SKINNERD_DATA_DIR) [memory only]\n"
           "  --max-connections N  simultaneous connections (SKINNERD_MAX_CONNECTIONS) [1024]\n"
+          "  --conn-memory BYTES  per-connection buffer for a request's headers and body\n"
+          "                       chunks; headers of about its size get a 431\n"
+          "                       (SKINNERD_CONN_MEMORY) [16384]\n"
           "  --header-timeout S   a request's headers must arrive within S seconds of the\n"
           "                       connection (or its previous answer) (SKINNERD_HEADER_TIMEOUT) [10]\n"
           "  --body-timeout S     and its body within S seconds of the headers\n"
@@ -136,6 +139,8 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = (o->log_level = parse_level(val)) < 0;
   else if (strcmp(name, "max-connections") == 0)
     bad = parse_ull(val, 1000000, &o->max_conns) || o->max_conns == 0;
+  else if (strcmp(name, "conn-memory") == 0)
+    bad = parse_ull(val, 16u << 20, &o->conn_memory) || o->conn_memory < 4096;
   else if (strcmp(name, "header-timeout") == 0)
     bad = parse_ull(val, 86400, &o->header_timeout) || o->header_timeout == 0;
   else if (strcmp(name, "body-timeout") == 0)
@@ -160,7 +165,7 @@ static int parse_env(options *o) {
       {"inline-limit", "SKINNERD_INLINE_LIMIT"}, {"log-level", "SKINNERD_LOG_LEVEL"},
       {"fast-binary", "SKINNERD_FAST_BINARY"}, {"data-dir", "SKINNERD_DATA_DIR"},
       {"max-connections", "SKINNERD_MAX_CONNECTIONS"}, {"header-timeout", "SKINNERD_HEADER_TIMEOUT"},
-      {"body-timeout", "SKINNERD_BODY_TIMEOUT"},
+      {"body-timeout", "SKINNERD_BODY_TIMEOUT"}, {"conn-memory", "SKINNERD_CONN_MEMORY"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -325,6 +330,7 @@ int main(int argc, char **argv) {
   hc.max_body = (size_t)o.max_body;
   hc.log_level = o.log_level;
   hc.conn_limit = (unsigned)o.max_conns;
+  hc.conn_memory = (size_t)o.conn_memory;
   hc.header_timeout_ms = (unsigned)o.header_timeout * 1000u;
   hc.body_timeout_ms = (unsigned)o.body_timeout * 1000u;
   /* Socket activation: serve the socket systemd bound for us. */

@@ -549,6 +549,44 @@ START_TEST(a_chunked_body_over_the_limit_gets_413) {
 }
 END_TEST
 
+/* A GET /healthz with one header of `pad` bytes, on its own connection. */
+static int status_with_header(size_t pad) {
+  int fd = sk_httpc_connect(D.host, D.port);
+  ck_assert_int_ge(fd, 0);
+  const char *head = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Padding: ";
+  char *big = malloc(pad);
+  memset(big, 'a', pad);
+  ck_assert_int_eq(sk_httpc_send_all(fd, head, strlen(head)), 0);
+  ck_assert_int_eq(sk_httpc_send_all(fd, big, pad), 0);
+  ck_assert_int_eq(sk_httpc_send_all(fd, "\r\n\r\n", 4), 0);
+  free(big);
+  sk_httpc_resp r;
+  memset(&r, 0, sizeof r);
+  const int rc = sk_httpc_read_response(fd, &r);
+  close(fd);
+  const int status = rc == 0 ? r.status : -1;
+  sk_httpc_free(&r);
+  return status;
+}
+
+/* --conn-memory bounds a request's headers: the default (16 KiB) takes
+ * 12 KB of headers; with 4 KiB, 4 KB of headers get a 431. */
+START_TEST(conn_memory_bounds_the_headers) {
+  start(NULL);
+  ck_assert_int_eq(status_with_header(12000), 200);
+  stop();
+  const char *const args[] = {"--conn-memory", "4096", NULL};
+  start(args);
+  ck_assert_int_eq(status_with_header(1000), 200);
+  ck_assert_int_eq(status_with_header(4000), 431);
+  stop();
+  const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "%s --conn-memory 1000 2>/dev/null", exe); /* below the 4096 floor */
+  ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+}
+END_TEST
+
 /* ---- binary and batches ---------------------------------------------------------- */
 
 static void floats_of(const json_t *a, float *dest) {
@@ -872,6 +910,7 @@ static Suite *skinnerd_suite(void) {
   t = tcase_create("errors");
   tcase_add_test(t, every_kind_of_bad_input_gets_its_problem);
   tcase_add_test(t, a_chunked_body_over_the_limit_gets_413);
+  tcase_add_test(t, conn_memory_bounds_the_headers);
   suite_add_tcase(s, t);
   t = tcase_create("poses");
   tcase_set_timeout(t, 60);
