@@ -34,6 +34,7 @@ struct sk_http {
   unsigned jobs, active; /* jobs on the pool; requests begun and not completed */
   sk_http_req *jobs_head;
   uv_timer_t sweep;      /* once a second: connections past their header or body deadline */
+  bool closed;           /* a connection closed during the current MHD_run */
   struct conn_state *conns; /* every open connection */
 };
 
@@ -79,9 +80,12 @@ static void on_poll(uv_poll_t *p, int status, int events) {
 static void run_mhd(sk_http *h) {
   if (h->mhd == NULL)
     return;
+  h->closed = false;
   MHD_run(h->mhd);
   MHD_UNSIGNED_LONG_LONG ms;
-  if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
+  if (h->closed) /* see on_connection: one more pass to listen again */
+    uv_timer_start(&h->timer, on_timer, 0, 0);
+  else if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
     uv_timer_start(&h->timer, on_timer, ms, 0);
   else
     uv_timer_stop(&h->timer);
@@ -271,6 +275,10 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     h->conns = c;
     *socket_context = c;
   } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    /* At --max-connections libmicrohttpd 0.9.75 has taken its listen socket
+     * out of epoll; it puts it back in a later MHD_run, which nothing might
+     * call if this was the last busy connection: run_mhd schedules one. */
+    h->closed = true;
     conn_state *c = *socket_context;
     if (c == NULL)
       return;
@@ -306,10 +314,13 @@ static void on_sweep(uv_timer_t *t) {
       cut++;
     }
   }
-  if (cut > 0) {
+  if (cut > 0)
     logf_(h, 2, "cut %u connections past their header or body deadline", cut);
-    run_mhd(h);
-  }
+  /* Every tick, not only after a cut: a second guard (after the one in
+   * on_connection) against libmicrohttpd leaving its listen socket out of
+   * epoll at --max-connections; without either, clients waiting in the
+   * backlog were never accepted once the last busy connection closed. */
+  run_mhd(h);
 }
 
 /* ---- thread-pool jobs ------------------------------------------------------ */

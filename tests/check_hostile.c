@@ -32,11 +32,6 @@ static void stop(void) {
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* One request; `ct`/`accept` NULL: header left out. Returns rc of sk_httpc_request. */
 static int send_req(const char *method, const char *path, const char *ct, const char *accept, const void *body,
@@ -166,18 +161,18 @@ static int daemon_fds(void) {
 /* Waits until the daemon holds no more descriptors than `base`; returns the
  * seconds it took (or fails after `timeout_s`). */
 static double wait_fds(int base, double timeout_s) {
-  double t0 = now_s();
+  double t0 = sk_test_now();
   int n;
-  while ((n = daemon_fds()) > base && now_s() - t0 < timeout_s)
+  while ((n = daemon_fds()) > base && sk_test_now() - t0 < timeout_s)
     usleep(200000);
   ck_assert_msg(n <= base, "the daemon still holds %d descriptors (%d before) after %.0f s", n, base, timeout_s);
-  return now_s() - t0;
+  return sk_test_now() - t0;
 }
 
 static void wait_jobs_drained(double timeout_s) {
-  double t0 = now_s();
+  double t0 = sk_test_now();
   long j;
-  while ((j = jobs_in_flight()) != 0 && now_s() - t0 < timeout_s)
+  while ((j = jobs_in_flight()) != 0 && sk_test_now() - t0 < timeout_s)
     usleep(20000);
   ck_assert_msg(j == 0, "jobs_in_flight is %ld after %.0f s", j, timeout_s);
 }
@@ -259,9 +254,9 @@ static void *loris_main(void *arg) {
 /* Latency of one JSON pose on a fresh connection, in seconds. */
 static double timed_pose(const char *pose) {
   sk_httpc_resp r;
-  double t0 = now_s();
+  double t0 = sk_test_now();
   int st = must("POST", "/v1/skeletons/s/pose", pose, NULL, &r);
-  double dt = now_s() - t0;
+  double dt = sk_test_now() - t0;
   ck_assert_msg(st == 200, "pose: %d %s", st, r.body);
   sk_httpc_free(&r);
   return dt;
@@ -287,8 +282,8 @@ START_TEST(slowloris_connections_do_not_slow_normal_clients) {
   usleep(600000); /* every connection open and dribbling */
   double *during = malloc(MAXDURING * sizeof *during);
   size_t n = 0;
-  double t0 = now_s();
-  while (now_s() - t0 < LORIS_SECONDS && n < MAXDURING) {
+  double t0 = sk_test_now();
+  while (sk_test_now() - t0 < LORIS_SECONDS && n < MAXDURING) {
     during[n++] = timed_pose(pose);
     usleep(2000);
   }
@@ -906,7 +901,7 @@ START_TEST(mutated_requests_get_2xx_or_problem_json_and_change_nothing_else) {
   /* clang-format on */
   long by_class[6] = {0};
   int failures = 0;
-  double t0 = now_s();
+  double t0 = sk_test_now();
   for (long it = 0; it < count; it++) {
     const seed *s = &seeds[below(&g, nseeds)];
     const char *method = s->method, *ct = s->body ? "application/json" : NULL, *accept = s->accept;
@@ -959,7 +954,7 @@ START_TEST(mutated_requests_get_2xx_or_problem_json_and_change_nothing_else) {
     sk_httpc_free(&r);
     free(body);
   }
-  double secs = now_s() - t0;
+  double secs = sk_test_now() - t0;
   fprintf(stderr, "mutations: %ld requests (seed %llu) in %.1f s: %ld 2xx, %ld 4xx, %ld 5xx, %d bad\n", count,
           (unsigned long long)seed_v, secs, by_class[2], by_class[4], by_class[5], failures);
   ck_assert_msg(failures == 0, "%d of %ld mutated requests got a bad answer (first ones above)", failures, count);

@@ -587,6 +587,36 @@ START_TEST(conn_memory_bounds_the_headers) {
 }
 END_TEST
 
+/* At --max-connections a client waits in the listen backlog; once the busy
+ * connections are cut at their header deadline it must be accepted and
+ * answered, even though nothing else happens on the daemon. (libmicrohttpd
+ * leaves its listen socket out of epoll until another MHD_run: before the
+ * fix this client waited forever.) */
+START_TEST(a_client_in_the_backlog_gets_in_when_slots_free) {
+  const char *const args[] = {"--max-connections", "2", "--header-timeout", "1", NULL};
+  start(args);
+  int busy[2];
+  for (int i = 0; i < 2; i++) {
+    busy[i] = sk_httpc_connect(D.host, D.port);
+    ck_assert_int_ge(busy[i], 0);
+    const char *part = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    ck_assert_int_eq(sk_httpc_send_all(busy[i], part, strlen(part)), 0);
+  }
+  usleep(200 * 1000); /* both accepted: the daemon is at its limit */
+  const double t0 = sk_test_now();
+  sk_httpc_resp r;
+  req("GET", "/healthz", NULL, NULL, &r);
+  const double waited = sk_test_now() - t0;
+  ck_assert_int_eq(r.status, 200);
+  /* the header deadline (1 s) plus the once-a-second sweep */
+  ck_assert_msg(waited < 3.5, "waited %.2f s", waited);
+  sk_httpc_free(&r);
+  close(busy[0]);
+  close(busy[1]);
+  stop();
+}
+END_TEST
+
 /* ---- binary and batches ---------------------------------------------------------- */
 
 static void floats_of(const json_t *a, float *dest) {
@@ -911,6 +941,7 @@ static Suite *skinnerd_suite(void) {
   tcase_add_test(t, every_kind_of_bad_input_gets_its_problem);
   tcase_add_test(t, a_chunked_body_over_the_limit_gets_413);
   tcase_add_test(t, conn_memory_bounds_the_headers);
+  tcase_add_test(t, a_client_in_the_backlog_gets_in_when_slots_free);
   suite_add_tcase(s, t);
   t = tcase_create("poses");
   tcase_set_timeout(t, 60);

@@ -8,6 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* Seconds on the monotonic clock. */
+static inline double sk_test_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Path of a file under tests/ (SK_TEST_DATA, set by `make check`). */
 static inline const char *sk_test_path(const char *rel, char *buf, size_t cap) {
