@@ -41,9 +41,10 @@ bool sk_cache_id_valid(const char *id, size_t len) {
 }
 
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s) {
-  /* + about 96 bytes per bone for the kernel rig (opaque; inverse bind + step) */
+  /* + about 96 bytes per bone for the kernel rig (opaque; inverse bind + step)
+   * + the base evaluation: a world per bone and a final per slot */
   return sizeof(sk_cache_entry) + sizeof *s + s->count * (sizeof *s->bones + 96) + s->names_size +
-         (s->hash_mask + 1) * sizeof *s->hash;
+         (s->hash_mask + 1) * sizeof *s->hash + 16 * (2 * s->count + 1) * sizeof(float);
 }
 
 int sk_cache_create(size_t max_bytes, sk_cache **out) {
@@ -69,6 +70,7 @@ void sk_cache_entry_unref(sk_cache_entry *e) {
   /* acq_rel: the thread that frees must see every other holder's reads done. */
   if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
     sk_rig_destroy(e->rig);
+    free(e->base_world);
     sk_skeleton_destroy(e->skel);
     sk_anim_destroy(e->anim);
     free(e);
@@ -229,6 +231,15 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     e->refs = 1;
     sk_cache_entry_unref(e);
     return SK_ENOMEM;
+  }
+  /* The stored pose, evaluated once: a small pose recomputes only the
+   * subtrees it changes (sk_skeleton_evaluate_changed). Optional: without
+   * memory for it, poses are evaluated in full. */
+  const size_t base_floats = 16 * (2 * skel->count + 1);
+  e->base_world = malloc(base_floats * sizeof(float));
+  if (e->base_world != NULL) {
+    e->base_final = e->base_world + 16 * skel->count;
+    sk_skeleton_evaluate_base(skel, e->base_world, e->base_final);
   }
   e->bytes = sk_cache_skeleton_bytes(skel) + (anim ? sk_anim_memory(anim) : 0);
   e->version = ++c->next_version;

@@ -36,6 +36,8 @@ typedef struct sk_cache_entry {
   char id[SK_CACHE_ID_MAX + 1];
   sk_skeleton *skel; /* owned; immutable after publication */
   sk_rig *rig;       /* owned; the batch kernel's form of `skel`, built at put */
+  float *base_world; /* owned, or NULL: sk_skeleton_evaluate_base of `skel`, built at put; */
+  float *base_final; /* base_final points into the same allocation */
   sk_anim *anim;     /* owned reference; the glTF clips, NULL for JSON skeletons */
   size_t bone_count; /* = skel->count, also for a stored (evicted) entry */
   size_t bytes;      /* what this entry counts against --cache-mb */

@@ -20,6 +20,7 @@ typedef struct kscratch {
   float *input, *final; /* final: 64-byte aligned so the kernel may stream */
   size_t input_cap, final_cap;
   uint8_t *mode;
+  uint8_t *changed; /* per bone, for sk_skeleton_evaluate_changed */
   size_t *offset;
   uint32_t *hits;
   size_t bones_cap;
@@ -897,6 +898,7 @@ static void kscratch_free(kscratch *k) {
   free(k->input);
   free(k->final);
   free(k->mode);
+  free(k->changed);
   free(k->offset);
   free(k->hits);
   memset(k, 0, sizeof *k);
@@ -905,12 +907,14 @@ static void kscratch_free(kscratch *k) {
 static int kscratch_reserve(kscratch *k, size_t bones, size_t input_floats, size_t final_floats) {
   if (bones > k->bones_cap) {
     free(k->mode);
+    free(k->changed);
     free(k->offset);
     free(k->hits);
     k->mode = malloc(bones);
+    k->changed = malloc(bones);
     k->offset = malloc(bones * sizeof *k->offset);
     k->hits = malloc(bones * sizeof *k->hits);
-    k->bones_cap = k->mode && k->offset && k->hits ? bones : 0;
+    k->bones_cap = k->mode && k->changed && k->offset && k->hits ? bones : 0;
     if (k->bones_cap == 0)
       return SK_ENOMEM;
   }
@@ -1054,6 +1058,31 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
  * comma-separated for JSON). Batches the kernel can take go through it
  * (sk_kernel, the rig built when the version was stored); the rest, and
  * single poses, through the scalar core. */
+/* sk_pose_evaluate for a pose asking for final matrices only, with no
+ * initial skin: only the subtrees of the bones it sets are recomputed, the
+ * rest come from the entry's base evaluation, bit for bit the same answer
+ * (tests/check_sk_skeleton.c compares the two; the conformance cases go
+ * through here in tests/check_skinnerd.c). Returns false, having done
+ * nothing, when the pose does not qualify. */
+static bool eval_changed(const sk_cache_entry *e, const sk_pose *pose, sk_eval_buffers *buf, kscratch *ks) {
+  const sk_skeleton *s = e->skel;
+  if (e->base_world == NULL || pose->output != SK_OUT_FINAL || pose->has_initial_skin ||
+      kscratch_reserve(ks, s->count, 0, 0) != 0)
+    return false;
+  memset(ks->changed, 0, s->count);
+  /* The locals of the bones the pose sets, as sk_skeleton_pose_locals
+   * computes them (each override applied to the stored local). */
+  for (size_t k = 0; k < pose->count; k++) {
+    const sk_override *o = &pose->overrides[k];
+    sk_local tmp = s->bones[o->bone].local;
+    sk_local_apply(&tmp, o);
+    memcpy(buf->locals + 16 * (size_t)o->bone, tmp.matrix, sizeof tmp.matrix);
+    ks->changed[o->bone] = 1;
+  }
+  sk_skeleton_evaluate_changed(s, buf->locals, ks->changed, e->base_world, e->base_final, buf->scratch, buf->final);
+  return true;
+}
+
 static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt, sk_eval_buffers *buf,
                       kscratch *ks, sk_strbuf *out, unsigned threads) {
   const sk_skeleton *s = e->skel;
@@ -1095,7 +1124,8 @@ static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, i
   }
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) {
-    sk_pose_evaluate(s, &poses[i], buf);
+    if (!eval_changed(e, &poses[i], buf, ks))
+      sk_pose_evaluate(s, &poses[i], buf);
     if (fmt == SK_FMT_JSON) {
       if (i > 0)
         sk_strbuf_append(out, ",", 1);

@@ -453,6 +453,32 @@ void sk_skeleton_evaluate(const sk_skeleton *s, const float *locals, const float
   }
 }
 
+void sk_skeleton_evaluate_base(const sk_skeleton *s, float *world, float *final) {
+  sk_skeleton_evaluate(s, NULL, NULL, world, final, NULL, NULL); /* its scratch ends as the worlds */
+}
+
+void sk_skeleton_evaluate_changed(const sk_skeleton *s, const float *locals, uint8_t *changed,
+                                  const float *base_world, const float *base_final, float *scratch, float *final) {
+  const size_t n = s->count;
+  memcpy(final, base_final, 16 * (n + 1) * sizeof *final);
+  for (size_t i = 0; i < n; i++) {
+    const sk_bone *b = &s->bones[i];
+    /* Parents come first, so the parent's flag is already final. */
+    const bool dirty_parent = b->parent >= 0 && changed[b->parent];
+    if (!changed[i] && !dirty_parent)
+      continue;
+    const float *l = changed[i] ? locals + 16 * i : b->local.matrix;
+    changed[i] = 1;
+    float *w = scratch + 16 * i;
+    if (b->parent >= 0)
+      sk_mat_mul(l, (dirty_parent ? scratch : base_world) + 16 * (size_t)b->parent, w);
+    else
+      memcpy(w, l, 16 * sizeof *w);
+    if (b->index >= 0)
+      sk_mat_mul(b->abs_inv_bind, w, final + 16 * (size_t)b->index);
+  }
+}
+
 void sk_skeleton_pose_locals(const sk_skeleton *s, const sk_override *o, size_t count, float *locals) {
   for (size_t i = 0; i < s->count; i++)
     memcpy(locals + 16 * i, s->bones[i].local.matrix, 16 * sizeof *locals);

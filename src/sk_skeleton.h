@@ -163,6 +163,25 @@ void sk_skeleton_compute_transforms(sk_skeleton *s, const float *initial_skin, f
 void sk_skeleton_evaluate(const sk_skeleton *s, const float *locals, const float *initial_skin,
                           float *scratch, float *final, float *absolute, float *local_out);
 
+/* The evaluation of the stored locals with no initial skin, for
+ * sk_skeleton_evaluate_changed: `world` count*16 floats (bones[] order),
+ * `final` 16*(count+1) floats, exactly sk_skeleton_evaluate's. */
+void sk_skeleton_evaluate_base(const sk_skeleton *s, float *world, float *final);
+
+/* sk_skeleton_evaluate(s, locals, NULL, scratch, final, NULL, NULL) for a
+ * pose that changes only some bones, bit for bit: bones with no changed
+ * ancestor-or-self keep their base world and final (the same products of
+ * the same inputs), the rest are recomputed. It costs the changed
+ * subtrees instead of the whole skeleton, which is most of a small pose.
+ *   changed:  count flags, nonzero for each bone whose local is in
+ *             `locals`; overwritten with the flags of every recomputed bone
+ *   locals:   count*16 floats, read only where changed (others use the
+ *             stored local, as sk_skeleton_pose_locals would copy it)
+ *   base_world, base_final: from sk_skeleton_evaluate_base
+ *   scratch:  count*16 floats, clobbered; final: 16*(count+1) floats */
+void sk_skeleton_evaluate_changed(const sk_skeleton *s, const float *locals, uint8_t *changed,
+                                  const float *base_world, const float *base_final, float *scratch, float *final);
+
 /* Fills `locals` (count*16, bones[] order) with the current locals changed
  * by `o` as a "pose" op would, without changing `s`. */
 void sk_skeleton_pose_locals(const sk_skeleton *s, const sk_override *o, size_t count, float *locals);

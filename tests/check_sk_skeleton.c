@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include "sk_mat.h"
 #include "sk_skeleton.h"
 #include "sk_testutil.h"
@@ -267,6 +268,124 @@ START_TEST(clone_is_deep_and_equal) {
 }
 END_TEST
 
+
+/* ---- incremental evaluation ----------------------------------------------------- */
+
+static uint64_t inc_rng = 1;
+static double inc_unit(void) {
+  inc_rng ^= inc_rng << 13, inc_rng ^= inc_rng >> 7, inc_rng ^= inc_rng << 17;
+  return (double)(inc_rng >> 11) / 9007199254740992.0;
+}
+
+static void inc_trs(float m[16], double spread) {
+  double sc[3], q[4], t[3], n = 0;
+  for (int k = 0; k < 4; k++) {
+    q[k] = inc_unit() * 2 - 1;
+    n += q[k] * q[k];
+  }
+  for (int k = 0; k < 4; k++)
+    q[k] /= sqrt(n);
+  for (int k = 0; k < 3; k++) {
+    sc[k] = 0.5 + inc_unit() * (k == 1 && inc_unit() < 0.2 ? -1.5 : 1); /* some negative scales */
+    t[k] = (inc_unit() * 2 - 1) * spread;
+  }
+  sk_mat_compose(sc, q, t, m);
+}
+
+/* sk_skeleton_evaluate_changed against sk_skeleton_evaluate of the whole
+ * pose, bit for bit: random trees (roots, chains, slots permuted, -1
+ * slots, binds apart from the locals), overrides of every kind on random
+ * bones (none, one, several, a bone twice, all). */
+START_TEST(changed_subtrees_equal_the_full_evaluation) {
+  for (int it = 0; it < 300; it++) {
+    const size_t n = 1 + (size_t)(inc_unit() * 60);
+    sk_bone_desc *d = calloc(n, sizeof *d);
+    char(*names)[24] = calloc(n, sizeof *names);
+    float(*binds)[16] = calloc(n, sizeof *binds);
+    int64_t *slot = calloc(n, sizeof *slot);
+    for (size_t i = 0; i < n; i++)
+      slot[i] = (int64_t)i;
+    for (size_t i = n; i > 1; i--) { /* permute the slots */
+      const size_t j = (size_t)(inc_unit() * (double)i);
+      const int64_t t = slot[i - 1];
+      slot[i - 1] = slot[j];
+      slot[j] = t;
+    }
+    for (size_t i = 0; i < n; i++) {
+      snprintf(names[i], sizeof names[i], "b%zu", i);
+      d[i].name = names[i];
+      if (i > 0 && inc_unit() < 0.9)
+        d[i].parent = names[(size_t)(inc_unit() * (double)i)];
+      inc_trs(d[i].local, 2);
+      inc_trs(binds[i], 2);
+      d[i].bind = inc_unit() < 0.5 ? binds[i] : NULL;
+      d[i].has_index = true;
+      d[i].index = inc_unit() < 0.15 ? -1 : slot[i];
+    }
+    sk_skeleton *s = NULL;
+    sk_error e = {0};
+    ck_assert_int_eq(sk_skeleton_create(d, n, "/bones", &s, &e), 0);
+    sk_skeleton_prepare(s);
+    float *world = malloc(16 * n * sizeof *world), *base_final = malloc(16 * (n + 1) * sizeof *base_final);
+    float *locals = malloc(16 * n * sizeof *locals), *scratch = malloc(16 * n * sizeof *scratch);
+    float *want = malloc(16 * (n + 1) * sizeof *want), *got = malloc(16 * (n + 1) * sizeof *got);
+    uint8_t *changed = malloc(n);
+    sk_skeleton_evaluate_base(s, world, base_final);
+    sk_skeleton_evaluate(s, NULL, NULL, scratch, want, NULL, NULL);
+    ck_assert(memcmp(want, base_final, 16 * (n + 1) * sizeof *want) == 0);
+    for (int pose = 0; pose < 8; pose++) {
+      const size_t count = pose == 0 ? 0 : pose == 7 ? n : 1 + (size_t)(inc_unit() * 4);
+      sk_override *o = calloc(count + 1, sizeof *o);
+      for (size_t k = 0; k < count; k++) {
+        o[k].bone = (int32_t)(pose == 7 ? k : (size_t)(inc_unit() * (double)n));
+        const double u = inc_unit();
+        if (u < 0.25) {
+          o[k].mask = SK_OVERRIDE_MATRIX;
+          inc_trs(o[k].matrix, 1);
+        } else {
+          o[k].mask = u < 0.5 ? SK_OVERRIDE_ROTATION : u < 0.75 ? SK_OVERRIDE_POSITION | SK_OVERRIDE_SCALING
+                                                                : SK_OVERRIDE_ROTATION | SK_OVERRIDE_POSITION;
+          for (int c = 0; c < 4; c++)
+            o[k].rotation[c] = inc_unit() - 0.5; /* not normalised: Babylon does not either */
+          for (int c = 0; c < 3; c++) {
+            o[k].position[c] = inc_unit() * 3;
+            o[k].scaling[c] = 0.5 + inc_unit();
+          }
+        }
+      }
+      sk_skeleton_pose_locals(s, o, count, locals);
+      sk_skeleton_evaluate(s, locals, NULL, scratch, want, NULL, NULL);
+      memset(changed, 0, n);
+      float *mine = malloc(16 * n * sizeof *mine);
+      for (size_t k = 0; k < count; k++) {
+        sk_local tmp = s->bones[o[k].bone].local;
+        sk_local_apply(&tmp, &o[k]);
+        memcpy(mine + 16 * (size_t)o[k].bone, tmp.matrix, sizeof tmp.matrix);
+        changed[o[k].bone] = 1;
+      }
+      memset(got, 0x7f, 16 * (n + 1) * sizeof *got);
+      sk_skeleton_evaluate_changed(s, mine, changed, world, base_final, scratch, got);
+      ck_assert_msg(memcmp(want, got, 16 * (n + 1) * sizeof *got) == 0, "iteration %d pose %d (%zu bones)", it, pose,
+                    n);
+      free(mine);
+      free(o);
+    }
+    free(world);
+    free(base_final);
+    free(locals);
+    free(scratch);
+    free(want);
+    free(got);
+    free(changed);
+    sk_skeleton_destroy(s);
+    free(d);
+    free(names);
+    free(binds);
+    free(slot);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_skeleton");
   TCase *golden = tcase_create("golden");
@@ -287,6 +406,7 @@ int main(void) {
   tcase_set_timeout(life, 60);
   tcase_add_test(life, long_chain_sorts_without_recursion);
   tcase_add_test(life, clone_is_deep_and_equal);
+  tcase_add_test(life, changed_subtrees_equal_the_full_evaluation);
   suite_add_tcase(s, life);
   return sk_test_run(s);
 }

@@ -2,7 +2,7 @@
 """HTTP benchmark of skinnerd (issue 4); `make bench-http`. Not a test.
 
     tests/bench/http_bench.py [--skinnerd ./skinnerd] [--skinner ./skinner]
-        [--ceiling tests/bench/mhd_ceiling] [--duration 10] [--connections 32]
+        [--ceiling tests/bench/mhd_ceiling] [--duration 10] [--connections 32] [--rounds 5]
 
 With wrk (-t1 -cN -dS, POST bodies from a Lua script) on loopback, against a
 65-bone skeleton: requests/s and p50/p99 latency for a single pose (JSON and
@@ -16,6 +16,9 @@ exactly the same size:
     answer on the final handler call (the ceiling of our HTTP library);
   * nginx: one worker serving a static file (GET; nginx refuses POST to a
     static file), the ceiling of HTTP on this machine.
+The servers of a row take turns in --rounds short runs (duration/rounds
+seconds each) and every figure is the median over a server's rounds, so a
+drift of the machine's speed hits skinnerd and its ceilings alike.
 Then the target ratios of issue 4, the batch kernel's own one-core rate from
 `skinner bench --json` when available, whether gzip would pay, and one JSON
 line with everything. Every server listens on 127.0.0.1 on a free port and
@@ -227,6 +230,12 @@ def proc_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
 def wrk(url, script, duration, conns, warmup=1, pid=None):
     if warmup:
         subprocess.run(["wrk", "-t1", "-c%d" % conns, "-d%ds" % warmup, "-s", script, url],
@@ -362,6 +371,9 @@ def main():
     ap.add_argument("--ceiling", default=os.environ.get("MHD_CEILING", "tests/bench/mhd_ceiling"))
     ap.add_argument("--duration", type=int, default=int(os.environ.get("DURATION", "10")))
     ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS", "5")),
+                    help="rounds per row: the servers alternate, each round lasts duration/rounds seconds, "
+                         "figures are medians over the rounds")
     ap.add_argument("--kernel-quick", action="store_true",
                     help="skinner bench --quick for the kernel rate (a smoke run, not figures)")
     ap.add_argument("--no-first-call", action="store_true",
@@ -378,8 +390,8 @@ def main():
     log = open(os.path.join(tmp, "servers.log"), "wb")
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print("# CPU: %s, %d cores; wrk -t1 -c%d -d%ds per row on loopback (wrk shares the cores)"
-          % (cpu, os.cpu_count(), a.connections, a.duration))
+    print("# CPU: %s, %d cores; wrk -t1 -c%d on loopback (wrk shares the cores); per row and server %d rounds of "
+          "%ds, alternating, medians" % (cpu, os.cpu_count(), a.connections, a.rounds, max(1, a.duration // a.rounds)))
 
     sd, sport = start_listening([a.skinnerd, "--listen", "127.0.0.1:0", "--max-body", str(16 << 20)], log)
     skel = skeleton65()
@@ -463,10 +475,25 @@ def main():
         if ngx and "nginx" in servers:
             runs.append(("nginx", None, "http://127.0.0.1:%d/%d.bin" % (nport, n), lua_script(tmp, "n", "GET", None, {})))
         row = {"row": label, "answer_bytes": n, "request_bytes": os.path.getsize(files[body])}
-        for server, pid, url, script in runs:
-            # Only skinnerd gets a warm-up second (its cache and allocator); the ceilings need none.
-            r = wrk(url, script, a.duration, a.connections, warmup=1 if server == "skinnerd" else 0, pid=pid)
-            row[server] = {k: r[k] for k in ("rps", "p50_us", "p99_us", "non2xx", "socket_errors", "cpu_us_per_req")}
+        # The servers take turns in short rounds and each figure is the median
+        # over its rounds: this VM's speed drifts by tens of percent within a
+        # minute, which one long run per server turned into ratio noise.
+        per = {server: [] for server, _, _, _ in runs}
+        for rnd in range(a.rounds):
+            for server, pid, url, script in runs:
+                # Only skinnerd gets a warm-up second (its cache and allocator); the ceilings need none.
+                warm = 1 if server == "skinnerd" and rnd == 0 else 0
+                per[server].append(wrk(url, script, max(1, a.duration // a.rounds), a.connections, warmup=warm,
+                                       pid=pid))
+        for server, _, _, _ in runs:
+            rs = per[server]
+            r = {k: median([x[k] for x in rs]) for k in ("rps", "p50_us", "p99_us")}
+            cpu = [x["cpu_us_per_req"] for x in rs if x["cpu_us_per_req"] is not None]
+            r["cpu_us_per_req"] = median(cpu) if cpu else None
+            r["non2xx"] = sum(x["non2xx"] for x in rs)
+            r["socket_errors"] = sum(x["socket_errors"] for x in rs)
+            r["rounds_rps"] = [round(x["rps"]) for x in rs]
+            row[server] = r
             print(ROW_FMT % (label, server, n, r["rps"], r["p50_us"] / 1e3, r["p99_us"] / 1e3,
                              "%.1f" % r["cpu_us_per_req"] if r["cpu_us_per_req"] is not None else "-", r["non2xx"]))
             sys.stdout.flush()
@@ -570,7 +597,8 @@ def main():
                    "smaller than" if gz_bin["bytes"] < one["gzip_bytes"] else "%.1fx the size of" % (
                        gz_bin["bytes"] / one["gzip_bytes"]), gz_bin["gzip_bytes"], gz_bin["compress_us"]))
     print("# " + verdict)
-    summary = {"bench": "http", "cpu": cpu, "cores": os.cpu_count(), "wrk": "-t1 -c%d -d%ds" % (a.connections, a.duration),
+    summary = {"bench": "http", "cpu": cpu, "cores": os.cpu_count(), "rounds": a.rounds,
+               "wrk": "-t1 -c%d -d%ds" % (a.connections, max(1, a.duration // a.rounds)),
                "bones": BONES, "batch": BATCH, "rows": results, "mhd_first_call_single_binary": extra,
                "targets": targets, "gzip": gz, "gzip_verdict": verdict}
     print(json.dumps(summary, separators=(",", ":")))
