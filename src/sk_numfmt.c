@@ -918,8 +918,10 @@ SK_NUMFMT_INLINE size_t put_decimal32(char *dest, int negative, uint32_t digits,
     return (size_t)(negative + (int32_t)k + 1);
   }
   if ((int32_t)k <= n && n <= 18) { /* an integer: digits, then zeros */
-    memcpy(p, d, k);
-    memset(p + k, '0', (size_t)(n - (int32_t)k));
+    memcpy(p, d, 8);
+    p[8] = d[8];
+    if (n > (int32_t)k) /* rare: 1 and -1 are most integers in a matrix */
+      memset(p + k, '0', (size_t)(n - (int32_t)k));
     return (size_t)(negative + n);
   }
   /* "d.ddde-7": the point only with more than one digit. */
