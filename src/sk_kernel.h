@@ -122,11 +122,19 @@ const char *sk_kernel_path(void);
  * SK_EUNSUPPORTED if the CPU lacks it, SK_EINVAL for an unknown name. */
 int sk_kernel_path_check(const char *path);
 
-/* Single pose, per-bone cglm path (glm_mat4_mul, its AVX version on CPUs
- * with AVX2, a plain float product elsewhere): `locals` = B*16
- * floats in bones[] order, `initial_skin` NULL or 16 floats, `final`
- * (B+1)*16 floats and `absolute` (NULL or B*16) laid out as
- * sk_skeleton_evaluate's. Never allocates; buffers need no alignment. */
+/* Single pose, one bone at a time: `locals` = B*16 floats in bones[] order,
+ * `initial_skin` NULL or 16 floats, `final` (B+1)*16 floats and `absolute`
+ * (NULL or B*16) laid out as sk_skeleton_evaluate's. Float arithmetic,
+ * within the kernel's tolerance of the core. The product per CPU: AVX-512,
+ * one register per matrix (our own, 12 instructions); AVX2, cglm's
+ * glm_mat4_mul (its AVX version); else a plain float product. Never
+ * allocates; buffers need no alignment. */
 void sk_kernel_single(const sk_rig *r, const float *locals, const float *initial_skin, float *final, float *absolute);
+
+/* sk_kernel_single with the product of `path` ("avx512", "avx2", "sse2" or
+ * "scalar"; the last two share the plain product), for tests and benchmarks.
+ * Returns SK_EUNSUPPORTED if the CPU lacks it, SK_EINVAL for an unknown name. */
+int sk_kernel_single_on(const char *path, const sk_rig *r, const float *locals, const float *initial_skin,
+                        float *final, float *absolute);
 
 #endif

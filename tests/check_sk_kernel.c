@@ -295,6 +295,7 @@ START_TEST(validate_rejects_each_bad_field) {
 END_TEST
 
 START_TEST(path_names) {
+  ck_assert_int_eq(sk_kernel_single_on("neon", NULL, NULL, NULL, NULL, NULL), SK_EINVAL);
   ck_assert_int_eq(sk_kernel_path_check("scalar"), 0);
   ck_assert_int_eq(sk_kernel_path_check("neon"), SK_EINVAL);
   ck_assert_int_eq(sk_kernel_path_check(NULL), SK_EINVAL);
@@ -361,14 +362,21 @@ START_TEST(single_pose_path) {
     float init[16];
     rand_matrix(init, 0.8, 1.2, 0.5, 0.02);
     const float *ini = it % 3 == 0 ? init : NULL;
-    memset(got, 0x7f, 16 * (nb + 1) * sizeof *got);
-    memset(got_abs, 0x7f, 16 * nb * sizeof *got_abs);
     sk_skeleton_evaluate(s, locals, ini, scratch, want, want_abs, NULL);
-    sk_kernel_single(r, locals, ini, got, got_abs);
-    for (size_t k = 0; k <= nb; k++)
-      SK_ASSERT_MAT_CLOSE(got + 16 * k, want + 16 * k, TOL);
-    for (size_t k = 0; k < nb; k++)
-      SK_ASSERT_MAT_CLOSE(got_abs + 16 * k, want_abs + 16 * k, TOL);
+    /* Every product this CPU has (AVX-512, cglm's AVX, plain), then the
+     * dispatching entry point. */
+    for (size_t pi = 0; pi <= 4; pi++) {
+      memset(got, 0x7f, 16 * (nb + 1) * sizeof *got);
+      memset(got_abs, 0x7f, 16 * nb * sizeof *got_abs);
+      if (pi == 4)
+        sk_kernel_single(r, locals, ini, got, got_abs);
+      else if (sk_kernel_single_on(all_paths[pi], r, locals, ini, got, got_abs) != 0)
+        continue;
+      for (size_t k = 0; k <= nb; k++)
+        SK_ASSERT_MAT_CLOSE(got + 16 * k, want + 16 * k, TOL);
+      for (size_t k = 0; k < nb; k++)
+        SK_ASSERT_MAT_CLOSE(got_abs + 16 * k, want_abs + 16 * k, TOL);
+    }
     free(locals);
     free(scratch);
     free(want);
