@@ -798,21 +798,56 @@ static void single_cglm(const sk_rig *r, const float *locals, const float *initi
 /* With AVX-512 one register holds a whole matrix: row i of a · b is
  * sum_k a[i][k] * (row k of b), so four in-lane broadcasts of a's columns
  * times b's rows replicated across the lanes, summed as a tree (11 cycles
- * of latency on the parent-to-child chain). 12 instructions where cglm's
- * AVX product takes about 20: the single-pose path runs ~1.4x faster. */
-__attribute__((target("avx512f"))) static inline void mul_avx512(const float *a, const float *b, float *dest) {
-  const __m512 m = _mm512_loadu_ps(a);
-  const __m512 b0 = _mm512_broadcast_f32x4(_mm_loadu_ps(b)), b1 = _mm512_broadcast_f32x4(_mm_loadu_ps(b + 4));
-  const __m512 b2 = _mm512_broadcast_f32x4(_mm_loadu_ps(b + 8)), b3 = _mm512_broadcast_f32x4(_mm_loadu_ps(b + 12));
-  const __m512 t0 = _mm512_fmadd_ps(_mm512_permute_ps(m, 0x55), b1, _mm512_mul_ps(_mm512_permute_ps(m, 0x00), b0));
-  const __m512 t1 = _mm512_fmadd_ps(_mm512_permute_ps(m, 0xFF), b3, _mm512_mul_ps(_mm512_permute_ps(m, 0xAA), b2));
-  _mm512_storeu_ps(dest, _mm512_add_ps(t0, t1));
+ * of latency on the parent-to-child chain): 12 instructions where cglm's
+ * AVX product takes about 20. b's rows come from memory (broadcast loads)
+ * or, for the final product, from the world just computed in a register. */
+#define SK_AVX512_ATTR __attribute__((target("avx512f"))) static inline
+SK_AVX512_ATTR __m512 prod_avx512(__m512 a, __m512 b0, __m512 b1, __m512 b2, __m512 b3) {
+  const __m512 t0 = _mm512_fmadd_ps(_mm512_permute_ps(a, 0x55), b1, _mm512_mul_ps(_mm512_permute_ps(a, 0x00), b0));
+  const __m512 t1 = _mm512_fmadd_ps(_mm512_permute_ps(a, 0xFF), b3, _mm512_mul_ps(_mm512_permute_ps(a, 0xAA), b2));
+  return _mm512_add_ps(t0, t1);
+}
+
+/* a · b with b in memory. */
+SK_AVX512_ATTR __m512 prod_mem_avx512(__m512 a, const float *b) {
+  return prod_avx512(a, _mm512_broadcast_f32x4(_mm_loadu_ps(b)), _mm512_broadcast_f32x4(_mm_loadu_ps(b + 4)),
+                     _mm512_broadcast_f32x4(_mm_loadu_ps(b + 8)), _mm512_broadcast_f32x4(_mm_loadu_ps(b + 12)));
+}
+
+/* a · w with w in a register. */
+SK_AVX512_ATTR __m512 prod_reg_avx512(__m512 a, __m512 w) {
+  return prod_avx512(a, _mm512_shuffle_f32x4(w, w, 0x00), _mm512_shuffle_f32x4(w, w, 0x55),
+                     _mm512_shuffle_f32x4(w, w, 0xAA), _mm512_shuffle_f32x4(w, w, 0xFF));
+}
+
+/* The product for the generic walk (absolute matrices, initial skins). */
+SK_AVX512_ATTR void mul_avx512(const float *a, const float *b, float *dest) {
+  _mm512_storeu_ps(dest, prod_mem_avx512(_mm512_loadu_ps(a), b));
 }
 
 __attribute__((target("avx512f"))) static void single_avx512(const sk_rig *r, const float *locals,
                                                              const float *initial_skin, float *final, float *absolute) {
-  single_with(r, locals, initial_skin, final, absolute, mul_avx512);
+  if (absolute != NULL || initial_skin != NULL) {
+    single_with(r, locals, initial_skin, final, absolute, mul_avx512);
+    return;
+  }
+  /* Final matrices only (every pose request): each world stays in a
+   * register for its final product, and is stored only if a child needs it. */
+  float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(64)));
+  for (size_t k = 0; k < r->unused; k++)
+    memset(final + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *final);
+  memcpy(final + 16 * r->bones, sk_kernel_identity16, sizeof sk_kernel_identity16);
+  for (size_t s = 0; s < r->steps; s++) {
+    const sk_rig_step *st = &r->step[s];
+    const __m512 l = _mm512_loadu_ps(locals + 16 * (size_t)st->bone);
+    const __m512 w = st->parent_slot >= 0 ? prod_mem_avx512(l, wslot[st->parent_slot]) : l;
+    if (st->slot >= 0)
+      _mm512_store_ps(wslot[st->slot], w);
+    if (st->out >= 0)
+      _mm512_storeu_ps(final + 16 * (size_t)st->out, prod_reg_avx512(_mm512_load_ps(r->inv_bind + 16 * s), w));
+  }
 }
+#undef SK_AVX512_ATTR
 #endif
 
 int sk_kernel_single_on(const char *path, const sk_rig *r, const float *locals, const float *initial_skin,

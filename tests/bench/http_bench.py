@@ -518,15 +518,26 @@ def main():
     targets = []
 
     def ratio(label):
+        # Paired: skinnerd's round i against the ceiling's round i (run right
+        # after it), median over the rounds, so the machine's drift between
+        # rounds cancels. The ratio of the two medians is reported beside it.
+        r = by[label]
+        if "mhd" not in r:
+            return None
+        pairs = [s / m for s, m in zip(r["skinnerd"]["rounds_rps"], r["mhd"]["rounds_rps"]) if m > 0]
+        return median(pairs) if pairs else None
+
+    def ratio_of_medians(label):
         r = by[label]
         return r["skinnerd"]["rps"] / r["mhd"]["rps"] if "mhd" in r else None
 
     rb = ratio("single pose, binary")
     p99 = by["single pose, binary"]["skinnerd"]["p99_us"] / 1e3
     targets.append({"target": "single pose binary >= 80% of the mhd ceiling, p99 <= 2 ms", "ratio": rb,
-                    "p99_ms": p99, "met": rb is not None and rb >= 0.8 and p99 <= 2.0})
+                    "ratio_of_medians": ratio_of_medians("single pose, binary"), "p99_ms": p99, "met": rb is not None and rb >= 0.8 and p99 <= 2.0})
     rj = ratio("single pose, JSON")
     targets.append({"target": "single pose JSON >= 40% of the mhd ceiling", "ratio": rj,
+                    "ratio_of_medians": ratio_of_medians("single pose, JSON"),
                     "met": rj is not None and rj >= 0.4})
     http_rate = by["batch of 64, binary"]["skinnerd"]["rps"] * BATCH * BONES
     print("# running %s bench --json for the batch kernel's own rate ..." % a.skinner)
@@ -552,6 +563,8 @@ def main():
     for t in targets:
         desc = "n/a" if t.get("ratio") is None else "%.0f%%" % (100 * t["ratio"])
         extra_s = ""
+        if t.get("ratio_of_medians") is not None:
+            desc += " (median of paired rounds; ratio of the medians %.0f%%)" % (100 * t["ratio_of_medians"])
         if "p99_ms" in t:
             extra_s = ", p99 %.3f ms" % t["p99_ms"]
         if "http_bone_matrices_per_s" in t:
