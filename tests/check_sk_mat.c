@@ -50,6 +50,12 @@ START_TEST(multiply_is_bit_exact_with_babylon_order) {
     mul_reference(a, b, want);
     sk_mat_mul(a, b, got);
     ck_assert_msg(memcmp(want, got, sizeof got) == 0, "iteration %d", it);
+    static const char *const isas[] = {"avx512", "avx2", "generic"};
+    for (int k = 0; k < 3; k++) {
+      memset(got, 0, sizeof got);
+      if (sk_mat_mul_on(isas[k], a, b, got) == 0)
+        ck_assert_msg(memcmp(want, got, sizeof got) == 0, "%s, iteration %d", isas[k], it);
+    }
     float alias[16];
     memcpy(alias, a, sizeof alias);
     sk_mat_mul(alias, b, alias);
@@ -58,6 +64,9 @@ START_TEST(multiply_is_bit_exact_with_babylon_order) {
     sk_mat_mul(a, alias, alias);
     ck_assert(memcmp(want, alias, sizeof alias) == 0);
   }
+  float z[16] = {0};
+  ck_assert_int_eq(sk_mat_mul_on("neon", z, z, z), -1);
+  ck_assert_int_eq(sk_mat_mul_on("generic", z, z, z), 0);
 }
 END_TEST
 
