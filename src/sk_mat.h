@@ -16,8 +16,8 @@
 /* dest = a · b (MultiplyMatricesToArray). dest may alias a or b. */
 void sk_mat_mul(const float a[16], const float b[16], float dest[16]);
 
-/* sk_mat_mul with one implementation: "avx512", "avx2" or "generic" (the
- * same bits from each; for tests). -1 if this CPU or build lacks it. */
+/* sk_mat_mul with one implementation: "avx2" or "generic" (the same bits
+ * from each; for tests). -1 if this CPU or build lacks it. */
 int sk_mat_mul_on(const char *isa, const float a[16], const float b[16], float dest[16]);
 /* Determinant by cofactors of the first row, as Matrix.determinant(). */
 double sk_mat_det(const float m[16]);

@@ -50,8 +50,8 @@ START_TEST(multiply_is_bit_exact_with_babylon_order) {
     mul_reference(a, b, want);
     sk_mat_mul(a, b, got);
     ck_assert_msg(memcmp(want, got, sizeof got) == 0, "iteration %d", it);
-    static const char *const isas[] = {"avx512", "avx2", "generic"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const isas[] = {"avx2", "generic"};
+    for (int k = 0; k < 2; k++) {
       memset(got, 0, sizeof got);
       if (sk_mat_mul_on(isas[k], a, b, got) == 0)
         ck_assert_msg(memcmp(want, got, sizeof got) == 0, "%s, iteration %d", isas[k], it);
@@ -81,8 +81,8 @@ START_TEST(multiply_is_bit_exact_with_babylon_order) {
             b[4 * k + r] = k == p ? 1e8f : k == q ? -1e8f : k == sm ? 0.75f * (float)(1 + r) : 0.0f;
           }
         mul_reference(a, b, want);
-        static const char *const all[] = {"avx512", "avx2", "generic"};
-        for (int i = 0; i < 3; i++)
+        static const char *const all[] = {"avx2", "generic"};
+        for (int i = 0; i < 2; i++)
           if (sk_mat_mul_on(all[i], a, b, got) == 0)
             ck_assert_msg(memcmp(want, got, sizeof got) == 0, "%s, p %d q %d s %d", all[i], p, q, sm);
         sk_mat_mul(a, b, got);
@@ -90,6 +90,7 @@ START_TEST(multiply_is_bit_exact_with_babylon_order) {
       }
   float z[16] = {0};
   ck_assert_int_eq(sk_mat_mul_on("neon", z, z, z), -1);
+  ck_assert_int_eq(sk_mat_mul_on("avx512", z, z, z), -1);
   ck_assert_int_eq(sk_mat_mul_on("generic", z, z, z), 0);
 }
 END_TEST
