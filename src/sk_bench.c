@@ -306,8 +306,6 @@ static void run_work(const work *w) {
     break;
   case W_KERNEL:
     c->job.path = w->path;
-    if (getenv("SKX_STREAM")) c->job.stream = atoi(getenv("SKX_STREAM"));
-    if (getenv("SKX_SAME")) c->job.block_stride = 1;
     if (w->threads > 1)
       sk_kernel_run_threads(&c->job, w->threads);
     else

@@ -1053,11 +1053,6 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
   return 0;
 }
 
-/* The one place poses are evaluated for answers: a batch of parsed poses
- * on one immutable skeleton version, written in `fmt` ("results" entries
- * comma-separated for JSON). Batches the kernel can take go through it
- * (sk_kernel, the rig built when the version was stored); the rest, and
- * single poses, through the scalar core. */
 /* sk_pose_evaluate for a pose asking for final matrices only, with no
  * initial skin: only the subtrees of the bones it sets are recomputed, the
  * rest come from the entry's base evaluation, bit for bit the same answer
@@ -1083,6 +1078,11 @@ static bool eval_changed(const sk_cache_entry *e, const sk_pose *pose, sk_eval_b
   return true;
 }
 
+/* The one place poses are evaluated for answers: a batch of parsed poses
+ * on one immutable skeleton version, written in `fmt` ("results" entries
+ * comma-separated for JSON). Batches the kernel can take go through it
+ * (sk_kernel, the rig built when the version was stored); the rest, and
+ * single poses, through the scalar core (incrementally when eval_changed can). */
 static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt, sk_eval_buffers *buf,
                       kscratch *ks, sk_strbuf *out, unsigned threads) {
   const sk_skeleton *s = e->skel;

@@ -570,11 +570,19 @@ START_TEST(blocked_layout_validation) {
   rng_seed(800);
   batch b;
   batch_init(&b, rand_skeleton(6, SHAPE_RANDOM, false), 35, false, false, false);
+  /* New modes for the layout (validation only: the values do not matter,
+   * so the input is zeros of exactly the size asked for). */
   memset(b.mode, SK_KERNEL_TRS, b.nb);
   b.mode[0] = SK_KERNEL_CONST;
   b.mode[2] = SK_KERNEL_MATRIX;
-  size_t *off;
-  float *in = to_blocked(&b, &off);
+  size_t *off = malloc(b.nb * sizeof *off), ps0, bs0;
+  const size_t floats = sk_kernel_blocked_layout(b.mode, b.nb, b.p, off, &ps0, &bs0);
+  float *in = calloc(floats, sizeof *in);
+  b.job.pose_stride = ps0;
+  b.job.block_stride = bs0;
+  b.job.offset = off;
+  b.job.input = in;
+  b.job.input_floats = floats;
   /* CONST bones first, then each block holds the others back to back. */
   ck_assert_uint_eq(off[0], 0);
   ck_assert_uint_eq(off[1], 16);
@@ -606,7 +614,6 @@ START_TEST(blocked_layout_validation) {
   /* Overflow is reported, not wrapped. */
   size_t ps, bs;
   ck_assert_uint_eq(sk_kernel_blocked_layout(b.mode, b.nb, SIZE_MAX - 15, off, &ps, &bs), 0);
-  j = b.job;
   free(in);
   free(off);
   b.job.offset = b.offset;
