@@ -347,53 +347,38 @@ static double median(double *t, int n) {
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-static timing time_work(const work *w, double budget) {
-  double t0 = now_s();
-  run_work(w);
-  const double one = now_s() - t0;
-  const size_t inner = one > 0.002 ? 1 : (size_t)(0.002 / (one > 1e-8 ? one : 1e-8)) + 1;
-  double wall[31], cpu[31];
-  int n = 0;
-  const double start = now_s();
-  while (n < 31 && (n < 3 || now_s() - start < budget)) {
-    const double c0 = cpu_s();
-    t0 = now_s();
-    for (size_t i = 0; i < inner; i++)
-      run_work(w);
-    wall[n] = (now_s() - t0) / (double)inner;
-    cpu[n++] = (cpu_s() - c0) / (double)inner;
-  }
-  return (timing){median(wall, n), median(cpu, n)};
-}
-
-/* Two works timed in alternation, repetition by repetition, so a drift of
- * the machine's speed (tens of percent within a second on this VM) hits
- * both alike: for rows that are compared with each other. Same rules as
- * time_work otherwise. */
-static void time_pair(const work *w1, const work *w2, double budget, timing *t1, timing *t2) {
-  const work *w[2] = {w1, w2};
+/* Times n works (1 or 2) in alternation, repetition by repetition: two
+ * works compared with each other then see the same drift of the machine's
+ * speed (tens of percent within a second on this VM). */
+static void time_works(const work *const *w, int n, double budget, timing *out) {
   size_t inner[2];
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < n; k++) {
     double t0 = now_s();
     run_work(w[k]);
     const double one = now_s() - t0;
     inner[k] = one > 0.002 ? 1 : (size_t)(0.002 / (one > 1e-8 ? one : 1e-8)) + 1;
   }
   double wall[2][31], cpu[2][31];
-  int n = 0;
+  int reps = 0;
   const double start = now_s();
-  while (n < 31 && (n < 3 || now_s() - start < 2 * budget)) {
-    for (int k = 0; k < 2; k++) {
+  while (reps < 31 && (reps < 3 || now_s() - start < n * budget)) {
+    for (int k = 0; k < n; k++) {
       const double c0 = cpu_s(), t0 = now_s();
       for (size_t i = 0; i < inner[k]; i++)
         run_work(w[k]);
-      wall[k][n] = (now_s() - t0) / (double)inner[k];
-      cpu[k][n] = (cpu_s() - c0) / (double)inner[k];
+      wall[k][reps] = (now_s() - t0) / (double)inner[k];
+      cpu[k][reps] = (cpu_s() - c0) / (double)inner[k];
     }
-    n++;
+    reps++;
   }
-  *t1 = (timing){median(wall[0], n), median(cpu[0], n)};
-  *t2 = (timing){median(wall[1], n), median(cpu[1], n)};
+  for (int k = 0; k < n; k++)
+    out[k] = (timing){median(wall[k], reps), median(cpu[k], reps)};
+}
+
+static timing time_work(const work *w, double budget) {
+  timing t;
+  time_works(&w, 1, budget, &t);
+  return t;
 }
 
 /* ---- the run ------------------------------------------------------------------ */
@@ -569,8 +554,10 @@ int sk_bench_main(int argc, char **argv) {
       work wm = w, ws = w;
       wm.kind = W_CORE_MATRIX;
       ws.kind = W_SINGLE;
-      timing core_mat, single;
-      time_pair(&wm, &ws, budget, &core_mat, &single);
+      const work *const pair[2] = {&wm, &ws};
+      timing pt[2];
+      time_works(pair, 2, budget, pt);
+      const timing core_mat = pt[0], single = pt[1];
       const size_t first = nrows;
       const double ct = slice / core_trs.wall, ctc = slice / core_trs.cpu;
       const double cm = slice / core_mat.wall, cmc = slice / core_mat.cpu;

@@ -707,6 +707,17 @@ int sk_kernel_run_threads(const sk_kernel_job *job, unsigned n) {
  * arithmetic; dest may alias a or b. */
 typedef void (*sk_mul16_fn)(const float *a, const float *b, float *dest);
 
+/* The slots no bone computes: zeros for slots no bone writes, and the
+ * trailing identity of `final`. */
+static void single_fixed_slots(const sk_rig *r, float *final, float *absolute) {
+  for (size_t k = 0; k < r->unused; k++) {
+    memset(final + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *final);
+    if (absolute != NULL)
+      memset(absolute + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *absolute);
+  }
+  memcpy(final + 16 * r->bones, sk_kernel_identity16, sizeof sk_kernel_identity16);
+}
+
 /* The single-pose walk over the rig, for a given product. Inlined into each
  * caller below so the product is a direct, inlined call. */
 static inline __attribute__((always_inline)) void single_with(const sk_rig *r, const float *locals,
@@ -714,14 +725,8 @@ static inline __attribute__((always_inline)) void single_with(const sk_rig *r, c
                                                               float *absolute, sk_mul16_fn mul) {
   float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
   float aslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
-  const size_t nb = r->bones;
   const bool two_chains = absolute != NULL && initial_skin != NULL;
-  for (size_t k = 0; k < r->unused; k++) {
-    memset(final + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *final);
-    if (absolute != NULL)
-      memset(absolute + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *absolute);
-  }
-  memcpy(final + 16 * nb, sk_kernel_identity16, sizeof sk_kernel_identity16);
+  single_fixed_slots(r, final, absolute);
   for (size_t s = 0; s < r->steps; s++) {
     const sk_rig_step *st = &r->step[s];
     const float *l = locals + 16 * (size_t)st->bone;
@@ -836,9 +841,7 @@ __attribute__((target("avx512f"))) static void single_avx512(const sk_rig *r, co
   /* Final matrices only (every pose request): each world stays in a
    * register for its final product, and is stored only if a child needs it. */
   float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(64)));
-  for (size_t k = 0; k < r->unused; k++)
-    memset(final + 16 * (size_t)r->unused_slot[k], 0, 16 * sizeof *final);
-  memcpy(final + 16 * r->bones, sk_kernel_identity16, sizeof sk_kernel_identity16);
+  single_fixed_slots(r, final, NULL);
   for (size_t s = 0; s < r->steps; s++) {
     const sk_rig_step *st = &r->step[s];
     const __m512 l = _mm512_loadu_ps(locals + 16 * (size_t)st->bone);

@@ -61,8 +61,9 @@ typedef struct sk_kernel_job {
                                  block of poses reads as one sequential stream; sk_kernel_blocked_layout()
                                  lays a batch out this way. */
   const uint8_t *mode;        /* B entries, SK_KERNEL_*, bones in parent-first (sk_skeleton.bones[]) order */
-  const size_t *offset;       /* B entries: where bone b's input starts in `input`, in floats
-                                 (CONST: 16 floats; TRS: 10*pose_stride; MATRIX: 16*pose_stride) */
+  const size_t *offset;       /* B entries: where bone b's input starts in `input`, in floats (CONST: its
+                                 16 floats; TRS and MATRIX: row 0 of poses 0..15, rows pose_stride apart:
+                                 10 rows for TRS, 16 for MATRIX) */
   const float *input;         /* borrowed */
   size_t input_floats;        /* length of `input` for bounds checks in validate; 0 = unknown, unchecked */
   const float *initial_skin;  /* NULL, or 16 floats applied to every pose's roots (world = local * initial) */

@@ -1065,15 +1065,7 @@ static bool eval_changed(const sk_cache_entry *e, const sk_pose *pose, sk_eval_b
       kscratch_reserve(ks, s->count, 0, 0) != 0)
     return false;
   memset(ks->changed, 0, s->count);
-  /* The locals of the bones the pose sets, as sk_skeleton_pose_locals
-   * computes them (each override applied to the stored local). */
-  for (size_t k = 0; k < pose->count; k++) {
-    const sk_override *o = &pose->overrides[k];
-    sk_local tmp = s->bones[o->bone].local;
-    sk_local_apply(&tmp, o);
-    memcpy(buf->locals + 16 * (size_t)o->bone, tmp.matrix, sizeof tmp.matrix);
-    ks->changed[o->bone] = 1;
-  }
+  sk_skeleton_pose_overrides(s, pose->overrides, pose->count, buf->locals, ks->changed);
   sk_skeleton_evaluate_changed(s, buf->locals, ks->changed, e->base_world, e->base_final, buf->scratch, buf->final);
   return true;
 }

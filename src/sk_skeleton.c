@@ -479,14 +479,21 @@ void sk_skeleton_evaluate_changed(const sk_skeleton *s, const float *locals, uin
   }
 }
 
-void sk_skeleton_pose_locals(const sk_skeleton *s, const sk_override *o, size_t count, float *locals) {
-  for (size_t i = 0; i < s->count; i++)
-    memcpy(locals + 16 * i, s->bones[i].local.matrix, 16 * sizeof *locals);
+void sk_skeleton_pose_overrides(const sk_skeleton *s, const sk_override *o, size_t count, float *locals,
+                                uint8_t *changed) {
   for (size_t k = 0; k < count; k++) {
     sk_local tmp = s->bones[o[k].bone].local;
     sk_local_apply(&tmp, &o[k]);
     memcpy(locals + 16 * (size_t)o[k].bone, tmp.matrix, sizeof tmp.matrix);
+    if (changed != NULL)
+      changed[o[k].bone] = 1;
   }
+}
+
+void sk_skeleton_pose_locals(const sk_skeleton *s, const sk_override *o, size_t count, float *locals) {
+  for (size_t i = 0; i < s->count; i++)
+    memcpy(locals + 16 * i, s->bones[i].local.matrix, 16 * sizeof *locals);
+  sk_skeleton_pose_overrides(s, o, count, locals, NULL);
 }
 
 void sk_skeleton_prepare(sk_skeleton *s) {

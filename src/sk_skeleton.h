@@ -186,4 +186,10 @@ void sk_skeleton_evaluate_changed(const sk_skeleton *s, const float *locals, uin
  * by `o` as a "pose" op would, without changing `s`. */
 void sk_skeleton_pose_locals(const sk_skeleton *s, const sk_override *o, size_t count, float *locals);
 
+/* The part of sk_skeleton_pose_locals that applies `o`: writes only the
+ * locals of the bones it sets (each override applied to the stored local),
+ * and sets changed[bone] = 1 for them when `changed` is not NULL. */
+void sk_skeleton_pose_overrides(const sk_skeleton *s, const sk_override *o, size_t count, float *locals,
+                                uint8_t *changed);
+
 #endif

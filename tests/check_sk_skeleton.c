@@ -357,12 +357,7 @@ START_TEST(changed_subtrees_equal_the_full_evaluation) {
       sk_skeleton_evaluate(s, locals, NULL, scratch, want, NULL, NULL);
       memset(changed, 0, n);
       float *mine = malloc(16 * n * sizeof *mine);
-      for (size_t k = 0; k < count; k++) {
-        sk_local tmp = s->bones[o[k].bone].local;
-        sk_local_apply(&tmp, &o[k]);
-        memcpy(mine + 16 * (size_t)o[k].bone, tmp.matrix, sizeof tmp.matrix);
-        changed[o[k].bone] = 1;
-      }
+      sk_skeleton_pose_overrides(s, o, count, mine, changed);
       memset(got, 0x7f, 16 * (n + 1) * sizeof *got);
       sk_skeleton_evaluate_changed(s, mine, changed, world, base_final, scratch, got);
       ck_assert_msg(memcmp(want, got, 16 * (n + 1) * sizeof *got) == 0, "iteration %d pose %d (%zu bones)", it, pose,
