@@ -990,6 +990,254 @@ size_t sk_numfmt_f64(double v, char *dest) {
   return len;
 }
 
+/* ---- float arrays, 8 at a time (AVX-512) --------------------------------
+ *
+ * A JSON pose answer is ~1 000 floats, and printing them was half of the
+ * daemon's time per request: f32_to_decimal itself is cheap, but which
+ * branch of the layout a matrix entry takes (1, 0, 0.97, 2.1e-9, ...)
+ * is close to random, and so were the integer and trailing-zero branches.
+ * Here the same Schubfach steps run on 8 floats per vector with selects in
+ * place of branches: the digits (left-aligned, as ASCII, with zeros behind),
+ * their count k and the point position n come out of the vector unit, and
+ * one short scalar step per float lays them out. Byte-identical to put_f32
+ * (compared on all 2^32 bit patterns when written; tests/check_sk_numfmt.c
+ * compares both paths on a stride and on edge cases on every run). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SK_NUMFMT_X86 1
+#define SK_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512cd")))
+
+/* Eight floats after the vector step: each one's 16 source bytes (its 9
+ * digits, '.', '0', '-', 'e', the exponent's sign and two digits), which
+ * row of layout_rows shuffles them into its text, the text's length with
+ * the sign, and the sign. Bit i of `slow`: float i needs the scalar path. */
+typedef struct {
+  char src[8][16];
+  uint8_t row[8], len[8], neg[8];
+  __mmask8 slow;
+} f32_block8;
+
+/* Shuffle rows: byte j of a text (after the sign) is source byte row[j]
+ * (9 '.', 10 '0', 12 'e', 13 exponent sign, 14/15 exponent digits). Row
+ * n + 5 for "0.000ddd" (n = -5..0) and "dd.ddd"/"ddd00" (n = 1..16),
+ * where n is the point position; row 20 + 2k + (exponent >= 10) for
+ * "d.ddde-N" with k digits. Bytes past a text's length are don't-cares. */
+#define LAYOUT_A(n, j) ((j) == 1 ? 9 : (j) < 2 - (n) ? 10 : (j) - 2 + (n))
+#define LAYOUT_B(n, j) ((j) < (n) ? ((j) <= 8 ? (j) : 10) : (j) == (n) ? 9 : (j) - 1)
+#define LAYOUT_E(k) ((k) + ((k) > 1))
+#define LAYOUT_D(x, j)                                                                                     \
+  ((j) == 0                           ? 0                                                                  \
+   : (j) == LAYOUT_E((x) / 2)         ? 12                                                                 \
+   : (j) == LAYOUT_E((x) / 2) + 1     ? 13                                                                 \
+   : (j) == LAYOUT_E((x) / 2) + 2     ? 15 - (x) % 2                                                       \
+   : (j) == LAYOUT_E((x) / 2) + 3     ? 15                                                                 \
+   : (j) == 1                         ? 9                                                                  \
+   : (j) <= (x) / 2                   ? (j) - 1                                                            \
+                                      : 0)
+#define LAYOUT_ROW(F, x)                                                                                   \
+  {F(x, 0),  F(x, 1),  F(x, 2),  F(x, 3),  F(x, 4),  F(x, 5),  F(x, 6),  F(x, 7),                           \
+   F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14), F(x, 15)}
+static const uint8_t layout_rows[40][16] __attribute__((aligned(16))) = {
+    LAYOUT_ROW(LAYOUT_A, -5), LAYOUT_ROW(LAYOUT_A, -4), LAYOUT_ROW(LAYOUT_A, -3), LAYOUT_ROW(LAYOUT_A, -2),
+    LAYOUT_ROW(LAYOUT_A, -1), LAYOUT_ROW(LAYOUT_A, 0),  LAYOUT_ROW(LAYOUT_B, 1),  LAYOUT_ROW(LAYOUT_B, 2),
+    LAYOUT_ROW(LAYOUT_B, 3),  LAYOUT_ROW(LAYOUT_B, 4),  LAYOUT_ROW(LAYOUT_B, 5),  LAYOUT_ROW(LAYOUT_B, 6),
+    LAYOUT_ROW(LAYOUT_B, 7),  LAYOUT_ROW(LAYOUT_B, 8),  LAYOUT_ROW(LAYOUT_B, 9),  LAYOUT_ROW(LAYOUT_B, 10),
+    LAYOUT_ROW(LAYOUT_B, 11), LAYOUT_ROW(LAYOUT_B, 12), LAYOUT_ROW(LAYOUT_B, 13), LAYOUT_ROW(LAYOUT_B, 14),
+    LAYOUT_ROW(LAYOUT_B, 15), LAYOUT_ROW(LAYOUT_B, 16), LAYOUT_ROW(LAYOUT_D, 2),  LAYOUT_ROW(LAYOUT_D, 3),
+    LAYOUT_ROW(LAYOUT_D, 4),  LAYOUT_ROW(LAYOUT_D, 5),  LAYOUT_ROW(LAYOUT_D, 6),  LAYOUT_ROW(LAYOUT_D, 7),
+    LAYOUT_ROW(LAYOUT_D, 8),  LAYOUT_ROW(LAYOUT_D, 9),  LAYOUT_ROW(LAYOUT_D, 10), LAYOUT_ROW(LAYOUT_D, 11),
+    LAYOUT_ROW(LAYOUT_D, 12), LAYOUT_ROW(LAYOUT_D, 13), LAYOUT_ROW(LAYOUT_D, 14), LAYOUT_ROW(LAYOUT_D, 15),
+    LAYOUT_ROW(LAYOUT_D, 16), LAYOUT_ROW(LAYOUT_D, 17), LAYOUT_ROW(LAYOUT_D, 18), LAYOUT_ROW(LAYOUT_D, 19),
+};
+
+/* x / d for x < 2^32 in 64-bit lanes, as (x * m) >> s. */
+SK_AVX512 static inline __m512i divc(__m512i x, uint32_t m, int s) {
+  return _mm512_srli_epi64(_mm512_mul_epu32(x, _mm512_set1_epi64(m)), s);
+}
+
+/* round_to_odd for 8 lanes: g 64-bit, cp < 2^32. */
+SK_AVX512 static inline __m512i round_to_odd8(__m512i g, __m512i cp) {
+  const __m512i lo = _mm512_mul_epu32(g, cp);
+  const __m512i sum = _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(g, 32), cp), _mm512_srli_epi64(lo, 32));
+  const __m512i hi = _mm512_srli_epi64(sum, 32);
+  const __mmask8 sticky = _mm512_cmpgt_epu64_mask(_mm512_and_si512(sum, _mm512_set1_epi64(0xffffffff)),
+                                                  _mm512_set1_epi64(1));
+  return _mm512_mask_or_epi64(hi, sticky, hi, _mm512_set1_epi64(1));
+}
+
+/* f32_to_decimal and the digit step of put_decimal32 for v[0..7]. */
+SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const float *v, f32_block8 *out) {
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)v));
+  const __m512i mant = _mm512_and_si512(bits, _mm512_set1_epi64(0x7fffff));
+  const __m512i ex = _mm512_and_si512(_mm512_srli_epi64(bits, 23), _mm512_set1_epi64(0xff));
+  const __mmask8 normal = _mm512_test_epi64_mask(ex, ex);
+  const __mmask8 zero = _mm512_testn_epi64_mask(bits, _mm512_set1_epi64(0x7fffffff));
+  const __m512i c = _mm512_mask_or_epi64(mant, normal, mant, _mm512_set1_epi64(1 << 23));
+  const __m512i q = _mm512_mask_sub_epi64(_mm512_set1_epi64(-149), normal, ex, _mm512_set1_epi64(150));
+  const __mmask8 closer = _mm512_testn_epi64_mask(mant, mant) & _mm512_cmpgt_epi64_mask(ex, one);
+  const __m512i closer1 = _mm512_maskz_mov_epi64(closer, one);
+  const __m512i c4 = _mm512_slli_epi64(c, 2);
+  const __m512i cbl = _mm512_add_epi64(_mm512_sub_epi64(c4, _mm512_set1_epi64(2)), closer1);
+  const __m512i cbr = _mm512_add_epi64(c4, _mm512_set1_epi64(2));
+  /* k = floor(log10(2^q)) (or of 3/4 2^q), h = q + floor(log2(10^-k)) + 1 */
+  __m512i k = _mm512_mul_epi32(q, _mm512_set1_epi64(1262611));
+  k = _mm512_srai_epi64(_mm512_mask_sub_epi64(k, closer, k, _mm512_set1_epi64(524031)), 22);
+  const __m512i negk = _mm512_sub_epi64(_mm512_setzero_si512(), k);
+  const __m512i h = _mm512_add_epi64(
+      _mm512_add_epi64(q, _mm512_srai_epi64(_mm512_mul_epi32(negk, _mm512_set1_epi64(1741647)), 19)), one);
+  /* Zero and non-finite lanes compute garbage, but within the table. */
+  const __m512i idx = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(negk, _mm512_set1_epi64(31)),
+                                                        _mm512_setzero_si512()),
+                                       _mm512_set1_epi64(76));
+  const __m512i g = _mm512_i64gather_epi64(idx, (const void *)f32_pow10_g, 8);
+  const __m512i vbl = round_to_odd8(g, _mm512_sllv_epi64(cbl, h));
+  const __m512i vb = round_to_odd8(g, _mm512_sllv_epi64(c4, h));
+  const __m512i vbr = round_to_odd8(g, _mm512_sllv_epi64(cbr, h));
+  const __mmask8 odd = _mm512_test_epi64_mask(c, one);
+  const __m512i lower = _mm512_mask_add_epi64(vbl, odd, vbl, one);
+  const __m512i upper = _mm512_mask_sub_epi64(vbr, odd, vbr, one);
+  const __m512i s = _mm512_srli_epi64(vb, 2);
+  const __m512i sp = divc(s, 0xCCCCCCCDu, 35);
+  const __m512i sp40 = _mm512_add_epi64(_mm512_slli_epi64(sp, 5), _mm512_slli_epi64(sp, 3));
+  const __mmask8 up_in = _mm512_cmple_epu64_mask(lower, sp40);
+  const __mmask8 wp_in = _mm512_cmple_epu64_mask(_mm512_add_epi64(sp40, _mm512_set1_epi64(40)), upper);
+  const __mmask8 shorter = _mm512_cmpge_epu64_mask(s, _mm512_set1_epi64(10)) & (up_in ^ wp_in);
+  const __m512i s4 = _mm512_slli_epi64(s, 2);
+  const __mmask8 u_in = _mm512_cmple_epu64_mask(lower, s4);
+  const __mmask8 w_in = _mm512_cmple_epu64_mask(_mm512_add_epi64(s4, _mm512_set1_epi64(4)), upper);
+  const __m512i mid = _mm512_add_epi64(s4, _mm512_set1_epi64(2));
+  const __mmask8 closest =
+      _mm512_cmpgt_epu64_mask(vb, mid) | (_mm512_cmpeq_epi64_mask(vb, mid) & _mm512_test_epi64_mask(s, one));
+  const __mmask8 up = (__mmask8)(((u_in ^ w_in) & w_in) | (~(u_in ^ w_in) & closest));
+  __m512i digits = _mm512_mask_add_epi64(s, up, s, one);
+  digits = _mm512_mask_mov_epi64(digits, shorter, _mm512_mask_add_epi64(sp, wp_in, sp, one));
+  __m512i exp10 = _mm512_mask_add_epi64(k, shorter, k, one);
+  /* Integers below 2^24: the digits are c >> -q (as in f32_to_decimal). */
+  const __m512i nq = _mm512_sub_epi64(_mm512_setzero_si512(), q);
+  const __m512i low_bits = _mm512_sub_epi64(_mm512_sllv_epi64(one, nq), one);
+  const __mmask8 integer = normal & _mm512_cmple_epi64_mask(q, _mm512_setzero_si512()) &
+                           _mm512_cmpgt_epi64_mask(q, _mm512_set1_epi64(-24)) &
+                           _mm512_testn_epi64_mask(c, low_bits);
+  digits = _mm512_mask_mov_epi64(digits, integer, _mm512_srlv_epi64(c, nq));
+  exp10 = _mm512_mask_mov_epi64(exp10, integer, _mm512_setzero_si512());
+  /* Trailing zeros off: 8, 4, 2, then 1 of them (at most 8 in 9 digits). */
+  static const struct {
+    uint32_t pow, mul;
+    int shift, zeros;
+  } strip[4] = {{100000000u, 2882303762u, 58, 8}, {10000u, 0xD1B71759u, 45, 4}, {100u, 0x51EB851Fu, 37, 2},
+                {10u, 0xCCCCCCCDu, 35, 1}};
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    const __m512i t = divc(digits, strip[i].mul, strip[i].shift);
+    const __mmask8 m = _mm512_cmpeq_epi64_mask(_mm512_mul_epu32(t, _mm512_set1_epi64(strip[i].pow)), digits);
+    digits = _mm512_mask_mov_epi64(digits, m, t);
+    exp10 = _mm512_mask_add_epi64(exp10, m, exp10, _mm512_set1_epi64(strip[i].zeros));
+  }
+  /* Zero prints as the one digit "0" at n = 1. */
+  digits = _mm512_maskz_mov_epi64((__mmask8)~zero, digits);
+  exp10 = _mm512_maskz_mov_epi64((__mmask8)~zero, exp10);
+  /* k = number of digits: from the bit length, then one compare. */
+  const __m512i pow10_lo = _mm512_setr_epi64(1, 10, 100, 1000, 10000, 100000, 1000000, 10000000);
+  const __m512i pow10_hi = _mm512_setr_epi64(100000000, 1000000000, 1, 1, 1, 1, 1, 1);
+  const __m512i bitlen = _mm512_sub_epi64(_mm512_set1_epi64(64), _mm512_lzcnt_epi64(digits));
+  __m512i nd = _mm512_srli_epi64(_mm512_mullo_epi64(bitlen, _mm512_set1_epi64(1233)), 12);
+  nd = _mm512_mask_add_epi64(nd, _mm512_cmpge_epu64_mask(digits, _mm512_permutex2var_epi64(pow10_lo, nd, pow10_hi)),
+                             nd, one);
+  nd = _mm512_max_epi64(nd, one);
+  /* Left-align to 9 digits, then to ASCII: the top digit, and the other 8
+   * as two halves of 4 -> four pairs -> eight digits (multiply-shift
+   * divisions in 32- then 16-bit lanes). */
+  const __m512i la =
+      _mm512_mul_epu32(digits, _mm512_permutex2var_epi64(pow10_lo, _mm512_sub_epi64(_mm512_set1_epi64(9), nd),
+                                                         pow10_hi));
+  const __m512i top = divc(la, 2882303762u, 58);
+  const __m512i low8 = _mm512_sub_epi64(la, _mm512_mul_epu32(top, _mm512_set1_epi64(100000000)));
+  const __m512i hi4 = divc(low8, 0xD1B71759u, 45);
+  const __m512i lo4 = _mm512_sub_epi64(low8, _mm512_mul_epu32(hi4, _mm512_set1_epi64(10000)));
+  const __m512i v4 = _mm512_or_si512(hi4, _mm512_slli_epi64(lo4, 32));
+  const __m512i q2 = _mm512_srli_epi32(_mm512_mullo_epi32(v4, _mm512_set1_epi32(10486)), 20);
+  const __m512i r2 = _mm512_sub_epi32(v4, _mm512_mullo_epi32(q2, _mm512_set1_epi32(100)));
+  const __m512i v2 = _mm512_or_si512(q2, _mm512_slli_epi32(r2, 16));
+  const __m512i q1 = _mm512_srli_epi16(_mm512_mullo_epi16(v2, _mm512_set1_epi16(103)), 10);
+  const __m512i r1 = _mm512_sub_epi16(v2, _mm512_mullo_epi16(q1, _mm512_set1_epi16(10)));
+  const __m512i eight = _mm512_add_epi64(_mm512_or_si512(q1, _mm512_slli_epi16(r1, 8)),
+                                         _mm512_set1_epi64(0x3030303030303030));
+  /* Each float's text is a byte shuffle of 16 source bytes: its 9 digits,
+   * '.', '0', '-', 'e', the exponent's sign and its two digits. */
+  const __m512i n = _mm512_add_epi64(exp10, nd);
+  const __m512i e = _mm512_sub_epi64(n, one);
+  const __m512i ae = _mm512_abs_epi64(e);
+  const __m512i tens = divc(ae, 0xCCCCCCCDu, 35);
+  const __m512i ones = _mm512_sub_epi64(ae, _mm512_mullo_epi64(tens, _mm512_set1_epi64(10)));
+  const __mmask8 eneg = _mm512_cmplt_epi64_mask(e, _mm512_setzero_si512());
+  const __m512i esign = _mm512_mask_mov_epi64(_mm512_set1_epi64('+'), eneg, _mm512_set1_epi64('-'));
+  const __m512i w0 = _mm512_or_si512(_mm512_add_epi64(top, _mm512_set1_epi64('0')), _mm512_slli_epi64(eight, 8));
+  __m512i w1 = _mm512_or_si512(_mm512_srli_epi64(eight, 56), _mm512_set1_epi64(0x000000652D302E00));
+  w1 = _mm512_or_si512(w1, _mm512_slli_epi64(esign, 40));
+  w1 = _mm512_or_si512(w1, _mm512_slli_epi64(_mm512_add_epi64(tens, _mm512_set1_epi64('0')), 48));
+  w1 = _mm512_or_si512(w1, _mm512_slli_epi64(_mm512_add_epi64(ones, _mm512_set1_epi64('0')), 56));
+  /* The layout case: 0 "0.00ddd" (-6 < n <= 0), 1 "dd.ddd" or an integer
+   * (0 < n <= 18), 2 "d.ddde-N"; the length in each. */
+  const __m512i neg = _mm512_srli_epi64(bits, 31);
+  const __mmask8 case_a = _mm512_cmpgt_epi64_mask(n, _mm512_set1_epi64(-6)) &
+                          _mm512_cmple_epi64_mask(n, _mm512_setzero_si512());
+  const __mmask8 case_b = _mm512_cmpgt_epi64_mask(n, _mm512_setzero_si512()) &
+                          _mm512_cmple_epi64_mask(n, _mm512_set1_epi64(18));
+  const __mmask8 ae10 = _mm512_cmpge_epi64_mask(ae, _mm512_set1_epi64(10));
+  const __m512i epos = _mm512_mask_add_epi64(nd, _mm512_cmpgt_epi64_mask(nd, one), nd, one);
+  __m512i len = _mm512_mask_add_epi64(_mm512_add_epi64(epos, _mm512_set1_epi64(3)), ae10,
+                                      _mm512_add_epi64(epos, _mm512_set1_epi64(3)), one);
+  len = _mm512_mask_mov_epi64(len, case_a, _mm512_add_epi64(_mm512_sub_epi64(_mm512_set1_epi64(2), n), nd));
+  const __m512i len_b = _mm512_mask_mov_epi64(n, _mm512_cmplt_epi64_mask(n, nd), _mm512_add_epi64(nd, one));
+  len = _mm512_add_epi64(_mm512_mask_mov_epi64(len, case_b, len_b), neg);
+  /* Texts over 16 bytes and non-finite values go the scalar way. */
+  out->slow = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(16)) |
+              _mm512_cmpeq_epi64_mask(_mm512_and_si512(bits, _mm512_set1_epi64(0x7f800000)),
+                                      _mm512_set1_epi64(0x7f800000));
+  const __m512i row_d = _mm512_mask_add_epi64(_mm512_add_epi64(_mm512_slli_epi64(nd, 1), _mm512_set1_epi64(20)),
+                                              ae10, _mm512_add_epi64(_mm512_slli_epi64(nd, 1),
+                                                                     _mm512_set1_epi64(20)),
+                                              one);
+  const __m512i row = _mm512_mask_mov_epi64(row_d, case_a | case_b, _mm512_add_epi64(n, _mm512_set1_epi64(5)));
+  _mm_storel_epi64((__m128i *)(void *)out->row, _mm512_cvtepi64_epi8(row));
+  _mm_storel_epi64((__m128i *)(void *)out->len, _mm512_cvtepi64_epi8(len));
+  _mm_storel_epi64((__m128i *)(void *)out->neg, _mm512_cvtepi64_epi8(neg));
+  _mm512_storeu_si512(out->src[0], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), w1));
+  _mm512_storeu_si512(out->src[4], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), w1));
+}
+
+/* Elements v[0..count) (count a multiple of 8), each followed by a comma.
+ * Returns the end; writes up to 17 bytes from an element's start. */
+SK_AVX512 static char *put_f32_commas_avx512(char *p, const float *v, size_t count) {
+  f32_block8 blk;
+  for (size_t i = 0; i < count; i += 8) {
+    f32_decimal8(v + i, &blk);
+    if (__builtin_expect(blk.slow != 0, 0)) {
+      for (int j = 0; j < 8; j++) {
+        p += put_f32(p, v[i + (size_t)j]);
+        *p++ = ',';
+      }
+      continue;
+    }
+    for (int j = 0; j < 8; j++) {
+      const __m128i text = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)blk.src[j]),
+                                            _mm_load_si128((const __m128i *)(const void *)layout_rows[blk.row[j]]));
+      p[0] = '-';
+      _mm_storeu_si128((__m128i *)(void *)(p + blk.neg[j]), text);
+      p[blk.len[j]] = ',';
+      p += blk.len[j] + 1;
+    }
+  }
+  return p;
+}
+
+static int have_avx512_numfmt(void) {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd");
+}
+#endif
+
 /* ---- sk_strbuf -------------------------------------------------------- */
 
 /* Floats formatted per reservation in sk_strbuf_append_f32_array: bounds the
@@ -1039,7 +1287,8 @@ int sk_strbuf_append(sk_strbuf *b, const char *s, size_t n) {
   return 0;
 }
 
-int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count) {
+/* vector: 1 for the AVX-512 path (the caller checked the CPU). */
+static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vector) {
   const size_t start = b->len;
   if (sk_strbuf_reserve(b, 2) != 0) return SK_ENOMEM; /* "[]" */
   char *p = b->data + b->len;
@@ -1047,14 +1296,25 @@ int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count) {
   for (size_t i = 0; i < count;) {
     const size_t chunk = count - i < F32_ARRAY_CHUNK ? count - i : F32_ARRAY_CHUNK;
     b->len = (size_t)(p - b->data);
-    /* Each element needs at most MAX bytes plus its comma. */
-    if (sk_strbuf_reserve(b, chunk * (SK_NUMFMT_F32_MAX + 1)) != 0) {
+    /* Each element needs at most MAX bytes plus its comma; the writers
+     * may scribble up to 28 bytes from an element's start. */
+    if (sk_strbuf_reserve(b, chunk * (SK_NUMFMT_F32_MAX + 1) + 32) != 0) {
       b->len = start;
       b->data[start] = '\0';
       return SK_ENOMEM;
     }
     p = b->data + b->len;
-    for (const size_t end = i + chunk; i < end; i++) {
+    size_t end = i + chunk;
+#ifdef SK_NUMFMT_X86
+    if (vector) {
+      const size_t n8 = chunk & ~(size_t)7;
+      p = put_f32_commas_avx512(p, v + i, n8);
+      i += n8;
+    }
+#else
+    (void)vector;
+#endif
+    for (; i < end; i++) {
       p += put_f32(p, v[i]);
       *p++ = ',';
     }
@@ -1065,4 +1325,20 @@ int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count) {
   b->len = (size_t)(p - b->data);
   b->data[b->len] = '\0';
   return 0;
+}
+
+int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count) {
+#ifdef SK_NUMFMT_X86
+  return append_f32_array(b, v, count, count >= 8 && have_avx512_numfmt());
+#else
+  return append_f32_array(b, v, count, 0);
+#endif
+}
+
+int sk_strbuf_append_f32_array_on(const char *isa, sk_strbuf *b, const float *v, size_t count) {
+  if (strcmp(isa, "generic") == 0) return append_f32_array(b, v, count, 0);
+#ifdef SK_NUMFMT_X86
+  if (strcmp(isa, "avx512") == 0 && have_avx512_numfmt()) return append_f32_array(b, v, count, 1);
+#endif
+  return -1;
 }

@@ -68,4 +68,10 @@ int sk_strbuf_append(sk_strbuf *b, const char *s, size_t n);
  * when `count` is 0. */
 int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count);
 
+/* sk_strbuf_append_f32_array with one implementation: "avx512" (8 floats
+ * per step; what the function above uses when the CPU has AVX-512 F, BW,
+ * DQ and CD) or "generic" (one float at a time). The same bytes from each;
+ * for tests and benchmarks. -1 if this CPU or build lacks it. */
+int sk_strbuf_append_f32_array_on(const char *isa, sk_strbuf *b, const float *v, size_t count);
+
 #endif

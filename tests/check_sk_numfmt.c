@@ -573,6 +573,105 @@ START_TEST(test_strbuf_f32_array_large) {
 }
 END_TEST
 
+/* ---- the array writers: every implementation, byte for byte ------------ */
+
+/* The per-element text joined by commas: what every array writer owes.
+ * (Plain checks in these loops: each ck_assert writes its location to
+ * Check's log file, which cost more than everything else here.) */
+static void want_array(sk_strbuf *want, const float *v, size_t n) {
+  int rc = sk_strbuf_append(want, "[", 1);
+  for (size_t i = 0; i < n; i++) {
+    char one[SK_NUMFMT_F32_MAX + 1];
+    const size_t len = sk_numfmt_f32(v[i], one);
+    if (i > 0) rc |= sk_strbuf_append(want, ",", 1);
+    rc |= sk_strbuf_append(want, one, len);
+  }
+  rc |= sk_strbuf_append(want, "]", 1);
+  if (rc != 0) ck_abort_msg("out of memory");
+}
+
+static const char *const ARRAY_ISAS[] = {"generic", "avx512"};
+
+/* Each writer this CPU has must print exactly want_array's bytes. Returns
+ * how many writers ran. The buffers are the caller's, reused (emptied
+ * here): growing fresh ones for every array costs more than the check. */
+static int check_array_writers(sk_strbuf *want, sk_strbuf *got, const float *v, size_t n) {
+  want->len = 0;
+  want_array(want, v, n);
+  int ran = 0;
+  for (size_t w = 0; w < sizeof ARRAY_ISAS / sizeof ARRAY_ISAS[0]; w++) {
+    got->len = 0;
+    if (got->data != NULL) memset(got->data, '#', got->cap); /* no stale bytes pass for output */
+    const int rc = sk_strbuf_append_f32_array_on(ARRAY_ISAS[w], got, v, n);
+    if (rc == -1) continue; /* not on this CPU */
+    if (rc != 0) ck_abort_msg("%s writer: %d", ARRAY_ISAS[w], rc);
+    ran++;
+    if (got->len != want->len || memcmp(got->data, want->data, want->len) != 0) {
+      size_t at = 0;
+      while (at < got->len && at < want->len && got->data[at] == want->data[at]) at++;
+      const size_t from = at > 40 ? at - 40 : 0;
+      ck_abort_msg("%s writer differs at byte %zu: got ...%.60s want ...%.60s", ARRAY_ISAS[w], at,
+                   got->data + from, want->data + from);
+    }
+  }
+  return ran;
+}
+
+#define ARRAY_SLICES 8
+#define ARRAY_STRIDE 251
+
+/* A stride over all 2^32 patterns (NaN and infinities included), in arrays
+ * of 4099 floats so every tail length and block position comes up. */
+START_TEST(test_array_writers_stride) {
+  enum { N = 4099 };
+  static float v[N];
+  const uint64_t slice = (UINT64_C(1) << 32) / ARRAY_SLICES;
+  const uint64_t lo = slice * (uint64_t)_i, hi = lo + slice;
+  uint64_t b = lo + (ARRAY_STRIDE - lo % ARRAY_STRIDE) % ARRAY_STRIDE;
+  int ran = 0;
+  sk_strbuf want = {0}, got = {0};
+  while (b < hi) {
+    size_t n = 0;
+    for (; n < N && b < hi; n++, b += ARRAY_STRIDE) v[n] = bits_to_f32((uint32_t)b);
+    ran = check_array_writers(&want, &got, v, n);
+  }
+  sk_strbuf_free(&want);
+  sk_strbuf_free(&got);
+  if (ran < 2) printf("note: this CPU lacks AVX-512 (F, BW, DQ, CD); only the generic array writer ran\n");
+}
+END_TEST
+
+/* Texts of every layout and length next to each other: the vector writer
+ * lays out 8 at a time and sends blocks with a long text or a non-finite
+ * value the scalar way. */
+START_TEST(test_array_writers_layouts) {
+  static const float cases[] = {
+      0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -2.5f, 10.0f, 100.0f, 1e8f, 16777216.0f, 123456792.0f,
+      1e16f, 1e17f, -1e17f, 1e18f, 1e19f, 3.4028235e38f, -3.4028235e38f, 1e-45f, -1e-45f, 1.17549435e-38f,
+      0.1f, 0.01f, 0.001f, 1e-4f, 1e-5f, 1e-6f, 1e-7f, 1.2345678e-6f, -1.2345678e-6f, 1.23456791e-6f,
+      -1.23456791e-6f, 0.123456791f, -0.99999994f, 0.70710677f, 2.1695181e-9f, -4.376154e-8f, 1.5e-10f,
+      9.999999e-7f, 123.456f, -98765.43f, 1234567.9f, 12345679.0f, 1.5e21f, 7e22f, -4.2e-20f, NAN,
+      INFINITY, -INFINITY, 33554432.0f, 4.5035996e15f, 9.223372e18f,
+  };
+  const size_t nc = sizeof cases / sizeof cases[0];
+  float v[64];
+  sk_strbuf want = {0}, got = {0};
+  /* Every case at every block position, next to every other case. */
+  for (size_t a = 0; a < nc; a++)
+    for (size_t c = 0; c < nc; c++) {
+      for (size_t i = 0; i < 17; i++) v[i] = i % 3 == 0 ? cases[a] : cases[(c + i) % nc];
+      check_array_writers(&want, &got, v, 17);
+    }
+  /* Every count from 0 to 64: tails of each length. */
+  for (size_t n = 0; n <= 64; n++) {
+    for (size_t i = 0; i < n; i++) v[i] = cases[(i * 7 + n) % nc];
+    check_array_writers(&want, &got, v, n);
+  }
+  sk_strbuf_free(&want);
+  sk_strbuf_free(&got);
+}
+END_TEST
+
 /* ---- suite -------------------------------------------------------------- */
 
 static Suite *numfmt_suite(void) {
@@ -601,6 +700,12 @@ static Suite *numfmt_suite(void) {
   tcase_add_test(strbuf, test_strbuf_f32_array_small);
   tcase_add_test(strbuf, test_strbuf_f32_array_large);
   suite_add_tcase(s, strbuf);
+
+  TCase *writers = tcase_create("array_writers");
+  tcase_set_timeout(writers, 120);
+  tcase_add_loop_test(writers, test_array_writers_stride, 0, ARRAY_SLICES);
+  tcase_add_test(writers, test_array_writers_layouts);
+  suite_add_tcase(s, writers);
 
   return s;
 }

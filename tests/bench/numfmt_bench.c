@@ -3,9 +3,13 @@
  * in [-100, 100], a 0 0 0 1 last row). One timed pass each, after one
  * untimed warm-up pass; prints ns per float and the ratio.
  *
+ * With a file argument (raw little-endian float32, e.g. a binary pose answer
+ * from skinnerd), it also times printing exactly that array into a reused
+ * buffer, as the daemon does for each JSON answer.
+ *
  * Not a test. Build and run (from the repository root):
  *   gcc -std=c11 -O2 -Isrc src/sk_numfmt.c tests/bench/numfmt_bench.c \
- *       -o /tmp/numfmt_bench && /tmp/numfmt_bench */
+ *       -o /tmp/numfmt_bench && /tmp/numfmt_bench [answer.f32] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -118,7 +122,62 @@ static double time_array(const float *v, size_t count, size_t *bytes) {
   return t[2];
 }
 
-int main(void) {
+/* One answer printed over and over into a reused buffer; the median of 5
+ * passes of `reps` answers each, in ns per float. */
+static double time_answer(const char *isa, const float *v, size_t count, size_t *bytes) {
+  sk_strbuf b = {0};
+  const int reps = (int)(2000000 / count) + 1;
+  double t[5];
+  for (int pass = -1; pass < 5; pass++) {
+    const double t0 = now_ns();
+    for (int r = 0; r < reps; r++) {
+      b.len = 0;
+      if (sk_strbuf_append_f32_array_on(isa, &b, v, count) != 0) {
+        fprintf(stderr, "sk_strbuf_append_f32_array_on(%s) failed\n", isa);
+        exit(1);
+      }
+    }
+    const double t1 = now_ns();
+    if (pass >= 0)
+      t[pass] = (t1 - t0) / (double)count / reps;
+  }
+  *bytes = b.len;
+  sk_strbuf_free(&b);
+  for (int i = 1; i < 5; i++)
+    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+      const double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  return t[2];
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) {
+    FILE *f = fopen(argv[1], "rb");
+    if (f == NULL) {
+      perror(argv[1]);
+      return 1;
+    }
+    static float answer[1 << 20];
+    const size_t n = fread(answer, sizeof answer[0], sizeof answer / sizeof answer[0], f);
+    fclose(f);
+    if (n == 0) {
+      fprintf(stderr, "%s: no floats\n", argv[1]);
+      return 1;
+    }
+    static const char *const isas[] = {"generic", "avx512"};
+    for (int i = 0; i < 2; i++) {
+      size_t bytes;
+      sk_strbuf probe = {0};
+      const int have = sk_strbuf_append_f32_array_on(isas[i], &probe, answer, 0) == 0;
+      sk_strbuf_free(&probe);
+      if (!have) continue;
+      const double ns = time_answer(isas[i], answer, n, &bytes);
+      printf("%s, %-7s: %zu floats, %zu bytes as a JSON array: %.2f ns/float, %.2f us per answer\n", argv[1],
+             isas[i], n, bytes, ns, ns * (double)n / 1000.0);
+    }
+  }
   float *v = malloc(COUNT * sizeof *v);
   if (v == NULL) return 1;
   fill_matrices(v, COUNT);
