@@ -27,6 +27,7 @@
 
 #include "sk_anim.h"
 #include "sk_kernel.h"
+#include "sk_numfmt.h"
 #include "sk_skeleton.h"
 #include "sk_store.h"
 
@@ -38,6 +39,7 @@ typedef struct sk_cache_entry {
   sk_rig *rig;       /* owned; the batch kernel's form of `skel`, built at put */
   float *base_world; /* owned, or NULL: sk_skeleton_evaluate_base of `skel`, built at put; */
   float *base_final; /* base_final points into the same allocation */
+  sk_f32_text base_final_text; /* owned: base_final as JSON, per matrix (empty without base_final) */
   sk_anim *anim;     /* owned reference; the glTF clips, NULL for JSON skeletons */
   size_t bone_count; /* = skel->count, also for a stored (evicted) entry */
   size_t bytes;      /* what this entry counts against --cache-mb */

@@ -443,10 +443,11 @@ void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_eval_buffers
                        (pose->output & SK_OUT_LOCAL) ? buf->local : NULL);
 }
 
-int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_eval_buffers *buf, sk_strbuf *out) {
-  return sk_json_write_result(out, s->count, (pose->output & SK_OUT_FINAL) ? buf->final : NULL,
-                              (pose->output & SK_OUT_ABSOLUTE) ? buf->absolute : NULL,
-                              (pose->output & SK_OUT_LOCAL) ? buf->local : NULL);
+int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_eval_buffers *buf,
+                       const sk_f32_text *final_ref, sk_strbuf *out) {
+  return sk_json_write_result_ref(out, s->count, (pose->output & SK_OUT_FINAL) ? buf->final : NULL, final_ref,
+                                  (pose->output & SK_OUT_ABSOLUTE) ? buf->absolute : NULL,
+                                  (pose->output & SK_OUT_LOCAL) ? buf->local : NULL);
 }
 
 int sk_eval_write_order(const sk_skeleton *s, sk_strbuf *out) {
@@ -538,7 +539,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, const json_t *op, const c
       if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
         rc = SK_ENOMEM;
       if (!rc)
-        rc = sk_pose_write_json(s, &poses[i], buf, out);
+        rc = sk_pose_write_json(s, &poses[i], buf, NULL, out);
       (*nresults)++;
     }
     sk_pose_array_free(poses, np);

@@ -74,8 +74,11 @@ void sk_eval_buffers_close(sk_eval_buffers *b);
 /* Evaluates `pose` on `s` without changing it, into `buf` (final always;
  * absolute and local when the pose asks). */
 void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_eval_buffers *buf);
-/* Appends the JSON result object of the last sk_pose_evaluate(). */
-int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_eval_buffers *buf, sk_strbuf *out);
+/* Appends the JSON result object of the last sk_pose_evaluate(). final_ref
+ * (may be NULL): the text of matrices the final ones often equal (the
+ * stored pose's), copied instead of printed where they do. */
+int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_eval_buffers *buf,
+                       const sk_f32_text *final_ref, sk_strbuf *out);
 
 /* Runs a whole case and appends its result JSON (no trailing newline) to
  * `out`. Errors carry a pointer into the case document. A "skeleton" of

@@ -471,6 +471,11 @@ int sk_json_write_string(sk_strbuf *b, const char *s) {
 }
 
 int sk_json_write_result(sk_strbuf *b, size_t slots, const float *final, const float *absolute, const float *local) {
+  return sk_json_write_result_ref(b, slots, final, NULL, absolute, local);
+}
+
+int sk_json_write_result_ref(sk_strbuf *b, size_t slots, const float *final, const sk_f32_text *final_ref,
+                             const float *absolute, const float *local) {
   const char *sep = "{";
   struct {
     const char *key;
@@ -482,7 +487,7 @@ int sk_json_write_result(sk_strbuf *b, size_t slots, const float *final, const f
     if (parts[i].v == NULL)
       continue;
     if (sk_strbuf_append(b, sep, 1) || sk_strbuf_append(b, parts[i].key, strlen(parts[i].key)) ||
-        sk_strbuf_append_f32_array(b, parts[i].v, parts[i].n))
+        sk_strbuf_append_f32_array_ref(b, parts[i].v, parts[i].n, i == 0 ? final_ref : NULL))
       return SK_ENOMEM;
     sep = ",";
   }

@@ -45,6 +45,10 @@ int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_er
  * members whose arrays are non-NULL. `slots` = bone count: final has
  * 16*(slots+1) floats, the others 16*slots. */
 int sk_json_write_result(sk_strbuf *b, size_t slots, const float *final, const float *absolute, const float *local);
+/* sk_json_write_result, with final's text copied from final_ref (NULL: none)
+ * wherever final equals its reference (sk_strbuf_append_f32_array_ref). */
+int sk_json_write_result_ref(sk_strbuf *b, size_t slots, const float *final, const sk_f32_text *final_ref,
+                             const float *absolute, const float *local);
 /* Appends a JSON string literal (quoted, escaped). */
 int sk_json_write_string(sk_strbuf *b, const char *s);
 

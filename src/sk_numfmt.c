@@ -1287,37 +1287,65 @@ int sk_strbuf_append(sk_strbuf *b, const char *s, size_t n) {
   return 0;
 }
 
-/* vector: 1 for the AVX-512 path (the caller checked the CPU). */
-static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vector) {
+/* v[0..n), each followed by a comma, from p; returns the end. vector: 1
+ * for the AVX-512 writer (the caller checked the CPU). Writes at most
+ * n * (SK_NUMFMT_F32_MAX + 1) + 32 bytes from p (the writers may scribble
+ * up to 28 bytes from an element's start). */
+static char *put_commas(char *p, const float *v, size_t n, int vector) {
+  size_t i = 0;
+#ifdef SK_NUMFMT_X86
+  if (vector) {
+    i = n & ~(size_t)7;
+    p = put_f32_commas_avx512(p, v, i);
+  }
+#else
+  (void)vector;
+#endif
+  for (; i < n; i++) {
+    p += put_f32(p, v[i]);
+    *p++ = ',';
+  }
+  return p;
+}
+
+#define PUT_COMMAS_ROOM(n) ((n) * (SK_NUMFMT_F32_MAX + 1) + 32)
+
+static int vector_writer(size_t count) {
+#ifdef SK_NUMFMT_X86
+  return count >= 8 && have_avx512_numfmt();
+#else
+  (void)count;
+  return 0;
+#endif
+}
+
+/* The array's text, with groups equal to ref's (when ref is non-NULL)
+ * copied from it. */
+static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vector, const sk_f32_text *ref) {
   const size_t start = b->len;
   if (sk_strbuf_reserve(b, 2) != 0) return SK_ENOMEM; /* "[]" */
   char *p = b->data + b->len;
   *p++ = '[';
+  const size_t step = ref != NULL ? ref->group : F32_ARRAY_CHUNK;
   for (size_t i = 0; i < count;) {
-    const size_t chunk = count - i < F32_ARRAY_CHUNK ? count - i : F32_ARRAY_CHUNK;
+    const size_t chunk = count - i < step ? count - i : step;
     b->len = (size_t)(p - b->data);
-    /* Each element needs at most MAX bytes plus its comma; the writers
-     * may scribble up to 28 bytes from an element's start. */
-    if (sk_strbuf_reserve(b, chunk * (SK_NUMFMT_F32_MAX + 1) + 32) != 0) {
+    if (sk_strbuf_reserve(b, PUT_COMMAS_ROOM(chunk)) != 0) {
       b->len = start;
       b->data[start] = '\0';
       return SK_ENOMEM;
     }
     p = b->data + b->len;
-    size_t end = i + chunk;
-#ifdef SK_NUMFMT_X86
-    if (vector) {
-      const size_t n8 = chunk & ~(size_t)7;
-      p = put_f32_commas_avx512(p, v + i, n8);
-      i += n8;
+    if (ref != NULL && memcmp(v + i, ref->values + i, chunk * sizeof *v) == 0) {
+      /* Same bits, same text. */
+      const size_t g = i / ref->group, n = ref->at[g + 1] - ref->at[g];
+      memcpy(p, ref->text + ref->at[g], n);
+      p[n] = ',';
+      p += n + 1;
+    } else {
+      p = put_commas(p, v + i, chunk, vector);
     }
-#else
-    (void)vector;
-#endif
-    for (; i < end; i++) {
-      p += put_f32(p, v[i]);
-      *p++ = ',';
-    }
+    i += chunk;
   }
   /* The last comma becomes the closing bracket. */
   if (count > 0) p--;
@@ -1327,18 +1355,56 @@ static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vect
   return 0;
 }
 
+int sk_f32_text_build(sk_f32_text *t, const float *values, size_t count, size_t group) {
+  memset(t, 0, sizeof *t);
+  if (group == 0 || count % group != 0) return SK_EINVAL;
+  const size_t groups = count / group;
+  sk_strbuf text = {0};
+  uint32_t *at = malloc((groups + 1) * sizeof *at);
+  if (at == NULL) return SK_ENOMEM;
+  const int vector = vector_writer(group);
+  at[0] = 0;
+  for (size_t g = 0; g < groups; g++) {
+    if (sk_strbuf_reserve(&text, PUT_COMMAS_ROOM(group)) != 0 || text.len > UINT32_MAX / 2) {
+      free(at);
+      sk_strbuf_free(&text);
+      return SK_ENOMEM;
+    }
+    char *end = put_commas(text.data + text.len, values + g * group, group, vector);
+    text.len = (size_t)(end - 1 - text.data); /* no comma after a group */
+    at[g + 1] = (uint32_t)text.len;
+  }
+  t->values = values;
+  t->count = count;
+  t->group = group;
+  t->text = text.data;
+  t->at = at;
+  return 0;
+}
+
+void sk_f32_text_free(sk_f32_text *t) {
+  free(t->text);
+  free(t->at);
+  memset(t, 0, sizeof *t);
+}
+
+size_t sk_f32_text_bytes(const sk_f32_text *t) {
+  return t->at == NULL ? 0 : t->at[t->count / t->group] + (t->count / t->group + 1) * sizeof *t->at;
+}
+
+int sk_strbuf_append_f32_array_ref(sk_strbuf *b, const float *v, size_t count, const sk_f32_text *ref) {
+  if (ref != NULL && (ref->at == NULL || ref->count != count)) ref = NULL;
+  return append_f32_array(b, v, count, vector_writer(ref != NULL ? ref->group : count), ref);
+}
+
 int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count) {
-#ifdef SK_NUMFMT_X86
-  return append_f32_array(b, v, count, count >= 8 && have_avx512_numfmt());
-#else
-  return append_f32_array(b, v, count, 0);
-#endif
+  return append_f32_array(b, v, count, vector_writer(count), NULL);
 }
 
 int sk_strbuf_append_f32_array_on(const char *isa, sk_strbuf *b, const float *v, size_t count) {
-  if (strcmp(isa, "generic") == 0) return append_f32_array(b, v, count, 0);
+  if (strcmp(isa, "generic") == 0) return append_f32_array(b, v, count, 0, NULL);
 #ifdef SK_NUMFMT_X86
-  if (strcmp(isa, "avx512") == 0 && have_avx512_numfmt()) return append_f32_array(b, v, count, 1);
+  if (strcmp(isa, "avx512") == 0 && have_avx512_numfmt()) return append_f32_array(b, v, count, 1, NULL);
 #endif
   return -1;
 }

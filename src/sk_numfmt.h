@@ -8,6 +8,7 @@
 #define SK_NUMFMT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Longest output of sk_numfmt_f32, without the NUL: "-100000000000000000000"
  * is 22 bytes; rounded up. */
@@ -73,5 +74,29 @@ int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count);
  * DQ and CD) or "generic" (one float at a time). The same bytes from each;
  * for tests and benchmarks. -1 if this CPU or build lacks it. */
 int sk_strbuf_append_f32_array_on(const char *isa, sk_strbuf *b, const float *v, size_t count);
+
+/* The JSON text of a reference array, kept per group of `group` floats
+ * (a matrix: 16), so that an array equal to it in some groups copies their
+ * text instead of printing it: a pose that moves a few bones answers mostly
+ * the stored pose's matrices. The reference values are borrowed and must
+ * outlive the text; `text` and `at` are owned (sk_f32_text_free). */
+typedef struct sk_f32_text {
+  const float *values; /* count floats */
+  size_t count, group;
+  char *text; /* group g: its floats comma-separated, text[at[g] .. at[g+1]) */
+  uint32_t *at;
+} sk_f32_text;
+
+/* Prints values[0..count) into t. count must be a multiple of group > 0
+ * (SK_EINVAL otherwise). Returns 0 or SK_ENOMEM; on failure t is empty. */
+int sk_f32_text_build(sk_f32_text *t, const float *values, size_t count, size_t group);
+void sk_f32_text_free(sk_f32_text *t);
+/* Heap bytes t holds. */
+size_t sk_f32_text_bytes(const sk_f32_text *t);
+
+/* sk_strbuf_append_f32_array, with every group of v bit-identical to the
+ * same group of ref->values copied from ref's text; the same bytes as
+ * without ref. ref may be NULL, or for another count: then it is unused. */
+int sk_strbuf_append_f32_array_ref(sk_strbuf *b, const float *v, size_t count, const sk_f32_text *ref);
 
 #endif

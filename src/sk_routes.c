@@ -1103,7 +1103,7 @@ static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, i
         if (fmt == SK_FMT_JSON) {
           if (i > 0)
             sk_strbuf_append(out, ",", 1);
-          rc = sk_json_write_result(out, s->count, f, NULL, NULL);
+          rc = sk_json_write_result_ref(out, s->count, f, &e->base_final_text, NULL, NULL);
         } else {
           rc = append_binary(out, f, mats, fmt);
         }
@@ -1121,7 +1121,7 @@ static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, i
     if (fmt == SK_FMT_JSON) {
       if (i > 0)
         sk_strbuf_append(out, ",", 1);
-      rc = sk_pose_write_json(s, &poses[i], buf, out);
+      rc = sk_pose_write_json(s, &poses[i], buf, &e->base_final_text, out);
     } else {
       rc = append_binary(out, buf->final, mats, fmt);
     }

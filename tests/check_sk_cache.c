@@ -58,6 +58,20 @@ START_TEST(put_get_replace_delete) {
   sk_cache_entry *cur = sk_cache_get(c, "a");
   ck_assert_uint_eq(cur->skel->count, 3);
   ck_assert(cur->version > old->version);
+  /* The stored pose's final matrices, evaluated and printed once at put:
+   * the text answers copy for bones a pose leaves alone, counted in bytes. */
+  ck_assert_ptr_nonnull(cur->base_final);
+  ck_assert_ptr_eq(cur->base_final_text.values, cur->base_final);
+  ck_assert_uint_eq(cur->base_final_text.count, 16 * 4);
+  ck_assert_uint_eq(cur->base_final_text.group, 16);
+  sk_strbuf plain = {0}, copied = {0};
+  ck_assert_int_eq(sk_strbuf_append_f32_array(&plain, cur->base_final, 16 * 4), 0);
+  ck_assert_int_eq(sk_strbuf_append_f32_array_ref(&copied, cur->base_final, 16 * 4, &cur->base_final_text), 0);
+  ck_assert_str_eq(copied.data, plain.data);
+  sk_strbuf_free(&plain);
+  sk_strbuf_free(&copied);
+  ck_assert_uint_ge(cur->bytes, sk_cache_skeleton_bytes(cur->skel) + sk_f32_text_bytes(&cur->base_final_text));
+  ck_assert_uint_gt(sk_f32_text_bytes(&cur->base_final_text), 0);
   sk_cache_entry_unref(old);
   sk_cache_stats st;
   sk_cache_get_stats(c, &st);

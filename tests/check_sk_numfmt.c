@@ -672,6 +672,64 @@ START_TEST(test_array_writers_layouts) {
 }
 END_TEST
 
+/* ---- reference text ----------------------------------------------------- */
+
+/* An array printed against a reference text must come out byte for byte as
+ * printed without it, whichever groups match: equal ones are copied, the
+ * others printed; -0 against 0 and NaN payloads are different bits. */
+START_TEST(test_f32_text_reference) {
+  enum { G = 16, GROUPS = 67, N = G * GROUPS };
+  static float base[N], v[N];
+  uint64_t state = 7;
+  for (int i = 0; i < N; i++) {
+    const uint32_t r = (uint32_t)next_random(&state);
+    base[i] = (i % 5 == 0) ? (float)(r % 3) : bits_to_f32(r & 0xbfffffffu);
+  }
+  base[3] = 0.0f;
+  sk_f32_text t;
+  ck_assert_int_eq(sk_f32_text_build(&t, base, N, G), 0);
+  ck_assert_uint_gt(sk_f32_text_bytes(&t), (size_t)N);
+  sk_strbuf want = {0}, got = {0};
+  for (int round = 0; round < 40; round++) {
+    memcpy(v, base, sizeof v);
+    /* Round 0: all equal; then a growing share of groups changed. */
+    for (int g = 0; g < GROUPS; g++) {
+      if (round == 0 || (int)(next_random(&state) % 40) >= round) continue;
+      const int at = g * G + (int)(next_random(&state) % G);
+      switch (round % 4) {
+      case 0: v[at] = bits_to_f32((uint32_t)next_random(&state)); break;          /* anything, NaN too */
+      case 1: v[at] = v[at] == 0.0f ? -0.0f : -v[at]; break;                      /* sign only */
+      case 2: v[at] = bits_to_f32(f32_to_bits(v[at]) ^ 1u); break;                /* one ulp */
+      default: v[at] = NAN; break;
+      }
+    }
+    want.len = 0;
+    ck_assert_int_eq(sk_strbuf_append_f32_array_on("generic", &want, v, N), 0);
+    got.len = 0;
+    if (got.data != NULL) memset(got.data, '#', got.cap);
+    ck_assert_int_eq(sk_strbuf_append_f32_array_ref(&got, v, N, &t), 0);
+    ck_assert_uint_eq(got.len, want.len);
+    ck_assert_msg(memcmp(got.data, want.data, want.len) == 0, "round %d differs", round);
+  }
+  /* A reference for another count is not used; nor an empty one. */
+  got.len = 0;
+  ck_assert_int_eq(sk_strbuf_append_f32_array_ref(&got, v, N - G, &t), 0);
+  want.len = 0;
+  ck_assert_int_eq(sk_strbuf_append_f32_array_on("generic", &want, v, N - G), 0);
+  ck_assert_str_eq(got.data, want.data);
+  sk_f32_text empty = {0};
+  got.len = 0;
+  ck_assert_int_eq(sk_strbuf_append_f32_array_ref(&got, v, 0, &empty), 0);
+  ck_assert_str_eq(got.data, "[]");
+  sk_f32_text_free(&t);
+  ck_assert_uint_eq(sk_f32_text_bytes(&t), 0);
+  ck_assert_int_eq(sk_f32_text_build(&t, base, N - 1, G), SK_EINVAL);
+  ck_assert_int_eq(sk_f32_text_build(&t, base, N, 0), SK_EINVAL);
+  sk_strbuf_free(&want);
+  sk_strbuf_free(&got);
+}
+END_TEST
+
 /* ---- suite -------------------------------------------------------------- */
 
 static Suite *numfmt_suite(void) {
@@ -705,6 +763,7 @@ static Suite *numfmt_suite(void) {
   tcase_set_timeout(writers, 120);
   tcase_add_loop_test(writers, test_array_writers_stride, 0, ARRAY_SLICES);
   tcase_add_test(writers, test_array_writers_layouts);
+  tcase_add_test(writers, test_f32_text_reference);
   suite_add_tcase(s, writers);
 
   return s;

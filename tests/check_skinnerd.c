@@ -814,7 +814,7 @@ static void *worker(void *p) {
     sk_strbuf want = {0};
     if (sk_pose_parse(w->ref, pj, "", NULL, &sp, NULL) == 0) {
       sk_pose_evaluate(w->ref, &sp, &buf);
-      sk_pose_write_json(w->ref, &sp, &buf, &want);
+      sk_pose_write_json(w->ref, &sp, &buf, NULL, &want);
       sk_pose_close(&sp);
     }
     json_decref(pj);

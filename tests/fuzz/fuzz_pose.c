@@ -92,7 +92,7 @@ static void check_evaluates(const sk_skeleton *s, const sk_pose *pose, sk_eval_b
   SK_FUZZ_CHECK((pose->output & ~7u) == 0); /* [] is allowed: an empty result */
   sk_pose_evaluate(s, pose, buf);
   sk_strbuf out = {0};
-  if (sk_pose_write_json(s, pose, buf, &out) == 0) {
+  if (sk_pose_write_json(s, pose, buf, NULL, &out) == 0) {
     json_t *back = json_loadb(out.data, out.len, JSON_DECODE_INT_AS_REAL, NULL);
     SK_FUZZ_CHECK(back != NULL);
     if (pose->output & SK_OUT_FINAL)
