@@ -1121,18 +1121,22 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
                            _mm512_testn_epi64_mask(c, low_bits);
   digits = _mm512_mask_mov_epi64(digits, integer, _mm512_srlv_epi64(c, nq));
   exp10 = _mm512_mask_mov_epi64(exp10, integer, _mm512_setzero_si512());
-  /* Trailing zeros off: 8, 4, 2, then 1 of them (at most 8 in 9 digits). */
-  static const struct {
-    uint32_t pow, mul;
-    int shift, zeros;
-  } strip[4] = {{100000000u, 2882303762u, 58, 8}, {10000u, 0xD1B71759u, 45, 4}, {100u, 0x51EB851Fu, 37, 2},
-                {10u, 0xCCCCCCCDu, 35, 1}};
+  /* Trailing zeros off: 8, 4, 2, then 1 of them (at most 8 in 9 digits);
+   * skipped when no lane ends in 0, as in most blocks of matrix entries. */
+  const __m512i tenth = divc(digits, 0xCCCCCCCDu, 35);
+  if (_mm512_mask_cmpeq_epi64_mask((__mmask8)~zero, _mm512_mul_epu32(tenth, _mm512_set1_epi64(10)), digits)) {
+    static const struct {
+      uint32_t pow, mul;
+      int shift, zeros;
+    } strip[4] = {{100000000u, 2882303762u, 58, 8}, {10000u, 0xD1B71759u, 45, 4}, {100u, 0x51EB851Fu, 37, 2},
+                  {10u, 0xCCCCCCCDu, 35, 1}};
 #pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    const __m512i t = divc(digits, strip[i].mul, strip[i].shift);
-    const __mmask8 m = _mm512_cmpeq_epi64_mask(_mm512_mul_epu32(t, _mm512_set1_epi64(strip[i].pow)), digits);
-    digits = _mm512_mask_mov_epi64(digits, m, t);
-    exp10 = _mm512_mask_add_epi64(exp10, m, exp10, _mm512_set1_epi64(strip[i].zeros));
+    for (int i = 0; i < 4; i++) {
+      const __m512i t = divc(digits, strip[i].mul, strip[i].shift);
+      const __mmask8 m = _mm512_cmpeq_epi64_mask(_mm512_mul_epu32(t, _mm512_set1_epi64(strip[i].pow)), digits);
+      digits = _mm512_mask_mov_epi64(digits, m, t);
+      exp10 = _mm512_mask_add_epi64(exp10, m, exp10, _mm512_set1_epi64(strip[i].zeros));
+    }
   }
   /* Zero prints as the one digit "0" at n = 1. */
   digits = _mm512_maskz_mov_epi64((__mmask8)~zero, digits);
