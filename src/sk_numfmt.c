@@ -1378,10 +1378,12 @@ int sk_f32_text_build(sk_f32_text *t, const float *values, size_t count, size_t 
     text.len = (size_t)(end - 1 - text.data); /* no comma after a group */
     at[g + 1] = (uint32_t)text.len;
   }
+  /* Trimmed to its length: the cache counts these bytes against --cache-mb. */
+  char *trimmed = realloc(text.data, text.len);
   t->values = values;
   t->count = count;
   t->group = group;
-  t->text = text.data;
+  t->text = trimmed != NULL ? trimmed : text.data;
   t->at = at;
   return 0;
 }
