@@ -13,9 +13,10 @@
  * Why not snprintf("%.9g"): %.9g always prints 9 digits (bloating every
  * reply), goes through the locale machinery, and costs ~200 ns per float
  * here against 12-18 ns for a float written into a JSON array, 8-12 ns by
- * the AVX-512 writer below (tests/bench/numfmt_bench.c). Why not %.Ng in a loop until strtof
- * round-trips: up to 9 formats + parses per number. Ryu and Schubfach
- * compute the shortest digits directly from a few scaled products.
+ * the AVX-512 writer below (tests/bench/numfmt_bench.c). Why not %.Ng in a
+ * loop until strtof round-trips: up to 9 formats + parses per number. Ryu
+ * and Schubfach compute the shortest digits directly from a few scaled
+ * products.
  *
  * Verified beyond tests/check_sk_numfmt.c: every positive finite float32
  * (2^31 patterns, sign only adds '-') round-trips through strtof, has no
@@ -997,11 +998,15 @@ size_t sk_numfmt_f64(double v, char *dest) {
  * branch of the layout a matrix entry takes (1, 0, 0.97, 2.1e-9, ...)
  * is close to random, and so were the integer and trailing-zero branches.
  * Here the same Schubfach steps run on 8 floats per vector with selects in
- * place of branches: the digits (left-aligned, as ASCII, with zeros behind),
- * their count k and the point position n come out of the vector unit, and
- * one short scalar step per float lays them out. Byte-identical to put_f32
- * (compared on all 2^32 bit patterns when written; tests/check_sk_numfmt.c
- * compares both paths on a stride and on edge cases on every run). */
+ * place of branches; the vector unit also makes each float's 16 source
+ * bytes (its digits left-aligned as ASCII, and every other character its
+ * text may need), its length and which of 40 shuffle rows lays it out, so
+ * the scalar step per float is one byte shuffle, one store and a comma.
+ * Texts over 16 bytes (rare: 17- and 18-digit integers, "-0.00000ddddddddd")
+ * and non-finite values send their block of 8 the scalar way. Byte-identical
+ * to put_f32 on all 2^32 bit patterns (tests/bench/numfmt_exhaustive.c, run
+ * after every change; tests/check_sk_numfmt.c compares both writers on a
+ * stride and on every layout at every block position on every run). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define SK_NUMFMT_X86 1
@@ -1181,8 +1186,8 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
   w1 = _mm512_or_si512(w1, _mm512_slli_epi64(esign, 40));
   w1 = _mm512_or_si512(w1, _mm512_slli_epi64(_mm512_add_epi64(tens, _mm512_set1_epi64('0')), 48));
   w1 = _mm512_or_si512(w1, _mm512_slli_epi64(_mm512_add_epi64(ones, _mm512_set1_epi64('0')), 56));
-  /* The layout case: 0 "0.00ddd" (-6 < n <= 0), 1 "dd.ddd" or an integer
-   * (0 < n <= 18), 2 "d.ddde-N"; the length in each. */
+  /* The layouts: "0.00ddd" (case a: -6 < n <= 0), "dd.ddd" or an integer
+   * (case b: 0 < n <= 18), else "d.ddde-N"; the text's length in each. */
   const __m512i neg = _mm512_srli_epi64(bits, 31);
   const __mmask8 case_a = _mm512_cmpgt_epi64_mask(n, _mm512_set1_epi64(-6)) &
                           _mm512_cmple_epi64_mask(n, _mm512_setzero_si512());
@@ -1190,8 +1195,8 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
                           _mm512_cmple_epi64_mask(n, _mm512_set1_epi64(18));
   const __mmask8 ae10 = _mm512_cmpge_epi64_mask(ae, _mm512_set1_epi64(10));
   const __m512i epos = _mm512_mask_add_epi64(nd, _mm512_cmpgt_epi64_mask(nd, one), nd, one);
-  __m512i len = _mm512_mask_add_epi64(_mm512_add_epi64(epos, _mm512_set1_epi64(3)), ae10,
-                                      _mm512_add_epi64(epos, _mm512_set1_epi64(3)), one);
+  const __m512i len_d = _mm512_add_epi64(epos, _mm512_set1_epi64(3));
+  __m512i len = _mm512_mask_add_epi64(len_d, ae10, len_d, one);
   len = _mm512_mask_mov_epi64(len, case_a, _mm512_add_epi64(_mm512_sub_epi64(_mm512_set1_epi64(2), n), nd));
   const __m512i len_b = _mm512_mask_mov_epi64(n, _mm512_cmplt_epi64_mask(n, nd), _mm512_add_epi64(nd, one));
   len = _mm512_add_epi64(_mm512_mask_mov_epi64(len, case_b, len_b), neg);
@@ -1199,11 +1204,10 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
   out->slow = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(16)) |
               _mm512_cmpeq_epi64_mask(_mm512_and_si512(bits, _mm512_set1_epi64(0x7f800000)),
                                       _mm512_set1_epi64(0x7f800000));
-  const __m512i row_d = _mm512_mask_add_epi64(_mm512_add_epi64(_mm512_slli_epi64(nd, 1), _mm512_set1_epi64(20)),
-                                              ae10, _mm512_add_epi64(_mm512_slli_epi64(nd, 1),
-                                                                     _mm512_set1_epi64(20)),
-                                              one);
-  const __m512i row = _mm512_mask_mov_epi64(row_d, case_a | case_b, _mm512_add_epi64(n, _mm512_set1_epi64(5)));
+  /* Which row of layout_rows: n + 5 in cases a and b, else 20 + 2k + (ae >= 10). */
+  const __m512i row_d = _mm512_add_epi64(_mm512_slli_epi64(nd, 1), _mm512_set1_epi64(20));
+  __m512i row = _mm512_mask_add_epi64(row_d, ae10, row_d, one);
+  row = _mm512_mask_mov_epi64(row, case_a | case_b, _mm512_add_epi64(n, _mm512_set1_epi64(5)));
   _mm_storel_epi64((__m128i *)(void *)out->row, _mm512_cvtepi64_epi8(row));
   _mm_storel_epi64((__m128i *)(void *)out->len, _mm512_cvtepi64_epi8(len));
   _mm_storel_epi64((__m128i *)(void *)out->neg, _mm512_cvtepi64_epi8(neg));

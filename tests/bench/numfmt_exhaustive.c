@@ -1,0 +1,70 @@
+/* Every float32 bit pattern through every array writer this CPU has: the
+ * AVX-512 writer must print exactly the bytes of the one-at-a-time writer
+ * (which tests/check_sk_numfmt.c checks against strtof and printf). Not a
+ * test (about 70 s per 2^31 patterns here); run it after changing either
+ * writer. Takes a range of patterns, so two halves can run on two cores:
+ *
+ *   gcc -std=c11 -O2 -Isrc src/sk_numfmt.c tests/bench/numfmt_exhaustive.c \
+ *       -o /tmp/numfmt_exhaustive
+ *   /tmp/numfmt_exhaustive 0 0x80000000 & /tmp/numfmt_exhaustive 0x80000000 0x100000000
+ *
+ * Prints the first differing patterns and exits 1 if any differ, 2 if this
+ * CPU lacks the AVX-512 writer. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_numfmt.h"
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s FIRST END [STRIDE]   (bit patterns FIRST..END-1)\n", argv[0]);
+    return 2;
+  }
+  const uint64_t lo = strtoull(argv[1], NULL, 0), hi = strtoull(argv[2], NULL, 0);
+  const uint64_t stride = argc > 3 ? strtoull(argv[3], NULL, 0) : 1;
+  enum { N = 1 << 16 };
+  static float v[N];
+  sk_strbuf one = {0}, vec = {0};
+  if (sk_strbuf_append_f32_array_on("avx512", &vec, v, 0) != 0) {
+    fprintf(stderr, "this CPU has no AVX-512 array writer\n");
+    return 2;
+  }
+  uint64_t checked = 0, bad = 0;
+  for (uint64_t x = lo; x < hi && stride > 0;) {
+    size_t n = 0;
+    for (; n < N && x < hi; n++, x += stride) {
+      const uint32_t bits = (uint32_t)x;
+      memcpy(&v[n], &bits, sizeof bits);
+    }
+    one.len = vec.len = 0;
+    if (sk_strbuf_append_f32_array_on("generic", &one, v, n) != 0 ||
+        sk_strbuf_append_f32_array_on("avx512", &vec, v, n) != 0) {
+      fprintf(stderr, "out of memory\n");
+      return 2;
+    }
+    checked += n;
+    if (one.len == vec.len && memcmp(one.data, vec.data, one.len) == 0) continue;
+    /* Find the culprits one by one (in a block of 8, so the vector path runs). */
+    for (size_t i = 0; i < n; i++) {
+      float eight[8];
+      for (int j = 0; j < 8; j++) eight[j] = v[i];
+      sk_strbuf a = {0}, b = {0};
+      sk_strbuf_append_f32_array_on("generic", &a, eight, 8);
+      sk_strbuf_append_f32_array_on("avx512", &b, eight, 8);
+      if (a.data != NULL && b.data != NULL && strcmp(a.data, b.data) != 0) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        if (bad < 20) printf("0x%08x: %s against %s\n", (unsigned)bits, b.data, a.data);
+        bad++;
+      }
+      sk_strbuf_free(&a);
+      sk_strbuf_free(&b);
+    }
+  }
+  printf("checked %llu patterns, %llu differ\n", (unsigned long long)checked, (unsigned long long)bad);
+  sk_strbuf_free(&one);
+  sk_strbuf_free(&vec);
+  return bad != 0;
+}
