@@ -243,6 +243,16 @@ static void check_batch(const batch *b, const char *what) {
 
 /* ---- validity --------------------------------------------------------------- */
 
+/* In the validation tests: job j (a copy of b.job with one field broken)
+ * must fail with `code` naming `ptr`; then j is reset for the next case. */
+#define EXPECT(code, ptr)                                 \
+  do {                                                    \
+    sk_error_clear(&e);                                   \
+    ck_assert_int_eq(sk_kernel_validate(&j, &e), (code)); \
+    ck_assert_str_eq(e.pointer, (ptr));                   \
+    j = b.job;                                            \
+  } while (0)
+
 START_TEST(validate_rejects_each_bad_field) {
   rng_seed(1);
   batch b;
@@ -253,13 +263,6 @@ START_TEST(validate_rejects_each_bad_field) {
   ck_assert_int_eq(sk_kernel_validate(NULL, NULL), SK_EINVAL);
 
   sk_kernel_job j = b.job;
-#define EXPECT(code, ptr)                                   \
-  do {                                                      \
-    sk_error_clear(&e);                                     \
-    ck_assert_int_eq(sk_kernel_validate(&j, &e), (code));   \
-    ck_assert_str_eq(e.pointer, (ptr));                     \
-    j = b.job;                                              \
-  } while (0)
   j.rig = NULL;
   EXPECT(SK_EINVAL, "/rig");
   j.poses = 0;
@@ -289,7 +292,6 @@ START_TEST(validate_rejects_each_bad_field) {
   j.mode = bad;
   EXPECT(SK_EINVAL, "/mode/3");
   ck_assert_str_eq(e.text, "unknown mode 3 for bone 3");
-#undef EXPECT
   batch_close(&b);
 }
 END_TEST
@@ -593,13 +595,6 @@ START_TEST(blocked_layout_validation) {
   sk_error e;
   sk_kernel_job j = b.job;
   ck_assert_int_eq(sk_kernel_validate(&j, &e), 0);
-#define EXPECT(code, ptr)                                 \
-  do {                                                    \
-    sk_error_clear(&e);                                   \
-    ck_assert_int_eq(sk_kernel_validate(&j, &e), (code)); \
-    ck_assert_str_eq(e.pointer, (ptr));                   \
-    j = b.job;                                            \
-  } while (0)
   j.pose_stride = 15;
   EXPECT(SK_EINVAL, "/pose_stride");
   j.block_stride = 15;
@@ -610,7 +605,6 @@ START_TEST(blocked_layout_validation) {
   EXPECT(SK_EINVAL, "/offset/1");
   j.block_stride = SIZE_MAX / 2;
   EXPECT(SK_ETOOBIG, "/block_stride");
-#undef EXPECT
   /* Overflow is reported, not wrapped. */
   size_t ps, bs;
   ck_assert_uint_eq(sk_kernel_blocked_layout(b.mode, b.nb, SIZE_MAX - 15, off, &ps, &bs), 0);
