@@ -16,7 +16,8 @@ int sk_bench_main(int argc, char **argv);
 static void usage(FILE *f) {
   fprintf(f,
           "usage: skinner eval [FILE]      evaluate one JSON case (stdin without FILE), print the result\n"
-          "       skinner bench [--json]   benchmark the scalar core and the batch kernels\n"
+          "       skinner bench [--json] [--quick] [--bones N] [--poses N] [--layout blocked|rows]\n"
+          "                                benchmark the scalar core and the batch kernels\n"
           "       skinner --version | --help\n"
           "Bad input exits with status 2 and one line naming the field (JSON pointer).\n");
 }
@@ -36,6 +37,15 @@ static int cmd_eval(int argc, char **argv) {
     return 2;
   }
   const char *path = argc == 3 ? argv[2] : NULL;
+  if (path != NULL && (strcmp(path, "--help") == 0 || strcmp(path, "-h") == 0)) {
+    usage(stdout);
+    return 0;
+  }
+  /* "-" is stdin; any other dash word is an option we do not have, not a file name. */
+  if (path != NULL && path[0] == '-' && path[1] != '\0') {
+    fprintf(stderr, "skinner eval: unknown option %s (see skinner --help)\n", path);
+    return 2;
+  }
   FILE *f = stdin;
   if (path != NULL && strcmp(path, "-") != 0 && (f = fopen(path, "rb")) == NULL) {
     fprintf(stderr, "skinner eval: %s: %s\n", path, strerror(errno));

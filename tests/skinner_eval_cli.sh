@@ -25,5 +25,10 @@ check "a missing file exits 2" '[ $? -eq 2 ]'
 check "--version prints the version" '[ $? -eq 0 ]'
 out=$(cd / && "$SKINNER" eval "$SK_TEST_DATA/data/case-fox-walk.json")
 check "a glTF case resolves its file next to the case" '[ $? -eq 0 ] && [ "$(echo "$out" | python3 -c "import json,sys; r=json.load(sys.stdin); print(len(r[\"order\"]), len(r[\"results\"]), len(r[\"results\"][0][\"final\"]))")" = "24 5 400" ]'
+help=$("$SKINNER" eval --help)
+check "eval --help prints the usage and exits 0" '[ $? -eq 0 ] && echo "$help" | grep -q "^usage: skinner eval"'
+err=$("$SKINNER" eval --bogus 2>&1 >/dev/null)
+st=$?
+check "an unknown eval option exits 2 and says so" '[ $st -eq 2 ] && echo "$err" | grep -q "unknown option --bogus"'
 echo "skinner_eval_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
