@@ -174,14 +174,43 @@ typedef struct {
   float bind[16], rest[16];
 } bone_extra;
 
-static int get_optional_matrix(const json_t *bone, const char *key, ptrbuf *p, float *dest, bool *has,
+/* A matrix of a Babylon skeleton: an array of 16 numbers, or what
+ * JSON.stringify makes of a Float32Array, an object with exactly the keys
+ * "0" to "15" (Babylon 9.x's Skeleton.serialize() keeps Matrix.m as is, and
+ * Skeleton.Parse reads either). Errors point at the key, as for an array. */
+static int babylon_matrix(const json_t *v, const char *ptr, float *dest, sk_error *err) {
+  if (!json_is_object(v))
+    return sk_json_floats(v, 16, ptr, dest, err);
+  if (json_object_size(v) != 16)
+    return sk_error_set(err, SK_ELENGTH, ptr, "expected 16 numbers keyed \"0\" to \"15\", got %zu keys",
+                        json_object_size(v));
+  json_t *a = json_array();
+  if (a == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  int rc = 0;
+  for (int i = 0; i < 16 && rc == 0; i++) {
+    char key[4];
+    snprintf(key, sizeof key, "%d", i);
+    json_t *x = json_object_get(v, key);
+    if (x == NULL)
+      rc = sk_error_set(err, SK_EMISSING, ptr, "expected 16 numbers keyed \"0\" to \"15\"; \"%s\" is missing", key);
+    else if (json_array_append(a, x) != 0)
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  if (rc == 0)
+    rc = sk_json_floats(a, 16, ptr, dest, err);
+  json_decref(a);
+  return rc;
+}
+
+static int get_optional_matrix(const json_t *bone, const char *key, bool babylon, ptrbuf *p, float *dest, bool *has,
                                sk_error *err) {
   const json_t *v = json_object_get(bone, key);
   *has = false;
   if (v == NULL || json_is_null(v))
     return 0;
   size_t at = ptr_push(p, key);
-  int rc = sk_json_floats(v, 16, p->buf, dest, err);
+  int rc = babylon ? babylon_matrix(v, p->buf, dest, err) : sk_json_floats(v, 16, p->buf, dest, err);
   ptr_pop(p, at);
   *has = rc == 0;
   return rc;
@@ -234,10 +263,10 @@ static int parse_bone(const json_t *bone, size_t i, bool babylon, const json_t *
     return rc;
   }
   bool has;
-  if ((rc = get_optional_matrix(bone, "bind", p, x->bind, &has, err)))
+  if ((rc = get_optional_matrix(bone, "bind", babylon, p, x->bind, &has, err)))
     return rc;
   d->bind = has ? x->bind : NULL;
-  if ((rc = get_optional_matrix(bone, "rest", p, x->rest, &has, err)))
+  if ((rc = get_optional_matrix(bone, "rest", babylon, p, x->rest, &has, err)))
     return rc;
   d->rest = has ? x->rest : NULL;
   const json_t *len = json_object_get(bone, "length");
@@ -285,7 +314,7 @@ static int parse_bone(const json_t *bone, size_t i, bool babylon, const json_t *
     if (m == NULL)
       rc = sk_error_set(err, SK_EMISSING, p->buf, "every bone of a Babylon skeleton needs \"matrix\"");
     else
-      rc = sk_json_floats(m, 16, p->buf, d->local, err);
+      rc = babylon_matrix(m, p->buf, d->local, err);
     ptr_pop(p, at);
     d->local_from_matrix = true;
     if (d->has_length && d->length == 0)

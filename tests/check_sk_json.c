@@ -95,6 +95,44 @@ START_TEST(babylon_serialize_format_is_accepted) {
 }
 END_TEST
 
+/* JSON.stringify(skeleton.serialize()) in Babylon 9.x writes each matrix's
+ * Float32Array as {"0": .., "15": ..}; Skeleton.Parse reads it, so must we. */
+START_TEST(babylon_matrices_as_index_keyed_objects) {
+  static const char *arr = "{\"bones\": [{\"parentBoneIndex\": -1, \"name\": \"r\","
+                           " \"matrix\": [1,0,0,0, 0,2,0,0, 0,0,1,0, 0.5,1,0,1],"
+                           " \"rest\": [1,0,0,0, 0,1,0,0, 0,0,1,0, 0,2,0,1]}]}";
+  static const char *obj = "{\"bones\": [{\"parentBoneIndex\": -1, \"name\": \"r\","
+                           " \"matrix\": {\"15\":1,\"0\":1,\"1\":0,\"2\":0,\"3\":0,\"4\":0,\"5\":2,\"6\":0,"
+                           "\"7\":0,\"8\":0,\"9\":0,\"10\":1,\"11\":0,\"12\":0.5,\"13\":1,\"14\":0},"
+                           " \"rest\": {\"0\":1,\"1\":0,\"2\":0,\"3\":0,\"4\":0,\"5\":1,\"6\":0,\"7\":0,"
+                           "\"8\":0,\"9\":0,\"10\":1,\"11\":0,\"12\":0,\"13\":2,\"14\":0,\"15\":1}}]}";
+  sk_error e;
+  sk_skeleton *a, *o;
+  ck_assert_int_eq(parse(arr, &e, &a), 0);
+  ck_assert_int_eq(parse(obj, &e, &o), 0);
+  ck_assert_mem_eq(&a->bones[0].local, &o->bones[0].local, sizeof a->bones[0].local);
+  ck_assert_mem_eq(a->bones[0].bind, o->bones[0].bind, sizeof a->bones[0].bind);
+  ck_assert_mem_eq(a->bones[0].rest, o->bones[0].rest, sizeof a->bones[0].rest);
+  ck_assert_float_eq(o->bones[0].rest[13], 2.0f);
+  sk_skeleton_destroy(a);
+  sk_skeleton_destroy(o);
+  /* 15 keys, a key out of range, a value that is not a number. */
+  EXPECT("{\"bones\": [{\"parentBoneIndex\": -1, \"name\": \"r\", \"matrix\": {\"0\":1,\"1\":0,\"2\":0,"
+         "\"3\":0,\"4\":0,\"5\":1,\"6\":0,\"7\":0,\"8\":0,\"9\":0,\"10\":1,\"11\":0,\"12\":0,\"13\":0,\"14\":0}}]}",
+         SK_ELENGTH, "/skeleton/bones/0/matrix");
+  EXPECT("{\"bones\": [{\"parentBoneIndex\": -1, \"name\": \"r\", \"matrix\": {\"0\":1,\"1\":0,\"2\":0,"
+         "\"3\":0,\"4\":0,\"5\":1,\"6\":0,\"7\":0,\"8\":0,\"9\":0,\"10\":1,\"11\":0,\"12\":0,\"13\":0,\"14\":0,"
+         "\"16\":1}}]}",
+         SK_EMISSING, "/skeleton/bones/0/matrix");
+  EXPECT("{\"bones\": [{\"parentBoneIndex\": -1, \"name\": \"r\", \"matrix\": {\"0\":1,\"1\":0,\"2\":0,"
+         "\"3\":0,\"4\":0,\"5\":1,\"6\":0,\"7\":\"x\",\"8\":0,\"9\":0,\"10\":1,\"11\":0,\"12\":0,\"13\":0,\"14\":0,"
+         "\"15\":1}}]}",
+         SK_ETYPE, "/skeleton/bones/0/matrix/7");
+  /* Our own format keeps arrays only. */
+  EXPECT("{\"bones\": [{\"name\": \"r\", \"matrix\": {\"0\":1}}]}", SK_ETYPE, "/skeleton/bones/0/matrix");
+}
+END_TEST
+
 START_TEST(overrides_name_unknown_bones) {
   sk_error e;
   sk_skeleton *s;
@@ -154,6 +192,7 @@ int main(void) {
   TCase *g = tcase_create("golden");
   tcase_add_test(g, trs_fields_compose_like_babylon);
   tcase_add_test(g, babylon_serialize_format_is_accepted);
+  tcase_add_test(g, babylon_matrices_as_index_keyed_objects);
   tcase_add_test(g, results_print_shortest_floats);
   suite_add_tcase(s, g);
   return sk_test_run(s);
