@@ -1587,8 +1587,37 @@ static void on_complete(void *ctx, sk_http_req *req) {
   sk_metrics_observe(r->metrics, req->route, req->method_id, req->status, secs);
 }
 
+/* The public listener: with an admin listener, /metrics stays off it. */
+static void on_begin_public(void *ctx, sk_http_req *req) {
+  sk_routes *r = ctx;
+  if (r->cfg.metrics_admin_only && strncmp(req->url, "/metrics", 8) == 0 && strchr("?#", req->url[8]) != NULL) {
+    req->route = SK_ROUTE_OTHER;
+    problem(req, SK_ENOTFOUND, "", "/metrics is served on the admin listener only (--admin-listen)");
+    return;
+  }
+  on_begin(ctx, req);
+}
+
+/* The admin listener: the operational routes and nothing else, so its
+ * small connection budget is never spent on the API. */
+static void on_begin_admin(void *ctx, sk_http_req *req) {
+  match m;
+  route_match(req->url, &m);
+  if (m.route != SK_ROUTE_HEALTHZ && m.route != SK_ROUTE_READYZ && m.route != SK_ROUTE_METRICS) {
+    req->route = SK_ROUTE_OTHER;
+    problem(req, SK_ENOTFOUND, "", "the admin listener serves /healthz, /readyz and /metrics only");
+    return;
+  }
+  on_begin(ctx, req);
+}
+
 sk_http_handler sk_routes_handler(sk_routes *r) {
-  sk_http_handler h = {r, on_begin, on_handle, on_complete};
+  sk_http_handler h = {r, on_begin_public, on_handle, on_complete};
+  return h;
+}
+
+sk_http_handler sk_routes_admin_handler(sk_routes *r) {
+  sk_http_handler h = {r, on_begin_admin, on_handle, on_complete};
   return h;
 }
 
