@@ -401,6 +401,10 @@ static void on_sweep(uv_timer_t *t) {
     logf_(h, 2, "cut %u connections past their header or body deadline", cut);
   if (idle > 0)
     logf_(h, 3, "closed %u connections idle for %u ms", idle, h->cfg.idle_timeout_ms);
+  /* At the limit with nobody accepted since (so on_connection did not run):
+   * the clients in the backlog get their room here, within a second. */
+  if (h->stats.open >= h->cfg.conn_limit)
+    make_room(h);
   /* Every tick, not only after a cut: a second guard (after the one in
    * on_connection) against libmicrohttpd leaving its listen socket out of
    * epoll at --max-connections; without either, clients waiting in the

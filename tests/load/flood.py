@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Connection flood against a running skinnerd, then /healthz latency.
+"""Connection flood against skinnerd, then /healthz latency.
+
+  tests/load/flood.py --exe ./skinnerd [--args "--admin-listen 127.0.0.1:0"] \
+      [--probe public|admin] --idle 5000 ...
+starts the daemon itself (port 0) and stops it; --port PORT floods a
+running one instead.
 
 Opens IDLE connections that never send a byte, SLOW_BODY uploads (complete
 headers, Content-Length 100000, then one body byte per connection every
@@ -12,11 +17,14 @@ port) from --probe-src, each on a fresh connection, and prints one line:
 Used for the figures in docs/connections.md; not part of `make check`
 (tests/check_fairness.c is the test).
 """
-import argparse, resource, socket, threading, time
+import argparse, resource, shlex, socket, subprocess, threading, time
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--exe", default="")
+    ap.add_argument("--args", default="")
+    ap.add_argument("--probe", choices=("public", "admin"), default="public")
     ap.add_argument("--probe-port", type=int, default=0)
     ap.add_argument("--idle", type=int, default=0)
     ap.add_argument("--slow-body", type=int, default=0)
@@ -30,6 +38,18 @@ def main():
     a = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    daemon = None
+    if a.exe:
+        daemon = subprocess.Popen([a.exe, "--listen", "127.0.0.1:0", *shlex.split(a.args)], stdout=subprocess.PIPE,
+                                  stdin=subprocess.DEVNULL)
+        a.port = int(daemon.stdout.readline().decode().rsplit(":", 1)[1])
+        if a.probe == "admin":
+            line = daemon.stdout.readline().decode()
+            if not line.startswith("admin listening on "):
+                raise SystemExit("flood: no admin listener (%r)" % line)
+            a.probe_port = int(line.rsplit(":", 1)[1])
+    if not a.port:
+        raise SystemExit("flood: --port or --exe")
     srcs = a.src.split(",")
     socks = []
 
@@ -103,10 +123,15 @@ def main():
     stop.set()
     lat.sort()
     pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3 if lat else float("nan")
-    print("flood: idle %d slow-body %d slow-head %d from %d address(es); healthz on :%d n %d p50 %.1f ms p99 %.1f ms "
-          "max %.1f ms failed %d" % (a.idle, a.slow_body, a.slow_head, len(srcs), port, len(lat), pct(0.5), pct(0.99),
-                                    lat[-1] * 1e3 if lat else float("nan"), failed), flush=True)
+    print("flood: idle %d slow-body %d slow-head %d from %d address(es); healthz on %s port from %s: n %d p50 %.1f ms "
+          "p99 %.1f ms max %.1f ms failed %d" % (a.idle, a.slow_body, a.slow_head, len(srcs),
+                                                 "admin" if port != a.port else "public", a.probe_src, len(lat),
+                                                 pct(0.5), pct(0.99), lat[-1] * 1e3 if lat else float("nan"), failed),
+          flush=True)
     for _, s, _ in socks:
         s.close()
+    if daemon is not None:
+        daemon.terminate()
+        daemon.wait()
 
 main()
