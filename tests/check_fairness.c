@@ -443,12 +443,31 @@ START_TEST(without_an_admin_listener_metrics_stay_on_the_public_port) {
 }
 END_TEST
 
+START_TEST(bad_values_for_the_new_flags_are_refused_at_start) {
+  const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
+  static const char *const bad[] = {"--admin-listen nowhere", "--admin-listen 127.0.0.1:70000", "--max-per-ip -1",
+                                    "--idle-timeout 0", "--max-per-ip x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s --listen 127.0.0.1:0 %s 2>/dev/null", exe, bad[i]);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: status %d", bad[i], st);
+  }
+  /* the environment too */
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "SKINNERD_MAX_PER_IP=lots %s --listen 127.0.0.1:0 2>/dev/null", exe);
+  int st = system(cmd);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "SKINNERD_MAX_PER_IP=lots: status %d", st);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("fairness");
   TCase *t = tcase_create("admin");
   tcase_set_timeout(t, 30);
   tcase_add_test(t, the_admin_listener_serves_health_and_metrics_and_takes_metrics_off_the_public_port);
   tcase_add_test(t, without_an_admin_listener_metrics_stay_on_the_public_port);
+  tcase_add_test(t, bad_values_for_the_new_flags_are_refused_at_start);
   suite_add_tcase(s, t);
   t = tcase_create("limits");
   tcase_set_timeout(t, 30);
