@@ -616,7 +616,7 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
       {MHD_OPTION_END, 0, NULL},
       {MHD_OPTION_END, 0, NULL},
   };
-  if (h->cfg.per_ip_limit > 0) /* 0 would mean "no cap" to MHD too, but say it once */
+  if (h->cfg.per_ip_limit > 0) /* MHD then keeps a tree of addresses, checked at accept */
     where[1] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->cfg.per_ip_limit, NULL};
   if (h->cfg.listen_fd > 0) {
     where[0].option = MHD_OPTION_LISTEN_SOCKET;

@@ -21,7 +21,14 @@
  * connections never time out, so each job has a deadline and jobs in flight
  * are capped; the default connection timeout is "never", so one is set, with
  * a per-connection memory limit; on shutdown, every suspended connection is
- * resumed before MHD_stop_daemon(). */
+ * resumed before MHD_stop_daemon().
+ *
+ * Fairness (docs/connections.md): at conn_limit MHD stops accepting and
+ * newcomers wait in the listen backlog, so idle connections (no request
+ * bytes since they opened or since their last answer, by TCP_INFO) are
+ * closed oldest first to make room; idle ones are also closed after
+ * idle_timeout_ms; per_ip_limit caps one address (MHD closes the excess
+ * right after accept). */
 #ifndef SK_HTTP_H
 #define SK_HTTP_H
 
