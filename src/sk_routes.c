@@ -32,6 +32,7 @@ struct sk_routes {
   sk_metrics *metrics; /* borrowed */
   sk_eval_buffers buf; /* loop thread only: reused by every inline pose */
   kscratch ks;         /* loop thread only: inline batches */
+  sk_http *listener;   /* borrowed: the public listener, for /metrics; may be NULL */
 };
 
 #define PROBLEM_BASE "https://skinnerd.dev/problems/"
@@ -1508,7 +1509,18 @@ static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
 static void get_metrics(sk_routes *r, sk_http_req *req) {
   sk_cache_stats st;
   sk_cache_get_stats(r->cache, &st);
-  sk_metrics_gauges g = {st.count, st.bytes, st.evictions, sk_http_jobs_in_flight(req->http)};
+  /* The public listener's figures, also when asked on the admin one. */
+  sk_http *pub = r->listener != NULL ? r->listener : req->http;
+  sk_http_conn_stats cs;
+  sk_http_get_conn_stats(pub, &cs);
+  sk_metrics_gauges g = {.cache_skeletons = st.count,
+                         .cache_bytes = st.bytes,
+                         .cache_evictions = st.evictions,
+                         .jobs_in_flight = sk_http_jobs_in_flight(pub),
+                         .conns_open = cs.open,
+                         .conns_evicted = cs.evicted,
+                         .conns_idle_closed = cs.idle_closed,
+                         .conns_deadline_cut = cs.deadline_cut};
   sk_strbuf b = {0};
   if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
     sk_strbuf_free(&b);
@@ -1620,6 +1632,8 @@ sk_http_handler sk_routes_admin_handler(sk_routes *r) {
   sk_http_handler h = {r, on_begin_admin, on_handle, on_complete};
   return h;
 }
+
+void sk_routes_set_listener(sk_routes *r, sk_http *public_http) { r->listener = public_http; }
 
 int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *metrics, sk_routes **out) {
   *out = NULL;

@@ -52,6 +52,9 @@ sk_http_handler sk_routes_handler(sk_routes *r);
 /* The callbacks for the admin listener: /healthz, /readyz and /metrics
  * only, everything else 404. */
 sk_http_handler sk_routes_admin_handler(sk_routes *r);
+/* The public listener (borrowed) whose connection counters /metrics shows,
+ * wherever /metrics is served. Unset: the listener serving the request. */
+void sk_routes_set_listener(sk_routes *r, sk_http *public_http);
 
 /* Response formats for poses. */
 enum { SK_FMT_JSON = 0, SK_FMT_F32 = 1, SK_FMT_MAT3X4 = 2 };

@@ -435,6 +435,7 @@ int main(int argc, char **argv) {
             err == SK_EINVAL ? "bad address" : "address in use or not available");
     return 1;
   }
+  sk_routes_set_listener(routes, d.http);
   if (nfds > 0)
     printf("listening on inherited socket (fd %d), port %u\n", SK_SYSTEMD_FDS_START, sk_http_port(d.http));
   else

@@ -137,6 +137,11 @@ static void raise_nofile(void) {
   ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
   rl.rlim_cur = rl.rlim_max;
   ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  /* the flood's 6 000 client sockets, plus the daemon's 1 024 + 64 (it
+   * inherits this limit) */
+  ck_assert_msg(rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= 7500,
+                "the open-file hard limit is %llu; this test needs 7500 (ulimit -Hn)",
+                (unsigned long long)rl.rlim_cur);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -281,18 +286,32 @@ START_TEST(admin_healthz_stays_fast_and_the_public_port_answers_under_5000_idle_
   ck_assert_msg(rc == 0 && r.status == 200, "second pose: rc %d status %d %s", rc, r.status, r.error);
   sk_httpc_free(&r);
 
+  /* The public listener's counters, read on the admin one. */
+  ck_assert_int_eq(request_from("127.0.0.1", D.admin_port, "GET", "/metrics", NULL, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  unsigned long long evicted = 0, open_now = 0;
+  const char *ev = strstr(r.body, "skinnerd_connections_closed_total{reason=\"evicted_idle\"} ");
+  const char *op = strstr(r.body, "\nskinnerd_connections ");
+  ck_assert_ptr_nonnull(ev);
+  ck_assert_ptr_nonnull(op);
+  sscanf(strchr(ev, '}') + 2, "%llu", &evicted);
+  sscanf(op + 22, "%llu", &open_now);
+  sk_httpc_free(&r);
+
   atomic_store(&F.stop, 1);
   pthread_join(th, NULL);
   fprintf(stderr,
           "fairness: %d idle + %d trickling clients opened in %.1f s (%ld bytes trickled); admin /healthz over %d "
           "requests in %.1f s: p50 %.2f ms p99 %.2f ms max %.2f ms, %d failed; public pose answered in %.0f ms, "
-          "again after %.1f s of flood in %.0f ms\n",
+          "again after %.1f s of flood in %.0f ms; %llu idle connections evicted, %llu open\n",
           F.idle_opened, F.slow_opened, opened_s, F.bytes, HEALTH, health_s, p50 * 1e3, p99 * 1e3, max * 1e3, failed,
-          pose_s * 1e3, sk_test_now() - t_open, pose2_s * 1e3);
+          pose_s * 1e3, sk_test_now() - t_open, pose2_s * 1e3, evicted, open_now);
   flood_close(&F);
   ck_assert_int_eq(F.idle_opened, IDLE);
   ck_assert_int_eq(F.slow_opened, TRICKLE);
   ck_assert_int_eq(failed, 0);
+  ck_assert_msg(evicted >= IDLE / 2, "only %llu idle connections evicted", evicted);
+  ck_assert_msg(open_now <= 1024, "%llu connections open over --max-connections 1024", open_now);
   ck_assert_msg(p99 < 0.050, "admin /healthz p99 %.1f ms (bound 50 ms)", p99 * 1e3);
   ck_assert_msg(pose_s < 10.0, "public pose took %.1f s (bound 10 s)", pose_s);
   ck_assert_msg(pose2_s < 10.0, "second public pose took %.1f s (bound 10 s)", pose2_s);
