@@ -623,7 +623,9 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
     where[0].value = h->cfg.listen_fd;
     where[0].ptr_value = NULL;
   }
-  h->mhd = MHD_start_daemon(flags, (uint16_t)h->cfg.port, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
+  /* Port 0 with a passed socket: MHD then reads the bound port from the
+   * socket (with --listen's port it reported that one, not the real one). */
+  h->mhd = MHD_start_daemon(flags, (uint16_t)(h->cfg.listen_fd > 0 ? 0 : h->cfg.port), NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
                             MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.conn_timeout_s,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
                             h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,

@@ -480,6 +480,76 @@ START_TEST(bad_values_for_the_new_flags_are_refused_at_start) {
 }
 END_TEST
 
+/* A listening socket on 127.0.0.1:0 moved to fd >= 10; its port in *port. */
+static int listener(unsigned *port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  socklen_t len = sizeof a;
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  ck_assert_int_eq(listen(fd, 16), 0);
+  ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+  *port = ntohs(a.sin_port);
+  int high = fcntl(fd, F_DUPFD, 10);
+  close(fd);
+  return high;
+}
+
+/* systemd passes the sockets of skinnerd.socket in order from fd 3: with a
+ * second ListenStream=, fd 4 is the admin listener. */
+START_TEST(under_socket_activation_a_second_socket_is_the_admin_listener) {
+  const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
+  unsigned pub_port, admin_port;
+  int s1 = listener(&pub_port), s2 = listener(&admin_port);
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(p[1], 1);
+    if (dup2(s1, 3) != 3 || dup2(s2, 4) != 4)
+      _exit(126);
+    char pidbuf[32];
+    snprintf(pidbuf, sizeof pidbuf, "%d", (int)getpid());
+    setenv("LISTEN_PID", pidbuf, 1);
+    setenv("LISTEN_FDS", "2", 1);
+    execl(exe, exe, (char *)NULL);
+    _exit(127);
+  }
+  close(p[1]);
+  close(s1);
+  close(s2);
+  memset(&D, 0, sizeof D);
+  D.pid = pid;
+  char line[256];
+  unsigned fd, port;
+  read_line(p[0], line, sizeof line);
+  ck_assert_msg(sscanf(line, "listening on inherited socket (fd %u), port %u", &fd, &port) == 2 && fd == 3 &&
+                    port == pub_port,
+                "first line: \"%s\"", line);
+  read_line(p[0], line, sizeof line);
+  ck_assert_msg(sscanf(line, "admin listening on inherited socket (fd %u), port %u", &fd, &port) == 2 && fd == 4 &&
+                    port == admin_port,
+                "second line: \"%s\"", line);
+  close(p[0]);
+  sk_httpc_resp r;
+  ck_assert_int_eq(request_from("127.0.0.1", pub_port, "GET", "/metrics", NULL, &r), 0);
+  ck_assert_int_eq(r.status, 404);
+  sk_httpc_free(&r);
+  ck_assert_int_eq(request_from("127.0.0.1", admin_port, "GET", "/metrics", NULL, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  ck_assert_int_eq(request_from("127.0.0.1", pub_port, "GET", "/healthz", NULL, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("fairness");
   TCase *t = tcase_create("admin");
@@ -487,6 +557,7 @@ static Suite *suite(void) {
   tcase_add_test(t, the_admin_listener_serves_health_and_metrics_and_takes_metrics_off_the_public_port);
   tcase_add_test(t, without_an_admin_listener_metrics_stay_on_the_public_port);
   tcase_add_test(t, bad_values_for_the_new_flags_are_refused_at_start);
+  tcase_add_test(t, under_socket_activation_a_second_socket_is_the_admin_listener);
   suite_add_tcase(s, t);
   t = tcase_create("limits");
   tcase_set_timeout(t, 30);
