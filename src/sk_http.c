@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,11 @@
 
 /* Bytes of an unwanted body read before the connection is dropped instead. */
 #define SK_HTTP_DISCARD_MAX (64u << 20)
+/* At the connection limit, an idle connection is one that sent nothing
+ * since it opened (or since its previous answer) and nothing for this long
+ * by the kernel's clock: a client that has just connected and is about to
+ * send its request is younger than that. */
+#define SK_HTTP_EVICT_MIN_IDLE_MS 100u
 
 struct sk_http {
   uv_loop_t *loop;
@@ -35,7 +41,8 @@ struct sk_http {
   sk_http_req *jobs_head;
   uv_timer_t sweep;      /* once a second: connections past their header or body deadline */
   bool closed;           /* a connection closed during the current MHD_run */
-  struct conn_state *conns; /* every open connection */
+  struct conn_state *conns, *conns_tail; /* every open connection, newest first */
+  sk_http_conn_stats stats;
 };
 
 /* Per connection (MHD's socket context): when the request being read
@@ -47,7 +54,46 @@ typedef struct conn_state {
   uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
   bool body_done;      /* the whole body is in (handled, queued or on the pool) */
   bool cut;            /* shut down by the sweep */
+  uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
 } conn_state;
+
+/* The kernel's struct tcp_info goes on past glibc's copy (which ends at
+ * tcpi_total_retrans); the ABI only ever appends, and <linux/tcp.h> cannot
+ * be included beside <netinet/tcp.h> (which uv.h pulls in). */
+typedef struct tcp_info_ext {
+  struct tcp_info base;
+  uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+} tcp_info_ext;
+_Static_assert(sizeof(struct tcp_info) == 104, "glibc's struct tcp_info changed: check tcp_info_ext");
+
+/* Bytes the kernel has received on fd (counting those not read yet) and ms
+ * since the last data arrived (or since the handshake). False when unknown
+ * (not TCP, or a kernel before 4.1): such a connection is never idle. */
+static bool tcp_rx(int fd, uint64_t *bytes, uint32_t *quiet_ms) {
+  tcp_info_ext ti;
+  socklen_t len = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || len < sizeof ti)
+    return false;
+  *bytes = ti.bytes_received;
+  *quiet_ms = ti.base.tcpi_last_data_recv;
+  return true;
+}
+
+/* No request bytes pending: nothing received since since_ns, and nothing
+ * for at least `min_quiet_ms`. */
+static bool conn_idle(const conn_state *c, uint32_t min_quiet_ms) {
+  uint64_t rx;
+  uint32_t quiet;
+  if (c->cut || c->body_done || c->headers_ns != 0 || !tcp_rx(c->fd, &rx, &quiet))
+    return false;
+  return rx == c->rx_mark && quiet >= min_quiet_ms;
+}
+
+static void conn_cut(conn_state *c) {
+  shutdown(c->fd, SHUT_RDWR);
+  c->cut = true;
+}
 
 static void logf_(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void logf_(const sk_http *h, int level, const char *fmt, ...) {
@@ -238,9 +284,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && req->queued == false)
     req->status = 0; /* the client left before an answer */
   if (req->cstate != NULL) { /* the next request's clock starts now */
-    req->cstate->since_ns = uv_hrtime();
-    req->cstate->headers_ns = 0;
-    req->cstate->body_done = false;
+    conn_state *c = req->cstate;
+    c->since_ns = uv_hrtime();
+    c->headers_ns = 0;
+    c->body_done = false;
+    uint32_t quiet;
+    if (!tcp_rx(c->fd, &c->rx_mark, &quiet))
+      c->rx_mark = UINT64_MAX;
   }
   if (h->h.complete != NULL)
     h->h.complete(h->h.ctx, req);
@@ -254,6 +304,25 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   sk_strbuf_free(&req->body);
   free(req);
   h->active--;
+}
+
+/* The connection limit is reached: libmicrohttpd stops accepting, and every
+ * newcomer (a health check, a real client) would wait in the listen backlog
+ * until some connection ends, up to the header timeout when idle ones hold
+ * every slot. So idle connections are closed, oldest first, a batch at a
+ * time (a thirty-second of the limit) so this scan runs once per batch of
+ * accepts, not at each. Connections with request bytes are never touched:
+ * the header and body deadlines bound those. */
+static void make_room(sk_http *h) {
+  unsigned want = h->cfg.conn_limit / 32 > 0 ? h->cfg.conn_limit / 32 : 1, got = 0;
+  for (conn_state *c = h->conns_tail; c != NULL && got < want; c = c->prev)
+    if (conn_idle(c, SK_HTTP_EVICT_MIN_IDLE_MS)) {
+      conn_cut(c);
+      got++;
+    }
+  h->stats.evicted += got;
+  if (got > 0)
+    logf_(h, 3, "at the connection limit (%u): closed %u idle connections", h->cfg.conn_limit, got);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -272,8 +341,12 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     c->next = h->conns;
     if (h->conns != NULL)
       h->conns->prev = c;
+    else
+      h->conns_tail = c;
     h->conns = c;
     *socket_context = c;
+    if (++h->stats.open >= h->cfg.conn_limit)
+      make_room(h);
   } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
     /* At --max-connections libmicrohttpd 0.9.75 has taken its listen socket
      * out of epoll; it puts it back in a later MHD_run, which nothing might
@@ -282,12 +355,15 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     conn_state *c = *socket_context;
     if (c == NULL)
       return;
+    h->stats.open--;
     if (c->prev != NULL)
       c->prev->next = c->next;
     else
       h->conns = c->next;
     if (c->next != NULL)
       c->next->prev = c->prev;
+    else
+      h->conns_tail = c->prev;
     free(c);
     *socket_context = NULL;
   }
@@ -302,20 +378,33 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 static void on_sweep(uv_timer_t *t) {
   sk_http *h = t->data;
   uint64_t now = uv_hrtime();
-  unsigned cut = 0;
+  unsigned cut = 0, idle = 0;
+  uint64_t idle_ns = (uint64_t)h->cfg.idle_timeout_ms * 1000000u;
   for (conn_state *c = h->conns; c != NULL; c = c->next) {
     if (c->cut || c->body_done)
       continue;
+    if (c->headers_ns == 0 && now - c->since_ns > idle_ns && conn_idle(c, 0)) {
+      conn_cut(c);
+      idle++;
+      continue;
+    }
     bool late = c->headers_ns == 0 ? now - c->since_ns > (uint64_t)h->cfg.header_timeout_ms * 1000000u
                                    : now - c->headers_ns > (uint64_t)h->cfg.body_timeout_ms * 1000000u;
     if (late) {
-      shutdown(c->fd, SHUT_RDWR);
-      c->cut = true;
+      conn_cut(c);
       cut++;
     }
   }
+  h->stats.deadline_cut += cut;
+  h->stats.idle_closed += idle;
   if (cut > 0)
     logf_(h, 2, "cut %u connections past their header or body deadline", cut);
+  if (idle > 0)
+    logf_(h, 3, "closed %u connections idle for %u ms", idle, h->cfg.idle_timeout_ms);
+  /* At the limit with nobody accepted since (so on_connection did not run):
+   * the clients in the backlog get their room here, within a second. */
+  if (h->stats.open >= h->cfg.conn_limit)
+    make_room(h);
   /* Every tick, not only after a cut: a second guard (after the one in
    * on_connection) against libmicrohttpd leaving its listen socket out of
    * epoll at --max-connections; without either, clients waiting in the
@@ -385,6 +474,8 @@ int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_ht
 }
 
 unsigned sk_http_jobs_in_flight(const sk_http *h) { return h->jobs; }
+
+void sk_http_get_conn_stats(const sk_http *h, sk_http_conn_stats *dest) { *dest = h->stats; }
 
 /* ---- lifecycle ------------------------------------------------------------- */
 
@@ -494,6 +585,8 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
     h->cfg.header_timeout_ms = 10000;
   if (h->cfg.body_timeout_ms == 0)
     h->cfg.body_timeout_ms = 60000;
+  if (h->cfg.idle_timeout_ms == 0)
+    h->cfg.idle_timeout_ms = 5000;
 
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
@@ -518,16 +611,21 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
    * (MHD_OPTION_SOCK_ADDR, a pointer): an option array carries either
    * without a second copy of the call. The socket's family must match
    * MHD_USE_IPv6, i.e. the host given. */
-  struct MHD_OptionItem where[2] = {
+  struct MHD_OptionItem where[3] = {
       {MHD_OPTION_SOCK_ADDR, 0, &ss},
       {MHD_OPTION_END, 0, NULL},
+      {MHD_OPTION_END, 0, NULL},
   };
+  if (h->cfg.per_ip_limit > 0) /* MHD then keeps a tree of addresses, checked at accept */
+    where[1] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->cfg.per_ip_limit, NULL};
   if (h->cfg.listen_fd > 0) {
     where[0].option = MHD_OPTION_LISTEN_SOCKET;
     where[0].value = h->cfg.listen_fd;
     where[0].ptr_value = NULL;
   }
-  h->mhd = MHD_start_daemon(flags, (uint16_t)h->cfg.port, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
+  /* Port 0 with a passed socket: MHD then reads the bound port from the
+   * socket (with --listen's port it reported that one, not the real one). */
+  h->mhd = MHD_start_daemon(flags, (uint16_t)(h->cfg.listen_fd > 0 ? 0 : h->cfg.port), NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
                             MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.conn_timeout_s,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
                             h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,

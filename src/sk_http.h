@@ -21,7 +21,14 @@
  * connections never time out, so each job has a deadline and jobs in flight
  * are capped; the default connection timeout is "never", so one is set, with
  * a per-connection memory limit; on shutdown, every suspended connection is
- * resumed before MHD_stop_daemon(). */
+ * resumed before MHD_stop_daemon().
+ *
+ * Fairness (docs/connections.md): at conn_limit MHD stops accepting and
+ * newcomers wait in the listen backlog, so idle connections (no request
+ * bytes since they opened or since their last answer, by TCP_INFO) are
+ * closed oldest first to make room; idle ones are also closed after
+ * idle_timeout_ms; per_ip_limit caps one address (MHD closes the excess
+ * right after accept). */
 #ifndef SK_HTTP_H
 #define SK_HTTP_H
 
@@ -60,7 +67,19 @@ typedef struct sk_http_config {
                                   (slowloris: each byte restarts the idle timeout) [10000] */
   unsigned body_timeout_ms;    /* and its body this long after the headers [60000] */
   int log_level;               /* -1 silent, 0 error, 1 warn, 2 info, 3 debug [0] */
+  unsigned per_ip_limit;       /* simultaneous connections from one address; libmicrohttpd
+                                  closes the ones over it right after accept [0: no cap] */
+  unsigned idle_timeout_ms;    /* a connection that sent no byte since it opened or since
+                                  its previous answer is closed after this [5000] */
 } sk_http_config;
+
+/* Connection counters of one listener (loop thread). */
+typedef struct sk_http_conn_stats {
+  unsigned open;          /* connections open now */
+  uint64_t evicted;       /* idle ones closed to make room at the connection limit */
+  uint64_t idle_closed;   /* closed by the idle timeout */
+  uint64_t deadline_cut;  /* closed past their header or body deadline */
+} sk_http_conn_stats;
 
 struct sk_http_req {
   /* Read-only for handlers. */
@@ -132,5 +151,8 @@ int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_ht
 
 /* Jobs on the thread pool now. */
 unsigned sk_http_jobs_in_flight(const sk_http *h);
+
+/* Fills *dest with the listener's connection counters. */
+void sk_http_get_conn_stats(const sk_http *h, sk_http_conn_stats *dest);
 
 #endif

@@ -123,5 +123,18 @@ int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf 
       "skinnerd_jobs_in_flight %llu\n",
       (unsigned long long)m->poses_evaluated, (unsigned long long)m->bone_matrices_evaluated,
       (unsigned long long)g->jobs_in_flight);
+  put(out,
+      "# HELP skinnerd_connections Connections open on the public listener.\n"
+      "# TYPE skinnerd_connections gauge\nskinnerd_connections %llu\n",
+      (unsigned long long)g->conns_open);
+  put(out,
+      "# HELP skinnerd_connections_closed_total Connections the daemon closed: idle ones to make room at "
+      "--max-connections, idle ones after --idle-timeout, and ones past their header or body deadline.\n"
+      "# TYPE skinnerd_connections_closed_total counter\n"
+      "skinnerd_connections_closed_total{reason=\"evicted_idle\"} %llu\n"
+      "skinnerd_connections_closed_total{reason=\"idle_timeout\"} %llu\n"
+      "skinnerd_connections_closed_total{reason=\"deadline\"} %llu\n",
+      (unsigned long long)g->conns_evicted,
+      (unsigned long long)g->conns_idle_closed, (unsigned long long)g->conns_deadline_cut);
   return out->failed ? SK_ENOMEM : 0;
 }

@@ -57,6 +57,8 @@ typedef struct sk_metrics {
 /* Gauges owned by other modules, sampled when the text is written. */
 typedef struct sk_metrics_gauges {
   uint64_t cache_skeletons, cache_bytes, cache_evictions, jobs_in_flight;
+  /* The public listener's connections (sk_http_conn_stats). */
+  uint64_t conns_open, conns_evicted, conns_idle_closed, conns_deadline_cut;
 } sk_metrics_gauges;
 
 /* Zeroes every counter. */

@@ -32,6 +32,7 @@ struct sk_routes {
   sk_metrics *metrics; /* borrowed */
   sk_eval_buffers buf; /* loop thread only: reused by every inline pose */
   kscratch ks;         /* loop thread only: inline batches */
+  sk_http *listener;   /* borrowed: the public listener, for /metrics; may be NULL */
 };
 
 #define PROBLEM_BASE "https://skinnerd.dev/problems/"
@@ -1508,7 +1509,18 @@ static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
 static void get_metrics(sk_routes *r, sk_http_req *req) {
   sk_cache_stats st;
   sk_cache_get_stats(r->cache, &st);
-  sk_metrics_gauges g = {st.count, st.bytes, st.evictions, sk_http_jobs_in_flight(req->http)};
+  /* The public listener's figures, also when asked on the admin one. */
+  sk_http *pub = r->listener != NULL ? r->listener : req->http;
+  sk_http_conn_stats cs;
+  sk_http_get_conn_stats(pub, &cs);
+  sk_metrics_gauges g = {.cache_skeletons = st.count,
+                         .cache_bytes = st.bytes,
+                         .cache_evictions = st.evictions,
+                         .jobs_in_flight = sk_http_jobs_in_flight(pub),
+                         .conns_open = cs.open,
+                         .conns_evicted = cs.evicted,
+                         .conns_idle_closed = cs.idle_closed,
+                         .conns_deadline_cut = cs.deadline_cut};
   sk_strbuf b = {0};
   if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
     sk_strbuf_free(&b);
@@ -1587,10 +1599,41 @@ static void on_complete(void *ctx, sk_http_req *req) {
   sk_metrics_observe(r->metrics, req->route, req->method_id, req->status, secs);
 }
 
+/* The public listener: with an admin listener, /metrics stays off it. */
+static void on_begin_public(void *ctx, sk_http_req *req) {
+  sk_routes *r = ctx;
+  if (r->cfg.metrics_admin_only && strncmp(req->url, "/metrics", 8) == 0 && strchr("?#", req->url[8]) != NULL) {
+    req->route = SK_ROUTE_OTHER;
+    problem(req, SK_ENOTFOUND, "", "/metrics is served on the admin listener only (--admin-listen)");
+    return;
+  }
+  on_begin(ctx, req);
+}
+
+/* The admin listener: the operational routes and nothing else, so its
+ * small connection budget is never spent on the API. */
+static void on_begin_admin(void *ctx, sk_http_req *req) {
+  match m;
+  route_match(req->url, &m);
+  if (m.route != SK_ROUTE_HEALTHZ && m.route != SK_ROUTE_READYZ && m.route != SK_ROUTE_METRICS) {
+    req->route = SK_ROUTE_OTHER;
+    problem(req, SK_ENOTFOUND, "", "the admin listener serves /healthz, /readyz and /metrics only");
+    return;
+  }
+  on_begin(ctx, req);
+}
+
 sk_http_handler sk_routes_handler(sk_routes *r) {
-  sk_http_handler h = {r, on_begin, on_handle, on_complete};
+  sk_http_handler h = {r, on_begin_public, on_handle, on_complete};
   return h;
 }
+
+sk_http_handler sk_routes_admin_handler(sk_routes *r) {
+  sk_http_handler h = {r, on_begin_admin, on_handle, on_complete};
+  return h;
+}
+
+void sk_routes_set_listener(sk_routes *r, sk_http *public_http) { r->listener = public_http; }
 
 int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *metrics, sk_routes **out) {
   *out = NULL;

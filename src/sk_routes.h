@@ -37,6 +37,8 @@ typedef struct sk_routes_config {
   unsigned kernel_threads; /* threads one large pool batch is split across [1] */
   int fast_binary;     /* single-pose binary answers from sk_kernel_single:
                           within 1e-5 of, not bit-equal to, the JSON answer */
+  int metrics_admin_only; /* /metrics only through sk_routes_admin_handler();
+                             the public handler answers it 404 (--admin-listen) */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;
@@ -47,6 +49,12 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
 void sk_routes_destroy(sk_routes *r);
 /* The callbacks to hand to sk_http_start(). */
 sk_http_handler sk_routes_handler(sk_routes *r);
+/* The callbacks for the admin listener: /healthz, /readyz and /metrics
+ * only, everything else 404. */
+sk_http_handler sk_routes_admin_handler(sk_routes *r);
+/* The public listener (borrowed) whose connection counters /metrics shows,
+ * wherever /metrics is served. Unset: the listener serving the request. */
+void sk_routes_set_listener(sk_routes *r, sk_http *public_http);
 
 /* Response formats for poses. */
 enum { SK_FMT_JSON = 0, SK_FMT_F32 = 1, SK_FMT_MAT3X4 = 2 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <uv.h>
 
 #include "config.h"
@@ -28,6 +29,9 @@ typedef struct options {
   int fast_binary;
   char data_dir[4096];
   unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
+  unsigned long long max_per_ip, idle_timeout;
+  char admin_host[64]; /* empty: no admin listener */
+  unsigned admin_port;
 } options;
 
 static void usage(FILE *f) {
@@ -61,9 +65,22 @@ static void usage(FILE *f) {
           "  --body-timeout S     and its body within S seconds of the headers\n"
           "                       (SKINNERD_BODY_TIMEOUT) [60]\n"
           "  --log-level LEVEL    error, warn, info or debug (SKINNERD_LOG_LEVEL) [warn]\n"
+          "  --max-per-ip N       simultaneous connections from one client address; more\n"
+          "                       are closed right after accept (SKINNERD_MAX_PER_IP)\n"
+          "                       [128; 0 = no cap; raise it behind a reverse proxy]\n"
+          "  --idle-timeout S     a connection that sent no byte since it opened or since\n"
+          "                       its previous answer is closed after S seconds\n"
+          "                       (SKINNERD_IDLE_TIMEOUT) [5]\n"
+          "  --admin-listen ADDR:PORT\n"
+          "                       a second listener serving only /healthz, /readyz and\n"
+          "                       /metrics, with its own 64 connections; /metrics then\n"
+          "                       leaves the public port; its address is the second stdout\n"
+          "                       line, \"admin listening on ADDR:PORT\" (SKINNERD_ADMIN_LISTEN)\n"
+          "                       [off]\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
-          "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored),\n"
+          "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored; a\n"
+          "second socket is the admin listener), "
           "Type=notify readiness and WatchdogSec= pings.\n");
 }
 
@@ -87,8 +104,8 @@ static int parse_ull(const char *s, unsigned long long max, unsigned long long *
   return 0;
 }
 
-/* "ADDR:PORT" or "[v6]:PORT". */
-static int parse_listen(const char *s, options *o) {
+/* "ADDR:PORT" or "[v6]:PORT" into host (64 bytes) and *port. */
+static int parse_addr(const char *s, char host_out[64], unsigned *port_out) {
   const char *colon;
   const char *host = s;
   size_t hlen;
@@ -106,11 +123,11 @@ static int parse_listen(const char *s, options *o) {
     hlen = (size_t)(colon - s);
   }
   unsigned long long port;
-  if (hlen == 0 || hlen >= sizeof o->host || parse_ull(colon + 1, 65535, &port) != 0)
+  if (hlen == 0 || hlen >= 64 || parse_ull(colon + 1, 65535, &port) != 0)
     return -1;
-  memcpy(o->host, host, hlen);
-  o->host[hlen] = '\0';
-  o->port = (unsigned)port;
+  memcpy(host_out, host, hlen);
+  host_out[hlen] = '\0';
+  *port_out = (unsigned)port;
   return 0;
 }
 
@@ -119,7 +136,7 @@ static int set_option(options *o, const char *name, const char *val, const char 
   unsigned long long v;
   int bad = 0;
   if (strcmp(name, "listen") == 0)
-    bad = parse_listen(val, o);
+    bad = parse_addr(val, o->host, &o->port);
   else if (strcmp(name, "threads") == 0)
     bad = parse_ull(val, 1024, &v) || v == 0 || ((o->threads = (unsigned long)v), 0);
   else if (strcmp(name, "max-body") == 0)
@@ -145,6 +162,12 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = parse_ull(val, 86400, &o->header_timeout) || o->header_timeout == 0;
   else if (strcmp(name, "body-timeout") == 0)
     bad = parse_ull(val, 86400, &o->body_timeout) || o->body_timeout == 0;
+  else if (strcmp(name, "max-per-ip") == 0)
+    bad = parse_ull(val, 1000000, &o->max_per_ip);
+  else if (strcmp(name, "idle-timeout") == 0)
+    bad = parse_ull(val, 86400, &o->idle_timeout) || o->idle_timeout == 0;
+  else if (strcmp(name, "admin-listen") == 0)
+    bad = parse_addr(val, o->admin_host, &o->admin_port);
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
   else {
@@ -166,6 +189,8 @@ static int parse_env(options *o) {
       {"fast-binary", "SKINNERD_FAST_BINARY"}, {"data-dir", "SKINNERD_DATA_DIR"},
       {"max-connections", "SKINNERD_MAX_CONNECTIONS"}, {"header-timeout", "SKINNERD_HEADER_TIMEOUT"},
       {"body-timeout", "SKINNERD_BODY_TIMEOUT"}, {"conn-memory", "SKINNERD_CONN_MEMORY"},
+      {"max-per-ip", "SKINNERD_MAX_PER_IP"}, {"idle-timeout", "SKINNERD_IDLE_TIMEOUT"},
+      {"admin-listen", "SKINNERD_ADMIN_LISTEN"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -220,6 +245,8 @@ static int parse_args(int argc, char **argv, options *o) {
 typedef struct daemon_state {
   uv_loop_t *loop;
   sk_http *http;
+  sk_http *admin;    /* NULL without --admin-listen */
+  int stops_pending; /* listeners not yet stopped */
   uv_signal_t sigint, sigterm;
   uv_timer_t watchdog; /* systemd WatchdogSec= pings, when asked for */
   bool watchdog_on;
@@ -228,6 +255,8 @@ typedef struct daemon_state {
 
 static void on_stopped(void *arg) {
   daemon_state *d = arg;
+  if (--d->stops_pending > 0)
+    return;
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
   if (d->watchdog_on)
@@ -251,7 +280,41 @@ static void on_signal(uv_signal_t *s, int signum) {
     _Exit(1);
   }
   sk_systemd_notify("STOPPING=1");
+  /* Both at once: the admin listener stops accepting too, so a health
+   * checker sees the daemon going away while the public port drains. */
+  d->stops_pending = d->admin != NULL ? 2 : 1;
   sk_http_stop(d->http, on_stopped, d);
+  if (d->admin != NULL)
+    sk_http_stop(d->admin, on_stopped, d);
+}
+
+/* Every connection is a file descriptor: with the usual soft limit of 1024
+ * the process runs out of them before --max-connections, and accept()
+ * failing with EMFILE leaves clients in the backlog. The soft limit goes up
+ * to the hard one, which needs no privilege. */
+static void raise_nofile(unsigned long long need, int log_level) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return;
+  rlim_t was = rl.rlim_cur;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+      rl.rlim_cur = was;
+    else if (log_level >= 2)
+      fprintf(stderr, "skinnerd: open-file limit raised from %llu to %llu\n", (unsigned long long)was,
+              (unsigned long long)rl.rlim_cur);
+  }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need && log_level >= 1)
+    fprintf(stderr, "skinnerd: open-file limit %llu is below the %llu connections allowed (+64 for files); raise "
+                    "LimitNOFILE= or lower --max-connections\n", (unsigned long long)rl.rlim_cur, need - 64);
+}
+
+static void print_listening(const char *what, const char *host, unsigned port) {
+  if (strchr(host, ':') != NULL)
+    printf("%slistening on [%s]:%u\n", what, host, port);
+  else
+    printf("%slistening on %s:%u\n", what, host, port);
 }
 
 int main(int argc, char **argv) {
@@ -269,6 +332,9 @@ int main(int argc, char **argv) {
   o.max_batch = 1024;
   o.cache_mb = 256;
   o.inline_limit = 250;
+  /* An eighth of --max-connections: one address cannot take the whole
+   * daemon, yet it is above wrk's and a proxy pool's usual 64. */
+  o.max_per_ip = 128;
   o.log_level = 1;
   if (parse_env(&o) != 0)
     return 2;
@@ -308,8 +374,13 @@ int main(int argc, char **argv) {
     if (o.log_level >= 2)
       fprintf(stderr, "skinnerd: loaded %d skeletons from %s\n", loaded, o.data_dir);
   }
+  /* Socket activation: serve the socket systemd bound for us; a second one
+   * is the admin listener. */
+  int nfds = sk_systemd_listen_fds();
+  bool want_admin = o.admin_host[0] != '\0' || nfds >= 2;
   sk_routes_config rc;
   memset(&rc, 0, sizeof rc);
+  rc.metrics_admin_only = want_admin;
   rc.max_body = (size_t)o.max_body;
   rc.max_bones = (size_t)o.max_bones;
   rc.max_batch = (size_t)o.max_batch;
@@ -333,10 +404,28 @@ int main(int argc, char **argv) {
   hc.conn_memory = (size_t)o.conn_memory;
   hc.header_timeout_ms = (unsigned)o.header_timeout * 1000u;
   hc.body_timeout_ms = (unsigned)o.body_timeout * 1000u;
-  /* Socket activation: serve the socket systemd bound for us. */
-  int nfds = sk_systemd_listen_fds();
+  hc.per_ip_limit = (unsigned)o.max_per_ip;
+  hc.idle_timeout_ms = (unsigned)o.idle_timeout * 1000u;
   if (nfds > 0)
     hc.listen_fd = SK_SYSTEMD_FDS_START;
+  /* The admin listener's own small budget: a few health checkers and a
+   * scraper, short timeouts, no per-address cap (they share one address). */
+  sk_http_config ac;
+  memset(&ac, 0, sizeof ac);
+  ac.host = o.admin_host[0] != '\0' ? o.admin_host : "127.0.0.1";
+  ac.port = o.admin_port;
+  ac.listen_fd = nfds >= 2 ? SK_SYSTEMD_FDS_START + 1 : 0;
+  ac.max_body = 4096;
+  ac.log_level = o.log_level;
+  ac.conn_limit = 64;
+  ac.conn_timeout_s = 10;
+  ac.max_jobs = 1;
+  ac.shutdown_grace_ms = 1000;
+  ac.header_timeout_ms = 2000;
+  ac.body_timeout_ms = 2000;
+  ac.idle_timeout_ms = 2000;
+  raise_nofile((o.max_conns ? o.max_conns : 1024) + (want_admin ? ac.conn_limit : 0) + 64, o.log_level);
+  sk_http_handler admin_handler = sk_routes_admin_handler(routes);
   daemon_state d;
   memset(&d, 0, sizeof d);
   d.loop = loop;
@@ -346,12 +435,23 @@ int main(int argc, char **argv) {
             err == SK_EINVAL ? "bad address" : "address in use or not available");
     return 1;
   }
+  sk_routes_set_listener(routes, d.http);
   if (nfds > 0)
     printf("listening on inherited socket (fd %d), port %u\n", SK_SYSTEMD_FDS_START, sk_http_port(d.http));
-  else if (strchr(o.host, ':') != NULL)
-    printf("listening on [%s]:%u\n", o.host, sk_http_port(d.http));
   else
-    printf("listening on %s:%u\n", o.host, sk_http_port(d.http));
+    print_listening("", o.host, sk_http_port(d.http));
+  if (want_admin) {
+    err = sk_http_start(loop, &ac, &admin_handler, &d.admin);
+    if (err != 0) {
+      fprintf(stderr, "skinnerd: cannot listen on %s:%u (--admin-listen): %s\n", ac.host, ac.port,
+              err == SK_EINVAL ? "bad address" : "address in use or not available");
+      return 1;
+    }
+    if (ac.listen_fd > 0)
+      printf("admin listening on inherited socket (fd %d), port %u\n", ac.listen_fd, sk_http_port(d.admin));
+    else
+      print_listening("admin ", ac.host, sk_http_port(d.admin));
+  }
   fflush(stdout);
   uint64_t wd_usec = sk_systemd_watchdog_usec();
   if (wd_usec > 0) {
@@ -371,6 +471,7 @@ int main(int argc, char **argv) {
   uv_run(loop, UV_RUN_DEFAULT);
 
   sk_http_destroy(d.http);
+  sk_http_destroy(d.admin);
   sk_routes_destroy(routes);
   sk_cache_destroy(cache);
   sk_store_close(store);

@@ -16,7 +16,7 @@ START_TEST(counters_by_route_method_and_status) {
   sk_metrics_observe(m, SK_ROUTE_POSE, sk_metrics_method("POST"), 422, 0.00005);
   sk_metrics_observe(m, SK_ROUTE_OTHER, sk_metrics_method("BREW"), 418, 2.0);
   sk_metrics_add_poses(m, 3, 198);
-  sk_metrics_gauges g = {2, 4096, 1, 0};
+  sk_metrics_gauges g = {2, 4096, 1, 0, 0, 0, 0, 0};
   char *t = write_text(m, &g);
   ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_requests_total counter\n"));
   ck_assert_ptr_nonnull(
@@ -55,7 +55,7 @@ START_TEST(every_line_is_a_comment_or_a_sample) {
   sk_metrics_init(m);
   for (int r = 0; r < SK_ROUTE_COUNT; r++)
     sk_metrics_observe(m, r, SK_METHOD_GET, 200, 0.001 * r);
-  sk_metrics_gauges g = {0, 0, 0, 3};
+  sk_metrics_gauges g = {0, 0, 0, 3, 0, 0, 0, 0};
   char *t = write_text(m, &g);
   ck_assert(t[strlen(t) - 1] == '\n');
   for (char *line = strtok(t, "\n"); line != NULL; line = strtok(NULL, "\n")) {
@@ -75,11 +75,27 @@ START_TEST(every_line_is_a_comment_or_a_sample) {
 }
 END_TEST
 
+START_TEST(connection_counters_of_the_public_listener) {
+  sk_metrics *m = calloc(1, sizeof *m);
+  sk_metrics_init(m);
+  sk_metrics_gauges g = {0, 0, 0, 0, 17, 5, 3, 2};
+  char *t = write_text(m, &g);
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_connections gauge\nskinnerd_connections 17\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_connections_closed_total counter\n"));
+  ck_assert_ptr_nonnull(strstr(t, "skinnerd_connections_closed_total{reason=\"evicted_idle\"} 5\n"));
+  ck_assert_ptr_nonnull(strstr(t, "skinnerd_connections_closed_total{reason=\"idle_timeout\"} 3\n"));
+  ck_assert_ptr_nonnull(strstr(t, "skinnerd_connections_closed_total{reason=\"deadline\"} 2\n"));
+  free(t);
+  free(m);
+}
+END_TEST
+
 static Suite *metrics_suite(void) {
   Suite *s = suite_create("sk_metrics");
   TCase *t = tcase_create("golden");
   tcase_add_test(t, counters_by_route_method_and_status);
   tcase_add_test(t, every_line_is_a_comment_or_a_sample);
+  tcase_add_test(t, connection_counters_of_the_public_listener);
   suite_add_tcase(s, t);
   return s;
 }
