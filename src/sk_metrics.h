@@ -57,6 +57,10 @@ typedef struct sk_metrics {
 /* Gauges owned by other modules, sampled when the text is written. */
 typedef struct sk_metrics_gauges {
   uint64_t cache_skeletons, cache_bytes, cache_evictions, jobs_in_flight;
+  /* The memory budget (sk_budget); written only when memory_limit_bytes or
+   * memory_used_bytes is non-zero. */
+  uint64_t memory_limit_bytes, memory_used_bytes, memory_high_bytes, memory_refused;
+  uint64_t cache_tombstones; /* ids evicted without a data directory, remembered */
 } sk_metrics_gauges;
 
 /* Zeroes every counter. */

@@ -37,6 +37,7 @@ typedef struct sk_routes_config {
   unsigned kernel_threads; /* threads one large pool batch is split across [1] */
   int fast_binary;     /* single-pose binary answers from sk_kernel_single:
                           within 1e-5 of, not bit-equal to, the JSON answer */
+  sk_budget *budget;   /* borrowed, or NULL: the memory budget, for /metrics */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;

@@ -2,6 +2,7 @@
  * cache, metrics, routes and HTTP adapter to one libuv loop, and turns
  * SIGINT/SIGTERM into a graceful stop. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "sk_budget.h"
 #include "sk_cache.h"
 #include "sk_error.h"
 #include "sk_http.h"
@@ -28,6 +30,7 @@ typedef struct options {
   int fast_binary;
   char data_dir[4096];
   unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
+  unsigned long long memory_mb; /* ULLONG_MAX until set: the default is the machine's */
 } options;
 
 static void usage(FILE *f) {
@@ -61,6 +64,11 @@ static void usage(FILE *f) {
           "  --body-timeout S     and its body within S seconds of the headers\n"
           "                       (SKINNERD_BODY_TIMEOUT) [60]\n"
           "  --log-level LEVEL    error, warn, info or debug (SKINNERD_LOG_LEVEL) [warn]\n"
+          "  --memory-mb N        one memory budget for the cache, request bodies being\n"
+          "                       received and answers being sent; past it a request gets\n"
+          "                       503 with Retry-After (SKINNERD_MEMORY_MB) [a quarter of\n"
+          "                       RAM or of the cgroup's memory.max, 64..16384; 0 = unlimited];\n"
+          "                       --cache-mb above it (or 0) is lowered to it\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
           "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored),\n"
@@ -145,6 +153,8 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = parse_ull(val, 86400, &o->header_timeout) || o->header_timeout == 0;
   else if (strcmp(name, "body-timeout") == 0)
     bad = parse_ull(val, 86400, &o->body_timeout) || o->body_timeout == 0;
+  else if (strcmp(name, "memory-mb") == 0)
+    bad = parse_ull(val, 1ull << 30, &o->memory_mb);
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
   else {
@@ -166,6 +176,7 @@ static int parse_env(options *o) {
       {"fast-binary", "SKINNERD_FAST_BINARY"}, {"data-dir", "SKINNERD_DATA_DIR"},
       {"max-connections", "SKINNERD_MAX_CONNECTIONS"}, {"header-timeout", "SKINNERD_HEADER_TIMEOUT"},
       {"body-timeout", "SKINNERD_BODY_TIMEOUT"}, {"conn-memory", "SKINNERD_CONN_MEMORY"},
+      {"memory-mb", "SKINNERD_MEMORY_MB"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -270,11 +281,23 @@ int main(int argc, char **argv) {
   o.cache_mb = 256;
   o.inline_limit = 250;
   o.log_level = 1;
+  o.memory_mb = ULLONG_MAX;
   if (parse_env(&o) != 0)
     return 2;
   int pr = parse_args(argc, argv, &o);
   if (pr != 0)
     return pr > 0 ? 0 : 2;
+  if (o.memory_mb == ULLONG_MAX)
+    o.memory_mb = sk_budget_default() >> 20;
+  /* The cache is charged to the budget without being refused (its own cap
+   * bounds it), so that cap must fit inside the budget. */
+  if (o.memory_mb != 0 && (o.cache_mb == 0 || o.cache_mb > o.memory_mb)) {
+    if (o.log_level >= 1)
+      fprintf(stderr, "skinnerd: --cache-mb %llu lowered to --memory-mb %llu\n", o.cache_mb, o.memory_mb);
+    o.cache_mb = o.memory_mb;
+  }
+  sk_budget budget;
+  sk_budget_init(&budget, (size_t)(o.memory_mb << 20));
 
   /* libuv sizes its pool from the environment on first use, so this must
    * happen before anything is queued. */
@@ -292,6 +315,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   sk_metrics_init(metrics);
+  sk_cache_set_budget(cache, &budget);
   sk_store *store = NULL;
   if (o.data_dir[0] != '\0') {
     sk_error serr;
@@ -318,6 +342,7 @@ int main(int argc, char **argv) {
     rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
   rc.fast_binary = o.fast_binary;
   rc.kernel_threads = (unsigned)o.threads;
+  rc.budget = &budget;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
     return 1;
@@ -333,6 +358,7 @@ int main(int argc, char **argv) {
   hc.conn_memory = (size_t)o.conn_memory;
   hc.header_timeout_ms = (unsigned)o.header_timeout * 1000u;
   hc.body_timeout_ms = (unsigned)o.body_timeout * 1000u;
+  hc.budget = &budget;
   /* Socket activation: serve the socket systemd bound for us. */
   int nfds = sk_systemd_listen_fds();
   if (nfds > 0)
