@@ -1607,7 +1607,7 @@ static long stream_produce(void *arg, char *dest, size_t cap) {
  * and output or the core's buffers, libmicrohttpd's block. */
 static size_t stream_bytes(const batch_job *bj, bool kernel) {
   const size_t mats = bj->entry->skel->count + 1;
-  size_t pose_text = mats * 16 * 3 * 16 + 64;
+  size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
   size_t eval = kernel ? 2 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float);
   return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + SK_ROUTES_STREAM_BLOCK;
 }
