@@ -280,8 +280,10 @@ static bool body_admit(sk_http *h, sk_http_req *req) {
   unsigned long long len = cl != NULL ? strtoull(cl, NULL, 10) : 0;
   if (len == 0 || len > h->cfg.max_body)
     return true; /* nothing to reserve, or a 413 on the way */
-  if (body_grow(req, (size_t)len) != 0)
+  if (sk_budget_reserve(h->cfg.budget, (size_t)len + 1) != 0)
     return false;
+  req->body_reserved += (size_t)len + 1;
+  req->held += (size_t)len + 1;
   char *data = malloc((size_t)len + 1);
   if (data != NULL) { /* else the body grows as usual, within the reservation */
     data[0] = '\0';

@@ -31,6 +31,7 @@ typedef struct options {
   char data_dir[4096];
   unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
   unsigned long long memory_mb; /* ULLONG_MAX until set: the default is the machine's */
+  bool cache_set;               /* --cache-mb given: never lowered silently */
 } options;
 
 static void usage(FILE *f) {
@@ -68,7 +69,8 @@ static void usage(FILE *f) {
           "                       received and answers being sent; past it a request gets\n"
           "                       503 with Retry-After (SKINNERD_MEMORY_MB) [a quarter of\n"
           "                       RAM or of the cgroup's memory.max, 64..16384; 0 = unlimited];\n"
-          "                       --cache-mb above it (or 0) is lowered to it\n"
+          "                       --cache-mb defaults to the smaller of 256 and half of it;\n"
+          "                       a larger --cache-mb (or 0) is lowered to it\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
           "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored),\n"
@@ -137,7 +139,7 @@ static int set_option(options *o, const char *name, const char *val, const char 
   else if (strcmp(name, "max-batch") == 0)
     bad = parse_ull(val, 10000000, &o->max_batch) || o->max_batch == 0;
   else if (strcmp(name, "cache-mb") == 0)
-    bad = parse_ull(val, 1u << 20, &o->cache_mb);
+    bad = parse_ull(val, 1u << 20, &o->cache_mb) || !(o->cache_set = true);
   else if (strcmp(name, "inline-limit") == 0)
     bad = parse_ull(val, SIZE_MAX / 2, &o->inline_limit);
   else if (strcmp(name, "fast-binary") == 0)
@@ -291,6 +293,8 @@ int main(int argc, char **argv) {
     o.memory_mb = sk_budget_default() >> 20;
   /* The cache is charged to the budget without being refused (its own cap
    * bounds it), so that cap must fit inside the budget. */
+  if (o.memory_mb != 0 && !o.cache_set && o.cache_mb > o.memory_mb / 2)
+    o.cache_mb = o.memory_mb / 2 > 0 ? o.memory_mb / 2 : 1; /* the default leaves half for requests */
   if (o.memory_mb != 0 && (o.cache_mb == 0 || o.cache_mb > o.memory_mb)) {
     if (o.log_level >= 1)
       fprintf(stderr, "skinnerd: --cache-mb %llu lowered to --memory-mb %llu\n", o.cache_mb, o.memory_mb);
