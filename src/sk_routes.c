@@ -1660,7 +1660,12 @@ static size_t batch_answer_bound(const batch_job *bj, size_t *poses_bytes) {
   const sk_skeleton *s = bj->entry->skel;
   size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses;
   for (size_t i = 0; i < bj->n; i++) {
-    held += bj->poses[i].count * sizeof *bj->poses[i].overrides;
+    /* The parsers grow override arrays by doubling from 16: count what
+     * they may have allocated, not only what they filled. */
+    size_t cap = 16;
+    while (cap < bj->poses[i].count)
+      cap *= 2;
+    held += cap * sizeof *bj->poses[i].overrides;
     if (bj->fmt == SK_FMT_JSON)
       floats += 16 * (((bj->poses[i].output & SK_OUT_FINAL) ? mats : 0) +
                       ((bj->poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
