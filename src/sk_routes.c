@@ -1604,12 +1604,14 @@ static long stream_produce(void *arg, char *dest, size_t cap) {
 
 /* What the stream keeps while its client reads: the pending slice (plus
  * one pose's text, up to ~16 bytes a float), the kernel's 16-pose input
- * and output or the core's buffers, libmicrohttpd's block. */
+ * and output or the core's buffers, libmicrohttpd's block, and the
+ * skeleton version it reads, which an eviction or a replacement takes out
+ * of the cache's count but not out of memory while the stream holds it. */
 static size_t stream_bytes(const batch_job *bj, bool kernel) {
   const size_t mats = bj->entry->skel->count + 1;
   size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
   size_t eval = kernel ? 2 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float);
-  return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + SK_ROUTES_STREAM_BLOCK;
+  return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + SK_ROUTES_STREAM_BLOCK + bj->entry->bytes;
 }
 
 /* Answers `bj` as a stream; takes `bj`. */
