@@ -133,6 +133,16 @@ static int count_answer(sk_http_req *req, size_t len) {
   return 0;
 }
 
+/* The answer when even an answer cannot be made: a bare 503. */
+static int respond_oom(sk_http_req *req) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (r != NULL)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+  req->resp = r;
+  req->status = 503;
+  return SK_ENOMEM;
+}
+
 /* Adds the content type, `headers` and Connection: close when due, and
  * makes `r` the answer. Frees `r` and answers a bare 503 on failure. */
 static int set_response(sk_http_req *req, struct MHD_Response *r, int status, const char *content_type,
@@ -150,12 +160,7 @@ static int set_response(sk_http_req *req, struct MHD_Response *r, int status, co
   return 0;
 oom_r:
   MHD_destroy_response(r);
-  r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  if (r != NULL)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-  req->resp = r;
-  req->status = 503;
-  return SK_ENOMEM;
+  return respond_oom(req);
 }
 
 int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
@@ -174,17 +179,11 @@ int sk_http_respond(sk_http_req *req, int status, const char *content_type, void
   }
   struct MHD_Response *r =
       MHD_create_response_from_buffer(len, body, own ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-  if (r == NULL && own)
-    free(body);
-  if (r == NULL)
-    r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  else
-    return set_response(req, r, status, content_type, headers);
   if (r != NULL)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-  req->resp = r;
-  req->status = 503;
-  return SK_ENOMEM;
+    return set_response(req, r, status, content_type, headers);
+  if (own)
+    free(body);
+  return respond_oom(req);
 }
 
 /* A streamed answer's producer, as libmicrohttpd's content reader. */
@@ -219,10 +218,7 @@ int sk_http_respond_stream(sk_http_req *req, int status, const char *content_typ
   if (st == NULL) {
     if (release != NULL)
       release(arg);
-    if (req->resp != NULL)
-      return SK_EINVAL;
-    sk_http_respond(req, 503, NULL, (void *)"", 0, false, NULL);
-    return SK_ENOMEM;
+    return req->resp != NULL ? SK_EINVAL : respond_oom(req);
   }
   st->produce = produce;
   st->arg = arg;
@@ -231,8 +227,7 @@ int sk_http_respond_stream(sk_http_req *req, int status, const char *content_typ
       length == SK_HTTP_LENGTH_UNKNOWN ? MHD_SIZE_UNKNOWN : length, block, stream_read, st, stream_free);
   if (r == NULL) {
     stream_free(st);
-    sk_http_respond(req, 503, NULL, (void *)"", 0, false, NULL);
-    return SK_ENOMEM;
+    return respond_oom(req);
   }
   return set_response(req, r, status, content_type, headers);
 }
@@ -269,6 +264,15 @@ static int body_grow(sk_http_req *req, size_t n) {
   req->body_reserved += extra;
   req->held += extra;
   return 0;
+}
+
+/* Frees a body that will not be used and gives its reservation back: a
+ * client whose body is dropped while it keeps sending pins nothing. */
+static void body_drop(sk_http_req *req) {
+  sk_strbuf_free(&req->body);
+  sk_budget_release(req->http->cfg.budget, req->body_reserved);
+  req->held -= req->body_reserved;
+  req->body_reserved = 0;
 }
 
 /* Right after begin(): a body announced by Content-Length is reserved in
@@ -355,7 +359,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
       req->body_too_large = true;
       req->discard_body = true;
       req->close_after = true;
-      sk_strbuf_free(&req->body);
+      body_drop(req);
       return MHD_YES;
     }
     if (h->cfg.budget != NULL && body_grow(req, n) != 0) {
@@ -364,7 +368,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
       req->over_budget = true;
       req->discard_body = true;
       req->close_after = true;
-      sk_strbuf_free(&req->body);
+      body_drop(req);
       return MHD_YES;
     }
     if (sk_strbuf_append(&req->body, upload_data, n) != 0)
