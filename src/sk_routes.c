@@ -1561,10 +1561,18 @@ static int stream_pose(pose_stream *st, size_t i) {
       if (kscratch_reserve(&st->ks, s->count, 0, 16 * mats * 16) != 0)
         return SK_ENOMEM;
       int rc = kernel_fill_run(e, st->bj->poses + i, k, &st->ks, st->ks.final, 1);
-      if (rc)
+      /* The kernel refuses only malformed jobs or sizes that overflow, so a
+       * 16-pose slice of a batch it takes is taken. Should the first slice
+       * be refused anyway, the core answers all of it, as eval_poses would. */
+      if (rc == SK_EINVAL && i == 0 && sk_eval_buffers_init(&st->buf, s->count) == 0)
+        st->kernel = false;
+      else if (rc)
         return rc;
-      st->evaluated = i + k;
+      else
+        st->evaluated = i + k;
     }
+  }
+  if (st->kernel) {
     final = st->ks.final + (i % 16) * mats * 16;
   } else {
     if (!eval_changed(e, &st->bj->poses[i], &st->buf, &st->ks))
