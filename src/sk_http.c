@@ -117,6 +117,12 @@ int sk_http_reserve(sk_http_req *req, size_t bytes) {
   return 0;
 }
 
+void sk_http_charge(sk_http_req *req, size_t bytes) {
+  sk_budget_charge(req->http->cfg.budget, bytes);
+  req->held += bytes;
+  req->answer_reserved += bytes;
+}
+
 /* Counts an owned answer body of `len` bytes: against what was reserved
  * ahead first, the rest reserved now. SK_EBUSY when it does not fit. */
 static int count_answer(sk_http_req *req, size_t len) {

@@ -138,6 +138,12 @@ int sk_http_respond(sk_http_req *req, int status, const char *content_type, void
  * reserved). Loop thread. */
 int sk_http_reserve(sk_http_req *req, size_t bytes);
 
+/* Counts `bytes` for this request's answer without refusing them, even
+ * past the budget: for operational answers that must get out while the
+ * budget is full (/metrics), bounded by their nature. Released when the
+ * request completes. Loop thread. */
+void sk_http_charge(sk_http_req *req, size_t bytes);
+
 /* Fills dest[0..cap) with the answer's next bytes and returns how many
  * (1..cap); 0 when the answer is complete; negative to cut the connection
  * (the client sees a truncated answer). Runs on the loop thread whenever

@@ -1745,6 +1745,7 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
     return;
   }
   size_t len = b.len;
+  sk_http_charge(req, len); /* counted, never refused: /metrics must answer while the budget is full */
   sk_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, len, true, NULL);
 }
 

@@ -318,6 +318,12 @@ START_TEST(six_slow_readers_of_huge_answers_hold_bounded_buffers) {
   ck_assert_double_lt(worst, 1000); /* a correctness bound on a noisy machine: not frozen */
   for (int i = 0; i < 6; i++)
     close(fd[i]);
+  /* The skeleton is still there, whole. */
+  sk_httpc_resp r;
+  req("GET", "/v1/skeletons/big", NULL, NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_ptr_nonnull(strstr(r.body, "\"name\":\"bone1023\""));
+  sk_httpc_free(&r);
   free(body);
   stop();
 }
