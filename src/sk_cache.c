@@ -15,6 +15,11 @@ struct sk_cache {
   uint64_t evictions, reloads, next_version;
   sk_cache_entry *lru_head, *lru_tail; /* head = most recently used; resident entries only */
   sk_store *store;                     /* borrowed, or NULL */
+  sk_budget *budget;                   /* borrowed, or NULL */
+  sk_cache_entry *tomb_head, *tomb_tail; /* tombstones, oldest first */
+  size_t tombstones;
+  size_t evicted_n;                    /* ids the last put evicted without a store */
+  char evicted[SK_CACHE_EVICTED_LIST][SK_CACHE_ID_MAX + 1];
 };
 
 /* Record layout (inside sk_store's checksummed file):
@@ -109,13 +114,32 @@ static sk_cache_entry **find_slot(sk_cache *c, const char *id) {
   return pp;
 }
 
+static void tomb_unlink(sk_cache *c, sk_cache_entry *e) {
+  if (e->lru_prev)
+    e->lru_prev->lru_next = e->lru_next;
+  else
+    c->tomb_head = e->lru_next;
+  if (e->lru_next)
+    e->lru_next->lru_prev = e->lru_prev;
+  else
+    c->tomb_tail = e->lru_prev;
+  e->lru_prev = e->lru_next = NULL;
+}
+
 /* Unlinks `e` from table and LRU and drops the table's reference. */
 static void remove_entry(sk_cache *c, sk_cache_entry **slot) {
   sk_cache_entry *e = *slot;
   *slot = e->hnext;
   e->hnext = NULL;
-  lru_unlink(c, e);
   e->linked = false;
+  sk_budget_release(c->budget, e->bytes);
+  if (e->tombstone) { /* not counted in `count`, `bytes` or the LRU */
+    tomb_unlink(c, e);
+    c->tombstones--;
+    sk_cache_entry_unref(e);
+    return;
+  }
+  lru_unlink(c, e);
   c->count--;
   if (e->skel != NULL)
     c->resident--;
@@ -157,7 +181,7 @@ static int reload(sk_cache *c, const char *id, sk_cache_entry **out);
 
 sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
   sk_cache_entry *e = *find_slot(c, id);
-  if (e == NULL)
+  if (e == NULL || e->tombstone)
     return NULL;
   if (e->skel == NULL) { /* evicted but stored: bring it back */
     sk_cache_entry *loaded = NULL;
@@ -180,13 +204,26 @@ sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
 static void link_entry(sk_cache *c, sk_cache_entry *e, bool *replaced) {
   sk_cache_entry **slot = find_slot(c, e->id);
   if (*slot != NULL) {
-    if (replaced)
+    if (replaced && !(*slot)->tombstone)
       *replaced = true;
     remove_entry(c, slot);
     slot = find_slot(c, e->id);
   }
   *slot = e;
   e->linked = true;
+  sk_budget_charge(c->budget, e->bytes);
+  if (e->tombstone) { /* newest last; the oldest go past the cap */
+    e->lru_prev = c->tomb_tail;
+    e->lru_next = NULL;
+    if (c->tomb_tail)
+      c->tomb_tail->lru_next = e;
+    else
+      c->tomb_head = e;
+    c->tomb_tail = e;
+    if (++c->tombstones > SK_CACHE_TOMBSTONES_MAX)
+      remove_entry(c, find_slot(c, c->tomb_head->id));
+    return;
+  }
   c->count++;
   c->bytes += e->bytes;
   if (e->skel != NULL) {
@@ -196,13 +233,19 @@ static void link_entry(sk_cache *c, sk_cache_entry *e, bool *replaced) {
 }
 
 /* Evicts least recently used entries (never `keep`) while over the limit.
- * With a store, an evicted entry leaves a stored-only entry behind. */
+ * With a store, an evicted entry leaves a stored-only entry behind; without
+ * one, a tombstone, and its id is noted for the put's answer. */
 static void evict(sk_cache *c, const sk_cache_entry *keep) {
   while (c->max_bytes > 0 && c->bytes > c->max_bytes && c->lru_tail != NULL && c->lru_tail != keep) {
     sk_cache_entry *victim = c->lru_tail;
     c->evictions++;
-    sk_cache_entry *ghost = c->store ? calloc(1, sizeof *ghost) : NULL;
-    if (ghost == NULL) {
+    if (c->store == NULL) {
+      if (c->evicted_n < SK_CACHE_EVICTED_LIST)
+        memcpy(c->evicted[c->evicted_n], victim->id, sizeof c->evicted[0]);
+      c->evicted_n++;
+    }
+    sk_cache_entry *ghost = calloc(1, sizeof *ghost);
+    if (ghost == NULL) { /* no tombstone: the id answers a plain 404 */
       remove_entry(c, find_slot(c, victim->id));
       continue;
     }
@@ -211,6 +254,7 @@ static void evict(sk_cache *c, const sk_cache_entry *keep) {
     ghost->bytes = sizeof *ghost;
     ghost->version = victim->version;
     ghost->refs = 1;
+    ghost->tombstone = c->store == NULL;
     link_entry(c, ghost, NULL);
   }
 }
@@ -380,6 +424,7 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
     sk_anim_destroy(anim);
     return SK_EINVAL;
   }
+  c->evicted_n = 0;
   sk_cache_entry *e;
   int rc = new_entry(c, id, skel, anim, &e);
   if (rc)
@@ -443,6 +488,10 @@ int sk_cache_delete(sk_cache *c, const char *id) {
   sk_cache_entry **slot = find_slot(c, id);
   if (*slot == NULL)
     return SK_ENOTFOUND;
+  if ((*slot)->tombstone) { /* already gone; the client says it is done with it */
+    remove_entry(c, slot);
+    return 0;
+  }
   if (c->store != NULL && sk_store_delete(c->store, id) != 0)
     return SK_EIO;
   remove_entry(c, slot);
@@ -452,7 +501,8 @@ int sk_cache_delete(sk_cache *c, const char *id) {
 void sk_cache_foreach(sk_cache *c, void (*fn)(void *arg, const sk_cache_entry *e), void *arg) {
   for (size_t i = 0; i < c->nbuckets; i++)
     for (sk_cache_entry *e = c->buckets[i]; e != NULL; e = e->hnext)
-      fn(arg, e);
+      if (!e->tombstone)
+        fn(arg, e);
 }
 
 void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st) {
@@ -462,4 +512,24 @@ void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st) {
   st->bytes = c->bytes;
   st->max_bytes = c->max_bytes;
   st->evictions = c->evictions;
+  st->tombstones = c->tombstones;
+  st->tombstone_bytes = c->tombstones * sizeof(sk_cache_entry);
+}
+
+void sk_cache_set_budget(sk_cache *c, sk_budget *budget) {
+  size_t now = c->bytes + c->tombstones * sizeof(sk_cache_entry);
+  sk_budget_release(c->budget, now);
+  c->budget = budget;
+  sk_budget_charge(budget, now);
+}
+
+bool sk_cache_evicted(const sk_cache *c, const char *id) {
+  const sk_cache_entry *e = *find_slot((sk_cache *)c, id);
+  return e != NULL && e->tombstone;
+}
+
+size_t sk_cache_last_evicted(const sk_cache *c, const char **ids, size_t max) {
+  for (size_t i = 0; i < max && i < c->evicted_n && i < SK_CACHE_EVICTED_LIST; i++)
+    ids[i] = c->evicted[i];
+  return c->evicted_n;
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "sk_anim.h"
+#include "sk_budget.h"
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
 #include "sk_skeleton.h"
@@ -46,8 +47,9 @@ typedef struct sk_cache_entry {
   uint64_t version;  /* increases on every put of any id */
   /* Private below. */
   int refs;          /* atomic */
-  struct sk_cache_entry *hnext, *lru_prev, *lru_next;
+  struct sk_cache_entry *hnext, *lru_prev, *lru_next; /* tombstones: lru_* link the tombstone list */
   bool linked;
+  bool tombstone;    /* evicted without a store: only the id is left, for a clear 404 */
 } sk_cache_entry;
 
 typedef struct sk_cache sk_cache;
@@ -108,6 +110,7 @@ typedef struct sk_cache_stats {
   size_t stored; /* ids known: in memory, or evicted but on disk */
   size_t bytes, max_bytes;
   uint64_t evictions, reloads;
+  size_t tombstones, tombstone_bytes; /* evicted without a store, remembered (not in `bytes`) */
 } sk_cache_stats;
 void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st);
 
@@ -115,6 +118,23 @@ void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st);
 void sk_cache_entry_ref(sk_cache_entry *e);
 /* Drops a reference (any thread); the last one frees the entry. NULL is fine. */
 void sk_cache_entry_unref(sk_cache_entry *e);
+
+/* Counts the cache in `budget` (borrowed, outlives the cache; NULL: none)
+ * from now on: what is cached now and every later change, tombstones
+ * included. --cache-mb stays the cache's own cap inside the budget. */
+void sk_cache_set_budget(sk_cache *c, sk_budget *budget);
+
+/* Honest eviction without a store: an evicted id leaves a tombstone (its id,
+ * about 300 bytes, counted) so later requests for it can say it was evicted
+ * and must be sent again, instead of a plain "no such id". The newest
+ * SK_CACHE_TOMBSTONES_MAX are kept; a PUT or DELETE of the id clears it. */
+#define SK_CACHE_TOMBSTONES_MAX 4096
+/* True when `id` was evicted (without a store) and not stored since. */
+bool sk_cache_evicted(const sk_cache *c, const char *id);
+/* Ids the last put evicted without a store: how many in all, and the
+ * first `max` of them into ids[] (borrowed, valid until the next put). */
+size_t sk_cache_last_evicted(const sk_cache *c, const char **ids, size_t max);
+#define SK_CACHE_EVICTED_LIST 8
 
 /* Bytes a skeleton occupies, as counted against the limit. */
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s);

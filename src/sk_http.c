@@ -145,20 +145,60 @@ const char *sk_http_header(sk_http_req *req, const char *name) {
   return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
-int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
-                    const char *const *headers) {
-  if (req->resp != NULL) {
-    if (own)
-      free(body);
-    return SK_EINVAL;
-  }
-  struct MHD_Response *r =
-      MHD_create_response_from_buffer(len, body, own ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-  if (r == NULL) {
-    if (own)
-      free(body);
-    goto oom;
-  }
+/* Owned answers up to this size are counted but never refused: a problem
+ * body or a small JSON answer must always get out (at most one per
+ * connection, so bounded by --max-connections). */
+#define SK_HTTP_SMALL_ANSWER 4096u
+
+/* The 503 for an answer that does not fit in the budget. */
+static const char k_over_budget[] =
+    "{\"type\":\"https://skinnerd.dev/problems/overloaded\",\"title\":\"Busy\",\"status\":503,"
+    "\"detail\":\"the answer does not fit in the memory budget (--memory-mb) now; retry later\",\"pointer\":\"\"}";
+
+int sk_http_reserve(sk_http_req *req, size_t bytes) {
+  if (sk_budget_reserve(req->http->cfg.budget, bytes) != 0)
+    return SK_EBUSY;
+  req->held += bytes;
+  req->answer_reserved += bytes;
+  return 0;
+}
+
+void sk_http_charge(sk_http_req *req, size_t bytes) {
+  sk_budget_charge(req->http->cfg.budget, bytes);
+  req->held += bytes;
+  req->answer_reserved += bytes;
+}
+
+/* Counts an owned answer body of `len` bytes: against what was reserved
+ * ahead first, the rest reserved now. SK_EBUSY when it does not fit. */
+static int count_answer(sk_http_req *req, size_t len) {
+  sk_budget *b = req->http->cfg.budget;
+  if (b == NULL || len <= req->answer_reserved)
+    return 0;
+  size_t extra = len - req->answer_reserved;
+  if (extra <= SK_HTTP_SMALL_ANSWER)
+    sk_budget_charge(b, extra);
+  else if (sk_budget_reserve(b, extra) != 0)
+    return SK_EBUSY;
+  req->held += extra;
+  req->answer_reserved = len;
+  return 0;
+}
+
+/* The answer when even an answer cannot be made: a bare 503. */
+static int respond_oom(sk_http_req *req) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (r != NULL)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+  req->resp = r;
+  req->status = 503;
+  return SK_ENOMEM;
+}
+
+/* Adds the content type, `headers` and Connection: close when due, and
+ * makes `r` the answer. Frees `r` and answers a bare 503 on failure. */
+static int set_response(sk_http_req *req, struct MHD_Response *r, int status, const char *content_type,
+                        const char *const *headers) {
   if (content_type != NULL && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES)
     goto oom_r;
   for (const char *const *p = headers; p != NULL && p[0] != NULL; p += 2)
@@ -172,13 +212,76 @@ int sk_http_respond(sk_http_req *req, int status, const char *content_type, void
   return 0;
 oom_r:
   MHD_destroy_response(r);
-oom:
-  r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  return respond_oom(req);
+}
+
+int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
+                    const char *const *headers) {
+  if (req->resp != NULL) {
+    if (own)
+      free(body);
+    return SK_EINVAL;
+  }
+  if (own && count_answer(req, len) != 0) {
+    free(body);
+    static const char *const retry[] = {MHD_HTTP_HEADER_RETRY_AFTER, "1", NULL};
+    logf_(req->http, 2, "%s %s: a %zu-byte answer is over the memory budget", req->method, req->url, len);
+    return sk_http_respond(req, 503, "application/problem+json", (void *)k_over_budget, sizeof k_over_budget - 1,
+                           false, retry);
+  }
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(len, body, own ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
   if (r != NULL)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-  req->resp = r;
-  req->status = 503;
-  return SK_ENOMEM;
+    return set_response(req, r, status, content_type, headers);
+  if (own)
+    free(body);
+  return respond_oom(req);
+}
+
+/* A streamed answer's producer, as libmicrohttpd's content reader. */
+typedef struct stream {
+  sk_http_producer produce;
+  void *arg;
+  void (*release)(void *arg);
+} stream;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  (void)pos;
+  stream *st = cls;
+  long n = st->produce(st->arg, buf, max);
+  if (n == 0)
+    return MHD_CONTENT_READER_END_OF_STREAM;
+  if (n < 0 || (size_t)n > max)
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+  return (ssize_t)n;
+}
+
+static void stream_free(void *cls) {
+  stream *st = cls;
+  if (st->release != NULL)
+    st->release(st->arg);
+  free(st);
+}
+
+int sk_http_respond_stream(sk_http_req *req, int status, const char *content_type, uint64_t length, size_t block,
+                           sk_http_producer produce, void *arg, void (*release)(void *arg),
+                           const char *const *headers) {
+  stream *st = req->resp == NULL ? malloc(sizeof *st) : NULL;
+  if (st == NULL) {
+    if (release != NULL)
+      release(arg);
+    return req->resp != NULL ? SK_EINVAL : respond_oom(req);
+  }
+  st->produce = produce;
+  st->arg = arg;
+  st->release = release;
+  struct MHD_Response *r = MHD_create_response_from_callback(
+      length == SK_HTTP_LENGTH_UNKNOWN ? MHD_SIZE_UNKNOWN : length, block, stream_read, st, stream_free);
+  if (r == NULL) {
+    stream_free(st);
+    return respond_oom(req);
+  }
+  return set_response(req, r, status, content_type, headers);
 }
 
 static enum MHD_Result queue(sk_http_req *req) {
@@ -189,6 +292,61 @@ static enum MHD_Result queue(sk_http_req *req) {
   MHD_destroy_response(req->resp); /* MHD holds its own reference */
   req->resp = NULL;
   return rc;
+}
+
+/* Counts the body buffer growing to hold `n` more bytes (sk_strbuf
+ * doubles its capacity; the reservation follows the capacity, not the
+ * length). SK_EBUSY when the budget has no room. */
+static int body_grow(sk_http_req *req, size_t n) {
+  sk_strbuf *b = &req->body;
+  size_t need = b->len + n + 1;
+  if (need <= b->cap && b->cap <= req->body_reserved)
+    return 0;
+  size_t cap = b->cap;
+  if (need > cap) {
+    cap = cap < 64 ? 64 : cap;
+    while (cap < need)
+      cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+  }
+  if (cap <= req->body_reserved)
+    return 0;
+  size_t extra = cap - req->body_reserved;
+  if (sk_budget_reserve(req->http->cfg.budget, extra) != 0)
+    return SK_EBUSY;
+  req->body_reserved += extra;
+  req->held += extra;
+  return 0;
+}
+
+/* Frees a body that will not be used and gives its reservation back: a
+ * client whose body is dropped while it keeps sending pins nothing. */
+static void body_drop(sk_http_req *req) {
+  sk_strbuf_free(&req->body);
+  sk_budget_release(req->http->cfg.budget, req->body_reserved);
+  req->held -= req->body_reserved;
+  req->body_reserved = 0;
+}
+
+/* Right after begin(): a body announced by Content-Length is reserved in
+ * full before a byte of it is read, so half-sent bodies can pin at most the
+ * budget, and its buffer is allocated at its exact size (no doublings).
+ * False when it does not fit. */
+static bool body_admit(sk_http *h, sk_http_req *req) {
+  const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  unsigned long long len = cl != NULL ? strtoull(cl, NULL, 10) : 0;
+  if (len == 0 || len > h->cfg.max_body)
+    return true; /* nothing to reserve, or a 413 on the way */
+  if (sk_budget_reserve(h->cfg.budget, (size_t)len + 1) != 0)
+    return false;
+  req->body_reserved += (size_t)len + 1;
+  req->held += (size_t)len + 1;
+  char *data = malloc((size_t)len + 1);
+  if (data != NULL) { /* else the body grows as usual, within the reservation */
+    data[0] = '\0';
+    req->body.data = data;
+    req->body.cap = (size_t)len + 1;
+  }
+  return true;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -216,6 +374,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
       req->cstate->body_done = false;
     }
     h->h.begin(h->h.ctx, req);
+    if (req->resp == NULL && h->cfg.budget != NULL && !body_admit(h, req)) {
+      /* Answered now, like the 413 below: the body is never read. */
+      logf_(h, 2, "%s %s: body over the memory budget", method, url);
+      req->over_budget = true;
+      req->handled = true;
+      req->close_after = true;
+      sk_strbuf_append(&req->body, "", 0);
+      h->h.handle(h->h.ctx, req);
+      return queue(req);
+    }
     /* An early 413 goes out before the body is read (MHD allows queuing
      * only now or once the body is complete); the connection then closes. */
     if (req->resp != NULL && req->status == 413) {
@@ -243,7 +411,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
       req->body_too_large = true;
       req->discard_body = true;
       req->close_after = true;
-      sk_strbuf_free(&req->body);
+      body_drop(req);
+      return MHD_YES;
+    }
+    if (h->cfg.budget != NULL && body_grow(req, n) != 0) {
+      /* A chunked body past the budget: drop it, answer 503 at its end. */
+      logf_(h, 2, "%s %s: body over the memory budget", method, url);
+      req->over_budget = true;
+      req->discard_body = true;
+      req->close_after = true;
+      body_drop(req);
       return MHD_YES;
     }
     if (sk_strbuf_append(&req->body, upload_data, n) != 0)
@@ -302,6 +479,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   if (req->cleanup != NULL)
     req->cleanup(req->data);
   sk_strbuf_free(&req->body);
+  sk_budget_release(h->cfg.budget, req->held);
   free(req);
   h->active--;
 }

@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "sk_budget.h"
 #include "sk_numfmt.h"
 
 typedef struct sk_http sk_http;
@@ -71,6 +72,8 @@ typedef struct sk_http_config {
                                   closes the ones over it right after accept [0: no cap] */
   unsigned idle_timeout_ms;    /* a connection that sent no byte since it opened or since
                                   its previous answer is closed after this [5000] */
+  sk_budget *budget;           /* borrowed, or NULL: request bodies (by Content-Length, or
+                                  per chunk) and answers are counted in it [NULL] */
 } sk_http_config;
 
 /* Connection counters of one listener (loop thread). */
@@ -90,6 +93,9 @@ struct sk_http_req {
   uint64_t start_ns;
   int status;               /* the answer's status once set */
   bool body_too_large;      /* the body went over max_body: answer 413 */
+  bool over_budget;         /* the body did not fit in the memory budget: answer 503
+                               (handle() then runs at once, with no body, and the
+                               answer goes out before the body is read) */
   /* Free for the handler layer. */
   int route;                /* SK_ROUTE_* for metrics */
   void *data;               /* handler state; released by `cleanup` */
@@ -107,6 +113,9 @@ struct sk_http_req {
   uint64_t deadline_ns;
   sk_http_req *job_prev, *job_next;
   struct conn_state *cstate; /* the connection's deadline state, or NULL */
+  size_t held;              /* bytes this request holds in the budget (body, answer) */
+  size_t body_reserved;     /* of which for the body's buffer */
+  size_t answer_reserved;   /* of which reserved ahead for the answer (sk_http_reserve) */
 };
 
 /* Starts listening on `loop`. *out is new; sk_http_destroy() after the loop
@@ -140,6 +149,41 @@ const char *sk_http_header(sk_http_req *req, const char *name);
  * SK_ENOMEM (then a bare 503 goes out). */
 int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
                     const char *const *headers);
+
+/* Reserves `bytes` of the memory budget ahead for this request's answer
+ * (e.g. before a thread-pool job builds it); released when the request
+ * completes, and an owned body handed to sk_http_respond() later is counted
+ * against it first. 0, or SK_EBUSY when the budget has no room (nothing
+ * reserved). Loop thread. */
+int sk_http_reserve(sk_http_req *req, size_t bytes);
+
+/* Counts `bytes` for this request's answer without refusing them, even
+ * past the budget: for operational answers that must get out while the
+ * budget is full (/metrics), bounded by their nature. Released when the
+ * request completes. Loop thread. */
+void sk_http_charge(sk_http_req *req, size_t bytes);
+
+/* Fills dest[0..cap) with the answer's next bytes and returns how many
+ * (1..cap); 0 when the answer is complete; negative to cut the connection
+ * (the client sees a truncated answer). Runs on the loop thread whenever
+ * the client can take more, so one call must do a small, bounded amount of
+ * work. */
+typedef long (*sk_http_producer)(void *arg, char *dest, size_t cap);
+
+#define SK_HTTP_LENGTH_UNKNOWN UINT64_MAX
+
+/* Sets an answer produced while the client reads it: libmicrohttpd calls
+ * `produce(arg, ...)` for at most `block` bytes at a time, so a slow reader
+ * holds `block` bytes plus what the producer keeps, not the whole answer.
+ * `length` is the exact total (sent as Content-Length), or
+ * SK_HTTP_LENGTH_UNKNOWN (chunked with HTTP/1.1; the connection closes at
+ * the end with HTTP/1.0). `release(arg)` runs once when the answer is
+ * done with (sent, failed or abandoned), also when this call fails; `arg`
+ * is owned from here on. Headers as sk_http_respond(). Returns 0 or
+ * SK_ENOMEM (then a bare 503 goes out). */
+int sk_http_respond_stream(sk_http_req *req, int status, const char *content_type, uint64_t length, size_t block,
+                           sk_http_producer produce, void *arg, void (*release)(void *arg),
+                           const char *const *headers);
 
 /* Runs `work(arg)` on the thread pool with the connection suspended, then
  * `after(req, arg, status)` on the loop thread, which must answer with

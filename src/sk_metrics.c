@@ -136,5 +136,28 @@ int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf 
       "skinnerd_connections_closed_total{reason=\"deadline\"} %llu\n",
       (unsigned long long)g->conns_evicted,
       (unsigned long long)g->conns_idle_closed, (unsigned long long)g->conns_deadline_cut);
+  if (g->memory_limit_bytes != 0 || g->memory_used_bytes != 0) {
+    /* One put per metric: put() writes lines of at most 511 bytes. */
+    put(out,
+        "# HELP skinnerd_memory_budget_bytes The memory budget (--memory-mb); 0 = unlimited.\n"
+        "# TYPE skinnerd_memory_budget_bytes gauge\nskinnerd_memory_budget_bytes %llu\n",
+        (unsigned long long)g->memory_limit_bytes);
+    put(out,
+        "# HELP skinnerd_memory_used_bytes Bytes counted in the budget: cache, bodies, answers.\n"
+        "# TYPE skinnerd_memory_used_bytes gauge\nskinnerd_memory_used_bytes %llu\n",
+        (unsigned long long)g->memory_used_bytes);
+    put(out,
+        "# HELP skinnerd_memory_high_water_bytes The most skinnerd_memory_used_bytes has been.\n"
+        "# TYPE skinnerd_memory_high_water_bytes gauge\nskinnerd_memory_high_water_bytes %llu\n",
+        (unsigned long long)g->memory_high_bytes);
+    put(out,
+        "# HELP skinnerd_memory_refused_total Reservations refused (503) because the budget was full.\n"
+        "# TYPE skinnerd_memory_refused_total counter\nskinnerd_memory_refused_total %llu\n",
+        (unsigned long long)g->memory_refused);
+    put(out,
+        "# HELP skinnerd_cache_tombstones Ids evicted without a data directory, remembered for their 404 that says so.\n"
+        "# TYPE skinnerd_cache_tombstones gauge\nskinnerd_cache_tombstones %llu\n",
+        (unsigned long long)g->cache_tombstones);
+  }
   return out->failed ? SK_ENOMEM : 0;
 }

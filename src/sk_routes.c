@@ -504,7 +504,10 @@ static json_t *load_body(sk_http_req *req) {
 /* The stored entry for the matched id, or a 404 answered. */
 static sk_cache_entry *entry_or_404(sk_routes *r, sk_http_req *req, const match *m) {
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
-  if (e == NULL)
+  if (e == NULL && m->id_ok && sk_cache_evicted(r->cache, m->id))
+    problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" was evicted under --cache-mb: re-send PUT /v1/skeletons/%s",
+            m->id, m->id);
+  else if (e == NULL)
     problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
   return e;
 }
@@ -609,6 +612,22 @@ static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, boo
   }
   sk_strbuf b = {0};
   write_summary(&b, e);
+  const char *gone[SK_CACHE_EVICTED_LIST];
+  size_t ngone = sk_cache_last_evicted(r->cache, gone, SK_CACHE_EVICTED_LIST);
+  if (ngone > 0 && b.len > 0) {
+    /* Without a data directory those skeletons are gone: say which, so the
+     * client knows what to send again ("evictedCount" when more than listed). */
+    b.len--; /* the summary's closing brace */
+    sk_strbuf_append(&b, ",\"evicted\":[", 12);
+    for (size_t i = 0; i < ngone && i < SK_CACHE_EVICTED_LIST; i++) {
+      if (i > 0)
+        sk_strbuf_append(&b, ",", 1);
+      sk_json_write_string(&b, gone[i]);
+    }
+    sk_strbuf_append(&b, "],\"evictedCount\":", 17);
+    write_uint(&b, ngone);
+    sk_strbuf_append(&b, "}", 1);
+  }
   if (derived_id) {
     char loc[sizeof "/v1/skeletons/" + SK_CACHE_ID_MAX];
     snprintf(loc, sizeof loc, "/v1/skeletons/%s", id);
@@ -954,12 +973,11 @@ static bool kernel_fits(const sk_skeleton *s, const sk_pose *poses, size_t n) {
   return true;
 }
 
-/* Runs the batch kernel on SoA inputs built from the poses (modes chosen
- * per bone below; MATRIX lanes are composed by the core's Babylon setters,
- * sk_local_apply, exactly as a single pose would). Writes n*(B+1)*16
- * floats to `dest`. */
-static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
-                      unsigned threads) {
+/* The first half of run_kernel: each bone's mode, chosen over the whole
+ * batch poses[0..n), into ks->mode. A streamed answer plans once and runs
+ * the batch in 16-pose slices under that plan (kernel_fill_run), so every
+ * pose gets the lanes, the modes and so the bits it gets in one run. */
+static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks) {
   const sk_skeleton *s = e->skel;
   const size_t nb = s->count;
   if (kscratch_reserve(ks, nb, 0, 0))
@@ -980,6 +998,15 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
     ks->mode[b] = hits[b] == 0                                                  ? SK_KERNEL_CONST
                   : hits[b] == n && !s->bones[b].local.need_decompose ? SK_KERNEL_TRS
                                                                                : SK_KERNEL_MATRIX;
+  return 0;
+}
+
+/* The second half: fills the kernel's input for poses[0..n) under the
+ * modes in ks->mode and runs it into `dest`. */
+static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
+                           unsigned threads) {
+  const sk_skeleton *s = e->skel;
+  const size_t nb = s->count;
   /* Blocked layout: the kernel reads each 16-pose block as one stream. */
   size_t stride, block;
   const size_t floats = sk_kernel_blocked_layout(ks->mode, nb, n, ks->offset, &stride, &block);
@@ -1052,6 +1079,16 @@ static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, k
     return sk_kernel_run_threads(&job, threads) == 0 ? 0 : SK_ENOMEM;
   sk_kernel_run(&job, 0, n);
   return 0;
+}
+
+/* Runs the batch kernel on SoA inputs built from the poses (modes chosen
+ * per bone by kernel_plan; MATRIX lanes are composed by the core's Babylon setters,
+ * sk_local_apply, exactly as a single pose would). Writes n*(B+1)*16
+ * floats to `dest`. */
+static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
+                      unsigned threads) {
+  int rc = kernel_plan(e, poses, n, ks);
+  return rc ? rc : kernel_fill_run(e, poses, n, ks, dest, threads);
 }
 
 /* sk_pose_evaluate for a pose asking for final matrices only, with no
@@ -1477,11 +1514,200 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   run_batch(r, req, bj);
 }
 
+/* ---- streamed answers ------------------------------------------------------------------ */
+
+/* A batch answer larger than this is produced while the client reads it. */
+#define SK_ROUTES_STREAM_MIN (1u << 20)
+/* A streamed answer's pending text is refilled up to about this much
+ * (plus at most one pose) per producer call: the loop thread's slice. */
+#define SK_ROUTES_STREAM_SLICE (64u << 10)
+/* libmicrohttpd's own buffer per streamed answer. */
+#define SK_ROUTES_STREAM_BLOCK (32u << 10)
+
+/* A batch answer produced as its client reads it: a bounded `pending`
+ * buffer refilled from the next poses, evaluated 16 at a time by the
+ * kernel (planned once for the whole batch) or one at a time by the core.
+ * The bytes are those run_batch would have built in one piece. */
+typedef struct pose_stream {
+  batch_job *bj;          /* owned: the poses and the entry reference */
+  sk_eval_buffers buf;
+  kscratch ks;
+  bool kernel;            /* the kernel evaluates (eval_poses's choice) */
+  size_t next;            /* next pose to encode */
+  size_t evaluated;       /* kernel: poses [evaluated - 16, evaluated) are in ks.final */
+  sk_strbuf pending;
+  size_t off;             /* bytes of `pending` already sent */
+  bool closed;            /* JSON: "]}" written */
+} pose_stream;
+
+static void stream_release(void *arg) {
+  pose_stream *st = arg;
+  batch_free(st->bj);
+  sk_eval_buffers_close(&st->buf);
+  kscratch_free(&st->ks);
+  sk_strbuf_free(&st->pending);
+  free(st);
+}
+
+/* Appends pose `i` to `pending`. */
+static int stream_pose(pose_stream *st, size_t i) {
+  const sk_cache_entry *e = st->bj->entry;
+  const sk_skeleton *s = e->skel;
+  const size_t mats = s->count + 1;
+  int fmt = st->bj->fmt;
+  const float *final;
+  if (st->kernel) {
+    if (i >= st->evaluated) {
+      size_t k = st->bj->n - i < 16 ? st->bj->n - i : 16;
+      if (kscratch_reserve(&st->ks, s->count, 0, 16 * mats * 16) != 0)
+        return SK_ENOMEM;
+      int rc = kernel_fill_run(e, st->bj->poses + i, k, &st->ks, st->ks.final, 1);
+      /* The kernel refuses only malformed jobs or sizes that overflow, so a
+       * 16-pose slice of a batch it takes is taken. Should the first slice
+       * be refused anyway, the core answers all of it, as eval_poses would. */
+      if (rc == SK_EINVAL && i == 0 && sk_eval_buffers_init(&st->buf, s->count) == 0)
+        st->kernel = false;
+      else if (rc)
+        return rc;
+      else
+        st->evaluated = i + k;
+    }
+  }
+  if (st->kernel) {
+    final = st->ks.final + (i % 16) * mats * 16;
+  } else {
+    if (!eval_changed(e, &st->bj->poses[i], &st->buf, &st->ks))
+      sk_pose_evaluate(s, &st->bj->poses[i], &st->buf);
+    final = st->buf.final;
+  }
+  if (fmt != SK_FMT_JSON)
+    return append_binary(&st->pending, final, mats, fmt);
+  if (i > 0)
+    sk_strbuf_append(&st->pending, ",", 1);
+  if (st->kernel)
+    return sk_json_write_result(&st->pending, s->count, final, NULL, NULL);
+  return sk_pose_write_json(s, &st->bj->poses[i], &st->buf, &e->base_final_text, &st->pending);
+}
+
+static long stream_produce(void *arg, char *dest, size_t cap) {
+  pose_stream *st = arg;
+  if (st->off == st->pending.len) {
+    st->pending.len = st->off = 0;
+    while (st->pending.len < SK_ROUTES_STREAM_SLICE && st->next < st->bj->n)
+      if (stream_pose(st, st->next++) != 0 || st->pending.failed)
+        return -1; /* out of memory mid-answer: the client sees it cut short */
+    if (st->next == st->bj->n && st->bj->fmt == SK_FMT_JSON && !st->closed) {
+      sk_strbuf_append(&st->pending, "]}", 2);
+      st->closed = true;
+    }
+    if (st->pending.failed)
+      return -1;
+  }
+  size_t n = st->pending.len - st->off;
+  if (n > cap)
+    n = cap;
+  memcpy(dest, st->pending.data + st->off, n);
+  st->off += n;
+  return (long)n;
+}
+
+/* What the stream keeps while its client reads: the pending slice (plus
+ * one pose's text, up to ~16 bytes a float), the kernel's 16-pose input
+ * and output or the core's buffers, libmicrohttpd's block, and the
+ * skeleton version it reads, which an eviction or a replacement takes out
+ * of the cache's count but not out of memory while the stream holds it. */
+static size_t stream_bytes(const batch_job *bj, bool kernel) {
+  const size_t mats = bj->entry->skel->count + 1;
+  size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
+  size_t eval = kernel ? 2 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float);
+  return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + SK_ROUTES_STREAM_BLOCK + bj->entry->bytes;
+}
+
+/* Answers `bj` as a stream; takes `bj`. */
+static void stream_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
+  const sk_skeleton *s = bj->entry->skel;
+  pose_stream *st = calloc(1, sizeof *st);
+  if (st == NULL) {
+    batch_free(bj);
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  st->bj = bj;
+  st->kernel = bj->entry->rig != NULL && kernel_fits(s, bj->poses, bj->n);
+  int rc = sk_http_reserve(req, stream_bytes(bj, st->kernel));
+  if (rc == 0)
+    rc = st->kernel ? kernel_plan(bj->entry, bj->poses, bj->n, &st->ks)
+                    : sk_eval_buffers_init(&st->buf, s->count);
+  if (rc == 0 && bj->fmt == SK_FMT_JSON)
+    rc = sk_strbuf_append(&st->pending, "{\"results\":[", 12);
+  if (rc != 0) {
+    stream_release(st);
+    if (rc == SK_EBUSY)
+      problem(req, SK_EBUSY, "", "the answer's buffers do not fit in the memory budget (--memory-mb) now; retry later");
+    else
+      problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  sk_metrics_add_poses(r->metrics, bj->n, bj->n * (s->count + 1));
+  if (bj->fmt == SK_FMT_JSON) {
+    sk_http_respond_stream(req, 200, CT_JSON, SK_HTTP_LENGTH_UNKNOWN, SK_ROUTES_STREAM_BLOCK, stream_produce, st,
+                           stream_release, NULL);
+    return;
+  }
+  char bones[24], poses[24], mats[24];
+  decimal_size(bones, s->count);
+  decimal_size(poses, bj->n);
+  decimal_size(mats, s->count + 1);
+  const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
+  uint64_t len = (uint64_t)bj->n * (s->count + 1) * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
+  sk_http_respond_stream(req, 200, fmt_type(bj->fmt), len, SK_ROUTES_STREAM_BLOCK, stream_produce, st,
+                         stream_release, hdr);
+}
+
+/* The most bytes the answer to `bj` can take, and the parsed poses it
+ * holds: ~16 bytes per float of JSON (the longest shortest float is 15
+ * characters), exact for binary. */
+static size_t batch_answer_bound(const batch_job *bj, size_t *poses_bytes) {
+  const sk_skeleton *s = bj->entry->skel;
+  size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses;
+  for (size_t i = 0; i < bj->n; i++) {
+    /* The parsers grow override arrays by doubling from 16: count what
+     * they may have allocated, not only what they filled. */
+    size_t cap = 16;
+    while (cap < bj->poses[i].count)
+      cap *= 2;
+    held += cap * sizeof *bj->poses[i].overrides;
+    if (bj->fmt == SK_FMT_JSON)
+      floats += 16 * (((bj->poses[i].output & SK_OUT_FINAL) ? mats : 0) +
+                      ((bj->poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
+                      ((bj->poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
+  }
+  *poses_bytes = held;
+  if (bj->fmt == SK_FMT_JSON)
+    return floats * 16 + bj->n * 64 + 16;
+  return bj->n * mats * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
+}
+
 /* Evaluates a parsed batch inline or on the pool (by size), answers, and
  * releases `bj` (or hands it to the job). */
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   int rc;
   int fmt = bj->fmt;
+  /* The memory budget first: the parsed poses, and the answer (in full, or
+   * a streamed answer's bounded buffers). */
+  size_t poses_bytes, answer = batch_answer_bound(bj, &poses_bytes);
+  bool stream = answer > SK_ROUTES_STREAM_MIN;
+  if (sk_http_reserve(req, poses_bytes + (stream ? 0 : answer)) != 0) {
+    size_t n = bj->n;
+    batch_free(bj);
+    problem(req, SK_EBUSY, "", "the batch (%zu poses, an answer of up to %zu bytes) does not fit in the memory "
+                               "budget (--memory-mb) now; retry later", n, answer);
+    return;
+  }
+  if (stream) {
+    stream_batch(r, req, bj);
+    return;
+  }
   if (r->cfg.pool_always || batch_cost_us(bj) > (double)r->cfg.inline_limit) {
     rc = sk_http_defer(req, batch_work, batch_after, bj);
     if (rc == 0)
@@ -1513,6 +1739,8 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
   sk_http *pub = r->listener != NULL ? r->listener : req->http;
   sk_http_conn_stats cs;
   sk_http_get_conn_stats(pub, &cs);
+  sk_budget_stats bs;
+  sk_budget_get_stats(r->cfg.budget, &bs);
   sk_metrics_gauges g = {.cache_skeletons = st.count,
                          .cache_bytes = st.bytes,
                          .cache_evictions = st.evictions,
@@ -1520,7 +1748,12 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
                          .conns_open = cs.open,
                          .conns_evicted = cs.evicted,
                          .conns_idle_closed = cs.idle_closed,
-                         .conns_deadline_cut = cs.deadline_cut};
+                         .conns_deadline_cut = cs.deadline_cut,
+                         .memory_limit_bytes = bs.limit,
+                         .memory_used_bytes = bs.used,
+                         .memory_high_bytes = bs.high,
+                         .memory_refused = bs.refused,
+                         .cache_tombstones = st.tombstones};
   sk_strbuf b = {0};
   if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
     sk_strbuf_free(&b);
@@ -1528,6 +1761,7 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
     return;
   }
   size_t len = b.len;
+  sk_http_charge(req, len); /* counted, never refused: /metrics must answer while the budget is full */
   sk_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, len, true, NULL);
 }
 
@@ -1540,6 +1774,10 @@ static void on_handle(void *ctx, sk_http_req *req) {
   int me = req->method_id;
   if (req->body_too_large) {
     problem(req, SK_ETOOBIG, "", "the body is over the limit of %zu bytes (--max-body)", r->cfg.max_body);
+    return;
+  }
+  if (req->over_budget) {
+    problem(req, SK_EBUSY, "", "the body does not fit in the memory budget (--memory-mb) now; retry later");
     return;
   }
   switch (m.route) {

@@ -39,6 +39,7 @@ typedef struct sk_routes_config {
                           within 1e-5 of, not bit-equal to, the JSON answer */
   int metrics_admin_only; /* /metrics only through sk_routes_admin_handler();
                              the public handler answers it 404 (--admin-listen) */
+  sk_budget *budget;   /* borrowed, or NULL: the memory budget, for /metrics */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;

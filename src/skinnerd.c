@@ -2,6 +2,7 @@
  * cache, metrics, routes and HTTP adapter to one libuv loop, and turns
  * SIGINT/SIGTERM into a graceful stop. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "sk_budget.h"
 #include "sk_cache.h"
 #include "sk_error.h"
 #include "sk_http.h"
@@ -32,6 +34,8 @@ typedef struct options {
   unsigned long long max_per_ip, idle_timeout;
   char admin_host[64]; /* empty: no admin listener */
   unsigned admin_port;
+  unsigned long long memory_mb; /* ULLONG_MAX until set: the default is the machine's */
+  bool cache_set;               /* --cache-mb given: never lowered silently */
 } options;
 
 static void usage(FILE *f) {
@@ -77,6 +81,12 @@ static void usage(FILE *f) {
           "                       leaves the public port; its address is the second stdout\n"
           "                       line, \"admin listening on ADDR:PORT\" (SKINNERD_ADMIN_LISTEN)\n"
           "                       [off]\n"
+          "  --memory-mb N        one memory budget for the cache, request bodies being\n"
+          "                       received and answers being sent; past it a request gets\n"
+          "                       503 with Retry-After (SKINNERD_MEMORY_MB) [a quarter of\n"
+          "                       RAM or of the cgroup's memory.max, 64..16384; 0 = unlimited];\n"
+          "                       --cache-mb defaults to the smaller of 256 and half of it;\n"
+          "                       a larger --cache-mb (or 0) is lowered to it\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
           "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored; a\n"
@@ -146,7 +156,7 @@ static int set_option(options *o, const char *name, const char *val, const char 
   else if (strcmp(name, "max-batch") == 0)
     bad = parse_ull(val, 10000000, &o->max_batch) || o->max_batch == 0;
   else if (strcmp(name, "cache-mb") == 0)
-    bad = parse_ull(val, 1u << 20, &o->cache_mb);
+    bad = parse_ull(val, 1u << 20, &o->cache_mb) || !(o->cache_set = true);
   else if (strcmp(name, "inline-limit") == 0)
     bad = parse_ull(val, SIZE_MAX / 2, &o->inline_limit);
   else if (strcmp(name, "fast-binary") == 0)
@@ -168,6 +178,8 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = parse_ull(val, 86400, &o->idle_timeout) || o->idle_timeout == 0;
   else if (strcmp(name, "admin-listen") == 0)
     bad = parse_addr(val, o->admin_host, &o->admin_port);
+  else if (strcmp(name, "memory-mb") == 0)
+    bad = parse_ull(val, 1ull << 30, &o->memory_mb);
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
   else {
@@ -191,6 +203,7 @@ static int parse_env(options *o) {
       {"body-timeout", "SKINNERD_BODY_TIMEOUT"}, {"conn-memory", "SKINNERD_CONN_MEMORY"},
       {"max-per-ip", "SKINNERD_MAX_PER_IP"}, {"idle-timeout", "SKINNERD_IDLE_TIMEOUT"},
       {"admin-listen", "SKINNERD_ADMIN_LISTEN"},
+      {"memory-mb", "SKINNERD_MEMORY_MB"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -336,11 +349,25 @@ int main(int argc, char **argv) {
    * daemon, yet it is above wrk's and a proxy pool's usual 64. */
   o.max_per_ip = 128;
   o.log_level = 1;
+  o.memory_mb = ULLONG_MAX;
   if (parse_env(&o) != 0)
     return 2;
   int pr = parse_args(argc, argv, &o);
   if (pr != 0)
     return pr > 0 ? 0 : 2;
+  if (o.memory_mb == ULLONG_MAX)
+    o.memory_mb = sk_budget_default() >> 20;
+  /* The cache is charged to the budget without being refused (its own cap
+   * bounds it), so that cap must fit inside the budget. */
+  if (o.memory_mb != 0 && !o.cache_set && o.cache_mb > o.memory_mb / 2)
+    o.cache_mb = o.memory_mb / 2 > 0 ? o.memory_mb / 2 : 1; /* the default leaves half for requests */
+  if (o.memory_mb != 0 && (o.cache_mb == 0 || o.cache_mb > o.memory_mb)) {
+    if (o.log_level >= 1)
+      fprintf(stderr, "skinnerd: --cache-mb %llu lowered to --memory-mb %llu\n", o.cache_mb, o.memory_mb);
+    o.cache_mb = o.memory_mb;
+  }
+  sk_budget budget;
+  sk_budget_init(&budget, (size_t)(o.memory_mb << 20));
 
   /* libuv sizes its pool from the environment on first use, so this must
    * happen before anything is queued. */
@@ -358,6 +385,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   sk_metrics_init(metrics);
+  sk_cache_set_budget(cache, &budget);
   sk_store *store = NULL;
   if (o.data_dir[0] != '\0') {
     sk_error serr;
@@ -389,6 +417,7 @@ int main(int argc, char **argv) {
     rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
   rc.fast_binary = o.fast_binary;
   rc.kernel_threads = (unsigned)o.threads;
+  rc.budget = &budget;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
     return 1;
@@ -406,6 +435,7 @@ int main(int argc, char **argv) {
   hc.body_timeout_ms = (unsigned)o.body_timeout * 1000u;
   hc.per_ip_limit = (unsigned)o.max_per_ip;
   hc.idle_timeout_ms = (unsigned)o.idle_timeout * 1000u;
+  hc.budget = &budget;
   if (nfds > 0)
     hc.listen_fd = SK_SYSTEMD_FDS_START;
   /* The admin listener's own small budget: a few health checkers and a

@@ -164,6 +164,104 @@ START_TEST(stored_locals_are_decomposed_once_at_put) {
 }
 END_TEST
 
+static size_t count_listed(sk_cache *c) {
+  size_t n = 0;
+  sk_cache_foreach(c, count_ids, &n);
+  return n;
+}
+
+/* Without a store, an evicted id leaves a counted tombstone: get still
+ * answers NULL, but the id is known as evicted, named by the put that
+ * evicted it, not listed, and cleared by a new put or a delete. */
+START_TEST(eviction_without_a_store_leaves_a_tombstone) {
+  sk_skeleton *probe = chain(10);
+  size_t one = sk_cache_skeleton_bytes(probe);
+  sk_skeleton_destroy(probe);
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(2 * one + one / 2, &c), 0);
+  ck_assert_int_eq(sk_cache_put(c, "a", chain(10), NULL, NULL), 0);
+  const char *ids[SK_CACHE_EVICTED_LIST];
+  ck_assert_uint_eq(sk_cache_last_evicted(c, ids, SK_CACHE_EVICTED_LIST), 0);
+  ck_assert_int_eq(sk_cache_put(c, "b", chain(10), NULL, NULL), 0);
+  ck_assert_int_eq(sk_cache_put(c, "c", chain(10), NULL, NULL), 0); /* evicts a */
+  ck_assert_uint_eq(sk_cache_last_evicted(c, ids, SK_CACHE_EVICTED_LIST), 1);
+  ck_assert_str_eq(ids[0], "a");
+  ck_assert_ptr_null(sk_cache_get(c, "a"));
+  ck_assert(sk_cache_evicted(c, "a"));
+  ck_assert(!sk_cache_evicted(c, "b"));
+  ck_assert(!sk_cache_evicted(c, "zzz"));
+  ck_assert_uint_eq(count_listed(c), 2);
+  sk_cache_stats st;
+  sk_cache_get_stats(c, &st);
+  ck_assert_uint_eq(st.tombstones, 1);
+  ck_assert_uint_eq(st.stored, 2);
+  ck_assert(st.tombstone_bytes > 0 && st.tombstone_bytes < 1024);
+  /* a put of the evicted id is a create, not a replace */
+  bool replaced = true;
+  ck_assert_int_eq(sk_cache_put(c, "a", chain(10), &replaced, NULL), 0); /* evicts b */
+  ck_assert(!replaced);
+  ck_assert(!sk_cache_evicted(c, "a"));
+  ck_assert(sk_cache_evicted(c, "b"));
+  ck_assert_int_eq(sk_cache_delete(c, "b"), 0); /* clears the tombstone */
+  ck_assert(!sk_cache_evicted(c, "b"));
+  ck_assert_int_eq(sk_cache_delete(c, "b"), SK_ENOTFOUND);
+  sk_cache_get_stats(c, &st);
+  ck_assert_uint_eq(st.tombstones, 0);
+  sk_cache_destroy(c);
+}
+END_TEST
+
+/* The newest SK_CACHE_TOMBSTONES_MAX tombstones are kept, no more. */
+START_TEST(tombstones_are_capped) {
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(1, &c), 0); /* every put evicts the one before */
+  char id[32];
+  for (int i = 0; i < SK_CACHE_TOMBSTONES_MAX + 10; i++) {
+    snprintf(id, sizeof id, "t%d", i);
+    ck_assert_int_eq(sk_cache_put(c, id, chain(2), NULL, NULL), 0);
+  }
+  sk_cache_stats st;
+  sk_cache_get_stats(c, &st);
+  ck_assert_uint_eq(st.tombstones, SK_CACHE_TOMBSTONES_MAX);
+  ck_assert(!sk_cache_evicted(c, "t0"));
+  snprintf(id, sizeof id, "t%d", SK_CACHE_TOMBSTONES_MAX + 8);
+  ck_assert(sk_cache_evicted(c, id));
+  sk_cache_destroy(c);
+}
+END_TEST
+
+/* The cache is charged to a budget: what it holds, tombstones included,
+ * and every change; destroying it gives everything back. */
+START_TEST(the_cache_is_charged_to_the_budget) {
+  sk_budget b;
+  sk_budget_init(&b, 1u << 30);
+  sk_skeleton *probe = chain(10);
+  size_t one = sk_cache_skeleton_bytes(probe);
+  sk_skeleton_destroy(probe);
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(2 * one + one / 2, &c), 0);
+  ck_assert_int_eq(sk_cache_put(c, "a", chain(10), NULL, NULL), 0);
+  sk_cache_set_budget(c, &b); /* what is cached already is charged now */
+  sk_cache_stats st;
+  sk_budget_stats bs;
+  sk_cache_get_stats(c, &st);
+  sk_budget_get_stats(&b, &bs);
+  ck_assert_uint_eq(bs.used, st.bytes);
+  ck_assert_int_eq(sk_cache_put(c, "b", chain(10), NULL, NULL), 0);
+  ck_assert_int_eq(sk_cache_put(c, "c", chain(10), NULL, NULL), 0); /* evicts a: a tombstone */
+  sk_cache_get_stats(c, &st);
+  sk_budget_get_stats(&b, &bs);
+  ck_assert_uint_eq(bs.used, st.bytes + st.tombstone_bytes);
+  ck_assert_int_eq(sk_cache_delete(c, "b"), 0);
+  sk_cache_get_stats(c, &st);
+  sk_budget_get_stats(&b, &bs);
+  ck_assert_uint_eq(bs.used, st.bytes + st.tombstone_bytes);
+  sk_cache_destroy(c);
+  sk_budget_get_stats(&b, &bs);
+  ck_assert_uint_eq(bs.used, 0);
+}
+END_TEST
+
 static Suite *cache_suite(void) {
   Suite *s = suite_create("sk_cache");
   TCase *t = tcase_create("validity");
@@ -174,6 +272,9 @@ static Suite *cache_suite(void) {
   tcase_add_test(t, many_ids_grow_the_table);
   tcase_add_test(t, least_recently_used_is_evicted_past_the_byte_limit);
   tcase_add_test(t, stored_locals_are_decomposed_once_at_put);
+  tcase_add_test(t, eviction_without_a_store_leaves_a_tombstone);
+  tcase_add_test(t, tombstones_are_capped);
+  tcase_add_test(t, the_cache_is_charged_to_the_budget);
   suite_add_tcase(s, t);
   return s;
 }

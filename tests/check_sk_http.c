@@ -38,10 +38,57 @@ static void slow_after(sk_http_req *req, void *arg, int status) {
     sk_http_respond(req, 200, "text/plain", (void *)"slow\n", 5, false, NULL);
 }
 
+/* A streamed answer of `left` bytes of a pattern, at most 1000 a call. */
+typedef struct counter {
+  size_t left, at;
+  int *released;
+} counter;
+
+static long produce_pattern(void *arg, char *dest, size_t cap) {
+  counter *c = arg;
+  size_t n = c->left < cap ? c->left : cap;
+  if (n > 1000)
+    n = 1000;
+  for (size_t i = 0; i < n; i++)
+    dest[i] = (char)('a' + (c->at + i) % 26);
+  c->at += n;
+  c->left -= n;
+  return (long)n;
+}
+
+static void release_pattern(void *arg) {
+  counter *c = arg;
+  (*c->released)++; /* loop thread */
+  free(c);
+}
+
+static int g_released; /* loop thread; read after the server stopped */
+
 static void on_handle(void *ctx, sk_http_req *req) {
   (void)ctx;
   if (req->body_too_large) {
     sk_http_respond(req, 413, "text/plain", (void *)"big\n", 4, false, NULL);
+    return;
+  }
+  if (req->over_budget) {
+    sk_http_respond(req, 503, "text/plain", (void *)"budget\n", 7, false, NULL);
+    return;
+  }
+  if (strncmp(req->url, "/charged/", 9) == 0) {
+    size_t n = strtoul(req->url + 9, NULL, 10);
+    char *body = malloc(n);
+    memset(body, 'c', n);
+    sk_http_charge(req, n);
+    sk_http_respond(req, 200, "text/plain", body, n, true, NULL);
+    return;
+  }
+  bool known = strncmp(req->url, "/streamlen/", 11) == 0;
+  if (known || strncmp(req->url, "/stream/", 8) == 0) {
+    counter *c = calloc(1, sizeof *c);
+    c->left = strtoul(req->url + (known ? 11 : 8), NULL, 10);
+    c->released = &g_released;
+    sk_http_respond_stream(req, 200, "text/plain", known ? c->left : SK_HTTP_LENGTH_UNKNOWN, 4096, produce_pattern, c,
+                           release_pattern, NULL);
     return;
   }
   if (strncmp(req->url, "/slow/", 6) == 0) {
@@ -291,6 +338,98 @@ START_TEST(a_passed_listening_socket_is_served) {
 }
 END_TEST
 
+/* Undoes chunked transfer coding in place. */
+static void dechunk(sk_httpc_resp *r) {
+  char *in = r->body, *out = r->body, *end = r->body + r->len;
+  while (in < end) {
+    unsigned long n = strtoul(in, NULL, 16);
+    in = strstr(in, "\r\n") + 2;
+    if (n == 0)
+      break;
+    memmove(out, in, n);
+    out += n;
+    in += n + 2;
+  }
+  r->len = (size_t)(out - r->body);
+}
+
+START_TEST(a_streamed_answer_arrives_whole_and_its_producer_is_released) {
+  server s;
+  memset(&s, 0, sizeof s);
+  g_released = 0;
+  start(&s);
+  sk_httpc_resp r;
+  char v[64];
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "GET", "/stream/300000", NULL, NULL, 0, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_eq(sk_httpc_header(&r, "Transfer-Encoding", v, sizeof v), "chunked");
+  dechunk(&r);
+  ck_assert_uint_eq(r.len, 300000);
+  for (size_t i = 0; i < r.len; i++)
+    ck_assert_int_eq(r.body[i], 'a' + (int)(i % 26));
+  sk_httpc_free(&r);
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "GET", "/streamlen/300000", NULL, NULL, 0, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_eq(sk_httpc_header(&r, "Content-Length", v, sizeof v), "300000");
+  ck_assert_uint_eq(r.len, 300000);
+  ck_assert_int_eq(r.body[299999], 'a' + 299999 % 26);
+  sk_httpc_free(&r);
+  /* A client that leaves mid-answer: the producer is released all the same. */
+  int fd = sk_httpc_connect("127.0.0.1", s.port);
+  const char *get = "GET /stream/100000000 HTTP/1.1\r\nHost: x\r\n\r\n";
+  ck_assert_int_eq(sk_httpc_send_all(fd, get, strlen(get)), 0);
+  char buf[8192];
+  ck_assert_int_gt(recv(fd, buf, sizeof buf, 0), 0);
+  close(fd);
+  usleep(100 * 1000);
+  stop(&s);
+  ck_assert_int_eq(g_released, 3);
+}
+END_TEST
+
+START_TEST(bodies_and_answers_are_counted_in_the_budget) {
+  server s;
+  memset(&s, 0, sizeof s);
+  sk_budget b;
+  sk_budget_init(&b, 64 * 1024);
+  s.cfg.budget = &b;
+  start(&s);
+  static char body[100 * 1024];
+  memset(body, 'x', sizeof body);
+  sk_httpc_resp r;
+  /* 20 KB in, 20 KB echoed back: fits. */
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, body, 20 * 1024, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_uint_eq(r.len, 20 * 1024);
+  sk_httpc_free(&r);
+  /* 100 KB announced: refused before a byte of it is read. */
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, body, sizeof body, &r), 0);
+  ck_assert_int_eq(r.status, 503);
+  ck_assert_str_eq(r.body, "budget\n");
+  sk_httpc_free(&r);
+  /* 40 KB in fits, but 40 KB more for its echo does not: the answer is
+   * refused with a problem+json 503 naming the flag. */
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, body, 40 * 1024, &r), 0);
+  ck_assert_int_eq(r.status, 503);
+  char v[64];
+  ck_assert_str_eq(sk_httpc_header(&r, "Retry-After", v, sizeof v), "1");
+  ck_assert_str_eq(sk_httpc_header(&r, "Content-Type", v, sizeof v), "application/problem+json");
+  ck_assert_ptr_nonnull(strstr(r.body, "--memory-mb"));
+  sk_httpc_free(&r);
+  /* A charged answer (what /metrics does) goes out past the budget. */
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "GET", "/charged/100000", NULL, NULL, 0, &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_uint_eq(r.len, 100000);
+  sk_httpc_free(&r);
+  stop(&s);
+  sk_budget_stats st;
+  sk_budget_get_stats(&b, &st);
+  ck_assert_uint_eq(st.used, 0); /* every reservation came back */
+  ck_assert_uint_eq(st.refused, 2);
+  ck_assert_uint_ge(st.high, 100000);
+}
+END_TEST
+
 static Suite *http_suite(void) {
   Suite *s = suite_create("sk_http");
   TCase *t = tcase_create("lifecycle");
@@ -302,6 +441,8 @@ static Suite *http_suite(void) {
   tcase_add_test(t, stop_finishes_the_job_in_flight);
   tcase_add_test(t, a_taken_port_is_an_error);
   tcase_add_test(t, a_passed_listening_socket_is_served);
+  tcase_add_test(t, a_streamed_answer_arrives_whole_and_its_producer_is_released);
+  tcase_add_test(t, bodies_and_answers_are_counted_in_the_budget);
   suite_add_tcase(s, t);
   t = tcase_create("errors");
   tcase_add_test(t, bodies_over_the_limit_are_not_stored);

@@ -16,7 +16,7 @@ START_TEST(counters_by_route_method_and_status) {
   sk_metrics_observe(m, SK_ROUTE_POSE, sk_metrics_method("POST"), 422, 0.00005);
   sk_metrics_observe(m, SK_ROUTE_OTHER, sk_metrics_method("BREW"), 418, 2.0);
   sk_metrics_add_poses(m, 3, 198);
-  sk_metrics_gauges g = {2, 4096, 1, 0, 0, 0, 0, 0};
+  sk_metrics_gauges g = {.cache_skeletons = 2, .cache_bytes = 4096, .cache_evictions = 1};
   char *t = write_text(m, &g);
   ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_requests_total counter\n"));
   ck_assert_ptr_nonnull(
@@ -55,7 +55,8 @@ START_TEST(every_line_is_a_comment_or_a_sample) {
   sk_metrics_init(m);
   for (int r = 0; r < SK_ROUTE_COUNT; r++)
     sk_metrics_observe(m, r, SK_METHOD_GET, 200, 0.001 * r);
-  sk_metrics_gauges g = {0, 0, 0, 3, 0, 0, 0, 0};
+  sk_metrics_gauges g = {.jobs_in_flight = 3, .memory_limit_bytes = 1 << 20, .memory_used_bytes = 4096,
+                         .memory_high_bytes = 8192, .memory_refused = 2, .cache_tombstones = 1};
   char *t = write_text(m, &g);
   ck_assert(t[strlen(t) - 1] == '\n');
   for (char *line = strtok(t, "\n"); line != NULL; line = strtok(NULL, "\n")) {
@@ -78,7 +79,7 @@ END_TEST
 START_TEST(connection_counters_of_the_public_listener) {
   sk_metrics *m = calloc(1, sizeof *m);
   sk_metrics_init(m);
-  sk_metrics_gauges g = {0, 0, 0, 0, 17, 5, 3, 2};
+  sk_metrics_gauges g = {.conns_open = 17, .conns_evicted = 5, .conns_idle_closed = 3, .conns_deadline_cut = 2};
   char *t = write_text(m, &g);
   ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_connections gauge\nskinnerd_connections 17\n"));
   ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_connections_closed_total counter\n"));
@@ -90,12 +91,33 @@ START_TEST(connection_counters_of_the_public_listener) {
 }
 END_TEST
 
+START_TEST(memory_budget_gauges_only_with_a_budget) {
+  sk_metrics *m = calloc(1, sizeof *m);
+  sk_metrics_init(m);
+  sk_metrics_gauges g = {.memory_limit_bytes = 1 << 20, .memory_used_bytes = 4096, .memory_high_bytes = 8192,
+                         .memory_refused = 2, .cache_tombstones = 1};
+  char *t = write_text(m, &g);
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_memory_budget_bytes gauge\nskinnerd_memory_budget_bytes 1048576\n"));
+  ck_assert_ptr_nonnull(strstr(t, "\nskinnerd_memory_used_bytes 4096\n"));
+  ck_assert_ptr_nonnull(strstr(t, "\nskinnerd_memory_high_water_bytes 8192\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_memory_refused_total counter\nskinnerd_memory_refused_total 2\n"));
+  ck_assert_ptr_nonnull(strstr(t, "\nskinnerd_cache_tombstones 1\n"));
+  free(t);
+  sk_metrics_gauges none = {.cache_skeletons = 1};
+  t = write_text(m, &none);
+  ck_assert_ptr_null(strstr(t, "skinnerd_memory_"));
+  free(t);
+  free(m);
+}
+END_TEST
+
 static Suite *metrics_suite(void) {
   Suite *s = suite_create("sk_metrics");
   TCase *t = tcase_create("golden");
   tcase_add_test(t, counters_by_route_method_and_status);
   tcase_add_test(t, every_line_is_a_comment_or_a_sample);
   tcase_add_test(t, connection_counters_of_the_public_listener);
+  tcase_add_test(t, memory_budget_gauges_only_with_a_budget);
   suite_add_tcase(s, t);
   return s;
 }
