@@ -28,17 +28,8 @@ static uint64_t hash_id(const char *id) {
   return h;
 }
 
-bool sk_cache_id_valid(const char *id, size_t len) {
-  if (len < 1 || len > SK_CACHE_ID_MAX)
-    return false;
-  for (size_t i = 0; i < len; i++) {
-    char ch = id[i];
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-          ch == '_' || ch == '-'))
-      return false;
-  }
-  return true;
-}
+/* One rule with the store: with and without --data-dir alike. */
+bool sk_cache_id_valid(const char *id, size_t len) { return sk_store_id_valid(id, len) != 0; }
 
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s) {
   /* + about 96 bytes per bone for the kernel rig (opaque; inverse bind + step)
@@ -463,3 +454,5 @@ void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st) {
   st->max_bytes = c->max_bytes;
   st->evictions = c->evictions;
 }
+
+bool sk_cache_store_full(const sk_cache *c) { return c->store != NULL && sk_store_full(c->store); }

@@ -57,7 +57,8 @@ int sk_cache_create(size_t max_bytes, sk_cache **out);
 /* Drops the cache's references; entries still referenced live on. */
 void sk_cache_destroy(sk_cache *c);
 
-/* True when `id` matches [A-Za-z0-9._-]{1,128}. */
+/* True when `id` (`len` bytes, NUL included) is a valid id:
+ * sk_store_id_valid, the one rule with or without a store. */
 bool sk_cache_id_valid(const char *id, size_t len);
 
 /* The entry for `id` as a new reference (release with sk_cache_entry_unref),
@@ -115,6 +116,10 @@ void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st);
 void sk_cache_entry_ref(sk_cache_entry *e);
 /* Drops a reference (any thread); the last one frees the entry. NULL is fine. */
 void sk_cache_entry_unref(sk_cache_entry *e);
+
+/* True when the attached store ran out of room on its last failed put and
+ * no put succeeded since (sk_store_full); false without a store. */
+bool sk_cache_store_full(const sk_cache *c);
 
 /* Bytes a skeleton occupies, as counted against the limit. */
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s);

@@ -24,7 +24,9 @@
   X(EIO, -15, 500, "I/O error")                                               \
   X(EUNSUPPORTED, -16, 415, "Unsupported")                                    \
   X(EBUSY, -17, 503, "Busy")                                                  \
-  X(EFORMAT, -18, 422, "Invalid file format")
+  X(EFORMAT, -18, 422, "Invalid file format")                                 \
+  X(ENOSPACE, -19, 507, "Insufficient storage")                               \
+  X(ELOCKED, -20, 409, "In use")
 
 enum {
 #define SK_ERR_ENUM(name, value, status, title) SK_##name = value,

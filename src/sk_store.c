@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,11 +15,17 @@
 static const char k_magic[8] = {'S', 'K', 'S', 'T', 'O', 'R', '1', '\n'};
 enum { HEADER = 8 + 8 + 4 };
 static const char k_suffix[] = ".rec";
-static const char k_tmp_prefix[] = ".tmp-";
+/* '~' is outside the id set: no record is ever named like a temporary file
+ * (".tmp-" was, so an id ".tmp-a" was deleted at start-up as a leftover,
+ * and PUT a wrote its temporary file over the record of ".tmp-a"). */
+static const char k_tmp_prefix[] = "~tmp-";
+static const char k_lock_name[] = "skinnerd.lock";
 
 struct sk_store {
   char *dir;
   int dirfd;
+  int lockfd; /* holds the flock for the store's lifetime */
+  int full;   /* the last failed put ran out of room; cleared by a put */
 };
 
 uint32_t sk_store_crc32(const void *data, size_t len) {
@@ -32,17 +39,59 @@ uint32_t sk_store_crc32(const void *data, size_t len) {
   return ~crc;
 }
 
-int sk_store_key_valid(const char *key) {
-  size_t n = strlen(key);
-  if (n == 0 || n > 128 || strcmp(key, ".") == 0 || strcmp(key, "..") == 0)
+int sk_store_id_valid(const char *id, size_t len) {
+  if (len == 0 || len > 128 || (len == 1 && id[0] == '.') || (len == 2 && id[0] == '.' && id[1] == '.'))
     return 0;
-  for (const char *p = key; *p; p++) {
-    char c = *p;
+  for (size_t i = 0; i < len; i++) {
+    char c = id[i];
     if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
           c == '-'))
       return 0;
   }
   return 1;
+}
+
+int sk_store_key_valid(const char *key) { return sk_store_id_valid(key, strlen(key)); }
+
+/* ENOSPC and friends are the operator's to fix (room, quota, a size limit, a
+ * read-only mount) and change nothing: they get their own code (507). */
+static int io_error(sk_store *s, int e) {
+  if (e == ENOSPC || e == EDQUOT || e == EFBIG || e == EROFS) {
+    s->full = 1;
+    return SK_ENOSPACE;
+  }
+  return SK_EIO;
+}
+
+int sk_store_full(const sk_store *s) { return s->full; }
+
+/* Takes the directory's lock: flock, so it goes with the process however it
+ * ends (kill -9 included) and a second open in this process conflicts too
+ * (a new open file description). The holder's pid is in the file for the
+ * message; it is informative only, the flock is what counts. */
+static int take_lock(const char *dir, int dirfd, int *out, sk_error *err) {
+  int fd = openat(dirfd, k_lock_name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return sk_error_set(err, SK_EIO, "", "cannot open %s/%s: %s", dir, k_lock_name, strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char pid[32] = "";
+    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    pid[n > 0 ? n : 0] = 0;
+    pid[strcspn(pid, "\n")] = 0;
+    close(fd);
+    if (e != EWOULDBLOCK)
+      return sk_error_set(err, SK_EIO, "", "cannot lock %s/%s: %s", dir, k_lock_name, strerror(e));
+    return sk_error_set(err, SK_ELOCKED, "", "%s is in use by another skinnerd (pid %s): one daemon per data directory",
+                        dir, pid[0] ? pid : "unknown");
+  }
+  char pid[32];
+  int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+    /* the lock holds without the pid; only the message loses it */
+  }
+  *out = fd;
+  return 0;
 }
 
 int sk_store_open(const char *dir, sk_store **out, sk_error *err) {
@@ -52,13 +101,21 @@ int sk_store_open(const char *dir, sk_store **out, sk_error *err) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return sk_error_set(err, SK_EIO, "", "cannot open %s: %s", dir, strerror(errno));
+  int lockfd = -1;
+  int rc = take_lock(dir, fd, &lockfd, err);
+  if (rc) {
+    close(fd);
+    return rc;
+  }
   sk_store *s = calloc(1, sizeof *s);
   if (s == NULL || (s->dir = strdup(dir)) == NULL) {
     free(s);
+    close(lockfd);
     close(fd);
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   }
   s->dirfd = fd;
+  s->lockfd = lockfd;
   *out = s;
   return 0;
 }
@@ -66,6 +123,7 @@ int sk_store_open(const char *dir, sk_store **out, sk_error *err) {
 void sk_store_close(sk_store *s) {
   if (s == NULL)
     return;
+  close(s->lockfd); /* releases the flock */
   close(s->dirfd);
   free(s->dir);
   free(s);
@@ -99,17 +157,25 @@ int sk_store_put(sk_store *s, const char *key, const void *data, size_t len) {
     hdr[8 + i] = (unsigned char)(n >> (8 * i));
   for (int i = 0; i < 4; i++)
     hdr[16 + i] = (unsigned char)(crc >> (8 * i));
-  int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
-    return SK_EIO;
-  int bad = write_all(fd, hdr, sizeof hdr) || write_all(fd, data, len) || fsync(fd) != 0;
-  bad |= close(fd) != 0;
-  if (bad || renameat(s->dirfd, tmp, s->dirfd, name) != 0) {
-    unlinkat(s->dirfd, tmp, 0);
-    return SK_EIO;
+    return io_error(s, errno);
+  int e = 0;
+  if (write_all(fd, hdr, sizeof hdr) || write_all(fd, data, len) || fsync(fd) != 0)
+    e = errno ? errno : EIO;
+  if (close(fd) != 0 && e == 0)
+    e = errno;
+  if (e == 0 && renameat(s->dirfd, tmp, s->dirfd, name) != 0)
+    e = errno;
+  if (e != 0) {
+    unlinkat(s->dirfd, tmp, 0); /* the old record was never touched */
+    return io_error(s, e);
   }
   /* The rename is only durable once the directory entry is. */
-  return fsync(s->dirfd) == 0 ? 0 : SK_EIO;
+  if (fsync(s->dirfd) != 0)
+    return io_error(s, errno);
+  s->full = 0;
+  return 0;
 }
 
 int sk_store_delete(sk_store *s, const char *key) {
@@ -118,7 +184,7 @@ int sk_store_delete(sk_store *s, const char *key) {
   char name[160];
   snprintf(name, sizeof name, "%s%s", key, k_suffix);
   if (unlinkat(s->dirfd, name, 0) != 0 && errno != ENOENT)
-    return SK_EIO;
+    return errno == EROFS ? SK_ENOSPACE : SK_EIO;
   return fsync(s->dirfd) == 0 ? 0 : SK_EIO;
 }
 
@@ -126,15 +192,33 @@ int sk_store_delete(sk_store *s, const char *key) {
 static int read_record(sk_store *s, const char *file, void **data, size_t *len, const char **why) {
   *data = NULL;
   *len = 0;
-  int fd = openat(s->dirfd, file, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return errno == ENOENT ? SK_ENOTFOUND : SK_EIO;
+  /* A FIFO named x.rec blocked start-up in open(): look before opening,
+   * and open so that nothing can block or lead elsewhere (the fstat after
+   * the open closes the race with a file swapped in between). */
   struct stat st;
+  if (fstatat(s->dirfd, file, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT ? SK_ENOTFOUND : SK_EIO;
+  if (!S_ISREG(st.st_mode)) {
+    *why = S_ISLNK(st.st_mode) ? "a symbolic link, not followed" : "not a regular file";
+    return SK_EFORMAT;
+  }
+  int fd = openat(s->dirfd, file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      *why = "a symbolic link, not followed";
+      return SK_EFORMAT;
+    }
+    return errno == ENOENT ? SK_ENOTFOUND : SK_EIO;
+  }
   unsigned char hdr[HEADER];
   int rc = SK_EFORMAT;
   char *buf = NULL;
   if (fstat(fd, &st) != 0) {
     rc = SK_EIO;
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
     goto out;
   }
   if (st.st_size < HEADER || pread(fd, hdr, HEADER, 0) != HEADER) {

@@ -241,7 +241,7 @@ static void on_watchdog(uv_timer_t *t) {
 
 static void on_store_skip(void *arg, const char *file, const char *why) {
   (void)arg;
-  fprintf(stderr, "skinnerd: skipping damaged record %s: %s\n", file, why);
+  fprintf(stderr, "skinnerd: skipping %s in the data directory: %s\n", file, why);
 }
 
 static void on_signal(uv_signal_t *s, int signum) {
@@ -282,6 +282,9 @@ int main(int argc, char **argv) {
   snprintf(nthreads, sizeof nthreads, "%lu", o.threads);
   setenv("UV_THREADPOOL_SIZE", nthreads, 1);
   signal(SIGPIPE, SIG_IGN);
+  /* Past RLIMIT_FSIZE a write fails with EFBIG (a 507 for that put) instead
+   * of the signal killing the daemon. */
+  signal(SIGXFSZ, SIG_IGN);
 
   uv_loop_t *loop = uv_default_loop();
   sk_metrics *metrics = calloc(1, sizeof *metrics); /* ~100 KB: not on the stack */
