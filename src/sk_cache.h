@@ -12,7 +12,7 @@
  * before it returns (so before the client hears 2xx), a delete removes the
  * record, and eviction only drops the memory: the id stays listed as a
  * "stored" entry and the next get reloads it from its record, bit for bit
- * the skeleton that was evicted (sk_skeleton_snapshot), with its glTF clips
+ * the skeleton that was evicted (sk_record), with its glTF clips
  * rebuilt from the original file kept in the record.
  *
  * The table itself (lookup, LRU order, byte accounting) belongs to the loop
