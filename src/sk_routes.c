@@ -1542,10 +1542,6 @@ static void on_handle(void *ctx, sk_http_req *req) {
     problem(req, SK_ETOOBIG, "", "the body is over the limit of %zu bytes (--max-body)", r->cfg.max_body);
     return;
   }
-  if (m.route >= SK_ROUTE_SKELETON && m.route <= SK_ROUTE_POSES && !m.id_ok) { /* /v1/skeletons/{id}... */
-    problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}, not \".\" or \"..\"");
-    return;
-  }
   switch (m.route) {
   case SK_ROUTE_HEALTHZ:
     respond_static_json(req, 200, "{\"status\":\"ok\"}");
@@ -1554,7 +1550,7 @@ static void on_handle(void *ctx, sk_http_req *req) {
     if (sk_http_stopping(req->http))
       respond_static_json(req, 503, "{\"status\":\"stopping\"}");
     else if (sk_cache_store_full(r->cache)) /* until a put succeeds again */
-      respond_static_json(req, 503, "{\"status\":\"data directory out of storage\"}");
+      respond_static_json(req, 503, "{\"status\":\"out-of-storage\"}");
     else
       respond_static_json(req, 200, "{\"status\":\"ready\"}");
     return;
@@ -1570,7 +1566,7 @@ static void on_handle(void *ctx, sk_http_req *req) {
   case SK_ROUTE_SKELETON:
     if (me == SK_METHOD_PUT) {
       if (!m.id_ok)
-        problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}");
+        problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}, not \".\" or \"..\"");
       else
         put_skeleton(r, req, m.id);
     } else if (me == SK_METHOD_DELETE) {
