@@ -394,8 +394,9 @@ int sk_cache_delete(sk_cache *c, const char *id) {
   sk_cache_entry **slot = find_slot(c, id);
   if (*slot == NULL)
     return SK_ENOTFOUND;
-  if (c->store != NULL && sk_store_delete(c->store, id) != 0)
-    return SK_EIO;
+  int rc = c->store != NULL ? sk_store_delete(c->store, id) : 0;
+  if (rc != 0)
+    return rc; /* SK_EIO, or SK_ENOSPACE on a read-only file system */
   remove_entry(c, slot);
   return 0;
 }

@@ -96,7 +96,8 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
 int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
                           void *arg);
 
-/* Removes `id`. 0 or SK_ENOTFOUND. */
+/* Removes `id`. 0 or SK_ENOTFOUND; with a store, SK_EIO or SK_ENOSPACE
+ * (read-only) when the record cannot be removed (nothing changed). */
 int sk_cache_delete(sk_cache *c, const char *id);
 
 /* Calls `fn` on every entry, in memory or only stored (then `skel`, `rig`

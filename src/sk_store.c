@@ -116,9 +116,17 @@ int sk_store_full(const sk_store *s) { return s->full; }
 /* Takes the directory's lock: flock, so it goes with the process however it
  * ends (kill -9 included) and a second open in this process conflicts too
  * (a new open file description). The holder's pid is in the file for the
- * message; it is informative only, the flock is what counts. */
+ * message; it is informative only, the flock is what counts. The lock is
+ * held through a read-only descriptor, so the daemon keeps nothing open for
+ * writing between puts: the file system can still be remounted read-only
+ * under it (then puts answer 507). On a file system that is read-only from
+ * the start and has no lock file, the directory itself is locked. */
 static int take_lock(const char *dir, int dirfd, int *out, sk_error *err) {
-  int fd = openat(dirfd, k_lock_name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int fd = openat(dirfd, k_lock_name, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == EROFS)
+    fd = openat(dirfd, k_lock_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && (errno == EROFS || errno == ENOENT))
+    fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return sk_error_set(err, SK_EIO, "", "cannot open %s/%s: %s", dir, k_lock_name, strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -133,10 +141,14 @@ static int take_lock(const char *dir, int dirfd, int *out, sk_error *err) {
     return sk_error_set(err, SK_ELOCKED, "", "%s is in use by another skinnerd (pid %s): one daemon per data directory",
                         dir, pid[0] ? pid : "unknown");
   }
-  char pid[32];
-  int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-    /* the lock holds without the pid; only the message loses it */
+  int w = openat(dirfd, k_lock_name, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+  if (w >= 0) {
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (write(w, pid, (size_t)n) != n) {
+      /* the lock holds without the pid; only the message loses it */
+    }
+    close(w);
   }
   *out = fd;
   return 0;
@@ -232,8 +244,8 @@ int sk_store_delete(sk_store *s, const char *key) {
   char name[160];
   snprintf(name, sizeof name, "%s%s", key, k_suffix);
   if (unlinkat(s->dirfd, name, 0) != 0 && errno != ENOENT)
-    return errno == EROFS ? SK_ENOSPACE : SK_EIO;
-  return fsync(s->dirfd) == 0 ? 0 : SK_EIO;
+    return io_error(s, errno); /* EROFS: 507, and not ready */
+  return fsync(s->dirfd) == 0 ? 0 : io_error(s, errno);
 }
 
 /* Reads and checks one file; *why says what is wrong when SK_EFORMAT. */

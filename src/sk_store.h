@@ -45,7 +45,9 @@ int sk_store_put(sk_store *s, const char *key, const void *data, size_t len);
  * since: the daemon is not ready (/readyz) while this holds. */
 int sk_store_full(const sk_store *s);
 /* Durably removes the record (no error when absent). SK_ENOSPACE on a
- * read-only file system, SK_EIO otherwise. */
+ * read-only file system (the store is then "full" as after a put),
+ * SK_EIO otherwise. A delete that succeeds does not clear "full": only a
+ * put proves there is room again. */
 int sk_store_delete(sk_store *s, const char *key);
 /* Reads one record into a new buffer (*data, free()); SK_ENOTFOUND when
  * absent, SK_EFORMAT when damaged. */

@@ -11,9 +11,11 @@
  *    process dying.
  *  - a 256 KiB tmpfs in a private mount namespace (`unshare -m`, as root,
  *    or `unshare -rm` where user namespaces are allowed): ENOSPC from the
- *    kernel itself. Skipped, with a line saying so, where neither works. */
+ *    kernel itself; and remounted read-only with nsenter: EROFS. Skipped,
+ *    with a line saying so, where neither works. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -288,15 +290,17 @@ static const char *unshare_flags(void) {
   return NULL;
 }
 
-START_TEST(a_tmpfs_that_fills_up_answers_507_and_recovers_after_a_delete) {
+/* Starts skinnerd inside a private mount namespace on a tmpfs of `size`
+ * over g_dir. The wrapper execs all the way down, so the pid
+ * sk_daemon_start sees is the daemon's ($0 is the directory, "$@" the
+ * daemon and its arguments). False (test skipped) where no namespace can
+ * mount. */
+static bool start_on_tmpfs(const char *size, const char **flags_out) {
   const char *flags = unshare_flags();
   if (flags == NULL) {
-    fprintf(stderr, "check_datadir: SKIPPED the tmpfs test: neither `unshare -m` nor `unshare -rm` can mount here\n");
-    return;
+    fprintf(stderr, "check_datadir: SKIPPED a tmpfs test: neither `unshare -m` nor `unshare -rm` can mount here\n");
+    return false;
   }
-  /* skinnerd runs inside the namespace, on a 256 KiB tmpfs over g_dir; the
-   * wrapper execs all the way down, so the pid sk_daemon_start sees is the
-   * daemon's ($0 is the directory, "$@" the daemon and its arguments). */
   const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
   char abs_exe[4096], wrapper[128];
   ck_assert_ptr_nonnull(realpath(exe, abs_exe));
@@ -304,9 +308,9 @@ START_TEST(a_tmpfs_that_fills_up_answers_507_and_recovers_after_a_delete) {
   FILE *f = fopen(wrapper, "w");
   ck_assert_ptr_nonnull(f);
   fprintf(f,
-          "#!/bin/sh\nexec unshare %s sh -c 'mount -t tmpfs -o size=256k,mode=0700 tmpfs \"$0\" && exec \"$@\"' "
+          "#!/bin/sh\nexec unshare %s sh -c 'mount -t tmpfs -o size=%s,mode=0700 tmpfs \"$0\" && exec \"$@\"' "
           "'%s' '%s' \"$@\"\n",
-          flags, g_dir, abs_exe);
+          flags, size, g_dir, abs_exe);
   ck_assert_int_eq(fclose(f), 0);
   ck_assert_int_eq(chmod(wrapper, 0700), 0);
   char *saved = getenv("SKINNERD") ? strdup(getenv("SKINNERD")) : NULL;
@@ -317,6 +321,15 @@ START_TEST(a_tmpfs_that_fills_up_answers_507_and_recovers_after_a_delete) {
   else
     unsetenv("SKINNERD");
   free(saved);
+  unlink(wrapper);
+  *flags_out = flags;
+  return true;
+}
+
+START_TEST(a_tmpfs_that_fills_up_answers_507_and_recovers_after_a_delete) {
+  const char *flags;
+  if (!start_on_tmpfs("256k", &flags))
+    return;
   char id[32];
   int stored = 0, st = 201;
   for (; stored < 200 && st == 201; stored++) {
@@ -341,7 +354,45 @@ START_TEST(a_tmpfs_that_fills_up_answers_507_and_recovers_after_a_delete) {
   put_chain("after", 2, 201);
   ck_assert_int_eq(readyz(), 200);
   stop();
-  unlink(wrapper);
+}
+END_TEST
+
+/* Remounts the daemon's tmpfs read-only or read-write from inside its
+ * namespace; false when nsenter cannot. */
+static bool remount(const char *flags, const char *mode) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "nsenter -t %ld %s -m mount -o remount,%s '%s' >/dev/null 2>&1", (long)D.pid,
+           strcmp(flags, "-m") == 0 ? "" : "-U --preserve-credentials", mode, g_dir);
+  return system(cmd) == 0;
+}
+
+START_TEST(a_data_directory_remounted_read_only_answers_507_until_it_is_writable_again) {
+  const char *flags;
+  if (!start_on_tmpfs("1m", &flags))
+    return;
+  put_chain("a", 2, 201);
+  if (!remount(flags, "ro")) {
+    fprintf(stderr, "check_datadir: SKIPPED the read-only test: nsenter cannot remount here\n");
+    stop();
+    return;
+  }
+  sk_httpc_resp r;
+  char *body = chain("b", 3);
+  req("PUT", "/v1/skeletons/a", body, &r);
+  expect_problem(&r, 507, "insufficient-storage");
+  sk_httpc_free(&r);
+  req("DELETE", "/v1/skeletons/a", NULL, &r);
+  expect_problem(&r, 507, "insufficient-storage");
+  sk_httpc_free(&r);
+  free(body);
+  ck_assert_int_eq(readyz(), 503);
+  ck_assert_int_eq(bones_of("a"), 2); /* nothing changed */
+  ck_assert(remount(flags, "rw"));
+  ck_assert_int_eq(readyz(), 503); /* until a write succeeds */
+  put_chain("b", 1, 201);
+  ck_assert_int_eq(readyz(), 200);
+  ck_assert_int_eq(status_of("DELETE", "/v1/skeletons/a", NULL), 204);
+  stop();
 }
 END_TEST
 
@@ -484,6 +535,7 @@ static Suite *datadir_suite(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, a_full_data_directory_answers_507_and_is_not_ready_until_a_write_succeeds);
   tcase_add_test(t, a_tmpfs_that_fills_up_answers_507_and_recovers_after_a_delete);
+  tcase_add_test(t, a_data_directory_remounted_read_only_answers_507_until_it_is_writable_again);
   suite_add_tcase(s, t);
   t = tcase_create("files");
   tcase_add_checked_fixture(t, setup_dir, teardown_dir);
