@@ -50,7 +50,8 @@ typedef struct sk_error {
 const char *sk_strerror(int code);
 /* Symbolic name of `code` without the prefix, e.g. "ECYCLE"; "OK" for 0. */
 const char *sk_errname(int code);
-/* HTTP status a client-caused error maps to (400..415, 422); 500 for EIO. */
+/* HTTP status a client-caused error maps to (400..415, 422); 500 for EIO,
+ * 507 for ENOSPACE (the data directory is out of storage). */
 int sk_error_http_status(int code);
 
 /* Clears `err` (NULL is fine). */
