@@ -6,6 +6,7 @@
 
 #include "sk_error.h"
 #include "sk_gltf.h"
+#include "sk_record.h"
 
 struct sk_cache {
   sk_cache_entry **buckets;
@@ -22,10 +23,6 @@ struct sk_cache {
   char evicted[SK_CACHE_EVICTED_LIST][SK_CACHE_ID_MAX + 1];
 };
 
-/* Record layout (inside sk_store's checksummed file):
- *   magic "SKREC001" | u64 skin selector length | selector | u64 glTF length | glTF bytes | skeleton snapshot */
-static const char k_rec_magic[8] = {'S', 'K', 'R', 'E', 'C', '0', '0', '1'};
-
 static uint64_t hash_id(const char *id) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   for (; *id; id++)
@@ -33,17 +30,8 @@ static uint64_t hash_id(const char *id) {
   return h;
 }
 
-bool sk_cache_id_valid(const char *id, size_t len) {
-  if (len < 1 || len > SK_CACHE_ID_MAX)
-    return false;
-  for (size_t i = 0; i < len; i++) {
-    char ch = id[i];
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-          ch == '_' || ch == '-'))
-      return false;
-  }
-  return true;
-}
+/* One rule with the store: with and without --data-dir alike. */
+bool sk_cache_id_valid(const char *id, size_t len) { return sk_store_id_valid(id, len) != 0; }
 
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s) {
   /* + about 96 bytes per bone for the kernel rig (opaque; inverse bind + step)
@@ -298,97 +286,60 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
   return 0;
 }
 
-static void put_u64(sk_strbuf *b, uint64_t v) { sk_strbuf_append(b, (const char *)&v, sizeof v); }
-
-/* Reads the source part of a record; pointers into `data`. */
-static int parse_record(const char *data, size_t len, sk_cache_source *src, const char **snap, size_t *snap_len) {
-  uint64_t n;
-  size_t at = sizeof k_rec_magic;
-  memset(src, 0, sizeof *src);
-  if (len < at + 16 || memcmp(data, k_rec_magic, sizeof k_rec_magic) != 0)
-    return SK_EFORMAT;
-  memcpy(&n, data + at, 8);
-  at += 8;
-  if (n > len - at || n > 4096)
-    return SK_EFORMAT;
-  src->skin = n ? data + at : NULL; /* NUL-terminated: the writer stores the NUL */
-  if (n && data[at + n - 1] != '\0')
-    return SK_EFORMAT;
-  at += (size_t)n;
-  if (len - at < 8)
-    return SK_EFORMAT;
-  memcpy(&n, data + at, 8);
-  at += 8;
-  if (n > len - at)
-    return SK_EFORMAT;
-  src->gltf = n ? data + at : NULL;
-  src->gltf_len = (size_t)n;
-  at += (size_t)n;
-  *snap = data + at;
-  *snap_len = len - at;
-  return 0;
-}
-
-/* Writes `skel` with `src` (or the previous record's source) to the store. */
+/* Writes `skel` with `src` (or the previous record's source) to the store,
+ * as a record of the current version (sk_record). */
 static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const sk_cache_source *src) {
   void *old = NULL;
   size_t old_len = 0;
-  sk_cache_source prev;
+  sk_record prev = {0};
+  sk_cache_source kept = {NULL, 0, NULL};
   if (src == NULL) {
-    const char *snap;
-    size_t snap_len;
-    memset(&prev, 0, sizeof prev);
-    if (sk_store_get(c->store, id, &old, &old_len) == 0 &&
-        parse_record(old, old_len, &prev, &snap, &snap_len) != 0)
-      memset(&prev, 0, sizeof prev);
-    src = &prev;
+    /* A PATCH: the source is the record's being replaced, whatever its version. */
+    if (sk_store_get(c->store, id, &old, &old_len) == 0 && sk_record_decode(old, old_len, &prev) == 0) {
+      kept.gltf = prev.gltf;
+      kept.gltf_len = prev.gltf_len;
+      kept.skin = prev.skin;
+    }
+    src = &kept;
   }
   sk_strbuf b = {0};
-  sk_strbuf_append(&b, k_rec_magic, sizeof k_rec_magic);
-  size_t skin_len = src->skin ? strlen(src->skin) + 1 : 0;
-  put_u64(&b, skin_len);
-  if (skin_len)
-    sk_strbuf_append(&b, src->skin, skin_len);
-  put_u64(&b, src->gltf ? src->gltf_len : 0);
-  if (src->gltf)
-    sk_strbuf_append(&b, src->gltf, src->gltf_len);
-  int rc = sk_skeleton_snapshot(skel, &b);
+  int rc = sk_record_encode(skel, src->gltf, src->gltf_len, src->skin, &b);
   if (!rc && b.failed)
     rc = SK_ENOMEM;
   if (!rc)
     rc = sk_store_put(c->store, id, b.data, b.len);
   sk_strbuf_free(&b);
+  sk_record_clear(&prev);
   free(old);
   return rc;
 }
 
 /* Builds an entry from a record's bytes. */
 static int entry_from_record(sk_cache *c, const char *id, const void *data, size_t len, sk_cache_entry **out) {
-  sk_cache_source src;
-  const char *snap;
-  size_t snap_len, used;
+  sk_record rec;
   *out = NULL;
-  if (parse_record(data, len, &src, &snap, &snap_len) != 0)
-    return SK_EFORMAT;
-  sk_skeleton *skel;
-  int rc = sk_skeleton_restore(snap, snap_len, &used, &skel);
+  int rc = sk_record_decode(data, len, &rec);
   if (rc)
     return rc;
+  sk_skeleton *skel = rec.skel;
+  rec.skel = NULL;
   sk_anim *anim = NULL;
-  if (src.gltf != NULL) {
-    /* The snapshot is the skeleton (PATCHes included); the file only gives
+  if (rec.gltf != NULL) {
+    /* The record is the skeleton (PATCHes included); the file only gives
      * back the clips, which never change. */
     sk_skeleton *fresh = NULL;
-    rc = sk_gltf_import(src.gltf, src.gltf_len, src.skin, 0, &fresh, &anim, NULL);
+    rc = sk_gltf_import(rec.gltf, rec.gltf_len, rec.skin, 0, &fresh, &anim, NULL);
     if (!rc && (fresh->count != skel->count || anim->bone_count != skel->count))
       rc = SK_EFORMAT;
     sk_skeleton_destroy(fresh);
     if (rc) {
       sk_anim_destroy(anim);
       sk_skeleton_destroy(skel);
+      sk_record_clear(&rec);
       return rc;
     }
   }
+  sk_record_clear(&rec);
   return new_entry(c, id, skel, anim, out);
 }
 
@@ -492,8 +443,9 @@ int sk_cache_delete(sk_cache *c, const char *id) {
     remove_entry(c, slot);
     return 0;
   }
-  if (c->store != NULL && sk_store_delete(c->store, id) != 0)
-    return SK_EIO;
+  int rc = c->store != NULL ? sk_store_delete(c->store, id) : 0;
+  if (rc != 0)
+    return rc; /* SK_EIO, or SK_ENOSPACE on a read-only file system */
   remove_entry(c, slot);
   return 0;
 }
@@ -533,3 +485,5 @@ size_t sk_cache_last_evicted(const sk_cache *c, const char **ids, size_t max) {
     ids[i] = c->evicted[i];
   return c->evicted_n;
 }
+
+bool sk_cache_store_full(const sk_cache *c) { return c->store != NULL && sk_store_full(c->store); }

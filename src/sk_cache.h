@@ -12,7 +12,7 @@
  * before it returns (so before the client hears 2xx), a delete removes the
  * record, and eviction only drops the memory: the id stays listed as a
  * "stored" entry and the next get reloads it from its record, bit for bit
- * the skeleton that was evicted (sk_skeleton_snapshot), with its glTF clips
+ * the skeleton that was evicted (sk_record), with its glTF clips
  * rebuilt from the original file kept in the record.
  *
  * The table itself (lookup, LRU order, byte accounting) belongs to the loop
@@ -59,7 +59,8 @@ int sk_cache_create(size_t max_bytes, sk_cache **out);
 /* Drops the cache's references; entries still referenced live on. */
 void sk_cache_destroy(sk_cache *c);
 
-/* True when `id` matches [A-Za-z0-9._-]{1,128}. */
+/* True when `id` (`len` bytes, NUL included) is a valid id:
+ * sk_store_id_valid, the one rule with or without a store. */
 bool sk_cache_id_valid(const char *id, size_t len);
 
 /* The entry for `id` as a new reference (release with sk_cache_entry_unref),
@@ -97,7 +98,8 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
 int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
                           void *arg);
 
-/* Removes `id`. 0 or SK_ENOTFOUND. */
+/* Removes `id`. 0 or SK_ENOTFOUND; with a store, SK_EIO or SK_ENOSPACE
+ * (read-only) when the record cannot be removed (nothing changed). */
 int sk_cache_delete(sk_cache *c, const char *id);
 
 /* Calls `fn` on every entry, in memory or only stored (then `skel`, `rig`
@@ -135,6 +137,9 @@ bool sk_cache_evicted(const sk_cache *c, const char *id);
  * first `max` of them into ids[] (borrowed, valid until the next put). */
 size_t sk_cache_last_evicted(const sk_cache *c, const char **ids, size_t max);
 #define SK_CACHE_EVICTED_LIST 8
+/* True when the attached store ran out of room on its last failed put and
+ * no put succeeded since (sk_store_full); false without a store. */
+bool sk_cache_store_full(const sk_cache *c);
 
 /* Bytes a skeleton occupies, as counted against the limit. */
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s);

@@ -24,7 +24,9 @@
   X(EIO, -15, 500, "I/O error")                                               \
   X(EUNSUPPORTED, -16, 415, "Unsupported")                                    \
   X(EBUSY, -17, 503, "Busy")                                                  \
-  X(EFORMAT, -18, 422, "Invalid file format")
+  X(EFORMAT, -18, 422, "Invalid file format")                                 \
+  X(ENOSPACE, -19, 507, "Insufficient storage")                               \
+  X(ELOCKED, -20, 409, "In use")
 
 enum {
 #define SK_ERR_ENUM(name, value, status, title) SK_##name = value,
@@ -48,7 +50,8 @@ typedef struct sk_error {
 const char *sk_strerror(int code);
 /* Symbolic name of `code` without the prefix, e.g. "ECYCLE"; "OK" for 0. */
 const char *sk_errname(int code);
-/* HTTP status a client-caused error maps to (400..415, 422); 500 for EIO. */
+/* HTTP status a client-caused error maps to (400..415, 422); 500 for EIO,
+ * 507 for ENOSPACE (the data directory is out of storage). */
 int sk_error_http_status(int code);
 
 /* Clears `err` (NULL is fine). */

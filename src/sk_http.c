@@ -349,6 +349,36 @@ static bool body_admit(sk_http *h, sk_http_req *req) {
   return true;
 }
 
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* libmicrohttpd's %HH decoding, except that "%00" stays as it is: a decoded
+ * NUL would end the C string every handler gets, so PUT /v1/skeletons/a%00z
+ * stored id "a". Left encoded, the '%' fails the id syntax (400). */
+static size_t unescape_keep_nul(void *cls, struct MHD_Connection *conn, char *s) {
+  (void)cls;
+  (void)conn;
+  char *w = s;
+  for (const char *r = s; *r != '\0';) {
+    int hi, lo;
+    if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 && (hi | lo) != 0) {
+      *w++ = (char)(hi << 4 | lo);
+      r += 3;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+  return (size_t)(w - s);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
@@ -808,7 +838,8 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
                             h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_END);
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_UNESCAPE_CALLBACK,
+                            unescape_keep_nul, h, MHD_OPTION_END);
   if (h->mhd == NULL) {
     logf_(h, 0, "cannot listen on %s:%u (address in use or not available)", h->cfg.host, h->cfg.port);
     free(h);

@@ -168,6 +168,7 @@ static const char *problem_kind(int code) {
   case SK_EUNSUPPORTED: return "unsupported-media-type";
   case SK_EBUSY: return "overloaded";
   case SK_EFORMAT: return "invalid-format";
+  case SK_ENOSPACE: return "insufficient-storage";
   default: return "internal";
   }
 }
@@ -206,7 +207,7 @@ static void problem_full(sk_http_req *req, int status, const char *kind, const c
 static void problem_err(sk_http_req *req, const sk_error *err, int fallback) {
   int code = err->code ? err->code : fallback;
   int status = sk_error_http_status(code);
-  if (status >= 500 && code != SK_ENOMEM && code != SK_EBUSY)
+  if (status >= 500 && code != SK_ENOMEM && code != SK_EBUSY && code != SK_ENOSPACE)
     status = 500;
   static const char *const retry[] = {"Retry-After", "1", NULL};
   problem_full(req, status, problem_kind(code), sk_strerror(code), err->text[0] ? err->text : sk_strerror(code),
@@ -600,6 +601,16 @@ static void put_gltf(sk_routes *r, sk_http_req *req, const char *given_id) {
   store_and_answer(r, req, id, given_id == NULL, s, anim, &src);
 }
 
+/* The detail of a failed put; nothing was changed in any case. */
+static const char *store_failure(int rc) {
+  switch (rc) {
+  case SK_ENOSPACE:
+    return "the data directory is full or read-only (ENOSPC, EDQUOT, EFBIG or EROFS): nothing was changed";
+  case SK_EIO: return "cannot write the skeleton to the data directory: nothing was changed";
+  default: return "cannot store the skeleton";
+  }
+}
+
 /* Publishes a new skeleton and answers 201/200 with its summary. */
 static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
                              sk_anim *anim, const sk_cache_source *src) {
@@ -607,7 +618,7 @@ static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, boo
   sk_cache_entry *e;
   int rc = sk_cache_put_full(r->cache, id, s, anim, src, &replaced, &e);
   if (rc) {
-    problem(req, rc, "", rc == SK_EIO ? "cannot write the skeleton to the data directory" : "cannot store the skeleton");
+    problem(req, rc, "", "%s", store_failure(rc));
     return;
   }
   sk_strbuf b = {0};
@@ -683,8 +694,9 @@ static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
 
 static void delete_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
   int rc = m->id_ok ? sk_cache_delete(r->cache, m->id) : SK_ENOTFOUND;
-  if (rc == SK_EIO) {
-    problem(req, SK_EIO, "", "cannot remove the skeleton from the data directory");
+  if (rc == SK_EIO || rc == SK_ENOSPACE) {
+    problem(req, rc, "", "cannot remove the skeleton from the data directory%s",
+            rc == SK_ENOSPACE ? " (read-only)" : "");
     return;
   }
   if (rc != 0) {
@@ -699,7 +711,7 @@ static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton 
   sk_cache_entry *e;
   int rc = sk_cache_put_full(r->cache, id, clone, anim, NULL, NULL, &e);
   if (rc) {
-    problem(req, rc, "", rc == SK_EIO ? "cannot write the skeleton to the data directory" : "cannot store the skeleton");
+    problem(req, rc, "", "%s", store_failure(rc));
     return;
   }
   sk_strbuf b = {0};
@@ -1787,6 +1799,8 @@ static void on_handle(void *ctx, sk_http_req *req) {
   case SK_ROUTE_READYZ:
     if (sk_http_stopping(req->http))
       respond_static_json(req, 503, "{\"status\":\"stopping\"}");
+    else if (sk_cache_store_full(r->cache)) /* until a put succeeds again */
+      respond_static_json(req, 503, "{\"status\":\"out-of-storage\"}");
     else
       respond_static_json(req, 200, "{\"status\":\"ready\"}");
     return;
@@ -1802,7 +1816,7 @@ static void on_handle(void *ctx, sk_http_req *req) {
   case SK_ROUTE_SKELETON:
     if (me == SK_METHOD_PUT) {
       if (!m.id_ok)
-        problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}");
+        problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}, not \".\" or \"..\"");
       else
         put_skeleton(r, req, m.id);
     } else if (me == SK_METHOD_DELETE) {

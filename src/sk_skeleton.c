@@ -501,88 +501,46 @@ void sk_skeleton_prepare(sk_skeleton *s) {
     local_decompose(&s->bones[i].local);
 }
 
-/* ---- snapshots --------------------------------------------------------------- */
+/* ---- assembly from decoded parts (sk_record) ------------------------------- */
 
-typedef struct {
-  char magic[8];
-  uint32_t bone_size, local_size;
-  uint64_t count, names_size;
-} snapshot_header;
-
-static const char k_snapshot_magic[8] = {'S', 'K', 'S', 'N', 'A', 'P', '0', '1'};
-
-int sk_skeleton_snapshot(const sk_skeleton *s, sk_strbuf *out) {
-  snapshot_header h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, k_snapshot_magic, sizeof h.magic);
-  h.bone_size = (uint32_t)sizeof(sk_bone);
-  h.local_size = (uint32_t)sizeof(sk_local);
-  h.count = s->count;
-  h.names_size = s->names_size;
-  if (sk_strbuf_append(out, (const char *)&h, sizeof h) || sk_strbuf_append(out, s->names, s->names_size))
-    return SK_ENOMEM;
-  for (size_t i = 0; i < s->count; i++) {
-    sk_bone b = s->bones[i];
-    uint64_t off = (uint64_t)(b.name - s->names);
-    b.name = NULL; /* a pointer means nothing on disk; the offset says it */
-    if (sk_strbuf_append(out, (const char *)&off, sizeof off) || sk_strbuf_append(out, (const char *)&b, sizeof b))
-      return SK_ENOMEM;
-  }
-  return 0;
-}
-
-int sk_skeleton_restore(const void *data, size_t len, size_t *used, sk_skeleton **out) {
+int sk_skeleton_assemble(sk_bone *bones, const uint32_t *name_off, size_t n, const char *names, size_t names_size,
+                         sk_skeleton **out) {
   *out = NULL;
-  const char *p = data;
-  snapshot_header h;
-  if (len < sizeof h)
+  if (n > SK_SKELETON_MAX_BONES) {
+    free(bones);
     return SK_EFORMAT;
-  memcpy(&h, p, sizeof h);
-  if (memcmp(h.magic, k_snapshot_magic, sizeof h.magic) != 0 || h.bone_size != sizeof(sk_bone) ||
-      h.local_size != sizeof(sk_local) || h.count > SK_SKELETON_MAX_BONES || h.names_size > len - sizeof h)
-    return SK_EFORMAT;
-  size_t per = sizeof(uint64_t) + sizeof(sk_bone);
-  if ((len - sizeof h - h.names_size) / per < h.count)
-    return SK_EFORMAT;
-  size_t n = (size_t)h.count;
+  }
   sk_skeleton *s = calloc(1, sizeof *s);
-  if (s == NULL)
+  if (s == NULL) {
+    free(bones);
     return SK_ENOMEM;
+  }
   size_t cap = hash_capacity(n);
   s->count = n;
-  s->names_size = (size_t)h.names_size;
+  s->bones = bones;
+  s->names_size = names_size;
   s->hash_mask = cap - 1;
-  s->bones = malloc((n ? n : 1) * sizeof *s->bones);
-  s->names = malloc(s->names_size ? s->names_size : 1);
+  s->names = malloc(names_size ? names_size : 1);
   s->hash = calloc(cap, sizeof *s->hash);
-  if (!s->bones || !s->names || !s->hash) {
+  if (s->bones == NULL || s->names == NULL || s->hash == NULL) {
     sk_skeleton_destroy(s);
     return SK_ENOMEM;
   }
-  memcpy(s->names, p + sizeof h, s->names_size);
-  const char *q = p + sizeof h + s->names_size;
-  int bad = s->names_size == 0 ? n > 0 : s->names[s->names_size - 1] != '\0';
+  memcpy(s->names, names, names_size);
+  int bad = names_size == 0 ? n > 0 : s->names[names_size - 1] != '\0';
   uint8_t *slot_used = calloc(n ? n : 1, 1);
   bad |= slot_used == NULL;
-  for (size_t i = 0; i < n && !bad; i++, q += per) {
-    uint64_t off;
-    memcpy(&off, q, sizeof off);
-    memcpy(&s->bones[i], q + sizeof off, sizeof(sk_bone));
+  for (size_t i = 0; i < n && !bad; i++) {
     sk_bone *b = &s->bones[i];
-    /* A bool byte other than 0 or 1 is undefined behaviour once read:
-     * check the raw bytes before anything reads the flags. */
-    unsigned char has_length, need_decompose;
-    memcpy(&has_length, q + sizeof off + offsetof(sk_bone, has_length), 1);
-    memcpy(&need_decompose, q + sizeof off + offsetof(sk_bone, local) + offsetof(sk_local, need_decompose), 1);
-    bad |= has_length > 1 || need_decompose > 1;
-    bad |= off >= s->names_size || s->names[off] == '\0' || b->parent < -1 || b->parent >= (int32_t)i ||
-           b->index < -1 || b->index >= (int32_t)n;
+    bad |= name_off[i] >= names_size || s->names[name_off[i]] == '\0' || b->parent < -1 ||
+           b->parent >= (int32_t)i || b->index < -1 || b->index >= (int32_t)n;
     if (!bad && b->index >= 0) {
       bad |= slot_used[b->index];
       slot_used[b->index] = 1;
     }
-    b->name = bad ? NULL : s->names + off;
   }
+  for (size_t i = 0; i < n; i++) /* pointers for every bone: destroy never reads them, find does */
+    s->bones[i].name = bad ? NULL : s->names + name_off[i];
   free(slot_used);
   if (bad) {
     sk_skeleton_destroy(s);
@@ -594,7 +552,6 @@ int sk_skeleton_restore(const void *data, size_t len, size_t *used, sk_skeleton 
       sk_skeleton_destroy(s);
       return SK_EFORMAT;
     }
-  *used = sizeof h + s->names_size + n * per;
   *out = s;
   return 0;
 }

@@ -117,16 +117,16 @@ void sk_skeleton_destroy(sk_skeleton *s);
  * many poses partially set (the daemon) pays the decomposition once. */
 void sk_skeleton_prepare(sk_skeleton *s);
 
-/* Appends an exact binary snapshot of `s` (every matrix, the TRS caches and
- * their flags) to `out`; sk_skeleton_restore() gives back a skeleton that
- * answers every request bit for bit as `s` does. The format is private to
- * this build (it carries the struct sizes); integrity is the caller's
- * (sk_store checksums its records). 0 or SK_ENOMEM. */
-int sk_skeleton_snapshot(const sk_skeleton *s, sk_strbuf *out);
-/* Rebuilds a skeleton from a snapshot at the start of data[0..len); *used
- * is the snapshot's length. SK_EFORMAT when the bytes are not a snapshot of
- * this build or break an invariant (parent order, slots, names). *out is new. */
-int sk_skeleton_restore(const void *data, size_t len, size_t *used, sk_skeleton **out);
+/* Builds a skeleton from parts a decoder read (sk_record): `bones` (n of
+ * them, malloc'ed; stolen, on failure too) with `name` unset, bone i named
+ * by the NUL-terminated string at names[name_off[i]] (`names`, borrowed, is
+ * copied). Checks what sk_skeleton_create guarantees and the evaluators
+ * trust: parents before children, slots in [-1, n) and unique, non-empty
+ * unique names inside the block; it does not recompute any matrix, so the
+ * result answers bit for bit as the skeleton that was encoded. SK_EFORMAT
+ * when an invariant is broken, SK_ENOMEM. *out is new. */
+int sk_skeleton_assemble(sk_bone *bones, const uint32_t *name_off, size_t n, const char *names, size_t names_size,
+                         sk_skeleton **out);
 
 /* Position of the bone called `name` in bones[], or -1. */
 int32_t sk_skeleton_find(const sk_skeleton *s, const char *name);

@@ -4,8 +4,11 @@
  * which is fsync'ed, renamed over the old one, and the directory is fsync'ed
  * so the rename itself is durable. Each file carries a magic, its length and
  * a CRC-32, so a truncated or corrupted file is recognised and skipped at
- * load, never trusted. Keys are file names: [A-Za-z0-9._-]{1,128}, not "."
- * or "..". Not thread-safe: one owner (the daemon's loop thread). */
+ * load, never trusted. Keys are ids (sk_store_id_valid) and name files
+ * <key>.rec; temporary files start with '~', a byte no key has, so they can
+ * never be taken for a record nor overwrite one. The directory is locked
+ * (flock on its file "skinnerd.lock") for as long as the store is open.
+ * Not thread-safe: one owner (the daemon's loop thread). */
 #ifndef SK_STORE_H
 #define SK_STORE_H
 
@@ -16,23 +19,44 @@
 
 typedef struct sk_store sk_store;
 
-/* Opens (creating it if needed, mode 0700) the directory. *out is new. */
+/* Opens (creating it if needed, mode 0700) the directory and takes its
+ * lock. *out is new. SK_ELOCKED (err says by which pid, when known) while
+ * another open store, in this process or another, holds the directory;
+ * SK_EIO otherwise. */
 int sk_store_open(const char *dir, sk_store **out, sk_error *err);
+/* Closes and releases the lock. NULL is fine. */
 void sk_store_close(sk_store *s);
 
-/* True when `key` may name a record. */
+/* The one id rule, for the cache, the routes and the store alike: `len`
+ * bytes of [A-Za-z0-9._-], 1 to 128 of them, and not "." or ".." (URL
+ * dot-segments, which clients rewrite). Any other byte, NUL included, makes
+ * the id invalid. */
+int sk_store_id_valid(const char *id, size_t len);
+/* sk_store_id_valid over a NUL-terminated key. */
 int sk_store_key_valid(const char *key);
 
-/* Durably replaces the record `key` with `len` bytes of `data`. */
+/* Durably replaces the record `key` with `len` bytes of `data`. On failure
+ * the old record is intact. SK_ENOSPACE when the file system is full, over
+ * a quota or a file size limit, or read-only (ENOSPC, EDQUOT, EFBIG,
+ * EROFS); SK_EIO for any other failure. A put that fails with SK_ENOSPACE
+ * makes the store "full" (sk_store_full) until a put succeeds. */
 int sk_store_put(sk_store *s, const char *key, const void *data, size_t len);
-/* Durably removes the record (no error when absent). */
+/* Whether the last failed put ran out of room with no put succeeding
+ * since: the daemon is not ready (/readyz) while this holds. */
+int sk_store_full(const sk_store *s);
+/* Durably removes the record (no error when absent). SK_ENOSPACE on a
+ * read-only file system (the store is then "full" as after a put),
+ * SK_EIO otherwise. A delete that succeeds does not clear "full": only a
+ * put proves there is room again. */
 int sk_store_delete(sk_store *s, const char *key);
 /* Reads one record into a new buffer (*data, free()); SK_ENOTFOUND when
  * absent, SK_EFORMAT when damaged. */
 int sk_store_get(sk_store *s, const char *key, void **data, size_t *len);
 
 /* Calls `record` for every intact record (data borrowed for the call) and
- * `skipped` for every damaged file with the reason; leftover temporary files
+ * `skipped` for every damaged file with the reason, and for every <key>.rec
+ * that is not a regular file (FIFOs, devices, directories, symbolic links:
+ * opened with O_NONBLOCK|O_NOFOLLOW, never read); leftover temporary files
  * of an interrupted put are removed. A non-zero return from `record` stops
  * the walk and is returned. */
 int sk_store_load_all(sk_store *s, int (*record)(void *arg, const char *key, const void *data, size_t len),

@@ -58,8 +58,9 @@ static void usage(FILE *f) {
           "                       bit-equal, for a fraction of the evaluation cost\n"
           "                       (SKINNERD_FAST_BINARY=1)\n"
           "  --data-dir DIR       keep every skeleton on disk (durable before the 2xx) and\n"
-          "                       reload them at start; evicted ones reload on demand\n"
-          "                       (SKINNERD_DATA_DIR) [memory only]\n"
+          "                       reload them at start; evicted ones reload on demand;\n"
+          "                       one daemon per DIR (DIR/skinnerd.lock); a full disk\n"
+          "                       is a 507 and /readyz 503 (SKINNERD_DATA_DIR) [memory only]\n"
           "  --max-connections N  simultaneous connections (SKINNERD_MAX_CONNECTIONS) [1024]\n"
           "  --conn-memory BYTES  per-connection buffer for a request's headers and body\n"
           "                       chunks; headers of about its size get a 431\n"
@@ -283,7 +284,7 @@ static void on_watchdog(uv_timer_t *t) {
 
 static void on_store_skip(void *arg, const char *file, const char *why) {
   (void)arg;
-  fprintf(stderr, "skinnerd: skipping damaged record %s: %s\n", file, why);
+  fprintf(stderr, "skinnerd: skipping %s in the data directory: %s\n", file, why);
 }
 
 static void on_signal(uv_signal_t *s, int signum) {
@@ -375,6 +376,9 @@ int main(int argc, char **argv) {
   snprintf(nthreads, sizeof nthreads, "%lu", o.threads);
   setenv("UV_THREADPOOL_SIZE", nthreads, 1);
   signal(SIGPIPE, SIG_IGN);
+  /* Past RLIMIT_FSIZE a write fails with EFBIG (a 507 for that put) instead
+   * of the signal killing the daemon. */
+  signal(SIGXFSZ, SIG_IGN);
 
   uv_loop_t *loop = uv_default_loop();
   sk_metrics *metrics = calloc(1, sizeof *metrics); /* ~100 KB: not on the stack */

@@ -7,9 +7,9 @@
  *                                     invariant, kept after the fix
  *   tests/fuzz/seeds/<target>/        the hand-made edge cases
  *
- * The snapshot findings are also rebuilt from a live snapshot (TCase
- * "snapshot"): saved snapshot files carry struct sizes, and would only be
- * rejected at the header once sk_bone's layout changes.
+ * The snapshot findings are also rebuilt from a version-1 snapshot made
+ * field by field (TCase "snapshot"): the saved files are version-1
+ * snapshots, which sk_record decodes at fixed offsets.
  *
  * A target's invariant failure calls abort(): Check reports the test as
  * failed by a signal; SK_FUZZ_VERBOSE=1 names each file as it replays. */
@@ -19,6 +19,7 @@
 
 #include "fuzz/sk_fuzz.h"
 #include "sk_numfmt.h"
+#include "sk_record.h"
 #include "sk_skeleton.h"
 #include "sk_testutil.h"
 
@@ -82,22 +83,45 @@ END_TEST
 START_TEST(snapshot_inputs_keep_their_promises) { replay("snapshot", sk_fuzz_snapshot); }
 END_TEST
 
-/* The snapshot findings again, built from a live snapshot so they keep
- * testing restore when sk_bone's layout (and so the saved files' header)
- * changes. Header: magic[8], bone_size u32, local_size u32, count u64,
- * names_size u64; then the names, then (u64 name offset, sk_bone) per bone. */
+/* The snapshot findings again, on a version-1 snapshot built here field by
+ * field (no build writes version 1 any more; sk_record still reads it from
+ * old records). Header: magic[8], bone_size u32 (568), local_size u32
+ * (152), count u64, names_size u64; then the names, then (u64 name offset,
+ * the 568-byte x86-64 image of sk_bone) per bone. */
 #define SNAP_HEADER 32
+#define V1_HAS_LENGTH 20      /* offsetof(sk_bone, has_length) in version 1 */
+#define V1_NEED_DECOMPOSE 176 /* offsetof(sk_bone, local.need_decompose) in version 1 */
 
 static sk_strbuf one_bone_snapshot(void) {
-  sk_bone_desc d = {.name = "root", .local = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}};
-  sk_skeleton *s;
-  ck_assert_int_eq(sk_skeleton_create(&d, 1, "/bones", &s, NULL), 0);
+  static const float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  unsigned char h[SNAP_HEADER] = {'S', 'K', 'S', 'N', 'A', 'P', '0', '1'};
+  uint32_t bone_size = 568, local_size = 152;
+  uint64_t count = 1, names_size = 5, off = 0;
+  memcpy(h + 8, &bone_size, 4); /* the test hosts are little-endian, as the format */
+  memcpy(h + 12, &local_size, 4);
+  memcpy(h + 16, &count, 8);
+  memcpy(h + 24, &names_size, 8);
+  unsigned char bone[568] = {0};
+  int32_t parent = -1, index = 0, input_pos = 0;
+  memcpy(bone + 8, &parent, 4);
+  memcpy(bone + 12, &index, 4);
+  memcpy(bone + 16, &input_pos, 4);
+  memcpy(bone + 32, id, sizeof id);  /* local matrix */
+  double scaling[3] = {1, 1, 1}, rotation[4] = {0, 0, 0, 1};
+  memcpy(bone + 96, scaling, sizeof scaling);
+  memcpy(bone + 120, rotation, sizeof rotation);
+  for (int k = 0; k < 6; k++) /* bind, rest, abs bind, abs inverse bind, absolute, world */
+    memcpy(bone + 184 + 64 * k, id, sizeof id);
   sk_strbuf snap = {0};
-  ck_assert_int_eq(sk_skeleton_snapshot(s, &snap), 0);
-  sk_skeleton_destroy(s);
+  sk_strbuf_append(&snap, (const char *)h, sizeof h);
+  sk_strbuf_append(&snap, "root", 5);
+  sk_strbuf_append(&snap, (const char *)&off, sizeof off);
+  sk_strbuf_append(&snap, (const char *)bone, sizeof bone);
+  ck_assert(!snap.failed);
   sk_skeleton *r;
   size_t used;
-  ck_assert_int_eq(sk_skeleton_restore(snap.data, snap.len, &used, &r), 0);
+  ck_assert_int_eq(sk_record_skeleton_decode_v1(snap.data, snap.len, &used, &r), 0);
+  ck_assert_uint_eq(used, snap.len);
   sk_skeleton_destroy(r);
   return snap;
 }
@@ -105,7 +129,7 @@ static sk_strbuf one_bone_snapshot(void) {
 static int restore_rc(const sk_strbuf *snap, size_t len) {
   sk_skeleton *r = NULL;
   size_t used;
-  int rc = sk_skeleton_restore(snap->data, len, &used, &r);
+  int rc = sk_record_skeleton_decode_v1(snap->data, len, &used, &r);
   sk_skeleton_destroy(r);
   return rc;
 }
@@ -127,7 +151,7 @@ END_TEST
 /* A bool byte other than 0/1 was loaded as a bool later (UBSan:
  * "load of value 48, which is not a valid value for type 'bool'"). */
 START_TEST(a_bool_byte_other_than_0_or_1_is_a_format_error) {
-  size_t at[] = {offsetof(sk_bone, has_length), offsetof(sk_bone, local) + offsetof(sk_local, need_decompose)};
+  size_t at[] = {V1_HAS_LENGTH, V1_NEED_DECOMPOSE};
   for (size_t k = 0; k < 2; k++) {
     sk_strbuf snap = one_bone_snapshot();
     uint64_t names_size;

@@ -1,4 +1,6 @@
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,8 +94,9 @@ START_TEST(damaged_files_are_skipped_with_a_reason) {
   int fd = open(path, O_WRONLY);
   ck_assert_int_eq((int)pwrite(fd, "X", 1, 22), 1);
   close(fd);
-  /* A leftover of an interrupted put is removed, not loaded. */
-  snprintf(path, sizeof path, "%s/.tmp-good.rec", g_dir);
+  /* A leftover of an interrupted put is removed, not loaded (temporary
+   * names start with '~', outside the id set). */
+  snprintf(path, sizeof path, "%s/~tmp-good.rec", g_dir);
   fd = open(path, O_WRONLY | O_CREAT, 0600);
   ck_assert_int_eq((int)write(fd, "junk", 4), 4);
   close(fd);
@@ -115,6 +118,132 @@ START_TEST(crc32_known_value) {
 }
 END_TEST
 
+/* The table-driven CRC against the bitwise definition, on every byte value
+ * at every position of a 4 KiB buffer and on every prefix length. */
+static uint32_t crc32_bitwise(const unsigned char *p, size_t len) {
+  uint32_t crc = 0xffffffffu;
+  for (size_t i = 0; i < len; i++) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; k++)
+      crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+START_TEST(crc32_matches_the_bitwise_definition) {
+  static unsigned char buf[4096];
+  for (size_t i = 0; i < sizeof buf; i++)
+    buf[i] = (unsigned char)(i * 131u + (i >> 8));
+  for (size_t n = 0; n <= 300; n++)
+    ck_assert_uint_eq(sk_store_crc32(buf, n), crc32_bitwise(buf, n));
+  ck_assert_uint_eq(sk_store_crc32(buf, sizeof buf), crc32_bitwise(buf, sizeof buf));
+}
+END_TEST
+
+START_TEST(one_id_rule_with_lengths_so_a_nul_is_an_invalid_byte) {
+  ck_assert(sk_store_id_valid("a", 1));
+  ck_assert(sk_store_id_valid(".tmp-a", 6));
+  ck_assert(sk_store_id_valid("...", 3));
+  ck_assert(!sk_store_id_valid("a\0zzz", 5));
+  ck_assert(!sk_store_id_valid("a\0", 2));
+  ck_assert(!sk_store_id_valid("..", 2));
+  ck_assert(!sk_store_id_valid(".", 1));
+  ck_assert(!sk_store_id_valid("~tmp-a", 6));
+  ck_assert(!sk_store_id_valid("a%00", 4));
+  ck_assert(!sk_store_id_valid("\xc3\xa9", 2));
+}
+END_TEST
+
+START_TEST(ids_named_like_temporary_files_are_records_like_any_other) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, ".tmp-beta", "first", 5), 0);
+  ck_assert_int_eq(sk_store_put(s, "beta", "second", 6), 0);
+  ck_assert_int_eq(sk_store_put(s, ".tmp-alpha", "third", 5), 0);
+  seen v = {0};
+  ck_assert_int_eq(sk_store_load_all(s, on_record, on_skip, &v), 0);
+  ck_assert_int_eq(v.records, 3);
+  ck_assert_int_eq(v.skipped, 0);
+  void *d;
+  size_t n;
+  ck_assert_int_eq(sk_store_get(s, ".tmp-beta", &d, &n), 0);
+  ck_assert_uint_eq(n, 5);
+  ck_assert_mem_eq(d, "first", 5);
+  free(d);
+  sk_store_close(s);
+}
+END_TEST
+
+START_TEST(a_second_open_of_a_locked_directory_is_refused_with_the_holder_pid) {
+  sk_store *a, *b = NULL;
+  ck_assert_int_eq(sk_store_open(g_dir, &a, NULL), 0);
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_store_open(g_dir, &b, &err), SK_ELOCKED);
+  ck_assert_ptr_null(b);
+  char want[64];
+  snprintf(want, sizeof want, "(pid %ld)", (long)getpid());
+  ck_assert_msg(strstr(err.text, "in use by another skinnerd") && strstr(err.text, want), "%s", err.text);
+  sk_store_close(a);
+  ck_assert_int_eq(sk_store_open(g_dir, &b, NULL), 0);
+  sk_store_close(b);
+}
+END_TEST
+
+START_TEST(fifos_and_symlinks_are_never_opened_for_reading) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "real", "x", 1), 0);
+  char path[256], target[256];
+  snprintf(path, sizeof path, "%s/fifo.rec", g_dir);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  snprintf(path, sizeof path, "%s/link.rec", g_dir);
+  snprintf(target, sizeof target, "%s/real.rec", g_dir);
+  ck_assert_int_eq(symlink(target, path), 0);
+  seen v = {0};
+  ck_assert_int_eq(sk_store_load_all(s, on_record, on_skip, &v), 0); /* blocked in open() on the FIFO */
+  ck_assert_int_eq(v.records, 1);
+  ck_assert_int_eq(v.skipped, 2);
+  void *d;
+  size_t n;
+  ck_assert_int_eq(sk_store_get(s, "fifo", &d, &n), SK_EFORMAT);
+  ck_assert_int_eq(sk_store_get(s, "link", &d, &n), SK_EFORMAT);
+  sk_store_close(s);
+}
+END_TEST
+
+/* RLIMIT_FSIZE in this (forked) test process: EFBIG past 4 KiB. */
+START_TEST(a_put_past_the_file_size_limit_is_enospace_and_keeps_the_old_record) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "k", "old", 3), 0);
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+  rl.rlim_cur = 4096;
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+  static char big[10000];
+  ck_assert(!sk_store_full(s));
+  ck_assert_int_eq(sk_store_put(s, "k", big, sizeof big), SK_ENOSPACE);
+  ck_assert(sk_store_full(s));
+  void *d;
+  size_t n;
+  ck_assert_int_eq(sk_store_get(s, "k", &d, &n), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert_mem_eq(d, "old", 3);
+  free(d);
+  ck_assert_int_eq(sk_store_delete(s, "k"), 0); /* deleting proves no room */
+  ck_assert(sk_store_full(s));
+  ck_assert_int_eq(sk_store_put(s, "k2", "fits", 4), 0);
+  ck_assert(!sk_store_full(s));
+  seen v = {0};
+  ck_assert_int_eq(sk_store_load_all(s, on_record, on_skip, &v), 0);
+  ck_assert_int_eq(v.records, 1); /* no temporary file left behind */
+  ck_assert_int_eq(v.skipped, 0);
+  sk_store_close(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_store");
   TCase *tc = tcase_create("lifecycle");
@@ -123,6 +252,12 @@ int main(void) {
   tcase_add_test(tc, keys_cannot_escape_the_directory);
   tcase_add_test(tc, damaged_files_are_skipped_with_a_reason);
   tcase_add_test(tc, crc32_known_value);
+  tcase_add_test(tc, crc32_matches_the_bitwise_definition);
+  tcase_add_test(tc, one_id_rule_with_lengths_so_a_nul_is_an_invalid_byte);
+  tcase_add_test(tc, ids_named_like_temporary_files_are_records_like_any_other);
+  tcase_add_test(tc, a_second_open_of_a_locked_directory_is_refused_with_the_holder_pid);
+  tcase_add_test(tc, fifos_and_symlinks_are_never_opened_for_reading);
+  tcase_add_test(tc, a_put_past_the_file_size_limit_is_enospace_and_keeps_the_old_record);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }

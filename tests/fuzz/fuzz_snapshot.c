@@ -1,13 +1,15 @@
-/* Fuzz target: skeleton snapshots (sk_skeleton_snapshot/_restore), the
- * binary form sk_store keeps on disk and restores at start-up.
+/* Fuzz target: the skeleton part of a record (sk_record_skeleton_encode/
+ * _decode), the binary form sk_store keeps on disk and restores at
+ * start-up; input starting with "SKSNAP01" goes to the version-1 decoder
+ * (sk_record_skeleton_decode_v1), which old records still reach.
  *
  * Input starting with '{': a skeleton in JSON. It is built, snapshotted
  * and restored; the restored skeleton must answer bit for bit as the
  * original (all three outputs). With SK_FUZZ_SNAPSHOT_SEEDS=<dir> set, each
  * snapshot is also written there: run.sh makes the binary seed corpus that
- * way, since the format is private to the build (it carries struct sizes).
+ * way.
  *
- * Any other input: snapshot bytes. sk_skeleton_restore must answer
+ * Any other input: snapshot bytes. The decoder must answer
  * SK_EFORMAT or a skeleton that keeps the invariants restore promises
  * (parent order, slots in range and unique, non-empty names each found by
  * the hash), evaluates, and snapshots and restores again. */
@@ -16,6 +18,7 @@
 
 #include "sk_eval.h"
 #include "sk_json.h"
+#include "sk_record.h"
 #include "sk_fuzz.h"
 
 static void check_restored(const sk_skeleton *s) {
@@ -66,7 +69,7 @@ static void save_seed(const sk_strbuf *snap) {
 
 static void round_trip(const sk_skeleton *s, bool save) {
   sk_strbuf snap = {0};
-  if (sk_skeleton_snapshot(s, &snap) != 0) {
+  if (sk_record_skeleton_encode(s, &snap) != 0 || snap.failed) {
     sk_strbuf_free(&snap);
     return;
   }
@@ -74,7 +77,7 @@ static void round_trip(const sk_skeleton *s, bool save) {
     save_seed(&snap);
   sk_skeleton *r = NULL;
   size_t used = 0;
-  SK_FUZZ_CHECK(sk_skeleton_restore(snap.data, snap.len, &used, &r) == 0);
+  SK_FUZZ_CHECK(sk_record_skeleton_decode(snap.data, snap.len, &used, &r) == 0);
   SK_FUZZ_CHECK(used == snap.len && r->count == s->count);
   check_restored(r);
   float *a = evaluate_all(s), *b = evaluate_all(r);
@@ -104,7 +107,8 @@ int sk_fuzz_snapshot(const uint8_t *data, size_t size) {
   }
   sk_skeleton *s = NULL;
   size_t used = 0;
-  int rc = sk_skeleton_restore(data, size, &used, &s);
+  int rc = size >= 8 && memcmp(data, "SKSNAP01", 8) == 0 ? sk_record_skeleton_decode_v1(data, size, &used, &s)
+                                                         : sk_record_skeleton_decode(data, size, &used, &s);
   if (rc) {
     SK_FUZZ_CHECK(rc == SK_EFORMAT || rc == SK_ENOMEM);
     SK_FUZZ_CHECK(s == NULL);

@@ -64,7 +64,7 @@ done
 # commit), plus the glTF assets; the hand-made edge cases live in seeds/.
 rm -rf "$build/seeds"
 python3 "$here/make_seeds.py" "$src" "$build/seeds"
-# Snapshots are binary and private to the build: the snapshot target writes
+# Snapshots (the skeleton part of a record) are binary: the snapshot target writes
 # one per skeleton seed it round-trips.
 case " $targets " in
   *" snapshot "*)
