@@ -60,6 +60,8 @@ typedef struct sk_http_config {
                                   (slowloris: each byte restarts the idle timeout) [10000] */
   unsigned body_timeout_ms;    /* and its body this long after the headers [60000] */
   int log_level;               /* -1 silent, 0 error, 1 warn, 2 info, 3 debug [0] */
+  struct sk_tls *tls;          /* HTTPS with this certificate (borrowed, outlives the
+                                  server; swapped by sk_tls_reload); NULL: plain HTTP */
 } sk_http_config;
 
 struct sk_http_req {
@@ -71,15 +73,18 @@ struct sk_http_req {
   uint64_t start_ns;
   int status;               /* the answer's status once set */
   bool body_too_large;      /* the body went over max_body: answer 413 */
+  const char *version;      /* "HTTP/1.1" or "HTTP/1.0", borrowed like url */
   /* Free for the handler layer. */
   int route;                /* SK_ROUTE_* for metrics */
   void *data;               /* handler state; released by `cleanup` */
   void (*cleanup)(void *data);
   bool discard_body;        /* begin() may set it: read and drop the body */
+  bool close_after;         /* begin() may set it with an answer: the answer goes out
+                               before the body is read, then the connection closes */
   /* Private below. */
   struct MHD_Connection *conn;
   struct MHD_Response *resp;
-  bool handled, queued, suspended, close_after;
+  bool handled, queued, suspended;
   size_t discarded;
   uv_work_t work;
   void (*work_cb)(void *arg);
@@ -113,6 +118,10 @@ const char *sk_http_query(sk_http_req *req, const char *name);
 
 /* Value of request header `name` (case-insensitive), or NULL. */
 const char *sk_http_header(sk_http_req *req, const char *name);
+
+/* How many header lines named names[i] (case-insensitive) the request
+ * has, into counts[i], in one pass: sk_http_header() shows only the first. */
+void sk_http_header_counts(sk_http_req *req, const char *const *names, unsigned *counts, size_t n);
 
 /* Sets the answer: `body` (len bytes) is stolen when `own` (freed with
  * free()), else must outlive the response (static text). `headers` is NULL

@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "sk_access.h"
 #include "sk_cache.h"
 #include "sk_http.h"
 #include "sk_metrics.h"
@@ -37,6 +38,8 @@ typedef struct sk_routes_config {
   unsigned kernel_threads; /* threads one large pool batch is split across [1] */
   int fast_binary;     /* single-pose binary answers from sk_kernel_single:
                           within 1e-5 of, not bit-equal to, the JSON answer */
+  const sk_access *access; /* framing, Host and token checks before routing
+                              (borrowed); NULL: framing and Host presence only */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;
