@@ -8,9 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 #include <uv.h>
 
 #include "config.h"
+#include "sk_access.h"
+#include "sk_auth.h"
 #include "sk_cache.h"
 #include "sk_error.h"
 #include "sk_http.h"
@@ -18,6 +22,7 @@
 #include "sk_routes.h"
 #include "sk_store.h"
 #include "sk_systemd.h"
+#include "sk_tls.h"
 
 typedef struct options {
   char host[64];
@@ -28,6 +33,7 @@ typedef struct options {
   int fast_binary;
   char data_dir[4096];
   unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
+  char tokens[4096], tls_cert[4096], tls_key[4096], allowed_hosts[4096]; /* "" when not given */
 } options;
 
 static void usage(FILE *f) {
@@ -61,8 +67,18 @@ static void usage(FILE *f) {
           "  --body-timeout S     and its body within S seconds of the headers\n"
           "                       (SKINNERD_BODY_TIMEOUT) [60]\n"
           "  --log-level LEVEL    error, warn, info or debug (SKINNERD_LOG_LEVEL) [warn]\n"
+          "  --tokens FILE        bearer tokens, one \"TOKEN SCOPE\" a line, scope read,\n"
+          "                       write or admin (SKINNERD_TOKENS) [none: no authentication]\n"
+          "  --tls-cert FILE      serve HTTPS with this PEM certificate chain and\n"
+          "  --tls-key FILE       this PEM key; both or neither\n"
+          "                       (SKINNERD_TLS_CERT, SKINNERD_TLS_KEY) [plain HTTP]\n"
+          "  --allowed-hosts LIST Host header values accepted, comma separated, port\n"
+          "                       optional; * accepts any (SKINNERD_ALLOWED_HOSTS)\n"
+          "                       [loopback names on a loopback listener, else any]\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
+          "SIGHUP reloads --tokens and --tls-cert/--tls-key (a bad file keeps the old\n"
+          "ones); SIGUSR1/SIGUSR2 are logged and ignored.\n"
           "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored),\n"
           "Type=notify readiness and WatchdogSec= pings.\n");
 }
@@ -147,6 +163,15 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = parse_ull(val, 86400, &o->body_timeout) || o->body_timeout == 0;
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
+  else if (strcmp(name, "tokens") == 0)
+    bad = val[0] == '\0' || snprintf(o->tokens, sizeof o->tokens, "%s", val) >= (int)sizeof o->tokens;
+  else if (strcmp(name, "tls-cert") == 0)
+    bad = val[0] == '\0' || snprintf(o->tls_cert, sizeof o->tls_cert, "%s", val) >= (int)sizeof o->tls_cert;
+  else if (strcmp(name, "tls-key") == 0)
+    bad = val[0] == '\0' || snprintf(o->tls_key, sizeof o->tls_key, "%s", val) >= (int)sizeof o->tls_key;
+  else if (strcmp(name, "allowed-hosts") == 0)
+    bad = val[0] == '\0' ||
+          snprintf(o->allowed_hosts, sizeof o->allowed_hosts, "%s", val) >= (int)sizeof o->allowed_hosts;
   else {
     fprintf(stderr, "skinnerd: unknown option --%s (see --help)\n", name);
     return -1;
@@ -166,6 +191,8 @@ static int parse_env(options *o) {
       {"fast-binary", "SKINNERD_FAST_BINARY"}, {"data-dir", "SKINNERD_DATA_DIR"},
       {"max-connections", "SKINNERD_MAX_CONNECTIONS"}, {"header-timeout", "SKINNERD_HEADER_TIMEOUT"},
       {"body-timeout", "SKINNERD_BODY_TIMEOUT"}, {"conn-memory", "SKINNERD_CONN_MEMORY"},
+      {"tokens", "SKINNERD_TOKENS"}, {"tls-cert", "SKINNERD_TLS_CERT"}, {"tls-key", "SKINNERD_TLS_KEY"},
+      {"allowed-hosts", "SKINNERD_ALLOWED_HOSTS"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -221,6 +248,10 @@ typedef struct daemon_state {
   uv_loop_t *loop;
   sk_http *http;
   uv_signal_t sigint, sigterm;
+  uv_signal_t sighup, sigusr1, sigusr2; /* reload; logged and ignored */
+  const options *opt;
+  sk_access *access; /* Host and token checks; its token table is swapped on SIGHUP */
+  sk_tls *tls;       /* NULL without --tls-cert */
   uv_timer_t watchdog; /* systemd WatchdogSec= pings, when asked for */
   bool watchdog_on;
   int signals_seen;
@@ -230,6 +261,9 @@ static void on_stopped(void *arg) {
   daemon_state *d = arg;
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
+  uv_close((uv_handle_t *)&d->sighup, NULL);
+  uv_close((uv_handle_t *)&d->sigusr1, NULL);
+  uv_close((uv_handle_t *)&d->sigusr2, NULL);
   if (d->watchdog_on)
     uv_close((uv_handle_t *)&d->watchdog, NULL);
 }
@@ -254,6 +288,56 @@ static void on_signal(uv_signal_t *s, int signum) {
   sk_http_stop(d->http, on_stopped, d);
 }
 
+/* SIGHUP: new tokens and certificate for the next requests and handshakes;
+ * connections stay open. Each file is all or nothing: a bad one keeps the
+ * old table or pair and says why. */
+static void on_reload(uv_signal_t *s, int signum) {
+  (void)signum;
+  daemon_state *d = s->data;
+  const options *o = d->opt;
+  sk_error err;
+  if (o->tokens[0] != '\0') {
+    sk_auth *t = NULL;
+    sk_error_clear(&err);
+    if (sk_auth_load(o->tokens, &t, &err) != 0) {
+      fprintf(stderr, "skinnerd: SIGHUP: keeping the previous tokens: %s\n", err.text);
+    } else {
+      sk_access_set_tokens(d->access, t);
+      if (o->log_level >= 1)
+        fprintf(stderr, "skinnerd: SIGHUP: %zu tokens loaded from %s\n", sk_auth_count(t), o->tokens);
+    }
+  }
+  if (d->tls != NULL) {
+    sk_error_clear(&err);
+    if (sk_tls_reload(d->tls, &err) != 0)
+      fprintf(stderr, "skinnerd: SIGHUP: keeping the previous certificate: %s\n", err.text);
+    else if (o->log_level >= 1)
+      fprintf(stderr, "skinnerd: SIGHUP: certificate reloaded from %s (generation %u)\n", o->tls_cert,
+              sk_tls_generation(d->tls));
+  }
+}
+
+static void on_ignored_signal(uv_signal_t *s, int signum) {
+  daemon_state *d = s->data;
+  if (d->opt->log_level >= 1)
+    fprintf(stderr, "skinnerd: signal %d (SIGUSR1/SIGUSR2) ignored\n", signum);
+}
+
+/* True when the listening address is loopback: the default --allowed-hosts
+ * then accepts loopback names only. A socket-activated listener is asked. */
+static bool listener_is_loopback(const options *o, int fd) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  if (fd > 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0) {
+    if (ss.ss_family == AF_INET)
+      return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    if (ss.ss_family == AF_INET6)
+      return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    return false;
+  }
+  return strncmp(o->host, "127.", 4) == 0 || strcmp(o->host, "::1") == 0;
+}
+
 int main(int argc, char **argv) {
   options o;
   memset(&o, 0, sizeof o);
@@ -275,6 +359,10 @@ int main(int argc, char **argv) {
   int pr = parse_args(argc, argv, &o);
   if (pr != 0)
     return pr > 0 ? 0 : 2;
+  if ((o.tls_cert[0] != '\0') != (o.tls_key[0] != '\0')) {
+    fprintf(stderr, "skinnerd: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
 
   /* libuv sizes its pool from the environment on first use, so this must
    * happen before anything is queued. */
@@ -282,6 +370,11 @@ int main(int argc, char **argv) {
   snprintf(nthreads, sizeof nthreads, "%lu", o.threads);
   setenv("UV_THREADPOOL_SIZE", nthreads, 1);
   signal(SIGPIPE, SIG_IGN);
+  /* Until the loop's handlers are in (below), a reload or user signal must
+   * not kill us: their default action is to terminate. */
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGUSR1, SIG_IGN);
+  signal(SIGUSR2, SIG_IGN);
 
   uv_loop_t *loop = uv_default_loop();
   sk_metrics *metrics = calloc(1, sizeof *metrics); /* ~100 KB: not on the stack */
@@ -318,6 +411,30 @@ int main(int argc, char **argv) {
     rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
   rc.fast_binary = o.fast_binary;
   rc.kernel_threads = (unsigned)o.threads;
+  /* Socket activation: serve the socket systemd bound for us. */
+  int nfds = sk_systemd_listen_fds();
+  sk_access *access = NULL;
+  sk_tls *tls = NULL;
+  sk_error aerr;
+  sk_error_clear(&aerr);
+  if (sk_access_create(o.allowed_hosts[0] != '\0' ? o.allowed_hosts : NULL,
+                       listener_is_loopback(&o, nfds > 0 ? SK_SYSTEMD_FDS_START : -1), &access, &aerr) != 0) {
+    fprintf(stderr, "skinnerd: %s\n", aerr.text);
+    return 2;
+  }
+  if (o.tokens[0] != '\0') {
+    sk_auth *tokens = NULL;
+    if (sk_auth_load(o.tokens, &tokens, &aerr) != 0) {
+      fprintf(stderr, "skinnerd: --tokens: %s\n", aerr.text);
+      return 2;
+    }
+    sk_access_set_tokens(access, tokens);
+  }
+  if (o.tls_cert[0] != '\0' && sk_tls_create(o.tls_cert, o.tls_key, &tls, &aerr) != 0) {
+    fprintf(stderr, "skinnerd: --tls-cert/--tls-key: %s\n", aerr.text);
+    return 2;
+  }
+  rc.access = access;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
     return 1;
@@ -333,13 +450,15 @@ int main(int argc, char **argv) {
   hc.conn_memory = (size_t)o.conn_memory;
   hc.header_timeout_ms = (unsigned)o.header_timeout * 1000u;
   hc.body_timeout_ms = (unsigned)o.body_timeout * 1000u;
-  /* Socket activation: serve the socket systemd bound for us. */
-  int nfds = sk_systemd_listen_fds();
+  hc.tls = tls;
   if (nfds > 0)
     hc.listen_fd = SK_SYSTEMD_FDS_START;
   daemon_state d;
   memset(&d, 0, sizeof d);
   d.loop = loop;
+  d.opt = &o;
+  d.access = access;
+  d.tls = tls;
   int err = sk_http_start(loop, &hc, &handler, &d.http);
   if (err != 0) {
     fprintf(stderr, "skinnerd: cannot listen on %s:%u: %s\n", o.host, o.port,
@@ -367,6 +486,13 @@ int main(int argc, char **argv) {
   d.sigint.data = d.sigterm.data = &d;
   uv_signal_start(&d.sigint, on_signal, SIGINT);
   uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+  uv_signal_init(loop, &d.sighup);
+  uv_signal_init(loop, &d.sigusr1);
+  uv_signal_init(loop, &d.sigusr2);
+  d.sighup.data = d.sigusr1.data = d.sigusr2.data = &d;
+  uv_signal_start(&d.sighup, on_reload, SIGHUP);
+  uv_signal_start(&d.sigusr1, on_ignored_signal, SIGUSR1);
+  uv_signal_start(&d.sigusr2, on_ignored_signal, SIGUSR2);
 
   uv_run(loop, UV_RUN_DEFAULT);
 
@@ -374,6 +500,8 @@ int main(int argc, char **argv) {
   sk_routes_destroy(routes);
   sk_cache_destroy(cache);
   sk_store_close(store);
+  sk_access_destroy(access);
+  sk_tls_destroy(tls);
   free(metrics);
   int rc_close = uv_loop_close(loop);
   if (rc_close != 0 && o.log_level >= 1)
