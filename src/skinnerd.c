@@ -339,6 +339,11 @@ static bool listener_is_loopback(const options *o, int fd) {
 }
 
 int main(int argc, char **argv) {
+  /* Until the loop's handlers are in (below), a reload or user signal must
+   * not kill us: their default action is to terminate. */
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGUSR1, SIG_IGN);
+  signal(SIGUSR2, SIG_IGN);
   options o;
   memset(&o, 0, sizeof o);
   snprintf(o.host, sizeof o.host, "127.0.0.1");
@@ -370,11 +375,6 @@ int main(int argc, char **argv) {
   snprintf(nthreads, sizeof nthreads, "%lu", o.threads);
   setenv("UV_THREADPOOL_SIZE", nthreads, 1);
   signal(SIGPIPE, SIG_IGN);
-  /* Until the loop's handlers are in (below), a reload or user signal must
-   * not kill us: their default action is to terminate. */
-  signal(SIGHUP, SIG_IGN);
-  signal(SIGUSR1, SIG_IGN);
-  signal(SIGUSR2, SIG_IGN);
 
   uv_loop_t *loop = uv_default_loop();
   sk_metrics *metrics = calloc(1, sizeof *metrics); /* ~100 KB: not on the stack */
