@@ -338,6 +338,37 @@ static bool listener_is_loopback(const options *o, int fd) {
   return strncmp(o->host, "127.", 4) == 0 || strcmp(o->host, "::1") == 0;
 }
 
+/* The Host/token gate and the TLS certificate from the options; on error
+ * says why on stderr, frees what it made and returns -1. */
+static int setup_access(const options *o, int listen_fd, sk_access **access, sk_tls **tls) {
+  sk_error err;
+  sk_error_clear(&err);
+  *access = NULL;
+  *tls = NULL;
+  if (sk_access_create(o->allowed_hosts[0] != '\0' ? o->allowed_hosts : NULL, listener_is_loopback(o, listen_fd),
+                       access, &err) != 0) {
+    fprintf(stderr, "skinnerd: %s\n", err.text);
+    return -1;
+  }
+  if (o->tokens[0] != '\0') {
+    sk_auth *tokens = NULL;
+    if (sk_auth_load(o->tokens, &tokens, &err) != 0) {
+      fprintf(stderr, "skinnerd: --tokens: %s\n", err.text);
+      goto fail;
+    }
+    sk_access_set_tokens(*access, tokens);
+  }
+  if (o->tls_cert[0] != '\0' && sk_tls_create(o->tls_cert, o->tls_key, tls, &err) != 0) {
+    fprintf(stderr, "skinnerd: --tls-cert/--tls-key: %s\n", err.text);
+    goto fail;
+  }
+  return 0;
+fail:
+  sk_access_destroy(*access);
+  *access = NULL;
+  return -1;
+}
+
 int main(int argc, char **argv) {
   /* Until the loop's handlers are in (below), a reload or user signal must
    * not kill us: their default action is to terminate. */
@@ -376,6 +407,13 @@ int main(int argc, char **argv) {
   setenv("UV_THREADPOOL_SIZE", nthreads, 1);
   signal(SIGPIPE, SIG_IGN);
 
+  /* Socket activation: serve the socket systemd bound for us. */
+  int nfds = sk_systemd_listen_fds();
+  sk_access *access = NULL;
+  sk_tls *tls = NULL;
+  if (setup_access(&o, nfds > 0 ? SK_SYSTEMD_FDS_START : -1, &access, &tls) != 0)
+    return 2;
+
   uv_loop_t *loop = uv_default_loop();
   sk_metrics *metrics = calloc(1, sizeof *metrics); /* ~100 KB: not on the stack */
   sk_cache *cache = NULL;
@@ -411,29 +449,6 @@ int main(int argc, char **argv) {
     rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
   rc.fast_binary = o.fast_binary;
   rc.kernel_threads = (unsigned)o.threads;
-  /* Socket activation: serve the socket systemd bound for us. */
-  int nfds = sk_systemd_listen_fds();
-  sk_access *access = NULL;
-  sk_tls *tls = NULL;
-  sk_error aerr;
-  sk_error_clear(&aerr);
-  if (sk_access_create(o.allowed_hosts[0] != '\0' ? o.allowed_hosts : NULL,
-                       listener_is_loopback(&o, nfds > 0 ? SK_SYSTEMD_FDS_START : -1), &access, &aerr) != 0) {
-    fprintf(stderr, "skinnerd: %s\n", aerr.text);
-    return 2;
-  }
-  if (o.tokens[0] != '\0') {
-    sk_auth *tokens = NULL;
-    if (sk_auth_load(o.tokens, &tokens, &aerr) != 0) {
-      fprintf(stderr, "skinnerd: --tokens: %s\n", aerr.text);
-      return 2;
-    }
-    sk_access_set_tokens(access, tokens);
-  }
-  if (o.tls_cert[0] != '\0' && sk_tls_create(o.tls_cert, o.tls_key, &tls, &aerr) != 0) {
-    fprintf(stderr, "skinnerd: --tls-cert/--tls-key: %s\n", aerr.text);
-    return 2;
-  }
   rc.access = access;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
