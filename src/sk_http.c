@@ -1,6 +1,8 @@
 #include "sk_http.h"
 
 #include <arpa/inet.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,6 +16,7 @@
 
 #include "sk_error.h"
 #include "sk_metrics.h"
+#include "sk_tls.h"
 
 /* Bytes of an unwanted body read before the connection is dropped instead. */
 #define SK_HTTP_DISCARD_MAX (64u << 20)
@@ -49,6 +52,7 @@ struct sk_http {
  * began, so a client that trickles bytes cannot hold a slot for ever. */
 typedef struct conn_state {
   struct conn_state *prev, *next;
+  sk_http *http;       /* for the TLS certificate callback */
   int fd;
   uint64_t since_ns;   /* connection opened, or the previous answer went out */
   uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
@@ -143,6 +147,28 @@ const char *sk_http_query(sk_http_req *req, const char *name) {
 
 const char *sk_http_header(sk_http_req *req, const char *name) {
   return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+typedef struct header_counts {
+  const char *const *names;
+  unsigned *counts;
+  size_t n;
+} header_counts;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind;
+  (void)value;
+  header_counts *hc = cls;
+  for (size_t i = 0; key != NULL && i < hc->n; i++)
+    if (strcasecmp(key, hc->names[i]) == 0)
+      hc->counts[i]++;
+  return MHD_YES;
+}
+
+void sk_http_header_counts(sk_http_req *req, const char *const *names, unsigned *counts, size_t n) {
+  header_counts hc = {names, counts, n};
+  memset(counts, 0, n * sizeof *counts);
+  MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header, &hc);
 }
 
 /* Owned answers up to this size are counted but never refused: a problem
@@ -382,7 +408,6 @@ static size_t unescape_keep_nul(void *cls, struct MHD_Connection *conn, char *s)
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls) {
-  (void)version;
   sk_http *h = cls;
   sk_http_req *req = *con_cls;
   if (req == NULL) {
@@ -393,6 +418,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     req->conn = conn;
     req->url = url;
     req->method = method;
+    req->version = version;
     req->method_id = sk_metrics_method(method);
     req->start_ns = uv_hrtime();
     *con_cls = req;
@@ -414,9 +440,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
       h->h.handle(h->h.ctx, req);
       return queue(req);
     }
-    /* An early 413 goes out before the body is read (MHD allows queuing
-     * only now or once the body is complete); the connection then closes. */
-    if (req->resp != NULL && req->status == 413) {
+    /* An early 413, or an answer begin() wants out before the body (an
+     * unauthenticated client must not make us read one; a body whose
+     * framing is in doubt must not be read at all), goes out now (MHD
+     * allows queuing only now or once the body is complete); MHD then
+     * reads nothing more and the connection closes. */
+    if (req->resp != NULL && (req->status == 413 || req->close_after)) {
       req->handled = true;
       req->close_after = true;
       return queue(req);
@@ -545,6 +574,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
       return;
     }
     c->fd = ci->connect_fd;
+    c->http = h;
     c->since_ns = uv_hrtime();
     c->next = h->conns;
     if (h->conns != NULL)
@@ -761,6 +791,28 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   vfprintf(stderr, fmt, ap);
 }
 
+/* GnuTLS asks for the server certificate on each handshake (libmicrohttpd
+ * installs this with gnutls_certificate_set_retrieve_function2, which has
+ * no user pointer): the session's pointer is the MHD connection, whose
+ * socket context leads back to this server and its current certificate. So
+ * a reload takes effect at the next handshake and no connection drops. */
+static int tls_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                    const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length, gnutls_pcert_st **pcert,
+                    unsigned int *pcert_length, gnutls_privkey_t *privkey) {
+  (void)req_ca_rdn;
+  (void)nreqs;
+  (void)pk_algos;
+  (void)pk_algos_length;
+  struct MHD_Connection *conn = gnutls_session_get_ptr(session);
+  const union MHD_ConnectionInfo *ci =
+      conn != NULL ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT) : NULL;
+  conn_state *c = ci != NULL ? ci->socket_context : NULL;
+  if (c == NULL || c->http->cfg.tls == NULL)
+    return -1; /* the handshake fails; nothing else is possible without a certificate */
+  sk_tls_current(c->http->cfg.tls, pcert, pcert_length, privkey);
+  return 0;
+}
+
 int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_handler *hd, sk_http **out) {
   *out = NULL;
   sk_http *h = calloc(1, sizeof *h);
@@ -830,6 +882,13 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
     where[0].option = MHD_OPTION_LISTEN_SOCKET;
     where[0].value = h->cfg.listen_fd;
     where[0].ptr_value = NULL;
+  }
+  if (h->cfg.tls != NULL) {
+    /* POSIX lets a function pointer travel as void *, which is how
+     * MHD_OPTION_ARRAY carries this option. */
+    flags |= MHD_USE_TLS;
+    where[1].option = MHD_OPTION_HTTPS_CERT_CALLBACK;
+    where[1].ptr_value = (void *)tls_cert;
   }
   /* Port 0 with a passed socket: MHD then reads the bound port from the
    * socket (with --listen's port it reported that one, not the real one). */

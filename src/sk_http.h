@@ -74,6 +74,8 @@ typedef struct sk_http_config {
                                   its previous answer is closed after this [5000] */
   sk_budget *budget;           /* borrowed, or NULL: request bodies (by Content-Length, or
                                   per chunk) and answers are counted in it [NULL] */
+  struct sk_tls *tls;          /* HTTPS with this certificate (borrowed, outlives the
+                                  server; swapped by sk_tls_reload); NULL: plain HTTP */
 } sk_http_config;
 
 /* Connection counters of one listener (loop thread). */
@@ -96,15 +98,18 @@ struct sk_http_req {
   bool over_budget;         /* the body did not fit in the memory budget: answer 503
                                (handle() then runs at once, with no body, and the
                                answer goes out before the body is read) */
+  const char *version;      /* "HTTP/1.1" or "HTTP/1.0", borrowed like url */
   /* Free for the handler layer. */
   int route;                /* SK_ROUTE_* for metrics */
   void *data;               /* handler state; released by `cleanup` */
   void (*cleanup)(void *data);
   bool discard_body;        /* begin() may set it: read and drop the body */
+  bool close_after;         /* begin() may set it with an answer: the answer goes out
+                               before the body is read, then the connection closes */
   /* Private below. */
   struct MHD_Connection *conn;
   struct MHD_Response *resp;
-  bool handled, queued, suspended, close_after;
+  bool handled, queued, suspended;
   size_t discarded;
   uv_work_t work;
   void (*work_cb)(void *arg);
@@ -141,6 +146,10 @@ const char *sk_http_query(sk_http_req *req, const char *name);
 
 /* Value of request header `name` (case-insensitive), or NULL. */
 const char *sk_http_header(sk_http_req *req, const char *name);
+
+/* How many header lines named names[i] (case-insensitive) the request
+ * has, into counts[i], in one pass: sk_http_header() shows only the first. */
+void sk_http_header_counts(sk_http_req *req, const char *const *names, unsigned *counts, size_t n);
 
 /* Sets the answer: `body` (len bytes) is stolen when `own` (freed with
  * free()), else must outlive the response (static text). `headers` is NULL

@@ -368,11 +368,40 @@ static int gltf_type(const char *ct) {
   return 0;
 }
 
+/* Framing, Host and bearer token (sk_access), before anything else looks
+ * at the request. True when refused (the answer is set). */
+static bool access_refused(sk_routes *r, sk_http_req *req, int route) {
+  static const char *const names[] = {"Host", "Content-Length", "Transfer-Encoding"};
+  unsigned counts[3];
+  sk_http_header_counts(req, names, counts, 3);
+  sk_access_request rq = {
+      .version = req->version,
+      .host = sk_http_header(req, "Host"),
+      .host_count = counts[0],
+      .content_length = sk_http_header(req, "Content-Length"),
+      .content_length_count = counts[1],
+      .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
+      .transfer_encoding_count = counts[2],
+      .authorization = sk_http_header(req, "Authorization"),
+      .scope = sk_access_scope(route, req->method_id),
+  };
+  sk_access_verdict v;
+  sk_access_check(r->cfg.access, &rq, &v);
+  if (v.status == 0)
+    return false;
+  req->close_after = v.close; /* before the answer: it then says Connection: close */
+  const char *hdr[] = {"WWW-Authenticate", v.www_authenticate, NULL};
+  problem_full(req, v.status, v.kind, v.title, v.detail, "", 0, 0, v.www_authenticate[0] ? hdr : NULL);
+  return true;
+}
+
 static void on_begin(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
   match m;
   route_match(req->url, &m);
   req->route = m.route;
+  if (access_refused(r, req, m.route))
+    return;
   if (m.route == SK_ROUTE_OTHER) {
     problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
     return;

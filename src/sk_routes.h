@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "sk_access.h"
 #include "sk_cache.h"
 #include "sk_http.h"
 #include "sk_metrics.h"
@@ -40,6 +41,8 @@ typedef struct sk_routes_config {
   int metrics_admin_only; /* /metrics only through sk_routes_admin_handler();
                              the public handler answers it 404 (--admin-listen) */
   sk_budget *budget;   /* borrowed, or NULL: the memory budget, for /metrics */
+  const sk_access *access; /* framing, Host and token checks before routing
+                              (borrowed); NULL: framing and Host presence only */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;

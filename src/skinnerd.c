@@ -10,10 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 #include <uv.h>
 
 #include "config.h"
 #include "sk_budget.h"
+#include "sk_access.h"
+#include "sk_auth.h"
 #include "sk_cache.h"
 #include "sk_error.h"
 #include "sk_http.h"
@@ -21,6 +25,7 @@
 #include "sk_routes.h"
 #include "sk_store.h"
 #include "sk_systemd.h"
+#include "sk_tls.h"
 
 typedef struct options {
   char host[64];
@@ -36,6 +41,7 @@ typedef struct options {
   unsigned admin_port;
   unsigned long long memory_mb; /* ULLONG_MAX until set: the default is the machine's */
   bool cache_set;               /* --cache-mb given: never lowered silently */
+  char tokens[4096], tls_cert[4096], tls_key[4096], allowed_hosts[4096]; /* "" when not given */
 } options;
 
 static void usage(FILE *f) {
@@ -88,8 +94,18 @@ static void usage(FILE *f) {
           "                       RAM or of the cgroup's memory.max, 64..16384; 0 = unlimited];\n"
           "                       --cache-mb defaults to the smaller of 256 and half of it;\n"
           "                       a larger --cache-mb (or 0) is lowered to it\n"
+          "  --tokens FILE        bearer tokens, one \"TOKEN SCOPE\" a line, scope read,\n"
+          "                       write or admin (SKINNERD_TOKENS) [none: no authentication]\n"
+          "  --tls-cert FILE      serve HTTPS with this PEM certificate chain and\n"
+          "  --tls-key FILE       this PEM key; both or neither\n"
+          "                       (SKINNERD_TLS_CERT, SKINNERD_TLS_KEY) [plain HTTP]\n"
+          "  --allowed-hosts LIST Host header values accepted, comma separated, port\n"
+          "                       optional; * accepts any (SKINNERD_ALLOWED_HOSTS)\n"
+          "                       [loopback names on a loopback listener, else any]\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
+          "SIGHUP reloads --tokens and --tls-cert/--tls-key (a bad file keeps the old\n"
+          "ones); SIGUSR1/SIGUSR2 are logged and ignored.\n"
           "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored; a\n"
           "second socket is the admin listener), "
           "Type=notify readiness and WatchdogSec= pings.\n");
@@ -183,6 +199,15 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = parse_ull(val, 1ull << 30, &o->memory_mb);
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
+  else if (strcmp(name, "tokens") == 0)
+    bad = val[0] == '\0' || snprintf(o->tokens, sizeof o->tokens, "%s", val) >= (int)sizeof o->tokens;
+  else if (strcmp(name, "tls-cert") == 0)
+    bad = val[0] == '\0' || snprintf(o->tls_cert, sizeof o->tls_cert, "%s", val) >= (int)sizeof o->tls_cert;
+  else if (strcmp(name, "tls-key") == 0)
+    bad = val[0] == '\0' || snprintf(o->tls_key, sizeof o->tls_key, "%s", val) >= (int)sizeof o->tls_key;
+  else if (strcmp(name, "allowed-hosts") == 0)
+    bad = val[0] == '\0' ||
+          snprintf(o->allowed_hosts, sizeof o->allowed_hosts, "%s", val) >= (int)sizeof o->allowed_hosts;
   else {
     fprintf(stderr, "skinnerd: unknown option --%s (see --help)\n", name);
     return -1;
@@ -205,6 +230,8 @@ static int parse_env(options *o) {
       {"max-per-ip", "SKINNERD_MAX_PER_IP"}, {"idle-timeout", "SKINNERD_IDLE_TIMEOUT"},
       {"admin-listen", "SKINNERD_ADMIN_LISTEN"},
       {"memory-mb", "SKINNERD_MEMORY_MB"},
+      {"tokens", "SKINNERD_TOKENS"}, {"tls-cert", "SKINNERD_TLS_CERT"}, {"tls-key", "SKINNERD_TLS_KEY"},
+      {"allowed-hosts", "SKINNERD_ALLOWED_HOSTS"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -262,6 +289,10 @@ typedef struct daemon_state {
   sk_http *admin;    /* NULL without --admin-listen */
   int stops_pending; /* listeners not yet stopped */
   uv_signal_t sigint, sigterm;
+  uv_signal_t sighup, sigusr1, sigusr2; /* reload; logged and ignored */
+  const options *opt;
+  sk_access *access; /* Host and token checks; its token table is swapped on SIGHUP */
+  sk_tls *tls;       /* NULL without --tls-cert */
   uv_timer_t watchdog; /* systemd WatchdogSec= pings, when asked for */
   bool watchdog_on;
   int signals_seen;
@@ -273,6 +304,9 @@ static void on_stopped(void *arg) {
     return;
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
+  uv_close((uv_handle_t *)&d->sighup, NULL);
+  uv_close((uv_handle_t *)&d->sigusr1, NULL);
+  uv_close((uv_handle_t *)&d->sigusr2, NULL);
   if (d->watchdog_on)
     uv_close((uv_handle_t *)&d->watchdog, NULL);
 }
@@ -331,7 +365,93 @@ static void print_listening(const char *what, const char *host, unsigned port) {
     printf("%slistening on %s:%u\n", what, host, port);
 }
 
+/* SIGHUP: new tokens and certificate for the next requests and handshakes;
+ * connections stay open. Each file is all or nothing: a bad one keeps the
+ * old table or pair and says why. */
+static void on_reload(uv_signal_t *s, int signum) {
+  (void)signum;
+  daemon_state *d = s->data;
+  const options *o = d->opt;
+  sk_error err;
+  if (o->tokens[0] != '\0') {
+    sk_auth *t = NULL;
+    sk_error_clear(&err);
+    if (sk_auth_load(o->tokens, &t, &err) != 0) {
+      fprintf(stderr, "skinnerd: SIGHUP: keeping the previous tokens: %s\n", err.text);
+    } else {
+      sk_access_set_tokens(d->access, t);
+      if (o->log_level >= 1)
+        fprintf(stderr, "skinnerd: SIGHUP: %zu tokens loaded from %s\n", sk_auth_count(t), o->tokens);
+    }
+  }
+  if (d->tls != NULL) {
+    sk_error_clear(&err);
+    if (sk_tls_reload(d->tls, &err) != 0)
+      fprintf(stderr, "skinnerd: SIGHUP: keeping the previous certificate: %s\n", err.text);
+    else if (o->log_level >= 1)
+      fprintf(stderr, "skinnerd: SIGHUP: certificate reloaded from %s (generation %u)\n", o->tls_cert,
+              sk_tls_generation(d->tls));
+  }
+}
+
+static void on_ignored_signal(uv_signal_t *s, int signum) {
+  daemon_state *d = s->data;
+  if (d->opt->log_level >= 1)
+    fprintf(stderr, "skinnerd: signal %d (SIGUSR1/SIGUSR2) ignored\n", signum);
+}
+
+/* True when the listening address is loopback: the default --allowed-hosts
+ * then accepts loopback names only. A socket-activated listener is asked. */
+static bool listener_is_loopback(const options *o, int fd) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  if (fd > 0 && getsockname(fd, (struct sockaddr *)&ss, &len) == 0) {
+    if (ss.ss_family == AF_INET)
+      return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    if (ss.ss_family == AF_INET6)
+      return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    return false;
+  }
+  return strncmp(o->host, "127.", 4) == 0 || strcmp(o->host, "::1") == 0;
+}
+
+/* The Host/token gate and the TLS certificate from the options; on error
+ * says why on stderr, frees what it made and returns -1. */
+static int setup_access(const options *o, int listen_fd, sk_access **access, sk_tls **tls) {
+  sk_error err;
+  sk_error_clear(&err);
+  *access = NULL;
+  *tls = NULL;
+  if (sk_access_create(o->allowed_hosts[0] != '\0' ? o->allowed_hosts : NULL, listener_is_loopback(o, listen_fd),
+                       access, &err) != 0) {
+    fprintf(stderr, "skinnerd: %s\n", err.text);
+    return -1;
+  }
+  if (o->tokens[0] != '\0') {
+    sk_auth *tokens = NULL;
+    if (sk_auth_load(o->tokens, &tokens, &err) != 0) {
+      fprintf(stderr, "skinnerd: --tokens: %s\n", err.text);
+      goto fail;
+    }
+    sk_access_set_tokens(*access, tokens);
+  }
+  if (o->tls_cert[0] != '\0' && sk_tls_create(o->tls_cert, o->tls_key, tls, &err) != 0) {
+    fprintf(stderr, "skinnerd: --tls-cert/--tls-key: %s\n", err.text);
+    goto fail;
+  }
+  return 0;
+fail:
+  sk_access_destroy(*access);
+  *access = NULL;
+  return -1;
+}
+
 int main(int argc, char **argv) {
+  /* Until the loop's handlers are in (below), a reload or user signal must
+   * not kill us: their default action is to terminate. */
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGUSR1, SIG_IGN);
+  signal(SIGUSR2, SIG_IGN);
   options o;
   memset(&o, 0, sizeof o);
   snprintf(o.host, sizeof o.host, "127.0.0.1");
@@ -356,6 +476,10 @@ int main(int argc, char **argv) {
   int pr = parse_args(argc, argv, &o);
   if (pr != 0)
     return pr > 0 ? 0 : 2;
+  if ((o.tls_cert[0] != '\0') != (o.tls_key[0] != '\0')) {
+    fprintf(stderr, "skinnerd: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
   if (o.memory_mb == ULLONG_MAX)
     o.memory_mb = sk_budget_default() >> 20;
   /* The cache is charged to the budget without being refused (its own cap
@@ -379,6 +503,13 @@ int main(int argc, char **argv) {
   /* Past RLIMIT_FSIZE a write fails with EFBIG (a 507 for that put) instead
    * of the signal killing the daemon. */
   signal(SIGXFSZ, SIG_IGN);
+
+  /* Socket activation: serve the socket(s) systemd bound for us. */
+  int nfds = sk_systemd_listen_fds();
+  sk_access *access = NULL;
+  sk_tls *tls = NULL;
+  if (setup_access(&o, nfds > 0 ? SK_SYSTEMD_FDS_START : -1, &access, &tls) != 0)
+    return 2;
 
   uv_loop_t *loop = uv_default_loop();
   sk_metrics *metrics = calloc(1, sizeof *metrics); /* ~100 KB: not on the stack */
@@ -406,9 +537,7 @@ int main(int argc, char **argv) {
     if (o.log_level >= 2)
       fprintf(stderr, "skinnerd: loaded %d skeletons from %s\n", loaded, o.data_dir);
   }
-  /* Socket activation: serve the socket systemd bound for us; a second one
-   * is the admin listener. */
-  int nfds = sk_systemd_listen_fds();
+  /* Under socket activation a second socket is the admin listener. */
   bool want_admin = o.admin_host[0] != '\0' || nfds >= 2;
   sk_routes_config rc;
   memset(&rc, 0, sizeof rc);
@@ -422,6 +551,7 @@ int main(int argc, char **argv) {
   rc.fast_binary = o.fast_binary;
   rc.kernel_threads = (unsigned)o.threads;
   rc.budget = &budget;
+  rc.access = access;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
     return 1;
@@ -440,6 +570,7 @@ int main(int argc, char **argv) {
   hc.per_ip_limit = (unsigned)o.max_per_ip;
   hc.idle_timeout_ms = (unsigned)o.idle_timeout * 1000u;
   hc.budget = &budget;
+  hc.tls = tls;
   if (nfds > 0)
     hc.listen_fd = SK_SYSTEMD_FDS_START;
   /* The admin listener's own small budget: a few health checkers and a
@@ -463,6 +594,9 @@ int main(int argc, char **argv) {
   daemon_state d;
   memset(&d, 0, sizeof d);
   d.loop = loop;
+  d.opt = &o;
+  d.access = access;
+  d.tls = tls;
   int err = sk_http_start(loop, &hc, &handler, &d.http);
   if (err != 0) {
     fprintf(stderr, "skinnerd: cannot listen on %s:%u: %s\n", o.host, o.port,
@@ -501,6 +635,13 @@ int main(int argc, char **argv) {
   d.sigint.data = d.sigterm.data = &d;
   uv_signal_start(&d.sigint, on_signal, SIGINT);
   uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+  uv_signal_init(loop, &d.sighup);
+  uv_signal_init(loop, &d.sigusr1);
+  uv_signal_init(loop, &d.sigusr2);
+  d.sighup.data = d.sigusr1.data = d.sigusr2.data = &d;
+  uv_signal_start(&d.sighup, on_reload, SIGHUP);
+  uv_signal_start(&d.sigusr1, on_ignored_signal, SIGUSR1);
+  uv_signal_start(&d.sigusr2, on_ignored_signal, SIGUSR2);
 
   uv_run(loop, UV_RUN_DEFAULT);
 
@@ -509,6 +650,8 @@ int main(int argc, char **argv) {
   sk_routes_destroy(routes);
   sk_cache_destroy(cache);
   sk_store_close(store);
+  sk_access_destroy(access);
+  sk_tls_destroy(tls);
   free(metrics);
   int rc_close = uv_loop_close(loop);
   if (rc_close != 0 && o.log_level >= 1)

@@ -327,7 +327,7 @@ static void leave_mid_upload(const char *path, const char *accept, const char *b
   ck_assert_int_ge(fd, 0);
   char head[512];
   int n = snprintf(head, sizeof head,
-                   "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: %s\r\n"
+                   "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: %s\r\n"
                    "Content-Length: %zu\r\n\r\n",
                    path, accept, claim_len);
   sk_httpc_send_all(fd, head, (size_t)n);
@@ -518,7 +518,7 @@ static int chunked(const char *method, const char *path, const char *body, sk_ht
   ck_assert_int_ge(fd, 0);
   char head[512];
   int n = snprintf(head, sizeof head,
-                   "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                   "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n"
                    "Transfer-Encoding: chunked\r\n\r\n",
                    method, path);
   sk_httpc_send_all(fd, head, (size_t)n);
@@ -593,7 +593,7 @@ START_TEST(bodies_just_under_every_limit_pass_and_just_over_get_413) {
   }
   /* A Content-Length far over the limit is refused before any body byte. */
   int fd = sk_httpc_connect(D.host, D.port);
-  const char *huge = "PUT /v1/skeletons/h HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+  const char *huge = "PUT /v1/skeletons/h HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                      "Content-Length: 99999999999999\r\n\r\n";
   sk_httpc_send_all(fd, huge, strlen(huge));
   memset(&r, 0, sizeof r);

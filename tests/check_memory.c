@@ -234,7 +234,7 @@ static int send_request(const char *method, const char *path, const char *accept
   ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
   char head[512];
   int n = snprintf(head, sizeof head,
-                   "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAccept: %s\r\n"
+                   "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAccept: %s\r\n"
                    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
                    method, path, accept, announce);
   ck_assert_int_eq(sk_httpc_send_all(fd, head, (size_t)n), 0);
@@ -507,7 +507,7 @@ START_TEST(a_chunked_body_past_the_budget_gets_503) {
   start(args);
   int fd = sk_httpc_connect(D.host, D.port);
   ck_assert_int_ge(fd, 0);
-  const char *head = "PUT /v1/skeletons/c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+  const char *head = "PUT /v1/skeletons/c HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
                      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   ck_assert_int_eq(sk_httpc_send_all(fd, head, strlen(head)), 0);
   static char chunk[65536 + 16];

@@ -135,7 +135,7 @@ START_TEST(sigterm_finishes_the_batch_in_flight_and_exits_0) {
   ck_assert_int_ge(fd, 0);
   char head[512];
   int n = snprintf(head, sizeof head,
-                   "POST /v1/skeletons/big/poses HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+                   "POST /v1/skeletons/big/poses HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: "
                    "application/json\r\nAccept: application/octet-stream\r\nContent-Length: %zu\r\n\r\n",
                    b.len);
   ck_assert_int_eq(sk_httpc_send_all(fd, head, (size_t)n), 0);
@@ -178,7 +178,7 @@ START_TEST(readyz_reports_503_while_stopping) {
   start(args);
   int fd = sk_httpc_connect(D.host, D.port);
   ck_assert_int_ge(fd, 0);
-  const char *get = "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n";
+  const char *get = "GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n";
   ck_assert_int_eq(sk_httpc_send_all(fd, get, strlen(get)), 0);
   char buf[4096];
   ssize_t k = recv(fd, buf, sizeof buf - 1, 0);
@@ -187,7 +187,7 @@ START_TEST(readyz_reports_503_while_stopping) {
   ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "%s", buf);
   kill(D.pid, SIGTERM);
   usleep(100000);
-  const char *get2 = "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const char *get2 = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
   if (sk_httpc_send_all(fd, get2, strlen(get2)) == 0) {
     sk_httpc_resp r;
     memset(&r, 0, sizeof r);
@@ -526,7 +526,7 @@ START_TEST(a_chunked_body_over_the_limit_gets_413) {
   start(args);
   int fd = sk_httpc_connect(D.host, D.port);
   ck_assert_int_ge(fd, 0);
-  const char *head = "PUT /v1/skeletons/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+  const char *head = "PUT /v1/skeletons/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: "
                      "application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   ck_assert_int_eq(sk_httpc_send_all(fd, head, strlen(head)), 0);
   char chunk[600];
@@ -556,7 +556,7 @@ END_TEST
 static int status_with_header(size_t pad) {
   int fd = sk_httpc_connect(D.host, D.port);
   ck_assert_int_ge(fd, 0);
-  const char *head = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Padding: ";
+  const char *head = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Padding: ";
   const size_t hn = strlen(head);
   char *req = malloc(hn + pad + 4);
   ck_assert_ptr_nonnull(req);
@@ -604,7 +604,7 @@ START_TEST(a_client_in_the_backlog_gets_in_when_slots_free) {
   for (int i = 0; i < 2; i++) {
     busy[i] = sk_httpc_connect(D.host, D.port);
     ck_assert_int_ge(busy[i], 0);
-    const char *part = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    const char *part = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
     ck_assert_int_eq(sk_httpc_send_all(busy[i], part, strlen(part)), 0);
   }
   usleep(200 * 1000); /* both accepted: the daemon is at its limit */

@@ -264,9 +264,9 @@ def test_slow_clients_are_cut(tmp):
         for i in range(60):
             c = socket.create_connection(("127.0.0.1", d.port), timeout=5)
             if i % 2:
-                c.sendall(b"POST /v1/skeletons/x/pose HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+                c.sendall(b"POST /v1/skeletons/x/pose HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
             else:
-                c.sendall(b"POST /v1/skeletons/x/pose HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                c.sendall(b"POST /v1/skeletons/x/pose HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                           b"Content-Length: 1000\r\n\r\n{")
             socks.append(c)
         stop = threading.Event()

@@ -26,5 +26,16 @@ for key in Type=notify DynamicUser=yes StateDirectory=skinnerd ProtectSystem=str
            NoNewPrivileges=yes RestrictAddressFamilies= SystemCallFilter=@system-service MemoryDenyWriteExecute=yes WatchdogSec=; do
   if grep -q "^$key" "$tmp/skinnerd.service"; then pass=$((pass + 1)); else echo "FAIL: $key missing"; fail=$((fail + 1)); fi
 done
+# Issue 11: resource ceilings and reload in the unit; the credentials drop-in verifies too.
+for key in MemoryMax= TasksMax= ExecReload=; do
+  if grep -q "^$key" "$tmp/skinnerd.service"; then pass=$((pass + 1)); else echo "FAIL: $key missing"; fail=$((fail + 1)); fi
+done
+mkdir -p "$tmp/skinnerd.service.d"
+cp "$top/systemd/skinnerd-access.conf" "$tmp/skinnerd.service.d/access.conf"
+if systemd-analyze verify "$tmp/skinnerd.service" "$tmp/skinnerd.socket" > "$tmp/verify2.log" 2>&1 && ! grep -q . "$tmp/verify2.log"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: systemd-analyze verify with skinnerd-access.conf:"; cat "$tmp/verify2.log"; fail=$((fail + 1))
+fi
 echo "systemd_units: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

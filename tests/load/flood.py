@@ -60,9 +60,9 @@ def main():
         s.connect_ex(("127.0.0.1", a.port))
         return s
 
-    head_slow = (b"POST /v1/skeletons/s/pose HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head_slow = (b"POST /v1/skeletons/s/pose HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                  b"X-Padding: " + b"a" * 4000)
-    head_body = (b"POST /v1/skeletons/s/pose HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head_body = (b"POST /v1/skeletons/s/pose HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                  b"Content-Length: 100000\r\n\r\n")
     n = 0
     for _ in range(a.idle):
@@ -106,7 +106,7 @@ def main():
             c.bind((a.probe_src, 0))
             c.settimeout(a.timeout)
             c.connect(("127.0.0.1", port))
-            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             data = b""
             while True:
                 k = c.recv(4096)

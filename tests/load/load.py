@@ -222,7 +222,7 @@ def main():
             base = fd_count(daemon.pid)
             for _ in range(200):
                 s = socket.create_connection(("127.0.0.1", port))
-                s.sendall(b"POST /v1/skeletons/load/poses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                s.sendall(b"POST /v1/skeletons/load/poses HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                           b"Content-Length: 102400\r\n\r\n" + b" " * 10240)
                 s.close()
             time.sleep(0.5)

@@ -46,7 +46,7 @@ def send(port, method, path, body, accept="application/json", announce=None):
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)  # before connect: a small window from the start
     s.connect(("127.0.0.1", port))
-    h = "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAccept: %s\r\nContent-Type: application/json\r\n" \
+    h = "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAccept: %s\r\nContent-Type: application/json\r\n" \
         "Content-Length: %d\r\n\r\n" % (method, path, accept, len(body) if announce is None else announce)
     s.sendall(h.encode())
     try:
