@@ -42,8 +42,8 @@ enum {
 };
 
 /* Statuses the daemon answers with; anything else is counted as "other". */
-#define SK_METRICS_STATUSES 200, 201, 204, 400, 404, 405, 406, 413, 415, 422, 500, 503
-#define SK_METRICS_NSTATUS 13 /* the list above + "other" */
+#define SK_METRICS_STATUSES 200, 201, 204, 304, 400, 401, 403, 404, 405, 406, 409, 412, 413, 415, 421, 422, 500, 503, 507
+#define SK_METRICS_NSTATUS 20 /* the list above + "other" */
 #define SK_METRICS_NBUCKETS 14
 
 typedef struct sk_metrics {

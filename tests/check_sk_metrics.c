@@ -111,6 +111,25 @@ START_TEST(memory_budget_gauges_only_with_a_budget) {
 }
 END_TEST
 
+START_TEST(refusals_of_the_governance_checks_have_their_own_status) {
+  sk_metrics *m = calloc(1, sizeof *m);
+  sk_metrics_init(m);
+  static const int codes[] = {304, 401, 403, 409, 412, 421, 507};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+    sk_metrics_observe(m, SK_ROUTE_SKELETON, sk_metrics_method("PUT"), codes[i], 0.001);
+  sk_metrics_gauges g = {.cache_skeletons = 0};
+  char *t = write_text(m, &g);
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    char want[128];
+    snprintf(want, sizeof want, "route=\"/v1/skeletons/{id}\",method=\"PUT\",status=\"%d\"} 1\n", codes[i]);
+    ck_assert_msg(strstr(t, want) != NULL, "no line for %d", codes[i]);
+  }
+  ck_assert_ptr_null(strstr(t, "method=\"PUT\",status=\"other\"} 1"));
+  free(t);
+  free(m);
+}
+END_TEST
+
 static Suite *metrics_suite(void) {
   Suite *s = suite_create("sk_metrics");
   TCase *t = tcase_create("golden");
@@ -118,6 +137,7 @@ static Suite *metrics_suite(void) {
   tcase_add_test(t, every_line_is_a_comment_or_a_sample);
   tcase_add_test(t, connection_counters_of_the_public_listener);
   tcase_add_test(t, memory_budget_gauges_only_with_a_budget);
+  tcase_add_test(t, refusals_of_the_governance_checks_have_their_own_status);
   suite_add_tcase(s, t);
   return s;
 }
