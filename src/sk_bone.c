@@ -18,7 +18,7 @@ static void mat_scaling(double x, double y, double z, float m[16]) {
 }
 
 /* Matrix.FromQuaternionToRef (also Quaternion.toRotationMatrix). */
-static void mat_from_quat(const double q[4], float m[16]) {
+void sk_bone_quat_to_matrix(const double q[4], float m[16]) {
   double xx = q[0] * q[0], yy = q[1] * q[1], zz = q[2] * q[2];
   double xy = q[0] * q[1], zw = q[2] * q[3], zx = q[2] * q[0];
   double yw = q[1] * q[3], yz = q[1] * q[2], xw = q[0] * q[3];
@@ -41,7 +41,7 @@ static void mat_from_quat(const double q[4], float m[16]) {
 static double vec3_length(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
 /* Vector3.normalizeToRef / normalize: unchanged at length 0 or exactly 1. */
-static void vec3_normalize(const double v[3], double dest[3]) {
+void sk_bone_normalize(const double v[3], double dest[3]) {
   double len = vec3_length(v);
   if (len == 0 || len == 1.0) {
     memmove(dest, v, 3 * sizeof *dest);
@@ -53,10 +53,10 @@ static void vec3_normalize(const double v[3], double dest[3]) {
 }
 
 /* Matrix.RotationAxisToRef (normalises the axis; note the -angle). */
-static void mat_rotation_axis(const double axis_in[3], double angle, float m[16]) {
+void sk_bone_rotation_axis(const double axis_in[3], double angle, float m[16]) {
   double s = sin(-angle), c = cos(-angle), c1 = 1 - c;
   double a[3];
-  vec3_normalize(axis_in, a);
+  sk_bone_normalize(axis_in, a);
   double x = a[0], y = a[1], z = a[2];
   m[0] = (float)(x * x * c1 + c);
   m[1] = (float)(x * y * c1 - z * s);
@@ -75,7 +75,7 @@ static void mat_rotation_axis(const double axis_in[3], double angle, float m[16]
 }
 
 /* Quaternion.RotationAxisToRef (divides by the axis length, no normalise). */
-static void quat_rotation_axis(const double axis[3], double angle, double q[4]) {
+void sk_bone_quat_rotation_axis(const double axis[3], double angle, double q[4]) {
   q[3] = cos(angle / 2);
   double k = sin(angle / 2) / vec3_length(axis);
   q[0] = axis[0] * k;
@@ -84,7 +84,7 @@ static void quat_rotation_axis(const double axis[3], double angle, double q[4]) 
 }
 
 /* Vector3.TransformCoordinatesFromFloatsToRef. */
-static void transform_coords(const double v[3], const float m[16], double dest[3]) {
+void sk_bone_transform_coords(const double v[3], const float m[16], double dest[3]) {
   double x = v[0], y = v[1], z = v[2];
   double rx = x * m[0] + y * m[4] + z * m[8] + m[12];
   double ry = x * m[1] + y * m[5] + z * m[9] + m[13];
@@ -309,7 +309,7 @@ static void update_position(sk_bones *b, int32_t bone, const double vec[3], sk_s
     if (translation_mode)
       tmat[12] = tmat[13] = tmat[14] = 0;
     sk_mat_invert(tmat, tmat);
-    transform_coords(vec, tmat, v);
+    sk_bone_transform_coords(vec, tmat, v);
   }
   for (int i = 0; i < 3; i++)
     lm[12 + i] = translation_mode ? (float)((double)lm[12 + i] + v[i]) : (float)v[i];
@@ -418,7 +418,7 @@ void sk_bone_set_rotation_quaternion(sk_bones *b, int32_t bone, const double q[4
     return;
   }
   float rot[16];
-  mat_from_quat(q, rot);
+  sk_bone_quat_to_matrix(q, rot);
   rotate_world_to(b, bone, rot, mesh);
 }
 
@@ -434,7 +434,7 @@ void sk_bone_set_yaw_pitch_roll(sk_bones *b, int32_t bone, double yaw, double pi
 void sk_bone_rotate(sk_bones *b, int32_t bone, const double axis[3], double amount, sk_space space,
                     const sk_mesh *mesh) {
   float r[16];
-  mat_rotation_axis(axis, amount, r);
+  sk_bone_rotation_axis(axis, amount, r);
   rotate_with_matrix(b, bone, r, space, mesh);
 }
 
@@ -442,12 +442,12 @@ void sk_bone_set_axis_angle(sk_bones *b, int32_t bone, const double axis[3], dou
                             const sk_mesh *mesh) {
   if (space == SK_SPACE_LOCAL) {
     double q[4];
-    quat_rotation_axis(axis, angle, q);
+    sk_bone_quat_rotation_axis(axis, angle, q);
     sk_local_set_rotation_quaternion(local_of(b, bone), q);
     return;
   }
   float r[16];
-  mat_rotation_axis(axis, angle, r);
+  sk_bone_rotation_axis(axis, angle, r);
   rotate_world_to(b, bone, r, mesh);
 }
 
@@ -490,7 +490,7 @@ void sk_bone_get_direction(sk_bones *b, int32_t bone, const double axis[3], cons
   float t[16];
   absolute_in(b, bone, mesh, t);
   transform_normal(axis, t, dest);
-  vec3_normalize(dest, dest);
+  sk_bone_normalize(dest, dest);
 }
 
 /* The world matrix with the bind's reflection undone on its first row
@@ -541,7 +541,7 @@ void sk_bone_get_absolute_position_from_local(sk_bones *b, int32_t bone, const d
                                               double dest[3]) {
   float t[16];
   absolute_in(b, bone, mesh, t);
-  transform_coords(p, t, dest);
+  sk_bone_transform_coords(p, t, dest);
 }
 
 void sk_bone_get_local_position_from_absolute(sk_bones *b, int32_t bone, const double p[3], const sk_mesh *mesh,
@@ -549,5 +549,5 @@ void sk_bone_get_local_position_from_absolute(sk_bones *b, int32_t bone, const d
   float t[16];
   absolute_in(b, bone, mesh, t);
   sk_mat_invert(t, t);
-  transform_coords(p, t, dest);
+  sk_bone_transform_coords(p, t, dest);
 }

@@ -118,4 +118,16 @@ void sk_bone_get_local_position_from_absolute(sk_bones *b, int32_t bone, const d
  * (count*3 floats). Either may be NULL. */
 void sk_bones_world(sk_bones *b, const sk_mesh *mesh, float *world, float *positions);
 
+/* Babylon math shared with sk_ctrl (math.vector.pure.js, same rounding). */
+/* Matrix.FromQuaternionToRef. */
+void sk_bone_quat_to_matrix(const double q[4], float m[16]);
+/* Vector3.normalizeToRef: unchanged at length 0 or exactly 1. dest may be v. */
+void sk_bone_normalize(const double v[3], double dest[3]);
+/* Matrix.RotationAxisToRef (normalises the axis). */
+void sk_bone_rotation_axis(const double axis[3], double angle, float m[16]);
+/* Quaternion.RotationAxisToRef. */
+void sk_bone_quat_rotation_axis(const double axis[3], double angle, double q[4]);
+/* Vector3.TransformCoordinatesToRef. */
+void sk_bone_transform_coords(const double v[3], const float m[16], double dest[3]);
+
 #endif

@@ -35,6 +35,7 @@ static const op_spec k_specs[] = {
     {"setRotationMatrix", SK_OP_SET_ROTATION_MATRIX, NULL, 0, NULL, true, false},
     {"setCurrentPoseAsRest", SK_OP_SET_CURRENT_POSE_AS_REST, NULL, 0, NULL, false, false},
     {"query", SK_OP_QUERY, NULL, 0, NULL, true, false},
+    {"ik", SK_OP_IK, "target", 3, NULL, false, false},
 };
 
 static const char *const k_queries[] = {
@@ -175,6 +176,55 @@ static int parse_query(const json_t *j, const char *ptr, sk_op *op, sk_error *er
   return need != NULL ? vector(j, ptr, need, 3, op->v, err) : 0;
 }
 
+/* The options of an "ik" op; "target" is already in op->v. */
+static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_op *op, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sk_ik_options *o = &op->ik;
+  int rc;
+  memcpy(o->target, op->v, sizeof o->target);
+  o->pole_target_bone = -1;
+  const json_t *pb = json_object_get(j, "poleTargetBone");
+  if (json_object_get(j, "poleTarget") != NULL) {
+    if (pb != NULL) {
+      sub(p, sizeof p, ptr, "poleTargetBone");
+      return sk_error_set(err, SK_ETYPE, p, "give \"poleTarget\" or \"poleTargetBone\", not both");
+    }
+    if ((rc = vector(j, ptr, "poleTarget", 3, o->pole_target, err)))
+      return rc;
+    o->has_pole_target = true;
+  }
+  if (pb != NULL) {
+    sub(p, sizeof p, ptr, "poleTargetBone");
+    if (!json_is_string(pb))
+      return sk_error_set(err, SK_ETYPE, p, "expected a bone name");
+    if ((o->pole_target_bone = sk_skeleton_find(s, json_string_value(pb))) < 0)
+      return sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", json_string_value(pb));
+  }
+  if (json_object_get(j, "poleTargetLocalOffset") &&
+      (rc = vector(j, ptr, "poleTargetLocalOffset", 3, o->pole_target_local_offset, err)))
+    return rc;
+  if (json_object_get(j, "bendAxis")) {
+    if ((rc = vector(j, ptr, "bendAxis", 3, o->bend_axis, err)))
+      return rc;
+    if (o->bend_axis[0] == 0 && o->bend_axis[1] == 0 && o->bend_axis[2] == 0) {
+      sub(p, sizeof p, ptr, "bendAxis");
+      return sk_error_set(err, SK_ERANGE, p, "the axis must not have zero length");
+    }
+    o->has_bend_axis = true;
+  }
+  static const char *const nums[3] = {"poleAngle", "maxAngle", "slerpAmount"};
+  double *dst[3] = {&o->pole_angle, &o->max_angle, &o->slerp_amount};
+  for (int k = 0; k < 3; k++)
+    if (json_object_get(j, nums[k]) && (rc = number(json_object_get(j, nums[k]), ptr, nums[k], dst[k], err)))
+      return rc;
+  const char *why;
+  if ((rc = sk_ctrl_ik_check(s, op->bone, o, &why))) {
+    sub(p, sizeof p, ptr, "bone");
+    return sk_error_set(err, rc, p, "%s", why);
+  }
+  return 0;
+}
+
 int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, const sk_mesh *default_mesh, sk_op *op,
                      sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
@@ -212,8 +262,10 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
     keys[nk++] = "axis";
     keys[nk++] = "point";
   }
+  static const char *const k_ik[] = {"op", "bone", "target", "poleTarget", "poleTargetBone", "poleTargetLocalOffset",
+                                     "poleAngle", "bendAxis", "maxAngle", "slerpAmount", "mesh", NULL};
   keys[nk] = NULL;
-  int rc = check_keys(j, ptr, keys, err);
+  int rc = check_keys(j, ptr, spec->kind == SK_OP_IK ? k_ik : keys, err);
   if (rc)
     return rc;
 
@@ -260,7 +312,9 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
   }
   if (spec->kind == SK_OP_QUERY && (rc = parse_query(j, ptr, op, err)))
     return rc;
-  if (spec->spaced) {
+  if (spec->kind == SK_OP_IK && (rc = parse_ik(s, j, ptr, op, err)))
+    return rc;
+  if (spec->spaced || spec->kind == SK_OP_IK) {
     const json_t *sp = json_object_get(j, "space");
     if (sp != NULL) {
       const char *t = json_string_value(sp);
@@ -269,7 +323,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
         return sk_error_set(err, SK_ERANGE, p, "expected \"local\" or \"world\"");
       op->space = t[0] == 'w' ? SK_SPACE_WORLD : SK_SPACE_LOCAL;
     }
-    if (spec->kind == SK_OP_SET_ABSOLUTE_POSITION)
+    if (spec->kind == SK_OP_SET_ABSOLUTE_POSITION || spec->kind == SK_OP_IK)
       op->space = SK_SPACE_WORLD;
     const json_t *mj = json_object_get(j, "mesh");
     if (mj != NULL) {
@@ -373,6 +427,7 @@ static void run_setter(sk_bones *b, const sk_op *op) {
   case SK_OP_SET_ROTATION_QUATERNION: sk_bone_set_rotation_quaternion(b, op->bone, op->v, op->space, mesh); break;
   case SK_OP_SET_ROTATION_MATRIX: sk_bone_set_rotation_matrix(b, op->bone, op->matrix, op->space, mesh); break;
   case SK_OP_SET_CURRENT_POSE_AS_REST: sk_bone_set_current_pose_as_rest(b, op->bone); break;
+  case SK_OP_IK: sk_ctrl_ik(b, op->bone, mesh, &op->ik); break;
   case SK_OP_QUERY: break;
   }
 }

@@ -16,6 +16,10 @@
  * with get one of position, absolutePosition, direction, rotation,
  * rotationQuaternion, rotationMatrix, scale, absolutePositionFromLocal,
  * localPositionFromAbsolute. A query appends {"query", "bone", "value"}.
+ *   ik {target, poleTarget? | poleTargetBone? + poleTargetLocalOffset?,
+ *       poleAngle?, bendAxis?, maxAngle?, slerpAmount?, mesh?}: one
+ *       update() of a fresh BoneIKController(mesh, bone, options); "bone"
+ *       is Babylon's bone (the lower one), its parent turns too.
  *
  * A mesh node is {"position"?, "rotation"? | "rotationQuaternion"?,
  * "scaling"?, "parent"?: node}, composed as TransformNode.computeWorldMatrix. */
@@ -26,6 +30,7 @@
 #include <stdbool.h>
 
 #include "sk_bone.h"
+#include "sk_ctrl.h"
 #include "sk_error.h"
 #include "sk_numfmt.h"
 
@@ -45,6 +50,7 @@ typedef enum sk_op_kind {
   SK_OP_SET_ROTATION_MATRIX,
   SK_OP_SET_CURRENT_POSE_AS_REST,
   SK_OP_QUERY,
+  SK_OP_IK,
 } sk_op_kind;
 
 typedef enum sk_query {
@@ -70,6 +76,7 @@ typedef struct sk_op {
   double v[4];      /* vector, position, scale, axis, point, rotation, quaternion, or yaw/pitch/roll */
   double amount;    /* rotate amount, setAxisAngle angle */
   float matrix[16]; /* setRotationMatrix */
+  sk_ik_options ik; /* SK_OP_IK */
 } sk_op;
 
 /* True when `name` is one of the op names above. */

@@ -84,6 +84,25 @@ START_TEST(bad_fields_name_the_field) {
 }
 END_TEST
 
+START_TEST(ik_chains_without_what_babylon_needs_are_refused) {
+  /* a is a root: no parent. */
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"a\",\"target\":[0,0,1]}]", SK_ERANGE, "/ops/0/bone");
+  /* b has a parent but no grandparent and no pole given. */
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"poleTarget\":[0,1,0]}]", SK_ERANGE,
+               "/ops/0/bone"); /* b is a leaf without a length */
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"poleTargetBone\":\"nope\"}]",
+               SK_ENOTFOUND, "/ops/0/poleTargetBone");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"bendAxis\":[0,0,0]}]", SK_ERANGE,
+               "/ops/0/bendAxis");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"poleTarget\":[0,1,0],"
+                     "\"poleTargetBone\":\"a\"}]",
+               SK_ETYPE, "/ops/0/poleTargetBone");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\"}]", SK_EMISSING, "/ops/0/target");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"space\":\"world\"}]", SK_EUNKNOWN,
+               "/ops/0/space");
+}
+END_TEST
+
 START_TEST(world_and_positions_cover_every_bone_in_order) {
   sk_error e;
   sk_strbuf out = {0};
@@ -247,6 +266,7 @@ int main(void) {
   tcase_add_test(tc, zero_length_axis_is_refused);
   tcase_add_test(tc, singular_and_nonfinite_meshes_are_refused);
   tcase_add_test(tc, bad_fields_name_the_field);
+  tcase_add_test(tc, ik_chains_without_what_babylon_needs_are_refused);
   suite_add_tcase(s, tc);
   tc = tcase_create("golden");
   tcase_add_test(tc, world_and_positions_cover_every_bone_in_order);

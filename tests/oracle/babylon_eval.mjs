@@ -21,7 +21,7 @@ import { pathToFileURL } from "node:url";
 console.log = (...args) => console.error(...args);
 
 const B = await import("@babylonjs/core");
-const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, TransformNode } = B;
+const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, TransformNode, BoneIKController } = B;
 
 let engine = null;
 let scene = null;
@@ -270,6 +270,27 @@ function boneOp(sk, op, what, dfltMesh = caseMesh) {
     const sp = space(op, what);
     const t = opMesh(op, what, dfltMesh) ?? undefined;
     switch (op.op) {
+        case "ik": {
+            // One update() of a fresh controller; no mesh = an identity TransformNode.
+            const mesh = t ?? meshNode({}, `${what}.mesh`);
+            const opts = {};
+            if ("poleTargetBone" in op) opts.poleTargetBone = boneByName(sk, op.poleTargetBone, `${what}.poleTargetBone`);
+            if ("poleTargetLocalOffset" in op) opts.poleTargetLocalOffset = vec3(op.poleTargetLocalOffset, `${what}.poleTargetLocalOffset`);
+            if ("poleAngle" in op) opts.poleAngle = num(op, "poleAngle", what);
+            if ("bendAxis" in op) opts.bendAxis = axis(op, "bendAxis", what);
+            if ("maxAngle" in op) opts.maxAngle = num(op, "maxAngle", what);
+            if ("slerpAmount" in op) opts.slerpAmount = num(op, "slerpAmount", what);
+            const ik = new BoneIKController(mesh, bone, opts);
+            if (ik._notEnoughInformation) fail(`${what}.bone: not enough information for IK`);
+            ik.targetPosition.copyFrom(vec3(op.target, `${what}.target`));
+            if ("poleTarget" in op) {
+                // A pole given as a position: no pole bone (the options would default it to the grandparent).
+                ik.poleTargetBone = undefined;
+                ik.poleTargetPosition.copyFrom(vec3(op.poleTarget, `${what}.poleTarget`));
+            } else if (!ik.poleTargetBone) fail(`${what}.bone: IK needs a pole`);
+            ik.update();
+            return null;
+        }
         case "translate": bone.translate(vec3(op.vector, `${what}.vector`), sp, t); return null;
         case "setPosition": bone.setPosition(vec3(op.position, `${what}.position`), sp, t); return null;
         case "setAbsolutePosition": bone.setAbsolutePosition(vec3(op.position, `${what}.position`), t); return null;
@@ -311,7 +332,7 @@ function boneOp(sk, op, what, dfltMesh = caseMesh) {
 }
 
 const BONE_OPS = ["translate", "setPosition", "setAbsolutePosition", "scale", "setScale", "setYawPitchRoll", "rotate", "setAxisAngle",
-    "setRotation", "setRotationQuaternion", "setRotationMatrix", "setCurrentPoseAsRest", "query"];
+    "setRotation", "setRotationQuaternion", "setRotationMatrix", "setCurrentPoseAsRest", "query", "ik"];
 
 function evaluate(sk, op, what) {
     let outputs = ["final"];

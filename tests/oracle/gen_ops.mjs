@@ -17,7 +17,8 @@
 // determinant: Babylon's _scalingDeterminant), a second root (Babylon's lazy
 // absolute matrices only refresh bones[0]'s subtree); ops in sequence, ops
 // after "set" TRS overrides (what a clip sample is), ops inside a pose,
-// setCurrentPoseAsRest then returnToRest, and every query.
+// setCurrentPoseAsRest then returnToRest, every query, and "ik" (one update()
+// of a fresh BoneIKController) with every option, bone lengths or children.
 
 import { evalCase } from "./babylon_eval.mjs";
 
@@ -125,6 +126,7 @@ function skeletonSpec(g, tags) {
             b.bind = trsMatrix(g, bk);
             tags.add(`${bk} bind`);
         }
+        if (g.chance(0.2)) b.length = rnd(g.range(0.3, 2));
         bones.push(b);
     }
     if (twoRoots) tags.add("two roots");
@@ -136,7 +138,35 @@ const SPACED = ["translate", "setPosition", "setYawPitchRoll", "rotate", "setAxi
 const QUERIES = ["position", "absolutePosition", "direction", "rotation", "rotationQuaternion", "rotationMatrix", "scale",
     "absolutePositionFromLocal", "localPositionFromAbsolute"];
 
-function boneOp(g, names, tags, inPose) {
+/** An "ik" op on a bone that has a parent and children or a length, or null. */
+function ikOp(g, skeleton, tags) {
+    const bones = skeleton.bones;
+    const byName = new Map(bones.map((b) => [b.name, b]));
+    const ok = bones.filter((b) => b.parent && (bones.some((c) => c.parent === b.name) || b.length));
+    if (!ok.length) return null;
+    const b = g.pick(ok);
+    const op = { op: "ik", bone: b.name, target: vec(g, 3) };
+    const grand = byName.get(b.parent).parent;
+    const pole = g.pick(grand ? ["default", "position", "bone"] : ["position", "bone"]);
+    if (pole === "position") op.poleTarget = vec(g, 3);
+    if (pole === "bone") op.poleTargetBone = g.pick(bones).name;
+    if (pole !== "position" && g.chance(0.6)) op.poleTargetLocalOffset = vec(g);
+    if (g.chance(0.3)) op.poleAngle = angle(g);
+    if (g.chance(0.3)) op.bendAxis = nonZeroAxis(g);
+    if (g.chance(0.3)) op.maxAngle = rnd(g.range(0.5, 3.5));
+    if (g.chance(0.3)) op.slerpAmount = rnd(g.range(0.1, 1));
+    const m = g.r();
+    if (m < 0.15) op.mesh = null;
+    else if (m < 0.3) op.mesh = meshSpec(g);
+    tags.add(`ik pole ${pole}`);
+    return op;
+}
+
+function boneOp(g, names, tags, inPose, skeleton) {
+    if (g.chance(0.15)) {
+        const ik = ikOp(g, skeleton, tags);
+        if (ik) return ik;
+    }
     const bone = g.pick(names);
     const kind = g.pick([...SPACED, "setAbsolutePosition", "scale", "setScale", "query", "query", "query",
         ...(inPose ? [] : ["setCurrentPoseAsRest"])]);
@@ -199,7 +229,7 @@ function makeCase(g) {
     }
     const n = g.int(2, 8);
     for (let i = 0; i < n; i++) {
-        ops.push(boneOp(g, names, tags, false));
+        ops.push(boneOp(g, names, tags, false, skeleton));
         if (ops[ops.length - 1].op === "setCurrentPoseAsRest" && g.chance(0.5)) {
             ops.push({ op: "set", bones: clipLikeSet(g, names.slice(0, 1)) }, { op: "returnToRest" });
         }
@@ -207,7 +237,7 @@ function makeCase(g) {
     }
     if (g.chance(0.3)) {
         const pose = { op: "pose", bones: clipLikeSet(g, names), ops: [], output: ["final", "world", "positions"] };
-        for (let i = g.int(1, 4); i > 0; i--) pose.ops.push(boneOp(g, names, tags, true));
+        for (let i = g.int(1, 4); i > 0; i--) pose.ops.push(boneOp(g, names, tags, true, skeleton));
         if (g.chance(0.3)) pose.mesh = g.chance(0.5) ? null : meshSpec(g);
         ops.push(pose);
         tags.add("pose with ops");
