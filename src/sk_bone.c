@@ -96,7 +96,7 @@ void sk_bone_transform_coords(const double v[3], const float m[16], double dest[
 }
 
 /* Vector3.TransformNormalFromFloatsToRef. */
-static void transform_normal(const double v[3], const float m[16], double dest[3]) {
+void sk_bone_transform_normal(const double v[3], const float m[16], double dest[3]) {
   double x = v[0], y = v[1], z = v[2];
   dest[0] = x * m[0] + y * m[4] + z * m[8];
   dest[1] = x * m[1] + y * m[5] + z * m[9];
@@ -489,7 +489,7 @@ void sk_bone_get_position(sk_bones *b, int32_t bone, sk_space space, const sk_me
 void sk_bone_get_direction(sk_bones *b, int32_t bone, const double axis[3], const sk_mesh *mesh, double dest[3]) {
   float t[16];
   absolute_in(b, bone, mesh, t);
-  transform_normal(axis, t, dest);
+  sk_bone_transform_normal(axis, t, dest);
   sk_bone_normalize(dest, dest);
 }
 

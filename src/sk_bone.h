@@ -129,5 +129,7 @@ void sk_bone_rotation_axis(const double axis[3], double angle, float m[16]);
 void sk_bone_quat_rotation_axis(const double axis[3], double angle, double q[4]);
 /* Vector3.TransformCoordinatesToRef. */
 void sk_bone_transform_coords(const double v[3], const float m[16], double dest[3]);
+/* Vector3.TransformNormalToRef (no normalise). dest may be v. */
+void sk_bone_transform_normal(const double v[3], const float m[16], double dest[3]);
 
 #endif

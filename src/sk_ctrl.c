@@ -203,3 +203,208 @@ void sk_ctrl_ik(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_opti
   }
   sk_bone_set_axis_angle(b, bone, k.bend, ang_c, SK_SPACE_LOCAL, NULL);
 }
+
+/* ---- BoneLookController ---------------------------------------------------- */
+
+static double angle_diff(double a1, double a2) {
+  double d = fmod(a2 - a1, M_PI * 2);
+  if (d > M_PI)
+    d -= M_PI * 2;
+  else if (d < -M_PI)
+    d += M_PI * 2;
+  return d;
+}
+
+static double wrap_2pi(double a) {
+  a = fmod(a, 2 * M_PI);
+  return a < 0 ? a + 2 * M_PI : a;
+}
+
+static bool angle_between(double ang, double a1, double a2) {
+  ang = wrap_2pi(ang);
+  a1 = wrap_2pi(a1);
+  a2 = wrap_2pi(a2);
+  return a1 < a2 ? ang > a1 && ang < a2 : ang > a2 && ang < a1;
+}
+
+/* Matrix.FromXYZAxesToRef. */
+static void from_axes(const double x[3], const double y[3], const double z[3], float m[16]) {
+  float r[16] = {(float)x[0], (float)x[1], (float)x[2], 0, (float)y[0], (float)y[1], (float)y[2], 0,
+                 (float)z[0], (float)z[1], (float)z[2], 0, 0, 0, 0, 1};
+  memcpy(m, r, sizeof r);
+}
+
+static bool is_zero(const double v[3]) { return v[0] == 0 && v[1] == 0 && v[2] == 0; }
+
+/* The limits as the controller's setters store them. */
+typedef struct look_limits {
+  double max_yaw, min_yaw, max_pitch, min_pitch;
+  double max_yaw_sin, max_yaw_cos, min_yaw_sin, min_yaw_cos, max_pitch_tan, min_pitch_tan;
+  double mid_yaw, yaw_range;
+} look_limits;
+
+static void look_limits_init(const sk_look_options *o, look_limits *l) {
+  l->max_yaw = o->has_max_yaw ? o->max_yaw : M_PI;
+  l->min_yaw = o->has_min_yaw ? o->min_yaw : -M_PI;
+  l->max_pitch = o->has_max_pitch ? o->max_pitch : M_PI;
+  l->min_pitch = o->has_min_pitch ? o->min_pitch : -M_PI;
+  l->max_yaw_sin = sin(l->max_yaw);
+  l->max_yaw_cos = cos(l->max_yaw);
+  l->min_yaw_sin = sin(l->min_yaw);
+  l->min_yaw_cos = cos(l->min_yaw);
+  l->max_pitch_tan = tan(l->max_pitch);
+  l->min_pitch_tan = tan(l->min_pitch);
+  l->mid_yaw = angle_diff(l->min_yaw, l->max_yaw) * 0.5 + l->min_yaw;
+  l->yaw_range = l->max_yaw - l->min_yaw;
+}
+
+/* The yaw/pitch clamp of update(): moves `target` into the limits. */
+static void look_clamp(const look_limits *l, const sk_look_options *o, bool check_yaw, bool check_pitch,
+                       const float sm[16], const double bone_pos[3], double target[3]) {
+  float si[16];
+  sk_mat_invert(sm, si);
+  bool has_xz = false;
+  double xzlen = 0, lt[3];
+  if (check_pitch) {
+    for (int i = 0; i < 3; i++)
+      lt[i] = target[i] - bone_pos[i];
+    sk_bone_transform_coords(lt, si, lt);
+    xzlen = sqrt(lt[0] * lt[0] + lt[2] * lt[2]);
+    has_xz = true;
+    double pitch = atan2(lt[1], xzlen), np = pitch;
+    if (pitch > l->max_pitch) {
+      lt[1] = l->max_pitch_tan * xzlen;
+      np = l->max_pitch;
+    } else if (pitch < l->min_pitch) {
+      lt[1] = l->min_pitch_tan * xzlen;
+      np = l->min_pitch;
+    }
+    if (pitch != np) {
+      sk_bone_transform_coords(lt, sm, lt);
+      for (int i = 0; i < 3; i++)
+        target[i] = lt[i] + bone_pos[i];
+    }
+  }
+  if (!check_yaw)
+    return;
+  for (int i = 0; i < 3; i++)
+    lt[i] = target[i] - bone_pos[i];
+  sk_bone_transform_coords(lt, si, lt);
+  double yaw = atan2(lt[0], lt[2]), ny = yaw;
+  double yc = o->use_absolute_value_for_yaw ? fabs(yaw) : yaw;
+  if (yc > l->max_yaw || yc < l->min_yaw) {
+    if (!has_xz)
+      xzlen = sqrt(lt[0] * lt[0] + lt[2] * lt[2]);
+    if (l->yaw_range > M_PI) {
+      if (angle_between(yaw, l->max_yaw, l->mid_yaw)) {
+        lt[2] = l->max_yaw_cos * xzlen;
+        lt[0] = l->max_yaw_sin * xzlen;
+        ny = l->max_yaw;
+      } else if (angle_between(yaw, l->mid_yaw, l->min_yaw)) {
+        lt[2] = l->min_yaw_cos * xzlen;
+        lt[0] = l->min_yaw_sin * xzlen;
+        ny = l->min_yaw;
+      }
+    } else if (yc > l->max_yaw || yc < l->min_yaw) {
+      bool max = yc > l->max_yaw;
+      lt[2] = (max ? l->max_yaw_cos : l->min_yaw_cos) * xzlen;
+      lt[0] = (max ? l->max_yaw_sin : l->min_yaw_sin) * xzlen;
+      if (yaw < 0 && o->use_absolute_value_for_yaw)
+        lt[0] *= -1;
+      ny = max ? l->max_yaw : l->min_yaw;
+    }
+  }
+  /* The slerping branch never runs on a fresh controller's update. */
+  if (yaw != ny) {
+    sk_bone_transform_coords(lt, sm, lt);
+    for (int i = 0; i < 3; i++)
+      target[i] = lt[i] + bone_pos[i];
+  }
+}
+
+void sk_ctrl_look_at(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_look_options *o) {
+  if (mesh == NULL)
+    mesh = &k_identity_mesh;
+  if ((o->has_slerp_amount ? o->slerp_amount : 1) < 1)
+    return; /* the first update of a slerping controller is skipped */
+  int32_t parent = b->s->bones[bone].parent;
+  int space = o->up_axis_space;
+  if (parent < 0 && space == 2)
+    space = 0;
+  look_limits l;
+  look_limits_init(o, &l);
+  bool tyaw = o->has_yaw_axis || o->has_pitch_axis;
+  float typ[16], typ_inv[16];
+  if (tyaw) {
+    double ya[3] = {0, 1, 0}, pa[3] = {1, 0, 0}, ra[3];
+    if (o->has_yaw_axis)
+      sk_bone_normalize(o->yaw_axis, ya);
+    if (o->has_pitch_axis)
+      sk_bone_normalize(o->pitch_axis, pa);
+    cross(pa, ya, ra);
+    from_axes(pa, ya, ra, typ);
+    memcpy(typ_inv, typ, sizeof typ); /* Babylon's names: the "Inv" is the matrix, */
+    sk_mat_invert(typ, typ);         /* and _transformYawPitch its inverse */
+  }
+  double bone_pos[3], target[3], up[3] = {0, 1, 0};
+  sk_bone_get_position(b, bone, SK_SPACE_WORLD, mesh, bone_pos);
+  memcpy(target, o->target, sizeof target);
+  if (o->has_up_axis)
+    memcpy(up, o->up_axis, sizeof up);
+  if (space == 2 && parent >= 0) {
+    if (tyaw)
+      sk_bone_transform_coords(up, typ_inv, up);
+    sk_bone_get_direction(b, parent, up, mesh, up);
+  } else if (space == 0) {
+    sk_bone_transform_normal(up, mesh->world, up);
+    if (mesh->scaling[0] != 1 || mesh->scaling[1] != 1 || mesh->scaling[2] != 1)
+      sk_bone_normalize(up, up);
+  }
+  bool check_yaw = l.max_yaw != M_PI || l.min_yaw != -M_PI;
+  bool check_pitch = l.max_pitch != M_PI || l.min_pitch != -M_PI;
+  if (check_yaw || check_pitch) {
+    float sm[16];
+    if (space == 2 && up[1] == 1 && parent >= 0) {
+      sk_bone_get_rotation_matrix(b, parent, SK_SPACE_WORLD, mesh, sm);
+    } else if (space == 0 && up[1] == 1 && parent < 0) {
+      memcpy(sm, mesh->world, sizeof sm);
+    } else {
+      double fwd[3] = {0, 0, 1}, right[3];
+      if (tyaw)
+        sk_bone_transform_coords(fwd, typ_inv, fwd);
+      if (parent >= 0)
+        sk_bone_get_direction(b, parent, fwd, mesh, fwd);
+      else
+        sk_bone_transform_normal(fwd, mesh->world, fwd);
+      cross(up, fwd, right);
+      sk_bone_normalize(right, right);
+      cross(right, up, fwd);
+      from_axes(right, up, fwd, sm);
+    }
+    look_clamp(&l, o, check_yaw, check_pitch, sm, bone_pos, target);
+  }
+  double x[3], y[3], z[3];
+  float m1[16], m2[16];
+  for (int i = 0; i < 3; i++)
+    z[i] = target[i] - bone_pos[i];
+  sk_bone_normalize(z, z);
+  cross(up, z, x);
+  sk_bone_normalize(x, x);
+  cross(z, x, y);
+  sk_bone_normalize(y, y);
+  from_axes(x, y, z, m1);
+  if (is_zero(x) || is_zero(y) || is_zero(z))
+    return;
+  if (o->adjust_yaw != 0 || o->adjust_pitch != 0 || o->adjust_roll != 0) {
+    double q[4];
+    sk_quat_from_yaw_pitch_roll(o->adjust_yaw, o->adjust_pitch, o->adjust_roll, q);
+    sk_bone_quat_to_matrix(q, m2);
+    sk_mat_mul(m2, m1, m1);
+  }
+  double scaling[3];
+  sk_bone_get_scale(b, bone, scaling);
+  if (tyaw)
+    sk_mat_mul(typ, m1, m1);
+  sk_bone_set_rotation_matrix(b, bone, m1, SK_SPACE_WORLD, mesh);
+  sk_bone_set_scale(b, bone, scaling);
+}

@@ -35,4 +35,22 @@ int sk_ctrl_ik_check(const sk_skeleton *s, int32_t bone, const sk_ik_options *o,
  * first; bones it refuses are left unchanged. */
 void sk_ctrl_ik(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_options *o);
 
+/* BoneLookController(mesh, bone, target, options) then update(). The
+ * has_* flags are Babylon's `!= null` tests (a 0 there is a value). A
+ * fresh controller with slerpAmount < 1 skips its first update(): the op
+ * then changes nothing, as in Babylon. */
+typedef struct sk_look_options {
+  double target[3];
+  bool has_up_axis, has_yaw_axis, has_pitch_axis;
+  double up_axis[3], yaw_axis[3], pitch_axis[3];
+  int up_axis_space; /* 0 local (default), 1 world, 2 bone: Babylon's Space */
+  bool has_min_yaw, has_max_yaw, has_min_pitch, has_max_pitch, has_slerp_amount;
+  double min_yaw, max_yaw, min_pitch, max_pitch, slerp_amount;
+  double adjust_yaw, adjust_pitch, adjust_roll;
+  bool use_absolute_value_for_yaw;
+} sk_look_options;
+
+/* Runs the controller on `bone`; `mesh` may be NULL (an identity node). */
+void sk_ctrl_look_at(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_look_options *o);
+
 #endif

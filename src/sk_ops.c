@@ -36,6 +36,7 @@ static const op_spec k_specs[] = {
     {"setCurrentPoseAsRest", SK_OP_SET_CURRENT_POSE_AS_REST, NULL, 0, NULL, false, false},
     {"query", SK_OP_QUERY, NULL, 0, NULL, true, false},
     {"ik", SK_OP_IK, "target", 3, NULL, false, false},
+    {"lookAt", SK_OP_LOOK_AT, "target", 3, NULL, false, false},
 };
 
 static const char *const k_queries[] = {
@@ -225,6 +226,58 @@ static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_o
   return 0;
 }
 
+/* The options of a "lookAt" op; "target" is already in op->v. */
+static int parse_look(const json_t *j, const char *ptr, sk_op *op, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sk_look_options *o = &op->look;
+  int rc;
+  memcpy(o->target, op->v, sizeof o->target);
+  static const char *const axes[3] = {"upAxis", "yawAxis", "pitchAxis"};
+  double *av[3] = {o->up_axis, o->yaw_axis, o->pitch_axis};
+  bool *ah[3] = {&o->has_up_axis, &o->has_yaw_axis, &o->has_pitch_axis};
+  for (int k = 0; k < 3; k++) {
+    if (json_object_get(j, axes[k]) == NULL)
+      continue;
+    if ((rc = vector(j, ptr, axes[k], 3, av[k], err)))
+      return rc;
+    if (k > 0 && av[k][0] == 0 && av[k][1] == 0 && av[k][2] == 0) {
+      sub(p, sizeof p, ptr, axes[k]);
+      return sk_error_set(err, SK_ERANGE, p, "the axis must not have zero length");
+    }
+    *ah[k] = true;
+  }
+  const json_t *sp = json_object_get(j, "upAxisSpace");
+  if (sp != NULL) {
+    const char *t = json_string_value(sp);
+    sub(p, sizeof p, ptr, "upAxisSpace");
+    if (t == NULL || (strcmp(t, "local") != 0 && strcmp(t, "world") != 0 && strcmp(t, "bone") != 0))
+      return sk_error_set(err, SK_ERANGE, p, "expected \"local\", \"world\" or \"bone\"");
+    o->up_axis_space = t[0] == 'l' ? 0 : t[0] == 'w' ? 1 : 2;
+  }
+  static const char *const lims[5] = {"minYaw", "maxYaw", "minPitch", "maxPitch", "slerpAmount"};
+  double *lv[5] = {&o->min_yaw, &o->max_yaw, &o->min_pitch, &o->max_pitch, &o->slerp_amount};
+  bool *lh[5] = {&o->has_min_yaw, &o->has_max_yaw, &o->has_min_pitch, &o->has_max_pitch, &o->has_slerp_amount};
+  for (int k = 0; k < 5; k++) {
+    if (json_object_get(j, lims[k]) == NULL)
+      continue;
+    if ((rc = number(json_object_get(j, lims[k]), ptr, lims[k], lv[k], err)))
+      return rc;
+    *lh[k] = true;
+  }
+  static const char *const adj[3] = {"adjustYaw", "adjustPitch", "adjustRoll"};
+  double *jv[3] = {&o->adjust_yaw, &o->adjust_pitch, &o->adjust_roll};
+  for (int k = 0; k < 3; k++)
+    if (json_object_get(j, adj[k]) != NULL && (rc = number(json_object_get(j, adj[k]), ptr, adj[k], jv[k], err)))
+      return rc;
+  const json_t *ua = json_object_get(j, "useAbsoluteValueForYaw");
+  if (ua != NULL && !json_is_boolean(ua)) {
+    sub(p, sizeof p, ptr, "useAbsoluteValueForYaw");
+    return sk_error_set(err, SK_ETYPE, p, "expected true or false");
+  }
+  o->use_absolute_value_for_yaw = json_is_true(ua);
+  return 0;
+}
+
 int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, const sk_mesh *default_mesh, sk_op *op,
                      sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
@@ -264,8 +317,11 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
   }
   static const char *const k_ik[] = {"op", "bone", "target", "poleTarget", "poleTargetBone", "poleTargetLocalOffset",
                                      "poleAngle", "bendAxis", "maxAngle", "slerpAmount", "mesh", NULL};
+  static const char *const k_look[] = {"op", "bone", "target", "upAxis", "upAxisSpace", "yawAxis", "pitchAxis",
+                                       "minYaw", "maxYaw", "minPitch", "maxPitch", "adjustYaw", "adjustPitch",
+                                       "adjustRoll", "slerpAmount", "useAbsoluteValueForYaw", "mesh", NULL};
   keys[nk] = NULL;
-  int rc = check_keys(j, ptr, spec->kind == SK_OP_IK ? k_ik : keys, err);
+  int rc = check_keys(j, ptr, spec->kind == SK_OP_IK ? k_ik : spec->kind == SK_OP_LOOK_AT ? k_look : keys, err);
   if (rc)
     return rc;
 
@@ -314,7 +370,10 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
     return rc;
   if (spec->kind == SK_OP_IK && (rc = parse_ik(s, j, ptr, op, err)))
     return rc;
-  if (spec->spaced || spec->kind == SK_OP_IK) {
+  if (spec->kind == SK_OP_LOOK_AT && (rc = parse_look(j, ptr, op, err)))
+    return rc;
+  bool controller = spec->kind == SK_OP_IK || spec->kind == SK_OP_LOOK_AT;
+  if (spec->spaced || controller) {
     const json_t *sp = json_object_get(j, "space");
     if (sp != NULL) {
       const char *t = json_string_value(sp);
@@ -323,7 +382,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
         return sk_error_set(err, SK_ERANGE, p, "expected \"local\" or \"world\"");
       op->space = t[0] == 'w' ? SK_SPACE_WORLD : SK_SPACE_LOCAL;
     }
-    if (spec->kind == SK_OP_SET_ABSOLUTE_POSITION || spec->kind == SK_OP_IK)
+    if (spec->kind == SK_OP_SET_ABSOLUTE_POSITION || controller)
       op->space = SK_SPACE_WORLD;
     const json_t *mj = json_object_get(j, "mesh");
     if (mj != NULL) {
@@ -428,6 +487,7 @@ static void run_setter(sk_bones *b, const sk_op *op) {
   case SK_OP_SET_ROTATION_MATRIX: sk_bone_set_rotation_matrix(b, op->bone, op->matrix, op->space, mesh); break;
   case SK_OP_SET_CURRENT_POSE_AS_REST: sk_bone_set_current_pose_as_rest(b, op->bone); break;
   case SK_OP_IK: sk_ctrl_ik(b, op->bone, mesh, &op->ik); break;
+  case SK_OP_LOOK_AT: sk_ctrl_look_at(b, op->bone, mesh, &op->look); break;
   case SK_OP_QUERY: break;
   }
 }

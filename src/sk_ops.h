@@ -20,6 +20,11 @@
  *       poleAngle?, bendAxis?, maxAngle?, slerpAmount?, mesh?}: one
  *       update() of a fresh BoneIKController(mesh, bone, options); "bone"
  *       is Babylon's bone (the lower one), its parent turns too.
+ *   lookAt {target, upAxis?, upAxisSpace? ("local" | "world" | "bone"),
+ *       yawAxis?, pitchAxis?, minYaw?, maxYaw?, minPitch?, maxPitch?,
+ *       adjustYaw?, adjustPitch?, adjustRoll?, slerpAmount?,
+ *       useAbsoluteValueForYaw?, mesh?}: one update() of a fresh
+ *       BoneLookController(mesh, bone, target, options).
  *
  * A mesh node is {"position"?, "rotation"? | "rotationQuaternion"?,
  * "scaling"?, "parent"?: node}, composed as TransformNode.computeWorldMatrix. */
@@ -51,6 +56,7 @@ typedef enum sk_op_kind {
   SK_OP_SET_CURRENT_POSE_AS_REST,
   SK_OP_QUERY,
   SK_OP_IK,
+  SK_OP_LOOK_AT,
 } sk_op_kind;
 
 typedef enum sk_query {
@@ -77,6 +83,7 @@ typedef struct sk_op {
   double amount;    /* rotate amount, setAxisAngle angle */
   float matrix[16]; /* setRotationMatrix */
   sk_ik_options ik; /* SK_OP_IK */
+  sk_look_options look; /* SK_OP_LOOK_AT */
 } sk_op;
 
 /* True when `name` is one of the op names above. */

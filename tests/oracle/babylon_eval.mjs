@@ -21,7 +21,7 @@ import { pathToFileURL } from "node:url";
 console.log = (...args) => console.error(...args);
 
 const B = await import("@babylonjs/core");
-const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, TransformNode, BoneIKController } = B;
+const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, TransformNode, BoneIKController, BoneLookController } = B;
 
 let engine = null;
 let scene = null;
@@ -270,6 +270,25 @@ function boneOp(sk, op, what, dfltMesh = caseMesh) {
     const sp = space(op, what);
     const t = opMesh(op, what, dfltMesh) ?? undefined;
     switch (op.op) {
+        case "lookAt": {
+            // One update() of a fresh controller; no mesh = an identity TransformNode.
+            const mesh = t ?? meshNode({}, `${what}.mesh`);
+            const opts = {};
+            if ("upAxis" in op) opts.upAxis = vec3(op.upAxis, `${what}.upAxis`);
+            if ("upAxisSpace" in op) {
+                const i = ["local", "world", "bone"].indexOf(op.upAxisSpace);
+                if (i < 0) fail(`${what}.upAxisSpace: expected "local", "world" or "bone"`);
+                opts.upAxisSpace = i; // Space.LOCAL, WORLD, BONE
+            }
+            if ("yawAxis" in op) opts.yawAxis = axis(op, "yawAxis", what);
+            if ("pitchAxis" in op) opts.pitchAxis = axis(op, "pitchAxis", what);
+            for (const k of ["minYaw", "maxYaw", "minPitch", "maxPitch", "adjustYaw", "adjustPitch", "adjustRoll", "slerpAmount"]) {
+                if (k in op) opts[k] = num(op, k, what);
+            }
+            if ("useAbsoluteValueForYaw" in op) opts.useAbsoluteValueForYaw = op.useAbsoluteValueForYaw === true;
+            new BoneLookController(mesh, bone, vec3(op.target, `${what}.target`), opts).update();
+            return null;
+        }
         case "ik": {
             // One update() of a fresh controller; no mesh = an identity TransformNode.
             const mesh = t ?? meshNode({}, `${what}.mesh`);
@@ -332,7 +351,7 @@ function boneOp(sk, op, what, dfltMesh = caseMesh) {
 }
 
 const BONE_OPS = ["translate", "setPosition", "setAbsolutePosition", "scale", "setScale", "setYawPitchRoll", "rotate", "setAxisAngle",
-    "setRotation", "setRotationQuaternion", "setRotationMatrix", "setCurrentPoseAsRest", "query", "ik"];
+    "setRotation", "setRotationQuaternion", "setRotationMatrix", "setCurrentPoseAsRest", "query", "ik", "lookAt"];
 
 function evaluate(sk, op, what) {
     let outputs = ["final"];

@@ -18,7 +18,8 @@
 // absolute matrices only refresh bones[0]'s subtree); ops in sequence, ops
 // after "set" TRS overrides (what a clip sample is), ops inside a pose,
 // setCurrentPoseAsRest then returnToRest, every query, and "ik" (one update()
-// of a fresh BoneIKController) with every option, bone lengths or children.
+// of a fresh BoneIKController) with every option, bone lengths or children,
+// and "lookAt" (one update() of a fresh BoneLookController) with its options.
 
 import { evalCase } from "./babylon_eval.mjs";
 
@@ -162,11 +163,39 @@ function ikOp(g, skeleton, tags) {
     return op;
 }
 
+/** A "lookAt" op with a random subset of BoneLookController's options. */
+function lookOp(g, names, tags) {
+    const op = { op: "lookAt", bone: g.pick(names), target: vec(g, 4) };
+    if (g.chance(0.3)) op.upAxis = nonZeroAxis(g);
+    if (g.chance(0.4)) op.upAxisSpace = g.pick(["local", "world", "bone"]);
+    if (g.chance(0.2)) op.yawAxis = nonZeroAxis(g);
+    if (g.chance(0.2)) op.pitchAxis = nonZeroAxis(g);
+    if (g.chance(0.4)) {
+        op.minYaw = rnd(g.range(-3, 0));
+        op.maxYaw = rnd(g.range(0, 3));
+    }
+    if (g.chance(0.4)) {
+        op.minPitch = rnd(g.range(-1.5, 0));
+        op.maxPitch = rnd(g.range(0, 1.5));
+    }
+    if (g.chance(0.2)) op.adjustYaw = angle(g);
+    if (g.chance(0.2)) op.adjustPitch = angle(g);
+    if (g.chance(0.2)) op.adjustRoll = angle(g);
+    if (g.chance(0.1)) op.slerpAmount = rnd(g.range(0.1, 1));
+    if (g.chance(0.15)) op.useAbsoluteValueForYaw = true;
+    const m = g.r();
+    if (m < 0.15) op.mesh = null;
+    else if (m < 0.3) op.mesh = meshSpec(g);
+    tags.add(`lookAt${op.upAxisSpace ? ` up ${op.upAxisSpace}` : ""}${"minYaw" in op || "minPitch" in op ? " limited" : ""}`);
+    return op;
+}
+
 function boneOp(g, names, tags, inPose, skeleton) {
     if (g.chance(0.15)) {
         const ik = ikOp(g, skeleton, tags);
         if (ik) return ik;
     }
+    if (g.chance(0.12)) return lookOp(g, names, tags);
     const bone = g.pick(names);
     const kind = g.pick([...SPACED, "setAbsolutePosition", "scale", "setScale", "query", "query", "query",
         ...(inPose ? [] : ["setCurrentPoseAsRest"])]);
