@@ -259,6 +259,65 @@ START_TEST(every_generated_bone_api_case_is_bit_exact_with_babylon) {
 }
 END_TEST
 
+/* Real assets through the glTF import, a clip sample per frame and one
+ * controller update, against Babylon's loader and controllers
+ * (tests/oracle/babylon_gltf_ctrl.mjs): every bone's world position at every
+ * frame within 1e-4 x max(1, |expected|) (the glTF tests' tolerance: clip
+ * sampling is not Babylon's animation runtime to the last bit). */
+static double real_asset(const char *rel) {
+  char path[1024], dir[1024];
+  sk_test_path(rel, path, sizeof path);
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  ck_assert_ptr_nonnull(slash);
+  *slash = '\0';
+  json_error_t je;
+  json_t *rec = json_load_file(path, 0, &je);
+  ck_assert_msg(rec != NULL, "%s: %s", path, je.text);
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  int rc = sk_eval_case_at(json_object_get(rec, "case"), dir, &out, &e);
+  ck_assert_msg(rc == 0, "%s: %s at %s", rel, e.text, e.pointer);
+  json_t *got = json_loadb(out.data, out.len, 0, NULL);
+  const json_t *order = json_object_get(got, "order"), *results = json_object_get(got, "results");
+  const json_t *want = json_object_get(rec, "expected");
+  ck_assert_int_eq(json_array_size(results), json_array_size(want));
+  ck_assert_int_gt(json_array_size(want), 20);
+  double worst = 0;
+  for (size_t f = 0; f < json_array_size(want); f++) {
+    const json_t *pos = json_object_get(json_array_get(results, f), "positions");
+    const json_t *w = json_array_get(want, f);
+    ck_assert_int_eq(json_object_size(w), json_array_size(order));
+    for (size_t k = 0; k < json_array_size(order); k++) {
+      const json_t *wp = json_object_get(w, json_string_value(json_array_get(order, k)));
+      ck_assert_ptr_nonnull(wp);
+      for (size_t a = 0; a < 3; a++) {
+        double g = json_number_value(json_array_get(pos, 3 * k + a)), x = json_number_value(json_array_get(wp, a));
+        double err = fabs(g - x) / fmax(1, fabs(x));
+        worst = fmax(worst, err);
+        ck_assert_msg(err <= 1e-4, "%s frame %zu bone %s axis %zu: got %.9g, want %.9g", rel, f,
+                      json_string_value(json_array_get(order, k)), a, g, x);
+      }
+    }
+  }
+  printf("%s: %zu frames, worst relative error %.2g\n", rel, json_array_size(want), worst);
+  json_decref(got);
+  json_decref(rec);
+  sk_strbuf_free(&out);
+  return worst;
+}
+
+START_TEST(foot_ik_on_fox_walk_matches_babylons_loader_and_controller) {
+  real_asset("gltf/ctrl/fox-walk-foot-ik.json");
+}
+END_TEST
+
+START_TEST(head_look_at_on_cesium_man_matches_babylons_loader_and_controller) {
+  real_asset("gltf/ctrl/cesiumman-head-look-at.json");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_ops");
   TCase *tc = tcase_create("validity");
@@ -275,6 +334,8 @@ int main(void) {
   tc = tcase_create("babylon");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, every_generated_bone_api_case_is_bit_exact_with_babylon);
+  tcase_add_test(tc, foot_ik_on_fox_walk_matches_babylons_loader_and_controller);
+  tcase_add_test(tc, head_look_at_on_cesium_man_matches_babylons_loader_and_controller);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }
