@@ -278,21 +278,22 @@ static int parse_look(const json_t *j, const char *ptr, sk_op *op, sk_error *err
   return 0;
 }
 
-int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, const sk_mesh *default_mesh, sk_op *op,
-                     sk_error *err) {
-  char p[SK_ERROR_POINTER_MAX];
-  memset(op, 0, sizeof *op);
-  if (!json_is_object(j))
-    return sk_error_set(err, SK_ETYPE, ptr, "expected an op object");
-  sub(p, sizeof p, ptr, "op");
-  const char *name = json_string_value(json_object_get(j, "op"));
-  const op_spec *spec = name != NULL ? find_spec(name) : NULL;
-  if (spec == NULL)
-    return sk_error_set(err, name ? SK_ERANGE : SK_EMISSING, p, name ? "unknown op \"%s\"" : "every op needs an \"op\"",
-                        name);
-  op->kind = spec->kind;
-  const char *keys[12] = {"op", "bone"};
-  size_t nk = 2;
+/* The fields `spec`'s op may have (NULL-terminated, at most 20). */
+static void allowed_keys(const op_spec *spec, const char **keys) {
+  static const char *const k_ik[] = {"op", "bone", "target", "poleTarget", "poleTargetBone", "poleTargetLocalOffset",
+                                     "poleAngle", "bendAxis", "maxAngle", "slerpAmount", "mesh", NULL};
+  static const char *const k_look[] = {"op", "bone", "target", "upAxis", "upAxisSpace", "yawAxis", "pitchAxis",
+                                       "minYaw", "maxYaw", "minPitch", "maxPitch", "adjustYaw", "adjustPitch",
+                                       "adjustRoll", "slerpAmount", "useAbsoluteValueForYaw", "mesh", NULL};
+  const char *const *fixed = spec->kind == SK_OP_IK ? k_ik : spec->kind == SK_OP_LOOK_AT ? k_look : NULL;
+  size_t nk = 0;
+  if (fixed != NULL) {
+    while ((keys[nk] = fixed[nk]) != NULL)
+      nk++;
+    return;
+  }
+  keys[nk++] = "op";
+  keys[nk++] = "bone";
   if (spec->vec != NULL)
     keys[nk++] = spec->vec;
   if (spec->num != NULL)
@@ -315,13 +316,25 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
     keys[nk++] = "axis";
     keys[nk++] = "point";
   }
-  static const char *const k_ik[] = {"op", "bone", "target", "poleTarget", "poleTargetBone", "poleTargetLocalOffset",
-                                     "poleAngle", "bendAxis", "maxAngle", "slerpAmount", "mesh", NULL};
-  static const char *const k_look[] = {"op", "bone", "target", "upAxis", "upAxisSpace", "yawAxis", "pitchAxis",
-                                       "minYaw", "maxYaw", "minPitch", "maxPitch", "adjustYaw", "adjustPitch",
-                                       "adjustRoll", "slerpAmount", "useAbsoluteValueForYaw", "mesh", NULL};
   keys[nk] = NULL;
-  int rc = check_keys(j, ptr, spec->kind == SK_OP_IK ? k_ik : spec->kind == SK_OP_LOOK_AT ? k_look : keys, err);
+}
+
+int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, const sk_mesh *default_mesh, sk_op *op,
+                     sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  memset(op, 0, sizeof *op);
+  if (!json_is_object(j))
+    return sk_error_set(err, SK_ETYPE, ptr, "expected an op object");
+  sub(p, sizeof p, ptr, "op");
+  const char *name = json_string_value(json_object_get(j, "op"));
+  const op_spec *spec = name != NULL ? find_spec(name) : NULL;
+  if (spec == NULL)
+    return sk_error_set(err, name ? SK_ERANGE : SK_EMISSING, p, name ? "unknown op \"%s\"" : "every op needs an \"op\"",
+                        name);
+  op->kind = spec->kind;
+  const char *keys[20];
+  allowed_keys(spec, keys);
+  int rc = check_keys(j, ptr, keys, err);
   if (rc)
     return rc;
 
