@@ -66,6 +66,12 @@ END_TEST
 
 START_TEST(bad_fields_name_the_field) {
   expect_error(NULL, "[{\"op\":\"rotate\",\"bone\":\"a\",\"axis\":[0,1,0]}]", SK_EMISSING, "/ops/0/amount");
+  expect_error(NULL, "[{\"op\":\"translate\",\"bone\":\"a\",\"vector\":[1e39,0,0]}]", SK_ENOTFINITE,
+               "/ops/0/vector/0");
+  expect_error(NULL, "[{\"op\":\"lookAt\",\"bone\":\"a\",\"target\":[0,0,1],\"yawAxis\":[0,0,0]}]", SK_ERANGE,
+               "/ops/0/yawAxis");
+  expect_error(NULL, "[{\"op\":\"lookAt\",\"bone\":\"a\",\"target\":[0,0,1],\"upAxisSpace\":\"up\"}]",
+               SK_ERANGE, "/ops/0/upAxisSpace");
   expect_error(NULL, "[{\"op\":\"rotate\",\"bone\":\"a\",\"axis\":[0,1,0],\"amount\":\"x\"}]", SK_ETYPE,
                "/ops/0/amount");
   expect_error(NULL, "[{\"op\":\"setPosition\",\"bone\":\"a\",\"position\":[0,1,0],\"space\":\"mesh\"}]", SK_ERANGE,
