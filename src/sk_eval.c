@@ -8,6 +8,7 @@
 
 #include "sk_gltf.h"
 #include "sk_json.h"
+#include "sk_ops.h"
 
 void sk_pose_close(sk_pose *pose) {
   free(pose->overrides);
@@ -493,14 +494,180 @@ static int check_op_keys(const json_t *op, const char *ptr, const char *const *a
   return 0;
 }
 
-static int run_op(sk_skeleton *s, const sk_anim *anim, const json_t *op, const char *ptr, sk_eval_buffers *buf,
-                  sk_strbuf *out, size_t *nresults, sk_error *err) {
+/* What the Bone-API ops of a case share: Babylon's lazy absolute matrices
+ * of the case's skeleton and the case's default mesh. */
+typedef struct eval_ctx {
+  sk_bones bones;
+  bool has_mesh;
+  sk_mesh mesh;
+} eval_ctx;
+
+/* The parts of a "pose"/"evaluate" op that sk_pose_parse does not know:
+ * the "world"/"positions" outputs, a "mesh" for them and, on a pose,
+ * "ops" applied after the bone overrides. */
+typedef struct pose_ext {
+  json_t *op; /* new: the op without them */
+  bool world, positions, has_mesh;
+  sk_mesh mesh;
+  sk_op *ops; /* owned */
+  size_t nops;
+} pose_ext;
+
+static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_t *op, const char *ptr, bool is_pose,
+                          pose_ext *x, sk_error *err) {
+  static const char *const k_outputs[] = {"final", "absolute", "local", "world", "positions"};
+  char p[SK_ERROR_POINTER_MAX];
+  memset(x, 0, sizeof *x);
+  x->has_mesh = ctx->has_mesh;
+  x->mesh = ctx->mesh;
+  if ((x->op = json_copy((json_t *)op)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  int rc = 0;
+  const json_t *out = json_object_get(op, "output");
+  if (json_is_array(out)) {
+    json_t *kept = json_array();
+    unsigned seen = 0;
+    for (size_t i = 0; kept != NULL && !rc && i < json_array_size(out); i++) {
+      const char *name = json_string_value(json_array_get(out, i));
+      size_t k = 0;
+      while (name != NULL && k < 5 && strcmp(name, k_outputs[k]) != 0)
+        k++;
+      sub_pointer(p, sizeof p, ptr, "output");
+      sk_pointer_push_index(p, sizeof p, i);
+      if (name == NULL || k == 5)
+        rc = sk_error_set(err, SK_ERANGE, p, "expected \"final\", \"absolute\", \"local\", \"world\" or \"positions\"");
+      else if (seen & (1u << k))
+        rc = sk_error_set(err, SK_EDUPLICATE, p, "output listed twice");
+      seen |= 1u << k;
+      if (!rc && k < 3)
+        json_array_append_new(kept, json_string(name));
+    }
+    x->world = seen & (1u << 3);
+    x->positions = seen & (1u << 4);
+    if (kept == NULL || json_object_set_new(x->op, "output", kept) != 0)
+      rc = rc ? rc : sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  const json_t *mj = json_object_get(op, "mesh");
+  if (!rc && mj != NULL) {
+    sub_pointer(p, sizeof p, ptr, "mesh");
+    rc = sk_ops_parse_mesh(mj, p, &x->has_mesh, &x->mesh, err);
+    json_object_del(x->op, "mesh");
+  }
+  const json_t *oj = json_object_get(op, "ops");
+  if (!rc && oj != NULL && is_pose) {
+    sub_pointer(p, sizeof p, ptr, "ops");
+    rc = sk_ops_parse(s, oj, p, x->has_mesh ? &x->mesh : NULL, &x->ops, &x->nops, err);
+    json_object_del(x->op, "ops");
+  }
+  if (rc) {
+    json_decref(x->op);
+    free(x->ops);
+  }
+  return rc;
+}
+
+/* Removes the closing brace of the result object just written, so members
+ * can follow; returns whether the object is empty. */
+static bool reopen_object(sk_strbuf *out) {
+  out->len--;
+  return out->len > 0 && out->data[out->len - 1] == '{';
+}
+
+/* One pose with ops or world outputs: on a scratch copy (Babylon's oracle
+ * replays the history on a fresh skeleton: the same state), so nothing
+ * stays. Query results go in the pose's own "queries". */
+static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ext *x, const sk_pose *pose,
+                        sk_eval_buffers *buf, sk_strbuf *out) {
+  sk_skeleton *c;
+  if (sk_skeleton_clone(s, &c))
+    return SK_ENOMEM;
+  sk_bones cb;
+  int rc = sk_bones_init(&cb, c);
+  if (rc) {
+    sk_skeleton_destroy(c);
+    return rc;
+  }
+  memcpy(cb.absolute, ctx->bones.absolute, 16 * s->count * sizeof *cb.absolute);
+  sk_skeleton_apply(c, pose->overrides, pose->count);
+  sk_strbuf q = {0};
+  size_t nq = 0;
+  rc = sk_ops_apply(&cb, x->ops, x->nops, &q, &nq);
+  sk_pose p0 = *pose;
+  p0.overrides = NULL;
+  p0.count = 0;
+  if (!rc) {
+    sk_pose_evaluate(c, &p0, buf);
+    rc = sk_pose_write_json(c, &p0, buf, NULL, out);
+  }
+  if (!rc) {
+    bool first = reopen_object(out);
+    rc = sk_ops_write_world(&cb, x->has_mesh ? &x->mesh : NULL, x->world, x->positions, first, out);
+    first = first && !x->world && !x->positions;
+    if (!rc && x->nops > 0 &&
+        ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"queries\":[", 11) ||
+         (q.len > 0 && sk_strbuf_append(out, q.data, q.len)) || sk_strbuf_append(out, "]", 1)))
+      rc = SK_ENOMEM;
+    if (!rc && sk_strbuf_append(out, "}", 1))
+      rc = SK_ENOMEM;
+  }
+  sk_strbuf_free(&q);
+  sk_bones_close(&cb);
+  sk_skeleton_destroy(c);
+  return rc;
+}
+
+static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json_t *op, const char *ptr,
+                       bool is_pose, sk_eval_buffers *buf, sk_strbuf *out, size_t *nresults, sk_error *err) {
   static const char *const k_op[] = {"op", NULL};
+  static const char *const k_eval[] = {"op", "initialSkinMatrix", "output", "mesh", NULL};
+  sk_pose *poses;
+  size_t np;
+  pose_ext x;
+  int rc;
+  if (!is_pose && (rc = check_op_keys(op, ptr, k_eval, err)))
+    return rc;
+  if ((rc = pose_ext_parse(s, ctx, op, ptr, is_pose, &x, err)))
+    return rc;
+  bool ext = x.world || x.positions || x.nops > 0 || (is_pose && json_object_get(op, "ops") != NULL);
+  /* A pose naming clips gives one result per frame. */
+  rc = sk_pose_parse_anim(s, anim, x.op, ptr, k_op, &poses, &np, err);
+  json_decref(x.op);
+  if (rc) {
+    free(x.ops);
+    return rc;
+  }
+  for (size_t i = 0; i < np && !rc; i++) {
+    if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
+      rc = SK_ENOMEM;
+    if (!rc && is_pose && ext) {
+      rc = pose_on_copy(s, ctx, &x, &poses[i], buf, out);
+    } else if (!rc) {
+      sk_pose_evaluate(s, &poses[i], buf);
+      rc = sk_pose_write_json(s, &poses[i], buf, NULL, out);
+      /* Babylon's "absolute" (and world) output computes every root's
+       * absolute matrices: the lazy state the Bone API reads changes too. */
+      if (!rc && !is_pose && (poses[i].output & SK_OUT_ABSOLUTE))
+        sk_bones_refresh_all(&ctx->bones);
+      if (!rc && ext) {
+        bool first = reopen_object(out);
+        rc = sk_ops_write_world(&ctx->bones, x.has_mesh ? &x.mesh : NULL, x.world, x.positions, first, out);
+        if (!rc && sk_strbuf_append(out, "}", 1))
+          rc = SK_ENOMEM;
+      }
+    }
+    (*nresults)++;
+  }
+  sk_pose_array_free(poses, np);
+  free(x.ops);
+  return rc ? sk_error_set(err, rc, ptr, "out of memory writing the result") : 0;
+}
+
+static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json_t *op, const char *ptr,
+                  sk_eval_buffers *buf, sk_strbuf *out, size_t *nresults, sk_error *err) {
   static const char *const k_set[] = {"op", "bones", NULL};
   static const char *const k_bind[] = {"op", "bone", "matrix", "keepLocal", NULL};
   static const char *const k_rest[] = {"op", "bone", "matrix", NULL};
   static const char *const k_rtr[] = {"op", "bone", NULL};
-  static const char *const k_eval[] = {"op", "initialSkinMatrix", "output", NULL};
   char p[SK_ERROR_POINTER_MAX];
   int rc;
   if (!json_is_object(op))
@@ -522,28 +689,20 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, const json_t *op, const c
     if ((rc = sk_json_parse_overrides(s, bones, p, &o, &n, err)))
       return rc;
     sk_skeleton_apply(s, o, n);
+    for (size_t k = 0; k < n; k++)
+      sk_bones_touch(&ctx->bones, o[k].bone);
     free(o);
     return 0;
   }
-  if (strcmp(name, "pose") == 0 || strcmp(name, "evaluate") == 0) {
-    bool is_pose = name[0] == 'p';
-    sk_pose *poses;
-    size_t np;
-    if (!is_pose && (rc = check_op_keys(op, ptr, k_eval, err)))
+  if (strcmp(name, "pose") == 0 || strcmp(name, "evaluate") == 0)
+    return run_pose_op(s, anim, ctx, op, ptr, name[0] == 'p', buf, out, nresults, err);
+  if (sk_ops_known(name)) {
+    sk_op bop;
+    if ((rc = sk_ops_parse_one(s, op, ptr, ctx->has_mesh ? &ctx->mesh : NULL, &bop, err)))
       return rc;
-    /* A pose naming clips gives one result per frame. */
-    if ((rc = sk_pose_parse_anim(s, anim, op, ptr, k_op, &poses, &np, err)))
-      return rc;
-    for (size_t i = 0; i < np && !rc; i++) {
-      sk_pose_evaluate(s, &poses[i], buf);
-      if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
-        rc = SK_ENOMEM;
-      if (!rc)
-        rc = sk_pose_write_json(s, &poses[i], buf, NULL, out);
-      (*nresults)++;
-    }
-    sk_pose_array_free(poses, np);
-    return rc ? sk_error_set(err, rc, ptr, "out of memory writing the result") : 0;
+    if (sk_ops_apply(&ctx->bones, &bop, 1, out, nresults))
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory writing the result");
+    return 0;
   }
   if (strcmp(name, "setBind") == 0 || strcmp(name, "setRest") == 0) {
     bool bind = name[3] == 'B';
@@ -559,6 +718,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, const json_t *op, const c
       return sk_error_set(err, SK_EMISSING, p, "\"%s\" needs a \"matrix\"", name);
     if ((rc = sk_json_floats(mj, 16, p, m, err)))
       return rc;
+    sk_bones_touch(&ctx->bones, bone);
     if (!bind) {
       sk_skeleton_set_rest(s, bone, m);
       return 0;
@@ -579,10 +739,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, const json_t *op, const c
     int32_t bone;
     if ((rc = op_bone(s, op, ptr, false, &bone, err)))
       return rc;
-    if (bone >= 0)
-      sk_skeleton_bone_return_to_rest(s, bone);
-    else
-      sk_skeleton_return_to_rest(s);
+    sk_bones_return_to_rest(&ctx->bones, bone);
     return 0;
   }
   return sk_error_set(err, SK_ERANGE, p, "unknown op \"%s\"", name);
@@ -644,7 +801,7 @@ static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skele
 int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) { return sk_eval_case_at(c, NULL, out, err); }
 
 int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_error *err) {
-  static const char *const k_case[] = {"skeleton", "ops", NULL};
+  static const char *const k_case[] = {"skeleton", "ops", "mesh", NULL};
   if (!json_is_object(c))
     return sk_error_set(err, SK_ETYPE, "", "expected a case object {\"skeleton\", \"ops\"}");
   int rc = check_op_keys(c, "", k_case, err);
@@ -664,8 +821,16 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
     rc = sk_json_parse_skeleton(skel, "/skeleton", 0, &s, err);
   if (rc)
     return rc;
+  eval_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  if ((rc = sk_ops_parse_mesh(json_object_get(c, "mesh"), "/mesh", &ctx.has_mesh, &ctx.mesh, err))) {
+    sk_skeleton_destroy(s);
+    sk_anim_destroy(anim);
+    return rc;
+  }
   sk_eval_buffers buf;
-  if ((rc = sk_eval_buffers_init(&buf, s->count))) {
+  if ((rc = sk_eval_buffers_init(&buf, s->count)) || (rc = sk_bones_init(&ctx.bones, s))) {
+    sk_eval_buffers_close(&buf);
     sk_skeleton_destroy(s);
     sk_anim_destroy(anim);
     return sk_error_set(err, rc, "", "out of memory");
@@ -677,11 +842,12 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
   for (size_t i = 0; !rc && i < json_array_size(ops); i++) {
     char p[SK_ERROR_POINTER_MAX] = "/ops";
     sk_pointer_push_index(p, sizeof p, i);
-    rc = run_op(s, anim, json_array_get(ops, i), p, &buf, out, &nresults, err);
+    rc = run_op(s, anim, &ctx, json_array_get(ops, i), p, &buf, out, &nresults, err);
   }
   if (!rc && sk_strbuf_append(out, "]}", 2))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   sk_eval_buffers_close(&buf);
+  sk_bones_close(&ctx.bones);
   sk_skeleton_destroy(s);
   sk_anim_destroy(anim);
   return rc;

@@ -21,7 +21,7 @@ import { pathToFileURL } from "node:url";
 console.log = (...args) => console.error(...args);
 
 const B = await import("@babylonjs/core");
-const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion } = B;
+const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, TransformNode, BoneIKController, BoneLookController } = B;
 
 let engine = null;
 let scene = null;
@@ -207,7 +207,151 @@ function applySet(sk, bonesSpec, what) {
     }
 }
 
-const OUTPUTS = ["final", "absolute", "local"];
+const OUTPUTS = ["final", "absolute", "local", "world", "positions"];
+
+// ---- Bone API ops (issue 13): the mesh is a TransformNode chain ----------------
+
+// The case's default mesh (a TransformNode or null) while a case runs.
+let caseMesh = null;
+const madeNodes = [];
+
+/** A TransformNode chain from {"position","rotation"|"rotationQuaternion","scaling","parent"}. */
+function meshNode(spec, what) {
+    if (spec === null || spec === undefined) return null;
+    if (typeof spec !== "object" || Array.isArray(spec)) fail(`${what}: expected a mesh node`);
+    for (const k of Object.keys(spec)) {
+        if (!["position", "rotation", "rotationQuaternion", "scaling", "parent"].includes(k)) fail(`${what}.${k}: unknown field`);
+    }
+    const node = new TransformNode("oracle-mesh", getScene());
+    madeNodes.push(node);
+    if ("position" in spec) node.position = vec3(spec.position, `${what}.position`);
+    if ("scaling" in spec) node.scaling = vec3(spec.scaling, `${what}.scaling`);
+    if ("rotation" in spec && "rotationQuaternion" in spec) fail(`${what}: "rotation" and "rotationQuaternion" are exclusive`);
+    if ("rotationQuaternion" in spec) node.rotationQuaternion = quat(spec.rotationQuaternion, `${what}.rotationQuaternion`);
+    else if ("rotation" in spec) node.rotation = vec3(spec.rotation, `${what}.rotation`);
+    if ("parent" in spec && spec.parent !== null) node.parent = meshNode(spec.parent, `${what}.parent`);
+    node.computeWorldMatrix(true);
+    return node;
+}
+
+/** The tNode of an op: its own "mesh" (null = none), else the default. */
+function opMesh(op, what, dflt = caseMesh) {
+    return "mesh" in op ? meshNode(op.mesh, `${what}.mesh`) : dflt;
+}
+
+function space(op, what) {
+    if (!("space" in op)) return 0; // Space.LOCAL
+    if (op.space === "local") return 0;
+    if (op.space === "world") return 1; // Space.WORLD
+    fail(`${what}.space: expected "local" or "world"`);
+}
+
+function num(op, k, what) {
+    if (!isNum(op[k])) fail(`${what}.${k}: expected a finite number`);
+    return op[k];
+}
+
+function axis(op, k, what) {
+    const v = vec3(op[k], `${what}.${k}`);
+    if (v.x === 0 && v.y === 0 && v.z === 0) fail(`${what}.${k}: zero-length axis`);
+    return v;
+}
+
+const v3 = (v) => [v.x, v.y, v.z];
+
+/** Runs one Bone API op through Babylon; a query returns its result object. */
+function boneOp(sk, op, what, dfltMesh = caseMesh) {
+    if (op.op === "setCurrentPoseAsRest") {
+        if ("bone" in op) boneByName(sk, op.bone, `${what}.bone`).setCurrentPoseAsRest();
+        else sk.setCurrentPoseAsRest();
+        return null;
+    }
+    const bone = boneByName(sk, op.bone, `${what}.bone`);
+    const sp = space(op, what);
+    const t = opMesh(op, what, dfltMesh) ?? undefined;
+    switch (op.op) {
+        case "lookAt": {
+            // One update() of a fresh controller; no mesh = an identity TransformNode.
+            const mesh = t ?? meshNode({}, `${what}.mesh`);
+            const opts = {};
+            if ("upAxis" in op) opts.upAxis = vec3(op.upAxis, `${what}.upAxis`);
+            if ("upAxisSpace" in op) {
+                const i = ["local", "world", "bone"].indexOf(op.upAxisSpace);
+                if (i < 0) fail(`${what}.upAxisSpace: expected "local", "world" or "bone"`);
+                opts.upAxisSpace = i; // Space.LOCAL, WORLD, BONE
+            }
+            if ("yawAxis" in op) opts.yawAxis = axis(op, "yawAxis", what);
+            if ("pitchAxis" in op) opts.pitchAxis = axis(op, "pitchAxis", what);
+            for (const k of ["minYaw", "maxYaw", "minPitch", "maxPitch", "adjustYaw", "adjustPitch", "adjustRoll", "slerpAmount"]) {
+                if (k in op) opts[k] = num(op, k, what);
+            }
+            if ("useAbsoluteValueForYaw" in op) opts.useAbsoluteValueForYaw = op.useAbsoluteValueForYaw === true;
+            new BoneLookController(mesh, bone, vec3(op.target, `${what}.target`), opts).update();
+            return null;
+        }
+        case "ik": {
+            // One update() of a fresh controller; no mesh = an identity TransformNode.
+            const mesh = t ?? meshNode({}, `${what}.mesh`);
+            const opts = {};
+            if ("poleTargetBone" in op) opts.poleTargetBone = boneByName(sk, op.poleTargetBone, `${what}.poleTargetBone`);
+            if ("poleTargetLocalOffset" in op) opts.poleTargetLocalOffset = vec3(op.poleTargetLocalOffset, `${what}.poleTargetLocalOffset`);
+            if ("poleAngle" in op) opts.poleAngle = num(op, "poleAngle", what);
+            if ("bendAxis" in op) opts.bendAxis = axis(op, "bendAxis", what);
+            if ("maxAngle" in op) opts.maxAngle = num(op, "maxAngle", what);
+            if ("slerpAmount" in op) opts.slerpAmount = num(op, "slerpAmount", what);
+            const ik = new BoneIKController(mesh, bone, opts);
+            if (ik._notEnoughInformation) fail(`${what}.bone: not enough information for IK`);
+            ik.targetPosition.copyFrom(vec3(op.target, `${what}.target`));
+            if ("poleTarget" in op) {
+                // A pole given as a position: no pole bone (the options would default it to the grandparent).
+                ik.poleTargetBone = undefined;
+                ik.poleTargetPosition.copyFrom(vec3(op.poleTarget, `${what}.poleTarget`));
+            } else if (!ik.poleTargetBone) fail(`${what}.bone: IK needs a pole`);
+            ik.update();
+            return null;
+        }
+        case "translate": bone.translate(vec3(op.vector, `${what}.vector`), sp, t); return null;
+        case "setPosition": bone.setPosition(vec3(op.position, `${what}.position`), sp, t); return null;
+        case "setAbsolutePosition": bone.setAbsolutePosition(vec3(op.position, `${what}.position`), t); return null;
+        case "scale": {
+            const s = numArray(op.scale, 3, `${what}.scale`);
+            bone.scale(s[0], s[1], s[2], op.scaleChildren === true);
+            return null;
+        }
+        case "setScale": bone.setScale(vec3(op.scale, `${what}.scale`)); return null;
+        case "setYawPitchRoll": bone.setYawPitchRoll(num(op, "yaw", what), num(op, "pitch", what), num(op, "roll", what), sp, t); return null;
+        case "rotate": bone.rotate(axis(op, "axis", what), num(op, "amount", what), sp, t); return null;
+        case "setAxisAngle": bone.setAxisAngle(axis(op, "axis", what), num(op, "angle", what), sp, t); return null;
+        case "setRotation": bone.setRotation(vec3(op.rotation, `${what}.rotation`), sp, t); return null;
+        case "setRotationQuaternion": bone.setRotationQuaternion(quat(op.quaternion, `${what}.quaternion`), sp, t); return null;
+        case "setRotationMatrix": bone.setRotationMatrix(mat(op.matrix, `${what}.matrix`), sp, t); return null;
+        case "query": {
+            let value;
+            switch (op.get) {
+                case "position": value = v3(bone.getPosition(sp, t ?? null)); break;
+                case "absolutePosition": value = v3(bone.getAbsolutePosition(t ?? null)); break;
+                case "direction": value = v3(bone.getDirection(vec3(op.axis, `${what}.axis`), t ?? null)); break;
+                case "rotation": value = v3(bone.getRotation(sp, t ?? null)); break;
+                case "rotationQuaternion": {
+                    const q = bone.getRotationQuaternion(sp, t ?? null);
+                    value = [q.x, q.y, q.z, q.w];
+                    break;
+                }
+                case "rotationMatrix": value = Array.from(bone.getRotationMatrix(sp, t).m); break;
+                case "scale": value = v3(bone.getScale()); break;
+                case "absolutePositionFromLocal": value = v3(bone.getAbsolutePositionFromLocal(vec3(op.point, `${what}.point`), t ?? null)); break;
+                case "localPositionFromAbsolute": value = v3(bone.getLocalPositionFromAbsolute(vec3(op.point, `${what}.point`), t ?? null)); break;
+                default: fail(`${what}.get: unknown query ${JSON.stringify(op.get)}`);
+            }
+            return { query: op.get, bone: bone.name, value };
+        }
+        default:
+            fail(`${what}.op: unknown op ${JSON.stringify(op.op)}`);
+    }
+}
+
+const BONE_OPS = ["translate", "setPosition", "setAbsolutePosition", "scale", "setScale", "setYawPitchRoll", "rotate", "setAxisAngle",
+    "setRotation", "setRotationQuaternion", "setRotationMatrix", "setCurrentPoseAsRest", "query", "ik", "lookAt"];
 
 function evaluate(sk, op, what) {
     let outputs = ["final"];
@@ -232,6 +376,23 @@ function evaluate(sk, op, what) {
         const l = new Float32Array(16 * nb);
         for (const b of sk.bones) if (b._index !== -1) b.getLocalMatrix().copyToArray(l, b.getIndex() * 16);
         res.local = Array.from(l);
+    }
+    if (outputs.includes("world") || outputs.includes("positions")) {
+        // What bone.getAbsolutePosition(mesh) reads, for every bone (every root computed).
+        for (const b of sk.bones) if (!b.getParent()) b.computeAbsoluteMatrices();
+        const mesh = opMesh(op, what);
+        const w = new Float32Array(16 * nb), p = new Float32Array(3 * nb);
+        const tmp = new Matrix();
+        sk.bones.forEach((b, i) => {
+            tmp.copyFrom(b._absoluteMatrix);
+            if (mesh) tmp.multiplyToRef(mesh.getWorldMatrix(), tmp);
+            tmp.copyToArray(w, 16 * i);
+            p[3 * i] = tmp.m[12];
+            p[3 * i + 1] = tmp.m[13];
+            p[3 * i + 2] = tmp.m[14];
+        });
+        if (outputs.includes("world")) res.world = Array.from(w);
+        if (outputs.includes("positions")) res.positions = Array.from(p);
     }
     return res;
 }
@@ -259,6 +420,7 @@ export function runOp(sk, op, what) {
         case "evaluate":
             return evaluate(sk, op, what);
         default:
+            if (BONE_OPS.includes(op.op)) return boneOp(sk, op, what);
             fail(`${what}.op: unknown op ${JSON.stringify(op.op)}`);
     }
 }
@@ -275,6 +437,7 @@ export function evalCase(c) {
         return s;
     };
     try {
+        caseMesh = meshNode(c.mesh ?? null, "mesh");
         const sk = fresh();
         const order = sk.bones.map((b) => b.name);
         const results = [];
@@ -287,7 +450,18 @@ export function evalCase(c) {
                 const tmp = fresh();
                 for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);
                 applySet(tmp, op.bones ?? {}, what);
-                results.push(evaluate(tmp, op, what));
+                if ("ops" in op) {
+                    // Bone API ops after the overrides, on the same scratch skeleton.
+                    const pm = opMesh(op, what);
+                    const queries = [];
+                    op.ops.forEach((o, i) => {
+                        const r = boneOp(tmp, o, `${what}.ops[${i}]`, pm);
+                        if (r) queries.push(r);
+                    });
+                    const r = evaluate(tmp, op, what);
+                    r.queries = queries;
+                    results.push(r);
+                } else results.push(evaluate(tmp, op, what));
             } else {
                 const r = runOp(sk, op, what);
                 if (r) results.push(r);
@@ -296,6 +470,8 @@ export function evalCase(c) {
         return { order, results };
     } finally {
         for (const s of made) s.dispose();
+        for (const n of madeNodes.splice(0)) n.dispose();
+        caseMesh = null;
     }
 }
 

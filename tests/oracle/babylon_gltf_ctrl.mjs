@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// Babylon.js oracle for the bone controllers on real assets (issue 13): loads a
+// .glb with @babylonjs/loaders (NullEngine), samples an animation at every
+// frame of a range as babylon_gltf.mjs does (goToFrame, skeleton.prepare(true)),
+// runs ONE update() of a fresh BoneIKController or BoneLookController on
+// Babylon's own bones with the skinned mesh as the controller's mesh, and
+// prints every bone's world position (bone.getAbsolutePosition(mesh)) by name.
+//
+//   node babylon_gltf_ctrl.mjs --regenerate     rewrites tests/gltf/ctrl/*.json
+//
+// Each output file is {"case": <a skinner eval case>, "expected": [{bone: [x,y,z]}, ...]}:
+// the case names the same .glb, carries the skinned mesh's TransformNode chain
+// (position, rotationQuaternion, scaling of the mesh and each parent, as the
+// loader built them) as its "mesh", and has one "pose" op per frame with the
+// clip time, the controller op and "output": ["positions"]. The controller
+// target of each frame is made from Babylon's pose of that frame. Numbers are
+// printed with 8 significant digits; tests/check_sk_ops compares within 1e-4
+// x max(1, |expected|), the glTF tests' tolerance (clip sampling differs from
+// Babylon's animation runtime in the last bits).
+
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+
+console.log = (...args) => console.error(...args);
+
+const B = await import("@babylonjs/core");
+await import("@babylonjs/loaders/glTF/index.js");
+const { NullEngine, Scene, LoadAssetContainerAsync, Logger, BoneIKController, BoneLookController, Vector3 } = B;
+Logger.LogLevels = Logger.ErrorLogLevel;
+
+const FPS = 60;
+const FMT = (x) => (x === 0 ? 0 : Number(x.toPrecision(8)));
+const here = new URL(".", import.meta.url);
+
+// The real-asset scenarios: asset, clip, frame range, controller.
+const SCENARIOS = [
+    {
+        out: "fox-walk-foot-ik.json",
+        asset: "Fox.glb",
+        animation: "Walk",
+        from: 0,
+        to: 0.7,
+        fps: 30,
+        // Left foot IK: bone = the lower leg, its parent the upper leg; the
+        // target is the foot's own position at that frame, lifted and moved.
+        make: (sk, mesh, bone) => ({
+            op: { op: "ik", bone: "b_LeftLeg02_016" },
+            target: (pos) => {
+                const p = pos("b_LeftFoot01_017");
+                return [p.x + 3, p.y + 12, p.z - 4];
+            },
+        }),
+    },
+    {
+        out: "cesiumman-head-look-at.json",
+        asset: "CesiumMan.glb",
+        animation: 0,
+        from: 0,
+        to: 1.0,
+        fps: 30,
+        make: () => ({
+            op: { op: "lookAt", bone: "Skeleton_neck_joint_2", maxYaw: 0.8, minYaw: -0.8, maxPitch: 0.5, minPitch: -0.5 },
+            target: (pos) => {
+                const p = pos("Skeleton_neck_joint_2");
+                return [p.x + 0.6, p.y + 0.3, p.z - 0.8];
+            },
+        }),
+    },
+];
+
+function r8(v) {
+    return [FMT(v.x), FMT(v.y), FMT(v.z)];
+}
+
+/** The mesh's TransformNode chain as the case's "mesh" (exact doubles). */
+function meshChain(node) {
+    if (!node) return null;
+    const m = { position: [node.position.x, node.position.y, node.position.z] };
+    if (node.rotationQuaternion) {
+        const q = node.rotationQuaternion;
+        m.rotationQuaternion = [q.x, q.y, q.z, q.w];
+    } else m.rotation = [node.rotation.x, node.rotation.y, node.rotation.z];
+    m.scaling = [node.scaling.x, node.scaling.y, node.scaling.z];
+    if (node.parent) m.parent = meshChain(node.parent);
+    return m;
+}
+
+async function runScenario(sc) {
+    const bytes = new Uint8Array(readFileSync(new URL(`../data/${sc.asset}`, here)));
+    const engine = new NullEngine();
+    const scene = new Scene(engine);
+    const container = await LoadAssetContainerAsync(bytes, scene, {
+        pluginExtension: ".glb",
+        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
+    });
+    container.addAllToScene();
+    const sk = scene.skeletons[0];
+    const mesh = scene.meshes.find((m) => m.skeleton === sk);
+    if (sk.getPoseMatrix()) throw new Error(`${sc.asset}: a pose matrix: not modelled`);
+    const nodes = scene.transformNodes.concat(scene.meshes);
+    const saved = nodes.map((n) => ({ n, p: n.position.clone(), q: n.rotationQuaternion?.clone() ?? null, s: n.scaling.clone() }));
+    const restore = () => {
+        for (const { n, p, q, s } of saved) {
+            n.position.copyFrom(p);
+            if (q) n.rotationQuaternion.copyFrom(q);
+            n.scaling.copyFrom(s);
+        }
+    };
+    const group = typeof sc.animation === "number" ? scene.animationGroups[sc.animation] : scene.animationGroups.find((g) => g.name === sc.animation);
+    const byName = new Map(sk.bones.map((b) => [b.name, b]));
+    mesh.computeWorldMatrix(true);
+    const caseOps = [];
+    const expected = [];
+    const frames = Math.floor((sc.to - sc.from) * sc.fps + 1e-9) + 1;
+    for (let k = 0; k < frames; k++) {
+        const t = sc.from + k / sc.fps;
+        restore();
+        group.start(false, 1, group.from, group.to);
+        group.pause();
+        group.goToFrame(t * FPS);
+        sk.prepare(true);
+        group.stop();
+        for (const b of sk.bones) if (!b.getParent()) b.computeAbsoluteMatrices();
+        const pos = (name) => byName.get(name).getAbsolutePosition(mesh);
+        const { op, target } = sc.make(sk, mesh);
+        const tgt = target(pos);
+        const o = { ...op, target: tgt };
+        const bone = byName.get(op.bone);
+        const v = new Vector3(...tgt);
+        if (op.op === "ik") {
+            // {} options: the pole bone defaults to the grandparent, as the op's does.
+            const ik = new BoneIKController(mesh, bone, {});
+            ik.targetPosition.copyFrom(v);
+            ik.update();
+        } else new BoneLookController(mesh, bone, v, { ...op }).update();
+        for (const b of sk.bones) if (!b.getParent()) b.computeAbsoluteMatrices();
+        const res = {};
+        for (const b of sk.bones) res[b.name] = r8(b.getAbsolutePosition(mesh));
+        expected.push(res);
+        caseOps.push({ op: "pose", animation: group.name, time: t, ops: [o], output: ["positions"] });
+    }
+    const c = { skeleton: { gltf: `../../data/${sc.asset}` }, mesh: meshChain(mesh), ops: caseOps };
+    engine.dispose();
+    return { name: `${sc.asset} ${group.name} ${sc.from}..${sc.to}s at ${sc.fps} fps, ${sc.make().op.op}`, case: c, expected };
+}
+
+async function main(argv) {
+    if (argv[0] !== "--regenerate") {
+        console.error("usage: babylon_gltf_ctrl.mjs --regenerate");
+        return 2;
+    }
+    const dir = new URL("../gltf/ctrl/", here);
+    mkdirSync(dir, { recursive: true });
+    for (const sc of SCENARIOS) {
+        const r = await runScenario(sc);
+        writeFileSync(new URL(sc.out, dir), JSON.stringify(r) + "\n");
+        console.error(`wrote tests/gltf/ctrl/${sc.out}: ${r.expected.length} frames`);
+    }
+    return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));
