@@ -1,6 +1,7 @@
 #include "sk_kernel.h"
 
-#include <math.h> /* before cglm's target-pragma region below, so its declarations stay generic */
+#include "sk_mat.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,14 @@ static const float sk_kernel_zero16[16] __attribute__((aligned(64))) = {0};
 static const float sk_kernel_identity16[16] __attribute__((aligned(64))) = {1, 0, 0, 0, 0, 1, 0, 0,
                                                                             0, 0, 1, 0, 0, 0, 0, 1};
 
-static bool is_affine(const float m[16]) { return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1; }
+/* Column 3 is bitwise (+0, +0, +0, 1): the kernel's cheaper product then
+ * gives the exact product's bits (sk_kernel_lanes.h says why -0 is not enough). */
+static bool is_affine(const float m[16]) {
+  uint32_t u[16];
+  memcpy(u, m, sizeof u);
+  return u[3] == 0 && u[7] == 0 && u[11] == 0 && u[15] == 0x3F800000u;
+}
+#define SK_KERNEL_ONE_BITS 0x3FF0000000000000ull /* 1.0 as a double */
 
 /* ---- rig ------------------------------------------------------------------ */
 
@@ -267,24 +275,43 @@ static inline __attribute__((always_inline)) size_t pose_at(const sk_kernel_job 
  * attributes (not per-file flags) keep one object that runs everywhere:
  * nothing outside a path's functions uses its instructions. */
 
-/* scalar: one lane, plain float arithmetic; also the reference on non-x86. */
+/* scalar: one lane, double arithmetic; also the reference on non-x86. With
+ * -ffp-contract=off, VFMA is a separate multiply and add: the same bits as
+ * a fused one where the kernel uses it (sk_kernel_lanes.h). */
+static inline uint64_t bits_of(double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+/* (double)(float)v, kept: GCC 12 at -O2 dropped the plain cast here once
+ * the products were inlined (the float32 rounding of a world matrix
+ * vanished and finals came out 1 ulp off); the empty asm makes the float
+ * opaque so the rounding must happen. */
+static inline double round_f32(double v) {
+  float f = (float)v;
+  __asm__("" : "+x"(f));
+  return (double)f;
+}
 #define SKK(name) name##_scalar
 #define SKK_ATTR
 #define SKK_N 1
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V float
-#define VLOAD(p) (*(p))
-#define VLOADN(p, n) (*(p))
-#define VSET1(x) (x)
-#define VZERO() 0.0f
+#define V double
+#define VLOAD(p) ((double)*(p))
+#define VLOADN(p, n) ((double)*(p))
+#define VSET1(x) ((double)(x))
+#define VZERO() 0.0
 #define VADD(a, b) ((a) + (b))
 #define VSUB(a, b) ((a) - (b))
 #define VMUL(a, b) ((a) * (b))
 #define VFMA(a, b, c) ((a) * (b) + (c))
-#define VALL_EQ(v, x) ((v) == (x))
-static inline void store_mats_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
+#define VFNMA(a, b, c) ((c) - (a) * (b))
+#define VROUND(v) round_f32(v)
+#define VALL_BITS(v, bits) (bits_of(v) == (uint64_t)(bits))
+static inline void store_mats_scalar(float *dst, size_t stride, const double *m, size_t n, bool stream) {
   (void)stride, (void)n, (void)stream;
-  memcpy(dst, m, 16 * sizeof *dst);
+  for (int k = 0; k < 16; k++)
+    dst[k] = (float)m[k];
 }
 static inline void store_const_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
   (void)stride, (void)n, (void)stream;
@@ -293,40 +320,48 @@ static inline void store_const_scalar(float *dst, size_t stride, const float *m,
 #include "sk_kernel_lanes.h"
 
 #ifdef SK_KERNEL_X86
-/* sse2: 4 lanes, baseline x86-64; no FMA (mul then add). */
+/* sse2: 2 lanes, baseline x86-64; no FMA instruction (multiply then add,
+ * the same bits). */
 #define SKK(name) name##_sse2
 #define SKK_ATTR __attribute__((target("sse2")))
-#define SKK_N 4
+#define SKK_N 2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V __m128
-#define VLOAD(p) _mm_loadu_ps(p)
-#define VLOADN(p, n) load_n_sse2((p), (n))
-#define VSET1(x) _mm_set1_ps(x)
-#define VZERO() _mm_setzero_ps()
-#define VADD(a, b) _mm_add_ps((a), (b))
-#define VSUB(a, b) _mm_sub_ps((a), (b))
-#define VMUL(a, b) _mm_mul_ps((a), (b))
-#define VFMA(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
-#define VALL_EQ(v, x) (_mm_movemask_ps(_mm_cmpeq_ps((v), _mm_set1_ps(x))) == 0xF)
-static SKK_ATTR inline __attribute__((always_inline)) __m128 load_n_sse2(const float *p, size_t n) {
-  float t[4] = {0};
-  memcpy(t, p, n * sizeof *t);
-  return _mm_loadu_ps(t);
-}
-/* Four 4x4 transposes: rows 4g..4g+3 of lane i become floats 4g..4g+3 of pose i. */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_sse2(float *dst, size_t stride, const __m128 *m, size_t n, bool stream) {
-#pragma GCC unroll 16
+#define V __m128d
+#define VLOAD(p) _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)(p))))
+#define VLOADN(p, n) _mm_cvtps_pd(_mm_load_ss(p))
+#define VSET1(x) _mm_set1_pd((double)(x))
+#define VZERO() _mm_setzero_pd()
+#define VADD(a, b) _mm_add_pd((a), (b))
+#define VSUB(a, b) _mm_sub_pd((a), (b))
+#define VMUL(a, b) _mm_mul_pd((a), (b))
+#define VFMA(a, b, c) _mm_add_pd(_mm_mul_pd((a), (b)), (c))
+#define VFNMA(a, b, c) _mm_sub_pd((c), _mm_mul_pd((a), (b)))
+#define VROUND(v) _mm_cvtps_pd(_mm_cvtpd_ps(v))
+#define VALL_BITS(v, bits) \
+  (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_castpd_si128(v), _mm_set1_epi64x((long long)(bits)))) == 0xFFFF)
+/* 16 entries x 2 poses to 2 poses x 16 floats. Per 4 entries:
+ *   unpacklo ps  x01 = (e0p0 e1p0 e0p1 e1p1), x23 likewise
+ *   movelh/movehl  pose 0 = (e0 e1 e2 e3)p0, pose 1 = (e0 e1 e2 e3)p1
+ * Each pose's 64 bytes are written back to back, so a streamed line is
+ * complete in the write-combining buffer before the next one starts. */
+static SKK_ATTR inline __attribute__((always_inline)) void store_mats_sse2(float *dst, size_t stride, const __m128d *m, size_t n, bool stream) {
+  __m128 o[2][4];
+#pragma GCC unroll 4
   for (int g = 0; g < 4; g++) {
-    __m128 r0 = m[4 * g], r1 = m[4 * g + 1], r2 = m[4 * g + 2], r3 = m[4 * g + 3];
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-    const __m128 o[4] = {r0, r1, r2, r3};
-    for (size_t i = 0; i < n; i++) {
-      if (stream)
-        _mm_stream_ps(dst + i * stride + 4 * g, o[i]);
-      else
-        _mm_storeu_ps(dst + i * stride + 4 * g, o[i]);
-    }
+    const __m128 c0 = _mm_cvtpd_ps(m[4 * g]), c1 = _mm_cvtpd_ps(m[4 * g + 1]);
+    const __m128 c2 = _mm_cvtpd_ps(m[4 * g + 2]), c3 = _mm_cvtpd_ps(m[4 * g + 3]);
+    const __m128 x01 = _mm_unpacklo_ps(c0, c1), x23 = _mm_unpacklo_ps(c2, c3);
+    o[0][g] = _mm_movelh_ps(x01, x23);
+    o[1][g] = _mm_movehl_ps(x23, x01);
   }
+  for (size_t i = 0; i < n; i++)
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+      if (stream)
+        _mm_stream_ps(dst + i * stride + 4 * g, o[i][g]);
+      else
+        _mm_storeu_ps(dst + i * stride + 4 * g, o[i][g]);
+    }
 }
 static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(float *dst, size_t stride, const float *m, size_t n, bool stream) {
   for (size_t i = 0; i < n; i++)
@@ -340,56 +375,47 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(floa
 }
 #include "sk_kernel_lanes.h"
 
-/* avx2: 8 lanes with FMA. */
+/* avx2: 4 lanes with FMA. */
 #define SKK(name) name##_avx2
 #define SKK_ATTR __attribute__((target("avx2,fma")))
-#define SKK_N 8
+#define SKK_N 4
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V __m256
-#define VLOAD(p) _mm256_loadu_ps(p)
-#define VLOADN(p, n) _mm256_maskload_ps((p), _mm256_loadu_si256((const __m256i *)(sk_kernel_mask8 + 8 - (n))))
-#define VSET1(x) _mm256_set1_ps(x)
-#define VZERO() _mm256_setzero_ps()
-#define VADD(a, b) _mm256_add_ps((a), (b))
-#define VSUB(a, b) _mm256_sub_ps((a), (b))
-#define VMUL(a, b) _mm256_mul_ps((a), (b))
-#define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
-#define VALL_EQ(v, x) (_mm256_movemask_ps(_mm256_cmp_ps((v), _mm256_set1_ps(x), _CMP_EQ_OQ)) == 0xFF)
-/* sk_kernel_mask8 + 8 - n: n lanes of -1 (load) then zeros. */
-static const int32_t sk_kernel_mask8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-/* Two 8x8 transposes (rows 0-7, rows 8-15). Within 128-bit halves:
- *   unpack ps   t = (a0 b0 a1 b1) ...   unpack pd   u[4g+e] = (r4g[e] r4g+1[e] r4g+2[e] r4g+3[e])
- * then permute2f128 joins row groups 0 and 1 of the same pose. */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx2(float *dst, size_t stride, const __m256 *m, size_t n, bool stream) {
-#pragma GCC unroll 16
-  for (int h = 0; h < 2; h++) {
-    const __m256 *r = m + 8 * h;
-    __m256 t[8], u[8];
-#pragma GCC unroll 16
-    for (int i = 0; i < 4; i++) {
-      t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int g = 0; g < 2; g++) {
-      const __m256d a = _mm256_castps_pd(t[4 * g]), b = _mm256_castps_pd(t[4 * g + 1]);
-      const __m256d c = _mm256_castps_pd(t[4 * g + 2]), d = _mm256_castps_pd(t[4 * g + 3]);
-      u[4 * g + 0] = _mm256_castpd_ps(_mm256_unpacklo_pd(a, c));
-      u[4 * g + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(a, c));
-      u[4 * g + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(b, d));
-      u[4 * g + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(b, d));
-    }
-    __m256 o[8];
-#pragma GCC unroll 16
-    for (int e = 0; e < 4; e++) {
-      o[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
-      o[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
-    }
-    for (size_t i = 0; i < n; i++) {
-      if (stream)
-        _mm256_stream_ps(dst + i * stride + 8 * h, o[i]);
-      else
-        _mm256_storeu_ps(dst + i * stride + 8 * h, o[i]);
+#define V __m256d
+#define VLOAD(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define VLOADN(p, n) _mm256_cvtps_pd(_mm_maskload_ps((p), _mm_loadu_si128((const __m128i *)(sk_kernel_mask4 + 4 - (n)))))
+#define VSET1(x) _mm256_set1_pd((double)(x))
+#define VZERO() _mm256_setzero_pd()
+#define VADD(a, b) _mm256_add_pd((a), (b))
+#define VSUB(a, b) _mm256_sub_pd((a), (b))
+#define VMUL(a, b) _mm256_mul_pd((a), (b))
+#define VFMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
+#define VFNMA(a, b, c) _mm256_fnmadd_pd((a), (b), (c))
+#define VROUND(v) _mm256_cvtps_pd(_mm256_cvtpd_ps(v))
+#define VALL_BITS(v, bits) \
+  (_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x((long long)(bits))))) == 0xF)
+/* sk_kernel_mask4 + 4 - n: n lanes of -1 (load) then zeros. */
+static const int32_t sk_kernel_mask4[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+/* 16 entries x 4 poses to 4 poses x 16 floats: four 4x4 transposes of the
+ * rounded floats (entries 4g..4g+3 of each pose), then each pose's two
+ * 32-byte halves written back to back (a whole line per pose, see sse2). */
+static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx2(float *dst, size_t stride, const __m256d *m, size_t n, bool stream) {
+  __m128 q[4][4];
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; g++) {
+    __m128 r0 = _mm256_cvtpd_ps(m[4 * g]), r1 = _mm256_cvtpd_ps(m[4 * g + 1]);
+    __m128 r2 = _mm256_cvtpd_ps(m[4 * g + 2]), r3 = _mm256_cvtpd_ps(m[4 * g + 3]);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    q[0][g] = r0, q[1][g] = r1, q[2][g] = r2, q[3][g] = r3;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const __m256 lo = _mm256_insertf128_ps(_mm256_castps128_ps256(q[i][0]), q[i][1], 1);
+    const __m256 hi = _mm256_insertf128_ps(_mm256_castps128_ps256(q[i][2]), q[i][3], 1);
+    if (stream) {
+      _mm256_stream_ps(dst + i * stride, lo);
+      _mm256_stream_ps(dst + i * stride + 8, hi);
+    } else {
+      _mm256_storeu_ps(dst + i * stride, lo);
+      _mm256_storeu_ps(dst + i * stride + 8, hi);
     }
   }
 }
@@ -407,34 +433,49 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2(floa
 }
 #include "sk_kernel_lanes.h"
 
-/* avx512: 16 lanes with FMA; the tail uses masked loads. */
+/* avx512: 8 lanes with FMA; the tail uses masked loads. */
 #define SKK(name) name##_avx512
 #define SKK_ATTR __attribute__((target("avx512f,avx2,fma")))
-#define SKK_N 16
+#define SKK_N 8
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V __m512
-#define VLOAD(p) _mm512_loadu_ps(p)
-#define VLOADN(p, n) _mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), (p))
-#define VSET1(x) _mm512_set1_ps(x)
-#define VZERO() _mm512_setzero_ps()
-#define VADD(a, b) _mm512_add_ps((a), (b))
-#define VSUB(a, b) _mm512_sub_ps((a), (b))
-#define VMUL(a, b) _mm512_mul_ps((a), (b))
-#define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
-#define VALL_EQ(v, x) (_mm512_cmp_ps_mask((v), _mm512_set1_ps(x), _CMP_EQ_OQ) == 0xFFFF)
-/* 16x16 transpose, rows = matrix entries, lanes = poses. Per 128-bit lane k:
- *   unpack ps, unpack pd: u[4g+e] lane k = entries 4g..4g+3 of pose 4k+e
- *   shuffle_f32x4 twice: gather lane k of u[e], u[4+e], u[8+e], u[12+e] = pose 4k+e.
- * 64 shuffles per 16 matrices; one full 64-byte line per pose. */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512(float *dst, size_t stride, const __m512 *m, size_t n, bool stream) {
-  __m512 t[16], u[16], o[16];
-#pragma GCC unroll 16
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(m[2 * i], m[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(m[2 * i], m[2 * i + 1]);
+#define V __m512d
+#define VLOAD(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define VLOADN(p, n) _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), (p))))
+#define VSET1(x) _mm512_set1_pd((double)(x))
+#define VZERO() _mm512_setzero_pd()
+#define VADD(a, b) _mm512_add_pd((a), (b))
+#define VSUB(a, b) _mm512_sub_pd((a), (b))
+#define VMUL(a, b) _mm512_mul_pd((a), (b))
+#define VFMA(a, b, c) _mm512_fmadd_pd((a), (b), (c))
+#define VFNMA(a, b, c) _mm512_fnmadd_pd((a), (b), (c))
+#define VROUND(v) _mm512_cvtps_pd(_mm512_cvtpd_ps(v))
+#define VALL_BITS(v, bits) \
+  (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), _mm512_set1_epi64((long long)(bits))) == 0xFF)
+/* 16 entries x 8 poses to 8 poses x 16 floats. Round each entry to 8
+ * floats, pair entry k with entry k+8 in one register (z[k]), then the
+ * 8x8 transpose of the AVX2 float kernel runs in both 256-bit halves at once:
+ *   unpack ps, unpack pd   u[e] 128-bit lane L = entries 0-3 (L=0,1) or 8-11
+ *                          (L=2,3) of pose e (L even) or 4+e (L odd);
+ *                          u[4+e] the same for entries 4-7 and 12-15
+ *   permutex2var           pose e = u[e].L0 u[4+e].L0 u[e].L2 u[4+e].L2
+ * 32 shuffles per 8 matrices; one full 64-byte line per pose. */
+static const int32_t sk_kernel_perm_even[16] __attribute__((aligned(64))) = {0, 1, 2, 3, 16, 17, 18, 19,
+                                                                             8, 9, 10, 11, 24, 25, 26, 27};
+static const int32_t sk_kernel_perm_odd[16] __attribute__((aligned(64))) = {4, 5, 6, 7, 20, 21, 22, 23,
+                                                                            12, 13, 14, 15, 28, 29, 30, 31};
+static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512(float *dst, size_t stride, const __m512d *m, size_t n, bool stream) {
+  __m512 z[8], t[8], u[8], o[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; k++)
+    z[k] = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(m[k]))),
+                                               _mm256_castps_pd(_mm512_cvtpd_ps(m[k + 8])), 1));
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(z[2 * i], z[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(z[2 * i], z[2 * i + 1]);
   }
-#pragma GCC unroll 16
-  for (int g = 0; g < 4; g++) {
+#pragma GCC unroll 2
+  for (int g = 0; g < 2; g++) {
     const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
     const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
     u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
@@ -442,23 +483,19 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512(flo
     u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
     u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
   }
-#pragma GCC unroll 16
+  const __m512i pe = _mm512_load_si512(sk_kernel_perm_even), po = _mm512_load_si512(sk_kernel_perm_odd);
+#pragma GCC unroll 4
   for (int e = 0; e < 4; e++) {
-    const __m512 s0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x44), s1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xEE);
-    const __m512 s2 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x44);
-    const __m512 s3 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xEE);
-    o[e] = _mm512_shuffle_f32x4(s0, s2, 0x88);
-    o[4 + e] = _mm512_shuffle_f32x4(s0, s2, 0xDD);
-    o[8 + e] = _mm512_shuffle_f32x4(s1, s3, 0x88);
-    o[12 + e] = _mm512_shuffle_f32x4(s1, s3, 0xDD);
+    o[e] = _mm512_permutex2var_ps(u[e], pe, u[4 + e]);
+    o[4 + e] = _mm512_permutex2var_ps(u[e], po, u[4 + e]);
   }
-  if (n == 16 && stream) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
+  if (n == 8 && stream) {
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
       _mm512_stream_ps(dst + i * stride, o[i]);
-  } else if (n == 16) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
+  } else if (n == 8) {
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
       _mm512_storeu_ps(dst + i * stride, o[i]);
   } else {
     for (size_t i = 0; i < n; i++) {
@@ -703,10 +740,6 @@ int sk_kernel_run_threads(const sk_kernel_job *job, unsigned n) {
 
 /* ---- single pose ------------------------------------------------------------ */
 
-/* dest = a · b in the row-vector convention of sk_mat_mul, float
- * arithmetic; dest may alias a or b. */
-typedef void (*sk_mul16_fn)(const float *a, const float *b, float *dest);
-
 /* The slots no bone computes: zeros for slots no bone writes, and the
  * trailing identity of `final`. */
 static void single_fixed_slots(const sk_rig *r, float *final, float *absolute) {
@@ -718,11 +751,12 @@ static void single_fixed_slots(const sk_rig *r, float *final, float *absolute) {
   memcpy(final + 16 * r->bones, sk_kernel_identity16, sizeof sk_kernel_identity16);
 }
 
-/* The single-pose walk over the rig, for a given product. Inlined into each
- * caller below so the product is a direct, inlined call. */
-static inline __attribute__((always_inline)) void single_with(const sk_rig *r, const float *locals,
-                                                              const float *initial_skin, float *final,
-                                                              float *absolute, sk_mul16_fn mul) {
+/* The single-pose walk over the rig with the core's exact product
+ * (sk_mat_mul, Babylon's multiplyToArray): the same products of the same
+ * float32 inputs as sk_skeleton_evaluate, in the rig's order, so the same
+ * bits. It skips the bones that write nothing and feed nothing. */
+static void single_exact(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
+                         float *absolute) {
   float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
   float aslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
   const bool two_chains = absolute != NULL && initial_skin != NULL;
@@ -731,17 +765,17 @@ static inline __attribute__((always_inline)) void single_with(const sk_rig *r, c
     const sk_rig_step *st = &r->step[s];
     const float *l = locals + 16 * (size_t)st->bone;
     /* Straight into the scratch slot; it may be the parent's (the last
-     * child reuses it), which the products allow. */
+     * child reuses it), which sk_mat_mul allows. */
     float leaf[16] __attribute__((aligned(32)));
     float *w = st->slot >= 0 ? wslot[st->slot] : leaf;
     if (st->parent_slot >= 0)
-      mul(l, wslot[st->parent_slot], w);
+      sk_mat_mul(l, wslot[st->parent_slot], w);
     else if (initial_skin != NULL)
-      mul(l, initial_skin, w);
+      sk_mat_mul(l, initial_skin, w);
     else
       memcpy(w, l, 16 * sizeof *w);
     if (st->out >= 0)
-      mul(r->inv_bind + 16 * s, w, final + 16 * (size_t)st->out);
+      sk_mat_mul(r->inv_bind + 16 * s, w, final + 16 * (size_t)st->out);
     if (absolute == NULL)
       continue;
     if (!two_chains) {
@@ -751,7 +785,7 @@ static inline __attribute__((always_inline)) void single_with(const sk_rig *r, c
     }
     float *a = st->slot >= 0 ? aslot[st->slot] : leaf;
     if (st->parent_slot >= 0)
-      mul(l, aslot[st->parent_slot], a);
+      sk_mat_mul(l, aslot[st->parent_slot], a);
     else
       memcpy(a, l, 16 * sizeof *a);
     if (st->out >= 0)
@@ -759,120 +793,15 @@ static inline __attribute__((always_inline)) void single_with(const sk_rig *r, c
   }
 }
 
-#ifdef SK_KERNEL_X86
-/* For CPUs without AVX2: plain float (GCC vectorises it with SSE2). */
-static void mul_plain(const float *a, const float *b, float *dest) {
-  float t[16];
-  for (int i = 0; i < 4; i++)
-    for (int j = 0; j < 4; j++)
-      t[4 * i + j] = a[4 * i] * b[j] + a[4 * i + 1] * b[4 + j] + a[4 * i + 2] * b[8 + j] + a[4 * i + 3] * b[12 + j];
-  memcpy(dest, t, sizeof t);
-}
-
-static void single_plain(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
-                         float *absolute) {
-  single_with(r, locals, initial_skin, final, absolute, mul_plain);
-}
-
-/* cglm chooses glm_mat4_mul's implementation by __AVX__ at compile time;
- * compiled for AVX2 here (the pragma defines __AVX__), it is the 256-bit
- * one, about twice the SSE2 one. Everything cglm defines lives in this
- * region, so nothing outside runs AVX code unless the CPU has it. */
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-/* Locals, worlds and outputs are caller buffers with no alignment promise;
- * unaligned loads cost nothing on aligned data. */
-#define CGLM_ALL_UNALIGNED
-#include <cglm/cglm.h>
-
-/* cglm is column-major and column-vector: our row-vector matrix M is cglm's
- * M^T, so a · b (ours) is glm_mat4_mul(b, a) (theirs), which allows dest
- * to alias either operand. */
-static inline void mul_cglm(const float *a, const float *b, float *dest) {
-  glm_mat4_mul((vec4 *)(uintptr_t)b, (vec4 *)(uintptr_t)a, (vec4 *)dest);
-}
-
-static void single_cglm(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
-                        float *absolute) {
-  single_with(r, locals, initial_skin, final, absolute, mul_cglm);
-}
-#ifdef SK_KERNEL_X86
-#pragma GCC pop_options
-#endif
-
-#ifdef SK_KERNEL_X86
-/* With AVX-512 one register holds a whole matrix: row i of a · b is
- * sum_k a[i][k] * (row k of b), so four in-lane broadcasts of a's columns
- * times b's rows replicated across the lanes, summed as a tree (11 cycles
- * of latency on the parent-to-child chain): 12 instructions where cglm's
- * AVX product takes about 20. b's rows come from memory (broadcast loads)
- * or, for the final product, from the world just computed in a register. */
-#define SK_AVX512_ATTR __attribute__((target("avx512f"))) static inline
-SK_AVX512_ATTR __m512 prod_avx512(__m512 a, __m512 b0, __m512 b1, __m512 b2, __m512 b3) {
-  const __m512 t0 = _mm512_fmadd_ps(_mm512_permute_ps(a, 0x55), b1, _mm512_mul_ps(_mm512_permute_ps(a, 0x00), b0));
-  const __m512 t1 = _mm512_fmadd_ps(_mm512_permute_ps(a, 0xFF), b3, _mm512_mul_ps(_mm512_permute_ps(a, 0xAA), b2));
-  return _mm512_add_ps(t0, t1);
-}
-
-/* a · b with b in memory. */
-SK_AVX512_ATTR __m512 prod_mem_avx512(__m512 a, const float *b) {
-  return prod_avx512(a, _mm512_broadcast_f32x4(_mm_loadu_ps(b)), _mm512_broadcast_f32x4(_mm_loadu_ps(b + 4)),
-                     _mm512_broadcast_f32x4(_mm_loadu_ps(b + 8)), _mm512_broadcast_f32x4(_mm_loadu_ps(b + 12)));
-}
-
-/* a · w with w in a register. */
-SK_AVX512_ATTR __m512 prod_reg_avx512(__m512 a, __m512 w) {
-  return prod_avx512(a, _mm512_shuffle_f32x4(w, w, 0x00), _mm512_shuffle_f32x4(w, w, 0x55),
-                     _mm512_shuffle_f32x4(w, w, 0xAA), _mm512_shuffle_f32x4(w, w, 0xFF));
-}
-
-/* The product for the generic walk (absolute matrices, initial skins). */
-SK_AVX512_ATTR void mul_avx512(const float *a, const float *b, float *dest) {
-  _mm512_storeu_ps(dest, prod_mem_avx512(_mm512_loadu_ps(a), b));
-}
-
-__attribute__((target("avx512f"))) static void single_avx512(const sk_rig *r, const float *locals,
-                                                             const float *initial_skin, float *final, float *absolute) {
-  if (absolute != NULL || initial_skin != NULL) {
-    single_with(r, locals, initial_skin, final, absolute, mul_avx512);
-    return;
-  }
-  /* Final matrices only (every pose request): each world stays in a
-   * register for its final product, and is stored only if a child needs it. */
-  float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(64)));
-  single_fixed_slots(r, final, NULL);
-  for (size_t s = 0; s < r->steps; s++) {
-    const sk_rig_step *st = &r->step[s];
-    const __m512 l = _mm512_loadu_ps(locals + 16 * (size_t)st->bone);
-    const __m512 w = st->parent_slot >= 0 ? prod_mem_avx512(l, wslot[st->parent_slot]) : l;
-    if (st->slot >= 0)
-      _mm512_store_ps(wslot[st->slot], w);
-    if (st->out >= 0)
-      _mm512_storeu_ps(final + 16 * (size_t)st->out, prod_reg_avx512(_mm512_load_ps(r->inv_bind + 16 * s), w));
-  }
-}
-#undef SK_AVX512_ATTR
-#endif
-
 int sk_kernel_single_on(const char *path, const sk_rig *r, const float *locals, const float *initial_skin,
                         float *final, float *absolute) {
   const int rc = sk_kernel_path_check(path);
   if (rc != 0)
     return rc;
-#ifdef SK_KERNEL_X86
-  if (strcmp(path, "avx512") == 0)
-    single_avx512(r, locals, initial_skin, final, absolute);
-  else if (strcmp(path, "avx2") == 0)
-    single_cglm(r, locals, initial_skin, final, absolute);
-  else
-    single_plain(r, locals, initial_skin, final, absolute);
-#else
-  single_cglm(r, locals, initial_skin, final, absolute);
-#endif
+  single_exact(r, locals, initial_skin, final, absolute);
   return 0;
 }
 
 void sk_kernel_single(const sk_rig *r, const float *locals, const float *initial_skin, float *final, float *absolute) {
-  (void)sk_kernel_single_on(sk_kernel_path(), r, locals, initial_skin, final, absolute);
+  single_exact(r, locals, initial_skin, final, absolute);
 }
