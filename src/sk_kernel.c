@@ -49,6 +49,8 @@ struct sk_rig {
   size_t unused;              /* output slots in [0, B) no bone writes: zero in every pose */
   const sk_rig_step *step;    /* [steps], parent before child */
   const float *inv_bind;      /* [16 * steps], 64-byte aligned, absolute inverse bind of step s */
+  const double *inv_bind64;   /* the same widened to double: the batch kernel broadcasts each entry
+                                 straight from memory into its products (one operand, no conversion) */
   const uint32_t *unused_slot; /* [unused] */
   size_t stream_bytes;        /* outputs above this are streamed (AUTO): the L2 size, read here so run does no I/O */
 };
@@ -189,7 +191,8 @@ int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
     unused += !used[i];
   const size_t off_step = align64(sizeof(sk_rig));
   const size_t off_ib = off_step + align64(nsteps * sizeof(sk_rig_step));
-  const size_t off_unused = off_ib + align64(nsteps * 16 * sizeof(float));
+  const size_t off_ib64 = off_ib + align64(nsteps * 16 * sizeof(float));
+  const size_t off_unused = off_ib64 + align64(nsteps * 16 * sizeof(double));
   const size_t total = align64(off_unused + unused * sizeof(uint32_t));
   unsigned char *mem = aligned_alloc(64, total);
   if (mem == NULL)
@@ -204,6 +207,8 @@ int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
   r->unused = unused;
   r->step = step;
   r->inv_bind = ib;
+  double *ib64 = (double *)(mem + off_ib64);
+  r->inv_bind64 = ib64;
   r->unused_slot = us;
   for (size_t i = 0, k = 0; i < nb; i++)
     if (!used[i])
@@ -239,6 +244,8 @@ int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
     }
     slot_of[b] = st->slot;
     memcpy(ib + 16 * k, bone->abs_inv_bind, 16 * sizeof(float));
+    for (int e = 0; e < 16; e++)
+      ib64[16 * k + e] = bone->abs_inv_bind[e];
     st->inv_bind_affine = is_affine(bone->abs_inv_bind);
   }
   r->live = live;

@@ -76,8 +76,7 @@
 
 #define SKK_VEC_A(k) a[k]
 #define SKK_VEC_B(k) b[k]
-#define SKK_CONST_A(k) VSET1((double)a[k])
-#define SKK_CONST_B(k) VSET1((double)b[k])
+#define SKK_CONST_B(k) VSET1(b[k])
 
 /* o = a · b, both per lane, rounded to float32 (then widened). o must not
  * alias a or b. */
@@ -85,31 +84,26 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vv)(const V *
   SKK_MUL_BODY(SKK_VEC_A, SKK_VEC_B)
 }
 
-/* o = a · b with `a` one matrix for every lane (an inverse bind). */
-static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_sv)(const float *a, const V *b, V *o, bool affine) {
-  SKK_MUL_BODY(SKK_CONST_A, SKK_VEC_B)
-}
-
 /* o = a · b with `b` one matrix for every lane (the initial skin). */
-static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vs)(const V *a, const float *b, V *o, bool affine) {
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vs)(const V *a, const double *b, V *o, bool affine) {
   SKK_MUL_BODY(SKK_VEC_A, SKK_CONST_B)
 }
 
 /* The final product, inverse bind · world, without the rounding: the store
  * rounds it to float32 (the same single rounding). */
-static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_final)(const float *a, const V *b, V *o, bool affine) {
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_final)(const double *a, const V *b, V *o, bool affine) {
   if (affine) {
 #pragma GCC unroll 4
     for (int i = 0; i < 3; i++) {
 #pragma GCC unroll 4
       for (int j = 0; j < 3; j++)
-        o[4 * i + j] = SKK_DOT4(VSET1((double)a[4 * i]), b[j], VSET1((double)a[4 * i + 1]), b[4 + j],
-                                VSET1((double)a[4 * i + 2]), b[8 + j], VSET1((double)a[4 * i + 3]), b[12 + j]);
+        o[4 * i + j] = SKK_DOT4(VSET1(a[4 * i]), b[j], VSET1(a[4 * i + 1]), b[4 + j],
+                                VSET1(a[4 * i + 2]), b[8 + j], VSET1(a[4 * i + 3]), b[12 + j]);
       o[4 * i + 3] = VZERO();
     }
 #pragma GCC unroll 4
     for (int j = 0; j < 3; j++)
-      o[12 + j] = SKK_DOT3_1(VSET1((double)a[12]), b[j], VSET1((double)a[13]), b[4 + j], VSET1((double)a[14]), b[8 + j],
+      o[12 + j] = SKK_DOT3_1(VSET1(a[12]), b[j], VSET1(a[13]), b[4 + j], VSET1(a[14]), b[8 + j],
                              b[12 + j]);
     o[15] = VSET1(1.0);
   } else {
@@ -117,8 +111,8 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_final)(const 
     for (int i = 0; i < 4; i++)
 #pragma GCC unroll 4
       for (int j = 0; j < 4; j++)
-        o[4 * i + j] = SKK_DOT4(VSET1((double)a[4 * i]), b[j], VSET1((double)a[4 * i + 1]), b[4 + j],
-                                VSET1((double)a[4 * i + 2]), b[8 + j], VSET1((double)a[4 * i + 3]), b[12 + j]);
+        o[4 * i + j] = SKK_DOT4(VSET1(a[4 * i]), b[j], VSET1(a[4 * i + 1]), b[4 + j],
+                                VSET1(a[4 * i + 2]), b[8 + j], VSET1(a[4 * i + 3]), b[12 + j]);
   }
 }
 
@@ -205,8 +199,11 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
   const size_t fstride = 16 * (nb + 1), astride = 16 * nb;
   float *const fbase = job->final + p0 * fstride;
   float *const abase = job->absolute != NULL ? job->absolute + p0 * astride : NULL;
-  const float *const init = job->initial_skin;
-  const bool init_affine = init == NULL || is_affine(init);
+  const bool init_affine = job->initial_skin == NULL || is_affine(job->initial_skin);
+  double init64[16]; /* widened once per group, broadcast from memory like the inverse binds */
+  const double *const init = job->initial_skin != NULL ? init64 : NULL;
+  for (int k = 0; init != NULL && k < 16; k++)
+    init64[k] = job->initial_skin[k];
   /* Absolute matrices exclude the initial skin: with one, they are a second chain. */
   const bool two_chains = abase != NULL && init != NULL;
   V wslot[SK_RIG_MAX_LIVE][16], aslot[SK_RIG_MAX_LIVE][16];
@@ -259,7 +256,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
         waff[st->slot] = true;
       }
       if (st->out >= 0) {
-        SKK(mul_final)(rig->inv_bind + 16 * s, w, f, true);
+        SKK(mul_final)(rig->inv_bind64 + 16 * s, w, f, true);
         SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
         if (abase != NULL)
           SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
@@ -286,7 +283,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
       waff[st->slot] = aff;
     }
     if (st->out >= 0) {
-      SKK(mul_final)(rig->inv_bind + 16 * s, w, f, aff && st->inv_bind_affine);
+      SKK(mul_final)(rig->inv_bind64 + 16 * s, w, f, aff && st->inv_bind_affine);
       SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
     }
     if (abase == NULL)
@@ -336,7 +333,6 @@ static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end
 #undef SKK_MUL_BODY
 #undef SKK_VEC_A
 #undef SKK_VEC_B
-#undef SKK_CONST_A
 #undef SKK_CONST_B
 #undef SKK
 #undef SKK_ATTR
