@@ -1,5 +1,6 @@
 #include "sk_kernel.h"
 
+#include "sk_kernel_impl.h"
 #include "sk_mat.h"
 
 #include <stdbool.h>
@@ -9,64 +10,6 @@
 #include <unistd.h>
 
 #include <uv.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#define SK_KERNEL_X86 1
-#include <immintrin.h>
-#endif
-
-/* Scratch world slots one pass needs. The rig visits children lightest
- * subtree first, so a bone's world stays live only while a lighter sibling
- * subtree (at most half its parent's size) is walked: at most
- * log2(B) + 2 slots, 22 for the 1,000,000-bone limit. */
-#define SK_RIG_MAX_LIVE 24
-
-/* Input prefetch distance in poses (a multiple of 16) and locality hint.
- * One group ahead is enough: a group of 16 poses x 65 bones takes
- * microseconds, DRAM ~100 ns; distances of 16 to 128 and hints 0, 2 and 3
- * measured the same (blocked layout, 65 x 65536). Build-time knobs for
- * experiments. */
-#ifndef SK_KERNEL_PREFETCH_HINT
-#define SK_KERNEL_PREFETCH_HINT 2
-#endif
-#ifndef SK_KERNEL_PREFETCH
-#define SK_KERNEL_PREFETCH 16
-#endif
-
-/* One bone in the rig's processing order. */
-typedef struct sk_rig_step {
-  uint32_t bone;          /* position in sk_skeleton.bones[]: index into job mode/offset/locals */
-  int32_t parent_slot;    /* scratch slot holding the parent's world, -1 for a root */
-  int32_t slot;           /* scratch slot for this bone's world, -1 when no child reads it */
-  int32_t out;            /* output slot (Babylon's _index), -1 for none */
-  bool inv_bind_affine;   /* column 3 of the inverse bind is (0, 0, 0, 1) */
-} sk_rig_step;
-
-struct sk_rig {
-  size_t bones;               /* B */
-  size_t steps;               /* bones that write something or feed a bone that does */
-  size_t live;                /* scratch slots used, <= SK_RIG_MAX_LIVE */
-  size_t unused;              /* output slots in [0, B) no bone writes: zero in every pose */
-  const sk_rig_step *step;    /* [steps], parent before child */
-  const float *inv_bind;      /* [16 * steps], 64-byte aligned, absolute inverse bind of step s */
-  const double *inv_bind64;   /* the same widened to double: the batch kernel broadcasts each entry
-                                 straight from memory into its products (one operand, no conversion) */
-  const uint32_t *unused_slot; /* [unused] */
-  size_t stream_bytes;        /* outputs above this are streamed (AUTO): the L2 size, read here so run does no I/O */
-};
-
-static const float sk_kernel_zero16[16] __attribute__((aligned(64))) = {0};
-static const float sk_kernel_identity16[16] __attribute__((aligned(64))) = {1, 0, 0, 0, 0, 1, 0, 0,
-                                                                            0, 0, 1, 0, 0, 0, 0, 1};
-
-/* Column 3 is bitwise (+0, +0, +0, 1): the kernel's cheaper product then
- * gives the exact product's bits (sk_kernel_lanes.h says why -0 is not enough). */
-static bool is_affine(const float m[16]) {
-  uint32_t u[16];
-  memcpy(u, m, sizeof u);
-  return u[3] == 0 && u[7] == 0 && u[11] == 0 && u[15] == 0x3F800000u;
-}
-#define SK_KERNEL_ONE_BITS 0x3FF0000000000000ull /* 1.0 as a double */
 
 /* ---- rig ------------------------------------------------------------------ */
 
@@ -272,10 +215,6 @@ void sk_rig_destroy(sk_rig *r) { free(r); }
 
 size_t sk_rig_bones(const sk_rig *r) { return r->bones; }
 
-/* Where pose p's entry of a bone's row 0 is, relative to the bone's offset. */
-static inline __attribute__((always_inline)) size_t pose_at(const sk_kernel_job *job, size_t p) {
-  return job->block_stride != 0 ? p / 16 * job->block_stride + p % 16 : p;
-}
 
 /* ---- the paths -------------------------------------------------------------
  * Each path instantiates sk_kernel_lanes.h with its vector type. Target
@@ -532,17 +471,18 @@ typedef void (*sk_kernel_fn)(const sk_kernel_job *job, size_t begin, size_t end,
 typedef struct sk_kernel_path_desc {
   const char *name;
   sk_kernel_fn run;
+  sk_kernel_fn run_fast; /* precision FAST: the float32 path of the same ISA */
   size_t align; /* stream stores need the output aligned to this */
 } sk_kernel_path_desc;
 
 /* Best first. */
 static const sk_kernel_path_desc sk_kernel_paths[] = {
 #ifdef SK_KERNEL_X86
-    {"avx512", run_avx512, 64},
-    {"avx2", run_avx2, 32},
-    {"sse2", run_sse2, 16},
+    {"avx512", run_avx512, sk_kernel_f32_run_avx512, 64},
+    {"avx2", run_avx2, sk_kernel_f32_run_avx2, 32},
+    {"sse2", run_sse2, sk_kernel_f32_run_sse2, 16},
 #endif
-    {"scalar", run_scalar, 0},
+    {"scalar", run_scalar, sk_kernel_f32_run_scalar, 0},
 };
 #define SK_KERNEL_NPATHS (sizeof sk_kernel_paths / sizeof sk_kernel_paths[0])
 
@@ -634,6 +574,8 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
     return sk_error_set(err, SK_EINVAL, "/final", "final is NULL");
   if (job->stream < SK_KERNEL_STREAM_AUTO || job->stream > SK_KERNEL_STREAM_ALWAYS)
     return sk_error_set(err, SK_EINVAL, "/stream", "unknown stream mode %d", job->stream);
+  if (job->precision != SK_KERNEL_PRECISION_EXACT && job->precision != SK_KERNEL_PRECISION_FAST)
+    return sk_error_set(err, SK_EINVAL, "/precision", "unknown precision %d", job->precision);
   if (job->path != NULL) {
     const int rc = sk_kernel_path_check(job->path);
     if (rc == SK_EINVAL)
@@ -694,7 +636,7 @@ void sk_kernel_run(const sk_kernel_job *job, size_t begin, size_t end) {
     return;
   const sk_kernel_path_desc *d = path_for(job->path);
   const bool stream = want_stream(job, d);
-  d->run(job, begin, end, stream);
+  (job->precision == SK_KERNEL_PRECISION_FAST ? d->run_fast : d->run)(job, begin, end, stream);
 #ifdef SK_KERNEL_X86
   if (stream)
     _mm_sfence(); /* streaming stores are weakly ordered: publish before returning */

@@ -259,6 +259,31 @@ static void check_batch(const batch *b, const char *what) {
   free(abs_);
 }
 
+/* The float32 kernel's documented tolerance, for precision FAST only. */
+#define FAST_TOL 1e-5
+
+/* Every pose's final (and absolute) within FAST_TOL of sk_skeleton_evaluate. */
+static void check_batch_close(const batch *b, const char *what) {
+  const size_t nb = b->nb;
+  float *locals = malloc(16 * nb * sizeof *locals), *scratch = malloc(16 * nb * sizeof *scratch);
+  float *fin = malloc(16 * (nb + 1) * sizeof *fin), *abs_ = malloc(16 * nb * sizeof *abs_);
+  for (size_t q = 0; q < b->p; q++) {
+    pose_locals(b, q, locals);
+    sk_skeleton_evaluate(b->s, locals, b->job.initial_skin, scratch, fin, abs_, NULL);
+    for (size_t k = 0; k <= nb; k++)
+      ck_assert_msg(sk_test_mat_close(b->final + (q * (nb + 1) + k) * 16, fin + 16 * k, FAST_TOL),
+                    "%s fast: final pose %zu slot %zu (P=%zu)", what, q, k, b->p);
+    if (b->absolute != NULL)
+      for (size_t k = 0; k < nb; k++)
+        ck_assert_msg(sk_test_mat_close(b->absolute + (q * nb + k) * 16, abs_ + 16 * k, FAST_TOL),
+                      "%s fast: absolute pose %zu slot %zu (P=%zu)", what, q, k, b->p);
+  }
+  free(locals);
+  free(scratch);
+  free(fin);
+  free(abs_);
+}
+
 /* ---- validity --------------------------------------------------------------- */
 
 /* In the validation tests: job j (a copy of b.job with one field broken)
@@ -299,6 +324,8 @@ START_TEST(validate_rejects_each_bad_field) {
   EXPECT(SK_EINVAL, "/path");
   j.stream = 7;
   EXPECT(SK_EINVAL, "/stream");
+  j.precision = 2;
+  EXPECT(SK_EINVAL, "/precision");
   j.input_floats = b.job.input_floats - 1;
   EXPECT(SK_EINVAL, "/offset/4");
   j.poses = SIZE_MAX / 2;
@@ -345,6 +372,29 @@ START_TEST(random_batches_every_path) {
       ck_assert_int_eq(sk_kernel_validate(&b.job, NULL), 0);
       sk_kernel_run(&b.job, 0, p);
       check_batch(&b, all_paths[pi]);
+      batch_close(&b);
+    }
+  }
+}
+END_TEST
+
+/* precision FAST, the opt-in float32 kernel: every path within its
+ * documented tolerance of the core (not exact; the default is). */
+START_TEST(fast_precision_within_tolerance) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(900 + pi);
+    for (size_t p = 1; p <= 67; p += 3) {
+      batch b;
+      batch_init(&b, rand_skeleton(1 + rng_below(40), SHAPE_RANDOM, rng_u64() % 3 != 0), p, false, rng_u64() % 2,
+                 rng_u64() % 2);
+      b.job.path = all_paths[pi];
+      b.job.precision = SK_KERNEL_PRECISION_FAST;
+      b.job.stream = (int)(rng_u64() % 3);
+      ck_assert_int_eq(sk_kernel_validate(&b.job, NULL), 0);
+      sk_kernel_run(&b.job, 0, p);
+      check_batch_close(&b, all_paths[pi]);
       batch_close(&b);
     }
   }
@@ -711,6 +761,26 @@ START_TEST(fox_clips_every_path) {
         checked += p;
       }
     }
+    /* The opt-in float32 kernel on the same batch: its error, printed for
+     * docs/kernel.md, as |got - want| / max(1, largest |entry| of want). */
+    j.path = NULL;
+    j.precision = SK_KERNEL_PRECISION_FAST;
+    sk_kernel_run(&j, 0, p);
+    double worst = 0, worst_t = 0;
+    for (size_t q = 0; q < p; q++)
+      for (size_t k = 0; k <= nb; k++) {
+        const float *g = got + (q * (nb + 1) + k) * 16, *w = want + (q * (nb + 1) + k) * 16;
+        double scale = 1;
+        for (int e = 0; e < 16; e++)
+          scale = fabs(w[e]) > scale ? fabs(w[e]) : scale;
+        for (int e = 0; e < 16; e++)
+          if (fabs(g[e] - w[e]) / scale > worst)
+            worst = fabs(g[e] - w[e]) / scale, worst_t = times[q];
+      }
+    printf("fast precision, Fox clip %-8s %3zu poses: worst error %.3g of the matrix scale (t=%.4f)\n",
+           an->clips[c].name, p, worst, worst_t);
+    ck_assert(worst < 1e-4); /* float32 over Fox's 24-bone depth: near 1e-5, never near 1e-4 */
+    j.precision = SK_KERNEL_PRECISION_EXACT;
     free(times);
     free(input);
     free(locals);
@@ -783,6 +853,7 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, blocked_layout_matches_rows);
   tcase_add_test(tc, blocked_layout_validation);
   tcase_add_test(tc, fox_clips_every_path);
+  tcase_add_test(tc, fast_precision_within_tolerance);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifecycle");
   tcase_add_test(tc, rig_outlives_its_skeleton);
