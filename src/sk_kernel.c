@@ -254,10 +254,17 @@ static inline double round_f32(double v) {
 #define VFNMA(a, b, c) ((c) - (a) * (b))
 #define VROUND(v) round_f32(v)
 #define VALL_BITS(v, bits) (bits_of(v) == (uint64_t)(bits))
-static inline void store_mats_scalar(float *dst, size_t stride, const double *m, size_t n, bool stream) {
+typedef struct sk_kernel_f2 {
+  float lo, hi;
+} sk_kernel_f2;
+#define VZ sk_kernel_f2
+#define VPACK2(lo, hi) ((sk_kernel_f2){(float)(lo), (float)(hi)})
+static inline void store_packed_scalar(float *dst, size_t stride, const sk_kernel_f2 *z, size_t n, bool stream) {
   (void)stride, (void)n, (void)stream;
-  for (int k = 0; k < 16; k++)
-    dst[k] = (float)m[k];
+  for (int k = 0; k < 8; k++) {
+    dst[k] = z[k].lo;
+    dst[k + 8] = z[k].hi;
+  }
 }
 static inline void store_const_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
   (void)stride, (void)n, (void)stream;
@@ -285,21 +292,18 @@ static inline void store_const_scalar(float *dst, size_t stride, const float *m,
 #define VROUND(v) _mm_cvtps_pd(_mm_cvtpd_ps(v))
 #define VALL_BITS(v, bits) \
   (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_castpd_si128(v), _mm_set1_epi64x((long long)(bits)))) == 0xFFFF)
-/* 16 entries x 2 poses to 2 poses x 16 floats. Per 4 entries:
- *   unpacklo ps  x01 = (e0p0 e1p0 e0p1 e1p1), x23 likewise
- *   movelh/movehl  pose 0 = (e0 e1 e2 e3)p0, pose 1 = (e0 e1 e2 e3)p1
- * Each pose's 64 bytes are written back to back, so a streamed line is
- * complete in the write-combining buffer before the next one starts. */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_sse2(float *dst, size_t stride, const __m128d *m, size_t n, bool stream) {
-  __m128 o[2][4];
-#pragma GCC unroll 4
-  for (int g = 0; g < 4; g++) {
-    const __m128 c0 = _mm_cvtpd_ps(m[4 * g]), c1 = _mm_cvtpd_ps(m[4 * g + 1]);
-    const __m128 c2 = _mm_cvtpd_ps(m[4 * g + 2]), c3 = _mm_cvtpd_ps(m[4 * g + 3]);
-    const __m128 x01 = _mm_unpacklo_ps(c0, c1), x23 = _mm_unpacklo_ps(c2, c3);
-    o[0][g] = _mm_movelh_ps(x01, x23);
-    o[1][g] = _mm_movehl_ps(x23, x01);
-  }
+/* z[k] = (entry k of poses 0, 1, entry k+8 of poses 0, 1). Two 4x4
+ * transposes: of z[0..3] (rows: pose 0 entries 0-3, pose 1 entries 0-3,
+ * pose 0 entries 8-11, pose 1 entries 8-11) and of z[4..7] (entries 4-7,
+ * 12-15). Each pose's 64 bytes are then written back to back, so a streamed
+ * line is complete in the write-combining buffer before the next starts. */
+#define VZ __m128
+#define VPACK2(lo, hi) _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi))
+static SKK_ATTR inline __attribute__((always_inline)) void store_packed_sse2(float *dst, size_t stride, const __m128 *z, size_t n, bool stream) {
+  __m128 a0 = z[0], a1 = z[1], a2 = z[2], a3 = z[3], b0 = z[4], b1 = z[5], b2 = z[6], b3 = z[7];
+  _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
+  _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
+  const __m128 o[2][4] = {{a0, b0, a2, b2}, {a1, b1, a3, b3}};
   for (size_t i = 0; i < n; i++)
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
@@ -341,21 +345,26 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(floa
   (_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x((long long)(bits))))) == 0xF)
 /* sk_kernel_mask4 + 4 - n: n lanes of -1 (load) then zeros. */
 static const int32_t sk_kernel_mask4[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
-/* 16 entries x 4 poses to 4 poses x 16 floats: four 4x4 transposes of the
- * rounded floats (entries 4g..4g+3 of each pose), then each pose's two
- * 32-byte halves written back to back (a whole line per pose, see sse2). */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx2(float *dst, size_t stride, const __m256d *m, size_t n, bool stream) {
-  __m128 q[4][4];
-#pragma GCC unroll 4
-  for (int g = 0; g < 4; g++) {
-    __m128 r0 = _mm256_cvtpd_ps(m[4 * g]), r1 = _mm256_cvtpd_ps(m[4 * g + 1]);
-    __m128 r2 = _mm256_cvtpd_ps(m[4 * g + 2]), r3 = _mm256_cvtpd_ps(m[4 * g + 3]);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-    q[0][g] = r0, q[1][g] = r1, q[2][g] = r2, q[3][g] = r3;
-  }
+/* z[k] = [entry k of poses 0-3 | entry k+8 of poses 0-3]. The in-lane 4x4
+ * transpose of z[0..3] gives r[i] = [pose i entries 0-3 | entries 8-11], of
+ * z[4..7] s[i] = [entries 4-7 | 12-15]; permute2f128 joins them into pose
+ * i's two 32-byte halves, written back to back (a whole line per pose). */
+#define VZ __m256
+#define VPACK2(lo, hi) _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1)
+static SKK_ATTR inline __attribute__((always_inline)) void transpose4_avx2(const __m256 *z, __m256 *r) {
+  const __m256 t0 = _mm256_unpacklo_ps(z[0], z[1]), t1 = _mm256_unpackhi_ps(z[0], z[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(z[2], z[3]), t3 = _mm256_unpackhi_ps(z[2], z[3]);
+  r[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+  r[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+  r[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+  r[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+}
+static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx2(float *dst, size_t stride, const __m256 *z, size_t n, bool stream) {
+  __m256 r[4], q[4];
+  transpose4_avx2(z, r);
+  transpose4_avx2(z + 4, q);
   for (size_t i = 0; i < n; i++) {
-    const __m256 lo = _mm256_insertf128_ps(_mm256_castps128_ps256(q[i][0]), q[i][1], 1);
-    const __m256 hi = _mm256_insertf128_ps(_mm256_castps128_ps256(q[i][2]), q[i][3], 1);
+    const __m256 lo = _mm256_permute2f128_ps(r[i], q[i], 0x20), hi = _mm256_permute2f128_ps(r[i], q[i], 0x31);
     if (stream) {
       _mm256_stream_ps(dst + i * stride, lo);
       _mm256_stream_ps(dst + i * stride + 8, hi);
@@ -397,8 +406,8 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2(floa
 #define VROUND(v) _mm512_cvtps_pd(_mm512_cvtpd_ps(v))
 #define VALL_BITS(v, bits) \
   (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), _mm512_set1_epi64((long long)(bits))) == 0xFF)
-/* 16 entries x 8 poses to 8 poses x 16 floats. Round each entry to 8
- * floats, pair entry k with entry k+8 in one register (z[k]), then the
+/* 16 entries x 8 poses to 8 poses x 16 floats. Each entry rounded to 8
+ * floats, entry k paired with entry k+8 in one register (z[k], VPACK2), then the
  * 8x8 transpose of the AVX2 float kernel runs in both 256-bit halves at once:
  *   unpack ps, unpack pd   u[e] 128-bit lane L = entries 0-3 (L=0,1) or 8-11
  *                          (L=2,3) of pose e (L even) or 4+e (L odd);
@@ -409,12 +418,12 @@ static const int32_t sk_kernel_perm_even[16] __attribute__((aligned(64))) = {0, 
                                                                              8, 9, 10, 11, 24, 25, 26, 27};
 static const int32_t sk_kernel_perm_odd[16] __attribute__((aligned(64))) = {4, 5, 6, 7, 20, 21, 22, 23,
                                                                             12, 13, 14, 15, 28, 29, 30, 31};
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512(float *dst, size_t stride, const __m512d *m, size_t n, bool stream) {
-  __m512 z[8], t[8], u[8], o[8];
-#pragma GCC unroll 8
-  for (int k = 0; k < 8; k++)
-    z[k] = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(m[k]))),
-                                               _mm256_castps_pd(_mm512_cvtpd_ps(m[k + 8])), 1));
+#define VZ __m512
+#define VPACK2(lo, hi)                                                                                     \
+  _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(lo))), \
+                                      _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1))
+static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx512(float *dst, size_t stride, const __m512 *z, size_t n, bool stream) {
+  __m512 t[8], u[8], o[8];
 #pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
     t[2 * i] = _mm512_unpacklo_ps(z[2 * i], z[2 * i + 1]);

@@ -12,7 +12,9 @@
  *                  Used ONLY where a and b are float32 values (see below).
  *   VROUND(v)     v rounded to float32 and widened back: a store into Babylon's Float32Array
  *   VALL_BITS(v, bits)  every lane of v has the 64-bit pattern `bits` (+0.0 and -0.0 differ)
- *   SKK(store_mats)(dst, stride, m[16], n, stream)   lane l's 16 entries, rounded to float, to dst + l*stride
+ *   VZ            a packed pair of entries: entry k and entry k+8 of every lane, rounded to float32
+ *   VPACK2(lo, hi)  packs entry k (lo) and entry k+8 (hi)
+ *   SKK(store_packed)(dst, stride, z[8], n, stream)  transposes z[0..7] (k = 0..7): lane l's 16 floats to dst + l*stride
  *   SKK(store_const)(dst, stride, m16, n, stream)    the same 16 floats to lanes 0..n-1
  *   SKK_PREFETCH  how many poses ahead to prefetch input (a multiple of 16)
  *
@@ -89,31 +91,38 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vs)(const V *
   SKK_MUL_BODY(SKK_VEC_A, SKK_CONST_B)
 }
 
-/* The final product, inverse bind · world, without the rounding: the store
- * rounds it to float32 (the same single rounding). */
-static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_final)(const double *a, const V *b, V *o, bool affine) {
-  if (affine) {
+/* Lane l's 16 entries, rounded to float32, to dst + l*stride. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(store_mats)(float *dst, size_t stride, const V *m, size_t n, bool stream) {
+  VZ z[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; k++)
+    z[k] = VPACK2(m[k], m[k + 8]);
+  SKK(store_packed)(dst, stride, z, n, stream);
+}
+
+/* Entry (i, j) of the final product a · b (inverse bind · world), before
+ * its one rounding to float32 (the store's). */
+static SKK_ATTR inline __attribute__((always_inline)) V SKK(final_entry)(const double *a, const V *b, int i, int j, bool affine) {
+  if (affine && j == 3)
+    return VSET1(i == 3 ? 1.0 : 0.0);
+  if (affine && i == 3)
+    return SKK_DOT3_1(VSET1(a[12]), b[j], VSET1(a[13]), b[4 + j], VSET1(a[14]), b[8 + j], b[12 + j]);
+  return SKK_DOT4(VSET1(a[4 * i]), b[j], VSET1(a[4 * i + 1]), b[4 + j], VSET1(a[4 * i + 2]), b[8 + j],
+                  VSET1(a[4 * i + 3]), b[12 + j]);
+}
+
+/* The final product stored straight away: rows 0 and 2, then 1 and 3, each
+ * entry pair packed to float32 as soon as it exists, so 8 packed registers
+ * are live at the transpose instead of 16 of doubles (the compiler keeps
+ * this order: fewer spills). */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_store)(const double *a, const V *b, float *dst, size_t stride, size_t n, bool stream, bool affine) {
+  VZ z[8];
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; h++)
 #pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-#pragma GCC unroll 4
-      for (int j = 0; j < 3; j++)
-        o[4 * i + j] = SKK_DOT4(VSET1(a[4 * i]), b[j], VSET1(a[4 * i + 1]), b[4 + j],
-                                VSET1(a[4 * i + 2]), b[8 + j], VSET1(a[4 * i + 3]), b[12 + j]);
-      o[4 * i + 3] = VZERO();
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 3; j++)
-      o[12 + j] = SKK_DOT3_1(VSET1(a[12]), b[j], VSET1(a[13]), b[4 + j], VSET1(a[14]), b[8 + j],
-                             b[12 + j]);
-    o[15] = VSET1(1.0);
-  } else {
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++)
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; j++)
-        o[4 * i + j] = SKK_DOT4(VSET1(a[4 * i]), b[j], VSET1(a[4 * i + 1]), b[4 + j],
-                                VSET1(a[4 * i + 2]), b[8 + j], VSET1(a[4 * i + 3]), b[12 + j]);
-  }
+    for (int j = 0; j < 4; j++)
+      z[4 * h + j] = VPACK2(SKK(final_entry)(a, b, h, j, affine), SKK(final_entry)(a, b, h + 2, j, affine));
+  SKK(store_packed)(dst, stride, z, n, stream);
 }
 
 /* Loads bone `bone`'s local transform for lanes p0..p0+n-1 into l[16] (as
@@ -225,7 +234,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
 
   for (size_t s = 0; s < rig->steps; s++) {
     const sk_rig_step *st = &rig->step[s];
-    V l[16], w[16], f[16];
+    V l[16], w[16];
     if (prefetch) {
       const uint8_t m = job->mode[st->bone];
       if (m != SK_KERNEL_CONST) {
@@ -256,8 +265,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
         waff[st->slot] = true;
       }
       if (st->out >= 0) {
-        SKK(mul_final)(rig->inv_bind64 + 16 * s, w, f, true);
-        SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
+        SKK(final_store)(rig->inv_bind64 + 16 * s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, true);
         if (abase != NULL)
           SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
       }
@@ -283,8 +291,8 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
       waff[st->slot] = aff;
     }
     if (st->out >= 0) {
-      SKK(mul_final)(rig->inv_bind64 + 16 * s, w, f, aff && st->inv_bind_affine);
-      SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
+      SKK(final_store)(rig->inv_bind64 + 16 * s, w, fbase + 16 * (size_t)st->out, fstride, n, stream,
+                       aff && st->inv_bind_affine);
     }
     if (abase == NULL)
       continue;
@@ -350,3 +358,5 @@ static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end
 #undef VFNMA
 #undef VROUND
 #undef VALL_BITS
+#undef VZ
+#undef VPACK2
