@@ -258,10 +258,13 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
         for (int k = 0; k < 16; k++)
           w[k] = l[k];
       }
+      /* Column 3 is known (waff): only the general path below reads it, and
+       * it writes the constants first. */
       if (st->slot >= 0) {
 #pragma GCC unroll 16
         for (int k = 0; k < 16; k++)
-          wslot[st->slot][k] = w[k];
+          if (k % 4 != 3)
+            wslot[st->slot][k] = w[k];
         waff[st->slot] = true;
       }
       if (st->out >= 0) {
@@ -273,8 +276,11 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
     }
     bool aff;
     if (st->parent_slot >= 0) {
+      V *pw = wslot[st->parent_slot];
       aff = laff && waff[st->parent_slot];
-      SKK(mul_vv)(l, wslot[st->parent_slot], w, aff);
+      if (waff[st->parent_slot] && !aff) /* the fast path left column 3 unwritten */
+        pw[3] = pw[7] = pw[11] = VZERO(), pw[15] = VSET1(1.0);
+      SKK(mul_vv)(l, pw, w, aff);
     } else if (init != NULL) {
       aff = laff && init_affine;
       SKK(mul_vs)(l, init, w, aff);
