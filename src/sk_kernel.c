@@ -241,6 +241,7 @@ static inline double round_f32(double v) {
 #define SKK(name) name##_scalar
 #define SKK_ATTR
 #define SKK_N 1
+#define SKK_TAIL(job, p, end, stream) ((void)0) /* never: one lane */
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V double
 #define VLOAD(p) ((double)*(p))
@@ -278,6 +279,7 @@ static inline void store_const_scalar(float *dst, size_t stride, const float *m,
 #define SKK(name) name##_sse2
 #define SKK_ATTR __attribute__((target("sse2")))
 #define SKK_N 2
+#define SKK_TAIL run_scalar
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m128d
 #define VLOAD(p) _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)(p))))
@@ -329,6 +331,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(floa
 #define SKK(name) name##_avx2
 #define SKK_ATTR __attribute__((target("avx2,fma")))
 #define SKK_N 4
+#define SKK_TAIL run_sse2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m256d
 #define VLOAD(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
@@ -392,6 +395,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2(floa
 #define SKK(name) name##_avx512
 #define SKK_ATTR __attribute__((target("avx512f,avx2,fma")))
 #define SKK_N 8
+#define SKK_TAIL run_avx2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m512d
 #define VLOAD(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
