@@ -1,6 +1,7 @@
 /* `skinner bench` is not a test, but its machine-readable last line is a
  * contract (scripts check the figures from it): a quick run must produce
  * one JSON object with every row's fields and issue 12's four kernel targets. */
+#include <stdbool.h>
 #include <unistd.h>
 
 #include <jansson.h>
