@@ -246,6 +246,7 @@ static inline double round_f32(double v) {
 #define V double
 #define VLOAD(p) ((double)*(p))
 #define VLOADN(p, n) ((double)*(p))
+#define VLOAD64(p) (*(p))
 #define VSET1(x) ((double)(x))
 #define VZERO() 0.0
 #define VADD(a, b) ((a) + (b))
@@ -284,6 +285,7 @@ static inline void store_const_scalar(float *dst, size_t stride, const float *m,
 #define V __m128d
 #define VLOAD(p) _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)(p))))
 #define VLOADN(p, n) _mm_cvtps_pd(_mm_load_ss(p))
+#define VLOAD64(p) _mm_loadu_pd(p)
 #define VSET1(x) _mm_set1_pd((double)(x))
 #define VZERO() _mm_setzero_pd()
 #define VADD(a, b) _mm_add_pd((a), (b))
@@ -336,6 +338,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(floa
 #define V __m256d
 #define VLOAD(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
 #define VLOADN(p, n) _mm256_cvtps_pd(_mm_maskload_ps((p), _mm_loadu_si128((const __m128i *)(sk_kernel_mask4 + 4 - (n)))))
+#define VLOAD64(p) _mm256_loadu_pd(p)
 #define VSET1(x) _mm256_set1_pd((double)(x))
 #define VZERO() _mm256_setzero_pd()
 #define VADD(a, b) _mm256_add_pd((a), (b))
@@ -400,6 +403,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2(floa
 #define V __m512d
 #define VLOAD(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
 #define VLOADN(p, n) _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), (p))))
+#define VLOAD64(p) _mm512_loadu_pd(p)
 #define VSET1(x) _mm512_set1_pd((double)(x))
 #define VZERO() _mm512_setzero_pd()
 #define VADD(a, b) _mm512_add_pd((a), (b))
@@ -543,7 +547,7 @@ size_t sk_kernel_blocked_layout(const uint8_t *mode, size_t bones, size_t poses,
       continue;
     }
     offset[b] = block;
-    block += 16 * (mode[b] == SK_KERNEL_TRS ? 10 : 16);
+    block += 16 * (mode[b] == SK_KERNEL_MATRIX ? 16 : 10);
   }
   const size_t head = 16 * consts, blocks = (poses + 15) / 16;
   for (size_t b = 0; b < bones; b++)
@@ -581,8 +585,17 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
     return sk_error_set(err, SK_EINVAL, "/mode", "mode is NULL");
   if (job->offset == NULL)
     return sk_error_set(err, SK_EINVAL, "/offset", "offset is NULL");
-  if (job->input == NULL)
+  bool any_float = false, any64 = false;
+  for (size_t b = 0; job->rig != NULL && b < job->rig->bones; b++) {
+    any64 |= job->mode[b] == SK_KERNEL_TRS64;
+    any_float |= job->mode[b] != SK_KERNEL_TRS64;
+  }
+  if (job->input == NULL && any_float)
     return sk_error_set(err, SK_EINVAL, "/input", "input is NULL");
+  if (job->input64 == NULL && any64)
+    return sk_error_set(err, SK_EINVAL, "/input64", "input64 is NULL but a bone is TRS64");
+  if (any64 && job->precision != SK_KERNEL_PRECISION_EXACT)
+    return sk_error_set(err, SK_EINVAL, "/precision", "TRS64 input needs exact precision");
   if (job->final == NULL)
     return sk_error_set(err, SK_EINVAL, "/final", "final is NULL");
   if (job->stream < SK_KERNEL_STREAM_AUTO || job->stream > SK_KERNEL_STREAM_ALWAYS)
@@ -611,13 +624,14 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
   for (size_t b = 0; b < nb; b++) {
     char ptr[48];
     const uint8_t m = job->mode[b];
-    if (m > SK_KERNEL_MATRIX) {
+    if (m > SK_KERNEL_TRS64) {
       snprintf(ptr, sizeof ptr, "/mode/%zu", b);
       return sk_error_set(err, SK_EINVAL, ptr, "unknown mode %u for bone %zu", (unsigned)m, b);
     }
-    if (job->input_floats != 0) {
-      const size_t span = m == SK_KERNEL_CONST ? 16 : m == SK_KERNEL_TRS ? span_trs : span_mat;
-      if (job->offset[b] > job->input_floats || span > job->input_floats - job->offset[b]) {
+    const size_t len = m == SK_KERNEL_TRS64 ? job->input64_doubles : job->input_floats;
+    if (len != 0) {
+      const size_t span = m == SK_KERNEL_CONST ? 16 : m == SK_KERNEL_MATRIX ? span_mat : span_trs;
+      if (job->offset[b] > len || span > len - job->offset[b]) {
         snprintf(ptr, sizeof ptr, "/offset/%zu", b);
         return sk_error_set(err, SK_EINVAL, ptr, "bone %zu's input runs past the end of input", b);
       }

@@ -56,7 +56,11 @@ enum {
   SK_KERNEL_CONST = 0,  /* one matrix for every pose (e.g. the stored local): 16 floats */
   SK_KERNEL_TRS = 1,    /* per pose: tx ty tz qx qy qz qw sx sy sz, 10 rows of pose_stride floats (SoA);
                            composed as Babylon's Matrix.ComposeToRef, the quaternion never normalised */
-  SK_KERNEL_MATRIX = 2  /* per pose: 16 rows of pose_stride floats (SoA), row r = entry r of every pose */
+  SK_KERNEL_MATRIX = 2, /* per pose: 16 rows of pose_stride floats (SoA), row r = entry r of every pose */
+  SK_KERNEL_TRS64 = 3   /* per pose: the 10 TRS rows as doubles, read from `input64` (same offsets and strides,
+                           in doubles): composed from the doubles as the core's sk_mat_compose does, so TRS
+                           computed in double (JSON numbers, sampled or blended clips) stay exact. Exact
+                           precision only. */
 };
 
 /* sk_kernel_job.precision. */
@@ -81,7 +85,7 @@ typedef struct sk_kernel_job {
   const size_t *offset;       /* B entries: where bone b's input starts in `input`, in floats (CONST: its
                                  16 floats; TRS and MATRIX: row 0 of poses 0..15, rows pose_stride apart:
                                  10 rows for TRS, 16 for MATRIX) */
-  const float *input;         /* borrowed */
+  const float *input;         /* borrowed; may be NULL when every bone is TRS64 */
   size_t input_floats;        /* length of `input` for bounds checks in validate; 0 = unknown, unchecked */
   const float *initial_skin;  /* NULL, or 16 floats applied to every pose's roots (world = local * initial) */
   float *final;               /* P*(B+1)*16 floats, pose-major: pose p at final + p*(B+1)*16, slot order,
@@ -91,6 +95,8 @@ typedef struct sk_kernel_job {
   const char *path;           /* NULL = the best path this CPU has, else "avx512", "avx2", "sse2" or "scalar" */
   int stream;                 /* SK_KERNEL_STREAM_*; 0 = AUTO */
   int precision;              /* SK_KERNEL_PRECISION_*; 0 = EXACT (Babylon's bits); FAST is float32, opt-in */
+  const double *input64;      /* borrowed; the TRS64 bones' rows (NULL when there are none) */
+  size_t input64_doubles;     /* length of `input64` for bounds checks; 0 = unknown, unchecked */
 } sk_kernel_job;
 
 /* The pose_stride to lay a batch of `poses` out with: a multiple of 16
@@ -102,8 +108,10 @@ size_t sk_kernel_pose_stride(size_t poses);
 
 /* Fills offset[B] and *pose_stride, *block_stride for the blocked layout
  * of a batch of `poses` with the given modes: each 16-pose block holds
- * every bone's rows back to back (TRS 10 rows, MATRIX 16 rows of 16
- * floats), CONST bones' 16 floats come first. The kernel then reads its
+ * every bone's rows back to back (TRS and TRS64 10 rows, MATRIX 16 rows of
+ * 16), CONST bones' 16 floats come first. TRS64 rows live in `input64` at
+ * the same element offsets (a buffer of the returned size in doubles; its
+ * other positions are never read), the rest in `input`. The kernel then reads its
  * input as one forward stream instead of 10 or 16 per bone, which the
  * hardware prefetcher follows. Returns the floats `input` needs
  * (0 on overflow). The float for bone b, row k, pose p is at
@@ -113,7 +121,8 @@ size_t sk_kernel_blocked_layout(const uint8_t *mode, size_t bones, size_t poses,
 
 /* Checks the job once, at the boundary: non-NULL rig/mode/offset/input/
  * final, P >= 1, pose_stride >= P (row layout) or >= 16 (blocked), known modes, spans inside input_floats
- * (when given), sizes that do not overflow, and a known path the CPU has.
+ * and input64_doubles (when given), input64 given for TRS64 bones and TRS64
+ * only with exact precision, sizes that do not overflow, and a known path the CPU has.
  * Errors: SK_EINVAL (err->pointer names the field, e.g. "/mode/3", "/precision"),
  * SK_ETOOBIG (sizes overflow), SK_EUNSUPPORTED (path missing on this CPU). */
 int sk_kernel_validate(const sk_kernel_job *job, sk_error *err);

@@ -6,6 +6,7 @@
  *   SKK_N         lanes (poses per group)
  *   V             the vector type: SKK_N doubles, one lane = one pose
  *   VLOAD(p)      SKK_N floats from p, widened  VLOADN(p, n)  n < SKK_N floats, rest 0
+ *   VLOAD64(p)    SKK_N doubles from p (TRS64 input)
  *   VSET1(x)      broadcast                     VZERO()
  *   VADD VSUB VMUL(a, b)   double arithmetic, one rounding each
  *   VFMA(a, b, c)  a*b + c, fused where the ISA has it; VFNMA(a, b, c) c - a*b.
@@ -153,6 +154,39 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
     /* Matrices from Babylon's setters are affine: then the cheaper product
      * applies. A short group's empty lanes load 0 in l[15] and say no. */
     return VALL_BITS(l[3], 0) && VALL_BITS(l[7], 0) && VALL_BITS(l[11], 0) && VALL_BITS(l[15], SK_KERNEL_ONE_BITS);
+  case SK_KERNEL_TRS64: {
+    /* sk_mat_compose on doubles, step for step: these products are not of
+     * float32 values, so none is fused. Groups are always full (a tail
+     * runs on a narrower path), so whole vectors load. */
+    const double *d = job->input64 + job->offset[bone] + at;
+    V r[10];
+#pragma GCC unroll 10
+    for (int k = 0; k < 10; k++)
+      r[k] = VLOAD64(d + k * st);
+    const V x = r[3], y = r[4], z = r[5], w = r[6];
+    const V x2 = VADD(x, x), y2 = VADD(y, y), z2 = VADD(z, z);
+    const V xx = VMUL(x, x2), xy = VMUL(x, y2), xz = VMUL(x, z2);
+    const V yy = VMUL(y, y2), yz = VMUL(y, z2), zz = VMUL(z, z2);
+    const V wx = VMUL(w, x2), wy = VMUL(w, y2), wz = VMUL(w, z2);
+    const V one = VSET1(1.0);
+    l[0] = VROUND(VMUL(VSUB(one, VADD(yy, zz)), r[7]));
+    l[1] = VROUND(VMUL(VADD(xy, wz), r[7]));
+    l[2] = VROUND(VMUL(VSUB(xz, wy), r[7]));
+    l[3] = VZERO();
+    l[4] = VROUND(VMUL(VSUB(xy, wz), r[8]));
+    l[5] = VROUND(VMUL(VSUB(one, VADD(xx, zz)), r[8]));
+    l[6] = VROUND(VMUL(VADD(yz, wx), r[8]));
+    l[7] = VZERO();
+    l[8] = VROUND(VMUL(VADD(xz, wy), r[9]));
+    l[9] = VROUND(VMUL(VSUB(yz, wx), r[9]));
+    l[10] = VROUND(VMUL(VSUB(one, VADD(xx, yy)), r[9]));
+    l[11] = VZERO();
+    l[12] = VROUND(r[0]);
+    l[13] = VROUND(r[1]);
+    l[14] = VROUND(r[2]);
+    l[15] = one;
+    return true;
+  }
   default: {
     V r[10];
     in += at;
@@ -237,7 +271,13 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
     V l[16], w[16];
     if (prefetch) {
       const uint8_t m = job->mode[st->bone];
-      if (m != SK_KERNEL_CONST) {
+      if (m == SK_KERNEL_TRS64) { /* rows of 16 doubles: two lines each */
+        const double *in = job->input64 + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
+        for (int k = 0; k < 10; k++) {
+          __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
+          __builtin_prefetch(in + k * st_rows + 8, 0, SK_KERNEL_PREFETCH_HINT);
+        }
+      } else if (m != SK_KERNEL_CONST) {
         const float *in = job->input + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
         const int rows = m == SK_KERNEL_TRS ? 10 : 16;
         for (int k = 0; k < rows; k++)
@@ -356,6 +396,7 @@ static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end
 #undef V
 #undef VLOAD
 #undef VLOADN
+#undef VLOAD64
 #undef VSET1
 #undef VZERO
 #undef VADD

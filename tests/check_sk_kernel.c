@@ -333,10 +333,10 @@ START_TEST(validate_rejects_each_bad_field) {
   EXPECT(SK_ETOOBIG, "/poses");
   uint8_t bad[5];
   memcpy(bad, b.mode, 5);
-  bad[3] = 3;
+  bad[3] = 5; /* 3 is SK_KERNEL_TRS64 now; 4 and up are unknown */
   j.mode = bad;
   EXPECT(SK_EINVAL, "/mode/3");
-  ck_assert_str_eq(e.text, "unknown mode 3 for bone 3");
+  ck_assert_str_eq(e.text, "unknown mode 5 for bone 3");
   batch_close(&b);
 }
 END_TEST
@@ -396,6 +396,121 @@ START_TEST(fast_precision_within_tolerance) {
       sk_kernel_run(&b.job, 0, p);
       check_batch_close(&b, all_paths[pi]);
       batch_close(&b);
+    }
+  }
+}
+END_TEST
+
+/* TRS64: double TRS (not float32 values) composed in the kernel give the
+ * core's compose of the same doubles, mixed with the other modes, in both
+ * layouts, with initial skins and absolute outputs. */
+START_TEST(trs64_every_path) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(950 + pi);
+    for (size_t p = 1; p <= 67; p += 2) {
+      sk_skeleton *s = rand_skeleton(1 + rng_below(30), SHAPE_RANDOM, rng_u64() % 2);
+      const size_t nb = s->count;
+      sk_rig *rig;
+      ck_assert_int_eq(sk_rig_create(s, &rig), 0);
+      uint8_t *mode = malloc(nb);
+      size_t *off = malloc(nb * sizeof *off), ps, bs;
+      for (size_t b = 0; b < nb; b++)
+        mode[b] = rng_u64() % 4 == 0 ? (uint8_t)(rng_u64() % 3) : SK_KERNEL_TRS64;
+      const bool blocked = rng_u64() % 2;
+      size_t elems;
+      if (blocked)
+        elems = sk_kernel_blocked_layout(mode, nb, p, off, &ps, &bs);
+      else {
+        ps = p + rng_below(3), bs = 0, elems = 0;
+        for (size_t b = 0; b < nb; b++) {
+          off[b] = elems;
+          elems += mode[b] == SK_KERNEL_CONST ? 16 : mode[b] == SK_KERNEL_MATRIX ? 16 * ps : 10 * ps;
+        }
+      }
+      float *in = calloc(elems, sizeof *in);
+      double *in64 = calloc(elems, sizeof *in64);
+      float *locals = malloc(p * 16 * nb * sizeof *locals);
+      for (size_t b = 0; b < nb; b++)
+        for (size_t q = 0; q < p; q++) {
+          double sc[3], qu[4], tr[3];
+          rand_trs(sc, qu, tr, 0.7, 1.3, 1, 0.05);
+          const double v[10] = {tr[0], tr[1], tr[2], qu[0], qu[1], qu[2], qu[3], sc[0], sc[1], sc[2]};
+          float m[16], *l = locals + (q * nb + b) * 16;
+          sk_mat_compose(sc, qu, tr, m);
+          const size_t at = off[b] + (bs != 0 ? q / 16 * bs + q % 16 : q);
+          if (mode[b] == SK_KERNEL_CONST) {
+            if (q == 0)
+              memcpy(in + off[b], m, sizeof m);
+            memcpy(l, in + off[b], sizeof m);
+          } else if (mode[b] == SK_KERNEL_MATRIX) {
+            for (int r = 0; r < 16; r++)
+              in[at + r * ps] = m[r];
+            memcpy(l, m, sizeof m);
+          } else if (mode[b] == SK_KERNEL_TRS) {
+            for (int r = 0; r < 10; r++)
+              in[at + r * ps] = (float)v[r];
+            const double t32[3] = {in[at], in[at + ps], in[at + 2 * ps]};
+            const double q32[4] = {in[at + 3 * ps], in[at + 4 * ps], in[at + 5 * ps], in[at + 6 * ps]};
+            const double s32[3] = {in[at + 7 * ps], in[at + 8 * ps], in[at + 9 * ps]};
+            sk_mat_compose(s32, q32, t32, l);
+          } else {
+            for (int r = 0; r < 10; r++)
+              in64[at + r * ps] = v[r];
+            memcpy(l, m, sizeof m);
+          }
+        }
+      float init[16];
+      rand_matrix(init, 0.8, 1.2, 0.5, 0.02);
+      const bool with_init = rng_u64() % 2, with_abs = rng_u64() % 2;
+      float *fin = aligned_alloc(64, (p * 16 * (nb + 1) * sizeof(float) + 63) / 64 * 64);
+      float *abs_ = aligned_alloc(64, (p * 16 * nb * sizeof(float) + 63) / 64 * 64);
+      sk_kernel_job j = {.rig = rig, .poses = p, .pose_stride = ps, .block_stride = bs, .mode = mode, .offset = off,
+                         .input = in, .input_floats = elems, .input64 = in64, .input64_doubles = elems,
+                         .initial_skin = with_init ? init : NULL, .final = fin, .absolute = with_abs ? abs_ : NULL,
+                         .path = all_paths[pi]};
+      ck_assert_int_eq(sk_kernel_validate(&j, NULL), 0);
+      sk_kernel_run(&j, 0, p);
+      float *scratch = malloc(16 * nb * sizeof *scratch), *wf = malloc(16 * (nb + 1) * sizeof *wf);
+      float *wa = malloc(16 * nb * sizeof *wa);
+      for (size_t q = 0; q < p; q++) {
+        sk_skeleton_evaluate(s, locals + q * nb * 16, j.initial_skin, scratch, wf, wa, NULL);
+        for (size_t k = 0; k <= nb; k++)
+          ASSERT_MAT_BITS(fin + (q * (nb + 1) + k) * 16, wf + 16 * k, "%s TRS64: final pose %zu slot %zu (P=%zu)",
+                          all_paths[pi], q, k, p);
+        for (size_t k = 0; with_abs && k < nb; k++)
+          ASSERT_MAT_BITS(abs_ + (q * nb + k) * 16, wa + 16 * k, "%s TRS64: absolute pose %zu slot %zu", all_paths[pi],
+                          q, k);
+      }
+      /* TRS64 needs input64 and exact precision. */
+      sk_error e;
+      sk_error_clear(&e);
+      sk_kernel_job bad = j;
+      bad.input64 = NULL;
+      const bool any64 = memchr(mode, SK_KERNEL_TRS64, nb) != NULL;
+      ck_assert_int_eq(sk_kernel_validate(&bad, &e), any64 ? SK_EINVAL : 0);
+      if (any64)
+        ck_assert_str_eq(e.pointer, "/input64");
+      bad = j;
+      bad.precision = SK_KERNEL_PRECISION_FAST;
+      if (any64) {
+        sk_error_clear(&e);
+        ck_assert_int_eq(sk_kernel_validate(&bad, &e), SK_EINVAL);
+        ck_assert_str_eq(e.pointer, "/precision");
+      }
+      free(scratch);
+      free(wf);
+      free(wa);
+      free(fin);
+      free(abs_);
+      free(in);
+      free(in64);
+      free(locals);
+      free(mode);
+      free(off);
+      sk_rig_destroy(rig);
+      sk_skeleton_destroy(s);
     }
   }
 }
@@ -721,6 +836,7 @@ START_TEST(fox_clips_every_path) {
     /* MATRIX input, row layout: row r of bone b = entry r of every pose. */
     const size_t stride = p + 3;
     float *input = malloc(16 * stride * nb * sizeof *input), *locals = malloc(16 * nb * sizeof *locals);
+    double *input64 = malloc(10 * stride * nb * sizeof *input64); /* the sampled TRS, unrounded */
     float *want = malloc(p * 16 * (nb + 1) * sizeof *want);
     float *got = aligned_alloc(64, (p * 16 * (nb + 1) * sizeof *got + 63) / 64 * 64);
     uint8_t *mode = malloc(nb);
@@ -737,12 +853,41 @@ START_TEST(fox_clips_every_path) {
       for (size_t b = 0; b < nb; b++)
         for (size_t r = 0; r < 16; r++)
           input[offset[b] + r * stride + q] = locals[16 * b + r];
+      for (size_t b = 0; b < nb; b++)
+        for (size_t r = 0; r < 10; r++)
+          input64[10 * stride * b + r * stride + q] = trs[b * SK_ANIM_TRS + r];
       sk_kernel_single(rig, locals, NULL, want1, NULL);
       ck_assert_msg(memcmp(want1, want + q * 16 * (nb + 1), 16 * (nb + 1) * sizeof *want1) == 0,
                     "single-pose path, clip %zu t=%g", c, times[q]);
     }
     sk_kernel_job j = {.rig = rig, .poses = p, .pose_stride = stride, .mode = mode, .offset = offset,
                        .input = input, .input_floats = 16 * stride * nb, .final = got};
+    /* The sampled TRS straight into the kernel (TRS64: composed from the
+     * doubles), as a frame range at kernel speed would feed it. */
+    {
+      uint8_t *mode64 = malloc(nb);
+      size_t *off64 = malloc(nb * sizeof *off64);
+      for (size_t b = 0; b < nb; b++) {
+        mode64[b] = SK_KERNEL_TRS64;
+        off64[b] = 10 * stride * b;
+      }
+      sk_kernel_job j64 = {.rig = rig, .poses = p, .pose_stride = stride, .mode = mode64, .offset = off64,
+                           .input64 = input64, .input64_doubles = 10 * stride * nb, .final = got};
+      for (size_t pi = 0; pi < 4; pi++) {
+        if (sk_kernel_path_check(all_paths[pi]) != 0)
+          continue;
+        j64.path = all_paths[pi];
+        ck_assert_int_eq(sk_kernel_validate(&j64, NULL), 0);
+        memset(got, 0x7f, p * 16 * (nb + 1) * sizeof *got);
+        sk_kernel_run(&j64, 0, p);
+        for (size_t q = 0; q < p; q++)
+          for (size_t k = 0; k <= nb; k++)
+            ASSERT_MAT_BITS(got + (q * (nb + 1) + k) * 16, want + (q * (nb + 1) + k) * 16,
+                            "%s TRS64: clip %s t=%g slot %zu", all_paths[pi], an->clips[c].name, times[q], k);
+      }
+      free(mode64);
+      free(off64);
+    }
     for (size_t pi = 0; pi < 4; pi++) {
       if (sk_kernel_path_check(all_paths[pi]) != 0)
         continue;
@@ -783,6 +928,7 @@ START_TEST(fox_clips_every_path) {
     j.precision = SK_KERNEL_PRECISION_EXACT;
     free(times);
     free(input);
+    free(input64);
     free(locals);
     free(want);
     free(got);
@@ -854,6 +1000,7 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, blocked_layout_validation);
   tcase_add_test(tc, fox_clips_every_path);
   tcase_add_test(tc, fast_precision_within_tolerance);
+  tcase_add_test(tc, trs64_every_path);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifecycle");
   tcase_add_test(tc, rig_outlives_its_skeleton);
