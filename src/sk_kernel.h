@@ -84,7 +84,7 @@ typedef struct sk_kernel_job {
   const uint8_t *mode;        /* B entries, SK_KERNEL_*, bones in parent-first (sk_skeleton.bones[]) order */
   const size_t *offset;       /* B entries: where bone b's input starts in `input`, in floats (CONST: its
                                  16 floats; TRS and MATRIX: row 0 of poses 0..15, rows pose_stride apart:
-                                 10 rows for TRS, 16 for MATRIX) */
+                                 10 rows for TRS, 16 for MATRIX), or for TRS64 in `input64`, in doubles */
   const float *input;         /* borrowed; may be NULL when every bone is TRS64 */
   size_t input_floats;        /* length of `input` for bounds checks in validate; 0 = unknown, unchecked */
   const float *initial_skin;  /* NULL, or 16 floats applied to every pose's roots (world = local * initial) */
