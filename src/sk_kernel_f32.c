@@ -3,7 +3,7 @@
  * with fused multiply-adds, 16 poses per AVX-512 register. It is about three
  * times the exact kernel's speed and NOT Babylon-exact: on Fox.glb's clips
  * it is up to 8.3e-6 of the matrix's scale off the exact answer
- * (tests/check_sk_kernel.c prints it; docs/kernel.md).
+ * (tests/check_sk_conformance_kernel.c prints it; docs/kernel.md).
  * The exact kernel (sk_kernel.c) is the default. */
 #include <stdbool.h>
 #include <stdint.h>

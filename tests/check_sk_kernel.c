@@ -3,8 +3,6 @@
  * exact, not close). */
 #include <stdint.h>
 
-#include "sk_anim.h"
-#include "sk_gltf.h"
 #include "sk_kernel.h"
 #include "sk_mat.h"
 #include "sk_skeleton.h"
@@ -798,154 +796,6 @@ START_TEST(blocked_layout_validation) {
 }
 END_TEST
 
-/* ---- real clips --------------------------------------------------------------- */
-
-/* Fox.glb's three clips sampled at 30 fps over their whole length, plus the
- * two poses the float kernel missed by most (Survey at t = 0.7333: 1.64e-5
- * of the matrix scale; Walk: 1.15e-5): each pose's locals exactly as a
- * single pose request builds them (sampled TRS -> overrides -> the core's
- * setters), then one batch per clip on every path against the core, byte
- * for byte, in both input layouts and split across threads; and the
- * single-pose path. */
-START_TEST(fox_clips_every_path) {
-  size_t len;
-  unsigned char *data = sk_test_read_file("data/Fox.glb", &len);
-  ck_assert_ptr_nonnull(data);
-  sk_skeleton *s;
-  sk_anim *an;
-  sk_error err;
-  sk_error_clear(&err);
-  ck_assert_msg(sk_gltf_import(data, len, NULL, 0, &s, &an, &err) == 0, "%s", err.text);
-  free(data);
-  const size_t nb = s->count;
-  sk_rig *rig;
-  ck_assert_int_eq(sk_rig_create(s, &rig), 0);
-  double *trs = malloc(nb * SK_ANIM_TRS * sizeof *trs);
-  sk_override *ov = malloc(nb * sizeof *ov);
-  float *scratch = malloc(16 * nb * sizeof *scratch), *want1 = malloc(16 * (nb + 1) * sizeof *want1);
-  size_t checked = 0;
-  for (size_t c = 0; c < an->clip_count; c++) {
-    const double dur = sk_anim_clip_duration(an, c);
-    const size_t frames = (size_t)(dur * 30) + 1;
-    const size_t p = frames + 2;
-    double *times = malloc(p * sizeof *times);
-    for (size_t f = 0; f < frames; f++)
-      times[f] = (double)f / 30;
-    times[frames] = 0.7333;
-    times[frames + 1] = dur * 0.61803;
-    /* MATRIX input, row layout: row r of bone b = entry r of every pose. */
-    const size_t stride = p + 3;
-    float *input = malloc(16 * stride * nb * sizeof *input), *locals = malloc(16 * nb * sizeof *locals);
-    double *input64 = malloc(10 * stride * nb * sizeof *input64); /* the sampled TRS, unrounded */
-    float *want = malloc(p * 16 * (nb + 1) * sizeof *want);
-    float *got = aligned_alloc(64, (p * 16 * (nb + 1) * sizeof *got + 63) / 64 * 64);
-    uint8_t *mode = malloc(nb);
-    size_t *offset = malloc(nb * sizeof *offset);
-    for (size_t b = 0; b < nb; b++) {
-      mode[b] = SK_KERNEL_MATRIX;
-      offset[b] = 16 * stride * b;
-    }
-    for (size_t q = 0; q < p; q++) {
-      sk_anim_sample(an, c, times[q], false, trs);
-      sk_anim_to_overrides(an, trs, ov);
-      sk_skeleton_pose_locals(s, ov, nb, locals);
-      sk_skeleton_evaluate(s, locals, NULL, scratch, want + q * 16 * (nb + 1), NULL, NULL);
-      for (size_t b = 0; b < nb; b++)
-        for (size_t r = 0; r < 16; r++)
-          input[offset[b] + r * stride + q] = locals[16 * b + r];
-      for (size_t b = 0; b < nb; b++)
-        for (size_t r = 0; r < 10; r++)
-          input64[10 * stride * b + r * stride + q] = trs[b * SK_ANIM_TRS + r];
-      sk_kernel_single(rig, locals, NULL, want1, NULL);
-      ck_assert_msg(memcmp(want1, want + q * 16 * (nb + 1), 16 * (nb + 1) * sizeof *want1) == 0,
-                    "single-pose path, clip %zu t=%g", c, times[q]);
-    }
-    sk_kernel_job j = {.rig = rig, .poses = p, .pose_stride = stride, .mode = mode, .offset = offset,
-                       .input = input, .input_floats = 16 * stride * nb, .final = got};
-    /* The sampled TRS straight into the kernel (TRS64: composed from the
-     * doubles), as a frame range at kernel speed would feed it. */
-    {
-      uint8_t *mode64 = malloc(nb);
-      size_t *off64 = malloc(nb * sizeof *off64);
-      for (size_t b = 0; b < nb; b++) {
-        mode64[b] = SK_KERNEL_TRS64;
-        off64[b] = 10 * stride * b;
-      }
-      sk_kernel_job j64 = {.rig = rig, .poses = p, .pose_stride = stride, .mode = mode64, .offset = off64,
-                           .input64 = input64, .input64_doubles = 10 * stride * nb, .final = got};
-      for (size_t pi = 0; pi < 4; pi++) {
-        if (sk_kernel_path_check(all_paths[pi]) != 0)
-          continue;
-        j64.path = all_paths[pi];
-        ck_assert_int_eq(sk_kernel_validate(&j64, NULL), 0);
-        memset(got, 0x7f, p * 16 * (nb + 1) * sizeof *got);
-        sk_kernel_run(&j64, 0, p);
-        for (size_t q = 0; q < p; q++)
-          for (size_t k = 0; k <= nb; k++)
-            ASSERT_MAT_BITS(got + (q * (nb + 1) + k) * 16, want + (q * (nb + 1) + k) * 16,
-                            "%s TRS64: clip %s t=%g slot %zu", all_paths[pi], an->clips[c].name, times[q], k);
-      }
-      free(mode64);
-      free(off64);
-    }
-    for (size_t pi = 0; pi < 4; pi++) {
-      if (sk_kernel_path_check(all_paths[pi]) != 0)
-        continue;
-      j.path = all_paths[pi];
-      ck_assert_int_eq(sk_kernel_validate(&j, NULL), 0);
-      for (int split = 0; split < 2; split++) {
-        memset(got, 0x7f, p * 16 * (nb + 1) * sizeof *got);
-        if (split)
-          ck_assert_int_eq(sk_kernel_run_threads(&j, 3), 0);
-        else
-          sk_kernel_run(&j, 0, p);
-        for (size_t q = 0; q < p; q++)
-          for (size_t k = 0; k <= nb; k++)
-            ASSERT_MAT_BITS(got + (q * (nb + 1) + k) * 16, want + (q * (nb + 1) + k) * 16,
-                            "%s: clip %s t=%g slot %zu", all_paths[pi], an->clips[c].name, times[q], k);
-        checked += p;
-      }
-    }
-    /* The opt-in float32 kernel on the same batch: its error, printed for
-     * docs/kernel.md, as |got - want| / max(1, largest |entry| of want). */
-    j.path = NULL;
-    j.precision = SK_KERNEL_PRECISION_FAST;
-    sk_kernel_run(&j, 0, p);
-    double worst = 0, worst_t = 0;
-    for (size_t q = 0; q < p; q++)
-      for (size_t k = 0; k <= nb; k++) {
-        const float *g = got + (q * (nb + 1) + k) * 16, *w = want + (q * (nb + 1) + k) * 16;
-        double scale = 1;
-        for (int e = 0; e < 16; e++)
-          scale = fabs(w[e]) > scale ? fabs(w[e]) : scale;
-        for (int e = 0; e < 16; e++)
-          if (fabs(g[e] - w[e]) / scale > worst)
-            worst = fabs(g[e] - w[e]) / scale, worst_t = times[q];
-      }
-    printf("fast precision, Fox clip %-8s %3zu poses: worst error %.3g of the matrix scale (t=%.4f)\n",
-           an->clips[c].name, p, worst, worst_t);
-    ck_assert(worst < 1e-4); /* float32 over Fox's 24-bone depth: near 1e-5, never near 1e-4 */
-    j.precision = SK_KERNEL_PRECISION_EXACT;
-    free(times);
-    free(input);
-    free(input64);
-    free(locals);
-    free(want);
-    free(got);
-    free(mode);
-    free(offset);
-  }
-  ck_assert_uint_gt(checked, 100);
-  free(trs);
-  free(ov);
-  free(scratch);
-  free(want1);
-  sk_rig_destroy(rig);
-  sk_anim_destroy(an);
-  sk_skeleton_destroy(s);
-}
-END_TEST
-
 /* ---- lifecycle -------------------------------------------------------------- */
 
 START_TEST(rig_outlives_its_skeleton) {
@@ -998,7 +848,6 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, thread_split_is_bit_exact);
   tcase_add_test(tc, blocked_layout_matches_rows);
   tcase_add_test(tc, blocked_layout_validation);
-  tcase_add_test(tc, fox_clips_every_path);
   tcase_add_test(tc, fast_precision_within_tolerance);
   tcase_add_test(tc, trs64_every_path);
   suite_add_tcase(s, tc);
