@@ -1,7 +1,11 @@
 /* `skinner bench`: bone matrices per second for the scalar core, the
- * single-pose cglm path and the batch kernel on every SIMD path this CPU
- * has, against the single-core write-bandwidth limit for the same output,
- * plus the two-thread speed-up. Not a test: figures depend on the machine.
+ * single-pose path and the exact batch kernel on every SIMD path this CPU
+ * has (plus the opt-in float32 kernel on the best path), against the
+ * machine's own copy bandwidth measured in the same run: a memcpy of a
+ * buffer the size of the output moves the same kind of traffic (reads and
+ * writes) the kernel does, so "of copy" = the kernel's (bytes read + bytes
+ * written) per second over the copy's. Not a test: figures depend on the
+ * machine.
  *
  * Every figure is the median of several timed repetitions; small sizes
  * repeat inside one repetition until it lasts a few milliseconds. The run
@@ -20,11 +24,6 @@
 #include "sk_kernel.h"
 #include "sk_mat.h"
 #include "sk_skeleton.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define SK_BENCH_X86 1
-#endif
 
 int sk_bench_main(int argc, char **argv);
 
@@ -97,6 +96,7 @@ typedef struct bench_case {
   size_t *offset;
   float *input;      /* TRS rows, blocked (or row) layout */
   float *final;      /* np * (nb+1) * 16, 64-byte aligned */
+  float *copy_src;   /* as large as final: the copy bandwidth's source */
   float *locals;     /* nloc poses of precomposed locals, for the matrix-input paths */
   size_t nloc;
   float *scratch;
@@ -155,10 +155,11 @@ static int case_init(bench_case *c, sk_skeleton *s, sk_rig *rig, size_t np, bool
     floats = sk_kernel_blocked_layout(c->mode, c->nb, np, c->offset, &c->stride, &c->block);
   c->input = alloc_big(floats * sizeof(float));
   c->final = alloc_big(np * (c->nb + 1) * 16 * sizeof(float));
+  c->copy_src = alloc_big(np * (c->nb + 1) * 16 * sizeof(float));
   c->locals = malloc(c->nloc * c->nb * 16 * sizeof(float));
   c->scratch = malloc(c->nb * 16 * sizeof(float));
-  if (c->mode == NULL || c->offset == NULL || c->input == NULL || c->final == NULL || c->locals == NULL ||
-      c->scratch == NULL)
+  if (c->mode == NULL || c->offset == NULL || c->input == NULL || c->final == NULL || c->copy_src == NULL ||
+      c->locals == NULL || c->scratch == NULL)
     return SK_ENOMEM;
   const size_t lanes = (np + 15) / 16 * 16;
   for (size_t b = 0; b < c->nb; b++)
@@ -177,6 +178,7 @@ static int case_init(bench_case *c, sk_skeleton *s, sk_rig *rig, size_t np, bool
       sk_mat_compose(sc, q, t, c->locals + (p * c->nb + b) * 16);
     }
   memset(c->final, 0x3c, np * (c->nb + 1) * 16 * sizeof(float)); /* fault the pages in once */
+  memset(c->copy_src, 0x3d, np * (c->nb + 1) * 16 * sizeof(float));
   sk_kernel_job *j = &c->job;
   j->rig = rig;
   j->poses = np;
@@ -195,88 +197,63 @@ static void case_close(bench_case *c) {
   free(c->offset);
   free(c->input);
   free(c->final);
+  free(c->copy_src);
   free(c->locals);
   free(c->scratch);
 }
 
 /* ---- what gets timed --------------------------------------------------------- */
 
-typedef enum { W_CORE_TRS, W_CORE_MATRIX, W_SINGLE, W_KERNEL, W_MEMSET, W_STREAM } work_kind;
+typedef enum { W_CORE_TRS, W_CORE_MATRIX, W_SINGLE, W_KERNEL, W_COPY } work_kind;
 
 typedef struct work {
   work_kind kind;
   bench_case *c;
   const char *path;
   unsigned threads;
-  size_t poses; /* poses per call for the per-pose paths (they cover a prefix of the batch) */
+  int precision; /* SK_KERNEL_PRECISION_* for W_KERNEL */
+  size_t poses;  /* poses per call for the per-pose paths (they cover a prefix of the batch) */
 } work;
 
-#ifdef SK_BENCH_X86
-/* The fills write non-zero data: this VM wrote zeros up to twice as fast
- * as other values, which no kernel output would see. */
-__attribute__((target("avx512f"))) static void stream_fill_avx512(float *dst, size_t floats) {
-  const __m512 z = _mm512_set1_ps(0.0115f);
-  for (size_t i = 0; i + 16 <= floats; i += 16)
-    _mm512_stream_ps(dst + i, z);
-  _mm_sfence();
-}
-static void stream_fill_sse2(float *dst, size_t floats) {
-  const __m128 z = _mm_set1_ps(0.0115f);
-  for (size_t i = 0; i + 4 <= floats; i += 4)
-    _mm_stream_ps(dst + i, z);
-  _mm_sfence();
-}
-#endif
-
-/* The write-bandwidth limit: memset, or streaming stores. */
-static void fill(bool stream, float *dst, size_t floats) {
-  if (!stream) {
-    memset(dst, 0x3c, floats * sizeof *dst);
-    return;
-  }
-#ifdef SK_BENCH_X86
-  if (__builtin_cpu_supports("avx512f"))
-    stream_fill_avx512(dst, floats);
-  else
-    stream_fill_sse2(dst, floats);
-#else
-  memset(dst, 0x3c, floats * sizeof *dst);
-#endif
-}
-
-typedef struct fill_part {
-  bool stream;
+typedef struct copy_part {
   float *dst;
+  const float *src;
   size_t floats;
-} fill_part;
+} copy_part;
 
-static void fill_part_run(void *arg) {
-  const fill_part *f = arg;
-  fill(f->stream, f->dst, f->floats);
+static void copy_part_run(void *arg) {
+  const copy_part *c = arg;
+  memcpy(c->dst, c->src, c->floats * sizeof *c->dst);
 }
 
-/* The same fill split across `n` threads by line-aligned ranges, started
- * per call like sk_kernel_run_threads: the limit of the threaded rows. */
-static void fill_threads(bool stream, float *dst, size_t floats, unsigned n) {
+/* The copy limit: memcpy (glibc streams large copies past the caches, as
+ * the kernel streams large outputs) of a buffer the size of the output,
+ * split across `n` threads by line-aligned ranges and started per call
+ * like sk_kernel_run_threads. It reads and writes the buffer's size each. */
+static void copy_threads(float *dst, const float *src, size_t floats, unsigned n) {
   enum { MAX = 8 };
   if (n > MAX)
     n = MAX;
+  if (n <= 1) {
+    memcpy(dst, src, floats * sizeof *dst);
+    return;
+  }
   uv_thread_t tid[MAX];
   bool started[MAX] = {false};
-  fill_part part[MAX];
+  copy_part part[MAX];
   const size_t chunk = (floats / n + 15) & ~(size_t)15;
   for (unsigned i = 0; i < n; i++) {
     const size_t b = (size_t)i * chunk < floats ? (size_t)i * chunk : floats;
-    part[i] = (fill_part){stream, dst + b, (i + 1 == n || b + chunk > floats) ? floats - b : chunk};
+    part[i] = (copy_part){dst + b, src + b, (i + 1 == n || b + chunk > floats) ? floats - b : chunk};
   }
   for (unsigned i = 1; i < n; i++)
-    started[i] = uv_thread_create(&tid[i], fill_part_run, &part[i]) == 0;
-  fill_part_run(&part[0]);
+    started[i] = uv_thread_create(&tid[i], copy_part_run, &part[i]) == 0;
+  copy_part_run(&part[0]);
   for (unsigned i = 1; i < n; i++) {
     if (started[i])
       uv_thread_join(&tid[i]);
     else
-      fill_part_run(&part[i]);
+      copy_part_run(&part[i]);
   }
 }
 
@@ -306,17 +283,14 @@ static void run_work(const work *w) {
     break;
   case W_KERNEL:
     c->job.path = w->path;
+    c->job.precision = w->precision;
     if (w->threads > 1)
       sk_kernel_run_threads(&c->job, w->threads);
     else
       sk_kernel_run(&c->job, 0, c->np);
     break;
-  case W_MEMSET:
-  case W_STREAM:
-    if (w->threads > 1)
-      fill_threads(w->kind == W_STREAM, c->final, c->np * fs, w->threads);
-    else
-      fill(w->kind == W_STREAM, c->final, c->np * fs);
+  case W_COPY:
+    copy_threads(c->final, c->copy_src, c->np * fs, w->threads);
     break;
   }
 }
@@ -347,18 +321,21 @@ static double median(double *t, int n) {
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* Times n works (1 or 2) in alternation, repetition by repetition: two
- * works compared with each other then see the same drift of the machine's
- * speed (tens of percent within a second on this VM). */
+/* Times n works (up to 8) in alternation, repetition by repetition: works
+ * compared with each other (the paths at one size, the kernel and the copy
+ * limit) then see the same drift of the machine's speed (tens of percent
+ * within a second on this shared VM); timing them one after another once
+ * made the AVX2 row of one size half the SSE2 one. */
+#define SK_BENCH_MAX_WORKS 8
 static void time_works(const work *const *w, int n, double budget, timing *out) {
-  size_t inner[2];
+  size_t inner[SK_BENCH_MAX_WORKS];
   for (int k = 0; k < n; k++) {
     double t0 = now_s();
     run_work(w[k]);
     const double one = now_s() - t0;
     inner[k] = one > 0.002 ? 1 : (size_t)(0.002 / (one > 1e-8 ? one : 1e-8)) + 1;
   }
-  double wall[2][31], cpu[2][31];
+  double wall[SK_BENCH_MAX_WORKS][31], cpu[SK_BENCH_MAX_WORKS][31];
   int reps = 0;
   const double start = now_s();
   while (reps < 31 && (reps < 3 || now_s() - start < n * budget)) {
@@ -375,24 +352,23 @@ static void time_works(const work *const *w, int n, double budget, timing *out) 
     out[k] = (timing){median(wall[k], reps), median(cpu[k], reps)};
 }
 
-static timing time_work(const work *w, double budget) {
-  timing t;
-  time_works(&w, 1, budget, &t);
-  return t;
-}
-
 /* ---- the run ------------------------------------------------------------------ */
 
 /* Rates in bone matrices per second. *_cpu: per CPU-second, i.e. per core
- * while it was ours. */
+ * while it was ours. `limit` is the copy bandwidth of this run (with as
+ * many threads as the row) in bone matrices per second: the copy's bytes
+ * per second over the kernel's bytes per bone matrix (SK_BENCH_BYTES). */
 typedef struct row {
   size_t bones, poses;
-  const char *path, *input;
+  const char *path, *input, *precision;
   unsigned threads;
   double rate, limit, scalar;
   double rate_cpu, limit_cpu, scalar_cpu;
-  double limit_threads; /* the write limit with `threads` threads (threaded rows; else = limit) */
 } row;
+
+/* What the kernel moves per bone matrix with TRS input: 10 floats read,
+ * one 64-byte matrix written, plus each pose's trailing identity. */
+static double bench_bytes(size_t bones) { return 40.0 + 64.0 * (double)(bones + 1) / (double)bones; }
 
 static void cpu_name(char *buf, size_t cap) {
   snprintf(buf, cap, "unknown");
@@ -415,10 +391,10 @@ static void cpu_name(char *buf, size_t cap) {
 }
 
 static const row *find_row(const row *rows, size_t n, size_t bones, size_t poses, const char *path,
-                           unsigned threads) {
+                           unsigned threads, const char *precision) {
   for (size_t i = 0; i < n; i++)
     if (rows[i].bones == bones && rows[i].poses == poses && strcmp(rows[i].path, path) == 0 &&
-        rows[i].threads == threads)
+        rows[i].threads == threads && strcmp(rows[i].precision, precision) == 0)
       return &rows[i];
   return NULL;
 }
@@ -438,7 +414,7 @@ static double loadavg1(void) {
   return getloadavg(l, 1) == 1 ? l[0] : -1;
 }
 
-/* One target of issue 3: a ratio (or rate) from this run's rows, by the
+/* One target of issue 12: a ratio (or rate) from this run's rows, by the
  * wall clock and by CPU time. */
 typedef struct target {
   const char *name;
@@ -453,6 +429,117 @@ static void print_target(const target *t) {
   }
   printf("  %-74s %7.2f %s  [cpu-time %7.2f %s]  (goal >= %g)\n", t->name, t->wall, t->wall >= t->goal ? "PASS" : "MISS",
          t->cpu, t->cpu >= t->goal ? "PASS" : "MISS", t->goal);
+}
+
+static const char *const bench_paths[] = {"avx512", "avx2", "sse2", "scalar"}; /* widest first */
+
+/* Every size of one skeleton: rows appended to rows[*nrows]. The kernel
+ * paths of a size, its copy limit and the fast-precision row are timed in
+ * alternation (time_works), so they see the same machine. */
+static int bench_sizes(sk_skeleton *s, sk_rig *rig, const size_t *pose_counts, size_t npose_counts, size_t only_poses,
+                       bool rows_layout, double budget, unsigned threads, bench_rng *rng, row *rows, size_t *nrows) {
+  const char *best = sk_kernel_path();
+  for (size_t pi = 0; pi < npose_counts; pi++) {
+    const size_t np = pose_counts[pi];
+    if (only_poses != 0 && only_poses != np)
+      continue;
+    bench_case c;
+    int rc = case_init(&c, s, rig, np, rows_layout, rng);
+    if (rc != 0) {
+      case_close(&c);
+      return rc;
+    }
+    const size_t nb = c.nb;
+    const double mats = (double)np * (double)nb, per = bench_bytes(nb);
+    const size_t first = *nrows;
+    work w = {.c = &c, .poses = np < 64 ? np : 64};
+    const double slice = (double)w.poses * (double)nb;
+    /* The scalar core and the single-pose path, on the same 64-pose slice. */
+    work wt = w, wm = w, ws = w;
+    wt.kind = W_CORE_TRS;
+    wm.kind = W_CORE_MATRIX;
+    ws.kind = W_SINGLE;
+    const work *const cores[3] = {&wt, &wm, &ws};
+    timing ct[3];
+    time_works(cores, 3, budget, ct);
+    /* Kernel paths (exact), the best path in float32, and the copy. */
+    work kw[SK_BENCH_MAX_WORKS];
+    const work *kp[SK_BENCH_MAX_WORKS];
+    int nk = 0;
+    for (size_t k = 0; k < 4; k++)
+      if (sk_kernel_path_check(bench_paths[k]) == 0)
+        kw[nk++] = (work){.kind = W_KERNEL, .c = &c, .path = bench_paths[k], .threads = 1};
+    const int nexact = nk;
+    kw[nk++] = (work){.kind = W_KERNEL, .c = &c, .path = best, .threads = 1, .precision = SK_KERNEL_PRECISION_FAST};
+    kw[nk++] = (work){.kind = W_COPY, .c = &c, .threads = 1};
+    for (int k = 0; k < nk; k++)
+      kp[k] = &kw[k];
+    timing kt[SK_BENCH_MAX_WORKS];
+    time_works(kp, nk, budget, kt);
+    const timing copy1 = kt[nk - 1];
+    const double lim = np * (nb + 1) * 128.0 / copy1.wall / per, lim_cpu = np * (nb + 1) * 128.0 / copy1.cpu / per;
+    const double cr = slice / ct[0].wall, crc = slice / ct[0].cpu;
+    rows[(*nrows)++] = (row){nb, np, "core", "trs", "exact", 1, cr, lim, cr, crc, lim_cpu, crc};
+    rows[(*nrows)++] = (row){nb, np, "core", "matrix", "exact", 1, slice / ct[1].wall, lim, cr,
+                             slice / ct[1].cpu, lim_cpu, crc};
+    rows[(*nrows)++] = (row){nb, np, "single", "matrix", "exact", 1, slice / ct[2].wall, lim, cr,
+                             slice / ct[2].cpu, lim_cpu, crc};
+    for (int k = 0; k < nk - 1; k++)
+      rows[(*nrows)++] = (row){nb, np, kw[k].path, "trs", k < nexact ? "exact" : "fast", 1, mats / kt[k].wall, lim,
+                               cr, mats / kt[k].cpu, lim_cpu, crc};
+    /* Two threads against the two-thread copy (small batches measure
+     * thread start-up, not bandwidth). */
+    if (threads > 1 && np >= 4096) {
+      work k2 = {.kind = W_KERNEL, .c = &c, .path = best, .threads = threads};
+      work c2 = {.kind = W_COPY, .c = &c, .threads = threads};
+      const work *const pair[2] = {&k2, &c2};
+      timing t2[2];
+      time_works(pair, 2, budget, t2);
+      const double lim2 = np * (nb + 1) * 128.0 / t2[1].wall / per;
+      /* Per core: CPU seconds already add up both threads' time. */
+      rows[(*nrows)++] = (row){nb, np, best, "trs", "exact", threads, mats / t2[0].wall, lim2, cr,
+                               mats / t2[0].cpu, np * (nb + 1) * 128.0 / t2[1].cpu / per, crc};
+    }
+    for (size_t i = first; i < *nrows; i++)
+      printf("%6zu %6zu %-7s %-6s %-5s %3u %9.1f %9.1f %9.1f %7.2f %7.1fx\n", rows[i].bones, rows[i].poses,
+             rows[i].path, rows[i].input, rows[i].precision, rows[i].threads, rows[i].rate / 1e6,
+             rows[i].rate_cpu / 1e6, rows[i].limit / 1e6, rows[i].rate / rows[i].limit, rows[i].rate / rows[i].scalar);
+    fflush(stdout);
+    case_close(&c);
+  }
+  return 0;
+}
+
+/* The slowest wider-over-narrower ratio of the exact paths over every size
+ * of this run (1 or more: every wider path at least as fast), by the wall
+ * clock or by CPU time; *worst names the pair. Batches smaller than the
+ * widest group (the 1-pose rows) are left out: there every path hands the
+ * poses down to the narrower paths (SKK_TAIL in sk_kernel_lanes.h) and runs
+ * the same code as the scalar one, so the ratio is 1 plus timing noise. */
+static double wider_ratio(const row *rows, size_t n, bool by_cpu, char *worst, size_t cap) {
+  double r = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    const row *a = &rows[i];
+    if (a->threads != 1 || a->poses < 8 || strcmp(a->precision, "exact") != 0 || strcmp(a->input, "trs") != 0 ||
+        strcmp(a->path, "core") == 0)
+      continue;
+    for (size_t k = 0; k + 1 < 4; k++) {
+      if (strcmp(a->path, bench_paths[k]) != 0)
+        continue;
+      for (size_t m = k + 1; m < 4; m++) {
+        const row *b = find_row(rows, n, a->bones, a->poses, bench_paths[m], 1, "exact");
+        if (b == NULL)
+          continue;
+        const double q = by_cpu ? a->rate_cpu / b->rate_cpu : a->rate / b->rate;
+        if (q < r) {
+          r = q;
+          if (worst != NULL)
+            snprintf(worst, cap, "%s/%s at %zu x %zu", bench_paths[k], bench_paths[m], a->bones, a->poses);
+        }
+      }
+    }
+  }
+  return r;
 }
 
 int sk_bench_main(int argc, char **argv) {
@@ -482,7 +569,6 @@ int sk_bench_main(int argc, char **argv) {
   }
   static const size_t bone_counts[] = {24, 65, 256};
   static const size_t pose_counts[] = {1, 64, 4096, 65536};
-  static const char *const paths[] = {"avx512", "avx2", "sse2", "scalar"};
   const size_t npose_counts = quick ? 3 : 4;
   const double budget = quick ? 0.02 : 0.25;
   const char *best = sk_kernel_path();
@@ -495,12 +581,13 @@ int sk_bench_main(int argc, char **argv) {
   printf("skinner bench: CPU %s, %ld online, best kernel path %s, load average %.2f\n"
          "M/s = million bone matrices per second, median of repetitions, by the wall clock and per CPU-second\n"
          "(\"cpu\": what a core did while it was ours; equal to the wall figure on an idle machine).\n"
-         "limit = the faster of memset and streaming stores writing the same output (threaded rows: with as\n"
-         "many threads); core/single rows time 64-pose slices of the batch; kernel rows compose every bone\n"
-         "from TRS (%s input layout).\n",
-         cpu, ncpu, best, load_before, rows_layout ? "row" : "blocked");
-  printf("%6s %6s %-7s %-6s %3s %9s %9s %9s %7s %8s\n", "bones", "poses", "path", "input", "thr", "M/s", "cpu M/s",
-         "limit M/s", "of lim", "vs core");
+         "Every kernel row is the exact kernel (Babylon's bits) unless its precision says fast (float32, opt-in).\n"
+         "copy M/s = this run's memcpy bandwidth (as many threads as the row) over the kernel's %.0f-%.0f bytes\n"
+         "read + written per bone matrix; of copy = the kernel's bytes moved per second over the copy's.\n"
+         "core/single rows time 64-pose slices; kernel rows compose every bone from TRS (%s input layout).\n",
+         cpu, ncpu, best, load_before, bench_bytes(256), bench_bytes(24), rows_layout ? "row" : "blocked");
+  printf("%6s %6s %-7s %-6s %-5s %3s %9s %9s %9s %7s %8s\n", "bones", "poses", "path", "input", "prec", "thr", "M/s",
+         "cpu M/s", "copy M/s", "of copy", "vs core");
   fflush(stdout);
 
   row rows[256];
@@ -517,71 +604,7 @@ int sk_bench_main(int argc, char **argv) {
       rc = SK_ENOMEM;
       break;
     }
-    for (size_t pi = 0; pi < npose_counts && rc == 0; pi++) {
-      const size_t np = pose_counts[pi];
-      if (only_poses != 0 && only_poses != np)
-        continue;
-      bench_case c;
-      if ((rc = case_init(&c, s, rig, np, rows_layout, &rng)) != 0) {
-        case_close(&c);
-        break;
-      }
-      const size_t nb = c.nb;
-      const double mats = (double)np * (double)nb;
-      work w = {.c = &c, .poses = np < 64 ? np : 64};
-      w.kind = W_MEMSET;
-      const timing t_memset = time_work(&w, budget);
-      w.kind = W_STREAM;
-      const timing t_stream = time_work(&w, budget);
-      const double limit = mats / (t_memset.wall < t_stream.wall ? t_memset.wall : t_stream.wall);
-      const double limit_cpu = mats / (t_memset.cpu < t_stream.cpu ? t_memset.cpu : t_stream.cpu);
-      /* The machine's own two-thread write bandwidth, to read the
-       * two-thread kernel row against: on a VM it varies with the host. */
-      double limit_t = limit;
-      if (threads > 1 && np >= 4096) { /* smaller fills measure thread start-up, not bandwidth */
-        w.threads = threads;
-        w.kind = W_MEMSET;
-        const timing m2 = time_work(&w, budget);
-        w.kind = W_STREAM;
-        const timing s2 = time_work(&w, budget);
-        limit_t = mats / (m2.wall < s2.wall ? m2.wall : s2.wall);
-        w.threads = 1;
-      }
-      const double slice = (double)w.poses * (double)nb;
-      w.kind = W_CORE_TRS;
-      const timing core_trs = time_work(&w, budget);
-      /* The single-pose path is compared with the core on the same input. */
-      work wm = w, ws = w;
-      wm.kind = W_CORE_MATRIX;
-      ws.kind = W_SINGLE;
-      const work *const pair[2] = {&wm, &ws};
-      timing pt[2];
-      time_works(pair, 2, budget, pt);
-      const timing core_mat = pt[0], single = pt[1];
-      const size_t first = nrows;
-      const double ct = slice / core_trs.wall, ctc = slice / core_trs.cpu;
-      const double cm = slice / core_mat.wall, cmc = slice / core_mat.cpu;
-      rows[nrows++] = (row){nb, np, "core", "trs", 1, ct, limit, ct, ctc, limit_cpu, ctc, limit};
-      rows[nrows++] = (row){nb, np, "core", "matrix", 1, cm, limit, cm, cmc, limit_cpu, cmc, limit};
-      rows[nrows++] =
-          (row){nb, np, "single", "matrix", 1, slice / single.wall, limit, cm, slice / single.cpu, limit_cpu, cmc, limit};
-      for (size_t k = 0; k < 4 + (threads > 1); k++) {
-        const char *path = k < 4 ? paths[k] : best;
-        if (sk_kernel_path_check(path) != 0)
-          continue;
-        w = (work){.kind = W_KERNEL, .c = &c, .path = path, .threads = k < 4 ? 1 : threads};
-        const timing t = time_work(&w, budget);
-        /* Per core: CPU seconds already add up both threads' time. */
-        rows[nrows++] = (row){nb, np, path, "trs", w.threads, mats / t.wall, limit, ct, mats / t.cpu, limit_cpu, ctc,
-                              w.threads > 1 ? limit_t : limit};
-      }
-      for (size_t i = first; i < nrows; i++)
-        printf("%6zu %6zu %-7s %-6s %3u %9.1f %9.1f %9.1f %7.2f %7.1fx\n", rows[i].bones, rows[i].poses,
-               rows[i].path, rows[i].input, rows[i].threads, rows[i].rate / 1e6, rows[i].rate_cpu / 1e6,
-               rows[i].limit_threads / 1e6, rows[i].rate / rows[i].limit_threads, rows[i].rate / rows[i].scalar);
-      fflush(stdout);
-      case_close(&c);
-    }
+    rc = bench_sizes(s, rig, pose_counts, npose_counts, only_poses, rows_layout, budget, threads, &rng, rows, &nrows);
     sk_rig_destroy(rig);
     sk_skeleton_destroy(s);
   }
@@ -590,50 +613,44 @@ int sk_bench_main(int argc, char **argv) {
     return 1;
   }
 
-  /* The five targets of issue 3, from fixed rows of this run. */
+  /* The four kernel targets of issue 12, from fixed rows of this run. */
   const size_t big = pose_counts[npose_counts - 1];
-  const row *k64 = find_row(rows, nrows, 65, 64, best, 1), *c64 = find_row(rows, nrows, 65, 64, "core", 1);
-  const row *kbig = find_row(rows, nrows, 65, big, best, 1), *kbig2 = find_row(rows, nrows, 65, big, best, threads);
-  const row *s1 = find_row(rows, nrows, 65, 1, "single", 1);
-  const row *a512 = find_row(rows, nrows, 65, 64, "avx512", 1); /* 270 KB of output: inside L2 */
-  char name2[96], name5[96];
-  snprintf(name2, sizeof name2, "batch kernel / write-bandwidth limit, 65 bones x %zu poses, 1 core", big);
-  snprintf(name5, sizeof name5, "two cores / one core, 65 bones x %zu poses", big);
-  target t[5] = {
-      {"batch kernel / scalar core, 65 bones x 64 poses, 1 core (TRS in)", 7, 0, 0, k64 && c64},
-      {name2, 0.6, 0, 0, kbig != NULL},
-      {"AVX-512 kernel, cache-resident (65 x 64), M bone-matrices/s per core", 250, 0, 0, a512 != NULL},
-      {"single-pose path / scalar core, 65 bones x 1 pose (matrix in)", 3, 0, 0, s1 != NULL},
-      {name5, 1.7, 0, 0, kbig && kbig2 && threads > 1},
+  const row *k64 = find_row(rows, nrows, 65, 64, best, 1, "exact");
+  const row *kbig = find_row(rows, nrows, 65, big, best, 1, "exact");
+  const row *kbig2 = find_row(rows, nrows, 65, big, best, threads, "exact");
+  char name2[112], name3[112], name4[160], worst[96] = "", worst_cpu[96] = "";
+  snprintf(name2, sizeof name2, "exact kernel bytes read+written / copy bandwidth, 65 x %zu, 1 core", big);
+  snprintf(name3, sizeof name3, "exact kernel bytes read+written / %u-thread copy bandwidth, 65 x %zu, %u cores",
+           threads, big, threads);
+  const double wr = wider_ratio(rows, nrows, false, worst, sizeof worst);
+  const double wrc = wider_ratio(rows, nrows, true, worst_cpu, sizeof worst_cpu);
+  snprintf(name4, sizeof name4, "slowest wider/narrower exact path, every size >= 8 poses (%s)", worst);
+  target t[4] = {
+      {"exact kernel, cache-resident (65 x 64), M bone matrices/s per core", 150, 0, 0, k64 != NULL},
+      {name2, 0.8, 0, 0, kbig != NULL},
+      {name3, 0.85, 0, 0, kbig2 != NULL && threads > 1},
+      {name4, 1.0, wr, wrc, isfinite(wr)},
   };
   if (t[0].known)
-    t[0].wall = k64->rate / c64->rate, t[0].cpu = k64->rate_cpu / c64->rate_cpu;
+    t[0].wall = k64->rate / 1e6, t[0].cpu = k64->rate_cpu / 1e6;
   if (t[1].known)
     t[1].wall = kbig->rate / kbig->limit, t[1].cpu = kbig->rate_cpu / kbig->limit_cpu;
+  /* By CPU time: the kernel's rate per CPU-second times the threads, over
+   * the copy's (what two cores would give if both were ours throughout). */
   if (t[2].known)
-    t[2].wall = a512->rate / 1e6, t[2].cpu = a512->rate_cpu / 1e6;
-  if (t[3].known)
-    t[3].wall = s1->rate / s1->scalar, t[3].cpu = s1->rate_cpu / s1->scalar_cpu;
-  /* By CPU time: what two cores would give if both were ours throughout. */
-  if (t[4].known)
-    t[4].wall = kbig2->rate / kbig->rate, t[4].cpu = (double)threads * kbig2->rate_cpu / kbig->rate_cpu;
+    t[2].wall = kbig2->rate / kbig2->limit, t[2].cpu = kbig2->rate_cpu / kbig2->limit_cpu;
   const double load_after = loadavg1();
-  printf("\ntargets (issue 3), by the wall clock [and by CPU time]; load average %.2f before, %.2f after:\n",
+  printf("\ntargets (issue 12), by the wall clock [and by CPU time]; load average %.2f before, %.2f after:\n",
          load_before, load_after);
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 4; i++)
     print_target(&t[i]);
-  /* What the two memory-bound ratios are up against, from the same run. */
-  if (kbig != NULL) {
-    const double in_b = 40, out_b = 64 * (65.0 + 1) / 65; /* TRS read; finals written, trailing identity included */
-    printf("  context: the kernel reads %.0f B of TRS and writes %.0f B per bone matrix: at 65 x %zu it moved %.1f GB/s,\n"
-           "           %.2f of the %.1f GB/s the write limit moved (the target counts the written bytes only)\n",
-           in_b, out_b, big, kbig->rate * (in_b + out_b) / 1e9, (in_b + out_b) / out_b * kbig->rate / kbig->limit,
-           kbig->limit * out_b / 1e9);
-  }
-  if (kbig != NULL && kbig2 != NULL && threads > 1)
-    printf("  context: this machine's own write bandwidth, %u threads / 1, in this run: %.2f; the %u-thread kernel\n"
-           "           reached %.2f of the %u-thread write limit\n",
-           threads, kbig2->limit_threads / kbig->limit, threads, kbig2->rate / kbig2->limit_threads, threads);
+  if (isfinite(wrc))
+    printf("  context: by CPU time the slowest wider/narrower pair is %s\n", worst_cpu);
+  const row *f64 = find_row(rows, nrows, 65, 64, best, 1, "fast");
+  if (k64 != NULL && f64 != NULL)
+    printf("  context: the opt-in float32 kernel (precision fast, not Babylon-exact) made %.1f M/s at 65 x 64,\n"
+           "           %.2fx the exact kernel\n",
+           f64->rate / 1e6, f64->rate / k64->rate);
 
   if (json) {
     json_t *o = json_object(), *arr = json_array(), *tg = json_array();
@@ -650,17 +667,18 @@ int sk_bench_main(int argc, char **argv) {
     for (size_t i = 0; i < nrows; i++) {
       const row *r = &rows[i];
       json_array_append_new(
-          arr, json_pack("{s:I, s:I, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "bones", (json_int_t)r->bones,
-                         "poses", (json_int_t)r->poses, "path", r->path, "input", r->input, "threads", (int)r->threads,
-                         "bone_matrices_per_s", r->rate, "bandwidth_limit_per_s", r->limit, "scalar_per_s", r->scalar,
-                         "cpu_bone_matrices_per_s", r->rate_cpu, "cpu_bandwidth_limit_per_s", r->limit_cpu,
-                         "cpu_scalar_per_s", r->scalar_cpu, "bandwidth_limit_threads_per_s", r->limit_threads));
+          arr, json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "bones",
+                         (json_int_t)r->bones, "poses", (json_int_t)r->poses, "path", r->path, "input", r->input,
+                         "precision", r->precision, "threads", (int)r->threads, "bone_matrices_per_s", r->rate,
+                         "bandwidth_limit_per_s", r->limit, "scalar_per_s", r->scalar, "cpu_bone_matrices_per_s",
+                         r->rate_cpu, "cpu_bandwidth_limit_per_s", r->limit_cpu, "cpu_scalar_per_s", r->scalar_cpu,
+                         "bytes_per_s", r->rate * bench_bytes(r->bones)));
     }
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 4; i++)
       json_array_append_new(tg, json_pack("{s:s, s:f, s:f, s:f, s:b, s:b}", "target", t[i].name, "goal", t[i].goal,
-                                          "value", t[i].wall, "cpu_value", t[i].cpu, "pass",
-                                          t[i].known && t[i].wall >= t[i].goal, "cpu_pass",
-                                          t[i].known && t[i].cpu >= t[i].goal));
+                                          "value", t[i].known ? t[i].wall : 0.0, "cpu_value",
+                                          t[i].known ? t[i].cpu : 0.0, "pass", t[i].known && t[i].wall >= t[i].goal,
+                                          "cpu_pass", t[i].known && t[i].cpu >= t[i].goal));
     json_object_set_new(o, "rows", arr);
     json_object_set_new(o, "targets", tg);
     char *text = json_dumps(o, JSON_COMPACT);

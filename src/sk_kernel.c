@@ -1,6 +1,8 @@
 #include "sk_kernel.h"
 
-#include <math.h> /* before cglm's target-pragma region below, so its declarations stay generic */
+#include "sk_kernel_impl.h"
+#include "sk_mat.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,55 +10,6 @@
 #include <unistd.h>
 
 #include <uv.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#define SK_KERNEL_X86 1
-#include <immintrin.h>
-#endif
-
-/* Scratch world slots one pass needs. The rig visits children lightest
- * subtree first, so a bone's world stays live only while a lighter sibling
- * subtree (at most half its parent's size) is walked: at most
- * log2(B) + 2 slots, 22 for the 1,000,000-bone limit. */
-#define SK_RIG_MAX_LIVE 24
-
-/* Input prefetch distance in poses (a multiple of 16) and locality hint.
- * One group ahead is enough: a group of 16 poses x 65 bones takes
- * microseconds, DRAM ~100 ns; distances of 16 to 128 and hints 0, 2 and 3
- * measured the same (blocked layout, 65 x 65536). Build-time knobs for
- * experiments. */
-#ifndef SK_KERNEL_PREFETCH_HINT
-#define SK_KERNEL_PREFETCH_HINT 2
-#endif
-#ifndef SK_KERNEL_PREFETCH
-#define SK_KERNEL_PREFETCH 16
-#endif
-
-/* One bone in the rig's processing order. */
-typedef struct sk_rig_step {
-  uint32_t bone;          /* position in sk_skeleton.bones[]: index into job mode/offset/locals */
-  int32_t parent_slot;    /* scratch slot holding the parent's world, -1 for a root */
-  int32_t slot;           /* scratch slot for this bone's world, -1 when no child reads it */
-  int32_t out;            /* output slot (Babylon's _index), -1 for none */
-  bool inv_bind_affine;   /* column 3 of the inverse bind is (0, 0, 0, 1) */
-} sk_rig_step;
-
-struct sk_rig {
-  size_t bones;               /* B */
-  size_t steps;               /* bones that write something or feed a bone that does */
-  size_t live;                /* scratch slots used, <= SK_RIG_MAX_LIVE */
-  size_t unused;              /* output slots in [0, B) no bone writes: zero in every pose */
-  const sk_rig_step *step;    /* [steps], parent before child */
-  const float *inv_bind;      /* [16 * steps], 64-byte aligned, absolute inverse bind of step s */
-  const uint32_t *unused_slot; /* [unused] */
-  size_t stream_bytes;        /* outputs above this are streamed (AUTO): the L2 size, read here so run does no I/O */
-};
-
-static const float sk_kernel_zero16[16] __attribute__((aligned(64))) = {0};
-static const float sk_kernel_identity16[16] __attribute__((aligned(64))) = {1, 0, 0, 0, 0, 1, 0, 0,
-                                                                            0, 0, 1, 0, 0, 0, 0, 1};
-
-static bool is_affine(const float m[16]) { return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1; }
 
 /* ---- rig ------------------------------------------------------------------ */
 
@@ -181,7 +134,8 @@ int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
     unused += !used[i];
   const size_t off_step = align64(sizeof(sk_rig));
   const size_t off_ib = off_step + align64(nsteps * sizeof(sk_rig_step));
-  const size_t off_unused = off_ib + align64(nsteps * 16 * sizeof(float));
+  const size_t off_ib64 = off_ib + align64(nsteps * 16 * sizeof(float));
+  const size_t off_unused = off_ib64 + align64(nsteps * 16 * sizeof(double));
   const size_t total = align64(off_unused + unused * sizeof(uint32_t));
   unsigned char *mem = aligned_alloc(64, total);
   if (mem == NULL)
@@ -196,6 +150,8 @@ int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
   r->unused = unused;
   r->step = step;
   r->inv_bind = ib;
+  double *ib64 = (double *)(mem + off_ib64);
+  r->inv_bind64 = ib64;
   r->unused_slot = us;
   for (size_t i = 0, k = 0; i < nb; i++)
     if (!used[i])
@@ -231,6 +187,8 @@ int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
     }
     slot_of[b] = st->slot;
     memcpy(ib + 16 * k, bone->abs_inv_bind, 16 * sizeof(float));
+    for (int e = 0; e < 16; e++)
+      ib64[16 * k + e] = bone->abs_inv_bind[e];
     st->inv_bind_affine = is_affine(bone->abs_inv_bind);
   }
   r->live = live;
@@ -257,34 +215,58 @@ void sk_rig_destroy(sk_rig *r) { free(r); }
 
 size_t sk_rig_bones(const sk_rig *r) { return r->bones; }
 
-/* Where pose p's entry of a bone's row 0 is, relative to the bone's offset. */
-static inline __attribute__((always_inline)) size_t pose_at(const sk_kernel_job *job, size_t p) {
-  return job->block_stride != 0 ? p / 16 * job->block_stride + p % 16 : p;
-}
 
 /* ---- the paths -------------------------------------------------------------
  * Each path instantiates sk_kernel_lanes.h with its vector type. Target
  * attributes (not per-file flags) keep one object that runs everywhere:
  * nothing outside a path's functions uses its instructions. */
 
-/* scalar: one lane, plain float arithmetic; also the reference on non-x86. */
+/* scalar: one lane, double arithmetic; also the reference on non-x86. With
+ * -ffp-contract=off, VFMA is a separate multiply and add: the same bits as
+ * a fused one where the kernel uses it (sk_kernel_lanes.h). */
+static inline uint64_t bits_of(double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+/* (double)(float)v, kept: GCC 12 at -O2 dropped the plain cast here once
+ * the products were inlined (the float32 rounding of a world matrix
+ * vanished and finals came out 1 ulp off); the empty asm makes the float
+ * opaque so the rounding must happen. */
+static inline double round_f32(double v) {
+  float f = (float)v;
+  __asm__("" : "+x"(f));
+  return (double)f;
+}
 #define SKK(name) name##_scalar
 #define SKK_ATTR
 #define SKK_N 1
+#define SKK_TAIL(job, p, end, stream) ((void)0) /* never: one lane */
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V float
-#define VLOAD(p) (*(p))
-#define VLOADN(p, n) (*(p))
-#define VSET1(x) (x)
-#define VZERO() 0.0f
+#define V double
+#define VLOAD(p) ((double)*(p))
+#define VLOADN(p, n) ((double)*(p))
+#define VLOAD64(p) (*(p))
+#define VSET1(x) ((double)(x))
+#define VZERO() 0.0
 #define VADD(a, b) ((a) + (b))
 #define VSUB(a, b) ((a) - (b))
 #define VMUL(a, b) ((a) * (b))
 #define VFMA(a, b, c) ((a) * (b) + (c))
-#define VALL_EQ(v, x) ((v) == (x))
-static inline void store_mats_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
+#define VFNMA(a, b, c) ((c) - (a) * (b))
+#define VROUND(v) round_f32(v)
+#define VALL_BITS(v, bits) (bits_of(v) == (uint64_t)(bits))
+typedef struct sk_kernel_f2 {
+  float lo, hi;
+} sk_kernel_f2;
+#define VZ sk_kernel_f2
+#define VPACK2(lo, hi) ((sk_kernel_f2){(float)(lo), (float)(hi)})
+static inline void store_packed_scalar(float *dst, size_t stride, const sk_kernel_f2 *z, size_t n, bool stream) {
   (void)stride, (void)n, (void)stream;
-  memcpy(dst, m, 16 * sizeof *dst);
+  for (int k = 0; k < 8; k++) {
+    dst[k] = z[k].lo;
+    dst[k + 8] = z[k].hi;
+  }
 }
 static inline void store_const_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
   (void)stride, (void)n, (void)stream;
@@ -293,40 +275,47 @@ static inline void store_const_scalar(float *dst, size_t stride, const float *m,
 #include "sk_kernel_lanes.h"
 
 #ifdef SK_KERNEL_X86
-/* sse2: 4 lanes, baseline x86-64; no FMA (mul then add). */
+/* sse2: 2 lanes, baseline x86-64; no FMA instruction (multiply then add,
+ * the same bits). */
 #define SKK(name) name##_sse2
 #define SKK_ATTR __attribute__((target("sse2")))
-#define SKK_N 4
+#define SKK_N 2
+#define SKK_TAIL run_scalar
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V __m128
-#define VLOAD(p) _mm_loadu_ps(p)
-#define VLOADN(p, n) load_n_sse2((p), (n))
-#define VSET1(x) _mm_set1_ps(x)
-#define VZERO() _mm_setzero_ps()
-#define VADD(a, b) _mm_add_ps((a), (b))
-#define VSUB(a, b) _mm_sub_ps((a), (b))
-#define VMUL(a, b) _mm_mul_ps((a), (b))
-#define VFMA(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
-#define VALL_EQ(v, x) (_mm_movemask_ps(_mm_cmpeq_ps((v), _mm_set1_ps(x))) == 0xF)
-static SKK_ATTR inline __attribute__((always_inline)) __m128 load_n_sse2(const float *p, size_t n) {
-  float t[4] = {0};
-  memcpy(t, p, n * sizeof *t);
-  return _mm_loadu_ps(t);
-}
-/* Four 4x4 transposes: rows 4g..4g+3 of lane i become floats 4g..4g+3 of pose i. */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_sse2(float *dst, size_t stride, const __m128 *m, size_t n, bool stream) {
-#pragma GCC unroll 16
-  for (int g = 0; g < 4; g++) {
-    __m128 r0 = m[4 * g], r1 = m[4 * g + 1], r2 = m[4 * g + 2], r3 = m[4 * g + 3];
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-    const __m128 o[4] = {r0, r1, r2, r3};
-    for (size_t i = 0; i < n; i++) {
+#define V __m128d
+#define VLOAD(p) _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)(p))))
+#define VLOADN(p, n) _mm_cvtps_pd(_mm_load_ss(p))
+#define VLOAD64(p) _mm_loadu_pd(p)
+#define VSET1(x) _mm_set1_pd((double)(x))
+#define VZERO() _mm_setzero_pd()
+#define VADD(a, b) _mm_add_pd((a), (b))
+#define VSUB(a, b) _mm_sub_pd((a), (b))
+#define VMUL(a, b) _mm_mul_pd((a), (b))
+#define VFMA(a, b, c) _mm_add_pd(_mm_mul_pd((a), (b)), (c))
+#define VFNMA(a, b, c) _mm_sub_pd((c), _mm_mul_pd((a), (b)))
+#define VROUND(v) _mm_cvtps_pd(_mm_cvtpd_ps(v))
+#define VALL_BITS(v, bits) \
+  (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_castpd_si128(v), _mm_set1_epi64x((long long)(bits)))) == 0xFFFF)
+/* z[k] = (entry k of poses 0, 1, entry k+8 of poses 0, 1). Two 4x4
+ * transposes: of z[0..3] (rows: pose 0 entries 0-3, pose 1 entries 0-3,
+ * pose 0 entries 8-11, pose 1 entries 8-11) and of z[4..7] (entries 4-7,
+ * 12-15). Each pose's 64 bytes are then written back to back, so a streamed
+ * line is complete in the write-combining buffer before the next starts. */
+#define VZ __m128
+#define VPACK2(lo, hi) _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi))
+static SKK_ATTR inline __attribute__((always_inline)) void store_packed_sse2(float *dst, size_t stride, const __m128 *z, size_t n, bool stream) {
+  __m128 a0 = z[0], a1 = z[1], a2 = z[2], a3 = z[3], b0 = z[4], b1 = z[5], b2 = z[6], b3 = z[7];
+  _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
+  _MM_TRANSPOSE4_PS(b0, b1, b2, b3);
+  const __m128 o[2][4] = {{a0, b0, a2, b2}, {a1, b1, a3, b3}};
+  for (size_t i = 0; i < n; i++)
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
       if (stream)
-        _mm_stream_ps(dst + i * stride + 4 * g, o[i]);
+        _mm_stream_ps(dst + i * stride + 4 * g, o[i][g]);
       else
-        _mm_storeu_ps(dst + i * stride + 4 * g, o[i]);
+        _mm_storeu_ps(dst + i * stride + 4 * g, o[i][g]);
     }
-  }
 }
 static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(float *dst, size_t stride, const float *m, size_t n, bool stream) {
   for (size_t i = 0; i < n; i++)
@@ -340,56 +329,54 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(floa
 }
 #include "sk_kernel_lanes.h"
 
-/* avx2: 8 lanes with FMA. */
+/* avx2: 4 lanes with FMA. */
 #define SKK(name) name##_avx2
 #define SKK_ATTR __attribute__((target("avx2,fma")))
-#define SKK_N 8
+#define SKK_N 4
+#define SKK_TAIL run_sse2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V __m256
-#define VLOAD(p) _mm256_loadu_ps(p)
-#define VLOADN(p, n) _mm256_maskload_ps((p), _mm256_loadu_si256((const __m256i *)(sk_kernel_mask8 + 8 - (n))))
-#define VSET1(x) _mm256_set1_ps(x)
-#define VZERO() _mm256_setzero_ps()
-#define VADD(a, b) _mm256_add_ps((a), (b))
-#define VSUB(a, b) _mm256_sub_ps((a), (b))
-#define VMUL(a, b) _mm256_mul_ps((a), (b))
-#define VFMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
-#define VALL_EQ(v, x) (_mm256_movemask_ps(_mm256_cmp_ps((v), _mm256_set1_ps(x), _CMP_EQ_OQ)) == 0xFF)
-/* sk_kernel_mask8 + 8 - n: n lanes of -1 (load) then zeros. */
-static const int32_t sk_kernel_mask8[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-/* Two 8x8 transposes (rows 0-7, rows 8-15). Within 128-bit halves:
- *   unpack ps   t = (a0 b0 a1 b1) ...   unpack pd   u[4g+e] = (r4g[e] r4g+1[e] r4g+2[e] r4g+3[e])
- * then permute2f128 joins row groups 0 and 1 of the same pose. */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx2(float *dst, size_t stride, const __m256 *m, size_t n, bool stream) {
-#pragma GCC unroll 16
-  for (int h = 0; h < 2; h++) {
-    const __m256 *r = m + 8 * h;
-    __m256 t[8], u[8];
-#pragma GCC unroll 16
-    for (int i = 0; i < 4; i++) {
-      t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int g = 0; g < 2; g++) {
-      const __m256d a = _mm256_castps_pd(t[4 * g]), b = _mm256_castps_pd(t[4 * g + 1]);
-      const __m256d c = _mm256_castps_pd(t[4 * g + 2]), d = _mm256_castps_pd(t[4 * g + 3]);
-      u[4 * g + 0] = _mm256_castpd_ps(_mm256_unpacklo_pd(a, c));
-      u[4 * g + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(a, c));
-      u[4 * g + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(b, d));
-      u[4 * g + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(b, d));
-    }
-    __m256 o[8];
-#pragma GCC unroll 16
-    for (int e = 0; e < 4; e++) {
-      o[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
-      o[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
-    }
-    for (size_t i = 0; i < n; i++) {
-      if (stream)
-        _mm256_stream_ps(dst + i * stride + 8 * h, o[i]);
-      else
-        _mm256_storeu_ps(dst + i * stride + 8 * h, o[i]);
+#define V __m256d
+#define VLOAD(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define VLOADN(p, n) _mm256_cvtps_pd(_mm_maskload_ps((p), _mm_loadu_si128((const __m128i *)(sk_kernel_mask4 + 4 - (n)))))
+#define VLOAD64(p) _mm256_loadu_pd(p)
+#define VSET1(x) _mm256_set1_pd((double)(x))
+#define VZERO() _mm256_setzero_pd()
+#define VADD(a, b) _mm256_add_pd((a), (b))
+#define VSUB(a, b) _mm256_sub_pd((a), (b))
+#define VMUL(a, b) _mm256_mul_pd((a), (b))
+#define VFMA(a, b, c) _mm256_fmadd_pd((a), (b), (c))
+#define VFNMA(a, b, c) _mm256_fnmadd_pd((a), (b), (c))
+#define VROUND(v) _mm256_cvtps_pd(_mm256_cvtpd_ps(v))
+#define VALL_BITS(v, bits) \
+  (_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_castpd_si256(v), _mm256_set1_epi64x((long long)(bits))))) == 0xF)
+/* sk_kernel_mask4 + 4 - n: n lanes of -1 (load) then zeros. */
+static const int32_t sk_kernel_mask4[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+/* z[k] = [entry k of poses 0-3 | entry k+8 of poses 0-3]. The in-lane 4x4
+ * transpose of z[0..3] gives r[i] = [pose i entries 0-3 | entries 8-11], of
+ * z[4..7] s[i] = [entries 4-7 | 12-15]; permute2f128 joins them into pose
+ * i's two 32-byte halves, written back to back (a whole line per pose). */
+#define VZ __m256
+#define VPACK2(lo, hi) _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1)
+static SKK_ATTR inline __attribute__((always_inline)) void transpose4_avx2(const __m256 *z, __m256 *r) {
+  const __m256 t0 = _mm256_unpacklo_ps(z[0], z[1]), t1 = _mm256_unpackhi_ps(z[0], z[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(z[2], z[3]), t3 = _mm256_unpackhi_ps(z[2], z[3]);
+  r[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+  r[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+  r[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+  r[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+}
+static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx2(float *dst, size_t stride, const __m256 *z, size_t n, bool stream) {
+  __m256 r[4], q[4];
+  transpose4_avx2(z, r);
+  transpose4_avx2(z + 4, q);
+  for (size_t i = 0; i < n; i++) {
+    const __m256 lo = _mm256_permute2f128_ps(r[i], q[i], 0x20), hi = _mm256_permute2f128_ps(r[i], q[i], 0x31);
+    if (stream) {
+      _mm256_stream_ps(dst + i * stride, lo);
+      _mm256_stream_ps(dst + i * stride + 8, hi);
+    } else {
+      _mm256_storeu_ps(dst + i * stride, lo);
+      _mm256_storeu_ps(dst + i * stride + 8, hi);
     }
   }
 }
@@ -407,34 +394,51 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2(floa
 }
 #include "sk_kernel_lanes.h"
 
-/* avx512: 16 lanes with FMA; the tail uses masked loads. */
+/* avx512: 8 lanes with FMA; the tail uses masked loads. */
 #define SKK(name) name##_avx512
 #define SKK_ATTR __attribute__((target("avx512f,avx2,fma")))
-#define SKK_N 16
+#define SKK_N 8
+#define SKK_TAIL run_avx2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
-#define V __m512
-#define VLOAD(p) _mm512_loadu_ps(p)
-#define VLOADN(p, n) _mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), (p))
-#define VSET1(x) _mm512_set1_ps(x)
-#define VZERO() _mm512_setzero_ps()
-#define VADD(a, b) _mm512_add_ps((a), (b))
-#define VSUB(a, b) _mm512_sub_ps((a), (b))
-#define VMUL(a, b) _mm512_mul_ps((a), (b))
-#define VFMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
-#define VALL_EQ(v, x) (_mm512_cmp_ps_mask((v), _mm512_set1_ps(x), _CMP_EQ_OQ) == 0xFFFF)
-/* 16x16 transpose, rows = matrix entries, lanes = poses. Per 128-bit lane k:
- *   unpack ps, unpack pd: u[4g+e] lane k = entries 4g..4g+3 of pose 4k+e
- *   shuffle_f32x4 twice: gather lane k of u[e], u[4+e], u[8+e], u[12+e] = pose 4k+e.
- * 64 shuffles per 16 matrices; one full 64-byte line per pose. */
-static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512(float *dst, size_t stride, const __m512 *m, size_t n, bool stream) {
-  __m512 t[16], u[16], o[16];
-#pragma GCC unroll 16
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(m[2 * i], m[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(m[2 * i], m[2 * i + 1]);
+#define V __m512d
+#define VLOAD(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define VLOADN(p, n) _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), (p))))
+#define VLOAD64(p) _mm512_loadu_pd(p)
+#define VSET1(x) _mm512_set1_pd((double)(x))
+#define VZERO() _mm512_setzero_pd()
+#define VADD(a, b) _mm512_add_pd((a), (b))
+#define VSUB(a, b) _mm512_sub_pd((a), (b))
+#define VMUL(a, b) _mm512_mul_pd((a), (b))
+#define VFMA(a, b, c) _mm512_fmadd_pd((a), (b), (c))
+#define VFNMA(a, b, c) _mm512_fnmadd_pd((a), (b), (c))
+#define VROUND(v) _mm512_cvtps_pd(_mm512_cvtpd_ps(v))
+#define VALL_BITS(v, bits) \
+  (_mm512_cmpeq_epi64_mask(_mm512_castpd_si512(v), _mm512_set1_epi64((long long)(bits))) == 0xFF)
+/* 16 entries x 8 poses to 8 poses x 16 floats. Each entry rounded to 8
+ * floats, entry k paired with entry k+8 in one register (z[k], VPACK2), then the
+ * 8x8 transpose of the AVX2 float kernel runs in both 256-bit halves at once:
+ *   unpack ps, unpack pd   u[e] 128-bit lane L = entries 0-3 (L=0,1) or 8-11
+ *                          (L=2,3) of pose e (L even) or 4+e (L odd);
+ *                          u[4+e] the same for entries 4-7 and 12-15
+ *   permutex2var           pose e = u[e].L0 u[4+e].L0 u[e].L2 u[4+e].L2
+ * 32 shuffles per 8 matrices; one full 64-byte line per pose. */
+static const int32_t sk_kernel_perm_even[16] __attribute__((aligned(64))) = {0, 1, 2, 3, 16, 17, 18, 19,
+                                                                             8, 9, 10, 11, 24, 25, 26, 27};
+static const int32_t sk_kernel_perm_odd[16] __attribute__((aligned(64))) = {4, 5, 6, 7, 20, 21, 22, 23,
+                                                                            12, 13, 14, 15, 28, 29, 30, 31};
+#define VZ __m512
+#define VPACK2(lo, hi)                                                                                     \
+  _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(lo))), \
+                                      _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1))
+static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx512(float *dst, size_t stride, const __m512 *z, size_t n, bool stream) {
+  __m512 t[8], u[8], o[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(z[2 * i], z[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(z[2 * i], z[2 * i + 1]);
   }
-#pragma GCC unroll 16
-  for (int g = 0; g < 4; g++) {
+#pragma GCC unroll 2
+  for (int g = 0; g < 2; g++) {
     const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
     const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
     u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
@@ -442,23 +446,19 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512(flo
     u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
     u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
   }
-#pragma GCC unroll 16
+  const __m512i pe = _mm512_load_si512(sk_kernel_perm_even), po = _mm512_load_si512(sk_kernel_perm_odd);
+#pragma GCC unroll 4
   for (int e = 0; e < 4; e++) {
-    const __m512 s0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x44), s1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xEE);
-    const __m512 s2 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x44);
-    const __m512 s3 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xEE);
-    o[e] = _mm512_shuffle_f32x4(s0, s2, 0x88);
-    o[4 + e] = _mm512_shuffle_f32x4(s0, s2, 0xDD);
-    o[8 + e] = _mm512_shuffle_f32x4(s1, s3, 0x88);
-    o[12 + e] = _mm512_shuffle_f32x4(s1, s3, 0xDD);
+    o[e] = _mm512_permutex2var_ps(u[e], pe, u[4 + e]);
+    o[4 + e] = _mm512_permutex2var_ps(u[e], po, u[4 + e]);
   }
-  if (n == 16 && stream) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
+  if (n == 8 && stream) {
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
       _mm512_stream_ps(dst + i * stride, o[i]);
-  } else if (n == 16) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
+  } else if (n == 8) {
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
       _mm512_storeu_ps(dst + i * stride, o[i]);
   } else {
     for (size_t i = 0; i < n; i++) {
@@ -488,17 +488,18 @@ typedef void (*sk_kernel_fn)(const sk_kernel_job *job, size_t begin, size_t end,
 typedef struct sk_kernel_path_desc {
   const char *name;
   sk_kernel_fn run;
+  sk_kernel_fn run_fast; /* precision FAST: the float32 path of the same ISA */
   size_t align; /* stream stores need the output aligned to this */
 } sk_kernel_path_desc;
 
 /* Best first. */
 static const sk_kernel_path_desc sk_kernel_paths[] = {
 #ifdef SK_KERNEL_X86
-    {"avx512", run_avx512, 64},
-    {"avx2", run_avx2, 32},
-    {"sse2", run_sse2, 16},
+    {"avx512", run_avx512, sk_kernel_f32_run_avx512, 64},
+    {"avx2", run_avx2, sk_kernel_f32_run_avx2, 32},
+    {"sse2", run_sse2, sk_kernel_f32_run_sse2, 16},
 #endif
-    {"scalar", run_scalar, 0},
+    {"scalar", run_scalar, sk_kernel_f32_run_scalar, 0},
 };
 #define SK_KERNEL_NPATHS (sizeof sk_kernel_paths / sizeof sk_kernel_paths[0])
 
@@ -546,7 +547,7 @@ size_t sk_kernel_blocked_layout(const uint8_t *mode, size_t bones, size_t poses,
       continue;
     }
     offset[b] = block;
-    block += 16 * (mode[b] == SK_KERNEL_TRS ? 10 : 16);
+    block += 16 * (mode[b] == SK_KERNEL_MATRIX ? 16 : 10);
   }
   const size_t head = 16 * consts, blocks = (poses + 15) / 16;
   for (size_t b = 0; b < bones; b++)
@@ -584,12 +585,23 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
     return sk_error_set(err, SK_EINVAL, "/mode", "mode is NULL");
   if (job->offset == NULL)
     return sk_error_set(err, SK_EINVAL, "/offset", "offset is NULL");
-  if (job->input == NULL)
+  bool any_float = false, any64 = false;
+  for (size_t b = 0; job->rig != NULL && b < job->rig->bones; b++) {
+    any64 |= job->mode[b] == SK_KERNEL_TRS64;
+    any_float |= job->mode[b] != SK_KERNEL_TRS64;
+  }
+  if (job->input == NULL && any_float)
     return sk_error_set(err, SK_EINVAL, "/input", "input is NULL");
+  if (job->input64 == NULL && any64)
+    return sk_error_set(err, SK_EINVAL, "/input64", "input64 is NULL but a bone is TRS64");
+  if (any64 && job->precision != SK_KERNEL_PRECISION_EXACT)
+    return sk_error_set(err, SK_EINVAL, "/precision", "TRS64 input needs exact precision");
   if (job->final == NULL)
     return sk_error_set(err, SK_EINVAL, "/final", "final is NULL");
   if (job->stream < SK_KERNEL_STREAM_AUTO || job->stream > SK_KERNEL_STREAM_ALWAYS)
     return sk_error_set(err, SK_EINVAL, "/stream", "unknown stream mode %d", job->stream);
+  if (job->precision != SK_KERNEL_PRECISION_EXACT && job->precision != SK_KERNEL_PRECISION_FAST)
+    return sk_error_set(err, SK_EINVAL, "/precision", "unknown precision %d", job->precision);
   if (job->path != NULL) {
     const int rc = sk_kernel_path_check(job->path);
     if (rc == SK_EINVAL)
@@ -612,13 +624,14 @@ int sk_kernel_validate(const sk_kernel_job *job, sk_error *err) {
   for (size_t b = 0; b < nb; b++) {
     char ptr[48];
     const uint8_t m = job->mode[b];
-    if (m > SK_KERNEL_MATRIX) {
+    if (m > SK_KERNEL_TRS64) {
       snprintf(ptr, sizeof ptr, "/mode/%zu", b);
       return sk_error_set(err, SK_EINVAL, ptr, "unknown mode %u for bone %zu", (unsigned)m, b);
     }
-    if (job->input_floats != 0) {
-      const size_t span = m == SK_KERNEL_CONST ? 16 : m == SK_KERNEL_TRS ? span_trs : span_mat;
-      if (job->offset[b] > job->input_floats || span > job->input_floats - job->offset[b]) {
+    const size_t len = m == SK_KERNEL_TRS64 ? job->input64_doubles : job->input_floats;
+    if (len != 0) {
+      const size_t span = m == SK_KERNEL_CONST ? 16 : m == SK_KERNEL_MATRIX ? span_mat : span_trs;
+      if (job->offset[b] > len || span > len - job->offset[b]) {
         snprintf(ptr, sizeof ptr, "/offset/%zu", b);
         return sk_error_set(err, SK_EINVAL, ptr, "bone %zu's input runs past the end of input", b);
       }
@@ -650,7 +663,7 @@ void sk_kernel_run(const sk_kernel_job *job, size_t begin, size_t end) {
     return;
   const sk_kernel_path_desc *d = path_for(job->path);
   const bool stream = want_stream(job, d);
-  d->run(job, begin, end, stream);
+  (job->precision == SK_KERNEL_PRECISION_FAST ? d->run_fast : d->run)(job, begin, end, stream);
 #ifdef SK_KERNEL_X86
   if (stream)
     _mm_sfence(); /* streaming stores are weakly ordered: publish before returning */
@@ -703,10 +716,6 @@ int sk_kernel_run_threads(const sk_kernel_job *job, unsigned n) {
 
 /* ---- single pose ------------------------------------------------------------ */
 
-/* dest = a · b in the row-vector convention of sk_mat_mul, float
- * arithmetic; dest may alias a or b. */
-typedef void (*sk_mul16_fn)(const float *a, const float *b, float *dest);
-
 /* The slots no bone computes: zeros for slots no bone writes, and the
  * trailing identity of `final`. */
 static void single_fixed_slots(const sk_rig *r, float *final, float *absolute) {
@@ -718,11 +727,12 @@ static void single_fixed_slots(const sk_rig *r, float *final, float *absolute) {
   memcpy(final + 16 * r->bones, sk_kernel_identity16, sizeof sk_kernel_identity16);
 }
 
-/* The single-pose walk over the rig, for a given product. Inlined into each
- * caller below so the product is a direct, inlined call. */
-static inline __attribute__((always_inline)) void single_with(const sk_rig *r, const float *locals,
-                                                              const float *initial_skin, float *final,
-                                                              float *absolute, sk_mul16_fn mul) {
+/* The single-pose walk over the rig with the core's exact product
+ * (sk_mat_mul, Babylon's multiplyToArray): the same products of the same
+ * float32 inputs as sk_skeleton_evaluate, in the rig's order, so the same
+ * bits. It skips the bones that write nothing and feed nothing. */
+static void single_exact(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
+                         float *absolute) {
   float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
   float aslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(32)));
   const bool two_chains = absolute != NULL && initial_skin != NULL;
@@ -731,17 +741,17 @@ static inline __attribute__((always_inline)) void single_with(const sk_rig *r, c
     const sk_rig_step *st = &r->step[s];
     const float *l = locals + 16 * (size_t)st->bone;
     /* Straight into the scratch slot; it may be the parent's (the last
-     * child reuses it), which the products allow. */
+     * child reuses it), which sk_mat_mul allows. */
     float leaf[16] __attribute__((aligned(32)));
     float *w = st->slot >= 0 ? wslot[st->slot] : leaf;
     if (st->parent_slot >= 0)
-      mul(l, wslot[st->parent_slot], w);
+      sk_mat_mul(l, wslot[st->parent_slot], w);
     else if (initial_skin != NULL)
-      mul(l, initial_skin, w);
+      sk_mat_mul(l, initial_skin, w);
     else
       memcpy(w, l, 16 * sizeof *w);
     if (st->out >= 0)
-      mul(r->inv_bind + 16 * s, w, final + 16 * (size_t)st->out);
+      sk_mat_mul(r->inv_bind + 16 * s, w, final + 16 * (size_t)st->out);
     if (absolute == NULL)
       continue;
     if (!two_chains) {
@@ -751,7 +761,7 @@ static inline __attribute__((always_inline)) void single_with(const sk_rig *r, c
     }
     float *a = st->slot >= 0 ? aslot[st->slot] : leaf;
     if (st->parent_slot >= 0)
-      mul(l, aslot[st->parent_slot], a);
+      sk_mat_mul(l, aslot[st->parent_slot], a);
     else
       memcpy(a, l, 16 * sizeof *a);
     if (st->out >= 0)
@@ -759,120 +769,15 @@ static inline __attribute__((always_inline)) void single_with(const sk_rig *r, c
   }
 }
 
-#ifdef SK_KERNEL_X86
-/* For CPUs without AVX2: plain float (GCC vectorises it with SSE2). */
-static void mul_plain(const float *a, const float *b, float *dest) {
-  float t[16];
-  for (int i = 0; i < 4; i++)
-    for (int j = 0; j < 4; j++)
-      t[4 * i + j] = a[4 * i] * b[j] + a[4 * i + 1] * b[4 + j] + a[4 * i + 2] * b[8 + j] + a[4 * i + 3] * b[12 + j];
-  memcpy(dest, t, sizeof t);
-}
-
-static void single_plain(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
-                         float *absolute) {
-  single_with(r, locals, initial_skin, final, absolute, mul_plain);
-}
-
-/* cglm chooses glm_mat4_mul's implementation by __AVX__ at compile time;
- * compiled for AVX2 here (the pragma defines __AVX__), it is the 256-bit
- * one, about twice the SSE2 one. Everything cglm defines lives in this
- * region, so nothing outside runs AVX code unless the CPU has it. */
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-/* Locals, worlds and outputs are caller buffers with no alignment promise;
- * unaligned loads cost nothing on aligned data. */
-#define CGLM_ALL_UNALIGNED
-#include <cglm/cglm.h>
-
-/* cglm is column-major and column-vector: our row-vector matrix M is cglm's
- * M^T, so a · b (ours) is glm_mat4_mul(b, a) (theirs), which allows dest
- * to alias either operand. */
-static inline void mul_cglm(const float *a, const float *b, float *dest) {
-  glm_mat4_mul((vec4 *)(uintptr_t)b, (vec4 *)(uintptr_t)a, (vec4 *)dest);
-}
-
-static void single_cglm(const sk_rig *r, const float *locals, const float *initial_skin, float *final,
-                        float *absolute) {
-  single_with(r, locals, initial_skin, final, absolute, mul_cglm);
-}
-#ifdef SK_KERNEL_X86
-#pragma GCC pop_options
-#endif
-
-#ifdef SK_KERNEL_X86
-/* With AVX-512 one register holds a whole matrix: row i of a · b is
- * sum_k a[i][k] * (row k of b), so four in-lane broadcasts of a's columns
- * times b's rows replicated across the lanes, summed as a tree (11 cycles
- * of latency on the parent-to-child chain): 12 instructions where cglm's
- * AVX product takes about 20. b's rows come from memory (broadcast loads)
- * or, for the final product, from the world just computed in a register. */
-#define SK_AVX512_ATTR __attribute__((target("avx512f"))) static inline
-SK_AVX512_ATTR __m512 prod_avx512(__m512 a, __m512 b0, __m512 b1, __m512 b2, __m512 b3) {
-  const __m512 t0 = _mm512_fmadd_ps(_mm512_permute_ps(a, 0x55), b1, _mm512_mul_ps(_mm512_permute_ps(a, 0x00), b0));
-  const __m512 t1 = _mm512_fmadd_ps(_mm512_permute_ps(a, 0xFF), b3, _mm512_mul_ps(_mm512_permute_ps(a, 0xAA), b2));
-  return _mm512_add_ps(t0, t1);
-}
-
-/* a · b with b in memory. */
-SK_AVX512_ATTR __m512 prod_mem_avx512(__m512 a, const float *b) {
-  return prod_avx512(a, _mm512_broadcast_f32x4(_mm_loadu_ps(b)), _mm512_broadcast_f32x4(_mm_loadu_ps(b + 4)),
-                     _mm512_broadcast_f32x4(_mm_loadu_ps(b + 8)), _mm512_broadcast_f32x4(_mm_loadu_ps(b + 12)));
-}
-
-/* a · w with w in a register. */
-SK_AVX512_ATTR __m512 prod_reg_avx512(__m512 a, __m512 w) {
-  return prod_avx512(a, _mm512_shuffle_f32x4(w, w, 0x00), _mm512_shuffle_f32x4(w, w, 0x55),
-                     _mm512_shuffle_f32x4(w, w, 0xAA), _mm512_shuffle_f32x4(w, w, 0xFF));
-}
-
-/* The product for the generic walk (absolute matrices, initial skins). */
-SK_AVX512_ATTR void mul_avx512(const float *a, const float *b, float *dest) {
-  _mm512_storeu_ps(dest, prod_mem_avx512(_mm512_loadu_ps(a), b));
-}
-
-__attribute__((target("avx512f"))) static void single_avx512(const sk_rig *r, const float *locals,
-                                                             const float *initial_skin, float *final, float *absolute) {
-  if (absolute != NULL || initial_skin != NULL) {
-    single_with(r, locals, initial_skin, final, absolute, mul_avx512);
-    return;
-  }
-  /* Final matrices only (every pose request): each world stays in a
-   * register for its final product, and is stored only if a child needs it. */
-  float wslot[SK_RIG_MAX_LIVE][16] __attribute__((aligned(64)));
-  single_fixed_slots(r, final, NULL);
-  for (size_t s = 0; s < r->steps; s++) {
-    const sk_rig_step *st = &r->step[s];
-    const __m512 l = _mm512_loadu_ps(locals + 16 * (size_t)st->bone);
-    const __m512 w = st->parent_slot >= 0 ? prod_mem_avx512(l, wslot[st->parent_slot]) : l;
-    if (st->slot >= 0)
-      _mm512_store_ps(wslot[st->slot], w);
-    if (st->out >= 0)
-      _mm512_storeu_ps(final + 16 * (size_t)st->out, prod_reg_avx512(_mm512_load_ps(r->inv_bind + 16 * s), w));
-  }
-}
-#undef SK_AVX512_ATTR
-#endif
-
 int sk_kernel_single_on(const char *path, const sk_rig *r, const float *locals, const float *initial_skin,
                         float *final, float *absolute) {
   const int rc = sk_kernel_path_check(path);
   if (rc != 0)
     return rc;
-#ifdef SK_KERNEL_X86
-  if (strcmp(path, "avx512") == 0)
-    single_avx512(r, locals, initial_skin, final, absolute);
-  else if (strcmp(path, "avx2") == 0)
-    single_cglm(r, locals, initial_skin, final, absolute);
-  else
-    single_plain(r, locals, initial_skin, final, absolute);
-#else
-  single_cglm(r, locals, initial_skin, final, absolute);
-#endif
+  single_exact(r, locals, initial_skin, final, absolute);
   return 0;
 }
 
 void sk_kernel_single(const sk_rig *r, const float *locals, const float *initial_skin, float *final, float *absolute) {
-  (void)sk_kernel_single_on(sk_kernel_path(), r, locals, initial_skin, final, absolute);
+  single_exact(r, locals, initial_skin, final, absolute);
 }

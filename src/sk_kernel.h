@@ -1,11 +1,25 @@
 /* sk_kernel: the batch kernel. Many poses of one skeleton at once, one SIMD
- * lane per pose (AVX-512: 16 poses, AVX2+FMA: 8, SSE2: 4, scalar: 1), the
- * path picked at run time from cpuid so one binary runs everywhere.
+ * lane per pose, lanes of doubles (AVX-512: 8 poses, AVX2+FMA: 4, SSE2: 2,
+ * scalar: 1), the path picked at run time from cpuid so one binary runs
+ * everywhere.
  *
- * Same numbers as the scalar core (sk_skeleton_evaluate) within
- * 1e-5 × max(1, largest |entry| of the expected matrix): the kernel computes
- * in float with fused multiply-adds where the core computes in double and
- * rounds like Babylon.js, so results are close, not bit-exact.
+ * Exact: every output is bit for bit sk_skeleton_evaluate's (and so
+ * Babylon.js's), on every path, for every batch size and split: float32
+ * storage, double arithmetic in Babylon's operation order, float32
+ * rounding wherever Babylon stores a Matrix; fused multiply-adds only where
+ * they provably round the same (sk_kernel_lanes.h). This holds for finite
+ * matrices (a pose whose matrices overflow float32 may differ in its
+ * non-finite entries). The TRS mode composes from float32 inputs: it equals
+ * Babylon's ComposeToRef when the TRS values are float32 (glTF keys are);
+ * TRS computed in double (blended or interpolated) must be rounded by the
+ * caller's own compose (MATRIX mode) to stay exact.
+ *
+ * precision = SK_KERNEL_PRECISION_FAST opts into the float32 kernel (float
+ * arithmetic with FMA, 16 poses per AVX-512 register): about three times
+ * faster, within 1e-5 x max(1, largest |entry|) of the exact answer on
+ * random rigs and 8.3e-6 of the matrix scale on Fox.glb's clips from exact
+ * locals (the 1.64e-5 seen before also had TRS rounded to float32 before
+ * composing); never the default.
  *
  * Shape (ozz-animation's LocalToModelJob): an immutable runtime rig built
  * once per skeleton, a job of borrowed spans, sk_kernel_validate() once at
@@ -42,8 +56,15 @@ enum {
   SK_KERNEL_CONST = 0,  /* one matrix for every pose (e.g. the stored local): 16 floats */
   SK_KERNEL_TRS = 1,    /* per pose: tx ty tz qx qy qz qw sx sy sz, 10 rows of pose_stride floats (SoA);
                            composed as Babylon's Matrix.ComposeToRef, the quaternion never normalised */
-  SK_KERNEL_MATRIX = 2  /* per pose: 16 rows of pose_stride floats (SoA), row r = entry r of every pose */
+  SK_KERNEL_MATRIX = 2, /* per pose: 16 rows of pose_stride floats (SoA), row r = entry r of every pose */
+  SK_KERNEL_TRS64 = 3   /* per pose: the 10 TRS rows as doubles, read from `input64` (same offsets and strides,
+                           in doubles): composed from the doubles as the core's sk_mat_compose does, so TRS
+                           computed in double (JSON numbers, sampled or blended clips) stay exact. Exact
+                           precision only. */
 };
+
+/* sk_kernel_job.precision. */
+enum { SK_KERNEL_PRECISION_EXACT = 0, SK_KERNEL_PRECISION_FAST = 1 };
 
 /* Output stores: the default (AUTO) streams past the caches only when the
  * outputs are larger than the last-level cache. */
@@ -63,8 +84,8 @@ typedef struct sk_kernel_job {
   const uint8_t *mode;        /* B entries, SK_KERNEL_*, bones in parent-first (sk_skeleton.bones[]) order */
   const size_t *offset;       /* B entries: where bone b's input starts in `input`, in floats (CONST: its
                                  16 floats; TRS and MATRIX: row 0 of poses 0..15, rows pose_stride apart:
-                                 10 rows for TRS, 16 for MATRIX) */
-  const float *input;         /* borrowed */
+                                 10 rows for TRS, 16 for MATRIX), or for TRS64 in `input64`, in doubles */
+  const float *input;         /* borrowed; may be NULL when every bone is TRS64 */
   size_t input_floats;        /* length of `input` for bounds checks in validate; 0 = unknown, unchecked */
   const float *initial_skin;  /* NULL, or 16 floats applied to every pose's roots (world = local * initial) */
   float *final;               /* P*(B+1)*16 floats, pose-major: pose p at final + p*(B+1)*16, slot order,
@@ -73,6 +94,9 @@ typedef struct sk_kernel_job {
   float *absolute;            /* NULL or P*B*16, slot order (no initial skin), like sk_skeleton_evaluate's `absolute` */
   const char *path;           /* NULL = the best path this CPU has, else "avx512", "avx2", "sse2" or "scalar" */
   int stream;                 /* SK_KERNEL_STREAM_*; 0 = AUTO */
+  int precision;              /* SK_KERNEL_PRECISION_*; 0 = EXACT (Babylon's bits); FAST is float32, opt-in */
+  const double *input64;      /* borrowed; the TRS64 bones' rows (NULL when there are none) */
+  size_t input64_doubles;     /* length of `input64` for bounds checks; 0 = unknown, unchecked */
 } sk_kernel_job;
 
 /* The pose_stride to lay a batch of `poses` out with: a multiple of 16
@@ -84,8 +108,10 @@ size_t sk_kernel_pose_stride(size_t poses);
 
 /* Fills offset[B] and *pose_stride, *block_stride for the blocked layout
  * of a batch of `poses` with the given modes: each 16-pose block holds
- * every bone's rows back to back (TRS 10 rows, MATRIX 16 rows of 16
- * floats), CONST bones' 16 floats come first. The kernel then reads its
+ * every bone's rows back to back (TRS and TRS64 10 rows, MATRIX 16 rows of
+ * 16), CONST bones' 16 floats come first. TRS64 rows live in `input64` at
+ * the same element offsets (a buffer of the returned size in doubles; its
+ * other positions are never read), the rest in `input`. The kernel then reads its
  * input as one forward stream instead of 10 or 16 per bone, which the
  * hardware prefetcher follows. Returns the floats `input` needs
  * (0 on overflow). The float for bone b, row k, pose p is at
@@ -95,15 +121,18 @@ size_t sk_kernel_blocked_layout(const uint8_t *mode, size_t bones, size_t poses,
 
 /* Checks the job once, at the boundary: non-NULL rig/mode/offset/input/
  * final, P >= 1, pose_stride >= P (row layout) or >= 16 (blocked), known modes, spans inside input_floats
- * (when given), sizes that do not overflow, and a known path the CPU has.
- * Errors: SK_EINVAL (err->pointer names the field, e.g. "/mode/3"),
+ * and input64_doubles (when given), input64 given for TRS64 bones and TRS64
+ * only with exact precision, sizes that do not overflow, and a known path the CPU has.
+ * Errors: SK_EINVAL (err->pointer names the field, e.g. "/mode/3", "/precision"),
  * SK_ETOOBIG (sizes overflow), SK_EUNSUPPORTED (path missing on this CPU). */
 int sk_kernel_validate(const sk_kernel_job *job, sk_error *err);
 
 /* Computes poses [begin, end) of a validated job (end <= P), so callers can
- * split a batch across threads: ranges that start at multiples of 16 give
- * results bit for bit equal to one call over [0, P). Never allocates
- * (its scratch is about 50 KB of stack), never re-validates. */
+ * split a batch across threads. With the blocked layout ranges must start
+ * at multiples of 16 (a group never straddles a block); the exact kernel's
+ * results never depend on the split, the fast one's do not either when
+ * ranges start at multiples of 16. Never allocates (its scratch is about
+ * 50 KB of stack), never re-validates. */
 void sk_kernel_run(const sk_kernel_job *job, size_t begin, size_t end);
 
 /* Splits [0, P) across `n` threads (uv_thread_create, the caller's thread
@@ -125,16 +154,16 @@ int sk_kernel_path_check(const char *path);
 
 /* Single pose, one bone at a time: `locals` = B*16 floats in bones[] order,
  * `initial_skin` NULL or 16 floats, `final` (B+1)*16 floats and `absolute`
- * (NULL or B*16) laid out as sk_skeleton_evaluate's. Float arithmetic,
- * within the kernel's tolerance of the core. The product per CPU: AVX-512,
- * one register per matrix (our own, 12 instructions); AVX2, cglm's
- * glm_mat4_mul (its AVX version); else a plain float product. Never
- * allocates; buffers need no alignment. */
+ * (NULL or B*16) laid out as sk_skeleton_evaluate's. Exact: the core's own
+ * product (sk_mat_mul) over the rig's order, which skips bones that write
+ * nothing, so sk_skeleton_evaluate's bits. Never allocates; buffers need no
+ * alignment. */
 void sk_kernel_single(const sk_rig *r, const float *locals, const float *initial_skin, float *final, float *absolute);
 
-/* sk_kernel_single with the product of `path` ("avx512", "avx2", "sse2" or
- * "scalar"; the last two share the plain product), for tests and benchmarks.
- * Returns SK_EUNSUPPORTED if the CPU lacks it, SK_EINVAL for an unknown name. */
+/* sk_kernel_single after checking `path` ("avx512", "avx2", "sse2" or
+ * "scalar"; every path now computes the same exact product). Kept for
+ * callers and tests that name a path. Returns SK_EUNSUPPORTED if the CPU
+ * lacks it, SK_EINVAL for an unknown name. */
 int sk_kernel_single_on(const char *path, const sk_rig *r, const float *locals, const float *initial_skin,
                         float *final, float *absolute);
 

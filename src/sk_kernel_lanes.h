@@ -1,106 +1,135 @@
-/* The lane-generic body of the batch kernel. Not a public header: sk_kernel.c
- * includes it once per SIMD path, after defining
+/* The lane-generic body of the exact batch kernel. Not a public header:
+ * sk_kernel.c includes it once per SIMD path, after defining
  *
  *   SKK(name)     the name with the path's suffix
  *   SKK_ATTR      the path's function attributes (its target ISA)
  *   SKK_N         lanes (poses per group)
- *   V             the vector type; one lane = one pose
- *   VLOAD(p)      SKK_N floats from p          VLOADN(p, n)  n < SKK_N floats, rest 0
- *   VSET1(x)      broadcast                    VZERO()
- *   VADD VSUB VMUL(a, b)                       VFMA(a, b, c) a*b + c (fused where the ISA has it)
- *   VALL_EQ(v, x) every lane of v equals x
- *   SKK(store_mats)(dst, stride, m[16], n, stream)   transpose: lane l's 16 entries to dst + l*stride
+ *   V             the vector type: SKK_N doubles, one lane = one pose
+ *   VLOAD(p)      SKK_N floats from p, widened  VLOADN(p, n)  n < SKK_N floats, rest 0
+ *   VLOAD64(p)    SKK_N doubles from p (TRS64 input)
+ *   VSET1(x)      broadcast                     VZERO()
+ *   VADD VSUB VMUL(a, b)   double arithmetic, one rounding each
+ *   VFMA(a, b, c)  a*b + c, fused where the ISA has it; VFNMA(a, b, c) c - a*b.
+ *                  Used ONLY where a and b are float32 values (see below).
+ *   VROUND(v)     v rounded to float32 and widened back: a store into Babylon's Float32Array
+ *   VALL_BITS(v, bits)  every lane of v has the 64-bit pattern `bits` (+0.0 and -0.0 differ)
+ *   VZ            a packed pair of entries: entry k and entry k+8 of every lane, rounded to float32
+ *   VPACK2(lo, hi)  packs entry k (lo) and entry k+8 (hi)
+ *   SKK(store_packed)(dst, stride, z[8], n, stream)  transposes z[0..7] (k = 0..7): lane l's 16 floats to dst + l*stride
  *   SKK(store_const)(dst, stride, m16, n, stream)    the same 16 floats to lanes 0..n-1
  *   SKK_PREFETCH  how many poses ahead to prefetch input (a multiple of 16)
  *
  * It #undefs all of these at its end, ready for the next path.
  *
+ * Exactness. Every step is the scalar core's (sk_mat.c), operation for
+ * operation: matrices are stored in float32, each formula computes in
+ * double on float32 inputs in Babylon's order and rounds once to float32
+ * where Babylon stores into a Matrix (compose, every product). So every
+ * lane gives sk_skeleton_evaluate's bits, and every path gives the same bits.
+ *
+ * The FMA argument. A float32 has a 24-bit significand, so the product of
+ * two float32 values needs at most 48 bits and is exact in a double (53
+ * bits; no overflow or underflow either: |a*b| < 2^256 and > 2^-300). For
+ * such a product p, Babylon's "t = p; s = t + c" rounds once, in the add:
+ * round(p + c). fma(a, b, c) also rounds once: round(a*b + c) = round(p + c).
+ * The same bits, one instruction. Every VFMA/VFNMA below multiplies two
+ * float32 values (matrix entries, which are stored as float32, or a
+ * quaternion component and twice another, which is a float32 scaled by 2)
+ * and says so. Products of doubles that are not float32 values (the
+ * "(1 - (yy + zz)) * sx" of compose) are never fused.
+ *
  * Matrices are 16 vectors, entry-major (v[4*row + col], Babylon's m order),
- * one pose per lane. Products follow the row-vector convention of sk_mat_mul:
- * o = a · b, o[4i+j] = sum_k a[4i+k] b[4k+j]. "affine" means column 3 is
- * (0, 0, 0, 1) in both operands; then the product has it too and a quarter
- * of the work disappears. */
+ * one pose per lane. Products follow the row-vector convention of
+ * sk_mat_mul: o = a · b, o[4i+j] = ((a[4i]b[j] + a[4i+1]b[4+j]) + a[4i+2]b[8+j])
+ * + a[4i+3]b[12+j], left to right, as Babylon's multiplyToArray.
+ *
+ * "affine" means column 3 is bitwise (+0, +0, +0, 1) -- not merely == 0,
+ * since -0 * x and +0 * x differ in sign and a sum of zeros keeps it. With
+ * both operands affine and finite, column 3 of the product is bitwise
+ * (+0, +0, +0, 1) (each sum ends "+ (+0)*1" or "+ 1*1" on partial sums
+ * of zeros), and row 3's last term 1 * b[12+j] is exactly b[12+j]: the
+ * product costs 48 operations instead of 64 with the same bits. The
+ * a[4i+3]b[12+j] = (+0)*t terms of rows 0-2 stay: they turn a partial sum
+ * of -0 into +0 when t >= +0, as Babylon's sum does. A non-finite entry
+ * (an overflowed pose) would make Babylon's column 3 NaN where this keeps
+ * (0, 0, 0, 1); the kernel's exactness is for finite matrices. */
 
-/* o = a · b, both per lane. o must not alias a or b. */
+/* ((a0 b0 + a1 b1) + a2 b2) + a3 b3, each product of two float32 values:
+ * fusing them is exact (see above). */
+#define SKK_DOT4(a0, b0, a1, b1, a2, b2, a3, b3) VFMA((a3), (b3), VFMA((a2), (b2), VFMA((a1), (b1), VMUL((a0), (b0)))))
+/* Row 3 of an affine product: a[15] is 1, so its term is b[12+j] itself. */
+#define SKK_DOT3_1(a0, b0, a1, b1, a2, b2, b3) VADD(VFMA((a2), (b2), VFMA((a1), (b1), VMUL((a0), (b0)))), (b3))
+
+/* The product body over operand accessors A(k) and B(k) (vectors). */
+#define SKK_MUL_BODY(A, B)                                                                                          \
+  if (affine) {                                                                                                     \
+    _Pragma("GCC unroll 4") for (int i = 0; i < 3; i++) {                                                           \
+      _Pragma("GCC unroll 4") for (int j = 0; j < 3; j++) o[4 * i + j] =                                            \
+          VROUND(SKK_DOT4(A(4 * i), B(j), A(4 * i + 1), B(4 + j), A(4 * i + 2), B(8 + j), A(4 * i + 3), B(12 + j))); \
+      o[4 * i + 3] = VZERO();                                                                                       \
+    }                                                                                                               \
+    _Pragma("GCC unroll 4") for (int j = 0; j < 3; j++) o[12 + j] =                                                 \
+        VROUND(SKK_DOT3_1(A(12), B(j), A(13), B(4 + j), A(14), B(8 + j), B(12 + j)));                              \
+    o[15] = VSET1(1.0);                                                                                             \
+  } else {                                                                                                          \
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++)         \
+        o[4 * i + j] = VROUND(                                                                                      \
+            SKK_DOT4(A(4 * i), B(j), A(4 * i + 1), B(4 + j), A(4 * i + 2), B(8 + j), A(4 * i + 3), B(12 + j)));    \
+  }
+
+#define SKK_VEC_A(k) a[k]
+#define SKK_VEC_B(k) b[k]
+#define SKK_CONST_B(k) VSET1(b[k])
+
+/* o = a · b, both per lane, rounded to float32 (then widened). o must not
+ * alias a or b. */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vv)(const V *a, const V *b, V *o, bool affine) {
-  if (affine) {
-#pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-#pragma GCC unroll 4
-      for (int j = 0; j < 3; j++)
-        o[4 * i + j] = VFMA(a[4 * i + 2], b[8 + j], VFMA(a[4 * i + 1], b[4 + j], VMUL(a[4 * i], b[j])));
-      o[4 * i + 3] = VZERO();
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 3; j++)
-      o[12 + j] = VFMA(a[14], b[8 + j], VFMA(a[13], b[4 + j], VFMA(a[12], b[j], b[12 + j])));
-    o[15] = VSET1(1.0f);
-  } else {
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++)
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; j++)
-        o[4 * i + j] = VFMA(a[4 * i + 3], b[12 + j],
-                            VFMA(a[4 * i + 2], b[8 + j], VFMA(a[4 * i + 1], b[4 + j], VMUL(a[4 * i], b[j]))));
-  }
-}
-
-/* o = a · b with `a` one matrix for every lane (an inverse bind). */
-static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_sv)(const float *a, const V *b, V *o, bool affine) {
-  if (affine) {
-#pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-#pragma GCC unroll 4
-      for (int j = 0; j < 3; j++)
-        o[4 * i + j] =
-            VFMA(VSET1(a[4 * i + 2]), b[8 + j], VFMA(VSET1(a[4 * i + 1]), b[4 + j], VMUL(VSET1(a[4 * i]), b[j])));
-      o[4 * i + 3] = VZERO();
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 3; j++)
-      o[12 + j] = VFMA(VSET1(a[14]), b[8 + j], VFMA(VSET1(a[13]), b[4 + j], VFMA(VSET1(a[12]), b[j], b[12 + j])));
-    o[15] = VSET1(1.0f);
-  } else {
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++)
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; j++)
-        o[4 * i + j] = VFMA(VSET1(a[4 * i + 3]), b[12 + j],
-                            VFMA(VSET1(a[4 * i + 2]), b[8 + j],
-                                 VFMA(VSET1(a[4 * i + 1]), b[4 + j], VMUL(VSET1(a[4 * i]), b[j]))));
-  }
+  SKK_MUL_BODY(SKK_VEC_A, SKK_VEC_B)
 }
 
 /* o = a · b with `b` one matrix for every lane (the initial skin). */
-static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vs)(const V *a, const float *b, V *o, bool affine) {
-  if (affine) {
-#pragma GCC unroll 4
-    for (int i = 0; i < 3; i++) {
-#pragma GCC unroll 4
-      for (int j = 0; j < 3; j++)
-        o[4 * i + j] =
-            VFMA(a[4 * i + 2], VSET1(b[8 + j]), VFMA(a[4 * i + 1], VSET1(b[4 + j]), VMUL(a[4 * i], VSET1(b[j]))));
-      o[4 * i + 3] = VZERO();
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 3; j++)
-      o[12 + j] =
-          VFMA(a[14], VSET1(b[8 + j]), VFMA(a[13], VSET1(b[4 + j]), VFMA(a[12], VSET1(b[j]), VSET1(b[12 + j]))));
-    o[15] = VSET1(1.0f);
-  } else {
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++)
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; j++)
-        o[4 * i + j] = VFMA(a[4 * i + 3], VSET1(b[12 + j]),
-                            VFMA(a[4 * i + 2], VSET1(b[8 + j]),
-                                 VFMA(a[4 * i + 1], VSET1(b[4 + j]), VMUL(a[4 * i], VSET1(b[j])))));
-  }
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vs)(const V *a, const double *b, V *o, bool affine) {
+  SKK_MUL_BODY(SKK_VEC_A, SKK_CONST_B)
 }
 
-/* Loads bone `bone`'s local transform for lanes p0..p0+n-1 into l[16];
- * returns whether it is affine for every lane. TRS composes exactly as
- * Babylon's Matrix.ComposeToRef, in float. */
+/* Lane l's 16 entries, rounded to float32, to dst + l*stride. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(store_mats)(float *dst, size_t stride, const V *m, size_t n, bool stream) {
+  VZ z[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; k++)
+    z[k] = VPACK2(m[k], m[k + 8]);
+  SKK(store_packed)(dst, stride, z, n, stream);
+}
+
+/* Entry (i, j) of the final product a · b (inverse bind · world), before
+ * its one rounding to float32 (the store's). */
+static SKK_ATTR inline __attribute__((always_inline)) V SKK(final_entry)(const double *a, const V *b, int i, int j, bool affine) {
+  if (affine && j == 3)
+    return VSET1(i == 3 ? 1.0 : 0.0);
+  if (affine && i == 3)
+    return SKK_DOT3_1(VSET1(a[12]), b[j], VSET1(a[13]), b[4 + j], VSET1(a[14]), b[8 + j], b[12 + j]);
+  return SKK_DOT4(VSET1(a[4 * i]), b[j], VSET1(a[4 * i + 1]), b[4 + j], VSET1(a[4 * i + 2]), b[8 + j],
+                  VSET1(a[4 * i + 3]), b[12 + j]);
+}
+
+/* The final product stored straight away: rows 0 and 2, then 1 and 3, each
+ * entry pair packed to float32 as soon as it exists, so 8 packed registers
+ * are live at the transpose instead of 16 of doubles (the compiler keeps
+ * this order: fewer spills). */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_store)(const double *a, const V *b, float *dst, size_t stride, size_t n, bool stream, bool affine) {
+  VZ z[8];
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+      z[4 * h + j] = VPACK2(SKK(final_entry)(a, b, h, j, affine), SKK(final_entry)(a, b, h + 2, j, affine));
+  SKK(store_packed)(dst, stride, z, n, stream);
+}
+
+/* Loads bone `bone`'s local transform for lanes p0..p0+n-1 into l[16] (as
+ * float32 values in doubles); returns whether it is affine for every lane.
+ * TRS composes exactly as the core's sk_mat_compose (Babylon's
+ * Matrix.ComposeToRef) on the float32 inputs. */
 static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const sk_kernel_job *job, size_t bone, size_t p0, size_t n, V *l) {
   const float *in = job->input + job->offset[bone];
   const size_t st = job->pose_stride;
@@ -109,8 +138,8 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
   case SK_KERNEL_CONST:
 #pragma GCC unroll 16
     for (int k = 0; k < 16; k++)
-      l[k] = VSET1(in[k]);
-    return in[3] == 0 && in[7] == 0 && in[11] == 0 && in[15] == 1;
+      l[k] = VSET1((double)in[k]);
+    return is_affine(in);
   case SK_KERNEL_MATRIX:
     in += at;
     if (n == SKK_N) {
@@ -122,9 +151,42 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
       for (int k = 0; k < 16; k++)
         l[k] = VLOADN(in + k * st, n);
     }
-    /* Matrices from Babylon's setters are affine: then the fast path
+    /* Matrices from Babylon's setters are affine: then the cheaper product
      * applies. A short group's empty lanes load 0 in l[15] and say no. */
-    return VALL_EQ(l[3], 0.0f) && VALL_EQ(l[7], 0.0f) && VALL_EQ(l[11], 0.0f) && VALL_EQ(l[15], 1.0f);
+    return VALL_BITS(l[3], 0) && VALL_BITS(l[7], 0) && VALL_BITS(l[11], 0) && VALL_BITS(l[15], SK_KERNEL_ONE_BITS);
+  case SK_KERNEL_TRS64: {
+    /* sk_mat_compose on doubles, step for step: these products are not of
+     * float32 values, so none is fused. Groups are always full (a tail
+     * runs on a narrower path), so whole vectors load. */
+    const double *d = job->input64 + job->offset[bone] + at;
+    V r[10];
+#pragma GCC unroll 10
+    for (int k = 0; k < 10; k++)
+      r[k] = VLOAD64(d + k * st);
+    const V x = r[3], y = r[4], z = r[5], w = r[6];
+    const V x2 = VADD(x, x), y2 = VADD(y, y), z2 = VADD(z, z);
+    const V xx = VMUL(x, x2), xy = VMUL(x, y2), xz = VMUL(x, z2);
+    const V yy = VMUL(y, y2), yz = VMUL(y, z2), zz = VMUL(z, z2);
+    const V wx = VMUL(w, x2), wy = VMUL(w, y2), wz = VMUL(w, z2);
+    const V one = VSET1(1.0);
+    l[0] = VROUND(VMUL(VSUB(one, VADD(yy, zz)), r[7]));
+    l[1] = VROUND(VMUL(VADD(xy, wz), r[7]));
+    l[2] = VROUND(VMUL(VSUB(xz, wy), r[7]));
+    l[3] = VZERO();
+    l[4] = VROUND(VMUL(VSUB(xy, wz), r[8]));
+    l[5] = VROUND(VMUL(VSUB(one, VADD(xx, zz)), r[8]));
+    l[6] = VROUND(VMUL(VADD(yz, wx), r[8]));
+    l[7] = VZERO();
+    l[8] = VROUND(VMUL(VADD(xz, wy), r[9]));
+    l[9] = VROUND(VMUL(VSUB(yz, wx), r[9]));
+    l[10] = VROUND(VMUL(VSUB(one, VADD(xx, yy)), r[9]));
+    l[11] = VZERO();
+    l[12] = VROUND(r[0]);
+    l[13] = VROUND(r[1]);
+    l[14] = VROUND(r[2]);
+    l[15] = one;
+    return true;
+  }
   default: {
     V r[10];
     in += at;
@@ -137,23 +199,29 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
       for (int k = 0; k < 10; k++)
         r[k] = VLOADN(in + k * st, n);
     }
+    /* sk_mat_compose, step for step. x2 = x + x is exact (a float32 times
+     * 2), so xx = x * x2 etc. are products of two float32 values: exact,
+     * and fusing the sums of two of them is exact too (the FMA argument). */
     const V x = r[3], y = r[4], z = r[5], w = r[6];
     const V x2 = VADD(x, x), y2 = VADD(y, y), z2 = VADD(z, z);
     const V xx = VMUL(x, x2), xy = VMUL(x, y2), xz = VMUL(x, z2);
-    const V yy = VMUL(y, y2), yz = VMUL(y, z2), zz = VMUL(z, z2);
-    const V wx = VMUL(w, x2), wy = VMUL(w, y2), wz = VMUL(w, z2);
-    const V one = VSET1(1.0f);
-    l[0] = VMUL(VSUB(one, VADD(yy, zz)), r[7]);
-    l[1] = VMUL(VADD(xy, wz), r[7]);
-    l[2] = VMUL(VSUB(xz, wy), r[7]);
+    const V yy = VMUL(y, y2), yz = VMUL(y, z2);
+    const V one = VSET1(1.0);
+    const V yy_zz = VFMA(z, z2, yy), xx_zz = VFMA(z, z2, xx), xx_yy = VFMA(y, y2, xx); /* zz, yy: float32 products */
+    const V xy_wz = VFMA(w, z2, xy), xy_mwz = VFNMA(w, z2, xy);                      /* wz: float32 product */
+    const V xz_mwy = VFNMA(w, y2, xz), xz_wy = VFMA(w, y2, xz);                      /* wy: float32 product */
+    const V yz_wx = VFMA(w, x2, yz), yz_mwx = VFNMA(w, x2, yz);                      /* wx: float32 product */
+    l[0] = VROUND(VMUL(VSUB(one, yy_zz), r[7]));
+    l[1] = VROUND(VMUL(xy_wz, r[7]));
+    l[2] = VROUND(VMUL(xz_mwy, r[7]));
     l[3] = VZERO();
-    l[4] = VMUL(VSUB(xy, wz), r[8]);
-    l[5] = VMUL(VSUB(one, VADD(xx, zz)), r[8]);
-    l[6] = VMUL(VADD(yz, wx), r[8]);
+    l[4] = VROUND(VMUL(xy_mwz, r[8]));
+    l[5] = VROUND(VMUL(VSUB(one, xx_zz), r[8]));
+    l[6] = VROUND(VMUL(yz_wx, r[8]));
     l[7] = VZERO();
-    l[8] = VMUL(VADD(xz, wy), r[9]);
-    l[9] = VMUL(VSUB(yz, wx), r[9]);
-    l[10] = VMUL(VSUB(one, VADD(xx, yy)), r[9]);
+    l[8] = VROUND(VMUL(xz_wy, r[9]));
+    l[9] = VROUND(VMUL(yz_mwx, r[9]));
+    l[10] = VROUND(VMUL(VSUB(one, xx_yy), r[9]));
     l[11] = VZERO();
     l[12] = r[0];
     l[13] = r[1];
@@ -174,8 +242,11 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
   const size_t fstride = 16 * (nb + 1), astride = 16 * nb;
   float *const fbase = job->final + p0 * fstride;
   float *const abase = job->absolute != NULL ? job->absolute + p0 * astride : NULL;
-  const float *const init = job->initial_skin;
-  const bool init_affine = init == NULL || (init[3] == 0 && init[7] == 0 && init[11] == 0 && init[15] == 1);
+  const bool init_affine = job->initial_skin == NULL || is_affine(job->initial_skin);
+  double init64[16]; /* widened once per group, broadcast from memory like the inverse binds */
+  const double *const init = job->initial_skin != NULL ? init64 : NULL;
+  for (int k = 0; init != NULL && k < 16; k++)
+    init64[k] = job->initial_skin[k];
   /* Absolute matrices exclude the initial skin: with one, they are a second chain. */
   const bool two_chains = abase != NULL && init != NULL;
   V wslot[SK_RIG_MAX_LIVE][16], aslot[SK_RIG_MAX_LIVE][16];
@@ -188,19 +259,25 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
   }
   SKK(store_const)(fbase + 16 * nb, fstride, sk_kernel_identity16, n, stream);
 
-  /* The next group's input rows: one line per row per 16 poses, each row
+  /* The next block's input rows: one line per row per 16 poses, each row
    * its own stream (10 or 16 per bone: 650 for 65 bones), far more than the
    * hardware prefetchers follow. Without this, 65 bones x 65536 poses ran
-   * 3-4x slower. The hint (prefetcht1) and distance measured alike. */
+   * 3-4x slower. Once per 16-pose block, from its first group. */
   const bool prefetch = p0 % 16 == 0 && p0 + SKK_PREFETCH < job->poses;
   const size_t st_rows = job->pose_stride;
 
   for (size_t s = 0; s < rig->steps; s++) {
     const sk_rig_step *st = &rig->step[s];
-    V l[16], w[16], f[16];
+    V l[16], w[16];
     if (prefetch) {
       const uint8_t m = job->mode[st->bone];
-      if (m != SK_KERNEL_CONST) {
+      if (m == SK_KERNEL_TRS64) { /* rows of 16 doubles: two lines each */
+        const double *in = job->input64 + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
+        for (int k = 0; k < 10; k++) {
+          __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
+          __builtin_prefetch(in + k * st_rows + 8, 0, SK_KERNEL_PREFETCH_HINT);
+        }
+      } else if (m != SK_KERNEL_CONST) {
         const float *in = job->input + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
         const int rows = m == SK_KERNEL_TRS ? 10 : 16;
         for (int k = 0; k < rows; k++)
@@ -221,17 +298,17 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
         for (int k = 0; k < 16; k++)
           w[k] = l[k];
       }
-      w[3] = w[7] = w[11] = VZERO();
-      w[15] = VSET1(1.0f);
+      /* Column 3 is known (waff): only the general path below reads it, and
+       * it writes the constants first. */
       if (st->slot >= 0) {
 #pragma GCC unroll 16
         for (int k = 0; k < 16; k++)
-          wslot[st->slot][k] = w[k];
+          if (k % 4 != 3)
+            wslot[st->slot][k] = w[k];
         waff[st->slot] = true;
       }
       if (st->out >= 0) {
-        SKK(mul_sv)(rig->inv_bind + 16 * s, w, f, true);
-        SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
+        SKK(final_store)(rig->inv_bind64 + 16 * s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, true);
         if (abase != NULL)
           SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
       }
@@ -239,8 +316,11 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
     }
     bool aff;
     if (st->parent_slot >= 0) {
+      V *pw = wslot[st->parent_slot];
       aff = laff && waff[st->parent_slot];
-      SKK(mul_vv)(l, wslot[st->parent_slot], w, aff);
+      if (waff[st->parent_slot] && !aff) /* the fast path left column 3 unwritten */
+        pw[3] = pw[7] = pw[11] = VZERO(), pw[15] = VSET1(1.0);
+      SKK(mul_vv)(l, pw, w, aff);
     } else if (init != NULL) {
       aff = laff && init_affine;
       SKK(mul_vs)(l, init, w, aff);
@@ -257,8 +337,8 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
       waff[st->slot] = aff;
     }
     if (st->out >= 0) {
-      SKK(mul_sv)(rig->inv_bind + 16 * s, w, f, aff && st->inv_bind_affine);
-      SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
+      SKK(final_store)(rig->inv_bind64 + 16 * s, w, fbase + 16 * (size_t)st->out, fstride, n, stream,
+                       aff && st->inv_bind_affine);
     }
     if (abase == NULL)
       continue;
@@ -288,32 +368,43 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
   }
 }
 
-/* A tail of a few poses costs a whole group of lanes: below SKK_N / 4
- * poses the scalar path is faster. Only the last group of a range can be
- * short, and ranges start at multiples of 16, so splitting a batch never
- * changes which poses take it. */
+/* Whole groups, then the tail (fewer than SKK_N poses) on the next
+ * narrower path (SKK_TAIL): a half-empty group of doubles costs as much as
+ * a full one, so 3 poses run faster as an AVX2 group of 4 than as an
+ * AVX-512 group of 8, and 1 pose fastest on the scalar path. Every path
+ * gives the same bits, so which takes a pose changes nothing; groups start
+ * at multiples of their width, so none straddles a 16-pose block. */
 static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end, bool stream) {
-  for (size_t p = begin; p < end; p += SKK_N) {
-    const size_t n = end - p < SKK_N ? end - p : SKK_N;
-    if (4 * n < SKK_N) {
-      for (size_t q = p; q < end; q++)
-        group_scalar(job, q, 1, false);
-    } else
-      SKK(group)(job, p, n, stream);
-  }
+  size_t p = begin;
+  for (; end - p >= SKK_N; p += SKK_N)
+    SKK(group)(job, p, SKK_N, stream);
+  if (p < end)
+    SKK_TAIL(job, p, end, stream);
 }
 
+#undef SKK_DOT4
+#undef SKK_DOT3_1
+#undef SKK_MUL_BODY
+#undef SKK_VEC_A
+#undef SKK_VEC_B
+#undef SKK_CONST_B
 #undef SKK
 #undef SKK_ATTR
 #undef SKK_N
 #undef SKK_PREFETCH
+#undef SKK_TAIL
 #undef V
 #undef VLOAD
 #undef VLOADN
+#undef VLOAD64
 #undef VSET1
 #undef VZERO
 #undef VADD
 #undef VSUB
 #undef VMUL
 #undef VFMA
-#undef VALL_EQ
+#undef VFNMA
+#undef VROUND
+#undef VALL_BITS
+#undef VZ
+#undef VPACK2

@@ -1,6 +1,7 @@
 /* `skinner bench` is not a test, but its machine-readable last line is a
  * contract (scripts check the figures from it): a quick run must produce
- * one JSON object with every row's fields and the issue's five targets. */
+ * one JSON object with every row's fields and issue 12's four kernel targets. */
+#include <stdbool.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -43,18 +44,27 @@ START_TEST(quick_json_run_ends_with_one_object_of_rows) {
   const json_t *row;
   json_array_foreach(rows, i, row) {
     static const char *const keys[] = {"bones", "poses", "path", "threads", "bone_matrices_per_s",
-                                       "bandwidth_limit_per_s", "scalar_per_s"};
+                                       "bandwidth_limit_per_s", "scalar_per_s", "precision", "bytes_per_s"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
       ck_assert_msg(json_object_get(row, keys[k]) != NULL, "row %zu has no %s", i, keys[k]);
     ck_assert(json_number_value(json_object_get(row, "bone_matrices_per_s")) > 0);
   }
   const json_t *targets = json_object_get(j, "targets");
-  ck_assert_uint_eq(json_array_size(targets), 5);
+  ck_assert_uint_eq(json_array_size(targets), 4);
   json_array_foreach(targets, i, row) {
     ck_assert(json_is_string(json_object_get(row, "target")));
     ck_assert(json_is_number(json_object_get(row, "goal")));
     ck_assert(json_is_boolean(json_object_get(row, "pass")));
   }
+  /* Exact rows on every path, and the opt-in float32 row of the best path. */
+  bool exact = false, fast = false;
+  json_array_foreach(rows, i, row) {
+    const char *p = json_string_value(json_object_get(row, "precision"));
+    ck_assert(p != NULL && (strcmp(p, "exact") == 0 || strcmp(p, "fast") == 0));
+    exact |= strcmp(p, "exact") == 0;
+    fast |= strcmp(p, "fast") == 0;
+  }
+  ck_assert(exact && fast);
   free(last);
   json_decref(j);
 }

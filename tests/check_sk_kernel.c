@@ -1,5 +1,6 @@
 /* The batch kernel against the scalar core: every SIMD path this CPU has,
- * random skeletons and poses, the tolerance of sk_kernel.h. */
+ * random skeletons and poses, byte for byte (sk_kernel.h: the kernel is
+ * exact, not close). */
 #include <stdint.h>
 
 #include "sk_kernel.h"
@@ -7,7 +8,23 @@
 #include "sk_skeleton.h"
 #include "sk_testutil.h"
 
-#define TOL 1e-5
+/* Byte-identity of one matrix, with both printed when it fails. */
+#define ASSERT_MAT_BITS(got, want, ...)                                                                 \
+  do {                                                                                                   \
+    const float *g_ = (got), *w_ = (want);                                                               \
+    if (memcmp(g_, w_, 16 * sizeof(float)) != 0) {                                                       \
+      for (int k_ = 0; k_ < 16; k_++)                                                                    \
+        fprintf(stderr, "  [%2d] got %.9g (%08x) want %.9g (%08x)\n", k_, g_[k_], float_bits(g_[k_]), w_[k_], \
+                float_bits(w_[k_]));                                                                     \
+      ck_abort_msg(__VA_ARGS__);                                                                         \
+    }                                                                                                    \
+  } while (0)
+
+static unsigned float_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
 
 static const char *const all_paths[] = {"avx512", "avx2", "sse2", "scalar"};
 
@@ -227,13 +244,37 @@ static void check_batch(const batch *b, const char *what) {
     sk_skeleton_evaluate(b->s, locals, b->job.initial_skin, scratch, fin, abs_, NULL);
     for (size_t k = 0; k <= nb; k++) {
       const float *got = b->final + (q * (nb + 1) + k) * 16;
-      ck_assert_msg(sk_test_mat_close(got, fin + 16 * k, TOL), "%s: final pose %zu slot %zu of %zu (P=%zu)", what, q, k,
-                    nb, b->p);
+      ASSERT_MAT_BITS(got, fin + 16 * k, "%s: final pose %zu slot %zu of %zu (P=%zu)", what, q, k, nb, b->p);
     }
     if (b->absolute != NULL)
       for (size_t k = 0; k < nb; k++)
-        ck_assert_msg(sk_test_mat_close(b->absolute + (q * nb + k) * 16, abs_ + 16 * k, TOL),
-                      "%s: absolute pose %zu slot %zu (P=%zu)", what, q, k, b->p);
+        ASSERT_MAT_BITS(b->absolute + (q * nb + k) * 16, abs_ + 16 * k, "%s: absolute pose %zu slot %zu (P=%zu)", what,
+                        q, k, b->p);
+  }
+  free(locals);
+  free(scratch);
+  free(fin);
+  free(abs_);
+}
+
+/* The float32 kernel's documented tolerance, for precision FAST only. */
+#define FAST_TOL 1e-5
+
+/* Every pose's final (and absolute) within FAST_TOL of sk_skeleton_evaluate. */
+static void check_batch_close(const batch *b, const char *what) {
+  const size_t nb = b->nb;
+  float *locals = malloc(16 * nb * sizeof *locals), *scratch = malloc(16 * nb * sizeof *scratch);
+  float *fin = malloc(16 * (nb + 1) * sizeof *fin), *abs_ = malloc(16 * nb * sizeof *abs_);
+  for (size_t q = 0; q < b->p; q++) {
+    pose_locals(b, q, locals);
+    sk_skeleton_evaluate(b->s, locals, b->job.initial_skin, scratch, fin, abs_, NULL);
+    for (size_t k = 0; k <= nb; k++)
+      ck_assert_msg(sk_test_mat_close(b->final + (q * (nb + 1) + k) * 16, fin + 16 * k, FAST_TOL),
+                    "%s fast: final pose %zu slot %zu (P=%zu)", what, q, k, b->p);
+    if (b->absolute != NULL)
+      for (size_t k = 0; k < nb; k++)
+        ck_assert_msg(sk_test_mat_close(b->absolute + (q * nb + k) * 16, abs_ + 16 * k, FAST_TOL),
+                      "%s fast: absolute pose %zu slot %zu (P=%zu)", what, q, k, b->p);
   }
   free(locals);
   free(scratch);
@@ -281,6 +322,8 @@ START_TEST(validate_rejects_each_bad_field) {
   EXPECT(SK_EINVAL, "/path");
   j.stream = 7;
   EXPECT(SK_EINVAL, "/stream");
+  j.precision = 2;
+  EXPECT(SK_EINVAL, "/precision");
   j.input_floats = b.job.input_floats - 1;
   EXPECT(SK_EINVAL, "/offset/4");
   j.poses = SIZE_MAX / 2;
@@ -288,10 +331,10 @@ START_TEST(validate_rejects_each_bad_field) {
   EXPECT(SK_ETOOBIG, "/poses");
   uint8_t bad[5];
   memcpy(bad, b.mode, 5);
-  bad[3] = 3;
+  bad[3] = 5; /* 3 is SK_KERNEL_TRS64 now; 4 and up are unknown */
   j.mode = bad;
   EXPECT(SK_EINVAL, "/mode/3");
-  ck_assert_str_eq(e.text, "unknown mode 3 for bone 3");
+  ck_assert_str_eq(e.text, "unknown mode 5 for bone 3");
   batch_close(&b);
 }
 END_TEST
@@ -328,6 +371,144 @@ START_TEST(random_batches_every_path) {
       sk_kernel_run(&b.job, 0, p);
       check_batch(&b, all_paths[pi]);
       batch_close(&b);
+    }
+  }
+}
+END_TEST
+
+/* precision FAST, the opt-in float32 kernel: every path within its
+ * documented tolerance of the core (not exact; the default is). */
+START_TEST(fast_precision_within_tolerance) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(900 + pi);
+    for (size_t p = 1; p <= 67; p += 3) {
+      batch b;
+      batch_init(&b, rand_skeleton(1 + rng_below(40), SHAPE_RANDOM, rng_u64() % 3 != 0), p, false, rng_u64() % 2,
+                 rng_u64() % 2);
+      b.job.path = all_paths[pi];
+      b.job.precision = SK_KERNEL_PRECISION_FAST;
+      b.job.stream = (int)(rng_u64() % 3);
+      ck_assert_int_eq(sk_kernel_validate(&b.job, NULL), 0);
+      sk_kernel_run(&b.job, 0, p);
+      check_batch_close(&b, all_paths[pi]);
+      batch_close(&b);
+    }
+  }
+}
+END_TEST
+
+/* TRS64: double TRS (not float32 values) composed in the kernel give the
+ * core's compose of the same doubles, mixed with the other modes, in both
+ * layouts, with initial skins and absolute outputs. */
+START_TEST(trs64_every_path) {
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(950 + pi);
+    for (size_t p = 1; p <= 67; p += 2) {
+      sk_skeleton *s = rand_skeleton(1 + rng_below(30), SHAPE_RANDOM, rng_u64() % 2);
+      const size_t nb = s->count;
+      sk_rig *rig;
+      ck_assert_int_eq(sk_rig_create(s, &rig), 0);
+      uint8_t *mode = malloc(nb);
+      size_t *off = malloc(nb * sizeof *off), ps, bs;
+      for (size_t b = 0; b < nb; b++)
+        mode[b] = rng_u64() % 4 == 0 ? (uint8_t)(rng_u64() % 3) : SK_KERNEL_TRS64;
+      const bool blocked = rng_u64() % 2;
+      size_t elems;
+      if (blocked)
+        elems = sk_kernel_blocked_layout(mode, nb, p, off, &ps, &bs);
+      else {
+        ps = p + rng_below(3), bs = 0, elems = 0;
+        for (size_t b = 0; b < nb; b++) {
+          off[b] = elems;
+          elems += mode[b] == SK_KERNEL_CONST ? 16 : mode[b] == SK_KERNEL_MATRIX ? 16 * ps : 10 * ps;
+        }
+      }
+      float *in = calloc(elems, sizeof *in);
+      double *in64 = calloc(elems, sizeof *in64);
+      float *locals = malloc(p * 16 * nb * sizeof *locals);
+      for (size_t b = 0; b < nb; b++)
+        for (size_t q = 0; q < p; q++) {
+          double sc[3], qu[4], tr[3];
+          rand_trs(sc, qu, tr, 0.7, 1.3, 1, 0.05);
+          const double v[10] = {tr[0], tr[1], tr[2], qu[0], qu[1], qu[2], qu[3], sc[0], sc[1], sc[2]};
+          float m[16], *l = locals + (q * nb + b) * 16;
+          sk_mat_compose(sc, qu, tr, m);
+          const size_t at = off[b] + (bs != 0 ? q / 16 * bs + q % 16 : q);
+          if (mode[b] == SK_KERNEL_CONST) {
+            if (q == 0)
+              memcpy(in + off[b], m, sizeof m);
+            memcpy(l, in + off[b], sizeof m);
+          } else if (mode[b] == SK_KERNEL_MATRIX) {
+            for (int r = 0; r < 16; r++)
+              in[at + r * ps] = m[r];
+            memcpy(l, m, sizeof m);
+          } else if (mode[b] == SK_KERNEL_TRS) {
+            for (int r = 0; r < 10; r++)
+              in[at + r * ps] = (float)v[r];
+            const double t32[3] = {in[at], in[at + ps], in[at + 2 * ps]};
+            const double q32[4] = {in[at + 3 * ps], in[at + 4 * ps], in[at + 5 * ps], in[at + 6 * ps]};
+            const double s32[3] = {in[at + 7 * ps], in[at + 8 * ps], in[at + 9 * ps]};
+            sk_mat_compose(s32, q32, t32, l);
+          } else {
+            for (int r = 0; r < 10; r++)
+              in64[at + r * ps] = v[r];
+            memcpy(l, m, sizeof m);
+          }
+        }
+      float init[16];
+      rand_matrix(init, 0.8, 1.2, 0.5, 0.02);
+      const bool with_init = rng_u64() % 2, with_abs = rng_u64() % 2;
+      float *fin = aligned_alloc(64, (p * 16 * (nb + 1) * sizeof(float) + 63) / 64 * 64);
+      float *abs_ = aligned_alloc(64, (p * 16 * nb * sizeof(float) + 63) / 64 * 64);
+      sk_kernel_job j = {.rig = rig, .poses = p, .pose_stride = ps, .block_stride = bs, .mode = mode, .offset = off,
+                         .input = in, .input_floats = elems, .input64 = in64, .input64_doubles = elems,
+                         .initial_skin = with_init ? init : NULL, .final = fin, .absolute = with_abs ? abs_ : NULL,
+                         .path = all_paths[pi]};
+      ck_assert_int_eq(sk_kernel_validate(&j, NULL), 0);
+      sk_kernel_run(&j, 0, p);
+      float *scratch = malloc(16 * nb * sizeof *scratch), *wf = malloc(16 * (nb + 1) * sizeof *wf);
+      float *wa = malloc(16 * nb * sizeof *wa);
+      for (size_t q = 0; q < p; q++) {
+        sk_skeleton_evaluate(s, locals + q * nb * 16, j.initial_skin, scratch, wf, wa, NULL);
+        for (size_t k = 0; k <= nb; k++)
+          ASSERT_MAT_BITS(fin + (q * (nb + 1) + k) * 16, wf + 16 * k, "%s TRS64: final pose %zu slot %zu (P=%zu)",
+                          all_paths[pi], q, k, p);
+        for (size_t k = 0; with_abs && k < nb; k++)
+          ASSERT_MAT_BITS(abs_ + (q * nb + k) * 16, wa + 16 * k, "%s TRS64: absolute pose %zu slot %zu", all_paths[pi],
+                          q, k);
+      }
+      /* TRS64 needs input64 and exact precision. */
+      sk_error e;
+      sk_error_clear(&e);
+      sk_kernel_job bad = j;
+      bad.input64 = NULL;
+      const bool any64 = memchr(mode, SK_KERNEL_TRS64, nb) != NULL;
+      ck_assert_int_eq(sk_kernel_validate(&bad, &e), any64 ? SK_EINVAL : 0);
+      if (any64)
+        ck_assert_str_eq(e.pointer, "/input64");
+      bad = j;
+      bad.precision = SK_KERNEL_PRECISION_FAST;
+      if (any64) {
+        sk_error_clear(&e);
+        ck_assert_int_eq(sk_kernel_validate(&bad, &e), SK_EINVAL);
+        ck_assert_str_eq(e.pointer, "/precision");
+      }
+      free(scratch);
+      free(wf);
+      free(wa);
+      free(fin);
+      free(abs_);
+      free(in);
+      free(in64);
+      free(locals);
+      free(mode);
+      free(off);
+      sk_rig_destroy(rig);
+      sk_skeleton_destroy(s);
     }
   }
 }
@@ -378,9 +559,9 @@ START_TEST(single_pose_path) {
         else if (sk_kernel_single_on(all_paths[pi], r, locals, ini, got, ga) != 0)
           continue;
         for (size_t k = 0; k <= nb; k++)
-          SK_ASSERT_MAT_CLOSE(got + 16 * k, want + 16 * k, TOL);
+          ASSERT_MAT_BITS(got + 16 * k, want + 16 * k, "single %zu: final slot %zu", pi, k);
         for (size_t k = 0; with_abs && k < nb; k++)
-          SK_ASSERT_MAT_CLOSE(got_abs + 16 * k, want_abs + 16 * k, TOL);
+          ASSERT_MAT_BITS(got_abs + 16 * k, want_abs + 16 * k, "single %zu: absolute slot %zu", pi, k);
       }
     }
     free(locals);
@@ -631,7 +812,7 @@ START_TEST(rig_outlives_its_skeleton) {
   sk_skeleton_evaluate(copy, locals, NULL, scratch, want, NULL, NULL);
   sk_kernel_single(r, locals, NULL, got, NULL);
   for (size_t k = 0; k <= 20; k++)
-    SK_ASSERT_MAT_CLOSE(got + 16 * k, want + 16 * k, TOL);
+    ASSERT_MAT_BITS(got + 16 * k, want + 16 * k, "slot %zu", k);
   sk_rig_destroy(r);
   sk_rig_destroy(NULL);
   sk_skeleton_destroy(copy);
@@ -667,6 +848,8 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, thread_split_is_bit_exact);
   tcase_add_test(tc, blocked_layout_matches_rows);
   tcase_add_test(tc, blocked_layout_validation);
+  tcase_add_test(tc, fast_precision_within_tolerance);
+  tcase_add_test(tc, trs64_every_path);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifecycle");
   tcase_add_test(tc, rig_outlives_its_skeleton);
