@@ -85,6 +85,8 @@ async function refreshList(select) {
 }
 
 async function open(id) {
+  status(`loading ${id}…`);
+  const info = await api.skeleton(id); // first: a 404 leaves the current skeleton as it was
   st.id = id;
   st.gen++;
   st.chunks.clear();
@@ -93,8 +95,6 @@ async function open(id) {
   st.fitted = false;
   st.lastMats = null;
   $("skeletons").value = id;
-  status(`loading ${id}…`);
-  const info = await api.skeleton(id);
   st.info = info;
   st.bones = info.bones.map((b) => ({ ...b, children: [] }));
   st.byName = new Map(st.bones.map((b) => [b.name, b]));
@@ -298,7 +298,7 @@ function matrices() {
 
 function draw() {
   const { view, proj } = matrices();
-  renderer.draw(view, proj, { mesh: $("show-mesh").checked, armature: $("show-armature").checked });
+  renderer.draw(view, proj, { mesh: $("show-mesh").checked, armature: $("show-armature").checked, flat: st.flat });
 }
 
 function project(p) {
@@ -525,7 +525,7 @@ function boneAt(e) {
 
 // What the browser tests drive (and a console user may too).
 window.skPreview = {
-  state: st, hooks, open, seek, pick, rotatePicked, resetToRest, upload, camera, refreshNumbers,
+  state: st, hooks, showError, open, seek, pick, rotatePicked, resetToRest, upload, camera, refreshNumbers,
   setPlaying, setClip(name) {
     st.clip = st.info.animations.find((a) => a.name === name || String(a.index) === String(name)) || null;
     $("clip").value = st.clip ? String(st.clip.index) : "";
@@ -534,7 +534,7 @@ window.skPreview = {
   },
   setSize(w, h) { const cv = $("canvas"); cv.width = w; cv.height = h; cv.style.width = `${w}px`; cv.style.height = `${h}px`; if (st.lastWorlds) draw(); },
   setView(opts) { Object.assign(st.cam, opts); if (st.lastWorlds) draw(); },
-  show(opts) { if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
+  show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
   // RGBA pixels of the canvas as drawn now (rendered and read in one task).
   pixels() {
     draw();

@@ -79,6 +79,20 @@ function meshWorld(json, meshNode, skin) {
   return world;
 }
 
+// Area-weighted vertex normals for a primitive that has none (Fox has none);
+// shading only, the silhouette does not depend on them.
+function smoothNormals(pos, idx) {
+  const n = new Float32Array(pos.length);
+  for (let t = 0; t + 2 < idx.length; t += 3) {
+    const [a, b, c] = [idx[t] * 3, idx[t + 1] * 3, idx[t + 2] * 3];
+    const u = [pos[b] - pos[a], pos[b + 1] - pos[a + 1], pos[b + 2] - pos[a + 2]];
+    const v = [pos[c] - pos[a], pos[c + 1] - pos[a + 1], pos[c + 2] - pos[a + 2]];
+    const f = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+    for (const k of [a, b, c]) for (let i = 0; i < 3; i++) n[k + i] += f[i];
+  }
+  return n;
+}
+
 // { world, primitives: [{position, normal, joints, weights, indices, count}], bounds }
 export function loadSkinnedMesh(buf) {
   const g = parseGlb(buf);
@@ -98,17 +112,17 @@ export function loadSkinnedMesh(buf) {
     if ((p.mode ?? 4) !== 4) return; // triangles only
     const position = readAccessor(g, at.POSITION, true);
     const count = position.length / 3;
-    const normal = at.NORMAL !== undefined ? readAccessor(g, at.NORMAL, true) : new Float32Array(count * 3);
+    const normal = at.NORMAL !== undefined ? readAccessor(g, at.NORMAL, true) : null;
     const joints = Uint16Array.from(readAccessor(g, at.JOINTS_0, false));
     const weights = readAccessor(g, at.WEIGHTS_0, true);
-    if (joints.length !== count * 4 || weights.length !== count * 4 || normal.length !== count * 3)
+    if (joints.length !== count * 4 || weights.length !== count * 4 || (normal && normal.length !== count * 3))
       throw new Error(`/meshes/${node.mesh}/primitives/${k}: attribute counts differ`);
     for (const j of joints) if (j >= skin.joints.length) throw new Error(`/meshes/${node.mesh}/primitives/${k}/attributes/JOINTS_0: joint ${j} is not in the skin`);
     const indices = p.indices !== undefined ? Uint32Array.from(readAccessor(g, p.indices, false)) : Uint32Array.from({ length: count }, (_, i) => i);
     for (const i of indices) if (i >= count) throw new Error(`/meshes/${node.mesh}/primitives/${k}/indices: index ${i} >= ${count}`);
     for (let i = 0; i < count; i++)
       for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], position[3 * i + c]); hi[c] = Math.max(hi[c], position[3 * i + c]); }
-    primitives.push({ position, normal, joints, weights, indices });
+    primitives.push({ position, normal: normal || smoothNormals(position, indices), joints, weights, indices });
   });
   if (!primitives.length) throw new Error(`/meshes/${node.mesh}: no triangle primitive with POSITION, JOINTS_0 and WEIGHTS_0`);
   return { world: meshWorld(json, nodeIndex, skin), primitives, jointCount: skin.joints.length, bounds: [lo, hi] };

@@ -28,10 +28,12 @@ const FS = `#version 300 es
 precision mediump float;
 in vec3 vNormal;
 uniform vec3 uColor;
+uniform bool uFlat; // unlit: silhouettes for the browser tests
 out vec4 outColor;
 void main() {
-  vec3 n = normalize(vNormal);
-  float d = abs(dot(n, normalize(vec3(0.4, 0.8, 0.5))));
+  if (uFlat) { outColor = vec4(uColor, 1.0); return; }
+  float len = length(vNormal);
+  float d = len > 0.0 ? abs(dot(vNormal / len, normalize(vec3(0.4, 0.8, 0.5)))) : 0.5;
   outColor = vec4(uColor * (0.45 + 0.55 * d), 1.0);
 }`;
 
@@ -73,7 +75,7 @@ export class Renderer {
     this.prog = compile(gl, VS, FS);
     this.lineProg = compile(gl, LINE_VS, LINE_FS);
     this.u = {};
-    for (const n of ["uBones", "uModel", "uView", "uProj", "uColor"]) this.u[n] = gl.getUniformLocation(this.prog, n);
+    for (const n of ["uBones", "uModel", "uView", "uProj", "uColor", "uFlat"]) this.u[n] = gl.getUniformLocation(this.prog, n);
     this.lu = { uView: gl.getUniformLocation(this.lineProg, "uView"), uProj: gl.getUniformLocation(this.lineProg, "uProj") };
     this.boneTex = gl.createTexture();
     gl.bindTexture(gl.TEXTURE_2D, this.boneTex);
@@ -142,7 +144,7 @@ export class Renderer {
     this.pointCount = points.length;
   }
 
-  draw(view, proj, { mesh = true, armature = true } = {}) {
+  draw(view, proj, { mesh = true, armature = true, flat = false } = {}) {
     const gl = this.gl;
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     gl.clearColor(CLEAR[0], CLEAR[1], CLEAR[2], 1);
@@ -157,7 +159,9 @@ export class Renderer {
       gl.uniformMatrix4fv(this.u.uModel, false, this.model);
       gl.uniformMatrix4fv(this.u.uView, false, view);
       gl.uniformMatrix4fv(this.u.uProj, false, proj);
-      gl.uniform3f(this.u.uColor, 0.85, 0.55, 0.3);
+      if (flat) gl.uniform3f(this.u.uColor, 1, 1, 1);
+      else gl.uniform3f(this.u.uColor, 0.85, 0.55, 0.3);
+      gl.uniform1i(this.u.uFlat, flat ? 1 : 0);
       for (const m of this.meshes) {
         gl.bindVertexArray(m.vao);
         gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
