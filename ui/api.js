@@ -20,6 +20,7 @@ export class Api {
     this.base = base;
     this.lastCurl = "";
     this.onRequest = null; // (curl line) => void
+    this.sent = 0; // requests sent (the tests check playback is not one per frame)
   }
 
   async call(method, path, { body, type, accept, what } = {}) {
@@ -34,6 +35,7 @@ export class Api {
     parts.push(shellQuote(new URL(url, location.href).href));
     if (accept && accept !== "application/json") parts.push("-o", "frames.bin");
     this.lastCurl = parts.join(" ");
+    this.sent++;
     if (this.onRequest) this.onRequest(this.lastCurl);
     let res;
     try {

@@ -329,6 +329,7 @@ function tick(now) {
   st.time = t;
   const i = Math.min(Math.round((t - c.from) * FPS), c.poses - 1);
   applyMats(c.data.subarray(i * c.mats * 12, (i + 1) * c.mats * 12));
+  st.framesShown = (st.framesShown || 0) + 1;
   updateTimeUi();
 }
 
@@ -525,14 +526,14 @@ function boneAt(e) {
 
 // What the browser tests drive (and a console user may too).
 window.skPreview = {
-  state: st, hooks, showError, open, seek, pick, rotatePicked, resetToRest, upload, camera, refreshNumbers,
+  state: st, hooks, api, showError, open, seek, pick, rotatePicked, resetToRest, upload, camera, refreshNumbers,
   setPlaying, setClip(name) {
     st.clip = st.info.animations.find((a) => a.name === name || String(a.index) === String(name)) || null;
     $("clip").value = st.clip ? String(st.clip.index) : "";
     st.gen++;
     updateClipUi();
   },
-  setSize(w, h) { const cv = $("canvas"); cv.width = w; cv.height = h; cv.style.width = `${w}px`; cv.style.height = `${h}px`; if (st.lastWorlds) draw(); },
+  setSize(w, h) { if (!w) { st.fixedSize = false; fitCanvas(); return; } st.fixedSize = true; const cv = $("canvas"); cv.width = w; cv.height = h; cv.style.width = `${w}px`; cv.style.height = `${h}px`; if (st.lastWorlds) draw(); },
   setView(opts) { Object.assign(st.cam, opts); if (st.lastWorlds) draw(); },
   show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
   // RGBA pixels of the canvas as drawn now (rendered and read in one task).
@@ -544,8 +545,23 @@ window.skPreview = {
   },
 };
 
+// The canvas fills the view (in device pixels) unless a test fixed its size.
+function fitCanvas() {
+  if (st.fixedSize) return;
+  const cv = $("canvas"), view = $("view"), controls = $("controls");
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.max(100, view.clientWidth), h = Math.max(100, view.clientHeight - controls.offsetHeight - 4);
+  cv.style.width = `${w}px`;
+  cv.style.height = `${h}px`;
+  cv.width = Math.round(w * dpr);
+  cv.height = Math.round(h * dpr);
+  if (st.lastWorlds) draw();
+}
+
 async function main() {
   wire();
+  fitCanvas();
+  window.addEventListener("resize", fitCanvas);
   requestAnimationFrame(tick);
   const list = await refreshList();
   const want = new URLSearchParams(location.search).get("id");

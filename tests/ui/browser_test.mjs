@@ -198,6 +198,8 @@ async function main() {
     for (const [file, id] of models) {
       await uploadThroughPage(ui, file, id);
       check(true, `${file} uploaded through the page's file picker as "${id}" and drawn`);
+      await ui.evaluate(() => { window.skPreview.setSize(null); window.skPreview.show({ armature: true, flat: false }); });
+      await new Promise((r) => setTimeout(r, 1500)); // let it play a little
       await fullShot(ui, `${id}-page-full`);
       await ui.evaluate((s) => { window.skPreview.setSize(s, s); window.skPreview.show({ armature: false, flat: true }); }, SIZE);
       const info = await ref.evaluate((u) => window.ref.load(u), `${refsrv.base}/data/${file}`);
@@ -211,6 +213,24 @@ async function main() {
           check(r.iou >= IOU_MIN && r.fg > 500, `${id} ${clip.name} t=${t}s: silhouette IoU ${r.iou.toFixed(4)} >= ${IOU_MIN} (${r.fg} px)`);
         }
       }
+    }
+
+    // Playback: frames come from range requests ahead of the playhead.
+    {
+      await ui.bringToFront();
+      const p0 = await ui.evaluate(async () => {
+        const p = window.skPreview;
+        p.setClip("animation0");
+        await p.seek(0);
+        p.state.framesShown = 0;
+        const sent = p.api.sent;
+        p.setPlaying(true);
+        await new Promise((r) => setTimeout(r, 3000));
+        p.setPlaying(false);
+        return { frames: p.state.framesShown, requests: p.api.sent - sent, time: p.state.time };
+      });
+      check(p0.frames >= 10 && p0.requests <= 8 && p0.time > 0.5,
+        `playing 3 s showed ${p0.frames} frames from ${p0.requests} range requests (playhead at ${p0.time.toFixed(2)} s)`);
     }
 
     // A negative control: the comparison tells frames apart.
