@@ -536,6 +536,13 @@ window.skPreview = {
   setSize(w, h) { if (!w) { st.fixedSize = false; fitCanvas(); return; } st.fixedSize = true; const cv = $("canvas"); cv.width = w; cv.height = h; cv.style.width = `${w}px`; cv.style.height = `${h}px`; if (st.lastWorlds) draw(); },
   setView(opts) { Object.assign(st.cam, opts); if (st.lastWorlds) draw(); },
   show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
+  // Where bone `name`'s joint is drawn, in CSS pixels from the page's corner.
+  screenOf(name) {
+    const b = st.byName.get(name), cv = $("canvas");
+    if (!b || !b.screenPos) return null;
+    const [x, y] = project(b.screenPos), r = cv.getBoundingClientRect();
+    return { x: r.left + x * cv.clientWidth / cv.width, y: r.top + y * cv.clientHeight / cv.height };
+  },
   // RGBA pixels of the canvas as drawn now (rendered and read in one task).
   pixels() {
     draw();

@@ -84,6 +84,7 @@ const MASK_FN = `(function (w, h, px) {
 const mask = (s) => Uint8Array.from(s, (c) => (c === "1" ? 1 : 0));
 
 function iou(a, b) {
+  if (a.length !== b.length) throw new Error(`masks of ${a.length} and ${b.length} pixels`);
   let inter = 0, uni = 0;
   for (let i = 0; i < a.length; i++) { inter += a[i] & b[i]; uni += a[i] | b[i]; }
   return uni ? inter / uni : 1;
@@ -184,8 +185,9 @@ async function main() {
   try {
     const ui = await browser.newPage();
     await ui.setViewport({ width: 1300, height: 800 });
-    const pageErrors = [];
+    const pageErrors = [], foreign = [];
     ui.on("pageerror", (e) => pageErrors.push(e.message));
+    ui.on("request", (r) => { if (!r.url().startsWith(daemon.base + "/") && !r.url().startsWith("data:")) foreign.push(r.url()); });
     await ui.goto(`${daemon.base}/ui/`);
     check(await ui.evaluate(() => window.skPreview.ready), "the page loads with no skeleton stored and says so");
     check(/no skeleton stored yet/.test(await ui.$eval("#status", (e) => e.textContent)), "an empty daemon: the page asks for an upload");
@@ -215,6 +217,22 @@ async function main() {
       }
     }
 
+    // The bone tree picks; joint names show on hover.
+    {
+      await ui.bringToFront();
+      await ui.evaluate(() => { window.skPreview.setPlaying(false); window.skPreview.show({ armature: true, flat: false }); });
+      await ui.click('#tree li[data-bone="leg_joint_R_2"]');
+      const picked = await ui.$eval("#picked-name", (e) => e.textContent);
+      const numbers = await ui.waitForFunction(() => document.getElementById("m-abs").textContent.split("\n").length === 4, { timeout: 10000, polling: 100 }).then(() => true, () => false);
+      check(picked === "leg_joint_R_2" && numbers, `clicking leg_joint_R_2 in the bone tree picks it and shows its matrices`);
+      const at = await ui.evaluate(() => window.skPreview.screenOf("Skeleton_neck_joint_2"));
+      await ui.mouse.move(at.x, at.y);
+      const hover = await ui.waitForFunction(() => !document.getElementById("hover").hidden && document.getElementById("hover").textContent, { timeout: 5000, polling: 100 })
+        .then((h) => h.jsonValue(), () => "");
+      check(hover === "Skeleton_neck_joint_2", `hovering a joint names it ("${hover}")`);
+      await fullShot(ui, "pick-and-hover");
+    }
+
     // Playback: frames come from range requests ahead of the playhead.
     {
       await ui.bringToFront();
@@ -235,7 +253,12 @@ async function main() {
 
     // A negative control: the comparison tells frames apart.
     {
-      await ui.evaluate(async () => { window.skPreview.setClip("animation0"); await window.skPreview.seek(0.2); });
+      await ui.evaluate(async (s) => {
+        window.skPreview.setSize(s, s);
+        window.skPreview.show({ armature: false, flat: true });
+        window.skPreview.setClip("animation0");
+        await window.skPreview.seek(0.2);
+      }, SIZE);
       const cam = await ui.evaluate(() => window.skPreview.camera());
       const a = await pageMask(ui, "control-t0.2");
       const b = await refMask(ref, "control-t1.4", "animation0", 1.4, cam, {});
@@ -289,6 +312,7 @@ async function main() {
     const qText = await ui2.$eval("#error-text", (e) => e.textContent);
     check(/no stored skeleton "missing"/.test(qText) && await ui2.$eval("#error", (e) => !e.hidden), `?id= of a missing skeleton says so: "${qText}"`);
     check(pageErrors.length === 0, `no uncaught page errors (${pageErrors.join("; ")})`);
+    check(foreign.length === 0, `the page asked nothing of anyone but the daemon (${foreign.join(", ")})`);
   } finally {
     await browser.close();
     refsrv.srv.close();
