@@ -93,19 +93,24 @@ function smoothNormals(pos, idx) {
   return n;
 }
 
-// { world, primitives: [{position, normal, joints, weights, indices, count}], bounds }
-export function loadSkinnedMesh(buf) {
+// The skinned mesh of the skin the daemon uses by default (skin 0, as a PUT
+// without ?skin= stores): every node with a mesh and that skin (RobotExpressive
+// has several) drawn with the one world matrix Babylon gives them.
+// { world, primitives: [{position, normal, joints, weights, indices}], jointCount, bounds }
+export function loadSkinnedMesh(buf, skinIndex = 0) {
   const g = parseGlb(buf);
   const json = g.json;
-  const nodeIndex = (json.nodes || []).findIndex((n) => n.mesh !== undefined && n.skin !== undefined);
-  if (nodeIndex < 0) throw new Error("the GLB has no skinned mesh (a node with both mesh and skin)");
-  const node = json.nodes[nodeIndex];
-  const skin = json.skins?.[node.skin];
-  if (!skin) throw new Error(`/nodes/${nodeIndex}/skin does not exist`);
-  const mesh = json.meshes?.[node.mesh];
-  if (!mesh) throw new Error(`/nodes/${nodeIndex}/mesh does not exist`);
+  const nodes = json.nodes || [];
+  const meshNodes = nodes.map((n, i) => i).filter((i) => nodes[i].mesh !== undefined && nodes[i].skin === skinIndex);
+  if (!meshNodes.length) throw new Error(`the GLB has no skinned mesh for skin ${skinIndex} (a node with a mesh and "skin": ${skinIndex})`);
+  const skin = json.skins?.[skinIndex];
+  if (!skin) throw new Error(`/skins/${skinIndex} does not exist`);
   const primitives = [];
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  for (const nodeIndex of meshNodes) {
+  const node = nodes[nodeIndex];
+  const mesh = json.meshes?.[node.mesh];
+  if (!mesh) throw new Error(`/nodes/${nodeIndex}/mesh does not exist`);
   mesh.primitives.forEach((p, k) => {
     const at = p.attributes || {};
     if (at.POSITION === undefined || at.JOINTS_0 === undefined || at.WEIGHTS_0 === undefined) return;
@@ -124,6 +129,7 @@ export function loadSkinnedMesh(buf) {
       for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], position[3 * i + c]); hi[c] = Math.max(hi[c], position[3 * i + c]); }
     primitives.push({ position, normal: normal || smoothNormals(position, indices), joints, weights, indices });
   });
-  if (!primitives.length) throw new Error(`/meshes/${node.mesh}: no triangle primitive with POSITION, JOINTS_0 and WEIGHTS_0`);
-  return { world: meshWorld(json, nodeIndex, skin), primitives, jointCount: skin.joints.length, bounds: [lo, hi] };
+  }
+  if (!primitives.length) throw new Error(`skin ${skinIndex}'s meshes have no triangle primitive with POSITION, JOINTS_0 and WEIGHTS_0`);
+  return { world: meshWorld(json, meshNodes[0], skin), primitives, jointCount: skin.joints.length, bounds: [lo, hi] };
 }
