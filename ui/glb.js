@@ -108,27 +108,27 @@ export function loadSkinnedMesh(buf, skinIndex = 0) {
   const primitives = [];
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
   for (const nodeIndex of meshNodes) {
-  const node = nodes[nodeIndex];
-  const mesh = json.meshes?.[node.mesh];
-  if (!mesh) throw new Error(`/nodes/${nodeIndex}/mesh does not exist`);
-  mesh.primitives.forEach((p, k) => {
-    const at = p.attributes || {};
-    if (at.POSITION === undefined || at.JOINTS_0 === undefined || at.WEIGHTS_0 === undefined) return;
-    if ((p.mode ?? 4) !== 4) return; // triangles only
-    const position = readAccessor(g, at.POSITION, true);
-    const count = position.length / 3;
-    const normal = at.NORMAL !== undefined ? readAccessor(g, at.NORMAL, true) : null;
-    const joints = Uint16Array.from(readAccessor(g, at.JOINTS_0, false));
-    const weights = readAccessor(g, at.WEIGHTS_0, true);
-    if (joints.length !== count * 4 || weights.length !== count * 4 || (normal && normal.length !== count * 3))
-      throw new Error(`/meshes/${node.mesh}/primitives/${k}: attribute counts differ`);
-    for (const j of joints) if (j >= skin.joints.length) throw new Error(`/meshes/${node.mesh}/primitives/${k}/attributes/JOINTS_0: joint ${j} is not in the skin`);
-    const indices = p.indices !== undefined ? Uint32Array.from(readAccessor(g, p.indices, false)) : Uint32Array.from({ length: count }, (_, i) => i);
-    for (const i of indices) if (i >= count) throw new Error(`/meshes/${node.mesh}/primitives/${k}/indices: index ${i} >= ${count}`);
-    for (let i = 0; i < count; i++)
-      for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], position[3 * i + c]); hi[c] = Math.max(hi[c], position[3 * i + c]); }
-    primitives.push({ position, normal: normal || smoothNormals(position, indices), joints, weights, indices });
-  });
+    const node = nodes[nodeIndex];
+    const mesh = json.meshes?.[node.mesh];
+    if (!mesh) throw new Error(`/nodes/${nodeIndex}/mesh does not exist`);
+    mesh.primitives.forEach((p, k) => {
+      const at = p.attributes || {};
+      if (at.POSITION === undefined || at.JOINTS_0 === undefined || at.WEIGHTS_0 === undefined) return;
+      if ((p.mode ?? 4) !== 4) return; // triangles only
+      const position = readAccessor(g, at.POSITION, true);
+      const count = position.length / 3;
+      const normal = at.NORMAL !== undefined ? readAccessor(g, at.NORMAL, true) : null;
+      const joints = Uint16Array.from(readAccessor(g, at.JOINTS_0, false));
+      const weights = readAccessor(g, at.WEIGHTS_0, true);
+      if (joints.length !== count * 4 || weights.length !== count * 4 || (normal && normal.length !== count * 3))
+        throw new Error(`/meshes/${node.mesh}/primitives/${k}: attribute counts differ`);
+      for (const j of joints) if (j >= skin.joints.length) throw new Error(`/meshes/${node.mesh}/primitives/${k}/attributes/JOINTS_0: joint ${j} is not in the skin`);
+      const indices = p.indices !== undefined ? Uint32Array.from(readAccessor(g, p.indices, false)) : Uint32Array.from({ length: count }, (_, i) => i);
+      for (const i of indices) if (i >= count) throw new Error(`/meshes/${node.mesh}/primitives/${k}/indices: index ${i} >= ${count}`);
+      for (let i = 0; i < count; i++)
+        for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], position[3 * i + c]); hi[c] = Math.max(hi[c], position[3 * i + c]); }
+      primitives.push({ position, normal: normal || smoothNormals(position, indices), joints, weights, indices });
+    });
   }
   if (!primitives.length) throw new Error(`skin ${skinIndex}'s meshes have no triangle primitive with POSITION, JOINTS_0 and WEIGHTS_0`);
   return { world: meshWorld(json, meshNodes[0], skin), primitives, jointCount: skin.joints.length, bounds: [lo, hi] };
