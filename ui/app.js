@@ -118,6 +118,12 @@ async function open(id) {
     const glb = await findGlb(id);
     st.mesh = glb ? loadSkinnedMesh(glb) : null;
     st.meshNote = glb ? "" : "no mesh: upload the GLB from this page to see it (armature only)";
+    const slots = Math.max(0, ...st.bones.map((b) => b.index + 1));
+    if (st.mesh && st.mesh.jointCount !== slots) {
+      // A GLB kept for this id that is not what the daemon stores now.
+      st.meshNote = `the GLB kept for "${id}" has ${st.mesh.jointCount} joints, the stored skeleton ${slots}: armature only`;
+      st.mesh = null;
+    }
   } catch (e) {
     st.meshNote = `mesh not drawn: ${e.message}`;
     showError(new Error(`the GLB of "${id}": ${e.message}`));
