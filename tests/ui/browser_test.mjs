@@ -38,6 +38,7 @@ function check(ok, what) {
 function startDaemon() {
   return new Promise((res, rej) => {
     const p = spawn(SKINNERD, ["--listen", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "inherit"] });
+    process.on("exit", () => p.kill("SIGKILL")); // never outlive the test, whatever ends it
     let buf = "";
     const t = setTimeout(() => rej(new Error("skinnerd did not print its address in 10 s")), 10000);
     p.stdout.on("data", (d) => {
@@ -319,6 +320,13 @@ async function main() {
     daemon.proc.kill("SIGTERM");
   }
 }
+
+// A hang must fail the test, not the CI run: the checks take ~15 s here.
+setTimeout(() => {
+  console.log(`FAIL: the browser test was still running after 300 s`);
+  console.log(`ui_browser: ${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+}, 300000).unref();
 
 try {
   await main();
