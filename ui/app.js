@@ -92,6 +92,10 @@ async function open(id) {
   st.chunks.clear();
   st.overrides = {};
   st.picked = null;
+  $("hover").hidden = true;
+  $("overrides").textContent = "{}";
+  $("picked-name").textContent = "(none)";
+  for (const el of ["m-local", "m-abs", "m-pos"]) $(el).textContent = "";
   st.fitted = false;
   st.lastMats = null;
   $("skeletons").value = id;
