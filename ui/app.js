@@ -361,9 +361,29 @@ function updateTimeUi() {
 }
 
 function showTiming() {
-  const t = st.timing;
+  const t = st.timing, m = st.serverPerFrame;
   $("timing").textContent = `${t.frames} frame(s) in ${t.ms.toFixed(1)} ms round trip = ${(t.ms / Math.max(t.frames, 1)).toFixed(3)} ms/frame` +
+    (m !== undefined ? `\ndaemon: ${(m * 1e6).toFixed(1)} µs per frame (/metrics, last 2 s)` : "") +
     `\nrange requests: ${FPS} fps, ${CHUNK} s each, ${AHEAD} ahead of the playhead`;
+}
+
+// The daemon's own time per frame: the growth of its pose-route duration sum
+// over the growth of its poses-evaluated counter between two /metrics reads
+// (every client's poses, headers in to answer sent).
+let lastMetrics = null;
+async function sampleMetrics() {
+  if (document.hidden) return;
+  try {
+    const text = await (await fetch("/metrics")).text();
+    const num = (re) => { const m = re.exec(text); return m ? Number(m[1]) : NaN; };
+    const sum = num(/^skinnerd_request_duration_seconds_sum\{route="\/v1\/skeletons\/\{id\}\/pose"\} (\S+)$/m);
+    const poses = num(/^skinnerd_poses_evaluated_total (\S+)$/m);
+    if (lastMetrics && poses > lastMetrics.poses) {
+      st.serverPerFrame = (sum - lastMetrics.sum) / (poses - lastMetrics.poses);
+      showTiming();
+    }
+    lastMetrics = { sum, poses };
+  } catch { /* the numbers panel only: the error banner is for what the user asked */ }
 }
 
 // ---- picking and editing ---------------------------------------------------------
@@ -578,6 +598,7 @@ function fitCanvas() {
 async function main() {
   wire();
   fitCanvas();
+  setInterval(sampleMetrics, 2000);
   window.addEventListener("resize", fitCanvas);
   requestAnimationFrame(tick);
   const list = await refreshList();

@@ -250,6 +250,9 @@ async function main() {
       });
       check(p0.frames >= 10 && p0.requests <= 8 && p0.time > 0.5,
         `playing 3 s showed ${p0.frames} frames from ${p0.requests} range requests (playhead at ${p0.time.toFixed(2)} s)`);
+      const daemonLine = await ui.waitForFunction(() => /daemon: [0-9.]+ µs per frame/.exec(document.getElementById("timing").textContent)?.[0],
+        { timeout: 10000, polling: 200 }).then((h) => h.jsonValue(), () => "");
+      check(daemonLine !== "", `the numbers panel shows the daemon's own time per frame from /metrics ("${daemonLine}")`);
     }
 
     // A negative control: the comparison tells frames apart.
