@@ -14,6 +14,7 @@
 #include "sk_json.h"
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
+#include "sk_ui.h"
 
 /* Grow-only buffers for the batch kernel's SoA input and output. */
 typedef struct kscratch {
@@ -397,6 +398,8 @@ static bool access_refused(sk_routes *r, sk_http_req *req, int route) {
 
 static void on_begin(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
+  if (sk_ui_serve(req)) /* /ui and /ui/...: the preview page, answered whole here */
+    return;
   match m;
   route_match(req->url, &m);
   req->route = m.route;

@@ -1,0 +1,46 @@
+/* sk_ui: the remote preview page (ui/), built into the binary.
+ *
+ * tools/embed.py turns the files of ui/ into src/sk_ui_files.c at build
+ * time, so the page always matches the daemon that serves it and nothing
+ * needs installing. Routes (GET and HEAD only):
+ *   /ui          301 to /ui/ (query kept)
+ *   /ui/         index.html
+ *   /ui/<file>   the file, or 404 problem+json
+ * Every file carries a strong ETag (a hash of its bytes) and
+ * "Cache-Control: no-cache": browsers revalidate and get 304 until the
+ * daemon is rebuilt with another page. */
+#ifndef SK_UI_H
+#define SK_UI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sk_http.h"
+
+typedef struct sk_ui_file {
+  const char *name;         /* path under /ui/, e.g. "app.js" */
+  const char *content_type;
+  const unsigned char *data; /* NUL-terminated; len excludes the NUL */
+  size_t len;
+  const char *etag;          /* quoted, e.g. "\"0123456789abcdef\"" */
+} sk_ui_file;
+
+/* The embedded files (src/sk_ui_files.c, generated). */
+extern const sk_ui_file sk_ui_files[];
+extern const size_t sk_ui_file_count;
+
+/* The file at `name` (len bytes, no leading slash; "" is index.html), or
+ * NULL. Borrowed, static. */
+const sk_ui_file *sk_ui_find(const char *name, size_t len);
+
+/* True when an If-None-Match header value (NULL: absent) matches `etag`:
+ * "*", or one of a comma-separated list, weak "W/" prefixes ignored
+ * (RFC 9110 13.1.2 uses the weak comparison for If-None-Match). */
+bool sk_ui_etag_matches(const char *if_none_match, const char *etag);
+
+/* Answers `req` when its path is /ui or under /ui/ and returns true; else
+ * returns false and leaves `req` alone. Call from the routes' begin(): the
+ * answer is set before any body is read. */
+bool sk_ui_serve(sk_http_req *req);
+
+#endif

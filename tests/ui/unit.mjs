@@ -1,0 +1,83 @@
+// Unit tests of the page's pure modules (ui/mat.js, ui/glb.js) under node:
+// no browser needed. Prints "ui_unit: N passed, N failed".
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const UI = join(HERE, "..", "..", "ui");
+const DATA = resolve(process.env.SK_TEST_DATA || join(HERE, ".."), "data");
+const { compose, identity, invert, mul, qaxis, qmul, rotationOf } = await import(join(UI, "mat.js"));
+const { loadSkinnedMesh, parseGlb } = await import(join(UI, "glb.js"));
+
+let passed = 0, failed = 0;
+function check(ok, what) {
+  if (ok) passed++;
+  else failed++;
+  if (!ok || process.env.UI_TEST_DEBUG) console.log(`${ok ? "PASS" : "FAIL"}: ${what}`);
+}
+const close = (a, b, tol = 1e-9) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) <= tol * Math.max(1, Math.abs(b[i])));
+const file = (name) => { const b = readFileSync(join(DATA, name)); return b.buffer.slice(b.byteOffset, b.byteOffset + b.length); };
+function throwsLike(fn, re) { try { fn(); return false; } catch (e) { return re.test(e.message); } }
+
+// A seeded generator: the same quaternions every run.
+let seed = 12345;
+const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff) * 2 - 1;
+const unitQ = () => { const q = [rnd(), rnd(), rnd(), rnd()], l = Math.hypot(...q); return q.map((v) => v / l); };
+
+// ---- mat.js -------------------------------------------------------------------
+
+let roundTrips = 0, products = 0, inverses = 0;
+for (let i = 0; i < 200; i++) {
+  const q = unitQ(), s = [1 + Math.abs(rnd()), 1 + Math.abs(rnd()), 1 + Math.abs(rnd())], t = [rnd(), rnd(), rnd()];
+  const r = rotationOf(compose(s, q, t));
+  const sign = Math.sign(r[3] * q[3] + r[0] * q[0] + r[1] * q[1] + r[2] * q[2]) || 1;
+  if (close(r.map((v) => v * sign), q, 1e-9)) roundTrips++;
+  // A local-axis rotate as the page sends it: q ⊗ Δ applies Δ first
+  // (Babylon's row vectors: compose(q ⊗ Δ) = compose(Δ) × compose(q)).
+  const d = qaxis([0, 0, 1], rnd() * 3);
+  if (close(compose([1, 1, 1], qmul(q, d), [0, 0, 0]), mul(compose([1, 1, 1], d, [0, 0, 0]), compose([1, 1, 1], q, [0, 0, 0])), 1e-12)) products++;
+  const m = compose(s, q, t);
+  if (close(mul(m, invert(m)), identity(), 1e-9)) inverses++;
+}
+check(roundTrips === 200, `rotationOf(compose(s, q, t)) gives q back (${roundTrips}/200, scaled, up to sign)`);
+check(products === 200, `compose(q ⊗ Δ) = compose(Δ) × compose(q): the page's local-axis rotate (${products}/200)`);
+check(inverses === 200, `m × invert(m) = identity (${inverses}/200)`);
+check(close(compose([1, 1, 1], [0, 0, 0, 1], [1, 2, 3]).slice(12, 15), [1, 2, 3]), "translation sits in elements 12..14 (Babylon/glTF order)");
+
+// ---- glb.js -------------------------------------------------------------------
+
+const fox = loadSkinnedMesh(file("Fox.glb"));
+const vcount = fox.primitives.reduce((n, p) => n + p.position.length / 3, 0);
+check(vcount === 1728 && fox.jointCount === 24, `Fox: 1728 vertices, 24 joints (${vcount}, ${fox.jointCount})`);
+const p0 = fox.primitives[0];
+let sumsOk = true;
+for (let i = 0; i < p0.weights.length; i += 4) {
+  const w = p0.weights[i] + p0.weights[i + 1] + p0.weights[i + 2] + p0.weights[i + 3];
+  if (Math.abs(w - 1) > 1e-3) sumsOk = false;
+}
+check(sumsOk && p0.joints.every((j) => j < 24), "Fox: weights sum to 1, joints index the skin");
+check(p0.normal.length === p0.position.length && p0.normal.some((v) => v !== 0), "Fox has no NORMAL: normals are computed from the triangles");
+check(close(fox.world, identity()), "Fox's skinned mesh sits at the identity");
+const cesium = loadSkinnedMesh(file("CesiumMan.glb"));
+check(close(cesium.world, [0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1], 1e-6),
+  "CesiumMan: the mesh takes the skeleton root's parent's Z-up-to-Y-up rotation, not its own node's TRS");
+const robot = loadSkinnedMesh(file("RobotExpressive.glb"));
+check(robot.world[0] === 100 && robot.primitives.length === 2, "RobotExpressive: skin 0's meshes under the 100× scaled parent");
+
+check(throwsLike(() => parseGlb(new ArrayBuffer(40)), /not a GLB file/), "bytes without the glTF magic: \"not a GLB file\"");
+const fb = new Uint8Array(file("Fox.glb"));
+const cut = fb.slice(0, 20000).buffer;
+new DataView(cut).setUint32(8, 20000, true);
+check(throwsLike(() => loadSkinnedMesh(cut), /runs past/), "a GLB cut short: the chunk or accessor that runs past the end is named");
+const json = JSON.stringify({ asset: { version: "2.0" }, nodes: [{ mesh: 0 }], meshes: [{ primitives: [] }] });
+const jbytes = new TextEncoder().encode(json + " ".repeat((4 - (json.length % 4)) % 4));
+const glb = new Uint8Array(20 + jbytes.length);
+const dv = new DataView(glb.buffer);
+dv.setUint32(0, 0x46546c67, true); dv.setUint32(4, 2, true); dv.setUint32(8, glb.length, true);
+dv.setUint32(12, jbytes.length, true); dv.setUint32(16, 0x4e4f534a, true);
+glb.set(jbytes, 20);
+check(throwsLike(() => loadSkinnedMesh(glb.buffer), /no skinned mesh for skin 0/), "a GLB without a skin: \"no skinned mesh\"");
+
+console.log(`ui_unit: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

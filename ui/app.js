@@ -1,0 +1,612 @@
+// The preview page: picks a stored skeleton, draws its skinned mesh from the
+// server's final matrices, plays its clips from frame ranges fetched ahead
+// of the playhead, and edits the picked bone through pose overrides.
+import { Api, ApiError } from "./api.js";
+import { loadSkinnedMesh } from "./glb.js";
+import { fmt, identity, invert, lookAt, mul, perspective, qaxis, qmul, rotationOf, transformPoint } from "./mat.js";
+import { Renderer } from "./render.js";
+
+const FPS = 30;          // frames per second fetched for playback
+const CHUNK = 1;         // seconds per range request
+const AHEAD = 2;         // chunks kept requested ahead of the playhead
+const $ = (id) => document.getElementById(id);
+
+// Hooks for the edits that need server ops the Bone API work is adding
+// (world-axis rotate, IK drag, look-at). They stay disabled until those ops
+// exist: faking them in the page would show what no other client gets.
+export const hooks = { worldRotate: null, ikDrag: null, lookAt: null };
+
+const api = new Api("");
+const st = {
+  id: null, info: null, bones: [], byName: new Map(), mesh: null, meshNote: "",
+  clip: null, time: 0, playing: false, speed: 1, loop: true,
+  overrides: {}, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
+  cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
+  fitted: false, timing: { ms: 0, frames: 0 },
+};
+
+// ---- errors: always visible, never a blank page -----------------------------
+
+function showError(e) {
+  const text = e instanceof ApiError ? e.message : `${e.message || e}`;
+  $("error-text").textContent = text;
+  $("error").hidden = false;
+  st.lastError = text;
+  console.error(e);
+}
+window.addEventListener("error", (ev) => showError(ev.error || ev.message));
+window.addEventListener("unhandledrejection", (ev) => showError(ev.reason));
+$("error-close").onclick = () => ($("error").hidden = true);
+function status(text) { $("status").textContent = text; }
+
+// ---- the GLB kept in the page (IndexedDB, per skeleton id) -------------------
+
+function idb() {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open("skinnerd-preview", 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("glb");
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+}
+async function glbPut(id, buf) {
+  try {
+    const db = await idb();
+    await new Promise((res, rej) => { const t = db.transaction("glb", "readwrite"); t.objectStore("glb").put(buf, id); t.oncomplete = res; t.onerror = () => rej(t.error); });
+  } catch (e) { console.warn("IndexedDB unavailable; the mesh stays in memory only", e); }
+}
+async function glbGet(id) {
+  try {
+    const db = await idb();
+    return await new Promise((res, rej) => { const r = db.transaction("glb").objectStore("glb").get(id); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+  } catch { return undefined; }
+}
+const memoryGlb = new Map();
+
+// The mesh for skeleton `id`: the GLB uploaded from this browser, else the
+// sample built into the daemon under that id (Fox as "fox"), else none.
+async function findGlb(id) {
+  if (memoryGlb.has(id)) return memoryGlb.get(id);
+  const kept = await glbGet(id);
+  if (kept) return kept;
+  const res = await fetch(`samples/${encodeURIComponent(id)}.glb`);
+  return res.ok ? res.arrayBuffer() : null;
+}
+
+// ---- skeletons ------------------------------------------------------------------
+
+async function refreshList(select) {
+  const list = await api.list();
+  const sel = $("skeletons");
+  sel.innerHTML = "";
+  for (const s of list) sel.add(new Option(`${s.id} (${s.bones} bones)`, s.id));
+  if (select && list.some((s) => s.id === select)) sel.value = select;
+  return list;
+}
+
+async function open(id) {
+  status(`loading ${id}…`);
+  const info = await api.skeleton(id); // first: a 404 leaves the current skeleton as it was
+  st.id = id;
+  st.gen++;
+  st.chunks.clear();
+  st.overrides = {};
+  st.picked = null;
+  $("hover").hidden = true;
+  $("overrides").textContent = "{}";
+  $("picked-name").textContent = "(none)";
+  for (const el of ["m-local", "m-abs", "m-pos"]) $(el).textContent = "";
+  st.fitted = false;
+  st.lastMats = null;
+  $("skeletons").value = id;
+  st.info = info;
+  st.bones = info.bones.map((b) => ({ ...b, children: [] }));
+  st.byName = new Map(st.bones.map((b) => [b.name, b]));
+  for (const b of st.bones) {
+    const p = b.parent !== null ? st.byName.get(b.parent) : null;
+    b.parentBone = p || null;
+    if (p) p.children.push(b);
+    // Parent-first order: the parent's absolute bind is already known.
+    b.absBind = p ? mul(b.bind, p.absBind) : b.bind.slice();
+  }
+  buildTree();
+  const clipSel = $("clip");
+  clipSel.innerHTML = "";
+  clipSel.add(new Option("(no clip: stored pose)", ""));
+  for (const a of info.animations) clipSel.add(new Option(`${a.name} (${a.duration.toFixed(2)} s)`, String(a.index)));
+  st.clip = info.animations[0] || null;
+  clipSel.value = st.clip ? String(st.clip.index) : "";
+  st.time = 0;
+  st.mesh = null;
+  try {
+    const glb = await findGlb(id);
+    st.mesh = glb ? loadSkinnedMesh(glb) : null;
+    st.meshNote = glb ? "" : "no mesh: upload the GLB from this page to see it (armature only)";
+    const slots = Math.max(0, ...st.bones.map((b) => b.index + 1));
+    if (st.mesh && st.mesh.jointCount !== slots) {
+      // A GLB kept for this id that is not what the daemon stores now.
+      st.meshNote = `the GLB kept for "${id}" has ${st.mesh.jointCount} joints, the stored skeleton ${slots}: armature only`;
+      st.mesh = null;
+    }
+  } catch (e) {
+    st.meshNote = `mesh not drawn: ${e.message}`;
+    showError(new Error(`the GLB of "${id}": ${e.message}`));
+  }
+  renderer.setMesh(st.mesh);
+  updateClipUi();
+  await seek(0);
+  status(`${id}: ${st.bones.length} bones, ${info.animations.length} clips${st.meshNote ? " · " + st.meshNote : ""}`);
+  if (st.clip) setPlaying(true);
+}
+
+function buildTree() {
+  const ul = $("tree");
+  ul.innerHTML = "";
+  const add = (b, depth) => {
+    const li = document.createElement("li");
+    li.textContent = "  ".repeat(depth) + b.name;
+    li.style.paddingLeft = `${depth * 10}px`;
+    li.dataset.bone = b.name;
+    if (b.index < 0) { li.classList.add("noslot"); li.title = "not a joint: no output slot"; }
+    li.onclick = () => pick(b.name);
+    b.li = li;
+    ul.appendChild(li);
+    b.children.forEach((c) => add(c, depth + 1));
+  };
+  st.bones.filter((b) => !b.parentBone).forEach((b) => add(b, 0));
+}
+
+// ---- poses -------------------------------------------------------------------
+
+function poseBody(extra) {
+  const body = {};
+  if (st.clip) { body.animation = st.clip.name; if (st.loop) body.loop = true; }
+  if (Object.keys(st.overrides).length) body.bones = st.overrides;
+  return Object.assign(body, extra);
+}
+
+// One range request per CHUNK seconds of the clip, cached per edit
+// generation; returns the chunk's promise.
+function chunk(k) {
+  const key = `${st.gen}:${k}`;
+  if (st.chunks.has(key)) return st.chunks.get(key);
+  const from = k * CHUNK;
+  const to = Math.min(from + CHUNK - 1 / FPS / 2, st.clip.duration);
+  const gen = st.gen;
+  const p = api.framesMat3x4(st.id, poseBody({ from, to, fps: FPS })).then((r) => {
+    st.timing = { ms: r.ms, frames: r.poses };
+    showTiming();
+    return { from, ...r, gen };
+  });
+  p.catch((e) => { st.chunks.delete(key); if (gen === st.gen) { setPlaying(false); showError(e); } });
+  st.chunks.set(key, p);
+  return p;
+}
+
+function framesReady(k) {
+  const p = st.chunks.get(`${st.gen}:${k}`);
+  return p && p.done ? p.done : null;
+}
+
+function prefetch(t) {
+  const last = Math.floor(st.clip.duration / CHUNK - 1e-9);
+  const k0 = Math.floor(t / CHUNK);
+  for (let i = 0; i <= AHEAD; i++) {
+    let k = k0 + i;
+    if (k > last) { if (!st.loop) break; k -= last + 1; }
+    const p = chunk(k);
+    if (!p.hooked) { p.hooked = true; p.then((r) => (p.done = r)).catch(() => {}); }
+  }
+  // Drop chunks far behind the playhead so memory stays bounded.
+  for (const key of st.chunks.keys()) {
+    const [g, k] = key.split(":").map(Number);
+    if (g !== st.gen || (k < k0 - 1 && !(st.loop && k <= AHEAD))) st.chunks.delete(key);
+  }
+}
+
+// Exactly the pose at time t (one request): for scrubbing, pausing, tests.
+async function seek(t) {
+  st.time = t;
+  const gen = st.gen;
+  const r = await api.framesMat3x4(st.id, poseBody(st.clip ? { time: t } : {}));
+  st.timing = { ms: r.ms, frames: 1 };
+  showTiming();
+  if (gen !== st.gen) return;
+  applyMats(r.data.subarray(0, r.mats * 12));
+  updateTimeUi();
+  if (st.picked) refreshNumbers();
+}
+
+function applyMats(mats) {
+  st.lastMats = mats;
+  renderer.setBones(mats);
+  st.lastWorlds = boneWorlds(mats);
+  if (!st.fitted) fitCamera();
+  updateArmature();
+  draw();
+}
+
+// World matrices of the bones from the final matrices: world = absBind ×
+// final (final = absInvBind × world, Babylon order), then the mesh's world.
+function boneWorlds(mats) {
+  const model = st.mesh ? st.mesh.world : identity();
+  const worlds = new Map();
+  for (const b of st.bones) {
+    let w;
+    if (b.index >= 0 && (b.index + 1) * 12 <= mats.length) {
+      const d = mats.subarray(b.index * 12, b.index * 12 + 12), f = new Array(16);
+      for (let r = 0; r < 4; r++) for (let c = 0; c < 3; c++) f[4 * r + c] = d[4 * c + r];
+      f[3] = f[7] = f[11] = 0; f[15] = 1;
+      w = mul(b.absBind, f);
+    } else {
+      // No output slot (a glTF node between joints): its stored local.
+      w = b.parentBone ? mul(b.local, worlds.get(b.parentBone.name).skel) : b.local.slice();
+    }
+    worlds.set(b.name, { skel: w, world: mul(w, model) });
+  }
+  return worlds;
+}
+
+function updateArmature() {
+  const seg = [], pts = [];
+  for (const b of st.bones) {
+    const w = st.lastWorlds.get(b.name).world;
+    const p = [w[12], w[13], w[14]];
+    const col = b.name === st.picked ? [1, 0.9, 0.2] : [0.4, 0.8, 1];
+    if (b.parentBone) {
+      const q = st.lastWorlds.get(b.parentBone.name).world;
+      seg.push([[q[12], q[13], q[14]], p, col]);
+    }
+    pts.push([p, col]);
+    b.screenPos = p;
+  }
+  renderer.setLines(seg, pts);
+}
+
+// ---- camera and drawing ---------------------------------------------------------
+
+function fitCamera() {
+  let lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  const grow = (p) => { for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], p[c]); hi[c] = Math.max(hi[c], p[c]); } };
+  if (st.mesh) {
+    // The skinned positions of the current pose, on the CPU, once.
+    const m = st.lastMats;
+    for (const p of st.mesh.primitives)
+      for (let i = 0; i < p.position.length / 3; i++) {
+        const v = [0, 0, 0];
+        for (let k = 0; k < 4; k++) {
+          const w = p.weights[4 * i + k], j = p.joints[4 * i + k];
+          if (!w) continue;
+          for (let c = 0; c < 3; c++)
+            v[c] += w * (m[12 * j + 4 * c] * p.position[3 * i] + m[12 * j + 4 * c + 1] * p.position[3 * i + 1] +
+                         m[12 * j + 4 * c + 2] * p.position[3 * i + 2] + m[12 * j + 4 * c + 3]);
+        }
+        grow(transformPoint(st.mesh.world, v));
+      }
+  }
+  if (!isFinite(lo[0])) for (const w of st.lastWorlds.values()) grow([w.world[12], w.world[13], w.world[14]]);
+  if (!isFinite(lo[0])) return;
+  const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+  st.cam.target = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
+  st.cam.dist = size * 1.6;
+  st.cam.near = size * 0.01;
+  st.cam.far = size * 20;
+  st.fitted = true;
+}
+
+function camera() {
+  const c = st.cam;
+  const eye = [c.target[0] + c.dist * Math.cos(c.pitch) * Math.sin(c.yaw), c.target[1] + c.dist * Math.sin(c.pitch),
+    c.target[2] + c.dist * Math.cos(c.pitch) * Math.cos(c.yaw)];
+  return { eye, target: c.target.slice(), up: [0, 1, 0], fovY: c.fovY, near: c.near, far: c.far };
+}
+
+function matrices() {
+  const c = camera(), cv = $("canvas");
+  return { view: lookAt(c.eye, c.target, c.up), proj: perspective(c.fovY, cv.width / cv.height, c.near, c.far) };
+}
+
+function draw() {
+  const { view, proj } = matrices();
+  renderer.draw(view, proj, { mesh: $("show-mesh").checked, armature: $("show-armature").checked, flat: st.flat });
+}
+
+function project(p) {
+  const { view, proj } = matrices(), cv = $("canvas");
+  const v = mul(mul([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, p[0], p[1], p[2], 1], view), proj);
+  const w = v[15];
+  return [(v[12] / w * 0.5 + 0.5) * cv.width, (1 - (v[13] / w * 0.5 + 0.5)) * cv.height, w];
+}
+
+// ---- playback -------------------------------------------------------------------
+
+let lastTick = 0;
+function tick(now) {
+  requestAnimationFrame(tick);
+  if (!st.playing || !st.clip) { lastTick = now; return; }
+  const dt = Math.min((now - lastTick) / 1000, 0.1) * st.speed;
+  lastTick = now;
+  const dur = st.clip.duration;
+  let t = st.time + dt;
+  if (t > dur) {
+    if (st.loop && dur > 0) t %= dur;
+    else { t = dur; setPlaying(false); seek(dur); return; }
+  }
+  prefetch(t);
+  const k = Math.floor(t / CHUNK);
+  const c = framesReady(k);
+  if (!c || c.gen !== st.gen) return; // the range is on its way: hold the frame
+  st.time = t;
+  const i = Math.min(Math.round((t - c.from) * FPS), c.poses - 1);
+  applyMats(c.data.subarray(i * c.mats * 12, (i + 1) * c.mats * 12));
+  st.framesShown = (st.framesShown || 0) + 1;
+  updateTimeUi();
+}
+
+function setPlaying(on) {
+  st.playing = on && !!st.clip;
+  $("play").textContent = st.playing ? "❚❚" : "▶";
+  if (!st.playing && st.picked) refreshNumbers();
+}
+
+function updateClipUi() {
+  $("scrub").max = st.clip ? String(st.clip.duration) : "0";
+  $("play").disabled = !st.clip;
+  updateTimeUi();
+}
+
+function updateTimeUi() {
+  $("scrub").value = String(st.time);
+  $("time").textContent = `${st.time.toFixed(3)} s`;
+}
+
+function showTiming() {
+  const t = st.timing, m = st.serverPerFrame;
+  $("timing").textContent = `${t.frames} frame(s) in ${t.ms.toFixed(1)} ms round trip = ${(t.ms / Math.max(t.frames, 1)).toFixed(3)} ms/frame` +
+    (m !== undefined ? `\ndaemon: ${(m * 1e6).toFixed(1)} µs per frame (/metrics, last 2 s)` : "") +
+    `\nrange requests: ${FPS} fps, ${CHUNK} s each, ${AHEAD} ahead of the playhead`;
+}
+
+// The daemon's own time per frame: the growth of its pose-route duration sum
+// over the growth of its poses-evaluated counter between two /metrics reads
+// (every client's poses, headers in to answer sent).
+let lastMetrics = null;
+async function sampleMetrics() {
+  if (document.hidden) return;
+  try {
+    const text = await (await fetch("/metrics")).text();
+    const num = (re) => { const m = re.exec(text); return m ? Number(m[1]) : NaN; };
+    const sum = num(/^skinnerd_request_duration_seconds_sum\{route="\/v1\/skeletons\/\{id\}\/pose"\} (\S+)$/m);
+    const poses = num(/^skinnerd_poses_evaluated_total (\S+)$/m);
+    if (lastMetrics && poses > lastMetrics.poses) {
+      st.serverPerFrame = (sum - lastMetrics.sum) / (poses - lastMetrics.poses);
+      showTiming();
+    }
+    lastMetrics = { sum, poses };
+  } catch { /* the numbers panel only: the error banner is for what the user asked */ }
+}
+
+// ---- picking and editing ---------------------------------------------------------
+
+function pick(name) {
+  st.picked = name;
+  $("picked-name").textContent = name || "(none)";
+  for (const b of st.bones) if (b.li) b.li.classList.toggle("picked", b.name === name);
+  if (st.lastWorlds) { updateArmature(); draw(); }
+  refreshNumbers();
+}
+
+// The picked bone's local and absolute matrices at the current time (one
+// JSON request; the binary frames carry final matrices only).
+async function refreshNumbers() {
+  const b = st.byName.get(st.picked);
+  if (!b) return;
+  const gen = st.gen;
+  const r = await api.poseJson(st.id, poseBody({ ...(st.clip ? { time: st.time } : {}), output: ["final", "local", "absolute"] }));
+  if (gen !== st.gen || st.picked !== b.name) return null;
+  if (b.index < 0) {
+    $("m-local").textContent = "(not a joint: no output slot)";
+    $("m-abs").textContent = "";
+  } else {
+    b.curLocal = r.local.slice(16 * b.index, 16 * b.index + 16);
+    b.curAbs = r.absolute.slice(16 * b.index, 16 * b.index + 16);
+    $("m-local").textContent = fmt(b.curLocal);
+    $("m-abs").textContent = fmt(b.curAbs);
+    const w = mul(b.curAbs, st.mesh ? st.mesh.world : identity());
+    $("m-pos").textContent = [w[12], w[13], w[14]].map((v) => v.toFixed(4)).join(" ");
+  }
+  return r;
+}
+
+async function rotatePicked(axis, degrees) {
+  const b = st.byName.get(st.picked);
+  if (!b) throw new Error("pick a bone first (bone tree or click in the view)");
+  if (b.index < 0) throw new Error(`${b.name} is not a joint: it has no output slot to check`);
+  setPlaying(false);
+  const base = st.overrides[b.name]?.rotationQuaternion || rotationOf((await refreshNumbers(), b.curLocal));
+  const ax = [[1, 0, 0], [0, 1, 0], [0, 0, 1]][axis];
+  // Local axis: the delta applies in the bone's own frame, before its rotation.
+  const q = qmul(base, qaxis(ax, (degrees * Math.PI) / 180));
+  st.overrides[b.name] = { rotationQuaternion: q };
+  $("overrides").textContent = JSON.stringify(st.overrides, null, 1);
+  st.gen++;
+  await seek(st.time);
+}
+
+async function resetToRest() {
+  setPlaying(false);
+  st.overrides = {};
+  $("overrides").textContent = "{}";
+  st.clip = null;
+  $("clip").value = "";
+  st.gen++;
+  updateClipUi();
+  await seek(0);
+}
+
+// ---- upload -------------------------------------------------------------------------
+
+function idFromName(name) {
+  const base = name.replace(/\.[^.]*$/, "").toLowerCase().replace(/[^a-z0-9._-]+/g, "-").slice(0, 128);
+  return base || "model";
+}
+
+async function upload(file) {
+  const buf = await file.arrayBuffer();
+  const id = $("upload-id").value.trim() || idFromName(file.name);
+  status(`uploading ${file.name} as ${id}…`);
+  try {
+    await api.upload(id, buf);
+  } catch (e) {
+    status("upload failed");
+    throw e;
+  }
+  memoryGlb.set(id, buf);
+  await glbPut(id, buf);
+  await refreshList(id);
+  await open(id);
+}
+
+// ---- wiring ----------------------------------------------------------------------------
+
+const renderer = new Renderer($("canvas"));
+
+function wire() {
+  $("skeletons").onchange = () => open($("skeletons").value).catch(showError);
+  $("refresh").onclick = () => refreshList(st.id).catch(showError);
+  $("file").onchange = () => { const f = $("file").files[0]; if (f) upload(f).catch(showError); $("file").value = ""; };
+  $("play").onclick = () => setPlaying(!st.playing);
+  $("scrub").oninput = () => { setPlaying(false); seek(Number($("scrub").value)).catch(showError); };
+  $("speed").onchange = () => (st.speed = Number($("speed").value));
+  $("loop").onchange = () => { st.loop = $("loop").checked; st.gen++; };
+  $("show-mesh").onchange = draw;
+  $("show-armature").onchange = draw;
+  $("clip").onchange = () => {
+    const v = $("clip").value;
+    st.clip = v === "" ? null : st.info.animations.find((a) => String(a.index) === v);
+    st.gen++;
+    updateClipUi();
+    seek(0).then(() => setPlaying(!!st.clip)).catch(showError);
+  };
+  const rb = $("rot-buttons");
+  ["X", "Y", "Z"].forEach((n, axis) => {
+    for (const sign of [-1, 1]) {
+      const btn = document.createElement("button");
+      btn.textContent = `${n}${sign < 0 ? "−" : "+"}`;
+      btn.onclick = () => rotatePicked(axis, sign * Number($("rot-step").value)).catch(showError);
+      rb.appendChild(btn);
+    }
+  });
+  $("reset").onclick = () => resetToRest().catch(showError);
+  for (const btn of document.querySelectorAll("[data-hook]")) {
+    if (hooks[btn.dataset.hook]) { btn.disabled = false; btn.onclick = () => hooks[btn.dataset.hook](st); }
+  }
+  $("copy-curl").onclick = () => navigator.clipboard?.writeText(api.lastCurl);
+  api.onRequest = (line) => ($("curl").textContent = line);
+
+  // Orbit (drag), zoom (wheel), hover names and click-to-pick.
+  const cv = $("canvas");
+  let drag = null;
+  cv.onpointerdown = (e) => { drag = { x: e.clientX, y: e.clientY, moved: false }; cv.setPointerCapture(e.pointerId); };
+  cv.onpointerup = (e) => {
+    if (drag && !drag.moved) { const b = boneAt(e); if (b) pick(b.name); }
+    drag = null;
+  };
+  cv.onpointermove = (e) => {
+    if (drag) {
+      const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 2) drag.moved = true;
+      st.cam.yaw -= dx * 0.01;
+      st.cam.pitch = Math.max(-1.5, Math.min(1.5, st.cam.pitch + dy * 0.01));
+      drag.x = e.clientX; drag.y = e.clientY;
+      if (st.lastWorlds) draw();
+      return;
+    }
+    const b = boneAt(e), h = $("hover");
+    h.hidden = !b;
+    if (b) { h.textContent = b.name; h.style.left = `${e.offsetX + cv.offsetLeft + 12}px`; h.style.top = `${e.offsetY + cv.offsetTop}px`; }
+  };
+  cv.onwheel = (e) => { e.preventDefault(); st.cam.dist *= Math.exp(e.deltaY * 0.001); if (st.lastWorlds) draw(); };
+
+  // Drag-and-drop anywhere on the page.
+  let depth = 0;
+  window.addEventListener("dragenter", (e) => { e.preventDefault(); depth++; $("drop").hidden = false; });
+  window.addEventListener("dragleave", () => { if (--depth <= 0) { depth = 0; $("drop").hidden = true; } });
+  window.addEventListener("dragover", (e) => e.preventDefault());
+  window.addEventListener("drop", (e) => {
+    e.preventDefault(); depth = 0; $("drop").hidden = true;
+    const f = e.dataTransfer.files[0];
+    if (f) upload(f).catch(showError);
+  });
+}
+
+function boneAt(e) {
+  if (!st.bones.length || !st.lastWorlds) return null;
+  const cv = $("canvas"), sx = cv.width / cv.clientWidth, sy = cv.height / cv.clientHeight;
+  let best = null, bd = 8 * sx;
+  for (const b of st.bones) {
+    if (!b.screenPos) continue;
+    const [x, y, w] = project(b.screenPos);
+    if (w <= 0) continue;
+    const d = Math.hypot(x - e.offsetX * sx, y - e.offsetY * sy);
+    if (d < bd) { bd = d; best = b; }
+  }
+  return best;
+}
+
+// What the browser tests drive (and a console user may too).
+window.skPreview = {
+  state: st, hooks, api, showError, open, seek, pick, rotatePicked, resetToRest, upload, camera, refreshNumbers,
+  setPlaying, setClip(name) {
+    st.clip = st.info.animations.find((a) => a.name === name || String(a.index) === String(name)) || null;
+    $("clip").value = st.clip ? String(st.clip.index) : "";
+    st.gen++;
+    updateClipUi();
+  },
+  setSize(w, h) { if (!w) { st.fixedSize = false; fitCanvas(); return; } st.fixedSize = true; const cv = $("canvas"); cv.width = w; cv.height = h; cv.style.width = `${w}px`; cv.style.height = `${h}px`; if (st.lastWorlds) draw(); },
+  setView(opts) { Object.assign(st.cam, opts); if (st.lastWorlds) draw(); },
+  show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
+  // Where bone `name`'s joint is drawn, in CSS pixels from the page's corner.
+  screenOf(name) {
+    const b = st.byName.get(name), cv = $("canvas");
+    if (!b || !b.screenPos) return null;
+    const [x, y] = project(b.screenPos), r = cv.getBoundingClientRect();
+    return { x: r.left + x * cv.clientWidth / cv.width, y: r.top + y * cv.clientHeight / cv.height };
+  },
+  // RGBA pixels of the canvas as drawn now (rendered and read in one task).
+  pixels() {
+    draw();
+    const gl = renderer.gl, w = gl.drawingBufferWidth, h = gl.drawingBufferHeight, px = new Uint8Array(w * h * 4);
+    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    return { w, h, px };
+  },
+};
+
+// The canvas fills the view (in device pixels) unless a test fixed its size.
+function fitCanvas() {
+  if (st.fixedSize) return;
+  const cv = $("canvas"), view = $("view"), controls = $("controls");
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.max(100, view.clientWidth), h = Math.max(100, view.clientHeight - controls.offsetHeight - 4);
+  cv.style.width = `${w}px`;
+  cv.style.height = `${h}px`;
+  cv.width = Math.round(w * dpr);
+  cv.height = Math.round(h * dpr);
+  if (st.lastWorlds) draw();
+}
+
+async function main() {
+  wire();
+  fitCanvas();
+  setInterval(sampleMetrics, 2000);
+  window.addEventListener("resize", fitCanvas);
+  requestAnimationFrame(tick);
+  const list = await refreshList();
+  const want = new URLSearchParams(location.search).get("id");
+  if (want && !list.some((s) => s.id === want)) throw new Error(`no stored skeleton "${want}" (?id=)`);
+  const id = want || list[0]?.id;
+  if (id) await open(id);
+  else status("no skeleton stored yet: upload a GLB (file picker or drag and drop)");
+}
+
+window.skPreview.ready = main().then(() => true, (e) => { showError(e); return false; });
