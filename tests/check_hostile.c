@@ -112,25 +112,6 @@ static long daemon_rss_kb(void) {
 /* True when the daemon runs with AddressSanitizer, whose quarantine holds
  * freed memory: RSS then says nothing about leaks (LeakSanitizer at exit
  * does, and stop() sees its exit status). */
-static bool daemon_sanitized(void) {
-  char path[64], line[512];
-  snprintf(path, sizeof path, "/proc/%d/maps", (int)D.pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return false;
-  bool asan = false;
-  while (!asan && fgets(line, sizeof line, f))
-    asan = strstr(line, "libasan") != NULL;
-  fclose(f);
-  if (!asan) { /* statically linked: look for the runtime's symbol in the binary */
-    const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "grep -q __asan_init '%s' 2>/dev/null", exe);
-    asan = system(cmd) == 0;
-  }
-  return asan;
-}
-
 /* One unlabelled sample from /metrics, -1 when absent. */
 static long metric(const char *name) {
   sk_httpc_resp r;
@@ -368,7 +349,7 @@ static void rss_bounded(const char *what, int reps, void (*round)(int i), long b
   if (lingering < 0)
     lingering = 0;
   long after = daemon_rss_kb();
-  bool san = daemon_sanitized();
+  bool san = sk_daemon_sanitized(&D);
   fprintf(stderr,
           "%s: %d rounds; connections closed %.1f s after the last one (%d in CLOSE-WAIT); RSS %ld kB after 20 "
           "rounds, %ld kB after %d (%+ld kB; bound %ld kB%s)\n",
@@ -451,7 +432,7 @@ START_TEST(clients_leaving_mid_batch_leave_no_job_and_no_leak) {
   wait_fds(fds0, 5);
   long rss = daemon_rss_kb();
   fprintf(stderr, "mid-batch burst: 200 back to back, then RSS %ld kB\n", rss);
-  ck_assert_msg(daemon_sanitized() || rss < 256 * 1024, "RSS %ld kB after the burst", rss);
+  ck_assert_msg(sk_daemon_sanitized(&D) || rss < 256 * 1024, "RSS %ld kB after the burst", rss);
 
   sk_httpc_resp r;
   ck_assert_msg(must("POST", "/v1/skeletons/b/poses", g_body, "application/octet-stream", &r) == 200, "%d %s", r.status,

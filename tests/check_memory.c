@@ -80,6 +80,17 @@ static void put_skeleton(const char *id, const char *body) {
   sk_httpc_free(&r);
 }
 
+/* Peak RSS against `bound_kb`; under ASan (shadow memory, quarantine) RSS
+ * is not ours to bound, and the budget's own figures, asserted beside each
+ * call, are what holds. */
+static void expect_hwm_below(long hwm_kb, long bound_kb) {
+  if (sk_daemon_sanitized(&D)) {
+    printf("  (VmHWM %ld kB not checked against %ld kB: ASan's shadow memory and quarantine)\n", hwm_kb, bound_kb);
+    return;
+  }
+  ck_assert_int_lt(hwm_kb, bound_kb);
+}
+
 /* VmHWM (peak RSS) of the daemon, in kB. */
 static long vm_hwm_kb(pid_t pid) {
   char path[64], line[256];
@@ -313,7 +324,7 @@ START_TEST(six_slow_readers_of_huge_answers_hold_bounded_buffers) {
   printf("six slow readers of ~600 MB answers (41 KB bodies), 1 MB read each: VmHWM %ld kB, budget used %.0f "
          "bytes, healthz worst %.1f ms (bound: 64 MB + %d MB)\n",
          hwm, used, worst, MARGIN_MB);
-  ck_assert_int_lt(hwm, (64 + MARGIN_MB) * 1024);
+  expect_hwm_below(hwm, (64 + MARGIN_MB) * 1024);
   ck_assert(used > 0 && used < 64.0 * (1 << 20));
   ck_assert_double_lt(worst, 1000); /* a correctness bound on a noisy machine: not frozen */
   for (int i = 0; i < 6; i++)
@@ -414,7 +425,7 @@ START_TEST(many_concurrent_batches_get_503_with_retry_after_past_the_budget) {
   ck_assert(high <= 32.0 * (1 << 20));
   ck_assert_int_gt(ok, 0);
   ck_assert_int_gt(busy, 0);
-  ck_assert_int_lt(hwm, (32 + MARGIN_MB) * 1024);
+  expect_hwm_below(hwm, (32 + MARGIN_MB) * 1024);
   /* Afterwards the same request answers the same bytes. */
   sk_httpc_resp again;
   post_poses("mid", "application/octet-stream", body, &again);
@@ -479,7 +490,7 @@ START_TEST(half_sent_bodies_pin_at_most_the_budget_and_the_rest_get_503) {
   ck_assert_int_le(held, 4); /* 16 MiB / 4 MiB */
   ck_assert_int_eq(held + refused, N);
   ck_assert(used <= 16.0 * (1 << 20));
-  ck_assert_int_lt(hwm, (16 + MARGIN_MB) * 1024);
+  expect_hwm_below(hwm, (16 + MARGIN_MB) * 1024);
   for (int i = 0; i < N; i++)
     close(fd[i]);
   /* The reservations come back once the uploads are gone. */

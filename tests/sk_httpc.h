@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,28 @@ typedef struct sk_daemon {
   char host[64];
   unsigned port;
 } sk_daemon;
+
+/* True when the daemon runs under AddressSanitizer: its RSS then holds
+ * ASan's shadow memory and quarantine, so RSS bounds say nothing about ours
+ * (the suites check the daemon's own accounting instead). */
+static inline bool sk_daemon_sanitized(const sk_daemon *d) {
+  char path[64], line[512];
+  snprintf(path, sizeof path, "/proc/%d/maps", (int)d->pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return false;
+  bool asan = false;
+  while (!asan && fgets(line, sizeof line, f))
+    asan = strstr(line, "libasan") != NULL;
+  fclose(f);
+  if (!asan) { /* statically linked: look for the runtime's symbol in the binary */
+    const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "grep -q __asan_init '%s' 2>/dev/null", exe);
+    asan = system(cmd) == 0;
+  }
+  return asan;
+}
 
 /* Starts `exe` (SKINNERD, or "./skinnerd") with --listen 127.0.0.1:0 and the
  * extra NULL-terminated args, reads "listening on ADDR:PORT" from its
