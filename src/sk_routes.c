@@ -568,19 +568,76 @@ static void get_list(sk_routes *r, sk_http_req *req) {
 static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
                              sk_anim *anim, const sk_cache_source *src);
 
-/* A glTF/GLB body: the skin picked by ?skin= (default 0) with its clips.
- * A POST id hashes the file and the selector. */
-static void put_gltf(sk_routes *r, sk_http_req *req, const char *given_id) {
+/* A glTF import on the thread pool: a multi-MB file takes tens of ms to
+ * parse and build, too long for the loop thread. The body and the ?skin=
+ * value belong to the request, which stays put while it is suspended. */
+typedef struct gltf_job {
+  sk_routes *routes;
+  const char *data, *skin; /* borrowed from the request */
+  size_t len;
+  char id[SK_CACHE_ID_MAX + 1];
+  bool has_id; /* PUT: id given; POST: derived from the body */
+  sk_skeleton *s;
+  sk_anim *anim;
   sk_error err;
-  sk_error_clear(&err);
+  int rc;
+} gltf_job;
+
+static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
+                        sk_anim *anim);
+
+static void gltf_work(void *arg) {
+  gltf_job *gj = arg;
+  size_t estimate;
+  gj->rc = sk_gltf_import_bounded(gj->data, gj->len, gj->skin, gj->routes->cfg.max_bones, gj->routes->cfg.max_skeleton,
+                                  &estimate, &gj->s, &gj->anim, &gj->err);
+}
+
+static void gltf_after(sk_http_req *req, void *arg, int status) {
+  gltf_job *gj = arg;
+  if (status == SK_EBUSY) {
+    sk_skeleton_destroy(gj->s);
+    sk_anim_destroy(gj->anim);
+    problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
+  } else if (gj->rc) {
+    problem_err(req, &gj->err, SK_EFORMAT);
+  } else {
+    gltf_finish(gj->routes, req, gj->has_id ? gj->id : NULL, gj->skin, gj->s, gj->anim);
+  }
+  free(gj);
+}
+
+/* A glTF/GLB body: the skin picked by ?skin= (default 0) with its clips,
+ * refused before anything is built when its estimate is over
+ * --max-skeleton-mb; large bodies are imported on the pool. */
+static void put_gltf(sk_routes *r, sk_http_req *req, const char *given_id) {
   const char *skin = sk_http_query(req, "skin");
-  sk_skeleton *s = NULL;
-  sk_anim *anim = NULL;
-  if (sk_gltf_import(req->body.data ? req->body.data : "", req->body.len, skin, r->cfg.max_bones, &s, &anim,
-                     &err) != 0) {
-    problem_err(req, &err, SK_EFORMAT);
+  gltf_job *gj = calloc(1, sizeof *gj);
+  if (gj == NULL) {
+    problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
+  gj->routes = r;
+  gj->data = req->body.data ? req->body.data : "";
+  gj->len = req->body.len;
+  gj->skin = skin;
+  gj->has_id = given_id != NULL;
+  if (given_id != NULL)
+    snprintf(gj->id, sizeof gj->id, "%s", given_id);
+  if (req->body.len >= r->cfg.pool_upload) {
+    if (sk_http_defer(req, gltf_work, gltf_after, gj) != 0) {
+      free(gj);
+      problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+    }
+    return;
+  }
+  gltf_work(gj);
+  gltf_after(req, gj, 0);
+}
+
+/* Stores an imported glTF skin. A POST id hashes the file and the selector. */
+static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
+                        sk_anim *anim) {
   char derived[17];
   const char *id = given_id;
   if (id == NULL) {
@@ -1188,9 +1245,9 @@ static void respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, 
  * than a silently smaller answer. Returns true when it answered. Otherwise
  * sets every pose's output to final. For a batch (`batch`), pose i is at
  * /poses/<first + i>; else the pose is the body itself. */
-static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch) {
+static int binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err) {
   if (fmt == SK_FMT_JSON)
-    return false;
+    return 0;
   for (size_t i = 0; i < n; i++) {
     if (poses[i].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
       char p[SK_ERROR_POINTER_MAX] = "";
@@ -1199,13 +1256,21 @@ static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, in
         sk_pointer_push_index(p, sizeof p, first + i);
       }
       sk_pointer_push(p, sizeof p, "output");
-      problem(req, SK_ERANGE, p, "binary answers carry final matrices only; ask for application/json to get "
-                                 "absolute or local matrices");
-      return true;
+      return sk_error_set(err, SK_ERANGE, p, "binary answers carry final matrices only; ask for application/json to get "
+                                              "absolute or local matrices");
     }
     poses[i].output = SK_OUT_FINAL;
   }
-  return false;
+  return 0;
+}
+
+static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch) {
+  sk_error err;
+  sk_error_clear(&err);
+  if (binary_outputs(poses, n, fmt, first, batch, &err) == 0)
+    return false;
+  problem_err(req, &err, SK_ERANGE);
+  return true;
 }
 
 typedef struct batch_job batch_job;
@@ -1217,9 +1282,32 @@ struct batch_job {
   size_t n;
   int fmt, rc;
   sk_strbuf out;
+  /* Clip work over the loop bound (sk_cost) is parsed on the pool too: */
+  json_t *json;  /* the body, owned until parsed; NULL once poses are in */
+  bool batch;    /* json is {"poses": [...]} (else one pose object) */
+  bool bare;     /* one pose object that gave one pose: no "results" wrapper */
+  sk_error err;  /* a parse error found on the pool */
 };
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
 static void batch_free(batch_job *bj);
+static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch);
+
+/* sk_cost's answer formats are sk_routes' SK_FMT_* */
+_Static_assert((int)SK_COST_JSON == (int)SK_FMT_JSON && (int)SK_COST_F32 == (int)SK_FMT_F32 &&
+                   (int)SK_COST_MAT3X4 == (int)SK_FMT_MAT3X4,
+               "formats");
+
+/* Parses one pose object that may name clips (the /pose body): sampling
+ * happens here, so it runs where sk_cost said it may. */
+static int parse_single(const sk_routes *r, batch_job *bj, const json_t *j, sk_error *err) {
+  int rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, j, "", NULL, &bj->poses, &bj->n, err);
+  if (!rc && bj->n > r->cfg.max_batch)
+    rc = sk_error_set(err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", bj->n, r->cfg.max_batch);
+  if (!rc)
+    rc = binary_outputs(bj->poses, bj->n, bj->fmt, 0, false, err);
+  bj->bare = !rc && bj->n == 1;
+  return rc;
+}
 
 static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
   int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
@@ -1243,6 +1331,17 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
     }
     sk_error err;
     sk_error_clear(&err);
+    sk_cost cost = {0};
+    if (sk_cost_add_pose_json(&cost, &r->cfg.cost, e->skel, e->anim, j, "", fmt, &err) != 0) {
+      json_decref(j);
+      sk_cache_entry_unref(e);
+      problem_err(req, &err, SK_ETOOBIG);
+      return;
+    }
+    if (!sk_cost_inline(&cost, &r->cfg.cost)) {
+      defer_parse(r, req, e, j, fmt, false);
+      return;
+    }
     sk_pose *poses = NULL;
     size_t n = 0;
     rc = sk_pose_parse_anim(e->skel, e->anim, j, "", NULL, &poses, &n, &err);
@@ -1312,6 +1411,7 @@ static void batch_free(batch_job *bj) {
   free(bj->poses);
   sk_cache_entry_unref(bj->entry);
   sk_strbuf_free(&bj->out);
+  json_decref(bj->json);
   free(bj);
 }
 
@@ -1324,10 +1424,10 @@ static void batch_work(void *arg) {
     bj->rc = SK_ENOMEM;
     return;
   }
-  if (bj->fmt == SK_FMT_JSON)
+  if (bj->fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
   bj->rc = eval_poses(bj->entry, bj->poses, bj->n, bj->fmt, &buf, &ks, &bj->out, bj->routes->cfg.kernel_threads);
-  if (bj->fmt == SK_FMT_JSON && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
+  if (bj->fmt == SK_FMT_JSON && !bj->bare && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
     bj->rc = SK_ENOMEM;
   sk_eval_buffers_close(&buf);
   kscratch_free(&ks);
@@ -1337,6 +1437,8 @@ static void batch_after(sk_http_req *req, void *arg, int status) {
   batch_job *bj = arg;
   if (status == SK_EBUSY)
     problem(req, SK_EBUSY, "", "the batch waited past its deadline; retry later");
+  else if (bj->err.code)
+    problem_err(req, &bj->err, bj->rc);
   else if (bj->rc)
     problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
   else
@@ -1357,6 +1459,77 @@ static double batch_cost_us(const batch_job *bj) {
   double eval = kernel_fits(s, bj->poses, bj->n) ? 7 : 150;
   double enc = bj->fmt == SK_FMT_JSON ? 650 : 1;
   return mats * (eval + enc) * 1e-3;
+}
+
+/* Parses the poses of a /poses body (already checked to be {"poses": [...]}
+ * within --max-batch) into `bj`: frame ranges and clips are sampled here,
+ * so it runs where sk_cost said it may. */
+static int parse_batch(const sk_routes *r, batch_job *bj, const json_t *j, sk_error *err) {
+  const json_t *poses = json_object_get(j, "poses");
+  size_t n = json_array_size(poses);
+  int fmt = bj->fmt, rc = 0;
+  if ((bj->poses = calloc(n ? n : 1, sizeof *bj->poses)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  size_t cap = n;
+  for (size_t i = 0; i < n && !rc; i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/poses";
+    sk_pointer_push_index(p, sizeof p, i);
+    sk_pose *item = NULL;
+    size_t k = 0;
+    rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, err);
+    if (rc)
+      break;
+    /* A frame range inside a batch contributes one pose per frame. */
+    if (bj->n + k > r->cfg.max_batch) {
+      sk_pose_array_free(item, k);
+      rc = sk_error_set(err, SK_ETOOBIG, p, "the batch expands to more than %zu poses (--max-batch)",
+                        r->cfg.max_batch);
+      break;
+    }
+    if (bj->n + k > cap) {
+      size_t ncap = (bj->n + k) * 2;
+      sk_pose *grown = realloc(bj->poses, ncap * sizeof *grown);
+      if (grown == NULL) {
+        sk_pose_array_free(item, k);
+        rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+        break;
+      }
+      bj->poses = grown;
+      cap = ncap;
+    }
+    if (fmt != SK_FMT_JSON) {
+      for (size_t f = 0; f < k; f++) {
+        if (item[f].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
+          size_t at = sk_pointer_push(p, sizeof p, "output");
+          rc = sk_error_set(err, SK_ERANGE, p, "binary answers carry final matrices only; ask for "
+                                                "application/json to get absolute or local matrices");
+          p[at] = 0;
+          break;
+        }
+        item[f].output = SK_OUT_FINAL;
+      }
+      if (rc) {
+        sk_pose_array_free(item, k);
+        break;
+      }
+    }
+    for (size_t f = 0; f < k; f++)
+      bj->poses[bj->n++] = item[f];
+    free(item); /* the poses moved into the batch */
+  }
+  return rc;
+}
+
+static void parse_work(void *arg) {
+  batch_job *bj = arg;
+  int rc = bj->batch ? parse_batch(bj->routes, bj, bj->json, &bj->err) : parse_single(bj->routes, bj, bj->json, &bj->err);
+  json_decref(bj->json); /* the job's own reference: nothing else holds the body */
+  bj->json = NULL;
+  if (rc) {
+    bj->rc = rc;
+    return;
+  }
+  batch_work(bj);
 }
 
 static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
@@ -1404,65 +1577,26 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   else if (json_array_size(poses) > r->cfg.max_batch)
     rc = sk_error_set(&err, SK_ETOOBIG, "/poses", "%zu poses; the limit is %zu (--max-batch)",
                       json_array_size(poses), r->cfg.max_batch);
+  sk_cost cost = {0};
+  for (size_t i = 0; !rc && i < json_array_size(poses); i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/poses";
+    sk_pointer_push_index(p, sizeof p, i);
+    rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, e->skel, e->anim, json_array_get(poses, i), p, fmt, &err);
+  }
+  if (!rc && !sk_cost_inline(&cost, &r->cfg.cost)) {
+    defer_parse(r, req, e, j, fmt, true);
+    return;
+  }
   if (!rc) {
-    size_t n = json_array_size(poses);
     bj = calloc(1, sizeof *bj);
-    if (bj == NULL || (bj->poses = calloc(n ? n : 1, sizeof *bj->poses)) == NULL) {
-      free(bj);
-      bj = NULL;
+    if (bj == NULL) {
       rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
     } else {
       bj->routes = r;
       bj->entry = e;
       bj->fmt = fmt;
       e = NULL;
-      size_t cap = n;
-      for (size_t i = 0; i < n && !rc; i++) {
-        char p[SK_ERROR_POINTER_MAX] = "/poses";
-        sk_pointer_push_index(p, sizeof p, i);
-        sk_pose *item = NULL;
-        size_t k = 0;
-        rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, &err);
-        if (rc)
-          break;
-        /* A frame range inside a batch contributes one pose per frame. */
-        if (bj->n + k > r->cfg.max_batch) {
-          sk_pose_array_free(item, k);
-          rc = sk_error_set(&err, SK_ETOOBIG, p, "the batch expands to more than %zu poses (--max-batch)",
-                            r->cfg.max_batch);
-          break;
-        }
-        if (bj->n + k > cap) {
-          size_t ncap = (bj->n + k) * 2;
-          sk_pose *grown = realloc(bj->poses, ncap * sizeof *grown);
-          if (grown == NULL) {
-            sk_pose_array_free(item, k);
-            rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
-            break;
-          }
-          bj->poses = grown;
-          cap = ncap;
-        }
-        if (fmt != SK_FMT_JSON) {
-          for (size_t f = 0; f < k; f++) {
-            if (item[f].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
-              size_t at = sk_pointer_push(p, sizeof p, "output");
-              rc = sk_error_set(&err, SK_ERANGE, p, "binary answers carry final matrices only; ask for "
-                                                    "application/json to get absolute or local matrices");
-              p[at] = 0;
-              break;
-            }
-            item[f].output = SK_OUT_FINAL;
-          }
-          if (rc) {
-            sk_pose_array_free(item, k);
-            break;
-          }
-        }
-        for (size_t f = 0; f < k; f++)
-          bj->poses[bj->n++] = item[f];
-        free(item); /* the poses moved into the batch */
-      }
+      rc = parse_batch(r, bj, j, &err);
     }
   }
   json_decref(j);
@@ -1476,11 +1610,45 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   run_batch(r, req, bj);
 }
 
+/* Hands a costed request whose clip work is over the loop bound to the
+ * pool: parsing (which samples the clips) and evaluation both run there.
+ * Steals `e` and `j`. */
+static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch) {
+  batch_job *bj = calloc(1, sizeof *bj);
+  if (bj == NULL) {
+    json_decref(j);
+    sk_cache_entry_unref(e);
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  bj->routes = r;
+  bj->entry = e;
+  bj->fmt = fmt;
+  bj->json = j;
+  bj->batch = batch;
+  if (sk_http_defer(req, parse_work, batch_after, bj) != 0) {
+    batch_free(bj);
+    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+  }
+}
+
 /* Evaluates a parsed batch inline or on the pool (by size), answers, and
  * releases `bj` (or hands it to the job). */
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   int rc;
   int fmt = bj->fmt;
+  /* Parsed poses (the fast parser's, or already costed from JSON): their
+   * evaluation and answer size, before either is started. */
+  sk_cost cost = {0};
+  sk_error err;
+  sk_error_clear(&err);
+  for (size_t i = 0; i < bj->n; i++)
+    if (sk_cost_add_poses(&cost, &r->cfg.cost, bj->entry->skel, 1, bj->poses[i].output, fmt,
+                          req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
+      batch_free(bj);
+      problem_err(req, &err, SK_ETOOBIG);
+      return;
+    }
   if (r->cfg.pool_always || batch_cost_us(bj) > (double)r->cfg.inline_limit) {
     rc = sk_http_defer(req, batch_work, batch_after, bj);
     if (rc == 0)
@@ -1606,6 +1774,13 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
     r->cfg.max_batch = 1024;
   if (r->cfg.inline_limit == 0)
     r->cfg.inline_limit = 250;
+  if (r->cfg.cost.max_poses == 0)
+    r->cfg.cost.max_poses = r->cfg.max_batch;
+  sk_cost_limits_fill(&r->cfg.cost);
+  if (r->cfg.max_skeleton == 0)
+    r->cfg.max_skeleton = SK_GLTF_MAX_SKELETON_BYTES;
+  if (r->cfg.pool_upload == 0)
+    r->cfg.pool_upload = 64u << 10;
   r->cache = cache;
   r->metrics = metrics;
   *out = r;

@@ -28,6 +28,7 @@ typedef struct options {
   int fast_binary;
   char data_dir[4096];
   unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
+  unsigned long long max_frames, max_layers, max_work, max_answer_mb, max_skeleton_mb;
 } options;
 
 static void usage(FILE *f) {
@@ -61,6 +62,16 @@ static void usage(FILE *f) {
           "  --body-timeout S     and its body within S seconds of the headers\n"
           "                       (SKINNERD_BODY_TIMEOUT) [60]\n"
           "  --log-level LEVEL    error, warn, info or debug (SKINNERD_LOG_LEVEL) [warn]\n"
+          "  --max-frames N       frames one \"times\" or \"from\"/\"to\"/\"fps\" may give; more\n"
+          "                       is 413 before any sampling (SKINNERD_MAX_FRAMES) [1024]\n"
+          "  --max-layers N       layers of one pose (SKINNERD_MAX_LAYERS) [64]\n"
+          "  --max-work N         work units of one pose request, ~1 bone matrix each\n"
+          "                       (sampling, evaluation, JSON encoding), checked before\n"
+          "                       any work (SKINNERD_MAX_WORK) [16777216]\n"
+          "  --max-answer-mb N    largest pose answer, JSON counted at its bound of 25\n"
+          "                       bytes a float (SKINNERD_MAX_ANSWER_MB) [128]\n"
+          "  --max-skeleton-mb N  what one glTF upload may build in memory, estimated\n"
+          "                       from its counts before building (SKINNERD_MAX_SKELETON_MB) [64]\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
           "Under systemd: socket activation ($LISTEN_FDS, then --listen is ignored),\n"
@@ -145,6 +156,16 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = parse_ull(val, 86400, &o->header_timeout) || o->header_timeout == 0;
   else if (strcmp(name, "body-timeout") == 0)
     bad = parse_ull(val, 86400, &o->body_timeout) || o->body_timeout == 0;
+  else if (strcmp(name, "max-frames") == 0)
+    bad = parse_ull(val, 10000000, &o->max_frames) || o->max_frames == 0;
+  else if (strcmp(name, "max-layers") == 0)
+    bad = parse_ull(val, 1000000, &o->max_layers) || o->max_layers == 0;
+  else if (strcmp(name, "max-work") == 0)
+    bad = parse_ull(val, 1ull << 50, &o->max_work) || o->max_work == 0;
+  else if (strcmp(name, "max-answer-mb") == 0)
+    bad = parse_ull(val, 1u << 20, &o->max_answer_mb) || o->max_answer_mb == 0;
+  else if (strcmp(name, "max-skeleton-mb") == 0)
+    bad = parse_ull(val, 1u << 20, &o->max_skeleton_mb) || o->max_skeleton_mb == 0;
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
   else {
@@ -166,6 +187,8 @@ static int parse_env(options *o) {
       {"fast-binary", "SKINNERD_FAST_BINARY"}, {"data-dir", "SKINNERD_DATA_DIR"},
       {"max-connections", "SKINNERD_MAX_CONNECTIONS"}, {"header-timeout", "SKINNERD_HEADER_TIMEOUT"},
       {"body-timeout", "SKINNERD_BODY_TIMEOUT"}, {"conn-memory", "SKINNERD_CONN_MEMORY"},
+      {"max-frames", "SKINNERD_MAX_FRAMES"}, {"max-layers", "SKINNERD_MAX_LAYERS"}, {"max-work", "SKINNERD_MAX_WORK"},
+      {"max-answer-mb", "SKINNERD_MAX_ANSWER_MB"}, {"max-skeleton-mb", "SKINNERD_MAX_SKELETON_MB"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -318,6 +341,11 @@ int main(int argc, char **argv) {
     rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
   rc.fast_binary = o.fast_binary;
   rc.kernel_threads = (unsigned)o.threads;
+  rc.cost.max_frames = o.max_frames; /* zeros take sk_cost's defaults */
+  rc.cost.max_layers = o.max_layers;
+  rc.cost.max_work = o.max_work;
+  rc.cost.max_answer = o.max_answer_mb << 20;
+  rc.max_skeleton = (size_t)o.max_skeleton_mb << 20;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
     return 1;
