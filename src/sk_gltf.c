@@ -1364,14 +1364,14 @@ static int est_add(uint64_t *total, uint64_t more, size_t limit, const char *ptr
  * plus the largest sampler read (input and output floats at once), the
  * transient peak. Counts come from the JSON: an accessor without a
  * bufferView (zero-filled) counts its `count` like any other. */
-int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes, sk_error *err) {
-  uint64_t total = 0, peak = 0;
+static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total_out, sk_error *err) {
+  uint64_t peak = 0;
+  uint64_t *const total = total_out;
   ptr_t p;
   int rc = 0;
-  *bytes = 0;
   const uint64_t per_node = 64 + sizeof(sk_bone) + sizeof(sk_bone_desc) + 3 * 16 * sizeof(float) +
                             SK_ANIM_TRS * sizeof(double) + 256;
-  if ((rc = est_add(&total, (uint64_t)g->node_count * per_node, limit, "/nodes", err)))
+  if ((rc = est_add(total, (uint64_t)g->node_count * per_node, limit, "/nodes", err)))
     return rc;
   const json_t *sk = json_array_get(json_object_get(g->root, "skins"), skin);
   const json_t *ibm = json_object_get(sk, "inverseBindMatrices");
@@ -1379,7 +1379,7 @@ int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes,
     uint64_t v = accessor_values(g, ibm);
     char ap[SK_ERROR_POINTER_MAX];
     joinp(ap, mkptr(&p, "accessors", (size_t)json_integer_value(ibm), NULL, -1), "count");
-    if ((rc = est_add(&total, v * sizeof(float), limit, ap, err)))
+    if ((rc = est_add(total, v * sizeof(float), limit, ap, err)))
       return rc;
   }
   const json_t *anims = json_object_get(g->root, "animations");
@@ -1387,7 +1387,7 @@ int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes,
     const json_t *an = json_array_get(anims, a);
     const json_t *chs = json_object_get(an, "channels"), *smps = json_object_get(an, "samplers");
     size_t nch = json_array_size(chs);
-    if ((rc = est_add(&total, nch * (uint64_t)(sizeof(sk_anim_channel) + 32) + 256, limit,
+    if ((rc = est_add(total, nch * (uint64_t)(sizeof(sk_anim_channel) + 32) + 256, limit,
                       mkptr(&p, "animations", a, "channels", -1), err)))
       return rc;
     for (size_t c = 0; c < nch; c++) {
@@ -1405,14 +1405,20 @@ int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes,
             "count");
       if ((keys + vals) * sizeof(float) > peak)
         peak = (keys + vals) * sizeof(float);
-      if ((rc = est_add(&total, (keys + 2) * sizeof(double) + (vals + 24) * sizeof(float), limit, ap, err)))
+      if ((rc = est_add(total, (keys + 2) * sizeof(double) + (vals + 24) * sizeof(float), limit, ap, err)))
         return rc;
     }
   }
-  if ((rc = est_add(&total, peak, limit, "/animations", err)))
+  if ((rc = est_add(total, peak, limit, "/animations", err)))
     return rc;
-  *bytes = total > SIZE_MAX ? SIZE_MAX : (size_t)total;
   return 0;
+}
+
+int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes, sk_error *err) {
+  uint64_t total = 0;
+  int rc = estimate(g, skin, limit, &total, err);
+  *bytes = total > SIZE_MAX ? SIZE_MAX : (size_t)total;
+  return rc;
 }
 
 size_t sk_gltf_estimate_bytes(const sk_gltf *g, size_t skin) {

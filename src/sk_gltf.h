@@ -86,8 +86,8 @@ int sk_gltf_import(const void *data, size_t len, const char *skin_selector, size
  * components, channels, keys) before anything is allocated: an accessor
  * without a bufferView counts its `count` like any other. With `limit` > 0,
  * stops with SK_ETOOBIG (413) and a pointer to the field that took the
- * total over it ("/accessors/3/count", "/animations/0/channels", "/nodes").
- * Never allocates. */
+ * total over it ("/accessors/3/count", "/animations/0/channels", "/nodes"),
+ * *bytes then holding the total so far. Never allocates. */
 int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes, sk_error *err);
 /* The same without a limit, for a memory budget: SIZE_MAX if unreadable. */
 size_t sk_gltf_estimate_bytes(const sk_gltf *g, size_t skin);
