@@ -1,0 +1,474 @@
+/* Requests whose cost is not in their size (issue 11, first attacks),
+ * against the real skinnerd on 127.0.0.1: each is answered 413 within a
+ * bound, before its work, while a second thread keeps asking /healthz
+ * (p99 under 50 ms) and the daemon's peak RSS (VmHWM) stays bounded; the
+ * clip work that is allowed runs on the pool and answers exactly what the
+ * loop thread answers.
+ *
+ * Each test prints one line per attack ("limits: ...") with its status,
+ * time and the daemon's VmHWM: run with SKINNERD=<an older skinnerd> to
+ * measure the attacks against it (the assertions then fail, the figures
+ * are still printed). */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "sk_httpc.h"
+#include "sk_numfmt.h"
+#include "sk_testskel.h"
+#include "sk_testutil.h"
+
+static sk_daemon D;
+
+/* ---- daemon, requests, memory ------------------------------------------------ */
+
+static void start(const char *const *extra) {
+  ck_assert_msg(sk_daemon_start(&D, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
+                getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
+}
+
+static void stop(void) {
+  int st = sk_daemon_stop(&D, SIGTERM);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
+}
+
+/* One request; returns its wall time in ms (the answer in *r, status 0 when none). */
+static double timed(const char *method, const char *path, const char *ct, const void *body, size_t len,
+                    sk_httpc_resp *r) {
+  char h[256] = "";
+  if (ct != NULL)
+    snprintf(h, sizeof h, "Content-Type: %s\r\n", ct);
+  double t0 = sk_test_now();
+  if (sk_httpc_request(D.host, D.port, method, path, h, body, len, r) != 0)
+    r->status = 0;
+  return (sk_test_now() - t0) * 1e3;
+}
+
+/* A field in "Name:   123 kB" form of /proc/PID/status, in KiB. */
+static long status_kb(const char *field) {
+  char path[64], line[256], fmt[64];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)D.pid);
+  snprintf(fmt, sizeof fmt, "%s: %%ld kB", field);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  long kb = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, fmt, &kb) == 1)
+      break;
+  fclose(f);
+  return kb;
+}
+
+/* A problem+json answer's pointer and detail. */
+static void expect_problem(const sk_httpc_resp *r, int status, const char *pointer, const char *flag) {
+  ck_assert_msg(r->status == status, "status %d, want %d: %.300s", r->status, status, r->body ? r->body : "");
+  json_t *j = json_loads(r->body, 0, NULL);
+  ck_assert_msg(j != NULL, "not JSON: %.200s", r->body);
+  const char *p = json_string_value(json_object_get(j, "pointer"));
+  const char *d = json_string_value(json_object_get(j, "detail"));
+  ck_assert_msg(p != NULL && strcmp(p, pointer) == 0, "pointer %s, want %s (%s)", p ? p : "(none)", pointer,
+                d ? d : "");
+  ck_assert_msg(d != NULL && strstr(d, flag) != NULL, "detail \"%s\" does not name %s", d ? d : "", flag);
+  json_decref(j);
+}
+
+/* ---- the /healthz prober ---------------------------------------------------- */
+
+#define PROBES_MAX 100000
+static struct {
+  pthread_t thread;
+  atomic_bool stop;
+  double ms[PROBES_MAX];
+  atomic_size_t n;
+  int failures;
+} P;
+
+static size_t P_count(void) { return atomic_load(&P.n); }
+
+static void *probe_main(void *arg) {
+  (void)arg;
+  while (!atomic_load(&P.stop) && atomic_load(&P.n) < PROBES_MAX) {
+    sk_httpc_resp r;
+    double ms = timed("GET", "/healthz", NULL, NULL, 0, &r);
+    if (r.status != 200)
+      P.failures++;
+    sk_httpc_free(&r);
+    P.ms[atomic_load(&P.n)] = ms;
+    atomic_fetch_add(&P.n, 1);
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+static void probe_start(void) {
+  atomic_store(&P.n, 0);
+  P.failures = 0;
+  atomic_store(&P.stop, false);
+  ck_assert_int_eq(pthread_create(&P.thread, NULL, probe_main, NULL), 0);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Stops the prober; asserts /healthz p99 < 50 ms and that every probe got its 200. */
+static void probe_stop(const char *what) {
+  while (P_count() < 20) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  atomic_store(&P.stop, true);
+  pthread_join(P.thread, NULL);
+  size_t n = P_count();
+  qsort(P.ms, n, sizeof P.ms[0], cmp_double);
+  double p99 = P.ms[n * 99 / 100], max = P.ms[n - 1];
+  fprintf(stderr, "limits: %s: /healthz %zu probes, p99 %.1f ms, max %.1f ms, %d failed\n", what, n, p99, max,
+          P.failures);
+  ck_assert_msg(P.failures == 0, "%d /healthz probes failed", P.failures);
+  ck_assert_msg(p99 < 50, "/healthz p99 %.1f ms while %s", p99, what);
+}
+
+/* ---- attack inputs, generated ----------------------------------------------- */
+
+static void b64(const unsigned char *in, size_t n, char *out) {
+  static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t o = 0;
+  for (size_t i = 0; i < n; i += 3) {
+    unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+    out[o++] = t[v >> 18 & 63];
+    out[o++] = t[v >> 12 & 63];
+    out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
+    out[o++] = i + 2 < n ? t[v & 63] : '=';
+  }
+  out[o] = 0;
+}
+
+/* One joint, one 2-key rotation sampler (0 s and 100 s), and `nch`
+ * channels all driving that joint through it: ~50 bytes a channel. */
+static char *many_channels_gltf(int nch, size_t *len) {
+  float data[2 + 8] = {0, 100, 0, 0, 0, 1, 0, 0.70710677f, 0, 0.70710677f};
+  char enc[64];
+  b64((const unsigned char *)data, sizeof data, enc);
+  sk_strbuf b = {0};
+  char head[1024];
+  int n = snprintf(head, sizeof head,
+                   "{\"asset\":{\"version\":\"2.0\"},\"nodes\":[{\"name\":\"j\"}],\"skins\":[{\"joints\":[0]}],"
+                   "\"buffers\":[{\"byteLength\":40,\"uri\":\"data:application/octet-stream;base64,%s\"}],"
+                   "\"bufferViews\":[{\"buffer\":0,\"byteLength\":8},{\"buffer\":0,\"byteOffset\":8,\"byteLength\":32}],"
+                   "\"accessors\":[{\"bufferView\":0,\"componentType\":5126,\"count\":2,\"type\":\"SCALAR\"},"
+                   "{\"bufferView\":1,\"componentType\":5126,\"count\":2,\"type\":\"VEC4\"}],"
+                   "\"animations\":[{\"samplers\":[{\"input\":0,\"output\":1}],\"channels\":[",
+                   enc);
+  sk_strbuf_append(&b, head, (size_t)n);
+  static const char ch[] = "{\"sampler\":0,\"target\":{\"node\":0,\"path\":\"rotation\"}}";
+  for (int i = 0; i < nch; i++) {
+    if (i > 0)
+      sk_strbuf_append(&b, ",", 1);
+    sk_strbuf_append(&b, ch, sizeof ch - 1);
+  }
+  sk_strbuf_append(&b, "]}]}", 4);
+  ck_assert(!b.failed);
+  *len = b.len;
+  return b.data;
+}
+
+/* {"layers": [{"animation": 0, "time": 0.5} x n]} */
+static char *layers_body(int n) {
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, "{\"layers\":[", 11);
+  for (int i = 0; i < n; i++)
+    sk_strbuf_append(&b, i ? ",{\"animation\":0,\"time\":0.5}" : "{\"animation\":0,\"time\":0.5}", i ? 27 : 26);
+  sk_strbuf_append(&b, "]}", 2);
+  ck_assert(!b.failed);
+  return b.data;
+}
+
+static void put_body(const char *id, const char *ct, const void *body, size_t len) {
+  char path[128];
+  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
+  sk_httpc_resp r;
+  double ms = timed("PUT", path, ct, body, len, &r);
+  fprintf(stderr, "limits: PUT %s (%zu bytes): %d in %.0f ms\n", id, len, r.status, ms);
+  ck_assert_msg(r.status == 201 || r.status == 200, "PUT %s: %d %.300s", id, r.status, r.body ? r.body : "");
+  sk_httpc_free(&r);
+}
+
+static void put_asset(const char *id, const char *asset) {
+  size_t len;
+  unsigned char *d = sk_test_read_asset(asset, &len);
+  put_body(id, "model/gltf-binary", d, len);
+  free(d);
+}
+
+/* POSTs `body` to `path` and reports it as attack `what`; the answer in *r. */
+static double attack(const char *what, const char *path, const char *body, size_t len, sk_httpc_resp *r) {
+  long before = status_kb("VmHWM");
+  double ms = timed("POST", path, "application/json", body, len, r);
+  long after = status_kb("VmHWM");
+  fprintf(stderr, "limits: %s (%zu-byte body): %d in %.0f ms, %zu-byte answer, VmHWM %ld -> %ld MB\n", what, len,
+          r->status, ms, r->len, before >> 10, after >> 10);
+  return ms;
+}
+
+static const char *const k_args[] = {"--max-body", "8388608", "--threads", "2", NULL};
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+START_TEST(a_100_second_range_on_60000_channels_is_refused_before_any_sampling) {
+  start(k_args);
+  probe_start();
+  size_t len;
+  char *g = many_channels_gltf(60000, &len);
+  ck_assert_uint_gt(len, 3000000);
+  put_body("many", "model/gltf+json", g, len);
+  free(g);
+  sk_httpc_resp r;
+  static const char range[] = "{\"animation\":0,\"from\":0,\"to\":100,\"fps\":60}";
+  double ms = attack("100 s at 60 fps on 60 000 channels", "/v1/skeletons/many/pose", range, strlen(range), &r);
+  expect_problem(&r, 413, "/fps", "--max-frames");
+  ck_assert_msg(ms < 1000, "413 after %.0f ms", ms);
+  sk_httpc_free(&r);
+  /* within --max-frames, over --max-work: 601 frames x 60 001 */
+  static const char ten[] = "{\"animation\":0,\"from\":0,\"to\":10,\"fps\":60}";
+  ms = attack("10 s at 60 fps on 60 000 channels", "/v1/skeletons/many/pose", ten, strlen(ten), &r);
+  expect_problem(&r, 413, "", "--max-work");
+  ck_assert_msg(ms < 1000, "413 after %.0f ms", ms);
+  sk_httpc_free(&r);
+  char *l2000 = layers_body(2000);
+  ck_assert_uint_lt(strlen(l2000), 80 * 1024);
+  ms = attack("2000 layers on 60 000 channels", "/v1/skeletons/many/pose", l2000, strlen(l2000), &r);
+  expect_problem(&r, 413, "/layers", "--max-layers");
+  ck_assert_msg(ms < 1000, "413 after %.0f ms", ms);
+  sk_httpc_free(&r);
+  free(l2000);
+  /* what stays allowed runs on the pool: 64 layers (3.8 M channel samples),
+   * one frame (60 000), a batch of 16 frames */
+  char *l64 = layers_body(64);
+  ms = attack("64 layers on 60 000 channels", "/v1/skeletons/many/pose", l64, strlen(l64), &r);
+  ck_assert_msg(r.status == 200 && strncmp(r.body, "{\"final\":", 9) == 0, "%d %.200s", r.status, r.body);
+  sk_httpc_free(&r);
+  free(l64);
+  static const char one[] = "{\"animation\":0,\"time\":50}";
+  attack("one frame of 60 000 channels", "/v1/skeletons/many/pose", one, strlen(one), &r);
+  ck_assert_msg(r.status == 200 && strncmp(r.body, "{\"final\":", 9) == 0, "%d %.200s", r.status, r.body);
+  /* halfway between the keys (identity and a quarter turn about z): an
+   * eighth turn, cos(45 deg) first */
+  json_t *j = json_loads(r.body, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  double m00 = json_number_value(json_array_get(json_object_get(j, "final"), 0));
+  ck_assert_msg(fabs(m00 - 0.70710678) < 1e-5, "final[0] = %.7f", m00);
+  json_decref(j);
+  sk_httpc_free(&r);
+  static const char batch[] = "{\"poses\":[{\"animation\":0,\"from\":0,\"to\":15,\"fps\":1}]}";
+  attack("16 frames of 60 000 channels in a batch", "/v1/skeletons/many/poses", batch, strlen(batch), &r);
+  ck_assert_msg(r.status == 200 && strncmp(r.body, "{\"results\":[{\"final\":", 21) == 0, "%d %.200s", r.status,
+                r.body);
+  sk_httpc_free(&r);
+  probe_stop("the 60 000-channel attacks ran");
+  long hwm = status_kb("VmHWM");
+  ck_assert_msg(hwm < 256 * 1024, "VmHWM %ld kB", hwm);
+  stop();
+}
+END_TEST
+
+START_TEST(zero_filled_accessors_are_refused_before_anything_is_allocated) {
+  start(k_args);
+  probe_start();
+  /* one joint; its accessors have no bufferView, so count alone decides their size */
+  static const char text[] =
+      "{\"asset\":{\"version\":\"2.0\"},\"nodes\":[{}],\"skins\":[{\"joints\":[0],\"inverseBindMatrices\":0}],"
+      "\"accessors\":[{\"componentType\":5126,\"count\":1000000,\"type\":\"MAT4\"},"
+      "{\"componentType\":5126,\"count\":4000000,\"type\":\"SCALAR\"},"
+      "{\"componentType\":5126,\"count\":4000000,\"type\":\"VEC4\"}],"
+      "\"animations\":[{\"samplers\":[{\"input\":1,\"output\":2}],\"channels\":[{\"sampler\":0,\"target\":{\"node\":0,"
+      "\"path\":\"rotation\"}}]}]}";
+  long before = status_kb("VmHWM");
+  sk_httpc_resp r;
+  double ms = timed("PUT", "/v1/skeletons/empty", "model/gltf+json", text, strlen(text), &r);
+  long after = status_kb("VmHWM");
+  fprintf(stderr, "limits: %zu-byte glTF of zero-filled accessors: %d in %.0f ms, VmHWM %ld -> %ld MB\n", strlen(text),
+          r.status, ms, before >> 10, after >> 10);
+  expect_problem(&r, 413, "/accessors/2/count", "--max-skeleton-mb");
+  sk_httpc_free(&r);
+  ck_assert_msg(after - before < 16 * 1024, "VmHWM grew by %ld kB", after - before);
+  /* and nothing was stored */
+  timed("GET", "/v1/skeletons/empty", NULL, NULL, 0, &r);
+  ck_assert_int_eq(r.status, 404);
+  sk_httpc_free(&r);
+  probe_stop("the zero-filled glTF was refused");
+  stop();
+}
+END_TEST
+
+START_TEST(a_49_byte_frame_range_on_a_real_asset_is_refused_before_sampling) {
+  start(k_args);
+  put_asset("mq", "mannequiny-0.3.0.glb");
+  probe_start();
+  /* 90 001 frames of 46 bones: under the old 4 Mi bone-pose bound */
+  static const char range[] = "{\"animation\":\"walk\",\"from\":0,\"to\":1500,\"fps\":60}";
+  sk_httpc_resp r;
+  long before = status_kb("VmHWM");
+  double ms = attack("90 001 frames of a real asset", "/v1/skeletons/mq/pose", range, strlen(range), &r);
+  expect_problem(&r, 413, "/fps", "--max-frames");
+  sk_httpc_free(&r);
+  ck_assert_msg(ms < 1000, "413 after %.0f ms", ms);
+  ck_assert_msg(status_kb("VmHWM") - before < 16 * 1024, "VmHWM grew by %ld kB", status_kb("VmHWM") - before);
+  /* the same inside a batch */
+  static const char batch[] = "{\"poses\":[{},{\"animation\":\"walk\",\"from\":0,\"to\":1500,\"fps\":60}]}";
+  attack("90 001 frames inside a batch", "/v1/skeletons/mq/poses", batch, strlen(batch), &r);
+  expect_problem(&r, 413, "/poses/1/fps", "--max-frames");
+  sk_httpc_free(&r);
+  probe_stop("the frame ranges were refused");
+  stop();
+}
+END_TEST
+
+START_TEST(a_41_kb_batch_asking_for_a_gigabyte_answer_is_refused_before_evaluating) {
+  start(k_args);
+  char *skel = sk_test_tree_skeleton(1024);
+  put_body("big", "application/json", skel, strlen(skel));
+  free(skel);
+  probe_start();
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, "{\"poses\":[", 10);
+  static const char pose[] = "{\"output\":[\"final\",\"absolute\",\"local\"]}";
+  for (int i = 0; i < 1024; i++) {
+    if (i > 0)
+      sk_strbuf_append(&b, ",", 1);
+    sk_strbuf_append(&b, pose, sizeof pose - 1);
+  }
+  sk_strbuf_append(&b, "]}", 2);
+  ck_assert(!b.failed);
+  ck_assert_uint_lt(b.len, 42 * 1024);
+  sk_httpc_resp r;
+  long before = status_kb("VmHWM");
+  double ms = attack("1024 poses x 3 outputs x 1024 bones", "/v1/skeletons/big/poses", b.data, b.len, &r);
+  ck_assert_msg(r.status == 413, "%d", r.status);
+  ck_assert_msg(strstr(r.body, "--max-answer-mb") != NULL, "%.300s", r.body);
+  ck_assert_msg(strstr(r.body, "\"pointer\":\"/poses") != NULL, "%.300s", r.body);
+  sk_httpc_free(&r);
+  ck_assert_msg(ms < 1000, "413 after %.0f ms", ms);
+  ck_assert_msg(status_kb("VmHWM") - before < 16 * 1024, "VmHWM grew by %ld kB", status_kb("VmHWM") - before);
+  sk_strbuf_free(&b);
+  probe_stop("the gigabyte answer was refused");
+  stop();
+}
+END_TEST
+
+/* `n` frame times from t0, 1/60 s apart, as a pose body on clip "walk". */
+static char *times_body(int first, int n, bool batch) {
+  json_t *ts = json_array();
+  for (int i = 0; i < n; i++)
+    json_array_append_new(ts, json_real((first + i) / 60.0));
+  json_t *pose = json_pack("{s:s,s:o}", "animation", "walk", "times", ts);
+  json_t *j = batch ? json_pack("{s:[o]}", "poses", pose) : pose;
+  char *text = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  return text;
+}
+
+static json_t *results_of(const char *path, const char *body) {
+  sk_httpc_resp r;
+  timed("POST", path, "application/json", body, strlen(body), &r);
+  ck_assert_msg(r.status == 200, "%d %.300s", r.status, r.body ? r.body : "");
+  json_t *j = json_loads(r.body, 0, NULL);
+  sk_httpc_free(&r);
+  ck_assert_ptr_nonnull(j);
+  json_t *res = json_incref(json_object_get(j, "results"));
+  json_decref(j);
+  ck_assert_ptr_nonnull(res);
+  return res;
+}
+
+START_TEST(clip_work_on_the_pool_answers_what_the_loop_answers) {
+  start(k_args);
+  put_asset("mq", "mannequiny-0.3.0.glb");
+  probe_start();
+  /* 300 frames x (135 channels + 46 bones): over the loop bound, sampled on
+   * the pool; the same frames 48 at a time stay on the loop thread (48: the
+   * batch kernel works in blocks of 16 poses, whose last digits may depend
+   * on a pose's lane, so the chunks keep every frame in its lane) */
+  for (int batch = 0; batch < 2; batch++) {
+    const char *path = batch ? "/v1/skeletons/mq/poses" : "/v1/skeletons/mq/pose";
+    char *all = times_body(0, 300, batch);
+    json_t *whole = results_of(path, all);
+    free(all);
+    ck_assert_uint_eq(json_array_size(whole), 300);
+    for (int first = 0; first < 300; first += 48) {
+      int n = first + 48 <= 300 ? 48 : 300 - first;
+      char *part = times_body(first, n, batch);
+      json_t *chunk = results_of(path, part);
+      free(part);
+      for (int i = 0; i < n; i++)
+        ck_assert_msg(json_equal(json_array_get(chunk, (size_t)i), json_array_get(whole, (size_t)(first + i))),
+                      "frame %d differs between the pool and the loop", first + i);
+      json_decref(chunk);
+    }
+    json_decref(whole);
+  }
+  probe_stop("clip work ran on the pool");
+  stop();
+}
+END_TEST
+
+START_TEST(normal_requests_stay_exact_after_every_attack) {
+  start(k_args);
+  put_asset("fox", "Fox.glb");
+  static const char pose[] = "{\"animation\":\"Run\",\"time\":0.37}";
+  static const char range[] = "{\"animation\":\"Walk\",\"from\":0,\"to\":0.5,\"fps\":30}";
+  sk_httpc_resp a, b;
+  timed("POST", "/v1/skeletons/fox/pose", "application/json", pose, strlen(pose), &a);
+  timed("POST", "/v1/skeletons/fox/pose", "application/json", range, strlen(range), &b);
+  ck_assert_int_eq(a.status, 200);
+  ck_assert_int_eq(b.status, 200);
+  probe_start();
+  sk_httpc_resp r;
+  static const char huge[] = "{\"animation\":\"Walk\",\"from\":0,\"to\":3000,\"fps\":30}";
+  attack("90 001 Fox frames", "/v1/skeletons/fox/pose", huge, strlen(huge), &r);
+  ck_assert_int_eq(r.status, 413);
+  sk_httpc_free(&r);
+  char *l = layers_body(100);
+  attack("100 layers", "/v1/skeletons/fox/pose", l, strlen(l), &r);
+  ck_assert_int_eq(r.status, 413);
+  sk_httpc_free(&r);
+  free(l);
+  sk_httpc_resp a2, b2;
+  timed("POST", "/v1/skeletons/fox/pose", "application/json", pose, strlen(pose), &a2);
+  timed("POST", "/v1/skeletons/fox/pose", "application/json", range, strlen(range), &b2);
+  ck_assert_int_eq(a2.status, 200);
+  ck_assert_int_eq(b2.status, 200);
+  ck_assert_uint_eq(a.len, a2.len);
+  ck_assert_mem_eq(a.body, a2.body, a.len);
+  ck_assert_uint_eq(b.len, b2.len);
+  ck_assert_mem_eq(b.body, b2.body, b.len);
+  sk_httpc_free(&a);
+  sk_httpc_free(&b);
+  sk_httpc_free(&a2);
+  sk_httpc_free(&b2);
+  probe_stop("Fox attacks ran");
+  stop();
+}
+END_TEST
+
+static Suite *limits_suite(void) {
+  Suite *s = suite_create("limits");
+  TCase *t = tcase_create("attacks");
+  tcase_set_timeout(t, 300);
+  tcase_add_test(t, a_100_second_range_on_60000_channels_is_refused_before_any_sampling);
+  tcase_add_test(t, zero_filled_accessors_are_refused_before_anything_is_allocated);
+  tcase_add_test(t, a_49_byte_frame_range_on_a_real_asset_is_refused_before_sampling);
+  tcase_add_test(t, a_41_kb_batch_asking_for_a_gigabyte_answer_is_refused_before_evaluating);
+  tcase_add_test(t, clip_work_on_the_pool_answers_what_the_loop_answers);
+  tcase_add_test(t, normal_requests_stay_exact_after_every_attack);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) { return sk_test_run(limits_suite()); }
