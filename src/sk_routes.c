@@ -568,71 +568,89 @@ static void get_list(sk_routes *r, sk_http_req *req) {
 static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
                              sk_anim *anim, const sk_cache_source *src);
 
-/* A glTF import on the thread pool: a multi-MB file takes tens of ms to
- * parse and build, too long for the loop thread. The body and the ?skin=
- * value belong to the request, which stays put while it is suspended. */
-typedef struct gltf_job {
+/* A skeleton upload (glTF, or a JSON skeleton) built on the thread pool
+ * when its body is large: a multi-MB file takes tens of ms to parse and
+ * build, too long for the loop thread. The body and the ?skin= value
+ * belong to the request, which stays put while it is suspended; the store
+ * happens back on the loop thread. Small bodies run the same code inline. */
+typedef struct upload_job {
   sk_routes *routes;
   const char *data, *skin; /* borrowed from the request */
   size_t len;
+  bool gltf;
   char id[SK_CACHE_ID_MAX + 1];
-  bool has_id; /* PUT: id given; POST: derived from the body */
+  bool has_id;             /* PUT: id given; POST: derived (JSON: into id) */
   sk_skeleton *s;
   sk_anim *anim;
   sk_error err;
   int rc;
-} gltf_job;
+} upload_job;
 
 static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
                         sk_anim *anim);
 
-static void gltf_work(void *arg) {
-  gltf_job *gj = arg;
-  size_t estimate;
-  gj->rc = sk_gltf_import_bounded(gj->data, gj->len, gj->skin, gj->routes->cfg.max_bones, gj->routes->cfg.max_skeleton,
-                                  &estimate, &gj->s, &gj->anim, &gj->err);
-}
-
-static void gltf_after(sk_http_req *req, void *arg, int status) {
-  gltf_job *gj = arg;
-  if (status == SK_EBUSY) {
-    sk_skeleton_destroy(gj->s);
-    sk_anim_destroy(gj->anim);
-    problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
-  } else if (gj->rc) {
-    problem_err(req, &gj->err, SK_EFORMAT);
-  } else {
-    gltf_finish(gj->routes, req, gj->has_id ? gj->id : NULL, gj->skin, gj->s, gj->anim);
+static void upload_work(void *arg) {
+  upload_job *uj = arg;
+  const sk_routes *r = uj->routes;
+  if (uj->gltf) {
+    size_t estimate;
+    uj->rc = sk_gltf_import_bounded(uj->data, uj->len, uj->skin, r->cfg.max_bones, r->cfg.max_skeleton, &estimate,
+                                    &uj->s, &uj->anim, &uj->err);
+    return;
   }
-  free(gj);
+  json_t *j = NULL;
+  if ((uj->rc = sk_json_load(uj->data, uj->len, &j, &uj->err)) != 0)
+    return;
+  uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
+  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0) {
+    sk_skeleton_destroy(uj->s);
+    uj->s = NULL;
+    uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
+  }
+  json_decref(j);
 }
 
-/* A glTF/GLB body: the skin picked by ?skin= (default 0) with its clips,
- * refused before anything is built when its estimate is over
- * --max-skeleton-mb; large bodies are imported on the pool. */
-static void put_gltf(sk_routes *r, sk_http_req *req, const char *given_id) {
-  const char *skin = sk_http_query(req, "skin");
-  gltf_job *gj = calloc(1, sizeof *gj);
-  if (gj == NULL) {
+static void upload_after(sk_http_req *req, void *arg, int status) {
+  upload_job *uj = arg;
+  static const sk_cache_source json_source = {NULL, 0, NULL};
+  if (status == SK_EBUSY)
+    problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
+  else if (uj->rc)
+    problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
+  else if (uj->gltf)
+    gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj->skin, uj->s, uj->anim);
+  else
+    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
+  free(uj);
+}
+
+/* PUT/POST of a skeleton. A glTF/GLB body gives the skin picked by ?skin=
+ * (default 0) with its clips, refused before anything is built when its
+ * estimate is over --max-skeleton-mb. Bodies of pool_upload bytes and
+ * more (64 KiB) are parsed and built on the pool. */
+static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
+  upload_job *uj = calloc(1, sizeof *uj);
+  if (uj == NULL) {
     problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
-  gj->routes = r;
-  gj->data = req->body.data ? req->body.data : "";
-  gj->len = req->body.len;
-  gj->skin = skin;
-  gj->has_id = given_id != NULL;
+  uj->routes = r;
+  uj->data = req->body.data ? req->body.data : "";
+  uj->len = req->body.len;
+  uj->gltf = gltf_type(sk_http_header(req, "Content-Type")) != 0;
+  uj->skin = uj->gltf ? sk_http_query(req, "skin") : NULL;
+  uj->has_id = given_id != NULL;
   if (given_id != NULL)
-    snprintf(gj->id, sizeof gj->id, "%s", given_id);
+    snprintf(uj->id, sizeof uj->id, "%s", given_id);
   if (req->body.len >= r->cfg.pool_upload) {
-    if (sk_http_defer(req, gltf_work, gltf_after, gj) != 0) {
-      free(gj);
+    if (sk_http_defer(req, upload_work, upload_after, uj) != 0) {
+      free(uj);
       problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
     }
     return;
   }
-  gltf_work(gj);
-  gltf_after(req, gj, 0);
+  upload_work(uj);
+  upload_after(req, uj, 0);
 }
 
 /* Stores an imported glTF skin. A POST id hashes the file and the selector. */
@@ -674,38 +692,6 @@ static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, boo
     respond_json(req, replaced ? 200 : 201, &b, NULL);
   }
   sk_cache_entry_unref(e);
-}
-
-static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
-  if (gltf_type(sk_http_header(req, "Content-Type")) != 0) {
-    put_gltf(r, req, given_id);
-    return;
-  }
-  json_t *j = load_body(req);
-  if (j == NULL)
-    return;
-  sk_error err;
-  sk_error_clear(&err);
-  sk_skeleton *s = NULL;
-  if (sk_json_parse_skeleton(j, "", r->cfg.max_bones, &s, &err) != 0) {
-    json_decref(j);
-    problem_err(req, &err, SK_EINVAL);
-    return;
-  }
-  char derived[17];
-  const char *id = given_id;
-  if (id == NULL) {
-    if (sk_routes_content_id(j, derived) != 0) {
-      json_decref(j);
-      sk_skeleton_destroy(s);
-      problem(req, SK_ENOMEM, "", "out of memory");
-      return;
-    }
-    id = derived;
-  }
-  json_decref(j);
-  static const sk_cache_source json_source = {NULL, 0, NULL};
-  store_and_answer(r, req, id, given_id == NULL, s, NULL, &json_source);
 }
 
 static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {

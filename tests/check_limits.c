@@ -312,13 +312,15 @@ END_TEST
 START_TEST(zero_filled_accessors_are_refused_before_anything_is_allocated) {
   start(k_args);
   probe_start();
-  /* one joint; its accessors have no bufferView, so count alone decides their size */
+  /* one joint, two channels on one sampler whose accessors have no
+   * bufferView, so count alone decides their size (each channel keeps its
+   * own copy of the keys) */
   static const char text[] =
       "{\"asset\":{\"version\":\"2.0\"},\"nodes\":[{}],\"skins\":[{\"joints\":[0]}],"
       "\"accessors\":[{\"componentType\":5126,\"count\":4000000,\"type\":\"SCALAR\"},"
       "{\"componentType\":5126,\"count\":4000000,\"type\":\"VEC4\"}],"
       "\"animations\":[{\"samplers\":[{\"input\":0,\"output\":1}],\"channels\":[{\"sampler\":0,\"target\":{\"node\":0,"
-      "\"path\":\"rotation\"}}]}]}";
+      "\"path\":\"rotation\"}},{\"sampler\":0,\"target\":{\"node\":0,\"path\":\"rotation\"}}]}]}";
   long before = status_kb("VmHWM");
   sk_httpc_resp r;
   double ms = timed("PUT", "/v1/skeletons/empty", "model/gltf+json", text, strlen(text), &r);
