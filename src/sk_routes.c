@@ -1273,6 +1273,9 @@ struct batch_job {
   bool batch;    /* json is {"poses": [...]} (else one pose object) */
   bool bare;     /* one pose object that gave one pose: no "results" wrapper */
   sk_error err;  /* a parse error found on the pool */
+  const char *body; /* a large body parsed on the pool: borrowed from the request */
+  size_t body_len;
+  char id[SK_CACHE_ID_MAX + 1]; /* for the 404 of a body parsed on the pool */
 };
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
 static void batch_free(batch_job *bj);
@@ -1518,8 +1521,101 @@ static void parse_work(void *arg) {
   batch_work(bj);
 }
 
-static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
+/* The /poses body's shape (400/422 in the order a client expects, then
+ * --max-batch), then each pose's cost (sk_cost) into `cost`. */
+static int batch_shape_cost(const sk_routes *r, const sk_cache_entry *e, const json_t *j, int fmt, sk_cost *cost,
+                            sk_error *err) {
   static const char *const k_top[] = {"poses", NULL};
+  int rc = 0;
+  const json_t *poses = json_object_get(j, "poses");
+  if (!json_is_object(j))
+    rc = sk_error_set(err, SK_ETYPE, "", "expected {\"poses\": [pose, ...]}");
+  else if ((rc = check_keys(j, k_top, err)) != 0)
+    ;
+  else if (poses == NULL)
+    rc = sk_error_set(err, SK_EMISSING, "/poses", "a batch needs \"poses\"");
+  else if (!json_is_array(poses))
+    rc = sk_error_set(err, SK_ETYPE, "/poses", "expected an array of poses");
+  else if (json_array_size(poses) > r->cfg.max_batch)
+    rc = sk_error_set(err, SK_ETOOBIG, "/poses", "%zu poses; the limit is %zu (--max-batch)", json_array_size(poses),
+                      r->cfg.max_batch);
+  for (size_t i = 0; !rc && i < json_array_size(poses); i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/poses";
+    sk_pointer_push_index(p, sizeof p, i);
+    rc = sk_cost_add_pose_json(cost, &r->cfg.cost, e->skel, e->anim, json_array_get(poses, i), p, fmt, err);
+  }
+  return rc;
+}
+
+/* Evaluation and answer size of parsed poses (the fast parser's, or
+ * already costed from JSON), before either is started. */
+static int parsed_cost(const sk_routes *r, const batch_job *bj, const char *ptr, sk_error *err) {
+  sk_cost cost = {0};
+  for (size_t i = 0; i < bj->n; i++)
+    if (sk_cost_add_poses(&cost, &r->cfg.cost, bj->entry->skel, 1, bj->poses[i].output, bj->fmt, ptr, err) != 0)
+      return SK_ETOOBIG;
+  return 0;
+}
+
+/* A pose request whose body is large (pool_upload bytes and more), all on
+ * the pool: jansson takes ~50 ms a MB and the fast parser a few, too long
+ * for the loop thread. The same steps, in the same order, as post_pose
+ * and post_poses; `bj->entry` may be NULL (404 after the 400s). */
+static void pose_body_work(void *arg) {
+  batch_job *bj = arg;
+  const sk_routes *r = bj->routes;
+  sk_error *err = &bj->err;
+  const char *ptr = bj->batch ? "/poses" : "";
+  int rc;
+  if (bj->batch && bj->entry != NULL &&
+      sk_fastpose_parse_batch(bj->entry->skel, bj->body, bj->body_len, r->cfg.max_batch, &bj->poses, &bj->n) == 0) {
+    rc = binary_outputs(bj->poses, bj->n, bj->fmt, 0, true, err);
+  } else {
+    json_t *j = NULL;
+    sk_cost cost = {0};
+    if ((rc = sk_json_load(bj->body, bj->body_len, &j, err)) != 0)
+      ;
+    else if (bj->entry == NULL)
+      rc = sk_error_set(err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", bj->id);
+    else if (bj->batch)
+      rc = batch_shape_cost(r, bj->entry, j, bj->fmt, &cost, err) || parse_batch(r, bj, j, err);
+    else
+      rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, bj->entry->skel, bj->entry->anim, j, "", bj->fmt, err) ||
+           parse_single(r, bj, j, err);
+    json_decref(j);
+    if (rc)
+      rc = err->code ? err->code : rc;
+  }
+  if (!rc)
+    rc = parsed_cost(r, bj, ptr, err);
+  if (rc) {
+    bj->rc = rc;
+    return;
+  }
+  batch_work(bj);
+}
+
+/* Hands a large pose body to the pool (pose_body_work). */
+static void defer_pose_body(sk_routes *r, sk_http_req *req, const match *m, bool batch) {
+  batch_job *bj = calloc(1, sizeof *bj);
+  if (bj == NULL) {
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  bj->routes = r;
+  bj->entry = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
+  snprintf(bj->id, sizeof bj->id, "%s", m->id_ok ? m->id : "(invalid id)");
+  bj->fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
+  bj->batch = batch;
+  bj->body = req->body.data;
+  bj->body_len = req->body.len;
+  if (sk_http_defer(req, pose_body_work, batch_after, bj) != 0) {
+    batch_free(bj);
+    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+  }
+}
+
+static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
   batch_job *bj = NULL;
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
@@ -1550,25 +1646,8 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   }
   sk_error err;
   sk_error_clear(&err);
-  int rc = 0;
-  const json_t *poses = json_object_get(j, "poses");
-  if (!json_is_object(j))
-    rc = sk_error_set(&err, SK_ETYPE, "", "expected {\"poses\": [pose, ...]}");
-  else if ((rc = check_keys(j, k_top, &err)) != 0)
-    ;
-  else if (poses == NULL)
-    rc = sk_error_set(&err, SK_EMISSING, "/poses", "a batch needs \"poses\"");
-  else if (!json_is_array(poses))
-    rc = sk_error_set(&err, SK_ETYPE, "/poses", "expected an array of poses");
-  else if (json_array_size(poses) > r->cfg.max_batch)
-    rc = sk_error_set(&err, SK_ETOOBIG, "/poses", "%zu poses; the limit is %zu (--max-batch)",
-                      json_array_size(poses), r->cfg.max_batch);
   sk_cost cost = {0};
-  for (size_t i = 0; !rc && i < json_array_size(poses); i++) {
-    char p[SK_ERROR_POINTER_MAX] = "/poses";
-    sk_pointer_push_index(p, sizeof p, i);
-    rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, e->skel, e->anim, json_array_get(poses, i), p, fmt, &err);
-  }
+  int rc = batch_shape_cost(r, e, j, fmt, &cost, &err);
   if (!rc && !sk_cost_inline(&cost, &r->cfg.cost)) {
     defer_parse(r, req, e, j, fmt, true);
     return;
@@ -1623,18 +1702,13 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   int rc;
   int fmt = bj->fmt;
-  /* Parsed poses (the fast parser's, or already costed from JSON): their
-   * evaluation and answer size, before either is started. */
-  sk_cost cost = {0};
   sk_error err;
   sk_error_clear(&err);
-  for (size_t i = 0; i < bj->n; i++)
-    if (sk_cost_add_poses(&cost, &r->cfg.cost, bj->entry->skel, 1, bj->poses[i].output, fmt,
-                          req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
-      batch_free(bj);
-      problem_err(req, &err, SK_ETOOBIG);
-      return;
-    }
+  if (parsed_cost(r, bj, req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
+    batch_free(bj);
+    problem_err(req, &err, SK_ETOOBIG);
+    return;
+  }
   if (r->cfg.pool_always || batch_cost_us(bj) > (double)r->cfg.inline_limit) {
     rc = sk_http_defer(req, batch_work, batch_after, bj);
     if (rc == 0)
@@ -1722,10 +1796,13 @@ static void on_handle(void *ctx, sk_http_req *req) {
     post_rest(r, req, &m);
     return;
   case SK_ROUTE_POSE:
-    post_pose(r, req, &m);
-    return;
   case SK_ROUTE_POSES:
-    post_poses(r, req, &m);
+    if (req->body.len >= r->cfg.pool_upload)
+      defer_pose_body(r, req, &m, m.route == SK_ROUTE_POSES);
+    else if (m.route == SK_ROUTE_POSE)
+      post_pose(r, req, &m);
+    else
+      post_poses(r, req, &m);
     return;
   default:
     problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
