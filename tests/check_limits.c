@@ -394,6 +394,79 @@ START_TEST(a_41_kb_batch_asking_for_a_gigabyte_answer_is_refused_before_evaluati
 }
 END_TEST
 
+/* "[<item>,<item>,...]" of n items inside prefix and suffix. */
+static char *repeated(const char *prefix, const char *item, size_t n, const char *suffix, size_t *len) {
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, prefix, strlen(prefix));
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0)
+      sk_strbuf_append(&b, ",", 1);
+    sk_strbuf_append(&b, item, strlen(item));
+  }
+  sk_strbuf_append(&b, suffix, strlen(suffix));
+  ck_assert(!b.failed);
+  *len = b.len;
+  return b.data;
+}
+
+START_TEST(multi_megabyte_pose_bodies_are_parsed_off_the_loop) {
+  start(k_args);
+  put_asset("mq", "mannequiny-0.3.0.glb");
+  probe_start();
+  size_t len;
+  /* 2 M frame times: jansson alone held the loop ~200 ms for this */
+  char *body = repeated("{\"animation\":\"walk\",\"times\":[", "0", 2000000, "]}", &len);
+  sk_httpc_resp r;
+  attack("a 4 MB list of frame times", "/v1/skeletons/mq/pose", body, len, &r);
+  expect_problem(&r, 413, "/times", "--max-frames");
+  sk_httpc_free(&r);
+  free(body);
+  body = repeated("{\"poses\":[", "{}", 200000, "]}", &len);
+  attack("200 000 empty poses", "/v1/skeletons/mq/poses", body, len, &r);
+  expect_problem(&r, 413, "/poses", "--max-batch");
+  sk_httpc_free(&r);
+  free(body);
+  /* a large body that is fine answers as a small one does */
+  static const char item[] = "{\"animation\":\"walk\",\"time\":0.25,\"loop\":false,\"output\":[\"final\"]}";
+  body = repeated("{\"poses\":[", item, 1024, "]}", &len);
+  ck_assert_uint_ge(len, 64 * 1024);
+  attack("1024 clip poses in a 66 KB body", "/v1/skeletons/mq/poses", body, len, &r);
+  ck_assert_msg(r.status == 200, "%d %.300s", r.status, r.body);
+  json_t *big = json_loads(r.body, 0, NULL);
+  sk_httpc_free(&r);
+  free(body);
+  body = repeated("{\"poses\":[", item, 16, "]}", &len);
+  timed("POST", "/v1/skeletons/mq/poses", "application/json", body, len, &r);
+  free(body);
+  ck_assert_int_eq(r.status, 200);
+  json_t *small = json_loads(r.body, 0, NULL);
+  sk_httpc_free(&r);
+  ck_assert_ptr_nonnull(big);
+  ck_assert_ptr_nonnull(small);
+  ck_assert_uint_eq(json_array_size(json_object_get(big, "results")), 1024);
+  /* a full 16-pose kernel block in both (partial blocks may round differently) */
+  for (size_t i = 0; i < 16; i++)
+    ck_assert(json_equal(json_array_get(json_object_get(big, "results"), i),
+                         json_array_get(json_object_get(small, "results"), i)));
+  json_decref(big);
+  json_decref(small);
+  /* and a 404 still comes after the 400 for a large body */
+  body = repeated("{\"poses\":[", "{}", 40000, "]}", &len);
+  timed("POST", "/v1/skeletons/nope/poses", "application/json", body, len, &r);
+  expect_problem(&r, 404, "", "nope");
+  sk_httpc_free(&r);
+  body[len - 1] = ',';
+  timed("POST", "/v1/skeletons/nope/poses", "application/json", body, len, &r);
+  ck_assert_int_eq(r.status, 400);
+  sk_httpc_free(&r);
+  free(body);
+  probe_stop("multi-megabyte pose bodies were parsed");
+  long hwm = status_kb("VmHWM");
+  ck_assert_msg(hwm < 256 * 1024, "VmHWM %ld kB", hwm);
+  stop();
+}
+END_TEST
+
 /* `n` frame times from t0, 1/60 s apart, as a pose body on clip "walk". */
 static char *times_body(int first, int n, bool batch) {
   json_t *ts = json_array();
@@ -500,6 +573,7 @@ static Suite *limits_suite(void) {
   tcase_add_test(t, a_49_byte_frame_range_on_a_real_asset_is_refused_before_sampling);
   tcase_add_test(t, a_41_kb_batch_asking_for_a_gigabyte_answer_is_refused_before_evaluating);
   tcase_add_test(t, clip_work_on_the_pool_answers_what_the_loop_answers);
+  tcase_add_test(t, multi_megabyte_pose_bodies_are_parsed_off_the_loop);
   tcase_add_test(t, normal_requests_stay_exact_after_every_attack);
   suite_add_tcase(s, t);
   return s;
