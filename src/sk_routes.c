@@ -1577,14 +1577,14 @@ static void pose_body_work(void *arg) {
       ;
     else if (bj->entry == NULL)
       rc = sk_error_set(err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", bj->id);
-    else if (bj->batch)
-      rc = batch_shape_cost(r, bj->entry, j, bj->fmt, &cost, err) || parse_batch(r, bj, j, err);
-    else
-      rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, bj->entry->skel, bj->entry->anim, j, "", bj->fmt, err) ||
-           parse_single(r, bj, j, err);
+    else if (bj->batch) {
+      if ((rc = batch_shape_cost(r, bj->entry, j, bj->fmt, &cost, err)) == 0)
+        rc = parse_batch(r, bj, j, err);
+    } else if ((rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, bj->entry->skel, bj->entry->anim, j, "", bj->fmt,
+                                           err)) == 0) {
+      rc = parse_single(r, bj, j, err);
+    }
     json_decref(j);
-    if (rc)
-      rc = err->code ? err->code : rc;
   }
   if (!rc)
     rc = parsed_cost(r, bj, ptr, err);
