@@ -627,7 +627,7 @@ static void upload_after(sk_http_req *req, void *arg, int status) {
 /* PUT/POST of a skeleton. A glTF/GLB body gives the skin picked by ?skin=
  * (default 0) with its clips, refused before anything is built when its
  * estimate is over --max-skeleton-mb. Bodies of pool_upload bytes and
- * more (64 KiB) are parsed and built on the pool. */
+ * more (32 KiB) are parsed and built on the pool. */
 static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
   upload_job *uj = calloc(1, sizeof *uj);
   if (uj == NULL) {
@@ -749,26 +749,11 @@ static void finish_update(sk_routes *r, sk_http_req *req, sk_cache_entry *e, sk_
   publish(r, req, id, c, anim);
 }
 
-/* PATCH /bones: per bone, in key order: the local setters (matrix,
- * position, rotation, scaling, Babylon setter by setter, as the eval tool's
- * "set"), then bind (setBindMatrix, which also replaces the local matrix, or
- * updateMatrix with keepLocal), then rest (setRestPose) -- the order
- * proto/openapi.yaml documents.
- * Everything lands on a clone that replaces the stored version only when
- * every change succeeded. */
-static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
+/* Applies a PATCH /bones body to a copy of `base`: *out is the copy (new,
+ * also on failure, when it may be NULL). Pure: any thread. */
+static int patch_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **out, sk_error *err) {
   static const char *const k_top[] = {"bones", NULL};
   static const char *const k_trs[] = {"matrix", "position", "rotation", "rotationQuaternion", "scaling", NULL};
-  json_t *j = load_body(req);
-  if (j == NULL)
-    return;
-  sk_cache_entry *e = entry_or_404(r, req, m);
-  if (e == NULL) {
-    json_decref(j);
-    return;
-  }
-  sk_error err;
-  sk_error_clear(&err);
   sk_skeleton *c = NULL;
   json_t *trs = NULL;
   sk_override *o = NULL;
@@ -776,15 +761,15 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
   int rc = 0;
   const json_t *bones = json_object_get(j, "bones");
   if (!json_is_object(j))
-    rc = sk_error_set(&err, SK_ETYPE, "", "expected {\"bones\": {name: changes}}");
-  else if ((rc = check_keys(j, k_top, &err)) != 0)
+    rc = sk_error_set(err, SK_ETYPE, "", "expected {\"bones\": {name: changes}}");
+  else if ((rc = check_keys(j, k_top, err)) != 0)
     ;
   else if (bones == NULL)
-    rc = sk_error_set(&err, SK_EMISSING, "/bones", "a PATCH needs \"bones\"");
+    rc = sk_error_set(err, SK_EMISSING, "/bones", "a PATCH needs \"bones\"");
   else if (!json_is_object(bones))
-    rc = sk_error_set(&err, SK_ETYPE, "/bones", "expected an object of bone name -> changes");
-  else if (sk_skeleton_clone(e->skel, &c) != 0)
-    rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
+    rc = sk_error_set(err, SK_ETYPE, "/bones", "expected an object of bone name -> changes");
+  else if (sk_skeleton_clone(base, &c) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   const char *name;
   json_t *spec;
   if (rc == 0) {
@@ -793,11 +778,11 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       sk_pointer_push(p, sizeof p, name);
       int32_t bone = sk_skeleton_find(c, name);
       if (bone < 0) {
-        rc = sk_error_set(&err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+        rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
         break;
       }
       if (!json_is_object(spec)) {
-        rc = sk_error_set(&err, SK_ETYPE, p, "expected an object of changes");
+        rc = sk_error_set(err, SK_ETYPE, p, "expected an object of changes");
         break;
       }
       const char *key;
@@ -806,7 +791,7 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       json_t *wrap = json_object();
       if (trs == NULL || wrap == NULL) {
         json_decref(wrap);
-        rc = sk_error_set(&err, SK_ENOMEM, p, "out of memory");
+        rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
         break;
       }
       json_object_foreach(spec, key, val) {
@@ -817,7 +802,7 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
           json_object_set(trs, key, val);
         else if (strcmp(key, "bind") != 0 && strcmp(key, "keepLocal") != 0 && strcmp(key, "rest") != 0) {
           size_t at = sk_pointer_push(p, sizeof p, key);
-          rc = sk_error_set(&err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
+          rc = sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
           p[at] = 0;
           break;
         }
@@ -828,15 +813,15 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       if (!rc && keep != NULL) {
         size_t at = sk_pointer_push(p, sizeof p, "keepLocal");
         if (!json_is_boolean(keep))
-          rc = sk_error_set(&err, SK_ETYPE, p, "expected true or false");
+          rc = sk_error_set(err, SK_ETYPE, p, "expected true or false");
         else if (bind == NULL)
-          rc = sk_error_set(&err, SK_EMISSING, p, "\"keepLocal\" goes with \"bind\"");
+          rc = sk_error_set(err, SK_EMISSING, p, "\"keepLocal\" goes with \"bind\"");
         p[at] = 0;
       }
       if (!rc && json_object_size(trs) > 0) {
         if (json_object_set(wrap, name, trs) != 0)
-          rc = sk_error_set(&err, SK_ENOMEM, p, "out of memory");
-        else if ((rc = sk_json_parse_overrides(c, wrap, "/bones", &o, &no, &err)) == 0) {
+          rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
+        else if ((rc = sk_json_parse_overrides(c, wrap, "/bones", &o, &no, err)) == 0) {
           sk_skeleton_apply(c, o, no);
           free(o);
           o = NULL;
@@ -844,15 +829,15 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       }
       if (!rc && bind != NULL) {
         size_t at = sk_pointer_push(p, sizeof p, "bind");
-        rc = sk_json_floats(bind, 16, p, mat, &err);
+        rc = sk_json_floats(bind, 16, p, mat, err);
         if (!rc && sk_skeleton_set_bind(c, bone, mat, json_is_true(keep)) != 0)
-          rc = sk_error_set(&err, SK_ESINGULAR, p, "the absolute bind matrix of bone \"%s\" would not be invertible",
+          rc = sk_error_set(err, SK_ESINGULAR, p, "the absolute bind matrix of bone \"%s\" would not be invertible",
                             name);
         p[at] = 0;
       }
       if (!rc && rest != NULL) {
         size_t at = sk_pointer_push(p, sizeof p, "rest");
-        rc = sk_json_floats(rest, 16, p, mat, &err);
+        rc = sk_json_floats(rest, 16, p, mat, err);
         if (!rc)
           sk_skeleton_set_rest(c, bone, mat);
         p[at] = 0;
@@ -864,12 +849,67 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
         break;
     }
   }
+  *out = c;
+  return rc;
+}
+
+/* PATCH /bones: per bone, in key order: the local setters (matrix,
+ * position, rotation, scaling, Babylon setter by setter, as the eval tool's
+ * "set"), then bind (setBindMatrix, which also replaces the local matrix, or
+ * updateMatrix with keepLocal), then rest (setRestPose) -- the order
+ * proto/openapi.yaml documents.
+ * Everything lands on a clone that replaces the stored version only when
+ * every change succeeded. */
+static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
+  json_t *j = load_body(req);
+  if (j == NULL)
+    return;
+  sk_cache_entry *e = entry_or_404(r, req, m);
+  if (e == NULL) {
+    json_decref(j);
+    return;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  sk_skeleton *c = NULL;
+  int rc = patch_apply(e->skel, j, &c, &err);
   json_decref(j);
   finish_update(r, req, e, c, rc, &err);
 }
 
-static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
+/* Applies a /rest body (NULL: none) to a copy of `base`, as patch_apply. */
+static int rest_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **out, sk_error *err) {
   static const char *const k_top[] = {"bones", NULL};
+  int rc = 0;
+  const json_t *bones = j ? json_object_get(j, "bones") : NULL;
+  sk_skeleton *c = NULL;
+  if (j != NULL && !json_is_object(j))
+    rc = sk_error_set(err, SK_ETYPE, "", "expected {} or {\"bones\": [names]}");
+  else if (j != NULL && (rc = check_keys(j, k_top, err)) != 0)
+    ;
+  else if (bones != NULL && !json_is_array(bones))
+    rc = sk_error_set(err, SK_ETYPE, "/bones", "expected an array of bone names");
+  else if (sk_skeleton_clone(base, &c) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (!rc && bones == NULL)
+    sk_skeleton_return_to_rest(c);
+  for (size_t i = 0; !rc && bones != NULL && i < json_array_size(bones); i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/bones";
+    sk_pointer_push_index(p, sizeof p, i);
+    const char *name = json_string_value(json_array_get(bones, i));
+    int32_t bone = name ? sk_skeleton_find(c, name) : -1;
+    if (name == NULL)
+      rc = sk_error_set(err, SK_ETYPE, p, "expected a bone name");
+    else if (bone < 0)
+      rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+    else
+      sk_skeleton_bone_return_to_rest(c, bone);
+  }
+  *out = c;
+  return rc;
+}
+
+static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
   json_t *j = NULL;
   if (req->body.len > 0 && (j = load_body(req)) == NULL)
     return;
@@ -880,31 +920,8 @@ static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
   }
   sk_error err;
   sk_error_clear(&err);
-  int rc = 0;
-  const json_t *bones = j ? json_object_get(j, "bones") : NULL;
   sk_skeleton *c = NULL;
-  if (j != NULL && !json_is_object(j))
-    rc = sk_error_set(&err, SK_ETYPE, "", "expected {} or {\"bones\": [names]}");
-  else if (j != NULL && (rc = check_keys(j, k_top, &err)) != 0)
-    ;
-  else if (bones != NULL && !json_is_array(bones))
-    rc = sk_error_set(&err, SK_ETYPE, "/bones", "expected an array of bone names");
-  else if (sk_skeleton_clone(e->skel, &c) != 0)
-    rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
-  if (!rc && bones == NULL)
-    sk_skeleton_return_to_rest(c);
-  for (size_t i = 0; !rc && bones != NULL && i < json_array_size(bones); i++) {
-    char p[SK_ERROR_POINTER_MAX] = "/bones";
-    sk_pointer_push_index(p, sizeof p, i);
-    const char *name = json_string_value(json_array_get(bones, i));
-    int32_t bone = name ? sk_skeleton_find(c, name) : -1;
-    if (name == NULL)
-      rc = sk_error_set(&err, SK_ETYPE, p, "expected a bone name");
-    else if (bone < 0)
-      rc = sk_error_set(&err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
-    else
-      sk_skeleton_bone_return_to_rest(c, bone);
-  }
+  int rc = rest_apply(e->skel, j, &c, &err);
   json_decref(j);
   finish_update(r, req, e, c, rc, &err);
 }
@@ -1749,6 +1766,81 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
 
 /* ---- dispatch ------------------------------------------------------------------------- */
 
+/* A large PATCH /bones or /rest body, parsed and applied to a copy of the
+ * stored version on the pool (jansson takes ~65 ms a MB, and freeing the
+ * tree ~15 ns a value); the copy is published back on the loop thread.
+ * Errors come in the loop path's order: 400, 404, then the body's own. */
+typedef struct json_body_job {
+  sk_routes *routes;
+  sk_cache_entry *entry; /* a reference, or NULL: 404 after the 400 */
+  bool bones;            /* PATCH /bones, else /rest */
+  const char *data;      /* borrowed from the request */
+  size_t len;
+  char id[SK_CACHE_ID_MAX + 1];
+  sk_skeleton *copy;
+  sk_error err;
+  int rc;
+} json_body_job;
+
+static void json_body_work(void *arg) {
+  json_body_job *jb = arg;
+  json_t *j = NULL;
+  if ((jb->rc = sk_json_load(jb->data, jb->len, &j, &jb->err)) != 0)
+    return;
+  if (jb->entry == NULL)
+    jb->rc = sk_error_set(&jb->err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", jb->id);
+  else if (jb->bones)
+    jb->rc = patch_apply(jb->entry->skel, j, &jb->copy, &jb->err);
+  else
+    jb->rc = rest_apply(jb->entry->skel, j, &jb->copy, &jb->err);
+  json_decref(j);
+}
+
+static void json_body_after(sk_http_req *req, void *arg, int status) {
+  json_body_job *jb = arg;
+  sk_routes *r = jb->routes;
+  sk_cache_entry *now = jb->entry != NULL ? sk_cache_get(r->cache, jb->entry->id) : NULL;
+  bool stale = jb->rc == 0 && now != jb->entry;
+  sk_cache_entry_unref(now);
+  if (status == SK_EBUSY) {
+    sk_cache_entry_unref(jb->entry);
+    problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+  } else if (stale) {
+    /* Another update was published while this one was on the pool: apply
+     * it to that version instead, here (rare; the body is still in req). */
+    sk_skeleton_destroy(jb->copy);
+    sk_cache_entry_unref(jb->entry);
+    match m;
+    route_match(req->url, &m);
+    if (jb->bones)
+      patch_bones(r, req, &m);
+    else
+      post_rest(r, req, &m);
+  } else {
+    finish_update(r, req, jb->entry, jb->copy, jb->rc, &jb->err); /* releases both; 400/404 when rc says so */
+  }
+  free(jb);
+}
+
+static void defer_json_body(sk_routes *r, sk_http_req *req, const match *m) {
+  json_body_job *jb = calloc(1, sizeof *jb);
+  if (jb == NULL) {
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  jb->routes = r;
+  jb->entry = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
+  jb->bones = m->route == SK_ROUTE_BONES;
+  snprintf(jb->id, sizeof jb->id, "%s", m->id_ok ? m->id : "(invalid id)");
+  jb->data = req->body.data;
+  jb->len = req->body.len;
+  if (sk_http_defer(req, json_body_work, json_body_after, jb) != 0) {
+    sk_cache_entry_unref(jb->entry);
+    free(jb);
+    problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+  }
+}
+
 static void on_handle(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
   match m;
@@ -1790,10 +1882,13 @@ static void on_handle(void *ctx, sk_http_req *req) {
     }
     return;
   case SK_ROUTE_BONES:
-    patch_bones(r, req, &m);
-    return;
   case SK_ROUTE_REST:
-    post_rest(r, req, &m);
+    if (req->body.len >= r->cfg.pool_upload)
+      defer_json_body(r, req, &m);
+    else if (m.route == SK_ROUTE_BONES)
+      patch_bones(r, req, &m);
+    else
+      post_rest(r, req, &m);
     return;
   case SK_ROUTE_POSE:
   case SK_ROUTE_POSES:
@@ -1843,7 +1938,7 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
   if (r->cfg.max_skeleton == 0)
     r->cfg.max_skeleton = SK_GLTF_MAX_SKELETON_BYTES;
   if (r->cfg.pool_upload == 0)
-    r->cfg.pool_upload = 64u << 10;
+    r->cfg.pool_upload = 32u << 10;
   r->cache = cache;
   r->metrics = metrics;
   *out = r;
