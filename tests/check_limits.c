@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/un.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -27,13 +28,134 @@ static sk_daemon D;
 
 /* ---- daemon, requests, memory ------------------------------------------------ */
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The systemd watchdog as skinnerd sees it: $NOTIFY_SOCKET is a datagram
+ * socket of ours and $WATCHDOG_USEC asks for a ping every 10 ms (a uv timer
+ * on the loop thread, like /healthz). A thread records when each arrives. */
+#define PINGS_MAX 100000
+static struct {
+  int fd;
+  char path[108];
+  pthread_t thread;
+  atomic_bool stop;
+  double at[PINGS_MAX];
+  atomic_size_t n;
+} W = {.fd = -1};
+
+static void *watch_main(void *arg) {
+  (void)arg;
+  char buf[256];
+  while (!atomic_load(&W.stop)) {
+    ssize_t k = recv(W.fd, buf, sizeof buf - 1, 0);
+    if (k <= 0)
+      continue; /* the 100 ms receive timeout: look at `stop` again */
+    buf[k] = 0;
+    size_t n = atomic_load(&W.n);
+    if (strstr(buf, "WATCHDOG=1") != NULL && n < PINGS_MAX) {
+      W.at[n] = sk_test_now();
+      atomic_store(&W.n, n + 1);
+    }
+  }
+  return NULL;
+}
+
+static void watch_start(void) {
+  W.fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+  ck_assert_int_ge(W.fd, 0);
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  snprintf(W.path, sizeof W.path, "/tmp/sk-limits-%d.notify", (int)getpid());
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", W.path);
+  unlink(W.path);
+  ck_assert_int_eq(bind(W.fd, (struct sockaddr *)&a, sizeof a), 0);
+  struct timeval tv = {0, 100 * 1000};
+  setsockopt(W.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setenv("NOTIFY_SOCKET", W.path, 1);
+  setenv("WATCHDOG_USEC", "20000", 1);
+  atomic_store(&W.n, 0);
+  atomic_store(&W.stop, false);
+  ck_assert_int_eq(pthread_create(&W.thread, NULL, watch_main, NULL), 0);
+}
+
+/* p99 and max of the gaps between watchdog pings from `from` on; the count. */
+static size_t watch_gaps(double from, double *p99, double *max) {
+  static double gaps[PINGS_MAX];
+  size_t n = atomic_load(&W.n), g = 0;
+  for (size_t i = 1; i < n; i++)
+    if (W.at[i - 1] >= from)
+      gaps[g++] = (W.at[i] - W.at[i - 1]) * 1e3;
+  qsort(gaps, g, sizeof gaps[0], cmp_double);
+  *p99 = g ? gaps[g * 99 / 100] : 0;
+  *max = g ? gaps[g - 1] : 0;
+  return g;
+}
+
+static double timed(const char *method, const char *path, const char *ct, const void *body, size_t len,
+                    sk_httpc_resp *r);
+
+/* The latency bound of this test: 50 ms, unless the machine is so busy
+ * right now that the idle daemon itself misses it (other jobs on a shared
+ * 2-core machine): then 3 x the idle daemon's own p99 over ~1 s, measured
+ * the first time a 50 ms bound is missed. A loop thread blocked by one
+ * request (the figures in docs/limits.md: 190 ms to 21 s) stays outside it. */
+static double latency_bound(bool watchdog) {
+  static double bound[2];
+  if (bound[watchdog] > 0)
+    return bound[watchdog];
+  double from = sk_test_now(), ms[200];
+  for (int i = 0; i < 200; i++) {
+    sk_httpc_resp r;
+    ms[i] = timed("GET", "/healthz", NULL, NULL, 0, &r);
+    sk_httpc_free(&r);
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  qsort(ms, 200, sizeof ms[0], cmp_double);
+  double gap99, gapmax;
+  watch_gaps(from, &gap99, &gapmax);
+  bound[0] = ms[198] * 3 > 50 ? ms[198] * 3 : 50;
+  bound[1] = gap99 * 3 > 50 ? gap99 * 3 : 50;
+  fprintf(stderr, "limits: a busy machine: the idle daemon's /healthz p99 is %.1f ms, its watchdog gap p99 %.1f ms; "
+          "bounds %.0f and %.0f ms\n", ms[198], gap99, bound[0], bound[1]);
+  return bound[watchdog];
+}
+
+/* Gaps between watchdog pings from `from` (sk_test_now) on: p99 under the
+ * latency bound and none past 1 s (systemd's WatchdogSec is 30 s). */
+static void watch_check(const char *what, double from) {
+  double p99, max;
+  size_t g = watch_gaps(from, &p99, &max);
+  ck_assert_msg(g >= 10, "%zu watchdog pings while %s", g, what);
+  fprintf(stderr, "limits: %s: %zu watchdog gaps, p99 %.1f ms, max %.1f ms\n", what, g, p99, max);
+  ck_assert_msg(p99 < 50 || p99 < latency_bound(true), "watchdog gap p99 %.1f ms while %s", p99, what);
+  ck_assert_msg(max < 1000, "a watchdog gap of %.1f ms while %s", max, what);
+}
+
+static void watch_stop(void) {
+  atomic_store(&W.stop, true);
+  pthread_join(W.thread, NULL);
+  close(W.fd);
+  W.fd = -1;
+  unlink(W.path);
+  unsetenv("NOTIFY_SOCKET");
+  unsetenv("WATCHDOG_USEC");
+}
+
 static void start(const char *const *extra) {
+  if (W.fd < 0)
+    watch_start();
   ck_assert_msg(sk_daemon_start(&D, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
                 getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
 }
 
 static void stop(void) {
   int st = sk_daemon_stop(&D, SIGTERM);
+  watch_stop();
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
 }
 
@@ -106,16 +228,14 @@ static void *probe_main(void *arg) {
   return NULL;
 }
 
+static double g_probe_from;
+
 static void probe_start(void) {
+  g_probe_from = sk_test_now();
   atomic_store(&P.n, 0);
   P.failures = 0;
   atomic_store(&P.stop, false);
   ck_assert_int_eq(pthread_create(&P.thread, NULL, probe_main, NULL), 0);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* Stops the prober (after at least 200 probes); asserts /healthz p99 < 50 ms
@@ -134,7 +254,8 @@ static void probe_stop(const char *what) {
   fprintf(stderr, "limits: %s: /healthz %zu probes, p99 %.1f ms, max %.1f ms, %d failed\n", what, n, p99, max,
           P.failures);
   ck_assert_msg(P.failures == 0, "%d /healthz probes failed", P.failures);
-  ck_assert_msg(p99 < 50, "/healthz p99 %.1f ms while %s", p99, what);
+  ck_assert_msg(p99 < 50 || p99 < latency_bound(false), "/healthz p99 %.1f ms while %s", p99, what);
+  watch_check(what, g_probe_from);
 }
 
 /* ---- attack inputs, generated ----------------------------------------------- */
@@ -210,6 +331,13 @@ static void put_asset(const char *id, const char *asset) {
 }
 
 /* POSTs `body` to `path` and reports it as attack `what`; the answer in *r. */
+static double g_worst; /* the slowest /healthz during the last attack */
+
+/* The last attack kept /healthz under the latency bound. */
+static void expect_loop_free(const char *what) {
+  ck_assert_msg(g_worst < 50 || g_worst < latency_bound(false), "/healthz took %.1f ms during %s", g_worst, what);
+}
+
 static double attack_with(const char *method, const char *what, const char *path, const char *body, size_t len,
                           sk_httpc_resp *r) {
   long before = status_kb("VmHWM");
@@ -222,6 +350,7 @@ static double attack_with(const char *method, const char *what, const char *path
   double worst = 0;
   for (size_t i = n0; i < P_count(); i++)
     worst = P.ms[i] > worst ? P.ms[i] : worst;
+  g_worst = worst;
   fprintf(stderr,
           "limits: %s (%zu-byte body): %d in %.0f ms, %zu-byte answer, VmHWM %ld -> %ld MB, slowest /healthz meanwhile "
           "%.1f ms\n",
@@ -293,11 +422,13 @@ START_TEST(allowed_clip_work_runs_on_the_pool_and_healthz_stays_fast) {
   /* 64 layers (3.8 M channel samples), one frame (60 000), a batch of 16 frames */
   char *l64 = layers_body(64);
   attack("64 layers on 60 000 channels", "/v1/skeletons/many/pose", l64, strlen(l64), &r);
+  expect_loop_free("64 layers");
   ck_assert_msg(r.status == 200 && strncmp(r.body, "{\"final\":", 9) == 0, "%d %.200s", r.status, r.body);
   sk_httpc_free(&r);
   free(l64);
   static const char one[] = "{\"animation\":0,\"time\":50}";
   attack("one frame of 60 000 channels", "/v1/skeletons/many/pose", one, strlen(one), &r);
+  expect_loop_free("one frame");
   ck_assert_msg(r.status == 200 && strncmp(r.body, "{\"final\":", 9) == 0, "%d %.200s", r.status, r.body);
   /* halfway between the keys (identity and a quarter turn about y): an
    * eighth turn, cos(45 deg) first */
@@ -309,6 +440,7 @@ START_TEST(allowed_clip_work_runs_on_the_pool_and_healthz_stays_fast) {
   sk_httpc_free(&r);
   static const char batch[] = "{\"poses\":[{\"animation\":0,\"from\":0,\"to\":15,\"fps\":1}]}";
   attack("16 frames of 60 000 channels in a batch", "/v1/skeletons/many/poses", batch, strlen(batch), &r);
+  expect_loop_free("16 frames");
   ck_assert_msg(r.status == 200 && strncmp(r.body, "{\"results\":[{\"final\":", 21) == 0, "%d %.200s", r.status,
                 r.body);
   sk_httpc_free(&r);
@@ -425,11 +557,13 @@ START_TEST(multi_megabyte_pose_bodies_are_parsed_off_the_loop) {
   char *body = repeated("{\"animation\":\"walk\",\"times\":[", "0", 2000000, "]}", &len);
   sk_httpc_resp r;
   attack("a 4 MB list of frame times", "/v1/skeletons/mq/pose", body, len, &r);
+  expect_loop_free("a 4 MB body");
   expect_problem(&r, 413, "/times", "--max-frames");
   sk_httpc_free(&r);
   free(body);
   body = repeated("{\"poses\":[", "{}", 200000, "]}", &len);
   attack("200 000 empty poses", "/v1/skeletons/mq/poses", body, len, &r);
+  expect_loop_free("200 000 poses");
   expect_problem(&r, 413, "/poses", "--max-batch");
   sk_httpc_free(&r);
   free(body);
@@ -438,6 +572,7 @@ START_TEST(multi_megabyte_pose_bodies_are_parsed_off_the_loop) {
   body = repeated("{\"poses\":[", item, 1024, "]}", &len);
   ck_assert_uint_ge(len, 64 * 1024);
   attack("1024 clip poses in a 66 KB body", "/v1/skeletons/mq/poses", body, len, &r);
+  expect_loop_free("a 66 KB batch");
   ck_assert_msg(r.status == 200, "%d %.300s", r.status, r.body);
   json_t *big = json_loads(r.body, 0, NULL);
   sk_httpc_free(&r);
@@ -460,6 +595,7 @@ START_TEST(multi_megabyte_pose_bodies_are_parsed_off_the_loop) {
   /* PATCH and /rest bodies too: parsed on the pool, refused at their field */
   body = repeated("{\"x\":[", "0", 2000000, "]}", &len);
   attack_with("PATCH", "a 4 MB PATCH body", "/v1/skeletons/mq/bones", body, len, &r);
+  expect_loop_free("a 4 MB PATCH");
   expect_problem(&r, 422, "/x", "unknown field");
   sk_httpc_free(&r);
   timed("POST", "/v1/skeletons/mq/rest", "application/json", body, len, &r);
