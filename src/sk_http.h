@@ -122,6 +122,11 @@ const char *sk_http_header(sk_http_req *req, const char *name);
 int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
                     const char *const *headers);
 
+/* The nice value of thread-pool threads while they run sk_http_defer work:
+ * under CPU contention the loop thread (I/O, /healthz, the watchdog) goes
+ * first. */
+#define SK_HTTP_POOL_NICE 10
+
 /* Runs `work(arg)` on the thread pool with the connection suspended, then
  * `after(req, arg, status)` on the loop thread, which must answer with
  * sk_http_respond(). status is 0, or SK_EBUSY when the job missed its
