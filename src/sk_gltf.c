@@ -1328,6 +1328,124 @@ done:
   return rc;
 }
 
+/* ---- memory estimate ------------------------------------------------------ */
+
+/* Values accessor `index` expands to (count x components), from its JSON
+ * alone: 0 when it cannot be read (load_skin refuses it with its own error). */
+static uint64_t accessor_values(const sk_gltf *g, const json_t *idx) {
+  const json_t *arr = json_object_get(g->root, "accessors");
+  if (!json_is_integer(idx) || json_integer_value(idx) < 0)
+    return 0;
+  const json_t *a = json_array_get(arr, (size_t)json_integer_value(idx));
+  const json_t *count = json_object_get(a, "count");
+  if (!json_is_integer(count) || json_integer_value(count) < 0)
+    return 0;
+  /* a larger count is refused by read_accessor before it allocates */
+  uint64_t n = (uint64_t)json_integer_value(count);
+  return n > SK_GLTF_MAX_FLOATS ? 0 : n * type_components(json_string_value(json_object_get(a, "type")));
+}
+
+/* Adds `more` bytes; SK_ETOOBIG at `ptr` once the total passes `limit` (0: none). */
+static int est_add(uint64_t *total, uint64_t more, size_t limit, const char *ptr, sk_error *err) {
+  *total += more;
+  if (limit != 0 && *total > limit)
+    return sk_error_set(err, SK_ETOOBIG, ptr,
+                        "the skeleton and its clips would take about %llu bytes in memory; the limit is %zu "
+                        "(--max-skeleton-mb)",
+                        (unsigned long long)*total, limit);
+  return 0;
+}
+
+/* What load_skin holds at once, by its allocations: per node the bone list
+ * and, for nodes that become bones, the bone, its descriptor, three matrix
+ * scratch arrays, the rest TRS and the rig (bounded per node); the inverse
+ * bind matrices read; per animation channel its structs and, for the ones
+ * that drive a node, the padded key frames (doubles) and values (floats);
+ * plus the largest sampler read (input and output floats at once), the
+ * transient peak. Counts come from the JSON: an accessor without a
+ * bufferView (zero-filled) counts its `count` like any other. */
+static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total_out, sk_error *err) {
+  uint64_t peak = 0;
+  uint64_t *const total = total_out;
+  ptr_t p;
+  int rc = 0;
+  const uint64_t per_node = 64 + sizeof(sk_bone) + sizeof(sk_bone_desc) + 3 * 16 * sizeof(float) +
+                            SK_ANIM_TRS * sizeof(double) + 256;
+  if ((rc = est_add(total, (uint64_t)g->node_count * per_node, limit, "/nodes", err)))
+    return rc;
+  const json_t *sk = json_array_get(json_object_get(g->root, "skins"), skin);
+  const json_t *ibm = json_object_get(sk, "inverseBindMatrices");
+  if (ibm != NULL) {
+    uint64_t v = accessor_values(g, ibm);
+    char ap[SK_ERROR_POINTER_MAX];
+    joinp(ap, mkptr(&p, "accessors", (size_t)json_integer_value(ibm), NULL, -1), "count");
+    if ((rc = est_add(total, v * sizeof(float), limit, ap, err)))
+      return rc;
+  }
+  const json_t *anims = json_object_get(g->root, "animations");
+  for (size_t a = 0; a < json_array_size(anims); a++) {
+    const json_t *an = json_array_get(anims, a);
+    const json_t *chs = json_object_get(an, "channels"), *smps = json_object_get(an, "samplers");
+    size_t nch = json_array_size(chs);
+    if ((rc = est_add(total, nch * (uint64_t)(sizeof(sk_anim_channel) + 32) + 256, limit,
+                      mkptr(&p, "animations", a, "channels", -1), err)))
+      return rc;
+    for (size_t c = 0; c < nch; c++) {
+      const json_t *ch = json_array_get(chs, c);
+      const json_t *target = json_object_get(ch, "target");
+      if (json_object_get(target, "node") == NULL)
+        continue;
+      const json_t *smp = json_array_get(smps, (size_t)json_integer_value(json_object_get(ch, "sampler")));
+      const json_t *in = json_object_get(smp, "input"), *out = json_object_get(smp, "output");
+      uint64_t keys = accessor_values(g, in), vals = accessor_values(g, out);
+      /* the output accessor is what a hostile file inflates; name it */
+      char ap[SK_ERROR_POINTER_MAX];
+      const json_t *big = vals >= keys ? out : in;
+      joinp(ap, mkptr(&p, "accessors", json_is_integer(big) ? (size_t)json_integer_value(big) : 0, NULL, -1),
+            "count");
+      if ((keys + vals) * sizeof(float) > peak)
+        peak = (keys + vals) * sizeof(float);
+      if ((rc = est_add(total, (keys + 2) * sizeof(double) + (vals + 24) * sizeof(float), limit, ap, err)))
+        return rc;
+    }
+  }
+  if ((rc = est_add(total, peak, limit, "/animations", err)))
+    return rc;
+  return 0;
+}
+
+int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes, sk_error *err) {
+  uint64_t total = 0;
+  int rc = estimate(g, skin, limit, &total, err);
+  *bytes = total > SIZE_MAX ? SIZE_MAX : (size_t)total;
+  return rc;
+}
+
+size_t sk_gltf_estimate_bytes(const sk_gltf *g, size_t skin) {
+  size_t bytes = SIZE_MAX;
+  if (sk_gltf_estimate(g, skin, 0, &bytes, NULL) != 0)
+    return SIZE_MAX;
+  return bytes;
+}
+
+int sk_gltf_import_bounded(const void *data, size_t len, const char *skin_selector, size_t max_bones,
+                           size_t max_bytes, size_t *estimate, sk_skeleton **skeleton, sk_anim **anim,
+                           sk_error *err) {
+  *skeleton = NULL;
+  *anim = NULL;
+  *estimate = 0;
+  sk_gltf *g;
+  int rc = sk_gltf_parse(data, len, &g, err);
+  if (rc)
+    return rc;
+  size_t skin;
+  if (!(rc = sk_gltf_find_skin(g, skin_selector, &skin, err)) &&
+      !(rc = sk_gltf_estimate(g, skin, max_bytes, estimate, err)))
+    rc = sk_gltf_load_skin(g, skin, max_bones, skeleton, anim, err);
+  sk_gltf_destroy(g);
+  return rc;
+}
+
 int sk_gltf_import(const void *data, size_t len, const char *skin_selector, size_t max_bones, sk_skeleton **skeleton,
                    sk_anim **anim, sk_error *err) {
   *skeleton = NULL;

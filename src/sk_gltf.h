@@ -77,4 +77,26 @@ int sk_gltf_load_skin(sk_gltf *g, size_t skin, size_t max_bones, sk_skeleton **s
 int sk_gltf_import(const void *data, size_t len, const char *skin_selector, size_t max_bones, sk_skeleton **skeleton,
                    sk_anim **anim, sk_error *err);
 
+/* Default bound on what one glTF upload may build in memory (skeleton,
+ * clips and the load's transient buffers), from sk_gltf_estimate. */
+#define SK_GLTF_MAX_SKELETON_BYTES (64u << 20)
+
+/* Upper bound, in bytes, of what sk_gltf_load_skin(g, skin) allocates,
+ * computed from the file's counts alone (nodes, accessor counts x
+ * components, channels, keys) before anything is allocated: an accessor
+ * without a bufferView counts its `count` like any other. With `limit` > 0,
+ * stops with SK_ETOOBIG (413) and a pointer to the field that took the
+ * total over it ("/accessors/3/count", "/animations/0/channels", "/nodes"),
+ * *bytes then holding the total so far. Never allocates. */
+int sk_gltf_estimate(const sk_gltf *g, size_t skin, size_t limit, size_t *bytes, sk_error *err);
+/* The same without a limit, for a memory budget: SIZE_MAX if unreadable. */
+size_t sk_gltf_estimate_bytes(const sk_gltf *g, size_t skin);
+
+/* sk_gltf_import that refuses, before building anything, a skin whose
+ * estimate is over `max_bytes` (0: no bound). *estimate receives the
+ * estimate (0 when parsing failed before it). */
+int sk_gltf_import_bounded(const void *data, size_t len, const char *skin_selector, size_t max_bones,
+                           size_t max_bytes, size_t *estimate, sk_skeleton **skeleton, sk_anim **anim,
+                           sk_error *err);
+
 #endif

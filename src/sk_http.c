@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -664,6 +666,11 @@ static void job_unlink(sk_http *h, sk_http_req *req) {
 
 static void on_work(uv_work_t *w) {
   sk_http_req *req = w->data;
+  /* Pool threads yield to the loop thread: with as many busy pool threads
+   * as cores, an equal-priority loop thread waited tens of ms for a core
+   * to answer /healthz or ping the watchdog. Per thread (Linux), idempotent,
+   * ~1 us against jobs of 250 us and more; threads they start inherit it. */
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), SK_HTTP_POOL_NICE);
   req->work_cb(req->work_arg);
 }
 

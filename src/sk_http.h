@@ -193,6 +193,10 @@ typedef long (*sk_http_producer)(void *arg, char *dest, size_t cap);
 int sk_http_respond_stream(sk_http_req *req, int status, const char *content_type, uint64_t length, size_t block,
                            sk_http_producer produce, void *arg, void (*release)(void *arg),
                            const char *const *headers);
+/* The nice value of thread-pool threads while they run sk_http_defer work:
+ * under CPU contention the loop thread (I/O, /healthz, the watchdog) goes
+ * first. */
+#define SK_HTTP_POOL_NICE 10
 
 /* Runs `work(arg)` on the thread pool with the connection suspended, then
  * `after(req, arg, status)` on the loop thread, which must answer with

@@ -605,19 +605,121 @@ static void get_list(sk_routes *r, sk_http_req *req) {
 static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
                              sk_anim *anim, const sk_cache_source *src);
 
-/* A glTF/GLB body: the skin picked by ?skin= (default 0) with its clips.
- * A POST id hashes the file and the selector. */
-static void put_gltf(sk_routes *r, sk_http_req *req, const char *given_id) {
+/* A skeleton upload (glTF, or a JSON skeleton) built on the thread pool
+ * when its body is large: a multi-MB file takes tens of ms to parse and
+ * build, too long for the loop thread. The body and the ?skin= value
+ * belong to the request, which stays put while it is suspended; the store
+ * happens back on the loop thread. Small bodies run the same code inline. */
+typedef struct upload_job {
+  sk_routes *routes;
+  const char *data, *skin; /* borrowed from the request */
+  size_t len;
+  bool gltf;
+  char id[SK_CACHE_ID_MAX + 1];
+  bool has_id;             /* PUT: id given; POST: derived (JSON: into id) */
+  sk_skeleton *s;
+  sk_anim *anim;
   sk_error err;
-  sk_error_clear(&err);
-  const char *skin = sk_http_query(req, "skin");
-  sk_skeleton *s = NULL;
-  sk_anim *anim = NULL;
-  if (sk_gltf_import(req->body.data ? req->body.data : "", req->body.len, skin, r->cfg.max_bones, &s, &anim,
-                     &err) != 0) {
-    problem_err(req, &err, SK_EFORMAT);
+  int rc;
+  size_t reserved;         /* bytes of the memory budget held for the import */
+} upload_job;
+
+static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
+                        sk_anim *anim);
+
+/* Imports a glTF skin: its in-memory size is estimated from the file's
+ * counts and refused past --max-skeleton-mb, then reserved in the memory
+ * budget (503 when it does not fit now) before anything is built. The
+ * reservation is held until the answer (the cache counts the stored
+ * skeleton itself). Any thread: the budget is atomic. */
+static int import_gltf(const sk_routes *r, upload_job *uj) {
+  sk_gltf *g;
+  size_t skin, estimate = 0;
+  int rc = sk_gltf_parse(uj->data, uj->len, &g, &uj->err);
+  if (rc)
+    return rc;
+  if (!(rc = sk_gltf_find_skin(g, uj->skin, &skin, &uj->err)) &&
+      !(rc = sk_gltf_estimate(g, skin, r->cfg.max_skeleton, &estimate, &uj->err))) {
+    if (sk_budget_reserve(r->cfg.budget, estimate) != 0)
+      rc = sk_error_set(&uj->err, SK_EBUSY, "",
+                        "the skeleton (an estimated %zu bytes) does not fit in the memory budget (--memory-mb) now; "
+                        "retry later",
+                        estimate);
+    else
+      uj->reserved = estimate;
+  }
+  if (!rc)
+    rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
+  sk_gltf_destroy(g);
+  return rc;
+}
+
+static void upload_work(void *arg) {
+  upload_job *uj = arg;
+  const sk_routes *r = uj->routes;
+  if (uj->gltf) {
+    uj->rc = import_gltf(r, uj);
     return;
   }
+  json_t *j = NULL;
+  if ((uj->rc = sk_json_load(uj->data, uj->len, &j, &uj->err)) != 0)
+    return;
+  uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
+  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0) {
+    sk_skeleton_destroy(uj->s);
+    uj->s = NULL;
+    uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
+  }
+  json_decref(j);
+}
+
+static void upload_after(sk_http_req *req, void *arg, int status) {
+  upload_job *uj = arg;
+  static const sk_cache_source json_source = {NULL, 0, NULL};
+  if (status == SK_EBUSY)
+    problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
+  else if (uj->rc)
+    problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
+  else if (uj->gltf)
+    gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj->skin, uj->s, uj->anim);
+  else
+    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
+  sk_budget_release(uj->routes->cfg.budget, uj->reserved);
+  free(uj);
+}
+
+/* PUT/POST of a skeleton. A glTF/GLB body gives the skin picked by ?skin=
+ * (default 0) with its clips, refused before anything is built when its
+ * estimate is over --max-skeleton-mb. Bodies of pool_upload bytes and
+ * more (32 KiB) are parsed and built on the pool. */
+static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
+  upload_job *uj = calloc(1, sizeof *uj);
+  if (uj == NULL) {
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  uj->routes = r;
+  uj->data = req->body.data ? req->body.data : "";
+  uj->len = req->body.len;
+  uj->gltf = gltf_type(sk_http_header(req, "Content-Type")) != 0;
+  uj->skin = uj->gltf ? sk_http_query(req, "skin") : NULL;
+  uj->has_id = given_id != NULL;
+  if (given_id != NULL)
+    snprintf(uj->id, sizeof uj->id, "%s", given_id);
+  if (req->body.len >= r->cfg.pool_upload) {
+    if (sk_http_defer(req, upload_work, upload_after, uj) != 0) {
+      free(uj);
+      problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+    }
+    return;
+  }
+  upload_work(uj);
+  upload_after(req, uj, 0);
+}
+
+/* Stores an imported glTF skin. A POST id hashes the file and the selector. */
+static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
+                        sk_anim *anim) {
   char derived[17];
   const char *id = given_id;
   if (id == NULL) {
@@ -682,38 +784,6 @@ static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, boo
   sk_cache_entry_unref(e);
 }
 
-static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
-  if (gltf_type(sk_http_header(req, "Content-Type")) != 0) {
-    put_gltf(r, req, given_id);
-    return;
-  }
-  json_t *j = load_body(req);
-  if (j == NULL)
-    return;
-  sk_error err;
-  sk_error_clear(&err);
-  sk_skeleton *s = NULL;
-  if (sk_json_parse_skeleton(j, "", r->cfg.max_bones, &s, &err) != 0) {
-    json_decref(j);
-    problem_err(req, &err, SK_EINVAL);
-    return;
-  }
-  char derived[17];
-  const char *id = given_id;
-  if (id == NULL) {
-    if (sk_routes_content_id(j, derived) != 0) {
-      json_decref(j);
-      sk_skeleton_destroy(s);
-      problem(req, SK_ENOMEM, "", "out of memory");
-      return;
-    }
-    id = derived;
-  }
-  json_decref(j);
-  static const sk_cache_source json_source = {NULL, 0, NULL};
-  store_and_answer(r, req, id, given_id == NULL, s, NULL, &json_source);
-}
-
 static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
   sk_cache_entry *e = entry_or_404(r, req, m);
   if (e == NULL)
@@ -770,26 +840,11 @@ static void finish_update(sk_routes *r, sk_http_req *req, sk_cache_entry *e, sk_
   publish(r, req, id, c, anim);
 }
 
-/* PATCH /bones: per bone, in key order: the local setters (matrix,
- * position, rotation, scaling, Babylon setter by setter, as the eval tool's
- * "set"), then bind (setBindMatrix, which also replaces the local matrix, or
- * updateMatrix with keepLocal), then rest (setRestPose) -- the order
- * proto/openapi.yaml documents.
- * Everything lands on a clone that replaces the stored version only when
- * every change succeeded. */
-static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
+/* Applies a PATCH /bones body to a copy of `base`: *out is the copy (new,
+ * also on failure, when it may be NULL). Pure: any thread. */
+static int patch_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **out, sk_error *err) {
   static const char *const k_top[] = {"bones", NULL};
   static const char *const k_trs[] = {"matrix", "position", "rotation", "rotationQuaternion", "scaling", NULL};
-  json_t *j = load_body(req);
-  if (j == NULL)
-    return;
-  sk_cache_entry *e = entry_or_404(r, req, m);
-  if (e == NULL) {
-    json_decref(j);
-    return;
-  }
-  sk_error err;
-  sk_error_clear(&err);
   sk_skeleton *c = NULL;
   json_t *trs = NULL;
   sk_override *o = NULL;
@@ -797,15 +852,15 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
   int rc = 0;
   const json_t *bones = json_object_get(j, "bones");
   if (!json_is_object(j))
-    rc = sk_error_set(&err, SK_ETYPE, "", "expected {\"bones\": {name: changes}}");
-  else if ((rc = check_keys(j, k_top, &err)) != 0)
+    rc = sk_error_set(err, SK_ETYPE, "", "expected {\"bones\": {name: changes}}");
+  else if ((rc = check_keys(j, k_top, err)) != 0)
     ;
   else if (bones == NULL)
-    rc = sk_error_set(&err, SK_EMISSING, "/bones", "a PATCH needs \"bones\"");
+    rc = sk_error_set(err, SK_EMISSING, "/bones", "a PATCH needs \"bones\"");
   else if (!json_is_object(bones))
-    rc = sk_error_set(&err, SK_ETYPE, "/bones", "expected an object of bone name -> changes");
-  else if (sk_skeleton_clone(e->skel, &c) != 0)
-    rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
+    rc = sk_error_set(err, SK_ETYPE, "/bones", "expected an object of bone name -> changes");
+  else if (sk_skeleton_clone(base, &c) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   const char *name;
   json_t *spec;
   if (rc == 0) {
@@ -814,11 +869,11 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       sk_pointer_push(p, sizeof p, name);
       int32_t bone = sk_skeleton_find(c, name);
       if (bone < 0) {
-        rc = sk_error_set(&err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+        rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
         break;
       }
       if (!json_is_object(spec)) {
-        rc = sk_error_set(&err, SK_ETYPE, p, "expected an object of changes");
+        rc = sk_error_set(err, SK_ETYPE, p, "expected an object of changes");
         break;
       }
       const char *key;
@@ -827,7 +882,7 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       json_t *wrap = json_object();
       if (trs == NULL || wrap == NULL) {
         json_decref(wrap);
-        rc = sk_error_set(&err, SK_ENOMEM, p, "out of memory");
+        rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
         break;
       }
       json_object_foreach(spec, key, val) {
@@ -838,7 +893,7 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
           json_object_set(trs, key, val);
         else if (strcmp(key, "bind") != 0 && strcmp(key, "keepLocal") != 0 && strcmp(key, "rest") != 0) {
           size_t at = sk_pointer_push(p, sizeof p, key);
-          rc = sk_error_set(&err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
+          rc = sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
           p[at] = 0;
           break;
         }
@@ -849,15 +904,15 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       if (!rc && keep != NULL) {
         size_t at = sk_pointer_push(p, sizeof p, "keepLocal");
         if (!json_is_boolean(keep))
-          rc = sk_error_set(&err, SK_ETYPE, p, "expected true or false");
+          rc = sk_error_set(err, SK_ETYPE, p, "expected true or false");
         else if (bind == NULL)
-          rc = sk_error_set(&err, SK_EMISSING, p, "\"keepLocal\" goes with \"bind\"");
+          rc = sk_error_set(err, SK_EMISSING, p, "\"keepLocal\" goes with \"bind\"");
         p[at] = 0;
       }
       if (!rc && json_object_size(trs) > 0) {
         if (json_object_set(wrap, name, trs) != 0)
-          rc = sk_error_set(&err, SK_ENOMEM, p, "out of memory");
-        else if ((rc = sk_json_parse_overrides(c, wrap, "/bones", &o, &no, &err)) == 0) {
+          rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
+        else if ((rc = sk_json_parse_overrides(c, wrap, "/bones", &o, &no, err)) == 0) {
           sk_skeleton_apply(c, o, no);
           free(o);
           o = NULL;
@@ -865,15 +920,15 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
       }
       if (!rc && bind != NULL) {
         size_t at = sk_pointer_push(p, sizeof p, "bind");
-        rc = sk_json_floats(bind, 16, p, mat, &err);
+        rc = sk_json_floats(bind, 16, p, mat, err);
         if (!rc && sk_skeleton_set_bind(c, bone, mat, json_is_true(keep)) != 0)
-          rc = sk_error_set(&err, SK_ESINGULAR, p, "the absolute bind matrix of bone \"%s\" would not be invertible",
+          rc = sk_error_set(err, SK_ESINGULAR, p, "the absolute bind matrix of bone \"%s\" would not be invertible",
                             name);
         p[at] = 0;
       }
       if (!rc && rest != NULL) {
         size_t at = sk_pointer_push(p, sizeof p, "rest");
-        rc = sk_json_floats(rest, 16, p, mat, &err);
+        rc = sk_json_floats(rest, 16, p, mat, err);
         if (!rc)
           sk_skeleton_set_rest(c, bone, mat);
         p[at] = 0;
@@ -885,12 +940,67 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
         break;
     }
   }
+  *out = c;
+  return rc;
+}
+
+/* PATCH /bones: per bone, in key order: the local setters (matrix,
+ * position, rotation, scaling, Babylon setter by setter, as the eval tool's
+ * "set"), then bind (setBindMatrix, which also replaces the local matrix, or
+ * updateMatrix with keepLocal), then rest (setRestPose) -- the order
+ * proto/openapi.yaml documents.
+ * Everything lands on a clone that replaces the stored version only when
+ * every change succeeded. */
+static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
+  json_t *j = load_body(req);
+  if (j == NULL)
+    return;
+  sk_cache_entry *e = entry_or_404(r, req, m);
+  if (e == NULL) {
+    json_decref(j);
+    return;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  sk_skeleton *c = NULL;
+  int rc = patch_apply(e->skel, j, &c, &err);
   json_decref(j);
   finish_update(r, req, e, c, rc, &err);
 }
 
-static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
+/* Applies a /rest body (NULL: none) to a copy of `base`, as patch_apply. */
+static int rest_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **out, sk_error *err) {
   static const char *const k_top[] = {"bones", NULL};
+  int rc = 0;
+  const json_t *bones = j ? json_object_get(j, "bones") : NULL;
+  sk_skeleton *c = NULL;
+  if (j != NULL && !json_is_object(j))
+    rc = sk_error_set(err, SK_ETYPE, "", "expected {} or {\"bones\": [names]}");
+  else if (j != NULL && (rc = check_keys(j, k_top, err)) != 0)
+    ;
+  else if (bones != NULL && !json_is_array(bones))
+    rc = sk_error_set(err, SK_ETYPE, "/bones", "expected an array of bone names");
+  else if (sk_skeleton_clone(base, &c) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (!rc && bones == NULL)
+    sk_skeleton_return_to_rest(c);
+  for (size_t i = 0; !rc && bones != NULL && i < json_array_size(bones); i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/bones";
+    sk_pointer_push_index(p, sizeof p, i);
+    const char *name = json_string_value(json_array_get(bones, i));
+    int32_t bone = name ? sk_skeleton_find(c, name) : -1;
+    if (name == NULL)
+      rc = sk_error_set(err, SK_ETYPE, p, "expected a bone name");
+    else if (bone < 0)
+      rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+    else
+      sk_skeleton_bone_return_to_rest(c, bone);
+  }
+  *out = c;
+  return rc;
+}
+
+static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
   json_t *j = NULL;
   if (req->body.len > 0 && (j = load_body(req)) == NULL)
     return;
@@ -901,31 +1011,8 @@ static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
   }
   sk_error err;
   sk_error_clear(&err);
-  int rc = 0;
-  const json_t *bones = j ? json_object_get(j, "bones") : NULL;
   sk_skeleton *c = NULL;
-  if (j != NULL && !json_is_object(j))
-    rc = sk_error_set(&err, SK_ETYPE, "", "expected {} or {\"bones\": [names]}");
-  else if (j != NULL && (rc = check_keys(j, k_top, &err)) != 0)
-    ;
-  else if (bones != NULL && !json_is_array(bones))
-    rc = sk_error_set(&err, SK_ETYPE, "/bones", "expected an array of bone names");
-  else if (sk_skeleton_clone(e->skel, &c) != 0)
-    rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
-  if (!rc && bones == NULL)
-    sk_skeleton_return_to_rest(c);
-  for (size_t i = 0; !rc && bones != NULL && i < json_array_size(bones); i++) {
-    char p[SK_ERROR_POINTER_MAX] = "/bones";
-    sk_pointer_push_index(p, sizeof p, i);
-    const char *name = json_string_value(json_array_get(bones, i));
-    int32_t bone = name ? sk_skeleton_find(c, name) : -1;
-    if (name == NULL)
-      rc = sk_error_set(&err, SK_ETYPE, p, "expected a bone name");
-    else if (bone < 0)
-      rc = sk_error_set(&err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
-    else
-      sk_skeleton_bone_return_to_rest(c, bone);
-  }
+  int rc = rest_apply(e->skel, j, &c, &err);
   json_decref(j);
   finish_update(r, req, e, c, rc, &err);
 }
@@ -1270,9 +1357,9 @@ static void respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, 
  * than a silently smaller answer. Returns true when it answered. Otherwise
  * sets every pose's output to final. For a batch (`batch`), pose i is at
  * /poses/<first + i>; else the pose is the body itself. */
-static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch) {
+static int binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err) {
   if (fmt == SK_FMT_JSON)
-    return false;
+    return 0;
   for (size_t i = 0; i < n; i++) {
     if (poses[i].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
       char p[SK_ERROR_POINTER_MAX] = "";
@@ -1281,14 +1368,30 @@ static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, in
         sk_pointer_push_index(p, sizeof p, first + i);
       }
       sk_pointer_push(p, sizeof p, "output");
-      problem(req, SK_ERANGE, p, "binary answers carry final matrices only; ask for application/json to get "
-                                 "absolute or local matrices");
-      return true;
+      return sk_error_set(err, SK_ERANGE, p, "binary answers carry final matrices only; ask for application/json to get "
+                                              "absolute or local matrices");
     }
     poses[i].output = SK_OUT_FINAL;
   }
-  return false;
+  return 0;
 }
+
+static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch) {
+  sk_error err;
+  sk_error_clear(&err);
+  if (binary_outputs(poses, n, fmt, first, batch, &err) == 0)
+    return false;
+  problem_err(req, &err, SK_ERANGE);
+  return true;
+}
+
+/* A batch answer larger than this is produced while the client reads it. */
+#define SK_ROUTES_STREAM_MIN (1u << 20)
+/* A streamed answer's pending text is refilled up to about this much
+ * (plus at most one pose) per producer call: the loop thread's slice. */
+#define SK_ROUTES_STREAM_SLICE (64u << 10)
+/* libmicrohttpd's own buffer per streamed answer. */
+#define SK_ROUTES_STREAM_BLOCK (32u << 10)
 
 typedef struct batch_job batch_job;
 /* A batch on the thread pool: everything the worker touches is in here. */
@@ -1299,9 +1402,39 @@ struct batch_job {
   size_t n;
   int fmt, rc;
   sk_strbuf out;
+  /* Clip work over the loop bound (sk_cost) is parsed on the pool too: */
+  json_t *json;  /* the body, owned until parsed; NULL once poses are in */
+  bool batch;    /* json is {"poses": [...]} (else one pose object) */
+  bool bare;     /* one pose object that gave one pose: no "results" wrapper */
+  sk_error err;  /* a parse error found on the pool */
+  const char *body; /* a large body parsed on the pool: borrowed from the request */
+  size_t body_len;
+  char id[SK_CACHE_ID_MAX + 1]; /* for the 404 of a body parsed on the pool */
+  size_t pool_reserved; /* budget bytes a pool job reserved for the poses and answer it built */
+  bool stream_on_loop;  /* parsed on the pool, answered as a stream by the loop */
 };
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
+static size_t batch_answer_bound(const batch_job *bj, size_t *poses_bytes);
+static void stream_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
 static void batch_free(batch_job *bj);
+static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch);
+
+/* sk_cost's answer formats are sk_routes' SK_FMT_* */
+_Static_assert((int)SK_COST_JSON == (int)SK_FMT_JSON && (int)SK_COST_F32 == (int)SK_FMT_F32 &&
+                   (int)SK_COST_MAT3X4 == (int)SK_FMT_MAT3X4,
+               "formats");
+
+/* Parses one pose object that may name clips (the /pose body): sampling
+ * happens here, so it runs where sk_cost said it may. */
+static int parse_single(const sk_routes *r, batch_job *bj, const json_t *j, sk_error *err) {
+  int rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, j, "", NULL, &bj->poses, &bj->n, err);
+  if (!rc && bj->n > r->cfg.max_batch)
+    rc = sk_error_set(err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", bj->n, r->cfg.max_batch);
+  if (!rc)
+    rc = binary_outputs(bj->poses, bj->n, bj->fmt, 0, false, err);
+  bj->bare = !rc && bj->n == 1;
+  return rc;
+}
 
 static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
   int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
@@ -1325,6 +1458,17 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
     }
     sk_error err;
     sk_error_clear(&err);
+    sk_cost cost = {0};
+    if (sk_cost_add_pose_json(&cost, &r->cfg.cost, e->skel, e->anim, j, "", fmt, &err) != 0) {
+      json_decref(j);
+      sk_cache_entry_unref(e);
+      problem_err(req, &err, SK_ETOOBIG);
+      return;
+    }
+    if (!sk_cost_inline(&cost, &r->cfg.cost)) {
+      defer_parse(r, req, e, j, fmt, false);
+      return;
+    }
     sk_pose *poses = NULL;
     size_t n = 0;
     rc = sk_pose_parse_anim(e->skel, e->anim, j, "", NULL, &poses, &n, &err);
@@ -1394,6 +1538,7 @@ static void batch_free(batch_job *bj) {
   free(bj->poses);
   sk_cache_entry_unref(bj->entry);
   sk_strbuf_free(&bj->out);
+  json_decref(bj->json);
   free(bj);
 }
 
@@ -1406,19 +1551,57 @@ static void batch_work(void *arg) {
     bj->rc = SK_ENOMEM;
     return;
   }
-  if (bj->fmt == SK_FMT_JSON)
+  if (bj->fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
   bj->rc = eval_poses(bj->entry, bj->poses, bj->n, bj->fmt, &buf, &ks, &bj->out, bj->routes->cfg.kernel_threads);
-  if (bj->fmt == SK_FMT_JSON && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
+  if (bj->fmt == SK_FMT_JSON && !bj->bare && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
     bj->rc = SK_ENOMEM;
   sk_eval_buffers_close(&buf);
   kscratch_free(&ks);
 }
 
+/* The pool's half of a body parsed there: the answer is costed against the
+ * memory budget before it is built, as run_batch does on the loop. A
+ * streamed answer is left to the loop (its producer runs there in slices);
+ * any other is reserved (atomically: the budget is shared) and built here.
+ * batch_after gives the reservation back once the answer is counted. */
+static void pool_evaluate(batch_job *bj) {
+  size_t poses_bytes, answer = batch_answer_bound(bj, &poses_bytes);
+  if (answer > SK_ROUTES_STREAM_MIN && !bj->bare) {
+    bj->stream_on_loop = true;
+    return;
+  }
+  if (sk_budget_reserve(bj->routes->cfg.budget, poses_bytes + answer) != 0) {
+    bj->rc = sk_error_set(&bj->err, SK_EBUSY, "",
+                          "the batch (%zu poses, an answer of up to %zu bytes) does not fit in the memory budget "
+                          "(--memory-mb) now; retry later",
+                          bj->n, answer);
+    return;
+  }
+  bj->pool_reserved = poses_bytes + answer;
+  batch_work(bj);
+}
+
 static void batch_after(sk_http_req *req, void *arg, int status) {
   batch_job *bj = arg;
+  sk_budget_release(bj->routes->cfg.budget, bj->pool_reserved);
+  bj->pool_reserved = 0;
+  if (status == 0 && bj->rc == 0 && bj->stream_on_loop) {
+    size_t poses_bytes;
+    batch_answer_bound(bj, &poses_bytes);
+    if (sk_http_reserve(req, poses_bytes) != 0) {
+      problem(req, SK_EBUSY, "", "the batch (%zu poses) does not fit in the memory budget (--memory-mb) now; retry later",
+              bj->n);
+      batch_free(bj);
+      return;
+    }
+    stream_batch(bj->routes, req, bj); /* takes bj */
+    return;
+  }
   if (status == SK_EBUSY)
     problem(req, SK_EBUSY, "", "the batch waited past its deadline; retry later");
+  else if (bj->err.code)
+    problem_err(req, &bj->err, bj->rc);
   else if (bj->rc)
     problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
   else
@@ -1441,8 +1624,172 @@ static double batch_cost_us(const batch_job *bj) {
   return mats * (eval + enc) * 1e-3;
 }
 
-static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
+/* Parses the poses of a /poses body (already checked to be {"poses": [...]}
+ * within --max-batch) into `bj`: frame ranges and clips are sampled here,
+ * so it runs where sk_cost said it may. */
+static int parse_batch(const sk_routes *r, batch_job *bj, const json_t *j, sk_error *err) {
+  const json_t *poses = json_object_get(j, "poses");
+  size_t n = json_array_size(poses);
+  int fmt = bj->fmt, rc = 0;
+  if ((bj->poses = calloc(n ? n : 1, sizeof *bj->poses)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  size_t cap = n;
+  for (size_t i = 0; i < n && !rc; i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/poses";
+    sk_pointer_push_index(p, sizeof p, i);
+    sk_pose *item = NULL;
+    size_t k = 0;
+    rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, err);
+    if (rc)
+      break;
+    /* A frame range inside a batch contributes one pose per frame. */
+    if (bj->n + k > r->cfg.max_batch) {
+      sk_pose_array_free(item, k);
+      rc = sk_error_set(err, SK_ETOOBIG, p, "the batch expands to more than %zu poses (--max-batch)",
+                        r->cfg.max_batch);
+      break;
+    }
+    if (bj->n + k > cap) {
+      size_t ncap = (bj->n + k) * 2;
+      sk_pose *grown = realloc(bj->poses, ncap * sizeof *grown);
+      if (grown == NULL) {
+        sk_pose_array_free(item, k);
+        rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+        break;
+      }
+      bj->poses = grown;
+      cap = ncap;
+    }
+    if (fmt != SK_FMT_JSON) {
+      for (size_t f = 0; f < k; f++) {
+        if (item[f].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
+          size_t at = sk_pointer_push(p, sizeof p, "output");
+          rc = sk_error_set(err, SK_ERANGE, p, "binary answers carry final matrices only; ask for "
+                                                "application/json to get absolute or local matrices");
+          p[at] = 0;
+          break;
+        }
+        item[f].output = SK_OUT_FINAL;
+      }
+      if (rc) {
+        sk_pose_array_free(item, k);
+        break;
+      }
+    }
+    for (size_t f = 0; f < k; f++)
+      bj->poses[bj->n++] = item[f];
+    free(item); /* the poses moved into the batch */
+  }
+  return rc;
+}
+
+static void parse_work(void *arg) {
+  batch_job *bj = arg;
+  int rc = bj->batch ? parse_batch(bj->routes, bj, bj->json, &bj->err) : parse_single(bj->routes, bj, bj->json, &bj->err);
+  json_decref(bj->json); /* the job's own reference: nothing else holds the body */
+  bj->json = NULL;
+  if (rc) {
+    bj->rc = rc;
+    return;
+  }
+  pool_evaluate(bj);
+}
+
+/* The /poses body's shape (400/422 in the order a client expects, then
+ * --max-batch), then each pose's cost (sk_cost) into `cost`. */
+static int batch_shape_cost(const sk_routes *r, const sk_cache_entry *e, const json_t *j, int fmt, sk_cost *cost,
+                            sk_error *err) {
   static const char *const k_top[] = {"poses", NULL};
+  int rc = 0;
+  const json_t *poses = json_object_get(j, "poses");
+  if (!json_is_object(j))
+    rc = sk_error_set(err, SK_ETYPE, "", "expected {\"poses\": [pose, ...]}");
+  else if ((rc = check_keys(j, k_top, err)) != 0)
+    ;
+  else if (poses == NULL)
+    rc = sk_error_set(err, SK_EMISSING, "/poses", "a batch needs \"poses\"");
+  else if (!json_is_array(poses))
+    rc = sk_error_set(err, SK_ETYPE, "/poses", "expected an array of poses");
+  else if (json_array_size(poses) > r->cfg.max_batch)
+    rc = sk_error_set(err, SK_ETOOBIG, "/poses", "%zu poses; the limit is %zu (--max-batch)", json_array_size(poses),
+                      r->cfg.max_batch);
+  for (size_t i = 0; !rc && i < json_array_size(poses); i++) {
+    char p[SK_ERROR_POINTER_MAX] = "/poses";
+    sk_pointer_push_index(p, sizeof p, i);
+    rc = sk_cost_add_pose_json(cost, &r->cfg.cost, e->skel, e->anim, json_array_get(poses, i), p, fmt, err);
+  }
+  return rc;
+}
+
+/* Evaluation and answer size of parsed poses (the fast parser's, or
+ * already costed from JSON), before either is started. */
+static int parsed_cost(const sk_routes *r, const batch_job *bj, const char *ptr, sk_error *err) {
+  sk_cost cost = {0};
+  for (size_t i = 0; i < bj->n; i++)
+    if (sk_cost_add_poses(&cost, &r->cfg.cost, bj->entry->skel, 1, bj->poses[i].output, bj->fmt, ptr, err) != 0)
+      return SK_ETOOBIG;
+  return 0;
+}
+
+/* A pose request whose body is large (pool_upload bytes and more), all on
+ * the pool: jansson takes ~50 ms a MB and the fast parser a few, too long
+ * for the loop thread. The same steps, in the same order, as post_pose
+ * and post_poses; `bj->entry` may be NULL (404 after the 400s). */
+static void pose_body_work(void *arg) {
+  batch_job *bj = arg;
+  const sk_routes *r = bj->routes;
+  sk_error *err = &bj->err;
+  const char *ptr = bj->batch ? "/poses" : "";
+  int rc;
+  if (bj->batch && bj->entry != NULL &&
+      sk_fastpose_parse_batch(bj->entry->skel, bj->body, bj->body_len, r->cfg.max_batch, &bj->poses, &bj->n) == 0) {
+    rc = binary_outputs(bj->poses, bj->n, bj->fmt, 0, true, err);
+  } else {
+    json_t *j = NULL;
+    sk_cost cost = {0};
+    if ((rc = sk_json_load(bj->body, bj->body_len, &j, err)) != 0)
+      ;
+    else if (bj->entry == NULL)
+      rc = sk_error_set(err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", bj->id);
+    else if (bj->batch) {
+      if ((rc = batch_shape_cost(r, bj->entry, j, bj->fmt, &cost, err)) == 0)
+        rc = parse_batch(r, bj, j, err);
+    } else if ((rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, bj->entry->skel, bj->entry->anim, j, "", bj->fmt,
+                                           err)) == 0) {
+      rc = parse_single(r, bj, j, err);
+    }
+    json_decref(j);
+  }
+  if (!rc)
+    rc = parsed_cost(r, bj, ptr, err);
+  if (rc) {
+    bj->rc = rc;
+    return;
+  }
+  pool_evaluate(bj);
+}
+
+/* Hands a large pose body to the pool (pose_body_work). */
+static void defer_pose_body(sk_routes *r, sk_http_req *req, const match *m, bool batch) {
+  batch_job *bj = calloc(1, sizeof *bj);
+  if (bj == NULL) {
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  bj->routes = r;
+  bj->entry = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
+  snprintf(bj->id, sizeof bj->id, "%s", m->id_ok ? m->id : "(invalid id)");
+  bj->fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
+  bj->batch = batch;
+  bj->body = req->body.data;
+  bj->body_len = req->body.len;
+  if (sk_http_defer(req, pose_body_work, batch_after, bj) != 0) {
+    batch_free(bj);
+    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+  }
+}
+
+static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
   batch_job *bj = NULL;
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
@@ -1473,78 +1820,22 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   }
   sk_error err;
   sk_error_clear(&err);
-  int rc = 0;
-  const json_t *poses = json_object_get(j, "poses");
-  if (!json_is_object(j))
-    rc = sk_error_set(&err, SK_ETYPE, "", "expected {\"poses\": [pose, ...]}");
-  else if ((rc = check_keys(j, k_top, &err)) != 0)
-    ;
-  else if (poses == NULL)
-    rc = sk_error_set(&err, SK_EMISSING, "/poses", "a batch needs \"poses\"");
-  else if (!json_is_array(poses))
-    rc = sk_error_set(&err, SK_ETYPE, "/poses", "expected an array of poses");
-  else if (json_array_size(poses) > r->cfg.max_batch)
-    rc = sk_error_set(&err, SK_ETOOBIG, "/poses", "%zu poses; the limit is %zu (--max-batch)",
-                      json_array_size(poses), r->cfg.max_batch);
+  sk_cost cost = {0};
+  int rc = batch_shape_cost(r, e, j, fmt, &cost, &err);
+  if (!rc && !sk_cost_inline(&cost, &r->cfg.cost)) {
+    defer_parse(r, req, e, j, fmt, true);
+    return;
+  }
   if (!rc) {
-    size_t n = json_array_size(poses);
     bj = calloc(1, sizeof *bj);
-    if (bj == NULL || (bj->poses = calloc(n ? n : 1, sizeof *bj->poses)) == NULL) {
-      free(bj);
-      bj = NULL;
+    if (bj == NULL) {
       rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
     } else {
       bj->routes = r;
       bj->entry = e;
       bj->fmt = fmt;
       e = NULL;
-      size_t cap = n;
-      for (size_t i = 0; i < n && !rc; i++) {
-        char p[SK_ERROR_POINTER_MAX] = "/poses";
-        sk_pointer_push_index(p, sizeof p, i);
-        sk_pose *item = NULL;
-        size_t k = 0;
-        rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, &err);
-        if (rc)
-          break;
-        /* A frame range inside a batch contributes one pose per frame. */
-        if (bj->n + k > r->cfg.max_batch) {
-          sk_pose_array_free(item, k);
-          rc = sk_error_set(&err, SK_ETOOBIG, p, "the batch expands to more than %zu poses (--max-batch)",
-                            r->cfg.max_batch);
-          break;
-        }
-        if (bj->n + k > cap) {
-          size_t ncap = (bj->n + k) * 2;
-          sk_pose *grown = realloc(bj->poses, ncap * sizeof *grown);
-          if (grown == NULL) {
-            sk_pose_array_free(item, k);
-            rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
-            break;
-          }
-          bj->poses = grown;
-          cap = ncap;
-        }
-        if (fmt != SK_FMT_JSON) {
-          for (size_t f = 0; f < k; f++) {
-            if (item[f].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
-              size_t at = sk_pointer_push(p, sizeof p, "output");
-              rc = sk_error_set(&err, SK_ERANGE, p, "binary answers carry final matrices only; ask for "
-                                                    "application/json to get absolute or local matrices");
-              p[at] = 0;
-              break;
-            }
-            item[f].output = SK_OUT_FINAL;
-          }
-          if (rc) {
-            sk_pose_array_free(item, k);
-            break;
-          }
-        }
-        for (size_t f = 0; f < k; f++)
-          bj->poses[bj->n++] = item[f];
-        free(item); /* the poses moved into the batch */
-      }
+      rc = parse_batch(r, bj, j, &err);
     }
   }
   json_decref(j);
@@ -1560,13 +1851,6 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
 
 /* ---- streamed answers ------------------------------------------------------------------ */
 
-/* A batch answer larger than this is produced while the client reads it. */
-#define SK_ROUTES_STREAM_MIN (1u << 20)
-/* A streamed answer's pending text is refilled up to about this much
- * (plus at most one pose) per producer call: the loop thread's slice. */
-#define SK_ROUTES_STREAM_SLICE (64u << 10)
-/* libmicrohttpd's own buffer per streamed answer. */
-#define SK_ROUTES_STREAM_BLOCK (32u << 10)
 
 /* A batch answer produced as its client reads it: a bounded `pending`
  * buffer refilled from the next poses, evaluated 16 at a time by the
@@ -1732,11 +2016,40 @@ static size_t batch_answer_bound(const batch_job *bj, size_t *poses_bytes) {
   return bj->n * mats * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
 }
 
+/* Hands a costed request whose clip work is over the loop bound to the
+ * pool: parsing (which samples the clips) and evaluation both run there.
+ * Steals `e` and `j`. */
+static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch) {
+  batch_job *bj = calloc(1, sizeof *bj);
+  if (bj == NULL) {
+    json_decref(j);
+    sk_cache_entry_unref(e);
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  bj->routes = r;
+  bj->entry = e;
+  bj->fmt = fmt;
+  bj->json = j;
+  bj->batch = batch;
+  if (sk_http_defer(req, parse_work, batch_after, bj) != 0) {
+    batch_free(bj);
+    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+  }
+}
+
 /* Evaluates a parsed batch inline or on the pool (by size), answers, and
  * releases `bj` (or hands it to the job). */
 static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   int rc;
   int fmt = bj->fmt;
+  sk_error err;
+  sk_error_clear(&err);
+  if (parsed_cost(r, bj, req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
+    batch_free(bj);
+    problem_err(req, &err, SK_ETOOBIG);
+    return;
+  }
   /* The memory budget first: the parsed poses, and the answer (in full, or
    * a streamed answer's bounded buffers). */
   size_t poses_bytes, answer = batch_answer_bound(bj, &poses_bytes);
@@ -1811,6 +2124,81 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
 
 /* ---- dispatch ------------------------------------------------------------------------- */
 
+/* A large PATCH /bones or /rest body, parsed and applied to a copy of the
+ * stored version on the pool (jansson takes ~65 ms a MB, and freeing the
+ * tree ~15 ns a value); the copy is published back on the loop thread.
+ * Errors come in the loop path's order: 400, 404, then the body's own. */
+typedef struct json_body_job {
+  sk_routes *routes;
+  sk_cache_entry *entry; /* a reference, or NULL: 404 after the 400 */
+  bool bones;            /* PATCH /bones, else /rest */
+  const char *data;      /* borrowed from the request */
+  size_t len;
+  char id[SK_CACHE_ID_MAX + 1];
+  sk_skeleton *copy;
+  sk_error err;
+  int rc;
+} json_body_job;
+
+static void json_body_work(void *arg) {
+  json_body_job *jb = arg;
+  json_t *j = NULL;
+  if ((jb->rc = sk_json_load(jb->data, jb->len, &j, &jb->err)) != 0)
+    return;
+  if (jb->entry == NULL)
+    jb->rc = sk_error_set(&jb->err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", jb->id);
+  else if (jb->bones)
+    jb->rc = patch_apply(jb->entry->skel, j, &jb->copy, &jb->err);
+  else
+    jb->rc = rest_apply(jb->entry->skel, j, &jb->copy, &jb->err);
+  json_decref(j);
+}
+
+static void json_body_after(sk_http_req *req, void *arg, int status) {
+  json_body_job *jb = arg;
+  sk_routes *r = jb->routes;
+  sk_cache_entry *now = jb->entry != NULL ? sk_cache_get(r->cache, jb->entry->id) : NULL;
+  bool stale = jb->rc == 0 && now != jb->entry;
+  sk_cache_entry_unref(now);
+  if (status == SK_EBUSY) {
+    sk_cache_entry_unref(jb->entry);
+    problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+  } else if (stale) {
+    /* Another update was published while this one was on the pool: apply
+     * it to that version instead, here (rare; the body is still in req). */
+    sk_skeleton_destroy(jb->copy);
+    sk_cache_entry_unref(jb->entry);
+    match m;
+    route_match(req->url, &m);
+    if (jb->bones)
+      patch_bones(r, req, &m);
+    else
+      post_rest(r, req, &m);
+  } else {
+    finish_update(r, req, jb->entry, jb->copy, jb->rc, &jb->err); /* releases both; 400/404 when rc says so */
+  }
+  free(jb);
+}
+
+static void defer_json_body(sk_routes *r, sk_http_req *req, const match *m) {
+  json_body_job *jb = calloc(1, sizeof *jb);
+  if (jb == NULL) {
+    problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  jb->routes = r;
+  jb->entry = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
+  jb->bones = m->route == SK_ROUTE_BONES;
+  snprintf(jb->id, sizeof jb->id, "%s", m->id_ok ? m->id : "(invalid id)");
+  jb->data = req->body.data;
+  jb->len = req->body.len;
+  if (sk_http_defer(req, json_body_work, json_body_after, jb) != 0) {
+    sk_cache_entry_unref(jb->entry);
+    free(jb);
+    problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+  }
+}
+
 static void on_handle(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
   match m;
@@ -1858,16 +2246,22 @@ static void on_handle(void *ctx, sk_http_req *req) {
     }
     return;
   case SK_ROUTE_BONES:
-    patch_bones(r, req, &m);
-    return;
   case SK_ROUTE_REST:
-    post_rest(r, req, &m);
+    if (req->body.len >= r->cfg.pool_upload)
+      defer_json_body(r, req, &m);
+    else if (m.route == SK_ROUTE_BONES)
+      patch_bones(r, req, &m);
+    else
+      post_rest(r, req, &m);
     return;
   case SK_ROUTE_POSE:
-    post_pose(r, req, &m);
-    return;
   case SK_ROUTE_POSES:
-    post_poses(r, req, &m);
+    if (req->body.len >= r->cfg.pool_upload)
+      defer_pose_body(r, req, &m, m.route == SK_ROUTE_POSES);
+    else if (m.route == SK_ROUTE_POSE)
+      post_pose(r, req, &m);
+    else
+      post_poses(r, req, &m);
     return;
   default:
     problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
@@ -1933,6 +2327,13 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
     r->cfg.max_batch = 1024;
   if (r->cfg.inline_limit == 0)
     r->cfg.inline_limit = 250;
+  if (r->cfg.cost.max_poses == 0)
+    r->cfg.cost.max_poses = r->cfg.max_batch;
+  sk_cost_limits_fill(&r->cfg.cost);
+  if (r->cfg.max_skeleton == 0)
+    r->cfg.max_skeleton = SK_GLTF_MAX_SKELETON_BYTES;
+  if (r->cfg.pool_upload == 0)
+    r->cfg.pool_upload = 32u << 10;
   r->cache = cache;
   r->metrics = metrics;
   *out = r;

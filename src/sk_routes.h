@@ -11,8 +11,10 @@
  *   POST   /v1/skeletons/{id}/rest       returnToRest
  *   POST   /v1/skeletons/{id}/pose       one pose (JSON or binary)
  *   POST   /v1/skeletons/{id}/poses      a batch (JSON or binary)
- * Everything runs on the loop thread except large batches, which go to the
- * thread pool holding a reference to the skeleton version they started on. */
+ * Everything runs on the loop thread except large batches, clip work over
+ * sk_cost's loop bound and large glTF imports, which go to the thread pool
+ * holding a reference to the skeleton version they started on. Pose
+ * requests are costed (sk_cost) before any sampling or evaluation. */
 #ifndef SK_ROUTES_H
 #define SK_ROUTES_H
 
@@ -23,6 +25,7 @@
 
 #include "sk_access.h"
 #include "sk_cache.h"
+#include "sk_cost.h"
 #include "sk_http.h"
 #include "sk_metrics.h"
 
@@ -43,6 +46,12 @@ typedef struct sk_routes_config {
   sk_budget *budget;   /* borrowed, or NULL: the memory budget, for /metrics */
   const sk_access *access; /* framing, Host and token checks before routing
                               (borrowed); NULL: framing and Host presence only */
+  sk_cost_limits cost; /* pose requests' limits, checked before any work
+                          (max_poses is max_batch); zeroed: sk_cost defaults */
+  size_t max_skeleton; /* bytes a glTF upload may build (sk_gltf_estimate)
+                          [SK_GLTF_MAX_SKELETON_BYTES] */
+  size_t pool_upload;  /* bodies from this many bytes are parsed on the
+                          thread pool (jansson: ~2 ms for 32 KiB) [32768] */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;

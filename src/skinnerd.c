@@ -42,6 +42,7 @@ typedef struct options {
   unsigned long long memory_mb; /* ULLONG_MAX until set: the default is the machine's */
   bool cache_set;               /* --cache-mb given: never lowered silently */
   char tokens[4096], tls_cert[4096], tls_key[4096], allowed_hosts[4096]; /* "" when not given */
+  unsigned long long max_frames, max_layers, max_work, max_answer_mb, max_skeleton_mb;
 } options;
 
 static void usage(FILE *f) {
@@ -102,6 +103,16 @@ static void usage(FILE *f) {
           "  --allowed-hosts LIST Host header values accepted, comma separated, port\n"
           "                       optional; * accepts any (SKINNERD_ALLOWED_HOSTS)\n"
           "                       [loopback names on a loopback listener, else any]\n"
+          "  --max-frames N       frames one \"times\" or \"from\"/\"to\"/\"fps\" may give; more\n"
+          "                       is 413 before any sampling (SKINNERD_MAX_FRAMES) [1024]\n"
+          "  --max-layers N       layers of one pose (SKINNERD_MAX_LAYERS) [64]\n"
+          "  --max-work N         work units of one pose request, ~1 bone matrix each\n"
+          "                       (sampling, evaluation, JSON encoding), checked before\n"
+          "                       any work (SKINNERD_MAX_WORK) [16777216]\n"
+          "  --max-answer-mb N    largest pose answer, JSON counted at its bound of 25\n"
+          "                       bytes a float (SKINNERD_MAX_ANSWER_MB) [128]\n"
+          "  --max-skeleton-mb N  what one glTF upload may build in memory, estimated\n"
+          "                       from its counts before building (SKINNERD_MAX_SKELETON_MB) [64]\n"
           "  --help, --version\n"
           "SIGINT/SIGTERM stop accepting, finish requests in flight and exit 0.\n"
           "SIGHUP reloads --tokens and --tls-cert/--tls-key (a bad file keeps the old\n"
@@ -197,6 +208,16 @@ static int set_option(options *o, const char *name, const char *val, const char 
     bad = parse_addr(val, o->admin_host, &o->admin_port);
   else if (strcmp(name, "memory-mb") == 0)
     bad = parse_ull(val, 1ull << 30, &o->memory_mb);
+  else if (strcmp(name, "max-frames") == 0)
+    bad = parse_ull(val, 10000000, &o->max_frames) || o->max_frames == 0;
+  else if (strcmp(name, "max-layers") == 0)
+    bad = parse_ull(val, 1000000, &o->max_layers) || o->max_layers == 0;
+  else if (strcmp(name, "max-work") == 0)
+    bad = parse_ull(val, 1ull << 50, &o->max_work) || o->max_work == 0;
+  else if (strcmp(name, "max-answer-mb") == 0)
+    bad = parse_ull(val, 1u << 20, &o->max_answer_mb) || o->max_answer_mb == 0;
+  else if (strcmp(name, "max-skeleton-mb") == 0)
+    bad = parse_ull(val, 1u << 20, &o->max_skeleton_mb) || o->max_skeleton_mb == 0;
   else if (strcmp(name, "data-dir") == 0)
     bad = val[0] == '\0' || snprintf(o->data_dir, sizeof o->data_dir, "%s", val) >= (int)sizeof o->data_dir;
   else if (strcmp(name, "tokens") == 0)
@@ -232,6 +253,8 @@ static int parse_env(options *o) {
       {"memory-mb", "SKINNERD_MEMORY_MB"},
       {"tokens", "SKINNERD_TOKENS"}, {"tls-cert", "SKINNERD_TLS_CERT"}, {"tls-key", "SKINNERD_TLS_KEY"},
       {"allowed-hosts", "SKINNERD_ALLOWED_HOSTS"},
+      {"max-frames", "SKINNERD_MAX_FRAMES"}, {"max-layers", "SKINNERD_MAX_LAYERS"}, {"max-work", "SKINNERD_MAX_WORK"},
+      {"max-answer-mb", "SKINNERD_MAX_ANSWER_MB"}, {"max-skeleton-mb", "SKINNERD_MAX_SKELETON_MB"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const char *v = getenv(names[i][1]);
@@ -552,6 +575,11 @@ int main(int argc, char **argv) {
   rc.kernel_threads = (unsigned)o.threads;
   rc.budget = &budget;
   rc.access = access;
+  rc.cost.max_frames = o.max_frames; /* zeros take sk_cost's defaults */
+  rc.cost.max_layers = o.max_layers;
+  rc.cost.max_work = o.max_work;
+  rc.cost.max_answer = o.max_answer_mb << 20;
+  rc.max_skeleton = (size_t)o.max_skeleton_mb << 20;
   if (sk_routes_create(&rc, cache, metrics, &routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
     return 1;

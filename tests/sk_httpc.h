@@ -69,7 +69,34 @@ static inline int sk_httpc_send_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
-/* Reads a whole "Connection: close" answer from fd into r. */
+/* Decodes a chunked body in place (RFC 9112 7.1; extensions and trailers
+ * skipped); returns its length, or (size_t)-1 when it is cut short or bad. */
+static inline size_t sk_httpc_dechunk(char *body, size_t len) {
+  size_t r = 0, w = 0;
+  for (;;) {
+    char *line_end = NULL;
+    for (size_t i = r; i + 1 < len && line_end == NULL; i++)
+      if (body[i] == '\r' && body[i + 1] == '\n')
+        line_end = body + i;
+    if (line_end == NULL)
+      return (size_t)-1;
+    char *end;
+    unsigned long long n = strtoull(body + r, &end, 16);
+    if (end == body + r)
+      return (size_t)-1;
+    r = (size_t)(line_end - body) + 2;
+    if (n == 0)
+      return w;
+    if (n > len - r || len - r - n < 2)
+      return (size_t)-1;
+    memmove(body + w, body + r, n);
+    w += n;
+    r += n + 2;
+  }
+}
+
+/* Reads a whole "Connection: close" answer from fd into r; a chunked body
+ * is decoded (r->head keeps the Transfer-Encoding header). */
 static inline int sk_httpc_read_response(int fd, sk_httpc_resp *r) {
   size_t cap = 65536, len = 0;
   char *buf = malloc(cap + 1);
@@ -133,6 +160,18 @@ static inline int sk_httpc_read_response(int fd, sk_httpc_resp *r) {
     memcpy(r->body, body, r->len);
     r->body[r->len] = 0;
     free(buf);
+    bool chunked = false;
+    for (const char *h = strstr(r->head, "\r\n"); h != NULL && !chunked; h = strstr(h + 2, "\r\n"))
+      chunked = strncasecmp(h + 2, "Transfer-Encoding: chunked", 26) == 0;
+    if (chunked) {
+      size_t n = sk_httpc_dechunk(r->body, r->len);
+      if (n == (size_t)-1) {
+        snprintf(r->error, sizeof r->error, "a chunked body cut short or malformed");
+        return -1;
+      }
+      r->len = n;
+      r->body[n] = 0;
+    }
     return 0;
   }
 }

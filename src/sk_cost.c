@@ -1,0 +1,153 @@
+#include "sk_cost.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sk_json.h"
+#include "sk_numfmt.h"
+
+void sk_cost_limits_fill(sk_cost_limits *l) {
+  if (l->max_frames == 0)
+    l->max_frames = SK_COST_MAX_FRAMES;
+  if (l->max_layers == 0)
+    l->max_layers = SK_COST_MAX_LAYERS;
+  if (l->max_poses == 0)
+    l->max_poses = 1024;
+  if (l->max_work == 0)
+    l->max_work = SK_COST_MAX_WORK;
+  if (l->max_answer == 0)
+    l->max_answer = SK_COST_MAX_ANSWER;
+  if (l->loop_work == 0)
+    l->loop_work = SK_COST_LOOP_WORK;
+}
+
+uint64_t sk_cost_work(const sk_cost *c) { return c->sample + c->eval; }
+
+int sk_cost_inline(const sk_cost *c, const sk_cost_limits *l) { return c->sample <= l->loop_work; }
+
+/* a + b, saturating: counts come from hostile input. */
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+static uint64_t sat_mul(uint64_t a, uint64_t b) { return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
+
+static void join(char *dest, const char *ptr, const char *key) {
+  snprintf(dest, SK_ERROR_POINTER_MAX, "%s", ptr);
+  if (key != NULL)
+    sk_pointer_push(dest, SK_ERROR_POINTER_MAX, key);
+}
+
+/* Bytes of one pose's answer. */
+static uint64_t answer_bytes(size_t bones, unsigned outputs, int fmt) {
+  uint64_t mats = (uint64_t)bones + 1;
+  if (fmt == SK_COST_F32)
+    return mats * 16 * sizeof(float);
+  if (fmt == SK_COST_MAT3X4)
+    return mats * 12 * sizeof(float);
+  /* {"final":[..],"absolute":[..],"local":[..]} and the comma between poses */
+  uint64_t floats = 16 * (((outputs & SK_OUT_FINAL) ? mats : 0) + ((outputs & SK_OUT_ABSOLUTE) ? bones : 0) +
+                          ((outputs & SK_OUT_LOCAL) ? bones : 0));
+  return floats * (SK_NUMFMT_F32_MAX + 1) + 40;
+}
+
+static uint64_t json_matrices(size_t bones, unsigned outputs, int fmt) {
+  if (fmt != SK_COST_JSON)
+    return 0;
+  return ((outputs & SK_OUT_FINAL) ? bones + 1 : 0) + ((outputs & SK_OUT_ABSOLUTE) ? bones : 0) +
+         ((outputs & SK_OUT_LOCAL) ? bones : 0);
+}
+
+/* The limits every addition checks; `ptr` names the pose that crossed one. */
+static int check_totals(const sk_cost *c, const sk_cost_limits *l, const char *ptr, sk_error *err) {
+  if (c->poses > l->max_poses)
+    return sk_error_set(err, SK_ETOOBIG, ptr, "the request expands to %llu poses; the limit is %llu (--max-batch)",
+                        (unsigned long long)c->poses, (unsigned long long)l->max_poses);
+  if (sk_cost_work(c) > l->max_work)
+    return sk_error_set(err, SK_ETOOBIG, ptr, "the request needs about %llu work units; the limit is %llu (--max-work)",
+                        (unsigned long long)sk_cost_work(c), (unsigned long long)l->max_work);
+  if (c->answer > l->max_answer)
+    return sk_error_set(err, SK_ETOOBIG, ptr, "the answer would take up to %llu bytes; the limit is %llu (--max-answer-mb)",
+                        (unsigned long long)c->answer, (unsigned long long)l->max_answer);
+  return 0;
+}
+
+int sk_cost_add_poses(sk_cost *c, const sk_cost_limits *l, const sk_skeleton *s, uint64_t n, unsigned outputs, int fmt,
+                      const char *ptr, sk_error *err) {
+  if (fmt != SK_COST_JSON)
+    outputs = SK_OUT_FINAL;
+  uint64_t per = (uint64_t)s->count + 1 + SK_COST_JSON_MATRIX * json_matrices(s->count, outputs, fmt);
+  c->poses = sat_add(c->poses, n);
+  c->eval = sat_add(c->eval, sat_mul(n, per));
+  c->answer = sat_add(c->answer, sat_mul(n, answer_bytes(s->count, outputs, fmt)));
+  return check_totals(c, l, ptr, err);
+}
+
+/* Channels a clip named by `v` (name or index) drives; 0 when it does not
+ * resolve (the parser refuses it). */
+static uint64_t clip_channels(const sk_anim *anim, const json_t *v) {
+  size_t k;
+  if (anim == NULL || v == NULL)
+    return 0;
+  if (json_is_integer(v)) {
+    json_int_t i = json_integer_value(v);
+    return i >= 0 && (size_t)i < anim->clip_count ? anim->clips[i].channel_count : 0;
+  }
+  if (json_is_string(v) && sk_anim_find_clip(anim, json_string_value(v), &k) == 0)
+    return anim->clips[k].channel_count;
+  return 0;
+}
+
+/* Frames of one pose object as the parser will expand them: 1 unless
+ * "times" or a valid "from"/"to"/"fps" range is given. Sets `key` to the
+ * field an error names. */
+static uint64_t pose_frames(const json_t *j, const char **key) {
+  const json_t *ts = json_object_get(j, "times");
+  *key = "times";
+  if (json_is_array(ts))
+    return json_array_size(ts) ? json_array_size(ts) : 1;
+  const json_t *from = json_object_get(j, "from"), *to = json_object_get(j, "to"), *fps = json_object_get(j, "fps");
+  *key = "fps";
+  if (!json_is_number(from) || !json_is_number(to) || !json_is_number(fps))
+    return 1;
+  double f = json_number_value(from), t = json_number_value(to), r = json_number_value(fps);
+  if (!isfinite(f) || !isfinite(t) || !isfinite(r) || !(r > 0) || t < f)
+    return 1;
+  double frames = floor((t - f) * r + 1e-9) + 1; /* as sk_eval's anim_frames */
+  return frames < 1.8e19 ? (uint64_t)frames : UINT64_MAX;
+}
+
+int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton *s, const sk_anim *anim,
+                          const json_t *j, const char *ptr, int fmt, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  unsigned outputs = SK_OUT_FINAL;
+  if (!json_is_object(j))
+    return sk_cost_add_poses(c, l, s, 1, outputs, fmt, ptr, err);
+  if (sk_json_parse_output(json_object_get(j, "output"), ptr, &outputs, NULL) != 0 || outputs == 0)
+    outputs = SK_OUT_FINAL;
+  const json_t *a = json_object_get(j, "animation"), *layers = json_object_get(j, "layers");
+  if (a == NULL && layers == NULL) /* no clip: the parser refuses any frame key */
+    return sk_cost_add_poses(c, l, s, 1, outputs, fmt, ptr, err);
+  uint64_t frames = 1, nl = 1, per_frame = 0;
+  const uint64_t bones = s->count;
+  if (layers != NULL) {
+    nl = json_is_array(layers) ? json_array_size(layers) : 0;
+    if (nl > l->max_layers) {
+      join(p, ptr, "layers");
+      return sk_error_set(err, SK_ETOOBIG, p, "%llu layers; the limit is %llu (--max-layers)", (unsigned long long)nl,
+                          (unsigned long long)l->max_layers);
+    }
+    for (size_t i = 0; i < nl; i++)
+      per_frame += clip_channels(anim, json_object_get(json_array_get(layers, i), "animation")) + bones;
+  } else {
+    const char *key;
+    frames = pose_frames(j, &key);
+    if (frames > l->max_frames) {
+      join(p, ptr, key);
+      return sk_error_set(err, SK_ETOOBIG, p, "%llu frames; the limit is %llu (--max-frames)",
+                          (unsigned long long)frames, (unsigned long long)l->max_frames);
+    }
+    per_frame = clip_channels(anim, a) + bones;
+  }
+  c->sample = sat_add(c->sample, sat_mul(frames, per_frame));
+  return sk_cost_add_poses(c, l, s, frames, outputs, fmt, ptr, err);
+}
