@@ -24,6 +24,8 @@ void sk_anim_destroy(sk_anim *a) {
     for (size_t k = 0; k < clip->channel_count; k++) {
       free(clip->channels[k].frames);
       free(clip->channels[k].values);
+      free(clip->channels[k].values64);
+      free(clip->channels[k].key_flags);
     }
     free(clip->channels);
     free(clip->name);
@@ -43,13 +45,25 @@ size_t sk_anim_memory(const sk_anim *a) {
     for (size_t k = 0; k < clip->channel_count; k++) {
       const sk_anim_channel *ch = &clip->channels[k];
       size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3, per = ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1;
-      n += ch->count * (sizeof(double) + w * per * sizeof(float));
+      if (ch->path == SK_ANIM_MATRIX)
+        n += ch->count * (sizeof(double) + 16 * sizeof(float));
+      else if (ch->values64 != NULL)
+        n += ch->count * (sizeof(double) + 3 * w * sizeof(double));
+      else
+        n += ch->count * (sizeof(double) + w * per * sizeof(float));
+      if (ch->key_flags != NULL)
+        n += ch->count;
     }
   }
   return n;
 }
 
-double sk_anim_clip_duration(const sk_anim *a, size_t clip) { return a->clips[clip].end_frame / SK_ANIM_FPS; }
+double sk_anim_clip_duration(const sk_anim *a, size_t clip) {
+  const sk_anim_clip *c = &a->clips[clip];
+  if (c->fps > 0)
+    return (c->to_frame - c->from_frame) / c->fps;
+  return c->end_frame / SK_ANIM_FPS;
+}
 
 int sk_anim_find_clip(const sk_anim *a, const char *name, size_t *clip) {
   for (size_t c = 0; c < a->clip_count; c++)
@@ -185,7 +199,93 @@ static void sample_channel(const sk_anim_channel *ch, double frame, double *out)
     out[i] = start[i] + (end[i] - start[i]) * gradient;
 }
 
+/* Largest key at or before `frame` (Babylon's key walk ends on the same
+ * key: the last of equal frames). `frame` is already clamped to the keys. */
+static size_t key_before(const double *frames, size_t n, double frame) {
+  size_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (frame >= frames[mid])
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* A Babylon-format TRS channel at `frame`: RuntimeAnimation.goToFrame's
+ * clamp, then Animation._interpolate operation for operation (per-key STEP,
+ * Hermite when the start key has an out-tangent and the end key an
+ * in-tangent, both scaled by the frame interval; RELATIVE adds a zero
+ * offset, which turns -0 into +0 as in Babylon). */
+static void sample_babylon(const sk_anim_channel *ch, double frame, double *out) {
+  const int w = path_width(ch->path);
+  const size_t n = ch->count, stride = 3 * (size_t)w;
+  if (frame < ch->frames[0])
+    frame = ch->frames[0];
+  else if (frame > ch->frames[n - 1])
+    frame = ch->frames[n - 1];
+  size_t key = key_before(ch->frames, n, frame);
+  const double *sv = ch->values64 + key * stride;
+  if (key + 1 > n - 1) {
+    memcpy(out, sv, (size_t)w * sizeof *out);
+    return;
+  }
+  const double *ev = sv + stride;
+  uint8_t fs = ch->key_flags != NULL ? ch->key_flags[key] : 0, fe = ch->key_flags != NULL ? ch->key_flags[key + 1] : 0;
+  if (fs & SK_ANIM_KEY_STEP) {
+    memcpy(out, ch->frames[key + 1] > frame ? sv : ev, (size_t)w * sizeof *out);
+    return;
+  }
+  double frame_delta = ch->frames[key + 1] - ch->frames[key];
+  double gradient = (frame - ch->frames[key]) / frame_delta;
+  if ((fs & SK_ANIM_KEY_OUT) && (fe & SK_ANIM_KEY_IN)) {
+    double t1[4], t2[4];
+    for (int i = 0; i < w; i++) {
+      t1[i] = sv[2 * w + i] * frame_delta; /* start key's out-tangent */
+      t2[i] = ev[w + i] * frame_delta;     /* end key's in-tangent */
+    }
+    hermite(sv, t1, ev, t2, gradient, w, out);
+    if (w == 4)
+      quat_normalize(out);
+  } else if (w == 4) {
+    quat_slerp(sv, ev, gradient, out);
+  } else {
+    for (int i = 0; i < w; i++)
+      out[i] = sv[i] + (ev[i] - sv[i]) * gradient;
+  }
+  if (ch->relative)
+    for (int i = 0; i < w; i++)
+      out[i] += 0.0;
+}
+
+/* A "_matrix" channel: Babylon returns the start key's matrix unchanged
+ * (AllowMatricesInterpolation is false by default; STEP gives the same). */
+static const float *sample_matrix(const sk_anim_channel *ch, double frame) {
+  const size_t n = ch->count;
+  if (frame < ch->frames[0])
+    frame = ch->frames[0];
+  else if (frame > ch->frames[n - 1])
+    frame = ch->frames[n - 1];
+  return ch->values + key_before(ch->frames, n, frame) * 16;
+}
+
 static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
+  if (clip->fps > 0) {
+    /* A Babylon range: frames from_frame..to_frame at the clip's fps. */
+    double span = clip->to_frame - clip->from_frame, rel = time * clip->fps;
+    if (loop && span > 0 && isfinite(rel)) {
+      rel = fmod(rel, span);
+      if (rel < 0)
+        rel += span;
+    }
+    double f = clip->from_frame + rel;
+    if (!(f >= clip->from_frame))
+      f = clip->from_frame;
+    else if (f > clip->to_frame)
+      f = clip->to_frame;
+    return f;
+  }
   double frame = time * SK_ANIM_FPS;
   if (loop && clip->end_frame > 0 && isfinite(frame)) {
     frame = fmod(frame, clip->end_frame);
@@ -202,8 +302,46 @@ void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, doubl
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     static const int offset[3] = {0, 3, 7};
-    sample_channel(ch, frame, trs + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
+    if (ch->path == SK_ANIM_MATRIX)
+      continue; /* see sk_anim_sample_overrides */
+    double *dst = trs + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path];
+    if (ch->values64 != NULL)
+      sample_babylon(ch, frame, dst);
+    else
+      sample_channel(ch, frame, dst);
   }
+}
+
+size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_override *out) {
+  const sk_anim_clip *c = &a->clips[clip];
+  sk_anim_sample(a, clip, time, loop, trs);
+  double frame = clip_frame(c, time, loop);
+  for (size_t b = 0; b < a->bone_count; b++) {
+    memset(&out[b], 0, sizeof out[b]);
+    out[b].bone = (int32_t)b;
+  }
+  static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    sk_override *o = &out[ch->bone];
+    if (ch->path == SK_ANIM_MATRIX) {
+      memcpy(o->matrix, sample_matrix(ch, frame), sizeof o->matrix);
+      o->mask |= SK_OVERRIDE_MATRIX;
+    } else {
+      o->mask |= bit[ch->path];
+    }
+  }
+  size_t n = 0;
+  for (size_t b = 0; b < a->bone_count; b++) {
+    if (out[b].mask == 0)
+      continue;
+    const double *t = trs + b * SK_ANIM_TRS;
+    memcpy(out[b].position, t, 3 * sizeof *t);
+    memcpy(out[b].rotation, t + 3, 4 * sizeof *t);
+    memcpy(out[b].scaling, t + 7, 3 * sizeof *t);
+    n++;
+  }
+  return n;
 }
 
 int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch) {
@@ -283,4 +421,72 @@ int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
       return SK_ENOMEM;
   }
   return sk_strbuf_append(out, "]", 1) ? SK_ENOMEM : 0;
+}
+
+/* ---- introspection ------------------------------------------------------- */
+
+static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
+
+static int append_num(sk_strbuf *out, const char *key, double v) {
+  char d[SK_NUMFMT_F64_MAX + 1];
+  size_t dl = sk_numfmt_f64(v, d);
+  if (append_str(out, key) || sk_strbuf_append(out, d, dl))
+    return SK_ENOMEM;
+  return 0;
+}
+
+static int write_channel(const sk_anim_channel *ch, sk_strbuf *out) {
+  static const char *const paths[4] = {"translation", "rotation", "scale", "matrix"};
+  static const char *const interps[3] = {"LINEAR", "STEP", "CUBICSPLINE"};
+  const char *interp = interps[ch->interp >= 0 && ch->interp <= 2 ? ch->interp : 0];
+  if (ch->path == SK_ANIM_MATRIX)
+    interp = "HOLD";
+  else if (ch->values64 != NULL)
+    interp = "BABYLON"; /* per key: linear, step or Hermite (see "step"/"tangents") */
+  char num[64];
+  int n = snprintf(num, sizeof num, "\",\"keys\":%zu,\"frames\":[", ch->count);
+  if (append_str(out, "{\"path\":\"") || append_str(out, paths[ch->path]) || append_str(out, "\",\"interpolation\":\"") ||
+      append_str(out, interp) || n < 0 || (size_t)n >= sizeof num || sk_strbuf_append(out, num, (size_t)n))
+    return SK_ENOMEM;
+  for (size_t k = 0; k < ch->count; k++)
+    if (append_num(out, k ? "," : "", ch->frames[k]))
+      return SK_ENOMEM;
+  return append_str(out, "]}");
+}
+
+int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip, sk_strbuf *out) {
+  const sk_anim_clip *c = &a->clips[clip];
+  char num[64];
+  int n = snprintf(num, sizeof num, ",\"index\":%zu", clip);
+  if (append_str(out, "{\"name\":") || sk_json_write_string(out, c->name) || n < 0 || (size_t)n >= sizeof num ||
+      sk_strbuf_append(out, num, (size_t)n))
+    return SK_ENOMEM;
+  if (c->fps > 0 && (append_num(out, ",\"fps\":", c->fps) || append_num(out, ",\"from\":", c->from_frame) ||
+                     append_num(out, ",\"to\":", c->to_frame)))
+    return SK_ENOMEM;
+  if (append_num(out, ",\"duration\":", sk_anim_clip_duration(a, clip)) || append_str(out, ",\"bones\":["))
+    return SK_ENOMEM;
+  /* Bones in bones[] order, each with its channels in clip order. */
+  bool first_bone = true;
+  for (size_t b = 0; b < a->bone_count; b++) {
+    bool open = false;
+    for (size_t k = 0; k < c->channel_count; k++) {
+      const sk_anim_channel *ch = &c->channels[k];
+      if ((size_t)ch->bone != b)
+        continue;
+      if (!open) {
+        if (append_str(out, first_bone ? "{\"bone\":" : ",{\"bone\":") || sk_json_write_string(out, s->bones[b].name) ||
+            append_str(out, ",\"channels\":["))
+          return SK_ENOMEM;
+        first_bone = false;
+      } else if (append_str(out, ","))
+        return SK_ENOMEM;
+      open = true;
+      if (write_channel(ch, out))
+        return SK_ENOMEM;
+    }
+    if (open && append_str(out, "]}"))
+      return SK_ENOMEM;
+  }
+  return append_str(out, "]}");
 }

@@ -260,6 +260,34 @@ static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pos
   }
 }
 
+/* Babylon-format clips: `o` holds one override per bone (mask 0 where the
+ * clip drives nothing). The user's "bones" apply on top as Babylon's
+ * setters would after goToFrame: a matrix replaces the bone's transform,
+ * TRS fields join the clip's (sk_local_apply sets the matrix first, then
+ * the TRS fields). Compacts `o` to the bones with a mask; returns the count. */
+static size_t merge_babylon(sk_override *o, size_t nb, const sk_pose *user) {
+  for (size_t k = 0; k < user->count; k++) {
+    const sk_override *u = &user->overrides[k];
+    sk_override *m = &o[u->bone];
+    if (u->mask & SK_OVERRIDE_MATRIX) {
+      *m = *u;
+      continue;
+    }
+    if (u->mask & SK_OVERRIDE_POSITION)
+      memcpy(m->position, u->position, sizeof m->position);
+    if (u->mask & SK_OVERRIDE_ROTATION)
+      memcpy(m->rotation, u->rotation, sizeof m->rotation);
+    if (u->mask & SK_OVERRIDE_SCALING)
+      memcpy(m->scaling, u->scaling, sizeof m->scaling);
+    m->mask |= u->mask;
+  }
+  size_t n = 0;
+  for (size_t b = 0; b < nb; b++)
+    if (o[b].mask != 0)
+      o[n++] = o[b];
+  return n;
+}
+
 int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
   *poses = NULL;
@@ -303,7 +331,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   if (anim == NULL || anim->clip_count == 0) {
     sub_pointer(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
-    rc = sk_error_set(err, SK_ENOTFOUND, p, "this skeleton has no animations (only glTF imports carry clips)");
+    rc = sk_error_set(err, SK_ENOTFOUND, p, "this skeleton has no animations (glTF imports and Babylon skeletons with bone animations carry clips)");
     goto fail;
   }
   if (anim->bone_count != s->count) {
@@ -313,6 +341,11 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   if (a != NULL && layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
     rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
+    goto fail;
+  }
+  if (layers != NULL && anim->babylon) {
+    sub_pointer(p, sizeof p, ptr, "layers");
+    rc = sk_error_set(err, SK_EUNSUPPORTED, p, "layers of Babylon-format clips are not supported yet; use one \"animation\"");
     goto fail;
   }
   if (layers != NULL) {
@@ -371,6 +404,18 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   for (; made < nf; made++) {
     if (times != NULL)
       l[0].time = times[made];
+    if (anim->babylon) {
+      /* Only the bones the clip drives, with the driven fields only. */
+      out[made] = base;
+      out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
+      if (out[made].overrides == NULL) {
+        rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+        break;
+      }
+      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      out[made].count = merge_babylon(out[made].overrides, nb, &base);
+      continue;
+    }
     if (sk_anim_sample_layers(anim, l, nl, trs, scratch) != 0) {
       rc = sk_error_set(err, SK_ERANGE, ptr, "invalid layer weights");
       break;
@@ -818,7 +863,7 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
   if (json_is_object(skel) && json_object_get(skel, "gltf") != NULL)
     rc = load_gltf_skeleton(skel, base_dir, &s, &anim, err);
   else
-    rc = sk_json_parse_skeleton(skel, "/skeleton", 0, &s, err);
+    rc = sk_json_parse_skeleton_anim(skel, "/skeleton", 0, &s, &anim, err);
   if (rc)
     return rc;
   eval_ctx ctx;
