@@ -545,3 +545,225 @@ done:
   free(tracks);
   return rc;
 }
+
+/* ---- copyAnimationRange ---------------------------------------------------- */
+
+/* Bone.length as Skeleton.Parse sets it: only a truthy number. */
+static double bone_length(const json_t *bone) {
+  const json_t *l = json_object_get(bone, "length");
+  return json_is_number(l) ? json_number_value(l) : 0;
+}
+
+static const json_t *parent_of(const json_t *bones, const json_t *bone) {
+  json_int_t p = json_integer_value(json_object_get(bone, "parentBoneIndex"));
+  return p >= 0 ? json_array_get(bones, (size_t)p) : NULL;
+}
+
+/* The range `name` of an Animation ("ranges"; the first of a name wins, as
+ * Animation.createRange keeps it). */
+static bool anim_range(const json_t *anim, const char *name, double *from, double *to) {
+  const json_t *rs = json_object_get(anim, "ranges");
+  for (size_t i = 0; i < json_array_size(rs); i++) {
+    const json_t *r = json_array_get(rs, i);
+    const char *n = json_string_value(json_object_get(r, "name"));
+    if (n != NULL && strcmp(n, name) == 0 && json_is_number(json_object_get(r, "from")) &&
+        json_is_number(json_object_get(r, "to"))) {
+      *from = json_number_value(json_object_get(r, "from"));
+      *to = json_number_value(json_object_get(r, "to"));
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool skel_range(const json_t *skel, const char *name, double *from, double *to) {
+  const json_t *rs = json_object_get(skel, "ranges");
+  for (size_t i = 0; i < json_array_size(rs); i++) {
+    const json_t *r = json_array_get(rs, i);
+    if (strcmp(json_string_value(json_object_get(r, "name")), name) == 0) {
+      *from = json_number_value(json_object_get(r, "from"));
+      *to = json_number_value(json_object_get(r, "to"));
+      return true;
+    }
+  }
+  return false;
+}
+
+/* dimensionsAtRest as Skeleton.Parse reads it: absent/null is none. */
+static int dims_at(const json_t *skel, ptrbuf *p, bool *has, double d[3], sk_error *err) {
+  const json_t *v = json_object_get(skel, "dimensionsAtRest");
+  *has = v != NULL && !json_is_null(v);
+  if (!*has)
+    return 0;
+  size_t at = push(p, "dimensionsAtRest");
+  int rc = json_is_array(v) && json_array_size(v) == 3
+               ? numbers_at(v, 0, 3, p, d, err)
+               : sk_error_set(err, SK_ETYPE, p->buf, "expected [x, y, z] to rescale by");
+  pop(p, at);
+  return rc;
+}
+
+/* One dst bone: appends the source keys in [from, to] (rescaled) to its
+ * "_matrix" animation, creating it if needed. */
+static int copy_bone(json_t *dbone, const json_t *dbones, const json_t *sbone, const json_t *sbones, const char *name,
+                     double offset, bool rescale, const double *dims_ratio, ptrbuf *p, sk_error *err) {
+  const json_t *sanim = json_object_get(sbone, "animation");
+  double from, to;
+  if (!json_is_object(sanim) || json_integer_value(json_object_get(sanim, "dataType")) != BT_MATRIX ||
+      !anim_range(sanim, name, &from, &to))
+    return sk_error_set(err, SK_EUNSUPPORTED, p->buf,
+                        "source bone \"%s\" has no \"_matrix\" animation with range \"%s\" (Babylon would stop copying)",
+                        json_string_value(json_object_get(sbone, "name")), name);
+  json_t *danim = json_object_get(dbone, "animation");
+  if (danim == NULL || json_is_null(danim)) {
+    danim = json_pack("{s:O,s:s,s:O,s:i,s:i,s:[],s:[]}", "name", json_object_get(dbone, "name"), "property", "_matrix",
+                      "framePerSecond", json_object_get(sanim, "framePerSecond"), "dataType", BT_MATRIX,
+                      "loopBehavior", 0, "keys", "ranges");
+    if (danim == NULL || json_object_set_new(dbone, "animation", danim))
+      return sk_error_set(err, SK_ENOMEM, p->buf, "out of memory");
+  } else if (json_integer_value(json_object_get(danim, "dataType")) != BT_MATRIX) {
+    return sk_error_set(err, SK_EUNSUPPORTED, "/skeleton",
+                        "bone \"%s\" is animated by other than \"_matrix\"; copyAnimationRange appends matrices",
+                        json_string_value(json_object_get(dbone, "name")));
+  }
+  json_t *dkeys = json_object_get(danim, "keys");
+  const json_t *skeys = json_object_get(sanim, "keys");
+  const json_t *sparent = parent_of(sbones, sbone), *dparent = parent_of(dbones, dbone);
+  double slen = bone_length(sbone), dlen = bone_length(dbone);
+  bool parent_scaling = rescale && sparent != NULL && slen != 0 && dlen != 0 && slen != dlen;
+  double ratio = 1;
+  if (parent_scaling && dparent != NULL) {
+    ratio = bone_length(dparent) / bone_length(sparent);
+    if (!isfinite(ratio) || bone_length(dparent) == 0)
+      return sk_error_set(err, SK_ERANGE, p->buf,
+                          "rescaling bone \"%s\" needs the lengths of its parent and of the source parent "
+                          "(Babylon would write NaN)",
+                          json_string_value(json_object_get(dbone, "name")));
+  }
+  bool dims_scaling = rescale && dparent == NULL && dims_ratio != NULL &&
+                      (dims_ratio[0] != 1 || dims_ratio[1] != 1 || dims_ratio[2] != 1);
+  for (size_t k = 0; k < json_array_size(skeys); k++) {
+    const json_t *key = json_array_get(skeys, k);
+    double f = json_number_value(json_object_get(key, "frame"));
+    if (!(f >= from && f <= to))
+      continue;
+    json_t *vals = json_object_get(key, "values");
+    json_t *nv = NULL;
+    if (parent_scaling || dims_scaling) {
+      float m[16];
+      int mrc = matrix_key(vals, p, m, err);
+      if (mrc)
+        return mrc;
+      for (int i = 0; i < 3; i++) {
+        double t = m[12 + i];
+        m[12 + i] = (float)(parent_scaling ? t * ratio : t * dims_ratio[i]);
+      }
+      nv = json_array();
+      for (int i = 0; nv != NULL && i < 16; i++)
+        if (json_array_append_new(nv, json_real(m[i]))) {
+          json_decref(nv);
+          nv = NULL;
+        }
+    } else {
+      nv = json_deep_copy(vals);
+    }
+    json_t *nk = nv != NULL ? json_pack("{s:f,s:o}", "frame", f + offset, "values", nv) : NULL;
+    if (nk == NULL || json_array_append_new(dkeys, nk))
+      return sk_error_set(err, SK_ENOMEM, p->buf, "out of memory");
+  }
+  if (json_array_size(dkeys) == 0)
+    return sk_error_set(err, SK_ERANGE, p->buf,
+                        "range \"%s\" holds no key of bone \"%s\", which would have no animation keys (Babylon "
+                        "crashes playing it)",
+                        name, json_string_value(json_object_get(sbone, "name")));
+  json_t *dr = json_object_get(danim, "ranges");
+  if (!json_is_array(dr)) {
+    dr = json_array();
+    if (dr == NULL || json_object_set_new(danim, "ranges", dr))
+      return sk_error_set(err, SK_ENOMEM, p->buf, "out of memory");
+  }
+  double have_f, have_t;
+  if (!anim_range(danim, name, &have_f, &have_t) &&
+      json_array_append_new(dr, json_pack("{s:s,s:f,s:f}", "name", name, "from", from + offset, "to", to + offset)))
+    return sk_error_set(err, SK_ENOMEM, p->buf, "out of memory");
+  return 0;
+}
+
+int sk_banim_copy_range(const json_t *dst, const json_t *src, const char *src_ptr, const char *name,
+                        const char *name_ptr, bool rescale, json_t **out, sk_error *err) {
+  *out = NULL;
+  ptrbuf p;
+  snprintf(p.buf, sizeof p.buf, "%s", src_ptr != NULL ? src_ptr : "");
+  sk_skeleton *ss;
+  sk_anim *sa;
+  int rc = sk_json_parse_skeleton_anim(src, p.buf, 0, &ss, &sa, err);
+  if (rc)
+    return rc;
+  sk_anim_destroy(sa);
+  const json_t *sbones = json_object_get(src, "bones"), *dbones0 = json_object_get(dst, "bones");
+  double from, to, sd[3], dd[3], ratio[3];
+  bool has_sd = false, has_dd = false;
+  if (json_array_size(sbones) == 0 || json_object_get(json_array_get(sbones, 0), "parentBoneIndex") == NULL)
+    rc = sk_error_set(err, SK_ETYPE, p.buf, "expected a Babylon skeleton (Skeleton.serialize() format)");
+  else if (!skel_range(src, name, &from, &to))
+    rc = sk_error_set(err, SK_ENOTFOUND, name_ptr, "the source skeleton has no range \"%s\"", name);
+  else if (skel_range(dst, name, &from, &to))
+    rc = sk_error_set(err, SK_EDUPLICATE, name_ptr, "this skeleton already has a range \"%s\"", name);
+  else if (json_array_size(sbones) != json_array_size(dbones0))
+    rc = sk_error_set(err, SK_EUNKNOWN, p.buf, "the source has %zu bones, this skeleton %zu (Babylon copies nothing)",
+                      json_array_size(sbones), json_array_size(dbones0));
+  if (!rc && rescale && !(rc = dims_at(src, &p, &has_sd, sd, err))) {
+    ptrbuf q;
+    snprintf(q.buf, sizeof q.buf, "/skeleton");
+    rc = dims_at(dst, &q, &has_dd, dd, err);
+  }
+  for (int i = 0; i < 3 && has_sd && has_dd; i++)
+    ratio[i] = dd[i] / sd[i]; /* Vector3.divide */
+  json_t *d = rc ? NULL : json_deep_copy(dst);
+  if (!rc && d == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, p.buf, "out of memory");
+  double offset = 0;
+  json_t *dbones = json_object_get(d, "bones");
+  for (size_t i = 0; !rc && i < json_array_size(dbones); i++) {
+    const json_t *keys = json_object_get(json_object_get(json_array_get(dbones, i), "animation"), "keys");
+    for (size_t k = 0; k < json_array_size(keys); k++) {
+      double f = json_number_value(json_object_get(json_array_get(keys, k), "frame"));
+      offset = f > offset ? f : offset;
+    }
+  }
+  offset += 1; /* _getHighestAnimationFrame() + 1 */
+  size_t bat = push(&p, "bones");
+  for (size_t i = 0; !rc && i < json_array_size(dbones); i++) {
+    json_t *db = json_array_get(dbones, i);
+    const char *bn = json_string_value(json_object_get(db, "name"));
+    int32_t sb = sk_skeleton_find(ss, bn);
+    if (sb < 0) {
+      rc = sk_error_set(err, SK_EUNKNOWN, p.buf, "the source has no bone \"%s\" (Babylon stops copying)", bn);
+      break;
+    }
+    size_t at = push_i(&p, (size_t)ss->bones[sb].input_pos);
+    rc = copy_bone(db, dbones, json_array_get(sbones, (size_t)ss->bones[sb].input_pos), sbones, name, offset, rescale,
+                   has_sd && has_dd ? ratio : NULL, &p, err);
+    pop(&p, at);
+  }
+  pop(&p, bat);
+  if (!rc) {
+    json_t *rs = json_object_get(d, "ranges");
+    if (!json_is_array(rs)) {
+      rs = json_array();
+      if (rs == NULL || json_object_set_new(d, "ranges", rs))
+        rc = sk_error_set(err, SK_ENOMEM, p.buf, "out of memory");
+    }
+    skel_range(src, name, &from, &to);
+    if (!rc &&
+        json_array_append_new(rs, json_pack("{s:s,s:f,s:f}", "name", name, "from", from + offset, "to", to + offset)))
+      rc = sk_error_set(err, SK_ENOMEM, p.buf, "out of memory");
+  }
+  sk_skeleton_destroy(ss);
+  if (rc) {
+    json_decref(d);
+    return rc;
+  }
+  *out = d;
+  return 0;
+}

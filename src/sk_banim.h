@@ -43,4 +43,24 @@
  * skinnerd does not play), SK_ENOMEM. */
 int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_anim **out, sk_error *err);
 
+/* Babylon's Skeleton.copyAnimationRange(source, name, rescaleAsRequired)
+ * on serialized skeletons: *out is a new copy of `dst` (a valid Babylon
+ * skeleton JSON) whose bones' "animation" get the "_matrix" keys of `src`'s
+ * range `name` (frames in [from, to] of the source bone's animation range,
+ * shifted by dst's highest key frame + 1; a bone without an animation gets
+ * a "_matrix" one at the source's framePerSecond) and whose "ranges" end
+ * with the shifted range. With `rescale`, Babylon's rescaleAsRequired: a
+ * child bone whose length differs from its source bone's has its key
+ * translations scaled by parent.length / sourceParent.length; a root, by
+ * dimensionsAtRest / source dimensionsAtRest when both are given.
+ * Where Babylon would return false (copying nothing or part, silently) this
+ * refuses, pointing under `src_ptr` (the op's "from") or at `name_ptr`:
+ * no such range (SK_ENOTFOUND), dst already has it (SK_EDUPLICATE), other
+ * bone count or a bone missing by name (SK_EUNKNOWN), a source bone without
+ * a "_matrix" animation holding the range or a dst animation that is not
+ * "_matrix" (SK_EUNSUPPORTED), a rescale that would write NaN because a
+ * parent has no length (SK_ERANGE). `src` is validated as a skeleton. */
+int sk_banim_copy_range(const json_t *dst, const json_t *src, const char *src_ptr, const char *name,
+                        const char *name_ptr, bool rescale, json_t **out, sk_error *err);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_banim.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_ops.h"
@@ -843,6 +844,45 @@ static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skele
                       ge.text);
 }
 
+/* {"op": "copyAnimationRange", "from": <Babylon skeleton>, "name": range,
+ * "rescale"?: bool}: Babylon's Skeleton.copyAnimationRange on the case's
+ * skeleton (sk_banim_copy_range); later poses can play the new range.
+ * `*cur` is the skeleton JSON with the ranges copied so far (replaced). */
+static int run_copy_range(const sk_skeleton *s, json_t **cur, sk_anim **anim, const json_t *op, const char *ptr,
+                          sk_error *err) {
+  static const char *const k_copy[] = {"op", "from", "name", "rescale", NULL};
+  int rc = check_op_keys(op, ptr, k_copy, err);
+  if (rc)
+    return rc;
+  char pf[SK_ERROR_POINTER_MAX], pn[SK_ERROR_POINTER_MAX], pr[SK_ERROR_POINTER_MAX];
+  sub_pointer(pf, sizeof pf, ptr, "from");
+  sub_pointer(pn, sizeof pn, ptr, "name");
+  sub_pointer(pr, sizeof pr, ptr, "rescale");
+  if (*cur == NULL)
+    return sk_error_set(err, SK_EUNSUPPORTED, ptr, "copyAnimationRange needs a skeleton in Babylon's serialize() format");
+  const json_t *from = json_object_get(op, "from"), *name = json_object_get(op, "name"),
+               *rescale = json_object_get(op, "rescale");
+  if (from == NULL)
+    return sk_error_set(err, SK_EMISSING, pf, "give the source skeleton (Babylon's serialize() format)");
+  if (!json_is_string(name))
+    return sk_error_set(err, name == NULL ? SK_EMISSING : SK_ETYPE, pn, "expected the name of a range of the source");
+  if (rescale != NULL && !json_is_boolean(rescale))
+    return sk_error_set(err, SK_ETYPE, pr, "expected true or false");
+  json_t *next;
+  if ((rc = sk_banim_copy_range(*cur, from, pf, json_string_value(name), pn, json_is_true(rescale), &next, err)))
+    return rc;
+  sk_anim *na;
+  if ((rc = sk_banim_parse(next, "/skeleton", s, &na, err))) {
+    json_decref(next);
+    return rc;
+  }
+  sk_anim_destroy(*anim);
+  *anim = na;
+  json_decref(*cur);
+  *cur = next;
+  return 0;
+}
+
 int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) { return sk_eval_case_at(c, NULL, out, err); }
 
 int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_error *err) {
@@ -884,11 +924,20 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
   if (sk_strbuf_append(out, "{\"order\":", 9) || sk_eval_write_order(s, out) ||
       sk_strbuf_append(out, ",\"results\":[", 12))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  /* The Babylon-format skeleton JSON, for copyAnimationRange. */
+  const json_t *b0 = json_array_get(json_object_get(skel, "bones"), 0);
+  json_t *cur = json_object_get(b0, "parentBoneIndex") != NULL ? json_incref((json_t *)skel) : NULL;
   for (size_t i = 0; !rc && i < json_array_size(ops); i++) {
     char p[SK_ERROR_POINTER_MAX] = "/ops";
     sk_pointer_push_index(p, sizeof p, i);
-    rc = run_op(s, anim, &ctx, json_array_get(ops, i), p, &buf, out, &nresults, err);
+    const json_t *op = json_array_get(ops, i);
+    const char *opname = json_string_value(json_object_get(op, "op"));
+    if (opname != NULL && strcmp(opname, "copyAnimationRange") == 0)
+      rc = run_copy_range(s, &cur, &anim, op, p, err);
+    else
+      rc = run_op(s, anim, &ctx, op, p, &buf, out, &nresults, err);
   }
+  json_decref(cur);
   if (!rc && sk_strbuf_append(out, "]}", 2))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   sk_eval_buffers_close(&buf);

@@ -71,7 +71,7 @@ START_TEST(every_babylon_clip_case_agrees_bit_for_bit) {
   free(line);
   fclose(f);
   printf("conformance/anim.jsonl: %d cases, %d results, %d failed\n", cases, results, failed);
-  ck_assert_int_ge(cases, 200);
+  ck_assert_int_ge(cases, 260);
   ck_assert_int_eq(failed, 0);
 }
 END_TEST
@@ -256,6 +256,59 @@ START_TEST(eval_poses_name_ranges_and_refuse_layers) {
 }
 END_TEST
 
+/* ---- copyAnimationRange -------------------------------------------------- */
+
+#define MAT_ANIM(fps)                                                                                                  \
+  "{\"property\":\"_matrix\",\"framePerSecond\":" #fps ",\"dataType\":3,\"keys\":["                              \
+  "{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1]},{\"frame\":10,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1]}]," \
+  "\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":10}]}"
+
+/* Source: b0 (length 2) -> b1 (length 1), both keyed; target: b0 without a
+ * length unless `dst_len0`, b1 of length `dst_len1`. */
+static int copy_case(const char *dst_len0, const char *dst_len1, const char *name, bool rescale, sk_strbuf *out,
+                     sk_error *e) {
+  char text[8192];
+  snprintf(text, sizeof text,
+           "{\"skeleton\":{\"bones\":[{\"name\":\"b0\",\"parentBoneIndex\":-1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]%s},"
+           "{\"name\":\"b1\",\"parentBoneIndex\":0,\"length\":%s,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}]},"
+           "\"ops\":[{\"op\":\"copyAnimationRange\",\"name\":\"%s\",\"rescale\":%s,\"from\":"
+           "{\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":10}],\"bones\":["
+           "{\"name\":\"b0\",\"parentBoneIndex\":-1,\"length\":2,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],\"animation\":" MAT_ANIM(30) "},"
+           "{\"name\":\"b1\",\"parentBoneIndex\":0,\"length\":1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],\"animation\":" MAT_ANIM(30) "}]}},"
+           "{\"op\":\"pose\",\"animation\":\"Walk\",\"time\":0.4,\"output\":[\"local\"]}]}",
+           dst_len0, dst_len1, name, rescale ? "true" : "false");
+  json_t *c = json_loads(text, 0, NULL);
+  ck_assert_msg(c != NULL, "bad test JSON");
+  sk_error_clear(e);
+  int rc = sk_eval_case(c, out, e);
+  json_decref(c);
+  return rc;
+}
+
+START_TEST(copy_animation_range_rescales_and_refuses_what_babylon_gets_wrong) {
+  sk_strbuf out = {0};
+  sk_error e;
+  /* Frame offset 1 (no keys yet): Walk plays frames 1..11; 0.4 s = frame 12
+   * clamps to 11 = source frame 10. b1 rescaled by 4 / 2 (parents). */
+  ck_assert_int_eq(copy_case(",\"length\":4", "3", "Walk", true, &out, &e), 0);
+  ck_assert_ptr_nonnull(strstr(out.data, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1,1,0,0,0,0,1,0,0,0,0,1,0,0,8,0,1]"));
+  sk_strbuf_free(&out);
+  /* Same lengths: no rescale of b1. */
+  ck_assert_int_eq(copy_case(",\"length\":4", "1", "Walk", true, &out, &e), 0);
+  ck_assert_ptr_nonnull(strstr(out.data, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1,1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1]"));
+  sk_strbuf_free(&out);
+  /* b0 has no length: Babylon's ratio is undefined / 2 = NaN. */
+  ck_assert_int_eq(copy_case("", "3", "Walk", true, &out, &e), SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/ops/0/from/bones/1");
+  sk_strbuf_free(&out);
+  ck_assert_int_eq(copy_case("", "3", "Walk", false, &out, &e), 0);
+  sk_strbuf_free(&out);
+  ck_assert_int_eq(copy_case("", "3", "Run", false, &out, &e), SK_ENOTFOUND);
+  ck_assert_str_eq(e.pointer, "/ops/0/name");
+  sk_strbuf_free(&out);
+}
+END_TEST
+
 /* ---- introspection -------------------------------------------------------- */
 
 START_TEST(clip_json_lists_animated_bones_and_key_frames) {
@@ -293,6 +346,7 @@ int main(void) {
   tcase_add_test(g, matrix_keys_hold_and_read_float32_objects);
   tcase_add_test(g, eval_poses_name_ranges_and_refuse_layers);
   tcase_add_test(g, clip_json_lists_animated_bones_and_key_frames);
+  tcase_add_test(g, copy_animation_range_rescales_and_refuses_what_babylon_gets_wrong);
   suite_add_tcase(s, g);
   TCase *c = tcase_create("conformance");
   tcase_set_timeout(c, 300);

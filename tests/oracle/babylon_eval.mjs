@@ -419,6 +419,14 @@ export function runOp(sk, op, what) {
             return null;
         case "evaluate":
             return evaluate(sk, op, what);
+        case "copyAnimationRange": {
+            // Babylon-format clips (src/sk_banim.h): the source parsed as is.
+            const source = Skeleton.Parse(op.from, getScene());
+            const ok = sk.copyAnimationRange(source, op.name, op.rescale === true);
+            source.dispose();
+            if (!ok) fail(`${what}: Babylon's copyAnimationRange returned false`);
+            return null;
+        }
         default:
             if (BONE_OPS.includes(op.op)) return boneOp(sk, op, what);
             fail(`${what}.op: unknown op ${JSON.stringify(op.op)}`);
@@ -431,11 +439,13 @@ export function runOp(sk, op, what) {
  * exactly as skinnerd computes them (C doubles = JS numbers), each played
  * by skeleton.beginAnimation(range) + Animatable.goToFrame(frame).
  */
-function clipOf(sk, spec, name, what) {
-    const ranges = Array.isArray(spec.ranges) ? spec.ranges : [];
-    const first = spec.bones.find((b) => b.animation || (Array.isArray(b.animations) && b.animations.length));
+function clipOf(sk, name, what) {
+    // The live skeleton's ranges (Parse order, then copied ones) and the
+    // first animated bone's framePerSecond, as src/sk_banim.c numbers them.
+    const ranges = sk.getAnimationRanges().filter((r) => r);
+    const first = sk.bones.find((b) => b.animations.length);
     if (!first) fail(`${what}.animation: this skeleton has no animations`);
-    const fps = (first.animation ?? first.animations[0]).framePerSecond;
+    const fps = first.animations[0].framePerSecond;
     if (ranges.length === 0) {
         if (name !== "animation0" && name !== "0" && name !== 0) fail(`${what}.animation: no animation ${JSON.stringify(name)}`);
         let last = 0;
@@ -499,7 +509,8 @@ export function evalCase(c) {
             if (!op || typeof op !== "object") fail(`${what}: expected an object`);
             if (op.op === "pose" && "animation" in op && isSerializedSkeleton(c.skeleton)) {
                 const probe = fresh();
-                const clip = clipOf(probe, c.skeleton, op.animation, what);
+                for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(probe, ops[j], `ops[${j}]`);
+                const clip = clipOf(probe, op.animation, what);
                 for (const t of clipTimes(op)) {
                     const tmp = fresh();
                     for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);

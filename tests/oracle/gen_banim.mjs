@@ -7,7 +7,7 @@
 // ("animation" + "time" | "times" | "from"/"to"/"fps", "loop", "bones").
 // babylon_eval.mjs --jsonl then plays them with beginAnimation + goToFrame.
 //
-//   node gen_banim.mjs --seed 1414 --count 200 | node babylon_eval.mjs --jsonl - ../conformance/anim.jsonl
+//   node gen_banim.mjs --seed 1414 --count 200 --retarget 60 | node babylon_eval.mjs --jsonl - ../conformance/anim.jsonl
 //
 // Deterministic: mulberry32, no Math.random; same seed, same bytes.
 //
@@ -41,7 +41,7 @@ const opt = (k, d) => {
 };
 const seed = opt("--seed", 1414);
 const count = opt("--count", 200);
-const rnd = mulberry32(seed);
+let rnd = mulberry32(seed);
 const U = (a, b) => a + (b - a) * rnd();
 const I = (a, b) => Math.floor(U(a, b + 1));
 const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
@@ -205,6 +205,75 @@ function makeCase(idx) {
     return { name, case: { skeleton: ser, ops } };
 }
 
+/**
+ * copyAnimationRange: a source rig with "_matrix" animations and ranges, a
+ * target rig with the same bone names (other matrices, lengths, maybe its
+ * own matrix animations and ranges, maybe dimensionsAtRest), the range
+ * copied with or without rescaleAsRequired, then poses on the new range
+ * (and on an old one). Drawn from a second stream (seed + 1) after the
+ * plain cases, so adding these kept the plain cases byte-identical.
+ */
+function makeRetargetCase(idx) {
+    const desc = new Set(["copyAnimationRange"]);
+    const n = I(2, 5);
+    const fps = pick([30, 60]);
+    const parents = [];
+    for (let i = 0; i < n; i++) parents.push(i === 0 ? -1 : rnd() < 0.1 ? -1 : I(0, i - 1));
+    const build = (withAnims, rangeNames) => {
+        const sk = new Skeleton("rig", "rig", scene);
+        const bones = [];
+        // Exporters key every bone on the same frames; a range then holds a
+        // key of every bone (a bone left with no key would crash Babylon).
+        const frames = [0];
+        for (let k = 1; k < I(2, 6); k++) frames.push(frames[k - 1] + I(1, 8));
+        for (let i = 0; i < n; i++) {
+            const b = new Bone(`j${i}`, sk, parents[i] < 0 ? null : bones[parents[i]], randMatrix());
+            b.length = r4(U(0.3, 2)); // a parent without one: Babylon writes NaN, skinnerd refuses (check_sk_banim)
+            bones.push(b);
+            if (withAnims === true || (withAnims === "some" && rnd() < 0.5)) {
+                const a = new Animation(`j${i}_m`, "_matrix", fps, Animation.ANIMATIONTYPE_MATRIX, 1);
+                a.setKeys(frames.map((frame) => ({ frame, value: randMatrix() })));
+                b.animations.push(a);
+            }
+        }
+        let last = 0;
+        for (const b of bones) for (const a of b.animations) last = Math.max(last, a.getHighestFrame());
+        for (const name of rangeNames) {
+            const from = rnd() < 0.4 ? 0 : pick(frames);
+            sk.createAnimationRange(name, from, rnd() < 0.7 ? frames[frames.length - 1] : from + I(0, 3));
+        }
+        if (rnd() < 0.5) {
+            sk.dimensionsAtRest = randVec(0.5, 3);
+            desc.add("dimensionsAtRest");
+        }
+        const ser = JSON.parse(JSON.stringify(sk.serialize()));
+        sk.dispose();
+        return ser;
+    };
+    const src = build(true, rnd() < 0.5 ? ["Walk"] : ["Walk", "Run"]);
+    const own = rnd() < 0.5 ? "some" : false;
+    const dst = build(own, own ? ["Idle"] : []);
+    if (own) desc.add("target has its own animations");
+    const rescale = rnd() < 0.7;
+    if (rescale) desc.add("rescale");
+    const name = pick(src.ranges.map((r) => r.name));
+    const ops = [{ op: "copyAnimationRange", from: src, name, rescale }];
+    const sr = src.ranges.find((r) => r.name === name);
+    const dur = (sr.to - sr.from) / fps;
+    ops.push({ op: "pose", animation: name, times: [0, r4(dur / 3), r4(dur), r4(U(0, dur))], output: ["final", "local"] });
+    if (own && rnd() < 0.5) {
+        ops.push({ op: "pose", animation: "Idle", time: r4(U(0, 0.2)) });
+        desc.add("old range after the copy");
+    }
+    return { name: `banim${seed}-retarget-${idx} ${[...desc].sort().join(", ")}`, case: { skeleton: dst, ops } };
+}
+
 const lines = [];
 for (let i = 0; i < count; i++) lines.push(JSON.stringify(makeCase(i)));
+const retarget = opt("--retarget", 0);
+if (retarget > 0) {
+    const r2 = mulberry32(seed + 1);
+    rnd = r2;
+    for (let i = 0; i < retarget; i++) lines.push(JSON.stringify(makeRetargetCase(i)));
+}
 process.stdout.write(lines.join("\n") + "\n");
