@@ -61,7 +61,12 @@ typedef struct sk_anim_channel {
                          out-tangent per key (Babylon keeps keys as doubles) */
   uint8_t *key_flags; /* owned; count SK_ANIM_KEY_* bits, or NULL */
   bool relative;      /* loopBehavior RELATIVE: Babylon adds a zero offset */
+  /* Appended: SK_ANIM_PAD_* for the keys AnimationGroup.normalize added
+   * (they share the value object of their neighbour, which matters to
+   * MakeAnimationAdditive). Set by sk_gltf; 0 elsewhere. */
+  uint8_t pads;
 } sk_anim_channel;
+enum { SK_ANIM_PAD_START = 1u << 0, SK_ANIM_PAD_END = 1u << 1 };
 
 typedef struct sk_anim_clip {
   char *name;                /* owned; the glTF name, or "animation<index>" */
@@ -113,6 +118,15 @@ typedef struct sk_anim_layer {
   bool loop;
 } sk_anim_layer;
 
+/* What tools add to a layer (sk_anim_sample_layers_ext). A separate struct,
+ * not new sk_anim_layer fields: callers fill sk_anim_layer field by field,
+ * so fields they do not know would hold garbage. Zeroed: a plain layer. */
+typedef struct sk_anim_layer_ext {
+  bool additive;             /* MakeAnimationAdditive(clip, reference), played additively */
+  double reference;          /* seconds: the additive reference frame (* SK_ANIM_FPS) */
+  const float *bone_weights; /* borrowed; bone_count weights in [0, 1], or NULL: all 1 */
+} sk_anim_layer_ext;
+
 /* Writes the TRS of every bone (bone_count * SK_ANIM_TRS doubles into
  * `trs`) for clip `clip` at `time` seconds: rest TRS, then each channel in
  * file order (a later channel on the same bone and path wins, as in
@@ -127,8 +141,26 @@ void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, doubl
  * quaternion of the other sign is flipped first); a bone a clip does not
  * drive contributes its rest TRS. `scratch` holds bone_count *
  * SK_ANIM_TRS doubles. Fails with SK_ERANGE (nothing written) when a weight
- * is negative or non-finite or all are 0, or a clip index is invalid. */
+ * is negative or non-finite or all are 0, or a clip index is invalid.
+ *
+ * sk_anim_sample_layers_ext: additive layers (after the others, in order,
+ * weights not normalised):
+ * the clip's keys become differences to its value at `reference` as
+ * MakeAnimationAdditive makes them (vectors minus the reference, rotations
+ * conjugate(normalize(reference)) * key; a key AnimationGroup.normalize
+ * padded at the end shares its neighbour's value and is changed twice, as
+ * in Babylon), and each path the clip drives is added as Babylon adds an
+ * additive group: v += d * w, q = slerp(q, q * dq, w). With no weighted
+ * layer the base is the rest TRS. `bone_weights` (masks): a weighted layer
+ * contributes slerp/lerp(rest, its TRS, weight) for a bone (0: the rest,
+ * like an AnimationGroupMask that drops the bone; fractions as
+ * ozz-animation's per-joint weights with the rest pose filling in); an
+ * additive layer adds with weight * bone weight. SK_ENOMEM when the additive
+ * keys cannot be allocated. */
 int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch);
+/* sk_anim_sample_layers with `ext[i]` for layer i (`ext` NULL: all plain). */
+int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count,
+                              double *trs, double *scratch);
 
 /* Turns a TRS array into bone_count overrides (position, rotation and
  * scaling set; one per bone, bones[] order) into `out`. */
