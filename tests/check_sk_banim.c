@@ -76,6 +76,55 @@ START_TEST(every_babylon_clip_case_agrees_bit_for_bit) {
 }
 END_TEST
 
+/* glTF clips in additive and masked layers (tests/oracle/babylon_layers.mjs):
+ * within 1e-4 x max(1, largest |entry|) per matrix, as every glTF answer. */
+START_TEST(additive_and_masked_gltf_layers_agree_with_babylon) {
+  char path[1024], base[1024];
+  FILE *f = fopen(sk_test_path("conformance/layers.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  sk_test_path("", base, sizeof base);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, exact = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    if (len <= 1)
+      continue;
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const char *name = json_string_value(json_object_get(rec, "name"));
+    sk_strbuf out = {0};
+    sk_error e;
+    sk_error_clear(&e);
+    int rc = sk_eval_case_at(json_object_get(rec, "case"), base, &out, &e);
+    ck_assert_msg(rc == 0, "%s: %s at %s: %s", name, sk_errname(rc), e.pointer, e.text);
+    json_t *got = json_loadb(out.data, out.len, 0, NULL);
+    const json_t *g = json_object_get(json_array_get(json_object_get(got, "results"), 0), "final");
+    const json_t *w = json_object_get(json_array_get(json_object_get(json_object_get(rec, "expected"), "results"), 0), "final");
+    ck_assert_uint_eq(json_array_size(g), json_array_size(w));
+    bool same = true;
+    for (size_t m = 0; m < json_array_size(w); m += 16) {
+      float gm[16], wm[16];
+      for (int i = 0; i < 16; i++) {
+        gm[i] = (float)json_number_value(json_array_get(g, m + (size_t)i));
+        wm[i] = (float)json_number_value(json_array_get(w, m + (size_t)i));
+        same = same && gm[i] == wm[i];
+      }
+      ck_assert_msg(sk_test_mat_close(gm, wm, 1e-4), "%s: matrix %zu differs (%g vs %g ...)", name, m / 16, gm[12], wm[12]);
+    }
+    exact += same;
+    cases++;
+    json_decref(got);
+    sk_strbuf_free(&out);
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  printf("conformance/layers.jsonl: %d cases within 1e-4 (%d bit-exact)\n", cases, exact);
+  ck_assert_int_ge(cases, 12);
+}
+END_TEST
+
 /* ---- helpers -------------------------------------------------------------- */
 
 /* A two-bone Babylon skeleton; `anim0` is bone b0's "animation" member text
@@ -351,6 +400,7 @@ int main(void) {
   TCase *c = tcase_create("conformance");
   tcase_set_timeout(c, 300);
   tcase_add_test(c, every_babylon_clip_case_agrees_bit_for_bit);
+  tcase_add_test(c, additive_and_masked_gltf_layers_agree_with_babylon);
   suite_add_tcase(s, c);
   return sk_test_run(s);
 }
