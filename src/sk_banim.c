@@ -326,15 +326,39 @@ static int parse_animation(const json_t *a, ptrbuf *p, int32_t bone, banim_track
  * key walk ends on the last of equal frames and still interpolates towards
  * the next key, gradient 0, which a slerp need not return bit for bit).
  * Sampling inside the range reads the same keys and clamps alike. */
+static void reach(const banim_track *t, double from, double to, size_t *lo_out, size_t *hi_out) {
+  /* lo: the last key at or before `from` (0 if none); hi: the first key
+   * after `to` (the last key if none). Binary searches: ranges x tracks
+   * can be large. */
+  size_t lo = 0, a = 0, b = t->count;
+  while (b - a > 1) { /* frames[a] <= from < frames[b] once narrowed */
+    size_t m = a + (b - a) / 2;
+    if (t->frames[m] <= from)
+      a = m;
+    else
+      b = m;
+  }
+  lo = t->frames[a] <= from ? a : 0;
+  size_t hi = t->count - 1;
+  a = 0, b = t->count; /* first index with frames > to, in [a, b] */
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    if (t->frames[m] > to)
+      b = m;
+    else
+      a = m + 1;
+  }
+  if (a < t->count)
+    hi = a;
+  if (hi < lo)
+    hi = lo;
+  *lo_out = lo;
+  *hi_out = hi;
+}
+
 static int cut_channel(const banim_track *t, double from, double to, sk_anim_channel *ch) {
-  size_t lo = 0, hi = t->count - 1;
-  while (lo + 1 < t->count && t->frames[lo + 1] <= from)
-    lo++;
-  for (size_t k = lo; k < t->count; k++)
-    if (t->frames[k] > to) {
-      hi = k;
-      break;
-    }
+  size_t lo, hi;
+  reach(t, from, to, &lo, &hi);
   size_t n = hi - lo + 1, w = t->path == SK_ANIM_ROTATION ? 4 : 3;
   memset(ch, 0, sizeof *ch);
   ch->bone = t->bone;
@@ -504,6 +528,25 @@ int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_an
     rc = check_ranges(ranges, &p, &nr, err);
   if (rc || nt == 0)
     goto done;
+  {
+    /* Every range copies the keys it can reach: bound what a small body
+     * with many ranges could make us hold. */
+    double keys = 0, channels = (double)nt * (double)(nr ? nr : 1);
+    for (size_t r = 0; r < (nr ? nr : 1); r++)
+      for (size_t k = 0; k < nt; k++) {
+        size_t lo = 0, hi = tracks[k].count - 1;
+        if (nr)
+          reach(&tracks[k], json_number_value(json_object_get(json_array_get(ranges, r), "from")),
+                json_number_value(json_object_get(json_array_get(ranges, r), "to")), &lo, &hi);
+        keys += (double)(hi - lo + 1);
+      }
+    if (keys > SK_BANIM_MAX_KEYS || channels > SK_BANIM_MAX_KEYS) {
+      rc = sk_error_set(err, SK_ETOOBIG, nr ? "/ranges" : p.buf,
+                        "the ranges reach %.0f keys in %.0f channels; the limit is %d of each", keys, channels,
+                        SK_BANIM_MAX_KEYS);
+      goto done;
+    }
+  }
   sk_anim *a = calloc(1, sizeof *a);
   if (a == NULL) {
     rc = sk_error_set(err, SK_ENOMEM, p.buf, "out of memory");

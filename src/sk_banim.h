@@ -35,12 +35,17 @@
 #include "sk_error.h"
 #include "sk_skeleton.h"
 
+/* Bound on the keys (and channels) all clips hold together: each range
+ * keeps a copy of the keys it can reach, so many ranges over long
+ * animations would multiply a small body. Over it: SK_ETOOBIG at /ranges. */
+#define SK_BANIM_MAX_KEYS (1 << 20)
+
 /* Builds the clips of Babylon skeleton JSON `j` (pointer `ptr`) for `s`,
  * the skeleton built from that same JSON (bones are matched by name).
  * *out is new (sk_anim_destroy), or NULL when no bone has an animation.
  * Errors: SK_ETYPE, SK_EMISSING, SK_ERANGE, SK_ENOTFINITE, SK_ELENGTH,
  * SK_EUNKNOWN, SK_EDUPLICATE, SK_EUNSUPPORTED (a property or loop mode
- * skinnerd does not play), SK_ENOMEM. */
+ * skinnerd does not play), SK_ETOOBIG, SK_ENOMEM. */
 int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_anim **out, sk_error *err);
 
 /* Babylon's Skeleton.copyAnimationRange(source, name, rescaleAsRequired)

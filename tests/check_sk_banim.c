@@ -130,7 +130,7 @@ END_TEST
 /* A two-bone Babylon skeleton; `anim0` is bone b0's "animation" member text
  * (or "" for none), `extra` more skeleton members (e.g. ranges). */
 static json_t *skel_json(const char *anim0, const char *extra) {
-  char text[8192];
+  static char text[1 << 18];
   snprintf(text, sizeof text,
            "{\"bones\":[{\"name\":\"b0\",\"parentBoneIndex\":-1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]%s%s},"
            "{\"name\":\"b1\",\"parentBoneIndex\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}]%s%s}",
@@ -195,6 +195,43 @@ START_TEST(bad_animations_are_refused_with_a_pointer) {
   expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]}]"), "\"ranges\":[{\"name\":\"a\",\"from\":0}]", SK_EMISSING,
                "/ranges/0/to");
   expect_error("[]", "", SK_ETYPE, "/bones/0/animation");
+}
+END_TEST
+
+/* 2000 keys reached by 600 ranges: 1.2M copied keys from a 100 kB body. */
+START_TEST(many_ranges_over_long_animations_are_bounded) {
+  sk_strbuf keys = {0}, ranges = {0};
+  sk_strbuf_append(&keys, "[", 1);
+  for (int k = 0; k < 2000; k++) {
+    char one[64];
+    int n = snprintf(one, sizeof one, "%s{\"frame\":%d,\"values\":[%d,0,0]}", k ? "," : "", k, k);
+    sk_strbuf_append(&keys, one, (size_t)n);
+  }
+  sk_strbuf_append(&keys, "]", 1);
+  sk_strbuf_append(&ranges, "\"ranges\":[", 10);
+  for (int r = 0; r < 600; r++) {
+    char one[64];
+    int n = snprintf(one, sizeof one, "%s{\"name\":\"r%d\",\"from\":0,\"to\":2000}", r ? "," : "", r);
+    sk_strbuf_append(&ranges, one, (size_t)n);
+  }
+  sk_strbuf_append(&ranges, "]", 1);
+  sk_strbuf anim = {0};
+  const char *head = "{\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,\"keys\":";
+  sk_strbuf_append(&anim, head, strlen(head));
+  sk_strbuf_append(&anim, keys.data, keys.len);
+  sk_strbuf_append(&anim, "}", 2); /* with the NUL */
+  sk_strbuf_append(&ranges, "", 1);
+  ck_assert(!keys.failed && !ranges.failed && !anim.failed);
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  int rc = parse(anim.data, ranges.data, &s, &a, &e);
+  ck_assert_msg(rc == SK_ETOOBIG, "got %s: %s", sk_errname(rc), e.text);
+  ck_assert_str_eq(e.pointer, "/ranges");
+  ck_assert_ptr_null(a);
+  sk_strbuf_free(&keys);
+  sk_strbuf_free(&ranges);
+  sk_strbuf_free(&anim);
 }
 END_TEST
 
@@ -389,6 +426,7 @@ int main(void) {
   TCase *v = tcase_create("validity");
   tcase_add_test(v, bad_animations_are_refused_with_a_pointer);
   tcase_add_test(v, skeletons_without_animations_have_no_clips);
+  tcase_add_test(v, many_ranges_over_long_animations_are_bounded);
   suite_add_tcase(s, v);
   TCase *g = tcase_create("golden");
   tcase_add_test(g, vector_keys_lerp_step_and_pad_to_frame_zero);
