@@ -7,6 +7,7 @@
 #include "sk_anim.h"
 #include "sk_banim.h"
 #include "sk_eval.h"
+#include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_testutil.h"
 
@@ -421,6 +422,52 @@ START_TEST(clip_json_lists_animated_bones_and_key_frames) {
 }
 END_TEST
 
+/* A glTF clip lists its animated bones with their channels' key frames
+ * (seconds x 60, normalize's padding included). */
+START_TEST(gltf_clip_json_lists_bones_and_frames) {
+  char path[1024];
+  FILE *f = fopen(sk_test_path("data/Fox.glb", path, sizeof path), "rb");
+  ck_assert_ptr_nonnull(f);
+  sk_strbuf data = {0};
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+    sk_strbuf_append(&data, chunk, got);
+  fclose(f);
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_gltf_import(data.data, data.len, "", 0, &s, &a, &e), 0);
+  size_t walk;
+  ck_assert_int_eq(sk_anim_find_clip(a, "Walk", &walk), 0);
+  sk_strbuf out = {0};
+  ck_assert_int_eq(sk_anim_write_clip_json(a, s, walk, &out), 0);
+  json_t *j = json_loadb(out.data, out.len, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "Walk");
+  ck_assert_ptr_null(json_object_get(j, "fps"));
+  const json_t *bones = json_object_get(j, "bones");
+  ck_assert_uint_gt(json_array_size(bones), 10);
+  size_t channels = 0;
+  for (size_t b = 0; b < json_array_size(bones); b++) {
+    const json_t *ch = json_object_get(json_array_get(bones, b), "channels");
+    for (size_t k = 0; k < json_array_size(ch); k++) {
+      const json_t *c = json_array_get(ch, k);
+      ck_assert_uint_eq(json_integer_value(json_object_get(c, "keys")), json_array_size(json_object_get(c, "frames")));
+      ck_assert_double_eq(json_number_value(json_array_get(json_object_get(c, "frames"), 0)), 0);
+      channels++;
+    }
+  }
+  ck_assert_uint_eq(channels, a->clips[walk].channel_count);
+  json_decref(j);
+  sk_strbuf_free(&out);
+  sk_strbuf_free(&data);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_banim");
   TCase *v = tcase_create("validity");
@@ -433,6 +480,7 @@ int main(void) {
   tcase_add_test(g, matrix_keys_hold_and_read_float32_objects);
   tcase_add_test(g, eval_poses_name_ranges_and_refuse_layers);
   tcase_add_test(g, clip_json_lists_animated_bones_and_key_frames);
+  tcase_add_test(g, gltf_clip_json_lists_bones_and_frames);
   tcase_add_test(g, copy_animation_range_rescales_and_refuses_what_babylon_gets_wrong);
   suite_add_tcase(s, g);
   TCase *c = tcase_create("conformance");
