@@ -24,6 +24,8 @@ void sk_anim_destroy(sk_anim *a) {
     for (size_t k = 0; k < clip->channel_count; k++) {
       free(clip->channels[k].frames);
       free(clip->channels[k].values);
+      free(clip->channels[k].values64);
+      free(clip->channels[k].key_flags);
     }
     free(clip->channels);
     free(clip->name);
@@ -43,13 +45,25 @@ size_t sk_anim_memory(const sk_anim *a) {
     for (size_t k = 0; k < clip->channel_count; k++) {
       const sk_anim_channel *ch = &clip->channels[k];
       size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3, per = ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1;
-      n += ch->count * (sizeof(double) + w * per * sizeof(float));
+      if (ch->path == SK_ANIM_MATRIX)
+        n += ch->count * (sizeof(double) + 16 * sizeof(float));
+      else if (ch->values64 != NULL)
+        n += ch->count * (sizeof(double) + 3 * w * sizeof(double));
+      else
+        n += ch->count * (sizeof(double) + w * per * sizeof(float));
+      if (ch->key_flags != NULL)
+        n += ch->count;
     }
   }
   return n;
 }
 
-double sk_anim_clip_duration(const sk_anim *a, size_t clip) { return a->clips[clip].end_frame / SK_ANIM_FPS; }
+double sk_anim_clip_duration(const sk_anim *a, size_t clip) {
+  const sk_anim_clip *c = &a->clips[clip];
+  if (c->fps > 0)
+    return (c->to_frame - c->from_frame) / c->fps;
+  return c->end_frame / SK_ANIM_FPS;
+}
 
 int sk_anim_find_clip(const sk_anim *a, const char *name, size_t *clip) {
   for (size_t c = 0; c < a->clip_count; c++)
@@ -123,11 +137,17 @@ static void hermite(const double *v1, const double *t1, const double *v2, const 
 
 static int path_width(int path) { return path == SK_ANIM_ROTATION ? 4 : 3; }
 
+/* Key value i (float storage, or the doubles of an additive copy). */
+static inline double kv(const float *fv, const double *dv, size_t i) { return dv != NULL ? dv[i] : (double)fv[i]; }
+
 /* The value of one channel at `frame` (Animation._interpolate after
- * RuntimeAnimation.goToFrame's clamp), written to `out` (width doubles). */
-static void sample_channel(const sk_anim_channel *ch, double frame, double *out) {
+ * RuntimeAnimation.goToFrame's clamp), written to `out` (width doubles),
+ * reading the key values from `dv` when non-NULL (same layout as
+ * ch->values, as doubles) instead of ch->values. */
+static void sample_channel_v(const sk_anim_channel *ch, const double *dv, double frame, double *out) {
   const int w = path_width(ch->path);
   const size_t n = ch->count;
+  const float *fv = ch->values;
   const size_t stride = ch->interp == SK_ANIM_CUBICSPLINE ? 3 * (size_t)w : (size_t)w;
   const size_t vo = ch->interp == SK_ANIM_CUBICSPLINE ? (size_t)w : 0; /* value after the in-tangent */
   if (frame < ch->frames[0])
@@ -144,17 +164,17 @@ static void sample_channel(const sk_anim_channel *ch, double frame, double *out)
       hi = mid;
   }
   size_t key = lo;
-  const float *sv = ch->values + key * stride + vo;
+  const size_t sv = key * stride + vo;
   if (key + 1 > n - 1 || ch->interp == SK_ANIM_STEP) {
     for (int i = 0; i < w; i++)
-      out[i] = sv[i];
+      out[i] = kv(fv, dv, sv + (size_t)i);
     return;
   }
-  const float *ev = ch->values + (key + 1) * stride + vo;
+  const size_t ev = (key + 1) * stride + vo;
   double start[4], end[4];
   for (int i = 0; i < w; i++) {
-    start[i] = sv[i];
-    end[i] = ev[i];
+    start[i] = kv(fv, dv, sv + (size_t)i);
+    end[i] = kv(fv, dv, ev + (size_t)i);
   }
   double frame_delta = ch->frames[key + 1] - ch->frames[key];
   double gradient = (frame - ch->frames[key]) / frame_delta;
@@ -162,12 +182,12 @@ static void sample_channel(const sk_anim_channel *ch, double frame, double *out)
     /* The loader stores tangents times 1/fps; _interpolate scales them by
      * the key interval in frames: tangent * (t[k+1] - t[k]) seconds. */
     const double invfps = 1 / SK_ANIM_FPS;
-    const float *out_t = ch->values + key * stride + 2 * (size_t)w;
-    const float *in_t = ch->values + (key + 1) * stride;
+    const size_t out_t = key * stride + 2 * (size_t)w;
+    const size_t in_t = (key + 1) * stride;
     double t1[4], t2[4];
     for (int i = 0; i < w; i++) {
-      t1[i] = ((double)out_t[i] * invfps) * frame_delta;
-      t2[i] = ((double)in_t[i] * invfps) * frame_delta;
+      t1[i] = (kv(fv, dv, out_t + (size_t)i) * invfps) * frame_delta;
+      t2[i] = (kv(fv, dv, in_t + (size_t)i) * invfps) * frame_delta;
     }
     hermite(start, t1, end, t2, gradient, w, out);
     if (w == 4)
@@ -185,7 +205,97 @@ static void sample_channel(const sk_anim_channel *ch, double frame, double *out)
     out[i] = start[i] + (end[i] - start[i]) * gradient;
 }
 
+static void sample_channel(const sk_anim_channel *ch, double frame, double *out) {
+  sample_channel_v(ch, NULL, frame, out);
+}
+
+/* Largest key at or before `frame` (Babylon's key walk ends on the same
+ * key: the last of equal frames). `frame` is already clamped to the keys. */
+static size_t key_before(const double *frames, size_t n, double frame) {
+  size_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (frame >= frames[mid])
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* A Babylon-format TRS channel at `frame`: RuntimeAnimation.goToFrame's
+ * clamp, then Animation._interpolate operation for operation (per-key STEP,
+ * Hermite when the start key has an out-tangent and the end key an
+ * in-tangent, both scaled by the frame interval; RELATIVE adds a zero
+ * offset, which turns -0 into +0 as in Babylon). */
+static void sample_babylon(const sk_anim_channel *ch, double frame, double *out) {
+  const int w = path_width(ch->path);
+  const size_t n = ch->count, stride = 3 * (size_t)w;
+  if (frame < ch->frames[0])
+    frame = ch->frames[0];
+  else if (frame > ch->frames[n - 1])
+    frame = ch->frames[n - 1];
+  size_t key = key_before(ch->frames, n, frame);
+  const double *sv = ch->values64 + key * stride;
+  if (key + 1 > n - 1) {
+    memcpy(out, sv, (size_t)w * sizeof *out);
+    return;
+  }
+  const double *ev = sv + stride;
+  uint8_t fs = ch->key_flags != NULL ? ch->key_flags[key] : 0, fe = ch->key_flags != NULL ? ch->key_flags[key + 1] : 0;
+  if (fs & SK_ANIM_KEY_STEP) {
+    memcpy(out, ch->frames[key + 1] > frame ? sv : ev, (size_t)w * sizeof *out);
+    return;
+  }
+  double frame_delta = ch->frames[key + 1] - ch->frames[key];
+  double gradient = (frame - ch->frames[key]) / frame_delta;
+  if ((fs & SK_ANIM_KEY_OUT) && (fe & SK_ANIM_KEY_IN)) {
+    double t1[4], t2[4];
+    for (int i = 0; i < w; i++) {
+      t1[i] = sv[2 * w + i] * frame_delta; /* start key's out-tangent */
+      t2[i] = ev[w + i] * frame_delta;     /* end key's in-tangent */
+    }
+    hermite(sv, t1, ev, t2, gradient, w, out);
+    if (w == 4)
+      quat_normalize(out);
+  } else if (w == 4) {
+    quat_slerp(sv, ev, gradient, out);
+  } else {
+    for (int i = 0; i < w; i++)
+      out[i] = sv[i] + (ev[i] - sv[i]) * gradient;
+  }
+  if (ch->relative)
+    for (int i = 0; i < w; i++)
+      out[i] += 0.0;
+}
+
+/* A "_matrix" channel: Babylon returns the start key's matrix unchanged
+ * (AllowMatricesInterpolation is false by default; STEP gives the same). */
+static const float *sample_matrix(const sk_anim_channel *ch, double frame) {
+  const size_t n = ch->count;
+  if (frame < ch->frames[0])
+    frame = ch->frames[0];
+  else if (frame > ch->frames[n - 1])
+    frame = ch->frames[n - 1];
+  return ch->values + key_before(ch->frames, n, frame) * 16;
+}
+
 static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
+  if (clip->fps > 0) {
+    /* A Babylon range: frames from_frame..to_frame at the clip's fps. */
+    double span = clip->to_frame - clip->from_frame, rel = time * clip->fps;
+    if (loop && span > 0 && isfinite(rel)) {
+      rel = fmod(rel, span);
+      if (rel < 0)
+        rel += span;
+    }
+    double f = clip->from_frame + rel;
+    if (!(f >= clip->from_frame))
+      f = clip->from_frame;
+    else if (f > clip->to_frame)
+      f = clip->to_frame;
+    return f;
+  }
   double frame = time * SK_ANIM_FPS;
   if (loop && clip->end_frame > 0 && isfinite(frame)) {
     frame = fmod(frame, clip->end_frame);
@@ -202,18 +312,180 @@ void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, doubl
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     static const int offset[3] = {0, 3, 7};
-    sample_channel(ch, frame, trs + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
+    if (ch->path == SK_ANIM_MATRIX)
+      continue; /* see sk_anim_sample_overrides */
+    double *dst = trs + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path];
+    if (ch->values64 != NULL)
+      sample_babylon(ch, frame, dst);
+    else
+      sample_channel(ch, frame, dst);
   }
 }
 
+size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_override *out) {
+  const sk_anim_clip *c = &a->clips[clip];
+  sk_anim_sample(a, clip, time, loop, trs);
+  double frame = clip_frame(c, time, loop);
+  for (size_t b = 0; b < a->bone_count; b++) {
+    memset(&out[b], 0, sizeof out[b]);
+    out[b].bone = (int32_t)b;
+  }
+  static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    sk_override *o = &out[ch->bone];
+    if (ch->path == SK_ANIM_MATRIX) {
+      memcpy(o->matrix, sample_matrix(ch, frame), sizeof o->matrix);
+      o->mask |= SK_OVERRIDE_MATRIX;
+    } else {
+      o->mask |= bit[ch->path];
+    }
+  }
+  size_t n = 0;
+  for (size_t b = 0; b < a->bone_count; b++) {
+    if (out[b].mask == 0)
+      continue;
+    const double *t = trs + b * SK_ANIM_TRS;
+    memcpy(out[b].position, t, 3 * sizeof *t);
+    memcpy(out[b].rotation, t + 3, 4 * sizeof *t);
+    memcpy(out[b].scaling, t + 7, 3 * sizeof *t);
+    n++;
+  }
+  return n;
+}
+
+/* Quaternion.multiplyToRef: r = a * b (r may alias either). */
+static void quat_mul(const double a[4], const double b[4], double r[4]) {
+  double x = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+  double y = -a[0] * b[2] + a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  double z = a[0] * b[1] - a[1] * b[0] + a[2] * b[3] + a[3] * b[2];
+  double w = -a[0] * b[0] - a[1] * b[1] - a[2] * b[2] + a[3] * b[3];
+  r[0] = x, r[1] = y, r[2] = z, r[3] = w;
+}
+
+/* AnimationMakeAnimationAdditive on one channel: its key values (as
+ * doubles, ch->values' layout) made relative to the value at `ref_frame`.
+ * Keys that AnimationGroup.normalize padded share their neighbour's value
+ * object: the start pad's is changed once (the loop skips keys sharing the
+ * first key's value), the end pad's twice (once per key). *out is new. */
+static int additive_values(const sk_anim_channel *ch, double ref_frame, double **out) {
+  const int w = path_width(ch->path);
+  const size_t n = ch->count, stride = ch->interp == SK_ANIM_CUBICSPLINE ? 3 * (size_t)w : (size_t)w;
+  const size_t vo = ch->interp == SK_ANIM_CUBICSPLINE ? (size_t)w : 0;
+  double *v = malloc(n * stride * sizeof *v);
+  size_t *id = malloc(n * sizeof *id);
+  if (v == NULL || id == NULL) {
+    free(v);
+    free(id);
+    return SK_ENOMEM;
+  }
+  for (size_t i = 0; i < n * stride; i++)
+    v[i] = ch->values[i];
+  double ref[4];
+  if (n == 1 || ref_frame <= ch->frames[0])
+    memcpy(ref, v + vo, (size_t)w * sizeof *ref);
+  else if (ref_frame >= ch->frames[n - 1])
+    memcpy(ref, v + (n - 1) * stride + vo, (size_t)w * sizeof *ref);
+  else
+    sample_channel(ch, ref_frame, ref);
+  if (w == 4) {
+    quat_normalize(ref);
+    ref[0] = -ref[0], ref[1] = -ref[1], ref[2] = -ref[2];
+  }
+  for (size_t k = 0; k < n; k++)
+    id[k] = k;
+  if ((ch->pads & SK_ANIM_PAD_START) && n > 1)
+    id[1] = id[0];
+  if ((ch->pads & SK_ANIM_PAD_END) && n > 1)
+    id[n - 1] = id[n - 2];
+  for (size_t k = 0; k < n; k++) {
+    if (k > 0 && id[k] == id[0])
+      continue;
+    double *x = v + id[k] * stride + vo;
+    if (w == 4)
+      quat_mul(ref, x, x);
+    else
+      for (int i = 0; i < w; i++)
+        x[i] = x[i] - ref[i];
+  }
+  for (size_t k = 0; k < n; k++)
+    if (id[k] != k)
+      memcpy(v + k * stride + vo, v + id[k] * stride + vo, (size_t)w * sizeof *v);
+  free(id);
+  *out = v;
+  return 0;
+}
+
+/* A weighted layer's bone weights: lerp/slerp from the rest TRS. */
+static void apply_bone_weights(const sk_anim *a, const float *bw, double *trs) {
+  for (size_t b = 0; b < a->bone_count; b++) {
+    double f = bw[b];
+    if (f == 1)
+      continue;
+    double *t = trs + b * SK_ANIM_TRS;
+    const double *r = a->rest + b * SK_ANIM_TRS;
+    if (f == 0) {
+      memcpy(t, r, SK_ANIM_TRS * sizeof *t);
+      continue;
+    }
+    for (int j = 0; j < 3; j++) {
+      t[j] = r[j] + (t[j] - r[j]) * f;
+      t[7 + j] = r[7 + j] + (t[7 + j] - r[7 + j]) * f;
+    }
+    quat_slerp(r + 3, t + 3, f, t + 3);
+  }
+}
+
+/* Adds one additive layer onto `trs` (see sk_anim_sample_layers). */
+static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *trs) {
+  const sk_anim_clip *c = &a->clips[l->clip];
+  double frame = clip_frame(c, l->time, l->loop);
+  double ref = x->reference * SK_ANIM_FPS;
+  if (!(ref >= 0)) /* options.referenceFrame && >= 0, else 0 */
+    ref = 0;
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    if (ch->path == SK_ANIM_MATRIX || ch->values == NULL)
+      continue; /* glTF channels only */
+    double wt = l->weight * (x->bone_weights != NULL ? (double)x->bone_weights[ch->bone] : 1.0);
+    if (wt == 0)
+      continue;
+    double *dv, d[4];
+    if (additive_values(ch, ref, &dv))
+      return SK_ENOMEM;
+    sample_channel_v(ch, dv, frame, d);
+    free(dv);
+    double *t = trs + (size_t)ch->bone * SK_ANIM_TRS;
+    if (ch->path == SK_ANIM_ROTATION) {
+      double q[4];
+      quat_mul(t + 3, d, q);
+      quat_slerp(t + 3, q, wt, t + 3);
+    } else {
+      double *v = t + (ch->path == SK_ANIM_TRANSLATION ? 0 : 7);
+      for (int j = 0; j < 3; j++)
+        v[j] += d[j] * wt;
+    }
+  }
+  return 0;
+}
+
 int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch) {
-  double total = 0;
+  return sk_anim_sample_layers_ext(a, layers, NULL, count, trs, scratch);
+}
+
+int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count,
+                              double *trs, double *scratch) {
+  static const sk_anim_layer_ext plain = {0};
+#define EXT(i) (ext != NULL ? &ext[i] : &plain)
+  double total = 0, all = 0;
   for (size_t i = 0; i < count; i++) {
     if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= a->clip_count)
       return SK_ERANGE;
-    total += layers[i].weight;
+    all += layers[i].weight;
+    if (!EXT(i)->additive)
+      total += layers[i].weight;
   }
-  if (!(total > 0) || !isfinite(total))
+  if (!(all > 0) || !isfinite(all))
     return SK_ERANGE;
   const size_t n = a->bone_count;
   /* Cumulative weight of the layers blended so far; zero-weight layers are
@@ -221,11 +493,15 @@ int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t 
   double cum = 0;
   bool first = true;
   for (size_t i = 0; i < count; i++) {
+    if (EXT(i)->additive)
+      continue;
     double w = layers[i].weight / total;
     if (w == 0)
       continue;
     double *dst = first ? trs : scratch;
     sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, dst);
+    if (EXT(i)->bone_weights != NULL)
+      apply_bone_weights(a, EXT(i)->bone_weights, dst);
     if (first) {
       for (size_t b = 0; b < n; b++) {
         double *t = trs + b * SK_ANIM_TRS;
@@ -250,7 +526,13 @@ int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t 
       quat_slerp(t + 3, s + 3, amount, t + 3);
     }
   }
+  if (first) /* additive layers only: on top of the rest pose */
+    memcpy(trs, a->rest, n * SK_ANIM_TRS * sizeof *trs);
+  for (size_t i = 0; i < count; i++)
+    if (EXT(i)->additive && layers[i].weight > 0 && add_layer(a, &layers[i], EXT(i), trs))
+      return SK_ENOMEM;
   return 0;
+#undef EXT
 }
 
 void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out) {
@@ -283,4 +565,72 @@ int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
       return SK_ENOMEM;
   }
   return sk_strbuf_append(out, "]", 1) ? SK_ENOMEM : 0;
+}
+
+/* ---- introspection ------------------------------------------------------- */
+
+static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
+
+static int append_num(sk_strbuf *out, const char *key, double v) {
+  char d[SK_NUMFMT_F64_MAX + 1];
+  size_t dl = sk_numfmt_f64(v, d);
+  if (append_str(out, key) || sk_strbuf_append(out, d, dl))
+    return SK_ENOMEM;
+  return 0;
+}
+
+static int write_channel(const sk_anim_channel *ch, sk_strbuf *out) {
+  static const char *const paths[4] = {"translation", "rotation", "scale", "matrix"};
+  static const char *const interps[3] = {"LINEAR", "STEP", "CUBICSPLINE"};
+  const char *interp = interps[ch->interp >= 0 && ch->interp <= 2 ? ch->interp : 0];
+  if (ch->path == SK_ANIM_MATRIX)
+    interp = "HOLD";
+  else if (ch->values64 != NULL)
+    interp = "BABYLON"; /* per key: linear, step or Hermite (see "step"/"tangents") */
+  char num[64];
+  int n = snprintf(num, sizeof num, "\",\"keys\":%zu,\"frames\":[", ch->count);
+  if (append_str(out, "{\"path\":\"") || append_str(out, paths[ch->path]) || append_str(out, "\",\"interpolation\":\"") ||
+      append_str(out, interp) || n < 0 || (size_t)n >= sizeof num || sk_strbuf_append(out, num, (size_t)n))
+    return SK_ENOMEM;
+  for (size_t k = 0; k < ch->count; k++)
+    if (append_num(out, k ? "," : "", ch->frames[k]))
+      return SK_ENOMEM;
+  return append_str(out, "]}");
+}
+
+int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip, sk_strbuf *out) {
+  const sk_anim_clip *c = &a->clips[clip];
+  char num[64];
+  int n = snprintf(num, sizeof num, ",\"index\":%zu", clip);
+  if (append_str(out, "{\"name\":") || sk_json_write_string(out, c->name) || n < 0 || (size_t)n >= sizeof num ||
+      sk_strbuf_append(out, num, (size_t)n))
+    return SK_ENOMEM;
+  if (c->fps > 0 && (append_num(out, ",\"fps\":", c->fps) || append_num(out, ",\"from\":", c->from_frame) ||
+                     append_num(out, ",\"to\":", c->to_frame)))
+    return SK_ENOMEM;
+  if (append_num(out, ",\"duration\":", sk_anim_clip_duration(a, clip)) || append_str(out, ",\"bones\":["))
+    return SK_ENOMEM;
+  /* Bones in bones[] order, each with its channels in clip order. */
+  bool first_bone = true;
+  for (size_t b = 0; b < a->bone_count; b++) {
+    bool open = false;
+    for (size_t k = 0; k < c->channel_count; k++) {
+      const sk_anim_channel *ch = &c->channels[k];
+      if ((size_t)ch->bone != b)
+        continue;
+      if (!open) {
+        if (append_str(out, first_bone ? "{\"bone\":" : ",{\"bone\":") || sk_json_write_string(out, s->bones[b].name) ||
+            append_str(out, ",\"channels\":["))
+          return SK_ENOMEM;
+        first_bone = false;
+      } else if (append_str(out, ","))
+        return SK_ENOMEM;
+      open = true;
+      if (write_channel(ch, out))
+        return SK_ENOMEM;
+    }
+    if (open && append_str(out, "]}"))
+      return SK_ENOMEM;
+  }
+  return append_str(out, "]}");
 }

@@ -35,6 +35,13 @@
 
 enum { SK_ANIM_TRANSLATION = 0, SK_ANIM_ROTATION = 1, SK_ANIM_SCALE = 2 };
 enum { SK_ANIM_LINEAR = 0, SK_ANIM_STEP = 1, SK_ANIM_CUBICSPLINE = 2 };
+/* Babylon-format clips only (sk_banim): a "_matrix" channel, 16 floats per
+ * key in `values`, held at the key before the frame (Babylon's default
+ * Animation.AllowMatricesInterpolation = false). sk_anim_sample() skips
+ * these channels; sk_anim_sample_overrides() applies them. */
+#define SK_ANIM_MATRIX 3
+/* key_flags bits of a Babylon-format key. */
+enum { SK_ANIM_KEY_STEP = 1u << 0, SK_ANIM_KEY_IN = 1u << 1, SK_ANIM_KEY_OUT = 1u << 2 };
 
 /* Doubles per bone in a TRS array: position[3], rotation quaternion
  * [x, y, z, w], scaling[3]. */
@@ -47,8 +54,19 @@ typedef struct sk_anim_channel {
   size_t count;   /* keys, padding included; >= 1 */
   double *frames; /* owned; count, non-decreasing (time * SK_ANIM_FPS) */
   float *values;  /* owned; count * width, or count * 3 * width for
-                     CUBICSPLINE (in-tangent, value, out-tangent) */
+                     CUBICSPLINE (in-tangent, value, out-tangent); for
+                     SK_ANIM_MATRIX count * 16; NULL for Babylon TRS keys */
+  /* Appended for Babylon-format clips (sk_banim); NULL/false for glTF. */
+  double *values64;   /* owned; count * 3 * width doubles: value, in-tangent,
+                         out-tangent per key (Babylon keeps keys as doubles) */
+  uint8_t *key_flags; /* owned; count SK_ANIM_KEY_* bits, or NULL */
+  bool relative;      /* loopBehavior RELATIVE: Babylon adds a zero offset */
+  /* Appended: SK_ANIM_PAD_* for the keys AnimationGroup.normalize added
+   * (they share the value object of their neighbour, which matters to
+   * MakeAnimationAdditive). Set by sk_gltf; 0 elsewhere. */
+  uint8_t pads;
 } sk_anim_channel;
+enum { SK_ANIM_PAD_START = 1u << 0, SK_ANIM_PAD_END = 1u << 1 };
 
 typedef struct sk_anim_clip {
   char *name;                /* owned; the glTF name, or "animation<index>" */
@@ -57,6 +75,11 @@ typedef struct sk_anim_clip {
   size_t channel_count;      /* channels that drive bones of this skeleton */
   sk_anim_channel *channels; /* owned */
   size_t gltf_channels;      /* channels of the glTF animation, all targets */
+  /* Appended for Babylon-format clips (sk_banim); fps == 0 for glTF clips.
+   * A Babylon clip is a skeleton range [from_frame, to_frame]: time t plays
+   * frame from_frame + t * fps, clamped to the range (wrapped with loop). */
+  double fps;
+  double from_frame, to_frame;
 } sk_anim_clip;
 
 typedef struct sk_anim {
@@ -65,6 +88,10 @@ typedef struct sk_anim {
   size_t clip_count;
   sk_anim_clip *clips; /* owned */
   int extra_refs;      /* atomic: holders beyond the first (sk_anim_ref) */
+  /* Appended: clips from Babylon's own format (sk_banim). Only the bones a
+   * clip drives are posed (Babylon leaves the others as they are), so such
+   * clips are turned into poses by sk_anim_sample_overrides(). */
+  bool babylon;
 } sk_anim;
 
 /* Drops a reference; the last one frees `a` and everything it owns. Clips
@@ -91,6 +118,15 @@ typedef struct sk_anim_layer {
   bool loop;
 } sk_anim_layer;
 
+/* What tools add to a layer (sk_anim_sample_layers_ext). A separate struct,
+ * not new sk_anim_layer fields: callers fill sk_anim_layer field by field,
+ * so fields they do not know would hold garbage. Zeroed: a plain layer. */
+typedef struct sk_anim_layer_ext {
+  bool additive;             /* MakeAnimationAdditive(clip, reference), played additively */
+  double reference;          /* seconds: the additive reference frame (* SK_ANIM_FPS) */
+  const float *bone_weights; /* borrowed; bone_count weights in [0, 1], or NULL: all 1 */
+} sk_anim_layer_ext;
+
 /* Writes the TRS of every bone (bone_count * SK_ANIM_TRS doubles into
  * `trs`) for clip `clip` at `time` seconds: rest TRS, then each channel in
  * file order (a later channel on the same bone and path wins, as in
@@ -105,12 +141,45 @@ void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, doubl
  * quaternion of the other sign is flipped first); a bone a clip does not
  * drive contributes its rest TRS. `scratch` holds bone_count *
  * SK_ANIM_TRS doubles. Fails with SK_ERANGE (nothing written) when a weight
- * is negative or non-finite or all are 0, or a clip index is invalid. */
+ * is negative or non-finite or all are 0, or a clip index is invalid.
+ *
+ * sk_anim_sample_layers_ext: additive layers (after the others, in order,
+ * weights not normalised):
+ * the clip's keys become differences to its value at `reference` as
+ * MakeAnimationAdditive makes them (vectors minus the reference, rotations
+ * conjugate(normalize(reference)) * key; a key AnimationGroup.normalize
+ * padded at the end shares its neighbour's value and is changed twice, as
+ * in Babylon), and each path the clip drives is added as Babylon adds an
+ * additive group: v += d * w, q = slerp(q, q * dq, w). With no weighted
+ * layer the base is the rest TRS. `bone_weights` (masks): a weighted layer
+ * contributes slerp/lerp(rest, its TRS, weight) for a bone (0: the rest,
+ * like an AnimationGroupMask that drops the bone; fractions as
+ * ozz-animation's per-joint weights with the rest pose filling in); an
+ * additive layer adds with weight * bone weight. SK_ENOMEM when the additive
+ * keys cannot be allocated. */
 int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch);
+/* sk_anim_sample_layers with `ext[i]` for layer i (`ext` NULL: all plain). */
+int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count,
+                              double *trs, double *scratch);
 
 /* Turns a TRS array into bone_count overrides (position, rotation and
  * scaling set; one per bone, bones[] order) into `out`. */
 void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out);
+
+/* Babylon-format clips: samples clip `clip` at `time` seconds (see
+ * sk_anim_clip.fps) into bone_count overrides `out` (bones[] order, one
+ * per bone): the mask holds exactly the paths the clip drives on that bone
+ * (SK_OVERRIDE_MATRIX for "_matrix" channels; 0 for a bone it does not
+ * drive), so everything else keeps its current value as in Babylon. `trs`
+ * is bone_count * SK_ANIM_TRS scratch. Returns the number of driven bones. */
+size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_override *out);
+
+/* Appends {"name", "index", "fps"?, "from"?, "to"?, "duration", "bones": [{"bone": name, "channels":
+ * [{"path": "translation"|"rotation"|"scale"|"matrix", "interpolation", "keys": n, "frames": [...]}]}]}
+ * for one clip: the animated bones (names from `s`, the skeleton the clips
+ * belong to) and each channel's key frames (Babylon frames: seconds * fps).
+ * SK_ENOMEM on failure. */
+int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip, sk_strbuf *out);
 
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);

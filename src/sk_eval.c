@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_animops.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_ops.h"
@@ -122,7 +123,7 @@ static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size
 /* One layer object, or the pose itself for the single-"animation" form. */
 static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
                       sk_error *err) {
-  static const char *const k_layer[] = {"animation", "time", "weight", "loop", NULL};
+  static const char *const k_layer[] = {"animation", "time", "weight", "loop", "additive", "reference", "mask", NULL};
   int rc;
   memset(l, 0, sizeof *l);
   l->weight = 1;
@@ -260,6 +261,34 @@ static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pos
   }
 }
 
+/* Babylon-format clips: `o` holds one override per bone (mask 0 where the
+ * clip drives nothing). The user's "bones" apply on top as Babylon's
+ * setters would after goToFrame: a matrix replaces the bone's transform,
+ * TRS fields join the clip's (sk_local_apply sets the matrix first, then
+ * the TRS fields). Compacts `o` to the bones with a mask; returns the count. */
+static size_t merge_babylon(sk_override *o, size_t nb, const sk_pose *user) {
+  for (size_t k = 0; k < user->count; k++) {
+    const sk_override *u = &user->overrides[k];
+    sk_override *m = &o[u->bone];
+    if (u->mask & SK_OVERRIDE_MATRIX) {
+      *m = *u;
+      continue;
+    }
+    if (u->mask & SK_OVERRIDE_POSITION)
+      memcpy(m->position, u->position, sizeof m->position);
+    if (u->mask & SK_OVERRIDE_ROTATION)
+      memcpy(m->rotation, u->rotation, sizeof m->rotation);
+    if (u->mask & SK_OVERRIDE_SCALING)
+      memcpy(m->scaling, u->scaling, sizeof m->scaling);
+    m->mask |= u->mask;
+  }
+  size_t n = 0;
+  for (size_t b = 0; b < nb; b++)
+    if (o[b].mask != 0)
+      o[n++] = o[b];
+  return n;
+}
+
 int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
   *poses = NULL;
@@ -281,6 +310,8 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     return rc;
   const json_t *a = json_object_get(j, "animation"), *layers = json_object_get(j, "layers");
   sk_anim_layer *l = NULL;
+  sk_anim_layer_ext *lx = NULL;
+  float *masks = NULL;
   size_t nl = 0, nf = 1;
   double *times = NULL, *trs = NULL, *scratch = NULL;
   sk_pose *out = NULL;
@@ -303,7 +334,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   if (anim == NULL || anim->clip_count == 0) {
     sub_pointer(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
-    rc = sk_error_set(err, SK_ENOTFOUND, p, "this skeleton has no animations (only glTF imports carry clips)");
+    rc = sk_error_set(err, SK_ENOTFOUND, p, "this skeleton has no animations (glTF imports and Babylon skeletons with bone animations carry clips)");
     goto fail;
   }
   if (anim->bone_count != s->count) {
@@ -313,6 +344,11 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   if (a != NULL && layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
     rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
+    goto fail;
+  }
+  if (layers != NULL && anim->babylon) {
+    sub_pointer(p, sizeof p, ptr, "layers");
+    rc = sk_error_set(err, SK_EUNSUPPORTED, p, "layers of Babylon-format clips are not supported yet; use one \"animation\"");
     goto fail;
   }
   if (layers != NULL) {
@@ -329,7 +365,9 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     if (rc)
       goto fail;
     nl = json_array_size(layers);
-    if ((l = malloc(nl * sizeof *l)) == NULL) {
+    lx = calloc(nl, sizeof *lx);
+    masks = malloc(nl * (s->count ? s->count : 1) * sizeof *masks);
+    if ((l = malloc(nl * sizeof *l)) == NULL || lx == NULL || masks == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
       goto fail;
     }
@@ -339,6 +377,8 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
       snprintf(q, sizeof q, "%s", p);
       sk_pointer_push_index(q, sizeof q, i);
       rc = anim_layer(anim, json_array_get(layers, i), q, true, &l[i], err);
+      if (!rc)
+        rc = sk_animops_layer_ext(s, json_array_get(layers, i), q, &lx[i], masks + i * s->count, err);
       total += rc ? 0 : l[i].weight;
     }
     if (!rc && !(total > 0 && isfinite(total)))
@@ -371,8 +411,22 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   for (; made < nf; made++) {
     if (times != NULL)
       l[0].time = times[made];
-    if (sk_anim_sample_layers(anim, l, nl, trs, scratch) != 0) {
-      rc = sk_error_set(err, SK_ERANGE, ptr, "invalid layer weights");
+    if (anim->babylon) {
+      /* Only the bones the clip drives, with the driven fields only. */
+      out[made] = base;
+      out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
+      if (out[made].overrides == NULL) {
+        rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+        break;
+      }
+      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      out[made].count = merge_babylon(out[made].overrides, nb, &base);
+      continue;
+    }
+    int src = sk_anim_sample_layers_ext(anim, l, lx, nl, trs, scratch);
+    if (src != 0) {
+      rc = sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
+                        src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
       break;
     }
     out[made] = base;
@@ -391,6 +445,8 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   sk_pose_close(&base);
   free(l);
+  free(lx);
+  free(masks);
   free(times);
   free(trs);
   free(scratch);
@@ -401,6 +457,8 @@ fail:
   free(out);
   sk_pose_close(&base);
   free(l);
+  free(lx);
+  free(masks);
   free(times);
   free(trs);
   free(scratch);
@@ -818,7 +876,7 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
   if (json_is_object(skel) && json_object_get(skel, "gltf") != NULL)
     rc = load_gltf_skeleton(skel, base_dir, &s, &anim, err);
   else
-    rc = sk_json_parse_skeleton(skel, "/skeleton", 0, &s, err);
+    rc = sk_json_parse_skeleton_anim(skel, "/skeleton", 0, &s, &anim, err);
   if (rc)
     return rc;
   eval_ctx ctx;
@@ -839,11 +897,20 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
   if (sk_strbuf_append(out, "{\"order\":", 9) || sk_eval_write_order(s, out) ||
       sk_strbuf_append(out, ",\"results\":[", 12))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  /* The Babylon-format skeleton JSON, for copyAnimationRange. */
+  const json_t *b0 = json_array_get(json_object_get(skel, "bones"), 0);
+  json_t *cur = json_object_get(b0, "parentBoneIndex") != NULL ? json_incref((json_t *)skel) : NULL;
   for (size_t i = 0; !rc && i < json_array_size(ops); i++) {
     char p[SK_ERROR_POINTER_MAX] = "/ops";
     sk_pointer_push_index(p, sizeof p, i);
-    rc = run_op(s, anim, &ctx, json_array_get(ops, i), p, &buf, out, &nresults, err);
+    const json_t *op = json_array_get(ops, i);
+    const char *opname = json_string_value(json_object_get(op, "op"));
+    if (opname != NULL && strcmp(opname, "copyAnimationRange") == 0)
+      rc = sk_animops_copy_range(s, &cur, &anim, op, p, err);
+    else
+      rc = run_op(s, anim, &ctx, op, p, &buf, out, &nresults, err);
   }
+  json_decref(cur);
   if (!rc && sk_strbuf_append(out, "]}", 2))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   sk_eval_buffers_close(&buf);

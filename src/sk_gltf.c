@@ -1166,6 +1166,7 @@ static int load_clip(sk_gltf *g, size_t a, const json_t *an, const bone_list *bl
         out->path = pc[k].path;
         out->interp = pc[k].interp;
         out->count = n;
+        out->pads = (uint8_t)((pre ? SK_ANIM_PAD_START : 0) | (post ? SK_ANIM_PAD_END : 0));
         if (pre) {
           out->frames[0] = 0;
           memcpy(out->values, vals, stride * sizeof *vals);

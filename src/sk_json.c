@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_banim.h"
 #include "sk_mat.h"
 
 /* A JSON pointer under construction: push a token, recurse, pop. */
@@ -203,6 +204,10 @@ static int babylon_matrix(const json_t *v, const char *ptr, float *dest, sk_erro
   return rc;
 }
 
+int sk_json_babylon_matrix(const json_t *v, const char *ptr, float *dest, sk_error *err) {
+  return babylon_matrix(v, ptr, dest, err);
+}
+
 static int get_optional_matrix(const json_t *bone, const char *key, bool babylon, ptrbuf *p, float *dest, bool *has,
                                sk_error *err) {
   const json_t *v = json_object_get(bone, key);
@@ -236,7 +241,7 @@ static const char *const k_bone_keys[] = {"name",  "parent", "matrix", "position
                                           "scaling", "bind",   "rest",   "length",   "index",    NULL};
 static const char *const k_babylon_bone_keys[] = {"name", "parentBoneIndex", "index", "matrix", "rest", "length", "id",
                                                   "uniqueId", "linkedTransformNodeId", "linkedTransformNodeUniqueId",
-                                                  "metadata", "animation", NULL};
+                                                  "metadata", "animation", "animations", NULL};
 static const char *const k_skeleton_keys[] = {"bones", "name", "id", "uniqueId", "dimensionsAtRest",
                                               "needInitialSkinMatrix", "metadata", "ranges", NULL};
 
@@ -392,6 +397,22 @@ done:
   ptr_pop(&p, at);
   free(d);
   free(x);
+  return rc;
+}
+
+int sk_json_parse_skeleton_anim(const json_t *j, const char *ptr, size_t max_bones, sk_skeleton **out, sk_anim **anim,
+                                sk_error *err) {
+  *anim = NULL;
+  int rc = sk_json_parse_skeleton(j, ptr, max_bones, out, err);
+  if (rc)
+    return rc;
+  const json_t *bones = json_object_get(j, "bones");
+  if (json_array_size(bones) == 0 || json_object_get(json_array_get(bones, 0), "parentBoneIndex") == NULL)
+    return 0; /* the case format has no clips */
+  if ((rc = sk_banim_parse(j, ptr, *out, anim, err))) {
+    sk_skeleton_destroy(*out);
+    *out = NULL;
+  }
   return rc;
 }
 

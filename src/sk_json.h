@@ -14,6 +14,8 @@
 #include "sk_numfmt.h"
 #include "sk_skeleton.h"
 
+typedef struct sk_anim sk_anim;
+
 /* Parses text into a new json_t (*out, caller decrefs). Rejects duplicate
  * object keys; syntax errors set line and column. */
 int sk_json_load(const char *text, size_t len, json_t **out, sk_error *err);
@@ -28,6 +30,17 @@ int sk_json_doubles(const json_t *j, size_t n, const char *ptr, double *dest, sk
  * `ptr` is the pointer of `j` itself ("/skeleton", or "" for an HTTP body).
  * `max_bones` bounds the count (0: SK_SKELETON_MAX_BONES). *out is new. */
 int sk_json_parse_skeleton(const json_t *j, const char *ptr, size_t max_bones, sk_skeleton **out, sk_error *err);
+
+/* sk_json_parse_skeleton, and for Babylon's Skeleton.serialize() format the
+ * bones' "animation"/"animations" and the skeleton's "ranges" as clips
+ * (sk_banim): *anim is new, or NULL when there are none (and always NULL
+ * for the case format). On failure both are NULL. */
+int sk_json_parse_skeleton_anim(const json_t *j, const char *ptr, size_t max_bones, sk_skeleton **out, sk_anim **anim,
+                                sk_error *err);
+
+/* A matrix of a Babylon skeleton: 16 numbers, or the {"0": .., "15": ..}
+ * object JSON.stringify makes of a Float32Array. */
+int sk_json_babylon_matrix(const json_t *v, const char *ptr, float *dest, sk_error *err);
 
 /* Parses {"<bone name>": {"position"?, "rotation"? | "rotationQuaternion"?,
  * "scaling"?, "matrix"?}} against `s`. Unknown bone: SK_ENOTFOUND.

@@ -419,10 +419,73 @@ export function runOp(sk, op, what) {
             return null;
         case "evaluate":
             return evaluate(sk, op, what);
+        case "copyAnimationRange": {
+            // Babylon-format clips (src/sk_banim.h): the source parsed as is.
+            const source = Skeleton.Parse(op.from, getScene());
+            const ok = sk.copyAnimationRange(source, op.name, op.rescale === true);
+            source.dispose();
+            if (!ok) fail(`${what}: Babylon's copyAnimationRange returned false`);
+            return null;
+        }
         default:
             if (BONE_OPS.includes(op.op)) return boneOp(sk, op, what);
             fail(`${what}.op: unknown op ${JSON.stringify(op.op)}`);
     }
+}
+
+/**
+ * Babylon-format clips (src/sk_banim.h): the seconds of a pose naming an
+ * "animation" of a serialized skeleton become frames of a skeleton range
+ * exactly as skinnerd computes them (C doubles = JS numbers), each played
+ * by skeleton.beginAnimation(range) + Animatable.goToFrame(frame).
+ */
+function clipOf(sk, name, what) {
+    // The live skeleton's ranges (Parse order, then copied ones) and the
+    // first animated bone's framePerSecond, as src/sk_banim.c numbers them.
+    const ranges = sk.getAnimationRanges().filter((r) => r);
+    const first = sk.bones.find((b) => b.animations.length);
+    if (!first) fail(`${what}.animation: this skeleton has no animations`);
+    const fps = first.animations[0].framePerSecond;
+    if (ranges.length === 0) {
+        if (name !== "animation0" && name !== "0" && name !== 0) fail(`${what}.animation: no animation ${JSON.stringify(name)}`);
+        let last = 0;
+        for (const b of sk.bones) for (const a of b.animations) last = Math.max(last, a.getKeys()[a.getKeys().length - 1].frame);
+        return { range: null, from: 0, to: last, fps };
+    }
+    const k = typeof name === "number" ? name : ranges.findIndex((r) => r.name === name);
+    const r = ranges[k];
+    if (!r) fail(`${what}.animation: no animation ${JSON.stringify(name)}`);
+    return { range: r.name, from: r.from, to: r.to, fps };
+}
+
+function clipTimes(op) {
+    if ("times" in op) return op.times;
+    if ("from" in op) {
+        const n = Math.floor((op.to - op.from) * op.fps + 1e-9) + 1;
+        return Array.from({ length: n }, (_, i) => op.from + i / op.fps);
+    }
+    return [op.time ?? 0];
+}
+
+function clipFrame(clip, time, loop) {
+    const span = clip.to - clip.from;
+    let rel = time * clip.fps;
+    if (loop && span > 0 && Number.isFinite(rel)) {
+        rel = rel % span;
+        if (rel < 0) rel += span;
+    }
+    let f = clip.from + rel;
+    if (!(f >= clip.from)) f = clip.from;
+    else if (f > clip.to) f = clip.to;
+    return f;
+}
+
+function playFrame(sk, clip, frame) {
+    // The keys of a fresh Skeleton.Parse: beginAnimation's RuntimeAnimations
+    // insert their frame-0 keys, goToFrame clamps and interpolates.
+    const animatable = clip.range === null ? getScene().beginAnimation(sk, clip.from, clip.to) : sk.beginAnimation(clip.range);
+    animatable.goToFrame(frame);
+    return animatable;
 }
 
 /** Evaluates one case; returns {order, results} or throws CaseError. */
@@ -444,7 +507,19 @@ export function evalCase(c) {
         ops.forEach((op, k) => {
             const what = `ops[${k}]`;
             if (!op || typeof op !== "object") fail(`${what}: expected an object`);
-            if (op.op === "pose") {
+            if (op.op === "pose" && "animation" in op && isSerializedSkeleton(c.skeleton)) {
+                const probe = fresh();
+                for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(probe, ops[j], `ops[${j}]`);
+                const clip = clipOf(probe, op.animation, what);
+                for (const t of clipTimes(op)) {
+                    const tmp = fresh();
+                    for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);
+                    const animatable = playFrame(tmp, clip, clipFrame(clip, t, op.loop === true));
+                    applySet(tmp, op.bones ?? {}, what);
+                    results.push(evaluate(tmp, op, what));
+                    animatable.stop();
+                }
+            } else if (op.op === "pose") {
                 // A pose must leave no trace, TRS cache and flags included: replay
                 // the history on a new skeleton and pose that one instead.
                 const tmp = fresh();

@@ -1,0 +1,492 @@
+/* sk_banim: Babylon's own animation format (bone "animation", skeleton
+ * "ranges") as clips. The conformance TCase runs tests/conformance/anim.jsonl
+ * (tests/oracle/gen_banim.mjs: real Skeleton.serialize() text, played by
+ * Babylon's beginAnimation + goToFrame) through `skinner eval` and requires
+ * every number bit for bit; the others check each refusal (code + JSON
+ * pointer), hand-computed samples, and the clip introspection JSON. */
+#include "sk_anim.h"
+#include "sk_banim.h"
+#include "sk_eval.h"
+#include "sk_gltf.h"
+#include "sk_json.h"
+#include "sk_testutil.h"
+
+/* ---- conformance ---------------------------------------------------------- */
+
+static bool same_f32_arrays(const json_t *got, const json_t *want) {
+  if (!json_is_array(got) || !json_is_array(want) || json_array_size(got) != json_array_size(want))
+    return false;
+  for (size_t i = 0; i < json_array_size(want); i++)
+    if ((float)json_number_value(json_array_get(got, i)) != (float)json_number_value(json_array_get(want, i)))
+      return false;
+  return true;
+}
+
+START_TEST(every_babylon_clip_case_agrees_bit_for_bit) {
+  char path[1024];
+  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, failed = 0, results = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    if (len <= 1)
+      continue;
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    cases++;
+    sk_strbuf out = {0};
+    sk_error e;
+    sk_error_clear(&e);
+    int rc = sk_eval_case(json_object_get(rec, "case"), &out, &e);
+    char why[1024] = "";
+    if (rc != 0) {
+      snprintf(why, sizeof why, "eval failed: %s at %s: %s", sk_errname(rc), e.pointer, e.text);
+    } else {
+      json_t *got = json_loadb(out.data, out.len, 0, NULL);
+      const json_t *want = json_object_get(rec, "expected");
+      const json_t *gr = json_object_get(got, "results"), *wr = json_object_get(want, "results");
+      if (!json_equal(json_object_get(got, "order"), json_object_get(want, "order")))
+        snprintf(why, sizeof why, "order differs");
+      else if (json_array_size(gr) != json_array_size(wr))
+        snprintf(why, sizeof why, "%zu results, want %zu", json_array_size(gr), json_array_size(wr));
+      for (size_t i = 0; !why[0] && i < json_array_size(wr); i++) {
+        const char *key;
+        json_t *val;
+        results++;
+        if (json_object_size(json_array_get(gr, i)) != json_object_size(json_array_get(wr, i)))
+          snprintf(why, sizeof why, "result %zu has other outputs", i);
+        json_object_foreach(json_array_get(wr, i), key, val) {
+          if (!why[0] && !same_f32_arrays(json_object_get(json_array_get(gr, i), key), val))
+            snprintf(why, sizeof why, "result %zu \"%s\" differs", i, key);
+        }
+      }
+      json_decref(got);
+    }
+    if (why[0] && ++failed <= 10)
+      fprintf(stderr, "FAIL %s: %s\n", json_string_value(json_object_get(rec, "name")), why);
+    sk_strbuf_free(&out);
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  printf("conformance/anim.jsonl: %d cases, %d results, %d failed\n", cases, results, failed);
+  ck_assert_int_ge(cases, 260);
+  ck_assert_int_eq(failed, 0);
+}
+END_TEST
+
+/* glTF clips in additive and masked layers (tests/oracle/babylon_layers.mjs):
+ * within 1e-4 x max(1, largest |entry|) per matrix, as every glTF answer. */
+START_TEST(additive_and_masked_gltf_layers_agree_with_babylon) {
+  char path[1024], base[1024];
+  FILE *f = fopen(sk_test_path("conformance/layers.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  sk_test_path("", base, sizeof base);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, exact = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    if (len <= 1)
+      continue;
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const char *name = json_string_value(json_object_get(rec, "name"));
+    sk_strbuf out = {0};
+    sk_error e;
+    sk_error_clear(&e);
+    int rc = sk_eval_case_at(json_object_get(rec, "case"), base, &out, &e);
+    ck_assert_msg(rc == 0, "%s: %s at %s: %s", name, sk_errname(rc), e.pointer, e.text);
+    json_t *got = json_loadb(out.data, out.len, 0, NULL);
+    const json_t *g = json_object_get(json_array_get(json_object_get(got, "results"), 0), "final");
+    const json_t *w = json_object_get(json_array_get(json_object_get(json_object_get(rec, "expected"), "results"), 0), "final");
+    ck_assert_uint_eq(json_array_size(g), json_array_size(w));
+    bool same = true;
+    for (size_t m = 0; m < json_array_size(w); m += 16) {
+      float gm[16], wm[16];
+      for (int i = 0; i < 16; i++) {
+        gm[i] = (float)json_number_value(json_array_get(g, m + (size_t)i));
+        wm[i] = (float)json_number_value(json_array_get(w, m + (size_t)i));
+        same = same && gm[i] == wm[i];
+      }
+      ck_assert_msg(sk_test_mat_close(gm, wm, 1e-4), "%s: matrix %zu differs (%g vs %g ...)", name, m / 16, gm[12], wm[12]);
+    }
+    exact += same;
+    cases++;
+    json_decref(got);
+    sk_strbuf_free(&out);
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  printf("conformance/layers.jsonl: %d cases within 1e-4 (%d bit-exact)\n", cases, exact);
+  ck_assert_int_ge(cases, 12);
+}
+END_TEST
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* A two-bone Babylon skeleton; `anim0` is bone b0's "animation" member text
+ * (or "" for none), `extra` more skeleton members (e.g. ranges). */
+static json_t *skel_json(const char *anim0, const char *extra) {
+  static char text[1 << 18];
+  snprintf(text, sizeof text,
+           "{\"bones\":[{\"name\":\"b0\",\"parentBoneIndex\":-1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]%s%s},"
+           "{\"name\":\"b1\",\"parentBoneIndex\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}]%s%s}",
+           anim0[0] ? ",\"animation\":" : "", anim0, extra[0] ? "," : "", extra);
+  json_t *j = json_loads(text, 0, NULL);
+  ck_assert_msg(j != NULL, "bad test JSON: %s", text);
+  return j;
+}
+
+static int parse(const char *anim0, const char *extra, sk_skeleton **s, sk_anim **a, sk_error *e) {
+  json_t *j = skel_json(anim0, extra);
+  sk_error_clear(e);
+  int rc = sk_json_parse_skeleton_anim(j, "", 0, s, a, e);
+  json_decref(j);
+  return rc;
+}
+
+static void expect_error(const char *anim0, const char *extra, int code, const char *pointer) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  int rc = parse(anim0, extra, &s, &a, &e);
+  ck_assert_msg(rc == code, "want %s, got %s (%s at %s)", sk_errname(code), sk_errname(rc), e.text, e.pointer);
+  ck_assert_str_eq(e.pointer, pointer);
+  ck_assert_ptr_null(s);
+  ck_assert_ptr_null(a);
+}
+
+#define POS_ANIM(keys)                                                                                                 \
+  "{\"name\":\"p\",\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,\"loopBehavior\":1,\"keys\":" keys "}"
+
+/* ---- validity ------------------------------------------------------------- */
+
+START_TEST(bad_animations_are_refused_with_a_pointer) {
+  expect_error("{\"property\":\"position\",\"framePerSecond\":30,\"dataType\":2,\"keys\":[]}", "", SK_ERANGE,
+               "/bones/0/animation/dataType");
+  expect_error("{\"property\":\"rotation\",\"framePerSecond\":30,\"dataType\":1,\"keys\":[]}", "", SK_EUNSUPPORTED,
+               "/bones/0/animation/property");
+  expect_error("{\"property\":\"position\",\"framePerSecond\":0,\"dataType\":1,\"keys\":[]}", "", SK_ERANGE,
+               "/bones/0/animation/framePerSecond");
+  expect_error(POS_ANIM("[]"), "", SK_ETYPE, "/bones/0/animation/keys");
+  expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0]}]"), "", SK_ELENGTH, "/bones/0/animation/keys/0/values");
+  expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0,\"x\"]}]"), "", SK_ETYPE,
+               "/bones/0/animation/keys/0/values/2");
+  expect_error(POS_ANIM("[{\"frame\":5,\"values\":[0,0,0]},{\"frame\":4,\"values\":[0,0,0]}]"), "", SK_ERANGE,
+               "/bones/0/animation/keys/1/frame");
+  expect_error(POS_ANIM("[{\"frame\":-1,\"values\":[0,0,0]}]"), "", SK_ERANGE, "/bones/0/animation/keys/0/frame");
+  expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0],\"easing\":1}]"), "", SK_EUNKNOWN,
+               "/bones/0/animation/keys/0/easing");
+  expect_error(POS_ANIM("[{\"values\":[0,0,0]}]"), "", SK_EMISSING, "/bones/0/animation/keys/0/frame");
+  expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0,[1,2]]}]"), "", SK_ETYPE,
+               "/bones/0/animation/keys/0/values/3");
+  expect_error("{\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,\"loopBehavior\":5,\"keys\":[]}", "",
+               SK_EUNSUPPORTED, "/bones/0/animation/loopBehavior");
+  expect_error("{\"property\":\"_matrix\",\"framePerSecond\":30,\"dataType\":3,\"keys\":[{\"frame\":0,\"values\":[1,2]}]}",
+               "", SK_ELENGTH, "/bones/0/animation/keys/0/values");
+  expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]}]"), "\"ranges\":[{\"name\":\"a\",\"from\":3,\"to\":1}]",
+               SK_ERANGE, "/ranges/0/to");
+  expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]}]"),
+               "\"ranges\":[{\"name\":\"a\",\"from\":0,\"to\":1},{\"name\":\"a\",\"from\":0,\"to\":2}]", SK_EDUPLICATE,
+               "/ranges/1/name");
+  expect_error(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]}]"), "\"ranges\":[{\"name\":\"a\",\"from\":0}]", SK_EMISSING,
+               "/ranges/0/to");
+  expect_error("[]", "", SK_ETYPE, "/bones/0/animation");
+}
+END_TEST
+
+/* 2000 keys reached by 600 ranges: 1.2M copied keys from a 100 kB body. */
+START_TEST(many_ranges_over_long_animations_are_bounded) {
+  sk_strbuf keys = {0}, ranges = {0};
+  sk_strbuf_append(&keys, "[", 1);
+  for (int k = 0; k < 2000; k++) {
+    char one[64];
+    int n = snprintf(one, sizeof one, "%s{\"frame\":%d,\"values\":[%d,0,0]}", k ? "," : "", k, k);
+    sk_strbuf_append(&keys, one, (size_t)n);
+  }
+  sk_strbuf_append(&keys, "]", 1);
+  sk_strbuf_append(&ranges, "\"ranges\":[", 10);
+  for (int r = 0; r < 600; r++) {
+    char one[64];
+    int n = snprintf(one, sizeof one, "%s{\"name\":\"r%d\",\"from\":0,\"to\":2000}", r ? "," : "", r);
+    sk_strbuf_append(&ranges, one, (size_t)n);
+  }
+  sk_strbuf_append(&ranges, "]", 1);
+  sk_strbuf anim = {0};
+  const char *head = "{\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,\"keys\":";
+  sk_strbuf_append(&anim, head, strlen(head));
+  sk_strbuf_append(&anim, keys.data, keys.len);
+  sk_strbuf_append(&anim, "}", 2); /* with the NUL */
+  sk_strbuf_append(&ranges, "", 1);
+  ck_assert(!keys.failed && !ranges.failed && !anim.failed);
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  int rc = parse(anim.data, ranges.data, &s, &a, &e);
+  ck_assert_msg(rc == SK_ETOOBIG, "got %s: %s", sk_errname(rc), e.text);
+  ck_assert_str_eq(e.pointer, "/ranges");
+  ck_assert_ptr_null(a);
+  sk_strbuf_free(&keys);
+  sk_strbuf_free(&ranges);
+  sk_strbuf_free(&anim);
+}
+END_TEST
+
+START_TEST(skeletons_without_animations_have_no_clips) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  ck_assert_int_eq(parse("", "\"ranges\":[]", &s, &a, &e), 0);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* ---- golden --------------------------------------------------------------- */
+
+START_TEST(vector_keys_lerp_step_and_pad_to_frame_zero) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  /* First key at frame 10: Babylon adds {frame 0, same value}. Key 20 is
+   * STEP (interpolation 1 at values[5]). */
+  ck_assert_int_eq(parse(POS_ANIM("[{\"frame\":10,\"values\":[1,2,3]},{\"frame\":20,\"values\":[3,2,1,null,null,1]},"
+                                  "{\"frame\":30,\"values\":[9,9,9]}]"),
+                         "\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":30}]", &s, &a, &e),
+                   0);
+  ck_assert_ptr_nonnull(a);
+  ck_assert(a->babylon);
+  ck_assert_uint_eq(a->clip_count, 1);
+  ck_assert_str_eq(a->clips[0].name, "Walk");
+  ck_assert_double_eq(sk_anim_clip_duration(a, 0), 1.0);
+  ck_assert_uint_eq(a->clips[0].channels[0].count, 4);
+  double trs[2 * SK_ANIM_TRS];
+  sk_override o[2];
+  /* t = 0.5 s: frame 15, halfway between 10 and 20. */
+  ck_assert_uint_eq(sk_anim_sample_overrides(a, 0, 0.5, false, trs, o), 1);
+  ck_assert_uint_eq(o[0].mask, SK_OVERRIDE_POSITION);
+  ck_assert_uint_eq(o[1].mask, 0);
+  ck_assert_double_eq(o[0].position[0], 2);
+  ck_assert_double_eq(o[0].position[2], 2);
+  /* Frame 5: between the padded key and the first, the same value. */
+  sk_anim_sample_overrides(a, 0, 5.0 / 30, false, trs, o);
+  ck_assert_double_eq(o[0].position[1], 2);
+  /* Frame 25: STEP key holds (3, 2, 1). */
+  sk_anim_sample_overrides(a, 0, 25.0 / 30, false, trs, o);
+  ck_assert_double_eq(o[0].position[0], 3);
+  /* Past the range: clamped to frame 30; loop wraps 1.25 s to frame 7.5. */
+  sk_anim_sample_overrides(a, 0, 9, false, trs, o);
+  ck_assert_double_eq(o[0].position[0], 9);
+  sk_anim_sample_overrides(a, 0, 1.25, true, trs, o);
+  ck_assert_double_eq(o[0].position[0], 1);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+START_TEST(matrix_keys_hold_and_read_float32_objects) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  ck_assert_int_eq(
+      parse("{\"property\":\"_matrix\",\"framePerSecond\":60,\"dataType\":3,\"keys\":["
+            "{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,1,2,3,1]},"
+            "{\"frame\":10,\"values\":{\"0\":1,\"1\":0,\"2\":0,\"3\":0,\"4\":0,\"5\":1,\"6\":0,\"7\":0,\"8\":0,\"9\":0,"
+            "\"10\":1,\"11\":0,\"12\":0.1,\"13\":5,\"14\":6,\"15\":1}}]}",
+            "", &s, &a, &e),
+      0);
+  ck_assert_str_eq(a->clips[0].name, "animation0");
+  ck_assert(!a->clips[0].named);
+  double trs[2 * SK_ANIM_TRS];
+  sk_override o[2];
+  sk_anim_sample_overrides(a, 0, 9.9 / 60, false, trs, o);
+  ck_assert_uint_eq(o[0].mask, SK_OVERRIDE_MATRIX);
+  ck_assert_float_eq(o[0].matrix[12], 1); /* held, not interpolated */
+  sk_anim_sample_overrides(a, 0, 10.0 / 60, false, trs, o);
+  ck_assert_float_eq(o[0].matrix[12], 0.1f); /* stored as float32, as Babylon's Matrix */
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+START_TEST(eval_poses_name_ranges_and_refuse_layers) {
+  json_t *skel = skel_json(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]},{\"frame\":30,\"values\":[3,0,0]}]"),
+                           "\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":30}]");
+  json_t *c = json_pack("{s:o,s:[{s:s,s:s,s:f,s:[s]}]}", "skeleton", skel, "ops", "op", "pose", "animation", "Walk",
+                        "time", 0.5, "output", "local");
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_eval_case(c, &out, &e), 0);
+  ck_assert_ptr_nonnull(strstr(out.data, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,1.5,0,0,1,"));
+  sk_strbuf_free(&out);
+  json_t *op = json_array_get(json_object_get(c, "ops"), 0);
+  json_object_del(op, "animation");
+  json_object_del(op, "time");
+  json_object_set_new(op, "layers", json_pack("[{s:s}]", "animation", "Walk"));
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_eval_case(c, &out, &e), SK_EUNSUPPORTED);
+  ck_assert_str_eq(e.pointer, "/ops/0/layers");
+  sk_strbuf_free(&out);
+  json_object_del(op, "layers");
+  json_object_set_new(op, "animation", json_string("Run"));
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_eval_case(c, &out, &e), SK_ENOTFOUND);
+  ck_assert_str_eq(e.pointer, "/ops/0/animation");
+  sk_strbuf_free(&out);
+  json_decref(c);
+}
+END_TEST
+
+/* ---- copyAnimationRange -------------------------------------------------- */
+
+#define MAT_ANIM(fps)                                                                                                  \
+  "{\"property\":\"_matrix\",\"framePerSecond\":" #fps ",\"dataType\":3,\"keys\":["                              \
+  "{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1]},{\"frame\":10,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1]}]," \
+  "\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":10}]}"
+
+/* Source: b0 (length 2) -> b1 (length 1), both keyed; target: b0 without a
+ * length unless `dst_len0`, b1 of length `dst_len1`. */
+static int copy_case(const char *dst_len0, const char *dst_len1, const char *name, bool rescale, sk_strbuf *out,
+                     sk_error *e) {
+  char text[8192];
+  snprintf(text, sizeof text,
+           "{\"skeleton\":{\"bones\":[{\"name\":\"b0\",\"parentBoneIndex\":-1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]%s},"
+           "{\"name\":\"b1\",\"parentBoneIndex\":0,\"length\":%s,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}]},"
+           "\"ops\":[{\"op\":\"copyAnimationRange\",\"name\":\"%s\",\"rescale\":%s,\"from\":"
+           "{\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":10}],\"bones\":["
+           "{\"name\":\"b0\",\"parentBoneIndex\":-1,\"length\":2,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],\"animation\":" MAT_ANIM(30) "},"
+           "{\"name\":\"b1\",\"parentBoneIndex\":0,\"length\":1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],\"animation\":" MAT_ANIM(30) "}]}},"
+           "{\"op\":\"pose\",\"animation\":\"Walk\",\"time\":0.4,\"output\":[\"local\"]}]}",
+           dst_len0, dst_len1, name, rescale ? "true" : "false");
+  json_t *c = json_loads(text, 0, NULL);
+  ck_assert_msg(c != NULL, "bad test JSON");
+  sk_error_clear(e);
+  int rc = sk_eval_case(c, out, e);
+  json_decref(c);
+  return rc;
+}
+
+START_TEST(copy_animation_range_rescales_and_refuses_what_babylon_gets_wrong) {
+  sk_strbuf out = {0};
+  sk_error e;
+  /* Frame offset 1 (no keys yet): Walk plays frames 1..11; 0.4 s = frame 12
+   * clamps to 11 = source frame 10. b1 rescaled by 4 / 2 (parents). */
+  ck_assert_int_eq(copy_case(",\"length\":4", "3", "Walk", true, &out, &e), 0);
+  ck_assert_ptr_nonnull(strstr(out.data, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1,1,0,0,0,0,1,0,0,0,0,1,0,0,8,0,1]"));
+  sk_strbuf_free(&out);
+  /* Same lengths: no rescale of b1. */
+  ck_assert_int_eq(copy_case(",\"length\":4", "1", "Walk", true, &out, &e), 0);
+  ck_assert_ptr_nonnull(strstr(out.data, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1,1,0,0,0,0,1,0,0,0,0,1,0,0,4,0,1]"));
+  sk_strbuf_free(&out);
+  /* b0 has no length: Babylon's ratio is undefined / 2 = NaN. */
+  ck_assert_int_eq(copy_case("", "3", "Walk", true, &out, &e), SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/ops/0/from/bones/1");
+  sk_strbuf_free(&out);
+  ck_assert_int_eq(copy_case("", "3", "Walk", false, &out, &e), 0);
+  sk_strbuf_free(&out);
+  ck_assert_int_eq(copy_case("", "3", "Run", false, &out, &e), SK_ENOTFOUND);
+  ck_assert_str_eq(e.pointer, "/ops/0/name");
+  sk_strbuf_free(&out);
+}
+END_TEST
+
+/* ---- introspection -------------------------------------------------------- */
+
+START_TEST(clip_json_lists_animated_bones_and_key_frames) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  ck_assert_int_eq(parse(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]},{\"frame\":10,\"values\":[1,0,0]},"
+                                  "{\"frame\":20,\"values\":[2,0,0]},{\"frame\":40,\"values\":[4,0,0]}]"),
+                         "\"ranges\":[{\"name\":\"Walk\",\"from\":12,\"to\":20}]", &s, &a, &e),
+                   0);
+  sk_strbuf out = {0};
+  ck_assert_int_eq(sk_anim_write_clip_json(a, s, 0, &out), 0);
+  ck_assert_ptr_nonnull(out.data);
+  /* The range [12, 20] reaches keys 10, 20 and, at frame 20 itself, 40. */
+  ck_assert_str_eq(out.data, "{\"name\":\"Walk\",\"index\":0,\"fps\":30,\"from\":12,\"to\":20,"
+                             "\"duration\":0.26666666666666666,\"bones\":[{\"bone\":\"b0\",\"channels\":["
+                             "{\"path\":\"translation\",\"interpolation\":\"BABYLON\",\"keys\":3,\"frames\":[10,20,40]}]}]}");
+  json_t *parsed = json_loadb(out.data, out.len, 0, NULL);
+  ck_assert_ptr_nonnull(parsed);
+  json_decref(parsed);
+  sk_strbuf_free(&out);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* A glTF clip lists its animated bones with their channels' key frames
+ * (seconds x 60, normalize's padding included). */
+START_TEST(gltf_clip_json_lists_bones_and_frames) {
+  char path[1024];
+  FILE *f = fopen(sk_test_path("data/Fox.glb", path, sizeof path), "rb");
+  ck_assert_ptr_nonnull(f);
+  sk_strbuf data = {0};
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+    sk_strbuf_append(&data, chunk, got);
+  fclose(f);
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_gltf_import(data.data, data.len, "", 0, &s, &a, &e), 0);
+  size_t walk;
+  ck_assert_int_eq(sk_anim_find_clip(a, "Walk", &walk), 0);
+  sk_strbuf out = {0};
+  ck_assert_int_eq(sk_anim_write_clip_json(a, s, walk, &out), 0);
+  json_t *j = json_loadb(out.data, out.len, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "Walk");
+  ck_assert_ptr_null(json_object_get(j, "fps"));
+  const json_t *bones = json_object_get(j, "bones");
+  ck_assert_uint_gt(json_array_size(bones), 10);
+  size_t channels = 0;
+  for (size_t b = 0; b < json_array_size(bones); b++) {
+    const json_t *ch = json_object_get(json_array_get(bones, b), "channels");
+    for (size_t k = 0; k < json_array_size(ch); k++) {
+      const json_t *c = json_array_get(ch, k);
+      ck_assert_uint_eq(json_integer_value(json_object_get(c, "keys")), json_array_size(json_object_get(c, "frames")));
+      ck_assert_double_eq(json_number_value(json_array_get(json_object_get(c, "frames"), 0)), 0);
+      channels++;
+    }
+  }
+  ck_assert_uint_eq(channels, a->clips[walk].channel_count);
+  json_decref(j);
+  sk_strbuf_free(&out);
+  sk_strbuf_free(&data);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_banim");
+  TCase *v = tcase_create("validity");
+  tcase_add_test(v, bad_animations_are_refused_with_a_pointer);
+  tcase_add_test(v, skeletons_without_animations_have_no_clips);
+  tcase_add_test(v, many_ranges_over_long_animations_are_bounded);
+  suite_add_tcase(s, v);
+  TCase *g = tcase_create("golden");
+  tcase_add_test(g, vector_keys_lerp_step_and_pad_to_frame_zero);
+  tcase_add_test(g, matrix_keys_hold_and_read_float32_objects);
+  tcase_add_test(g, eval_poses_name_ranges_and_refuse_layers);
+  tcase_add_test(g, clip_json_lists_animated_bones_and_key_frames);
+  tcase_add_test(g, gltf_clip_json_lists_bones_and_frames);
+  tcase_add_test(g, copy_animation_range_rescales_and_refuses_what_babylon_gets_wrong);
+  suite_add_tcase(s, g);
+  TCase *c = tcase_create("conformance");
+  tcase_set_timeout(c, 300);
+  tcase_add_test(c, every_babylon_clip_case_agrees_bit_for_bit);
+  tcase_add_test(c, additive_and_masked_gltf_layers_agree_with_babylon);
+  suite_add_tcase(s, c);
+  return sk_test_run(s);
+}
