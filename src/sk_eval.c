@@ -9,6 +9,7 @@
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_ops.h"
+#include "sk_sample.h"
 
 void sk_pose_close(sk_pose *pose) {
   free(pose->overrides);
@@ -317,7 +318,9 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   if (layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
-    static const char *const single[] = {"time", "loop", "times", "from", "to", "fps", NULL};
+    /* A frame range applies to every layer (each layer's "time" becomes an
+     * offset); a pose-level "time" or "loop" would be ambiguous. */
+    static const char *const single[] = {"time", "loop", NULL};
     for (const char *const *k = single; *k != NULL && !rc; k++)
       if (json_object_get(j, *k) != NULL) {
         char q[SK_ERROR_POINTER_MAX];
@@ -343,6 +346,8 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     }
     if (!rc && !(total > 0 && isfinite(total)))
       rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
+    if (!rc)
+      rc = anim_frames(j, ptr, false, &times, &nf, err);
   } else {
     nl = 1;
     if ((l = malloc(sizeof *l)) == NULL)
@@ -367,10 +372,19 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     goto fail;
   }
+  /* A range samples layer i at sk_sample_layer_time(its time, frame time):
+   * the rule sk_sample's contexts use, so both paths give the same bits. */
+  double *offsets = times != NULL ? malloc(nl * sizeof *offsets) : NULL;
+  if (times != NULL && offsets == NULL) {
+    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    goto fail;
+  }
+  for (size_t i = 0; offsets != NULL && i < nl; i++)
+    offsets[i] = l[i].time;
   size_t made = 0;
   for (; made < nf; made++) {
-    if (times != NULL)
-      l[0].time = times[made];
+    for (size_t i = 0; times != NULL && i < nl; i++)
+      l[i].time = sk_sample_layer_time(offsets[i], times[made]);
     if (sk_anim_sample_layers(anim, l, nl, trs, scratch) != 0) {
       rc = sk_error_set(err, SK_ERANGE, ptr, "invalid layer weights");
       break;
@@ -382,8 +396,10 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
       break;
     }
     out[made].count = nb;
+    out[made].frame_range = times != NULL;
     merge_overrides(anim, trs, &base, out[made].overrides);
   }
+  free(offsets);
   if (rc) {
     sk_pose_array_free(out, made);
     out = NULL;

@@ -6,6 +6,7 @@
  * blended layers included; and every output layout puts each value where
  * sk_kernel expects it. */
 #include "sk_anim.h"
+#include "sk_eval.h"
 #include "sk_gltf.h"
 #include "sk_kernel.h"
 #include "sk_sample.h"
@@ -230,6 +231,112 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+
+static json_t *js(const char *text) {
+  json_error_t je;
+  json_t *j = json_loads(text, 0, &je);
+  ck_assert_msg(j != NULL, "%s: %s", text, je.text);
+  return j;
+}
+
+/* A one-frame range is still a range: the flag callers shape the answer
+ * by is set whatever the count, and a single pose never has it. */
+START_TEST(test_one_frame_range_is_a_range) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  static const char *const cases[] = {"{\"animation\": 1, \"times\": [0.5]}",
+                                      "{\"animation\": 1, \"from\": 0.5, \"to\": 0.5, \"fps\": 30}",
+                                      "{\"layers\": [{\"animation\": 1, \"time\": 0}], \"times\": [0.5]}"};
+  for (int i = 0; i < 3; i++) {
+    json_t *j = js(cases[i]);
+    sk_pose *poses;
+    size_t n;
+    sk_error err;
+    sk_error_clear(&err);
+    ck_assert_msg(sk_pose_parse_anim(s, an, j, "", NULL, &poses, &n, &err) == 0, "%s: %s at %s", cases[i], err.text,
+                  err.pointer);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(poses[0].frame_range, "%s", cases[i]);
+    sk_pose_array_free(poses, n);
+    json_decref(j);
+  }
+  json_t *j = js("{\"animation\": 1, \"time\": 0.5}");
+  sk_pose *poses;
+  size_t n;
+  ck_assert_int_eq(sk_pose_parse_anim(s, an, j, "", NULL, &poses, &n, NULL), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert(!poses[0].frame_range);
+  sk_pose_array_free(poses, n);
+  json_decref(j);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* Blended ranges: "layers" with "times" or "from"/"to"/"fps" give one pose
+ * per frame, each layer at its time offset plus the frame time, with the
+ * same TRS the sampler computes. */
+START_TEST(test_blended_ranges_parse) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  sk_sampler *sp;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  json_t *j = js("{\"layers\": [{\"animation\": \"Walk\", \"time\": 0, \"weight\": 0.7, \"loop\": true},"
+                 " {\"animation\": \"Run\", \"time\": 0.2, \"weight\": 0.3, \"loop\": true}],"
+                 " \"from\": 0, \"to\": 1, \"fps\": 30}");
+  sk_pose *poses;
+  size_t n;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_pose_parse_anim(s, an, j, "", NULL, &poses, &n, &err) == 0, "%s at %s", err.text, err.pointer);
+  ck_assert_uint_eq(n, 31);
+  size_t walk, run;
+  ck_assert_int_eq(sk_anim_find_clip(an, "Walk", &walk), 0);
+  ck_assert_int_eq(sk_anim_find_clip(an, "Run", &run), 0);
+  sk_anim_layer l[2] = {{.clip = walk, .time = 0, .weight = 0.7, .loop = true},
+                        {.clip = run, .time = 0.2, .weight = 0.3, .loop = true}};
+  double times[31];
+  for (size_t i = 0; i < 31; i++)
+    times[i] = 0 + (double)i / 30;
+  const size_t nb = an->bone_count;
+  double *trs = malloc(31 * nb * SK_ANIM_TRS * sizeof *trs);
+  sk_sample_ctx *c;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 2, &c), 0);
+  sk_sample_out o = {.f64 = trs};
+  sk_sample_run(c, times, 0, 31, &o);
+  for (size_t f = 0; f < n; f++) {
+    ck_assert(poses[f].frame_range);
+    ck_assert_uint_eq(poses[f].count, nb);
+    for (size_t b = 0; b < nb; b++) {
+      const double *t = trs + (f * nb + b) * SK_ANIM_TRS;
+      const sk_override *ov = &poses[f].overrides[b];
+      ck_assert(memcmp(ov->position, t, 3 * sizeof *t) == 0);
+      ck_assert(memcmp(ov->rotation, t + 3, 4 * sizeof *t) == 0);
+      ck_assert(memcmp(ov->scaling, t + 7, 3 * sizeof *t) == 0);
+    }
+  }
+  sk_pose_array_free(poses, n);
+  json_decref(j);
+  /* A pose-level "time" stays an error that says where it goes. */
+  j = js("{\"layers\": [{\"animation\": 0, \"time\": 0}], \"time\": 1, \"times\": [0]}");
+  ck_assert_int_eq(sk_pose_parse_anim(s, an, j, "/p", NULL, &poses, &n, &err), SK_ETYPE);
+  ck_assert_str_eq(err.pointer, "/p/time");
+  json_decref(j);
+  j = js("{\"layers\": [{\"animation\": 0, \"time\": 0}], \"from\": 0, \"to\": 1}");
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_pose_parse_anim(s, an, j, "/p", NULL, &poses, &n, &err), SK_EMISSING);
+  ck_assert_str_eq(err.pointer, "/p/fps");
+  json_decref(j);
+  sk_sample_ctx_destroy(c);
+  free(trs);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 static Suite *sample_suite(void) {
   Suite *su = suite_create("sk_sample");
   TCase *tc = tcase_create("golden");
@@ -241,6 +348,10 @@ static Suite *sample_suite(void) {
   tcase_add_loop_test(tc, test_blended_layers_bit_identical, 0, (int)na);
   tcase_add_test(tc, test_kernel_layouts);
   suite_add_tcase(su, tc);
+  TCase *tp = tcase_create("pose_parser");
+  tcase_add_test(tp, test_one_frame_range_is_a_range);
+  tcase_add_test(tp, test_blended_ranges_parse);
+  suite_add_tcase(su, tp);
   TCase *te = tcase_create("errors");
   tcase_add_test(te, test_errors);
   suite_add_tcase(su, te);
