@@ -8,6 +8,7 @@
 #include "config.h"
 #include "sk_error.h"
 #include "sk_eval.h"
+#include "sk_frames.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
 
@@ -18,6 +19,9 @@ static void usage(FILE *f) {
           "usage: skinner eval [FILE]      evaluate one JSON case (stdin without FILE), print the result\n"
           "       skinner bench [--json] [--quick] [--bones N] [--poses N] [--layout blocked|rows]\n"
           "                                benchmark the scalar core and the batch kernels\n"
+          "       skinner frames FILE.glb [--clip NAME]... [--from S --to S --fps R] [--characters N]\n"
+          "                      [--format f32|f32x12] [--header] [-o FILE]\n"
+          "                                binary final matrices of a shot (see skinner frames --help)\n"
           "       skinner --version | --help\n"
           "Bad input exits with status 2 and one line naming the field (JSON pointer).\n");
 }
@@ -91,6 +95,8 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "eval") == 0)
     return cmd_eval(argc, argv);
+  if (strcmp(argv[1], "frames") == 0)
+    return sk_frames_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "bench") == 0)
     return sk_bench_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "--version") == 0) {

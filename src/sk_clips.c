@@ -1,0 +1,99 @@
+#include "sk_clips.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
+                         float *input, double *input64) {
+  sk_sample_out o = {.f64 = input64,
+                     .f32 = input64 != NULL ? NULL : input,
+                     .offset = job->offset,
+                     .pose_stride = job->pose_stride,
+                     .block_stride = job->block_stride};
+  sk_sample_run(c, times, begin, end, &o);
+}
+
+void sk_clips_runner_close(sk_clips_runner *r) {
+  free(r->mode);
+  free(r->offset);
+  free(r->input);
+  free(r->trs);
+  free(r->ov);
+  free(r->locals);
+  free(r->scratch);
+  memset(r, 0, sizeof *r);
+}
+
+int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig *rig, int engine, size_t chunk) {
+  memset(r, 0, sizeof *r);
+  if (s == NULL || chunk == 0 || (engine == SK_CLIPS_KERNEL && rig == NULL) ||
+      (engine != SK_CLIPS_KERNEL && engine != SK_CLIPS_EXACT))
+    return SK_EINVAL;
+  r->skel = s;
+  r->rig = rig;
+  r->engine = engine;
+  r->chunk = chunk;
+  const size_t nb = s->count ? s->count : 1;
+  if (engine == SK_CLIPS_KERNEL) {
+    r->mode = malloc(nb);
+    r->offset = malloc(nb * sizeof *r->offset);
+    if (r->mode == NULL || r->offset == NULL)
+      return SK_ENOMEM;
+    memset(r->mode, SK_KERNEL_TRS, nb);
+    r->input_floats = sk_kernel_blocked_layout(r->mode, s->count, chunk, r->offset, &r->pose_stride, &r->block_stride);
+    if (r->input_floats == 0)
+      return SK_ENOMEM;
+    /* Whole cache lines, so the kernel's aligned loads never split one. */
+    size_t bytes = (r->input_floats * sizeof(float) + 63) / 64 * 64;
+    if ((r->input = aligned_alloc(64, bytes)) == NULL)
+      return SK_ENOMEM;
+    memset(r->input, 0, bytes);
+    return 0;
+  }
+  if (chunk > SIZE_MAX / (nb * SK_ANIM_TRS * sizeof(double)))
+    return SK_ENOMEM;
+  r->trs = malloc(chunk * nb * SK_ANIM_TRS * sizeof *r->trs);
+  r->ov = malloc(nb * sizeof *r->ov);
+  r->locals = malloc(nb * 16 * sizeof *r->locals);
+  r->scratch = malloc(nb * 16 * sizeof *r->scratch);
+  return r->trs && r->ov && r->locals && r->scratch ? 0 : SK_ENOMEM;
+}
+
+int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
+                    float *final) {
+  if (n > r->chunk)
+    return SK_EINVAL;
+  if (n == 0)
+    return 0;
+  const sk_skeleton *s = r->skel;
+  const size_t nb = s->count;
+  if (r->engine == SK_CLIPS_EXACT) {
+    sk_sample_out o = {.f64 = r->trs};
+    sk_sample_run(c, times, 0, n, &o);
+    /* What a pose request does with the same TRS (sk_pose_parse_anim,
+     * then sk_pose_evaluate): the same calls, so the same bits. */
+    for (size_t p = 0; p < n; p++) {
+      sk_anim_to_overrides(sk_sample_ctx_anim(c), r->trs + p * nb * SK_ANIM_TRS, r->ov);
+      sk_skeleton_pose_locals(s, r->ov, nb, r->locals);
+      sk_skeleton_evaluate(s, r->locals, initial_skin, r->scratch, final + p * (nb + 1) * 16, NULL, NULL);
+    }
+    return 0;
+  }
+  sk_kernel_job job;
+  memset(&job, 0, sizeof job);
+  job.rig = r->rig;
+  job.poses = n;
+  job.pose_stride = r->pose_stride;
+  job.block_stride = r->block_stride;
+  job.mode = r->mode;
+  job.offset = r->offset;
+  job.input = r->input;
+  job.input_floats = r->input_floats;
+  job.initial_skin = initial_skin;
+  job.final = final;
+  sk_clips_sample_job(c, times, 0, n, &job, r->input, NULL);
+  if (sk_kernel_validate(&job, NULL) != 0)
+    return SK_EINVAL;
+  sk_kernel_run(&job, 0, n);
+  return 0;
+}
