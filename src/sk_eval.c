@@ -9,6 +9,7 @@
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_ops.h"
+#include "sk_clips.h"
 #include "sk_sample.h"
 
 void sk_pose_close(sk_pose *pose) {
@@ -261,10 +262,29 @@ static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pos
   }
 }
 
-int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
-                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
-  *poses = NULL;
-  *count = 0;
+/* A pose object that may name clips, parsed but not sampled: the base pose
+ * (user overrides, initial skin, outputs), and for clip poses the layers
+ * and the frame times (NULL for a single time). */
+typedef struct anim_spec {
+  sk_pose base;
+  bool animated;
+  sk_anim_layer *l; /* owned; nl entries */
+  size_t nl;
+  double *times; /* owned; NULL or nf entries */
+  size_t nf;
+} anim_spec;
+
+static void anim_spec_close(anim_spec *sp) {
+  sk_pose_close(&sp->base);
+  free(sp->l);
+  free(sp->times);
+  memset(sp, 0, sizeof *sp);
+}
+
+static int anim_spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                           const char *const *extra_keys, anim_spec *sp, sk_error *err) {
+  memset(sp, 0, sizeof *sp);
+  sp->nf = 1;
   char p[SK_ERROR_POINTER_MAX];
   size_t ne = 0;
   while (extra_keys != NULL && extra_keys[ne] != NULL)
@@ -275,46 +295,33 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   if (ne > 0)
     memcpy(keys, extra_keys, ne * sizeof *keys);
   memcpy(keys + ne, k_anim_keys, sizeof k_anim_keys);
-  sk_pose base;
-  int rc = sk_pose_parse(s, j, ptr, keys, &base, err);
+  int rc = sk_pose_parse(s, j, ptr, keys, &sp->base, err);
   free(keys);
   if (rc)
     return rc;
   const json_t *a = json_object_get(j, "animation"), *layers = json_object_get(j, "layers");
-  sk_anim_layer *l = NULL;
-  size_t nl = 0, nf = 1;
-  double *times = NULL, *trs = NULL, *scratch = NULL;
-  sk_pose *out = NULL;
   if (a == NULL && layers == NULL) {
     for (const char *const *k = k_anim_keys; *k != NULL && !rc; k++)
       if (json_object_get(j, *k) != NULL) {
         sub_pointer(p, sizeof p, ptr, *k);
         rc = sk_error_set(err, SK_EMISSING, p, "\"%s\" needs an \"animation\" or \"layers\"", *k);
       }
-    if (rc)
-      goto fail;
-    if ((out = malloc(sizeof *out)) == NULL) {
-      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-      goto fail;
-    }
-    *out = base;
-    *poses = out;
-    *count = 1;
-    return 0;
+    goto done;
   }
+  sp->animated = true;
   if (anim == NULL || anim->clip_count == 0) {
     sub_pointer(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
     rc = sk_error_set(err, SK_ENOTFOUND, p, "this skeleton has no animations (only glTF imports carry clips)");
-    goto fail;
+    goto done;
   }
   if (anim->bone_count != s->count) {
     rc = sk_error_set(err, SK_EINVAL, ptr, "the clips belong to another skeleton");
-    goto fail;
+    goto done;
   }
   if (a != NULL && layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
     rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
-    goto fail;
+    goto done;
   }
   if (layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
@@ -330,66 +337,88 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     if (!rc && (!json_is_array(layers) || json_array_size(layers) == 0))
       rc = sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of layers");
     if (rc)
-      goto fail;
-    nl = json_array_size(layers);
-    if ((l = malloc(nl * sizeof *l)) == NULL) {
+      goto done;
+    sp->nl = json_array_size(layers);
+    if ((sp->l = malloc(sp->nl * sizeof *sp->l)) == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
-      goto fail;
+      goto done;
     }
     double total = 0;
-    for (size_t i = 0; i < nl && !rc; i++) {
+    for (size_t i = 0; i < sp->nl && !rc; i++) {
       char q[SK_ERROR_POINTER_MAX];
       snprintf(q, sizeof q, "%s", p);
       sk_pointer_push_index(q, sizeof q, i);
-      rc = anim_layer(anim, json_array_get(layers, i), q, true, &l[i], err);
-      total += rc ? 0 : l[i].weight;
+      rc = anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
+      total += rc ? 0 : sp->l[i].weight;
     }
     if (!rc && !(total > 0 && isfinite(total)))
       rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
     if (!rc)
-      rc = anim_frames(j, ptr, false, &times, &nf, err);
+      rc = anim_frames(j, ptr, false, &sp->times, &sp->nf, err);
   } else {
-    nl = 1;
-    if ((l = malloc(sizeof *l)) == NULL)
+    sp->nl = 1;
+    if ((sp->l = malloc(sizeof *sp->l)) == NULL)
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     else
-      rc = anim_layer(anim, j, ptr, false, l, err);
+      rc = anim_layer(anim, j, ptr, false, sp->l, err);
     if (!rc)
-      rc = anim_frames(j, ptr, json_object_get(j, "time") != NULL, &times, &nf, err);
+      rc = anim_frames(j, ptr, json_object_get(j, "time") != NULL, &sp->times, &sp->nf, err);
   }
+  if (!rc && (double)sp->nf * (double)(s->count ? s->count : 1) > SK_POSE_MAX_FRAME_BONES)
+    rc = sk_error_set(err, SK_ETOOBIG, ptr, "%zu frames of %zu bones; at most %u bone poses per request", sp->nf,
+                      s->count, SK_POSE_MAX_FRAME_BONES);
+done:
   if (rc)
-    goto fail;
-  if ((double)nf * (double)(s->count ? s->count : 1) > SK_POSE_MAX_FRAME_BONES) {
-    rc = sk_error_set(err, SK_ETOOBIG, ptr, "%zu frames of %zu bones; at most %u bone poses per request", nf, s->count,
-                      SK_POSE_MAX_FRAME_BONES);
-    goto fail;
+    anim_spec_close(sp);
+  return rc;
+}
+
+int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
+  *poses = NULL;
+  *count = 0;
+  anim_spec sp;
+  int rc = anim_spec_parse(s, anim, j, ptr, extra_keys, &sp, err);
+  if (rc)
+    return rc;
+  sk_pose *out = NULL;
+  if (!sp.animated) {
+    if ((out = malloc(sizeof *out)) == NULL) {
+      anim_spec_close(&sp);
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    }
+    *out = sp.base;
+    memset(&sp.base, 0, sizeof sp.base); /* moved into *out */
+    anim_spec_close(&sp);
+    *poses = out;
+    *count = 1;
+    return 0;
   }
-  size_t nb = anim->bone_count;
-  trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
-  scratch = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *scratch);
-  out = calloc(nf, sizeof *out);
-  if (trs == NULL || scratch == NULL || out == NULL) {
-    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    goto fail;
-  }
+  const size_t nb = anim->bone_count, nl = sp.nl;
+  size_t nf = sp.nf;
+  sk_anim_layer *l = sp.l;
+  const double *times = sp.times;
+  double *trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
+  double *scratch = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *scratch);
   /* A range samples layer i at sk_sample_layer_time(its time, frame time):
    * the rule sk_sample's contexts use, so both paths give the same bits. */
-  double *offsets = times != NULL ? malloc(nl * sizeof *offsets) : NULL;
-  if (times != NULL && offsets == NULL) {
+  double *offsets = malloc(nl * sizeof *offsets);
+  out = calloc(nf, sizeof *out);
+  if (trs == NULL || scratch == NULL || out == NULL || offsets == NULL) {
     rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    goto fail;
+    nf = 0;
   }
-  for (size_t i = 0; offsets != NULL && i < nl; i++)
+  for (size_t i = 0; !rc && i < nl; i++)
     offsets[i] = l[i].time;
   size_t made = 0;
-  for (; made < nf; made++) {
+  for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
       l[i].time = sk_sample_layer_time(offsets[i], times[made]);
     if (sk_anim_sample_layers(anim, l, nl, trs, scratch) != 0) {
       rc = sk_error_set(err, SK_ERANGE, ptr, "invalid layer weights");
       break;
     }
-    out[made] = base;
+    out[made] = sp.base;
     out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
     if (out[made].overrides == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -397,30 +426,19 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     }
     out[made].count = nb;
     out[made].frame_range = times != NULL;
-    merge_overrides(anim, trs, &base, out[made].overrides);
+    merge_overrides(anim, trs, &sp.base, out[made].overrides);
   }
   free(offsets);
-  if (rc) {
-    sk_pose_array_free(out, made);
-    out = NULL;
-    goto fail;
-  }
-  sk_pose_close(&base);
-  free(l);
-  free(times);
   free(trs);
   free(scratch);
+  anim_spec_close(&sp);
+  if (rc) {
+    sk_pose_array_free(out, made);
+    return rc;
+  }
   *poses = out;
   *count = nf;
   return 0;
-fail:
-  free(out);
-  sk_pose_close(&base);
-  free(l);
-  free(times);
-  free(trs);
-  free(scratch);
-  return rc;
 }
 
 int sk_eval_buffers_init(sk_eval_buffers *b, size_t bones) {
@@ -516,7 +534,53 @@ typedef struct eval_ctx {
   sk_bones bones;
   bool has_mesh;
   sk_mesh mesh;
+  sk_sampler *sampler; /* owned; built by the first frame range */
 } eval_ctx;
+
+/* The engine of plain frame ranges. SK_CLIPS_EXACT keeps Babylon's bits
+ * (the float32 batch kernel does not). Once sk_kernel's exact TRS64 mode
+ * is merged, SK_CLIPS_KERNEL with TRS64 rows gives the same bits (the rig
+ * must then be rebuilt after "setBind" ops, which change inverse binds). */
+#define SK_EVAL_RANGE_ENGINE SK_CLIPS_EXACT
+#define SK_EVAL_RANGE_CHUNK 256
+
+/* A frame range of a pose that only asks for final matrices: the sampler
+ * carries key cursors from frame to frame instead of a pose per frame
+ * sampled from scratch; same TRS, same core, same bytes. */
+static int eval_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const anim_spec *sp, sk_strbuf *out,
+                      size_t *nresults) {
+  if (ctx->sampler == NULL && sk_sampler_create(anim, &ctx->sampler) != 0)
+    return SK_ENOMEM;
+  sk_sample_ctx *c = NULL;
+  sk_clips_runner r;
+  int rc = sk_sample_ctx_create(ctx->sampler, sp->l, sp->nl, &c);
+  if (!rc)
+    rc = sk_clips_runner_init(&r, s, NULL, SK_EVAL_RANGE_ENGINE, SK_EVAL_RANGE_CHUNK);
+  else
+    memset(&r, 0, sizeof r);
+  const size_t per = 16 * (s->count + 1);
+  float *fin = rc ? NULL : malloc(SK_EVAL_RANGE_CHUNK * per * sizeof *fin);
+  if (!rc && fin == NULL)
+    rc = SK_ENOMEM;
+  sk_eval_buffers fb;
+  memset(&fb, 0, sizeof fb);
+  for (size_t f0 = 0; !rc && f0 < sp->nf; f0 += SK_EVAL_RANGE_CHUNK) {
+    size_t n = sp->nf - f0 < SK_EVAL_RANGE_CHUNK ? sp->nf - f0 : SK_EVAL_RANGE_CHUNK;
+    rc = sk_clips_finals(&r, c, sp->times + f0, n, sp->base.has_initial_skin ? sp->base.initial_skin : NULL, fin);
+    for (size_t k = 0; !rc && k < n; k++) {
+      fb.final = fin + k * per;
+      if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
+        rc = SK_ENOMEM;
+      if (!rc)
+        rc = sk_pose_write_json(s, &sp->base, &fb, NULL, out);
+      (*nresults)++;
+    }
+  }
+  free(fin);
+  sk_clips_runner_close(&r);
+  sk_sample_ctx_destroy(c);
+  return rc;
+}
 
 /* The parts of a "pose"/"evaluate" op that sk_pose_parse does not know:
  * the "world"/"positions" outputs, a "mesh" for them and, on a pose,
@@ -645,6 +709,24 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
   if ((rc = pose_ext_parse(s, ctx, op, ptr, is_pose, &x, err)))
     return rc;
   bool ext = x.world || x.positions || x.nops > 0 || (is_pose && json_object_get(op, "ops") != NULL);
+  if (!ext) {
+    anim_spec sp;
+    rc = anim_spec_parse(s, anim, x.op, ptr, k_op, &sp, err);
+    if (rc) {
+      json_decref(x.op);
+      free(x.ops);
+      return rc;
+    }
+    bool plain_range = sp.animated && sp.times != NULL && sp.base.count == 0 && sp.base.output == SK_OUT_FINAL;
+    if (plain_range) {
+      json_decref(x.op);
+      free(x.ops);
+      rc = eval_range(s, anim, ctx, &sp, out, nresults);
+      anim_spec_close(&sp);
+      return rc ? sk_error_set(err, rc, ptr, "out of memory writing the result") : 0;
+    }
+    anim_spec_close(&sp);
+  }
   /* A pose naming clips gives one result per frame. */
   rc = sk_pose_parse_anim(s, anim, x.op, ptr, k_op, &poses, &np, err);
   json_decref(x.op);
@@ -864,6 +946,7 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   sk_eval_buffers_close(&buf);
   sk_bones_close(&ctx.bones);
+  sk_sampler_destroy(ctx.sampler);
   sk_skeleton_destroy(s);
   sk_anim_destroy(anim);
   return rc;
