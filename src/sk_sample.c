@@ -10,6 +10,7 @@
  * in-tangent/value/out-tangent triple for CUBICSPLINE): a cursor reads one
  * key pair per frame, so one or two cache lines per channel. */
 typedef struct samp_chan {
+  size_t line; /* its timeline in samp_clip.lines */
   int32_t bone;
   int comp;   /* first TRS component: 0, 3 or 7 */
   int width;  /* 3 or 4 */
@@ -20,10 +21,21 @@ typedef struct samp_chan {
   double *slerp;        /* owned, LINEAR rotations only: per interval k, |dot|, sign flag, acos, 1/sin */
 } samp_chan;
 
+/* A timeline: key times shared by channels. Exporters give the channels of
+ * a bone (often of a whole clip) the same key times; equal times give equal
+ * clamps, keys and gradients, so each is found and divided once per frame
+ * and timeline instead of once per channel. */
+typedef struct samp_line {
+  const double *frames; /* borrowed from the first channel that has them */
+  size_t count;
+} samp_line;
+
 typedef struct samp_clip {
   double end_frame;
   size_t count;
   samp_chan *chans; /* owned; the channels that win on their (bone, path), file order */
+  size_t line_count;
+  samp_line *lines; /* owned */
 } samp_clip;
 
 struct sk_sampler {
@@ -40,7 +52,8 @@ typedef struct samp_layer {
   bool loop;
   double w;      /* normalised weight */
   double amount; /* w / cumulative weight: the slerp amount of this layer */
-  size_t *cur;   /* key cursor per channel */
+  size_t *cur;   /* key cursor per timeline */
+  double *grad;  /* per timeline, this frame: the gradient between key cur and cur + 1 */
   double *trs;   /* B * SK_ANIM_TRS: rest TRS where no channel of the clip drives */
 } samp_layer;
 
@@ -104,7 +117,8 @@ static int chan_build(const sk_anim_channel *src, samp_chan *c) {
 static int clip_build(const sk_anim_clip *src, samp_clip *c) {
   c->end_frame = src->end_frame;
   c->count = 0;
-  if ((c->chans = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->chans)) == NULL)
+  if ((c->chans = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->chans)) == NULL ||
+      (c->lines = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->lines)) == NULL)
     return SK_ENOMEM;
   for (size_t k = 0; k < src->channel_count; k++) {
     const sk_anim_channel *ch = &src->channels[k];
@@ -115,10 +129,18 @@ static int clip_build(const sk_anim_clip *src, samp_clip *c) {
       shadowed = src->channels[j].bone == ch->bone && src->channels[j].path == ch->path;
     if (shadowed)
       continue;
-    int rc = chan_build(ch, &c->chans[c->count]);
+    samp_chan *sc = &c->chans[c->count];
+    int rc = chan_build(ch, sc);
     c->count++;
     if (rc)
       return rc;
+    size_t li = 0;
+    while (li < c->line_count && !(c->lines[li].count == ch->count &&
+                                   memcmp(c->lines[li].frames, ch->frames, ch->count * sizeof *ch->frames) == 0))
+      li++;
+    if (li == c->line_count)
+      c->lines[c->line_count++] = (samp_line){.frames = ch->frames, .count = ch->count};
+    sc->line = li;
   }
   return 0;
 }
@@ -130,6 +152,7 @@ void sk_sampler_destroy(sk_sampler *s) {
     for (size_t k = 0; k < s->clips[c].count; k++)
       chan_free(&s->clips[c].chans[k]);
     free(s->clips[c].chans);
+    free(s->clips[c].lines);
   }
   free(s->clips);
   sk_anim_destroy(s->anim);
@@ -169,6 +192,7 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
     return;
   for (size_t i = 0; c->layers != NULL && i < c->count; i++) {
     free(c->layers[i].cur);
+    free(c->layers[i].grad);
     free(c->layers[i].trs);
   }
   free(c->layers);
@@ -210,9 +234,10 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     l->w = w;
     cum = c->count == 1 ? w : cum + w;
     l->amount = w / cum;
-    l->cur = calloc(l->clip->count ? l->clip->count : 1, sizeof *l->cur);
+    l->cur = calloc(l->clip->line_count ? l->clip->line_count : 1, sizeof *l->cur);
+    l->grad = calloc(l->clip->line_count ? l->clip->line_count : 1, sizeof *l->grad);
     l->trs = malloc(trs_bytes);
-    if (l->cur == NULL || l->trs == NULL) {
+    if (l->cur == NULL || l->grad == NULL || l->trs == NULL) {
       sk_sample_ctx_destroy(c);
       return SK_ENOMEM;
     }
@@ -225,6 +250,8 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   *out = c;
   return 0;
 }
+
+const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c) { return c->s->anim; }
 
 /* ---- sampling: sk_anim.c's arithmetic, operation for operation ---------- */
 
@@ -297,17 +324,28 @@ static size_t find_key(const double *f, size_t n, size_t key, double frame) {
   return lo;
 }
 
-static void chan_value(const samp_chan *ch, size_t *cur, double frame, double *out) {
-  const int w = ch->width;
-  const size_t n = ch->count;
-  const size_t stride = ch->interp == SK_ANIM_CUBICSPLINE ? 3 * (size_t)w : (size_t)w;
-  const size_t vo = ch->interp == SK_ANIM_CUBICSPLINE ? (size_t)w : 0;
-  const double *f = ch->frames;
+/* Clamps `frame` to the timeline as RuntimeAnimation.goToFrame does, moves
+ * the cursor to the key at or before it and sets the gradient toward the
+ * next key (sample_channel's, for every channel on the timeline). */
+static void line_seek(const samp_line *ln, size_t *cur, double *grad, double frame) {
+  const double *f = ln->frames;
+  const size_t n = ln->count;
   if (frame < f[0])
     frame = f[0];
   else if (frame > f[n - 1])
     frame = f[n - 1];
   size_t key = *cur = find_key(f, n, *cur, frame);
+  if (key + 1 <= n - 1) {
+    double frame_delta = f[key + 1] - f[key];
+    *grad = (frame - f[key]) / frame_delta;
+  }
+}
+
+static void chan_value(const samp_chan *ch, size_t key, double gradient, double *out) {
+  const int w = ch->width;
+  const size_t n = ch->count;
+  const size_t stride = ch->interp == SK_ANIM_CUBICSPLINE ? 3 * (size_t)w : (size_t)w;
+  const size_t vo = ch->interp == SK_ANIM_CUBICSPLINE ? (size_t)w : 0;
   const double *sv = ch->keys + key * stride + vo;
   if (key + 1 > n - 1 || ch->interp == SK_ANIM_STEP) {
     for (int i = 0; i < w; i++)
@@ -315,10 +353,9 @@ static void chan_value(const samp_chan *ch, size_t *cur, double frame, double *o
     return;
   }
   const double *ev = ch->keys + (key + 1) * stride + vo;
-  double frame_delta = f[key + 1] - f[key];
-  double gradient = (frame - f[key]) / frame_delta;
   if (ch->interp == SK_ANIM_CUBICSPLINE) {
     const double invfps = 1 / SK_ANIM_FPS;
+    const double frame_delta = ch->frames[key + 1] - ch->frames[key];
     const double *out_t = ch->keys + key * stride + 2 * (size_t)w;
     const double *in_t = ch->keys + (key + 1) * stride;
     double t1[4], t2[4];
@@ -352,9 +389,11 @@ static double clip_frame(double end_frame, double time, bool loop) {
 static void layer_sample(samp_layer *l, double t) {
   const samp_clip *c = l->clip;
   double frame = clip_frame(c->end_frame, sk_sample_layer_time(l->offset, t), l->loop);
+  for (size_t k = 0; k < c->line_count; k++)
+    line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);
   for (size_t k = 0; k < c->count; k++) {
     const samp_chan *ch = &c->chans[k];
-    chan_value(ch, &l->cur[k], frame, l->trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
+    chan_value(ch, l->cur[ch->line], l->grad[ch->line], l->trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
   }
 }
 
