@@ -63,6 +63,7 @@ struct sk_sample_ctx {
   size_t count;
   samp_layer *layers;
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
+  double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
 };
 
 /* ---- build -------------------------------------------------------------- */
@@ -197,6 +198,7 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   }
   free(c->layers);
   free(c->blend);
+  free(c->stage);
   free(c);
 }
 
@@ -243,7 +245,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     }
     memcpy(l->trs, s->anim->rest, nb * SK_ANIM_TRS * sizeof(double));
   }
-  if (c->count > 1 && (c->blend = malloc(trs_bytes)) == NULL) {
+  if ((c->count > 1 && (c->blend = malloc(trs_bytes)) == NULL) || (c->stage = malloc(16 * trs_bytes)) == NULL) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
@@ -426,36 +428,52 @@ static const double *blend_layers(sk_sample_ctx *c) {
   return r;
 }
 
-static void scatter(const double *trs, size_t bones, size_t p, const sk_sample_out *o) {
-  if (o->offset == NULL) {
-    size_t at = p * bones * SK_ANIM_TRS;
-    if (o->f64 != NULL)
-      memcpy(o->f64 + at, trs, bones * SK_ANIM_TRS * sizeof *trs);
-    else
-      for (size_t i = 0; i < bones * SK_ANIM_TRS; i++)
-        o->f32[at + i] = (float)trs[i];
-    return;
-  }
-  size_t base = o->block_stride ? (p / 16) * o->block_stride + p % 16 : p;
-  for (size_t b = 0; b < bones; b++) {
-    const double *t = trs + b * SK_ANIM_TRS;
-    size_t at = o->offset[b] + base;
-    if (o->f64 != NULL)
-      for (int k = 0; k < SK_ANIM_TRS; k++)
-        o->f64[at + (size_t)k * o->pose_stride] = t[k];
-    else
-      for (int k = 0; k < SK_ANIM_TRS; k++)
-        o->f32[at + (size_t)k * o->pose_stride] = (float)t[k];
-  }
+/* Frames [p0, p0 + n) (n <= 16, inside one 16-pose block) from the stage
+ * to the kernel's rows: each row of a bone takes n consecutive elements, so
+ * the stores fill whole cache lines in order instead of striding over ten
+ * rows per frame. */
+static void flush_rows(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o) {
+  size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  const size_t per = bones * SK_ANIM_TRS;
+  for (size_t b = 0; b < bones; b++)
+    for (size_t k = 0; k < SK_ANIM_TRS; k++) {
+      const double *src = stage + b * SK_ANIM_TRS + k;
+      size_t at = o->offset[b] + base + k * o->pose_stride;
+      if (o->f64 != NULL)
+        for (size_t j = 0; j < n; j++)
+          o->f64[at + j] = src[j * per];
+      else
+        for (size_t j = 0; j < n; j++)
+          o->f32[at + j] = (float)src[j * per];
+    }
+}
+
+static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_out *o) {
+  size_t at = p * bones * SK_ANIM_TRS;
+  if (o->f64 != NULL)
+    memcpy(o->f64 + at, trs, bones * SK_ANIM_TRS * sizeof *trs);
+  else
+    for (size_t i = 0; i < bones * SK_ANIM_TRS; i++)
+      o->f32[at + i] = (float)trs[i];
 }
 
 void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out) {
+  const size_t per = c->bones * SK_ANIM_TRS;
+  size_t group = begin;
   for (size_t p = begin; p < end; p++) {
     for (size_t i = 0; i < c->count; i++)
       layer_sample(&c->layers[i], times[p]);
     /* One layer: its weight normalises to exactly 1, and sk_anim's
      * multiplications by 1 change no bit, so the layer's TRS is the answer. */
     const double *trs = c->count == 1 ? c->layers[0].trs : blend_layers(c);
-    scatter(trs, c->bones, p, out);
+    if (out->offset == NULL) {
+      put_aos(trs, c->bones, p, out);
+      continue;
+    }
+    memcpy(c->stage + (p - group) * per, trs, per * sizeof *trs);
+    if ((p + 1) % 16 == 0 || p + 1 == end) {
+      flush_rows(c->stage, c->bones, group, p + 1 - group, out);
+      group = p + 1;
+    }
   }
 }
