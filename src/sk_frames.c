@@ -1,6 +1,8 @@
 #include "sk_frames.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,12 +51,39 @@ static int write_header(const sk_frames_shot *sh, FILE *out) {
   return fwrite(h, 1, sizeof h, out) == sizeof h ? 0 : SK_EIO;
 }
 
+/* Writing overlaps computing: a writer thread writes one buffer while the
+ * caller fills the other, so a file in page cache costs the copy into the
+ * cache on another core instead of on the computing one. */
+typedef struct writer {
+  FILE *out;
+  float *buf[2];
+  size_t floats[2]; /* SIZE_MAX: stop */
+  sem_t full, empty;
+  int rc;
+  bool running;
+  pthread_t th;
+} writer;
+
+static void *writer_main(void *arg) {
+  writer *w = arg;
+  for (int i = 0;; i ^= 1) {
+    while (sem_wait(&w->full) != 0)
+      ;
+    if (w->floats[i] == SIZE_MAX)
+      break;
+    if (w->rc == 0 && fwrite(w->buf[i], sizeof(float), w->floats[i], w->out) != w->floats[i])
+      w->rc = SK_EIO;
+    sem_post(&w->empty);
+  }
+  return NULL;
+}
+
 typedef struct shot_state {
   size_t chunk, mats, row_floats;
   sk_clips_runner runner;
   sk_sample_ctx **ctx; /* one per character */
   float *finals;       /* chunk * mats * 16, one character at a time */
-  float *outbuf;       /* chunk * characters * row_floats */
+  float *outbuf[2];    /* chunk * characters * row_floats, 64-byte aligned */
   double *times;
 } shot_state;
 
@@ -63,7 +92,8 @@ static void state_close(shot_state *st, size_t nctx) {
     sk_sample_ctx_destroy(st->ctx[c]);
   free(st->ctx);
   free(st->finals);
-  free(st->outbuf);
+  free(st->outbuf[0]);
+  free(st->outbuf[1]);
   free(st->times);
   sk_clips_runner_close(&st->runner);
 }
@@ -81,9 +111,11 @@ static int state_open(const sk_frames_shot *sh, shot_state *st) {
   st->ctx = calloc(sh->characters, sizeof *st->ctx);
   size_t fbytes = (st->chunk * st->mats * 16 * sizeof(float) + 63) / 64 * 64;
   st->finals = aligned_alloc(64, fbytes);
-  st->outbuf = malloc(st->chunk * sh->characters * st->row_floats * sizeof(float));
+  size_t obytes = (st->chunk * sh->characters * st->row_floats * sizeof(float) + 63) / 64 * 64;
+  st->outbuf[0] = aligned_alloc(64, obytes);
+  st->outbuf[1] = aligned_alloc(64, obytes);
   st->times = malloc(st->chunk * sizeof *st->times);
-  if (st->ctx == NULL || st->finals == NULL || st->outbuf == NULL || st->times == NULL)
+  if (st->ctx == NULL || st->finals == NULL || st->outbuf[0] == NULL || st->outbuf[1] == NULL || st->times == NULL)
     return SK_ENOMEM;
   sk_anim_layer l[SK_FRAMES_MAX_LAYERS];
   for (size_t c = 0; c < sh->characters; c++) {
@@ -94,6 +126,31 @@ static int state_open(const sk_frames_shot *sh, shot_state *st) {
     }
     if ((rc = sk_sample_ctx_create(sh->sampler, l, sh->layer_count, &st->ctx[c])))
       return rc;
+  }
+  return 0;
+}
+
+/* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
+static int compute_chunk(const sk_frames_shot *sh, shot_state *st, size_t f0, size_t n, float *dst) {
+  for (size_t k = 0; k < n; k++)
+    st->times[k] = sh->from + (double)(f0 + k) / sh->fps;
+  /* One character of 4x4 matrices is the kernel's own output layout. */
+  if (sh->characters == 1 && sh->floats_per_matrix == 16)
+    return sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, dst);
+  for (size_t c = 0; c < sh->characters; c++) {
+    int rc = sk_clips_finals(&st->runner, st->ctx[c], st->times, n, NULL, st->finals);
+    if (rc)
+      return rc;
+    /* Frame-major: frame f holds characters 0..N-1 back to back. */
+    for (size_t k = 0; k < n; k++) {
+      const float *src = st->finals + k * st->mats * 16;
+      float *d = dst + (k * sh->characters + c) * st->row_floats;
+      if (sh->floats_per_matrix == 16)
+        memcpy(d, src, st->mats * 16 * sizeof *d);
+      else
+        for (size_t m = 0; m < st->mats; m++)
+          sk_routes_mat3x4(src + 16 * m, d + 12 * m);
+    }
   }
   return 0;
 }
@@ -109,29 +166,50 @@ int sk_frames_write(const sk_frames_shot *sh, FILE *out) {
   if (!rc && out != NULL && sh->header)
     rc = write_header(sh, out);
   const bool swap = host_big_endian();
+  writer w;
+  memset(&w, 0, sizeof w);
+  w.out = out;
+  w.buf[0] = st.outbuf[0];
+  w.buf[1] = st.outbuf[1];
+  if (!rc && out != NULL) {
+    /* Without a thread (or semaphores) the chunks are written inline. */
+    bool full_ok = sem_init(&w.full, 0, 0) == 0, empty_ok = full_ok && sem_init(&w.empty, 0, 2) == 0;
+    w.running = empty_ok && pthread_create(&w.th, NULL, writer_main, &w) == 0;
+    if (!w.running && empty_ok)
+      sem_destroy(&w.empty);
+    if (!w.running && full_ok)
+      sem_destroy(&w.full);
+  }
+  int slot = 0;
   for (size_t f0 = 0; !rc && f0 < sh->frames; f0 += st.chunk) {
     size_t n = sh->frames - f0 < st.chunk ? sh->frames - f0 : st.chunk;
-    for (size_t k = 0; k < n; k++)
-      st.times[k] = sh->from + (double)(f0 + k) / sh->fps;
-    for (size_t c = 0; !rc && c < sh->characters; c++) {
-      if ((rc = sk_clips_finals(&st.runner, st.ctx[c], st.times, n, NULL, st.finals)))
-        break;
-      /* Frame-major: frame f holds characters 0..N-1 back to back. */
-      for (size_t k = 0; k < n; k++) {
-        const float *src = st.finals + k * st.mats * 16;
-        float *dst = st.outbuf + (k * sh->characters + c) * st.row_floats;
-        if (sh->floats_per_matrix == 16)
-          memcpy(dst, src, st.mats * 16 * sizeof *dst);
-        else
-          for (size_t m = 0; m < st.mats; m++)
-            sk_routes_mat3x4(src + 16 * m, dst + 12 * m);
-      }
-    }
+    if (w.running)
+      while (sem_wait(&w.empty) != 0)
+        ;
+    float *dst = st.outbuf[slot];
+    rc = compute_chunk(sh, &st, f0, n, dst);
     size_t floats = n * sh->characters * st.row_floats;
     if (!rc && swap)
-      swap32(st.outbuf, floats);
-    if (!rc && out != NULL && fwrite(st.outbuf, sizeof(float), floats, out) != floats)
+      swap32(dst, floats);
+    if (!rc && w.running) {
+      w.floats[slot] = floats;
+      sem_post(&w.full);
+      slot ^= 1;
+    } else if (!rc && out != NULL && fwrite(dst, sizeof(float), floats, out) != floats) {
       rc = SK_EIO;
+    }
+    if (rc && w.running)
+      sem_post(&w.empty); /* the slot taken above was not handed over */
+  }
+  if (w.running) {
+    while (sem_wait(&w.empty) != 0)
+      ;
+    w.floats[slot] = SIZE_MAX;
+    sem_post(&w.full);
+    pthread_join(w.th, NULL);
+    sem_destroy(&w.full);
+    sem_destroy(&w.empty);
+    rc = rc ? rc : w.rc;
   }
   state_close(&st, sh->characters);
   return rc;

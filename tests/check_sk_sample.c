@@ -173,6 +173,15 @@ START_TEST(test_kernel_layouts) {
   sk_sample_out ob32 = {.f32 = blk32, .offset = off, .pose_stride = ps, .block_stride = bs};
   sk_sample_run(c, t, 0, n, &ob);
   sk_sample_run(c, t, 0, n, &ob32);
+  /* Split runs, starting off a 16-pose boundary, fill the same places. */
+  double *split = calloc(need, sizeof *split);
+  sk_sample_out os = {.f64 = split, .offset = off, .pose_stride = ps, .block_stride = bs};
+  sk_sample_run(c, t, 0, 5, &os);
+  sk_sample_run(c, t, 5, 12, &os);
+  sk_sample_run(c, t, 12, 33, &os);
+  sk_sample_run(c, t, 33, n, &os);
+  ck_assert(memcmp(split, blk, need * sizeof *blk) == 0);
+  free(split);
   size_t rs = sk_kernel_pose_stride(n);
   size_t *roff = malloc(nb * sizeof *roff);
   for (size_t b = 0; b < nb; b++)
