@@ -52,6 +52,8 @@ static inline double sk_sample_layer_time(double offset, double t) { return offs
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out);
 /* NULL is a no-op. */
 void sk_sample_ctx_destroy(sk_sample_ctx *c);
+/* The clips the context samples (borrowed). */
+const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c);
 
 /* Where sk_sample_run writes. Component k (0..9: tx ty tz qx qy qz qw sx
  * sy sz) of bone b (bones[] order) for frame p goes to:
