@@ -214,7 +214,7 @@ int sk_bench_clips_main(int argc, char **argv) {
       else
         printf("%-22s %-7s %6zu %14.2f %8s\n", name, k_row[row], a->s->count, rate / 1e6, verdict);
     }
-    double mem, file, ratio = frames_file_ratio(a, reps, &mem, &file);
+    double mem = 0, file = 0, ratio = frames_file_ratio(a, reps, &mem, &file);
     if (json)
       printf(",{\"clip\":\"%s\",\"row\":\"frames-file\",\"bones\":%zu,\"rate\":%.6g,\"mem_rate\":%.6g,\"ratio\":%.4f}",
              name, a->s->count, file, mem, ratio);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "sk_kernel.h"
+#include "sk_numfmt.h"
 #include "sk_sample.h"
 #include "sk_skeleton.h"
 
@@ -66,5 +67,25 @@ void sk_clips_runner_close(sk_clips_runner *r);
  * (n > chunk; the kernel rejecting the job), else 0. */
 int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
                     float *final);
+
+/* The engine of `skinner eval`'s plain frame ranges. SK_CLIPS_EXACT keeps
+ * Babylon's bits (the float32 batch kernel does not). Once sk_kernel's
+ * exact TRS64 mode is merged, SK_CLIPS_KERNEL with TRS64 rows gives the
+ * same bits (the rig must then be rebuilt after "setBind" ops, which change
+ * inverse binds). */
+#define SK_CLIPS_RANGE_ENGINE SK_CLIPS_EXACT
+
+struct sk_pose;
+/* `skinner eval`'s frame range of a pose that asks for final matrices only
+ * and has no "bones" overrides: appends one result object per frame of
+ * `layers` at times[0..nf) (a comma before each when *nresults > 0;
+ * *nresults counts them), the bytes sk_pose_evaluate + sk_pose_write_json
+ * give for the same poses. `base` gives initialSkinMatrix and output.
+ * *sampler (owned by the caller, NULL at first) is built from `anim` on
+ * first use and reused by later ranges. Errors: SK_ENOMEM, SK_ERANGE (bad
+ * weights; the parser has ruled them out). */
+int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_sampler **sampler,
+                              const sk_anim_layer *layers, size_t nl, const double *times, size_t nf,
+                              const struct sk_pose *base, sk_strbuf *out, size_t *nresults);
 
 #endif

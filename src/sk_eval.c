@@ -537,50 +537,6 @@ typedef struct eval_ctx {
   sk_sampler *sampler; /* owned; built by the first frame range */
 } eval_ctx;
 
-/* The engine of plain frame ranges. SK_CLIPS_EXACT keeps Babylon's bits
- * (the float32 batch kernel does not). Once sk_kernel's exact TRS64 mode
- * is merged, SK_CLIPS_KERNEL with TRS64 rows gives the same bits (the rig
- * must then be rebuilt after "setBind" ops, which change inverse binds). */
-#define SK_EVAL_RANGE_ENGINE SK_CLIPS_EXACT
-#define SK_EVAL_RANGE_CHUNK 256
-
-/* A frame range of a pose that only asks for final matrices: the sampler
- * carries key cursors from frame to frame instead of a pose per frame
- * sampled from scratch; same TRS, same core, same bytes. */
-static int eval_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const anim_spec *sp, sk_strbuf *out,
-                      size_t *nresults) {
-  if (ctx->sampler == NULL && sk_sampler_create(anim, &ctx->sampler) != 0)
-    return SK_ENOMEM;
-  sk_sample_ctx *c = NULL;
-  sk_clips_runner r;
-  int rc = sk_sample_ctx_create(ctx->sampler, sp->l, sp->nl, &c);
-  if (!rc)
-    rc = sk_clips_runner_init(&r, s, NULL, SK_EVAL_RANGE_ENGINE, SK_EVAL_RANGE_CHUNK);
-  else
-    memset(&r, 0, sizeof r);
-  const size_t per = 16 * (s->count + 1);
-  float *fin = rc ? NULL : malloc(SK_EVAL_RANGE_CHUNK * per * sizeof *fin);
-  if (!rc && fin == NULL)
-    rc = SK_ENOMEM;
-  sk_eval_buffers fb;
-  memset(&fb, 0, sizeof fb);
-  for (size_t f0 = 0; !rc && f0 < sp->nf; f0 += SK_EVAL_RANGE_CHUNK) {
-    size_t n = sp->nf - f0 < SK_EVAL_RANGE_CHUNK ? sp->nf - f0 : SK_EVAL_RANGE_CHUNK;
-    rc = sk_clips_finals(&r, c, sp->times + f0, n, sp->base.has_initial_skin ? sp->base.initial_skin : NULL, fin);
-    for (size_t k = 0; !rc && k < n; k++) {
-      fb.final = fin + k * per;
-      if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
-        rc = SK_ENOMEM;
-      if (!rc)
-        rc = sk_pose_write_json(s, &sp->base, &fb, NULL, out);
-      (*nresults)++;
-    }
-  }
-  free(fin);
-  sk_clips_runner_close(&r);
-  sk_sample_ctx_destroy(c);
-  return rc;
-}
 
 /* The parts of a "pose"/"evaluate" op that sk_pose_parse does not know:
  * the "world"/"positions" outputs, a "mesh" for them and, on a pose,
@@ -721,7 +677,7 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
     if (plain_range) {
       json_decref(x.op);
       free(x.ops);
-      rc = eval_range(s, anim, ctx, &sp, out, nresults);
+      rc = sk_clips_write_range_json(s, anim, &ctx->sampler, sp.l, sp.nl, sp.times, sp.nf, &sp.base, out, nresults);
       anim_spec_close(&sp);
       return rc ? sk_error_set(err, rc, ptr, "out of memory writing the result") : 0;
     }

@@ -435,17 +435,24 @@ static const double *blend_layers(sk_sample_ctx *c) {
 static void flush_rows(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o) {
   size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
   const size_t per = bones * SK_ANIM_TRS;
-  for (size_t b = 0; b < bones; b++)
-    for (size_t k = 0; k < SK_ANIM_TRS; k++) {
-      const double *src = stage + b * SK_ANIM_TRS + k;
-      size_t at = o->offset[b] + base + k * o->pose_stride;
-      if (o->f64 != NULL)
-        for (size_t j = 0; j < n; j++)
-          o->f64[at + j] = src[j * per];
-      else
-        for (size_t j = 0; j < n; j++)
-          o->f32[at + j] = (float)src[j * per];
-    }
+  const size_t ps = o->pose_stride;
+  for (size_t b = 0; b < bones; b++) {
+    /* Frame by frame, a bone's ten values are read in order and land in
+     * ten lines that stay in L1 until the group is done. */
+    size_t at = o->offset[b] + base;
+    if (o->f64 != NULL)
+      for (size_t j = 0; j < n; j++) {
+        const double *src = stage + j * per + b * SK_ANIM_TRS;
+        for (size_t k = 0; k < SK_ANIM_TRS; k++)
+          o->f64[at + k * ps + j] = src[k];
+      }
+    else
+      for (size_t j = 0; j < n; j++) {
+        const double *src = stage + j * per + b * SK_ANIM_TRS;
+        for (size_t k = 0; k < SK_ANIM_TRS; k++)
+          o->f32[at + k * ps + j] = (float)src[k];
+      }
+  }
 }
 
 static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_out *o) {
