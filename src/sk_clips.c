@@ -5,6 +5,15 @@
 
 #include "sk_eval.h"
 
+/* 1 once sk_kernel has the exact kernel's SK_KERNEL_TRS64 mode (branch
+ * exact-kernel): the kernel engine then reads the sampled doubles and gives
+ * the exact core's bytes (checked on a scratch merge: Fox, mannequiny and
+ * RobotExpressive clips and blends, `cmp` of skinner frames' two engines).
+ * 0 here, where only the float32 TRS rows exist. */
+#ifndef SK_CLIPS_TRS64
+#define SK_CLIPS_TRS64 0
+#endif
+
 void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
                          float *input, double *input64) {
   sk_sample_out o = {.f64 = input64,
@@ -19,6 +28,7 @@ void sk_clips_runner_close(sk_clips_runner *r) {
   free(r->mode);
   free(r->offset);
   free(r->input);
+  free(r->input64);
   free(r->trs);
   free(r->ov);
   free(r->locals);
@@ -41,15 +51,26 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
     r->offset = malloc(nb * sizeof *r->offset);
     if (r->mode == NULL || r->offset == NULL)
       return SK_ENOMEM;
+#if SK_CLIPS_TRS64
+    memset(r->mode, SK_KERNEL_TRS64, nb);
+#else
     memset(r->mode, SK_KERNEL_TRS, nb);
+#endif
     r->input_floats = sk_kernel_blocked_layout(r->mode, s->count, chunk, r->offset, &r->pose_stride, &r->block_stride);
     if (r->input_floats == 0)
       return SK_ENOMEM;
     /* Whole cache lines, so the kernel's aligned loads never split one. */
+#if SK_CLIPS_TRS64
+    size_t bytes = (r->input_floats * sizeof(double) + 63) / 64 * 64;
+    if ((r->input64 = aligned_alloc(64, bytes)) == NULL)
+      return SK_ENOMEM;
+    memset(r->input64, 0, bytes);
+#else
     size_t bytes = (r->input_floats * sizeof(float) + 63) / 64 * 64;
     if ((r->input = aligned_alloc(64, bytes)) == NULL)
       return SK_ENOMEM;
     memset(r->input, 0, bytes);
+#endif
     return 0;
   }
   if (chunk > SIZE_MAX / (nb * SK_ANIM_TRS * sizeof(double)))
@@ -89,11 +110,16 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
   job.block_stride = r->block_stride;
   job.mode = r->mode;
   job.offset = r->offset;
-  job.input = r->input;
-  job.input_floats = r->input_floats;
   job.initial_skin = initial_skin;
   job.final = final;
-  sk_clips_sample_job(c, times, 0, n, &job, r->input, NULL);
+#if SK_CLIPS_TRS64
+  job.input64 = r->input64;
+  job.input64_doubles = r->input_floats;
+#else
+  job.input = r->input;
+  job.input_floats = r->input_floats;
+#endif
+  sk_clips_sample_job(c, times, 0, n, &job, r->input, r->input64);
   if (sk_kernel_validate(&job, NULL) != 0)
     return SK_EINVAL;
   sk_kernel_run(&job, 0, n);
@@ -110,9 +136,14 @@ int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_samp
   sk_sample_ctx *c = NULL;
   sk_clips_runner r;
   memset(&r, 0, sizeof r);
+  sk_rig *rig = NULL;
   int rc = sk_sample_ctx_create(*sampler, layers, nl, &c);
+  /* The rig snapshots inverse binds: built here, after any "setBind" op
+   * before this range. */
+  if (!rc && SK_CLIPS_RANGE_ENGINE == SK_CLIPS_KERNEL)
+    rc = sk_rig_create(s, &rig);
   if (!rc)
-    rc = sk_clips_runner_init(&r, s, NULL, SK_CLIPS_RANGE_ENGINE, RANGE_CHUNK);
+    rc = sk_clips_runner_init(&r, s, rig, SK_CLIPS_RANGE_ENGINE, RANGE_CHUNK);
   const size_t per = 16 * (s->count + 1);
   float *fin = rc ? NULL : aligned_alloc(64, (RANGE_CHUNK * per * sizeof(float) + 63) / 64 * 64);
   if (!rc && fin == NULL)
@@ -133,6 +164,7 @@ int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_samp
   }
   free(fin);
   sk_clips_runner_close(&r);
+  sk_rig_destroy(rig);
   sk_sample_ctx_destroy(c);
   return rc;
 }

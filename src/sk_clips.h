@@ -47,7 +47,8 @@ typedef struct sk_clips_runner {
   uint8_t *mode;
   size_t *offset;
   size_t pose_stride, block_stride, input_floats;
-  float *input;
+  float *input;     /* SK_KERNEL_TRS rows (SK_CLIPS_TRS64 0) */
+  double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1, see sk_clips.c) */
   /* exact core */
   double *trs;
   sk_override *ov;
@@ -70,10 +71,12 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
 
 /* The engine of `skinner eval`'s plain frame ranges. SK_CLIPS_EXACT keeps
  * Babylon's bits (the float32 batch kernel does not). Once sk_kernel's
- * exact TRS64 mode is merged, SK_CLIPS_KERNEL with TRS64 rows gives the
- * same bits (the rig must then be rebuilt after "setBind" ops, which change
- * inverse binds). */
+ * exact TRS64 mode is merged and SK_CLIPS_TRS64 is 1 (sk_clips.c),
+ * SK_CLIPS_KERNEL gives the same bytes (a rig is built per range, after
+ * any "setBind" op). */
+#ifndef SK_CLIPS_RANGE_ENGINE
 #define SK_CLIPS_RANGE_ENGINE SK_CLIPS_EXACT
+#endif
 
 struct sk_pose;
 /* `skinner eval`'s frame range of a pose that asks for final matrices only

@@ -15,6 +15,10 @@ import tempfile
 SKINNER = os.environ.get("SKINNER", "./skinner")
 DATA = os.environ.get("SK_TEST_DATA", "tests")
 FOX = os.path.join(DATA, "data", "Fox.glb")
+# True once the exact kernel (SK_KERNEL_TRS64) is merged and sk_clips.c's
+# SK_CLIPS_TRS64 is 1: the kernel engine must then give the exact engine's
+# bytes (it did on a scratch merge). Until then it is held to 1e-5.
+EXACT_KERNEL = os.environ.get("SK_CLIPS_EXACT_KERNEL", "0") == "1"
 failures = 0
 passes = 0
 
@@ -76,6 +80,7 @@ check("trailing identity", list(got[24 * 16:25 * 16]) == [1, 0, 0, 0, 0, 1, 0, 0
 # The same on stdout, no header; the 3x4 form is the transposed top rows.
 r = run(["frames", FOX, "--clip", "Walk", "--from", "0", "--to", "0.5", "--fps", "30"])
 check("stdout without header is the body", r.returncode == 0 and r.stdout == body)
+body_exact = body
 r = run(["frames", FOX, "--clip", "Walk", "--from", "0", "--to", "0.5", "--fps", "30", "--format", "f32x12"])
 g12 = struct.unpack("<%df" % (len(r.stdout) // 4), r.stdout)
 ok = len(g12) == 16 * 25 * 12
@@ -94,8 +99,8 @@ for m in range(16 * 25):
     worst = max(worst, max(abs(x - y) for x, y in zip(a, b)) / scale)
 check("kernel engine within 1e-5 of exact (worst %.3g)" % worst, r.returncode == 0 and len(gk) == len(got) and
       worst <= 1e-5)
-# TODO(exact kernel): once sk_kernel's TRS64 mode lands, the kernel engine
-# feeds it doubles and this becomes: gk == got, byte for byte.
+if EXACT_KERNEL:
+    check("kernel engine byte-identical to exact", r.stdout == body_exact)
 
 # A shot: 3 characters x frames of a blend, staggered; each character's
 # frames equal skinner eval's blended frame range with shifted offsets.
