@@ -5,14 +5,6 @@
 
 #include "sk_eval.h"
 
-/* 1 once sk_kernel has the exact kernel's SK_KERNEL_TRS64 mode (branch
- * exact-kernel): the kernel engine then reads the sampled doubles and gives
- * the exact core's bytes (checked on a scratch merge: Fox, mannequiny and
- * RobotExpressive clips and blends, `cmp` of skinner frames' two engines).
- * 0 here, where only the float32 TRS rows exist. */
-#ifndef SK_CLIPS_TRS64
-#define SK_CLIPS_TRS64 0
-#endif
 
 void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
                          float *input, double *input64) {

@@ -32,6 +32,15 @@
 void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
                          float *input, double *input64);
 
+/* 1 once sk_kernel has the exact kernel's SK_KERNEL_TRS64 mode (branch
+ * exact-kernel): the kernel engine then reads the sampled doubles and gives
+ * the exact core's bytes (checked on a scratch merge: Fox, mannequiny and
+ * RobotExpressive clips and blends, `cmp` of skinner frames' two engines).
+ * 0 here, where only the float32 TRS rows exist. */
+#ifndef SK_CLIPS_TRS64
+#define SK_CLIPS_TRS64 0
+#endif
+
 enum {
   SK_CLIPS_EXACT = 0, /* the scalar core, one frame at a time: Babylon's bits */
   SK_CLIPS_KERNEL = 1 /* the batch kernel on chunks of frames */
@@ -48,7 +57,7 @@ typedef struct sk_clips_runner {
   size_t *offset;
   size_t pose_stride, block_stride, input_floats;
   float *input;     /* SK_KERNEL_TRS rows (SK_CLIPS_TRS64 0) */
-  double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1, see sk_clips.c) */
+  double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1) */
   /* exact core */
   double *trs;
   sk_override *ov;
@@ -71,7 +80,7 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
 
 /* The engine of `skinner eval`'s plain frame ranges. SK_CLIPS_EXACT keeps
  * Babylon's bits (the float32 batch kernel does not). Once sk_kernel's
- * exact TRS64 mode is merged and SK_CLIPS_TRS64 is 1 (sk_clips.c),
+ * exact TRS64 mode is merged and SK_CLIPS_TRS64 is 1,
  * SK_CLIPS_KERNEL gives the same bytes (a rig is built per range, after
  * any "setBind" op). */
 #ifndef SK_CLIPS_RANGE_ENGINE

@@ -15,7 +15,7 @@ import tempfile
 SKINNER = os.environ.get("SKINNER", "./skinner")
 DATA = os.environ.get("SK_TEST_DATA", "tests")
 FOX = os.path.join(DATA, "data", "Fox.glb")
-# True once the exact kernel (SK_KERNEL_TRS64) is merged and sk_clips.c's
+# True once the exact kernel (SK_KERNEL_TRS64) is merged and sk_clips.h's
 # SK_CLIPS_TRS64 is 1: the kernel engine must then give the exact engine's
 # bytes (it did on a scratch merge). Until then it is held to 1e-5.
 EXACT_KERNEL = os.environ.get("SK_CLIPS_EXACT_KERNEL", "0") == "1"
