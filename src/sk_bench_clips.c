@@ -3,6 +3,8 @@
  *   sample   sk_sample alone (TRS of every bone, doubles)
  *   exact    sk_sample + the exact scalar core (Babylon's bits)
  *   kernel   sk_sample straight into the batch kernel's TRS rows + the kernel
+ * on Fox's Walk (24 bones), mannequiny's walk (45) and rig65's Wave (65
+ * bones, tests/data/gltf/make_rig65.py),
  * and `skinner frames` writing the same frames to a file (page cache) over
  * computing them in memory. Frames k/fps of the clip, looping, in chunks
  * of 256 as `skinner frames` runs them. make bench-clips adds Babylon.js's
@@ -188,7 +190,9 @@ int sk_bench_clips_main(int argc, char **argv) {
       return 2;
     }
   }
-  bc_asset assets[2] = {{.file = "Fox.glb", .clip = "Walk"}, {.file = "mannequiny-0.3.0.glb", .clip = "0"}};
+  bc_asset assets[3] = {{.file = "Fox.glb", .clip = "Walk"},
+                        {.file = "mannequiny-0.3.0.glb", .clip = "0"},
+                        {.file = "gltf/rig65.gltf", .clip = "Wave"}};
   const int reps = quick ? 3 : 7;
   const double budget = quick ? 0.05 : 0.2;
   if (!json)
@@ -197,13 +201,13 @@ int sk_bench_clips_main(int argc, char **argv) {
   else
     printf("[");
   int status = 0;
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 3; k++) {
     bc_asset *a = &assets[k];
     if (load(a, dir) != 0) {
       status = 2;
       break;
     }
-    char name[96];
+    char name[128];
     snprintf(name, sizeof name, "%s:%s", a->file, a->an->clips[a->clip_index].name);
     for (int row = 0; row < BC_ROWS; row++) {
       double rate = time_row(a, row, reps, budget);

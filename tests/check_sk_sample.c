@@ -20,6 +20,7 @@ static const char *const k_assets[] = {"Fox.glb",
                                        "mannequiny-0.3.0.glb",
                                        "SimpleSkin.gltf",
                                        "cubic_step.gltf",
+                                       "rig65.gltf",
                                        NULL};
 
 static void load(const char *asset, sk_skeleton **s, sk_anim **an) {

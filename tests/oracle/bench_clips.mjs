@@ -7,7 +7,7 @@
 // its answers. Prints one JSON line: bone matrices per CPU-second (median of
 // the repetitions), frames per CPU-second, bones.
 //
-//   node bench_clips.mjs FILE.glb CLIP [--quick]
+//   node bench_clips.mjs FILE.glb|FILE.gltf CLIP [--quick]
 //
 // CLIP is the group's name or its index. npm install in tests/oracle first.
 
@@ -31,8 +31,11 @@ const quick = rest.includes("--quick");
 const engine = new NullEngine();
 const scene = new Scene(engine);
 const bytes = new Uint8Array(readFileSync(file));
-const container = await LoadAssetContainerAsync(bytes, scene, {
-    pluginExtension: ".glb",
+// GLB loads from the bytes; a text .gltf from a data: URL (as babylon_gltf.mjs).
+const ext = file.toLowerCase().endsWith(".gltf") ? ".gltf" : ".glb";
+const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
+const container = await LoadAssetContainerAsync(source, scene, {
+    pluginExtension: ext,
     pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
 });
 container.addAllToScene();
