@@ -186,6 +186,22 @@ int sk_sampler_create(const sk_anim *a, sk_sampler **out) {
 
 const sk_anim *sk_sampler_anim(const sk_sampler *s) { return s->anim; }
 
+size_t sk_sampler_memory(const sk_sampler *s) {
+  if (s == NULL)
+    return 0;
+  size_t n = sizeof *s + s->clip_count * sizeof *s->clips;
+  for (size_t c = 0; c < s->clip_count; c++) {
+    const samp_clip *cl = &s->clips[c];
+    n += cl->count * (sizeof *cl->chans + sizeof *cl->lines);
+    for (size_t k = 0; k < cl->count; k++) {
+      const samp_chan *ch = &cl->chans[k];
+      n += ch->count * (size_t)ch->width * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof(double);
+      n += ch->slerp != NULL ? (ch->count - 1) * 4 * sizeof(double) : 0;
+    }
+  }
+  return n;
+}
+
 /* ---- contexts ----------------------------------------------------------- */
 
 void sk_sample_ctx_destroy(sk_sample_ctx *c) {

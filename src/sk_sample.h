@@ -36,6 +36,9 @@ int sk_sampler_create(const sk_anim *a, sk_sampler **out);
 void sk_sampler_destroy(sk_sampler *s);
 /* The clips it samples (borrowed). */
 const sk_anim *sk_sampler_anim(const sk_sampler *s);
+/* Bytes the sampler holds beyond its sk_anim (for cache accounting); 0 for
+ * NULL. */
+size_t sk_sampler_memory(const sk_sampler *s);
 
 /* The time a layer samples at frame time `t`: its own "time" is an offset
  * added to the frame time (an offset of exactly 0 leaves `t` as it is, so

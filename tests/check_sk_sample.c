@@ -221,6 +221,8 @@ START_TEST(test_errors) {
   sk_sample_ctx *c = NULL;
   ck_assert_int_eq(sk_sampler_create(NULL, &sp), SK_EINVAL);
   ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  ck_assert_uint_gt(sk_sampler_memory(sp), sk_anim_memory(an) / 4);
+  ck_assert_uint_eq(sk_sampler_memory(NULL), 0);
   sk_anim_layer l[2] = {{.clip = 0, .weight = 1}, {.clip = 1, .weight = 1}};
   ck_assert_int_eq(sk_sample_ctx_create(sp, l, 0, &c), SK_EINVAL);
   l[1].weight = -1;
