@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sk_eval.h"
+#include "sk_mat.h"
 
 
 void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
@@ -22,7 +23,6 @@ void sk_clips_runner_close(sk_clips_runner *r) {
   free(r->input);
   free(r->input64);
   free(r->trs);
-  free(r->ov);
   free(r->locals);
   free(r->scratch);
   memset(r, 0, sizeof *r);
@@ -68,10 +68,9 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
   if (chunk > SIZE_MAX / (nb * SK_ANIM_TRS * sizeof(double)))
     return SK_ENOMEM;
   r->trs = malloc(chunk * nb * SK_ANIM_TRS * sizeof *r->trs);
-  r->ov = malloc(nb * sizeof *r->ov);
   r->locals = malloc(nb * 16 * sizeof *r->locals);
   r->scratch = malloc(nb * 16 * sizeof *r->scratch);
-  return r->trs && r->ov && r->locals && r->scratch ? 0 : SK_ENOMEM;
+  return r->trs && r->locals && r->scratch ? 0 : SK_ENOMEM;
 }
 
 int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
@@ -85,11 +84,17 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
   if (r->engine == SK_CLIPS_EXACT) {
     sk_sample_out o = {.f64 = r->trs};
     sk_sample_run(c, times, 0, n, &o);
-    /* What a pose request does with the same TRS (sk_pose_parse_anim,
-     * then sk_pose_evaluate): the same calls, so the same bits. */
+    /* A pose request sets position, rotation and scaling of every bone
+     * with Babylon's setters (sk_local_apply); each setter recomposes, and
+     * the last compose reads only the three values given, so the local is
+     * sk_mat_compose(scaling, rotation, position): the decompositions
+     * before it never reach the result. Same bits, a fraction of the work. */
     for (size_t p = 0; p < n; p++) {
-      sk_anim_to_overrides(sk_sample_ctx_anim(c), r->trs + p * nb * SK_ANIM_TRS, r->ov);
-      sk_skeleton_pose_locals(s, r->ov, nb, r->locals);
+      const double *trs = r->trs + p * nb * SK_ANIM_TRS;
+      for (size_t b = 0; b < nb; b++) {
+        const double *t = trs + b * SK_ANIM_TRS;
+        sk_mat_compose(t + 7, t + 3, t, r->locals + 16 * b);
+      }
       sk_skeleton_evaluate(s, r->locals, initial_skin, r->scratch, final + p * (nb + 1) * 16, NULL, NULL);
     }
     return 0;

@@ -60,7 +60,6 @@ typedef struct sk_clips_runner {
   double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1) */
   /* exact core */
   double *trs;
-  sk_override *ov;
   float *locals, *scratch;
 } sk_clips_runner;
 
