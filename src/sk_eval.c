@@ -10,6 +10,8 @@
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_ops.h"
+#include "sk_clips.h"
+#include "sk_sample.h"
 
 void sk_pose_close(sk_pose *pose) {
   free(pose->overrides);
@@ -289,10 +291,35 @@ static size_t merge_babylon(sk_override *o, size_t nb, const sk_pose *user) {
   return n;
 }
 
-int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
-                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
-  *poses = NULL;
-  *count = 0;
+/* A pose object that may name clips, parsed but not sampled: the base pose
+ * (user overrides, initial skin, outputs), and for clip poses the layers
+ * and the frame times (NULL for a single time). */
+typedef struct anim_spec {
+  sk_pose base;
+  bool animated;
+  sk_anim_layer *l; /* owned; nl entries */
+  size_t nl;
+  double *times; /* owned; NULL or nf entries */
+  size_t nf;
+  sk_anim_layer_ext *lx; /* owned; nl entries (additive, masks); zeroed: plain */
+  float *masks;          /* owned; nl * bones weights the masks point into */
+  bool plain_layers;     /* no layer is additive or masked (sk_sample's case) */
+} anim_spec;
+
+static void anim_spec_close(anim_spec *sp) {
+  sk_pose_close(&sp->base);
+  free(sp->l);
+  free(sp->times);
+  free(sp->lx);
+  free(sp->masks);
+  memset(sp, 0, sizeof *sp);
+}
+
+static int anim_spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                           const char *const *extra_keys, anim_spec *sp, sk_error *err) {
+  memset(sp, 0, sizeof *sp);
+  sp->nf = 1;
+  sp->plain_layers = true;
   char p[SK_ERROR_POINTER_MAX];
   size_t ne = 0;
   while (extra_keys != NULL && extra_keys[ne] != NULL)
@@ -303,57 +330,47 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   if (ne > 0)
     memcpy(keys, extra_keys, ne * sizeof *keys);
   memcpy(keys + ne, k_anim_keys, sizeof k_anim_keys);
-  sk_pose base;
-  int rc = sk_pose_parse(s, j, ptr, keys, &base, err);
+  int rc = sk_pose_parse(s, j, ptr, keys, &sp->base, err);
   free(keys);
   if (rc)
     return rc;
   const json_t *a = json_object_get(j, "animation"), *layers = json_object_get(j, "layers");
-  sk_anim_layer *l = NULL;
-  sk_anim_layer_ext *lx = NULL;
-  float *masks = NULL;
-  size_t nl = 0, nf = 1;
-  double *times = NULL, *trs = NULL, *scratch = NULL;
-  sk_pose *out = NULL;
   if (a == NULL && layers == NULL) {
     for (const char *const *k = k_anim_keys; *k != NULL && !rc; k++)
       if (json_object_get(j, *k) != NULL) {
         sub_pointer(p, sizeof p, ptr, *k);
         rc = sk_error_set(err, SK_EMISSING, p, "\"%s\" needs an \"animation\" or \"layers\"", *k);
       }
-    if (rc)
-      goto fail;
-    if ((out = malloc(sizeof *out)) == NULL) {
-      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-      goto fail;
-    }
-    *out = base;
-    *poses = out;
-    *count = 1;
-    return 0;
+    goto done;
   }
+  sp->animated = true;
   if (anim == NULL || anim->clip_count == 0) {
     sub_pointer(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
-    rc = sk_error_set(err, SK_ENOTFOUND, p, "this skeleton has no animations (glTF imports and Babylon skeletons with bone animations carry clips)");
-    goto fail;
+    rc = sk_error_set(err, SK_ENOTFOUND, p,
+                      "this skeleton has no animations (glTF imports and Babylon skeletons with bone animations "
+                      "carry clips)");
+    goto done;
   }
   if (anim->bone_count != s->count) {
     rc = sk_error_set(err, SK_EINVAL, ptr, "the clips belong to another skeleton");
-    goto fail;
+    goto done;
   }
   if (a != NULL && layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
     rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
-    goto fail;
+    goto done;
   }
   if (layers != NULL && anim->babylon) {
     sub_pointer(p, sizeof p, ptr, "layers");
-    rc = sk_error_set(err, SK_EUNSUPPORTED, p, "layers of Babylon-format clips are not supported yet; use one \"animation\"");
-    goto fail;
+    rc = sk_error_set(err, SK_EUNSUPPORTED, p,
+                      "layers of Babylon-format clips are not supported yet; use one \"animation\"");
+    goto done;
   }
   if (layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
-    static const char *const single[] = {"time", "loop", "times", "from", "to", "fps", NULL};
+    /* A frame range applies to every layer (each layer's "time" becomes an
+     * offset); a pose-level "time" or "loop" would be ambiguous. */
+    static const char *const single[] = {"time", "loop", NULL};
     for (const char *const *k = single; *k != NULL && !rc; k++)
       if (json_object_get(j, *k) != NULL) {
         char q[SK_ERROR_POINTER_MAX];
@@ -363,106 +380,123 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     if (!rc && (!json_is_array(layers) || json_array_size(layers) == 0))
       rc = sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of layers");
     if (rc)
-      goto fail;
-    nl = json_array_size(layers);
-    lx = calloc(nl, sizeof *lx);
-    masks = malloc(nl * (s->count ? s->count : 1) * sizeof *masks);
-    if ((l = malloc(nl * sizeof *l)) == NULL || lx == NULL || masks == NULL) {
+      goto done;
+    sp->nl = json_array_size(layers);
+    sp->lx = calloc(sp->nl, sizeof *sp->lx);
+    sp->masks = malloc(sp->nl * (s->count ? s->count : 1) * sizeof *sp->masks);
+    if ((sp->l = malloc(sp->nl * sizeof *sp->l)) == NULL || sp->lx == NULL || sp->masks == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
-      goto fail;
+      goto done;
     }
     double total = 0;
-    for (size_t i = 0; i < nl && !rc; i++) {
+    for (size_t i = 0; i < sp->nl && !rc; i++) {
       char q[SK_ERROR_POINTER_MAX];
       snprintf(q, sizeof q, "%s", p);
       sk_pointer_push_index(q, sizeof q, i);
-      rc = anim_layer(anim, json_array_get(layers, i), q, true, &l[i], err);
+      rc = anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
       if (!rc)
-        rc = sk_animops_layer_ext(s, json_array_get(layers, i), q, &lx[i], masks + i * s->count, err);
-      total += rc ? 0 : l[i].weight;
+        rc = sk_animops_layer_ext(s, json_array_get(layers, i), q, &sp->lx[i], sp->masks + i * s->count, err);
+      if (!rc && (sp->lx[i].additive || sp->lx[i].bone_weights != NULL))
+        sp->plain_layers = false;
+      total += rc ? 0 : sp->l[i].weight;
     }
     if (!rc && !(total > 0 && isfinite(total)))
       rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
+    if (!rc)
+      rc = anim_frames(j, ptr, false, &sp->times, &sp->nf, err);
   } else {
-    nl = 1;
-    if ((l = malloc(sizeof *l)) == NULL)
+    sp->nl = 1;
+    if ((sp->l = malloc(sizeof *sp->l)) == NULL)
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     else
-      rc = anim_layer(anim, j, ptr, false, l, err);
+      rc = anim_layer(anim, j, ptr, false, sp->l, err);
     if (!rc)
-      rc = anim_frames(j, ptr, json_object_get(j, "time") != NULL, &times, &nf, err);
+      rc = anim_frames(j, ptr, json_object_get(j, "time") != NULL, &sp->times, &sp->nf, err);
   }
+  if (!rc && (double)sp->nf * (double)(s->count ? s->count : 1) > SK_POSE_MAX_FRAME_BONES)
+    rc = sk_error_set(err, SK_ETOOBIG, ptr, "%zu frames of %zu bones; at most %u bone poses per request", sp->nf,
+                      s->count, SK_POSE_MAX_FRAME_BONES);
+done:
   if (rc)
-    goto fail;
-  if ((double)nf * (double)(s->count ? s->count : 1) > SK_POSE_MAX_FRAME_BONES) {
-    rc = sk_error_set(err, SK_ETOOBIG, ptr, "%zu frames of %zu bones; at most %u bone poses per request", nf, s->count,
-                      SK_POSE_MAX_FRAME_BONES);
-    goto fail;
+    anim_spec_close(sp);
+  return rc;
+}
+
+int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
+  *poses = NULL;
+  *count = 0;
+  anim_spec sp;
+  int rc = anim_spec_parse(s, anim, j, ptr, extra_keys, &sp, err);
+  if (rc)
+    return rc;
+  sk_pose *out = NULL;
+  if (!sp.animated) {
+    if ((out = malloc(sizeof *out)) == NULL) {
+      anim_spec_close(&sp);
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    }
+    *out = sp.base;
+    memset(&sp.base, 0, sizeof sp.base); /* moved into *out */
+    anim_spec_close(&sp);
+    *poses = out;
+    *count = 1;
+    return 0;
   }
-  size_t nb = anim->bone_count;
-  trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
-  scratch = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *scratch);
+  const size_t nb = anim->bone_count, nl = sp.nl;
+  size_t nf = sp.nf;
+  sk_anim_layer *l = sp.l;
+  const double *times = sp.times;
+  double *trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
+  double *scratch = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *scratch);
+  /* A range samples layer i at sk_sample_layer_time(its time, frame time):
+   * the rule sk_sample's contexts use, so both paths give the same bits. */
+  double *offsets = malloc(nl * sizeof *offsets);
   out = calloc(nf, sizeof *out);
-  if (trs == NULL || scratch == NULL || out == NULL) {
+  if (trs == NULL || scratch == NULL || out == NULL || offsets == NULL) {
     rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    goto fail;
+    nf = 0;
   }
+  for (size_t i = 0; !rc && i < nl; i++)
+    offsets[i] = l[i].time;
   size_t made = 0;
-  for (; made < nf; made++) {
-    if (times != NULL)
-      l[0].time = times[made];
-    if (anim->babylon) {
-      /* Only the bones the clip drives, with the driven fields only. */
-      out[made] = base;
-      out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
-      if (out[made].overrides == NULL) {
-        rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-        break;
-      }
-      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
-      out[made].count = merge_babylon(out[made].overrides, nb, &base);
-      continue;
-    }
-    int src = sk_anim_sample_layers_ext(anim, l, lx, nl, trs, scratch);
-    if (src != 0) {
-      rc = sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
-                        src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
-      break;
-    }
-    out[made] = base;
+  for (; !rc && made < nf; made++) {
+    for (size_t i = 0; times != NULL && i < nl; i++)
+      l[i].time = sk_sample_layer_time(offsets[i], times[made]);
+    out[made] = sp.base;
     out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
     if (out[made].overrides == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
       break;
     }
+    out[made].frame_range = times != NULL;
+    if (anim->babylon) {
+      /* Only the bones the clip drives, with the driven fields only. */
+      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      out[made].count = merge_babylon(out[made].overrides, nb, &sp.base);
+      continue;
+    }
+    int src = sk_anim_sample_layers_ext(anim, l, sp.lx, nl, trs, scratch);
+    if (src != 0) {
+      rc = sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
+                        src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
+      made++; /* its overrides are allocated: freed with the others */
+      break;
+    }
     out[made].count = nb;
-    merge_overrides(anim, trs, &base, out[made].overrides);
+    merge_overrides(anim, trs, &sp.base, out[made].overrides);
   }
-  if (rc) {
-    sk_pose_array_free(out, made);
-    out = NULL;
-    goto fail;
-  }
-  sk_pose_close(&base);
-  free(l);
-  free(lx);
-  free(masks);
-  free(times);
+  free(offsets);
   free(trs);
   free(scratch);
+  anim_spec_close(&sp);
+  if (rc) {
+    sk_pose_array_free(out, made);
+    return rc;
+  }
   *poses = out;
   *count = nf;
   return 0;
-fail:
-  free(out);
-  sk_pose_close(&base);
-  free(l);
-  free(lx);
-  free(masks);
-  free(times);
-  free(trs);
-  free(scratch);
-  return rc;
 }
 
 int sk_eval_buffers_init(sk_eval_buffers *b, size_t bones) {
@@ -558,7 +592,9 @@ typedef struct eval_ctx {
   sk_bones bones;
   bool has_mesh;
   sk_mesh mesh;
+  sk_sampler *sampler; /* owned; built by the first frame range */
 } eval_ctx;
+
 
 /* The parts of a "pose"/"evaluate" op that sk_pose_parse does not know:
  * the "world"/"positions" outputs, a "mesh" for them and, on a pose,
@@ -687,6 +723,27 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
   if ((rc = pose_ext_parse(s, ctx, op, ptr, is_pose, &x, err)))
     return rc;
   bool ext = x.world || x.positions || x.nops > 0 || (is_pose && json_object_get(op, "ops") != NULL);
+  if (!ext) {
+    anim_spec sp;
+    rc = anim_spec_parse(s, anim, x.op, ptr, k_op, &sp, err);
+    if (rc) {
+      json_decref(x.op);
+      free(x.ops);
+      return rc;
+    }
+    /* The sampler (sk_sample) does plain weighted glTF layers; additive or
+     * masked layers and Babylon-format clips take sk_pose_parse_anim. */
+    bool plain_range = sp.animated && sp.times != NULL && sp.base.count == 0 && sp.base.output == SK_OUT_FINAL &&
+                       sp.plain_layers && !anim->babylon;
+    if (plain_range) {
+      json_decref(x.op);
+      free(x.ops);
+      rc = sk_clips_write_range_json(s, anim, &ctx->sampler, sp.l, sp.nl, sp.times, sp.nf, &sp.base, out, nresults);
+      anim_spec_close(&sp);
+      return rc ? sk_error_set(err, rc, ptr, "out of memory writing the result") : 0;
+    }
+    anim_spec_close(&sp);
+  }
   /* A pose naming clips gives one result per frame. */
   rc = sk_pose_parse_anim(s, anim, x.op, ptr, k_op, &poses, &np, err);
   json_decref(x.op);
@@ -915,6 +972,7 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   sk_eval_buffers_close(&buf);
   sk_bones_close(&ctx.bones);
+  sk_sampler_destroy(ctx.sampler);
   sk_skeleton_destroy(s);
   sk_anim_destroy(anim);
   return rc;

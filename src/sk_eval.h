@@ -22,6 +22,7 @@ typedef struct sk_pose {
   bool has_initial_skin;
   float initial_skin[16];
   unsigned output; /* SK_OUT_* mask */
+  bool frame_range; /* from "times" or "from"/"to"/"fps" (any count, 1 included): answer as a range */
 } sk_pose;
 
 /* Parses a pose object ({"bones"?, "initialSkinMatrix"?, "output"?}) for `s`.
@@ -40,7 +41,11 @@ void sk_pose_close(sk_pose *pose);
  *             (instead of "animation"; weights normalised, see sk_anim)
  *   "times": [seconds, ...]   or   "from", "to", "fps"   (with "animation"
  *             and no "time": one pose per frame, frame k at from + k/fps,
- *             up to and including `to`)
+ *             up to and including `to`; with "layers": each layer's "time"
+ *             is an offset added to the frame time, sk_sample_layer_time)
+ * Every pose of a range has frame_range set, also when the range holds one
+ * frame ("times": [t], or from == to): callers answer it as a range
+ * ({"results": [...]}) whatever its count.
  * The clip's TRS for every bone becomes one override per bone (position,
  * rotationQuaternion, scaling: what Babylon's prepare() copies from the
  * linked nodes); "bones" entries apply on top (a "matrix" entry replaces the

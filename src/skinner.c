@@ -8,16 +8,23 @@
 #include "config.h"
 #include "sk_error.h"
 #include "sk_eval.h"
+#include "sk_frames.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
 
 int sk_bench_main(int argc, char **argv);
+int sk_bench_clips_main(int argc, char **argv);
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: skinner eval [FILE]      evaluate one JSON case (stdin without FILE), print the result\n"
           "       skinner bench [--json] [--quick] [--bones N] [--poses N] [--layout blocked|rows]\n"
           "                                benchmark the scalar core and the batch kernels\n"
+          "       skinner bench --clips [--json] [--quick] [--data DIR]\n"
+          "                                benchmark the clip pipeline on Fox and mannequiny\n"
+          "       skinner frames FILE.glb [--clip NAME]... [--from S --to S --fps R] [--characters N]\n"
+          "                      [--format f32|f32x12] [--header] [-o FILE]\n"
+          "                                binary final matrices of a shot (see skinner frames --help)\n"
           "       skinner --version | --help\n"
           "Bad input exits with status 2 and one line naming the field (JSON pointer).\n");
 }
@@ -91,8 +98,14 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "eval") == 0)
     return cmd_eval(argc, argv);
-  if (strcmp(argv[1], "bench") == 0)
+  if (strcmp(argv[1], "frames") == 0)
+    return sk_frames_main(argc - 1, argv + 1);
+  if (strcmp(argv[1], "bench") == 0) {
+    for (int i = 2; i < argc; i++)
+      if (strcmp(argv[i], "--clips") == 0)
+        return sk_bench_clips_main(argc - 1, argv + 1);
     return sk_bench_main(argc - 1, argv + 1);
+  }
   if (strcmp(argv[1], "--version") == 0) {
     printf("skinner %s\n", PACKAGE_VERSION);
     return 0;

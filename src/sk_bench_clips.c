@@ -1,0 +1,234 @@
+/* `skinner bench --clips`: the clip pipeline's rates on real clips, in
+ * bone matrices per CPU-second (per core):
+ *   sample   sk_sample alone (TRS of every bone, doubles)
+ *   exact    sk_sample + the exact scalar core (Babylon's bits)
+ *   kernel   sk_sample straight into the batch kernel's TRS rows + the kernel
+ * on Fox's Walk (24 bones), mannequiny's walk (45) and rig65's Wave (65
+ * bones, tests/data/gltf/make_rig65.py),
+ * and `skinner frames` writing the same frames to a file (page cache) over
+ * computing them in memory. Frames k/fps of the clip, looping, in chunks
+ * of 256 as `skinner frames` runs them. make bench-clips adds Babylon.js's
+ * rate on the same clips (tests/oracle/bench_clips.mjs) and the ratios. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sk_clips.h"
+#include "sk_frames.h"
+#include "sk_gltf.h"
+#include "sk_json.h"
+
+int sk_bench_clips_main(int argc, char **argv);
+
+#define BC_CHUNK 256
+#define BC_TARGET 100e6 /* bone matrices per second per core (issue 12) */
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct bc_asset {
+  const char *file, *clip;
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_sampler *sp;
+  sk_rig *rig;
+  size_t clip_index;
+  double times[BC_CHUNK];
+} bc_asset;
+
+static int load(bc_asset *a, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, a->file);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    fprintf(stderr, "skinner bench --clips: cannot open %s (give --data DIR)\n", path);
+    return 2;
+  }
+  sk_strbuf d = {0};
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+    sk_strbuf_append(&d, buf, got);
+  fclose(f);
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = d.failed ? SK_ENOMEM : sk_gltf_import(d.data, d.len, NULL, 0, &a->s, &a->an, &err);
+  sk_strbuf_free(&d);
+  if (!rc && sk_anim_find_clip(a->an, a->clip, &a->clip_index) != 0)
+    rc = SK_ENOTFOUND;
+  if (!rc)
+    rc = sk_sampler_create(a->an, &a->sp);
+  if (!rc)
+    rc = sk_rig_create(a->s, &a->rig);
+  if (rc)
+    fprintf(stderr, "skinner bench --clips: %s: %s %s\n", path, sk_strerror(rc), err.text);
+  return rc ? 2 : 0;
+}
+
+static void unload(bc_asset *a) {
+  sk_rig_destroy(a->rig);
+  sk_sampler_destroy(a->sp);
+  sk_anim_destroy(a->an);
+  sk_skeleton_destroy(a->s);
+}
+
+enum { BC_SAMPLE, BC_EXACT, BC_KERNEL, BC_ROWS };
+static const char *const k_row[BC_ROWS] = {"sample", "exact", "kernel"};
+
+/* Median over `reps` of chunks/CPU-second, each rep about `budget` s. */
+static double time_row(bc_asset *a, int row, int reps, double budget) {
+  sk_anim_layer l = {.clip = a->clip_index, .weight = 1, .loop = true};
+  sk_sample_ctx *c = NULL;
+  sk_clips_runner r;
+  memset(&r, 0, sizeof r);
+  const size_t nb = a->s->count;
+  float *fin = aligned_alloc(64, (BC_CHUNK * (nb + 1) * 16 * sizeof(float) + 63) / 64 * 64);
+  double *trs = malloc(BC_CHUNK * nb * SK_ANIM_TRS * sizeof *trs);
+  if (fin == NULL || trs == NULL || sk_sample_ctx_create(a->sp, &l, 1, &c) != 0 ||
+      (row != BC_SAMPLE &&
+       sk_clips_runner_init(&r, a->s, a->rig, row == BC_EXACT ? SK_CLIPS_EXACT : SK_CLIPS_KERNEL, BC_CHUNK) != 0)) {
+    free(fin);
+    free(trs);
+    sk_sample_ctx_destroy(c);
+    sk_clips_runner_close(&r);
+    return 0;
+  }
+  double rates[31];
+  size_t frame = 0;
+  for (int k = 0; k < reps; k++) {
+    size_t chunks = 0;
+    double t0 = cpu_now(), t;
+    do {
+      for (size_t i = 0; i < BC_CHUNK; i++)
+        a->times[i] = (double)(frame++) / 60.0;
+      if (row == BC_SAMPLE) {
+        sk_sample_out o = {.f64 = trs};
+        sk_sample_run(c, a->times, 0, BC_CHUNK, &o);
+      } else {
+        sk_clips_finals(&r, c, a->times, BC_CHUNK, NULL, fin);
+      }
+      chunks++;
+    } while ((t = cpu_now() - t0) < budget);
+    rates[k] = (double)chunks * BC_CHUNK * (double)nb / t;
+  }
+  qsort(rates, (size_t)reps, sizeof *rates, cmp_d);
+  free(fin);
+  free(trs);
+  sk_sample_ctx_destroy(c);
+  sk_clips_runner_close(&r);
+  return rates[reps / 2];
+}
+
+/* `skinner frames` to a file in page cache over the same shot computed in
+ * memory (out = NULL), wall clock, medians; the file is removed. */
+static double frames_file_ratio(bc_asset *a, int reps, double *mem_rate, double *file_rate) {
+  sk_frames_shot sh;
+  memset(&sh, 0, sizeof sh);
+  sh.skel = a->s;
+  sh.sampler = a->sp;
+  sh.rig = a->rig;
+  sh.layers[0] = (sk_anim_layer){.clip = a->clip_index, .weight = 1, .loop = true};
+  sh.layer_count = 1;
+  sh.fps = 60;
+  sh.frames = 16384;
+  sh.characters = 1;
+  sh.floats_per_matrix = 16;
+  sh.engine = SK_CLIPS_KERNEL;
+  char path[] = "/tmp/skinner-bench-clips-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return 0;
+  close(fd);
+  double mem[31] = {0}, file[31] = {0};
+  struct timespec t0, t1;
+  for (int k = 0; k < reps; k++) {
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    sk_frames_write(&sh, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    mem[k] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    FILE *f = fopen(path, "wb");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (f != NULL) {
+      sk_frames_write(&sh, f);
+      fclose(f);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    file[k] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  }
+  unlink(path);
+  qsort(mem, (size_t)reps, sizeof *mem, cmp_d);
+  qsort(file, (size_t)reps, sizeof *file, cmp_d);
+  double bm = (double)sh.frames * (double)a->s->count;
+  *mem_rate = bm / mem[reps / 2];
+  *file_rate = bm / file[reps / 2];
+  return mem[reps / 2] / file[reps / 2];
+}
+
+int sk_bench_clips_main(int argc, char **argv) {
+  bool json = false, quick = false;
+  const char *dir = "tests/data";
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0)
+      json = true;
+    else if (strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+      dir = argv[++i];
+    else if (strcmp(argv[i], "--clips") != 0) {
+      fprintf(stderr, "usage: skinner bench --clips [--json] [--quick] [--data DIR]\n");
+      return 2;
+    }
+  }
+  bc_asset assets[3] = {{.file = "Fox.glb", .clip = "Walk"},
+                        {.file = "mannequiny-0.3.0.glb", .clip = "0"},
+                        {.file = "gltf/rig65.gltf", .clip = "Wave"}};
+  const int reps = quick ? 3 : 7;
+  const double budget = quick ? 0.05 : 0.2;
+  if (!json)
+    printf("%-22s %-7s %6s %14s %8s  (bone matrices per CPU-second; target >= %.0f M)\n", "clip", "row", "bones",
+           "M/s per core", "target", BC_TARGET / 1e6);
+  else
+    printf("[");
+  int status = 0;
+  for (int k = 0; k < 3; k++) {
+    bc_asset *a = &assets[k];
+    if (load(a, dir) != 0) {
+      status = 2;
+      break;
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%s:%s", a->file, a->an->clips[a->clip_index].name);
+    for (int row = 0; row < BC_ROWS; row++) {
+      double rate = time_row(a, row, reps, budget);
+      const char *verdict = row == BC_SAMPLE ? "-" : rate >= BC_TARGET ? "PASS" : "MISS";
+      if (json)
+        printf("%s{\"clip\":\"%s\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g}", k || row ? "," : "", name, k_row[row],
+               a->s->count, rate);
+      else
+        printf("%-22s %-7s %6zu %14.2f %8s\n", name, k_row[row], a->s->count, rate / 1e6, verdict);
+    }
+    double mem = 0, file = 0, ratio = frames_file_ratio(a, reps, &mem, &file);
+    if (json)
+      printf(",{\"clip\":\"%s\",\"row\":\"frames-file\",\"bones\":%zu,\"rate\":%.6g,\"mem_rate\":%.6g,\"ratio\":%.4f}",
+             name, a->s->count, file, mem, ratio);
+    else
+      printf("%-22s %-7s %6zu %14.2f %8s  (skinner frames to a file: %.1f %% of the in-memory %.2f M/s, wall; "
+             "target >= 90 %%)\n",
+             name, "file", a->s->count, file / 1e6, ratio >= 0.9 ? "PASS" : "MISS", 100 * ratio, mem / 1e6);
+    unload(a);
+  }
+  if (json)
+    printf("]\n");
+  return status;
+}

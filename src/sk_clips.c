@@ -1,0 +1,167 @@
+#include "sk_clips.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_eval.h"
+#include "sk_mat.h"
+
+
+void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
+                         float *input, double *input64) {
+  sk_sample_out o = {.f64 = input64,
+                     .f32 = input64 != NULL ? NULL : input,
+                     .offset = job->offset,
+                     .pose_stride = job->pose_stride,
+                     .block_stride = job->block_stride};
+  sk_sample_run(c, times, begin, end, &o);
+}
+
+void sk_clips_runner_close(sk_clips_runner *r) {
+  free(r->mode);
+  free(r->offset);
+  free(r->input);
+  free(r->input64);
+  free(r->trs);
+  free(r->locals);
+  free(r->scratch);
+  memset(r, 0, sizeof *r);
+}
+
+int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig *rig, int engine, size_t chunk) {
+  memset(r, 0, sizeof *r);
+  if (s == NULL || chunk == 0 || (engine == SK_CLIPS_KERNEL && rig == NULL) ||
+      (engine != SK_CLIPS_KERNEL && engine != SK_CLIPS_EXACT))
+    return SK_EINVAL;
+  r->skel = s;
+  r->rig = rig;
+  r->engine = engine;
+  r->chunk = chunk;
+  const size_t nb = s->count ? s->count : 1;
+  if (engine == SK_CLIPS_KERNEL) {
+    r->mode = malloc(nb);
+    r->offset = malloc(nb * sizeof *r->offset);
+    if (r->mode == NULL || r->offset == NULL)
+      return SK_ENOMEM;
+#if SK_CLIPS_TRS64
+    memset(r->mode, SK_KERNEL_TRS64, nb);
+#else
+    memset(r->mode, SK_KERNEL_TRS, nb);
+#endif
+    r->input_floats = sk_kernel_blocked_layout(r->mode, s->count, chunk, r->offset, &r->pose_stride, &r->block_stride);
+    if (r->input_floats == 0)
+      return SK_ENOMEM;
+    /* Whole cache lines, so the kernel's aligned loads never split one. */
+#if SK_CLIPS_TRS64
+    size_t bytes = (r->input_floats * sizeof(double) + 63) / 64 * 64;
+    if ((r->input64 = aligned_alloc(64, bytes)) == NULL)
+      return SK_ENOMEM;
+    memset(r->input64, 0, bytes);
+#else
+    size_t bytes = (r->input_floats * sizeof(float) + 63) / 64 * 64;
+    if ((r->input = aligned_alloc(64, bytes)) == NULL)
+      return SK_ENOMEM;
+    memset(r->input, 0, bytes);
+#endif
+    return 0;
+  }
+  if (chunk > SIZE_MAX / (nb * SK_ANIM_TRS * sizeof(double)))
+    return SK_ENOMEM;
+  r->trs = malloc(chunk * nb * SK_ANIM_TRS * sizeof *r->trs);
+  r->locals = malloc(nb * 16 * sizeof *r->locals);
+  r->scratch = malloc(nb * 16 * sizeof *r->scratch);
+  return r->trs && r->locals && r->scratch ? 0 : SK_ENOMEM;
+}
+
+int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
+                    float *final) {
+  if (n > r->chunk)
+    return SK_EINVAL;
+  if (n == 0)
+    return 0;
+  const sk_skeleton *s = r->skel;
+  const size_t nb = s->count;
+  if (r->engine == SK_CLIPS_EXACT) {
+    sk_sample_out o = {.f64 = r->trs};
+    sk_sample_run(c, times, 0, n, &o);
+    /* A pose request sets position, rotation and scaling of every bone
+     * with Babylon's setters (sk_local_apply); each setter recomposes, and
+     * the last compose reads only the three values given, so the local is
+     * sk_mat_compose(scaling, rotation, position): the decompositions
+     * before it never reach the result. Same bits, a fraction of the work. */
+    for (size_t p = 0; p < n; p++) {
+      const double *trs = r->trs + p * nb * SK_ANIM_TRS;
+      for (size_t b = 0; b < nb; b++) {
+        const double *t = trs + b * SK_ANIM_TRS;
+        sk_mat_compose(t + 7, t + 3, t, r->locals + 16 * b);
+      }
+      sk_skeleton_evaluate(s, r->locals, initial_skin, r->scratch, final + p * (nb + 1) * 16, NULL, NULL);
+    }
+    return 0;
+  }
+  sk_kernel_job job;
+  memset(&job, 0, sizeof job);
+  job.rig = r->rig;
+  job.poses = n;
+  job.pose_stride = r->pose_stride;
+  job.block_stride = r->block_stride;
+  job.mode = r->mode;
+  job.offset = r->offset;
+  job.initial_skin = initial_skin;
+  job.final = final;
+#if SK_CLIPS_TRS64
+  job.input64 = r->input64;
+  job.input64_doubles = r->input_floats;
+#else
+  job.input = r->input;
+  job.input_floats = r->input_floats;
+#endif
+  sk_clips_sample_job(c, times, 0, n, &job, r->input, r->input64);
+  if (sk_kernel_validate(&job, NULL) != 0)
+    return SK_EINVAL;
+  sk_kernel_run(&job, 0, n);
+  return 0;
+}
+
+#define RANGE_CHUNK 256
+
+int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_sampler **sampler,
+                              const sk_anim_layer *layers, size_t nl, const double *times, size_t nf,
+                              const sk_pose *base, sk_strbuf *out, size_t *nresults) {
+  if (*sampler == NULL && sk_sampler_create(anim, sampler) != 0)
+    return SK_ENOMEM;
+  sk_sample_ctx *c = NULL;
+  sk_clips_runner r;
+  memset(&r, 0, sizeof r);
+  sk_rig *rig = NULL;
+  int rc = sk_sample_ctx_create(*sampler, layers, nl, &c);
+  /* The rig snapshots inverse binds: built here, after any "setBind" op
+   * before this range. */
+  if (!rc && SK_CLIPS_RANGE_ENGINE == SK_CLIPS_KERNEL)
+    rc = sk_rig_create(s, &rig);
+  if (!rc)
+    rc = sk_clips_runner_init(&r, s, rig, SK_CLIPS_RANGE_ENGINE, RANGE_CHUNK);
+  const size_t per = 16 * (s->count + 1);
+  float *fin = rc ? NULL : aligned_alloc(64, (RANGE_CHUNK * per * sizeof(float) + 63) / 64 * 64);
+  if (!rc && fin == NULL)
+    rc = SK_ENOMEM;
+  sk_eval_buffers fb;
+  memset(&fb, 0, sizeof fb);
+  for (size_t f0 = 0; !rc && f0 < nf; f0 += RANGE_CHUNK) {
+    size_t n = nf - f0 < RANGE_CHUNK ? nf - f0 : RANGE_CHUNK;
+    rc = sk_clips_finals(&r, c, times + f0, n, base->has_initial_skin ? base->initial_skin : NULL, fin);
+    for (size_t k = 0; !rc && k < n; k++) {
+      fb.final = fin + k * per;
+      if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
+        rc = SK_ENOMEM;
+      if (!rc)
+        rc = sk_pose_write_json(s, base, &fb, NULL, out);
+      (*nresults)++;
+    }
+  }
+  free(fin);
+  sk_clips_runner_close(&r);
+  sk_rig_destroy(rig);
+  sk_sample_ctx_destroy(c);
+  return rc;
+}

@@ -1,0 +1,102 @@
+/* sk_clips: whole clips to final matrices. sk_sample's contexts feed
+ * either the batch kernel (frames sampled straight into its TRS rows, one
+ * kernel run per chunk) or the exact scalar core (one frame at a time,
+ * Babylon's bits). The offline tool (`skinner frames`, `skinner eval`
+ * frame ranges) and the benchmarks run on this; the daemon's frame-range
+ * route can call sk_clips_sample_job() to fill its own kernel job. */
+#ifndef SK_CLIPS_H
+#define SK_CLIPS_H
+
+#include <stddef.h>
+
+#include "sk_kernel.h"
+#include "sk_numfmt.h"
+#include "sk_sample.h"
+#include "sk_skeleton.h"
+
+/* Samples frames [begin, end) of `c` at times[begin..end) into the TRS
+ * rows of `job` (its offset/pose_stride/block_stride: row or blocked
+ * layout; every bone sampled must have mode SK_KERNEL_TRS, or the exact
+ * kernel's TRS64 mode when `input64` is given). Frame p goes to pose p of
+ * the job: with begin = 0 the batch is frames [0, end). `input` is the
+ * job's own input buffer (the job only holds it const); `input64` NULL,
+ * or the TRS64 doubles (same offsets), which keep the sampled doubles
+ * exact. Never allocates, never fails.
+ *
+ * The daemon's frame range: build one sk_sampler per stored sk_anim (at
+ * upload, next to the rig), then per request sk_sample_ctx_create with the
+ * request's layers, mode[] = SK_KERNEL_TRS (or TRS64) for every bone,
+ * sk_kernel_blocked_layout, this call over [0, frames), sk_kernel_validate
+ * and sk_kernel_run. User "bones" overrides on top of the clip are not
+ * expressed here: such requests keep the sk_pose path. */
+void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
+                         float *input, double *input64);
+
+/* 1 once sk_kernel has the exact kernel's SK_KERNEL_TRS64 mode (branch
+ * exact-kernel): the kernel engine then reads the sampled doubles and gives
+ * the exact core's bytes (checked on a scratch merge: Fox, mannequiny and
+ * RobotExpressive clips and blends, `cmp` of skinner frames' two engines).
+ * The kernel's TRS64 mode is in: 1. */
+#ifndef SK_CLIPS_TRS64
+#define SK_CLIPS_TRS64 1
+#endif
+
+enum {
+  SK_CLIPS_EXACT = 0, /* the scalar core, one frame at a time: Babylon's bits */
+  SK_CLIPS_KERNEL = 1 /* the batch kernel on chunks of frames */
+};
+
+/* Buffers for one skeleton and chunks of up to `chunk` frames. */
+typedef struct sk_clips_runner {
+  const sk_skeleton *skel; /* borrowed */
+  const sk_rig *rig;       /* borrowed; needed for SK_CLIPS_KERNEL */
+  int engine;
+  size_t chunk;
+  /* kernel */
+  uint8_t *mode;
+  size_t *offset;
+  size_t pose_stride, block_stride, input_floats;
+  float *input;     /* SK_KERNEL_TRS rows (SK_CLIPS_TRS64 0) */
+  double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1) */
+  /* exact core */
+  double *trs;
+  float *locals, *scratch;
+} sk_clips_runner;
+
+/* Allocates the buffers. Errors: SK_EINVAL (NULL skeleton, chunk 0, or
+ * the kernel engine without a rig), SK_ENOMEM. Close with
+ * sk_clips_runner_close (also after a failed init). */
+int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig *rig, int engine, size_t chunk);
+void sk_clips_runner_close(sk_clips_runner *r);
+
+/* Final matrices (skeleton slot order, trailing identity: (B+1)*16 floats
+ * per frame, exactly sk_skeleton_evaluate's `final`) of frames [0, n) at
+ * times[0..n) into `final`, n <= chunk. `initial_skin` NULL or 16 floats.
+ * `final` 64-byte aligned lets the kernel stream. Errors: SK_EINVAL
+ * (n > chunk; the kernel rejecting the job), else 0. */
+int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
+                    float *final);
+
+/* The engine of `skinner eval`'s plain frame ranges. With sk_kernel's
+ * exact TRS64 mode (SK_CLIPS_TRS64 1), SK_CLIPS_KERNEL gives the exact
+ * core's bytes, Babylon's bits (a rig is built per range, after any
+ * "setBind" op); tests/skinner_frames_cli.py and check_sk_clips compare
+ * the two engines byte for byte. */
+#ifndef SK_CLIPS_RANGE_ENGINE
+#define SK_CLIPS_RANGE_ENGINE SK_CLIPS_KERNEL
+#endif
+
+struct sk_pose;
+/* `skinner eval`'s frame range of a pose that asks for final matrices only
+ * and has no "bones" overrides: appends one result object per frame of
+ * `layers` at times[0..nf) (a comma before each when *nresults > 0;
+ * *nresults counts them), the bytes sk_pose_evaluate + sk_pose_write_json
+ * give for the same poses. `base` gives initialSkinMatrix and output.
+ * *sampler (owned by the caller, NULL at first) is built from `anim` on
+ * first use and reused by later ranges. Errors: SK_ENOMEM, SK_ERANGE (bad
+ * weights; the parser has ruled them out). */
+int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_sampler **sampler,
+                              const sk_anim_layer *layers, size_t nl, const double *times, size_t nf,
+                              const struct sk_pose *base, sk_strbuf *out, size_t *nresults);
+
+#endif

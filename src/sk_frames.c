@@ -1,0 +1,446 @@
+#include "sk_frames.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_gltf.h"
+#include "sk_routes.h"
+
+/* The format is little-endian; a big-endian host swaps before writing. */
+static bool host_big_endian(void) {
+  const uint16_t one = 1;
+  uint8_t b;
+  memcpy(&b, &one, 1);
+  return b == 0;
+}
+
+static void swap32(void *p, size_t n) {
+  uint8_t *b = p;
+  for (size_t i = 0; i < n; i++, b += 4) {
+    uint8_t t = b[0];
+    b[0] = b[3];
+    b[3] = t;
+    t = b[1];
+    b[1] = b[2];
+    b[2] = t;
+  }
+}
+
+static void put_u32(uint8_t *d, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    d[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int write_header(const sk_frames_shot *sh, FILE *out) {
+  uint8_t h[SK_FRAMES_HEADER_BYTES] = {0};
+  memcpy(h, SK_FRAMES_MAGIC, 8);
+  put_u32(h + 8, (uint32_t)sh->floats_per_matrix);
+  put_u32(h + 12, (uint32_t)(sh->skel->count + 1));
+  put_u32(h + 16, (uint32_t)sh->characters);
+  put_u32(h + 20, (uint32_t)sh->frames);
+  float fps = (float)sh->fps;
+  uint32_t fb;
+  memcpy(&fb, &fps, 4);
+  put_u32(h + 24, fb);
+  /* bytes 28..31: zero, reserved */
+  return fwrite(h, 1, sizeof h, out) == sizeof h ? 0 : SK_EIO;
+}
+
+/* Writing overlaps computing: a writer thread writes one buffer while the
+ * caller fills the other, so a file in page cache costs the copy into the
+ * cache on another core instead of on the computing one. */
+typedef struct writer {
+  FILE *out;
+  float *buf[2];
+  size_t floats[2]; /* SIZE_MAX: stop */
+  sem_t full, empty;
+  int rc;
+  bool running;
+  pthread_t th;
+} writer;
+
+static void *writer_main(void *arg) {
+  writer *w = arg;
+  for (int i = 0;; i ^= 1) {
+    while (sem_wait(&w->full) != 0)
+      ;
+    if (w->floats[i] == SIZE_MAX)
+      break;
+    if (w->rc == 0 && fwrite(w->buf[i], sizeof(float), w->floats[i], w->out) != w->floats[i])
+      w->rc = SK_EIO;
+    sem_post(&w->empty);
+  }
+  return NULL;
+}
+
+typedef struct shot_state {
+  size_t chunk, mats, row_floats;
+  sk_clips_runner runner;
+  sk_sample_ctx **ctx; /* one per character */
+  float *finals;       /* chunk * mats * 16, one character at a time */
+  float *outbuf[2];    /* chunk * characters * row_floats, 64-byte aligned */
+  double *times;
+} shot_state;
+
+static void state_close(shot_state *st, size_t nctx) {
+  for (size_t c = 0; st->ctx != NULL && c < nctx; c++)
+    sk_sample_ctx_destroy(st->ctx[c]);
+  free(st->ctx);
+  free(st->finals);
+  free(st->outbuf[0]);
+  free(st->outbuf[1]);
+  free(st->times);
+  sk_clips_runner_close(&st->runner);
+}
+
+static int state_open(const sk_frames_shot *sh, shot_state *st) {
+  memset(st, 0, sizeof *st);
+  st->mats = sh->skel->count + 1;
+  st->row_floats = st->mats * (size_t)sh->floats_per_matrix;
+  /* About 4096 poses in flight whatever N is: a few MB for 65 bones. */
+  st->chunk = 4096 / sh->characters;
+  st->chunk = st->chunk < 16 ? 16 : st->chunk > 256 ? 256 : st->chunk;
+  int rc = sk_clips_runner_init(&st->runner, sh->skel, sh->rig, sh->engine, st->chunk);
+  if (rc)
+    return rc;
+  st->ctx = calloc(sh->characters, sizeof *st->ctx);
+  size_t fbytes = (st->chunk * st->mats * 16 * sizeof(float) + 63) / 64 * 64;
+  st->finals = aligned_alloc(64, fbytes);
+  size_t obytes = (st->chunk * sh->characters * st->row_floats * sizeof(float) + 63) / 64 * 64;
+  st->outbuf[0] = aligned_alloc(64, obytes);
+  st->outbuf[1] = aligned_alloc(64, obytes);
+  st->times = malloc(st->chunk * sizeof *st->times);
+  if (st->ctx == NULL || st->finals == NULL || st->outbuf[0] == NULL || st->outbuf[1] == NULL || st->times == NULL)
+    return SK_ENOMEM;
+  sk_anim_layer l[SK_FRAMES_MAX_LAYERS];
+  for (size_t c = 0; c < sh->characters; c++) {
+    double shift = (double)c * sh->stagger;
+    for (size_t i = 0; i < sh->layer_count; i++) {
+      l[i] = sh->layers[i];
+      l[i].time = sk_sample_layer_time(shift, sh->layers[i].time);
+    }
+    if ((rc = sk_sample_ctx_create(sh->sampler, l, sh->layer_count, &st->ctx[c])))
+      return rc;
+  }
+  return 0;
+}
+
+/* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
+static int compute_chunk(const sk_frames_shot *sh, shot_state *st, size_t f0, size_t n, float *dst) {
+  for (size_t k = 0; k < n; k++)
+    st->times[k] = sh->from + (double)(f0 + k) / sh->fps;
+  /* One character of 4x4 matrices is the kernel's own output layout. */
+  if (sh->characters == 1 && sh->floats_per_matrix == 16)
+    return sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, dst);
+  for (size_t c = 0; c < sh->characters; c++) {
+    int rc = sk_clips_finals(&st->runner, st->ctx[c], st->times, n, NULL, st->finals);
+    if (rc)
+      return rc;
+    /* Frame-major: frame f holds characters 0..N-1 back to back. */
+    for (size_t k = 0; k < n; k++) {
+      const float *src = st->finals + k * st->mats * 16;
+      float *d = dst + (k * sh->characters + c) * st->row_floats;
+      if (sh->floats_per_matrix == 16)
+        memcpy(d, src, st->mats * 16 * sizeof *d);
+      else
+        for (size_t m = 0; m < st->mats; m++)
+          sk_routes_mat3x4(src + 16 * m, d + 12 * m);
+    }
+  }
+  return 0;
+}
+
+int sk_frames_write(const sk_frames_shot *sh, FILE *out) {
+  if (sh == NULL || sh->skel == NULL || sh->sampler == NULL || sh->layer_count == 0 ||
+      sh->layer_count > SK_FRAMES_MAX_LAYERS || sh->characters == 0 || sh->characters > 4096 ||
+      (sh->floats_per_matrix != 16 && sh->floats_per_matrix != 12) || !(sh->fps > 0) ||
+      sh->frames > UINT32_MAX || sh->skel->count + 1 > UINT32_MAX)
+    return SK_EINVAL;
+  shot_state st;
+  int rc = state_open(sh, &st);
+  if (!rc && out != NULL && sh->header)
+    rc = write_header(sh, out);
+  const bool swap = host_big_endian();
+  writer w;
+  memset(&w, 0, sizeof w);
+  w.out = out;
+  w.buf[0] = st.outbuf[0];
+  w.buf[1] = st.outbuf[1];
+  if (!rc && out != NULL) {
+    /* Without a thread (or semaphores) the chunks are written inline. */
+    bool full_ok = sem_init(&w.full, 0, 0) == 0, empty_ok = full_ok && sem_init(&w.empty, 0, 2) == 0;
+    w.running = empty_ok && pthread_create(&w.th, NULL, writer_main, &w) == 0;
+    if (!w.running && empty_ok)
+      sem_destroy(&w.empty);
+    if (!w.running && full_ok)
+      sem_destroy(&w.full);
+  }
+  int slot = 0;
+  for (size_t f0 = 0; !rc && f0 < sh->frames; f0 += st.chunk) {
+    size_t n = sh->frames - f0 < st.chunk ? sh->frames - f0 : st.chunk;
+    if (w.running)
+      while (sem_wait(&w.empty) != 0)
+        ;
+    float *dst = st.outbuf[slot];
+    rc = compute_chunk(sh, &st, f0, n, dst);
+    size_t floats = n * sh->characters * st.row_floats;
+    if (!rc && swap)
+      swap32(dst, floats);
+    if (!rc && w.running) {
+      w.floats[slot] = floats;
+      sem_post(&w.full);
+      slot ^= 1;
+    } else if (!rc && out != NULL && fwrite(dst, sizeof(float), floats, out) != floats) {
+      rc = SK_EIO;
+    }
+    if (rc && w.running)
+      sem_post(&w.empty); /* the slot taken above was not handed over */
+  }
+  if (w.running) {
+    while (sem_wait(&w.empty) != 0)
+      ;
+    w.floats[slot] = SIZE_MAX;
+    sem_post(&w.full);
+    pthread_join(w.th, NULL);
+    sem_destroy(&w.full);
+    sem_destroy(&w.empty);
+    rc = rc ? rc : w.rc;
+  }
+  state_close(&st, sh->characters);
+  return rc;
+}
+
+/* ---- the command line ---------------------------------------------------- */
+
+static void frames_usage(FILE *f) {
+  fprintf(f,
+          "usage: skinner frames FILE.glb|FILE.gltf [options]\n"
+          "  --skin S             skin index or name (default: the first)\n"
+          "  --clip NAME[@OFF][*W]  clip name or index, time offset OFF seconds, weight W (default: clip 0);\n"
+          "                       repeat to blend layers (at most %d)\n"
+          "  --loop               wrap every layer's time into the clip\n"
+          "  --from S --to S --fps R   frames from..to inclusive (default 0, the first clip's duration, 60)\n"
+          "  --characters N       N characters per frame (default 1); character c is offset c * --stagger\n"
+          "  --stagger S          seconds between characters (default 0)\n"
+          "  --format f32|f32x12  16 floats per matrix, or 12 (3x4, as application/x-skinner-mat3x4)\n"
+          "  --header             start with the 32-byte header of proto/frames.md\n"
+          "  --engine exact|kernel  exact: Babylon's bits (default); kernel: the batch kernel\n"
+          "  -o FILE              write to FILE (default: stdout)\n",
+          SK_FRAMES_MAX_LAYERS);
+}
+
+static int parse_num(const char *opt, const char *v, double *out) {
+  char *end;
+  errno = 0;
+  *out = v != NULL ? strtod(v, &end) : NAN;
+  if (v == NULL || *v == '\0' || *end != '\0' || errno != 0 || !isfinite(*out)) {
+    fprintf(stderr, "skinner frames: %s needs a finite number\n", opt);
+    return 2;
+  }
+  return 0;
+}
+
+/* NAME[@OFFSET][*WEIGHT], parsed from the end so names keep other marks. */
+static int parse_clip(const sk_anim *an, const char *spec, sk_anim_layer *l) {
+  char name[512];
+  if (snprintf(name, sizeof name, "%s", spec) >= (int)sizeof name) {
+    fprintf(stderr, "skinner frames: --clip %s: too long\n", spec);
+    return 2;
+  }
+  l->weight = 1;
+  l->time = 0;
+  char *star = strrchr(name, '*');
+  if (star != NULL) {
+    *star = '\0';
+    if (parse_num("--clip ...*WEIGHT", star + 1, &l->weight) || !(l->weight > 0))
+      return fprintf(stderr, "skinner frames: --clip %s: the weight must be positive\n", spec), 2;
+  }
+  char *at = strrchr(name, '@');
+  if (at != NULL) {
+    *at = '\0';
+    if (parse_num("--clip ...@OFFSET", at + 1, &l->time))
+      return 2;
+  }
+  if (sk_anim_find_clip(an, name, &l->clip) != 0) {
+    fprintf(stderr, "skinner frames: --clip %s: no animation named \"%s\" (the file has %zu)\n", spec, name,
+            an->clip_count);
+    return 2;
+  }
+  return 0;
+}
+
+static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_anim **an) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    fprintf(stderr, "skinner frames: %s: %s\n", path, strerror(errno));
+    return 2;
+  }
+  sk_strbuf data = {0};
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+    if (sk_strbuf_append(&data, chunk, got))
+      break;
+  bool bad = ferror(f) != 0 || data.failed;
+  fclose(f);
+  if (bad) {
+    sk_strbuf_free(&data);
+    fprintf(stderr, "skinner frames: cannot read %s\n", path);
+    return 1;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = sk_gltf_import(data.data != NULL ? data.data : "", data.len, skin, 0, s, an, &err);
+  sk_strbuf_free(&data);
+  if (rc) {
+    fprintf(stderr, "skinner frames: %s at \"%s\": %s\n", path, err.pointer, err.text);
+    return 2;
+  }
+  if (*an == NULL || (*an)->clip_count == 0) {
+    fprintf(stderr, "skinner frames: %s has no animations\n", path);
+    sk_skeleton_destroy(*s);
+    sk_anim_destroy(*an);
+    return 2;
+  }
+  return 0;
+}
+
+typedef struct frames_args {
+  const char *file, *skin, *out, *clips[SK_FRAMES_MAX_LAYERS];
+  size_t nclips;
+  bool loop, header, has_to;
+  double from, to, fps, characters, stagger;
+  int fpm, engine;
+} frames_args;
+
+static int parse_args(int argc, char **argv, frames_args *a) {
+  memset(a, 0, sizeof *a);
+  a->fps = SK_ANIM_FPS;
+  a->characters = 1;
+  a->fpm = 16;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int rc = 0;
+    bool val = true;
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+      frames_usage(stdout);
+      return -1;
+    } else if (strcmp(o, "--loop") == 0 || strcmp(o, "--header") == 0) {
+      *(o[2] == 'l' ? &a->loop : &a->header) = true;
+      val = false;
+    } else if (strcmp(o, "--skin") == 0 && v != NULL) {
+      a->skin = v;
+    } else if (strcmp(o, "-o") == 0 && v != NULL) {
+      a->out = v;
+    } else if (strcmp(o, "--clip") == 0 && v != NULL) {
+      if (a->nclips == SK_FRAMES_MAX_LAYERS)
+        return fprintf(stderr, "skinner frames: at most %d --clip layers\n", SK_FRAMES_MAX_LAYERS), 2;
+      a->clips[a->nclips++] = v;
+    } else if (strcmp(o, "--from") == 0) {
+      rc = parse_num(o, v, &a->from);
+    } else if (strcmp(o, "--to") == 0) {
+      rc = parse_num(o, v, &a->to);
+      a->has_to = true;
+    } else if (strcmp(o, "--fps") == 0) {
+      rc = parse_num(o, v, &a->fps);
+    } else if (strcmp(o, "--characters") == 0) {
+      rc = parse_num(o, v, &a->characters);
+    } else if (strcmp(o, "--stagger") == 0) {
+      rc = parse_num(o, v, &a->stagger);
+    } else if (strcmp(o, "--format") == 0 && v != NULL && (!strcmp(v, "f32") || !strcmp(v, "f32x12"))) {
+      a->fpm = strcmp(v, "f32") == 0 ? 16 : 12;
+    } else if (strcmp(o, "--engine") == 0 && v != NULL && (!strcmp(v, "exact") || !strcmp(v, "kernel"))) {
+      a->engine = strcmp(v, "exact") == 0 ? SK_CLIPS_EXACT : SK_CLIPS_KERNEL;
+    } else if (o[0] != '-' && a->file == NULL) {
+      a->file = o;
+      val = false;
+    } else {
+      fprintf(stderr, "skinner frames: bad or incomplete option %s (see skinner frames --help)\n", o);
+      return 2;
+    }
+    if (rc)
+      return rc;
+    i += val ? 1 : 0;
+  }
+  if (a->file == NULL)
+    return fprintf(stderr, "skinner frames: which glTF file? (see skinner frames --help)\n"), 2;
+  if (!(a->fps > 0))
+    return fprintf(stderr, "skinner frames: --fps must be positive\n"), 2;
+  if (!(a->characters >= 1 && a->characters <= 4096 && a->characters == floor(a->characters)))
+    return fprintf(stderr, "skinner frames: --characters must be an integer in 1..4096\n"), 2;
+  return 0;
+}
+
+static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
+  sk_frames_shot sh;
+  memset(&sh, 0, sizeof sh);
+  sh.skel = s;
+  for (size_t i = 0; i < (a->nclips ? a->nclips : 1); i++) {
+    if (a->nclips == 0)
+      sh.layers[0] = (sk_anim_layer){.clip = 0, .weight = 1};
+    else if (parse_clip(an, a->clips[i], &sh.layers[i]))
+      return 2;
+    sh.layers[i].loop = a->loop;
+  }
+  sh.layer_count = a->nclips ? a->nclips : 1;
+  double to = a->has_to ? a->to : sk_anim_clip_duration(an, sh.layers[0].clip);
+  if (to < a->from)
+    return fprintf(stderr, "skinner frames: --to is before --from\n"), 2;
+  /* The frame count of a pose request's from/to/fps (sk_eval.c). */
+  double frames = floor((to - a->from) * a->fps + 1e-9) + 1;
+  if (!(frames <= UINT32_MAX))
+    return fprintf(stderr, "skinner frames: %.0f frames; the limit is %u\n", frames, UINT32_MAX), 2;
+  sh.from = a->from;
+  sh.fps = a->fps;
+  sh.frames = (size_t)frames;
+  sh.characters = (size_t)a->characters;
+  sh.stagger = a->stagger;
+  sh.floats_per_matrix = a->fpm;
+  sh.header = a->header;
+  sh.engine = a->engine;
+  sk_sampler *sp = NULL;
+  sk_rig *rig = NULL;
+  int rc = sk_sampler_create(an, &sp);
+  if (!rc && a->engine == SK_CLIPS_KERNEL)
+    rc = sk_rig_create(s, &rig);
+  FILE *out = stdout;
+  if (!rc && a->out != NULL && strcmp(a->out, "-") != 0 && (out = fopen(a->out, "wb")) == NULL) {
+    fprintf(stderr, "skinner frames: %s: %s\n", a->out, strerror(errno));
+    sk_sampler_destroy(sp);
+    sk_rig_destroy(rig);
+    return 1;
+  }
+  sh.sampler = sp;
+  sh.rig = rig;
+  if (!rc)
+    rc = sk_frames_write(&sh, out);
+  if (out != stdout && fclose(out) != 0 && !rc)
+    rc = SK_EIO;
+  else if (out == stdout && fflush(out) != 0 && !rc)
+    rc = SK_EIO;
+  sk_sampler_destroy(sp);
+  sk_rig_destroy(rig);
+  if (rc)
+    fprintf(stderr, "skinner frames: %s\n", sk_strerror(rc));
+  return rc ? 1 : 0;
+}
+
+int sk_frames_main(int argc, char **argv) {
+  frames_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  sk_skeleton *s = NULL;
+  sk_anim *an = NULL;
+  if ((rc = load_file(a.file, a.skin, &s, &an)))
+    return rc;
+  rc = run_shot(&a, s, an);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+  return rc;
+}

@@ -1,0 +1,502 @@
+#include "sk_sample.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One channel as the sampler keeps it. Keys are widened to double once
+ * (float -> double is exact, so the sums below see the same operands as
+ * sk_anim's). Values stay interleaved per key ([key][component], with the
+ * in-tangent/value/out-tangent triple for CUBICSPLINE): a cursor reads one
+ * key pair per frame, so one or two cache lines per channel. */
+typedef struct samp_chan {
+  size_t line; /* its timeline in samp_clip.lines */
+  int32_t bone;
+  int comp;   /* first TRS component: 0, 3 or 7 */
+  int width;  /* 3 or 4 */
+  int interp; /* SK_ANIM_* */
+  size_t count;
+  const double *frames; /* borrowed from the sk_anim (the sampler holds a reference) */
+  double *keys;         /* owned */
+  double *slerp;        /* owned, LINEAR rotations only: per interval k, |dot|, sign flag, acos, 1/sin */
+} samp_chan;
+
+/* A timeline: key times shared by channels. Exporters give the channels of
+ * a bone (often of a whole clip) the same key times; equal times give equal
+ * clamps, keys and gradients, so each is found and divided once per frame
+ * and timeline instead of once per channel. */
+typedef struct samp_line {
+  const double *frames; /* borrowed from the first channel that has them */
+  size_t count;
+} samp_line;
+
+typedef struct samp_clip {
+  double end_frame;
+  size_t count;
+  samp_chan *chans; /* owned; the channels that win on their (bone, path), file order */
+  size_t line_count;
+  samp_line *lines; /* owned */
+} samp_clip;
+
+struct sk_sampler {
+  sk_anim *anim; /* a reference */
+  size_t clip_count;
+  samp_clip *clips;
+};
+
+/* An active layer of a context (zero-weight layers are dropped, as
+ * sk_anim_sample_layers skips them). */
+typedef struct samp_layer {
+  const samp_clip *clip;
+  double offset; /* seconds, see sk_sample_layer_time */
+  bool loop;
+  double w;      /* normalised weight */
+  double amount; /* w / cumulative weight: the slerp amount of this layer */
+  size_t *cur;   /* key cursor per timeline */
+  double *grad;  /* per timeline, this frame: the gradient between key cur and cur + 1 */
+  double *trs;   /* B * SK_ANIM_TRS: rest TRS where no channel of the clip drives */
+} samp_layer;
+
+struct sk_sample_ctx {
+  const sk_sampler *s;
+  size_t bones;
+  size_t count;
+  samp_layer *layers;
+  double *blend; /* B * SK_ANIM_TRS, with more than one layer */
+  double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
+};
+
+/* ---- build -------------------------------------------------------------- */
+
+static void chan_free(samp_chan *c) {
+  free(c->keys);
+  free(c->slerp);
+}
+
+/* Quaternion.SlerpToRef's part that depends on the two keys only, computed
+ * with the same operations as sk_anim's quat_slerp. */
+static void slerp_prep(const double l[4], const double q[4], double *p) {
+  double num4 = l[0] * q[0] + l[1] * q[1] + l[2] * q[2] + l[3] * q[3];
+  double flag = 0;
+  if (num4 < 0) {
+    flag = 1;
+    num4 = -num4;
+  }
+  p[0] = num4;
+  p[1] = flag;
+  p[2] = p[3] = 0;
+  if (!(num4 > 0.999999)) {
+    double num5 = acos(num4);
+    p[2] = num5;
+    p[3] = 1.0 / sin(num5);
+  }
+}
+
+static int chan_build(const sk_anim_channel *src, samp_chan *c) {
+  static const int comp[3] = {0, 3, 7};
+  memset(c, 0, sizeof *c);
+  c->bone = src->bone;
+  c->comp = comp[src->path];
+  c->width = src->path == SK_ANIM_ROTATION ? 4 : 3;
+  c->interp = src->interp;
+  c->count = src->count;
+  c->frames = src->frames;
+  size_t per = (size_t)c->width * (src->interp == SK_ANIM_CUBICSPLINE ? 3 : 1);
+  if ((c->keys = malloc(src->count * per * sizeof *c->keys)) == NULL)
+    return SK_ENOMEM;
+  for (size_t i = 0; i < src->count * per; i++)
+    c->keys[i] = src->values[i];
+  if (src->path == SK_ANIM_ROTATION && src->interp == SK_ANIM_LINEAR && src->count > 1) {
+    if ((c->slerp = malloc((src->count - 1) * 4 * sizeof *c->slerp)) == NULL)
+      return SK_ENOMEM;
+    for (size_t k = 0; k + 1 < src->count; k++)
+      slerp_prep(c->keys + 4 * k, c->keys + 4 * (k + 1), c->slerp + 4 * k);
+  }
+  return 0;
+}
+
+static int clip_build(const sk_anim_clip *src, samp_clip *c) {
+  c->end_frame = src->end_frame;
+  c->count = 0;
+  if ((c->chans = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->chans)) == NULL ||
+      (c->lines = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->lines)) == NULL)
+    return SK_ENOMEM;
+  for (size_t k = 0; k < src->channel_count; k++) {
+    const sk_anim_channel *ch = &src->channels[k];
+    /* A later channel on the same bone and path overwrites every component
+     * this one writes: dropping this one changes no bit. */
+    bool shadowed = false;
+    for (size_t j = k + 1; j < src->channel_count && !shadowed; j++)
+      shadowed = src->channels[j].bone == ch->bone && src->channels[j].path == ch->path;
+    if (shadowed)
+      continue;
+    samp_chan *sc = &c->chans[c->count];
+    int rc = chan_build(ch, sc);
+    c->count++;
+    if (rc)
+      return rc;
+    size_t li = 0;
+    while (li < c->line_count && !(c->lines[li].count == ch->count &&
+                                   memcmp(c->lines[li].frames, ch->frames, ch->count * sizeof *ch->frames) == 0))
+      li++;
+    if (li == c->line_count)
+      c->lines[c->line_count++] = (samp_line){.frames = ch->frames, .count = ch->count};
+    sc->line = li;
+  }
+  return 0;
+}
+
+void sk_sampler_destroy(sk_sampler *s) {
+  if (s == NULL)
+    return;
+  for (size_t c = 0; s->clips != NULL && c < s->clip_count; c++) {
+    for (size_t k = 0; k < s->clips[c].count; k++)
+      chan_free(&s->clips[c].chans[k]);
+    free(s->clips[c].chans);
+    free(s->clips[c].lines);
+  }
+  free(s->clips);
+  sk_anim_destroy(s->anim);
+  free(s);
+}
+
+int sk_sampler_create(const sk_anim *a, sk_sampler **out) {
+  if (a == NULL || out == NULL)
+    return SK_EINVAL;
+  *out = NULL;
+  sk_sampler *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return SK_ENOMEM;
+  /* The reference is what lets `frames` be borrowed: the sampler may
+   * outlive the caller's handle (cache eviction). */
+  s->anim = sk_anim_ref((sk_anim *)a);
+  s->clip_count = a->clip_count;
+  if ((s->clips = calloc(a->clip_count ? a->clip_count : 1, sizeof *s->clips)) == NULL) {
+    sk_sampler_destroy(s);
+    return SK_ENOMEM;
+  }
+  for (size_t c = 0; c < a->clip_count; c++)
+    if (clip_build(&a->clips[c], &s->clips[c]) != 0) {
+      sk_sampler_destroy(s);
+      return SK_ENOMEM;
+    }
+  *out = s;
+  return 0;
+}
+
+const sk_anim *sk_sampler_anim(const sk_sampler *s) { return s->anim; }
+
+size_t sk_sampler_memory(const sk_sampler *s) {
+  if (s == NULL)
+    return 0;
+  size_t n = sizeof *s + s->clip_count * sizeof *s->clips;
+  for (size_t c = 0; c < s->clip_count; c++) {
+    const samp_clip *cl = &s->clips[c];
+    n += cl->count * (sizeof *cl->chans + sizeof *cl->lines);
+    for (size_t k = 0; k < cl->count; k++) {
+      const samp_chan *ch = &cl->chans[k];
+      n += ch->count * (size_t)ch->width * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof(double);
+      n += ch->slerp != NULL ? (ch->count - 1) * 4 * sizeof(double) : 0;
+    }
+  }
+  return n;
+}
+
+/* ---- contexts ----------------------------------------------------------- */
+
+void sk_sample_ctx_destroy(sk_sample_ctx *c) {
+  if (c == NULL)
+    return;
+  for (size_t i = 0; c->layers != NULL && i < c->count; i++) {
+    free(c->layers[i].cur);
+    free(c->layers[i].grad);
+    free(c->layers[i].trs);
+  }
+  free(c->layers);
+  free(c->blend);
+  free(c->stage);
+  free(c);
+}
+
+int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out) {
+  if (s == NULL || layers == NULL || count == 0 || out == NULL)
+    return SK_EINVAL;
+  *out = NULL;
+  /* The checks and the weight arithmetic of sk_anim_sample_layers, in its
+   * order, so `w` and `amount` carry its bits. */
+  double total = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= s->clip_count)
+      return SK_ERANGE;
+    total += layers[i].weight;
+  }
+  if (!(total > 0) || !isfinite(total))
+    return SK_ERANGE;
+  const size_t nb = s->anim->bone_count, trs_bytes = (nb ? nb : 1) * SK_ANIM_TRS * sizeof(double);
+  sk_sample_ctx *c = calloc(1, sizeof *c);
+  if (c == NULL || (c->layers = calloc(count, sizeof *c->layers)) == NULL) {
+    free(c);
+    return SK_ENOMEM;
+  }
+  c->s = s;
+  c->bones = nb;
+  double cum = 0;
+  for (size_t i = 0; i < count; i++) {
+    double w = layers[i].weight / total;
+    if (w == 0)
+      continue;
+    samp_layer *l = &c->layers[c->count++];
+    l->clip = &s->clips[layers[i].clip];
+    l->offset = layers[i].time;
+    l->loop = layers[i].loop;
+    l->w = w;
+    cum = c->count == 1 ? w : cum + w;
+    l->amount = w / cum;
+    l->cur = calloc(l->clip->line_count ? l->clip->line_count : 1, sizeof *l->cur);
+    l->grad = calloc(l->clip->line_count ? l->clip->line_count : 1, sizeof *l->grad);
+    l->trs = malloc(trs_bytes);
+    if (l->cur == NULL || l->grad == NULL || l->trs == NULL) {
+      sk_sample_ctx_destroy(c);
+      return SK_ENOMEM;
+    }
+    memcpy(l->trs, s->anim->rest, nb * SK_ANIM_TRS * sizeof(double));
+  }
+  if ((c->count > 1 && (c->blend = malloc(trs_bytes)) == NULL) || (c->stage = malloc(16 * trs_bytes)) == NULL) {
+    sk_sample_ctx_destroy(c);
+    return SK_ENOMEM;
+  }
+  *out = c;
+  return 0;
+}
+
+const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c) { return c->s->anim; }
+
+/* ---- sampling: sk_anim.c's arithmetic, operation for operation ---------- */
+
+static void quat_normalize(double q[4]) {
+  double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (len == 0 || len == 1.0)
+    return;
+  double inv = 1.0 / len;
+  for (int i = 0; i < 4; i++)
+    q[i] *= inv;
+}
+
+/* The second half of Quaternion.SlerpToRef, given slerp_prep's values. */
+static void slerp_finish(const double *p, const double l[4], const double q[4], double amount, double r[4]) {
+  double num2, num3;
+  bool flag = p[1] != 0;
+  if (p[0] > 0.999999) {
+    num3 = 1 - amount;
+    num2 = flag ? -amount : amount;
+  } else {
+    double num5 = p[2], num6 = p[3];
+    num3 = sin((1.0 - amount) * num5) * num6;
+    num2 = flag ? -sin(amount * num5) * num6 : sin(amount * num5) * num6;
+  }
+  double out[4];
+  for (int i = 0; i < 4; i++)
+    out[i] = num3 * l[i] + num2 * q[i];
+  memcpy(r, out, sizeof out);
+}
+
+static void quat_slerp(const double l[4], const double q[4], double amount, double r[4]) {
+  double p[4];
+  slerp_prep(l, q, p);
+  slerp_finish(p, l, q, amount, r);
+}
+
+static void hermite(const double *v1, const double *t1, const double *v2, const double *t2, double amount, int width,
+                    double *out) {
+  double squared = amount * amount;
+  double cubed = amount * squared;
+  double part1 = 2.0 * cubed - 3.0 * squared + 1.0;
+  double part2 = -2.0 * cubed + 3.0 * squared;
+  double part3 = cubed - 2.0 * squared + amount;
+  double part4 = cubed - squared;
+  for (int i = 0; i < width; i++)
+    out[i] = v1[i] * part1 + v2[i] * part2 + t1[i] * part3 + t2[i] * part4;
+}
+
+/* The largest key at or before `frame` (frames[0] <= frame), from the
+ * cursor: a few steps forward, else the binary search sk_anim does. Both
+ * find the same key, so the cursor changes the cost, never the bits. */
+static size_t find_key(const double *f, size_t n, size_t key, double frame) {
+  if (isnan(frame))
+    return 0; /* sk_anim's search ends at 0 for NaN */
+  if (key >= n || f[key] > frame)
+    key = 0;
+  for (int step = 0; step < 4; step++) {
+    if (key + 1 >= n || f[key + 1] > frame)
+      return key;
+    key++;
+  }
+  size_t lo = key, hi = n;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (frame >= f[mid])
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Clamps `frame` to the timeline as RuntimeAnimation.goToFrame does, moves
+ * the cursor to the key at or before it and sets the gradient toward the
+ * next key (sample_channel's, for every channel on the timeline). */
+static void line_seek(const samp_line *ln, size_t *cur, double *grad, double frame) {
+  const double *f = ln->frames;
+  const size_t n = ln->count;
+  if (frame < f[0])
+    frame = f[0];
+  else if (frame > f[n - 1])
+    frame = f[n - 1];
+  size_t key = *cur = find_key(f, n, *cur, frame);
+  if (key + 1 <= n - 1) {
+    double frame_delta = f[key + 1] - f[key];
+    *grad = (frame - f[key]) / frame_delta;
+  }
+}
+
+static void chan_value(const samp_chan *ch, size_t key, double gradient, double *out) {
+  const int w = ch->width;
+  const size_t n = ch->count;
+  const size_t stride = ch->interp == SK_ANIM_CUBICSPLINE ? 3 * (size_t)w : (size_t)w;
+  const size_t vo = ch->interp == SK_ANIM_CUBICSPLINE ? (size_t)w : 0;
+  const double *sv = ch->keys + key * stride + vo;
+  if (key + 1 > n - 1 || ch->interp == SK_ANIM_STEP) {
+    for (int i = 0; i < w; i++)
+      out[i] = sv[i];
+    return;
+  }
+  const double *ev = ch->keys + (key + 1) * stride + vo;
+  if (ch->interp == SK_ANIM_CUBICSPLINE) {
+    const double invfps = 1 / SK_ANIM_FPS;
+    const double frame_delta = ch->frames[key + 1] - ch->frames[key];
+    const double *out_t = ch->keys + key * stride + 2 * (size_t)w;
+    const double *in_t = ch->keys + (key + 1) * stride;
+    double t1[4], t2[4];
+    for (int i = 0; i < w; i++) {
+      t1[i] = (out_t[i] * invfps) * frame_delta;
+      t2[i] = (in_t[i] * invfps) * frame_delta;
+    }
+    hermite(sv, t1, ev, t2, gradient, w, out);
+    if (w == 4)
+      quat_normalize(out);
+    return;
+  }
+  if (w == 4) {
+    slerp_finish(ch->slerp + 4 * key, sv, ev, gradient, out);
+    return;
+  }
+  for (int i = 0; i < w; i++)
+    out[i] = sv[i] + (ev[i] - sv[i]) * gradient;
+}
+
+static double clip_frame(double end_frame, double time, bool loop) {
+  double frame = time * SK_ANIM_FPS;
+  if (loop && end_frame > 0 && isfinite(frame)) {
+    frame = fmod(frame, end_frame);
+    if (frame < 0)
+      frame += end_frame;
+  }
+  return frame;
+}
+
+static void layer_sample(samp_layer *l, double t) {
+  const samp_clip *c = l->clip;
+  double frame = clip_frame(c->end_frame, sk_sample_layer_time(l->offset, t), l->loop);
+  for (size_t k = 0; k < c->line_count; k++)
+    line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);
+  for (size_t k = 0; k < c->count; k++) {
+    const samp_chan *ch = &c->chans[k];
+    chan_value(ch, l->cur[ch->line], l->grad[ch->line], l->trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
+  }
+}
+
+/* sk_anim_sample_layers' blend of the sampled layers into c->blend. */
+static const double *blend_layers(sk_sample_ctx *c) {
+  const size_t n = c->bones;
+  const samp_layer *l0 = &c->layers[0];
+  double *r = c->blend;
+  for (size_t b = 0; b < n; b++) {
+    const double *s = l0->trs + b * SK_ANIM_TRS;
+    double *t = r + b * SK_ANIM_TRS;
+    memcpy(t, s, SK_ANIM_TRS * sizeof *t);
+    for (int j = 0; j < 3; j++) {
+      t[j] *= l0->w;
+      t[7 + j] *= l0->w;
+    }
+  }
+  for (size_t i = 1; i < c->count; i++) {
+    const samp_layer *l = &c->layers[i];
+    for (size_t b = 0; b < n; b++) {
+      double *t = r + b * SK_ANIM_TRS;
+      const double *s = l->trs + b * SK_ANIM_TRS;
+      for (int j = 0; j < 3; j++) {
+        t[j] += s[j] * l->w;
+        t[7 + j] += s[7 + j] * l->w;
+      }
+      quat_slerp(t + 3, s + 3, l->amount, t + 3);
+    }
+  }
+  return r;
+}
+
+/* Frames [p0, p0 + n) (n <= 16, inside one 16-pose block) from the stage
+ * to the kernel's rows: each row of a bone takes n consecutive elements, so
+ * the stores fill whole cache lines in order instead of striding over ten
+ * rows per frame. */
+static void flush_rows(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o) {
+  size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  const size_t per = bones * SK_ANIM_TRS;
+  const size_t ps = o->pose_stride;
+  for (size_t b = 0; b < bones; b++) {
+    /* Frame by frame, a bone's ten values are read in order and land in
+     * ten lines that stay in L1 until the group is done. */
+    size_t at = o->offset[b] + base;
+    if (o->f64 != NULL)
+      for (size_t j = 0; j < n; j++) {
+        const double *src = stage + j * per + b * SK_ANIM_TRS;
+        for (size_t k = 0; k < SK_ANIM_TRS; k++)
+          o->f64[at + k * ps + j] = src[k];
+      }
+    else
+      for (size_t j = 0; j < n; j++) {
+        const double *src = stage + j * per + b * SK_ANIM_TRS;
+        for (size_t k = 0; k < SK_ANIM_TRS; k++)
+          o->f32[at + k * ps + j] = (float)src[k];
+      }
+  }
+}
+
+static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_out *o) {
+  size_t at = p * bones * SK_ANIM_TRS;
+  if (o->f64 != NULL)
+    memcpy(o->f64 + at, trs, bones * SK_ANIM_TRS * sizeof *trs);
+  else
+    for (size_t i = 0; i < bones * SK_ANIM_TRS; i++)
+      o->f32[at + i] = (float)trs[i];
+}
+
+void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out) {
+  const size_t per = c->bones * SK_ANIM_TRS;
+  size_t group = begin;
+  for (size_t p = begin; p < end; p++) {
+    for (size_t i = 0; i < c->count; i++)
+      layer_sample(&c->layers[i], times[p]);
+    /* One layer: its weight normalises to exactly 1, and sk_anim's
+     * multiplications by 1 change no bit, so the layer's TRS is the answer. */
+    const double *trs = c->count == 1 ? c->layers[0].trs : blend_layers(c);
+    if (out->offset == NULL) {
+      put_aos(trs, c->bones, p, out);
+      continue;
+    }
+    memcpy(c->stage + (p - group) * per, trs, per * sizeof *trs);
+    if ((p + 1) % 16 == 0 || p + 1 == end) {
+      flush_rows(c->stage, c->bones, group, p + 1 - group, out);
+      group = p + 1;
+    }
+  }
+}

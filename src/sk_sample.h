@@ -1,0 +1,84 @@
+/* sk_sample: clips sampled frame after frame for frame ranges, the way
+ * ozz-animation's SamplingJob does it, with Babylon's bits.
+ *
+ * sk_anim_sample() looks every key up by binary search and recomputes the
+ * slerp's acos and sine of the key pair at every call. Consecutive frames
+ * of a range almost always fall in the same key interval or the next, so:
+ *  - a sampler, built once per sk_anim (immutable, shareable across
+ *    threads), keeps only the channel that wins on each (bone, path),
+ *    the keys as doubles, and per LINEAR rotation interval the values the
+ *    slerp derives from the two keys alone (|dot|, sign, acos, 1/sin);
+ *  - a context, one per request (or per thread), carries a key cursor per
+ *    channel and layer from frame to frame (a step forward, no search) and
+ *    a TRS buffer per layer in which undriven bones keep their rest TRS;
+ *  - sk_sample_run() writes frames [begin, end) straight into the batch
+ *    kernel's TRS rows (row or blocked layout, doubles for the exact
+ *    kernel's TRS64 mode or floats for TRS) or into plain TRS arrays.
+ * Every value is bit for bit what sk_anim_sample / sk_anim_sample_layers
+ * give for the same clip, time and loop flag: same operations in the same
+ * order, in doubles (tests/check_sk_sample.c compares with memcmp). */
+#ifndef SK_SAMPLE_H
+#define SK_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sk_anim.h"
+
+typedef struct sk_sampler sk_sampler;
+typedef struct sk_sample_ctx sk_sample_ctx;
+
+/* Builds the sampler of every clip of `a`; it takes a reference on `a`
+ * (sk_anim_ref) and drops it in sk_sampler_destroy. On success *out is
+ * new. Errors: SK_EINVAL (NULL), SK_ENOMEM. */
+int sk_sampler_create(const sk_anim *a, sk_sampler **out);
+/* NULL is a no-op. */
+void sk_sampler_destroy(sk_sampler *s);
+/* The clips it samples (borrowed). */
+const sk_anim *sk_sampler_anim(const sk_sampler *s);
+/* Bytes the sampler holds beyond its sk_anim (for cache accounting); 0 for
+ * NULL. */
+size_t sk_sampler_memory(const sk_sampler *s);
+
+/* The time a layer samples at frame time `t`: its own "time" is an offset
+ * added to the frame time (an offset of exactly 0 leaves `t` as it is, so
+ * a one-clip range samples at its frame times bit for bit). The pose
+ * parser uses the same rule, so both paths agree by construction. */
+static inline double sk_sample_layer_time(double offset, double t) { return offset == 0 ? t : offset + t; }
+
+/* A context for `count` layers (as sk_anim_sample_layers takes them; each
+ * layer's `time` is an offset, see sk_sample_layer_time). One layer of
+ * weight > 0 is the plain sk_anim_sample case. On success *out is new
+ * (sk_sample_ctx_destroy); it borrows `s`, which must outlive it.
+ * Errors: SK_EINVAL (NULL, count 0), SK_ERANGE (the weights are negative,
+ * non-finite or all 0, or a clip index is invalid), SK_ENOMEM. */
+int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out);
+/* NULL is a no-op. */
+void sk_sample_ctx_destroy(sk_sample_ctx *c);
+/* The clips the context samples (borrowed). */
+const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c);
+
+/* Where sk_sample_run writes. Component k (0..9: tx ty tz qx qy qz qw sx
+ * sy sz) of bone b (bones[] order) for frame p goes to:
+ *   offset == NULL:     p * B * 10 + b * 10 + k            (sk_anim TRS arrays)
+ *   block_stride == 0:  offset[b] + k * pose_stride + p     (kernel rows)
+ *   block_stride != 0:  offset[b] + (p / 16) * block_stride
+ *                       + k * pose_stride + p % 16          (kernel blocked layout)
+ * in elements of `f64` (exact: sk_kernel's TRS64 rows) or, when f64 is
+ * NULL, of `f32` (rounded to float: sk_kernel's TRS rows). */
+typedef struct sk_sample_out {
+  double *f64;
+  float *f32;
+  const size_t *offset; /* B entries, or NULL */
+  size_t pose_stride;
+  size_t block_stride;
+} sk_sample_out;
+
+/* Samples frames [begin, end) at times `times[begin..end)` (seconds; a
+ * frame range of from/to/fps is times[k] = from + k / fps) into `out`.
+ * Frame p is written at index p, so a batch can be split into ranges, each
+ * with its own context. The cursors make ascending times cheapest; any
+ * order gives the same bits. Never allocates, never fails. */
+void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out);
+
+#endif

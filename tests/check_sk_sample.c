@@ -1,0 +1,379 @@
+/* sk_sample: the frame-range sampler gives, byte for byte (memcmp), what
+ * sk_anim_sample and sk_anim_sample_layers give, on every real clip in
+ * tests/data and the hand-made STEP/CUBICSPLINE file, at every frame of
+ * ranges at 24, 30, 60 and 97 fps that start before the first key and end
+ * after the last, looping and clamped, forwards and in shuffled order,
+ * blended layers included; and every output layout puts each value where
+ * sk_kernel expects it. */
+#include "sk_anim.h"
+#include "sk_eval.h"
+#include "sk_gltf.h"
+#include "sk_kernel.h"
+#include "sk_sample.h"
+#include "sk_testutil.h"
+
+static const char *const k_assets[] = {"Fox.glb",
+                                       "CesiumMan.glb",
+                                       "RiggedFigure.glb",
+                                       "RiggedSimple.glb",
+                                       "RobotExpressive.glb",
+                                       "mannequiny-0.3.0.glb",
+                                       "SimpleSkin.gltf",
+                                       "cubic_step.gltf",
+                                       "rig65.gltf",
+                                       NULL};
+
+static void load(const char *asset, sk_skeleton **s, sk_anim **an) {
+  size_t len;
+  unsigned char *d = sk_test_read_asset(asset, &len);
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_gltf_import(d, len, NULL, 0, s, an, &err) == 0, "%s: %s at %s", asset, err.text, err.pointer);
+  free(d);
+  ck_assert_msg((*an)->clip_count > 0, "%s has no clips", asset);
+}
+
+/* Frames of a range covering the clip with a margin before and after. */
+static double *range_times(double duration, double fps, size_t *n) {
+  double from = -0.25, to = duration + 0.3;
+  *n = (size_t)floor((to - from) * fps + 1e-9) + 1;
+  double *t = malloc(*n * sizeof *t);
+  ck_assert_ptr_nonnull(t);
+  for (size_t i = 0; i < *n; i++)
+    t[i] = from + (double)i / fps;
+  return t;
+}
+
+/* Runs the layers over `times` (in chunks, so cursors carry across runs)
+ * and compares every frame with sk_anim_sample_layers at the same times. */
+static size_t compare_layers(const char *asset, const sk_sampler *sp, const sk_anim_layer *layers, size_t nl,
+                             const double *times, size_t n) {
+  const sk_anim *an = sk_sampler_anim(sp);
+  const size_t nb = an->bone_count, per = nb * SK_ANIM_TRS;
+  double *got = malloc((n ? n : 1) * per * sizeof *got), *want = malloc(per * sizeof *want),
+         *scratch = malloc(per * sizeof *scratch);
+  ck_assert(got != NULL && want != NULL && scratch != NULL);
+  sk_sample_ctx *c;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, layers, nl, &c), 0);
+  sk_sample_out o = {.f64 = got};
+  for (size_t at = 0; at < n; at += 7)
+    sk_sample_run(c, times, at, at + 7 < n ? at + 7 : n, &o);
+  sk_anim_layer l[8];
+  ck_assert_uint_le(nl, 8);
+  for (size_t p = 0; p < n; p++) {
+    memcpy(l, layers, nl * sizeof *l);
+    for (size_t i = 0; i < nl; i++)
+      l[i].time = sk_sample_layer_time(layers[i].time, times[p]);
+    if (nl == 1)
+      sk_anim_sample(an, l[0].clip, l[0].time, l[0].loop, want);
+    else
+      ck_assert_int_eq(sk_anim_sample_layers(an, l, nl, want, scratch), 0);
+    if (memcmp(got + p * per, want, per * sizeof *want) != 0) {
+      size_t i = 0;
+      while (memcmp(got + p * per + i, want + i, sizeof *want) == 0)
+        i++;
+      ck_abort_msg("%s clip %zu (%zu layers) t=%.17g bone %zu component %zu: got %.17g want %.17g", asset,
+                   layers[0].clip, nl, times[p], i / SK_ANIM_TRS, i % SK_ANIM_TRS, got[p * per + i], want[i]);
+    }
+  }
+  sk_sample_ctx_destroy(c);
+  free(got);
+  free(want);
+  free(scratch);
+  return n;
+}
+
+START_TEST(test_every_clip_every_frame_bit_identical) {
+  const char *asset = k_assets[_i];
+  sk_skeleton *s;
+  sk_anim *an;
+  load(asset, &s, &an);
+  sk_sampler *sp;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  static const double fps[] = {24, 30, 60, 97};
+  size_t frames = 0;
+  for (size_t clip = 0; clip < an->clip_count; clip++)
+    for (int f = 0; f < 4; f++)
+      for (int loop = 0; loop < 2; loop++) {
+        size_t n;
+        double *t = range_times(sk_anim_clip_duration(an, clip), fps[f], &n);
+        sk_anim_layer l = {.clip = clip, .time = 0, .weight = 1, .loop = loop};
+        frames += compare_layers(asset, sp, &l, 1, t, n);
+        /* Shuffled order: cursors jump back and forth. */
+        for (size_t i = n; i > 1; i--) {
+          size_t j = (i * 7919u + 13u) % i;
+          double x = t[i - 1];
+          t[i - 1] = t[j];
+          t[j] = x;
+        }
+        frames += compare_layers(asset, sp, &l, 1, t, n);
+        free(t);
+      }
+  ck_assert_uint_gt(frames, 0);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an); /* the sampler held its own reference until here */
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+START_TEST(test_blended_layers_bit_identical) {
+  const char *asset = k_assets[_i];
+  sk_skeleton *s;
+  sk_anim *an;
+  load(asset, &s, &an);
+  sk_sampler *sp;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  size_t nc = an->clip_count;
+  sk_anim_layer l[3] = {{.clip = 0, .time = 0, .weight = 0.3, .loop = true},
+                        {.clip = 1 % nc, .time = 0.25, .weight = 0.7, .loop = false},
+                        {.clip = 2 % nc, .time = -0.1, .weight = 0.45, .loop = true}};
+  static const double fps[] = {24, 97};
+  for (int f = 0; f < 2; f++) {
+    size_t n;
+    double *t = range_times(sk_anim_clip_duration(an, 0), fps[f], &n);
+    compare_layers(asset, sp, l, 2, t, n);
+    compare_layers(asset, sp, l, 3, t, n);
+    /* A zero-weight layer is skipped, as sk_anim_sample_layers skips it. */
+    sk_anim_layer z[2] = {l[0], l[1]};
+    z[0].weight = 0;
+    compare_layers(asset, sp, z, 2, t, n);
+    free(t);
+  }
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* The kernel layouts hold the same values as the plain TRS arrays, in the
+ * places sk_kernel_blocked_layout and the row layout define. */
+START_TEST(test_kernel_layouts) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  sk_sampler *sp;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  const size_t nb = an->bone_count, n = 37;
+  double t[37];
+  for (size_t i = 0; i < n; i++)
+    t[i] = 0.05 * (double)i;
+  sk_anim_layer l = {.clip = 1, .weight = 1, .loop = true};
+  sk_sample_ctx *c;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, &l, 1, &c), 0);
+  double *aos = malloc(n * nb * SK_ANIM_TRS * sizeof *aos);
+  sk_sample_out o = {.f64 = aos};
+  sk_sample_run(c, t, 0, n, &o);
+  uint8_t *mode = malloc(nb);
+  size_t *off = malloc(nb * sizeof *off), ps, bs;
+  memset(mode, SK_KERNEL_TRS, nb);
+  size_t need = sk_kernel_blocked_layout(mode, nb, n, off, &ps, &bs);
+  ck_assert_uint_gt(need, 0);
+  double *blk = calloc(need, sizeof *blk);
+  float *blk32 = calloc(need, sizeof *blk32);
+  sk_sample_out ob = {.f64 = blk, .offset = off, .pose_stride = ps, .block_stride = bs};
+  sk_sample_out ob32 = {.f32 = blk32, .offset = off, .pose_stride = ps, .block_stride = bs};
+  sk_sample_run(c, t, 0, n, &ob);
+  sk_sample_run(c, t, 0, n, &ob32);
+  /* Split runs, starting off a 16-pose boundary, fill the same places. */
+  double *split = calloc(need, sizeof *split);
+  sk_sample_out os = {.f64 = split, .offset = off, .pose_stride = ps, .block_stride = bs};
+  sk_sample_run(c, t, 0, 5, &os);
+  sk_sample_run(c, t, 5, 12, &os);
+  sk_sample_run(c, t, 12, 33, &os);
+  sk_sample_run(c, t, 33, n, &os);
+  ck_assert(memcmp(split, blk, need * sizeof *blk) == 0);
+  free(split);
+  size_t rs = sk_kernel_pose_stride(n);
+  size_t *roff = malloc(nb * sizeof *roff);
+  for (size_t b = 0; b < nb; b++)
+    roff[b] = b * SK_ANIM_TRS * rs;
+  double *rows = calloc(nb * SK_ANIM_TRS * rs, sizeof *rows);
+  sk_sample_out orow = {.f64 = rows, .offset = roff, .pose_stride = rs};
+  sk_sample_run(c, t, 0, n, &orow);
+  for (size_t p = 0; p < n; p++)
+    for (size_t b = 0; b < nb; b++)
+      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
+        double v = aos[(p * nb + b) * SK_ANIM_TRS + k];
+        size_t at = off[b] + (p / 16) * bs + k * ps + p % 16;
+        ck_assert(memcmp(&blk[at], &v, sizeof v) == 0);
+        ck_assert(blk32[at] == (float)v);
+        ck_assert(memcmp(&rows[roff[b] + k * rs + p], &v, sizeof v) == 0);
+      }
+  free(rows);
+  free(roff);
+  free(blk);
+  free(blk32);
+  free(off);
+  free(mode);
+  free(aos);
+  sk_sample_ctx_destroy(c);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+START_TEST(test_errors) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  sk_sampler *sp = NULL;
+  sk_sample_ctx *c = NULL;
+  ck_assert_int_eq(sk_sampler_create(NULL, &sp), SK_EINVAL);
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  ck_assert_uint_gt(sk_sampler_memory(sp), sk_anim_memory(an) / 4);
+  ck_assert_uint_eq(sk_sampler_memory(NULL), 0);
+  sk_anim_layer l[2] = {{.clip = 0, .weight = 1}, {.clip = 1, .weight = 1}};
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 0, &c), SK_EINVAL);
+  l[1].weight = -1;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 2, &c), SK_ERANGE);
+  l[1].weight = INFINITY;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 2, &c), SK_ERANGE);
+  l[0].weight = l[1].weight = 0;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 2, &c), SK_ERANGE);
+  l[0].weight = 1;
+  l[1].clip = an->clip_count;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 2, &c), SK_ERANGE);
+  ck_assert_ptr_null(c);
+  sk_sample_ctx_destroy(NULL);
+  sk_sampler_destroy(NULL);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+
+static json_t *js(const char *text) {
+  json_error_t je;
+  json_t *j = json_loads(text, 0, &je);
+  ck_assert_msg(j != NULL, "%s: %s", text, je.text);
+  return j;
+}
+
+/* A one-frame range is still a range: the flag callers shape the answer
+ * by is set whatever the count, and a single pose never has it. */
+START_TEST(test_one_frame_range_is_a_range) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  static const char *const cases[] = {"{\"animation\": 1, \"times\": [0.5]}",
+                                      "{\"animation\": 1, \"from\": 0.5, \"to\": 0.5, \"fps\": 30}",
+                                      "{\"layers\": [{\"animation\": 1, \"time\": 0}], \"times\": [0.5]}"};
+  for (int i = 0; i < 3; i++) {
+    json_t *j = js(cases[i]);
+    sk_pose *poses;
+    size_t n;
+    sk_error err;
+    sk_error_clear(&err);
+    ck_assert_msg(sk_pose_parse_anim(s, an, j, "", NULL, &poses, &n, &err) == 0, "%s: %s at %s", cases[i], err.text,
+                  err.pointer);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(poses[0].frame_range, "%s", cases[i]);
+    sk_pose_array_free(poses, n);
+    json_decref(j);
+  }
+  json_t *j = js("{\"animation\": 1, \"time\": 0.5}");
+  sk_pose *poses;
+  size_t n;
+  ck_assert_int_eq(sk_pose_parse_anim(s, an, j, "", NULL, &poses, &n, NULL), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert(!poses[0].frame_range);
+  sk_pose_array_free(poses, n);
+  json_decref(j);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* Blended ranges: "layers" with "times" or "from"/"to"/"fps" give one pose
+ * per frame, each layer at its time offset plus the frame time, with the
+ * same TRS the sampler computes. */
+START_TEST(test_blended_ranges_parse) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  sk_sampler *sp;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  json_t *j = js("{\"layers\": [{\"animation\": \"Walk\", \"time\": 0, \"weight\": 0.7, \"loop\": true},"
+                 " {\"animation\": \"Run\", \"time\": 0.2, \"weight\": 0.3, \"loop\": true}],"
+                 " \"from\": 0, \"to\": 1, \"fps\": 30}");
+  sk_pose *poses;
+  size_t n;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_pose_parse_anim(s, an, j, "", NULL, &poses, &n, &err) == 0, "%s at %s", err.text, err.pointer);
+  ck_assert_uint_eq(n, 31);
+  size_t walk, run;
+  ck_assert_int_eq(sk_anim_find_clip(an, "Walk", &walk), 0);
+  ck_assert_int_eq(sk_anim_find_clip(an, "Run", &run), 0);
+  sk_anim_layer l[2] = {{.clip = walk, .time = 0, .weight = 0.7, .loop = true},
+                        {.clip = run, .time = 0.2, .weight = 0.3, .loop = true}};
+  double times[31];
+  for (size_t i = 0; i < 31; i++)
+    times[i] = 0 + (double)i / 30;
+  const size_t nb = an->bone_count;
+  double *trs = malloc(31 * nb * SK_ANIM_TRS * sizeof *trs);
+  sk_sample_ctx *c;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 2, &c), 0);
+  sk_sample_out o = {.f64 = trs};
+  sk_sample_run(c, times, 0, 31, &o);
+  for (size_t f = 0; f < n; f++) {
+    ck_assert(poses[f].frame_range);
+    ck_assert_uint_eq(poses[f].count, nb);
+    for (size_t b = 0; b < nb; b++) {
+      const double *t = trs + (f * nb + b) * SK_ANIM_TRS;
+      const sk_override *ov = &poses[f].overrides[b];
+      ck_assert(memcmp(ov->position, t, 3 * sizeof *t) == 0);
+      ck_assert(memcmp(ov->rotation, t + 3, 4 * sizeof *t) == 0);
+      ck_assert(memcmp(ov->scaling, t + 7, 3 * sizeof *t) == 0);
+    }
+  }
+  sk_pose_array_free(poses, n);
+  json_decref(j);
+  /* A pose-level "time" stays an error that says where it goes. */
+  j = js("{\"layers\": [{\"animation\": 0, \"time\": 0}], \"time\": 1, \"times\": [0]}");
+  ck_assert_int_eq(sk_pose_parse_anim(s, an, j, "/p", NULL, &poses, &n, &err), SK_ETYPE);
+  ck_assert_str_eq(err.pointer, "/p/time");
+  json_decref(j);
+  j = js("{\"layers\": [{\"animation\": 0, \"time\": 0}], \"from\": 0, \"to\": 1}");
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_pose_parse_anim(s, an, j, "/p", NULL, &poses, &n, &err), SK_EMISSING);
+  ck_assert_str_eq(err.pointer, "/p/fps");
+  json_decref(j);
+  sk_sample_ctx_destroy(c);
+  free(trs);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+static Suite *sample_suite(void) {
+  Suite *su = suite_create("sk_sample");
+  TCase *tc = tcase_create("golden");
+  tcase_set_timeout(tc, 120);
+  size_t na = 0;
+  while (k_assets[na] != NULL)
+    na++;
+  tcase_add_loop_test(tc, test_every_clip_every_frame_bit_identical, 0, (int)na);
+  tcase_add_loop_test(tc, test_blended_layers_bit_identical, 0, (int)na);
+  tcase_add_test(tc, test_kernel_layouts);
+  suite_add_tcase(su, tc);
+  TCase *tp = tcase_create("pose_parser");
+  tcase_add_test(tp, test_one_frame_range_is_a_range);
+  tcase_add_test(tp, test_blended_ranges_parse);
+  suite_add_tcase(su, tp);
+  TCase *te = tcase_create("errors");
+  tcase_add_test(te, test_errors);
+  suite_add_tcase(su, te);
+  return su;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(sample_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Babylon.js's rate on a clip, for `make bench-clips`: loads a .glb with
+// @babylonjs/loaders (NullEngine, from the bytes), starts and pauses the
+// clip's AnimationGroup, then for frames k / 60 s of the clip (looping, the
+// frames `skinner bench --clips` samples) calls group.goToFrame(frame) and
+// skeleton.prepare(true), as tests/oracle/babylon_gltf.mjs does to compute
+// its answers. Prints one JSON line: bone matrices per CPU-second (median of
+// the repetitions), frames per CPU-second, bones.
+//
+//   node bench_clips.mjs FILE.glb|FILE.gltf CLIP [--quick]
+//
+// CLIP is the group's name or its index. npm install in tests/oracle first.
+
+import { readFileSync } from "node:fs";
+
+console.log = (...args) => console.error(...args);
+
+const B = await import("@babylonjs/core");
+await import("@babylonjs/loaders/glTF/index.js");
+const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
+Logger.LogLevels = Logger.ErrorLogLevel;
+
+const FPS = 60;
+const [file, clip, ...rest] = process.argv.slice(2);
+if (!file || clip === undefined) {
+    console.error("usage: bench_clips.mjs FILE.glb CLIP [--quick]");
+    process.exit(2);
+}
+const quick = rest.includes("--quick");
+
+const engine = new NullEngine();
+const scene = new Scene(engine);
+const bytes = new Uint8Array(readFileSync(file));
+// GLB loads from the bytes; a text .gltf from a data: URL (as babylon_gltf.mjs).
+const ext = file.toLowerCase().endsWith(".gltf") ? ".gltf" : ".glb";
+const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
+const container = await LoadAssetContainerAsync(source, scene, {
+    pluginExtension: ext,
+    pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
+});
+container.addAllToScene();
+const sk = scene.skeletons[0];
+const groups = scene.animationGroups;
+const g = groups.find((x) => x.name === clip) ?? groups[Number(clip)];
+if (!sk || !g) {
+    console.error(`bench_clips.mjs: ${file}: no skeleton or no clip ${clip}`);
+    process.exit(2);
+}
+g.start(false, 1, g.from, g.to);
+g.pause();
+const endFrame = g.to;
+
+const cpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+};
+const reps = quick ? 3 : 7, budget = quick ? 0.1 : 0.3;
+const rates = [];
+let k = 0;
+// Repetition 0 warms the JIT up and is not counted.
+for (let r = -1; r < reps; r++) {
+    let frames = 0;
+    const t0 = cpu();
+    let t;
+    do {
+        for (let i = 0; i < 256; i++, k++) {
+            // Frame k / 60 s, wrapped into the clip as `--loop` wraps it.
+            const frame = endFrame > 0 ? k % endFrame : 0;
+            g.goToFrame(frame);
+            sk.prepare(true);
+        }
+        frames += 256;
+    } while ((t = cpu() - t0) < budget);
+    if (r >= 0) rates.push(frames / t);
+}
+rates.sort((a, b) => a - b);
+const fps = rates[Math.floor(reps / 2)];
+process.stdout.write(JSON.stringify({ file, clip: g.name, bones: sk.bones.length, frames_per_s: fps,
+                                      rate: fps * sk.bones.length }) + "\n");
+g.stop();
+scene.dispose();
+engine.dispose();
