@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "sk_clips.h"
-#include "sk_frames.h"
+#include "sk_shot.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
 
@@ -133,7 +133,7 @@ static double time_row(bc_asset *a, int row, int reps, double budget) {
 /* `skinner frames` to a file in page cache over the same shot computed in
  * memory (out = NULL), wall clock, medians; the file is removed. */
 static double frames_file_ratio(bc_asset *a, int reps, double *mem_rate, double *file_rate) {
-  sk_frames_shot sh;
+  sk_shot sh;
   memset(&sh, 0, sizeof sh);
   sh.skel = a->s;
   sh.sampler = a->sp;
@@ -154,13 +154,13 @@ static double frames_file_ratio(bc_asset *a, int reps, double *mem_rate, double 
   struct timespec t0, t1;
   for (int k = 0; k < reps; k++) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    sk_frames_write(&sh, NULL);
+    sk_shot_write(&sh, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     mem[k] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     FILE *f = fopen(path, "wb");
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (f != NULL) {
-      sk_frames_write(&sh, f);
+      sk_shot_write(&sh, f);
       fclose(f);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);

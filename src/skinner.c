@@ -8,7 +8,7 @@
 #include "config.h"
 #include "sk_error.h"
 #include "sk_eval.h"
-#include "sk_frames.h"
+#include "sk_shot.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
 
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "eval") == 0)
     return cmd_eval(argc, argv);
   if (strcmp(argv[1], "frames") == 0)
-    return sk_frames_main(argc - 1, argv + 1);
+    return sk_shot_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "bench") == 0) {
     for (int i = 2; i < argc; i++)
       if (strcmp(argv[i], "--clips") == 0)

@@ -1,11 +1,11 @@
-/* sk_clips and sk_frames: the exact engine gives sk_pose_evaluate's bytes
+/* sk_clips and sk_shot: the exact engine gives sk_pose_evaluate's bytes
  * for the poses sk_pose_parse_anim makes; the kernel engine is within the
  * kernel's tolerance of them (byte for byte once the exact kernel's TRS64
  * rows are on, SK_CLIPS_TRS64); sk_clips_sample_job fills a job the kernel
- * validates; sk_frames_write's file reads back as proto/frames.md says. */
+ * validates; sk_shot_write's file reads back as proto/frames.md says. */
 #include "sk_clips.h"
 #include "sk_eval.h"
-#include "sk_frames.h"
+#include "sk_shot.h"
 #include "sk_gltf.h"
 #include "sk_routes.h"
 #include "sk_testutil.h"
@@ -125,7 +125,7 @@ START_TEST(test_frames_file_layout) {
   load("Fox.glb", &s, &an);
   sk_sampler *sp;
   ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
-  sk_frames_shot sh;
+  sk_shot sh;
   memset(&sh, 0, sizeof sh);
   sh.skel = s;
   sh.sampler = sp;
@@ -141,7 +141,7 @@ START_TEST(test_frames_file_layout) {
   sh.engine = SK_CLIPS_EXACT;
   FILE *f = tmpfile();
   ck_assert_ptr_nonnull(f);
-  ck_assert_int_eq(sk_frames_write(&sh, f), 0);
+  ck_assert_int_eq(sk_shot_write(&sh, f), 0);
   const size_t mats = s->count + 1, row = mats * 12;
   ck_assert_int_eq(ftell(f), (long)(32 + 300 * 2 * row * 4));
   rewind(f);
@@ -180,13 +180,13 @@ START_TEST(test_frames_file_layout) {
   free(body);
   /* Bad shots are refused before anything is written. */
   sh.characters = 0;
-  ck_assert_int_eq(sk_frames_write(&sh, NULL), SK_EINVAL);
+  ck_assert_int_eq(sk_shot_write(&sh, NULL), SK_EINVAL);
   sh.characters = 1;
   sh.floats_per_matrix = 9;
-  ck_assert_int_eq(sk_frames_write(&sh, NULL), SK_EINVAL);
+  ck_assert_int_eq(sk_shot_write(&sh, NULL), SK_EINVAL);
   sh.floats_per_matrix = 16;
   sh.fps = 0;
-  ck_assert_int_eq(sk_frames_write(&sh, NULL), SK_EINVAL);
+  ck_assert_int_eq(sk_shot_write(&sh, NULL), SK_EINVAL);
   sk_sampler_destroy(sp);
   sk_anim_destroy(an);
   sk_skeleton_destroy(s);

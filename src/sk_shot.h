@@ -1,9 +1,9 @@
-/* sk_frames: `skinner frames`, the binary offline path for render farms.
+/* sk_shot: `skinner frames`, the binary offline path for render farms.
  * A shot of N characters x F frames of one glTF's clips (one clip or a
  * blend of layers) written as raw little-endian float32 matrices, with an
  * optional 32-byte header; layout in proto/frames.md. */
-#ifndef SK_FRAMES_H
-#define SK_FRAMES_H
+#ifndef SK_SHOT_H
+#define SK_SHOT_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,11 +12,11 @@
 #include "sk_clips.h"
 
 #define SK_FRAMES_MAGIC "SKFRAME1"
-#define SK_FRAMES_HEADER_BYTES 32
+#define SK_SHOT_HEADER_BYTES 32
 #define SK_FRAMES_MAX_LAYERS 16
 
 /* One shot. Zero-initialise, then fill. */
-typedef struct sk_frames_shot {
+typedef struct sk_shot {
   const sk_skeleton *skel; /* borrowed */
   const sk_sampler *sampler; /* borrowed */
   const sk_rig *rig;       /* borrowed; needed for SK_CLIPS_KERNEL */
@@ -29,14 +29,14 @@ typedef struct sk_frames_shot {
   int floats_per_matrix;   /* 16 (f32) or 12 (f32x12: the daemon's application/x-skinner-mat3x4) */
   bool header;
   int engine;              /* SK_CLIPS_EXACT or SK_CLIPS_KERNEL */
-} sk_frames_shot;
+} sk_shot;
 
 /* Writes the shot to `out` (NULL: computes every frame and writes nothing,
  * to time the in-memory rate). Errors: SK_EINVAL, SK_ENOMEM, SK_EIO (a
  * short write). */
-int sk_frames_write(const sk_frames_shot *shot, FILE *out);
+int sk_shot_write(const sk_shot *shot, FILE *out);
 
 /* `skinner frames ...` (argv[0] = "frames"). Returns the exit status. */
-int sk_frames_main(int argc, char **argv);
+int sk_shot_main(int argc, char **argv);
 
 #endif

@@ -1,4 +1,4 @@
-#include "sk_frames.h"
+#include "sk_shot.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,8 +36,8 @@ static void put_u32(uint8_t *d, uint32_t v) {
     d[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int write_header(const sk_frames_shot *sh, FILE *out) {
-  uint8_t h[SK_FRAMES_HEADER_BYTES] = {0};
+static int write_header(const sk_shot *sh, FILE *out) {
+  uint8_t h[SK_SHOT_HEADER_BYTES] = {0};
   memcpy(h, SK_FRAMES_MAGIC, 8);
   put_u32(h + 8, (uint32_t)sh->floats_per_matrix);
   put_u32(h + 12, (uint32_t)(sh->skel->count + 1));
@@ -98,7 +98,7 @@ static void state_close(shot_state *st, size_t nctx) {
   sk_clips_runner_close(&st->runner);
 }
 
-static int state_open(const sk_frames_shot *sh, shot_state *st) {
+static int state_open(const sk_shot *sh, shot_state *st) {
   memset(st, 0, sizeof *st);
   st->mats = sh->skel->count + 1;
   st->row_floats = st->mats * (size_t)sh->floats_per_matrix;
@@ -131,7 +131,7 @@ static int state_open(const sk_frames_shot *sh, shot_state *st) {
 }
 
 /* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
-static int compute_chunk(const sk_frames_shot *sh, shot_state *st, size_t f0, size_t n, float *dst) {
+static int compute_chunk(const sk_shot *sh, shot_state *st, size_t f0, size_t n, float *dst) {
   for (size_t k = 0; k < n; k++)
     st->times[k] = sh->from + (double)(f0 + k) / sh->fps;
   /* One character of 4x4 matrices is the kernel's own output layout. */
@@ -155,7 +155,7 @@ static int compute_chunk(const sk_frames_shot *sh, shot_state *st, size_t f0, si
   return 0;
 }
 
-int sk_frames_write(const sk_frames_shot *sh, FILE *out) {
+int sk_shot_write(const sk_shot *sh, FILE *out) {
   if (sh == NULL || sh->skel == NULL || sh->sampler == NULL || sh->layer_count == 0 ||
       sh->layer_count > SK_FRAMES_MAX_LAYERS || sh->characters == 0 || sh->characters > 4096 ||
       (sh->floats_per_matrix != 16 && sh->floats_per_matrix != 12) || !(sh->fps > 0) ||
@@ -377,7 +377,7 @@ static int parse_args(int argc, char **argv, frames_args *a) {
 }
 
 static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
-  sk_frames_shot sh;
+  sk_shot sh;
   memset(&sh, 0, sizeof sh);
   sh.skel = s;
   for (size_t i = 0; i < (a->nclips ? a->nclips : 1); i++) {
@@ -418,7 +418,7 @@ static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
   sh.sampler = sp;
   sh.rig = rig;
   if (!rc)
-    rc = sk_frames_write(&sh, out);
+    rc = sk_shot_write(&sh, out);
   if (out != stdout && fclose(out) != 0 && !rc)
     rc = SK_EIO;
   else if (out == stdout && fflush(out) != 0 && !rc)
@@ -430,7 +430,7 @@ static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
   return rc ? 1 : 0;
 }
 
-int sk_frames_main(int argc, char **argv) {
+int sk_shot_main(int argc, char **argv) {
   frames_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc)
