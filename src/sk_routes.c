@@ -10,29 +10,18 @@
 #include "sk_error.h"
 #include "sk_eval.h"
 #include "sk_fastpose.h"
+#include "sk_frames.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
 #include "sk_ui.h"
 
-/* Grow-only buffers for the batch kernel's SoA input and output. */
-typedef struct kscratch {
-  float *input, *final; /* final: 64-byte aligned so the kernel may stream */
-  size_t input_cap, final_cap;
-  uint8_t *mode;
-  uint8_t *changed; /* per bone, for sk_skeleton_evaluate_changed */
-  size_t *offset;
-  uint32_t *hits;
-  size_t bones_cap;
-} kscratch;
-
 struct sk_routes {
   sk_routes_config cfg;
   sk_cache *cache;     /* borrowed */
   sk_metrics *metrics; /* borrowed */
-  sk_eval_buffers buf; /* loop thread only: reused by every inline pose */
-  kscratch ks;         /* loop thread only: inline batches */
+  sk_frames_scratch sc; /* loop thread only: reused by every inline pose and batch */
   sk_http *listener;   /* borrowed: the public listener, for /metrics; may be NULL */
 };
 
@@ -46,11 +35,7 @@ static const char *const k_json_offer[] = {"application/json"};
 
 /* ---- small pure helpers (public for tests) --------------------------------- */
 
-void sk_routes_mat3x4(const float m[16], float dest[12]) {
-  for (int c = 0; c < 3; c++)
-    for (int r = 0; r < 4; r++)
-      dest[4 * c + r] = m[4 * r + c];
-}
+void sk_routes_mat3x4(const float m[16], float dest[12]) { sk_frames_mat3x4(m, dest); }
 
 int sk_routes_content_id(const json_t *json, char dest[17]) {
   char *text = json_dumps(json, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
@@ -1019,297 +1004,16 @@ static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
 
 /* ---- poses -------------------------------------------------------------------------- */
 
-/* Grows the shared loop-thread buffers to `bones`. */
-static int ensure_buf(sk_routes *r, size_t bones) {
-  if (r->buf.final != NULL && r->buf.bones >= bones)
-    return 0;
-  sk_eval_buffers nb;
-  if (sk_eval_buffers_init(&nb, bones) != 0)
-    return SK_ENOMEM;
-  sk_eval_buffers_close(&r->buf);
-  r->buf = nb;
-  return 0;
-}
+_Static_assert((int)SK_FRAMES_JSON == (int)SK_FMT_JSON && (int)SK_FRAMES_F32 == (int)SK_FMT_F32 &&
+                   (int)SK_FRAMES_MAT3X4 == (int)SK_FMT_MAT3X4,
+               "formats");
 
-/* Appends one pose's final matrices in binary format `fmt`. */
-static int append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {
-  if (fmt == SK_FMT_F32)
-    return sk_strbuf_append(out, (const char *)final, mats * 16 * sizeof(float));
-  if (sk_strbuf_reserve(out, mats * 12 * sizeof(float)))
-    return SK_ENOMEM;
-  float *d = (float *)(void *)(out->data + out->len);
-  for (size_t k = 0; k < mats; k++)
-    sk_routes_mat3x4(final + 16 * k, d + 12 * k);
-  out->len += mats * 12 * sizeof(float);
-  out->data[out->len] = 0;
-  return 0;
-}
-
-static void kscratch_free(kscratch *k) {
-  free(k->input);
-  free(k->final);
-  free(k->mode);
-  free(k->changed);
-  free(k->offset);
-  free(k->hits);
-  memset(k, 0, sizeof *k);
-}
-
-static int kscratch_reserve(kscratch *k, size_t bones, size_t input_floats, size_t final_floats) {
-  if (bones > k->bones_cap) {
-    free(k->mode);
-    free(k->changed);
-    free(k->offset);
-    free(k->hits);
-    k->mode = malloc(bones);
-    k->changed = malloc(bones);
-    k->offset = malloc(bones * sizeof *k->offset);
-    k->hits = malloc(bones * sizeof *k->hits);
-    k->bones_cap = k->mode && k->changed && k->offset && k->hits ? bones : 0;
-    if (k->bones_cap == 0)
-      return SK_ENOMEM;
-  }
-  if (input_floats > k->input_cap) {
-    free(k->input);
-    /* Line-aligned: a 16-pose row of the blocked layout is one cache line. */
-    k->input = aligned_alloc(64, (input_floats * sizeof(float) + 63) & ~(size_t)63);
-    k->input_cap = k->input ? input_floats : 0;
-    if (k->input == NULL)
-      return SK_ENOMEM;
-  }
-  if (final_floats > k->final_cap) {
-    free(k->final);
-    size_t bytes = (final_floats * sizeof(float) + 63) & ~(size_t)63;
-    k->final = aligned_alloc(64, bytes);
-    k->final_cap = k->final ? final_floats : 0;
-    if (k->final == NULL)
-      return SK_ENOMEM;
-  }
-  return 0;
-}
-
-/* The batch kernel's domain: several poses that want final matrices only
- * and share one initial skin matrix (the kernel takes one per job). A
- * single pose stays on the scalar core, bit for bit what `skinner eval`
- * prints. */
-static bool kernel_fits(const sk_skeleton *s, const sk_pose *poses, size_t n) {
-  if (n < 2 || s->count == 0)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    if (poses[i].output != SK_OUT_FINAL || poses[i].has_initial_skin != poses[0].has_initial_skin)
-      return false;
-    if (poses[i].has_initial_skin && memcmp(poses[i].initial_skin, poses[0].initial_skin, sizeof poses[0].initial_skin))
-      return false;
-  }
-  return true;
-}
-
-/* The first half of run_kernel: each bone's mode, chosen over the whole
- * batch poses[0..n), into ks->mode. A streamed answer plans once and runs
- * the batch in 16-pose slices under that plan (kernel_fill_run), so every
- * pose gets the lanes, the modes and so the bits it gets in one run. */
-static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks) {
-  const sk_skeleton *s = e->skel;
-  const size_t nb = s->count;
-  if (kscratch_reserve(ks, nb, 0, 0))
-    return SK_ENOMEM;
-  /* hits[b]: poses that set bone b; the top bit marks a "matrix" override. */
-  uint32_t *hits = ks->hits;
-  memset(hits, 0, nb * sizeof *hits);
-  for (size_t p = 0; p < n; p++)
-    for (size_t k = 0; k < poses[p].count; k++) {
-      const sk_override *o = &poses[p].overrides[k];
-      hits[o->bone] = (hits[o->bone] + 1) | (o->mask & SK_OVERRIDE_MATRIX ? 0x80000000u : 0);
-    }
-  /* CONST: no pose sets the bone. TRS: every pose sets it with position,
-   * rotation or scaling only, so every lane is compose(TRS) -- exactly what
-   * Babylon's setters produce -- and the kernel composes it in SIMD. Else
-   * MATRIX: each lane gets the local the core's setters compute. */
-  for (size_t b = 0; b < nb; b++)
-    ks->mode[b] = hits[b] == 0                                                  ? SK_KERNEL_CONST
-                  : hits[b] == n && !s->bones[b].local.need_decompose ? SK_KERNEL_TRS
-                                                                               : SK_KERNEL_MATRIX;
-  return 0;
-}
-
-/* The second half: fills the kernel's input for poses[0..n) under the
- * modes in ks->mode and runs it into `dest`. */
-static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
-                           unsigned threads) {
-  const sk_skeleton *s = e->skel;
-  const size_t nb = s->count;
-  /* Blocked layout: the kernel reads each 16-pose block as one stream. */
-  size_t stride, block;
-  const size_t floats = sk_kernel_blocked_layout(ks->mode, nb, n, ks->offset, &stride, &block);
-  if (floats == 0 || kscratch_reserve(ks, nb, floats, 0))
-    return SK_ENOMEM;
-  float *in = ks->input;
-  const size_t blocks = (n + 15) / 16;
-  for (size_t b = 0; b < nb; b++) {
-    const sk_local *l = &s->bones[b].local;
-    float *base = in + ks->offset[b];
-    if (ks->mode[b] == SK_KERNEL_CONST) {
-      memcpy(base, l->matrix, 16 * sizeof(float));
-      continue;
-    }
-    /* Every lane, padding too, starts as the stored local. */
-    float v[16];
-    size_t rows = 16;
-    if (ks->mode[b] == SK_KERNEL_TRS) {
-      const float trs[10] = {(float)l->position[0], (float)l->position[1], (float)l->position[2],
-                             (float)l->rotation[0], (float)l->rotation[1], (float)l->rotation[2],
-                             (float)l->rotation[3], (float)l->scaling[0],  (float)l->scaling[1],
-                             (float)l->scaling[2]};
-      memcpy(v, trs, sizeof trs);
-      rows = 10;
-    } else
-      memcpy(v, l->matrix, sizeof v);
-    for (size_t g = 0; g < blocks; g++)
-      for (size_t r = 0; r < rows; r++)
-        for (size_t q = 0; q < 16; q++)
-          base[g * block + r * stride + q] = v[r];
-  }
-  for (size_t p = 0; p < n; p++)
-    for (size_t k = 0; k < poses[p].count; k++) {
-      const sk_override *o = &poses[p].overrides[k];
-      float *row = in + ks->offset[o->bone] + p / 16 * block + p % 16;
-      if (ks->mode[o->bone] == SK_KERNEL_TRS) {
-        if (o->mask & SK_OVERRIDE_POSITION)
-          for (size_t r = 0; r < 3; r++)
-            row[r * stride] = (float)o->position[r];
-        if (o->mask & SK_OVERRIDE_ROTATION)
-          for (size_t r = 0; r < 4; r++)
-            row[(3 + r) * stride] = (float)o->rotation[r];
-        if (o->mask & SK_OVERRIDE_SCALING)
-          for (size_t r = 0; r < 3; r++)
-            row[(7 + r) * stride] = (float)o->scaling[r];
-        continue;
-      }
-      sk_local l = s->bones[o->bone].local;
-      sk_local_apply(&l, o);
-      for (size_t r = 0; r < 16; r++)
-        row[r * stride] = l.matrix[r];
-    }
-  sk_kernel_job job;
-  memset(&job, 0, sizeof job);
-  job.rig = e->rig;
-  job.poses = n;
-  job.pose_stride = stride;
-  job.block_stride = block;
-  job.mode = ks->mode;
-  job.offset = ks->offset;
-  job.input = in;
-  job.input_floats = floats;
-  job.initial_skin = poses[0].has_initial_skin ? poses[0].initial_skin : NULL;
-  job.final = dest;
-  if (sk_kernel_validate(&job, NULL) != 0)
-    return SK_EINVAL;
-  /* Large batches split by pose ranges across cores; starting threads
-   * costs tens of microseconds, so only from ~256k bone matrices up. */
-  if (threads > 1 && n >= 32 && n * e->bone_count >= (1u << 18))
-    return sk_kernel_run_threads(&job, threads) == 0 ? 0 : SK_ENOMEM;
-  sk_kernel_run(&job, 0, n);
-  return 0;
-}
-
-/* Runs the batch kernel on SoA inputs built from the poses (modes chosen
- * per bone by kernel_plan; MATRIX lanes are composed by the core's Babylon setters,
- * sk_local_apply, exactly as a single pose would). Writes n*(B+1)*16
- * floats to `dest`. */
-static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
-                      unsigned threads) {
-  int rc = kernel_plan(e, poses, n, ks);
-  return rc ? rc : kernel_fill_run(e, poses, n, ks, dest, threads);
-}
-
-/* sk_pose_evaluate for a pose asking for final matrices only, with no
- * initial skin: only the subtrees of the bones it sets are recomputed, the
- * rest come from the entry's base evaluation, bit for bit the same answer
- * (tests/check_sk_skeleton.c compares the two; the conformance cases go
- * through here in tests/check_skinnerd.c). Returns false, having done
- * nothing, when the pose does not qualify. */
-static bool eval_changed(const sk_cache_entry *e, const sk_pose *pose, sk_eval_buffers *buf, kscratch *ks) {
-  const sk_skeleton *s = e->skel;
-  if (e->base_world == NULL || pose->output != SK_OUT_FINAL || pose->has_initial_skin ||
-      kscratch_reserve(ks, s->count, 0, 0) != 0)
-    return false;
-  memset(ks->changed, 0, s->count);
-  sk_skeleton_pose_overrides(s, pose->overrides, pose->count, buf->locals, ks->changed);
-  sk_skeleton_evaluate_changed(s, buf->locals, ks->changed, e->base_world, e->base_final, buf->scratch, buf->final);
-  return true;
-}
-
-/* The one place poses are evaluated for answers: a batch of parsed poses
- * on one immutable skeleton version, written in `fmt` ("results" entries
- * comma-separated for JSON). Batches the kernel can take go through it
- * (sk_kernel, the rig built when the version was stored); the rest, and
- * single poses, through the scalar core (incrementally when eval_changed can). */
-static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt, sk_eval_buffers *buf,
-                      kscratch *ks, sk_strbuf *out, unsigned threads) {
-  const sk_skeleton *s = e->skel;
-  size_t mats = s->count + 1;
-  if (fmt == SK_FMT_JSON) {
-    /* Room for the usual answer at once (~12 bytes a float), instead of
-     * about nine doublings from 64 bytes, each copying what was written;
-     * capped, past which the doublings cost little against the printing. */
-    size_t floats = 0;
-    for (size_t i = 0; i < n; i++)
-      floats += 16 * (((poses[i].output & SK_OUT_FINAL) ? mats : 0) +
-                      ((poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
-                      ((poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
-    if (sk_strbuf_reserve(out, floats < (4u << 20) / 12 ? floats * 12 + 64 : 4u << 20) != 0)
-      return SK_ENOMEM;
-  }
-  if (e->rig != NULL && kernel_fits(s, poses, n)) {
-    size_t total = n * mats * 16;
-    float *dest;
-    if (fmt == SK_FMT_F32) { /* straight into the answer */
-      if (sk_strbuf_reserve(out, total * sizeof(float)))
-        return SK_ENOMEM;
-      dest = (float *)(void *)(out->data + out->len);
-    } else {
-      if (kscratch_reserve(ks, s->count, 0, total))
-        return SK_ENOMEM;
-      dest = ks->final;
-    }
-    int rc = run_kernel(e, poses, n, ks, dest, threads);
-    if (rc == 0) {
-      if (fmt == SK_FMT_F32) {
-        out->len += total * sizeof(float);
-        out->data[out->len] = 0;
-        return 0;
-      }
-      for (size_t i = 0; i < n && !rc; i++) {
-        const float *f = dest + i * mats * 16;
-        if (fmt == SK_FMT_JSON) {
-          if (i > 0)
-            sk_strbuf_append(out, ",", 1);
-          /* No stored-pose text here: the kernel's float answers are
-           * within 1e-5 of the exact ones and so rarely bit-identical. */
-          rc = sk_json_write_result(out, s->count, f, NULL, NULL);
-        } else {
-          rc = append_binary(out, f, mats, fmt);
-        }
-      }
-      return rc || out->failed ? SK_ENOMEM : 0;
-    }
-    if (rc == SK_ENOMEM)
-      return rc;
-    /* the kernel refused the job: the scalar core answers instead */
-  }
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
-    if (!eval_changed(e, &poses[i], buf, ks))
-      sk_pose_evaluate(s, &poses[i], buf);
-    if (fmt == SK_FMT_JSON) {
-      if (i > 0)
-        sk_strbuf_append(out, ",", 1);
-      rc = sk_pose_write_json(s, &poses[i], buf, &e->base_final_text, out);
-    } else {
-      rc = append_binary(out, buf->final, mats, fmt);
-    }
-  }
-  return rc || out->failed ? SK_ENOMEM : 0;
+/* How sk_frames answers in `fmt`: always exact. (--fast-binary is accepted
+ * and ignored: the float32 kernel measured no faster than the exact one on
+ * Fox, docs/design.md.) */
+static sk_frames_opts frames_opts(const sk_routes *r, int fmt, unsigned threads) {
+  (void)r;
+  return (sk_frames_opts){.fmt = fmt, .precision = SK_FRAMES_EXACT, .threads = threads};
 }
 
 static const char *fmt_type(int fmt) { return k_pose_offers[fmt]; }
@@ -1513,19 +1217,9 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
     return;
   }
   sk_strbuf b = {0};
-  if (ensure_buf(r, e->skel->count) != 0) {
+  const sk_frames_opts fo = frames_opts(r, fmt, 1);
+  if (sk_frames_eval(e, &pose, 1, &fo, &r->sc, &b) != 0)
     b.failed = 1;
-  } else if (fmt != SK_FMT_JSON && r->cfg.fast_binary && e->rig != NULL) {
-    /* --fast-binary: the kernel's single-pose path (float, FMA; within
-     * 1e-5 of the exact answer) instead of the Babylon-exact scalar core,
-     * which is most of the CPU of a binary pose request. */
-    sk_skeleton_pose_locals(e->skel, pose.overrides, pose.count, r->buf.locals);
-    sk_kernel_single(e->rig, r->buf.locals, pose.has_initial_skin ? pose.initial_skin : NULL, r->buf.final, NULL);
-    if (append_binary(&b, r->buf.final, e->skel->count + 1, fmt) != 0)
-      b.failed = 1;
-  } else if (eval_poses(e, &pose, 1, fmt, &r->buf, &r->ks, &b, 1) != 0) {
-    b.failed = 1;
-  }
   sk_pose_close(&pose);
   respond_poses(r, req, e->skel, 1, fmt, &b);
   sk_cache_entry_unref(e);
@@ -1544,20 +1238,14 @@ static void batch_free(batch_job *bj) {
 
 static void batch_work(void *arg) {
   batch_job *bj = arg;
-  sk_eval_buffers buf;
-  kscratch ks;
-  memset(&ks, 0, sizeof ks);
-  if (sk_eval_buffers_init(&buf, bj->entry->skel->count) != 0) {
-    bj->rc = SK_ENOMEM;
-    return;
-  }
+  sk_frames_scratch sc = {0};
+  const sk_frames_opts fo = frames_opts(bj->routes, bj->fmt, bj->routes->cfg.kernel_threads);
   if (bj->fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  bj->rc = eval_poses(bj->entry, bj->poses, bj->n, bj->fmt, &buf, &ks, &bj->out, bj->routes->cfg.kernel_threads);
+  bj->rc = sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &sc, &bj->out);
   if (bj->fmt == SK_FMT_JSON && !bj->bare && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
     bj->rc = SK_ENOMEM;
-  sk_eval_buffers_close(&buf);
-  kscratch_free(&ks);
+  sk_frames_scratch_close(&sc);
 }
 
 /* The pool's half of a body parsed there: the answer is costed against the
@@ -1617,11 +1305,8 @@ static void batch_after(sk_http_req *req, void *arg, int status) {
  * ~15-40 us: a 64-pose binary batch (~30 us) stays inline, the same batch
  * as JSON (~2.7 ms) does not. */
 static double batch_cost_us(const batch_job *bj) {
-  const sk_skeleton *s = bj->entry->skel;
-  double mats = (double)bj->n * (double)(s->count + 1);
-  double eval = kernel_fits(s, bj->poses, bj->n) ? 7 : 150;
-  double enc = bj->fmt == SK_FMT_JSON ? 650 : 1;
-  return mats * (eval + enc) * 1e-3;
+  const sk_frames_opts fo = frames_opts(bj->routes, bj->fmt, 1);
+  return sk_frames_cost_us(bj->entry, bj->poses, bj->n, &fo);
 }
 
 /* Parses the poses of a /poses body (already checked to be {"poses": [...]}
@@ -1853,16 +1538,12 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
 
 
 /* A batch answer produced as its client reads it: a bounded `pending`
- * buffer refilled from the next poses, evaluated 16 at a time by the
- * kernel (planned once for the whole batch) or one at a time by the core.
- * The bytes are those run_batch would have built in one piece. */
+ * buffer refilled from the next poses by sk_frames_run (planned once for
+ * the whole batch). The bytes are those run_batch would have built in one
+ * piece. */
 typedef struct pose_stream {
   batch_job *bj;          /* owned: the poses and the entry reference */
-  sk_eval_buffers buf;
-  kscratch ks;
-  bool kernel;            /* the kernel evaluates (eval_poses's choice) */
-  size_t next;            /* next pose to encode */
-  size_t evaluated;       /* kernel: poses [evaluated - 16, evaluated) are in ks.final */
+  sk_frames_run run;      /* borrows bj's entry and poses */
   sk_strbuf pending;
   size_t off;             /* bytes of `pending` already sent */
   bool closed;            /* JSON: "]}" written */
@@ -1870,61 +1551,19 @@ typedef struct pose_stream {
 
 static void stream_release(void *arg) {
   pose_stream *st = arg;
+  sk_frames_run_close(&st->run);
   batch_free(st->bj);
-  sk_eval_buffers_close(&st->buf);
-  kscratch_free(&st->ks);
   sk_strbuf_free(&st->pending);
   free(st);
-}
-
-/* Appends pose `i` to `pending`. */
-static int stream_pose(pose_stream *st, size_t i) {
-  const sk_cache_entry *e = st->bj->entry;
-  const sk_skeleton *s = e->skel;
-  const size_t mats = s->count + 1;
-  int fmt = st->bj->fmt;
-  const float *final;
-  if (st->kernel) {
-    if (i >= st->evaluated) {
-      size_t k = st->bj->n - i < 16 ? st->bj->n - i : 16;
-      if (kscratch_reserve(&st->ks, s->count, 0, 16 * mats * 16) != 0)
-        return SK_ENOMEM;
-      int rc = kernel_fill_run(e, st->bj->poses + i, k, &st->ks, st->ks.final, 1);
-      /* The kernel refuses only malformed jobs or sizes that overflow, so a
-       * 16-pose slice of a batch it takes is taken. Should the first slice
-       * be refused anyway, the core answers all of it, as eval_poses would. */
-      if (rc == SK_EINVAL && i == 0 && sk_eval_buffers_init(&st->buf, s->count) == 0)
-        st->kernel = false;
-      else if (rc)
-        return rc;
-      else
-        st->evaluated = i + k;
-    }
-  }
-  if (st->kernel) {
-    final = st->ks.final + (i % 16) * mats * 16;
-  } else {
-    if (!eval_changed(e, &st->bj->poses[i], &st->buf, &st->ks))
-      sk_pose_evaluate(s, &st->bj->poses[i], &st->buf);
-    final = st->buf.final;
-  }
-  if (fmt != SK_FMT_JSON)
-    return append_binary(&st->pending, final, mats, fmt);
-  if (i > 0)
-    sk_strbuf_append(&st->pending, ",", 1);
-  if (st->kernel)
-    return sk_json_write_result(&st->pending, s->count, final, NULL, NULL);
-  return sk_pose_write_json(s, &st->bj->poses[i], &st->buf, &e->base_final_text, &st->pending);
 }
 
 static long stream_produce(void *arg, char *dest, size_t cap) {
   pose_stream *st = arg;
   if (st->off == st->pending.len) {
     st->pending.len = st->off = 0;
-    while (st->pending.len < SK_ROUTES_STREAM_SLICE && st->next < st->bj->n)
-      if (stream_pose(st, st->next++) != 0 || st->pending.failed)
-        return -1; /* out of memory mid-answer: the client sees it cut short */
-    if (st->next == st->bj->n && st->bj->fmt == SK_FMT_JSON && !st->closed) {
+    if (sk_frames_run_next(&st->run, &st->pending, SK_ROUTES_STREAM_SLICE) != 0)
+      return -1; /* out of memory mid-answer: the client sees it cut short */
+    if (sk_frames_run_done(&st->run) && st->bj->fmt == SK_FMT_JSON && !st->closed) {
       sk_strbuf_append(&st->pending, "]}", 2);
       st->closed = true;
     }
@@ -1947,7 +1586,7 @@ static long stream_produce(void *arg, char *dest, size_t cap) {
 static size_t stream_bytes(const batch_job *bj, bool kernel) {
   const size_t mats = bj->entry->skel->count + 1;
   size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
-  size_t eval = kernel ? 2 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float);
+  size_t eval = sk_frames_run_bytes(bj->entry, kernel);
   return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + SK_ROUTES_STREAM_BLOCK + bj->entry->bytes;
 }
 
@@ -1961,11 +1600,10 @@ static void stream_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
     return;
   }
   st->bj = bj;
-  st->kernel = bj->entry->rig != NULL && kernel_fits(s, bj->poses, bj->n);
-  int rc = sk_http_reserve(req, stream_bytes(bj, st->kernel));
+  const sk_frames_opts fo = frames_opts(r, bj->fmt, 1);
+  int rc = sk_http_reserve(req, stream_bytes(bj, sk_frames_uses_kernel(bj->entry, bj->poses, bj->n, &fo)));
   if (rc == 0)
-    rc = st->kernel ? kernel_plan(bj->entry, bj->poses, bj->n, &st->ks)
-                    : sk_eval_buffers_init(&st->buf, s->count);
+    rc = sk_frames_run_init(&st->run, bj->entry, bj->poses, bj->n, &fo);
   if (rc == 0 && bj->fmt == SK_FMT_JSON)
     rc = sk_strbuf_append(&st->pending, "{\"results\":[", 12);
   if (rc != 0) {
@@ -2073,14 +1711,10 @@ static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
     problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
     return;
   }
-  if (ensure_buf(r, bj->entry->skel->count) != 0) {
-    batch_free(bj);
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
+  const sk_frames_opts fo = frames_opts(r, fmt, 1);
   if (fmt == SK_FMT_JSON)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  if (eval_poses(bj->entry, bj->poses, bj->n, fmt, &r->buf, &r->ks, &bj->out, 1) != 0 ||
+  if (sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &r->sc, &bj->out) != 0 ||
       (fmt == SK_FMT_JSON && sk_strbuf_append(&bj->out, "]}", 2)))
     bj->out.failed = 1;
   respond_poses(r, req, bj->entry->skel, bj->n, fmt, &bj->out);
@@ -2343,7 +1977,6 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
 void sk_routes_destroy(sk_routes *r) {
   if (r == NULL)
     return;
-  sk_eval_buffers_close(&r->buf);
-  kscratch_free(&r->ks);
+  sk_frames_scratch_close(&r->sc);
   free(r);
 }

@@ -39,8 +39,6 @@ typedef struct sk_routes_config {
                           pool [250]; SIZE_MAX: always inline */
   int pool_always;     /* every batch goes to the thread pool (--inline-limit 0) */
   unsigned kernel_threads; /* threads one large pool batch is split across [1] */
-  int fast_binary;     /* single-pose binary answers from sk_kernel_single:
-                          within 1e-5 of, not bit-equal to, the JSON answer */
   int metrics_admin_only; /* /metrics only through sk_routes_admin_handler();
                              the public handler answers it 404 (--admin-listen) */
   sk_budget *budget;   /* borrowed, or NULL: the memory budget, for /metrics */

@@ -60,9 +60,8 @@ static void usage(FILE *f) {
           "  --inline-limit US    batches estimated to take up to US microseconds are\n"
           "                       evaluated on the I/O thread, larger ones on the pool;\n"
           "                       0 sends every batch to the pool (SKINNERD_INLINE_LIMIT) [250]\n"
-          "  --fast-binary        single-pose binary answers from the batch kernel's\n"
-          "                       float path: within 1e-5 of the JSON answer instead of\n"
-          "                       bit-equal, for a fraction of the evaluation cost\n"
+          "  --fast-binary        accepted for compatibility, no effect: every answer is\n"
+          "                       exact, and the float32 kernel measured no faster\n"
           "                       (SKINNERD_FAST_BINARY=1)\n"
           "  --data-dir DIR       keep every skeleton on disk (durable before the 2xx) and\n"
           "                       reload them at start; evicted ones reload on demand;\n"
@@ -571,7 +570,6 @@ int main(int argc, char **argv) {
   rc.inline_limit = (size_t)o.inline_limit;
   if (o.inline_limit == 0)
     rc.pool_always = 1; /* --inline-limit 0: every batch goes to the pool */
-  rc.fast_binary = o.fast_binary;
   rc.kernel_threads = (unsigned)o.threads;
   rc.budget = &budget;
   rc.access = access;
