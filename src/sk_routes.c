@@ -15,6 +15,7 @@
 #include "sk_json.h"
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
+#include "sk_problem.h"
 #include "sk_ui.h"
 
 struct sk_routes {
@@ -25,9 +26,7 @@ struct sk_routes {
   sk_http *listener;   /* borrowed: the public listener, for /metrics; may be NULL */
 };
 
-#define PROBLEM_BASE "https://skinnerd.dev/problems/"
 #define CT_JSON "application/json"
-#define CT_PROBLEM "application/problem+json"
 
 static const char *const k_pose_offers[] = {"application/json", "application/octet-stream",
                                             "application/x-skinner-mat3x4"};
@@ -135,89 +134,10 @@ int sk_routes_negotiate(const char *accept, const char *const *offers, int n) {
 
 /* ---- answers ----------------------------------------------------------------- */
 
-static const char *problem_kind(int code) {
-  switch (code) {
-  case SK_EINVAL: return "invalid-request";
-  case SK_ENOMEM: return "out-of-memory";
-  case SK_ESYNTAX: return "malformed-json";
-  case SK_ETYPE: return "wrong-type";
-  case SK_EMISSING: return "missing-field";
-  case SK_ERANGE: return "out-of-range";
-  case SK_ENOTFINITE: return "non-finite-number";
-  case SK_EDUPLICATE: return "duplicate";
-  case SK_ECYCLE: return "cycle";
-  case SK_EUNKNOWN: return "unknown-reference";
-  case SK_ESINGULAR: return "non-invertible-matrix";
-  case SK_ELENGTH: return "wrong-array-length";
-  case SK_ENOTFOUND: return "not-found";
-  case SK_ETOOBIG: return "too-large";
-  case SK_EUNSUPPORTED: return "unsupported-media-type";
-  case SK_EBUSY: return "overloaded";
-  case SK_EFORMAT: return "invalid-format";
-  case SK_ENOSPACE: return "insufficient-storage";
-  default: return "internal";
-  }
-}
-
-/* Sends an RFC 9457 problem. `kind` NULL: derived from `code`. */
-static void problem_full(sk_http_req *req, int status, const char *kind, const char *title, const char *detail,
-                         const char *pointer, int line, int column, const char *const *headers) {
-  sk_strbuf b = {0};
-  char num[32];
-  sk_strbuf_append(&b, "{\"type\":", 8);
-  char type[128];
-  snprintf(type, sizeof type, PROBLEM_BASE "%s", kind);
-  sk_json_write_string(&b, type);
-  sk_strbuf_append(&b, ",\"title\":", 9);
-  sk_json_write_string(&b, title);
-  int n = snprintf(num, sizeof num, ",\"status\":%d", status);
-  sk_strbuf_append(&b, num, (size_t)n);
-  sk_strbuf_append(&b, ",\"detail\":", 10);
-  sk_json_write_string(&b, detail != NULL ? detail : title);
-  sk_strbuf_append(&b, ",\"pointer\":", 11);
-  sk_json_write_string(&b, pointer != NULL ? pointer : "");
-  if (line > 0) {
-    n = snprintf(num, sizeof num, ",\"line\":%d,\"column\":%d", line, column);
-    sk_strbuf_append(&b, num, (size_t)n);
-  }
-  sk_strbuf_append(&b, "}", 1);
-  if (b.failed) {
-    sk_strbuf_free(&b);
-    sk_http_respond(req, 503, "text/plain", (void *)"out of memory\n", 14, false, NULL);
-    return;
-  }
-  size_t len = b.len;
-  sk_http_respond(req, status, CT_PROBLEM, b.data, len, true, headers);
-}
-
-static void problem_err(sk_http_req *req, const sk_error *err, int fallback) {
-  int code = err->code ? err->code : fallback;
-  int status = sk_error_http_status(code);
-  if (status >= 500 && code != SK_ENOMEM && code != SK_EBUSY && code != SK_ENOSPACE)
-    status = 500;
-  static const char *const retry[] = {"Retry-After", "1", NULL};
-  problem_full(req, status, problem_kind(code), sk_strerror(code), err->text[0] ? err->text : sk_strerror(code),
-               err->pointer, code == SK_ESYNTAX ? err->line : 0, err->column,
-               status == 503 ? retry : NULL);
-}
-
-__attribute__((format(printf, 4, 5))) static void problem(sk_http_req *req, int code, const char *pointer,
-                                                            const char *fmt, ...) {
-  sk_error e;
-  sk_error_clear(&e);
-  e.code = code;
-  snprintf(e.pointer, sizeof e.pointer, "%s", pointer ? pointer : "");
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(e.text, sizeof e.text, fmt, ap);
-  va_end(ap);
-  problem_err(req, &e, code);
-}
-
 static void respond_json(sk_http_req *req, int status, sk_strbuf *b, const char *const *headers) {
   if (b->failed) {
     sk_strbuf_free(b);
-    problem(req, SK_ENOMEM, "", "out of memory writing the answer");
+    sk_problem(req, SK_ENOMEM, "", "out of memory writing the answer");
     return;
   }
   size_t len = b->len;
@@ -377,7 +297,7 @@ static bool access_refused(sk_routes *r, sk_http_req *req, int route) {
     return false;
   req->close_after = v.close; /* before the answer: it then says Connection: close */
   const char *hdr[] = {"WWW-Authenticate", v.www_authenticate, NULL};
-  problem_full(req, v.status, v.kind, v.title, v.detail, "", 0, 0, v.www_authenticate[0] ? hdr : NULL);
+  sk_problem_send(req, v.status, v.kind, v.title, v.detail, "", 0, 0, v.www_authenticate[0] ? hdr : NULL);
   return true;
 }
 
@@ -391,14 +311,14 @@ static void on_begin(void *ctx, sk_http_req *req) {
   if (access_refused(r, req, m.route))
     return;
   if (m.route == SK_ROUTE_OTHER) {
-    problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
+    sk_problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
     return;
   }
   if (!method_allowed(m.route, req->method_id)) {
     const char *hdr[] = {"Allow", route_allow(m.route), NULL};
     char detail[128];
     snprintf(detail, sizeof detail, "%s is not allowed here; use %s", req->method, route_allow(m.route));
-    problem_full(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
+    sk_problem_send(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
     return;
   }
   if (route_takes_body(m.route, req->method_id)) {
@@ -408,14 +328,14 @@ static void on_begin(void *ctx, sk_http_req *req) {
     if (cl != NULL) {
       len = strtoull(cl, NULL, 10);
       if (len > r->cfg.max_body) {
-        problem(req, SK_ETOOBIG, "", "the body has %llu bytes; the limit is %zu (--max-body)", len, r->cfg.max_body);
+        sk_problem(req, SK_ETOOBIG, "", "the body has %llu bytes; the limit is %zu (--max-body)", len, r->cfg.max_body);
         return;
       }
     }
     const char *ct = sk_http_header(req, "Content-Type");
     bool skeleton_body = (m.route == SK_ROUTE_SKELETONS || m.route == SK_ROUTE_SKELETON);
     if ((len > 0 || te != NULL) && !sk_routes_is_json(ct) && !(skeleton_body && gltf_type(ct) != 0)) {
-      problem(req, SK_EUNSUPPORTED, "", "%s", skeleton_body
+      sk_problem(req, SK_EUNSUPPORTED, "", "%s", skeleton_body
                   ? "skeleton bodies are application/json, model/gltf-binary or model/gltf+json"
                   : "bodies must be application/json");
       return;
@@ -423,14 +343,14 @@ static void on_begin(void *ctx, sk_http_req *req) {
   }
   if (m.route == SK_ROUTE_POSE || m.route == SK_ROUTE_POSES) {
     if (sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3) < 0) {
-      problem_full(req, 406, "not-acceptable", "Not acceptable",
+      sk_problem_send(req, 406, "not-acceptable", "Not acceptable",
                    "this route answers application/json, application/octet-stream or application/x-skinner-mat3x4",
                    "", 0, 0, NULL);
       return;
     }
   } else if (m.route != SK_ROUTE_METRICS && req->method_id != SK_METHOD_DELETE &&
              sk_routes_negotiate(sk_http_header(req, "Accept"), k_json_offer, 1) < 0) {
-    problem_full(req, 406, "not-acceptable", "Not acceptable", "this route answers application/json", "", 0, 0, NULL);
+    sk_problem_send(req, 406, "not-acceptable", "Not acceptable", "this route answers application/json", "", 0, 0, NULL);
     return;
   }
 }
@@ -513,7 +433,7 @@ static json_t *load_body(sk_http_req *req) {
   sk_error err;
   sk_error_clear(&err);
   if (sk_json_load(req->body.data, req->body.len, &j, &err) != 0) {
-    problem_err(req, &err, SK_ESYNTAX);
+    sk_problem_err(req, &err, SK_ESYNTAX);
     return NULL;
   }
   return j;
@@ -523,10 +443,10 @@ static json_t *load_body(sk_http_req *req) {
 static sk_cache_entry *entry_or_404(sk_routes *r, sk_http_req *req, const match *m) {
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
   if (e == NULL && m->id_ok && sk_cache_evicted(r->cache, m->id))
-    problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" was evicted under --cache-mb: re-send PUT /v1/skeletons/%s",
+    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" was evicted under --cache-mb: re-send PUT /v1/skeletons/%s",
             m->id, m->id);
   else if (e == NULL)
-    problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
+    sk_problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
   return e;
 }
 
@@ -567,7 +487,7 @@ static void get_list(sk_routes *r, sk_http_req *req) {
   sk_cache_get_stats(r->cache, &st);
   entry_list l = {calloc(st.stored ? st.stored : 1, sizeof *l.v), 0};
   if (l.v == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   sk_cache_foreach(r->cache, collect, &l);
@@ -662,9 +582,9 @@ static void upload_after(sk_http_req *req, void *arg, int status) {
   upload_job *uj = arg;
   static const sk_cache_source json_source = {NULL, 0, NULL};
   if (status == SK_EBUSY)
-    problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
+    sk_problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
   else if (uj->rc)
-    problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
+    sk_problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
   else if (uj->gltf)
     gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj->skin, uj->s, uj->anim);
   else
@@ -680,7 +600,7 @@ static void upload_after(sk_http_req *req, void *arg, int status) {
 static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
   upload_job *uj = calloc(1, sizeof *uj);
   if (uj == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   uj->routes = r;
@@ -694,7 +614,7 @@ static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
   if (req->body.len >= r->cfg.pool_upload) {
     if (sk_http_defer(req, upload_work, upload_after, uj) != 0) {
       free(uj);
-      problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
     }
     return;
   }
@@ -737,7 +657,7 @@ static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, boo
   sk_cache_entry *e;
   int rc = sk_cache_put_full(r->cache, id, s, anim, src, &replaced, &e);
   if (rc) {
-    problem(req, rc, "", "%s", store_failure(rc));
+    sk_problem(req, rc, "", "%s", store_failure(rc));
     return;
   }
   sk_strbuf b = {0};
@@ -782,12 +702,12 @@ static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
 static void delete_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
   int rc = m->id_ok ? sk_cache_delete(r->cache, m->id) : SK_ENOTFOUND;
   if (rc == SK_EIO || rc == SK_ENOSPACE) {
-    problem(req, rc, "", "cannot remove the skeleton from the data directory%s",
+    sk_problem(req, rc, "", "cannot remove the skeleton from the data directory%s",
             rc == SK_ENOSPACE ? " (read-only)" : "");
     return;
   }
   if (rc != 0) {
-    problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
+    sk_problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
     return;
   }
   sk_http_respond(req, 204, NULL, (void *)"", 0, false, NULL);
@@ -798,7 +718,7 @@ static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton 
   sk_cache_entry *e;
   int rc = sk_cache_put_full(r->cache, id, clone, anim, NULL, NULL, &e);
   if (rc) {
-    problem(req, rc, "", "%s", store_failure(rc));
+    sk_problem(req, rc, "", "%s", store_failure(rc));
     return;
   }
   sk_strbuf b = {0};
@@ -815,7 +735,7 @@ static void finish_update(sk_routes *r, sk_http_req *req, sk_cache_entry *e, sk_
   if (rc) {
     sk_skeleton_destroy(c);
     sk_cache_entry_unref(e);
-    problem_err(req, err, rc);
+    sk_problem_err(req, err, rc);
     return;
   }
   char id[SK_CACHE_ID_MAX + 1];
@@ -1035,7 +955,7 @@ static void respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, 
   sk_metrics_add_poses(r->metrics, n, n * (s->count + 1));
   if (b->failed) {
     sk_strbuf_free(b);
-    problem(req, SK_ENOMEM, "", "out of memory writing the answer");
+    sk_problem(req, SK_ENOMEM, "", "out of memory writing the answer");
     return;
   }
   if (fmt == SK_FMT_JSON) {
@@ -1085,7 +1005,7 @@ static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, in
   sk_error_clear(&err);
   if (binary_outputs(poses, n, fmt, first, batch, &err) == 0)
     return false;
-  problem_err(req, &err, SK_ERANGE);
+  sk_problem_err(req, &err, SK_ERANGE);
   return true;
 }
 
@@ -1147,7 +1067,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
   int rc = e ? sk_fastpose_parse(e->skel, req->body.data, req->body.len, &pose) : SK_FASTPOSE_DECLINE;
   if (rc == SK_ENOMEM) {
     sk_cache_entry_unref(e);
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   if (rc == SK_FASTPOSE_DECLINE) {
@@ -1166,7 +1086,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
     if (sk_cost_add_pose_json(&cost, &r->cfg.cost, e->skel, e->anim, j, "", fmt, &err) != 0) {
       json_decref(j);
       sk_cache_entry_unref(e);
-      problem_err(req, &err, SK_ETOOBIG);
+      sk_problem_err(req, &err, SK_ETOOBIG);
       return;
     }
     if (!sk_cost_inline(&cost, &r->cfg.cost)) {
@@ -1183,7 +1103,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
     }
     if (rc) {
       sk_cache_entry_unref(e);
-      problem_err(req, &err, rc);
+      sk_problem_err(req, &err, rc);
       return;
     }
     if (n != 1) {
@@ -1193,7 +1113,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
       if (bj == NULL) {
         sk_pose_array_free(poses, n);
         sk_cache_entry_unref(e);
-        problem(req, SK_ENOMEM, "", "out of memory");
+        sk_problem(req, SK_ENOMEM, "", "out of memory");
         return;
       }
       bj->routes = r;
@@ -1278,7 +1198,7 @@ static void batch_after(sk_http_req *req, void *arg, int status) {
     size_t poses_bytes;
     batch_answer_bound(bj, &poses_bytes);
     if (sk_http_reserve(req, poses_bytes) != 0) {
-      problem(req, SK_EBUSY, "", "the batch (%zu poses) does not fit in the memory budget (--memory-mb) now; retry later",
+      sk_problem(req, SK_EBUSY, "", "the batch (%zu poses) does not fit in the memory budget (--memory-mb) now; retry later",
               bj->n);
       batch_free(bj);
       return;
@@ -1287,11 +1207,11 @@ static void batch_after(sk_http_req *req, void *arg, int status) {
     return;
   }
   if (status == SK_EBUSY)
-    problem(req, SK_EBUSY, "", "the batch waited past its deadline; retry later");
+    sk_problem(req, SK_EBUSY, "", "the batch waited past its deadline; retry later");
   else if (bj->err.code)
-    problem_err(req, &bj->err, bj->rc);
+    sk_problem_err(req, &bj->err, bj->rc);
   else if (bj->rc)
-    problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
+    sk_problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
   else
     respond_poses(bj->routes, req, bj->entry->skel, bj->n, bj->fmt, &bj->out);
   batch_free(bj);
@@ -1458,7 +1378,7 @@ static void pose_body_work(void *arg) {
 static void defer_pose_body(sk_routes *r, sk_http_req *req, const match *m, bool batch) {
   batch_job *bj = calloc(1, sizeof *bj);
   if (bj == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   bj->routes = r;
@@ -1470,7 +1390,7 @@ static void defer_pose_body(sk_routes *r, sk_http_req *req, const match *m, bool
   bj->body_len = req->body.len;
   if (sk_http_defer(req, pose_body_work, batch_after, bj) != 0) {
     batch_free(bj);
-    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+    sk_problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
   }
 }
 
@@ -1528,7 +1448,7 @@ static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
   if (rc) {
     if (bj)
       batch_free(bj);
-    problem_err(req, &err, rc);
+    sk_problem_err(req, &err, rc);
     return;
   }
   run_batch(r, req, bj);
@@ -1596,7 +1516,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   pose_stream *st = calloc(1, sizeof *st);
   if (st == NULL) {
     batch_free(bj);
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   st->bj = bj;
@@ -1609,9 +1529,9 @@ static void stream_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   if (rc != 0) {
     stream_release(st);
     if (rc == SK_EBUSY)
-      problem(req, SK_EBUSY, "", "the answer's buffers do not fit in the memory budget (--memory-mb) now; retry later");
+      sk_problem(req, SK_EBUSY, "", "the answer's buffers do not fit in the memory budget (--memory-mb) now; retry later");
     else
-      problem(req, SK_ENOMEM, "", "out of memory");
+      sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   sk_metrics_add_poses(r->metrics, bj->n, bj->n * (s->count + 1));
@@ -1662,7 +1582,7 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
   if (bj == NULL) {
     json_decref(j);
     sk_cache_entry_unref(e);
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   bj->routes = r;
@@ -1672,7 +1592,7 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
   bj->batch = batch;
   if (sk_http_defer(req, parse_work, batch_after, bj) != 0) {
     batch_free(bj);
-    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+    sk_problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
   }
 }
 
@@ -1685,7 +1605,7 @@ static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   sk_error_clear(&err);
   if (parsed_cost(r, bj, req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
     batch_free(bj);
-    problem_err(req, &err, SK_ETOOBIG);
+    sk_problem_err(req, &err, SK_ETOOBIG);
     return;
   }
   /* The memory budget first: the parsed poses, and the answer (in full, or
@@ -1695,7 +1615,7 @@ static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
   if (sk_http_reserve(req, poses_bytes + (stream ? 0 : answer)) != 0) {
     size_t n = bj->n;
     batch_free(bj);
-    problem(req, SK_EBUSY, "", "the batch (%zu poses, an answer of up to %zu bytes) does not fit in the memory "
+    sk_problem(req, SK_EBUSY, "", "the batch (%zu poses, an answer of up to %zu bytes) does not fit in the memory "
                                "budget (--memory-mb) now; retry later", n, answer);
     return;
   }
@@ -1708,7 +1628,7 @@ static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
     if (rc == 0)
       return;
     batch_free(bj);
-    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
+    sk_problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
     return;
   }
   const sk_frames_opts fo = frames_opts(r, fmt, 1);
@@ -1748,7 +1668,7 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
   sk_strbuf b = {0};
   if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
     sk_strbuf_free(&b);
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   size_t len = b.len;
@@ -1796,7 +1716,7 @@ static void json_body_after(sk_http_req *req, void *arg, int status) {
   sk_cache_entry_unref(now);
   if (status == SK_EBUSY) {
     sk_cache_entry_unref(jb->entry);
-    problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+    sk_problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
   } else if (stale) {
     /* Another update was published while this one was on the pool: apply
      * it to that version instead, here (rare; the body is still in req). */
@@ -1817,7 +1737,7 @@ static void json_body_after(sk_http_req *req, void *arg, int status) {
 static void defer_json_body(sk_routes *r, sk_http_req *req, const match *m) {
   json_body_job *jb = calloc(1, sizeof *jb);
   if (jb == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   jb->routes = r;
@@ -1829,7 +1749,7 @@ static void defer_json_body(sk_routes *r, sk_http_req *req, const match *m) {
   if (sk_http_defer(req, json_body_work, json_body_after, jb) != 0) {
     sk_cache_entry_unref(jb->entry);
     free(jb);
-    problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+    sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
   }
 }
 
@@ -1839,11 +1759,11 @@ static void on_handle(void *ctx, sk_http_req *req) {
   route_match(req->url, &m);
   int me = req->method_id;
   if (req->body_too_large) {
-    problem(req, SK_ETOOBIG, "", "the body is over the limit of %zu bytes (--max-body)", r->cfg.max_body);
+    sk_problem(req, SK_ETOOBIG, "", "the body is over the limit of %zu bytes (--max-body)", r->cfg.max_body);
     return;
   }
   if (req->over_budget) {
-    problem(req, SK_EBUSY, "", "the body does not fit in the memory budget (--memory-mb) now; retry later");
+    sk_problem(req, SK_EBUSY, "", "the body does not fit in the memory budget (--memory-mb) now; retry later");
     return;
   }
   switch (m.route) {
@@ -1870,7 +1790,7 @@ static void on_handle(void *ctx, sk_http_req *req) {
   case SK_ROUTE_SKELETON:
     if (me == SK_METHOD_PUT) {
       if (!m.id_ok)
-        problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}, not \".\" or \"..\"");
+        sk_problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}, not \".\" or \"..\"");
       else
         put_skeleton(r, req, m.id);
     } else if (me == SK_METHOD_DELETE) {
@@ -1898,7 +1818,7 @@ static void on_handle(void *ctx, sk_http_req *req) {
       post_poses(r, req, &m);
     return;
   default:
-    problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
+    sk_problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
     return;
   }
 }
@@ -1916,7 +1836,7 @@ static void on_begin_public(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
   if (r->cfg.metrics_admin_only && strncmp(req->url, "/metrics", 8) == 0 && strchr("?#", req->url[8]) != NULL) {
     req->route = SK_ROUTE_OTHER;
-    problem(req, SK_ENOTFOUND, "", "/metrics is served on the admin listener only (--admin-listen)");
+    sk_problem(req, SK_ENOTFOUND, "", "/metrics is served on the admin listener only (--admin-listen)");
     return;
   }
   on_begin(ctx, req);
@@ -1929,7 +1849,7 @@ static void on_begin_admin(void *ctx, sk_http_req *req) {
   route_match(req->url, &m);
   if (m.route != SK_ROUTE_HEALTHZ && m.route != SK_ROUTE_READYZ && m.route != SK_ROUTE_METRICS) {
     req->route = SK_ROUTE_OTHER;
-    problem(req, SK_ENOTFOUND, "", "the admin listener serves /healthz, /readyz and /metrics only");
+    sk_problem(req, SK_ENOTFOUND, "", "the admin listener serves /healthz, /readyz and /metrics only");
     return;
   }
   on_begin(ctx, req);
