@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "sk_eval.h"
 #include "sk_frames.h"
 #include "sk_routes.h"
 
@@ -75,6 +76,54 @@ void sk_routes__bones(sk_routes *r, sk_http_req *req, const sk_route_match *m); 
 void sk_routes__rest(sk_routes *r, sk_http_req *req, const sk_route_match *m);        /* POST */
 /* PATCH /bones or POST /rest with a large body: parsed and applied on the pool. */
 void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* ---- parsed poses to answers (sk_routes_batch.c) ---- */
+
+typedef struct sk_routes_batch sk_routes_batch;
+/* Parsed poses on their way to an answer, inline, on the thread pool or
+ * streamed: everything a pool worker touches is in here. */
+struct sk_routes_batch {
+  sk_routes *routes;
+  sk_cache_entry *entry; /* a reference: the version the batch started on */
+  sk_pose *poses;
+  size_t n;
+  int fmt, rc;
+  sk_strbuf out;
+  /* Clip work over the loop bound (sk_cost) is parsed on the pool too: */
+  json_t *json;  /* the body, owned until parsed; NULL once poses are in */
+  bool batch;    /* json is {"poses": [...]} (else one pose object) */
+  bool bare;     /* one pose object that gave one pose: no "results" wrapper */
+  sk_error err;  /* a parse error found on the pool */
+  const char *body; /* a large body parsed on the pool: borrowed from the request */
+  size_t body_len;
+  char id[SK_CACHE_ID_MAX + 1]; /* for the 404 of a body parsed on the pool */
+  size_t pool_reserved; /* budget bytes a pool job reserved for the poses and answer it built */
+  bool stream_on_loop;  /* parsed on the pool, answered as a stream by the loop */
+};
+
+/* How sk_frames answers in `fmt` (SK_FMT_*). */
+sk_frames_opts sk_routes__frames_opts(const sk_routes *r, int fmt, unsigned threads);
+/* Answers `n` poses of `s` encoded in `b` (taken) in `fmt`, with the
+ * Skinner-*-Count headers for binary answers; counts them in the metrics. */
+void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, size_t n, int fmt, sk_strbuf *b);
+/* Binary answers carry final matrices only: SK_ERANGE at the first pose's
+ * "output" asking for more (pose i at /poses/<first + i> when `batch`),
+ * else every pose's output set to final. */
+int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err);
+/* sk_routes__binary_outputs answering the 422 itself; true when it did. */
+bool sk_routes__reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch);
+/* SK_ETOOBIG (err set at `ptr`) when the parsed poses' evaluation or answer is over sk_cost's limits. */
+int sk_routes__parsed_cost(const sk_routes *r, const sk_routes_batch *bj, const char *ptr, sk_error *err);
+/* Evaluates a parsed batch inline, on the pool or as a stream (by its cost
+ * and answer size, within the memory budget), answers, and releases `bj`. */
+void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj);
+/* A pool job's second half for a batch it parsed: evaluates it there, or
+ * leaves a large answer to be streamed by the loop (sets stream_on_loop). */
+void sk_routes__batch_pool_evaluate(sk_routes_batch *bj);
+/* The after-callback of every pool job holding a sk_routes_batch: answers and frees it. */
+void sk_routes__batch_after(sk_http_req *req, void *arg, int status);
+/* Releases the poses, the entry reference, the answer and the body. NULL-safe: no. */
+void sk_routes__batch_free(sk_routes_batch *bj);
 
 /* ---- pose handlers (sk_routes_poses.c) ---- */
 
