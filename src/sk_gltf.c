@@ -527,145 +527,179 @@ static int read_elements(const uint8_t *view, size_t view_len, uint64_t off, uin
 }
 
 /* `from_ptr` names the field that refers to the accessor, for a bad index. */
-static int read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float **out, size_t *count_out,
-                         size_t *ncomp_out, sk_error *err) {
-  *out = NULL;
+/* An accessor's fields, checked. */
+typedef struct acc_desc {
+  char base[SK_ERROR_POINTER_MAX]; /* /accessors/<i> */
+  uint64_t ct, count, off, bv;
+  bool has_bv, normalized;
+  const char *type;
+  size_t ncomp;
+} acc_desc;
+
+/* Accessor `index` (referenced from `from_ptr`): its fields, checked, and
+ * its values charged to the file's read budget. */
+static int acc_describe(sk_gltf *g, size_t index, const char *from_ptr, const json_t **out, acc_desc *ad,
+                        sk_error *err) {
   const json_t *a;
   ptr_t p, p2;
   int rc = get_item(g, "accessors", index, from_ptr, &a, err);
   if (rc)
     return rc;
-  const char *base = mkptr(&p, "accessors", index, NULL, -1);
-  char base_s[SK_ERROR_POINTER_MAX];
-  snprintf(base_s, sizeof base_s, "%s", base);
-  uint64_t ct, count, off, bv;
-  bool has_bv;
-  if ((rc = get_uint(a, "componentType", base_s, true, 0, 99999, &ct, NULL, err)) ||
-      (rc = get_uint(a, "count", base_s, true, 0, SK_GLTF_MAX_FLOATS, &count, NULL, err)) ||
-      (rc = get_uint(a, "byteOffset", base_s, false, 0, SIZE_MAX, &off, NULL, err)) ||
-      (rc = get_uint(a, "bufferView", base_s, false, 0, SIZE_MAX, &bv, &has_bv, err)))
+  *out = a;
+  snprintf(ad->base, sizeof ad->base, "%s", mkptr(&p, "accessors", index, NULL, -1));
+  if ((rc = get_uint(a, "componentType", ad->base, true, 0, 99999, &ad->ct, NULL, err)) ||
+      (rc = get_uint(a, "count", ad->base, true, 0, SK_GLTF_MAX_FLOATS, &ad->count, NULL, err)) ||
+      (rc = get_uint(a, "byteOffset", ad->base, false, 0, SIZE_MAX, &ad->off, NULL, err)) ||
+      (rc = get_uint(a, "bufferView", ad->base, false, 0, SIZE_MAX, &ad->bv, &ad->has_bv, err)))
     return rc;
-  if (component_size(ct) == 0)
+  if (component_size(ad->ct) == 0)
     return FAIL(mkptr(&p2, "accessors", index, "componentType", -1), "unknown componentType %llu",
-                (unsigned long long)ct);
-  if (count == 0)
+                (unsigned long long)ad->ct);
+  if (ad->count == 0)
     return FAIL(mkptr(&p2, "accessors", index, "count", -1), "count must be at least 1");
-  const char *type = json_string_value(json_object_get(a, "type"));
-  size_t ncomp = type_components(type);
-  if (ncomp == 0)
+  ad->type = json_string_value(json_object_get(a, "type"));
+  if ((ad->ncomp = type_components(ad->type)) == 0)
     return FAIL(mkptr(&p2, "accessors", index, "type", -1), "expected SCALAR, VEC2..4 or MAT2..4");
   const json_t *nj = json_object_get(a, "normalized");
   if (nj != NULL && !json_is_boolean(nj))
     return FAIL(mkptr(&p2, "accessors", index, "normalized", -1), "expected true or false");
-  bool normalized = json_is_true(nj);
-  if (normalized && (ct == 5125 || ct == 5126))
+  ad->normalized = json_is_true(nj);
+  if (ad->normalized && (ad->ct == 5125 || ad->ct == 5126))
     return FAIL(mkptr(&p2, "accessors", index, "normalized", -1), "only byte and short components can be normalized");
-  if (count * ncomp > SK_GLTF_MAX_FLOATS)
+  const uint64_t values = ad->count * ad->ncomp;
+  if (values > SK_GLTF_MAX_FLOATS)
     return sk_error_set(err, SK_ETOOBIG, mkptr(&p2, "accessors", index, "count", -1),
-                        "%llu elements of %zu components exceed the limit of %u values", (unsigned long long)count,
-                        ncomp, SK_GLTF_MAX_FLOATS);
+                        "%llu elements of %zu components exceed the limit of %u values",
+                        (unsigned long long)ad->count, ad->ncomp, SK_GLTF_MAX_FLOATS);
   /* Many channels may share one huge sampler: bound the total work too. */
-  if (count * ncomp > g->budget)
-    return sk_error_set(err, SK_ETOOBIG, base_s, "the file's accessors expand to more than %u values in total",
+  if (values > g->budget)
+    return sk_error_set(err, SK_ETOOBIG, ad->base, "the file's accessors expand to more than %u values in total",
                         SK_GLTF_READ_BUDGET);
-  g->budget -= count * ncomp;
-  float *dest = calloc((size_t)(count * ncomp), sizeof *dest);
-  if (dest == NULL)
-    return sk_error_set(err, SK_ENOMEM, base_s, "out of memory");
+  g->budget -= values;
+  return 0;
+}
+
+/* The accessor's own values (zeros without a bufferView) into `dest`. */
+static int acc_read_dense(sk_gltf *g, const acc_desc *ad, float *dest, sk_error *err) {
   char off_ptr[SK_ERROR_POINTER_MAX], count_ptr[SK_ERROR_POINTER_MAX];
-  joinp(off_ptr, base_s, "byteOffset");
-  joinp(count_ptr, base_s, "count");
-  if (has_bv) {
-    const uint8_t *view;
-    size_t vlen;
-    uint64_t stride;
-    char bvp[SK_ERROR_POINTER_MAX];
-    joinp(bvp, base_s, "bufferView");
-    char stp[SK_ERROR_POINTER_MAX];
-    if ((rc = view_bytes(g, bv, bvp, &view, &vlen, &stride, stp, err)) ||
-        (rc = read_elements(view, vlen, off, stride, count, ct, normalized, type, ncomp, dest, off_ptr, count_ptr, stp,
-                            err))) {
-      free(dest);
-      return rc;
-    }
-  } else if (off != 0) {
-    free(dest);
-    return FAIL(off_ptr, "byteOffset without a bufferView");
+  joinp(off_ptr, ad->base, "byteOffset");
+  joinp(count_ptr, ad->base, "count");
+  if (!ad->has_bv)
+    return ad->off != 0 ? FAIL(off_ptr, "byteOffset without a bufferView") : 0;
+  const uint8_t *view;
+  size_t vlen;
+  uint64_t stride;
+  char bvp[SK_ERROR_POINTER_MAX], stp[SK_ERROR_POINTER_MAX];
+  joinp(bvp, ad->base, "bufferView");
+  int rc = view_bytes(g, ad->bv, bvp, &view, &vlen, &stride, stp, err);
+  if (!rc)
+    rc = read_elements(view, vlen, ad->off, stride, ad->count, ad->ct, ad->normalized, ad->type, ad->ncomp, dest,
+                       off_ptr, count_ptr, stp, err);
+  return rc;
+}
+
+/* A sparse block's fields. */
+typedef struct sparse_desc {
+  char sp[SK_ERROR_POINTER_MAX], ip[SK_ERROR_POINTER_MAX], vp[SK_ERROR_POINTER_MAX];
+  uint64_t scount, ibv, ioff, ict, vbv, voff;
+} sparse_desc;
+
+static int sparse_describe(const json_t *sparse, const acc_desc *ad, sparse_desc *sd, sk_error *err) {
+  joinp(sd->sp, ad->base, "sparse");
+  if (!json_is_object(sparse))
+    return FAIL(sd->sp, "expected an object");
+  int rc = get_uint(sparse, "count", sd->sp, true, 0, SK_GLTF_MAX_FLOATS, &sd->scount, NULL, err);
+  if (rc)
+    return rc;
+  const json_t *ind = json_object_get(sparse, "indices"), *val = json_object_get(sparse, "values");
+  char tmp[SK_ERROR_POINTER_MAX];
+  joinp(sd->ip, sd->sp, "indices");
+  joinp(sd->vp, sd->sp, "values");
+  joinp(tmp, sd->sp, "count");
+  if (sd->scount == 0 || sd->scount > ad->count)
+    return FAIL(tmp, "sparse count %llu must be in [1, %llu]", (unsigned long long)sd->scount,
+                (unsigned long long)ad->count);
+  if (!json_is_object(ind))
+    return FAIL(sd->ip, "expected an object");
+  if (!json_is_object(val))
+    return FAIL(sd->vp, "expected an object");
+  if ((rc = get_uint(ind, "bufferView", sd->ip, true, 0, SIZE_MAX, &sd->ibv, NULL, err)) ||
+      (rc = get_uint(ind, "byteOffset", sd->ip, false, 0, SIZE_MAX, &sd->ioff, NULL, err)) ||
+      (rc = get_uint(ind, "componentType", sd->ip, true, 0, 99999, &sd->ict, NULL, err)) ||
+      (rc = get_uint(val, "bufferView", sd->vp, true, 0, SIZE_MAX, &sd->vbv, NULL, err)) ||
+      (rc = get_uint(val, "byteOffset", sd->vp, false, 0, SIZE_MAX, &sd->voff, NULL, err)))
+    return rc;
+  joinp(tmp, sd->ip, "componentType");
+  if (sd->ict != 5121 && sd->ict != 5123 && sd->ict != 5125)
+    return FAIL(tmp, "sparse indices must be UNSIGNED_BYTE, UNSIGNED_SHORT or UNSIGNED_INT");
+  return 0;
+}
+
+/* Reads the sparse indices and values, then overwrites those elements. */
+static int acc_apply_sparse(sk_gltf *g, const acc_desc *ad, const json_t *sparse, float *dest, sk_error *err) {
+  sparse_desc sd;
+  int rc = sparse_describe(sparse, ad, &sd, err);
+  if (rc)
+    return rc;
+  const size_t ncomp = ad->ncomp;
+  float *idx = malloc((size_t)sd.scount * sizeof *idx);
+  float *vals = malloc((size_t)(sd.scount * ncomp) * sizeof *vals);
+  if (idx == NULL || vals == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, sd.sp, "out of memory");
+  const uint8_t *view;
+  size_t vlen;
+  uint64_t stride;
+  char fp[SK_ERROR_POINTER_MAX], op[SK_ERROR_POINTER_MAX], cp[SK_ERROR_POINTER_MAX], stp[SK_ERROR_POINTER_MAX];
+  joinp(cp, sd.sp, "count");
+  /* Indices are read as floats: exact below 2^24, and an index that
+   * rounds is >= 2^24 >= count, so it is rejected below either way. */
+  joinp(fp, sd.ip, "bufferView");
+  joinp(op, sd.ip, "byteOffset");
+  if (!rc && !(rc = view_bytes(g, sd.ibv, fp, &view, &vlen, &stride, stp, err)))
+    rc = read_elements(view, vlen, sd.ioff, 0, sd.scount, sd.ict, false, "SCALAR", 1, idx, op, cp, stp, err);
+  if (!rc) {
+    joinp(fp, sd.vp, "bufferView");
+    joinp(op, sd.vp, "byteOffset");
+    if (!(rc = view_bytes(g, sd.vbv, fp, &view, &vlen, &stride, stp, err)))
+      rc = read_elements(view, vlen, sd.voff, 0, sd.scount, ad->ct, ad->normalized, ad->type, ncomp, vals, op, cp, stp,
+                         err);
   }
+  for (uint64_t k = 0; !rc && k < sd.scount; k++) {
+    if (!(idx[k] < (float)ad->count)) {
+      rc = FAIL(sd.ip, "sparse index %.0f (entry %llu) is not below count %llu", (double)idx[k],
+                (unsigned long long)k, (unsigned long long)ad->count);
+      break;
+    }
+    memcpy(dest + (size_t)idx[k] * ncomp, vals + k * ncomp, ncomp * sizeof *dest);
+  }
+  free(idx);
+  free(vals);
+  return rc;
+}
+
+/* Accessor `index` as floats: described and checked, the dense values,
+ * then the sparse overrides. *out is new (free). */
+static int read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float **out, size_t *count_out,
+                         size_t *ncomp_out, sk_error *err) {
+  *out = NULL;
+  const json_t *a;
+  acc_desc ad;
+  int rc = acc_describe(g, index, from_ptr, &a, &ad, err);
+  if (rc)
+    return rc;
+  float *dest = calloc((size_t)(ad.count * ad.ncomp), sizeof *dest);
+  if (dest == NULL)
+    return sk_error_set(err, SK_ENOMEM, ad.base, "out of memory");
   const json_t *sparse = json_object_get(a, "sparse");
-  if (sparse != NULL) {
-    char sp[SK_ERROR_POINTER_MAX];
-    joinp(sp, base_s, "sparse");
-    uint64_t scount;
-    const json_t *ind = json_object_get(sparse, "indices"), *val = json_object_get(sparse, "values");
-    if (!json_is_object(sparse))
-      rc = FAIL(sp, "expected an object");
-    else if (!(rc = get_uint(sparse, "count", sp, true, 0, SK_GLTF_MAX_FLOATS, &scount, NULL, err))) {
-      char ip[SK_ERROR_POINTER_MAX], vp[SK_ERROR_POINTER_MAX], tmp[SK_ERROR_POINTER_MAX];
-      joinp(ip, sp, "indices");
-      joinp(vp, sp, "values");
-      joinp(tmp, sp, "count");
-      uint64_t ibv, ioff, ict, vbv, voff;
-      if (scount == 0 || scount > count)
-        rc = FAIL(tmp, "sparse count %llu must be in [1, %llu]", (unsigned long long)scount, (unsigned long long)count);
-      else if (!json_is_object(ind))
-        rc = FAIL(ip, "expected an object");
-      else if (!json_is_object(val))
-        rc = FAIL(vp, "expected an object");
-      else if (!(rc = get_uint(ind, "bufferView", ip, true, 0, SIZE_MAX, &ibv, NULL, err)) &&
-               !(rc = get_uint(ind, "byteOffset", ip, false, 0, SIZE_MAX, &ioff, NULL, err)) &&
-               !(rc = get_uint(ind, "componentType", ip, true, 0, 99999, &ict, NULL, err)) &&
-               !(rc = get_uint(val, "bufferView", vp, true, 0, SIZE_MAX, &vbv, NULL, err)) &&
-               !(rc = get_uint(val, "byteOffset", vp, false, 0, SIZE_MAX, &voff, NULL, err))) {
-        joinp(tmp, ip, "componentType");
-        if (ict != 5121 && ict != 5123 && ict != 5125)
-          rc = FAIL(tmp, "sparse indices must be UNSIGNED_BYTE, UNSIGNED_SHORT or UNSIGNED_INT");
-        float *idx = NULL, *vals = NULL;
-        const uint8_t *view;
-        size_t vlen;
-        uint64_t stride;
-        char fp[SK_ERROR_POINTER_MAX], op[SK_ERROR_POINTER_MAX];
-        if (!rc) {
-          joinp(fp, ip, "bufferView");
-          joinp(op, ip, "byteOffset");
-          idx = malloc((size_t)scount * sizeof *idx);
-          vals = malloc((size_t)(scount * ncomp) * sizeof *vals);
-          if (idx == NULL || vals == NULL)
-            rc = sk_error_set(err, SK_ENOMEM, sp, "out of memory");
-        }
-        /* Indices are read as floats: exact below 2^24, and an index that
-         * rounds is >= 2^24 >= count, so it is rejected below either way. */
-        char cp[SK_ERROR_POINTER_MAX];
-        joinp(cp, sp, "count");
-        char stp[SK_ERROR_POINTER_MAX];
-        if (!rc && !(rc = view_bytes(g, ibv, fp, &view, &vlen, &stride, stp, err)))
-          rc = read_elements(view, vlen, ioff, 0, scount, ict, false, "SCALAR", 1, idx, op, cp, stp, err);
-        if (!rc) {
-          joinp(fp, vp, "bufferView");
-          joinp(op, vp, "byteOffset");
-          if (!(rc = view_bytes(g, vbv, fp, &view, &vlen, &stride, stp, err)))
-            rc = read_elements(view, vlen, voff, 0, scount, ct, normalized, type, ncomp, vals, op, cp, stp, err);
-        }
-        for (uint64_t k = 0; !rc && k < scount; k++) {
-          if (!(idx[k] < (float)count)) {
-            rc = FAIL(ip, "sparse index %.0f (entry %llu) is not below count %llu", (double)idx[k],
-                      (unsigned long long)k, (unsigned long long)count);
-            break;
-          }
-          memcpy(dest + (size_t)idx[k] * ncomp, vals + k * ncomp, ncomp * sizeof *dest);
-        }
-        free(idx);
-        free(vals);
-      }
-    }
-    if (rc) {
-      free(dest);
-      return rc;
-    }
+  if ((rc = acc_read_dense(g, &ad, dest, err)) == 0 && sparse != NULL)
+    rc = acc_apply_sparse(g, &ad, sparse, dest, err);
+  if (rc) {
+    free(dest);
+    return rc;
   }
   *out = dest;
-  *count_out = (size_t)count;
-  *ncomp_out = ncomp;
+  *count_out = (size_t)ad.count;
+  *ncomp_out = ad.ncomp;
   return 0;
 }
 
@@ -1004,9 +1038,8 @@ typedef struct {
   size_t sampler;
 } pending_channel;
 
-static int load_clip(sk_gltf *g, size_t a, const json_t *an, const bone_list *bl, sk_anim_clip *clip, sk_error *err) {
-  ptr_t p;
-  int rc = 0;
+/* The clip's name: the file's, or Babylon's "animation<a>". */
+static int clip_name(const json_t *an, size_t a, sk_anim_clip *clip, sk_error *err) {
   const char *nm = json_string_value(json_object_get(an, "name"));
   char buf[40];
   clip->named = nm != NULL && nm[0] != '\0';
@@ -1016,178 +1049,335 @@ static int load_clip(sk_gltf *g, size_t a, const json_t *an, const bone_list *bl
   }
   if ((clip->name = strdup(nm)) == NULL)
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  const json_t *channels = json_object_get(an, "channels"), *samplers = json_object_get(an, "samplers");
-  if (!json_is_array(channels))
-    return FAIL(mkptr(&p, "animations", a, "channels", -1), "expected an array");
-  if (!json_is_array(samplers))
-    return FAIL(mkptr(&p, "animations", a, "samplers", -1), "expected an array");
-  size_t nch = json_array_size(channels), ns = json_array_size(samplers);
-  clip->gltf_channels = nch;
-  clip->channels = calloc(nch ? nch : 1, sizeof *clip->channels);
-  pending_channel *pc = calloc(nch ? nch : 1, sizeof *pc);
-  if (clip->channels == NULL || pc == NULL) {
-    free(pc);
+  return 0;
+}
+
+/* SK_ANIM_TRANSLATION/ROTATION/SCALE for a target path, -1 for "weights"
+ * (read for the clip's length, drives no bone), -2 for paths to skip
+ * (extension paths such as KHR_animation_pointer drive no node TRS). */
+static int channel_path(const char *path) {
+  if (path != NULL && strcmp(path, "translation") == 0)
+    return SK_ANIM_TRANSLATION;
+  if (path != NULL && strcmp(path, "rotation") == 0)
+    return SK_ANIM_ROTATION;
+  if (path != NULL && strcmp(path, "scale") == 0)
+    return SK_ANIM_SCALE;
+  return path != NULL && strcmp(path, "weights") == 0 ? -1 : -2;
+}
+
+/* A sampler's interpolation (LINEAR when absent). */
+static int sampler_interp(const json_t *smp, const char *sbase, int *interp, sk_error *err) {
+  const char *ip = json_string_value(json_object_get(smp, "interpolation"));
+  *interp = SK_ANIM_LINEAR;
+  if (json_object_get(smp, "interpolation") == NULL)
+    return 0;
+  if (ip != NULL && strcmp(ip, "STEP") == 0)
+    *interp = SK_ANIM_STEP;
+  else if (ip != NULL && strcmp(ip, "CUBICSPLINE") == 0)
+    *interp = SK_ANIM_CUBICSPLINE;
+  else if (ip == NULL || strcmp(ip, "LINEAR") != 0) {
+    char ipp[SK_ERROR_POINTER_MAX];
+    joinp(ipp, sbase, "interpolation");
+    return FAIL(ipp, "expected LINEAR, STEP or CUBICSPLINE");
+  }
+  return 0;
+}
+
+/* The clip being loaded: its JSON, and the channels kept so far. */
+typedef struct clip_scan {
+  size_t a;
+  const json_t *channels, *samplers;
+  size_t ns;
+  const bone_list *bl;
+  pending_channel *pc;
+  size_t kept;
+  double end; /* the clip's last key frame over every channel */
+} clip_scan;
+
+/* First pass over channel c: checks its target and sampler, reads its key
+ * times for the clip's length, and keeps it when it drives a bone. */
+static int scan_channel(sk_gltf *g, clip_scan *cs, size_t c, sk_error *err) {
+  ptr_t p;
+  const json_t *ch = json_array_get(cs->channels, c);
+  char cbase[SK_ERROR_POINTER_MAX], tb[SK_ERROR_POINTER_MAX], sbase[SK_ERROR_POINTER_MAX];
+  snprintf(cbase, sizeof cbase, "%s", mkptr(&p, "animations", cs->a, "channels", (long)c));
+  if (!json_is_object(ch))
+    return FAIL(cbase, "expected an object");
+  uint64_t s;
+  int rc;
+  if ((rc = get_uint(ch, "sampler", cbase, true, 0, cs->ns ? cs->ns - 1 : 0, &s, NULL, err)))
+    return rc;
+  if (cs->ns == 0) {
+    char sp[SK_ERROR_POINTER_MAX];
+    joinp(sp, cbase, "sampler");
+    return FAIL(sp, "the animation has no samplers");
+  }
+  const json_t *target = json_object_get(ch, "target");
+  joinp(tb, cbase, "target");
+  if (!json_is_object(target))
+    return FAIL(tb, "expected an object");
+  const int pth = channel_path(json_string_value(json_object_get(target, "path")));
+  if (pth == -2)
+    return 0;
+  uint64_t node;
+  bool has_node;
+  if ((rc = get_uint(target, "node", tb, false, 0, g->node_count ? g->node_count - 1 : 0, &node, &has_node, err)))
+    return rc;
+  if (!has_node)
+    return 0;
+  if (g->node_count == 0)
+    return FAIL(tb, "there are no nodes");
+  const json_t *smp = json_array_get(cs->samplers, (size_t)s);
+  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", cs->a, "samplers", (long)s));
+  if (!json_is_object(smp))
+    return FAIL(sbase, "expected an object");
+  int interp;
+  uint64_t in_acc;
+  if ((rc = sampler_interp(smp, sbase, &interp, err)) || (rc = get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err)))
+    return rc;
+  float *times;
+  size_t nt;
+  if ((rc = read_input(g, cs->a, (size_t)s, in_acc, &times, &nt, err)))
+    return rc;
+  double last = (double)times[nt - 1] * SK_ANIM_FPS;
+  free(times);
+  if (last > cs->end)
+    cs->end = last;
+  if (pth < 0 || cs->bl->bone_of[node] < 0)
+    return 0;
+  cs->pc[cs->kept++] = (pending_channel){.bone = cs->bl->bone_of[node], .path = pth, .interp = interp, .sampler = (size_t)s};
+  return 0;
+}
+
+/* A channel's keys, padded to [0, end] as AnimationGroup.normalize(0)
+ * does: the first value held from frame 0, the last to `end`. */
+static int pad_keys(sk_anim_channel *out, const pending_channel *pc, const float *times, size_t nt, const float *vals,
+                    size_t stride, double end, sk_error *err) {
+  size_t pre = times[0] * SK_ANIM_FPS > 0 ? 1 : 0;
+  size_t post = (double)times[nt - 1] * SK_ANIM_FPS < end ? 1 : 0;
+  size_t n = nt + pre + post;
+  out->frames = malloc(n * sizeof *out->frames);
+  out->values = malloc(n * stride * sizeof *out->values);
+  if (out->frames == NULL || out->values == NULL) {
+    free(out->frames);
+    free(out->values);
+    out->frames = NULL;
+    out->values = NULL;
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   }
-  double end = 0;
-  size_t kept = 0;
-  for (size_t c = 0; c < nch && !rc; c++) {
-    const json_t *ch = json_array_get(channels, c);
-    const char *cb = mkptr(&p, "animations", a, "channels", (long)c);
-    char cbase[SK_ERROR_POINTER_MAX];
-    snprintf(cbase, sizeof cbase, "%s", cb);
-    if (!json_is_object(ch)) {
-      rc = FAIL(cbase, "expected an object");
-      break;
-    }
-    uint64_t s;
-    if ((rc = get_uint(ch, "sampler", cbase, true, 0, ns ? ns - 1 : 0, &s, NULL, err)))
-      break;
-    if (ns == 0) {
-      char sp[SK_ERROR_POINTER_MAX];
-      joinp(sp, cbase, "sampler");
-      rc = FAIL(sp, "the animation has no samplers");
-      break;
-    }
-    const json_t *target = json_object_get(ch, "target");
-    char tb[SK_ERROR_POINTER_MAX];
-    joinp(tb, cbase, "target");
-    if (!json_is_object(target)) {
-      rc = FAIL(tb, "expected an object");
-      break;
-    }
-    const char *path = json_string_value(json_object_get(target, "path"));
-    int pth = -1;
-    if (path != NULL && strcmp(path, "translation") == 0)
-      pth = SK_ANIM_TRANSLATION;
-    else if (path != NULL && strcmp(path, "rotation") == 0)
-      pth = SK_ANIM_ROTATION;
-    else if (path != NULL && strcmp(path, "scale") == 0)
-      pth = SK_ANIM_SCALE;
-    else if (path == NULL || strcmp(path, "weights") != 0)
-      continue; /* extension paths (KHR_animation_pointer) drive no node TRS */
-    uint64_t node;
-    bool has_node;
-    if ((rc = get_uint(target, "node", tb, false, 0, g->node_count ? g->node_count - 1 : 0, &node, &has_node, err)))
-      break;
-    if (!has_node)
-      continue;
-    if (g->node_count == 0) {
-      rc = FAIL(tb, "there are no nodes");
-      break;
-    }
-    const json_t *smp = json_array_get(samplers, (size_t)s);
-    char sbase[SK_ERROR_POINTER_MAX];
-    snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", a, "samplers", (long)s));
-    if (!json_is_object(smp)) {
-      rc = FAIL(sbase, "expected an object");
-      break;
-    }
-    const char *ip = json_string_value(json_object_get(smp, "interpolation"));
-    int interp = SK_ANIM_LINEAR;
-    if (json_object_get(smp, "interpolation") != NULL) {
-      if (ip != NULL && strcmp(ip, "STEP") == 0)
-        interp = SK_ANIM_STEP;
-      else if (ip != NULL && strcmp(ip, "CUBICSPLINE") == 0)
-        interp = SK_ANIM_CUBICSPLINE;
-      else if (ip == NULL || strcmp(ip, "LINEAR") != 0) {
-        char ipp[SK_ERROR_POINTER_MAX];
-        joinp(ipp, sbase, "interpolation");
-        rc = FAIL(ipp, "expected LINEAR, STEP or CUBICSPLINE");
-        break;
-      }
-    }
-    uint64_t in_acc;
-    if ((rc = get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err)))
-      break;
-    float *times;
-    size_t nt;
-    if ((rc = read_input(g, a, (size_t)s, in_acc, &times, &nt, err)))
-      break;
-    double last = (double)times[nt - 1] * SK_ANIM_FPS;
-    free(times);
-    if (last > end)
-      end = last;
-    if (pth < 0 || bl->bone_of[node] < 0)
-      continue;
-    pc[kept].bone = bl->bone_of[node];
-    pc[kept].path = pth;
-    pc[kept].interp = interp;
-    pc[kept].sampler = (size_t)s;
-    kept++;
+  out->bone = pc->bone;
+  out->path = pc->path;
+  out->interp = pc->interp;
+  out->count = n;
+  if (pre) {
+    out->frames[0] = 0;
+    memcpy(out->values, vals, stride * sizeof *vals);
   }
-  clip->end_frame = end;
-  /* Second pass: key data of the channels that drive bones, padded to
-   * [0, end] as AnimationGroup.normalize(0) does. */
-  for (size_t k = 0; k < kept && !rc; k++) {
-    const json_t *smp = json_array_get(samplers, pc[k].sampler);
-    char sbase[SK_ERROR_POINTER_MAX];
-    snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", a, "samplers", (long)pc[k].sampler));
-    uint64_t in_acc, out_acc;
-    get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err);
-    if ((rc = get_uint(smp, "output", sbase, true, 0, SIZE_MAX, &out_acc, NULL, err)))
-      break;
-    float *times = NULL, *vals = NULL;
-    size_t nt, nv, nc;
-    if ((rc = read_input(g, a, pc[k].sampler, in_acc, &times, &nt, err)))
-      break;
-    char op[SK_ERROR_POINTER_MAX];
-    joinp(op, sbase, "output");
-    if ((rc = read_accessor(g, (size_t)out_acc, op, &vals, &nv, &nc, err))) {
-      free(times);
-      break;
-    }
-    const size_t w = pc[k].path == SK_ANIM_ROTATION ? 4 : 3;
-    const size_t per = pc[k].interp == SK_ANIM_CUBICSPLINE ? 3 : 1;
-    if (nc != w)
-      rc = FAIL(op, "a %s channel needs a %s output accessor", pc[k].path == SK_ANIM_ROTATION ? "rotation" : "vector",
-                w == 4 ? "VEC4" : "VEC3");
-    else if (nv != nt * per)
-      rc = FAIL(op, "%zu output values for %zu keys; %s needs %zu", nv, nt,
-                pc[k].interp == SK_ANIM_CUBICSPLINE ? "CUBICSPLINE" : "this interpolation", nt * per);
-    for (size_t i = 0; !rc && i < nv * nc; i++)
-      if (!isfinite(vals[i]))
-        rc = FAIL(op, "output value %zu is not finite", i / nc);
-    if (!rc) {
-      size_t pre = times[0] * SK_ANIM_FPS > 0 ? 1 : 0;
-      size_t post = (double)times[nt - 1] * SK_ANIM_FPS < end ? 1 : 0;
-      size_t n = nt + pre + post, stride = w * per;
-      sk_anim_channel *out = &clip->channels[clip->channel_count];
-      out->frames = malloc(n * sizeof *out->frames);
-      out->values = malloc(n * stride * sizeof *out->values);
-      if (out->frames == NULL || out->values == NULL) {
-        free(out->frames);
-        free(out->values);
-        out->frames = NULL;
-        out->values = NULL;
-        rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-      } else {
-        out->bone = pc[k].bone;
-        out->path = pc[k].path;
-        out->interp = pc[k].interp;
-        out->count = n;
-        if (pre) {
-          out->frames[0] = 0;
-          memcpy(out->values, vals, stride * sizeof *vals);
-        }
-        for (size_t i = 0; i < nt; i++)
-          out->frames[pre + i] = (double)times[i] * SK_ANIM_FPS;
-        memcpy(out->values + pre * stride, vals, nt * stride * sizeof *vals);
-        if (post) {
-          out->frames[n - 1] = end;
-          memcpy(out->values + (n - 1) * stride, vals + (nt - 1) * stride, stride * sizeof *vals);
-        }
-        clip->channel_count++;
-      }
-    }
-    free(times);
-    free(vals);
+  for (size_t i = 0; i < nt; i++)
+    out->frames[pre + i] = (double)times[i] * SK_ANIM_FPS;
+  memcpy(out->values + pre * stride, vals, nt * stride * sizeof *vals);
+  if (post) {
+    out->frames[n - 1] = end;
+    memcpy(out->values + (n - 1) * stride, vals + (nt - 1) * stride, stride * sizeof *vals);
   }
-  free(pc);
+  return 0;
+}
+
+/* Second pass, one kept channel: its output values checked (shape, count,
+ * finite) and its keys into the clip's next channel. */
+static int load_channel(sk_gltf *g, const clip_scan *cs, const pending_channel *pc, sk_anim_clip *clip, sk_error *err) {
+  ptr_t p;
+  const json_t *smp = json_array_get(cs->samplers, pc->sampler);
+  char sbase[SK_ERROR_POINTER_MAX], op[SK_ERROR_POINTER_MAX];
+  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", cs->a, "samplers", (long)pc->sampler));
+  uint64_t in_acc, out_acc;
+  get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err); /* checked by the first pass */
+  int rc;
+  if ((rc = get_uint(smp, "output", sbase, true, 0, SIZE_MAX, &out_acc, NULL, err)))
+    return rc;
+  float *times = NULL, *vals = NULL;
+  size_t nt, nv, nc;
+  if ((rc = read_input(g, cs->a, pc->sampler, in_acc, &times, &nt, err)))
+    return rc;
+  joinp(op, sbase, "output");
+  if ((rc = read_accessor(g, (size_t)out_acc, op, &vals, &nv, &nc, err))) {
+    free(times);
+    return rc;
+  }
+  const size_t w = pc->path == SK_ANIM_ROTATION ? 4 : 3;
+  const size_t per = pc->interp == SK_ANIM_CUBICSPLINE ? 3 : 1;
+  if (nc != w)
+    rc = FAIL(op, "a %s channel needs a %s output accessor", pc->path == SK_ANIM_ROTATION ? "rotation" : "vector",
+              w == 4 ? "VEC4" : "VEC3");
+  else if (nv != nt * per)
+    rc = FAIL(op, "%zu output values for %zu keys; %s needs %zu", nv, nt,
+              pc->interp == SK_ANIM_CUBICSPLINE ? "CUBICSPLINE" : "this interpolation", nt * per);
+  for (size_t i = 0; !rc && i < nv * nc; i++)
+    if (!isfinite(vals[i]))
+      rc = FAIL(op, "output value %zu is not finite", i / nc);
+  if (!rc && (rc = pad_keys(&clip->channels[clip->channel_count], pc, times, nt, vals, w * per, cs->end, err)) == 0)
+    clip->channel_count++;
+  free(times);
+  free(vals);
+  return rc;
+}
+
+/* Animation `a` into `clip`: its name, a first pass over the channels (the
+ * clip's length, the channels that drive bones), a second reading their
+ * keys. */
+static int load_clip(sk_gltf *g, size_t a, const json_t *an, const bone_list *bl, sk_anim_clip *clip, sk_error *err) {
+  ptr_t p;
+  int rc = clip_name(an, a, clip, err);
+  if (rc)
+    return rc;
+  clip_scan cs = {.a = a, .channels = json_object_get(an, "channels"), .samplers = json_object_get(an, "samplers"),
+                  .bl = bl};
+  if (!json_is_array(cs.channels))
+    return FAIL(mkptr(&p, "animations", a, "channels", -1), "expected an array");
+  if (!json_is_array(cs.samplers))
+    return FAIL(mkptr(&p, "animations", a, "samplers", -1), "expected an array");
+  const size_t nch = json_array_size(cs.channels);
+  cs.ns = json_array_size(cs.samplers);
+  clip->gltf_channels = nch;
+  clip->channels = calloc(nch ? nch : 1, sizeof *clip->channels);
+  cs.pc = calloc(nch ? nch : 1, sizeof *cs.pc);
+  if (clip->channels == NULL || cs.pc == NULL) {
+    free(cs.pc);
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  }
+  for (size_t c = 0; c < nch && !rc; c++)
+    rc = scan_channel(g, &cs, c, err);
+  clip->end_frame = cs.end;
+  for (size_t k = 0; k < cs.kept && !rc; k++)
+    rc = load_channel(g, &cs, &cs.pc[k], clip, err);
+  free(cs.pc);
   return rc;
 }
 
 /* ---- the whole skin --------------------------------------------------------- */
+
+/* What sk_gltf_load_skin builds, freed (or handed out) at its end. */
+typedef struct skin_load {
+  sk_gltf *g;
+  size_t skin, nj;
+  const json_t *sk;
+  bone_list bl;
+  sk_anim *an;
+  sk_bone_desc *descs;
+  float *binds, *abs_bind, *abs_inv, *ibm;
+  char sbase[SK_ERROR_POINTER_MAX], ibm_ptr[SK_ERROR_POINTER_MAX];
+} skin_load;
+
+static int skin_alloc(skin_load *st, sk_error *err) {
+  const size_t n = st->bl.count;
+  st->an = calloc(1, sizeof *st->an);
+  st->descs = calloc(n, sizeof *st->descs);
+  st->binds = malloc(n * 16 * sizeof *st->binds);
+  st->abs_bind = malloc(n * 16 * sizeof *st->abs_bind);
+  st->abs_inv = malloc(n * 16 * sizeof *st->abs_inv);
+  if (st->an == NULL || st->descs == NULL || st->binds == NULL || st->abs_bind == NULL || st->abs_inv == NULL ||
+      (st->an->rest = malloc(n * SK_ANIM_TRS * sizeof *st->an->rest)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  st->an->bone_count = n;
+  return 0;
+}
+
+/* The skin's inverse bind matrices, when it has them: a MAT4 accessor with
+ * a finite matrix for every joint. */
+static int read_ibms(skin_load *st, sk_error *err) {
+  ptr_t p;
+  uint64_t ibm_acc;
+  bool has_ibm;
+  st->nj = json_array_size(json_object_get(st->sk, "joints"));
+  snprintf(st->sbase, sizeof st->sbase, "%s", mkptr(&p, "skins", st->skin, NULL, -1));
+  joinp(st->ibm_ptr, st->sbase, "inverseBindMatrices");
+  int rc = get_uint(st->sk, "inverseBindMatrices", st->sbase, false, 0, SIZE_MAX, &ibm_acc, &has_ibm, err);
+  if (rc || !has_ibm)
+    return rc;
+  size_t cnt, nc;
+  if ((rc = read_accessor(st->g, (size_t)ibm_acc, st->ibm_ptr, &st->ibm, &cnt, &nc, err)))
+    return rc;
+  if (nc != 16)
+    return FAIL(st->ibm_ptr, "inverse bind matrices must be a MAT4 accessor");
+  if (cnt < st->nj)
+    return FAIL(st->ibm_ptr, "%zu inverse bind matrices for %zu joints", cnt, st->nj);
+  for (size_t i = 0; i < st->nj * 16; i++)
+    if (!isfinite(st->ibm[i]))
+      return FAIL(st->ibm_ptr, "matrix %zu is not finite", i / 16);
+  return 0;
+}
+
+/* Bone b as Babylon's _updateBoneMatrices makes it (bones[] order, parents
+ * first): its bind from the inverse bind matrix relative to its parent's,
+ * absolute bind and inverse checked, its rest TRS from its node, and its
+ * description for sk_skeleton_create. */
+static int bind_bone(skin_load *st, size_t b, sk_error *err) {
+  const bone_list *bl = &st->bl;
+  float *base = st->binds + 16 * b, *abs_bind = st->abs_bind, *abs_inv = st->abs_inv;
+  if (st->ibm != NULL && bl->index[b] >= 0)
+    sk_mat_invert(st->ibm + 16 * (size_t)bl->index[b], base);
+  else
+    sk_mat_identity(base);
+  const int32_t pb = bl->parent[b];
+  if (pb >= 0)
+    sk_mat_mul(base, abs_inv + 16 * (size_t)pb, base);
+  if (pb >= 0)
+    sk_mat_mul(base, abs_bind + 16 * (size_t)pb, abs_bind + 16 * b);
+  else
+    memcpy(abs_bind + 16 * b, base, 16 * sizeof *base);
+  const char *where = bl->index[b] >= 0 ? st->ibm_ptr : st->sbase;
+  if (sk_mat_det(abs_bind + 16 * b) == 0)
+    return FAIL(where, "bone \"%s\" (node %d) gets a singular bind matrix", bl->names[b], bl->node[b]);
+  sk_mat_invert(abs_bind + 16 * b, abs_inv + 16 * b);
+  for (int i = 0; i < 16; i++)
+    if (!isfinite(base[i]) || !isfinite(abs_bind[16 * b + i]) || !isfinite(abs_inv[16 * b + i]))
+      return FAIL(where, "bone \"%s\" (node %d) gets a non-finite bind matrix", bl->names[b], bl->node[b]);
+  double *trs = st->an->rest + b * SK_ANIM_TRS;
+  int rc = node_rest_trs(st->g, (size_t)bl->node[b], trs, err);
+  if (rc)
+    return rc;
+  sk_bone_desc *d = &st->descs[b];
+  d->name = bl->names[b];
+  d->parent = pb >= 0 ? bl->names[pb] : NULL;
+  sk_mat_compose(trs + 7, trs + 3, trs, d->local);
+  d->bind = base;
+  d->has_index = true;
+  d->index = bl->index[b];
+  return 0;
+}
+
+/* Every local transform finite (a node's TRS can overflow float). */
+static int check_locals(const skin_load *st, sk_error *err) {
+  ptr_t p;
+  for (size_t b = 0; b < st->bl.count; b++)
+    for (int i = 0; i < 16; i++)
+      if (!isfinite(st->descs[b].local[i]))
+        return FAIL(mkptr(&p, "nodes", (size_t)st->bl.node[b], NULL, -1), "the node's transform overflows float");
+  return 0;
+}
+
+/* Every animation of the file as a clip of this skin's bones. */
+static int load_clips(skin_load *st, sk_error *err) {
+  ptr_t p;
+  const json_t *anims = json_object_get(st->g->root, "animations");
+  if (anims != NULL && !json_is_array(anims))
+    return FAIL("/animations", "expected an array");
+  size_t na = json_array_size(anims);
+  sk_anim *an = st->an;
+  an->clips = calloc(na ? na : 1, sizeof *an->clips);
+  if (an->clips == NULL)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  int rc = 0;
+  for (size_t a = 0; a < na && !rc; a++) {
+    const json_t *aj = json_array_get(anims, a);
+    an->clip_count = a + 1;
+    if (!json_is_object(aj))
+      rc = FAIL(mkptr(&p, "animations", a, NULL, -1), "expected an object");
+    else
+      rc = load_clip(st->g, a, aj, &st->bl, &an->clips[a], err);
+  }
+  return rc;
+}
 
 int sk_gltf_load_skin(sk_gltf *g, size_t skin, size_t max_bones, sk_skeleton **skeleton, sk_anim **anim_out,
                       sk_error *err) {
@@ -1196,135 +1386,30 @@ int sk_gltf_load_skin(sk_gltf *g, size_t skin, size_t max_bones, sk_skeleton **s
   if (max_bones == 0 || max_bones > SK_SKELETON_MAX_BONES)
     max_bones = SK_SKELETON_MAX_BONES;
   g->budget = SK_GLTF_READ_BUDGET;
-  const json_t *sk;
-  int rc = get_item(g, "skins", skin, "/skins", &sk, err);
+  skin_load st = {.g = g, .skin = skin};
+  int rc = get_item(g, "skins", skin, "/skins", &st.sk, err);
   if (rc)
     return rc;
-  bone_list bl = {0};
-  sk_anim *an = NULL;
-  sk_bone_desc *descs = NULL;
-  float *binds = NULL, *abs_bind = NULL, *abs_inv = NULL, *ibm = NULL;
-  ptr_t p;
-  if ((rc = build_bones(g, skin, sk, max_bones, &bl, err)))
-    goto done;
-  const size_t n = bl.count;
-  an = calloc(1, sizeof *an);
-  descs = calloc(n, sizeof *descs);
-  binds = malloc(n * 16 * sizeof *binds);
-  abs_bind = malloc(n * 16 * sizeof *abs_bind);
-  abs_inv = malloc(n * 16 * sizeof *abs_inv);
-  if (an == NULL || descs == NULL || binds == NULL || abs_bind == NULL || abs_inv == NULL ||
-      (an->rest = malloc(n * SK_ANIM_TRS * sizeof *an->rest)) == NULL) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-  an->bone_count = n;
-  size_t nj = json_array_size(json_object_get(sk, "joints"));
-  uint64_t ibm_acc;
-  bool has_ibm;
-  char sbase[SK_ERROR_POINTER_MAX], ibm_ptr[SK_ERROR_POINTER_MAX];
-  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "skins", skin, NULL, -1));
-  joinp(ibm_ptr, sbase, "inverseBindMatrices");
-  if ((rc = get_uint(sk, "inverseBindMatrices", sbase, false, 0, SIZE_MAX, &ibm_acc, &has_ibm, err)))
-    goto done;
-  if (has_ibm) {
-    size_t cnt, nc;
-    if ((rc = read_accessor(g, (size_t)ibm_acc, ibm_ptr, &ibm, &cnt, &nc, err)))
-      goto done;
-    if (nc != 16) {
-      rc = FAIL(ibm_ptr, "inverse bind matrices must be a MAT4 accessor");
-      goto done;
-    }
-    if (cnt < nj) {
-      rc = FAIL(ibm_ptr, "%zu inverse bind matrices for %zu joints", cnt, nj);
-      goto done;
-    }
-    for (size_t i = 0; i < nj * 16; i++)
-      if (!isfinite(ibm[i])) {
-        rc = FAIL(ibm_ptr, "matrix %zu is not finite", i / 16);
-        goto done;
-      }
-  }
-  /* _updateBoneMatrices, in bones[] order (parents first). */
-  for (size_t b = 0; b < n; b++) {
-    float *base = binds + 16 * b;
-    if (ibm != NULL && bl.index[b] >= 0)
-      sk_mat_invert(ibm + 16 * (size_t)bl.index[b], base);
-    else
-      sk_mat_identity(base);
-    int32_t pb = bl.parent[b];
-    if (pb >= 0)
-      sk_mat_mul(base, abs_inv + 16 * (size_t)pb, base);
-    if (pb >= 0)
-      sk_mat_mul(base, abs_bind + 16 * (size_t)pb, abs_bind + 16 * b);
-    else
-      memcpy(abs_bind + 16 * b, base, 16 * sizeof *base);
-    if (sk_mat_det(abs_bind + 16 * b) == 0) {
-      rc = FAIL(bl.index[b] >= 0 ? ibm_ptr : sbase, "bone \"%s\" (node %d) gets a singular bind matrix", bl.names[b],
-                bl.node[b]);
-      goto done;
-    }
-    sk_mat_invert(abs_bind + 16 * b, abs_inv + 16 * b);
-    for (int i = 0; i < 16; i++)
-      if (!isfinite(base[i]) || !isfinite(abs_bind[16 * b + i]) || !isfinite(abs_inv[16 * b + i])) {
-        rc = FAIL(bl.index[b] >= 0 ? ibm_ptr : sbase, "bone \"%s\" (node %d) gets a non-finite bind matrix",
-                  bl.names[b], bl.node[b]);
-        goto done;
-      }
-    double *trs = an->rest + b * SK_ANIM_TRS;
-    if ((rc = node_rest_trs(g, (size_t)bl.node[b], trs, err)))
-      goto done;
-    sk_bone_desc *d = &descs[b];
-    d->name = bl.names[b];
-    d->parent = pb >= 0 ? bl.names[pb] : NULL;
-    sk_mat_compose(trs + 7, trs + 3, trs, d->local);
-    d->bind = base;
-    d->has_index = true;
-    d->index = bl.index[b];
-  }
-  for (size_t b = 0; b < n; b++)
-    for (int i = 0; i < 16; i++)
-      if (!isfinite(descs[b].local[i])) {
-        rc = FAIL(mkptr(&p, "nodes", (size_t)bl.node[b], NULL, -1), "the node's transform overflows float");
-        goto done;
-      }
-  if ((rc = sk_skeleton_create(descs, n, sbase, skeleton, err)))
-    goto done;
-
-  const json_t *anims = json_object_get(g->root, "animations");
-  if (anims != NULL && !json_is_array(anims)) {
-    rc = FAIL("/animations", "expected an array");
-    goto done;
-  }
-  size_t na = json_array_size(anims);
-  an->clips = calloc(na ? na : 1, sizeof *an->clips);
-  if (an->clips == NULL) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-  for (size_t a = 0; a < na && !rc; a++) {
-    const json_t *aj = json_array_get(anims, a);
-    an->clip_count = a + 1;
-    if (!json_is_object(aj))
-      rc = FAIL(mkptr(&p, "animations", a, NULL, -1), "expected an object");
-    else
-      rc = load_clip(g, a, aj, &bl, &an->clips[a], err);
-  }
+  if (!(rc = build_bones(g, skin, st.sk, max_bones, &st.bl, err)) && !(rc = skin_alloc(&st, err)))
+    rc = read_ibms(&st, err);
+  for (size_t b = 0; !rc && b < st.bl.count; b++)
+    rc = bind_bone(&st, b, err);
   /* sk_skeleton_create keeps bones[] in the order given (parents first). */
-done:
+  if (!rc && !(rc = check_locals(&st, err)) && !(rc = sk_skeleton_create(st.descs, st.bl.count, st.sbase, skeleton, err)))
+    rc = load_clips(&st, err);
   if (rc) {
     sk_skeleton_destroy(*skeleton);
     *skeleton = NULL;
-    sk_anim_destroy(an);
+    sk_anim_destroy(st.an);
   } else {
-    *anim_out = an;
+    *anim_out = st.an;
   }
-  bone_list_free(&bl);
-  free(descs);
-  free(binds);
-  free(abs_bind);
-  free(abs_inv);
-  free(ibm);
+  bone_list_free(&st.bl);
+  free(st.descs);
+  free(st.binds);
+  free(st.abs_bind);
+  free(st.abs_inv);
+  free(st.ibm);
   return rc;
 }
 
