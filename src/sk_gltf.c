@@ -6,38 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_gltf_int.h"
 #include "sk_mat.h"
 
 #define GLB_MAGIC 0x46546C67u /* "glTF" */
 #define GLB_JSON 0x4E4F534Au
 #define GLB_BIN 0x004E4942u
 
-typedef struct {
-  bool resolved;
-  uint8_t *data; /* owned */
-  size_t len;    /* bytes usable: min(decoded or chunk size, byteLength) */
-} gltf_buffer;
-
-struct sk_gltf {
-  json_t *root;
-  uint8_t *bin; /* owned copy of the GLB BIN chunk, or NULL */
-  size_t bin_len;
-  bool is_glb;
-  size_t buffer_count;
-  gltf_buffer *buffers;
-  size_t node_count;
-  int32_t *parent; /* node_count; -1 for scene roots */
-  uint64_t budget; /* values accessor reads may still produce (SK_GLTF_READ_BUDGET) */
-};
-
 /* ---- errors and JSON access ----------------------------------------------- */
 
-typedef struct {
-  char buf[SK_ERROR_POINTER_MAX];
-} ptr_t;
 
 /* Pointer "/<a>/<i>[/<field>[/<j>]]"; field NULL stops, j < 0 skipped. */
-static const char *mkptr(ptr_t *p, const char *a, size_t i, const char *field, long j) {
+const char *sk_gltf__mkptr(ptr_t *p, const char *a, size_t i, const char *field, long j) {
   p->buf[0] = '\0';
   sk_pointer_push(p->buf, sizeof p->buf, a);
   sk_pointer_push_index(p->buf, sizeof p->buf, i);
@@ -50,18 +30,17 @@ static const char *mkptr(ptr_t *p, const char *a, size_t i, const char *field, l
 }
 
 /* dest = base + "/" + field; truncation-safe (pointers are cut, never overflow). */
-static void joinp(char dest[SK_ERROR_POINTER_MAX], const char *base, const char *field) {
+void sk_gltf__joinp(char dest[SK_ERROR_POINTER_MAX], const char *base, const char *field) {
   size_t n = strnlen(base, SK_ERROR_POINTER_MAX - 1);
   memcpy(dest, base, n);
   dest[n] = '\0';
   sk_pointer_push(dest, SK_ERROR_POINTER_MAX, field);
 }
 
-#define FAIL(ptr, ...) sk_error_set(err, SK_EFORMAT, (ptr), __VA_ARGS__)
 
 /* Element `i` of top-level array `name`, which must be an object. */
-static int get_item(const sk_gltf *g, const char *name, size_t i, const char *from_ptr, const json_t **out,
-                    sk_error *err) {
+int sk_gltf__get_item(const sk_gltf *g, const char *name, size_t i, const char *from_ptr, const json_t **out,
+                      sk_error *err) {
   const json_t *arr = json_object_get(g->root, name);
   if (!json_is_array(arr) || i >= json_array_size(arr))
     return FAIL(from_ptr, "refers to %s %zu, but the file has %zu", name, i,
@@ -69,15 +48,15 @@ static int get_item(const sk_gltf *g, const char *name, size_t i, const char *fr
   const json_t *it = json_array_get(arr, i);
   if (!json_is_object(it)) {
     ptr_t p;
-    return FAIL(mkptr(&p, name, i, NULL, -1), "expected an object");
+    return FAIL(sk_gltf__mkptr(&p, name, i, NULL, -1), "expected an object");
   }
   *out = it;
   return 0;
 }
 
 /* Optional non-negative integer field, at most `max`. */
-static int get_uint(const json_t *obj, const char *key, const char *ptr_base, bool required, uint64_t dflt,
-                    uint64_t max, uint64_t *out, bool *present, sk_error *err) {
+int sk_gltf__get_uint(const json_t *obj, const char *key, const char *ptr_base, bool required, uint64_t dflt,
+                      uint64_t max, uint64_t *out, bool *present, sk_error *err) {
   const json_t *v = json_object_get(obj, key);
   char p[SK_ERROR_POINTER_MAX];
   snprintf(p, sizeof p, "%s", ptr_base);
@@ -100,8 +79,8 @@ static int get_uint(const json_t *obj, const char *key, const char *ptr_base, bo
 }
 
 /* Reads exactly n finite numbers from obj[key] into dest (doubles). */
-static int get_numbers(const json_t *obj, const char *key, const char *ptr_base, size_t n, double *dest, bool *present,
-                       sk_error *err) {
+int sk_gltf__get_numbers(const json_t *obj, const char *key, const char *ptr_base, size_t n, double *dest, bool *present,
+                         sk_error *err) {
   const json_t *v = json_object_get(obj, key);
   *present = v != NULL;
   if (v == NULL)
@@ -273,7 +252,7 @@ static bool b64_decode(const char *s, size_t n, uint8_t *dest, size_t *out_len) 
 
 static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffer **out, sk_error *err) {
   const json_t *b;
-  int rc = get_item(g, "buffers", i, from_ptr, &b, err);
+  int rc = sk_gltf__get_item(g, "buffers", i, from_ptr, &b, err);
   if (rc)
     return rc;
   gltf_buffer *gb = &g->buffers[i];
@@ -281,16 +260,16 @@ static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffe
   if (gb->resolved)
     return 0;
   ptr_t p;
-  const char *base = mkptr(&p, "buffers", i, NULL, -1);
+  const char *base = sk_gltf__mkptr(&p, "buffers", i, NULL, -1);
   uint64_t byte_length;
-  if ((rc = get_uint(b, "byteLength", base, true, 0, SIZE_MAX, &byte_length, NULL, err)))
+  if ((rc = sk_gltf__get_uint(b, "byteLength", base, true, 0, SIZE_MAX, &byte_length, NULL, err)))
     return rc;
   const json_t *uri = json_object_get(b, "uri");
   if (uri == NULL) {
     if (i != 0 || !g->is_glb || g->bin == NULL)
       return FAIL(base, "buffer has no \"uri\" and there is no GLB BIN chunk for it");
     if (byte_length > g->bin_len)
-      return FAIL(mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the BIN chunk (%zu bytes)",
+      return FAIL(sk_gltf__mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the BIN chunk (%zu bytes)",
                   (unsigned long long)byte_length, g->bin_len);
     gb->data = malloc(byte_length ? byte_length : 1);
     if (gb->data == NULL)
@@ -301,7 +280,7 @@ static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffe
     return 0;
   }
   const char *s = json_string_value(uri);
-  const char *up = mkptr(&p, "buffers", i, "uri", -1);
+  const char *up = sk_gltf__mkptr(&p, "buffers", i, "uri", -1);
   if (s == NULL)
     return FAIL(up, "expected a string");
   if (strncmp(s, "data:", 5) != 0)
@@ -320,7 +299,7 @@ static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffe
   }
   if (byte_length > dlen) {
     free(dec);
-    return FAIL(mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the %zu bytes of the data: URI",
+    return FAIL(sk_gltf__mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the %zu bytes of the data: URI",
                 (unsigned long long)byte_length, dlen);
   }
   gb->data = dec;
@@ -348,21 +327,21 @@ static int decode_nodes(sk_gltf *g, sk_error *err) {
   for (size_t i = 0; i < n; i++) {
     const json_t *node = json_array_get(nodes, i);
     if (!json_is_object(node))
-      return FAIL(mkptr(&p, "nodes", i, NULL, -1), "expected an object");
+      return FAIL(sk_gltf__mkptr(&p, "nodes", i, NULL, -1), "expected an object");
     const json_t *ch = json_object_get(node, "children");
     if (ch == NULL)
       continue;
     if (!json_is_array(ch))
-      return FAIL(mkptr(&p, "nodes", i, "children", -1), "expected an array of node indices");
+      return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", -1), "expected an array of node indices");
     for (size_t k = 0; k < json_array_size(ch); k++) {
       const json_t *c = json_array_get(ch, k);
       json_int_t ci = json_integer_value(c);
       if (!json_is_integer(c) || ci < 0 || (size_t)ci >= n)
-        return FAIL(mkptr(&p, "nodes", i, "children", (long)k), "expected a node index in [0, %zu)", n);
+        return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", (long)k), "expected a node index in [0, %zu)", n);
       if ((size_t)ci == i)
-        return FAIL(mkptr(&p, "nodes", i, "children", (long)k), "a node cannot be its own child");
+        return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", (long)k), "a node cannot be its own child");
       if (g->parent[ci] >= 0)
-        return FAIL(mkptr(&p, "nodes", i, "children", (long)k), "node %lld already has parent %d", (long long)ci,
+        return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", (long)k), "node %lld already has parent %d", (long long)ci,
                     g->parent[ci]);
       g->parent[ci] = (int32_t)i;
     }
@@ -381,7 +360,7 @@ static int decode_nodes(sk_gltf *g, sk_error *err) {
     }
     if (steps > n) {
       free(done);
-      return FAIL(mkptr(&p, "nodes", i, "children", -1), "the node hierarchy has a cycle through node %zu", i);
+      return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", -1), "the node hierarchy has a cycle through node %zu", i);
     }
     for (j = (int32_t)i; j >= 0 && !done[j]; j = g->parent[j])
       done[j] = 1;
@@ -460,33 +439,33 @@ static float read_component(const uint8_t *p, uint64_t ct, bool normalized) {
 static int view_bytes(sk_gltf *g, uint64_t bv, const char *from_ptr, const uint8_t **data, size_t *len,
                       uint64_t *stride, char stride_ptr[SK_ERROR_POINTER_MAX], sk_error *err) {
   const json_t *v;
-  int rc = get_item(g, "bufferViews", (size_t)bv, from_ptr, &v, err);
+  int rc = sk_gltf__get_item(g, "bufferViews", (size_t)bv, from_ptr, &v, err);
   if (rc)
     return rc;
   ptr_t p;
-  const char *base = mkptr(&p, "bufferViews", (size_t)bv, NULL, -1);
-  joinp(stride_ptr, base, "byteStride");
+  const char *base = sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, NULL, -1);
+  sk_gltf__joinp(stride_ptr, base, "byteStride");
   uint64_t buffer, off, blen;
   bool has_stride;
-  if ((rc = get_uint(v, "buffer", base, true, 0, SIZE_MAX, &buffer, NULL, err)) ||
-      (rc = get_uint(v, "byteOffset", base, false, 0, SIZE_MAX, &off, NULL, err)) ||
-      (rc = get_uint(v, "byteLength", base, true, 0, SIZE_MAX, &blen, NULL, err)) ||
-      (rc = get_uint(v, "byteStride", base, false, 0, 252, stride, &has_stride, err)))
+  if ((rc = sk_gltf__get_uint(v, "buffer", base, true, 0, SIZE_MAX, &buffer, NULL, err)) ||
+      (rc = sk_gltf__get_uint(v, "byteOffset", base, false, 0, SIZE_MAX, &off, NULL, err)) ||
+      (rc = sk_gltf__get_uint(v, "byteLength", base, true, 0, SIZE_MAX, &blen, NULL, err)) ||
+      (rc = sk_gltf__get_uint(v, "byteStride", base, false, 0, 252, stride, &has_stride, err)))
     return rc;
   if (has_stride && (*stride < 4 || *stride % 4 != 0))
-    return FAIL(mkptr(&p, "bufferViews", (size_t)bv, "byteStride", -1),
+    return FAIL(sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, "byteStride", -1),
                 "byteStride must be a multiple of 4 in [4, 252]");
   gltf_buffer *b;
   char bp[SK_ERROR_POINTER_MAX];
-  joinp(bp, base, "buffer");
+  sk_gltf__joinp(bp, base, "buffer");
   if ((rc = resolve_buffer(g, (size_t)buffer, bp, &b, err)))
     return rc;
   if (off > b->len)
-    return FAIL(mkptr(&p, "bufferViews", (size_t)bv, "byteOffset", -1),
+    return FAIL(sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, "byteOffset", -1),
                 "byteOffset %llu is past the end of buffer %llu (%zu bytes)", (unsigned long long)off,
                 (unsigned long long)buffer, b->len);
   if (blen > b->len - off)
-    return FAIL(mkptr(&p, "bufferViews", (size_t)bv, "byteLength", -1),
+    return FAIL(sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, "byteLength", -1),
                 "byteOffset %llu + byteLength %llu is past the end of buffer %llu (%zu bytes)", (unsigned long long)off,
                 (unsigned long long)blen, (unsigned long long)buffer, b->len);
   *data = b->data + off;
@@ -542,33 +521,33 @@ static int acc_describe(sk_gltf *g, size_t index, const char *from_ptr, const js
                         sk_error *err) {
   const json_t *a;
   ptr_t p, p2;
-  int rc = get_item(g, "accessors", index, from_ptr, &a, err);
+  int rc = sk_gltf__get_item(g, "accessors", index, from_ptr, &a, err);
   if (rc)
     return rc;
   *out = a;
-  snprintf(ad->base, sizeof ad->base, "%s", mkptr(&p, "accessors", index, NULL, -1));
-  if ((rc = get_uint(a, "componentType", ad->base, true, 0, 99999, &ad->ct, NULL, err)) ||
-      (rc = get_uint(a, "count", ad->base, true, 0, SK_GLTF_MAX_FLOATS, &ad->count, NULL, err)) ||
-      (rc = get_uint(a, "byteOffset", ad->base, false, 0, SIZE_MAX, &ad->off, NULL, err)) ||
-      (rc = get_uint(a, "bufferView", ad->base, false, 0, SIZE_MAX, &ad->bv, &ad->has_bv, err)))
+  snprintf(ad->base, sizeof ad->base, "%s", sk_gltf__mkptr(&p, "accessors", index, NULL, -1));
+  if ((rc = sk_gltf__get_uint(a, "componentType", ad->base, true, 0, 99999, &ad->ct, NULL, err)) ||
+      (rc = sk_gltf__get_uint(a, "count", ad->base, true, 0, SK_GLTF_MAX_FLOATS, &ad->count, NULL, err)) ||
+      (rc = sk_gltf__get_uint(a, "byteOffset", ad->base, false, 0, SIZE_MAX, &ad->off, NULL, err)) ||
+      (rc = sk_gltf__get_uint(a, "bufferView", ad->base, false, 0, SIZE_MAX, &ad->bv, &ad->has_bv, err)))
     return rc;
   if (component_size(ad->ct) == 0)
-    return FAIL(mkptr(&p2, "accessors", index, "componentType", -1), "unknown componentType %llu",
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "componentType", -1), "unknown componentType %llu",
                 (unsigned long long)ad->ct);
   if (ad->count == 0)
-    return FAIL(mkptr(&p2, "accessors", index, "count", -1), "count must be at least 1");
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "count", -1), "count must be at least 1");
   ad->type = json_string_value(json_object_get(a, "type"));
   if ((ad->ncomp = type_components(ad->type)) == 0)
-    return FAIL(mkptr(&p2, "accessors", index, "type", -1), "expected SCALAR, VEC2..4 or MAT2..4");
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "type", -1), "expected SCALAR, VEC2..4 or MAT2..4");
   const json_t *nj = json_object_get(a, "normalized");
   if (nj != NULL && !json_is_boolean(nj))
-    return FAIL(mkptr(&p2, "accessors", index, "normalized", -1), "expected true or false");
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "normalized", -1), "expected true or false");
   ad->normalized = json_is_true(nj);
   if (ad->normalized && (ad->ct == 5125 || ad->ct == 5126))
-    return FAIL(mkptr(&p2, "accessors", index, "normalized", -1), "only byte and short components can be normalized");
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "normalized", -1), "only byte and short components can be normalized");
   const uint64_t values = ad->count * ad->ncomp;
   if (values > SK_GLTF_MAX_FLOATS)
-    return sk_error_set(err, SK_ETOOBIG, mkptr(&p2, "accessors", index, "count", -1),
+    return sk_error_set(err, SK_ETOOBIG, sk_gltf__mkptr(&p2, "accessors", index, "count", -1),
                         "%llu elements of %zu components exceed the limit of %u values",
                         (unsigned long long)ad->count, ad->ncomp, SK_GLTF_MAX_FLOATS);
   /* Many channels may share one huge sampler: bound the total work too. */
@@ -582,15 +561,15 @@ static int acc_describe(sk_gltf *g, size_t index, const char *from_ptr, const js
 /* The accessor's own values (zeros without a bufferView) into `dest`. */
 static int acc_read_dense(sk_gltf *g, const acc_desc *ad, float *dest, sk_error *err) {
   char off_ptr[SK_ERROR_POINTER_MAX], count_ptr[SK_ERROR_POINTER_MAX];
-  joinp(off_ptr, ad->base, "byteOffset");
-  joinp(count_ptr, ad->base, "count");
+  sk_gltf__joinp(off_ptr, ad->base, "byteOffset");
+  sk_gltf__joinp(count_ptr, ad->base, "count");
   if (!ad->has_bv)
     return ad->off != 0 ? FAIL(off_ptr, "byteOffset without a bufferView") : 0;
   const uint8_t *view;
   size_t vlen;
   uint64_t stride;
   char bvp[SK_ERROR_POINTER_MAX], stp[SK_ERROR_POINTER_MAX];
-  joinp(bvp, ad->base, "bufferView");
+  sk_gltf__joinp(bvp, ad->base, "bufferView");
   int rc = view_bytes(g, ad->bv, bvp, &view, &vlen, &stride, stp, err);
   if (!rc)
     rc = read_elements(view, vlen, ad->off, stride, ad->count, ad->ct, ad->normalized, ad->type, ad->ncomp, dest,
@@ -605,17 +584,17 @@ typedef struct sparse_desc {
 } sparse_desc;
 
 static int sparse_describe(const json_t *sparse, const acc_desc *ad, sparse_desc *sd, sk_error *err) {
-  joinp(sd->sp, ad->base, "sparse");
+  sk_gltf__joinp(sd->sp, ad->base, "sparse");
   if (!json_is_object(sparse))
     return FAIL(sd->sp, "expected an object");
-  int rc = get_uint(sparse, "count", sd->sp, true, 0, SK_GLTF_MAX_FLOATS, &sd->scount, NULL, err);
+  int rc = sk_gltf__get_uint(sparse, "count", sd->sp, true, 0, SK_GLTF_MAX_FLOATS, &sd->scount, NULL, err);
   if (rc)
     return rc;
   const json_t *ind = json_object_get(sparse, "indices"), *val = json_object_get(sparse, "values");
   char tmp[SK_ERROR_POINTER_MAX];
-  joinp(sd->ip, sd->sp, "indices");
-  joinp(sd->vp, sd->sp, "values");
-  joinp(tmp, sd->sp, "count");
+  sk_gltf__joinp(sd->ip, sd->sp, "indices");
+  sk_gltf__joinp(sd->vp, sd->sp, "values");
+  sk_gltf__joinp(tmp, sd->sp, "count");
   if (sd->scount == 0 || sd->scount > ad->count)
     return FAIL(tmp, "sparse count %llu must be in [1, %llu]", (unsigned long long)sd->scount,
                 (unsigned long long)ad->count);
@@ -623,13 +602,13 @@ static int sparse_describe(const json_t *sparse, const acc_desc *ad, sparse_desc
     return FAIL(sd->ip, "expected an object");
   if (!json_is_object(val))
     return FAIL(sd->vp, "expected an object");
-  if ((rc = get_uint(ind, "bufferView", sd->ip, true, 0, SIZE_MAX, &sd->ibv, NULL, err)) ||
-      (rc = get_uint(ind, "byteOffset", sd->ip, false, 0, SIZE_MAX, &sd->ioff, NULL, err)) ||
-      (rc = get_uint(ind, "componentType", sd->ip, true, 0, 99999, &sd->ict, NULL, err)) ||
-      (rc = get_uint(val, "bufferView", sd->vp, true, 0, SIZE_MAX, &sd->vbv, NULL, err)) ||
-      (rc = get_uint(val, "byteOffset", sd->vp, false, 0, SIZE_MAX, &sd->voff, NULL, err)))
+  if ((rc = sk_gltf__get_uint(ind, "bufferView", sd->ip, true, 0, SIZE_MAX, &sd->ibv, NULL, err)) ||
+      (rc = sk_gltf__get_uint(ind, "byteOffset", sd->ip, false, 0, SIZE_MAX, &sd->ioff, NULL, err)) ||
+      (rc = sk_gltf__get_uint(ind, "componentType", sd->ip, true, 0, 99999, &sd->ict, NULL, err)) ||
+      (rc = sk_gltf__get_uint(val, "bufferView", sd->vp, true, 0, SIZE_MAX, &sd->vbv, NULL, err)) ||
+      (rc = sk_gltf__get_uint(val, "byteOffset", sd->vp, false, 0, SIZE_MAX, &sd->voff, NULL, err)))
     return rc;
-  joinp(tmp, sd->ip, "componentType");
+  sk_gltf__joinp(tmp, sd->ip, "componentType");
   if (sd->ict != 5121 && sd->ict != 5123 && sd->ict != 5125)
     return FAIL(tmp, "sparse indices must be UNSIGNED_BYTE, UNSIGNED_SHORT or UNSIGNED_INT");
   return 0;
@@ -650,16 +629,16 @@ static int acc_apply_sparse(sk_gltf *g, const acc_desc *ad, const json_t *sparse
   size_t vlen;
   uint64_t stride;
   char fp[SK_ERROR_POINTER_MAX], op[SK_ERROR_POINTER_MAX], cp[SK_ERROR_POINTER_MAX], stp[SK_ERROR_POINTER_MAX];
-  joinp(cp, sd.sp, "count");
+  sk_gltf__joinp(cp, sd.sp, "count");
   /* Indices are read as floats: exact below 2^24, and an index that
    * rounds is >= 2^24 >= count, so it is rejected below either way. */
-  joinp(fp, sd.ip, "bufferView");
-  joinp(op, sd.ip, "byteOffset");
+  sk_gltf__joinp(fp, sd.ip, "bufferView");
+  sk_gltf__joinp(op, sd.ip, "byteOffset");
   if (!rc && !(rc = view_bytes(g, sd.ibv, fp, &view, &vlen, &stride, stp, err)))
     rc = read_elements(view, vlen, sd.ioff, 0, sd.scount, sd.ict, false, "SCALAR", 1, idx, op, cp, stp, err);
   if (!rc) {
-    joinp(fp, sd.vp, "bufferView");
-    joinp(op, sd.vp, "byteOffset");
+    sk_gltf__joinp(fp, sd.vp, "bufferView");
+    sk_gltf__joinp(op, sd.vp, "byteOffset");
     if (!(rc = view_bytes(g, sd.vbv, fp, &view, &vlen, &stride, stp, err)))
       rc = read_elements(view, vlen, sd.voff, 0, sd.scount, ad->ct, ad->normalized, ad->type, ncomp, vals, op, cp, stp,
                          err);
@@ -679,8 +658,8 @@ static int acc_apply_sparse(sk_gltf *g, const acc_desc *ad, const json_t *sparse
 
 /* Accessor `index` as floats: described and checked, the dense values,
  * then the sparse overrides. *out is new (free). */
-static int read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float **out, size_t *count_out,
-                         size_t *ncomp_out, sk_error *err) {
+int sk_gltf__read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float **out, size_t *count_out,
+                           size_t *ncomp_out, sk_error *err) {
   *out = NULL;
   const json_t *a;
   acc_desc ad;
@@ -704,7 +683,7 @@ static int read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float *
 }
 
 int sk_gltf_read_accessor(sk_gltf *g, size_t index, float **out, size_t *count, size_t *ncomp, sk_error *err) {
-  return read_accessor(g, index, "/accessors", out, count, ncomp, err);
+  return sk_gltf__read_accessor(g, index, "/accessors", out, count, ncomp, err);
 }
 
 /* ---- skins ---------------------------------------------------------------- */
@@ -732,685 +711,6 @@ int sk_gltf_find_skin(const sk_gltf *g, const char *sel, size_t *skin, sk_error 
     return 0;
   }
   return sk_error_set(err, SK_ENOTFOUND, "/skins", "no skin named or numbered \"%s\" (the file has %zu)", sel, n);
-}
-
-/* Babylon's TransformNode TRS for a node: what prepare() copies into the bone. */
-static int node_rest_trs(const sk_gltf *g, size_t node, double *trs, sk_error *err) {
-  const json_t *nd = json_array_get(json_object_get(g->root, "nodes"), node);
-  ptr_t p;
-  const char *base = mkptr(&p, "nodes", node, NULL, -1);
-  char b[SK_ERROR_POINTER_MAX];
-  snprintf(b, sizeof b, "%s", base);
-  double t[3] = {0, 0, 0}, q[4] = {0, 0, 0, 1}, s[3] = {1, 1, 1}, m[16];
-  bool ht, hr, hs, hm;
-  int rc;
-  if ((rc = get_numbers(nd, "translation", b, 3, t, &ht, err)) ||
-      (rc = get_numbers(nd, "rotation", b, 4, q, &hr, err)) || (rc = get_numbers(nd, "scale", b, 3, s, &hs, err)) ||
-      (rc = get_numbers(nd, "matrix", b, 16, m, &hm, err)))
-    return rc;
-  if (json_object_get(nd, "skin") != NULL) {
-    /* _LoadTransform ignores a skinned node's TRS; a TransformNode without
-     * rotationQuaternion gives the identity through bone.rotation. */
-    const double id[SK_ANIM_TRS] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
-    memcpy(trs, id, sizeof id);
-    return 0;
-  }
-  if (hm) {
-    float mf[16];
-    for (int i = 0; i < 16; i++)
-      mf[i] = (float)m[i];
-    sk_mat_decompose(mf, s, q, t);
-  }
-  memcpy(trs, t, 3 * sizeof *t);
-  memcpy(trs + 3, q, 4 * sizeof *q);
-  memcpy(trs + 7, s, 3 * sizeof *s);
-  return 0;
-}
-
-/* A small string set for unique bone names. */
-typedef struct {
-  char **slot;
-  size_t mask;
-} name_set;
-
-static uint32_t str_hash(const char *s) {
-  uint32_t h = 2166136261u;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 16777619u;
-  return h;
-}
-
-static bool set_has(const name_set *ns, const char *s) {
-  for (size_t at = str_hash(s) & ns->mask; ns->slot[at] != NULL; at = (at + 1) & ns->mask)
-    if (strcmp(ns->slot[at], s) == 0)
-      return true;
-  return false;
-}
-
-static void set_add(name_set *ns, char *s) {
-  size_t at = str_hash(s) & ns->mask;
-  while (ns->slot[at] != NULL)
-    at = (at + 1) & ns->mask;
-  ns->slot[at] = s;
-}
-
-static char *bone_name(const json_t *node, size_t index, name_set *ns) {
-  const char *nm = json_string_value(json_object_get(node, "name"));
-  char buf[40];
-  if (nm == NULL || nm[0] == '\0') {
-    snprintf(buf, sizeof buf, "joint%zu", index);
-    nm = buf;
-  }
-  size_t len = strlen(nm);
-  char *s = malloc(len + 32);
-  if (s == NULL)
-    return NULL;
-  memcpy(s, nm, len + 1);
-  if (set_has(ns, s)) {
-    snprintf(s + len, 32, "#%zu", index);
-    size_t l2 = strlen(s);
-    char *t = s;
-    while (set_has(ns, t)) {
-      char *u = realloc(t, l2 + 2);
-      if (u == NULL) {
-        free(t);
-        return NULL;
-      }
-      t = u;
-      t[l2++] = '\'';
-      t[l2] = '\0';
-    }
-    s = t;
-  }
-  set_add(ns, s);
-  return s;
-}
-
-typedef struct {
-  size_t count;     /* bones */
-  int32_t *node;    /* bone -> node */
-  int32_t *parent;  /* bone -> parent bone or -1 */
-  int32_t *index;   /* bone -> joint slot or -1 */
-  int32_t *bone_of; /* node -> bone or -1 */
-  char **names;
-} bone_list;
-
-static void bone_list_free(bone_list *bl) {
-  for (size_t i = 0; bl->names != NULL && i < bl->count; i++)
-    free(bl->names[i]);
-  free(bl->names);
-  free(bl->node);
-  free(bl->parent);
-  free(bl->index);
-  free(bl->bone_of);
-}
-
-/* Nearest common ancestor of the joints (_findSkeletonRootNode: the last
- * node of the common prefix of their root paths), or -1 when they share no
- * root. Linear in the node count, whatever the depth: count the joints below
- * every node, deepest nodes first; the answer is the deepest node whose
- * subtree holds all nj (distinct) joints. `depth` and `order` are scratch. */
-static int32_t common_root(const sk_gltf *g, const int32_t *joints, size_t nj, const int32_t *slot_of, int32_t *depth,
-                           int32_t *order) {
-  const size_t n = g->node_count;
-  for (size_t i = 0; i < n; i++)
-    depth[i] = -1;
-  int32_t max_depth = 0;
-  for (size_t i = 0; i < n; i++) {
-    /* Walk up to a node of known depth, then assign on the way back. */
-    size_t k = 0;
-    int32_t j = (int32_t)i;
-    while (j >= 0 && depth[j] < 0) {
-      order[k++] = j;
-      j = g->parent[j];
-    }
-    int32_t d = j >= 0 ? depth[j] : -1;
-    while (k > 0) {
-      depth[order[--k]] = ++d;
-      if (d > max_depth)
-        max_depth = d;
-    }
-  }
-  /* Counting sort by depth, deepest first. */
-  int32_t *start = calloc((size_t)max_depth + 2, sizeof *start);
-  int32_t *count = calloc(n ? n : 1, sizeof *count);
-  if (start == NULL || count == NULL) {
-    free(start);
-    free(count);
-    return -2;
-  }
-  for (size_t i = 0; i < n; i++)
-    start[max_depth - depth[i] + 1]++;
-  for (int32_t d = 0; d <= max_depth; d++)
-    start[d + 1] += start[d];
-  for (size_t i = 0; i < n; i++)
-    order[start[max_depth - depth[i]]++] = (int32_t)i;
-  int32_t best = -1;
-  for (size_t k = 0; k < n; k++) {
-    int32_t i = order[k];
-    if (slot_of[i] >= 0)
-      count[i]++;
-    if ((size_t)count[i] == nj && (best < 0 || depth[i] > depth[best]))
-      best = i;
-    if (g->parent[i] >= 0)
-      count[g->parent[i]] += count[i];
-  }
-  (void)joints;
-  free(start);
-  free(count);
-  return best;
-}
-
-static int build_bones(const sk_gltf *g, size_t skin, const json_t *sk, size_t max_bones, bone_list *bl,
-                       sk_error *err) {
-  ptr_t p;
-  const size_t nn = g->node_count;
-  const json_t *joints = json_object_get(sk, "joints");
-  if (!json_is_array(joints) || json_array_size(joints) == 0)
-    return FAIL(mkptr(&p, "skins", skin, "joints", -1), "expected a non-empty array of node indices");
-  size_t nj = json_array_size(joints);
-  int32_t *jn = malloc(nj * sizeof *jn);
-  int32_t *slot_of = malloc((nn ? nn : 1) * sizeof *slot_of);
-  int32_t *chain = malloc((nn ? nn : 1) * sizeof *chain);
-  int32_t *chain2 = malloc((nn ? nn : 1) * sizeof *chain2);
-  bl->bone_of = malloc((nn ? nn : 1) * sizeof *bl->bone_of);
-  bl->node = malloc((nn ? nn : 1) * sizeof *bl->node);
-  bl->parent = malloc((nn ? nn : 1) * sizeof *bl->parent);
-  bl->index = malloc((nn ? nn : 1) * sizeof *bl->index);
-  bl->names = calloc(nn ? nn : 1, sizeof *bl->names);
-  name_set ns = {0};
-  size_t cap = 16;
-  while (cap < 2 * nn + 2)
-    cap <<= 1;
-  ns.slot = calloc(cap, sizeof *ns.slot);
-  ns.mask = cap - 1;
-  int rc = 0;
-  if (!jn || !slot_of || !chain || !chain2 || !bl->bone_of || !bl->node || !bl->parent || !bl->index || !bl->names ||
-      !ns.slot) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-  for (size_t i = 0; i < nn; i++)
-    slot_of[i] = bl->bone_of[i] = -1;
-  for (size_t k = 0; k < nj; k++) {
-    const json_t *v = json_array_get(joints, k);
-    json_int_t x = json_integer_value(v);
-    if (!json_is_integer(v) || x < 0 || (size_t)x >= nn) {
-      rc = FAIL(mkptr(&p, "skins", skin, "joints", (long)k), "expected a node index in [0, %zu)", nn);
-      goto done;
-    }
-    if (slot_of[x] >= 0) {
-      rc = FAIL(mkptr(&p, "skins", skin, "joints", (long)k), "node %lld is already joint %d of this skin", (long long)x,
-                slot_of[x]);
-      goto done;
-    }
-    slot_of[x] = (int32_t)k;
-    jn[k] = (int32_t)x;
-  }
-  uint64_t root_u;
-  bool has_root;
-  char sbase[SK_ERROR_POINTER_MAX];
-  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "skins", skin, NULL, -1));
-  if ((rc = get_uint(sk, "skeleton", sbase, false, 0, nn ? nn - 1 : 0, &root_u, &has_root, err)))
-    goto done;
-  if (has_root && nn == 0) {
-    rc = FAIL(mkptr(&p, "skins", skin, "skeleton", -1), "there are no nodes");
-    goto done;
-  }
-  int32_t root = has_root ? (int32_t)root_u : common_root(g, jn, nj, slot_of, chain, chain2);
-  if (root == -2) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-
-  const json_t *nodes = json_object_get(g->root, "nodes");
-  size_t count = 0;
-  for (size_t k = 0; k < nj; k++) {
-    size_t depth = 0;
-    int32_t node = jn[k];
-    while (bl->bone_of[node] < 0) {
-      chain[depth++] = node;
-      if (node == root || g->parent[node] < 0) {
-        node = -1;
-        break;
-      }
-      node = g->parent[node];
-    }
-    int32_t parent_bone = node >= 0 ? bl->bone_of[node] : -1;
-    while (depth > 0) {
-      int32_t nd = chain[--depth];
-      if (count >= max_bones) {
-        rc = sk_error_set(err, SK_ETOOBIG, mkptr(&p, "skins", skin, "joints", -1), "the skin needs more than %zu bones",
-                          max_bones);
-        goto done;
-      }
-      bl->node[count] = nd;
-      bl->parent[count] = parent_bone;
-      bl->index[count] = slot_of[nd];
-      if ((bl->names[count] = bone_name(json_array_get(nodes, (size_t)nd), (size_t)nd, &ns)) == NULL) {
-        rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-        goto done;
-      }
-      bl->bone_of[nd] = (int32_t)count;
-      parent_bone = (int32_t)count;
-      count++;
-      bl->count = count;
-    }
-  }
-done:
-  free(jn);
-  free(slot_of);
-  free(chain);
-  free(chain2);
-  free(ns.slot);
-  return rc;
-}
-
-/* ---- animations ----------------------------------------------------------- */
-
-/* Reads a sampler's input: SCALAR, finite, non-decreasing key times. */
-static int read_input(sk_gltf *g, size_t anim, size_t sampler, uint64_t acc, float **times, size_t *n, sk_error *err) {
-  size_t nc;
-  ptr_t p;
-  char sp[SK_ERROR_POINTER_MAX];
-  snprintf(sp, sizeof sp, "%s/input", mkptr(&p, "animations", anim, "samplers", (long)sampler));
-  int rc = read_accessor(g, (size_t)acc, sp, times, n, &nc, err);
-  if (rc)
-    return rc;
-  if (nc != 1)
-    rc = FAIL(sp, "animation input must be a SCALAR accessor");
-  for (size_t i = 0; !rc && i < *n; i++) {
-    if (!isfinite((*times)[i]))
-      rc = FAIL(sp, "key time %zu is not finite", i);
-    else if (i > 0 && (*times)[i] < (*times)[i - 1])
-      rc = FAIL(sp, "key times must not decrease (key %zu)", i);
-  }
-  if (rc) {
-    free(*times);
-    *times = NULL;
-  }
-  return rc;
-}
-
-typedef struct {
-  int32_t bone;
-  int path, interp;
-  size_t sampler;
-} pending_channel;
-
-/* The clip's name: the file's, or Babylon's "animation<a>". */
-static int clip_name(const json_t *an, size_t a, sk_anim_clip *clip, sk_error *err) {
-  const char *nm = json_string_value(json_object_get(an, "name"));
-  char buf[40];
-  clip->named = nm != NULL && nm[0] != '\0';
-  if (!clip->named) {
-    snprintf(buf, sizeof buf, "animation%zu", a);
-    nm = buf;
-  }
-  if ((clip->name = strdup(nm)) == NULL)
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  return 0;
-}
-
-/* SK_ANIM_TRANSLATION/ROTATION/SCALE for a target path, -1 for "weights"
- * (read for the clip's length, drives no bone), -2 for paths to skip
- * (extension paths such as KHR_animation_pointer drive no node TRS). */
-static int channel_path(const char *path) {
-  if (path != NULL && strcmp(path, "translation") == 0)
-    return SK_ANIM_TRANSLATION;
-  if (path != NULL && strcmp(path, "rotation") == 0)
-    return SK_ANIM_ROTATION;
-  if (path != NULL && strcmp(path, "scale") == 0)
-    return SK_ANIM_SCALE;
-  return path != NULL && strcmp(path, "weights") == 0 ? -1 : -2;
-}
-
-/* A sampler's interpolation (LINEAR when absent). */
-static int sampler_interp(const json_t *smp, const char *sbase, int *interp, sk_error *err) {
-  const char *ip = json_string_value(json_object_get(smp, "interpolation"));
-  *interp = SK_ANIM_LINEAR;
-  if (json_object_get(smp, "interpolation") == NULL)
-    return 0;
-  if (ip != NULL && strcmp(ip, "STEP") == 0)
-    *interp = SK_ANIM_STEP;
-  else if (ip != NULL && strcmp(ip, "CUBICSPLINE") == 0)
-    *interp = SK_ANIM_CUBICSPLINE;
-  else if (ip == NULL || strcmp(ip, "LINEAR") != 0) {
-    char ipp[SK_ERROR_POINTER_MAX];
-    joinp(ipp, sbase, "interpolation");
-    return FAIL(ipp, "expected LINEAR, STEP or CUBICSPLINE");
-  }
-  return 0;
-}
-
-/* The clip being loaded: its JSON, and the channels kept so far. */
-typedef struct clip_scan {
-  size_t a;
-  const json_t *channels, *samplers;
-  size_t ns;
-  const bone_list *bl;
-  pending_channel *pc;
-  size_t kept;
-  double end; /* the clip's last key frame over every channel */
-} clip_scan;
-
-/* First pass over channel c: checks its target and sampler, reads its key
- * times for the clip's length, and keeps it when it drives a bone. */
-static int scan_channel(sk_gltf *g, clip_scan *cs, size_t c, sk_error *err) {
-  ptr_t p;
-  const json_t *ch = json_array_get(cs->channels, c);
-  char cbase[SK_ERROR_POINTER_MAX], tb[SK_ERROR_POINTER_MAX], sbase[SK_ERROR_POINTER_MAX];
-  snprintf(cbase, sizeof cbase, "%s", mkptr(&p, "animations", cs->a, "channels", (long)c));
-  if (!json_is_object(ch))
-    return FAIL(cbase, "expected an object");
-  uint64_t s;
-  int rc;
-  if ((rc = get_uint(ch, "sampler", cbase, true, 0, cs->ns ? cs->ns - 1 : 0, &s, NULL, err)))
-    return rc;
-  if (cs->ns == 0) {
-    char sp[SK_ERROR_POINTER_MAX];
-    joinp(sp, cbase, "sampler");
-    return FAIL(sp, "the animation has no samplers");
-  }
-  const json_t *target = json_object_get(ch, "target");
-  joinp(tb, cbase, "target");
-  if (!json_is_object(target))
-    return FAIL(tb, "expected an object");
-  const int pth = channel_path(json_string_value(json_object_get(target, "path")));
-  if (pth == -2)
-    return 0;
-  uint64_t node;
-  bool has_node;
-  if ((rc = get_uint(target, "node", tb, false, 0, g->node_count ? g->node_count - 1 : 0, &node, &has_node, err)))
-    return rc;
-  if (!has_node)
-    return 0;
-  if (g->node_count == 0)
-    return FAIL(tb, "there are no nodes");
-  const json_t *smp = json_array_get(cs->samplers, (size_t)s);
-  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", cs->a, "samplers", (long)s));
-  if (!json_is_object(smp))
-    return FAIL(sbase, "expected an object");
-  int interp;
-  uint64_t in_acc;
-  if ((rc = sampler_interp(smp, sbase, &interp, err)) || (rc = get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err)))
-    return rc;
-  float *times;
-  size_t nt;
-  if ((rc = read_input(g, cs->a, (size_t)s, in_acc, &times, &nt, err)))
-    return rc;
-  double last = (double)times[nt - 1] * SK_ANIM_FPS;
-  free(times);
-  if (last > cs->end)
-    cs->end = last;
-  if (pth < 0 || cs->bl->bone_of[node] < 0)
-    return 0;
-  cs->pc[cs->kept++] = (pending_channel){.bone = cs->bl->bone_of[node], .path = pth, .interp = interp, .sampler = (size_t)s};
-  return 0;
-}
-
-/* A channel's keys, padded to [0, end] as AnimationGroup.normalize(0)
- * does: the first value held from frame 0, the last to `end`. */
-static int pad_keys(sk_anim_channel *out, const pending_channel *pc, const float *times, size_t nt, const float *vals,
-                    size_t stride, double end, sk_error *err) {
-  size_t pre = times[0] * SK_ANIM_FPS > 0 ? 1 : 0;
-  size_t post = (double)times[nt - 1] * SK_ANIM_FPS < end ? 1 : 0;
-  size_t n = nt + pre + post;
-  out->frames = malloc(n * sizeof *out->frames);
-  out->values = malloc(n * stride * sizeof *out->values);
-  if (out->frames == NULL || out->values == NULL) {
-    free(out->frames);
-    free(out->values);
-    out->frames = NULL;
-    out->values = NULL;
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  }
-  out->bone = pc->bone;
-  out->path = pc->path;
-  out->interp = pc->interp;
-  out->count = n;
-  if (pre) {
-    out->frames[0] = 0;
-    memcpy(out->values, vals, stride * sizeof *vals);
-  }
-  for (size_t i = 0; i < nt; i++)
-    out->frames[pre + i] = (double)times[i] * SK_ANIM_FPS;
-  memcpy(out->values + pre * stride, vals, nt * stride * sizeof *vals);
-  if (post) {
-    out->frames[n - 1] = end;
-    memcpy(out->values + (n - 1) * stride, vals + (nt - 1) * stride, stride * sizeof *vals);
-  }
-  return 0;
-}
-
-/* Second pass, one kept channel: its output values checked (shape, count,
- * finite) and its keys into the clip's next channel. */
-static int load_channel(sk_gltf *g, const clip_scan *cs, const pending_channel *pc, sk_anim_clip *clip, sk_error *err) {
-  ptr_t p;
-  const json_t *smp = json_array_get(cs->samplers, pc->sampler);
-  char sbase[SK_ERROR_POINTER_MAX], op[SK_ERROR_POINTER_MAX];
-  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", cs->a, "samplers", (long)pc->sampler));
-  uint64_t in_acc, out_acc;
-  get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err); /* checked by the first pass */
-  int rc;
-  if ((rc = get_uint(smp, "output", sbase, true, 0, SIZE_MAX, &out_acc, NULL, err)))
-    return rc;
-  float *times = NULL, *vals = NULL;
-  size_t nt, nv, nc;
-  if ((rc = read_input(g, cs->a, pc->sampler, in_acc, &times, &nt, err)))
-    return rc;
-  joinp(op, sbase, "output");
-  if ((rc = read_accessor(g, (size_t)out_acc, op, &vals, &nv, &nc, err))) {
-    free(times);
-    return rc;
-  }
-  const size_t w = pc->path == SK_ANIM_ROTATION ? 4 : 3;
-  const size_t per = pc->interp == SK_ANIM_CUBICSPLINE ? 3 : 1;
-  if (nc != w)
-    rc = FAIL(op, "a %s channel needs a %s output accessor", pc->path == SK_ANIM_ROTATION ? "rotation" : "vector",
-              w == 4 ? "VEC4" : "VEC3");
-  else if (nv != nt * per)
-    rc = FAIL(op, "%zu output values for %zu keys; %s needs %zu", nv, nt,
-              pc->interp == SK_ANIM_CUBICSPLINE ? "CUBICSPLINE" : "this interpolation", nt * per);
-  for (size_t i = 0; !rc && i < nv * nc; i++)
-    if (!isfinite(vals[i]))
-      rc = FAIL(op, "output value %zu is not finite", i / nc);
-  if (!rc && (rc = pad_keys(&clip->channels[clip->channel_count], pc, times, nt, vals, w * per, cs->end, err)) == 0)
-    clip->channel_count++;
-  free(times);
-  free(vals);
-  return rc;
-}
-
-/* Animation `a` into `clip`: its name, a first pass over the channels (the
- * clip's length, the channels that drive bones), a second reading their
- * keys. */
-static int load_clip(sk_gltf *g, size_t a, const json_t *an, const bone_list *bl, sk_anim_clip *clip, sk_error *err) {
-  ptr_t p;
-  int rc = clip_name(an, a, clip, err);
-  if (rc)
-    return rc;
-  clip_scan cs = {.a = a, .channels = json_object_get(an, "channels"), .samplers = json_object_get(an, "samplers"),
-                  .bl = bl};
-  if (!json_is_array(cs.channels))
-    return FAIL(mkptr(&p, "animations", a, "channels", -1), "expected an array");
-  if (!json_is_array(cs.samplers))
-    return FAIL(mkptr(&p, "animations", a, "samplers", -1), "expected an array");
-  const size_t nch = json_array_size(cs.channels);
-  cs.ns = json_array_size(cs.samplers);
-  clip->gltf_channels = nch;
-  clip->channels = calloc(nch ? nch : 1, sizeof *clip->channels);
-  cs.pc = calloc(nch ? nch : 1, sizeof *cs.pc);
-  if (clip->channels == NULL || cs.pc == NULL) {
-    free(cs.pc);
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  }
-  for (size_t c = 0; c < nch && !rc; c++)
-    rc = scan_channel(g, &cs, c, err);
-  clip->end_frame = cs.end;
-  for (size_t k = 0; k < cs.kept && !rc; k++)
-    rc = load_channel(g, &cs, &cs.pc[k], clip, err);
-  free(cs.pc);
-  return rc;
-}
-
-/* ---- the whole skin --------------------------------------------------------- */
-
-/* What sk_gltf_load_skin builds, freed (or handed out) at its end. */
-typedef struct skin_load {
-  sk_gltf *g;
-  size_t skin, nj;
-  const json_t *sk;
-  bone_list bl;
-  sk_anim *an;
-  sk_bone_desc *descs;
-  float *binds, *abs_bind, *abs_inv, *ibm;
-  char sbase[SK_ERROR_POINTER_MAX], ibm_ptr[SK_ERROR_POINTER_MAX];
-} skin_load;
-
-static int skin_alloc(skin_load *st, sk_error *err) {
-  const size_t n = st->bl.count;
-  st->an = calloc(1, sizeof *st->an);
-  st->descs = calloc(n, sizeof *st->descs);
-  st->binds = malloc(n * 16 * sizeof *st->binds);
-  st->abs_bind = malloc(n * 16 * sizeof *st->abs_bind);
-  st->abs_inv = malloc(n * 16 * sizeof *st->abs_inv);
-  if (st->an == NULL || st->descs == NULL || st->binds == NULL || st->abs_bind == NULL || st->abs_inv == NULL ||
-      (st->an->rest = malloc(n * SK_ANIM_TRS * sizeof *st->an->rest)) == NULL)
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  st->an->bone_count = n;
-  return 0;
-}
-
-/* The skin's inverse bind matrices, when it has them: a MAT4 accessor with
- * a finite matrix for every joint. */
-static int read_ibms(skin_load *st, sk_error *err) {
-  ptr_t p;
-  uint64_t ibm_acc;
-  bool has_ibm;
-  st->nj = json_array_size(json_object_get(st->sk, "joints"));
-  snprintf(st->sbase, sizeof st->sbase, "%s", mkptr(&p, "skins", st->skin, NULL, -1));
-  joinp(st->ibm_ptr, st->sbase, "inverseBindMatrices");
-  int rc = get_uint(st->sk, "inverseBindMatrices", st->sbase, false, 0, SIZE_MAX, &ibm_acc, &has_ibm, err);
-  if (rc || !has_ibm)
-    return rc;
-  size_t cnt, nc;
-  if ((rc = read_accessor(st->g, (size_t)ibm_acc, st->ibm_ptr, &st->ibm, &cnt, &nc, err)))
-    return rc;
-  if (nc != 16)
-    return FAIL(st->ibm_ptr, "inverse bind matrices must be a MAT4 accessor");
-  if (cnt < st->nj)
-    return FAIL(st->ibm_ptr, "%zu inverse bind matrices for %zu joints", cnt, st->nj);
-  for (size_t i = 0; i < st->nj * 16; i++)
-    if (!isfinite(st->ibm[i]))
-      return FAIL(st->ibm_ptr, "matrix %zu is not finite", i / 16);
-  return 0;
-}
-
-/* Bone b as Babylon's _updateBoneMatrices makes it (bones[] order, parents
- * first): its bind from the inverse bind matrix relative to its parent's,
- * absolute bind and inverse checked, its rest TRS from its node, and its
- * description for sk_skeleton_create. */
-static int bind_bone(skin_load *st, size_t b, sk_error *err) {
-  const bone_list *bl = &st->bl;
-  float *base = st->binds + 16 * b, *abs_bind = st->abs_bind, *abs_inv = st->abs_inv;
-  if (st->ibm != NULL && bl->index[b] >= 0)
-    sk_mat_invert(st->ibm + 16 * (size_t)bl->index[b], base);
-  else
-    sk_mat_identity(base);
-  const int32_t pb = bl->parent[b];
-  if (pb >= 0)
-    sk_mat_mul(base, abs_inv + 16 * (size_t)pb, base);
-  if (pb >= 0)
-    sk_mat_mul(base, abs_bind + 16 * (size_t)pb, abs_bind + 16 * b);
-  else
-    memcpy(abs_bind + 16 * b, base, 16 * sizeof *base);
-  const char *where = bl->index[b] >= 0 ? st->ibm_ptr : st->sbase;
-  if (sk_mat_det(abs_bind + 16 * b) == 0)
-    return FAIL(where, "bone \"%s\" (node %d) gets a singular bind matrix", bl->names[b], bl->node[b]);
-  sk_mat_invert(abs_bind + 16 * b, abs_inv + 16 * b);
-  for (int i = 0; i < 16; i++)
-    if (!isfinite(base[i]) || !isfinite(abs_bind[16 * b + i]) || !isfinite(abs_inv[16 * b + i]))
-      return FAIL(where, "bone \"%s\" (node %d) gets a non-finite bind matrix", bl->names[b], bl->node[b]);
-  double *trs = st->an->rest + b * SK_ANIM_TRS;
-  int rc = node_rest_trs(st->g, (size_t)bl->node[b], trs, err);
-  if (rc)
-    return rc;
-  sk_bone_desc *d = &st->descs[b];
-  d->name = bl->names[b];
-  d->parent = pb >= 0 ? bl->names[pb] : NULL;
-  sk_mat_compose(trs + 7, trs + 3, trs, d->local);
-  d->bind = base;
-  d->has_index = true;
-  d->index = bl->index[b];
-  return 0;
-}
-
-/* Every local transform finite (a node's TRS can overflow float). */
-static int check_locals(const skin_load *st, sk_error *err) {
-  ptr_t p;
-  for (size_t b = 0; b < st->bl.count; b++)
-    for (int i = 0; i < 16; i++)
-      if (!isfinite(st->descs[b].local[i]))
-        return FAIL(mkptr(&p, "nodes", (size_t)st->bl.node[b], NULL, -1), "the node's transform overflows float");
-  return 0;
-}
-
-/* Every animation of the file as a clip of this skin's bones. */
-static int load_clips(skin_load *st, sk_error *err) {
-  ptr_t p;
-  const json_t *anims = json_object_get(st->g->root, "animations");
-  if (anims != NULL && !json_is_array(anims))
-    return FAIL("/animations", "expected an array");
-  size_t na = json_array_size(anims);
-  sk_anim *an = st->an;
-  an->clips = calloc(na ? na : 1, sizeof *an->clips);
-  if (an->clips == NULL)
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  int rc = 0;
-  for (size_t a = 0; a < na && !rc; a++) {
-    const json_t *aj = json_array_get(anims, a);
-    an->clip_count = a + 1;
-    if (!json_is_object(aj))
-      rc = FAIL(mkptr(&p, "animations", a, NULL, -1), "expected an object");
-    else
-      rc = load_clip(st->g, a, aj, &st->bl, &an->clips[a], err);
-  }
-  return rc;
-}
-
-int sk_gltf_load_skin(sk_gltf *g, size_t skin, size_t max_bones, sk_skeleton **skeleton, sk_anim **anim_out,
-                      sk_error *err) {
-  *skeleton = NULL;
-  *anim_out = NULL;
-  if (max_bones == 0 || max_bones > SK_SKELETON_MAX_BONES)
-    max_bones = SK_SKELETON_MAX_BONES;
-  g->budget = SK_GLTF_READ_BUDGET;
-  skin_load st = {.g = g, .skin = skin};
-  int rc = get_item(g, "skins", skin, "/skins", &st.sk, err);
-  if (rc)
-    return rc;
-  if (!(rc = build_bones(g, skin, st.sk, max_bones, &st.bl, err)) && !(rc = skin_alloc(&st, err)))
-    rc = read_ibms(&st, err);
-  for (size_t b = 0; !rc && b < st.bl.count; b++)
-    rc = bind_bone(&st, b, err);
-  /* sk_skeleton_create keeps bones[] in the order given (parents first). */
-  if (!rc && !(rc = check_locals(&st, err)) && !(rc = sk_skeleton_create(st.descs, st.bl.count, st.sbase, skeleton, err)))
-    rc = load_clips(&st, err);
-  if (rc) {
-    sk_skeleton_destroy(*skeleton);
-    *skeleton = NULL;
-    sk_anim_destroy(st.an);
-  } else {
-    *anim_out = st.an;
-  }
-  bone_list_free(&st.bl);
-  free(st.descs);
-  free(st.binds);
-  free(st.abs_bind);
-  free(st.abs_inv);
-  free(st.ibm);
-  return rc;
 }
 
 /* ---- memory estimate ------------------------------------------------------ */
@@ -1463,7 +763,7 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
   if (ibm != NULL) {
     uint64_t v = accessor_values(g, ibm);
     char ap[SK_ERROR_POINTER_MAX];
-    joinp(ap, mkptr(&p, "accessors", (size_t)json_integer_value(ibm), NULL, -1), "count");
+    sk_gltf__joinp(ap, sk_gltf__mkptr(&p, "accessors", (size_t)json_integer_value(ibm), NULL, -1), "count");
     if ((rc = est_add(total, v * sizeof(float), limit, ap, err)))
       return rc;
   }
@@ -1473,7 +773,7 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
     const json_t *chs = json_object_get(an, "channels"), *smps = json_object_get(an, "samplers");
     size_t nch = json_array_size(chs);
     if ((rc = est_add(total, nch * (uint64_t)(sizeof(sk_anim_channel) + 32) + 256, limit,
-                      mkptr(&p, "animations", a, "channels", -1), err)))
+                      sk_gltf__mkptr(&p, "animations", a, "channels", -1), err)))
       return rc;
     for (size_t c = 0; c < nch; c++) {
       const json_t *ch = json_array_get(chs, c);
@@ -1486,7 +786,7 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
       /* the output accessor is what a hostile file inflates; name it */
       char ap[SK_ERROR_POINTER_MAX];
       const json_t *big = vals >= keys ? out : in;
-      joinp(ap, mkptr(&p, "accessors", json_is_integer(big) ? (size_t)json_integer_value(big) : 0, NULL, -1),
+      sk_gltf__joinp(ap, sk_gltf__mkptr(&p, "accessors", json_is_integer(big) ? (size_t)json_integer_value(big) : 0, NULL, -1),
             "count");
       if ((keys + vals) * sizeof(float) > peak)
         peak = (keys + vals) * sizeof(float);
