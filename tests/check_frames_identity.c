@@ -4,30 +4,18 @@
  * 1 MiB) or whole, inline or on the pool, JSON or binary. */
 #include <signal.h>
 
-#include "sk_httpc.h"
+#include "sk_fixture.h"
 #include "sk_numfmt.h"
 #include "sk_testutil.h"
 
 static sk_daemon g_d;
 
-static void req(const char *method, const char *path, const char *headers, const char *body, size_t len,
-                sk_httpc_resp *r) {
-  ck_assert_msg(sk_httpc_request(g_d.host, g_d.port, method, path, headers, body, len, r) == 0, "%s %s: %s", method,
-                path, r->error);
-}
-
 static void start(const char *const *args) {
-  ck_assert_int_eq(sk_daemon_start(&g_d, args), 0);
-  size_t len;
-  unsigned char *d = sk_test_read_asset("Fox.glb", &len);
-  sk_httpc_resp r;
-  req("PUT", "/v1/skeletons/fox", "Content-Type: model/gltf-binary\r\n", (const char *)d, len, &r);
-  ck_assert_msg(r.status == 201 || r.status == 200, "PUT Fox.glb: %d %s", r.status, r.body);
-  sk_httpc_free(&r);
-  free(d);
+  sk_fixture_start(&g_d, args);
+  sk_fixture_put_asset(&g_d, "fox", "Fox.glb");
 }
 
-static void stop(void) { ck_assert_int_eq(sk_daemon_stop(&g_d, SIGTERM), 0); }
+static void stop(void) { sk_fixture_stop(&g_d); }
 
 /* Every frame at 30 fps of each clip, as "animation"/"time" members. */
 typedef struct frame {
@@ -63,7 +51,8 @@ static const char *accept_of(bool binary) {
  * single answer is one entry); the bytes for binary. */
 static void ask(const char *body, size_t len, bool batch, bool binary, sk_strbuf *out) {
   sk_httpc_resp r;
-  req("POST", batch ? "/v1/skeletons/fox/poses" : "/v1/skeletons/fox/pose", accept_of(binary), body, len, &r);
+  sk_fixture_request(&g_d, "POST", batch ? "/v1/skeletons/fox/poses" : "/v1/skeletons/fox/pose", accept_of(binary),
+                     body, len, &r);
   ck_assert_msg(r.status == 200, "%d %.300s for %.200s", r.status, r.body, body);
   const char *p = r.body;
   size_t n = r.len;

@@ -6,6 +6,7 @@
 
 #include "sk_gltf.h"
 #include "sk_json.h"
+#include "sk_testasset.h"
 #include "sk_testutil.h"
 
 typedef struct fixture {
@@ -14,15 +15,9 @@ typedef struct fixture {
 } fixture;
 
 static void fox(fixture *f) {
-  size_t len;
-  unsigned char *d = sk_test_read_file("data/Fox.glb", &len);
-  ck_assert_ptr_nonnull(d);
   sk_skeleton *s;
   sk_anim *an;
-  sk_error err;
-  sk_error_clear(&err);
-  ck_assert_msg(sk_gltf_import(d, len, NULL, 0, &s, &an, &err) == 0, "Fox.glb: %s at %s", err.text, err.pointer);
-  free(d);
+  sk_test_import_asset("Fox.glb", NULL, &s, &an);
   ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
   bool replaced;
   ck_assert_int_eq(sk_cache_put_full(f->cache, "fox", s, an, NULL, &replaced, &f->e), 0);
