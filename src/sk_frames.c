@@ -6,6 +6,8 @@
 #include "sk_json.h"
 #include "sk_kernel.h"
 
+const sk_frames_sample_fn sk_frames_sample_default = sk_pose_parse_anim;
+
 /* A slice of sk_frames_write: bounded memory, few sink calls. */
 #define SK_FRAMES_SLICE (64u << 10)
 

@@ -39,6 +39,16 @@
 enum { SK_FRAMES_JSON = 0, SK_FRAMES_F32 = 1, SK_FRAMES_MAT3X4 = 2 };
 enum { SK_FRAMES_EXACT = 0, SK_FRAMES_FAST = 1 };
 
+/* The clip sampling step: turns one pose request (a JSON pose object that
+ * may name clips, layers or a frame range) into parsed poses, sampling the
+ * clips (*poses new, *count of them; pointers in errors below `ptr`). The
+ * pose routes call it through this type, so a faster sampler (key cursors
+ * carried from frame to frame, SoA tracks) plugs in without touching them;
+ * sk_frames_sample_default is today's exact one (sk_pose_parse_anim). */
+typedef int (*sk_frames_sample_fn)(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                                   const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
+extern const sk_frames_sample_fn sk_frames_sample_default;
+
 /* Grow-only buffers one thread reuses across calls (zero-initialise; close
  * with sk_frames_scratch_close). Never shared between threads. */
 typedef struct sk_frames_scratch {

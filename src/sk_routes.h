@@ -26,6 +26,7 @@
 #include "sk_access.h"
 #include "sk_cache.h"
 #include "sk_cost.h"
+#include "sk_frames.h"
 #include "sk_http.h"
 #include "sk_metrics.h"
 
@@ -50,6 +51,7 @@ typedef struct sk_routes_config {
                           [SK_GLTF_MAX_SKELETON_BYTES] */
   size_t pool_upload;  /* bodies from this many bytes are parsed on the
                           thread pool (jansson: ~2 ms for 32 KiB) [32768] */
+  sk_frames_sample_fn sample; /* the clip sampling step of pose requests [sk_frames_sample_default] */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;

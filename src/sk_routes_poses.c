@@ -26,7 +26,7 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
 /* Parses one pose object that may name clips (the /pose body): sampling
  * happens here, so it runs where sk_cost said it may. */
 static int parse_single(const sk_routes *r, sk_routes_batch *bj, const json_t *j, sk_error *err) {
-  int rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, j, "", NULL, &bj->poses, &bj->n, err);
+  int rc = r->cfg.sample(bj->entry->skel, bj->entry->anim, j, "", NULL, &bj->poses, &bj->n, err);
   if (!rc && bj->n > r->cfg.max_batch)
     rc = sk_error_set(err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", bj->n, r->cfg.max_batch);
   if (!rc)
@@ -70,7 +70,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
     }
     sk_pose *poses = NULL;
     size_t n = 0;
-    rc = sk_pose_parse_anim(e->skel, e->anim, j, "", NULL, &poses, &n, &err);
+    rc = r->cfg.sample(e->skel, e->anim, j, "", NULL, &poses, &n, &err);
     json_decref(j);
     if (!rc && n > r->cfg.max_batch) {
       sk_pose_array_free(poses, n);
@@ -135,7 +135,7 @@ static int parse_batch(const sk_routes *r, sk_routes_batch *bj, const json_t *j,
     sk_pointer_push_index(p, sizeof p, i);
     sk_pose *item = NULL;
     size_t k = 0;
-    rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, err);
+    rc = r->cfg.sample(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, err);
     if (rc)
       break;
     /* A frame range inside a batch contributes one pose per frame. */

@@ -252,6 +252,23 @@ START_TEST(plans_and_bounds) {
 }
 END_TEST
 
+START_TEST(the_default_sampler_is_the_exact_one) {
+  fixture f;
+  fox(&f);
+  ck_assert_ptr_eq((void *)sk_frames_sample_default, (void *)sk_pose_parse_anim);
+  json_t *j = json_loads("{\"animation\": \"Walk\", \"times\": [0, 0.5]}", 0, NULL);
+  sk_pose *poses;
+  size_t n;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_frames_sample_default(f.e->skel, f.e->anim, j, "", NULL, &poses, &n, &err), 0);
+  ck_assert_uint_eq(n, 2);
+  json_decref(j);
+  sk_pose_array_free(poses, n);
+  fixture_close(&f);
+}
+END_TEST
+
 static int refuse(void *ctx, const void *data, size_t len) {
   (void)ctx, (void)data, (void)len;
   return -1;
@@ -281,6 +298,7 @@ static Suite *suite(void) {
   t = tcase_create("plan");
   tcase_add_test(t, plans_and_bounds);
   tcase_add_test(t, a_sink_that_refuses_stops_the_write);
+  tcase_add_test(t, the_default_sampler_is_the_exact_one);
   suite_add_tcase(s, t);
   return s;
 }
