@@ -87,6 +87,15 @@ bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t
   return true;
 }
 
+int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                         const sk_cost_limits *l, const char *ptr, sk_error *err) {
+  sk_cost cost = {0};
+  for (size_t i = 0; i < n; i++)
+    if (sk_cost_add_poses(&cost, l, e->skel, 1, poses[i].output, o->fmt, ptr, err) != 0)
+      return SK_ETOOBIG;
+  return 0;
+}
+
 /* Per-matrix costs measured on the 2-core EPYC of issue 4 (loaded): scalar
  * core ~150 ns, batch kernel ~7 ns, JSON encoding of 16 floats ~650 ns
  * (sk_numfmt), binary copy ~1 ns. */

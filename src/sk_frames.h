@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "sk_cache.h"
+#include "sk_cost.h"
 #include "sk_eval.h"
 #include "sk_numfmt.h"
 
@@ -79,6 +80,12 @@ void sk_frames_mat3x4(const float m[16], float dest[12]);
 
 /* True when the batch kernel answers poses[0..n) (see the header comment). */
 bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
+
+/* The work poses[0..n) of `e` asks for (evaluation and an answer in
+ * o->fmt) within sk_cost's limits `l`: 0, or SK_ETOOBIG with err at `ptr`
+ * naming the limit. Run before any evaluation. */
+int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                         const sk_cost_limits *l, const char *ptr, sk_error *err);
 
 /* Estimated time to evaluate and encode poses[0..n), in microseconds: the
  * plan sk_frames_write will run, priced per matrix (see sk_frames.c). */

@@ -198,11 +198,8 @@ static double batch_cost_us(const sk_routes_batch *bj) {
 /* Evaluation and answer size of parsed poses (the fast parser's, or
  * already costed from JSON), before either is started. */
 int sk_routes__parsed_cost(const sk_routes *r, const sk_routes_batch *bj, const char *ptr, sk_error *err) {
-  sk_cost cost = {0};
-  for (size_t i = 0; i < bj->n; i++)
-    if (sk_cost_add_poses(&cost, &r->cfg.cost, bj->entry->skel, 1, bj->poses[i].output, bj->fmt, ptr, err) != 0)
-      return SK_ETOOBIG;
-  return 0;
+  const sk_frames_opts fo = sk_routes__frames_opts(r, bj->fmt, 1);
+  return sk_frames_check_cost(bj->entry, bj->poses, bj->n, &fo, &r->cfg.cost, ptr, err);
 }
 
 /* A batch answer produced as its client reads it: a bounded `pending`

@@ -237,6 +237,14 @@ START_TEST(plans_and_bounds) {
   ck_assert_uint_ge(sk_frames_answer_bound(f.e, poses, 3, SK_FRAMES_JSON), 3 * mats * 16 * 2);
   ck_assert(sk_frames_cost_us(f.e, poses, 3, &json) > sk_frames_cost_us(f.e, poses, 3, &f32));
   ck_assert(sk_frames_cost_us(f.e, poses, 1, &m34) > 0);
+  sk_cost_limits l = {0};
+  sk_cost_limits_fill(&l);
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_frames_check_cost(f.e, poses, 3, &json, &l, "/poses", &err), 0);
+  l.max_answer = 3 * mats * 16; /* well under three JSON answers */
+  ck_assert_int_eq(sk_frames_check_cost(f.e, poses, 3, &json, &l, "/poses", &err), SK_ETOOBIG);
+  ck_assert_int_eq(err.code, SK_ETOOBIG);
   /* absolute matrices asked: the core answers the whole batch */
   poses[1].output |= SK_OUT_ABSOLUTE;
   ck_assert(!sk_frames_uses_kernel(f.e, poses, 3, &json));
