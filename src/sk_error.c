@@ -8,7 +8,7 @@ const char *sk_strerror(int code) {
   switch (code) {
   case 0:
     return "Success";
-#define SK_ERR_STR(name, value, status, title) \
+#define SK_ERR_STR(name, value, status, title, kind) \
   case value:                                  \
     return title;
     SK_ERRNO_MAP(SK_ERR_STR)
@@ -22,7 +22,7 @@ const char *sk_errname(int code) {
   switch (code) {
   case 0:
     return "OK";
-#define SK_ERR_NAME(name, value, status, title) \
+#define SK_ERR_NAME(name, value, status, title, kind) \
   case value:                                   \
     return #name;
     SK_ERRNO_MAP(SK_ERR_NAME)
@@ -34,13 +34,25 @@ const char *sk_errname(int code) {
 
 int sk_error_http_status(int code) {
   switch (code) {
-#define SK_ERR_STATUS(name, value, status, title) \
+#define SK_ERR_STATUS(name, value, status, title, kind) \
   case value:                                     \
     return status;
     SK_ERRNO_MAP(SK_ERR_STATUS)
 #undef SK_ERR_STATUS
   default:
     return 500;
+  }
+}
+
+const char *sk_error_kind(int code) {
+  switch (code) {
+#define SK_ERR_KIND(name, value, status, title, kind) \
+  case value:                                         \
+    return kind;
+    SK_ERRNO_MAP(SK_ERR_KIND)
+#undef SK_ERR_KIND
+  default:
+    return "internal";
   }
 }
 

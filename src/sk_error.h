@@ -5,31 +5,32 @@
 
 #include <stddef.h>
 
-/* X(name, value, http status, problem title) */
-#define SK_ERRNO_MAP(X)                                                        \
-  X(EINVAL, -1, 400, "Invalid argument")                                      \
-  X(ENOMEM, -2, 503, "Out of memory")                                         \
-  X(ESYNTAX, -3, 400, "Malformed JSON")                                       \
-  X(ETYPE, -4, 422, "Wrong type")                                             \
-  X(EMISSING, -5, 422, "Missing field")                                       \
-  X(ERANGE, -6, 422, "Value out of range")                                    \
-  X(ENOTFINITE, -7, 422, "Non-finite number")                                 \
-  X(EDUPLICATE, -8, 422, "Duplicate")                                         \
-  X(ECYCLE, -9, 422, "Cycle in bone hierarchy")                               \
-  X(EUNKNOWN, -10, 422, "Unknown reference")                                  \
-  X(ESINGULAR, -11, 422, "Non-invertible matrix")                             \
-  X(ELENGTH, -12, 422, "Wrong array length")                                  \
-  X(ENOTFOUND, -13, 404, "Not found")                                         \
-  X(ETOOBIG, -14, 413, "Too large")                                           \
-  X(EIO, -15, 500, "I/O error")                                               \
-  X(EUNSUPPORTED, -16, 415, "Unsupported")                                    \
-  X(EBUSY, -17, 503, "Busy")                                                  \
-  X(EFORMAT, -18, 422, "Invalid file format")                                 \
-  X(ENOSPACE, -19, 507, "Insufficient storage")                               \
-  X(ELOCKED, -20, 409, "In use")
+/* X(name, value, http status, problem title, problem kind: the slug of the
+ * problem+json "type" URI, https://skinnerd.dev/problems/<kind>) */
+#define SK_ERRNO_MAP(X)                                                    \
+  X(EINVAL, -1, 400, "Invalid argument", "invalid-request")                \
+  X(ENOMEM, -2, 503, "Out of memory", "out-of-memory")                     \
+  X(ESYNTAX, -3, 400, "Malformed JSON", "malformed-json")                  \
+  X(ETYPE, -4, 422, "Wrong type", "wrong-type")                            \
+  X(EMISSING, -5, 422, "Missing field", "missing-field")                   \
+  X(ERANGE, -6, 422, "Value out of range", "out-of-range")                 \
+  X(ENOTFINITE, -7, 422, "Non-finite number", "non-finite-number")         \
+  X(EDUPLICATE, -8, 422, "Duplicate", "duplicate")                         \
+  X(ECYCLE, -9, 422, "Cycle in bone hierarchy", "cycle")                   \
+  X(EUNKNOWN, -10, 422, "Unknown reference", "unknown-reference")          \
+  X(ESINGULAR, -11, 422, "Non-invertible matrix", "non-invertible-matrix") \
+  X(ELENGTH, -12, 422, "Wrong array length", "wrong-array-length")         \
+  X(ENOTFOUND, -13, 404, "Not found", "not-found")                         \
+  X(ETOOBIG, -14, 413, "Too large", "too-large")                           \
+  X(EIO, -15, 500, "I/O error", "internal")                                \
+  X(EUNSUPPORTED, -16, 415, "Unsupported", "unsupported-media-type")       \
+  X(EBUSY, -17, 503, "Busy", "overloaded")                                 \
+  X(EFORMAT, -18, 422, "Invalid file format", "invalid-format")            \
+  X(ENOSPACE, -19, 507, "Insufficient storage", "insufficient-storage")    \
+  X(ELOCKED, -20, 409, "In use", "internal")
 
 enum {
-#define SK_ERR_ENUM(name, value, status, title) SK_##name = value,
+#define SK_ERR_ENUM(name, value, status, title, kind) SK_##name = value,
   SK_ERRNO_MAP(SK_ERR_ENUM)
 #undef SK_ERR_ENUM
 };
@@ -53,6 +54,9 @@ const char *sk_errname(int code);
 /* HTTP status a client-caused error maps to (400..415, 422); 500 for EIO,
  * 507 for ENOSPACE (the data directory is out of storage). */
 int sk_error_http_status(int code);
+/* The problem "kind" of `code` (SK_ERRNO_MAP's last column), e.g.
+ * "missing-field"; "internal" for codes the user cannot cause or fix. */
+const char *sk_error_kind(int code);
 
 /* Clears `err` (NULL is fine). */
 void sk_error_clear(sk_error *err);

@@ -6,38 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_gltf_int.h"
 #include "sk_mat.h"
 
 #define GLB_MAGIC 0x46546C67u /* "glTF" */
 #define GLB_JSON 0x4E4F534Au
 #define GLB_BIN 0x004E4942u
 
-typedef struct {
-  bool resolved;
-  uint8_t *data; /* owned */
-  size_t len;    /* bytes usable: min(decoded or chunk size, byteLength) */
-} gltf_buffer;
-
-struct sk_gltf {
-  json_t *root;
-  uint8_t *bin; /* owned copy of the GLB BIN chunk, or NULL */
-  size_t bin_len;
-  bool is_glb;
-  size_t buffer_count;
-  gltf_buffer *buffers;
-  size_t node_count;
-  int32_t *parent; /* node_count; -1 for scene roots */
-  uint64_t budget; /* values accessor reads may still produce (SK_GLTF_READ_BUDGET) */
-};
-
 /* ---- errors and JSON access ----------------------------------------------- */
 
-typedef struct {
-  char buf[SK_ERROR_POINTER_MAX];
-} ptr_t;
 
 /* Pointer "/<a>/<i>[/<field>[/<j>]]"; field NULL stops, j < 0 skipped. */
-static const char *mkptr(ptr_t *p, const char *a, size_t i, const char *field, long j) {
+const char *sk_gltf__mkptr(ptr_t *p, const char *a, size_t i, const char *field, long j) {
   p->buf[0] = '\0';
   sk_pointer_push(p->buf, sizeof p->buf, a);
   sk_pointer_push_index(p->buf, sizeof p->buf, i);
@@ -50,18 +30,17 @@ static const char *mkptr(ptr_t *p, const char *a, size_t i, const char *field, l
 }
 
 /* dest = base + "/" + field; truncation-safe (pointers are cut, never overflow). */
-static void joinp(char dest[SK_ERROR_POINTER_MAX], const char *base, const char *field) {
+void sk_gltf__joinp(char dest[SK_ERROR_POINTER_MAX], const char *base, const char *field) {
   size_t n = strnlen(base, SK_ERROR_POINTER_MAX - 1);
   memcpy(dest, base, n);
   dest[n] = '\0';
   sk_pointer_push(dest, SK_ERROR_POINTER_MAX, field);
 }
 
-#define FAIL(ptr, ...) sk_error_set(err, SK_EFORMAT, (ptr), __VA_ARGS__)
 
 /* Element `i` of top-level array `name`, which must be an object. */
-static int get_item(const sk_gltf *g, const char *name, size_t i, const char *from_ptr, const json_t **out,
-                    sk_error *err) {
+int sk_gltf__get_item(const sk_gltf *g, const char *name, size_t i, const char *from_ptr, const json_t **out,
+                      sk_error *err) {
   const json_t *arr = json_object_get(g->root, name);
   if (!json_is_array(arr) || i >= json_array_size(arr))
     return FAIL(from_ptr, "refers to %s %zu, but the file has %zu", name, i,
@@ -69,15 +48,15 @@ static int get_item(const sk_gltf *g, const char *name, size_t i, const char *fr
   const json_t *it = json_array_get(arr, i);
   if (!json_is_object(it)) {
     ptr_t p;
-    return FAIL(mkptr(&p, name, i, NULL, -1), "expected an object");
+    return FAIL(sk_gltf__mkptr(&p, name, i, NULL, -1), "expected an object");
   }
   *out = it;
   return 0;
 }
 
 /* Optional non-negative integer field, at most `max`. */
-static int get_uint(const json_t *obj, const char *key, const char *ptr_base, bool required, uint64_t dflt,
-                    uint64_t max, uint64_t *out, bool *present, sk_error *err) {
+int sk_gltf__get_uint(const json_t *obj, const char *key, const char *ptr_base, bool required, uint64_t dflt,
+                      uint64_t max, uint64_t *out, bool *present, sk_error *err) {
   const json_t *v = json_object_get(obj, key);
   char p[SK_ERROR_POINTER_MAX];
   snprintf(p, sizeof p, "%s", ptr_base);
@@ -100,8 +79,8 @@ static int get_uint(const json_t *obj, const char *key, const char *ptr_base, bo
 }
 
 /* Reads exactly n finite numbers from obj[key] into dest (doubles). */
-static int get_numbers(const json_t *obj, const char *key, const char *ptr_base, size_t n, double *dest, bool *present,
-                       sk_error *err) {
+int sk_gltf__get_numbers(const json_t *obj, const char *key, const char *ptr_base, size_t n, double *dest, bool *present,
+                         sk_error *err) {
   const json_t *v = json_object_get(obj, key);
   *present = v != NULL;
   if (v == NULL)
@@ -273,7 +252,7 @@ static bool b64_decode(const char *s, size_t n, uint8_t *dest, size_t *out_len) 
 
 static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffer **out, sk_error *err) {
   const json_t *b;
-  int rc = get_item(g, "buffers", i, from_ptr, &b, err);
+  int rc = sk_gltf__get_item(g, "buffers", i, from_ptr, &b, err);
   if (rc)
     return rc;
   gltf_buffer *gb = &g->buffers[i];
@@ -281,16 +260,16 @@ static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffe
   if (gb->resolved)
     return 0;
   ptr_t p;
-  const char *base = mkptr(&p, "buffers", i, NULL, -1);
+  const char *base = sk_gltf__mkptr(&p, "buffers", i, NULL, -1);
   uint64_t byte_length;
-  if ((rc = get_uint(b, "byteLength", base, true, 0, SIZE_MAX, &byte_length, NULL, err)))
+  if ((rc = sk_gltf__get_uint(b, "byteLength", base, true, 0, SIZE_MAX, &byte_length, NULL, err)))
     return rc;
   const json_t *uri = json_object_get(b, "uri");
   if (uri == NULL) {
     if (i != 0 || !g->is_glb || g->bin == NULL)
       return FAIL(base, "buffer has no \"uri\" and there is no GLB BIN chunk for it");
     if (byte_length > g->bin_len)
-      return FAIL(mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the BIN chunk (%zu bytes)",
+      return FAIL(sk_gltf__mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the BIN chunk (%zu bytes)",
                   (unsigned long long)byte_length, g->bin_len);
     gb->data = malloc(byte_length ? byte_length : 1);
     if (gb->data == NULL)
@@ -301,7 +280,7 @@ static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffe
     return 0;
   }
   const char *s = json_string_value(uri);
-  const char *up = mkptr(&p, "buffers", i, "uri", -1);
+  const char *up = sk_gltf__mkptr(&p, "buffers", i, "uri", -1);
   if (s == NULL)
     return FAIL(up, "expected a string");
   if (strncmp(s, "data:", 5) != 0)
@@ -320,7 +299,7 @@ static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffe
   }
   if (byte_length > dlen) {
     free(dec);
-    return FAIL(mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the %zu bytes of the data: URI",
+    return FAIL(sk_gltf__mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the %zu bytes of the data: URI",
                 (unsigned long long)byte_length, dlen);
   }
   gb->data = dec;
@@ -348,21 +327,21 @@ static int decode_nodes(sk_gltf *g, sk_error *err) {
   for (size_t i = 0; i < n; i++) {
     const json_t *node = json_array_get(nodes, i);
     if (!json_is_object(node))
-      return FAIL(mkptr(&p, "nodes", i, NULL, -1), "expected an object");
+      return FAIL(sk_gltf__mkptr(&p, "nodes", i, NULL, -1), "expected an object");
     const json_t *ch = json_object_get(node, "children");
     if (ch == NULL)
       continue;
     if (!json_is_array(ch))
-      return FAIL(mkptr(&p, "nodes", i, "children", -1), "expected an array of node indices");
+      return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", -1), "expected an array of node indices");
     for (size_t k = 0; k < json_array_size(ch); k++) {
       const json_t *c = json_array_get(ch, k);
       json_int_t ci = json_integer_value(c);
       if (!json_is_integer(c) || ci < 0 || (size_t)ci >= n)
-        return FAIL(mkptr(&p, "nodes", i, "children", (long)k), "expected a node index in [0, %zu)", n);
+        return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", (long)k), "expected a node index in [0, %zu)", n);
       if ((size_t)ci == i)
-        return FAIL(mkptr(&p, "nodes", i, "children", (long)k), "a node cannot be its own child");
+        return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", (long)k), "a node cannot be its own child");
       if (g->parent[ci] >= 0)
-        return FAIL(mkptr(&p, "nodes", i, "children", (long)k), "node %lld already has parent %d", (long long)ci,
+        return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", (long)k), "node %lld already has parent %d", (long long)ci,
                     g->parent[ci]);
       g->parent[ci] = (int32_t)i;
     }
@@ -381,7 +360,7 @@ static int decode_nodes(sk_gltf *g, sk_error *err) {
     }
     if (steps > n) {
       free(done);
-      return FAIL(mkptr(&p, "nodes", i, "children", -1), "the node hierarchy has a cycle through node %zu", i);
+      return FAIL(sk_gltf__mkptr(&p, "nodes", i, "children", -1), "the node hierarchy has a cycle through node %zu", i);
     }
     for (j = (int32_t)i; j >= 0 && !done[j]; j = g->parent[j])
       done[j] = 1;
@@ -460,33 +439,33 @@ static float read_component(const uint8_t *p, uint64_t ct, bool normalized) {
 static int view_bytes(sk_gltf *g, uint64_t bv, const char *from_ptr, const uint8_t **data, size_t *len,
                       uint64_t *stride, char stride_ptr[SK_ERROR_POINTER_MAX], sk_error *err) {
   const json_t *v;
-  int rc = get_item(g, "bufferViews", (size_t)bv, from_ptr, &v, err);
+  int rc = sk_gltf__get_item(g, "bufferViews", (size_t)bv, from_ptr, &v, err);
   if (rc)
     return rc;
   ptr_t p;
-  const char *base = mkptr(&p, "bufferViews", (size_t)bv, NULL, -1);
-  joinp(stride_ptr, base, "byteStride");
+  const char *base = sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, NULL, -1);
+  sk_gltf__joinp(stride_ptr, base, "byteStride");
   uint64_t buffer, off, blen;
   bool has_stride;
-  if ((rc = get_uint(v, "buffer", base, true, 0, SIZE_MAX, &buffer, NULL, err)) ||
-      (rc = get_uint(v, "byteOffset", base, false, 0, SIZE_MAX, &off, NULL, err)) ||
-      (rc = get_uint(v, "byteLength", base, true, 0, SIZE_MAX, &blen, NULL, err)) ||
-      (rc = get_uint(v, "byteStride", base, false, 0, 252, stride, &has_stride, err)))
+  if ((rc = sk_gltf__get_uint(v, "buffer", base, true, 0, SIZE_MAX, &buffer, NULL, err)) ||
+      (rc = sk_gltf__get_uint(v, "byteOffset", base, false, 0, SIZE_MAX, &off, NULL, err)) ||
+      (rc = sk_gltf__get_uint(v, "byteLength", base, true, 0, SIZE_MAX, &blen, NULL, err)) ||
+      (rc = sk_gltf__get_uint(v, "byteStride", base, false, 0, 252, stride, &has_stride, err)))
     return rc;
   if (has_stride && (*stride < 4 || *stride % 4 != 0))
-    return FAIL(mkptr(&p, "bufferViews", (size_t)bv, "byteStride", -1),
+    return FAIL(sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, "byteStride", -1),
                 "byteStride must be a multiple of 4 in [4, 252]");
   gltf_buffer *b;
   char bp[SK_ERROR_POINTER_MAX];
-  joinp(bp, base, "buffer");
+  sk_gltf__joinp(bp, base, "buffer");
   if ((rc = resolve_buffer(g, (size_t)buffer, bp, &b, err)))
     return rc;
   if (off > b->len)
-    return FAIL(mkptr(&p, "bufferViews", (size_t)bv, "byteOffset", -1),
+    return FAIL(sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, "byteOffset", -1),
                 "byteOffset %llu is past the end of buffer %llu (%zu bytes)", (unsigned long long)off,
                 (unsigned long long)buffer, b->len);
   if (blen > b->len - off)
-    return FAIL(mkptr(&p, "bufferViews", (size_t)bv, "byteLength", -1),
+    return FAIL(sk_gltf__mkptr(&p, "bufferViews", (size_t)bv, "byteLength", -1),
                 "byteOffset %llu + byteLength %llu is past the end of buffer %llu (%zu bytes)", (unsigned long long)off,
                 (unsigned long long)blen, (unsigned long long)buffer, b->len);
   *data = b->data + off;
@@ -527,150 +506,184 @@ static int read_elements(const uint8_t *view, size_t view_len, uint64_t off, uin
 }
 
 /* `from_ptr` names the field that refers to the accessor, for a bad index. */
-static int read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float **out, size_t *count_out,
-                         size_t *ncomp_out, sk_error *err) {
-  *out = NULL;
+/* An accessor's fields, checked. */
+typedef struct acc_desc {
+  char base[SK_ERROR_POINTER_MAX]; /* /accessors/<i> */
+  uint64_t ct, count, off, bv;
+  bool has_bv, normalized;
+  const char *type;
+  size_t ncomp;
+} acc_desc;
+
+/* Accessor `index` (referenced from `from_ptr`): its fields, checked, and
+ * its values charged to the file's read budget. */
+static int acc_describe(sk_gltf *g, size_t index, const char *from_ptr, const json_t **out, acc_desc *ad,
+                        sk_error *err) {
   const json_t *a;
   ptr_t p, p2;
-  int rc = get_item(g, "accessors", index, from_ptr, &a, err);
+  int rc = sk_gltf__get_item(g, "accessors", index, from_ptr, &a, err);
   if (rc)
     return rc;
-  const char *base = mkptr(&p, "accessors", index, NULL, -1);
-  char base_s[SK_ERROR_POINTER_MAX];
-  snprintf(base_s, sizeof base_s, "%s", base);
-  uint64_t ct, count, off, bv;
-  bool has_bv;
-  if ((rc = get_uint(a, "componentType", base_s, true, 0, 99999, &ct, NULL, err)) ||
-      (rc = get_uint(a, "count", base_s, true, 0, SK_GLTF_MAX_FLOATS, &count, NULL, err)) ||
-      (rc = get_uint(a, "byteOffset", base_s, false, 0, SIZE_MAX, &off, NULL, err)) ||
-      (rc = get_uint(a, "bufferView", base_s, false, 0, SIZE_MAX, &bv, &has_bv, err)))
+  *out = a;
+  snprintf(ad->base, sizeof ad->base, "%s", sk_gltf__mkptr(&p, "accessors", index, NULL, -1));
+  if ((rc = sk_gltf__get_uint(a, "componentType", ad->base, true, 0, 99999, &ad->ct, NULL, err)) ||
+      (rc = sk_gltf__get_uint(a, "count", ad->base, true, 0, SK_GLTF_MAX_FLOATS, &ad->count, NULL, err)) ||
+      (rc = sk_gltf__get_uint(a, "byteOffset", ad->base, false, 0, SIZE_MAX, &ad->off, NULL, err)) ||
+      (rc = sk_gltf__get_uint(a, "bufferView", ad->base, false, 0, SIZE_MAX, &ad->bv, &ad->has_bv, err)))
     return rc;
-  if (component_size(ct) == 0)
-    return FAIL(mkptr(&p2, "accessors", index, "componentType", -1), "unknown componentType %llu",
-                (unsigned long long)ct);
-  if (count == 0)
-    return FAIL(mkptr(&p2, "accessors", index, "count", -1), "count must be at least 1");
-  const char *type = json_string_value(json_object_get(a, "type"));
-  size_t ncomp = type_components(type);
-  if (ncomp == 0)
-    return FAIL(mkptr(&p2, "accessors", index, "type", -1), "expected SCALAR, VEC2..4 or MAT2..4");
+  if (component_size(ad->ct) == 0)
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "componentType", -1), "unknown componentType %llu",
+                (unsigned long long)ad->ct);
+  if (ad->count == 0)
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "count", -1), "count must be at least 1");
+  ad->type = json_string_value(json_object_get(a, "type"));
+  if ((ad->ncomp = type_components(ad->type)) == 0)
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "type", -1), "expected SCALAR, VEC2..4 or MAT2..4");
   const json_t *nj = json_object_get(a, "normalized");
   if (nj != NULL && !json_is_boolean(nj))
-    return FAIL(mkptr(&p2, "accessors", index, "normalized", -1), "expected true or false");
-  bool normalized = json_is_true(nj);
-  if (normalized && (ct == 5125 || ct == 5126))
-    return FAIL(mkptr(&p2, "accessors", index, "normalized", -1), "only byte and short components can be normalized");
-  if (count * ncomp > SK_GLTF_MAX_FLOATS)
-    return sk_error_set(err, SK_ETOOBIG, mkptr(&p2, "accessors", index, "count", -1),
-                        "%llu elements of %zu components exceed the limit of %u values", (unsigned long long)count,
-                        ncomp, SK_GLTF_MAX_FLOATS);
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "normalized", -1), "expected true or false");
+  ad->normalized = json_is_true(nj);
+  if (ad->normalized && (ad->ct == 5125 || ad->ct == 5126))
+    return FAIL(sk_gltf__mkptr(&p2, "accessors", index, "normalized", -1), "only byte and short components can be normalized");
+  const uint64_t values = ad->count * ad->ncomp;
+  if (values > SK_GLTF_MAX_FLOATS)
+    return sk_error_set(err, SK_ETOOBIG, sk_gltf__mkptr(&p2, "accessors", index, "count", -1),
+                        "%llu elements of %zu components exceed the limit of %u values",
+                        (unsigned long long)ad->count, ad->ncomp, SK_GLTF_MAX_FLOATS);
   /* Many channels may share one huge sampler: bound the total work too. */
-  if (count * ncomp > g->budget)
-    return sk_error_set(err, SK_ETOOBIG, base_s, "the file's accessors expand to more than %u values in total",
+  if (values > g->budget)
+    return sk_error_set(err, SK_ETOOBIG, ad->base, "the file's accessors expand to more than %u values in total",
                         SK_GLTF_READ_BUDGET);
-  g->budget -= count * ncomp;
-  float *dest = calloc((size_t)(count * ncomp), sizeof *dest);
-  if (dest == NULL)
-    return sk_error_set(err, SK_ENOMEM, base_s, "out of memory");
+  g->budget -= values;
+  return 0;
+}
+
+/* The accessor's own values (zeros without a bufferView) into `dest`. */
+static int acc_read_dense(sk_gltf *g, const acc_desc *ad, float *dest, sk_error *err) {
   char off_ptr[SK_ERROR_POINTER_MAX], count_ptr[SK_ERROR_POINTER_MAX];
-  joinp(off_ptr, base_s, "byteOffset");
-  joinp(count_ptr, base_s, "count");
-  if (has_bv) {
-    const uint8_t *view;
-    size_t vlen;
-    uint64_t stride;
-    char bvp[SK_ERROR_POINTER_MAX];
-    joinp(bvp, base_s, "bufferView");
-    char stp[SK_ERROR_POINTER_MAX];
-    if ((rc = view_bytes(g, bv, bvp, &view, &vlen, &stride, stp, err)) ||
-        (rc = read_elements(view, vlen, off, stride, count, ct, normalized, type, ncomp, dest, off_ptr, count_ptr, stp,
-                            err))) {
-      free(dest);
-      return rc;
-    }
-  } else if (off != 0) {
-    free(dest);
-    return FAIL(off_ptr, "byteOffset without a bufferView");
+  sk_gltf__joinp(off_ptr, ad->base, "byteOffset");
+  sk_gltf__joinp(count_ptr, ad->base, "count");
+  if (!ad->has_bv)
+    return ad->off != 0 ? FAIL(off_ptr, "byteOffset without a bufferView") : 0;
+  const uint8_t *view;
+  size_t vlen;
+  uint64_t stride;
+  char bvp[SK_ERROR_POINTER_MAX], stp[SK_ERROR_POINTER_MAX];
+  sk_gltf__joinp(bvp, ad->base, "bufferView");
+  int rc = view_bytes(g, ad->bv, bvp, &view, &vlen, &stride, stp, err);
+  if (!rc)
+    rc = read_elements(view, vlen, ad->off, stride, ad->count, ad->ct, ad->normalized, ad->type, ad->ncomp, dest,
+                       off_ptr, count_ptr, stp, err);
+  return rc;
+}
+
+/* A sparse block's fields. */
+typedef struct sparse_desc {
+  char sp[SK_ERROR_POINTER_MAX], ip[SK_ERROR_POINTER_MAX], vp[SK_ERROR_POINTER_MAX];
+  uint64_t scount, ibv, ioff, ict, vbv, voff;
+} sparse_desc;
+
+static int sparse_describe(const json_t *sparse, const acc_desc *ad, sparse_desc *sd, sk_error *err) {
+  sk_gltf__joinp(sd->sp, ad->base, "sparse");
+  if (!json_is_object(sparse))
+    return FAIL(sd->sp, "expected an object");
+  int rc = sk_gltf__get_uint(sparse, "count", sd->sp, true, 0, SK_GLTF_MAX_FLOATS, &sd->scount, NULL, err);
+  if (rc)
+    return rc;
+  const json_t *ind = json_object_get(sparse, "indices"), *val = json_object_get(sparse, "values");
+  char tmp[SK_ERROR_POINTER_MAX];
+  sk_gltf__joinp(sd->ip, sd->sp, "indices");
+  sk_gltf__joinp(sd->vp, sd->sp, "values");
+  sk_gltf__joinp(tmp, sd->sp, "count");
+  if (sd->scount == 0 || sd->scount > ad->count)
+    return FAIL(tmp, "sparse count %llu must be in [1, %llu]", (unsigned long long)sd->scount,
+                (unsigned long long)ad->count);
+  if (!json_is_object(ind))
+    return FAIL(sd->ip, "expected an object");
+  if (!json_is_object(val))
+    return FAIL(sd->vp, "expected an object");
+  if ((rc = sk_gltf__get_uint(ind, "bufferView", sd->ip, true, 0, SIZE_MAX, &sd->ibv, NULL, err)) ||
+      (rc = sk_gltf__get_uint(ind, "byteOffset", sd->ip, false, 0, SIZE_MAX, &sd->ioff, NULL, err)) ||
+      (rc = sk_gltf__get_uint(ind, "componentType", sd->ip, true, 0, 99999, &sd->ict, NULL, err)) ||
+      (rc = sk_gltf__get_uint(val, "bufferView", sd->vp, true, 0, SIZE_MAX, &sd->vbv, NULL, err)) ||
+      (rc = sk_gltf__get_uint(val, "byteOffset", sd->vp, false, 0, SIZE_MAX, &sd->voff, NULL, err)))
+    return rc;
+  sk_gltf__joinp(tmp, sd->ip, "componentType");
+  if (sd->ict != 5121 && sd->ict != 5123 && sd->ict != 5125)
+    return FAIL(tmp, "sparse indices must be UNSIGNED_BYTE, UNSIGNED_SHORT or UNSIGNED_INT");
+  return 0;
+}
+
+/* Reads the sparse indices and values, then overwrites those elements. */
+static int acc_apply_sparse(sk_gltf *g, const acc_desc *ad, const json_t *sparse, float *dest, sk_error *err) {
+  sparse_desc sd;
+  int rc = sparse_describe(sparse, ad, &sd, err);
+  if (rc)
+    return rc;
+  const size_t ncomp = ad->ncomp;
+  float *idx = malloc((size_t)sd.scount * sizeof *idx);
+  float *vals = malloc((size_t)(sd.scount * ncomp) * sizeof *vals);
+  if (idx == NULL || vals == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, sd.sp, "out of memory");
+  const uint8_t *view;
+  size_t vlen;
+  uint64_t stride;
+  char fp[SK_ERROR_POINTER_MAX], op[SK_ERROR_POINTER_MAX], cp[SK_ERROR_POINTER_MAX], stp[SK_ERROR_POINTER_MAX];
+  sk_gltf__joinp(cp, sd.sp, "count");
+  /* Indices are read as floats: exact below 2^24, and an index that
+   * rounds is >= 2^24 >= count, so it is rejected below either way. */
+  sk_gltf__joinp(fp, sd.ip, "bufferView");
+  sk_gltf__joinp(op, sd.ip, "byteOffset");
+  if (!rc && !(rc = view_bytes(g, sd.ibv, fp, &view, &vlen, &stride, stp, err)))
+    rc = read_elements(view, vlen, sd.ioff, 0, sd.scount, sd.ict, false, "SCALAR", 1, idx, op, cp, stp, err);
+  if (!rc) {
+    sk_gltf__joinp(fp, sd.vp, "bufferView");
+    sk_gltf__joinp(op, sd.vp, "byteOffset");
+    if (!(rc = view_bytes(g, sd.vbv, fp, &view, &vlen, &stride, stp, err)))
+      rc = read_elements(view, vlen, sd.voff, 0, sd.scount, ad->ct, ad->normalized, ad->type, ncomp, vals, op, cp, stp,
+                         err);
   }
+  for (uint64_t k = 0; !rc && k < sd.scount; k++) {
+    if (!(idx[k] < (float)ad->count)) {
+      rc = FAIL(sd.ip, "sparse index %.0f (entry %llu) is not below count %llu", (double)idx[k],
+                (unsigned long long)k, (unsigned long long)ad->count);
+      break;
+    }
+    memcpy(dest + (size_t)idx[k] * ncomp, vals + k * ncomp, ncomp * sizeof *dest);
+  }
+  free(idx);
+  free(vals);
+  return rc;
+}
+
+/* Accessor `index` as floats: described and checked, the dense values,
+ * then the sparse overrides. *out is new (free). */
+int sk_gltf__read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float **out, size_t *count_out,
+                           size_t *ncomp_out, sk_error *err) {
+  *out = NULL;
+  const json_t *a;
+  acc_desc ad;
+  int rc = acc_describe(g, index, from_ptr, &a, &ad, err);
+  if (rc)
+    return rc;
+  float *dest = calloc((size_t)(ad.count * ad.ncomp), sizeof *dest);
+  if (dest == NULL)
+    return sk_error_set(err, SK_ENOMEM, ad.base, "out of memory");
   const json_t *sparse = json_object_get(a, "sparse");
-  if (sparse != NULL) {
-    char sp[SK_ERROR_POINTER_MAX];
-    joinp(sp, base_s, "sparse");
-    uint64_t scount;
-    const json_t *ind = json_object_get(sparse, "indices"), *val = json_object_get(sparse, "values");
-    if (!json_is_object(sparse))
-      rc = FAIL(sp, "expected an object");
-    else if (!(rc = get_uint(sparse, "count", sp, true, 0, SK_GLTF_MAX_FLOATS, &scount, NULL, err))) {
-      char ip[SK_ERROR_POINTER_MAX], vp[SK_ERROR_POINTER_MAX], tmp[SK_ERROR_POINTER_MAX];
-      joinp(ip, sp, "indices");
-      joinp(vp, sp, "values");
-      joinp(tmp, sp, "count");
-      uint64_t ibv, ioff, ict, vbv, voff;
-      if (scount == 0 || scount > count)
-        rc = FAIL(tmp, "sparse count %llu must be in [1, %llu]", (unsigned long long)scount, (unsigned long long)count);
-      else if (!json_is_object(ind))
-        rc = FAIL(ip, "expected an object");
-      else if (!json_is_object(val))
-        rc = FAIL(vp, "expected an object");
-      else if (!(rc = get_uint(ind, "bufferView", ip, true, 0, SIZE_MAX, &ibv, NULL, err)) &&
-               !(rc = get_uint(ind, "byteOffset", ip, false, 0, SIZE_MAX, &ioff, NULL, err)) &&
-               !(rc = get_uint(ind, "componentType", ip, true, 0, 99999, &ict, NULL, err)) &&
-               !(rc = get_uint(val, "bufferView", vp, true, 0, SIZE_MAX, &vbv, NULL, err)) &&
-               !(rc = get_uint(val, "byteOffset", vp, false, 0, SIZE_MAX, &voff, NULL, err))) {
-        joinp(tmp, ip, "componentType");
-        if (ict != 5121 && ict != 5123 && ict != 5125)
-          rc = FAIL(tmp, "sparse indices must be UNSIGNED_BYTE, UNSIGNED_SHORT or UNSIGNED_INT");
-        float *idx = NULL, *vals = NULL;
-        const uint8_t *view;
-        size_t vlen;
-        uint64_t stride;
-        char fp[SK_ERROR_POINTER_MAX], op[SK_ERROR_POINTER_MAX];
-        if (!rc) {
-          joinp(fp, ip, "bufferView");
-          joinp(op, ip, "byteOffset");
-          idx = malloc((size_t)scount * sizeof *idx);
-          vals = malloc((size_t)(scount * ncomp) * sizeof *vals);
-          if (idx == NULL || vals == NULL)
-            rc = sk_error_set(err, SK_ENOMEM, sp, "out of memory");
-        }
-        /* Indices are read as floats: exact below 2^24, and an index that
-         * rounds is >= 2^24 >= count, so it is rejected below either way. */
-        char cp[SK_ERROR_POINTER_MAX];
-        joinp(cp, sp, "count");
-        char stp[SK_ERROR_POINTER_MAX];
-        if (!rc && !(rc = view_bytes(g, ibv, fp, &view, &vlen, &stride, stp, err)))
-          rc = read_elements(view, vlen, ioff, 0, scount, ict, false, "SCALAR", 1, idx, op, cp, stp, err);
-        if (!rc) {
-          joinp(fp, vp, "bufferView");
-          joinp(op, vp, "byteOffset");
-          if (!(rc = view_bytes(g, vbv, fp, &view, &vlen, &stride, stp, err)))
-            rc = read_elements(view, vlen, voff, 0, scount, ct, normalized, type, ncomp, vals, op, cp, stp, err);
-        }
-        for (uint64_t k = 0; !rc && k < scount; k++) {
-          if (!(idx[k] < (float)count)) {
-            rc = FAIL(ip, "sparse index %.0f (entry %llu) is not below count %llu", (double)idx[k],
-                      (unsigned long long)k, (unsigned long long)count);
-            break;
-          }
-          memcpy(dest + (size_t)idx[k] * ncomp, vals + k * ncomp, ncomp * sizeof *dest);
-        }
-        free(idx);
-        free(vals);
-      }
-    }
-    if (rc) {
-      free(dest);
-      return rc;
-    }
+  if ((rc = acc_read_dense(g, &ad, dest, err)) == 0 && sparse != NULL)
+    rc = acc_apply_sparse(g, &ad, sparse, dest, err);
+  if (rc) {
+    free(dest);
+    return rc;
   }
   *out = dest;
-  *count_out = (size_t)count;
-  *ncomp_out = ncomp;
+  *count_out = (size_t)ad.count;
+  *ncomp_out = ad.ncomp;
   return 0;
 }
 
 int sk_gltf_read_accessor(sk_gltf *g, size_t index, float **out, size_t *count, size_t *ncomp, sk_error *err) {
-  return read_accessor(g, index, "/accessors", out, count, ncomp, err);
+  return sk_gltf__read_accessor(g, index, "/accessors", out, count, ncomp, err);
 }
 
 /* ---- skins ---------------------------------------------------------------- */
@@ -698,635 +711,6 @@ int sk_gltf_find_skin(const sk_gltf *g, const char *sel, size_t *skin, sk_error 
     return 0;
   }
   return sk_error_set(err, SK_ENOTFOUND, "/skins", "no skin named or numbered \"%s\" (the file has %zu)", sel, n);
-}
-
-/* Babylon's TransformNode TRS for a node: what prepare() copies into the bone. */
-static int node_rest_trs(const sk_gltf *g, size_t node, double *trs, sk_error *err) {
-  const json_t *nd = json_array_get(json_object_get(g->root, "nodes"), node);
-  ptr_t p;
-  const char *base = mkptr(&p, "nodes", node, NULL, -1);
-  char b[SK_ERROR_POINTER_MAX];
-  snprintf(b, sizeof b, "%s", base);
-  double t[3] = {0, 0, 0}, q[4] = {0, 0, 0, 1}, s[3] = {1, 1, 1}, m[16];
-  bool ht, hr, hs, hm;
-  int rc;
-  if ((rc = get_numbers(nd, "translation", b, 3, t, &ht, err)) ||
-      (rc = get_numbers(nd, "rotation", b, 4, q, &hr, err)) || (rc = get_numbers(nd, "scale", b, 3, s, &hs, err)) ||
-      (rc = get_numbers(nd, "matrix", b, 16, m, &hm, err)))
-    return rc;
-  if (json_object_get(nd, "skin") != NULL) {
-    /* _LoadTransform ignores a skinned node's TRS; a TransformNode without
-     * rotationQuaternion gives the identity through bone.rotation. */
-    const double id[SK_ANIM_TRS] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
-    memcpy(trs, id, sizeof id);
-    return 0;
-  }
-  if (hm) {
-    float mf[16];
-    for (int i = 0; i < 16; i++)
-      mf[i] = (float)m[i];
-    sk_mat_decompose(mf, s, q, t);
-  }
-  memcpy(trs, t, 3 * sizeof *t);
-  memcpy(trs + 3, q, 4 * sizeof *q);
-  memcpy(trs + 7, s, 3 * sizeof *s);
-  return 0;
-}
-
-/* A small string set for unique bone names. */
-typedef struct {
-  char **slot;
-  size_t mask;
-} name_set;
-
-static uint32_t str_hash(const char *s) {
-  uint32_t h = 2166136261u;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 16777619u;
-  return h;
-}
-
-static bool set_has(const name_set *ns, const char *s) {
-  for (size_t at = str_hash(s) & ns->mask; ns->slot[at] != NULL; at = (at + 1) & ns->mask)
-    if (strcmp(ns->slot[at], s) == 0)
-      return true;
-  return false;
-}
-
-static void set_add(name_set *ns, char *s) {
-  size_t at = str_hash(s) & ns->mask;
-  while (ns->slot[at] != NULL)
-    at = (at + 1) & ns->mask;
-  ns->slot[at] = s;
-}
-
-static char *bone_name(const json_t *node, size_t index, name_set *ns) {
-  const char *nm = json_string_value(json_object_get(node, "name"));
-  char buf[40];
-  if (nm == NULL || nm[0] == '\0') {
-    snprintf(buf, sizeof buf, "joint%zu", index);
-    nm = buf;
-  }
-  size_t len = strlen(nm);
-  char *s = malloc(len + 32);
-  if (s == NULL)
-    return NULL;
-  memcpy(s, nm, len + 1);
-  if (set_has(ns, s)) {
-    snprintf(s + len, 32, "#%zu", index);
-    size_t l2 = strlen(s);
-    char *t = s;
-    while (set_has(ns, t)) {
-      char *u = realloc(t, l2 + 2);
-      if (u == NULL) {
-        free(t);
-        return NULL;
-      }
-      t = u;
-      t[l2++] = '\'';
-      t[l2] = '\0';
-    }
-    s = t;
-  }
-  set_add(ns, s);
-  return s;
-}
-
-typedef struct {
-  size_t count;     /* bones */
-  int32_t *node;    /* bone -> node */
-  int32_t *parent;  /* bone -> parent bone or -1 */
-  int32_t *index;   /* bone -> joint slot or -1 */
-  int32_t *bone_of; /* node -> bone or -1 */
-  char **names;
-} bone_list;
-
-static void bone_list_free(bone_list *bl) {
-  for (size_t i = 0; bl->names != NULL && i < bl->count; i++)
-    free(bl->names[i]);
-  free(bl->names);
-  free(bl->node);
-  free(bl->parent);
-  free(bl->index);
-  free(bl->bone_of);
-}
-
-/* Nearest common ancestor of the joints (_findSkeletonRootNode: the last
- * node of the common prefix of their root paths), or -1 when they share no
- * root. Linear in the node count, whatever the depth: count the joints below
- * every node, deepest nodes first; the answer is the deepest node whose
- * subtree holds all nj (distinct) joints. `depth` and `order` are scratch. */
-static int32_t common_root(const sk_gltf *g, const int32_t *joints, size_t nj, const int32_t *slot_of, int32_t *depth,
-                           int32_t *order) {
-  const size_t n = g->node_count;
-  for (size_t i = 0; i < n; i++)
-    depth[i] = -1;
-  int32_t max_depth = 0;
-  for (size_t i = 0; i < n; i++) {
-    /* Walk up to a node of known depth, then assign on the way back. */
-    size_t k = 0;
-    int32_t j = (int32_t)i;
-    while (j >= 0 && depth[j] < 0) {
-      order[k++] = j;
-      j = g->parent[j];
-    }
-    int32_t d = j >= 0 ? depth[j] : -1;
-    while (k > 0) {
-      depth[order[--k]] = ++d;
-      if (d > max_depth)
-        max_depth = d;
-    }
-  }
-  /* Counting sort by depth, deepest first. */
-  int32_t *start = calloc((size_t)max_depth + 2, sizeof *start);
-  int32_t *count = calloc(n ? n : 1, sizeof *count);
-  if (start == NULL || count == NULL) {
-    free(start);
-    free(count);
-    return -2;
-  }
-  for (size_t i = 0; i < n; i++)
-    start[max_depth - depth[i] + 1]++;
-  for (int32_t d = 0; d <= max_depth; d++)
-    start[d + 1] += start[d];
-  for (size_t i = 0; i < n; i++)
-    order[start[max_depth - depth[i]]++] = (int32_t)i;
-  int32_t best = -1;
-  for (size_t k = 0; k < n; k++) {
-    int32_t i = order[k];
-    if (slot_of[i] >= 0)
-      count[i]++;
-    if ((size_t)count[i] == nj && (best < 0 || depth[i] > depth[best]))
-      best = i;
-    if (g->parent[i] >= 0)
-      count[g->parent[i]] += count[i];
-  }
-  (void)joints;
-  free(start);
-  free(count);
-  return best;
-}
-
-static int build_bones(const sk_gltf *g, size_t skin, const json_t *sk, size_t max_bones, bone_list *bl,
-                       sk_error *err) {
-  ptr_t p;
-  const size_t nn = g->node_count;
-  const json_t *joints = json_object_get(sk, "joints");
-  if (!json_is_array(joints) || json_array_size(joints) == 0)
-    return FAIL(mkptr(&p, "skins", skin, "joints", -1), "expected a non-empty array of node indices");
-  size_t nj = json_array_size(joints);
-  int32_t *jn = malloc(nj * sizeof *jn);
-  int32_t *slot_of = malloc((nn ? nn : 1) * sizeof *slot_of);
-  int32_t *chain = malloc((nn ? nn : 1) * sizeof *chain);
-  int32_t *chain2 = malloc((nn ? nn : 1) * sizeof *chain2);
-  bl->bone_of = malloc((nn ? nn : 1) * sizeof *bl->bone_of);
-  bl->node = malloc((nn ? nn : 1) * sizeof *bl->node);
-  bl->parent = malloc((nn ? nn : 1) * sizeof *bl->parent);
-  bl->index = malloc((nn ? nn : 1) * sizeof *bl->index);
-  bl->names = calloc(nn ? nn : 1, sizeof *bl->names);
-  name_set ns = {0};
-  size_t cap = 16;
-  while (cap < 2 * nn + 2)
-    cap <<= 1;
-  ns.slot = calloc(cap, sizeof *ns.slot);
-  ns.mask = cap - 1;
-  int rc = 0;
-  if (!jn || !slot_of || !chain || !chain2 || !bl->bone_of || !bl->node || !bl->parent || !bl->index || !bl->names ||
-      !ns.slot) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-  for (size_t i = 0; i < nn; i++)
-    slot_of[i] = bl->bone_of[i] = -1;
-  for (size_t k = 0; k < nj; k++) {
-    const json_t *v = json_array_get(joints, k);
-    json_int_t x = json_integer_value(v);
-    if (!json_is_integer(v) || x < 0 || (size_t)x >= nn) {
-      rc = FAIL(mkptr(&p, "skins", skin, "joints", (long)k), "expected a node index in [0, %zu)", nn);
-      goto done;
-    }
-    if (slot_of[x] >= 0) {
-      rc = FAIL(mkptr(&p, "skins", skin, "joints", (long)k), "node %lld is already joint %d of this skin", (long long)x,
-                slot_of[x]);
-      goto done;
-    }
-    slot_of[x] = (int32_t)k;
-    jn[k] = (int32_t)x;
-  }
-  uint64_t root_u;
-  bool has_root;
-  char sbase[SK_ERROR_POINTER_MAX];
-  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "skins", skin, NULL, -1));
-  if ((rc = get_uint(sk, "skeleton", sbase, false, 0, nn ? nn - 1 : 0, &root_u, &has_root, err)))
-    goto done;
-  if (has_root && nn == 0) {
-    rc = FAIL(mkptr(&p, "skins", skin, "skeleton", -1), "there are no nodes");
-    goto done;
-  }
-  int32_t root = has_root ? (int32_t)root_u : common_root(g, jn, nj, slot_of, chain, chain2);
-  if (root == -2) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-
-  const json_t *nodes = json_object_get(g->root, "nodes");
-  size_t count = 0;
-  for (size_t k = 0; k < nj; k++) {
-    size_t depth = 0;
-    int32_t node = jn[k];
-    while (bl->bone_of[node] < 0) {
-      chain[depth++] = node;
-      if (node == root || g->parent[node] < 0) {
-        node = -1;
-        break;
-      }
-      node = g->parent[node];
-    }
-    int32_t parent_bone = node >= 0 ? bl->bone_of[node] : -1;
-    while (depth > 0) {
-      int32_t nd = chain[--depth];
-      if (count >= max_bones) {
-        rc = sk_error_set(err, SK_ETOOBIG, mkptr(&p, "skins", skin, "joints", -1), "the skin needs more than %zu bones",
-                          max_bones);
-        goto done;
-      }
-      bl->node[count] = nd;
-      bl->parent[count] = parent_bone;
-      bl->index[count] = slot_of[nd];
-      if ((bl->names[count] = bone_name(json_array_get(nodes, (size_t)nd), (size_t)nd, &ns)) == NULL) {
-        rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-        goto done;
-      }
-      bl->bone_of[nd] = (int32_t)count;
-      parent_bone = (int32_t)count;
-      count++;
-      bl->count = count;
-    }
-  }
-done:
-  free(jn);
-  free(slot_of);
-  free(chain);
-  free(chain2);
-  free(ns.slot);
-  return rc;
-}
-
-/* ---- animations ----------------------------------------------------------- */
-
-/* Reads a sampler's input: SCALAR, finite, non-decreasing key times. */
-static int read_input(sk_gltf *g, size_t anim, size_t sampler, uint64_t acc, float **times, size_t *n, sk_error *err) {
-  size_t nc;
-  ptr_t p;
-  char sp[SK_ERROR_POINTER_MAX];
-  snprintf(sp, sizeof sp, "%s/input", mkptr(&p, "animations", anim, "samplers", (long)sampler));
-  int rc = read_accessor(g, (size_t)acc, sp, times, n, &nc, err);
-  if (rc)
-    return rc;
-  if (nc != 1)
-    rc = FAIL(sp, "animation input must be a SCALAR accessor");
-  for (size_t i = 0; !rc && i < *n; i++) {
-    if (!isfinite((*times)[i]))
-      rc = FAIL(sp, "key time %zu is not finite", i);
-    else if (i > 0 && (*times)[i] < (*times)[i - 1])
-      rc = FAIL(sp, "key times must not decrease (key %zu)", i);
-  }
-  if (rc) {
-    free(*times);
-    *times = NULL;
-  }
-  return rc;
-}
-
-typedef struct {
-  int32_t bone;
-  int path, interp;
-  size_t sampler;
-} pending_channel;
-
-static int load_clip(sk_gltf *g, size_t a, const json_t *an, const bone_list *bl, sk_anim_clip *clip, sk_error *err) {
-  ptr_t p;
-  int rc = 0;
-  const char *nm = json_string_value(json_object_get(an, "name"));
-  char buf[40];
-  clip->named = nm != NULL && nm[0] != '\0';
-  if (!clip->named) {
-    snprintf(buf, sizeof buf, "animation%zu", a);
-    nm = buf;
-  }
-  if ((clip->name = strdup(nm)) == NULL)
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  const json_t *channels = json_object_get(an, "channels"), *samplers = json_object_get(an, "samplers");
-  if (!json_is_array(channels))
-    return FAIL(mkptr(&p, "animations", a, "channels", -1), "expected an array");
-  if (!json_is_array(samplers))
-    return FAIL(mkptr(&p, "animations", a, "samplers", -1), "expected an array");
-  size_t nch = json_array_size(channels), ns = json_array_size(samplers);
-  clip->gltf_channels = nch;
-  clip->channels = calloc(nch ? nch : 1, sizeof *clip->channels);
-  pending_channel *pc = calloc(nch ? nch : 1, sizeof *pc);
-  if (clip->channels == NULL || pc == NULL) {
-    free(pc);
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  }
-  double end = 0;
-  size_t kept = 0;
-  for (size_t c = 0; c < nch && !rc; c++) {
-    const json_t *ch = json_array_get(channels, c);
-    const char *cb = mkptr(&p, "animations", a, "channels", (long)c);
-    char cbase[SK_ERROR_POINTER_MAX];
-    snprintf(cbase, sizeof cbase, "%s", cb);
-    if (!json_is_object(ch)) {
-      rc = FAIL(cbase, "expected an object");
-      break;
-    }
-    uint64_t s;
-    if ((rc = get_uint(ch, "sampler", cbase, true, 0, ns ? ns - 1 : 0, &s, NULL, err)))
-      break;
-    if (ns == 0) {
-      char sp[SK_ERROR_POINTER_MAX];
-      joinp(sp, cbase, "sampler");
-      rc = FAIL(sp, "the animation has no samplers");
-      break;
-    }
-    const json_t *target = json_object_get(ch, "target");
-    char tb[SK_ERROR_POINTER_MAX];
-    joinp(tb, cbase, "target");
-    if (!json_is_object(target)) {
-      rc = FAIL(tb, "expected an object");
-      break;
-    }
-    const char *path = json_string_value(json_object_get(target, "path"));
-    int pth = -1;
-    if (path != NULL && strcmp(path, "translation") == 0)
-      pth = SK_ANIM_TRANSLATION;
-    else if (path != NULL && strcmp(path, "rotation") == 0)
-      pth = SK_ANIM_ROTATION;
-    else if (path != NULL && strcmp(path, "scale") == 0)
-      pth = SK_ANIM_SCALE;
-    else if (path == NULL || strcmp(path, "weights") != 0)
-      continue; /* extension paths (KHR_animation_pointer) drive no node TRS */
-    uint64_t node;
-    bool has_node;
-    if ((rc = get_uint(target, "node", tb, false, 0, g->node_count ? g->node_count - 1 : 0, &node, &has_node, err)))
-      break;
-    if (!has_node)
-      continue;
-    if (g->node_count == 0) {
-      rc = FAIL(tb, "there are no nodes");
-      break;
-    }
-    const json_t *smp = json_array_get(samplers, (size_t)s);
-    char sbase[SK_ERROR_POINTER_MAX];
-    snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", a, "samplers", (long)s));
-    if (!json_is_object(smp)) {
-      rc = FAIL(sbase, "expected an object");
-      break;
-    }
-    const char *ip = json_string_value(json_object_get(smp, "interpolation"));
-    int interp = SK_ANIM_LINEAR;
-    if (json_object_get(smp, "interpolation") != NULL) {
-      if (ip != NULL && strcmp(ip, "STEP") == 0)
-        interp = SK_ANIM_STEP;
-      else if (ip != NULL && strcmp(ip, "CUBICSPLINE") == 0)
-        interp = SK_ANIM_CUBICSPLINE;
-      else if (ip == NULL || strcmp(ip, "LINEAR") != 0) {
-        char ipp[SK_ERROR_POINTER_MAX];
-        joinp(ipp, sbase, "interpolation");
-        rc = FAIL(ipp, "expected LINEAR, STEP or CUBICSPLINE");
-        break;
-      }
-    }
-    uint64_t in_acc;
-    if ((rc = get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err)))
-      break;
-    float *times;
-    size_t nt;
-    if ((rc = read_input(g, a, (size_t)s, in_acc, &times, &nt, err)))
-      break;
-    double last = (double)times[nt - 1] * SK_ANIM_FPS;
-    free(times);
-    if (last > end)
-      end = last;
-    if (pth < 0 || bl->bone_of[node] < 0)
-      continue;
-    pc[kept].bone = bl->bone_of[node];
-    pc[kept].path = pth;
-    pc[kept].interp = interp;
-    pc[kept].sampler = (size_t)s;
-    kept++;
-  }
-  clip->end_frame = end;
-  /* Second pass: key data of the channels that drive bones, padded to
-   * [0, end] as AnimationGroup.normalize(0) does. */
-  for (size_t k = 0; k < kept && !rc; k++) {
-    const json_t *smp = json_array_get(samplers, pc[k].sampler);
-    char sbase[SK_ERROR_POINTER_MAX];
-    snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "animations", a, "samplers", (long)pc[k].sampler));
-    uint64_t in_acc, out_acc;
-    get_uint(smp, "input", sbase, true, 0, SIZE_MAX, &in_acc, NULL, err);
-    if ((rc = get_uint(smp, "output", sbase, true, 0, SIZE_MAX, &out_acc, NULL, err)))
-      break;
-    float *times = NULL, *vals = NULL;
-    size_t nt, nv, nc;
-    if ((rc = read_input(g, a, pc[k].sampler, in_acc, &times, &nt, err)))
-      break;
-    char op[SK_ERROR_POINTER_MAX];
-    joinp(op, sbase, "output");
-    if ((rc = read_accessor(g, (size_t)out_acc, op, &vals, &nv, &nc, err))) {
-      free(times);
-      break;
-    }
-    const size_t w = pc[k].path == SK_ANIM_ROTATION ? 4 : 3;
-    const size_t per = pc[k].interp == SK_ANIM_CUBICSPLINE ? 3 : 1;
-    if (nc != w)
-      rc = FAIL(op, "a %s channel needs a %s output accessor", pc[k].path == SK_ANIM_ROTATION ? "rotation" : "vector",
-                w == 4 ? "VEC4" : "VEC3");
-    else if (nv != nt * per)
-      rc = FAIL(op, "%zu output values for %zu keys; %s needs %zu", nv, nt,
-                pc[k].interp == SK_ANIM_CUBICSPLINE ? "CUBICSPLINE" : "this interpolation", nt * per);
-    for (size_t i = 0; !rc && i < nv * nc; i++)
-      if (!isfinite(vals[i]))
-        rc = FAIL(op, "output value %zu is not finite", i / nc);
-    if (!rc) {
-      size_t pre = times[0] * SK_ANIM_FPS > 0 ? 1 : 0;
-      size_t post = (double)times[nt - 1] * SK_ANIM_FPS < end ? 1 : 0;
-      size_t n = nt + pre + post, stride = w * per;
-      sk_anim_channel *out = &clip->channels[clip->channel_count];
-      out->frames = malloc(n * sizeof *out->frames);
-      out->values = malloc(n * stride * sizeof *out->values);
-      if (out->frames == NULL || out->values == NULL) {
-        free(out->frames);
-        free(out->values);
-        out->frames = NULL;
-        out->values = NULL;
-        rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-      } else {
-        out->bone = pc[k].bone;
-        out->path = pc[k].path;
-        out->interp = pc[k].interp;
-        out->count = n;
-        out->pads = (uint8_t)((pre ? SK_ANIM_PAD_START : 0) | (post ? SK_ANIM_PAD_END : 0));
-        if (pre) {
-          out->frames[0] = 0;
-          memcpy(out->values, vals, stride * sizeof *vals);
-        }
-        for (size_t i = 0; i < nt; i++)
-          out->frames[pre + i] = (double)times[i] * SK_ANIM_FPS;
-        memcpy(out->values + pre * stride, vals, nt * stride * sizeof *vals);
-        if (post) {
-          out->frames[n - 1] = end;
-          memcpy(out->values + (n - 1) * stride, vals + (nt - 1) * stride, stride * sizeof *vals);
-        }
-        clip->channel_count++;
-      }
-    }
-    free(times);
-    free(vals);
-  }
-  free(pc);
-  return rc;
-}
-
-/* ---- the whole skin --------------------------------------------------------- */
-
-int sk_gltf_load_skin(sk_gltf *g, size_t skin, size_t max_bones, sk_skeleton **skeleton, sk_anim **anim_out,
-                      sk_error *err) {
-  *skeleton = NULL;
-  *anim_out = NULL;
-  if (max_bones == 0 || max_bones > SK_SKELETON_MAX_BONES)
-    max_bones = SK_SKELETON_MAX_BONES;
-  g->budget = SK_GLTF_READ_BUDGET;
-  const json_t *sk;
-  int rc = get_item(g, "skins", skin, "/skins", &sk, err);
-  if (rc)
-    return rc;
-  bone_list bl = {0};
-  sk_anim *an = NULL;
-  sk_bone_desc *descs = NULL;
-  float *binds = NULL, *abs_bind = NULL, *abs_inv = NULL, *ibm = NULL;
-  ptr_t p;
-  if ((rc = build_bones(g, skin, sk, max_bones, &bl, err)))
-    goto done;
-  const size_t n = bl.count;
-  an = calloc(1, sizeof *an);
-  descs = calloc(n, sizeof *descs);
-  binds = malloc(n * 16 * sizeof *binds);
-  abs_bind = malloc(n * 16 * sizeof *abs_bind);
-  abs_inv = malloc(n * 16 * sizeof *abs_inv);
-  if (an == NULL || descs == NULL || binds == NULL || abs_bind == NULL || abs_inv == NULL ||
-      (an->rest = malloc(n * SK_ANIM_TRS * sizeof *an->rest)) == NULL) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-  an->bone_count = n;
-  size_t nj = json_array_size(json_object_get(sk, "joints"));
-  uint64_t ibm_acc;
-  bool has_ibm;
-  char sbase[SK_ERROR_POINTER_MAX], ibm_ptr[SK_ERROR_POINTER_MAX];
-  snprintf(sbase, sizeof sbase, "%s", mkptr(&p, "skins", skin, NULL, -1));
-  joinp(ibm_ptr, sbase, "inverseBindMatrices");
-  if ((rc = get_uint(sk, "inverseBindMatrices", sbase, false, 0, SIZE_MAX, &ibm_acc, &has_ibm, err)))
-    goto done;
-  if (has_ibm) {
-    size_t cnt, nc;
-    if ((rc = read_accessor(g, (size_t)ibm_acc, ibm_ptr, &ibm, &cnt, &nc, err)))
-      goto done;
-    if (nc != 16) {
-      rc = FAIL(ibm_ptr, "inverse bind matrices must be a MAT4 accessor");
-      goto done;
-    }
-    if (cnt < nj) {
-      rc = FAIL(ibm_ptr, "%zu inverse bind matrices for %zu joints", cnt, nj);
-      goto done;
-    }
-    for (size_t i = 0; i < nj * 16; i++)
-      if (!isfinite(ibm[i])) {
-        rc = FAIL(ibm_ptr, "matrix %zu is not finite", i / 16);
-        goto done;
-      }
-  }
-  /* _updateBoneMatrices, in bones[] order (parents first). */
-  for (size_t b = 0; b < n; b++) {
-    float *base = binds + 16 * b;
-    if (ibm != NULL && bl.index[b] >= 0)
-      sk_mat_invert(ibm + 16 * (size_t)bl.index[b], base);
-    else
-      sk_mat_identity(base);
-    int32_t pb = bl.parent[b];
-    if (pb >= 0)
-      sk_mat_mul(base, abs_inv + 16 * (size_t)pb, base);
-    if (pb >= 0)
-      sk_mat_mul(base, abs_bind + 16 * (size_t)pb, abs_bind + 16 * b);
-    else
-      memcpy(abs_bind + 16 * b, base, 16 * sizeof *base);
-    if (sk_mat_det(abs_bind + 16 * b) == 0) {
-      rc = FAIL(bl.index[b] >= 0 ? ibm_ptr : sbase, "bone \"%s\" (node %d) gets a singular bind matrix", bl.names[b],
-                bl.node[b]);
-      goto done;
-    }
-    sk_mat_invert(abs_bind + 16 * b, abs_inv + 16 * b);
-    for (int i = 0; i < 16; i++)
-      if (!isfinite(base[i]) || !isfinite(abs_bind[16 * b + i]) || !isfinite(abs_inv[16 * b + i])) {
-        rc = FAIL(bl.index[b] >= 0 ? ibm_ptr : sbase, "bone \"%s\" (node %d) gets a non-finite bind matrix",
-                  bl.names[b], bl.node[b]);
-        goto done;
-      }
-    double *trs = an->rest + b * SK_ANIM_TRS;
-    if ((rc = node_rest_trs(g, (size_t)bl.node[b], trs, err)))
-      goto done;
-    sk_bone_desc *d = &descs[b];
-    d->name = bl.names[b];
-    d->parent = pb >= 0 ? bl.names[pb] : NULL;
-    sk_mat_compose(trs + 7, trs + 3, trs, d->local);
-    d->bind = base;
-    d->has_index = true;
-    d->index = bl.index[b];
-  }
-  for (size_t b = 0; b < n; b++)
-    for (int i = 0; i < 16; i++)
-      if (!isfinite(descs[b].local[i])) {
-        rc = FAIL(mkptr(&p, "nodes", (size_t)bl.node[b], NULL, -1), "the node's transform overflows float");
-        goto done;
-      }
-  if ((rc = sk_skeleton_create(descs, n, sbase, skeleton, err)))
-    goto done;
-
-  const json_t *anims = json_object_get(g->root, "animations");
-  if (anims != NULL && !json_is_array(anims)) {
-    rc = FAIL("/animations", "expected an array");
-    goto done;
-  }
-  size_t na = json_array_size(anims);
-  an->clips = calloc(na ? na : 1, sizeof *an->clips);
-  if (an->clips == NULL) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto done;
-  }
-  for (size_t a = 0; a < na && !rc; a++) {
-    const json_t *aj = json_array_get(anims, a);
-    an->clip_count = a + 1;
-    if (!json_is_object(aj))
-      rc = FAIL(mkptr(&p, "animations", a, NULL, -1), "expected an object");
-    else
-      rc = load_clip(g, a, aj, &bl, &an->clips[a], err);
-  }
-  /* sk_skeleton_create keeps bones[] in the order given (parents first). */
-done:
-  if (rc) {
-    sk_skeleton_destroy(*skeleton);
-    *skeleton = NULL;
-    sk_anim_destroy(an);
-  } else {
-    *anim_out = an;
-  }
-  bone_list_free(&bl);
-  free(descs);
-  free(binds);
-  free(abs_bind);
-  free(abs_inv);
-  free(ibm);
-  return rc;
 }
 
 /* ---- memory estimate ------------------------------------------------------ */
@@ -1379,7 +763,7 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
   if (ibm != NULL) {
     uint64_t v = accessor_values(g, ibm);
     char ap[SK_ERROR_POINTER_MAX];
-    joinp(ap, mkptr(&p, "accessors", (size_t)json_integer_value(ibm), NULL, -1), "count");
+    sk_gltf__joinp(ap, sk_gltf__mkptr(&p, "accessors", (size_t)json_integer_value(ibm), NULL, -1), "count");
     if ((rc = est_add(total, v * sizeof(float), limit, ap, err)))
       return rc;
   }
@@ -1389,7 +773,7 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
     const json_t *chs = json_object_get(an, "channels"), *smps = json_object_get(an, "samplers");
     size_t nch = json_array_size(chs);
     if ((rc = est_add(total, nch * (uint64_t)(sizeof(sk_anim_channel) + 32) + 256, limit,
-                      mkptr(&p, "animations", a, "channels", -1), err)))
+                      sk_gltf__mkptr(&p, "animations", a, "channels", -1), err)))
       return rc;
     for (size_t c = 0; c < nch; c++) {
       const json_t *ch = json_array_get(chs, c);
@@ -1402,7 +786,7 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
       /* the output accessor is what a hostile file inflates; name it */
       char ap[SK_ERROR_POINTER_MAX];
       const json_t *big = vals >= keys ? out : in;
-      joinp(ap, mkptr(&p, "accessors", json_is_integer(big) ? (size_t)json_integer_value(big) : 0, NULL, -1),
+      sk_gltf__joinp(ap, sk_gltf__mkptr(&p, "accessors", json_is_integer(big) ? (size_t)json_integer_value(big) : 0, NULL, -1),
             "count");
       if ((keys + vals) * sizeof(float) > peak)
         peak = (keys + vals) * sizeof(float);

@@ -820,66 +820,70 @@ static int tls_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, 
   return 0;
 }
 
-int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_handler *hd, sk_http **out) {
-  *out = NULL;
-  sk_http *h = calloc(1, sizeof *h);
-  if (h == NULL)
-    return SK_ENOMEM;
-  h->loop = loop;
-  h->cfg = *cfg;
-  h->h = *hd;
-  if (h->cfg.host == NULL)
-    h->cfg.host = "127.0.0.1";
-  if (h->cfg.max_body == 0)
-    h->cfg.max_body = 1u << 20;
-  if (h->cfg.conn_timeout_s == 0)
-    h->cfg.conn_timeout_s = 30;
+/* Zeroed settings take their defaults. */
+static void fill_defaults(sk_http_config *c) {
+  if (c->host == NULL)
+    c->host = "127.0.0.1";
+  if (c->max_body == 0)
+    c->max_body = 1u << 20;
+  if (c->conn_timeout_s == 0)
+    c->conn_timeout_s = 30;
   /* libmicrohttpd 0.9.75 zeroes the pool for every request (under callgrind
    * the largest user-space cost of a small request), so a smaller pool is a
    * cheaper request: 16 KiB instead of MHD's default 32 KiB halves that, and
    * still holds headers of about 15 KB. */
-  if (h->cfg.conn_memory == 0)
-    h->cfg.conn_memory = 16 * 1024;
-  if (h->cfg.conn_limit == 0)
-    h->cfg.conn_limit = 1024;
-  if (h->cfg.max_jobs == 0)
-    h->cfg.max_jobs = 64;
-  if (h->cfg.job_deadline_ms == 0)
-    h->cfg.job_deadline_ms = 10000;
-  if (h->cfg.shutdown_grace_ms == 0)
-    h->cfg.shutdown_grace_ms = 10000;
-  if (h->cfg.header_timeout_ms == 0)
-    h->cfg.header_timeout_ms = 10000;
-  if (h->cfg.body_timeout_ms == 0)
-    h->cfg.body_timeout_ms = 60000;
-  if (h->cfg.idle_timeout_ms == 0)
-    h->cfg.idle_timeout_ms = 5000;
+  if (c->conn_memory == 0)
+    c->conn_memory = 16 * 1024;
+  if (c->conn_limit == 0)
+    c->conn_limit = 1024;
+  if (c->max_jobs == 0)
+    c->max_jobs = 64;
+  if (c->job_deadline_ms == 0)
+    c->job_deadline_ms = 10000;
+  if (c->shutdown_grace_ms == 0)
+    c->shutdown_grace_ms = 10000;
+  if (c->header_timeout_ms == 0)
+    c->header_timeout_ms = 10000;
+  if (c->body_timeout_ms == 0)
+    c->body_timeout_ms = 60000;
+  if (c->idle_timeout_ms == 0)
+    c->idle_timeout_ms = 5000;
 
-  struct sockaddr_storage ss;
-  memset(&ss, 0, sizeof ss);
+}
+
+/* The listening address from host and port into `ss`, and the daemon
+ * flags it needs. SK_EINVAL for a bad address. */
+static int listen_address(const sk_http_config *c, struct sockaddr_storage *ss, unsigned *flags_out) {
+  memset(ss, 0, sizeof *ss);
   unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-  if (strchr(h->cfg.host, ':') != NULL) {
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+  if (strchr(c->host, ':') != NULL) {
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
     a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons((uint16_t)h->cfg.port);
-    if (inet_pton(AF_INET6, h->cfg.host, &a6->sin6_addr) != 1)
-      goto bad_addr;
+    a6->sin6_port = htons((uint16_t)c->port);
+    if (inet_pton(AF_INET6, c->host, &a6->sin6_addr) != 1)
+      return SK_EINVAL;
     flags |= MHD_USE_IPv6;
   } else {
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
     a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)h->cfg.port);
-    if (inet_pton(AF_INET, h->cfg.host, &a4->sin_addr) != 1)
-      goto bad_addr;
+    a4->sin_port = htons((uint16_t)c->port);
+    if (inet_pton(AF_INET, c->host, &a4->sin_addr) != 1)
+      return SK_EINVAL;
   }
-  if (h->cfg.port > 65535)
-    goto bad_addr;
+  if (c->port > 65535)
+    return SK_EINVAL;
+  *flags_out = flags;
+  return 0;
+}
+
+/* libmicrohttpd on that address (or the passed socket), external epoll. */
+static struct MHD_Daemon *start_mhd(sk_http *h, struct sockaddr_storage *ss, unsigned flags) {
   /* A passed socket (MHD_OPTION_LISTEN_SOCKET, an int) or our address
    * (MHD_OPTION_SOCK_ADDR, a pointer): an option array carries either
    * without a second copy of the call. The socket's family must match
    * MHD_USE_IPv6, i.e. the host given. */
   struct MHD_OptionItem where[3] = {
-      {MHD_OPTION_SOCK_ADDR, 0, &ss},
+      {MHD_OPTION_SOCK_ADDR, 0, ss},
       {MHD_OPTION_END, 0, NULL},
       {MHD_OPTION_END, 0, NULL},
   };
@@ -899,33 +903,27 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
   }
   /* Port 0 with a passed socket: MHD then reads the bound port from the
    * socket (with --listen's port it reported that one, not the real one). */
-  h->mhd = MHD_start_daemon(flags, (uint16_t)(h->cfg.listen_fd > 0 ? 0 : h->cfg.port), NULL, NULL, on_request, h, MHD_OPTION_ARRAY, where,
-                            MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.conn_timeout_s,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
-                            h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_UNESCAPE_CALLBACK,
-                            unescape_keep_nul, h, MHD_OPTION_END);
-  if (h->mhd == NULL) {
-    logf_(h, 0, "cannot listen on %s:%u (address in use or not available)", h->cfg.host, h->cfg.port);
-    free(h);
-    return SK_EIO;
-  }
+  return MHD_start_daemon(flags, (uint16_t)(h->cfg.listen_fd > 0 ? 0 : h->cfg.port), NULL, NULL, on_request, h,
+                          MHD_OPTION_ARRAY, where, MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.conn_timeout_s,
+                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
+                          h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+                          MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, h, MHD_OPTION_END);
+}
+
+/* The bound port, and the daemon's epoll descriptor watched by the loop;
+ * the sweep timer started. SK_EIO (nothing registered) on failure. */
+static int attach_loop(sk_http *h, uv_loop_t *loop) {
   const union MHD_DaemonInfo *ei = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
   const union MHD_DaemonInfo *pi = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
-  if (ei == NULL || pi == NULL) {
-    MHD_stop_daemon(h->mhd);
-    free(h);
+  if (ei == NULL || pi == NULL)
     return SK_EIO;
-  }
   h->port = pi->port;
   /* Poll first: it is the one init that can fail, and nothing is
    * registered with the loop yet when it does (uv_timer_init cannot fail). */
   int rc = uv_poll_init(loop, &h->poll, ei->epoll_fd);
   if (rc != 0) {
     logf_(h, 0, "libuv: %s", uv_strerror(rc));
-    MHD_stop_daemon(h->mhd);
-    free(h);
     return SK_EIO;
   }
   uv_timer_init(loop, &h->timer);
@@ -934,10 +932,35 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
   h->poll.data = h->timer.data = h->house.data = h->sweep.data = h;
   uv_poll_start(&h->poll, UV_READABLE, on_poll);
   uv_timer_start(&h->sweep, on_sweep, 1000, 1000);
+  return 0;
+}
+
+int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_handler *hd, sk_http **out) {
+  *out = NULL;
+  sk_http *h = calloc(1, sizeof *h);
+  if (h == NULL)
+    return SK_ENOMEM;
+  h->loop = loop;
+  h->cfg = *cfg;
+  h->h = *hd;
+  fill_defaults(&h->cfg);
+  struct sockaddr_storage ss;
+  unsigned flags;
+  if (listen_address(&h->cfg, &ss, &flags) != 0) {
+    free(h);
+    return SK_EINVAL;
+  }
+  if ((h->mhd = start_mhd(h, &ss, flags)) == NULL) {
+    logf_(h, 0, "cannot listen on %s:%u (address in use or not available)", h->cfg.host, h->cfg.port);
+    free(h);
+    return SK_EIO;
+  }
+  if (attach_loop(h, loop) != 0) {
+    MHD_stop_daemon(h->mhd);
+    free(h);
+    return SK_EIO;
+  }
   *out = h;
   run_mhd(h);
   return 0;
-bad_addr:
-  free(h);
-  return SK_EINVAL;
 }

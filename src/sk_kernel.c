@@ -50,165 +50,212 @@ static size_t l2_size(void) {
   return (size_t)1 << 20;
 }
 
-int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
-  if (s == NULL || out == NULL)
-    return SK_EINVAL;
-  *out = NULL;
-  const size_t nb = s->count;
-  /* Working arrays, freed before return: keep flags, subtree sizes, the
-   * children lists (CSR), the DFS stack, the processing order. */
-  size_t *size = calloc(nb + 1, sizeof *size);
-  size_t *first = calloc(nb + 2, sizeof *first);
-  uint32_t *child = malloc((nb + 1) * sizeof *child);
-  uint32_t *stack = malloc((nb + 1) * sizeof *stack);
-  uint32_t *order = malloc((nb + 1) * sizeof *order);
-  int32_t *slot_of = malloc((nb + 1) * sizeof *slot_of);
-  uint32_t *last_child = malloc((nb + 1) * sizeof *last_child);
-  bool *keep = calloc(nb + 1, sizeof *keep);
-  bool *used = calloc(nb + 1, sizeof *used);
-  int rc = SK_ENOMEM;
-  if (size == NULL || first == NULL || child == NULL || stack == NULL || order == NULL || slot_of == NULL ||
-      last_child == NULL || keep == NULL || used == NULL)
-    goto done;
+/* sk_rig_create's working arrays, freed before it returns: keep flags,
+ * subtree sizes, the children lists (CSR), the DFS stack, the processing
+ * order. */
+typedef struct rig_plan {
+  const sk_skeleton *s;
+  size_t nb, nsteps, unused;
+  size_t *size, *first;
+  uint32_t *child, *stack, *order, *last_child;
+  int32_t *slot_of;
+  bool *keep, *used;
+} rig_plan;
 
-  /* Bones that write a slot, and their ancestors; the rest never matter. */
-  for (size_t i = nb; i-- > 0;) {
-    const sk_bone *b = &s->bones[i];
+static int plan_alloc(rig_plan *p) {
+  const size_t nb = p->nb;
+  p->size = calloc(nb + 1, sizeof *p->size);
+  p->first = calloc(nb + 2, sizeof *p->first);
+  p->child = malloc((nb + 1) * sizeof *p->child);
+  p->stack = malloc((nb + 1) * sizeof *p->stack);
+  p->order = malloc((nb + 1) * sizeof *p->order);
+  p->slot_of = malloc((nb + 1) * sizeof *p->slot_of);
+  p->last_child = malloc((nb + 1) * sizeof *p->last_child);
+  p->keep = calloc(nb + 1, sizeof *p->keep);
+  p->used = calloc(nb + 1, sizeof *p->used);
+  return p->size && p->first && p->child && p->stack && p->order && p->slot_of && p->last_child && p->keep && p->used
+             ? 0
+             : SK_ENOMEM;
+}
+
+static void plan_free(rig_plan *p) {
+  free(p->size);
+  free(p->first);
+  free(p->child);
+  free(p->stack);
+  free(p->order);
+  free(p->slot_of);
+  free(p->last_child);
+  free(p->keep);
+  free(p->used);
+}
+
+/* Bones that write a slot, and their ancestors (the rest never matter),
+ * with the kept size of each subtree; the slots written, and how many are
+ * not. */
+static void mark_kept(rig_plan *p) {
+  for (size_t i = p->nb; i-- > 0;) {
+    const sk_bone *b = &p->s->bones[i];
     if (b->index >= 0) {
-      keep[i] = true;
-      used[b->index] = true;
+      p->keep[i] = true;
+      p->used[b->index] = true;
     }
-    size[i] += keep[i];
-    if (keep[i] && b->parent >= 0) {
-      keep[b->parent] = true;
-      size[b->parent] += size[i];
+    p->size[i] += p->keep[i];
+    if (p->keep[i] && b->parent >= 0) {
+      p->keep[b->parent] = true;
+      p->size[b->parent] += p->size[i];
     }
   }
-  /* Children of each kept bone, CSR; parents come first in bones[]. */
-  size_t nsteps = 0;
-  for (size_t i = 0; i < nb; i++)
-    if (keep[i] && s->bones[i].parent >= 0)
-      first[s->bones[i].parent + 1]++;
-  for (size_t i = 0; i < nb; i++)
-    first[i + 1] += first[i];
-  {
-    size_t *fill = calloc(nb + 1, sizeof *fill);
-    if (fill == NULL)
-      goto done;
-    for (size_t i = 0; i < nb; i++)
-      if (keep[i] && s->bones[i].parent >= 0) {
-        const size_t p = (size_t)s->bones[i].parent;
-        child[first[p] + fill[p]++] = (uint32_t)i;
-      }
-    free(fill);
-  }
-  /* Depth-first, heaviest child last: pushing children heaviest first puts
-   * the lightest on top of the stack. Insertion sort per child list: lists
-   * are short, and it is one-off work at upload. */
-  for (size_t p = 0; p < nb; p++)
-    for (size_t a = first[p] + 1; a < first[p + 1]; a++)
-      for (size_t c = a; c > first[p] && size[child[c - 1]] > size[child[c]]; c--) {
-        const uint32_t t = child[c];
-        child[c] = child[c - 1];
-        child[c - 1] = t;
-      }
-  size_t top = 0;
-  for (size_t i = nb; i-- > 0;)
-    if (keep[i] && s->bones[i].parent < 0)
-      stack[top++] = (uint32_t)i;
-  while (top > 0) {
-    const uint32_t b = stack[--top];
-    order[nsteps++] = b;
-    for (size_t c = first[b + 1]; c-- > first[b];)
-      stack[top++] = child[c];
-  }
-  /* A world slot is live from its bone's step to its last child's step. */
-  for (size_t k = 0; k < nsteps; k++) {
-    const uint32_t b = order[k];
-    if (s->bones[b].parent >= 0)
-      last_child[s->bones[b].parent] = b;
-  }
+  for (size_t i = 0; i < p->nb; i++)
+    p->unused += !p->used[i];
+}
 
-  size_t unused = 0;
-  for (size_t i = 0; i < nb; i++)
-    unused += !used[i];
+/* Children of each kept bone, CSR (parents come first in bones[]), each
+ * list sorted lightest subtree first. Insertion sort per child list:
+ * lists are short, and it is one-off work at upload. */
+static int link_children(rig_plan *p) {
+  const sk_skeleton *s = p->s;
+  for (size_t i = 0; i < p->nb; i++)
+    if (p->keep[i] && s->bones[i].parent >= 0)
+      p->first[s->bones[i].parent + 1]++;
+  for (size_t i = 0; i < p->nb; i++)
+    p->first[i + 1] += p->first[i];
+  size_t *fill = calloc(p->nb + 1, sizeof *fill);
+  if (fill == NULL)
+    return SK_ENOMEM;
+  for (size_t i = 0; i < p->nb; i++)
+    if (p->keep[i] && s->bones[i].parent >= 0) {
+      const size_t par = (size_t)s->bones[i].parent;
+      p->child[p->first[par] + fill[par]++] = (uint32_t)i;
+    }
+  free(fill);
+  for (size_t par = 0; par < p->nb; par++)
+    for (size_t a = p->first[par] + 1; a < p->first[par + 1]; a++)
+      for (size_t c = a; c > p->first[par] && p->size[p->child[c - 1]] > p->size[p->child[c]]; c--) {
+        const uint32_t t = p->child[c];
+        p->child[c] = p->child[c - 1];
+        p->child[c - 1] = t;
+      }
+  return 0;
+}
+
+/* The processing order: depth-first, heaviest child last (pushing children
+ * heaviest first puts the lightest on top of the stack), and each bone's
+ * last child: a world slot is live from its bone's step to that child's. */
+static void order_depth_first(rig_plan *p) {
+  const sk_skeleton *s = p->s;
+  size_t top = 0;
+  for (size_t i = p->nb; i-- > 0;)
+    if (p->keep[i] && s->bones[i].parent < 0)
+      p->stack[top++] = (uint32_t)i;
+  while (top > 0) {
+    const uint32_t b = p->stack[--top];
+    p->order[p->nsteps++] = b;
+    for (size_t c = p->first[b + 1]; c-- > p->first[b];)
+      p->stack[top++] = p->child[c];
+  }
+  for (size_t k = 0; k < p->nsteps; k++) {
+    const uint32_t b = p->order[k];
+    if (s->bones[b].parent >= 0)
+      p->last_child[s->bones[b].parent] = b;
+  }
+}
+
+/* The rig in one aligned block: header, steps, inverse binds as floats and
+ * doubles, the unused slots (filled here). NULL when out of memory. */
+static sk_rig *rig_alloc(const rig_plan *p) {
   const size_t off_step = align64(sizeof(sk_rig));
-  const size_t off_ib = off_step + align64(nsteps * sizeof(sk_rig_step));
-  const size_t off_ib64 = off_ib + align64(nsteps * 16 * sizeof(float));
-  const size_t off_unused = off_ib64 + align64(nsteps * 16 * sizeof(double));
-  const size_t total = align64(off_unused + unused * sizeof(uint32_t));
+  const size_t off_ib = off_step + align64(p->nsteps * sizeof(sk_rig_step));
+  const size_t off_ib64 = off_ib + align64(p->nsteps * 16 * sizeof(float));
+  const size_t off_unused = off_ib64 + align64(p->nsteps * 16 * sizeof(double));
+  const size_t total = align64(off_unused + p->unused * sizeof(uint32_t));
   unsigned char *mem = aligned_alloc(64, total);
   if (mem == NULL)
-    goto done;
+    return NULL;
   memset(mem, 0, total);
   sk_rig *r = (sk_rig *)mem;
-  sk_rig_step *step = (sk_rig_step *)(mem + off_step);
-  float *ib = (float *)(mem + off_ib);
+  r->bones = p->nb;
+  r->steps = p->nsteps;
+  r->unused = p->unused;
+  r->step = (sk_rig_step *)(mem + off_step);
+  r->inv_bind = (float *)(mem + off_ib);
+  r->inv_bind64 = (double *)(mem + off_ib64);
   uint32_t *us = (uint32_t *)(mem + off_unused);
-  r->bones = nb;
-  r->steps = nsteps;
-  r->unused = unused;
-  r->step = step;
-  r->inv_bind = ib;
-  double *ib64 = (double *)(mem + off_ib64);
-  r->inv_bind64 = ib64;
   r->unused_slot = us;
-  for (size_t i = 0, k = 0; i < nb; i++)
-    if (!used[i])
+  for (size_t i = 0, k = 0; i < p->nb; i++)
+    if (!p->used[i])
       us[k++] = (uint32_t)i;
+  return r;
+}
 
+/* Each step's bone, output, parent slot, inverse bind, and a world slot
+ * for bones with children: the lowest free one, freed again at the
+ * parent's last child. Sets r->live. */
+static int assign_slots(rig_plan *p, sk_rig *r) {
+  /* The rig's arrays are const to its readers; they are ours until returned. */
+  sk_rig_step *step = (sk_rig_step *)r->step;
+  float *ib = (float *)r->inv_bind;
+  double *ib64 = (double *)r->inv_bind64;
   bool busy[SK_RIG_MAX_LIVE] = {false};
   size_t live = 0;
-  rc = 0;
-  for (size_t k = 0; k < nsteps; k++) {
-    const uint32_t b = order[k];
-    const sk_bone *bone = &s->bones[b];
+  for (size_t k = 0; k < p->nsteps; k++) {
+    const uint32_t b = p->order[k];
+    const sk_bone *bone = &p->s->bones[b];
     sk_rig_step *st = &step[k];
     st->bone = b;
     st->out = bone->index;
-    st->parent_slot = bone->parent >= 0 ? slot_of[bone->parent] : -1;
+    st->parent_slot = bone->parent >= 0 ? p->slot_of[bone->parent] : -1;
     /* The kernel reads the parent's slot into registers before it stores
      * this bone's world, so the last child may reuse its parent's slot. */
-    if (bone->parent >= 0 && last_child[bone->parent] == b)
+    if (bone->parent >= 0 && p->last_child[bone->parent] == b)
       busy[st->parent_slot] = false;
     st->slot = -1;
-    if (first[b + 1] > first[b]) {
+    if (p->first[b + 1] > p->first[b]) {
       int32_t f = 0;
       while (f < SK_RIG_MAX_LIVE && busy[f])
         f++;
-      if (f == SK_RIG_MAX_LIVE) { /* cannot happen below 2^22 bones; see SK_RIG_MAX_LIVE */
-        rc = SK_ETOOBIG;
-        break;
-      }
+      if (f == SK_RIG_MAX_LIVE) /* cannot happen below 2^22 bones; see SK_RIG_MAX_LIVE */
+        return SK_ETOOBIG;
       busy[f] = true;
       st->slot = f;
       if ((size_t)f + 1 > live)
         live = (size_t)f + 1;
     }
-    slot_of[b] = st->slot;
+    p->slot_of[b] = st->slot;
     memcpy(ib + 16 * k, bone->abs_inv_bind, 16 * sizeof(float));
     for (int e = 0; e < 16; e++)
       ib64[16 * k + e] = bone->abs_inv_bind[e];
     st->inv_bind_affine = is_affine(bone->abs_inv_bind);
   }
   r->live = live;
-  r->stream_bytes = l2_size();
-  if (rc != 0)
-    free(mem);
-  else
-    *out = r;
+  return 0;
+}
 
-done:
-  free(size);
-  free(first);
-  free(child);
-  free(stack);
-  free(order);
-  free(slot_of);
-  free(last_child);
-  free(keep);
-  free(used);
-  return rc;
+int sk_rig_create(const sk_skeleton *s, sk_rig **out) {
+  if (s == NULL || out == NULL)
+    return SK_EINVAL;
+  *out = NULL;
+  rig_plan p = {.s = s, .nb = s->count};
+  sk_rig *r = NULL;
+  int rc = plan_alloc(&p);
+  if (!rc) {
+    mark_kept(&p);
+    rc = link_children(&p);
+  }
+  if (!rc) {
+    order_depth_first(&p);
+    rc = (r = rig_alloc(&p)) != NULL ? 0 : SK_ENOMEM;
+  }
+  if (!rc)
+    rc = assign_slots(&p, r);
+  plan_free(&p);
+  if (rc) {
+    free(r);
+    return rc;
+  }
+  r->stream_bytes = l2_size();
+  *out = r;
+  return 0;
 }
 
 void sk_rig_destroy(sk_rig *r) { free(r); }

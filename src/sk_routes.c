@@ -1,6 +1,12 @@
+/* sk_routes: HTTP to calls and calls to answers. This file holds the route
+ * table (every route of API v1 at a glance), matching (once per request,
+ * kept in req->data), the checks every route shares (access, method,
+ * body type and size, answer format), dispatch, the operational routes and
+ * the pure helpers the tests call. The resources' handlers live in
+ * sk_routes_skeletons.c and sk_routes_poses.c; errors go out through
+ * sk_problem. */
 #include "sk_routes.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,49 +14,20 @@
 #include <strings.h>
 
 #include "sk_error.h"
-#include "sk_eval.h"
-#include "sk_fastpose.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
-#include "sk_kernel.h"
 #include "sk_numfmt.h"
+#include "sk_problem.h"
+#include "sk_routes_int.h"
 #include "sk_ui.h"
 
-/* Grow-only buffers for the batch kernel's SoA input and output. */
-typedef struct kscratch {
-  float *input, *final; /* final: 64-byte aligned so the kernel may stream */
-  size_t input_cap, final_cap;
-  uint8_t *mode;
-  uint8_t *changed; /* per bone, for sk_skeleton_evaluate_changed */
-  size_t *offset;
-  uint32_t *hits;
-  size_t bones_cap;
-} kscratch;
-
-struct sk_routes {
-  sk_routes_config cfg;
-  sk_cache *cache;     /* borrowed */
-  sk_metrics *metrics; /* borrowed */
-  sk_eval_buffers buf; /* loop thread only: reused by every inline pose */
-  kscratch ks;         /* loop thread only: inline batches */
-  sk_http *listener;   /* borrowed: the public listener, for /metrics; may be NULL */
-};
-
-#define PROBLEM_BASE "https://skinnerd.dev/problems/"
-#define CT_JSON "application/json"
-#define CT_PROBLEM "application/problem+json"
-
-static const char *const k_pose_offers[] = {"application/json", "application/octet-stream",
-                                            "application/x-skinner-mat3x4"};
+const char *const sk_routes__pose_offers[3] = {"application/json", "application/octet-stream",
+                                               "application/x-skinner-mat3x4"};
 static const char *const k_json_offer[] = {"application/json"};
 
 /* ---- small pure helpers (public for tests) --------------------------------- */
 
-void sk_routes_mat3x4(const float m[16], float dest[12]) {
-  for (int c = 0; c < 3; c++)
-    for (int r = 0; r < 4; r++)
-      dest[4 * c + r] = m[4 * r + c];
-}
+void sk_routes_mat3x4(const float m[16], float dest[12]) { sk_frames_mat3x4(m, dest); }
 
 int sk_routes_content_id(const json_t *json, char dest[17]) {
   char *text = json_dumps(json, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
@@ -148,404 +125,51 @@ int sk_routes_negotiate(const char *accept, const char *const *offers, int n) {
   return best;
 }
 
+
 /* ---- answers ----------------------------------------------------------------- */
 
-static const char *problem_kind(int code) {
-  switch (code) {
-  case SK_EINVAL: return "invalid-request";
-  case SK_ENOMEM: return "out-of-memory";
-  case SK_ESYNTAX: return "malformed-json";
-  case SK_ETYPE: return "wrong-type";
-  case SK_EMISSING: return "missing-field";
-  case SK_ERANGE: return "out-of-range";
-  case SK_ENOTFINITE: return "non-finite-number";
-  case SK_EDUPLICATE: return "duplicate";
-  case SK_ECYCLE: return "cycle";
-  case SK_EUNKNOWN: return "unknown-reference";
-  case SK_ESINGULAR: return "non-invertible-matrix";
-  case SK_ELENGTH: return "wrong-array-length";
-  case SK_ENOTFOUND: return "not-found";
-  case SK_ETOOBIG: return "too-large";
-  case SK_EUNSUPPORTED: return "unsupported-media-type";
-  case SK_EBUSY: return "overloaded";
-  case SK_EFORMAT: return "invalid-format";
-  case SK_ENOSPACE: return "insufficient-storage";
-  default: return "internal";
-  }
-}
-
-/* Sends an RFC 9457 problem. `kind` NULL: derived from `code`. */
-static void problem_full(sk_http_req *req, int status, const char *kind, const char *title, const char *detail,
-                         const char *pointer, int line, int column, const char *const *headers) {
-  sk_strbuf b = {0};
-  char num[32];
-  sk_strbuf_append(&b, "{\"type\":", 8);
-  char type[128];
-  snprintf(type, sizeof type, PROBLEM_BASE "%s", kind);
-  sk_json_write_string(&b, type);
-  sk_strbuf_append(&b, ",\"title\":", 9);
-  sk_json_write_string(&b, title);
-  int n = snprintf(num, sizeof num, ",\"status\":%d", status);
-  sk_strbuf_append(&b, num, (size_t)n);
-  sk_strbuf_append(&b, ",\"detail\":", 10);
-  sk_json_write_string(&b, detail != NULL ? detail : title);
-  sk_strbuf_append(&b, ",\"pointer\":", 11);
-  sk_json_write_string(&b, pointer != NULL ? pointer : "");
-  if (line > 0) {
-    n = snprintf(num, sizeof num, ",\"line\":%d,\"column\":%d", line, column);
-    sk_strbuf_append(&b, num, (size_t)n);
-  }
-  sk_strbuf_append(&b, "}", 1);
-  if (b.failed) {
-    sk_strbuf_free(&b);
-    sk_http_respond(req, 503, "text/plain", (void *)"out of memory\n", 14, false, NULL);
-    return;
-  }
-  size_t len = b.len;
-  sk_http_respond(req, status, CT_PROBLEM, b.data, len, true, headers);
-}
-
-static void problem_err(sk_http_req *req, const sk_error *err, int fallback) {
-  int code = err->code ? err->code : fallback;
-  int status = sk_error_http_status(code);
-  if (status >= 500 && code != SK_ENOMEM && code != SK_EBUSY && code != SK_ENOSPACE)
-    status = 500;
-  static const char *const retry[] = {"Retry-After", "1", NULL};
-  problem_full(req, status, problem_kind(code), sk_strerror(code), err->text[0] ? err->text : sk_strerror(code),
-               err->pointer, code == SK_ESYNTAX ? err->line : 0, err->column,
-               status == 503 ? retry : NULL);
-}
-
-__attribute__((format(printf, 4, 5))) static void problem(sk_http_req *req, int code, const char *pointer,
-                                                            const char *fmt, ...) {
-  sk_error e;
-  sk_error_clear(&e);
-  e.code = code;
-  snprintf(e.pointer, sizeof e.pointer, "%s", pointer ? pointer : "");
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(e.text, sizeof e.text, fmt, ap);
-  va_end(ap);
-  problem_err(req, &e, code);
-}
-
-static void respond_json(sk_http_req *req, int status, sk_strbuf *b, const char *const *headers) {
+void sk_routes__respond_json(sk_http_req *req, int status, sk_strbuf *b, const char *const *headers) {
   if (b->failed) {
     sk_strbuf_free(b);
-    problem(req, SK_ENOMEM, "", "out of memory writing the answer");
+    sk_problem(req, SK_ENOMEM, "", "out of memory writing the answer");
     return;
   }
   size_t len = b->len;
   void *data = b->data;
   memset(b, 0, sizeof *b);
   if (data == NULL) { /* empty buffer: never happens for JSON, but stay safe */
-    sk_http_respond(req, status, CT_JSON, (void *)"", 0, false, headers);
+    sk_http_respond(req, status, SK_ROUTES_CT_JSON, (void *)"", 0, false, headers);
     return;
   }
-  sk_http_respond(req, status, CT_JSON, data, len, true, headers);
+  sk_http_respond(req, status, SK_ROUTES_CT_JSON, data, len, true, headers);
 }
 
-static void respond_static_json(sk_http_req *req, int status, const char *text) {
-  sk_http_respond(req, status, CT_JSON, (void *)text, strlen(text), false, NULL);
-}
 
-/* ---- routing ----------------------------------------------------------------- */
 
-typedef struct {
-  int route;
-  char id[SK_CACHE_ID_MAX + 1];
-  bool id_ok; /* the id segment matched the id syntax */
-} match;
+/* ---- request helpers the resources share ------------------------------------------------------------ */
 
-/* Splits the path (query string ignored) into a route. */
-static void route_match(const char *url, match *m) {
-  memset(m, 0, sizeof *m);
-  m->route = SK_ROUTE_OTHER;
-  size_t plen = strcspn(url, "?#");
-  if (plen == 8 && strncmp(url, "/healthz", 8) == 0) {
-    m->route = SK_ROUTE_HEALTHZ;
-    return;
-  }
-  if (plen == 7 && strncmp(url, "/readyz", 7) == 0) {
-    m->route = SK_ROUTE_READYZ;
-    return;
-  }
-  if (plen == 8 && strncmp(url, "/metrics", 8) == 0) {
-    m->route = SK_ROUTE_METRICS;
-    return;
-  }
-  static const char base[] = "/v1/skeletons";
-  size_t blen = sizeof base - 1;
-  if (plen < blen || strncmp(url, base, blen) != 0)
-    return;
-  if (plen == blen || (plen == blen + 1 && url[blen] == '/')) {
-    m->route = SK_ROUTE_SKELETONS;
-    return;
-  }
-  if (url[blen] != '/')
-    return;
-  const char *id = url + blen + 1;
-  size_t rest = plen - blen - 1;
-  size_t idlen = strcspn(id, "/");
-  if (idlen > rest)
-    idlen = rest;
-  const char *tail = id + idlen;
-  size_t tlen = rest - idlen;
-  int route = SK_ROUTE_OTHER;
-  if (tlen == 0)
-    route = SK_ROUTE_SKELETON;
-  else if (tlen == 6 && strncmp(tail, "/bones", 6) == 0)
-    route = SK_ROUTE_BONES;
-  else if (tlen == 5 && strncmp(tail, "/rest", 5) == 0)
-    route = SK_ROUTE_REST;
-  else if (tlen == 5 && strncmp(tail, "/pose", 5) == 0)
-    route = SK_ROUTE_POSE;
-  else if (tlen == 6 && strncmp(tail, "/poses", 6) == 0)
-    route = SK_ROUTE_POSES;
-  if (route == SK_ROUTE_OTHER)
-    return;
-  m->route = route;
-  m->id_ok = sk_cache_id_valid(id, idlen);
-  if (m->id_ok) {
-    memcpy(m->id, id, idlen);
-    m->id[idlen] = 0;
-  }
-}
-
-/* Allowed methods per route, as the Allow header lists them. */
-static const char *route_allow(int route) {
-  switch (route) {
-  case SK_ROUTE_SKELETONS: return "GET, HEAD, POST";
-  case SK_ROUTE_SKELETON: return "GET, HEAD, PUT, DELETE";
-  case SK_ROUTE_BONES: return "PATCH";
-  case SK_ROUTE_REST:
-  case SK_ROUTE_POSE:
-  case SK_ROUTE_POSES: return "POST";
-  case SK_ROUTE_HEALTHZ:
-  case SK_ROUTE_READYZ:
-  case SK_ROUTE_METRICS: return "GET, HEAD";
-  default: return "";
-  }
-}
-
-static bool method_allowed(int route, int method) {
-  const char *allow = route_allow(route);
-  const char *name = NULL;
-  switch (method) {
-  case SK_METHOD_GET: name = "GET"; break;
-  case SK_METHOD_HEAD: name = "HEAD"; break;
-  case SK_METHOD_POST: name = "POST"; break;
-  case SK_METHOD_PUT: name = "PUT"; break;
-  case SK_METHOD_PATCH: name = "PATCH"; break;
-  case SK_METHOD_DELETE: name = "DELETE"; break;
-  default: return false;
-  }
-  for (const char *p = allow; *p;) {
-    size_t n = strcspn(p, ",");
-    if (n == strlen(name) && strncmp(p, name, n) == 0)
-      return true;
-    p += n;
-    p += strspn(p, ", ");
-  }
-  return false;
-}
-
-static bool route_takes_body(int route, int method) {
-  return method == SK_METHOD_PUT || method == SK_METHOD_POST || method == SK_METHOD_PATCH ||
-         (route == SK_ROUTE_OTHER && method != SK_METHOD_GET);
-}
-
-/* Headers are in: reject what can be rejected without the body. */
-/* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any
- * case), else 0. */
-static int gltf_type(const char *ct) {
-  if (ct == NULL)
-    return 0;
-  size_t n = strcspn(ct, "; \t");
-  if (n == strlen("model/gltf-binary") && strncasecmp(ct, "model/gltf-binary", n) == 0)
-    return 1;
-  if (n == strlen("model/gltf+json") && strncasecmp(ct, "model/gltf+json", n) == 0)
-    return 2;
-  return 0;
-}
-
-/* Framing, Host and bearer token (sk_access), before anything else looks
- * at the request. True when refused (the answer is set). */
-static bool access_refused(sk_routes *r, sk_http_req *req, int route) {
-  static const char *const names[] = {"Host", "Content-Length", "Transfer-Encoding"};
-  unsigned counts[3];
-  sk_http_header_counts(req, names, counts, 3);
-  sk_access_request rq = {
-      .version = req->version,
-      .host = sk_http_header(req, "Host"),
-      .host_count = counts[0],
-      .content_length = sk_http_header(req, "Content-Length"),
-      .content_length_count = counts[1],
-      .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
-      .transfer_encoding_count = counts[2],
-      .authorization = sk_http_header(req, "Authorization"),
-      .scope = sk_access_scope(route, req->method_id),
-  };
-  sk_access_verdict v;
-  sk_access_check(r->cfg.access, &rq, &v);
-  if (v.status == 0)
-    return false;
-  req->close_after = v.close; /* before the answer: it then says Connection: close */
-  const char *hdr[] = {"WWW-Authenticate", v.www_authenticate, NULL};
-  problem_full(req, v.status, v.kind, v.title, v.detail, "", 0, 0, v.www_authenticate[0] ? hdr : NULL);
-  return true;
-}
-
-static void on_begin(void *ctx, sk_http_req *req) {
-  sk_routes *r = ctx;
-  if (sk_ui_serve(req)) /* /ui and /ui/...: the preview page, answered whole here */
-    return;
-  match m;
-  route_match(req->url, &m);
-  req->route = m.route;
-  if (access_refused(r, req, m.route))
-    return;
-  if (m.route == SK_ROUTE_OTHER) {
-    problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
-    return;
-  }
-  if (!method_allowed(m.route, req->method_id)) {
-    const char *hdr[] = {"Allow", route_allow(m.route), NULL};
-    char detail[128];
-    snprintf(detail, sizeof detail, "%s is not allowed here; use %s", req->method, route_allow(m.route));
-    problem_full(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
-    return;
-  }
-  if (route_takes_body(m.route, req->method_id)) {
-    const char *cl = sk_http_header(req, "Content-Length");
-    const char *te = sk_http_header(req, "Transfer-Encoding");
-    unsigned long long len = 0;
-    if (cl != NULL) {
-      len = strtoull(cl, NULL, 10);
-      if (len > r->cfg.max_body) {
-        problem(req, SK_ETOOBIG, "", "the body has %llu bytes; the limit is %zu (--max-body)", len, r->cfg.max_body);
-        return;
-      }
-    }
-    const char *ct = sk_http_header(req, "Content-Type");
-    bool skeleton_body = (m.route == SK_ROUTE_SKELETONS || m.route == SK_ROUTE_SKELETON);
-    if ((len > 0 || te != NULL) && !sk_routes_is_json(ct) && !(skeleton_body && gltf_type(ct) != 0)) {
-      problem(req, SK_EUNSUPPORTED, "", "%s", skeleton_body
-                  ? "skeleton bodies are application/json, model/gltf-binary or model/gltf+json"
-                  : "bodies must be application/json");
-      return;
-    }
-  }
-  if (m.route == SK_ROUTE_POSE || m.route == SK_ROUTE_POSES) {
-    if (sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3) < 0) {
-      problem_full(req, 406, "not-acceptable", "Not acceptable",
-                   "this route answers application/json, application/octet-stream or application/x-skinner-mat3x4",
-                   "", 0, 0, NULL);
-      return;
-    }
-  } else if (m.route != SK_ROUTE_METRICS && req->method_id != SK_METHOD_DELETE &&
-             sk_routes_negotiate(sk_http_header(req, "Accept"), k_json_offer, 1) < 0) {
-    problem_full(req, 406, "not-acceptable", "Not acceptable", "this route answers application/json", "", 0, 0, NULL);
-    return;
-  }
-}
-
-/* ---- writers ------------------------------------------------------------------ */
-
-static void write_f64(sk_strbuf *b, double v) {
-  char t[SK_NUMFMT_F64_MAX + 1];
-  size_t n = sk_numfmt_f64(v, t);
-  sk_strbuf_append(b, t, n);
-}
-
-static void write_uint(sk_strbuf *b, unsigned long long v) {
-  char t[32];
-  int n = snprintf(t, sizeof t, "%llu", v);
-  sk_strbuf_append(b, t, (size_t)n);
-}
-
-static void write_int(sk_strbuf *b, long long v) {
-  char t[32];
-  int n = snprintf(t, sizeof t, "%lld", v);
-  sk_strbuf_append(b, t, (size_t)n);
-}
-
-/* {"id","bones","order"} */
-static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
-  sk_strbuf_append(b, "{\"id\":", 6);
-  sk_json_write_string(b, e->id);
-  sk_strbuf_append(b, ",\"bones\":", 9);
-  write_uint(b, e->bone_count);
-  sk_strbuf_append(b, ",\"order\":", 9);
-  sk_eval_write_order(e->skel, b);
-  sk_strbuf_append(b, "}", 1);
-}
-
-/* {"id","order","bones":[{"name","parent","index","length"?,"local","bind","rest"}]} */
-static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
-  const sk_skeleton *s = e->skel;
-  sk_strbuf_append(b, "{\"id\":", 6);
-  sk_json_write_string(b, e->id);
-  sk_strbuf_append(b, ",\"order\":", 9);
-  sk_eval_write_order(s, b);
-  sk_strbuf_append(b, ",\"bones\":[", 10);
-  for (size_t i = 0; i < s->count; i++) {
-    const sk_bone *bn = &s->bones[i];
-    sk_strbuf_append(b, i ? ",{\"name\":" : "{\"name\":", i ? 9 : 8);
-    sk_json_write_string(b, bn->name);
-    sk_strbuf_append(b, ",\"parent\":", 10);
-    if (bn->parent >= 0)
-      sk_json_write_string(b, s->bones[bn->parent].name);
-    else
-      sk_strbuf_append(b, "null", 4);
-    sk_strbuf_append(b, ",\"index\":", 9);
-    write_int(b, bn->index);
-    if (bn->has_length) {
-      sk_strbuf_append(b, ",\"length\":", 10);
-      write_f64(b, bn->length);
-    }
-    sk_strbuf_append(b, ",\"local\":", 9);
-    sk_strbuf_append_f32_array(b, bn->local.matrix, 16);
-    sk_strbuf_append(b, ",\"bind\":", 8);
-    sk_strbuf_append_f32_array(b, bn->bind, 16);
-    sk_strbuf_append(b, ",\"rest\":", 8);
-    sk_strbuf_append_f32_array(b, bn->rest, 16);
-    sk_strbuf_append(b, "}", 1);
-  }
-  sk_strbuf_append(b, "],\"animations\":", 15);
-  if (e->anim != NULL)
-    sk_anim_write_clips_json(e->anim, b);
-  else
-    sk_strbuf_append(b, "[]", 2);
-  sk_strbuf_append(b, "}", 1);
-}
-
-/* ---- request helpers ------------------------------------------------------------ */
-
-/* Loads the body as JSON; answers the problem itself on failure. */
-static json_t *load_body(sk_http_req *req) {
+json_t *sk_routes__load_body(sk_http_req *req) {
   json_t *j = NULL;
   sk_error err;
   sk_error_clear(&err);
   if (sk_json_load(req->body.data, req->body.len, &j, &err) != 0) {
-    problem_err(req, &err, SK_ESYNTAX);
+    sk_problem_err(req, &err, SK_ESYNTAX);
     return NULL;
   }
   return j;
 }
 
-/* The stored entry for the matched id, or a 404 answered. */
-static sk_cache_entry *entry_or_404(sk_routes *r, sk_http_req *req, const match *m) {
+sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
   if (e == NULL && m->id_ok && sk_cache_evicted(r->cache, m->id))
-    problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" was evicted under --cache-mb: re-send PUT /v1/skeletons/%s",
+    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" was evicted under --cache-mb: re-send PUT /v1/skeletons/%s",
             m->id, m->id);
   else if (e == NULL)
-    problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
+    sk_problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
   return e;
 }
 
-static int check_keys(const json_t *obj, const char *const *allowed, sk_error *err) {
+int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err) {
   const char *key;
   json_t *val;
   json_object_foreach((json_t *)obj, key, val) {
@@ -561,1535 +185,43 @@ static int check_keys(const json_t *obj, const char *const *allowed, sk_error *e
   return 0;
 }
 
-/* ---- skeleton routes ---------------------------------------------------------------- */
 
-static int cmp_entry_id(const void *a, const void *b) {
-  return strcmp((*(const sk_cache_entry *const *)a)->id, (*(const sk_cache_entry *const *)b)->id);
-}
-
-typedef struct {
-  const sk_cache_entry **v;
-  size_t n;
-} entry_list;
-
-static void collect(void *arg, const sk_cache_entry *e) {
-  entry_list *l = arg;
-  l->v[l->n++] = e;
-}
-
-static void get_list(sk_routes *r, sk_http_req *req) {
-  sk_cache_stats st;
-  sk_cache_get_stats(r->cache, &st);
-  entry_list l = {calloc(st.stored ? st.stored : 1, sizeof *l.v), 0};
-  if (l.v == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  sk_cache_foreach(r->cache, collect, &l);
-  qsort(l.v, l.n, sizeof *l.v, cmp_entry_id);
-  sk_strbuf b = {0};
-  sk_strbuf_append(&b, "{\"skeletons\":[", 14);
-  for (size_t i = 0; i < l.n; i++) {
-    sk_strbuf_append(&b, i ? ",{\"id\":" : "{\"id\":", i ? 7 : 6);
-    sk_json_write_string(&b, l.v[i]->id);
-    sk_strbuf_append(&b, ",\"bones\":", 9);
-    write_uint(&b, l.v[i]->bone_count);
-    sk_strbuf_append(&b, "}", 1);
-  }
-  sk_strbuf_append(&b, "]}", 2);
-  free(l.v);
-  respond_json(req, 200, &b, NULL);
-}
-
-/* PUT (id given) and POST (id derived). */
-static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
-                             sk_anim *anim, const sk_cache_source *src);
-
-/* A skeleton upload (glTF, or a JSON skeleton) built on the thread pool
- * when its body is large: a multi-MB file takes tens of ms to parse and
- * build, too long for the loop thread. The body and the ?skin= value
- * belong to the request, which stays put while it is suspended; the store
- * happens back on the loop thread. Small bodies run the same code inline. */
-typedef struct upload_job {
-  sk_routes *routes;
-  const char *data, *skin; /* borrowed from the request */
-  size_t len;
-  bool gltf;
-  char id[SK_CACHE_ID_MAX + 1];
-  bool has_id;             /* PUT: id given; POST: derived (JSON: into id) */
-  sk_skeleton *s;
-  sk_anim *anim;
-  sk_error err;
-  int rc;
-  size_t reserved;         /* bytes of the memory budget held for the import */
-} upload_job;
-
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
-                        sk_anim *anim);
-
-/* Imports a glTF skin: its in-memory size is estimated from the file's
- * counts and refused past --max-skeleton-mb, then reserved in the memory
- * budget (503 when it does not fit now) before anything is built. The
- * reservation is held until the answer (the cache counts the stored
- * skeleton itself). Any thread: the budget is atomic. */
-static int import_gltf(const sk_routes *r, upload_job *uj) {
-  sk_gltf *g;
-  size_t skin, estimate = 0;
-  int rc = sk_gltf_parse(uj->data, uj->len, &g, &uj->err);
-  if (rc)
-    return rc;
-  if (!(rc = sk_gltf_find_skin(g, uj->skin, &skin, &uj->err)) &&
-      !(rc = sk_gltf_estimate(g, skin, r->cfg.max_skeleton, &estimate, &uj->err))) {
-    if (sk_budget_reserve(r->cfg.budget, estimate) != 0)
-      rc = sk_error_set(&uj->err, SK_EBUSY, "",
-                        "the skeleton (an estimated %zu bytes) does not fit in the memory budget (--memory-mb) now; "
-                        "retry later",
-                        estimate);
-    else
-      uj->reserved = estimate;
-  }
-  if (!rc)
-    rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
-  sk_gltf_destroy(g);
-  return rc;
-}
-
-static void upload_work(void *arg) {
-  upload_job *uj = arg;
-  const sk_routes *r = uj->routes;
-  if (uj->gltf) {
-    uj->rc = import_gltf(r, uj);
-    return;
-  }
-  json_t *j = NULL;
-  if ((uj->rc = sk_json_load(uj->data, uj->len, &j, &uj->err)) != 0)
-    return;
-  uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
-  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0) {
-    sk_skeleton_destroy(uj->s);
-    uj->s = NULL;
-    uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
-  }
-  json_decref(j);
-}
-
-static void upload_after(sk_http_req *req, void *arg, int status) {
-  upload_job *uj = arg;
-  static const sk_cache_source json_source = {NULL, 0, NULL};
-  if (status == SK_EBUSY)
-    problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
-  else if (uj->rc)
-    problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
-  else if (uj->gltf)
-    gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj->skin, uj->s, uj->anim);
-  else
-    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
-  sk_budget_release(uj->routes->cfg.budget, uj->reserved);
-  free(uj);
-}
-
-/* PUT/POST of a skeleton. A glTF/GLB body gives the skin picked by ?skin=
- * (default 0) with its clips, refused before anything is built when its
- * estimate is over --max-skeleton-mb. Bodies of pool_upload bytes and
- * more (32 KiB) are parsed and built on the pool. */
-static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
-  upload_job *uj = calloc(1, sizeof *uj);
-  if (uj == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  uj->routes = r;
-  uj->data = req->body.data ? req->body.data : "";
-  uj->len = req->body.len;
-  uj->gltf = gltf_type(sk_http_header(req, "Content-Type")) != 0;
-  uj->skin = uj->gltf ? sk_http_query(req, "skin") : NULL;
-  uj->has_id = given_id != NULL;
-  if (given_id != NULL)
-    snprintf(uj->id, sizeof uj->id, "%s", given_id);
-  if (req->body.len >= r->cfg.pool_upload) {
-    if (sk_http_defer(req, upload_work, upload_after, uj) != 0) {
-      free(uj);
-      problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
-    }
-    return;
-  }
-  upload_work(uj);
-  upload_after(req, uj, 0);
-}
-
-/* Stores an imported glTF skin. A POST id hashes the file and the selector. */
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
-                        sk_anim *anim) {
-  char derived[17];
-  const char *id = given_id;
-  if (id == NULL) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the file, then the selector */
-    for (size_t i = 0; i < req->body.len; i++)
-      h = (h ^ (unsigned char)req->body.data[i]) * 1099511628211ull;
-    for (const char *p = skin ? skin : ""; *p; p++)
-      h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    snprintf(derived, sizeof derived, "%016llx", (unsigned long long)h);
-    id = derived;
-  }
-  sk_cache_source src = {req->body.data, req->body.len, skin};
-  store_and_answer(r, req, id, given_id == NULL, s, anim, &src);
-}
-
-/* The detail of a failed put; nothing was changed in any case. */
-static const char *store_failure(int rc) {
-  switch (rc) {
-  case SK_ENOSPACE:
-    return "the data directory is full or read-only (ENOSPC, EDQUOT, EFBIG or EROFS): nothing was changed";
-  case SK_EIO: return "cannot write the skeleton to the data directory: nothing was changed";
-  default: return "cannot store the skeleton";
-  }
-}
-
-/* Publishes a new skeleton and answers 201/200 with its summary. */
-static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
-                             sk_anim *anim, const sk_cache_source *src) {
-  bool replaced;
-  sk_cache_entry *e;
-  int rc = sk_cache_put_full(r->cache, id, s, anim, src, &replaced, &e);
-  if (rc) {
-    problem(req, rc, "", "%s", store_failure(rc));
-    return;
-  }
-  sk_strbuf b = {0};
-  write_summary(&b, e);
-  const char *gone[SK_CACHE_EVICTED_LIST];
-  size_t ngone = sk_cache_last_evicted(r->cache, gone, SK_CACHE_EVICTED_LIST);
-  if (ngone > 0 && b.len > 0) {
-    /* Without a data directory those skeletons are gone: say which, so the
-     * client knows what to send again ("evictedCount" when more than listed). */
-    b.len--; /* the summary's closing brace */
-    sk_strbuf_append(&b, ",\"evicted\":[", 12);
-    for (size_t i = 0; i < ngone && i < SK_CACHE_EVICTED_LIST; i++) {
-      if (i > 0)
-        sk_strbuf_append(&b, ",", 1);
-      sk_json_write_string(&b, gone[i]);
-    }
-    sk_strbuf_append(&b, "],\"evictedCount\":", 17);
-    write_uint(&b, ngone);
-    sk_strbuf_append(&b, "}", 1);
-  }
-  if (derived_id) {
-    char loc[sizeof "/v1/skeletons/" + SK_CACHE_ID_MAX];
-    snprintf(loc, sizeof loc, "/v1/skeletons/%s", id);
-    const char *hdr[] = {"Location", loc, NULL};
-    respond_json(req, 201, &b, hdr); /* headers are copied: loc may go */
-  } else {
-    respond_json(req, replaced ? 200 : 201, &b, NULL);
-  }
-  sk_cache_entry_unref(e);
-}
-
-static void get_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
-  sk_cache_entry *e = entry_or_404(r, req, m);
-  if (e == NULL)
-    return;
-  sk_strbuf b = {0};
-  write_skeleton(&b, e);
-  sk_cache_entry_unref(e);
-  respond_json(req, 200, &b, NULL);
-}
-
-static void delete_skeleton(sk_routes *r, sk_http_req *req, const match *m) {
-  int rc = m->id_ok ? sk_cache_delete(r->cache, m->id) : SK_ENOTFOUND;
-  if (rc == SK_EIO || rc == SK_ENOSPACE) {
-    problem(req, rc, "", "cannot remove the skeleton from the data directory%s",
-            rc == SK_ENOSPACE ? " (read-only)" : "");
-    return;
-  }
-  if (rc != 0) {
-    problem(req, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", m->id_ok ? m->id : "(invalid id)");
-    return;
-  }
-  sk_http_respond(req, 204, NULL, (void *)"", 0, false, NULL);
-}
-
-/* Publishes a changed clone and answers with the whole skeleton. */
-static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton *clone, sk_anim *anim) {
-  sk_cache_entry *e;
-  int rc = sk_cache_put_full(r->cache, id, clone, anim, NULL, NULL, &e);
-  if (rc) {
-    problem(req, rc, "", "%s", store_failure(rc));
-    return;
-  }
-  sk_strbuf b = {0};
-  write_skeleton(&b, e);
-  sk_cache_entry_unref(e);
-  respond_json(req, 200, &b, NULL);
-}
-
-/* Ends a PATCH or /rest: on success publishes the changed copy `c` of
- * `e` (sharing its clips) and answers the whole skeleton; on failure drops
- * the copy and answers the problem. Releases `e` and `c` either way. */
-static void finish_update(sk_routes *r, sk_http_req *req, sk_cache_entry *e, sk_skeleton *c, int rc,
-                          const sk_error *err) {
-  if (rc) {
-    sk_skeleton_destroy(c);
-    sk_cache_entry_unref(e);
-    problem_err(req, err, rc);
-    return;
-  }
-  char id[SK_CACHE_ID_MAX + 1];
-  memcpy(id, e->id, sizeof id);
-  sk_anim *anim = sk_anim_ref(e->anim);
-  sk_cache_entry_unref(e);
-  publish(r, req, id, c, anim);
-}
-
-/* Applies a PATCH /bones body to a copy of `base`: *out is the copy (new,
- * also on failure, when it may be NULL). Pure: any thread. */
-static int patch_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **out, sk_error *err) {
-  static const char *const k_top[] = {"bones", NULL};
-  static const char *const k_trs[] = {"matrix", "position", "rotation", "rotationQuaternion", "scaling", NULL};
-  sk_skeleton *c = NULL;
-  json_t *trs = NULL;
-  sk_override *o = NULL;
-  size_t no = 0;
-  int rc = 0;
-  const json_t *bones = json_object_get(j, "bones");
-  if (!json_is_object(j))
-    rc = sk_error_set(err, SK_ETYPE, "", "expected {\"bones\": {name: changes}}");
-  else if ((rc = check_keys(j, k_top, err)) != 0)
-    ;
-  else if (bones == NULL)
-    rc = sk_error_set(err, SK_EMISSING, "/bones", "a PATCH needs \"bones\"");
-  else if (!json_is_object(bones))
-    rc = sk_error_set(err, SK_ETYPE, "/bones", "expected an object of bone name -> changes");
-  else if (sk_skeleton_clone(base, &c) != 0)
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  const char *name;
-  json_t *spec;
-  if (rc == 0) {
-    json_object_foreach((json_t *)bones, name, spec) {
-      char p[SK_ERROR_POINTER_MAX] = "/bones";
-      sk_pointer_push(p, sizeof p, name);
-      int32_t bone = sk_skeleton_find(c, name);
-      if (bone < 0) {
-        rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
-        break;
-      }
-      if (!json_is_object(spec)) {
-        rc = sk_error_set(err, SK_ETYPE, p, "expected an object of changes");
-        break;
-      }
-      const char *key;
-      json_t *val;
-      trs = json_object();
-      json_t *wrap = json_object();
-      if (trs == NULL || wrap == NULL) {
-        json_decref(wrap);
-        rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
-        break;
-      }
-      json_object_foreach(spec, key, val) {
-        bool is_trs = false;
-        for (const char *const *k = k_trs; *k; k++)
-          is_trs |= strcmp(*k, key) == 0;
-        if (is_trs)
-          json_object_set(trs, key, val);
-        else if (strcmp(key, "bind") != 0 && strcmp(key, "keepLocal") != 0 && strcmp(key, "rest") != 0) {
-          size_t at = sk_pointer_push(p, sizeof p, key);
-          rc = sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-          p[at] = 0;
-          break;
-        }
-      }
-      float mat[16];
-      const json_t *bind = json_object_get(spec, "bind"), *keep = json_object_get(spec, "keepLocal");
-      const json_t *rest = json_object_get(spec, "rest");
-      if (!rc && keep != NULL) {
-        size_t at = sk_pointer_push(p, sizeof p, "keepLocal");
-        if (!json_is_boolean(keep))
-          rc = sk_error_set(err, SK_ETYPE, p, "expected true or false");
-        else if (bind == NULL)
-          rc = sk_error_set(err, SK_EMISSING, p, "\"keepLocal\" goes with \"bind\"");
-        p[at] = 0;
-      }
-      if (!rc && json_object_size(trs) > 0) {
-        if (json_object_set(wrap, name, trs) != 0)
-          rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
-        else if ((rc = sk_json_parse_overrides(c, wrap, "/bones", &o, &no, err)) == 0) {
-          sk_skeleton_apply(c, o, no);
-          free(o);
-          o = NULL;
-        }
-      }
-      if (!rc && bind != NULL) {
-        size_t at = sk_pointer_push(p, sizeof p, "bind");
-        rc = sk_json_floats(bind, 16, p, mat, err);
-        if (!rc && sk_skeleton_set_bind(c, bone, mat, json_is_true(keep)) != 0)
-          rc = sk_error_set(err, SK_ESINGULAR, p, "the absolute bind matrix of bone \"%s\" would not be invertible",
-                            name);
-        p[at] = 0;
-      }
-      if (!rc && rest != NULL) {
-        size_t at = sk_pointer_push(p, sizeof p, "rest");
-        rc = sk_json_floats(rest, 16, p, mat, err);
-        if (!rc)
-          sk_skeleton_set_rest(c, bone, mat);
-        p[at] = 0;
-      }
-      json_decref(wrap);
-      json_decref(trs);
-      trs = NULL;
-      if (rc)
-        break;
-    }
-  }
-  *out = c;
-  return rc;
-}
-
-/* PATCH /bones: per bone, in key order: the local setters (matrix,
- * position, rotation, scaling, Babylon setter by setter, as the eval tool's
- * "set"), then bind (setBindMatrix, which also replaces the local matrix, or
- * updateMatrix with keepLocal), then rest (setRestPose) -- the order
- * proto/openapi.yaml documents.
- * Everything lands on a clone that replaces the stored version only when
- * every change succeeded. */
-static void patch_bones(sk_routes *r, sk_http_req *req, const match *m) {
-  json_t *j = load_body(req);
-  if (j == NULL)
-    return;
-  sk_cache_entry *e = entry_or_404(r, req, m);
-  if (e == NULL) {
-    json_decref(j);
-    return;
-  }
-  sk_error err;
-  sk_error_clear(&err);
-  sk_skeleton *c = NULL;
-  int rc = patch_apply(e->skel, j, &c, &err);
-  json_decref(j);
-  finish_update(r, req, e, c, rc, &err);
-}
-
-/* Applies a /rest body (NULL: none) to a copy of `base`, as patch_apply. */
-static int rest_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **out, sk_error *err) {
-  static const char *const k_top[] = {"bones", NULL};
-  int rc = 0;
-  const json_t *bones = j ? json_object_get(j, "bones") : NULL;
-  sk_skeleton *c = NULL;
-  if (j != NULL && !json_is_object(j))
-    rc = sk_error_set(err, SK_ETYPE, "", "expected {} or {\"bones\": [names]}");
-  else if (j != NULL && (rc = check_keys(j, k_top, err)) != 0)
-    ;
-  else if (bones != NULL && !json_is_array(bones))
-    rc = sk_error_set(err, SK_ETYPE, "/bones", "expected an array of bone names");
-  else if (sk_skeleton_clone(base, &c) != 0)
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  if (!rc && bones == NULL)
-    sk_skeleton_return_to_rest(c);
-  for (size_t i = 0; !rc && bones != NULL && i < json_array_size(bones); i++) {
-    char p[SK_ERROR_POINTER_MAX] = "/bones";
-    sk_pointer_push_index(p, sizeof p, i);
-    const char *name = json_string_value(json_array_get(bones, i));
-    int32_t bone = name ? sk_skeleton_find(c, name) : -1;
-    if (name == NULL)
-      rc = sk_error_set(err, SK_ETYPE, p, "expected a bone name");
-    else if (bone < 0)
-      rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
-    else
-      sk_skeleton_bone_return_to_rest(c, bone);
-  }
-  *out = c;
-  return rc;
-}
-
-static void post_rest(sk_routes *r, sk_http_req *req, const match *m) {
-  json_t *j = NULL;
-  if (req->body.len > 0 && (j = load_body(req)) == NULL)
-    return;
-  sk_cache_entry *e = entry_or_404(r, req, m);
-  if (e == NULL) {
-    json_decref(j);
-    return;
-  }
-  sk_error err;
-  sk_error_clear(&err);
-  sk_skeleton *c = NULL;
-  int rc = rest_apply(e->skel, j, &c, &err);
-  json_decref(j);
-  finish_update(r, req, e, c, rc, &err);
-}
-
-/* ---- poses -------------------------------------------------------------------------- */
-
-/* Grows the shared loop-thread buffers to `bones`. */
-static int ensure_buf(sk_routes *r, size_t bones) {
-  if (r->buf.final != NULL && r->buf.bones >= bones)
+int sk_routes__gltf_type(const char *ct) {
+  if (ct == NULL)
     return 0;
-  sk_eval_buffers nb;
-  if (sk_eval_buffers_init(&nb, bones) != 0)
-    return SK_ENOMEM;
-  sk_eval_buffers_close(&r->buf);
-  r->buf = nb;
+  size_t n = strcspn(ct, "; \t");
+  if (n == strlen("model/gltf-binary") && strncasecmp(ct, "model/gltf-binary", n) == 0)
+    return 1;
+  if (n == strlen("model/gltf+json") && strncasecmp(ct, "model/gltf+json", n) == 0)
+    return 2;
   return 0;
 }
 
-/* Appends one pose's final matrices in binary format `fmt`. */
-static int append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {
-  if (fmt == SK_FMT_F32)
-    return sk_strbuf_append(out, (const char *)final, mats * 16 * sizeof(float));
-  if (sk_strbuf_reserve(out, mats * 12 * sizeof(float)))
-    return SK_ENOMEM;
-  float *d = (float *)(void *)(out->data + out->len);
-  for (size_t k = 0; k < mats; k++)
-    sk_routes_mat3x4(final + 16 * k, d + 12 * k);
-  out->len += mats * 12 * sizeof(float);
-  out->data[out->len] = 0;
-  return 0;
+
+
+/* ---- operational routes ------------------------------------------------------------- */
+
+static void respond_static_json(sk_http_req *req, int status, const char *text) {
+  sk_http_respond(req, status, SK_ROUTES_CT_JSON, (void *)text, strlen(text), false, NULL);
 }
 
-static void kscratch_free(kscratch *k) {
-  free(k->input);
-  free(k->final);
-  free(k->mode);
-  free(k->changed);
-  free(k->offset);
-  free(k->hits);
-  memset(k, 0, sizeof *k);
+static void get_healthz(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  (void)r, (void)m;
+  respond_static_json(req, 200, "{\"status\":\"ok\"}");
 }
 
-static int kscratch_reserve(kscratch *k, size_t bones, size_t input_floats, size_t final_floats) {
-  if (bones > k->bones_cap) {
-    free(k->mode);
-    free(k->changed);
-    free(k->offset);
-    free(k->hits);
-    k->mode = malloc(bones);
-    k->changed = malloc(bones);
-    k->offset = malloc(bones * sizeof *k->offset);
-    k->hits = malloc(bones * sizeof *k->hits);
-    k->bones_cap = k->mode && k->changed && k->offset && k->hits ? bones : 0;
-    if (k->bones_cap == 0)
-      return SK_ENOMEM;
-  }
-  if (input_floats > k->input_cap) {
-    free(k->input);
-    /* Line-aligned: a 16-pose row of the blocked layout is one cache line. */
-    k->input = aligned_alloc(64, (input_floats * sizeof(float) + 63) & ~(size_t)63);
-    k->input_cap = k->input ? input_floats : 0;
-    if (k->input == NULL)
-      return SK_ENOMEM;
-  }
-  if (final_floats > k->final_cap) {
-    free(k->final);
-    size_t bytes = (final_floats * sizeof(float) + 63) & ~(size_t)63;
-    k->final = aligned_alloc(64, bytes);
-    k->final_cap = k->final ? final_floats : 0;
-    if (k->final == NULL)
-      return SK_ENOMEM;
-  }
-  return 0;
-}
-
-/* The batch kernel's domain: several poses that want final matrices only
- * and share one initial skin matrix (the kernel takes one per job). A
- * single pose stays on the scalar core, bit for bit what `skinner eval`
- * prints. */
-static bool kernel_fits(const sk_skeleton *s, const sk_pose *poses, size_t n) {
-  if (n < 2 || s->count == 0)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    if (poses[i].output != SK_OUT_FINAL || poses[i].has_initial_skin != poses[0].has_initial_skin)
-      return false;
-    if (poses[i].has_initial_skin && memcmp(poses[i].initial_skin, poses[0].initial_skin, sizeof poses[0].initial_skin))
-      return false;
-  }
-  return true;
-}
-
-/* The first half of run_kernel: each bone's mode, chosen over the whole
- * batch poses[0..n), into ks->mode. A streamed answer plans once and runs
- * the batch in 16-pose slices under that plan (kernel_fill_run), so every
- * pose gets the lanes, the modes and so the bits it gets in one run. */
-static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks) {
-  const sk_skeleton *s = e->skel;
-  const size_t nb = s->count;
-  if (kscratch_reserve(ks, nb, 0, 0))
-    return SK_ENOMEM;
-  /* hits[b]: poses that set bone b; the top bit marks a "matrix" override. */
-  uint32_t *hits = ks->hits;
-  memset(hits, 0, nb * sizeof *hits);
-  for (size_t p = 0; p < n; p++)
-    for (size_t k = 0; k < poses[p].count; k++) {
-      const sk_override *o = &poses[p].overrides[k];
-      hits[o->bone] = (hits[o->bone] + 1) | (o->mask & SK_OVERRIDE_MATRIX ? 0x80000000u : 0);
-    }
-  /* CONST: no pose sets the bone. TRS: every pose sets it with position,
-   * rotation or scaling only, so every lane is compose(TRS) -- exactly what
-   * Babylon's setters produce -- and the kernel composes it in SIMD. Else
-   * MATRIX: each lane gets the local the core's setters compute. */
-  for (size_t b = 0; b < nb; b++)
-    ks->mode[b] = hits[b] == 0                                                  ? SK_KERNEL_CONST
-                  : hits[b] == n && !s->bones[b].local.need_decompose ? SK_KERNEL_TRS
-                                                                               : SK_KERNEL_MATRIX;
-  return 0;
-}
-
-/* The second half: fills the kernel's input for poses[0..n) under the
- * modes in ks->mode and runs it into `dest`. */
-static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
-                           unsigned threads) {
-  const sk_skeleton *s = e->skel;
-  const size_t nb = s->count;
-  /* Blocked layout: the kernel reads each 16-pose block as one stream. */
-  size_t stride, block;
-  const size_t floats = sk_kernel_blocked_layout(ks->mode, nb, n, ks->offset, &stride, &block);
-  if (floats == 0 || kscratch_reserve(ks, nb, floats, 0))
-    return SK_ENOMEM;
-  float *in = ks->input;
-  const size_t blocks = (n + 15) / 16;
-  for (size_t b = 0; b < nb; b++) {
-    const sk_local *l = &s->bones[b].local;
-    float *base = in + ks->offset[b];
-    if (ks->mode[b] == SK_KERNEL_CONST) {
-      memcpy(base, l->matrix, 16 * sizeof(float));
-      continue;
-    }
-    /* Every lane, padding too, starts as the stored local. */
-    float v[16];
-    size_t rows = 16;
-    if (ks->mode[b] == SK_KERNEL_TRS) {
-      const float trs[10] = {(float)l->position[0], (float)l->position[1], (float)l->position[2],
-                             (float)l->rotation[0], (float)l->rotation[1], (float)l->rotation[2],
-                             (float)l->rotation[3], (float)l->scaling[0],  (float)l->scaling[1],
-                             (float)l->scaling[2]};
-      memcpy(v, trs, sizeof trs);
-      rows = 10;
-    } else
-      memcpy(v, l->matrix, sizeof v);
-    for (size_t g = 0; g < blocks; g++)
-      for (size_t r = 0; r < rows; r++)
-        for (size_t q = 0; q < 16; q++)
-          base[g * block + r * stride + q] = v[r];
-  }
-  for (size_t p = 0; p < n; p++)
-    for (size_t k = 0; k < poses[p].count; k++) {
-      const sk_override *o = &poses[p].overrides[k];
-      float *row = in + ks->offset[o->bone] + p / 16 * block + p % 16;
-      if (ks->mode[o->bone] == SK_KERNEL_TRS) {
-        if (o->mask & SK_OVERRIDE_POSITION)
-          for (size_t r = 0; r < 3; r++)
-            row[r * stride] = (float)o->position[r];
-        if (o->mask & SK_OVERRIDE_ROTATION)
-          for (size_t r = 0; r < 4; r++)
-            row[(3 + r) * stride] = (float)o->rotation[r];
-        if (o->mask & SK_OVERRIDE_SCALING)
-          for (size_t r = 0; r < 3; r++)
-            row[(7 + r) * stride] = (float)o->scaling[r];
-        continue;
-      }
-      sk_local l = s->bones[o->bone].local;
-      sk_local_apply(&l, o);
-      for (size_t r = 0; r < 16; r++)
-        row[r * stride] = l.matrix[r];
-    }
-  sk_kernel_job job;
-  memset(&job, 0, sizeof job);
-  job.rig = e->rig;
-  job.poses = n;
-  job.pose_stride = stride;
-  job.block_stride = block;
-  job.mode = ks->mode;
-  job.offset = ks->offset;
-  job.input = in;
-  job.input_floats = floats;
-  job.initial_skin = poses[0].has_initial_skin ? poses[0].initial_skin : NULL;
-  job.final = dest;
-  if (sk_kernel_validate(&job, NULL) != 0)
-    return SK_EINVAL;
-  /* Large batches split by pose ranges across cores; starting threads
-   * costs tens of microseconds, so only from ~256k bone matrices up. */
-  if (threads > 1 && n >= 32 && n * e->bone_count >= (1u << 18))
-    return sk_kernel_run_threads(&job, threads) == 0 ? 0 : SK_ENOMEM;
-  sk_kernel_run(&job, 0, n);
-  return 0;
-}
-
-/* Runs the batch kernel on SoA inputs built from the poses (modes chosen
- * per bone by kernel_plan; MATRIX lanes are composed by the core's Babylon setters,
- * sk_local_apply, exactly as a single pose would). Writes n*(B+1)*16
- * floats to `dest`. */
-static int run_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, kscratch *ks, float *dest,
-                      unsigned threads) {
-  int rc = kernel_plan(e, poses, n, ks);
-  return rc ? rc : kernel_fill_run(e, poses, n, ks, dest, threads);
-}
-
-/* sk_pose_evaluate for a pose asking for final matrices only, with no
- * initial skin: only the subtrees of the bones it sets are recomputed, the
- * rest come from the entry's base evaluation, bit for bit the same answer
- * (tests/check_sk_skeleton.c compares the two; the conformance cases go
- * through here in tests/check_skinnerd.c). Returns false, having done
- * nothing, when the pose does not qualify. */
-static bool eval_changed(const sk_cache_entry *e, const sk_pose *pose, sk_eval_buffers *buf, kscratch *ks) {
-  const sk_skeleton *s = e->skel;
-  if (e->base_world == NULL || pose->output != SK_OUT_FINAL || pose->has_initial_skin ||
-      kscratch_reserve(ks, s->count, 0, 0) != 0)
-    return false;
-  memset(ks->changed, 0, s->count);
-  sk_skeleton_pose_overrides(s, pose->overrides, pose->count, buf->locals, ks->changed);
-  sk_skeleton_evaluate_changed(s, buf->locals, ks->changed, e->base_world, e->base_final, buf->scratch, buf->final);
-  return true;
-}
-
-/* The one place poses are evaluated for answers: a batch of parsed poses
- * on one immutable skeleton version, written in `fmt` ("results" entries
- * comma-separated for JSON). Batches the kernel can take go through it
- * (sk_kernel, the rig built when the version was stored); the rest, and
- * single poses, through the scalar core (incrementally when eval_changed can). */
-static int eval_poses(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt, sk_eval_buffers *buf,
-                      kscratch *ks, sk_strbuf *out, unsigned threads) {
-  const sk_skeleton *s = e->skel;
-  size_t mats = s->count + 1;
-  if (fmt == SK_FMT_JSON) {
-    /* Room for the usual answer at once (~12 bytes a float), instead of
-     * about nine doublings from 64 bytes, each copying what was written;
-     * capped, past which the doublings cost little against the printing. */
-    size_t floats = 0;
-    for (size_t i = 0; i < n; i++)
-      floats += 16 * (((poses[i].output & SK_OUT_FINAL) ? mats : 0) +
-                      ((poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
-                      ((poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
-    if (sk_strbuf_reserve(out, floats < (4u << 20) / 12 ? floats * 12 + 64 : 4u << 20) != 0)
-      return SK_ENOMEM;
-  }
-  if (e->rig != NULL && kernel_fits(s, poses, n)) {
-    size_t total = n * mats * 16;
-    float *dest;
-    if (fmt == SK_FMT_F32) { /* straight into the answer */
-      if (sk_strbuf_reserve(out, total * sizeof(float)))
-        return SK_ENOMEM;
-      dest = (float *)(void *)(out->data + out->len);
-    } else {
-      if (kscratch_reserve(ks, s->count, 0, total))
-        return SK_ENOMEM;
-      dest = ks->final;
-    }
-    int rc = run_kernel(e, poses, n, ks, dest, threads);
-    if (rc == 0) {
-      if (fmt == SK_FMT_F32) {
-        out->len += total * sizeof(float);
-        out->data[out->len] = 0;
-        return 0;
-      }
-      for (size_t i = 0; i < n && !rc; i++) {
-        const float *f = dest + i * mats * 16;
-        if (fmt == SK_FMT_JSON) {
-          if (i > 0)
-            sk_strbuf_append(out, ",", 1);
-          /* No stored-pose text here: the kernel's float answers are
-           * within 1e-5 of the exact ones and so rarely bit-identical. */
-          rc = sk_json_write_result(out, s->count, f, NULL, NULL);
-        } else {
-          rc = append_binary(out, f, mats, fmt);
-        }
-      }
-      return rc || out->failed ? SK_ENOMEM : 0;
-    }
-    if (rc == SK_ENOMEM)
-      return rc;
-    /* the kernel refused the job: the scalar core answers instead */
-  }
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
-    if (!eval_changed(e, &poses[i], buf, ks))
-      sk_pose_evaluate(s, &poses[i], buf);
-    if (fmt == SK_FMT_JSON) {
-      if (i > 0)
-        sk_strbuf_append(out, ",", 1);
-      rc = sk_pose_write_json(s, &poses[i], buf, &e->base_final_text, out);
-    } else {
-      rc = append_binary(out, buf->final, mats, fmt);
-    }
-  }
-  return rc || out->failed ? SK_ENOMEM : 0;
-}
-
-static const char *fmt_type(int fmt) { return k_pose_offers[fmt]; }
-
-/* "%zu" into buf (>= 21 bytes): snprintf's format parsing was ~400
- * instructions a header on the hottest path. */
-static void decimal_size(char *buf, size_t v) {
-  char t[24];
-  size_t n = 0;
-  do
-    t[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  for (size_t i = 0; i < n; i++)
-    buf[i] = t[n - 1 - i];
-  buf[n] = '\0';
-}
-
-static void respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, size_t n, int fmt, sk_strbuf *b) {
-  sk_metrics_add_poses(r->metrics, n, n * (s->count + 1));
-  if (b->failed) {
-    sk_strbuf_free(b);
-    problem(req, SK_ENOMEM, "", "out of memory writing the answer");
-    return;
-  }
-  if (fmt == SK_FMT_JSON) {
-    respond_json(req, 200, b, NULL);
-    return;
-  }
-  char bones[24], poses[24], mats[24];
-  decimal_size(bones, s->count);
-  decimal_size(poses, n);
-  decimal_size(mats, s->count + 1);
-  const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
-  size_t len = b->len;
-  void *data = b->data;
-  memset(b, 0, sizeof *b);
-  if (data == NULL)
-    sk_http_respond(req, 200, fmt_type(fmt), (void *)"", 0, false, hdr);
+static void get_readyz(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  (void)m;
+  if (sk_http_stopping(req->http))
+    respond_static_json(req, 503, "{\"status\":\"stopping\"}");
+  else if (sk_cache_store_full(r->cache)) /* until a put succeeds again */
+    respond_static_json(req, 503, "{\"status\":\"out-of-storage\"}");
   else
-    sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
+    respond_static_json(req, 200, "{\"status\":\"ready\"}");
 }
 
-/* Binary answers carry final matrices only: a pose that asks for absolute
- * or local matrices in a binary answer gets a 422 at its "output" rather
- * than a silently smaller answer. Returns true when it answered. Otherwise
- * sets every pose's output to final. For a batch (`batch`), pose i is at
- * /poses/<first + i>; else the pose is the body itself. */
-static int binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err) {
-  if (fmt == SK_FMT_JSON)
-    return 0;
-  for (size_t i = 0; i < n; i++) {
-    if (poses[i].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
-      char p[SK_ERROR_POINTER_MAX] = "";
-      if (batch) {
-        snprintf(p, sizeof p, "/poses");
-        sk_pointer_push_index(p, sizeof p, first + i);
-      }
-      sk_pointer_push(p, sizeof p, "output");
-      return sk_error_set(err, SK_ERANGE, p, "binary answers carry final matrices only; ask for application/json to get "
-                                              "absolute or local matrices");
-    }
-    poses[i].output = SK_OUT_FINAL;
-  }
-  return 0;
-}
-
-static bool reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch) {
-  sk_error err;
-  sk_error_clear(&err);
-  if (binary_outputs(poses, n, fmt, first, batch, &err) == 0)
-    return false;
-  problem_err(req, &err, SK_ERANGE);
-  return true;
-}
-
-/* A batch answer larger than this is produced while the client reads it. */
-#define SK_ROUTES_STREAM_MIN (1u << 20)
-/* A streamed answer's pending text is refilled up to about this much
- * (plus at most one pose) per producer call: the loop thread's slice. */
-#define SK_ROUTES_STREAM_SLICE (64u << 10)
-/* libmicrohttpd's own buffer per streamed answer. */
-#define SK_ROUTES_STREAM_BLOCK (32u << 10)
-
-typedef struct batch_job batch_job;
-/* A batch on the thread pool: everything the worker touches is in here. */
-struct batch_job {
-  sk_routes *routes;
-  sk_cache_entry *entry; /* a reference: the version the batch started on */
-  sk_pose *poses;
-  size_t n;
-  int fmt, rc;
-  sk_strbuf out;
-  /* Clip work over the loop bound (sk_cost) is parsed on the pool too: */
-  json_t *json;  /* the body, owned until parsed; NULL once poses are in */
-  bool batch;    /* json is {"poses": [...]} (else one pose object) */
-  bool bare;     /* one pose object that gave one pose: no "results" wrapper */
-  sk_error err;  /* a parse error found on the pool */
-  const char *body; /* a large body parsed on the pool: borrowed from the request */
-  size_t body_len;
-  char id[SK_CACHE_ID_MAX + 1]; /* for the 404 of a body parsed on the pool */
-  size_t pool_reserved; /* budget bytes a pool job reserved for the poses and answer it built */
-  bool stream_on_loop;  /* parsed on the pool, answered as a stream by the loop */
-};
-static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
-static size_t batch_answer_bound(const batch_job *bj, size_t *poses_bytes);
-static void stream_batch(sk_routes *r, sk_http_req *req, batch_job *bj);
-static void batch_free(batch_job *bj);
-static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch);
-
-/* sk_cost's answer formats are sk_routes' SK_FMT_* */
-_Static_assert((int)SK_COST_JSON == (int)SK_FMT_JSON && (int)SK_COST_F32 == (int)SK_FMT_F32 &&
-                   (int)SK_COST_MAT3X4 == (int)SK_FMT_MAT3X4,
-               "formats");
-
-/* Parses one pose object that may name clips (the /pose body): sampling
- * happens here, so it runs where sk_cost said it may. */
-static int parse_single(const sk_routes *r, batch_job *bj, const json_t *j, sk_error *err) {
-  int rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, j, "", NULL, &bj->poses, &bj->n, err);
-  if (!rc && bj->n > r->cfg.max_batch)
-    rc = sk_error_set(err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", bj->n, r->cfg.max_batch);
-  if (!rc)
-    rc = binary_outputs(bj->poses, bj->n, bj->fmt, 0, false, err);
-  bj->bare = !rc && bj->n == 1;
-  return rc;
-}
-
-static void post_pose(sk_routes *r, sk_http_req *req, const match *m) {
-  int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
-  sk_pose pose;
-  sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
-  int rc = e ? sk_fastpose_parse(e->skel, req->body.data, req->body.len, &pose) : SK_FASTPOSE_DECLINE;
-  if (rc == SK_ENOMEM) {
-    sk_cache_entry_unref(e);
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  if (rc == SK_FASTPOSE_DECLINE) {
-    /* jansson decides, in the order a client expects: 400, then 404, then 4xx of the pose */
-    sk_cache_entry_unref(e);
-    json_t *j = load_body(req);
-    if (j == NULL)
-      return;
-    if ((e = entry_or_404(r, req, m)) == NULL) {
-      json_decref(j);
-      return;
-    }
-    sk_error err;
-    sk_error_clear(&err);
-    sk_cost cost = {0};
-    if (sk_cost_add_pose_json(&cost, &r->cfg.cost, e->skel, e->anim, j, "", fmt, &err) != 0) {
-      json_decref(j);
-      sk_cache_entry_unref(e);
-      problem_err(req, &err, SK_ETOOBIG);
-      return;
-    }
-    if (!sk_cost_inline(&cost, &r->cfg.cost)) {
-      defer_parse(r, req, e, j, fmt, false);
-      return;
-    }
-    sk_pose *poses = NULL;
-    size_t n = 0;
-    rc = sk_pose_parse_anim(e->skel, e->anim, j, "", NULL, &poses, &n, &err);
-    json_decref(j);
-    if (!rc && n > r->cfg.max_batch) {
-      sk_pose_array_free(poses, n);
-      rc = sk_error_set(&err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", n, r->cfg.max_batch);
-    }
-    if (rc) {
-      sk_cache_entry_unref(e);
-      problem_err(req, &err, rc);
-      return;
-    }
-    if (n != 1) {
-      /* A frame range ("times", "from"/"to"/"fps"): one result per frame,
-       * through the batch path like /poses. */
-      batch_job *bj = calloc(1, sizeof *bj);
-      if (bj == NULL) {
-        sk_pose_array_free(poses, n);
-        sk_cache_entry_unref(e);
-        problem(req, SK_ENOMEM, "", "out of memory");
-        return;
-      }
-      bj->routes = r;
-      bj->entry = e;
-      bj->fmt = fmt;
-      bj->poses = poses;
-      bj->n = n;
-      if (reject_binary_outputs(req, poses, n, fmt, 0, false)) {
-        batch_free(bj);
-        return;
-      }
-      run_batch(r, req, bj);
-      return;
-    }
-    pose = poses[0];
-    free(poses); /* the pose itself moved out */
-  }
-  if (reject_binary_outputs(req, &pose, 1, fmt, 0, false)) {
-    sk_pose_close(&pose);
-    sk_cache_entry_unref(e);
-    return;
-  }
-  sk_strbuf b = {0};
-  if (ensure_buf(r, e->skel->count) != 0) {
-    b.failed = 1;
-  } else if (fmt != SK_FMT_JSON && r->cfg.fast_binary && e->rig != NULL) {
-    /* --fast-binary: the kernel's single-pose path (float, FMA; within
-     * 1e-5 of the exact answer) instead of the Babylon-exact scalar core,
-     * which is most of the CPU of a binary pose request. */
-    sk_skeleton_pose_locals(e->skel, pose.overrides, pose.count, r->buf.locals);
-    sk_kernel_single(e->rig, r->buf.locals, pose.has_initial_skin ? pose.initial_skin : NULL, r->buf.final, NULL);
-    if (append_binary(&b, r->buf.final, e->skel->count + 1, fmt) != 0)
-      b.failed = 1;
-  } else if (eval_poses(e, &pose, 1, fmt, &r->buf, &r->ks, &b, 1) != 0) {
-    b.failed = 1;
-  }
-  sk_pose_close(&pose);
-  respond_poses(r, req, e->skel, 1, fmt, &b);
-  sk_cache_entry_unref(e);
-}
-
-
-static void batch_free(batch_job *bj) {
-  for (size_t i = 0; i < bj->n; i++)
-    sk_pose_close(&bj->poses[i]);
-  free(bj->poses);
-  sk_cache_entry_unref(bj->entry);
-  sk_strbuf_free(&bj->out);
-  json_decref(bj->json);
-  free(bj);
-}
-
-static void batch_work(void *arg) {
-  batch_job *bj = arg;
-  sk_eval_buffers buf;
-  kscratch ks;
-  memset(&ks, 0, sizeof ks);
-  if (sk_eval_buffers_init(&buf, bj->entry->skel->count) != 0) {
-    bj->rc = SK_ENOMEM;
-    return;
-  }
-  if (bj->fmt == SK_FMT_JSON && !bj->bare)
-    sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  bj->rc = eval_poses(bj->entry, bj->poses, bj->n, bj->fmt, &buf, &ks, &bj->out, bj->routes->cfg.kernel_threads);
-  if (bj->fmt == SK_FMT_JSON && !bj->bare && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
-    bj->rc = SK_ENOMEM;
-  sk_eval_buffers_close(&buf);
-  kscratch_free(&ks);
-}
-
-/* The pool's half of a body parsed there: the answer is costed against the
- * memory budget before it is built, as run_batch does on the loop. A
- * streamed answer is left to the loop (its producer runs there in slices);
- * any other is reserved (atomically: the budget is shared) and built here.
- * batch_after gives the reservation back once the answer is counted. */
-static void pool_evaluate(batch_job *bj) {
-  size_t poses_bytes, answer = batch_answer_bound(bj, &poses_bytes);
-  if (answer > SK_ROUTES_STREAM_MIN && !bj->bare) {
-    bj->stream_on_loop = true;
-    return;
-  }
-  if (sk_budget_reserve(bj->routes->cfg.budget, poses_bytes + answer) != 0) {
-    bj->rc = sk_error_set(&bj->err, SK_EBUSY, "",
-                          "the batch (%zu poses, an answer of up to %zu bytes) does not fit in the memory budget "
-                          "(--memory-mb) now; retry later",
-                          bj->n, answer);
-    return;
-  }
-  bj->pool_reserved = poses_bytes + answer;
-  batch_work(bj);
-}
-
-static void batch_after(sk_http_req *req, void *arg, int status) {
-  batch_job *bj = arg;
-  sk_budget_release(bj->routes->cfg.budget, bj->pool_reserved);
-  bj->pool_reserved = 0;
-  if (status == 0 && bj->rc == 0 && bj->stream_on_loop) {
-    size_t poses_bytes;
-    batch_answer_bound(bj, &poses_bytes);
-    if (sk_http_reserve(req, poses_bytes) != 0) {
-      problem(req, SK_EBUSY, "", "the batch (%zu poses) does not fit in the memory budget (--memory-mb) now; retry later",
-              bj->n);
-      batch_free(bj);
-      return;
-    }
-    stream_batch(bj->routes, req, bj); /* takes bj */
-    return;
-  }
-  if (status == SK_EBUSY)
-    problem(req, SK_EBUSY, "", "the batch waited past its deadline; retry later");
-  else if (bj->err.code)
-    problem_err(req, &bj->err, bj->rc);
-  else if (bj->rc)
-    problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
-  else
-    respond_poses(bj->routes, req, bj->entry->skel, bj->n, bj->fmt, &bj->out);
-  batch_free(bj);
-}
-
-/* Estimated loop time to evaluate and encode a parsed batch, in us, from
- * per-matrix costs measured on the 2-core EPYC of issue 4 (loaded):
- * scalar core ~150 ns, batch kernel ~7 ns, JSON encoding of 16 floats
- * ~650 ns (sk_numfmt), binary copy ~1 ns. Above --inline-limit the batch
- * goes to the pool, whose hand-off (suspend, queue, resume, MHD run) costs
- * ~15-40 us: a 64-pose binary batch (~30 us) stays inline, the same batch
- * as JSON (~2.7 ms) does not. */
-static double batch_cost_us(const batch_job *bj) {
-  const sk_skeleton *s = bj->entry->skel;
-  double mats = (double)bj->n * (double)(s->count + 1);
-  double eval = kernel_fits(s, bj->poses, bj->n) ? 7 : 150;
-  double enc = bj->fmt == SK_FMT_JSON ? 650 : 1;
-  return mats * (eval + enc) * 1e-3;
-}
-
-/* Parses the poses of a /poses body (already checked to be {"poses": [...]}
- * within --max-batch) into `bj`: frame ranges and clips are sampled here,
- * so it runs where sk_cost said it may. */
-static int parse_batch(const sk_routes *r, batch_job *bj, const json_t *j, sk_error *err) {
-  const json_t *poses = json_object_get(j, "poses");
-  size_t n = json_array_size(poses);
-  int fmt = bj->fmt, rc = 0;
-  if ((bj->poses = calloc(n ? n : 1, sizeof *bj->poses)) == NULL)
-    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  size_t cap = n;
-  for (size_t i = 0; i < n && !rc; i++) {
-    char p[SK_ERROR_POINTER_MAX] = "/poses";
-    sk_pointer_push_index(p, sizeof p, i);
-    sk_pose *item = NULL;
-    size_t k = 0;
-    rc = sk_pose_parse_anim(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, err);
-    if (rc)
-      break;
-    /* A frame range inside a batch contributes one pose per frame. */
-    if (bj->n + k > r->cfg.max_batch) {
-      sk_pose_array_free(item, k);
-      rc = sk_error_set(err, SK_ETOOBIG, p, "the batch expands to more than %zu poses (--max-batch)",
-                        r->cfg.max_batch);
-      break;
-    }
-    if (bj->n + k > cap) {
-      size_t ncap = (bj->n + k) * 2;
-      sk_pose *grown = realloc(bj->poses, ncap * sizeof *grown);
-      if (grown == NULL) {
-        sk_pose_array_free(item, k);
-        rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-        break;
-      }
-      bj->poses = grown;
-      cap = ncap;
-    }
-    if (fmt != SK_FMT_JSON) {
-      for (size_t f = 0; f < k; f++) {
-        if (item[f].output & (SK_OUT_ABSOLUTE | SK_OUT_LOCAL)) {
-          size_t at = sk_pointer_push(p, sizeof p, "output");
-          rc = sk_error_set(err, SK_ERANGE, p, "binary answers carry final matrices only; ask for "
-                                                "application/json to get absolute or local matrices");
-          p[at] = 0;
-          break;
-        }
-        item[f].output = SK_OUT_FINAL;
-      }
-      if (rc) {
-        sk_pose_array_free(item, k);
-        break;
-      }
-    }
-    for (size_t f = 0; f < k; f++)
-      bj->poses[bj->n++] = item[f];
-    free(item); /* the poses moved into the batch */
-  }
-  return rc;
-}
-
-static void parse_work(void *arg) {
-  batch_job *bj = arg;
-  int rc = bj->batch ? parse_batch(bj->routes, bj, bj->json, &bj->err) : parse_single(bj->routes, bj, bj->json, &bj->err);
-  json_decref(bj->json); /* the job's own reference: nothing else holds the body */
-  bj->json = NULL;
-  if (rc) {
-    bj->rc = rc;
-    return;
-  }
-  pool_evaluate(bj);
-}
-
-/* The /poses body's shape (400/422 in the order a client expects, then
- * --max-batch), then each pose's cost (sk_cost) into `cost`. */
-static int batch_shape_cost(const sk_routes *r, const sk_cache_entry *e, const json_t *j, int fmt, sk_cost *cost,
-                            sk_error *err) {
-  static const char *const k_top[] = {"poses", NULL};
-  int rc = 0;
-  const json_t *poses = json_object_get(j, "poses");
-  if (!json_is_object(j))
-    rc = sk_error_set(err, SK_ETYPE, "", "expected {\"poses\": [pose, ...]}");
-  else if ((rc = check_keys(j, k_top, err)) != 0)
-    ;
-  else if (poses == NULL)
-    rc = sk_error_set(err, SK_EMISSING, "/poses", "a batch needs \"poses\"");
-  else if (!json_is_array(poses))
-    rc = sk_error_set(err, SK_ETYPE, "/poses", "expected an array of poses");
-  else if (json_array_size(poses) > r->cfg.max_batch)
-    rc = sk_error_set(err, SK_ETOOBIG, "/poses", "%zu poses; the limit is %zu (--max-batch)", json_array_size(poses),
-                      r->cfg.max_batch);
-  for (size_t i = 0; !rc && i < json_array_size(poses); i++) {
-    char p[SK_ERROR_POINTER_MAX] = "/poses";
-    sk_pointer_push_index(p, sizeof p, i);
-    rc = sk_cost_add_pose_json(cost, &r->cfg.cost, e->skel, e->anim, json_array_get(poses, i), p, fmt, err);
-  }
-  return rc;
-}
-
-/* Evaluation and answer size of parsed poses (the fast parser's, or
- * already costed from JSON), before either is started. */
-static int parsed_cost(const sk_routes *r, const batch_job *bj, const char *ptr, sk_error *err) {
-  sk_cost cost = {0};
-  for (size_t i = 0; i < bj->n; i++)
-    if (sk_cost_add_poses(&cost, &r->cfg.cost, bj->entry->skel, 1, bj->poses[i].output, bj->fmt, ptr, err) != 0)
-      return SK_ETOOBIG;
-  return 0;
-}
-
-/* A pose request whose body is large (pool_upload bytes and more), all on
- * the pool: jansson takes ~50 ms a MB and the fast parser a few, too long
- * for the loop thread. The same steps, in the same order, as post_pose
- * and post_poses; `bj->entry` may be NULL (404 after the 400s). */
-static void pose_body_work(void *arg) {
-  batch_job *bj = arg;
-  const sk_routes *r = bj->routes;
-  sk_error *err = &bj->err;
-  const char *ptr = bj->batch ? "/poses" : "";
-  int rc;
-  if (bj->batch && bj->entry != NULL &&
-      sk_fastpose_parse_batch(bj->entry->skel, bj->body, bj->body_len, r->cfg.max_batch, &bj->poses, &bj->n) == 0) {
-    rc = binary_outputs(bj->poses, bj->n, bj->fmt, 0, true, err);
-  } else {
-    json_t *j = NULL;
-    sk_cost cost = {0};
-    if ((rc = sk_json_load(bj->body, bj->body_len, &j, err)) != 0)
-      ;
-    else if (bj->entry == NULL)
-      rc = sk_error_set(err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", bj->id);
-    else if (bj->batch) {
-      if ((rc = batch_shape_cost(r, bj->entry, j, bj->fmt, &cost, err)) == 0)
-        rc = parse_batch(r, bj, j, err);
-    } else if ((rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, bj->entry->skel, bj->entry->anim, j, "", bj->fmt,
-                                           err)) == 0) {
-      rc = parse_single(r, bj, j, err);
-    }
-    json_decref(j);
-  }
-  if (!rc)
-    rc = parsed_cost(r, bj, ptr, err);
-  if (rc) {
-    bj->rc = rc;
-    return;
-  }
-  pool_evaluate(bj);
-}
-
-/* Hands a large pose body to the pool (pose_body_work). */
-static void defer_pose_body(sk_routes *r, sk_http_req *req, const match *m, bool batch) {
-  batch_job *bj = calloc(1, sizeof *bj);
-  if (bj == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  bj->routes = r;
-  bj->entry = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
-  snprintf(bj->id, sizeof bj->id, "%s", m->id_ok ? m->id : "(invalid id)");
-  bj->fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
-  bj->batch = batch;
-  bj->body = req->body.data;
-  bj->body_len = req->body.len;
-  if (sk_http_defer(req, pose_body_work, batch_after, bj) != 0) {
-    batch_free(bj);
-    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
-  }
-}
-
-static void post_poses(sk_routes *r, sk_http_req *req, const match *m) {
-  int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), k_pose_offers, 3);
-  batch_job *bj = NULL;
-  sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
-  if (e != NULL && (bj = calloc(1, sizeof *bj)) != NULL) {
-    int fr = sk_fastpose_parse_batch(e->skel, req->body.data, req->body.len, r->cfg.max_batch, &bj->poses, &bj->n);
-    if (fr == 0) {
-      bj->routes = r;
-      bj->entry = e;
-      bj->fmt = fmt;
-      if (reject_binary_outputs(req, bj->poses, bj->n, fmt, 0, true)) {
-        batch_free(bj);
-        return;
-      }
-      run_batch(r, req, bj);
-      return;
-    }
-    free(bj);
-    bj = NULL;
-  }
-  sk_cache_entry_unref(e);
-  /* the slow path decides errors, in the order a client expects: 400, 404, then the batch's own */
-  json_t *j = load_body(req);
-  if (j == NULL)
-    return;
-  if ((e = entry_or_404(r, req, m)) == NULL) {
-    json_decref(j);
-    return;
-  }
-  sk_error err;
-  sk_error_clear(&err);
-  sk_cost cost = {0};
-  int rc = batch_shape_cost(r, e, j, fmt, &cost, &err);
-  if (!rc && !sk_cost_inline(&cost, &r->cfg.cost)) {
-    defer_parse(r, req, e, j, fmt, true);
-    return;
-  }
-  if (!rc) {
-    bj = calloc(1, sizeof *bj);
-    if (bj == NULL) {
-      rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
-    } else {
-      bj->routes = r;
-      bj->entry = e;
-      bj->fmt = fmt;
-      e = NULL;
-      rc = parse_batch(r, bj, j, &err);
-    }
-  }
-  json_decref(j);
-  sk_cache_entry_unref(e);
-  if (rc) {
-    if (bj)
-      batch_free(bj);
-    problem_err(req, &err, rc);
-    return;
-  }
-  run_batch(r, req, bj);
-}
-
-/* ---- streamed answers ------------------------------------------------------------------ */
-
-
-/* A batch answer produced as its client reads it: a bounded `pending`
- * buffer refilled from the next poses, evaluated 16 at a time by the
- * kernel (planned once for the whole batch) or one at a time by the core.
- * The bytes are those run_batch would have built in one piece. */
-typedef struct pose_stream {
-  batch_job *bj;          /* owned: the poses and the entry reference */
-  sk_eval_buffers buf;
-  kscratch ks;
-  bool kernel;            /* the kernel evaluates (eval_poses's choice) */
-  size_t next;            /* next pose to encode */
-  size_t evaluated;       /* kernel: poses [evaluated - 16, evaluated) are in ks.final */
-  sk_strbuf pending;
-  size_t off;             /* bytes of `pending` already sent */
-  bool closed;            /* JSON: "]}" written */
-} pose_stream;
-
-static void stream_release(void *arg) {
-  pose_stream *st = arg;
-  batch_free(st->bj);
-  sk_eval_buffers_close(&st->buf);
-  kscratch_free(&st->ks);
-  sk_strbuf_free(&st->pending);
-  free(st);
-}
-
-/* Appends pose `i` to `pending`. */
-static int stream_pose(pose_stream *st, size_t i) {
-  const sk_cache_entry *e = st->bj->entry;
-  const sk_skeleton *s = e->skel;
-  const size_t mats = s->count + 1;
-  int fmt = st->bj->fmt;
-  const float *final;
-  if (st->kernel) {
-    if (i >= st->evaluated) {
-      size_t k = st->bj->n - i < 16 ? st->bj->n - i : 16;
-      if (kscratch_reserve(&st->ks, s->count, 0, 16 * mats * 16) != 0)
-        return SK_ENOMEM;
-      int rc = kernel_fill_run(e, st->bj->poses + i, k, &st->ks, st->ks.final, 1);
-      /* The kernel refuses only malformed jobs or sizes that overflow, so a
-       * 16-pose slice of a batch it takes is taken. Should the first slice
-       * be refused anyway, the core answers all of it, as eval_poses would. */
-      if (rc == SK_EINVAL && i == 0 && sk_eval_buffers_init(&st->buf, s->count) == 0)
-        st->kernel = false;
-      else if (rc)
-        return rc;
-      else
-        st->evaluated = i + k;
-    }
-  }
-  if (st->kernel) {
-    final = st->ks.final + (i % 16) * mats * 16;
-  } else {
-    if (!eval_changed(e, &st->bj->poses[i], &st->buf, &st->ks))
-      sk_pose_evaluate(s, &st->bj->poses[i], &st->buf);
-    final = st->buf.final;
-  }
-  if (fmt != SK_FMT_JSON)
-    return append_binary(&st->pending, final, mats, fmt);
-  if (i > 0)
-    sk_strbuf_append(&st->pending, ",", 1);
-  if (st->kernel)
-    return sk_json_write_result(&st->pending, s->count, final, NULL, NULL);
-  return sk_pose_write_json(s, &st->bj->poses[i], &st->buf, &e->base_final_text, &st->pending);
-}
-
-static long stream_produce(void *arg, char *dest, size_t cap) {
-  pose_stream *st = arg;
-  if (st->off == st->pending.len) {
-    st->pending.len = st->off = 0;
-    while (st->pending.len < SK_ROUTES_STREAM_SLICE && st->next < st->bj->n)
-      if (stream_pose(st, st->next++) != 0 || st->pending.failed)
-        return -1; /* out of memory mid-answer: the client sees it cut short */
-    if (st->next == st->bj->n && st->bj->fmt == SK_FMT_JSON && !st->closed) {
-      sk_strbuf_append(&st->pending, "]}", 2);
-      st->closed = true;
-    }
-    if (st->pending.failed)
-      return -1;
-  }
-  size_t n = st->pending.len - st->off;
-  if (n > cap)
-    n = cap;
-  memcpy(dest, st->pending.data + st->off, n);
-  st->off += n;
-  return (long)n;
-}
-
-/* What the stream keeps while its client reads: the pending slice (plus
- * one pose's text, up to ~16 bytes a float), the kernel's 16-pose input
- * and output or the core's buffers, libmicrohttpd's block, and the
- * skeleton version it reads, which an eviction or a replacement takes out
- * of the cache's count but not out of memory while the stream holds it. */
-static size_t stream_bytes(const batch_job *bj, bool kernel) {
-  const size_t mats = bj->entry->skel->count + 1;
-  size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
-  size_t eval = kernel ? 2 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float);
-  return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + SK_ROUTES_STREAM_BLOCK + bj->entry->bytes;
-}
-
-/* Answers `bj` as a stream; takes `bj`. */
-static void stream_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
-  const sk_skeleton *s = bj->entry->skel;
-  pose_stream *st = calloc(1, sizeof *st);
-  if (st == NULL) {
-    batch_free(bj);
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  st->bj = bj;
-  st->kernel = bj->entry->rig != NULL && kernel_fits(s, bj->poses, bj->n);
-  int rc = sk_http_reserve(req, stream_bytes(bj, st->kernel));
-  if (rc == 0)
-    rc = st->kernel ? kernel_plan(bj->entry, bj->poses, bj->n, &st->ks)
-                    : sk_eval_buffers_init(&st->buf, s->count);
-  if (rc == 0 && bj->fmt == SK_FMT_JSON)
-    rc = sk_strbuf_append(&st->pending, "{\"results\":[", 12);
-  if (rc != 0) {
-    stream_release(st);
-    if (rc == SK_EBUSY)
-      problem(req, SK_EBUSY, "", "the answer's buffers do not fit in the memory budget (--memory-mb) now; retry later");
-    else
-      problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  sk_metrics_add_poses(r->metrics, bj->n, bj->n * (s->count + 1));
-  if (bj->fmt == SK_FMT_JSON) {
-    sk_http_respond_stream(req, 200, CT_JSON, SK_HTTP_LENGTH_UNKNOWN, SK_ROUTES_STREAM_BLOCK, stream_produce, st,
-                           stream_release, NULL);
-    return;
-  }
-  char bones[24], poses[24], mats[24];
-  decimal_size(bones, s->count);
-  decimal_size(poses, bj->n);
-  decimal_size(mats, s->count + 1);
-  const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
-  uint64_t len = (uint64_t)bj->n * (s->count + 1) * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
-  sk_http_respond_stream(req, 200, fmt_type(bj->fmt), len, SK_ROUTES_STREAM_BLOCK, stream_produce, st,
-                         stream_release, hdr);
-}
-
-/* The most bytes the answer to `bj` can take, and the parsed poses it
- * holds: ~16 bytes per float of JSON (the longest shortest float is 15
- * characters), exact for binary. */
-static size_t batch_answer_bound(const batch_job *bj, size_t *poses_bytes) {
-  const sk_skeleton *s = bj->entry->skel;
-  size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses;
-  for (size_t i = 0; i < bj->n; i++) {
-    /* The parsers grow override arrays by doubling from 16: count what
-     * they may have allocated, not only what they filled. */
-    size_t cap = 16;
-    while (cap < bj->poses[i].count)
-      cap *= 2;
-    held += cap * sizeof *bj->poses[i].overrides;
-    if (bj->fmt == SK_FMT_JSON)
-      floats += 16 * (((bj->poses[i].output & SK_OUT_FINAL) ? mats : 0) +
-                      ((bj->poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
-                      ((bj->poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
-  }
-  *poses_bytes = held;
-  if (bj->fmt == SK_FMT_JSON)
-    return floats * 16 + bj->n * 64 + 16;
-  return bj->n * mats * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
-}
-
-/* Hands a costed request whose clip work is over the loop bound to the
- * pool: parsing (which samples the clips) and evaluation both run there.
- * Steals `e` and `j`. */
-static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch) {
-  batch_job *bj = calloc(1, sizeof *bj);
-  if (bj == NULL) {
-    json_decref(j);
-    sk_cache_entry_unref(e);
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  bj->routes = r;
-  bj->entry = e;
-  bj->fmt = fmt;
-  bj->json = j;
-  bj->batch = batch;
-  if (sk_http_defer(req, parse_work, batch_after, bj) != 0) {
-    batch_free(bj);
-    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
-  }
-}
-
-/* Evaluates a parsed batch inline or on the pool (by size), answers, and
- * releases `bj` (or hands it to the job). */
-static void run_batch(sk_routes *r, sk_http_req *req, batch_job *bj) {
-  int rc;
-  int fmt = bj->fmt;
-  sk_error err;
-  sk_error_clear(&err);
-  if (parsed_cost(r, bj, req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
-    batch_free(bj);
-    problem_err(req, &err, SK_ETOOBIG);
-    return;
-  }
-  /* The memory budget first: the parsed poses, and the answer (in full, or
-   * a streamed answer's bounded buffers). */
-  size_t poses_bytes, answer = batch_answer_bound(bj, &poses_bytes);
-  bool stream = answer > SK_ROUTES_STREAM_MIN;
-  if (sk_http_reserve(req, poses_bytes + (stream ? 0 : answer)) != 0) {
-    size_t n = bj->n;
-    batch_free(bj);
-    problem(req, SK_EBUSY, "", "the batch (%zu poses, an answer of up to %zu bytes) does not fit in the memory "
-                               "budget (--memory-mb) now; retry later", n, answer);
-    return;
-  }
-  if (stream) {
-    stream_batch(r, req, bj);
-    return;
-  }
-  if (r->cfg.pool_always || batch_cost_us(bj) > (double)r->cfg.inline_limit) {
-    rc = sk_http_defer(req, batch_work, batch_after, bj);
-    if (rc == 0)
-      return;
-    batch_free(bj);
-    problem(req, SK_EBUSY, "", "too many batches in flight; retry later");
-    return;
-  }
-  if (ensure_buf(r, bj->entry->skel->count) != 0) {
-    batch_free(bj);
-    problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  if (fmt == SK_FMT_JSON)
-    sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  if (eval_poses(bj->entry, bj->poses, bj->n, fmt, &r->buf, &r->ks, &bj->out, 1) != 0 ||
-      (fmt == SK_FMT_JSON && sk_strbuf_append(&bj->out, "]}", 2)))
-    bj->out.failed = 1;
-  respond_poses(r, req, bj->entry->skel, bj->n, fmt, &bj->out);
-  batch_free(bj);
-}
-
-/* ---- operational routes --------------------------------------------------------------- */
-
-static void get_metrics(sk_routes *r, sk_http_req *req) {
+static void get_metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  (void)m;
   sk_cache_stats st;
   sk_cache_get_stats(r->cache, &st);
   /* The public listener's figures, also when asked on the admin one. */
@@ -2114,7 +246,7 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
   sk_strbuf b = {0};
   if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
     sk_strbuf_free(&b);
-    problem(req, SK_ENOMEM, "", "out of memory");
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
   size_t len = b.len;
@@ -2122,151 +254,208 @@ static void get_metrics(sk_routes *r, sk_http_req *req) {
   sk_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, len, true, NULL);
 }
 
-/* ---- dispatch ------------------------------------------------------------------------- */
 
-/* A large PATCH /bones or /rest body, parsed and applied to a copy of the
- * stored version on the pool (jansson takes ~65 ms a MB, and freeing the
- * tree ~15 ns a value); the copy is published back on the loop thread.
- * Errors come in the loop path's order: 400, 404, then the body's own. */
-typedef struct json_body_job {
-  sk_routes *routes;
-  sk_cache_entry *entry; /* a reference, or NULL: 404 after the 400 */
-  bool bones;            /* PATCH /bones, else /rest */
-  const char *data;      /* borrowed from the request */
-  size_t len;
-  char id[SK_CACHE_ID_MAX + 1];
-  sk_skeleton *copy;
-  sk_error err;
-  int rc;
-} json_body_job;
+/* ---- the route table ------------------------------------------------------------------ */
 
-static void json_body_work(void *arg) {
-  json_body_job *jb = arg;
-  json_t *j = NULL;
-  if ((jb->rc = sk_json_load(jb->data, jb->len, &j, &jb->err)) != 0)
+#define M(name) (1u << SK_METHOD_##name)
+
+
+#define POSE_OFFERS sk_routes__pose_offers, 3
+#define JSON_OFFER k_json_offer, 1
+
+static const sk_route k_routes[] = {
+    /* id               path              per id methods                   bodies             answers      admin  handle                pooled */
+    {SK_ROUTE_HEALTHZ,   "/healthz",      false, M(GET) | M(HEAD),          BODY_NONE,         JSON_OFFER,  true,  get_healthz,          NULL},
+    {SK_ROUTE_READYZ,    "/readyz",       false, M(GET) | M(HEAD),          BODY_NONE,         JSON_OFFER,  true,  get_readyz,           NULL},
+    {SK_ROUTE_METRICS,   "/metrics",      false, M(GET) | M(HEAD),          BODY_NONE,         NULL, 0,     true,  get_metrics,          NULL},
+    {SK_ROUTE_SKELETONS, "/v1/skeletons", false, M(GET) | M(HEAD) | M(POST), BODY_JSON_OR_GLTF, JSON_OFFER,  false, sk_routes__skeletons, NULL},
+    {SK_ROUTE_SKELETON,  "",              true,  M(GET) | M(HEAD) | M(PUT) | M(DELETE), BODY_JSON_OR_GLTF, JSON_OFFER, false, sk_routes__skeleton, NULL},
+    {SK_ROUTE_BONES,     "/bones",        true,  M(PATCH),                  BODY_JSON,         JSON_OFFER,  false, sk_routes__bones,     sk_routes__bones_pooled},
+    {SK_ROUTE_REST,      "/rest",         true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__rest,      sk_routes__bones_pooled},
+    {SK_ROUTE_POSE,      "/pose",         true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__pose,      sk_routes__pose_pooled},
+    {SK_ROUTE_POSES,     "/poses",        true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,     sk_routes__pose_pooled},
+};
+#define NROUTES (sizeof k_routes / sizeof k_routes[0])
+
+/* Matches the path (query string ignored) against the table. */
+static void route_match(const char *url, sk_route_match *m) {
+  memset(m, 0, sizeof *m);
+  static const char base[] = "/v1/skeletons";
+  const size_t blen = sizeof base - 1, plen = strcspn(url, "?#");
+  /* The collection also answers with a trailing slash. */
+  size_t len = plen == blen + 1 && strncmp(url, base, blen) == 0 && url[blen] == '/' ? blen : plen;
+  for (size_t i = 0; i < NROUTES; i++)
+    if (!k_routes[i].per_id && strlen(k_routes[i].path) == len && strncmp(url, k_routes[i].path, len) == 0) {
+      m->route = &k_routes[i];
+      return;
+    }
+  if (plen <= blen + 1 || strncmp(url, base, blen) != 0 || url[blen] != '/')
     return;
-  if (jb->entry == NULL)
-    jb->rc = sk_error_set(&jb->err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", jb->id);
-  else if (jb->bones)
-    jb->rc = patch_apply(jb->entry->skel, j, &jb->copy, &jb->err);
-  else
-    jb->rc = rest_apply(jb->entry->skel, j, &jb->copy, &jb->err);
-  json_decref(j);
-}
-
-static void json_body_after(sk_http_req *req, void *arg, int status) {
-  json_body_job *jb = arg;
-  sk_routes *r = jb->routes;
-  sk_cache_entry *now = jb->entry != NULL ? sk_cache_get(r->cache, jb->entry->id) : NULL;
-  bool stale = jb->rc == 0 && now != jb->entry;
-  sk_cache_entry_unref(now);
-  if (status == SK_EBUSY) {
-    sk_cache_entry_unref(jb->entry);
-    problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
-  } else if (stale) {
-    /* Another update was published while this one was on the pool: apply
-     * it to that version instead, here (rare; the body is still in req). */
-    sk_skeleton_destroy(jb->copy);
-    sk_cache_entry_unref(jb->entry);
-    match m;
-    route_match(req->url, &m);
-    if (jb->bones)
-      patch_bones(r, req, &m);
-    else
-      post_rest(r, req, &m);
-  } else {
-    finish_update(r, req, jb->entry, jb->copy, jb->rc, &jb->err); /* releases both; 400/404 when rc says so */
+  const char *id = url + blen + 1;
+  size_t rest = plen - blen - 1, idlen = strcspn(id, "/");
+  if (idlen > rest)
+    idlen = rest;
+  const char *tail = id + idlen;
+  const size_t tlen = rest - idlen;
+  for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
+    if (k_routes[i].per_id && strlen(k_routes[i].path) == tlen && strncmp(tail, k_routes[i].path, tlen) == 0)
+      m->route = &k_routes[i];
+  if (m->route == NULL)
+    return;
+  m->id_ok = sk_cache_id_valid(id, idlen);
+  if (m->id_ok) {
+    memcpy(m->id, id, idlen);
+    m->id[idlen] = 0;
   }
-  free(jb);
 }
 
-static void defer_json_body(sk_routes *r, sk_http_req *req, const match *m) {
-  json_body_job *jb = calloc(1, sizeof *jb);
-  if (jb == NULL) {
-    problem(req, SK_ENOMEM, "", "out of memory");
+/* The Allow header of a route: its methods in the enum's order. */
+static void allow_text(const sk_route *rt, char *buf, size_t cap) {
+  static const char *const names[] = {
+#define SK_METHOD_NAME(name, label) label,
+      SK_METHOD_MAP(SK_METHOD_NAME)
+#undef SK_METHOD_NAME
+  };
+  size_t n = 0;
+  buf[0] = 0;
+  for (int k = 0; k < SK_METHOD_COUNT; k++)
+    if (rt->methods & (1u << k))
+      n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "", names[k]);
+}
+
+static void free_match(void *data) { free(data); }
+
+/* The request's match: made on the first call, kept in req->data. NULL
+ * when out of memory (a 503 is answered). */
+static const sk_route_match *request_match(sk_http_req *req) {
+  if (req->data != NULL)
+    return req->data;
+  sk_route_match *m = malloc(sizeof *m);
+  if (m == NULL) {
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return NULL;
+  }
+  route_match(req->url, m);
+  req->data = m;
+  req->cleanup = free_match;
+  req->route = m->route != NULL ? m->route->id : SK_ROUTE_OTHER;
+  return m;
+}
+
+/* ---- the checks every route shares, before the body ---------------------------------- */
+
+/* Framing, Host and bearer token (sk_access), before anything else looks
+ * at the request. True when refused (the answer is set). */
+static bool access_refused(sk_routes *r, sk_http_req *req, int route) {
+  static const char *const names[] = {"Host", "Content-Length", "Transfer-Encoding"};
+  unsigned counts[3];
+  sk_http_header_counts(req, names, counts, 3);
+  sk_access_request rq = {
+      .version = req->version,
+      .host = sk_http_header(req, "Host"),
+      .host_count = counts[0],
+      .content_length = sk_http_header(req, "Content-Length"),
+      .content_length_count = counts[1],
+      .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
+      .transfer_encoding_count = counts[2],
+      .authorization = sk_http_header(req, "Authorization"),
+      .scope = sk_access_scope(route, req->method_id),
+  };
+  sk_access_verdict v;
+  sk_access_check(r->cfg.access, &rq, &v);
+  if (v.status == 0)
+    return false;
+  req->close_after = v.close; /* before the answer: it then says Connection: close */
+  const char *hdr[] = {"WWW-Authenticate", v.www_authenticate, NULL};
+  sk_problem_send(req, v.status, v.kind, v.title, v.detail, "", 0, 0, v.www_authenticate[0] ? hdr : NULL);
+  return true;
+}
+
+
+static bool body_refused(sk_routes *r, sk_http_req *req, const sk_route *rt) {
+  const int me = req->method_id;
+  if (me != SK_METHOD_PUT && me != SK_METHOD_POST && me != SK_METHOD_PATCH)
+    return false;
+  const char *cl = sk_http_header(req, "Content-Length");
+  const char *te = sk_http_header(req, "Transfer-Encoding");
+  unsigned long long len = 0;
+  if (cl != NULL) {
+    len = strtoull(cl, NULL, 10);
+    if (len > r->cfg.max_body) {
+      sk_problem(req, SK_ETOOBIG, "", "the body has %llu bytes; the limit is %zu (--max-body)", len, r->cfg.max_body);
+      return true;
+    }
+  }
+  const char *ct = sk_http_header(req, "Content-Type");
+  bool gltf_ok = rt->bodies == BODY_JSON_OR_GLTF;
+  if ((len > 0 || te != NULL) && !sk_routes_is_json(ct) && !(gltf_ok && sk_routes__gltf_type(ct) != 0)) {
+    sk_problem(req, SK_EUNSUPPORTED, "", "%s", gltf_ok ? "skeleton bodies are application/json, model/gltf-binary or model/gltf+json"
+                                                      : "bodies must be application/json");
+    return true;
+  }
+  return false;
+}
+
+static bool answer_refused(sk_http_req *req, const sk_route *rt) {
+  if (rt->offers == NULL || req->method_id == SK_METHOD_DELETE) /* DELETE answers no body */
+    return false;
+  if (sk_routes_negotiate(sk_http_header(req, "Accept"), rt->offers, rt->noffers) >= 0)
+    return false;
+  char detail[160] = "this route answers ";
+  for (int i = 0; i < rt->noffers; i++)
+    snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "%s%s",
+             i == 0 ? "" : i + 1 == rt->noffers ? " or " : ", ", rt->offers[i]);
+  sk_problem_send(req, 406, "not-acceptable", "Not acceptable", detail, "", 0, 0, NULL);
+  return true;
+}
+
+/* Headers are in: match, then reject what can be rejected without the body. */
+static void on_begin(void *ctx, sk_http_req *req) {
+  sk_routes *r = ctx;
+  if (sk_ui_serve(req)) /* /ui and /ui/...: the preview page, answered whole here */
+    return;
+  const sk_route_match *m = request_match(req);
+  if (m == NULL || access_refused(r, req, req->route))
+    return;
+  const sk_route *rt = m->route;
+  if (rt == NULL) {
+    sk_problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
     return;
   }
-  jb->routes = r;
-  jb->entry = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
-  jb->bones = m->route == SK_ROUTE_BONES;
-  snprintf(jb->id, sizeof jb->id, "%s", m->id_ok ? m->id : "(invalid id)");
-  jb->data = req->body.data;
-  jb->len = req->body.len;
-  if (sk_http_defer(req, json_body_work, json_body_after, jb) != 0) {
-    sk_cache_entry_unref(jb->entry);
-    free(jb);
-    problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+  if (!(rt->methods & (1u << req->method_id))) {
+    char allow[64], detail[128];
+    allow_text(rt, allow, sizeof allow);
+    const char *hdr[] = {"Allow", allow, NULL};
+    snprintf(detail, sizeof detail, "%s is not allowed here; use %s", req->method, allow);
+    sk_problem_send(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
+    return;
   }
+  if (body_refused(r, req, rt) || answer_refused(req, rt))
+    return;
 }
 
+/* The body is in (or refused): dispatch by the table. */
 static void on_handle(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
-  match m;
-  route_match(req->url, &m);
-  int me = req->method_id;
+  const sk_route_match *m = request_match(req);
+  if (m == NULL)
+    return;
   if (req->body_too_large) {
-    problem(req, SK_ETOOBIG, "", "the body is over the limit of %zu bytes (--max-body)", r->cfg.max_body);
+    sk_problem(req, SK_ETOOBIG, "", "the body is over the limit of %zu bytes (--max-body)", r->cfg.max_body);
     return;
   }
   if (req->over_budget) {
-    problem(req, SK_EBUSY, "", "the body does not fit in the memory budget (--memory-mb) now; retry later");
+    sk_problem(req, SK_EBUSY, "", "the body does not fit in the memory budget (--memory-mb) now; retry later");
     return;
   }
-  switch (m.route) {
-  case SK_ROUTE_HEALTHZ:
-    respond_static_json(req, 200, "{\"status\":\"ok\"}");
-    return;
-  case SK_ROUTE_READYZ:
-    if (sk_http_stopping(req->http))
-      respond_static_json(req, 503, "{\"status\":\"stopping\"}");
-    else if (sk_cache_store_full(r->cache)) /* until a put succeeds again */
-      respond_static_json(req, 503, "{\"status\":\"out-of-storage\"}");
-    else
-      respond_static_json(req, 200, "{\"status\":\"ready\"}");
-    return;
-  case SK_ROUTE_METRICS:
-    get_metrics(r, req);
-    return;
-  case SK_ROUTE_SKELETONS:
-    if (me == SK_METHOD_POST)
-      put_skeleton(r, req, NULL);
-    else
-      get_list(r, req);
-    return;
-  case SK_ROUTE_SKELETON:
-    if (me == SK_METHOD_PUT) {
-      if (!m.id_ok)
-        problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}, not \".\" or \"..\"");
-      else
-        put_skeleton(r, req, m.id);
-    } else if (me == SK_METHOD_DELETE) {
-      delete_skeleton(r, req, &m);
-    } else {
-      get_skeleton(r, req, &m);
-    }
-    return;
-  case SK_ROUTE_BONES:
-  case SK_ROUTE_REST:
-    if (req->body.len >= r->cfg.pool_upload)
-      defer_json_body(r, req, &m);
-    else if (m.route == SK_ROUTE_BONES)
-      patch_bones(r, req, &m);
-    else
-      post_rest(r, req, &m);
-    return;
-  case SK_ROUTE_POSE:
-  case SK_ROUTE_POSES:
-    if (req->body.len >= r->cfg.pool_upload)
-      defer_pose_body(r, req, &m, m.route == SK_ROUTE_POSES);
-    else if (m.route == SK_ROUTE_POSE)
-      post_pose(r, req, &m);
-    else
-      post_poses(r, req, &m);
-    return;
-  default:
-    problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
+  if (m->route == NULL) {
+    sk_problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
     return;
   }
+  if (m->route->pooled != NULL && req->body.len >= r->cfg.pool_upload)
+    m->route->pooled(r, req, m);
+  else
+    m->route->handle(r, req, m);
 }
 
 static void on_complete(void *ctx, sk_http_req *req) {
@@ -2282,7 +471,7 @@ static void on_begin_public(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
   if (r->cfg.metrics_admin_only && strncmp(req->url, "/metrics", 8) == 0 && strchr("?#", req->url[8]) != NULL) {
     req->route = SK_ROUTE_OTHER;
-    problem(req, SK_ENOTFOUND, "", "/metrics is served on the admin listener only (--admin-listen)");
+    sk_problem(req, SK_ENOTFOUND, "", "/metrics is served on the admin listener only (--admin-listen)");
     return;
   }
   on_begin(ctx, req);
@@ -2291,11 +480,12 @@ static void on_begin_public(void *ctx, sk_http_req *req) {
 /* The admin listener: the operational routes and nothing else, so its
  * small connection budget is never spent on the API. */
 static void on_begin_admin(void *ctx, sk_http_req *req) {
-  match m;
-  route_match(req->url, &m);
-  if (m.route != SK_ROUTE_HEALTHZ && m.route != SK_ROUTE_READYZ && m.route != SK_ROUTE_METRICS) {
+  const sk_route_match *m = request_match(req);
+  if (m == NULL)
+    return;
+  if (m->route == NULL || !m->route->admin) {
     req->route = SK_ROUTE_OTHER;
-    problem(req, SK_ENOTFOUND, "", "the admin listener serves /healthz, /readyz and /metrics only");
+    sk_problem(req, SK_ENOTFOUND, "", "the admin listener serves /healthz, /readyz and /metrics only");
     return;
   }
   on_begin(ctx, req);
@@ -2332,6 +522,8 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
   sk_cost_limits_fill(&r->cfg.cost);
   if (r->cfg.max_skeleton == 0)
     r->cfg.max_skeleton = SK_GLTF_MAX_SKELETON_BYTES;
+  if (r->cfg.sample == NULL)
+    r->cfg.sample = sk_frames_sample_default;
   if (r->cfg.pool_upload == 0)
     r->cfg.pool_upload = 32u << 10;
   r->cache = cache;
@@ -2343,7 +535,7 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
 void sk_routes_destroy(sk_routes *r) {
   if (r == NULL)
     return;
-  sk_eval_buffers_close(&r->buf);
-  kscratch_free(&r->ks);
+  sk_frames_scratch_close(&r->sc);
   free(r);
 }
+

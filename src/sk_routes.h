@@ -26,6 +26,7 @@
 #include "sk_access.h"
 #include "sk_cache.h"
 #include "sk_cost.h"
+#include "sk_frames.h"
 #include "sk_http.h"
 #include "sk_metrics.h"
 
@@ -39,8 +40,6 @@ typedef struct sk_routes_config {
                           pool [250]; SIZE_MAX: always inline */
   int pool_always;     /* every batch goes to the thread pool (--inline-limit 0) */
   unsigned kernel_threads; /* threads one large pool batch is split across [1] */
-  int fast_binary;     /* single-pose binary answers from sk_kernel_single:
-                          within 1e-5 of, not bit-equal to, the JSON answer */
   int metrics_admin_only; /* /metrics only through sk_routes_admin_handler();
                              the public handler answers it 404 (--admin-listen) */
   sk_budget *budget;   /* borrowed, or NULL: the memory budget, for /metrics */
@@ -52,6 +51,7 @@ typedef struct sk_routes_config {
                           [SK_GLTF_MAX_SKELETON_BYTES] */
   size_t pool_upload;  /* bodies from this many bytes are parsed on the
                           thread pool (jansson: ~2 ms for 32 KiB) [32768] */
+  sk_frames_sample_fn sample; /* the clip sampling step of pose requests [sk_frames_sample_default] */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;

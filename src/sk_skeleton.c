@@ -1,6 +1,7 @@
 #include "sk_skeleton.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,14 +132,6 @@ static void field_pointer(char *buf, size_t cap, const char *prefix, size_t pos,
     sk_pointer_push(buf, cap, field);
 }
 
-#define SK_FAIL(code, pos, field, ...)                                   \
-  do {                                                                   \
-    char ptr_[SK_ERROR_POINTER_MAX];                                     \
-    field_pointer(ptr_, sizeof ptr_, pointer_prefix, (pos), (field));    \
-    rc = sk_error_set(err, (code), ptr_, __VA_ARGS__);                   \
-    goto fail;                                                           \
-  } while (0)
-
 /* Recomputes absolute binds for bones [from, count): a pure function of each
  * bone's bind and its parent's absolute bind, so recomputing bones outside
  * the changed subtree rewrites the values they already hold. */
@@ -153,163 +146,230 @@ static void update_abs_binds(sk_skeleton *s, size_t from) {
   }
 }
 
+/* What sk_skeleton_create works with: the descriptions, where errors
+ * point, and scratch arrays indexed by input position. */
+typedef struct build {
+  const sk_bone_desc *d;
+  size_t n;
+  const char *prefix; /* JSON pointer prefix of the bone array */
+  sk_error *err;
+  const char **names;
+  int32_t *parent, *order, *stack, *slot;
+  uint8_t *state, *used;
+  uint32_t *table; /* name index over input positions */
+  size_t cap, names_size;
+} build;
+
+/* Records `code` at <prefix>/<pos>/<field>; returns it. */
+__attribute__((format(printf, 5, 6))) static int fail_at(const build *b, int code, size_t pos, const char *field,
+                                                          const char *fmt, ...) {
+  char ptr[SK_ERROR_POINTER_MAX], text[SK_ERROR_TEXT_MAX];
+  field_pointer(ptr, sizeof ptr, b->prefix, pos, field);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  return sk_error_set(b->err, code, ptr, "%s", text);
+}
+
+static int build_alloc(build *b) {
+  const size_t n = b->n ? b->n : 1;
+  b->cap = hash_capacity(b->n);
+  b->names = malloc(n * sizeof *b->names);
+  b->parent = malloc(n * sizeof *b->parent);
+  b->order = malloc(n * sizeof *b->order);
+  b->stack = malloc(n * sizeof *b->stack);
+  b->slot = malloc(n * sizeof *b->slot);
+  b->state = calloc(n, 1);
+  b->used = calloc(n, 1);
+  b->table = calloc(b->cap, sizeof *b->table);
+  if (!b->names || !b->parent || !b->order || !b->stack || !b->slot || !b->state || !b->used || !b->table)
+    return sk_error_set(b->err, SK_ENOMEM, "", "out of memory building %zu bones", b->n);
+  return 0;
+}
+
+static void build_free(build *b) {
+  free(b->names);
+  free(b->parent);
+  free(b->order);
+  free(b->stack);
+  free(b->slot);
+  free(b->state);
+  free(b->used);
+  free(b->table);
+}
+
+/* Every name present and unique; indexes them and sums their bytes. */
+static int check_names(build *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    const sk_bone_desc *d = &b->d[i];
+    b->names[i] = d->name;
+    if (d->name == NULL || d->name[0] == '\0')
+      return fail_at(b, SK_EMISSING, i, "name", "bone %zu has an empty name", i);
+    int32_t dup = hash_insert(b->table, b->cap - 1, b->names, (int32_t)i);
+    if (dup >= 0)
+      return fail_at(b, SK_EDUPLICATE, i, "name", "bone name \"%s\" is used by bones %d and %zu", d->name, dup, i);
+    b->names_size += strlen(d->name) + 1;
+  }
+  return 0;
+}
+
+/* Bone i's parent by name (the index is probed, not inserted), or -1. */
+static int find_parent(const build *b, size_t i, int32_t *out) {
+  const sk_bone_desc *d = &b->d[i];
+  *out = -1;
+  if (d->parent == NULL)
+    return 0;
+  for (size_t at = name_hash(d->parent) & (b->cap - 1);; at = (at + 1) & (b->cap - 1)) {
+    uint32_t v = b->table[at];
+    if (v == 0)
+      return fail_at(b, SK_EUNKNOWN, i, "parent", "bone \"%s\" names an unknown parent \"%s\"", d->name, d->parent);
+    if (strcmp(b->names[v - 1], d->parent) == 0) {
+      *out = (int32_t)v - 1;
+      return 0;
+    }
+  }
+}
+
+/* Each bone's numbers finite, its parent known, its output slot in range
+ * and unused. */
+static int check_bones(build *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    const sk_bone_desc *d = &b->d[i];
+    int rc;
+    if (!all_finite(d->local, 16))
+      return fail_at(b, SK_ENOTFINITE, i, d->local_from_matrix ? "matrix" : NULL,
+                     "bone \"%s\" has a non-finite local transform", d->name);
+    if (d->bind != NULL && !all_finite(d->bind, 16))
+      return fail_at(b, SK_ENOTFINITE, i, "bind", "bone \"%s\" has a non-finite bind matrix", d->name);
+    if (d->rest != NULL && !all_finite(d->rest, 16))
+      return fail_at(b, SK_ENOTFINITE, i, "rest", "bone \"%s\" has a non-finite rest matrix", d->name);
+    if (d->has_length && !isfinite(d->length))
+      return fail_at(b, SK_ENOTFINITE, i, "length", "bone \"%s\" has a non-finite length", d->name);
+    if ((rc = find_parent(b, i, &b->parent[i])) != 0)
+      return rc;
+    int64_t idx = d->has_index ? d->index : (int64_t)i;
+    if (idx < -1 || idx >= (int64_t)b->n)
+      return fail_at(b, SK_ERANGE, i, "index", "bone \"%s\" has index %lld; it must be -1 or in [0, %zu)", d->name,
+                     (long long)idx, b->n);
+    if (idx >= 0) {
+      if (b->used[idx])
+        return fail_at(b, SK_EDUPLICATE, i, "index", "output index %lld is used by two bones", (long long)idx);
+      b->used[idx] = 1;
+    }
+    b->slot[i] = (int32_t)idx;
+  }
+  return 0;
+}
+
+/* Babylon's sortBones order into b->order: for each bone in input order,
+ * its unplaced ancestors root first, then itself. An explicit stack, not
+ * recursion: a 100 000-bone chain must not overflow the C stack. */
+static int sort_bones(build *b) {
+  size_t placed = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    size_t depth = 0;
+    int32_t j = (int32_t)i;
+    while (j >= 0 && b->state[j] == 0) {
+      b->state[j] = 1;
+      b->stack[depth++] = j;
+      j = b->parent[j];
+    }
+    if (j >= 0 && b->state[j] == 1)
+      return fail_at(b, SK_ECYCLE, (size_t)b->stack[depth - 1], "parent", "bone \"%s\" is its own ancestor",
+                     b->d[j].name);
+    while (depth > 0) {
+      int32_t k = b->stack[--depth];
+      b->state[k] = 2;
+      b->order[placed++] = k;
+    }
+  }
+  return 0;
+}
+
+/* The skeleton in b->order: names in one block, parents renumbered,
+ * locals, binds and rests copied, the name index, absolute binds. */
+static int make_skeleton(build *b, sk_skeleton **out) {
+  const size_t n = b->n;
+  sk_skeleton *s = calloc(1, sizeof *s);
+  if (s == NULL)
+    return sk_error_set(b->err, SK_ENOMEM, "", "out of memory");
+  *out = s;
+  s->count = n;
+  s->bones = calloc(n ? n : 1, sizeof *s->bones);
+  s->names = malloc(b->names_size ? b->names_size : 1);
+  s->hash = calloc(b->cap, sizeof *s->hash);
+  s->hash_mask = b->cap - 1;
+  s->names_size = b->names_size;
+  if (!s->bones || !s->names || !s->hash)
+    return sk_error_set(b->err, SK_ENOMEM, "", "out of memory");
+  int32_t *newpos = b->stack; /* input position -> new position */
+  for (size_t k = 0; k < n; k++)
+    newpos[b->order[k]] = (int32_t)k;
+  size_t at = 0;
+  for (size_t k = 0; k < n; k++) {
+    const int32_t from = b->order[k];
+    const sk_bone_desc *src = &b->d[from];
+    sk_bone *bone = &s->bones[k];
+    size_t len = strlen(src->name) + 1;
+    memcpy(s->names + at, src->name, len);
+    bone->name = s->names + at;
+    at += len;
+    bone->parent = b->parent[from] >= 0 ? newpos[b->parent[from]] : -1;
+    bone->index = b->slot[from];
+    bone->input_pos = from;
+    bone->has_length = src->has_length;
+    bone->length = src->length;
+    sk_local_set_matrix(&bone->local, src->local);
+    memcpy(bone->bind, src->bind != NULL ? src->bind : src->local, sizeof bone->bind);
+    memcpy(bone->rest, src->rest != NULL ? src->rest : src->local, sizeof bone->rest);
+  }
+  fill_hash(s);
+  update_abs_binds(s, 0);
+  return 0;
+}
+
+/* Every absolute bind invertible. */
+static int check_binds(const build *b, const sk_skeleton *s) {
+  for (size_t k = 0; k < s->count; k++) {
+    if (sk_mat_det(s->bones[k].abs_bind) != 0)
+      continue;
+    const sk_bone_desc *src = &b->d[b->order[k]];
+    return fail_at(b, SK_ESINGULAR, (size_t)b->order[k],
+                   src->bind != NULL ? "bind" : (src->local_from_matrix ? "matrix" : NULL),
+                   "bone \"%s\": absolute bind matrix is not invertible (determinant 0)", src->name);
+  }
+  return 0;
+}
+
 int sk_skeleton_create(const sk_bone_desc *d, size_t n, const char *pointer_prefix, sk_skeleton **out,
                        sk_error *err) {
-  int rc = 0;
   *out = NULL;
   if (n > SK_SKELETON_MAX_BONES) {
     char ptr[SK_ERROR_POINTER_MAX];
     snprintf(ptr, sizeof ptr, "%s", pointer_prefix != NULL ? pointer_prefix : "");
     return sk_error_set(err, SK_ETOOBIG, ptr, "%zu bones; at most %d", n, SK_SKELETON_MAX_BONES);
   }
-  const char **names = NULL;
-  int32_t *parent = NULL, *order = NULL, *stack = NULL, *slot = NULL;
-  uint8_t *state = NULL, *used = NULL;
-  uint32_t *table = NULL;
+  build b = {.d = d, .n = n, .prefix = pointer_prefix, .err = err};
   sk_skeleton *s = NULL;
-  size_t cap = hash_capacity(n);
-
-  names = malloc((n ? n : 1) * sizeof *names);
-  parent = malloc((n ? n : 1) * sizeof *parent);
-  order = malloc((n ? n : 1) * sizeof *order);
-  stack = malloc((n ? n : 1) * sizeof *stack);
-  slot = malloc((n ? n : 1) * sizeof *slot);
-  state = calloc(n ? n : 1, 1);
-  used = calloc(n ? n : 1, 1);
-  table = calloc(cap, sizeof *table);
-  if (!names || !parent || !order || !stack || !slot || !state || !used || !table) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory building %zu bones", n);
-    goto fail;
-  }
-
-  size_t names_size = 0;
-  for (size_t i = 0; i < n; i++) {
-    names[i] = d[i].name;
-    if (d[i].name == NULL || d[i].name[0] == '\0')
-      SK_FAIL(SK_EMISSING, i, "name", "bone %zu has an empty name", i);
-    int32_t dup = hash_insert(table, cap - 1, names, (int32_t)i);
-    if (dup >= 0)
-      SK_FAIL(SK_EDUPLICATE, i, "name", "bone name \"%s\" is used by bones %d and %zu", d[i].name, dup, i);
-    names_size += strlen(d[i].name) + 1;
-  }
-
-  for (size_t i = 0; i < n; i++) {
-    if (!all_finite(d[i].local, 16))
-      SK_FAIL(SK_ENOTFINITE, i, d[i].local_from_matrix ? "matrix" : NULL, "bone \"%s\" has a non-finite local transform",
-              d[i].name);
-    if (d[i].bind != NULL && !all_finite(d[i].bind, 16))
-      SK_FAIL(SK_ENOTFINITE, i, "bind", "bone \"%s\" has a non-finite bind matrix", d[i].name);
-    if (d[i].rest != NULL && !all_finite(d[i].rest, 16))
-      SK_FAIL(SK_ENOTFINITE, i, "rest", "bone \"%s\" has a non-finite rest matrix", d[i].name);
-    if (d[i].has_length && !isfinite(d[i].length))
-      SK_FAIL(SK_ENOTFINITE, i, "length", "bone \"%s\" has a non-finite length", d[i].name);
-    parent[i] = -1;
-    if (d[i].parent != NULL) {
-      /* Reuse the table for the look-up: the name is probed, not inserted. */
-      size_t at = name_hash(d[i].parent) & (cap - 1);
-      for (;;) {
-        uint32_t v = table[at];
-        if (v == 0)
-          SK_FAIL(SK_EUNKNOWN, i, "parent", "bone \"%s\" names an unknown parent \"%s\"", d[i].name, d[i].parent);
-        if (strcmp(names[v - 1], d[i].parent) == 0) {
-          parent[i] = (int32_t)v - 1;
-          break;
-        }
-        at = (at + 1) & (cap - 1);
-      }
-    }
-    int64_t idx = d[i].has_index ? d[i].index : (int64_t)i;
-    if (idx < -1 || idx >= (int64_t)n)
-      SK_FAIL(SK_ERANGE, i, "index", "bone \"%s\" has index %lld; it must be -1 or in [0, %zu)", d[i].name,
-              (long long)idx, n);
-    if (idx >= 0) {
-      if (used[idx])
-        SK_FAIL(SK_EDUPLICATE, i, "index", "output index %lld is used by two bones", (long long)idx);
-      used[idx] = 1;
-    }
-    slot[i] = (int32_t)idx;
-  }
-
-  /* Babylon's sortBones order: for each bone in input order, its unplaced
-   * ancestors root first, then itself. An explicit stack, not recursion: a
-   * 100 000-bone chain must not overflow the C stack. */
-  size_t placed = 0;
-  for (size_t i = 0; i < n; i++) {
-    size_t depth = 0;
-    int32_t j = (int32_t)i;
-    while (j >= 0 && state[j] == 0) {
-      state[j] = 1;
-      stack[depth++] = j;
-      j = parent[j];
-    }
-    if (j >= 0 && state[j] == 1)
-      SK_FAIL(SK_ECYCLE, (size_t)stack[depth - 1], "parent", "bone \"%s\" is its own ancestor", d[j].name);
-    while (depth > 0) {
-      int32_t k = stack[--depth];
-      state[k] = 2;
-      order[placed++] = k;
-    }
-  }
-
-  s = calloc(1, sizeof *s);
-  if (s == NULL) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto fail;
-  }
-  s->count = n;
-  s->bones = calloc(n ? n : 1, sizeof *s->bones);
-  s->names = malloc(names_size ? names_size : 1);
-  s->hash = calloc(cap, sizeof *s->hash);
-  s->hash_mask = cap - 1;
-  s->names_size = names_size;
-  if (!s->bones || !s->names || !s->hash) {
-    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-    goto fail;
-  }
-  /* state[] now maps input position -> new position. */
-  int32_t *newpos = stack;
-  for (size_t k = 0; k < n; k++)
-    newpos[order[k]] = (int32_t)k;
-  size_t at = 0;
-  for (size_t k = 0; k < n; k++) {
-    const sk_bone_desc *src = &d[order[k]];
-    sk_bone *b = &s->bones[k];
-    size_t len = strlen(src->name) + 1;
-    memcpy(s->names + at, src->name, len);
-    b->name = s->names + at;
-    at += len;
-    b->parent = parent[order[k]] >= 0 ? newpos[parent[order[k]]] : -1;
-    b->index = slot[order[k]];
-    b->input_pos = order[k];
-    b->has_length = src->has_length;
-    b->length = src->length;
-    sk_local_set_matrix(&b->local, src->local);
-    memcpy(b->bind, src->bind != NULL ? src->bind : src->local, sizeof b->bind);
-    memcpy(b->rest, src->rest != NULL ? src->rest : src->local, sizeof b->rest);
-  }
-  fill_hash(s);
-  update_abs_binds(s, 0);
-  for (size_t k = 0; k < n; k++) {
-    if (sk_mat_det(s->bones[k].abs_bind) == 0) {
-      const sk_bone_desc *src = &d[order[k]];
-      SK_FAIL(SK_ESINGULAR, (size_t)order[k], src->bind != NULL ? "bind" : (src->local_from_matrix ? "matrix" : NULL),
-              "bone \"%s\": absolute bind matrix is not invertible (determinant 0)", src->name);
-    }
+  int rc = build_alloc(&b);
+  if (!rc)
+    rc = check_names(&b);
+  if (!rc)
+    rc = check_bones(&b);
+  if (!rc)
+    rc = sort_bones(&b);
+  if (!rc)
+    rc = make_skeleton(&b, &s);
+  if (!rc)
+    rc = check_binds(&b, s);
+  build_free(&b);
+  if (rc) {
+    sk_skeleton_destroy(s);
+    return rc;
   }
   *out = s;
-  s = NULL;
-
-fail:
-  sk_skeleton_destroy(s);
-  free(names);
-  free(parent);
-  free(order);
-  free(stack);
-  free(slot);
-  free(state);
-  free(used);
-  free(table);
-  return rc;
+  return 0;
 }
 
 int sk_skeleton_clone(const sk_skeleton *src, sk_skeleton **out) {

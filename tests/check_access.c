@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 
+#include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_testskel.h"
 #include "sk_testutil.h"
@@ -36,14 +37,13 @@ static void start_with_tokens(const char *tokens, const char *const *more) {
   for (; more != NULL && *more != NULL && n < 15; more++)
     args[n++] = *more;
   args[n] = NULL;
-  ck_assert_msg(sk_daemon_start(&D, args) == 0, "skinnerd did not start");
+  sk_fixture_start(&D, args);
 }
 
-static void start_open(const char *const *args) { ck_assert_msg(sk_daemon_start(&D, args) == 0, "no start"); }
+static void start_open(const char *const *args) { sk_fixture_start(&D, args); }
 
 static void stop(void) {
-  int st = sk_daemon_stop(&D, SIGTERM);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
+  sk_fixture_stop(&D);
   if (tokens_path[0] != '\0')
     unlink(tokens_path);
   tokens_path[0] = '\0';

@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_testutil.h"
 
@@ -42,12 +43,11 @@ static void teardown_dir(void) {
 
 static void start(void) {
   const char *const args[] = {"--data-dir", g_dir, NULL};
-  ck_assert_msg(sk_daemon_start(&D, args) == 0, "skinnerd did not start on %s", g_dir);
+  sk_fixture_start(&D, args);
 }
 
 static void stop(void) {
-  int st = sk_daemon_stop(&D, SIGTERM);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
+  sk_fixture_stop(&D);
 }
 
 static void restart(void) {

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_testskel.h"
 #include "sk_numfmt.h"
@@ -22,15 +23,9 @@
 
 static sk_daemon D;
 
-static void start(const char *const *extra) {
-  ck_assert_msg(sk_daemon_start(&D, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
-                getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
-}
+static void start(const char *const *extra) { sk_fixture_start(&D, extra); }
 
-static void stop(void) {
-  int st = sk_daemon_stop(&D, SIGTERM);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
-}
+static void stop(void) { sk_fixture_stop(&D); }
 
 
 /* One request; `ct`/`accept` NULL: header left out. Returns rc of sk_httpc_request. */
@@ -53,14 +48,7 @@ static int must(const char *method, const char *path, const char *body, const ch
   return r->status;
 }
 
-static void put_skeleton(const char *id, const char *body) {
-  char path[256];
-  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
-  sk_httpc_resp r;
-  int st = must("PUT", path, body, NULL, &r);
-  ck_assert_msg(st == 201 || st == 200, "PUT %s: %d %s", id, st, r.body);
-  sk_httpc_free(&r);
-}
+static void put_skeleton(const char *id, const char *body) { sk_fixture_put_json(&D, id, body); }
 
 static void expect_healthy(void) {
   sk_httpc_resp r;

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_numfmt.h"
 #include "sk_testskel.h"
@@ -163,8 +164,7 @@ static void watch_stop(void) {
 static void start(const char *const *extra) {
   if (W.fd < 0)
     watch_start();
-  ck_assert_msg(sk_daemon_start(&D, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
-                getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
+  sk_fixture_start(&D, extra);
 }
 
 static void stop(void) {

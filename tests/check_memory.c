@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 
+#include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_numfmt.h"
 #include "sk_testskel.h"
@@ -22,15 +23,9 @@
 
 static sk_daemon D;
 
-static void start(const char *const *extra) {
-  ck_assert_msg(sk_daemon_start(&D, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
-                getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
-}
+static void start(const char *const *extra) { sk_fixture_start(&D, extra); }
 
-static void stop(void) {
-  int st = sk_daemon_stop(&D, SIGTERM);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
-}
+static void stop(void) { sk_fixture_stop(&D); }
 
 /* One request; `accept` NULL: JSON. */
 static void req(const char *method, const char *path, const char *accept, const char *body, sk_httpc_resp *r) {
@@ -48,14 +43,7 @@ static void post_poses(const char *id, const char *accept, const char *body, sk_
   ck_assert_msg(r->status == 200, "POST %s: %d %.300s", path, r->status, r->body);
 }
 
-static void put_skeleton(const char *id, const char *body) {
-  char path[256];
-  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
-  sk_httpc_resp r;
-  req("PUT", path, NULL, body, &r);
-  ck_assert_msg(r.status == 201 || r.status == 200, "PUT %s: %d %s", id, r.status, r.body);
-  sk_httpc_free(&r);
-}
+static void put_skeleton(const char *id, const char *body) { sk_fixture_put_json(&D, id, body); }
 
 /* Peak RSS against `bound_kb`; under ASan (shadow memory, quarantine) RSS
  * is not ours to bound, and the budget's own figures, asserted beside each

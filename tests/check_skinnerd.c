@@ -6,6 +6,7 @@
 
 #include "sk_eval.h"
 #include "sk_json.h"
+#include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_testskel.h"
 #include "sk_routes.h"
@@ -13,15 +14,9 @@
 
 static sk_daemon D;
 
-static void start(const char *const *extra) {
-  ck_assert_msg(sk_daemon_start(&D, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
-                getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
-}
+static void start(const char *const *extra) { sk_fixture_start(&D, extra); }
 
-static void stop(void) {
-  int st = sk_daemon_stop(&D, SIGTERM);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
-}
+static void stop(void) { sk_fixture_stop(&D); }
 
 /* One request with an optional JSON body. */
 static void req(const char *method, const char *path, const char *hdrs, const char *body, sk_httpc_resp *r) {
@@ -90,14 +85,7 @@ static char *make_full_frame(int k, int nbones) {
   return b.data;
 }
 
-static void put_skeleton(const char *id, const char *body) {
-  char path[256];
-  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
-  sk_httpc_resp r;
-  req("PUT", path, NULL, body, &r);
-  ck_assert_msg(r.status == 201 || r.status == 200, "PUT %s: %d %s", id, r.status, r.body);
-  sk_httpc_free(&r);
-}
+static void put_skeleton(const char *id, const char *body) { sk_fixture_put_json(&D, id, body); }
 
 /* ---- lifecycle ------------------------------------------------------------ */
 

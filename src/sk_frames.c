@@ -1,0 +1,462 @@
+#include "sk_frames.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_json.h"
+#include "sk_kernel.h"
+
+const sk_frames_sample_fn sk_frames_sample_default = sk_pose_parse_anim;
+
+/* A slice of sk_frames_write: bounded memory, few sink calls. */
+#define SK_FRAMES_SLICE (64u << 10)
+
+void sk_frames_mat3x4(const float m[16], float dest[12]) {
+  for (int c = 0; c < 3; c++)
+    for (int r = 0; r < 4; r++)
+      dest[4 * c + r] = m[4 * r + c];
+}
+
+/* ---- scratch ---------------------------------------------------------------------- */
+
+void sk_frames_scratch_close(sk_frames_scratch *sc) {
+  sk_eval_buffers_close(&sc->buf);
+  free(sc->input);
+  free(sc->input64);
+  free(sc->final);
+  free(sc->mode);
+  free(sc->changed);
+  free(sc->offset);
+  free(sc->hits);
+  memset(sc, 0, sizeof *sc);
+}
+
+static int reserve_core(sk_frames_scratch *sc, size_t bones) {
+  if (sc->buf.final != NULL && sc->buf.bones >= bones)
+    return 0;
+  sk_eval_buffers nb;
+  if (sk_eval_buffers_init(&nb, bones) != 0)
+    return SK_ENOMEM;
+  sk_eval_buffers_close(&sc->buf);
+  sc->buf = nb;
+  return 0;
+}
+
+static int reserve_bones(sk_frames_scratch *sc, size_t bones) {
+  if (bones <= sc->bones_cap)
+    return 0;
+  free(sc->mode);
+  free(sc->changed);
+  free(sc->offset);
+  free(sc->hits);
+  sc->mode = malloc(bones);
+  sc->changed = malloc(bones);
+  sc->offset = malloc(bones * sizeof *sc->offset);
+  sc->hits = malloc(bones * sizeof *sc->hits);
+  sc->bones_cap = sc->mode && sc->changed && sc->offset && sc->hits ? bones : 0;
+  return sc->bones_cap ? 0 : SK_ENOMEM;
+}
+
+/* Line-aligned grow-only buffer of `n` elements of `size` bytes: a 16-pose
+ * row of the blocked layout is one cache line. */
+static int reserve_aligned(void **p, size_t *cap, size_t n, size_t size) {
+  if (n <= *cap)
+    return 0;
+  free(*p);
+  *p = aligned_alloc(64, (n * size + 63) & ~(size_t)63);
+  *cap = *p ? n : 0;
+  return *p ? 0 : SK_ENOMEM;
+}
+
+/* ---- the plan ---------------------------------------------------------------------- */
+
+bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o) {
+  const sk_skeleton *s = e->skel;
+  (void)o;
+  /* One pose is the core's: the same bits, and faster than a 16-lane
+   * kernel block holding one pose (Fox, f32 answers: 1.1 us against 5 us
+   * for the fast kernel, docs/design.md), so no precision changes that. */
+  if (e->rig == NULL || n < 2 || s->count == 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    if (poses[i].output != SK_OUT_FINAL || poses[i].has_initial_skin != poses[0].has_initial_skin)
+      return false;
+    if (poses[i].has_initial_skin && memcmp(poses[i].initial_skin, poses[0].initial_skin, sizeof poses[0].initial_skin))
+      return false;
+  }
+  return true;
+}
+
+int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                         const sk_cost_limits *l, const char *ptr, sk_error *err) {
+  sk_cost cost = {0};
+  for (size_t i = 0; i < n; i++)
+    if (sk_cost_add_poses(&cost, l, e->skel, 1, poses[i].output, o->fmt, ptr, err) != 0)
+      return SK_ETOOBIG;
+  return 0;
+}
+
+/* Per-matrix costs measured on the 2-core EPYC of issue 4 (loaded): scalar
+ * core ~150 ns, batch kernel ~7 ns, JSON encoding of 16 floats ~650 ns
+ * (sk_numfmt), binary copy ~1 ns. */
+double sk_frames_cost_us(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o) {
+  double mats = (double)n * (double)(e->skel->count + 1);
+  double eval = sk_frames_uses_kernel(e, poses, n, o) ? 7 : 150;
+  double enc = o->fmt == SK_FRAMES_JSON ? 650 : 1;
+  return mats * (eval + enc) * 1e-3;
+}
+
+size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt) {
+  const sk_skeleton *s = e->skel;
+  size_t mats = s->count + 1, floats = 0;
+  if (fmt != SK_FRAMES_JSON)
+    return n * mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+  for (size_t i = 0; i < n; i++)
+    floats += 16 * (((poses[i].output & SK_OUT_FINAL) ? mats : 0) + ((poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
+                    ((poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
+  return floats * 16 + n * 64;
+}
+
+/* Each bone's kernel mode over the whole batch poses[0..n), into sc->mode.
+ * A batch run in slices is planned once, so every pose gets the modes it
+ * would get in one run (with the exact kernel the bits do not depend on
+ * them anyway; with the fast one they do). */
+static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc) {
+  const sk_skeleton *s = e->skel;
+  const size_t nb = s->count;
+  if (reserve_bones(sc, nb))
+    return SK_ENOMEM;
+  /* hits[b]: poses that set bone b (a pose setting it twice counts once;
+   * offset[] holds the last pose seen until the layout overwrites it);
+   * changed[b]: some pose sets its matrix. */
+  memset(sc->hits, 0, nb * sizeof *sc->hits);
+  memset(sc->changed, 0, nb);
+  for (size_t p = 0; p < n; p++)
+    for (size_t k = 0; k < poses[p].count; k++) {
+      const sk_override *o = &poses[p].overrides[k];
+      if (sc->hits[o->bone] == 0 || sc->offset[o->bone] != p)
+        sc->hits[o->bone]++;
+      sc->offset[o->bone] = p;
+      if (o->mask & SK_OVERRIDE_MATRIX)
+        sc->changed[o->bone] = 1;
+    }
+  /* CONST: no pose sets the bone. TRS64: every pose sets it with position,
+   * rotation or scaling only, on a local whose TRS is current, so every
+   * lane is compose(TRS) from the parsed doubles, which is what the core's
+   * setters compute. Else MATRIX: each lane gets the local the core's
+   * setters compute. The fast precision takes no TRS64 and gets MATRIX
+   * lanes: its float32 compose of TRS rounded to float32 first was 1.64e-5
+   * off on Fox's clips, against 8.3e-6 from exact locals (sk_kernel.h). */
+  const uint8_t trs = fast ? SK_KERNEL_MATRIX : SK_KERNEL_TRS64;
+  for (size_t b = 0; b < nb; b++)
+    sc->mode[b] = sc->hits[b] == 0                                                       ? SK_KERNEL_CONST
+                  : sc->hits[b] == n && !sc->changed[b] && !s->bones[b].local.need_decompose ? trs
+                                                                                        : SK_KERNEL_MATRIX;
+  return 0;
+}
+
+/* One lane's TRS rows: the stored local's, then the pose's overrides. */
+static void lane_trs(const sk_local *l, double v[10]) {
+  memcpy(v, l->position, 3 * sizeof(double));
+  memcpy(v + 3, l->rotation, 4 * sizeof(double));
+  memcpy(v + 7, l->scaling, 3 * sizeof(double));
+}
+
+/* Every lane of bone b, padding too, starts as the stored local. */
+static void fill_bone_default(const sk_frames_scratch *sc, const sk_local *l, uint8_t mode, size_t off, size_t blocks,
+                              size_t stride, size_t block) {
+  if (mode == SK_KERNEL_CONST) {
+    memcpy(sc->input + off, l->matrix, 16 * sizeof(float));
+    return;
+  }
+  double trs[10];
+  lane_trs(l, trs);
+  for (size_t g = 0; g < blocks; g++)
+    for (size_t r = 0; r < (mode == SK_KERNEL_MATRIX ? 16u : 10u); r++)
+      for (size_t q = 0; q < 16; q++) {
+        size_t at = off + g * block + r * stride + q;
+        if (mode == SK_KERNEL_TRS64)
+          sc->input64[at] = trs[r];
+        else if (mode == SK_KERNEL_TRS)
+          sc->input[at] = (float)trs[r];
+        else
+          sc->input[at] = l->matrix[r];
+      }
+}
+
+/* Pose p's override `o` into its lane. */
+static void fill_override(const sk_frames_scratch *sc, const sk_skeleton *s, const sk_override *o, size_t p,
+                          size_t stride, size_t block) {
+  const uint8_t mode = sc->mode[o->bone];
+  const size_t at = sc->offset[o->bone] + p / 16 * block + p % 16;
+  if (mode == SK_KERNEL_MATRIX) {
+    sk_local l = s->bones[o->bone].local;
+    sk_local_apply(&l, o);
+    for (size_t r = 0; r < 16; r++)
+      sc->input[at + r * stride] = l.matrix[r];
+    return;
+  }
+  double v[10];
+  for (size_t r = 0; r < 10; r++)
+    v[r] = mode == SK_KERNEL_TRS64 ? sc->input64[at + r * stride] : (double)sc->input[at + r * stride];
+  if (o->mask & SK_OVERRIDE_POSITION)
+    memcpy(v, o->position, 3 * sizeof(double));
+  if (o->mask & SK_OVERRIDE_ROTATION)
+    memcpy(v + 3, o->rotation, 4 * sizeof(double));
+  if (o->mask & SK_OVERRIDE_SCALING)
+    memcpy(v + 7, o->scaling, 3 * sizeof(double));
+  for (size_t r = 0; r < 10; r++) {
+    if (mode == SK_KERNEL_TRS64)
+      sc->input64[at + r * stride] = v[r];
+    else
+      sc->input[at + r * stride] = (float)v[r];
+  }
+}
+
+/* Fills the kernel's input for poses[0..n) under the modes in sc->mode and
+ * runs it into `dest` (n*(B+1)*16 floats). */
+static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
+                           float *dest, unsigned threads) {
+  const sk_skeleton *s = e->skel;
+  const size_t nb = s->count;
+  /* Blocked layout: the kernel reads each 16-pose block as one stream. */
+  size_t stride, block;
+  const size_t floats = sk_kernel_blocked_layout(sc->mode, nb, n, sc->offset, &stride, &block);
+  if (floats == 0 || reserve_aligned((void **)&sc->input, &sc->input_cap, floats, sizeof(float)) ||
+      (!fast && reserve_aligned((void **)&sc->input64, &sc->input64_cap, floats, sizeof(double))))
+    return SK_ENOMEM;
+  const size_t blocks = (n + 15) / 16;
+  for (size_t b = 0; b < nb; b++)
+    fill_bone_default(sc, &s->bones[b].local, sc->mode[b], sc->offset[b], blocks, stride, block);
+  for (size_t p = 0; p < n; p++)
+    for (size_t k = 0; k < poses[p].count; k++)
+      fill_override(sc, s, &poses[p].overrides[k], p, stride, block);
+  sk_kernel_job job = {.rig = e->rig,
+                       .poses = n,
+                       .pose_stride = stride,
+                       .block_stride = block,
+                       .mode = sc->mode,
+                       .offset = sc->offset,
+                       .input = sc->input,
+                       .input_floats = floats,
+                       .input64 = fast ? NULL : sc->input64,
+                       .input64_doubles = fast ? 0 : floats,
+                       .precision = fast ? SK_KERNEL_PRECISION_FAST : SK_KERNEL_PRECISION_EXACT,
+                       .initial_skin = poses[0].has_initial_skin ? poses[0].initial_skin : NULL,
+                       .final = dest};
+  if (sk_kernel_validate(&job, NULL) != 0)
+    return SK_EINVAL;
+  /* Large batches split by pose ranges across cores; starting threads
+   * costs tens of microseconds, so only from ~256k bone matrices up. */
+  if (threads > 1 && n >= 32 && n * e->bone_count >= (1u << 18))
+    return sk_kernel_run_threads(&job, threads) == 0 ? 0 : SK_ENOMEM;
+  sk_kernel_run(&job, 0, n);
+  return 0;
+}
+
+/* ---- encoding ---------------------------------------------------------------------- */
+
+static int append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {
+  if (fmt == SK_FRAMES_F32)
+    return sk_strbuf_append(out, (const char *)final, mats * 16 * sizeof(float));
+  if (sk_strbuf_reserve(out, mats * 12 * sizeof(float)))
+    return SK_ENOMEM;
+  float *d = (float *)(void *)(out->data + out->len);
+  for (size_t k = 0; k < mats; k++)
+    sk_frames_mat3x4(final + 16 * k, d + 12 * k);
+  out->len += mats * 12 * sizeof(float);
+  out->data[out->len] = 0;
+  return 0;
+}
+
+/* Pose i's answer from its final matrices (kernel) or the core's buffers. */
+static int encode(const sk_cache_entry *e, const sk_pose *pose, size_t i, const float *kernel_final,
+                  const sk_eval_buffers *buf, int fmt, sk_strbuf *out) {
+  const sk_skeleton *s = e->skel;
+  if (fmt != SK_FRAMES_JSON)
+    return append_binary(out, kernel_final ? kernel_final : buf->final, s->count + 1, fmt);
+  if (i > 0 && sk_strbuf_append(out, ",", 1))
+    return SK_ENOMEM;
+  /* The stored pose's text is copied where a matrix equals it: the same
+   * bytes the number writer would print, whichever engine computed them. */
+  if (kernel_final)
+    return sk_json_write_result_ref(out, s->count, kernel_final, &e->base_final_text, NULL, NULL);
+  return sk_pose_write_json(s, pose, buf, &e->base_final_text, out);
+}
+
+/* The core for one pose: only the subtrees of the bones it sets are
+ * recomputed when it wants final matrices without an initial skin, the
+ * rest come from the entry's base evaluation, bit for bit the same answer
+ * (tests/check_sk_skeleton.c compares the two). */
+static int eval_core(const sk_cache_entry *e, const sk_pose *pose, sk_frames_scratch *sc) {
+  const sk_skeleton *s = e->skel;
+  if (reserve_core(sc, s->count))
+    return SK_ENOMEM;
+  if (e->base_world == NULL || pose->output != SK_OUT_FINAL || pose->has_initial_skin || reserve_bones(sc, s->count)) {
+    sk_pose_evaluate(s, pose, &sc->buf);
+    return 0;
+  }
+  memset(sc->changed, 0, s->count);
+  sk_skeleton_pose_overrides(s, pose->overrides, pose->count, sc->buf.locals, sc->changed);
+  sk_skeleton_evaluate_changed(s, sc->buf.locals, sc->changed, e->base_world, e->base_final, sc->buf.scratch,
+                               sc->buf.final);
+  return 0;
+}
+
+/* ---- whole answers ----------------------------------------------------------------- */
+
+static int eval_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                       sk_frames_scratch *sc, sk_strbuf *out) {
+  const size_t mats = e->skel->count + 1, total = n * mats * 16;
+  const bool fast = o->precision == SK_FRAMES_FAST && o->fmt != SK_FRAMES_JSON;
+  float *dest;
+  if (o->fmt == SK_FRAMES_F32) { /* straight into the answer */
+    if (sk_strbuf_reserve(out, total * sizeof(float)))
+      return SK_ENOMEM;
+    dest = (float *)(void *)(out->data + out->len);
+  } else {
+    if (reserve_aligned((void **)&sc->final, &sc->final_cap, total, sizeof(float)))
+      return SK_ENOMEM;
+    dest = sc->final;
+  }
+  int rc = kernel_plan(e, poses, n, fast, sc);
+  if (!rc)
+    rc = kernel_fill_run(e, poses, n, fast, sc, dest, o->threads);
+  if (rc)
+    return rc;
+  if (o->fmt == SK_FRAMES_F32) {
+    out->len += total * sizeof(float);
+    out->data[out->len] = 0;
+    return 0;
+  }
+  for (size_t i = 0; i < n && !rc; i++)
+    rc = encode(e, &poses[i], i, dest + i * mats * 16, NULL, o->fmt, out);
+  return rc;
+}
+
+int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                   sk_frames_scratch *sc, sk_strbuf *out) {
+  /* Room for the usual JSON answer at once (~12 bytes a float), instead of
+   * about nine doublings from 64 bytes, each copying what was written;
+   * capped, past which the doublings cost little against the printing. */
+  if (o->fmt == SK_FRAMES_JSON) {
+    size_t floats = sk_frames_answer_bound(e, poses, n, o->fmt) / 16;
+    if (sk_strbuf_reserve(out, floats < (4u << 20) / 12 ? floats * 12 + 64 : 4u << 20) != 0)
+      return SK_ENOMEM;
+  }
+  if (sk_frames_uses_kernel(e, poses, n, o)) {
+    int rc = eval_kernel(e, poses, n, o, sc, out);
+    if (rc != SK_EINVAL)
+      return rc || out->failed ? SK_ENOMEM : 0;
+    /* the kernel refused the job: the scalar core answers instead */
+  }
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++)
+    if ((rc = eval_core(e, &poses[i], sc)) == 0)
+      rc = encode(e, &poses[i], i, NULL, &sc->buf, o->fmt, out);
+  return rc || out->failed ? SK_ENOMEM : 0;
+}
+
+/* ---- runs in slices ---------------------------------------------------------------- */
+
+int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pose *poses, size_t n,
+                       const sk_frames_opts *o) {
+  memset(run, 0, sizeof *run);
+  run->entry = e;
+  run->poses = poses;
+  run->n = n;
+  run->opts = *o;
+  if (run->opts.fmt == SK_FRAMES_JSON)
+    run->opts.precision = SK_FRAMES_EXACT;
+  run->kernel = sk_frames_uses_kernel(e, poses, n, &run->opts);
+  int rc = run->kernel ? kernel_plan(e, poses, n, run->opts.precision == SK_FRAMES_FAST, &run->sc)
+                       : reserve_core(&run->sc, e->skel->count);
+  if (rc)
+    sk_frames_run_close(run);
+  return rc;
+}
+
+/* Pose i's answer appended to `out`, evaluating the next 16 kernel poses
+ * when i is past the ones evaluated. */
+static int run_pose(sk_frames_run *run, size_t i, sk_strbuf *out) {
+  const sk_cache_entry *e = run->entry;
+  const size_t mats = e->skel->count + 1;
+  if (run->kernel && i >= run->evaluated) {
+    size_t k = run->n - i < 16 ? run->n - i : 16;
+    if (reserve_aligned((void **)&run->sc.final, &run->sc.final_cap, 16 * mats * 16, sizeof(float)))
+      return SK_ENOMEM;
+    int rc = kernel_fill_run(e, run->poses + i, k, run->opts.precision == SK_FRAMES_FAST, &run->sc, run->sc.final, 1);
+    /* The kernel refuses only malformed jobs or sizes that overflow, so a
+     * 16-pose slice of a batch it takes is taken. Should the first slice be
+     * refused anyway, the core answers all of it, as sk_frames_eval would. */
+    if (rc == SK_EINVAL && i == 0 && reserve_core(&run->sc, e->skel->count) == 0)
+      run->kernel = false;
+    else if (rc)
+      return rc;
+    else
+      run->evaluated = i + k;
+  }
+  if (run->kernel)
+    return encode(e, &run->poses[i], i, run->sc.final + (i % 16) * mats * 16, NULL, run->opts.fmt, out);
+  int rc = eval_core(e, &run->poses[i], &run->sc);
+  return rc ? rc : encode(e, &run->poses[i], i, NULL, &run->sc.buf, run->opts.fmt, out);
+}
+
+int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget) {
+  const size_t start = out->len;
+  while (run->next < run->n && out->len - start < budget)
+    if (run_pose(run, run->next++, out) != 0 || out->failed)
+      return SK_ENOMEM;
+  return 0;
+}
+
+size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel) {
+  const size_t mats = e->skel->count + 1;
+  /* kernel: 16 poses of output, float input and TRS64 input (doubles);
+   * core: its five matrix arrays */
+  return kernel ? 4 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float);
+}
+
+void sk_frames_run_close(sk_frames_run *run) {
+  sk_frames_scratch_close(&run->sc);
+  run->next = run->n;
+}
+
+/* ---- sinks --------------------------------------------------------------------------- */
+
+static int strbuf_write(void *ctx, const void *data, size_t len) {
+  return sk_strbuf_append(ctx, data, len) ? -1 : 0;
+}
+
+static int file_write(void *ctx, const void *data, size_t len) {
+  return len == 0 || fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
+sk_frames_sink sk_frames_sink_strbuf(sk_strbuf *b) { return (sk_frames_sink){strbuf_write, b}; }
+sk_frames_sink sk_frames_sink_file(FILE *f) { return (sk_frames_sink){file_write, f}; }
+
+int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                    sk_frames_sink sink) {
+  sk_frames_run run;
+  int rc = sk_frames_run_init(&run, e, poses, n, o);
+  if (rc)
+    return rc;
+  sk_strbuf pending = {0};
+  bool json = o->fmt == SK_FRAMES_JSON;
+  if (json && sk_strbuf_append(&pending, "{\"results\":[", 12))
+    rc = SK_ENOMEM;
+  while (!rc) {
+    rc = sk_frames_run_next(&run, &pending, SK_FRAMES_SLICE);
+    bool done = sk_frames_run_done(&run);
+    if (!rc && done && json && sk_strbuf_append(&pending, "]}", 2))
+      rc = SK_ENOMEM;
+    if (!rc && pending.len > 0 && sink.write(sink.ctx, pending.data, pending.len) != 0)
+      rc = SK_EIO;
+    pending.len = 0;
+    if (done)
+      break;
+  }
+  sk_strbuf_free(&pending);
+  sk_frames_run_close(&run);
+  return rc;
+}

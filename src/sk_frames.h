@@ -1,0 +1,149 @@
+/* sk_frames: evaluate parsed poses of one stored skeleton version and write
+ * the answers. No HTTP here: skinnerd's pose routes, a whole-buffer answer,
+ * a streamed answer and a FILE* all go through these calls.
+ *
+ * Which engine answers (one plan per batch):
+ *   - a single pose, or poses the batch kernel does not take (absolute or
+ *     local matrices asked, differing initial skin matrices): the exact
+ *     scalar core, incrementally (only the subtrees of the bones a pose
+ *     sets) when the pose wants final matrices without an initial skin;
+ *   - two or more poses wanting final matrices: the batch kernel
+ *     (sk_kernel), bones no pose sets CONST, bones every pose sets by
+ *     position/rotation/scaling TRS64 (composed from the parsed doubles, as
+ *     the core does), the rest MATRIX (each lane the core's own local).
+ * The kernel is exact (sk_kernel.h), so every path gives the core's bits:
+ * a frame answers the same bytes alone, in a /poses batch of any size, in a
+ * frame range, streamed or whole (tests/check_sk_frames.c,
+ * tests/check_frames_identity.c). The one exception is opt-in:
+ * SK_FRAMES_FAST (skinnerd --fast-binary) runs binary batch answers (two
+ * or more poses) through the kernel's float32 precision, within
+ * 1e-5 x max(1, |largest entry|) of the exact answer (8.3e-6 on Fox's
+ * clips, sk_kernel.h); single poses and JSON answers stay exact.
+ *
+ * Answer formats: SK_FRAMES_JSON ("results" entries, comma-separated, each
+ * sk_json_write_result's object), SK_FRAMES_F32 ((B+1) x 16 float32 per
+ * pose, little-endian as in memory), SK_FRAMES_MAT3X4 ((B+1) x 12 per
+ * pose, sk_frames_mat3x4 of every matrix). */
+#ifndef SK_FRAMES_H
+#define SK_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sk_cache.h"
+#include "sk_cost.h"
+#include "sk_eval.h"
+#include "sk_numfmt.h"
+
+enum { SK_FRAMES_JSON = 0, SK_FRAMES_F32 = 1, SK_FRAMES_MAT3X4 = 2 };
+enum { SK_FRAMES_EXACT = 0, SK_FRAMES_FAST = 1 };
+
+/* The clip sampling step: turns one pose request (a JSON pose object that
+ * may name clips, layers or a frame range) into parsed poses, sampling the
+ * clips (*poses new, *count of them; pointers in errors below `ptr`). The
+ * pose routes call it through this type, so a faster sampler (key cursors
+ * carried from frame to frame, SoA tracks) plugs in without touching them;
+ * sk_frames_sample_default is today's exact one (sk_pose_parse_anim). */
+typedef int (*sk_frames_sample_fn)(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                                   const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
+extern const sk_frames_sample_fn sk_frames_sample_default;
+
+/* Grow-only buffers one thread reuses across calls (zero-initialise; close
+ * with sk_frames_scratch_close). Never shared between threads. */
+typedef struct sk_frames_scratch {
+  sk_eval_buffers buf; /* the scalar core's */
+  float *input, *final; /* kernel SoA input; output (64-byte aligned so the kernel may stream) */
+  double *input64;      /* kernel TRS64 rows */
+  size_t input_cap, input64_cap, final_cap;
+  uint8_t *mode;
+  uint8_t *changed; /* per bone: sk_skeleton_evaluate_changed's marks, or planning's matrix flags */
+  size_t *offset;
+  uint32_t *hits;
+  size_t bones_cap;
+} sk_frames_scratch;
+
+void sk_frames_scratch_close(sk_frames_scratch *sc);
+
+/* How to answer. Zero-initialised = JSON, exact, one thread. */
+typedef struct sk_frames_opts {
+  int fmt;          /* SK_FRAMES_JSON | F32 | MAT3X4 */
+  int precision;    /* SK_FRAMES_EXACT, or SK_FRAMES_FAST (binary batches only; JSON and single poses stay exact) */
+  unsigned threads; /* kernel threads for large batches (0 or 1: the caller's thread only) */
+} sk_frames_opts;
+
+/* The 3x4 affine of a Babylon matrix (row vectors, translation in m[12..14]):
+ * its transpose's first three rows, dest[4c + r] = m[4r + c] (a GPU's
+ * mat3x4 / three vec4 rows). */
+void sk_frames_mat3x4(const float m[16], float dest[12]);
+
+/* True when the batch kernel answers poses[0..n) (see the header comment). */
+bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
+
+/* The work poses[0..n) of `e` asks for (evaluation and an answer in
+ * o->fmt) within sk_cost's limits `l`: 0, or SK_ETOOBIG with err at `ptr`
+ * naming the limit. Run before any evaluation. */
+int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                         const sk_cost_limits *l, const char *ptr, sk_error *err);
+
+/* Estimated time to evaluate and encode poses[0..n), in microseconds: the
+ * plan sk_frames_write will run, priced per matrix (see sk_frames.c). */
+double sk_frames_cost_us(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
+
+/* Bytes of the answer to poses[0..n) in format o->fmt (binary: exact;
+ * JSON: an upper bound, ~16 bytes a float), without any "results" wrapper. */
+size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt);
+
+/* Evaluates poses[0..n) of `e` and appends their answers to `out` in one
+ * piece (JSON: entries comma-separated, no wrapper). Borrows everything.
+ * Errors: SK_ENOMEM (out may hold part of the answer). */
+int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                   sk_frames_scratch *sc, sk_strbuf *out);
+
+/* A batch answered in slices, for producers that are pulled (a streamed
+ * HTTP answer) or that write as they go (a file). Planned once for the whole
+ * batch; every slice gives the bytes sk_frames_eval would have. */
+typedef struct sk_frames_run {
+  const sk_cache_entry *entry; /* borrowed */
+  const sk_pose *poses;        /* borrowed */
+  size_t n;
+  sk_frames_opts opts;
+  sk_frames_scratch sc; /* owned */
+  bool kernel;          /* the kernel evaluates */
+  size_t next;          /* next pose to encode */
+  size_t evaluated;     /* kernel: poses [evaluated - 16, evaluated) are in sc.final */
+} sk_frames_run;
+
+/* Plans poses[0..n) of `e` (borrowed until sk_frames_run_close).
+ * Errors: SK_ENOMEM (run is closed again). */
+int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pose *poses, size_t n,
+                       const sk_frames_opts *o);
+/* Appends the next poses' answers to `out` until it grew by at least
+ * `budget` bytes or the batch is done (JSON entries comma-separated across
+ * calls). Errors: SK_ENOMEM. */
+int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget);
+static inline bool sk_frames_run_done(const sk_frames_run *run) { return run->next == run->n; }
+/* What a run holds while it lasts (its scratch for 16 kernel poses or the
+ * core's buffers), for memory budgets. */
+size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel);
+void sk_frames_run_close(sk_frames_run *run);
+
+/* Where sk_frames_write puts the answer: write() appends len bytes and
+ * returns 0, or nonzero to stop (sk_frames_write then returns SK_EIO). */
+typedef struct sk_frames_sink {
+  int (*write)(void *ctx, const void *data, size_t len);
+  void *ctx;
+} sk_frames_sink;
+
+/* A sink appending to an sk_strbuf / writing to a FILE* (both borrowed). */
+sk_frames_sink sk_frames_sink_strbuf(sk_strbuf *b);
+sk_frames_sink sk_frames_sink_file(FILE *f);
+
+/* The whole answer document to `sink`, in slices of ~64 KiB: JSON as
+ * {"results":[...]}, binary as the poses' matrices back to back. Memory
+ * stays bounded whatever n is. Errors: SK_ENOMEM, SK_EIO (the sink refused). */
+int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+                    sk_frames_sink sink);
+
+#endif

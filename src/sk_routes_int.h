@@ -1,0 +1,135 @@
+/* sk_routes' private half, shared by sk_routes.c (routing, negotiation,
+ * the route table, operational routes), sk_routes_skeletons.c and
+ * sk_routes_poses.c. Never included by the mains or installed. Names with
+ * the sk_routes__ prefix are internal (libuv's uv__ convention). */
+#ifndef SK_ROUTES_INT_H
+#define SK_ROUTES_INT_H
+
+#include <stdbool.h>
+
+#include "sk_eval.h"
+#include "sk_frames.h"
+#include "sk_routes.h"
+
+struct sk_routes {
+  sk_routes_config cfg;
+  sk_cache *cache;      /* borrowed */
+  sk_metrics *metrics;  /* borrowed */
+  sk_frames_scratch sc; /* loop thread only: reused by every inline pose and batch */
+  sk_http *listener;    /* borrowed: the public listener, for /metrics; may be NULL */
+};
+
+#define SK_ROUTES_CT_JSON "application/json"
+
+/* The formats a pose answer is offered in, indexed by SK_FMT_*. */
+extern const char *const sk_routes__pose_offers[3];
+
+typedef struct sk_route sk_route;
+
+/* A request's route, matched once in begin() and kept in req->data for
+ * handle() and any pool job's after-callback. */
+typedef struct sk_route_match {
+  const sk_route *route; /* NULL: no route (404) */
+  char id[SK_CACHE_ID_MAX + 1];
+  bool id_ok; /* the id segment matched the id syntax */
+} sk_route_match;
+
+/* A handler: the route matched, the body (if any) complete and within
+ * the limits, the answer format acceptable. It answers `req`. */
+typedef void (*sk_route_fn)(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* sk_route.bodies */
+enum { BODY_NONE = 0, BODY_JSON = 1, BODY_JSON_OR_GLTF = 2 };
+
+/* One route: how it is matched, what it accepts, who answers it. */
+struct sk_route {
+  int id;                    /* SK_ROUTE_*: the metrics label and the access scope */
+  const char *path;          /* the whole path, or with per_id the tail after /v1/skeletons/{id} */
+  bool per_id;               /* /v1/skeletons/{id}<path> */
+  unsigned methods;          /* M(GET) | ...; others get 405 with an Allow header listing these */
+  int bodies;                /* what PUT/POST/PATCH bodies may be (415 otherwise); up to --max-body (413) */
+  const char *const *offers; /* answer types in preference order (406 when none is acceptable); NULL: not negotiated */
+  int noffers;
+  bool admin;                /* also served on the admin listener */
+  sk_route_fn handle;        /* answers the request */
+  sk_route_fn pooled;        /* bodies of pool_upload bytes and more (32 KiB) are parsed on the pool by this; NULL: never */
+};
+
+/* ---- shared helpers (sk_routes.c) ---- */
+
+/* Answers `b` (taken) as application/json; out of memory: a 503 problem. */
+void sk_routes__respond_json(sk_http_req *req, int status, sk_strbuf *b, const char *const *headers);
+/* Loads the body as JSON; answers the problem itself on failure. */
+json_t *sk_routes__load_body(sk_http_req *req);
+/* The stored entry for the matched id (a new reference), or a 404 answered. */
+sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* SK_EUNKNOWN at the first key of `obj` not in the NULL-terminated `allowed`. */
+int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err);
+/* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any case), else 0. */
+int sk_routes__gltf_type(const char *content_type);
+
+/* ---- skeleton handlers (sk_routes_skeletons.c) ---- */
+
+void sk_routes__skeletons(sk_routes *r, sk_http_req *req, const sk_route_match *m);   /* GET list, POST */
+void sk_routes__skeleton(sk_routes *r, sk_http_req *req, const sk_route_match *m);    /* GET, PUT, DELETE */
+void sk_routes__bones(sk_routes *r, sk_http_req *req, const sk_route_match *m);       /* PATCH */
+void sk_routes__rest(sk_routes *r, sk_http_req *req, const sk_route_match *m);        /* POST */
+/* PATCH /bones or POST /rest with a large body: parsed and applied on the pool. */
+void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* ---- parsed poses to answers (sk_routes_batch.c) ---- */
+
+typedef struct sk_routes_batch sk_routes_batch;
+/* Parsed poses on their way to an answer, inline, on the thread pool or
+ * streamed: everything a pool worker touches is in here. */
+struct sk_routes_batch {
+  sk_routes *routes;
+  sk_cache_entry *entry; /* a reference: the version the batch started on */
+  sk_pose *poses;
+  size_t n;
+  int fmt, rc;
+  sk_strbuf out;
+  /* Clip work over the loop bound (sk_cost) is parsed on the pool too: */
+  json_t *json;  /* the body, owned until parsed; NULL once poses are in */
+  bool batch;    /* json is {"poses": [...]} (else one pose object) */
+  bool bare;     /* one pose object that gave one pose: no "results" wrapper */
+  sk_error err;  /* a parse error found on the pool */
+  const char *body; /* a large body parsed on the pool: borrowed from the request */
+  size_t body_len;
+  char id[SK_CACHE_ID_MAX + 1]; /* for the 404 of a body parsed on the pool */
+  size_t pool_reserved; /* budget bytes a pool job reserved for the poses and answer it built */
+  bool stream_on_loop;  /* parsed on the pool, answered as a stream by the loop */
+};
+
+/* How sk_frames answers in `fmt` (SK_FMT_*). */
+sk_frames_opts sk_routes__frames_opts(const sk_routes *r, int fmt, unsigned threads);
+/* Answers `n` poses of `s` encoded in `b` (taken) in `fmt`, with the
+ * Skinner-*-Count headers for binary answers; counts them in the metrics. */
+void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, size_t n, int fmt, sk_strbuf *b);
+/* Binary answers carry final matrices only: SK_ERANGE at the first pose's
+ * "output" asking for more (pose i at /poses/<first + i> when `batch`),
+ * else every pose's output set to final. */
+int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err);
+/* sk_routes__binary_outputs answering the 422 itself; true when it did. */
+bool sk_routes__reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n, int fmt, size_t first, bool batch);
+/* SK_ETOOBIG (err set at `ptr`) when the parsed poses' evaluation or answer is over sk_cost's limits. */
+int sk_routes__parsed_cost(const sk_routes *r, const sk_routes_batch *bj, const char *ptr, sk_error *err);
+/* Evaluates a parsed batch inline, on the pool or as a stream (by its cost
+ * and answer size, within the memory budget), answers, and releases `bj`. */
+void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj);
+/* A pool job's second half for a batch it parsed: evaluates it there, or
+ * leaves a large answer to be streamed by the loop (sets stream_on_loop). */
+void sk_routes__batch_pool_evaluate(sk_routes_batch *bj);
+/* The after-callback of every pool job holding a sk_routes_batch: answers and frees it. */
+void sk_routes__batch_after(sk_http_req *req, void *arg, int status);
+/* Releases the poses, the entry reference, the answer and the body. NULL-safe: no. */
+void sk_routes__batch_free(sk_routes_batch *bj);
+
+/* ---- pose handlers (sk_routes_poses.c) ---- */
+
+void sk_routes__pose(sk_routes *r, sk_http_req *req, const sk_route_match *m);  /* POST /pose */
+void sk_routes__poses(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* POST /poses */
+/* /pose or /poses with a large body: parsed on the pool. */
+void sk_routes__pose_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+#endif

@@ -1,0 +1,62 @@
+/* The end-to-end suites' fixture: start the real daemon on a loopback port
+ * it picks, ask it things with assertions on the way, stop it and check it
+ * exited 0. Built on sk_httpc.h (the client, sk_daemon_start/stop); the
+ * assets come from sk_testutil.h's one loader (sk_test_read_asset). */
+#ifndef SK_FIXTURE_H
+#define SK_FIXTURE_H
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "sk_httpc.h"
+#include "sk_testutil.h"
+
+/* Starts skinnerd (SKINNERD, or ./skinnerd) with the NULL-terminated extra
+ * arguments on 127.0.0.1:0. */
+static inline void sk_fixture_start(sk_daemon *d, const char *const *extra) {
+  ck_assert_msg(sk_daemon_start(d, extra) == 0, "skinnerd did not start (SKINNERD=%s)",
+                getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd");
+}
+
+/* SIGTERM, then the daemon must exit 0 (it drains what is in flight). */
+static inline void sk_fixture_stop(sk_daemon *d) {
+  int st = sk_daemon_stop(d, SIGTERM);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
+}
+
+/* One request that must be answered (any status); `headers` is "Name: v\r\n"
+ * lines or NULL. */
+static inline void sk_fixture_request(const sk_daemon *d, const char *method, const char *path, const char *headers,
+                                      const void *body, size_t len, sk_httpc_resp *r) {
+  int rc = sk_httpc_request(d->host, d->port, method, path, headers, body, len, r);
+  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
+}
+
+/* PUT /v1/skeletons/<id> with a body of `content_type`: 201 or 200. */
+static inline void sk_fixture_put(const sk_daemon *d, const char *id, const char *content_type, const void *body,
+                                  size_t len) {
+  char path[256], h[128];
+  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
+  snprintf(h, sizeof h, "Content-Type: %s\r\n", content_type);
+  sk_httpc_resp r;
+  sk_fixture_request(d, "PUT", path, h, body, len, &r);
+  ck_assert_msg(r.status == 201 || r.status == 200, "PUT %s: %d %.300s", id, r.status, r.body ? r.body : "");
+  sk_httpc_free(&r);
+}
+
+/* PUT of a JSON skeleton. */
+static inline void sk_fixture_put_json(const sk_daemon *d, const char *id, const char *json) {
+  sk_fixture_put(d, id, "application/json", json, strlen(json));
+}
+
+/* PUT of a glTF asset from tests/data (a .glb). */
+static inline void sk_fixture_put_asset(const sk_daemon *d, const char *id, const char *asset) {
+  size_t len;
+  unsigned char *data = sk_test_read_asset(asset, &len);
+  sk_fixture_put(d, id, "model/gltf-binary", data, len);
+  free(data);
+}
+
+#endif
