@@ -46,6 +46,25 @@ int sk_json_load(const char *text, size_t len, json_t **out, sk_error *err) {
   return 0;
 }
 
+size_t sk_json_tree_bound(const char *text, size_t len) {
+  /* Measured per token (tests/check_sk_json.c holds the bound to a malloc
+   * count): an object ~232 bytes, an array ~136, a number ~40 (plus its
+   * array slot, up to 16 with doubling), a string ~88 plus its bytes, an
+   * object member ~72 plus its key. */
+  size_t objects = 0, arrays = 0, separators = 0, quotes = 0;
+  for (size_t i = 0; i < len; i++) {
+    switch (text[i]) {
+    case '{': objects++; break;
+    case '[': arrays++; break;
+    case ',':
+    case ':': separators++; break;
+    case '"': quotes++; break;
+    default: break;
+    }
+  }
+  return 256 * objects + 160 * arrays + 64 * (separators + 1) + 48 * quotes + len;
+}
+
 static int read_numbers(const json_t *j, size_t n, const char *ptr, double *dd, float *ff, sk_error *err) {
   if (!json_is_array(j))
     return sk_error_set(err, SK_ETYPE, ptr, "expected an array of %zu numbers, got %s", n, json_type_name(j));

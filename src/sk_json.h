@@ -20,6 +20,13 @@ typedef struct sk_anim sk_anim;
  * object keys; syntax errors set line and column. */
 int sk_json_load(const char *text, size_t len, json_t **out, sk_error *err);
 
+/* An upper bound of the bytes sk_json_load's tree of `text` takes (jansson
+ * 2.14 on 64-bit glibc), from one pass over the bytes: what could start an
+ * object, an array, a member or element, a string, plus the text itself.
+ * A 4 MB body of "{}," builds a ~230 MB tree: this is what lets a server
+ * count the tree against a memory budget before building it. */
+size_t sk_json_tree_bound(const char *text, size_t len);
+
 /* Reads exactly n finite numbers (as float) from a JSON array. */
 int sk_json_floats(const json_t *j, size_t n, const char *ptr, float *dest, sk_error *err);
 /* Reads exactly n finite numbers (as double, range-checked as float). */

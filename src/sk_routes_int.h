@@ -61,6 +61,12 @@ struct sk_route {
 void sk_routes__respond_json(sk_http_req *req, int status, sk_strbuf *b, const char *const *headers);
 /* Loads the body as JSON; answers the problem itself on failure. */
 json_t *sk_routes__load_body(sk_http_req *req);
+/* sk_json_load for a large body on a pool thread: the tree's bound
+ * (sk_json_tree_bound) is reserved in the memory budget first (SK_EBUSY,
+ * a 503, when it does not fit now); *reserved is what to give back with
+ * sk_budget_release once the tree is freed. Any thread. */
+int sk_routes__load_pooled(const sk_routes *r, const char *text, size_t len, json_t **out, size_t *reserved,
+                           sk_error *err);
 /* The stored entry for the matched id (a new reference), or a 404 answered. */
 sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* SK_EUNKNOWN at the first key of `obj` not in the NULL-terminated `allowed`. */

@@ -233,7 +233,8 @@ static void pose_body_work(void *arg) {
   } else {
     json_t *j = NULL;
     sk_cost cost = {0};
-    if ((rc = sk_json_load(bj->body, bj->body_len, &j, err)) != 0)
+    size_t tree = 0;
+    if ((rc = sk_routes__load_pooled(r, bj->body, bj->body_len, &j, &tree, err)) != 0)
       ;
     else if (bj->entry == NULL)
       rc = sk_error_set(err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", bj->id);
@@ -245,6 +246,7 @@ static void pose_body_work(void *arg) {
       rc = parse_single(r, bj, j, err);
     }
     json_decref(j);
+    sk_budget_release(r->cfg.budget, tree);
   }
   if (!rc)
     rc = sk_routes__parsed_cost(r, bj, ptr, err);

@@ -186,8 +186,11 @@ static void upload_work(void *arg) {
     return;
   }
   json_t *j = NULL;
-  if ((uj->rc = sk_json_load(uj->data, uj->len, &j, &uj->err)) != 0)
+  size_t tree = 0;
+  if ((uj->rc = sk_routes__load_pooled(r, uj->data, uj->len, &j, &tree, &uj->err)) != 0) {
+    sk_budget_release(r->cfg.budget, tree);
     return;
+  }
   uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
   if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0) {
     sk_skeleton_destroy(uj->s);
@@ -195,6 +198,7 @@ static void upload_work(void *arg) {
     uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
   }
   json_decref(j);
+  sk_budget_release(r->cfg.budget, tree);
 }
 
 static void upload_after(sk_http_req *req, void *arg, int status) {
@@ -563,8 +567,11 @@ typedef struct json_body_job {
 static void json_body_work(void *arg) {
   json_body_job *jb = arg;
   json_t *j = NULL;
-  if ((jb->rc = sk_json_load(jb->data, jb->len, &j, &jb->err)) != 0)
+  size_t tree = 0;
+  if ((jb->rc = sk_routes__load_pooled(jb->routes, jb->data, jb->len, &j, &tree, &jb->err)) != 0) {
+    sk_budget_release(jb->routes->cfg.budget, tree);
     return;
+  }
   if (jb->entry == NULL)
     jb->rc = sk_error_set(&jb->err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", jb->id);
   else if (jb->bones)
@@ -572,6 +579,7 @@ static void json_body_work(void *arg) {
   else
     jb->rc = rest_apply(jb->entry->skel, j, &jb->copy, &jb->err);
   json_decref(j);
+  sk_budget_release(jb->routes->cfg.budget, tree);
 }
 
 static void json_body_after(sk_http_req *req, void *arg, int status) {

@@ -628,6 +628,37 @@ static char *repeated(const char *prefix, const char *item, size_t n, const char
   return b.data;
 }
 
+/* 4 MB of "{}" builds a ~300 MB jansson tree: its bound is reserved in the
+ * memory budget before the parse, so under a small budget the body gets a
+ * 503 instead of the tree (and a body that fits is parsed as before). */
+START_TEST(a_body_whose_parse_tree_does_not_fit_the_budget_gets_503_before_parsing) {
+  static const char *const args[] = {"--memory-mb", "64", "--max-body", "8388608", NULL};
+  start(args);
+  put_asset("fox", "Fox.glb");
+  size_t len;
+  char *body = repeated("{\"poses\":[", "{}", 1300000, "]}", &len);
+  long before = status_kb("VmHWM");
+  sk_httpc_resp r;
+  double ms = timed("POST", "/v1/skeletons/fox/poses", "application/json", body, len, &r);
+  long after = status_kb("VmHWM");
+  free(body);
+  fprintf(stderr, "limits: %zu bytes of {} under --memory-mb 64: %d in %.0f ms, VmHWM %ld -> %ld MB\n", len, r.status, ms,
+          before >> 10, after >> 10);
+  ck_assert_msg(r.status == 503, "status %d: %.300s", r.status, r.body ? r.body : "");
+  ck_assert_ptr_nonnull(strstr(r.body, "--memory-mb"));
+  ck_assert_ptr_nonnull(strstr(r.head, "\r\nRetry-After: 1\r\n"));
+  sk_httpc_free(&r);
+  expect_hwm(after - before, 48 * 1024, "VmHWM growth");
+  /* a large body whose tree fits is parsed and answered as before */
+  body = repeated("{\"poses\":[", "{\"bones\":{\"b_Head_05\":{\"rotation\":[0,0.5,0]}}}", 600, "]}", &len);
+  timed("POST", "/v1/skeletons/fox/poses", "application/json", body, len, &r);
+  free(body);
+  ck_assert_msg(r.status == 200, "status %d: %.300s", r.status, r.body ? r.body : "");
+  sk_httpc_free(&r);
+  stop();
+}
+END_TEST
+
 START_TEST(multi_megabyte_pose_bodies_are_parsed_off_the_loop) {
   start(k_args);
   put_asset("mq", "mannequiny-0.3.0.glb");
@@ -901,6 +932,7 @@ static Suite *limits_suite(void) {
   tcase_add_test(t, a_41_kb_batch_asking_for_a_gigabyte_answer_is_refused_before_evaluating);
   tcase_add_test(t, clip_work_on_the_pool_answers_what_the_loop_answers);
   tcase_add_test(t, multi_megabyte_pose_bodies_are_parsed_off_the_loop);
+  tcase_add_test(t, a_body_whose_parse_tree_does_not_fit_the_budget_gets_503_before_parsing);
   tcase_add_test(t, normal_requests_stay_exact_after_every_attack);
   tcase_add_test(t, flags_and_environment_set_the_limits);
   suite_add_tcase(s, t);

@@ -1,3 +1,4 @@
+#include <malloc.h>
 #include "sk_json.h"
 #include "sk_testutil.h"
 
@@ -133,6 +134,41 @@ START_TEST(babylon_matrices_as_index_keyed_objects) {
 }
 END_TEST
 
+/* The tree's real size (a malloc count) stays under sk_json_tree_bound for
+ * the shapes that cost the most per byte. */
+static void tree_within_bound(const char *unit, size_t n) {
+  size_t ul = strlen(unit), k = 0;
+  char *b = malloc(n * (ul + 1) + 2);
+  b[k++] = '[';
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      b[k++] = ',';
+    memcpy(b + k, unit, ul);
+    k += ul;
+  }
+  b[k++] = ']';
+  struct mallinfo2 before = mallinfo2();
+  json_t *j;
+  ck_assert_int_eq(sk_json_load(b, k, &j, NULL), 0);
+  struct mallinfo2 after = mallinfo2();
+  size_t used = (after.uordblks + after.hblkhd) - (before.uordblks + before.hblkhd);
+  size_t bound = sk_json_tree_bound(b, k);
+  /* Under ASan, malloc goes around glibc's counters: used is then ~0 and
+   * says nothing; the bound must still not be absurd for plain numbers. */
+  ck_assert_msg(used <= bound, "%s x %zu: %zu bytes used, bound %zu", unit, n, used, bound);
+  json_decref(j);
+  free(b);
+}
+
+START_TEST(json_tree_bound_holds_for_the_costliest_shapes) {
+  static const char *const units[] = {"{}", "[]", "1", "1.5", "\"a\"", "{\"a\":1}", "[1]", "{\"abc\":[1,2,{}]}"};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    tree_within_bound(units[i], 200000);
+  /* numbers, the common case, are not overcounted past 2x of a plain cost */
+  ck_assert_uint_lt(sk_json_tree_bound("[1,2,3]", 7), 7 + 64 * 3 + 160 + 1);
+}
+END_TEST
+
 START_TEST(overrides_name_unknown_bones) {
   sk_error e;
   sk_skeleton *s;
@@ -193,6 +229,7 @@ int main(void) {
   tcase_add_test(g, trs_fields_compose_like_babylon);
   tcase_add_test(g, babylon_serialize_format_is_accepted);
   tcase_add_test(g, babylon_matrices_as_index_keyed_objects);
+  tcase_add_test(g, json_tree_bound_holds_for_the_costliest_shapes);
   tcase_add_test(g, results_print_shortest_floats);
   suite_add_tcase(s, g);
   return sk_test_run(s);
