@@ -414,7 +414,7 @@ static double loadavg1(void) {
   return getloadavg(l, 1) == 1 ? l[0] : -1;
 }
 
-/* One target of issue 12: a ratio (or rate) from this run's rows, by the
+/* One benchmark target: a ratio (or rate) from this run's rows, by the
  * wall clock and by CPU time. */
 typedef struct target {
   const char *name;
@@ -542,14 +542,19 @@ static double wider_ratio(const row *rows, size_t n, bool by_cpu, char *worst, s
   return r;
 }
 
-int sk_bench_main(int argc, char **argv) {
-  bool json = false, quick = false, rows_layout = false;
-  size_t only_bones = 0, only_poses = 0;
+typedef struct bench_opts {
+  bool json, quick, rows_layout;
+  size_t only_bones, only_poses;
+} bench_opts;
+
+/* Returns 0, or 2 after printing the usage. */
+static int parse_bench_args(int argc, char **argv, bench_opts *o) {
+  memset(o, 0, sizeof *o);
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0)
-      json = true;
+      o->json = true;
     else if (strcmp(argv[i], "--quick") == 0)
-      quick = true;
+      o->quick = true;
     else if ((strcmp(argv[i], "--bones") == 0 || strcmp(argv[i], "--poses") == 0) && i + 1 < argc) {
       char *end;
       const unsigned long long v = strtoull(argv[i + 1], &end, 10);
@@ -557,27 +562,20 @@ int sk_bench_main(int argc, char **argv) {
         usage();
         return 2;
       }
-      *(argv[i][2] == 'b' ? &only_bones : &only_poses) = (size_t)v;
+      *(argv[i][2] == 'b' ? &o->only_bones : &o->only_poses) = (size_t)v;
       i++;
     } else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc &&
                (strcmp(argv[i + 1], "rows") == 0 || strcmp(argv[i + 1], "blocked") == 0)) {
-      rows_layout = strcmp(argv[++i], "rows") == 0;
+      o->rows_layout = strcmp(argv[++i], "rows") == 0;
     } else {
       usage();
       return 2;
     }
   }
-  static const size_t bone_counts[] = {24, 65, 256};
-  static const size_t pose_counts[] = {1, 64, 4096, 65536};
-  const size_t npose_counts = quick ? 3 : 4;
-  const double budget = quick ? 0.02 : 0.25;
-  const char *best = sk_kernel_path();
-  char cpu[256];
-  cpu_name(cpu, sizeof cpu);
-  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  const unsigned threads = ncpu >= 2 ? 2 : 1;
-  const double load_before = loadavg1();
+  return 0;
+}
 
+static void print_header(const char *cpu, long ncpu, const char *best, double load_before, bool rows_layout) {
   printf("skinner bench: CPU %s, %ld online, best kernel path %s, load average %.2f\n"
          "M/s = million bone matrices per second, median of repetitions, by the wall clock and per CPU-second\n"
          "(\"cpu\": what a core did while it was ours; equal to the wall figure on an idle machine).\n"
@@ -589,48 +587,52 @@ int sk_bench_main(int argc, char **argv) {
   printf("%6s %6s %-7s %-6s %-5s %3s %9s %9s %9s %7s %8s\n", "bones", "poses", "path", "input", "prec", "thr", "M/s",
          "cpu M/s", "copy M/s", "of copy", "vs core");
   fflush(stdout);
+}
 
-  row rows[256];
-  size_t nrows = 0;
+/* Every skeleton size of the run; rows[] gets one row per size and path. */
+static int run_sizes(const bench_opts *o, const size_t *pose_counts, size_t npose_counts, double budget,
+                     unsigned threads, row *rows, size_t *nrows) {
+  static const size_t bone_counts[] = {24, 65, 256};
   bench_rng rng = {0x5EED5EED5EEDull};
   int rc = 0;
   for (size_t bi = 0; bi < 3 && rc == 0; bi++) {
-    if (only_bones != 0 && only_bones != bone_counts[bi])
+    if (o->only_bones != 0 && o->only_bones != bone_counts[bi])
       continue;
     sk_skeleton *s = bench_skeleton(bone_counts[bi], &rng);
     sk_rig *rig = NULL;
     if (s == NULL || sk_rig_create(s, &rig) != 0) {
       sk_skeleton_destroy(s);
-      rc = SK_ENOMEM;
-      break;
+      return SK_ENOMEM;
     }
-    rc = bench_sizes(s, rig, pose_counts, npose_counts, only_poses, rows_layout, budget, threads, &rng, rows, &nrows);
+    rc = bench_sizes(s, rig, pose_counts, npose_counts, o->only_poses, o->rows_layout, budget, threads, &rng, rows,
+                     nrows);
     sk_rig_destroy(rig);
     sk_skeleton_destroy(s);
   }
-  if (rc != 0) {
-    fprintf(stderr, "skinner bench: %s\n", sk_strerror(rc));
-    return 1;
-  }
+  return rc;
+}
 
-  /* The four kernel targets of issue 12, from fixed rows of this run. */
-  const size_t big = pose_counts[npose_counts - 1];
+/* The four kernel targets, from fixed rows of this run; names[] holds
+ * their text. */
+static void kernel_targets(const row *rows, size_t nrows, const char *best, size_t big, unsigned threads,
+                           char names[3][160], char *worst_cpu, size_t worst_cap, target t[4]) {
   const row *k64 = find_row(rows, nrows, 65, 64, best, 1, "exact");
   const row *kbig = find_row(rows, nrows, 65, big, best, 1, "exact");
   const row *kbig2 = find_row(rows, nrows, 65, big, best, threads, "exact");
-  char name2[112], name3[112], name4[160], worst[96] = "", worst_cpu[96] = "";
-  snprintf(name2, sizeof name2, "exact kernel bytes read+written / copy bandwidth, 65 x %zu, 1 core", big);
-  snprintf(name3, sizeof name3, "exact kernel bytes read+written / %u-thread copy bandwidth, 65 x %zu, %u cores",
-           threads, big, threads);
+  char worst[96] = "";
+  snprintf(names[0], 160, "exact kernel bytes read+written / copy bandwidth, 65 x %zu, 1 core", big);
+  snprintf(names[1], 160, "exact kernel bytes read+written / %u-thread copy bandwidth, 65 x %zu, %u cores", threads,
+           big, threads);
   const double wr = wider_ratio(rows, nrows, false, worst, sizeof worst);
-  const double wrc = wider_ratio(rows, nrows, true, worst_cpu, sizeof worst_cpu);
-  snprintf(name4, sizeof name4, "slowest wider/narrower exact path, every size >= 8 poses (%s)", worst);
-  target t[4] = {
+  const double wrc = wider_ratio(rows, nrows, true, worst_cpu, worst_cap);
+  snprintf(names[2], 160, "slowest wider/narrower exact path, every size >= 8 poses (%s)", worst);
+  target init[4] = {
       {"exact kernel, cache-resident (65 x 64), M bone matrices/s per core", 150, 0, 0, k64 != NULL},
-      {name2, 0.8, 0, 0, kbig != NULL},
-      {name3, 0.85, 0, 0, kbig2 != NULL && threads > 1},
-      {name4, 1.0, wr, wrc, isfinite(wr)},
+      {names[0], 0.8, 0, 0, kbig != NULL},
+      {names[1], 0.85, 0, 0, kbig2 != NULL && threads > 1},
+      {names[2], 1.0, wr, wrc, isfinite(wr)},
   };
+  memcpy(t, init, sizeof init);
   if (t[0].known)
     t[0].wall = k64->rate / 1e6, t[0].cpu = k64->rate_cpu / 1e6;
   if (t[1].known)
@@ -639,54 +641,85 @@ int sk_bench_main(int argc, char **argv) {
    * the copy's (what two cores would give if both were ours throughout). */
   if (t[2].known)
     t[2].wall = kbig2->rate / kbig2->limit, t[2].cpu = kbig2->rate_cpu / kbig2->limit_cpu;
+}
+
+/* The --json line: every row and target. 0, or 1 when out of memory. */
+static int print_json(const char *cpu, const char *best, double load_before, double load_after, const row *rows,
+                      size_t nrows, const target t[4]) {
+  json_t *o = json_object(), *arr = json_array(), *tg = json_array();
+  if (o == NULL || arr == NULL || tg == NULL) {
+    json_decref(o);
+    json_decref(arr);
+    json_decref(tg);
+    return 1;
+  }
+  json_object_set_new(o, "cpu", json_string(cpu));
+  json_object_set_new(o, "best_path", json_string(best));
+  json_object_set_new(o, "load_average_before", json_real(load_before));
+  json_object_set_new(o, "load_average_after", json_real(load_after));
+  for (size_t i = 0; i < nrows; i++) {
+    const row *r = &rows[i];
+    json_array_append_new(
+        arr, json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "bones",
+                       (json_int_t)r->bones, "poses", (json_int_t)r->poses, "path", r->path, "input", r->input,
+                       "precision", r->precision, "threads", (int)r->threads, "bone_matrices_per_s", r->rate,
+                       "bandwidth_limit_per_s", r->limit, "scalar_per_s", r->scalar, "cpu_bone_matrices_per_s",
+                       r->rate_cpu, "cpu_bandwidth_limit_per_s", r->limit_cpu, "cpu_scalar_per_s", r->scalar_cpu,
+                       "bytes_per_s", r->rate * bench_bytes(r->bones)));
+  }
+  for (int i = 0; i < 4; i++)
+    json_array_append_new(tg, json_pack("{s:s, s:f, s:f, s:f, s:b, s:b}", "target", t[i].name, "goal", t[i].goal,
+                                        "value", t[i].known ? t[i].wall : 0.0, "cpu_value",
+                                        t[i].known ? t[i].cpu : 0.0, "pass", t[i].known && t[i].wall >= t[i].goal,
+                                        "cpu_pass", t[i].known && t[i].cpu >= t[i].goal));
+  json_object_set_new(o, "rows", arr);
+  json_object_set_new(o, "targets", tg);
+  char *text = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  if (text == NULL)
+    return 1;
+  printf("%s\n", text);
+  free(text);
+  return 0;
+}
+
+int sk_bench_main(int argc, char **argv) {
+  bench_opts o;
+  if (parse_bench_args(argc, argv, &o) != 0)
+    return 2;
+  static const size_t pose_counts[] = {1, 64, 4096, 65536};
+  const size_t npose_counts = o.quick ? 3 : 4;
+  const double budget = o.quick ? 0.02 : 0.25;
+  const char *best = sk_kernel_path();
+  char cpu[256];
+  cpu_name(cpu, sizeof cpu);
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  const unsigned threads = ncpu >= 2 ? 2 : 1;
+  const double load_before = loadavg1();
+  print_header(cpu, ncpu, best, load_before, o.rows_layout);
+
+  row rows[256];
+  size_t nrows = 0;
+  int rc = run_sizes(&o, pose_counts, npose_counts, budget, threads, rows, &nrows);
+  if (rc != 0) {
+    fprintf(stderr, "skinner bench: %s\n", sk_strerror(rc));
+    return 1;
+  }
+  char names[3][160], worst_cpu[96] = "";
+  target t[4];
+  kernel_targets(rows, nrows, best, pose_counts[npose_counts - 1], threads, names, worst_cpu, sizeof worst_cpu, t);
   const double load_after = loadavg1();
-  printf("\ntargets (issue 12), by the wall clock [and by CPU time]; load average %.2f before, %.2f after:\n",
-         load_before, load_after);
+  printf("\ntargets, by the wall clock [and by CPU time]; load average %.2f before, %.2f after:\n", load_before,
+         load_after);
   for (int i = 0; i < 4; i++)
     print_target(&t[i]);
-  if (isfinite(wrc))
+  if (isfinite(t[3].cpu) && worst_cpu[0] != '\0')
     printf("  context: by CPU time the slowest wider/narrower pair is %s\n", worst_cpu);
+  const row *k64 = find_row(rows, nrows, 65, 64, best, 1, "exact");
   const row *f64 = find_row(rows, nrows, 65, 64, best, 1, "fast");
   if (k64 != NULL && f64 != NULL)
     printf("  context: the opt-in float32 kernel (precision fast, not Babylon-exact) made %.1f M/s at 65 x 64,\n"
            "           %.2fx the exact kernel\n",
            f64->rate / 1e6, f64->rate / k64->rate);
-
-  if (json) {
-    json_t *o = json_object(), *arr = json_array(), *tg = json_array();
-    if (o == NULL || arr == NULL || tg == NULL) {
-      json_decref(o);
-      json_decref(arr);
-      json_decref(tg);
-      return 1;
-    }
-    json_object_set_new(o, "cpu", json_string(cpu));
-    json_object_set_new(o, "best_path", json_string(best));
-    json_object_set_new(o, "load_average_before", json_real(load_before));
-    json_object_set_new(o, "load_average_after", json_real(load_after));
-    for (size_t i = 0; i < nrows; i++) {
-      const row *r = &rows[i];
-      json_array_append_new(
-          arr, json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "bones",
-                         (json_int_t)r->bones, "poses", (json_int_t)r->poses, "path", r->path, "input", r->input,
-                         "precision", r->precision, "threads", (int)r->threads, "bone_matrices_per_s", r->rate,
-                         "bandwidth_limit_per_s", r->limit, "scalar_per_s", r->scalar, "cpu_bone_matrices_per_s",
-                         r->rate_cpu, "cpu_bandwidth_limit_per_s", r->limit_cpu, "cpu_scalar_per_s", r->scalar_cpu,
-                         "bytes_per_s", r->rate * bench_bytes(r->bones)));
-    }
-    for (int i = 0; i < 4; i++)
-      json_array_append_new(tg, json_pack("{s:s, s:f, s:f, s:f, s:b, s:b}", "target", t[i].name, "goal", t[i].goal,
-                                          "value", t[i].known ? t[i].wall : 0.0, "cpu_value",
-                                          t[i].known ? t[i].cpu : 0.0, "pass", t[i].known && t[i].wall >= t[i].goal,
-                                          "cpu_pass", t[i].known && t[i].cpu >= t[i].goal));
-    json_object_set_new(o, "rows", arr);
-    json_object_set_new(o, "targets", tg);
-    char *text = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    if (text == NULL)
-      return 1;
-    printf("%s\n", text);
-    free(text);
-  }
-  return 0;
+  return o.json ? print_json(cpu, best, load_before, load_after, rows, nrows, t) : 0;
 }
