@@ -22,12 +22,14 @@ void sk_cost_limits_fill(sk_cost_limits *l) {
     l->loop_work = SK_COST_LOOP_WORK;
 }
 
-uint64_t sk_cost_work(const sk_cost *c) { return c->sample + c->eval; }
-
-int sk_cost_inline(const sk_cost *c, const sk_cost_limits *l) { return c->sample <= l->loop_work; }
-
 /* a + b, saturating: counts come from hostile input. */
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* Saturating too: both parts may already be saturated, and a wrapped sum
+ * would pass --max-work (found by tests/fuzz/fuzz_cost.c). */
+uint64_t sk_cost_work(const sk_cost *c) { return sat_add(c->sample, c->eval); }
+
+int sk_cost_inline(const sk_cost *c, const sk_cost_limits *l) { return c->sample <= l->loop_work; }
 
 static uint64_t sat_mul(uint64_t a, uint64_t b) { return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b; }
 

@@ -6,7 +6,15 @@
  * bound, as the daemon passes --max-bones), the bind pose evaluated, every
  * clip sampled at its start, middle and end (looped and not), and the clip
  * list JSON read back. The first accessors are read on their own too, since
- * a skin only reaches the ones it names. */
+ * a skin only reaches the ones it names.
+ *
+ * Each skin is estimated first (sk_gltf_estimate, what the daemon's bounded
+ * import asks before building): the estimate must not be below what
+ * sk_gltf_load_skin then really holds at its peak (measured with the
+ * sanitizer allocator's hooks in the libFuzzer build; the replay suite
+ * checks the rest). The whole input then goes through
+ * sk_gltf_import_bounded under a 1 MiB bound, which must refuse with
+ * SK_ETOOBIG exactly the skins estimated over it. */
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -20,6 +28,64 @@
 #define GLTF_MAX_BONES 1024
 #define GLTF_MAX_SKINS 4
 #define GLTF_MAX_ACCESSORS 8
+#define GLTF_BOUND (1u << 20)
+/* The estimate counts what grows with the file (nodes, accessors, keys),
+ * not load_skin's fixed-size bookkeeping: a skin of a file without
+ * "nodes" is estimated at 0 bytes and load_skin holds 172 before it
+ * refuses the file (regressions/gltf/no-nodes-estimate-0.gltf). */
+#define GLTF_EST_SLACK 4096
+
+/* Peak bytes held during one measured call, counted by malloc/free hooks.
+ * Only the libFuzzer build (clang, ASan) has the hooks; elsewhere
+ * nothing is measured. */
+#if defined(__has_feature) && !defined(SK_FUZZ_REPLAY)
+#if __has_feature(address_sanitizer)
+#define GLTF_MEASURE 1
+#endif
+#endif
+
+#ifdef GLTF_MEASURE
+#include <sanitizer/allocator_interface.h>
+
+static struct {
+  int on;
+  long long held, peak;
+} g_mem;
+
+static void on_malloc(const volatile void *ptr, size_t size) {
+  (void)ptr;
+  if (g_mem.on) {
+    g_mem.held += (long long)size;
+    if (g_mem.held > g_mem.peak)
+      g_mem.peak = g_mem.held;
+  }
+}
+
+/* Runs before the chunk is released, so its size is still known. */
+static void on_free(const volatile void *ptr) {
+  if (g_mem.on && ptr != NULL)
+    g_mem.held -= (long long)__sanitizer_get_allocated_size((const void *)ptr);
+}
+
+static void measure_start(void) {
+  static int installed;
+  if (!installed) {
+    __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+    installed = 1;
+  }
+  g_mem.held = g_mem.peak = 0;
+  g_mem.on = 1;
+}
+
+/* Peak bytes held since measure_start, or -1 when not measured. */
+static long long measure_stop(void) {
+  g_mem.on = 0;
+  return g_mem.peak;
+}
+#else
+static void measure_start(void) {}
+static long long measure_stop(void) { return -1; }
+#endif
 
 static void use_anim(const sk_skeleton *s, const sk_anim *a) {
   SK_FUZZ_CHECK(a->bone_count == s->count);
@@ -84,6 +150,37 @@ static void use_skeleton(const sk_skeleton *s) {
   sk_eval_buffers_close(&buf);
 }
 
+/* The daemon's import: a skin estimated over the bound is refused before
+ * anything is built, with SK_ETOOBIG and a pointer to the field that took
+ * it over; any other skin imports as sk_gltf_import does. */
+static void import_bounded(const uint8_t *data, size_t size) {
+  sk_skeleton *s = NULL, *s2 = NULL;
+  sk_anim *a = NULL, *a2 = NULL;
+  size_t est = 0;
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = sk_gltf_import_bounded(data, size, NULL, GLTF_MAX_BONES, GLTF_BOUND, &est, &s, &a, &err);
+  if (rc) {
+    sk_fuzz_check_error(rc, &err);
+    SK_FUZZ_CHECK(s == NULL && a == NULL);
+    if (rc == SK_ETOOBIG && est > GLTF_BOUND)
+      SK_FUZZ_CHECK(err.pointer[0] == '/');
+  } else {
+    SK_FUZZ_CHECK(s != NULL && a != NULL && est <= GLTF_BOUND);
+  }
+  sk_error_clear(&err);
+  int rc2 = sk_gltf_import(data, size, NULL, GLTF_MAX_BONES, &s2, &a2, &err);
+  /* Under the bound the two agree; over it only the bounded one refuses. */
+  if (rc == 0 || rc != SK_ETOOBIG || est <= GLTF_BOUND)
+    SK_FUZZ_CHECK(rc2 == rc);
+  if (rc == 0)
+    SK_FUZZ_CHECK(s2->count == s->count && a2->clip_count == a->clip_count);
+  sk_anim_destroy(a);
+  sk_anim_destroy(a2);
+  sk_skeleton_destroy(s);
+  sk_skeleton_destroy(s2);
+}
+
 int sk_fuzz_gltf(const uint8_t *data, size_t size) {
   if (size > GLTF_MAX_INPUT)
     return -1;
@@ -120,8 +217,20 @@ int sk_fuzz_gltf(const uint8_t *data, size_t size) {
   for (size_t k = 0; k < skins && k < GLTF_MAX_SKINS; k++) {
     sk_skeleton *s = NULL;
     sk_anim *a = NULL;
+    size_t est = 0;
     sk_error_clear(&err);
+    int erc = sk_gltf_estimate(g, k, 0, &est, &err);
+    if (erc)
+      sk_fuzz_check_error(erc, &err);
+    SK_FUZZ_CHECK(sk_gltf_estimate_bytes(g, k) == (erc ? SIZE_MAX : est));
+    sk_error_clear(&err);
+    measure_start();
     rc = sk_gltf_load_skin(g, k, GLTF_MAX_BONES, &s, &a, &err);
+    long long peak = measure_stop();
+    if (erc == 0 && est < SIZE_MAX - GLTF_EST_SLACK && peak > (long long)(est + GLTF_EST_SLACK)) {
+      fprintf(stderr, "skin %zu: estimate %zu bytes, load_skin held %lld (rc %d)\n", k, est, peak, rc);
+      SK_FUZZ_CHECK(peak <= (long long)(est + GLTF_EST_SLACK));
+    }
     if (rc) {
       sk_fuzz_check_error(rc, &err);
       continue;
@@ -140,6 +249,7 @@ int sk_fuzz_gltf(const uint8_t *data, size_t size) {
   else
     SK_FUZZ_CHECK(skin < skins);
   sk_gltf_destroy(g);
+  import_bounded(data, size);
   return 0;
 }
 

@@ -8,6 +8,10 @@ eval:     every conformance case (cases.jsonl, handwritten.jsonl);
 pose:     every "pose"/"evaluate" op of those cases as a pose body, its
           bone names mapped onto the pose target's fixed skeleton, and the
           same poses grouped into {"poses": [...]} batches;
+banim:    every case skeleton in Babylon's format with bone animations or
+          ranges, and the "from" skeleton of every copyAnimationRange op;
+cost:     the pose seeds again (the cost target uses the pose target's
+          clip skeleton);
 gltf:     the glTF test files and ../shared/assets/gltf (up to 256 KiB
           each: the mutator gains little from bigger files and slows down).
 Hand-made edge cases are committed in tests/fuzz/seeds/<target>/ instead."""
@@ -33,6 +37,13 @@ def dump(v):
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
+def is_banim(skel):
+    if not isinstance(skel, dict) or not isinstance(skel.get("bones"), list):
+        return False
+    bones = [b for b in skel["bones"] if isinstance(b, dict)]
+    return "ranges" in skel or any("animation" in b or "animations" in b for b in bones)
+
+
 batch = []
 for path in sorted(glob.glob(os.path.join(src, "tests/conformance/*.jsonl"))):
     for line in open(path, encoding="utf-8"):
@@ -41,6 +52,9 @@ for path in sorted(glob.glob(os.path.join(src, "tests/conformance/*.jsonl"))):
         case = json.loads(line)["case"]
         put("eval", dump(case))
         skel = case.get("skeleton")
+        for cand in [skel] + [op.get("from") for op in case.get("ops", []) if op.get("op") == "copyAnimationRange"]:
+            if is_banim(cand):
+                put("banim", dump(cand))
         if not isinstance(skel, dict) or "gltf" in skel:
             continue
         put("skeleton", dump(skel))
@@ -53,9 +67,11 @@ for path in sorted(glob.glob(os.path.join(src, "tests/conformance/*.jsonl"))):
             if isinstance(pose.get("bones"), dict):
                 pose["bones"] = {rename.get(k, k): v for k, v in pose["bones"].items()}
             put("pose", dump(pose))
+            put("cost", dump(pose))
             batch.append(pose)
             if len(batch) == 4:
                 put("pose", dump({"poses": batch}))
+                put("cost", dump({"poses": batch}))
                 batch = []
 
 for path in sorted(glob.glob(os.path.join(src, "proto/examples/*.json"))):

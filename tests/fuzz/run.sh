@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang (ASan + UBSan) straight from the
 # sources and runs each for a bounded time.
 #
-#   tests/fuzz/run.sh [target ...]        (default: skeleton pose eval gltf snapshot)
+#   tests/fuzz/run.sh [target ...]        (default: skeleton pose eval gltf snapshot banim tokens access cost)
 #
 # Environment:
 #   FUZZ_SECONDS  seconds per target (default 60)
@@ -24,7 +24,7 @@ src=${FUZZ_SRCDIR:-$(cd "$here/../.." && pwd)}
 build=${FUZZ_BUILD:-./fuzz-build}
 seconds=${FUZZ_SECONDS:-60}
 cc=${CLANG:-clang}
-targets=${*:-skeleton pose eval gltf snapshot}
+targets=${*:-skeleton pose eval gltf snapshot banim tokens access cost}
 
 command -v "$cc" >/dev/null 2>&1 || { echo "run.sh: $cc not found (apt-get install clang libclang-rt-14-dev)"; exit 2; }
 mkdir -p "$build/obj"
@@ -34,11 +34,11 @@ build=$(cd "$build" && pwd)
 # Objects are rebuilt when their source or any header is newer; the targets
 # link against the system jansson (uninstrumented: its own bugs are not ours
 # to find, and our code's coverage is what guides the fuzzer).
-deps_cflags=$(pkg-config --cflags jansson cglm libuv)
-deps_libs=$(pkg-config --libs jansson cglm libuv)
+deps_cflags=$(pkg-config --cflags jansson cglm libuv gnutls)
+deps_libs=$(pkg-config --libs jansson cglm libuv gnutls)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$src/src -I$here $deps_cflags"
-modules="sk_error sk_mat sk_numfmt sk_skeleton sk_json sk_eval sk_gltf sk_gltf_skin sk_anim sk_fastpose sk_bone sk_ctrl sk_ops sk_animops sk_banim sk_clips sk_sample sk_record sk_store sk_kernel sk_kernel_f32"
+modules="sk_error sk_mat sk_numfmt sk_skeleton sk_json sk_eval sk_gltf sk_gltf_skin sk_anim sk_fastpose sk_bone sk_ctrl sk_ops sk_animops sk_banim sk_clips sk_sample sk_record sk_store sk_kernel sk_kernel_f32 sk_auth sk_access sk_cost"
 newest_header=$(ls -t "$src"/src/*.h "$here"/*.h "$here"/*.inc | head -1)
 objs=""
 for m in $modules; do
@@ -84,6 +84,9 @@ max_len() {
     gltf) echo 262144 ;;
     pose) echo 16384 ;;
     snapshot) echo 131072 ;;
+    tokens) echo 16384 ;;
+    access) echo 1024 ;;
+    cost) echo 8192 ;;
     *) echo 65536 ;;
   esac
 }
@@ -95,8 +98,8 @@ run_one() {
   mkdir -p "$build/corpus/$t" "$build/artifacts/$t"
   before=$(find "$build/artifacts/$t" -type f | wc -l)
   log="$build/fuzz_$t.log"
-  dirs="$build/corpus/$t $build/seeds/$t"
-  for d in "$here/seeds/$t" "$here/regressions/$t"; do
+  dirs="$build/corpus/$t"
+  for d in "$build/seeds/$t" "$here/seeds/$t" "$here/regressions/$t"; do
     [ -d "$d" ] && dirs="$dirs $d"
   done
   set +e

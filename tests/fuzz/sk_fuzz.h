@@ -52,5 +52,9 @@ int sk_fuzz_pose(const uint8_t *data, size_t size);
 int sk_fuzz_eval(const uint8_t *data, size_t size);
 int sk_fuzz_gltf(const uint8_t *data, size_t size);
 int sk_fuzz_snapshot(const uint8_t *data, size_t size);
+int sk_fuzz_banim(const uint8_t *data, size_t size);
+int sk_fuzz_tokens(const uint8_t *data, size_t size);
+int sk_fuzz_access(const uint8_t *data, size_t size);
+int sk_fuzz_cost(const uint8_t *data, size_t size);
 
 #endif
