@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sk_banim.h"
+#include "sk_json.h"
 
 static int sub_pointer(char *buf, size_t cap, const char *ptr, const char *key) {
   snprintf(buf, cap, "%s", ptr);
@@ -26,26 +27,6 @@ static int check_op_keys(const json_t *op, const char *ptr, const char *const *a
       return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
     }
   }
-  return 0;
-}
-
-static int anim_number(const json_t *v, const char *ptr, const char *key, double *out, sk_error *err) {
-  char p[SK_ERROR_POINTER_MAX];
-  sub_pointer(p, sizeof p, ptr, key);
-  if (!json_is_number(v))
-    return sk_error_set(err, SK_ETYPE, p, "expected a number");
-  *out = json_number_value(v);
-  if (!isfinite(*out))
-    return sk_error_set(err, SK_ENOTFINITE, p, "expected a finite number");
-  return 0;
-}
-
-static int anim_bool(const json_t *v, const char *ptr, const char *key, bool *out, sk_error *err) {
-  char p[SK_ERROR_POINTER_MAX];
-  sub_pointer(p, sizeof p, ptr, key);
-  if (!json_is_boolean(v))
-    return sk_error_set(err, SK_ETYPE, p, "expected true or false");
-  *out = json_is_true(v);
   return 0;
 }
 
@@ -108,7 +89,7 @@ static int parse_mask(const sk_skeleton *s, const json_t *m, const char *ptr, fl
     sub_pointer(p, sizeof p, ptr, "subtree");
     rc = sk_error_set(err, SK_ETYPE, p, "expected true or false");
   }
-  if (!rc && dflt != NULL && !(rc = anim_number(dflt, ptr, "default", &d, err)) && !(d >= 0 && d <= 1)) {
+  if (!rc && dflt != NULL && !(rc = sk_json_member_number(dflt, ptr, "default", &d, err)) && !(d >= 0 && d <= 1)) {
     sub_pointer(p, sizeof p, ptr, "default");
     rc = sk_error_set(err, SK_ERANGE, p, "a bone weight is between 0 and 1");
   }
@@ -136,7 +117,7 @@ static int parse_mask(const sk_skeleton *s, const json_t *m, const char *ptr, fl
       if (b < 0) {
         sk_pointer_push(p, sizeof p, key);
         rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", key);
-      } else if (!(rc = anim_number(val, p, key, &x, err)) && !(x >= 0 && x <= 1)) {
+      } else if (!(rc = sk_json_member_number(val, p, key, &x, err)) && !(x >= 0 && x <= 1)) {
         sk_pointer_push(p, sizeof p, key);
         rc = sk_error_set(err, SK_ERANGE, p, "a bone weight is between 0 and 1");
       } else if (!rc)
@@ -152,14 +133,14 @@ int sk_animops_layer_ext(const sk_skeleton *s, const json_t *o, const char *ptr,
   memset(x, 0, sizeof *x);
   const json_t *v;
   int rc;
-  if ((v = json_object_get(o, "additive")) != NULL && (rc = anim_bool(v, ptr, "additive", &x->additive, err)))
+  if ((v = json_object_get(o, "additive")) != NULL && (rc = sk_json_member_bool(v, ptr, "additive", &x->additive, err)))
     return rc;
   if ((v = json_object_get(o, "reference")) != NULL) {
     char p[SK_ERROR_POINTER_MAX];
     sub_pointer(p, sizeof p, ptr, "reference");
     if (!x->additive)
       return sk_error_set(err, SK_ETYPE, p, "\"reference\" is the frame an additive layer is relative to; add \"additive\": true");
-    if ((rc = anim_number(v, ptr, "reference", &x->reference, err)))
+    if ((rc = sk_json_member_number(v, ptr, "reference", &x->reference, err)))
       return rc;
     if (x->reference < 0)
       return sk_error_set(err, SK_ERANGE, p, "the reference time is not negative");

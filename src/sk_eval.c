@@ -83,26 +83,6 @@ void sk_pose_array_free(sk_pose *poses, size_t count) {
   free(poses);
 }
 
-static int anim_number(const json_t *v, const char *ptr, const char *key, double *out, sk_error *err) {
-  char p[SK_ERROR_POINTER_MAX];
-  sub_pointer(p, sizeof p, ptr, key);
-  if (!json_is_number(v))
-    return sk_error_set(err, SK_ETYPE, p, "expected a number");
-  *out = json_number_value(v);
-  if (!isfinite(*out))
-    return sk_error_set(err, SK_ENOTFINITE, p, "expected a finite number");
-  return 0;
-}
-
-static int anim_bool(const json_t *v, const char *ptr, const char *key, bool *out, sk_error *err) {
-  char p[SK_ERROR_POINTER_MAX];
-  sub_pointer(p, sizeof p, ptr, key);
-  if (!json_is_boolean(v))
-    return sk_error_set(err, SK_ETYPE, p, "expected true or false");
-  *out = json_is_true(v);
-  return 0;
-}
-
 /* A clip named by name (or "animation<k>", or "k") or by integer index. */
 static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size_t *clip, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
@@ -151,12 +131,12 @@ static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, boo
   if ((rc = anim_clip(anim, a, ptr, &l->clip, err)))
     return rc;
   const json_t *v;
-  if ((v = json_object_get(o, "time")) != NULL && (rc = anim_number(v, ptr, "time", &l->time, err)))
+  if ((v = json_object_get(o, "time")) != NULL && (rc = sk_json_member_number(v, ptr, "time", &l->time, err)))
     return rc;
-  if ((v = json_object_get(o, "loop")) != NULL && (rc = anim_bool(v, ptr, "loop", &l->loop, err)))
+  if ((v = json_object_get(o, "loop")) != NULL && (rc = sk_json_member_bool(v, ptr, "loop", &l->loop, err)))
     return rc;
   if (is_layer && (v = json_object_get(o, "weight")) != NULL) {
-    if ((rc = anim_number(v, ptr, "weight", &l->weight, err)))
+    if ((rc = sk_json_member_number(v, ptr, "weight", &l->weight, err)))
       return rc;
     if (l->weight < 0) {
       char p[SK_ERROR_POINTER_MAX];
@@ -218,7 +198,7 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
       sub_pointer(p, sizeof p, ptr, names[k]);
       return sk_error_set(err, SK_EMISSING, p, "a frame range needs \"from\", \"to\" and \"fps\"");
     }
-    if ((rc = anim_number(vals[k], ptr, names[k], dst[k], err)))
+    if ((rc = sk_json_member_number(vals[k], ptr, names[k], dst[k], err)))
       return rc;
   }
   if (!(r > 0)) {

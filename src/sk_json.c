@@ -65,6 +65,28 @@ size_t sk_json_tree_bound(const char *text, size_t len) {
   return 256 * objects + 160 * arrays + 64 * (separators + 1) + 48 * quotes + len;
 }
 
+int sk_json_member_number(const json_t *v, const char *ptr, const char *key, double *out, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  snprintf(p, sizeof p, "%s", ptr);
+  sk_pointer_push(p, sizeof p, key);
+  if (!json_is_number(v))
+    return sk_error_set(err, SK_ETYPE, p, "expected a number");
+  *out = json_number_value(v);
+  if (!isfinite(*out))
+    return sk_error_set(err, SK_ENOTFINITE, p, "expected a finite number");
+  return 0;
+}
+
+int sk_json_member_bool(const json_t *v, const char *ptr, const char *key, bool *out, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  snprintf(p, sizeof p, "%s", ptr);
+  sk_pointer_push(p, sizeof p, key);
+  if (!json_is_boolean(v))
+    return sk_error_set(err, SK_ETYPE, p, "expected true or false");
+  *out = json_is_true(v);
+  return 0;
+}
+
 static int read_numbers(const json_t *j, size_t n, const char *ptr, double *dd, float *ff, sk_error *err) {
   if (!json_is_array(j))
     return sk_error_set(err, SK_ETYPE, ptr, "expected an array of %zu numbers, got %s", n, json_type_name(j));

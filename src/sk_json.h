@@ -27,6 +27,12 @@ int sk_json_load(const char *text, size_t len, json_t **out, sk_error *err);
  * count the tree against a memory budget before building it. */
 size_t sk_json_tree_bound(const char *text, size_t len);
 
+/* The value `v` found under `key` of the object at JSON pointer `ptr`, as a
+ * finite number (SK_ETYPE, SK_ENOTFINITE) or a boolean (SK_ETYPE); errors
+ * point at ptr/key. */
+int sk_json_member_number(const json_t *v, const char *ptr, const char *key, double *out, sk_error *err);
+int sk_json_member_bool(const json_t *v, const char *ptr, const char *key, bool *out, sk_error *err);
+
 /* Reads exactly n finite numbers (as float) from a JSON array. */
 int sk_json_floats(const json_t *j, size_t n, const char *ptr, float *dest, sk_error *err);
 /* Reads exactly n finite numbers (as double, range-checked as float). */
