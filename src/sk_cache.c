@@ -314,10 +314,12 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
   return rc;
 }
 
-/* Builds an entry from a record's bytes. */
-static int entry_from_record(sk_cache *c, const char *id, const void *data, size_t len, sk_cache_entry **out) {
+/* A record's bytes back to the skeleton and, for a glTF one, its clips
+ * (rebuilt from the file kept in the record). Touches no cache state. */
+static int decode_record(const void *data, size_t len, sk_skeleton **skel_out, sk_anim **anim_out) {
   sk_record rec;
-  *out = NULL;
+  *skel_out = NULL;
+  *anim_out = NULL;
   int rc = sk_record_decode(data, len, &rec);
   if (rc)
     return rc;
@@ -340,7 +342,53 @@ static int entry_from_record(sk_cache *c, const char *id, const void *data, size
     }
   }
   sk_record_clear(&rec);
-  return new_entry(c, id, skel, anim, out);
+  *skel_out = skel;
+  *anim_out = anim;
+  return 0;
+}
+
+/* Builds an entry from a record's bytes. */
+static int entry_from_record(sk_cache *c, const char *id, const void *data, size_t len, sk_cache_entry **out) {
+  sk_skeleton *skel;
+  sk_anim *anim;
+  *out = NULL;
+  int rc = decode_record(data, len, &skel, &anim);
+  return rc ? rc : new_entry(c, id, skel, anim, out);
+}
+
+bool sk_cache_stored_only(sk_cache *c, const char *id) {
+  const sk_cache_entry *e = *find_slot(c, id);
+  return c->store != NULL && e != NULL && !e->tombstone && e->skel == NULL;
+}
+
+int sk_cache_load_stored(sk_cache *c, const char *id, sk_skeleton **skel, sk_anim **anim) {
+  void *data;
+  size_t len;
+  *skel = NULL;
+  *anim = NULL;
+  if (c->store == NULL || sk_store_get(c->store, id, &data, &len) != 0)
+    return SK_ENOTFOUND;
+  int rc = decode_record(data, len, skel, anim);
+  free(data);
+  return rc;
+}
+
+int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim) {
+  if (!sk_cache_stored_only(c, id)) { /* a PUT, DELETE or another reload won meanwhile */
+    sk_skeleton_destroy(skel);
+    sk_anim_destroy(anim);
+    return 0;
+  }
+  sk_cache_entry *e;
+  int rc = new_entry(c, id, skel, anim, &e);
+  if (rc)
+    return rc;
+  link_entry(c, e, NULL);
+  c->reloads++;
+  evict(c, e);
+  if (c->count > c->nbuckets)
+    grow(c);
+  return 0;
 }
 
 static int reload(sk_cache *c, const char *id, sk_cache_entry **out) {

@@ -98,6 +98,19 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
 int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
                           void *arg);
 
+/* A reload in two steps, so the slow part (reading the record, rebuilding
+ * a glTF skeleton's clips: ~350 ms for a 3 MB file) runs off the loop
+ * thread: sk_cache_stored_only says `id` was evicted but is on disk (the
+ * next sk_cache_get would reload it where it is called);
+ * sk_cache_load_stored reads and decodes its record into new *skel and
+ * *anim without touching the cache (any thread: the store's files are
+ * replaced by rename); sk_cache_adopt_stored (loop thread; steals both)
+ * publishes them as the entry of `id`, or drops them when a put, delete
+ * or another reload came first. */
+bool sk_cache_stored_only(sk_cache *c, const char *id);
+int sk_cache_load_stored(sk_cache *c, const char *id, sk_skeleton **skel, sk_anim **anim);
+int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim);
+
 /* Removes `id`. 0 or SK_ENOTFOUND; with a store, SK_EIO or SK_ENOSPACE
  * (read-only) when the record cannot be removed (nothing changed). */
 int sk_cache_delete(sk_cache *c, const char *id);

@@ -681,7 +681,12 @@ static void on_after_work(uv_work_t *w, int status) {
   sk_http *h = req->http;
   h->jobs--;
   job_unlink(h, req);
+  req->in_after = true;
+  req->requeued = false;
   req->after_cb(req, req->work_arg, status == UV_ECANCELED ? SK_EBUSY : 0);
+  req->in_after = false;
+  if (req->requeued && req->resp == NULL)
+    return; /* the after-callback handed a next step to the pool: still suspended */
   if (req->resp == NULL)
     sk_http_respond(req, 500, "text/plain", (void *)"internal error\n", 15, false, NULL);
   /* Resume here, on the loop thread, then run MHD: a resume from the worker
@@ -706,7 +711,10 @@ int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_ht
     logf_(h, 0, "uv_queue_work: %s", uv_strerror(rc));
     return SK_EBUSY;
   }
-  MHD_suspend_connection(req->conn);
+  if (req->in_after)
+    req->requeued = true; /* suspended already, since the first step */
+  else
+    MHD_suspend_connection(req->conn);
   req->suspended = true;
   h->jobs++;
   req->job_next = h->jobs_head;

@@ -110,6 +110,7 @@ struct sk_http_req {
   struct MHD_Connection *conn;
   struct MHD_Response *resp;
   bool handled, queued, suspended;
+  bool in_after, requeued; /* inside a job's after-callback; it deferred again */
   size_t discarded;
   uv_work_t work;
   void (*work_cb)(void *arg);
@@ -200,8 +201,10 @@ int sk_http_respond_stream(sk_http_req *req, int status, const char *content_typ
 
 /* Runs `work(arg)` on the thread pool with the connection suspended, then
  * `after(req, arg, status)` on the loop thread, which must answer with
- * sk_http_respond(). status is 0, or SK_EBUSY when the job missed its
- * deadline before it started (work was not run). Call only from handle().
+ * sk_http_respond() or defer a next step. status is 0, or SK_EBUSY when the job missed its
+ * deadline before it started (work was not run). Call from handle(), or
+ * from an after-callback to run a second step on the pool (the connection
+ * stays suspended in between).
  * Returns SK_EBUSY (nothing started) when the jobs cap is reached. */
 int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_http_req *req, void *arg, int status),
                   void *arg);

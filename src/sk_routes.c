@@ -448,6 +448,60 @@ static void on_begin(void *ctx, sk_http_req *req) {
     return;
 }
 
+static void dispatch(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  if (m->route->pooled != NULL && req->body.len >= r->cfg.pool_upload)
+    m->route->pooled(r, req, m);
+  else
+    m->route->handle(r, req, m);
+}
+
+/* An evicted skeleton that is on disk (--data-dir) is read back on the
+ * pool, not by the handler's sk_cache_get on the loop thread: a glTF
+ * skeleton's clips are rebuilt from its file, ~350 ms for a 3 MB one. The
+ * request is dispatched as usual once it is published. */
+typedef struct reload_job {
+  sk_routes *routes;
+  char id[SK_CACHE_ID_MAX + 1];
+  sk_skeleton *skel;
+  sk_anim *anim;
+  int rc;
+} reload_job;
+
+static void reload_work(void *arg) {
+  reload_job *rj = arg;
+  rj->rc = sk_cache_load_stored(rj->routes->cache, rj->id, &rj->skel, &rj->anim);
+}
+
+static void reload_after(sk_http_req *req, void *arg, int status) {
+  reload_job *rj = arg;
+  sk_routes *r = rj->routes;
+  if (status == SK_EBUSY) {
+    sk_problem(req, SK_EBUSY, "", "the skeleton's reload waited past its deadline; retry later");
+  } else {
+    /* A record that cannot be read back stays stored-only: the handler's
+     * sk_cache_get answers as it always did for it. */
+    if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, rj->skel, rj->anim) != 0)
+      sk_problem(req, SK_ENOMEM, "", "out of memory");
+    const sk_route_match *m = request_match(req);
+    if (req->resp == NULL && m != NULL)
+      dispatch(r, req, m);
+  }
+  free(rj);
+}
+
+static int defer_reload(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  reload_job *rj = calloc(1, sizeof *rj);
+  if (rj == NULL)
+    return SK_ENOMEM;
+  rj->routes = r;
+  snprintf(rj->id, sizeof rj->id, "%s", m->id);
+  if (sk_http_defer(req, reload_work, reload_after, rj) != 0) {
+    free(rj);
+    return SK_EBUSY; /* the handler reloads it inline, as before */
+  }
+  return 0;
+}
+
 /* The body is in (or refused): dispatch by the table. */
 static void on_handle(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
@@ -466,10 +520,10 @@ static void on_handle(void *ctx, sk_http_req *req) {
     sk_problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
     return;
   }
-  if (m->route->pooled != NULL && req->body.len >= r->cfg.pool_upload)
-    m->route->pooled(r, req, m);
-  else
-    m->route->handle(r, req, m);
+  if (m->id_ok && req->method_id != SK_METHOD_PUT && req->method_id != SK_METHOD_DELETE &&
+      sk_cache_stored_only(r->cache, m->id) && defer_reload(r, req, m) == 0)
+    return; /* dispatched once the skeleton is back in memory */
+  dispatch(r, req, m);
 }
 
 static void on_complete(void *ctx, sk_http_req *req) {

@@ -497,6 +497,34 @@ START_TEST(allowed_clip_work_runs_on_the_pool_and_healthz_stays_fast) {
 }
 END_TEST
 
+/* With --data-dir, an evicted glTF skeleton is read back from its record
+ * (its clips rebuilt from the 3 MB file: ~350 ms) on the pool, not on the
+ * loop thread: /healthz stays fast while a pose brings it back. */
+START_TEST(an_evicted_skeleton_is_reloaded_off_the_loop) {
+  char dir[] = "/tmp/sk_limits_reload_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const char *const args[] = {"--max-body", "8388608", "--threads", "2", "--data-dir", dir, "--cache-mb", "1", NULL};
+  start(args);
+  probe_start();
+  size_t len;
+  char *g = many_channels_gltf(60000, &len);
+  put_body("many", "model/gltf+json", g, len);
+  free(g);
+  put_asset("fox", "Fox.glb"); /* --cache-mb 1: "many" leaves memory, stays on disk */
+  sk_httpc_resp r;
+  static const char one[] = "{\"animation\":0,\"time\":50}";
+  attack("a pose on an evicted 60 000-channel skeleton", "/v1/skeletons/many/pose", one, strlen(one), &r);
+  expect_loop_free("the reload");
+  ck_assert_msg(r.status == 200 && strncmp(r.body, "{\"final\":", 9) == 0, "%d %.200s", r.status, r.body);
+  sk_httpc_free(&r);
+  probe_stop("an evicted skeleton was reloaded");
+  stop();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(zero_filled_accessors_are_refused_before_anything_is_allocated) {
   start(k_args);
   probe_start();
@@ -926,6 +954,7 @@ static Suite *limits_suite(void) {
   tcase_add_test(t, a_100_second_range_on_60000_channels_is_refused_before_any_sampling);
   tcase_add_test(t, two_thousand_layers_are_refused_before_any_sampling);
   tcase_add_test(t, allowed_clip_work_runs_on_the_pool_and_healthz_stays_fast);
+  tcase_add_test(t, an_evicted_skeleton_is_reloaded_off_the_loop);
   tcase_add_test(t, zero_filled_accessors_are_refused_before_anything_is_allocated);
   tcase_add_test(t, a_gltf_whose_estimate_does_not_fit_the_memory_budget_gets_503_before_it_is_built);
   tcase_add_test(t, a_49_byte_frame_range_on_a_real_asset_is_refused_before_sampling);
