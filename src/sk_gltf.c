@@ -746,6 +746,7 @@ static int est_add(uint64_t *total, uint64_t more, size_t limit, const char *ptr
  * scratch arrays, the rest TRS and the rig (bounded per node); the inverse
  * bind matrices read; per animation channel its structs and, for the ones
  * that drive a node, the padded key frames (doubles) and values (floats);
+ * every buffer at its decoded size (resolved on first use);
  * plus the largest sampler read (input and output floats at once), the
  * transient peak. Counts come from the JSON: an accessor without a
  * bufferView (zero-filled) counts its `count` like any other. */
@@ -758,6 +759,19 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
                             SK_ANIM_TRS * sizeof(double) + 256;
   if ((rc = est_add(total, (uint64_t)g->node_count * per_node, limit, "/nodes", err)))
     return rc;
+  /* Buffers are resolved (a GLB chunk copied, a data: URI decoded) the
+   * first time an accessor reads them: count every one at its decoded size. */
+  const json_t *bufs = json_object_get(g->root, "buffers");
+  for (size_t b = 0; b < json_array_size(bufs); b++) {
+    const json_t *uri = json_object_get(json_array_get(bufs, b), "uri");
+    const json_t *blen = json_object_get(json_array_get(bufs, b), "byteLength");
+    uint64_t bytes = json_is_string(uri) ? json_string_length(uri) / 4 * 3 + 3
+                     : json_is_integer(blen) && json_integer_value(blen) > 0
+                         ? (uint64_t)json_integer_value(blen) < g->bin_len ? (uint64_t)json_integer_value(blen) : g->bin_len
+                         : 0;
+    if ((rc = est_add(total, bytes + 64, limit, sk_gltf__mkptr(&p, "buffers", b, "byteLength", -1), err)))
+      return rc;
+  }
   const json_t *sk = json_array_get(json_object_get(g->root, "skins"), skin);
   const json_t *ibm = json_object_get(sk, "inverseBindMatrices");
   if (ibm != NULL) {
