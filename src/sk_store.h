@@ -8,7 +8,9 @@
  * <key>.rec; temporary files start with '~', a byte no key has, so they can
  * never be taken for a record nor overwrite one. The directory is locked
  * (flock on its file "skinnerd.lock") for as long as the store is open.
- * Not thread-safe: one owner (the daemon's loop thread). */
+ * Not thread-safe: one owner (the daemon's loop thread), except that
+ * sk_store_get only reads and may run on any thread (a put replaces a
+ * record by rename, so a reader sees the old file or the new one whole). */
 #ifndef SK_STORE_H
 #define SK_STORE_H
 
