@@ -1,4 +1,5 @@
 #include "sk_anim.h"
+#include "sk_anim_math.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,54 +87,7 @@ int sk_anim_find_clip(const sk_anim *a, const char *name, size_t *clip) {
 }
 
 /* ---- Babylon's interpolation functions, operation for operation ---------- */
-
-/* Quaternion.normalize(): no-op at length 0 or exactly 1. */
-static void quat_normalize(double q[4]) {
-  double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  if (len == 0 || len == 1.0)
-    return;
-  double inv = 1.0 / len;
-  for (int i = 0; i < 4; i++)
-    q[i] *= inv;
-}
-
-/* Quaternion.SlerpToRef: shortest arc (sign flip on a negative dot), linear
- * blend above a dot of 0.999999. `r` may alias `l` or `q`. */
-static void quat_slerp(const double l[4], const double q[4], double amount, double r[4]) {
-  double num2, num3;
-  double num4 = l[0] * q[0] + l[1] * q[1] + l[2] * q[2] + l[3] * q[3];
-  bool flag = false;
-  if (num4 < 0) {
-    flag = true;
-    num4 = -num4;
-  }
-  if (num4 > 0.999999) {
-    num3 = 1 - amount;
-    num2 = flag ? -amount : amount;
-  } else {
-    double num5 = acos(num4);
-    double num6 = 1.0 / sin(num5);
-    num3 = sin((1.0 - amount) * num5) * num6;
-    num2 = flag ? -sin(amount * num5) * num6 : sin(amount * num5) * num6;
-  }
-  double out[4];
-  for (int i = 0; i < 4; i++)
-    out[i] = num3 * l[i] + num2 * q[i];
-  memcpy(r, out, sizeof out);
-}
-
-/* Vector3/Quaternion.Hermite with Babylon's part1..part4 grouping. */
-static void hermite(const double *v1, const double *t1, const double *v2, const double *t2, double amount, int width,
-                    double *out) {
-  double squared = amount * amount;
-  double cubed = amount * squared;
-  double part1 = 2.0 * cubed - 3.0 * squared + 1.0;
-  double part2 = -2.0 * cubed + 3.0 * squared;
-  double part3 = cubed - 2.0 * squared + amount;
-  double part4 = cubed - squared;
-  for (int i = 0; i < width; i++)
-    out[i] = v1[i] * part1 + v2[i] * part2 + t1[i] * part3 + t2[i] * part4;
-}
+/* (quaternion normalize and slerp, Hermite: sk_anim_math.h, shared with sk_sample.c) */
 
 static int path_width(int path) { return path == SK_ANIM_ROTATION ? 4 : 3; }
 
@@ -189,16 +143,16 @@ static void sample_channel_v(const sk_anim_channel *ch, const double *dv, double
       t1[i] = (kv(fv, dv, out_t + (size_t)i) * invfps) * frame_delta;
       t2[i] = (kv(fv, dv, in_t + (size_t)i) * invfps) * frame_delta;
     }
-    hermite(start, t1, end, t2, gradient, w, out);
+    sk_anim__hermite(start, t1, end, t2, gradient, w, out);
     if (w == 4)
-      quat_normalize(out);
+      sk_anim__quat_normalize(out);
     return;
   }
   if (w == 4) {
     /* Not re-normalised, as in Babylon: unit keys give a unit result (to
      * 1e-7), and a file with sloppy keys (SimpleSkin's 3-digit quaternions)
      * scales its bones exactly as Babylon does. */
-    quat_slerp(start, end, gradient, out);
+    sk_anim__quat_slerp(start, end, gradient, out);
     return;
   }
   for (int i = 0; i < w; i++)
@@ -255,11 +209,11 @@ static void sample_babylon(const sk_anim_channel *ch, double frame, double *out)
       t1[i] = sv[2 * w + i] * frame_delta; /* start key's out-tangent */
       t2[i] = ev[w + i] * frame_delta;     /* end key's in-tangent */
     }
-    hermite(sv, t1, ev, t2, gradient, w, out);
+    sk_anim__hermite(sv, t1, ev, t2, gradient, w, out);
     if (w == 4)
-      quat_normalize(out);
+      sk_anim__quat_normalize(out);
   } else if (w == 4) {
-    quat_slerp(sv, ev, gradient, out);
+    sk_anim__quat_slerp(sv, ev, gradient, out);
   } else {
     for (int i = 0; i < w; i++)
       out[i] = sv[i] + (ev[i] - sv[i]) * gradient;
@@ -389,7 +343,7 @@ static int additive_values(const sk_anim_channel *ch, double ref_frame, double *
   else
     sample_channel(ch, ref_frame, ref);
   if (w == 4) {
-    quat_normalize(ref);
+    sk_anim__quat_normalize(ref);
     ref[0] = -ref[0], ref[1] = -ref[1], ref[2] = -ref[2];
   }
   for (size_t k = 0; k < n; k++)
@@ -432,7 +386,7 @@ static void apply_bone_weights(const sk_anim *a, const float *bw, double *trs) {
       t[j] = r[j] + (t[j] - r[j]) * f;
       t[7 + j] = r[7 + j] + (t[7 + j] - r[7 + j]) * f;
     }
-    quat_slerp(r + 3, t + 3, f, t + 3);
+    sk_anim__quat_slerp(r + 3, t + 3, f, t + 3);
   }
 }
 
@@ -459,7 +413,7 @@ static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_lay
     if (ch->path == SK_ANIM_ROTATION) {
       double q[4];
       quat_mul(t + 3, d, q);
-      quat_slerp(t + 3, q, wt, t + 3);
+      sk_anim__quat_slerp(t + 3, q, wt, t + 3);
     } else {
       double *v = t + (ch->path == SK_ANIM_TRANSLATION ? 0 : 7);
       for (int j = 0; j < 3; j++)
@@ -523,7 +477,7 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
         t[j] += s[j] * w;
         t[7 + j] += s[7 + j] * w;
       }
-      quat_slerp(t + 3, s + 3, amount, t + 3);
+      sk_anim__quat_slerp(t + 3, s + 3, amount, t + 3);
     }
   }
   if (first) /* additive layers only: on top of the rest pose */

@@ -1,5 +1,7 @@
 #include "sk_sample.h"
 
+#include "sk_anim_math.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,25 +75,6 @@ static void chan_free(samp_chan *c) {
   free(c->slerp);
 }
 
-/* Quaternion.SlerpToRef's part that depends on the two keys only, computed
- * with the same operations as sk_anim's quat_slerp. */
-static void slerp_prep(const double l[4], const double q[4], double *p) {
-  double num4 = l[0] * q[0] + l[1] * q[1] + l[2] * q[2] + l[3] * q[3];
-  double flag = 0;
-  if (num4 < 0) {
-    flag = 1;
-    num4 = -num4;
-  }
-  p[0] = num4;
-  p[1] = flag;
-  p[2] = p[3] = 0;
-  if (!(num4 > 0.999999)) {
-    double num5 = acos(num4);
-    p[2] = num5;
-    p[3] = 1.0 / sin(num5);
-  }
-}
-
 static int chan_build(const sk_anim_channel *src, samp_chan *c) {
   static const int comp[3] = {0, 3, 7};
   memset(c, 0, sizeof *c);
@@ -110,7 +93,7 @@ static int chan_build(const sk_anim_channel *src, samp_chan *c) {
     if ((c->slerp = malloc((src->count - 1) * 4 * sizeof *c->slerp)) == NULL)
       return SK_ENOMEM;
     for (size_t k = 0; k + 1 < src->count; k++)
-      slerp_prep(c->keys + 4 * k, c->keys + 4 * (k + 1), c->slerp + 4 * k);
+      sk_anim__slerp_prep(c->keys + 4 * k, c->keys + 4 * (k + 1), c->slerp + 4 * k);
   }
   return 0;
 }
@@ -273,54 +256,6 @@ const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c) { return c->s->anim; }
 
 /* ---- sampling: sk_anim.c's arithmetic, operation for operation ---------- */
 
-static void quat_normalize(double q[4]) {
-  double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  if (len == 0 || len == 1.0)
-    return;
-  double inv = 1.0 / len;
-  for (int i = 0; i < 4; i++)
-    q[i] *= inv;
-}
-
-/* The second half of Quaternion.SlerpToRef, given slerp_prep's values. */
-static void slerp_finish(const double *p, const double l[4], const double q[4], double amount, double r[4]) {
-  double num2, num3;
-  bool flag = p[1] != 0;
-  if (p[0] > 0.999999) {
-    num3 = 1 - amount;
-    num2 = flag ? -amount : amount;
-  } else {
-    double num5 = p[2], num6 = p[3];
-    num3 = sin((1.0 - amount) * num5) * num6;
-    num2 = flag ? -sin(amount * num5) * num6 : sin(amount * num5) * num6;
-  }
-  double out[4];
-  for (int i = 0; i < 4; i++)
-    out[i] = num3 * l[i] + num2 * q[i];
-  memcpy(r, out, sizeof out);
-}
-
-static void quat_slerp(const double l[4], const double q[4], double amount, double r[4]) {
-  double p[4];
-  slerp_prep(l, q, p);
-  slerp_finish(p, l, q, amount, r);
-}
-
-static void hermite(const double *v1, const double *t1, const double *v2, const double *t2, double amount, int width,
-                    double *out) {
-  double squared = amount * amount;
-  double cubed = amount * squared;
-  double part1 = 2.0 * cubed - 3.0 * squared + 1.0;
-  double part2 = -2.0 * cubed + 3.0 * squared;
-  double part3 = cubed - 2.0 * squared + amount;
-  double part4 = cubed - squared;
-  for (int i = 0; i < width; i++)
-    out[i] = v1[i] * part1 + v2[i] * part2 + t1[i] * part3 + t2[i] * part4;
-}
-
-/* The largest key at or before `frame` (frames[0] <= frame), from the
- * cursor: a few steps forward, else the binary search sk_anim does. Both
- * find the same key, so the cursor changes the cost, never the bits. */
 static size_t find_key(const double *f, size_t n, size_t key, double frame) {
   if (isnan(frame))
     return 0; /* sk_anim's search ends at 0 for NaN */
@@ -381,13 +316,13 @@ static void chan_value(const samp_chan *ch, size_t key, double gradient, double 
       t1[i] = (out_t[i] * invfps) * frame_delta;
       t2[i] = (in_t[i] * invfps) * frame_delta;
     }
-    hermite(sv, t1, ev, t2, gradient, w, out);
+    sk_anim__hermite(sv, t1, ev, t2, gradient, w, out);
     if (w == 4)
-      quat_normalize(out);
+      sk_anim__quat_normalize(out);
     return;
   }
   if (w == 4) {
-    slerp_finish(ch->slerp + 4 * key, sv, ev, gradient, out);
+    sk_anim__slerp_finish(ch->slerp + 4 * key, sv, ev, gradient, out);
     return;
   }
   for (int i = 0; i < w; i++)
@@ -438,7 +373,7 @@ static const double *blend_layers(sk_sample_ctx *c) {
         t[j] += s[j] * l->w;
         t[7 + j] += s[7 + j] * l->w;
       }
-      quat_slerp(t + 3, s + 3, l->amount, t + 3);
+      sk_anim__quat_slerp(t + 3, s + 3, l->amount, t + 3);
     }
   }
   return r;

@@ -1,0 +1,82 @@
+/* Babylon's quaternion and Hermite arithmetic, operation for operation,
+ * shared by the clip sampler of sk_anim.c and the sampling job of
+ * sk_sample.c, which must give the same bits. Private to those two. */
+#ifndef SK_ANIM_MATH_H
+#define SK_ANIM_MATH_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* Quaternion.normalize(): no-op at length 0 or exactly 1. */
+static inline void sk_anim__quat_normalize(double q[4]) {
+  double len = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (len == 0 || len == 1.0)
+    return;
+  double inv = 1.0 / len;
+  for (int i = 0; i < 4; i++)
+    q[i] *= inv;
+}
+
+/* The part of Quaternion.SlerpToRef that depends on the two keys only:
+ * p[0] the dot's magnitude, p[1] 1 when it was negative (shortest arc),
+ * p[2] acos of it and p[3] 1 / sin of that (0 when the blend is linear). */
+static inline void sk_anim__slerp_prep(const double l[4], const double q[4], double *p) {
+  double num4 = l[0] * q[0] + l[1] * q[1] + l[2] * q[2] + l[3] * q[3];
+  double flag = 0;
+  if (num4 < 0) {
+    flag = 1;
+    num4 = -num4;
+  }
+  p[0] = num4;
+  p[1] = flag;
+  p[2] = p[3] = 0;
+  if (!(num4 > 0.999999)) {
+    double num5 = acos(num4);
+    p[2] = num5;
+    p[3] = 1.0 / sin(num5);
+  }
+}
+
+/* The rest of Quaternion.SlerpToRef, given sk_anim__slerp_prep's values.
+ * `r` may alias `l` or `q`. */
+static inline void sk_anim__slerp_finish(const double *p, const double l[4], const double q[4], double amount,
+                                         double r[4]) {
+  double num2, num3;
+  bool flag = p[1] != 0;
+  if (p[0] > 0.999999) {
+    num3 = 1 - amount;
+    num2 = flag ? -amount : amount;
+  } else {
+    double num5 = p[2], num6 = p[3];
+    num3 = sin((1.0 - amount) * num5) * num6;
+    num2 = flag ? -sin(amount * num5) * num6 : sin(amount * num5) * num6;
+  }
+  double out[4];
+  for (int i = 0; i < 4; i++)
+    out[i] = num3 * l[i] + num2 * q[i];
+  memcpy(r, out, sizeof out);
+}
+
+/* Quaternion.SlerpToRef: shortest arc (sign flip on a negative dot), linear
+ * blend above a dot of 0.999999. `r` may alias `l` or `q`. */
+static inline void sk_anim__quat_slerp(const double l[4], const double q[4], double amount, double r[4]) {
+  double p[4];
+  sk_anim__slerp_prep(l, q, p);
+  sk_anim__slerp_finish(p, l, q, amount, r);
+}
+
+/* Vector3/Quaternion.Hermite with Babylon's part1..part4 grouping. */
+static inline void sk_anim__hermite(const double *v1, const double *t1, const double *v2, const double *t2,
+                                    double amount, int width, double *out) {
+  double squared = amount * amount;
+  double cubed = amount * squared;
+  double part1 = 2.0 * cubed - 3.0 * squared + 1.0;
+  double part2 = -2.0 * cubed + 3.0 * squared;
+  double part3 = cubed - 2.0 * squared + amount;
+  double part4 = cubed - squared;
+  for (int i = 0; i < width; i++)
+    out[i] = v1[i] * part1 + v2[i] * part2 + t1[i] * part3 + t2[i] * part4;
+}
+
+#endif
