@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "sk_anim.h"
+#include "sk_bone.h"
 #include "sk_budget.h"
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
@@ -45,6 +46,12 @@ typedef struct sk_cache_entry {
   size_t bone_count; /* = skel->count, also for a stored (evicted) entry */
   size_t bytes;      /* what this entry counts against --cache-mb */
   uint64_t version;  /* increases on every put of any id */
+  /* The skeleton's default mesh (Babylon's tNode for world-space ops and the
+   * "world"/"positions" outputs when a request names none): from a glTF
+   * upload, the skinned mesh's node chain as Babylon's loader builds it; from
+   * JSON, the skeleton's "mesh". has_mesh false: no mesh (identity). */
+  bool has_mesh;
+  sk_mesh mesh;
   /* Private below. */
   int refs;          /* atomic */
   struct sk_cache_entry *hnext, *lru_prev, *lru_next; /* tombstones: lru_* link the tombstone list */
