@@ -79,12 +79,25 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
-/* Binary answers carry final matrices only: a pose that asks for absolute
+/* A pose whose "output" is empty is a 422 there (any format). Binary
+ * answers carry final matrices only: a pose that asks for absolute
  * or local matrices in a binary answer gets a 422 at its "output" rather
  * than a silently smaller answer. Returns true when it answered. Otherwise
  * sets every pose's output to final. For a batch (`batch`), pose i is at
  * /poses/<first + i>; else the pose is the body itself. */
 int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err) {
+  /* "output": [] asks for nothing: refused rather than answered as {} */
+  for (size_t i = 0; i < n; i++)
+    if (poses[i].output == 0) {
+      char p[SK_ERROR_POINTER_MAX] = "";
+      if (batch) {
+        snprintf(p, sizeof p, "/poses");
+        sk_pointer_push_index(p, sizeof p, first + i);
+      }
+      sk_pointer_push(p, sizeof p, "output");
+      return sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of \"final\", "
+                                              "\"absolute\", \"local\" (or leave it out for [\"final\"])");
+    }
   if (fmt == SK_FMT_JSON)
     return 0;
   for (size_t i = 0; i < n; i++) {
