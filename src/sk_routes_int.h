@@ -105,6 +105,7 @@ struct sk_routes_batch {
   char id[SK_CACHE_ID_MAX + 1]; /* for the 404 of a body parsed on the pool */
   size_t pool_reserved; /* budget bytes a pool job reserved for the poses and answer it built */
   bool stream_on_loop;  /* parsed on the pool, answered as a stream by the loop */
+  bool in_poses;        /* POST /poses: an overflow's pointer is under /poses/<i> */
 };
 
 /* How sk_frames answers in `fmt` (SK_FMT_*). */
