@@ -258,22 +258,28 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
 
 /* ---- encoding ---------------------------------------------------------------------- */
 
-/* The first matrix of m[0..16 * mats) holding a non-finite float (exponent
- * bits all set: inf or NaN), or SIZE_MAX. Finite inputs can still overflow
- * float32 in the products (a scale of 3e38 under another one); such a pose
- * is refused rather than answered with null (JSON) or NaN (binary). An
- * integer OR per float, which compilers vectorise: ~1 ns a matrix. */
-static size_t nonfinite_matrix(const float *m, size_t mats) {
-  for (size_t k = 0; k < mats; k++) {
-    uint32_t bad = 0;
-    for (size_t i = 0; i < 16; i++) {
-      uint32_t u;
-      memcpy(&u, &m[16 * k + i], sizeof u);
-      bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
-    }
-    if (bad)
-      return k;
+/* Whether matrix m[0..16) holds a non-finite float (exponent bits all
+ * set: inf or NaN): an integer test per float, ~1 ns a matrix. */
+static bool nonfinite(const float *m) {
+  uint32_t bad = 0;
+  for (size_t i = 0; i < 16; i++) {
+    uint32_t u;
+    memcpy(&u, &m[i], sizeof u);
+    bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
   }
+  return bad != 0;
+}
+
+/* The first bone, parent-first (so the one where an overflow starts, not
+ * a descendant that inherits it), whose matrix in the slot-ordered m is
+ * non-finite, or SIZE_MAX. Finite inputs can still overflow float32 in the
+ * products (a scale of 3e38 under another one); such a pose is refused
+ * rather than answered with null (JSON) or NaN (binary). The trailing
+ * identity of `final` is never written, so never checked. */
+static size_t nonfinite_bone(const sk_skeleton *s, const float *m) {
+  for (size_t b = 0; b < s->count; b++)
+    if (s->bones[b].index >= 0 && nonfinite(m + 16 * (size_t)s->bones[b].index))
+      return b;
   return SIZE_MAX;
 }
 
@@ -282,37 +288,33 @@ static size_t nonfinite_matrix(const float *m, size_t mats) {
  * local ones it asks for (all in slot order). */
 static int check_finite(const sk_cache_entry *e, const sk_pose *pose, size_t i, const float *kernel_final,
                         const sk_eval_buffers *buf, int fmt, sk_frames_scratch *sc) {
-  const size_t count = e->skel->count;
+  const sk_skeleton *s = e->skel;
   const float *final = kernel_final ? kernel_final : buf->final;
-  size_t k = (fmt != SK_FRAMES_JSON || (pose->output & SK_OUT_FINAL)) ? nonfinite_matrix(final, count + 1) : SIZE_MAX;
-  if (k == SIZE_MAX && fmt == SK_FRAMES_JSON && !kernel_final && (pose->output & SK_OUT_ABSOLUTE))
-    k = nonfinite_matrix(buf->absolute, count);
-  if (k == SIZE_MAX && fmt == SK_FRAMES_JSON && !kernel_final && (pose->output & SK_OUT_LOCAL))
-    k = nonfinite_matrix(buf->local, count);
-  if (k == SIZE_MAX)
+  size_t b = (fmt != SK_FRAMES_JSON || (pose->output & SK_OUT_FINAL)) ? nonfinite_bone(s, final) : SIZE_MAX;
+  if (b == SIZE_MAX && fmt == SK_FRAMES_JSON && !kernel_final && (pose->output & SK_OUT_ABSOLUTE))
+    b = nonfinite_bone(s, buf->absolute);
+  if (b == SIZE_MAX && fmt == SK_FRAMES_JSON && !kernel_final && (pose->output & SK_OUT_LOCAL))
+    b = nonfinite_bone(s, buf->local);
+  if (b == SIZE_MAX)
     return 0;
   sc->bad_pose = i;
-  sc->bad_slot = k;
+  sc->bad_bone = b;
   return SK_ENOTFINITE;
 }
 
 int sk_frames_nonfinite_error(const sk_cache_entry *e, const sk_frames_scratch *sc, bool batch, sk_error *err) {
-  const sk_skeleton *s = e->skel;
-  const char *name = NULL;
-  for (size_t b = 0; b < s->count && name == NULL; b++)
-    if (s->bones[b].index >= 0 && (size_t)s->bones[b].index == sc->bad_slot)
-      name = s->bones[b].name;
+  const sk_bone *bone = &e->skel->bones[sc->bad_bone];
   char p[SK_ERROR_POINTER_MAX] = "";
   if (batch) {
     snprintf(p, sizeof p, "/poses");
     sk_pointer_push_index(p, sizeof p, sc->bad_pose);
   }
   sk_pointer_push(p, sizeof p, "bones");
-  sk_pointer_push(p, sizeof p, name != NULL ? name : "");
+  sk_pointer_push(p, sizeof p, bone->name);
   return sk_error_set(err, SK_ENOTFINITE, p,
-                      "the matrix of bone \"%.100s\" (slot %zu) overflows float32 in pose %zu of the answer: the "
+                      "the matrix of bone \"%.100s\" (slot %d) overflows float32 in pose %zu of the answer: the "
                       "inputs are finite but their products are not; scale them down",
-                      name != NULL ? name : "?", sc->bad_slot, sc->bad_pose);
+                      bone->name, (int)bone->index, sc->bad_pose);
 }
 
 static int append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {

@@ -62,7 +62,7 @@ typedef struct sk_frames_scratch {
   size_t *offset;
   uint32_t *hits;
   size_t bones_cap;
-  size_t bad_pose, bad_slot; /* after SK_ENOTFINITE: the pose and the output slot that overflowed */
+  size_t bad_pose, bad_bone; /* after SK_ENOTFINITE: the pose, and the first bone (parent-first) that overflowed */
 } sk_frames_scratch;
 
 void sk_frames_scratch_close(sk_frames_scratch *sc);
@@ -99,7 +99,7 @@ size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, siz
 /* Evaluates poses[0..n) of `e` and appends their answers to `out` in one
  * piece (JSON: entries comma-separated, no wrapper). Borrows everything.
  * Errors: SK_ENOMEM (out may hold part of the answer); SK_ENOTFINITE when
- * an answer would hold inf or NaN (sc->bad_pose, sc->bad_slot say where;
+ * an answer would hold inf or NaN (sc->bad_pose, sc->bad_bone say where;
  * sk_frames_nonfinite_error words it). */
 int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                    sk_frames_scratch *sc, sk_strbuf *out);
