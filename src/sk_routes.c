@@ -389,10 +389,14 @@ static void no_route(sk_http_req *req) {
 }
 
 /* The query parameters each route takes (NULL-terminated); routes not
- * listed take none. */
+ * listed take none. NULL: any, for the operational routes, whose clients
+ * are probes and scrapers (Prometheus' `params:`, cache-busting health
+ * checks) that add parameters of their own. */
 static const char *const *route_params(const sk_route *rt, int method) {
   static const char *const skin[] = {"skin", NULL};
   static const char *const none[] = {NULL};
+  if (rt->admin)
+    return NULL;
   if ((rt->id == SK_ROUTE_SKELETONS && method == SK_METHOD_POST) ||
       (rt->id == SK_ROUTE_SKELETON && method == SK_METHOD_PUT))
     return skin;
@@ -409,6 +413,8 @@ static bool query_refused(sk_http_req *req, const sk_route *rt) {
   if (n == 0)
     return false;
   const char *const *allowed = route_params(rt, req->method_id);
+  if (allowed == NULL)
+    return false;
   char takes[96] = "";
   for (const char *const *a = allowed; *a != NULL; a++)
     snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s\"%s\"", takes[0] ? ", " : "", *a);
