@@ -258,16 +258,20 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
 
 /* ---- encoding ---------------------------------------------------------------------- */
 
-/* Whether matrix m[0..16) holds a non-finite float (exponent bits all
- * set: inf or NaN): an integer test per float, ~1 ns a matrix. */
-static bool nonfinite(const float *m) {
+/* Whether matrices m[0..16 * mats) hold a non-finite float: its exponent
+ * bits all set (inf or NaN), which adding one to the exponent carries into
+ * the sign bit. Integer ORs over a fixed 16-float inner loop, which gcc -O2
+ * vectorises: 3-4 ns a matrix on the loaded 2-core test machine, against
+ * ~7 for the batch kernel and ~650 for JSON encoding (docs/contract.md). */
+static bool nonfinite(const float *m, size_t mats) {
   uint32_t bad = 0;
-  for (size_t i = 0; i < 16; i++) {
-    uint32_t u;
-    memcpy(&u, &m[i], sizeof u);
-    bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
-  }
-  return bad != 0;
+  for (size_t k = 0; k < 16 * mats; k += 16)
+    for (size_t i = 0; i < 16; i++) {
+      uint32_t u;
+      memcpy(&u, &m[k + i], sizeof u);
+      bad |= (u & 0x7f800000u) + 0x00800000u;
+    }
+  return (bad & 0x80000000u) != 0;
 }
 
 /* The first bone, parent-first (so the one where an overflow starts, not
@@ -277,8 +281,10 @@ static bool nonfinite(const float *m) {
  * rather than answered with null (JSON) or NaN (binary). The trailing
  * identity of `final` is never written, so never checked. */
 static size_t nonfinite_bone(const sk_skeleton *s, const float *m) {
+  if (!nonfinite(m, s->count)) /* the usual case: one pass over the slots */
+    return SIZE_MAX;
   for (size_t b = 0; b < s->count; b++)
-    if (s->bones[b].index >= 0 && nonfinite(m + 16 * (size_t)s->bones[b].index))
+    if (s->bones[b].index >= 0 && nonfinite(m + 16 * (size_t)s->bones[b].index, 1))
       return b;
   return SIZE_MAX;
 }
