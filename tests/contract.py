@@ -318,6 +318,7 @@ def errors(c, stored):
     c.problem("overflow in a streamed frame range (> 1 MiB): 422 before the status",
               c.req("POST", "/v1/skeletons/fox/pose", {"animation": 0, "from": 0, "to": 10, "fps": 60,
                                                        "bones": fover}), 422)
+    stream_cut_short(c, fover)
     c.problem("unknown skeleton: 404", c.req("POST", "/v1/skeletons/nope/pose", {}), 404)
     c.problem("unknown bone: 404", c.req("POST", "/v1/skeletons/rev/pose", {"bones": {"zz": {}}}), 404,
               "/bones/zz")
@@ -332,6 +333,41 @@ def errors(c, stored):
               c.req("POST", "/v1/skeletons/rev/pose", {"bones": {"a": {"postion": [0, 0, 0]}}}), 422,
               "/bones/a/postion")
     assert order  # (rev stored: the errors above are about the request, not a missing skeleton)
+
+
+def stream_cut_short(c, fover):
+    """A streamed batch (> 1 MiB of JSON) whose last pose overflows, past the
+    first slice: the 200 is out, so the answer is cut short (no last chunk)
+    rather than carrying a null; the same batch without it ends properly."""
+    import socket
+    for bad in (False, True):
+        poses = [{"animation": 0, "time": i / 100} for i in range(300)]
+        if bad:
+            poses[-1]["bones"] = fover
+        body = json.dumps({"poses": poses}).encode()
+        s = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+        s.sendall(("POST /v1/skeletons/fox/poses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                   "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)).encode() + body)
+        data = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except (ConnectionResetError, socket.timeout):
+                break
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        head = data.split(b"\r\n", 1)[0]
+        chunked = b"transfer-encoding: chunked" in data.split(b"\r\n\r\n", 1)[0].lower()
+        ended = data.endswith(b"\r\n0\r\n\r\n")
+        if bad:
+            check("streamed batch overflowing past its first slice: 200, then cut short, no null",
+                  head.endswith(b"200 OK") and chunked and not ended and b"null" not in data,
+                  "%r, %d bytes, chunked %s, ended %s" % (head, len(data), chunked, ended))
+        else:
+            check("the same streamed batch without the overflow ends properly",
+                  head.endswith(b"200 OK") and chunked and ended, "%r, %d bytes" % (head, len(data)))
 
 
 def content_ids(c):
