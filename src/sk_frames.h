@@ -62,6 +62,7 @@ typedef struct sk_frames_scratch {
   size_t *offset;
   uint32_t *hits;
   size_t bones_cap;
+  size_t bad_pose, bad_bone; /* after SK_ENOTFINITE: the pose, and the first bone (parent-first) that overflowed */
 } sk_frames_scratch;
 
 void sk_frames_scratch_close(sk_frames_scratch *sc);
@@ -97,7 +98,9 @@ size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, siz
 
 /* Evaluates poses[0..n) of `e` and appends their answers to `out` in one
  * piece (JSON: entries comma-separated, no wrapper). Borrows everything.
- * Errors: SK_ENOMEM (out may hold part of the answer). */
+ * Errors: SK_ENOMEM (out may hold part of the answer); SK_ENOTFINITE when
+ * an answer would hold inf or NaN (sc->bad_pose, sc->bad_bone say where;
+ * sk_frames_nonfinite_error words it). */
 int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                    sk_frames_scratch *sc, sk_strbuf *out);
 
@@ -121,13 +124,18 @@ int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pos
                        const sk_frames_opts *o);
 /* Appends the next poses' answers to `out` until it grew by at least
  * `budget` bytes or the batch is done (JSON entries comma-separated across
- * calls). Errors: SK_ENOMEM. */
+ * calls). Errors: SK_ENOMEM; SK_ENOTFINITE (run->sc.bad_* say where). */
 int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget);
 static inline bool sk_frames_run_done(const sk_frames_run *run) { return run->next == run->n; }
 /* What a run holds while it lasts (its scratch for 16 kernel poses or the
  * core's buffers), for memory budgets. */
 size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel);
 void sk_frames_run_close(sk_frames_run *run);
+
+/* The 422 of an SK_ENOTFINITE from sk_frames_eval/run_next with scratch
+ * `sc`: err at /bones/<name> of the bone whose matrix overflowed (under
+ * /poses/<pose> when `batch`), the detail naming the pose. Returns the code. */
+int sk_frames_nonfinite_error(const sk_cache_entry *e, const sk_frames_scratch *sc, bool batch, sk_error *err);
 
 /* Where sk_frames_write puts the answer: write() appends len bytes and
  * returns 0, or nonzero to stop (sk_frames_write then returns SK_EIO). */

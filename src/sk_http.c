@@ -72,6 +72,11 @@ const char *sk_http_header(sk_http_req *req, const char *name) {
   return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+typedef struct sk_http_query_list {
+  const char **names;
+  size_t cap, count;
+} sk_http_query_list;
+
 typedef struct header_counts {
   const char *const *names;
   unsigned *counts;
@@ -92,6 +97,22 @@ void sk_http_header_counts(sk_http_req *req, const char *const *names, unsigned 
   header_counts hc = {names, counts, n};
   memset(counts, 0, n * sizeof *counts);
   MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header, &hc);
+}
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind;
+  (void)value;
+  sk_http_query_list *ql = cls;
+  if (ql->count < ql->cap)
+    ql->names[ql->count] = key != NULL ? key : "";
+  ql->count++;
+  return MHD_YES;
+}
+
+size_t sk_http_query_names(sk_http_req *req, const char **names, size_t cap) {
+  sk_http_query_list ql = {names, cap, 0};
+  MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, collect_query, &ql);
+  return ql.count;
 }
 
 /* Owned answers up to this size are counted but never refused: a problem
