@@ -14,8 +14,10 @@
  *                       the products already write it bitwise)
  *   SKK(final_out)(rig, s, w, dst, stride, n, stream, affine)
  *                       step s's inverse bind · w, stored to the n lanes
+ *   SKK_STORE_CONST(dst, stride, m16, n, stream)  the same 16 floats to
+ *                       lanes 0..n-1 (sk_kernel_store.h's, per ISA)
  *
- * It #undefs SKK_INIT_T and SKK_INIT_AFFINE at its end.
+ * It #undefs SKK_INIT_T, SKK_INIT_AFFINE and SKK_STORE_CONST at its end.
  *
  * The world of a bone the affine fast path computes goes to its slot
  * without column 3 (waff says it is (0, 0, 0, 1)); the general path writes
@@ -42,11 +44,11 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
   bool waff[SK_RIG_MAX_LIVE], aaff[SK_RIG_MAX_LIVE];
 
   for (size_t k = 0; k < rig->unused; k++) {
-    SKK(store_const)(fbase + 16 * (size_t)rig->unused_slot[k], fstride, sk_kernel_zero16, n, stream);
+    SKK_STORE_CONST(fbase + 16 * (size_t)rig->unused_slot[k], fstride, sk_kernel_zero16, n, stream);
     if (abase != NULL)
-      SKK(store_const)(abase + 16 * (size_t)rig->unused_slot[k], astride, sk_kernel_zero16, n, stream);
+      SKK_STORE_CONST(abase + 16 * (size_t)rig->unused_slot[k], astride, sk_kernel_zero16, n, stream);
   }
-  SKK(store_const)(fbase + 16 * nb, fstride, sk_kernel_identity16, n, stream);
+  SKK_STORE_CONST(fbase + 16 * nb, fstride, sk_kernel_identity16, n, stream);
 
   /* The next block's input rows: one line per row per 16 poses, each row
    * its own stream (10 or 16 per bone: 650 for 65 bones), far more than the
@@ -144,3 +146,4 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
 
 #undef SKK_INIT_T
 #undef SKK_INIT_AFFINE
+#undef SKK_STORE_CONST

@@ -16,7 +16,8 @@
  *   VZ            a packed pair of entries: entry k and entry k+8 of every lane, rounded to float32
  *   VPACK2(lo, hi)  packs entry k (lo) and entry k+8 (hi)
  *   SKK(store_packed)(dst, stride, z[8], n, stream)  transposes z[0..7] (k = 0..7): lane l's 16 floats to dst + l*stride
- *   SKK(store_const)(dst, stride, m16, n, stream)    the same 16 floats to lanes 0..n-1
+ *   SKK_STORE_CONST(dst, stride, m16, n, stream)   the same 16 floats to lanes 0..n-1
+ *   and the group walk's hooks (sk_kernel_group.h)
  *   SKK_PREFETCH  how many poses ahead to prefetch input (a multiple of 16)
  *
  * It #undefs all of these at its end, ready for the next path.

@@ -11,7 +11,8 @@
  *   VADD VSUB VMUL(a, b)                       VFMA(a, b, c) a*b + c (fused where the ISA has it)
  *   VALL_EQ(v, x) every lane of v equals x
  *   SKK(store_mats)(dst, stride, m[16], n, stream)   transpose: lane l's 16 entries to dst + l*stride
- *   SKK(store_const)(dst, stride, m16, n, stream)    the same 16 floats to lanes 0..n-1
+ *   SKK_STORE_CONST(dst, stride, m16, n, stream)   the same 16 floats to lanes 0..n-1
+ *   and the group walk's hooks (sk_kernel_group.h)
  *   SKK_PREFETCH  how many poses ahead to prefetch input (a multiple of 16)
  *
  * It #undefs all of these at its end, ready for the next path.
