@@ -82,6 +82,8 @@
 #define SKK_VEC_B(k) b[k]
 #define SKK_CONST_B(k) VSET1(b[k])
 
+#include "sk_kernel_rows.h"
+
 /* o = a · b, both per lane, rounded to float32 (then widened). o must not
  * alias a or b. */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vv)(const V *a, const V *b, V *o, bool affine) {
@@ -143,15 +145,7 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
     return is_affine(in);
   case SK_KERNEL_MATRIX:
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 16, l);
     /* Matrices from Babylon's setters are affine: then the cheaper product
      * applies. A short group's empty lanes load 0 in l[15] and say no. */
     return VALL_BITS(l[3], 0) && VALL_BITS(l[7], 0) && VALL_BITS(l[11], 0) && VALL_BITS(l[15], SK_KERNEL_ONE_BITS);
@@ -191,15 +185,7 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
   default: {
     V r[10];
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 10, r);
     /* sk_mat_compose, step for step. x2 = x + x is exact (a float32 times
      * 2), so xx = x * x2 etc. are products of two float32 values: exact,
      * and fusing the sums of two of them is exact too (the FMA argument). */

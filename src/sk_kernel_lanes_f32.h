@@ -23,6 +23,8 @@
  * (0, 0, 0, 1) in both operands; then the product has it too and a quarter
  * of the work disappears. */
 
+#include "sk_kernel_rows.h"
+
 /* o = a · b, both per lane. o must not alias a or b. */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vv)(const V *a, const V *b, V *o, bool affine) {
   if (affine) {
@@ -115,30 +117,14 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
     return in[3] == 0 && in[7] == 0 && in[11] == 0 && in[15] == 1;
   case SK_KERNEL_MATRIX:
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 16, l);
     /* Matrices from Babylon's setters are affine: then the fast path
      * applies. A short group's empty lanes load 0 in l[15] and say no. */
     return VALL_EQ(l[3], 0.0f) && VALL_EQ(l[7], 0.0f) && VALL_EQ(l[11], 0.0f) && VALL_EQ(l[15], 1.0f);
   default: {
     V r[10];
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 10, r);
     const V x = r[3], y = r[4], z = r[5], w = r[6];
     const V x2 = VADD(x, x), y2 = VADD(y, y), z2 = VADD(z, z);
     const V xx = VMUL(x, x2), xy = VMUL(x, y2), xz = VMUL(x, z2);
