@@ -542,3 +542,32 @@ int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, con
   sk_frames_run_close(&run);
   return rc;
 }
+
+/* ---- transient entries --------------------------------------------------------------- */
+
+int sk_frames_entry_init(sk_cache_entry *e, sk_skeleton *s, bool batch) {
+  memset(e, 0, sizeof *e);
+  e->skel = s;
+  e->bone_count = s->count;
+  if (!batch)
+    return 0;
+  /* The rig snapshots the inverse binds and the base evaluation the
+   * locals: both after any op that changed them. */
+  e->base_world = malloc(16 * (2 * s->count + 1) * sizeof(float));
+  if (e->base_world == NULL) {
+    sk_frames_entry_close(e);
+    return SK_ENOMEM;
+  }
+  /* Without a rig the exact core answers: the same bytes, slower. */
+  if (sk_rig_create(s, &e->rig) != 0)
+    e->rig = NULL;
+  e->base_final = e->base_world + 16 * s->count;
+  sk_skeleton_evaluate_base(s, e->base_world, e->base_final);
+  return 0;
+}
+
+void sk_frames_entry_close(sk_cache_entry *e) {
+  sk_rig_destroy(e->rig);
+  free(e->base_world);
+  memset(e, 0, sizeof *e);
+}

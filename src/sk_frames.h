@@ -34,7 +34,7 @@
 
 #include "sk_cache.h"
 #include "sk_cost.h"
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_numfmt.h"
 
 enum { SK_FRAMES_JSON = 0, SK_FRAMES_F32 = 1, SK_FRAMES_MAT3X4 = 2 };
@@ -153,5 +153,16 @@ sk_frames_sink sk_frames_sink_file(FILE *f);
  * stays bounded whatever n is. Errors: SK_ENOMEM, SK_EIO (the sink refused). */
 int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                     sk_frames_sink sink);
+
+/* A transient entry for a skeleton that is in no cache: `skinner eval`'s
+ * case skeleton, which its ops change between poses (*e is a snapshot of
+ * `s` as it is now; `s` is borrowed and must not change until
+ * sk_frames_entry_close). `batch`: also build what batches use (the
+ * kernel's rig, the base evaluation); without it every pose takes the
+ * exact core in full, which is the cheapest for one pose. No JSON text of
+ * the base pose is kept: it saves no bytes, only printing, and would cost
+ * printing once. Errors: SK_ENOMEM (*e is closed). */
+int sk_frames_entry_init(sk_cache_entry *e, sk_skeleton *s, bool batch);
+void sk_frames_entry_close(sk_cache_entry *e);
 
 #endif
