@@ -125,8 +125,13 @@ double sk_frames_cost_us(const sk_cache_entry *e, const sk_pose *poses, size_t n
 size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt) {
   const sk_skeleton *s = e->skel;
   size_t mats = s->count + 1, floats = 0;
-  if (fmt != SK_FRAMES_JSON)
-    return n * mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+  if (fmt != SK_FRAMES_JSON) {
+    size_t bytes = n * mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+    for (size_t i = 0; i < n; i++)
+      if (poses[i].ops != NULL) /* world matrices and positions after the finals */
+        bytes += sk_poseops_answer_bytes(s, poses[i].ops, fmt);
+    return bytes;
+  }
   size_t extra = 0;
   for (size_t i = 0; i < n; i++) {
     floats += 16 * (((poses[i].output & SK_OUT_FINAL) ? mats : 0) + ((poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +

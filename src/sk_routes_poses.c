@@ -84,9 +84,10 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
       sk_problem_err(req, &err, rc);
       return;
     }
-    if (n != 1 || poses[0].frame_range) {
+    if (n != 1 || poses[0].frame_range || poses[0].ops != NULL) {
       /* A frame range ("times", "from"/"to"/"fps"), even of one frame: one
-       * result per frame, through the batch path like /poses. */
+       * result per frame, through the batch path like /poses. So is one
+       * pose with Bone-API ops, bare: its cost decides inline or pool. */
       sk_routes_batch *bj = calloc(1, sizeof *bj);
       if (bj == NULL) {
         sk_pose_array_free(poses, n);
@@ -101,6 +102,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
       bj->poses = poses;
       bj->n = n;
       bj->opsets = opsets;
+      bj->bare = n == 1 && !poses[0].frame_range;
       if (sk_routes__reject_binary_outputs(req, poses, n, fmt, 0, false)) {
         sk_routes__batch_free(bj);
         return;

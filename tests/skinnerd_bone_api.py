@@ -281,6 +281,28 @@ def test_fox_walk(d):
         check("the binary answer holds the JSON answer's floats", ok)
     st, body = d.req("POST", "/v1/skeletons/fox/pose", rng, accept="application/octet-stream")
     check("a query in a binary answer is a 422 at the op", st == 422 and json.loads(body)["pointer"] == "/ops/1", body)
+    # 1024 frames: an answer over the streaming threshold, its length exact
+    big = dict(rng, ops=rng["ops"][:1], output=["world", "positions"], fps=1461.43)
+    st, raw_big = d.req("POST", "/v1/skeletons/fox/pose", big, accept="application/octet-stream")
+    check("a streamed binary range with ops has the exact length", st == 200 and len(raw_big) == 1024 * per * 4,
+          (st, len(raw_big)))
+    check("and its first frame is the short range's", raw_big[:per * 4] == raw[:per * 4])
+    st, js_big = d.req("POST", "/v1/skeletons/fox/pose", dict(big, output=["positions"]))
+    check("a streamed JSON range with ops", st == 200 and len(json.loads(js_big)["results"]) == 1024, (st, js_big[:100]))
+    # one pose with many ops: priced, then evaluated on the pool (same answer as inline)
+    many = {"ops": [{"op": "rotate", "bone": order[5], "axis": [0, 1, 0], "amount": 0.001}] * 2000 +
+                   [{"op": "query", "bone": order[6], "get": "absolutePosition"}], "output": ["positions"], "mesh": None}
+    st, body = d.req("POST", "/v1/skeletons/fox/pose", many)
+    want = results_text(eval_text(dict(case, mesh=None, ops=[dict(many, op="pose")])))
+    check("one pose with 2000 ops equals skinner eval", st == 200 and [body] == want, (st, body[:200]))
+    chain = {"bones": [{"name": "c0"}] + [{"name": "c%d" % i, "parent": "c%d" % (i - 1), "position": [0, 1, 0]}
+                                          for i in range(1, 1000)]}
+    check("PUT a 1000-bone chain", d.req("PUT", "/v1/skeletons/chain", chain)[0] == 201)
+    heavy = {"ops": [{"op": "rotate", "bone": "c500", "axis": [0, 1, 0], "amount": 0.1}] * 9000}
+    st, body = d.req("POST", "/v1/skeletons/chain/pose", heavy)
+    check("ops over the work limit are a 413 at the pose", st == 413 and json.loads(body)["pointer"] == "", (st, body[:200]))
+    st, body = d.req("POST", "/v1/skeletons/chain/ops", heavy)
+    check("and at POST /ops", st == 413 and json.loads(body)["pointer"] == "/ops", (st, body[:200]))
 
 
 def test_post_ops(tmp):
@@ -333,6 +355,15 @@ def test_post_ops(tmp):
         check("and its pose", d.req("POST", "/v1/skeletons/leg/pose", pose)[1] == after)
         st, body = d.req("POST", "/v1/skeletons/leg/ops", {"ops": []})
         check("refused ops made no version", st == 200 and json.loads(body)["version"] == version + 1, body)
+        version += 1
+        # a body of 32 KiB and more is applied on the pool: the same answer as skinner eval's
+        big = [{"op": "rotate", "bone": "foot", "axis": [0, 0, 1], "amount": 0.0001}] * 600 + [
+            {"op": "query", "bone": "foot", "get": "rotationQuaternion"}]
+        st, body = d.req("POST", "/v1/skeletons/leg/ops", {"ops": big})
+        want = json.loads(eval_text({"skeleton": skel, "mesh": mesh, "ops": ops + big}))["results"]
+        check("a large POST /ops body (pool) answers as skinner eval", st == 200 and
+              json.loads(body)["queries"] == want[1:] and json.loads(body)["version"] == version + 1, (st, body[:200]))
+        st, after = d.req("POST", "/v1/skeletons/leg/pose", pose)
     finally:
         d.stop()
     d = Daemon("--data-dir", data_dir)
