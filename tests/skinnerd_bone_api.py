@@ -222,21 +222,25 @@ def test_generated_cases(d):
     print(f"# {used} of {len(cases)} generated cases fit one pose request")
 
 
-def test_fox_walk(d):
-    with open(os.path.join(DATA, "data", "Fox.glb"), "rb") as f:
-        st, _ = d.req("PUT", "/v1/skeletons/fox", f.read(), ctype="model/gltf-binary")
-    check("PUT Fox.glb", st == 201, st)
-    real = json.load(open(os.path.join(DATA, "gltf", "ctrl", "fox-walk-foot-ik.json")))
+def real_asset(d, sid, glb, ctrl, what):
+    """Every frame of a tests/gltf/ctrl case through one /poses batch and
+    frame by frame through /pose: Babylon's glTF answer (1e-4 x max(1, |e|),
+    as tests/check_sk_ops holds the offline side) and skinner eval's bytes.
+    Returns (case with an absolute glTF path, the poses, the bone order)."""
+    with open(os.path.join(DATA, "data", glb), "rb") as f:
+        st, _ = d.req("PUT", f"/v1/skeletons/{sid}", f.read(), ctype="model/gltf-binary")
+    check(f"PUT {glb}", st == 201, st)
+    real = json.load(open(os.path.join(DATA, "gltf", "ctrl", ctrl)))
     mesh = real["case"]["mesh"]
     poses = []
     for op in real["case"]["ops"]:
         p = {k: v for k, v in op.items() if k != "op"}
         p["mesh"] = mesh
         poses.append(p)
-    st, body = d.req("POST", "/v1/skeletons/fox/poses", {"poses": poses})
-    check("Fox Walk foot IK, every frame in one /poses", st == 200, (st, body[:300]))
+    st, body = d.req("POST", f"/v1/skeletons/{sid}/poses", {"poses": poses})
+    check(f"{what}, every frame in one /poses", st == 200, (st, body[:300]))
     got = json.loads(body)["results"] if st == 200 else []
-    _, gb = d.req("GET", "/v1/skeletons/fox")
+    _, gb = d.req("GET", f"/v1/skeletons/{sid}")
     order = json.loads(gb)["order"]
     worst, ok = 0.0, len(got) == len(real["expected"]) == len(poses)
     for frame, want in zip(got, real["expected"]):
@@ -245,16 +249,21 @@ def test_fox_walk(d):
                 e = want[name][c]
                 err = abs(frame["positions"][3 * b + c] - e) / max(1.0, abs(e))
                 worst = max(worst, err)
-    check(f"Fox Walk foot IK through the daemon equals Babylon's glTF answer (worst {worst:.2g})",
-          ok and worst <= 1e-4, worst)
-    # The same frames one by one through /pose, and skinner eval's bytes.
+    check(f"{what} through the daemon equals Babylon's glTF answer (worst {worst:.2g})", ok and worst <= 1e-4, worst)
+    print(f"# {what}: {len(got)} frames, worst relative error against Babylon {worst:.2g}")
     case = dict(real["case"])
-    case["skeleton"] = {"gltf": os.path.abspath(os.path.join(DATA, "data", "Fox.glb"))}
+    case["skeleton"] = {"gltf": os.path.abspath(os.path.join(DATA, "data", glb))}
     case["ops"] = [dict(p, op="pose") for p in poses]
     want = results_text(eval_text(case))
-    singles = [d.req("POST", "/v1/skeletons/fox/pose", p)[1] for p in poses]
-    check("Fox Walk foot IK through /pose equals skinner eval bit for bit", singles == want)
-    check("and the /poses batch equals skinner eval bit for bit", body == b'{"results":[' + b",".join(want) + b"]}")
+    singles = [d.req("POST", f"/v1/skeletons/{sid}/pose", p)[1] for p in poses]
+    check(f"{what} through /pose equals skinner eval bit for bit", singles == want)
+    check(f"{what}: the /poses batch equals skinner eval bit for bit", body == b'{"results":[' + b",".join(want) + b"]}")
+    return case, mesh, order
+
+
+def test_fox_walk(d):
+    real_asset(d, "cesium", "CesiumMan.glb", "cesiumman-head-look-at.json", "CesiumMan head look-at")
+    case, mesh, order = real_asset(d, "fox", "Fox.glb", "fox-walk-foot-ik.json", "Fox Walk foot IK")
     # A frame range with ops: per-frame IK, the same bytes as skinner eval.
     rng = {"animation": "Walk", "from": 0, "to": 0.7, "fps": 30, "mesh": mesh, "output": ["final", "positions"],
            "ops": [{"op": "ik", "bone": "b_LeftLeg02_016", "target": [-4, 30, -50]},
