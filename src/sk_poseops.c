@@ -57,7 +57,8 @@ static int parse_extras(const sk_cache_entry *e, json_t *stripped, const char *p
                                        : strcmp(name, "positions") == 0 ? &x->positions
                                                                           : NULL;
       if (flag == NULL) {
-        json_array_append(kept, v);
+        if (json_array_append(kept, v) != 0)
+          rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
         continue;
       }
       if (*flag) {
