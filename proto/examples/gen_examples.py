@@ -377,7 +377,7 @@ def main():
         body={"bones": {"armLeft": {"rotation": [0, 0, 1], "rotationQuaternion": [0, 0, 0, 1]}}},
         request_schema="pose.json", request_schema_valid=False)
     err("bad-output", "POST", "/v1/skeletons/babylon-page/pose", 422, "/output/0", headers=J,
-        body={"output": ["world"]}, request_schema="pose.json", request_schema_valid=False)
+        body={"output": ["skin"]}, request_schema="pose.json", request_schema_valid=False)
     err("bad-id-put", "PUT", "/v1/skeletons/no%20spaces", 400, "", headers=J, body_file="skeleton-babylon-page.json",
         request_schema="skeleton.json", description="PUT with an id outside [A-Za-z0-9._-]{1,128}: it cannot be created.")
     err("bad-id-get", "GET", "/v1/skeletons/no%20spaces", 404, "",
