@@ -80,6 +80,12 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
+/* The pose asks for the Bone API's outputs or query results (sk_poseops),
+ * which "output" alone does not show. */
+static bool asks_world(const sk_pose *p) {
+  return p->ops != NULL && (p->ops->world || p->ops->positions || p->ops->nqueries > 0);
+}
+
 /* A pose whose "output" is empty is a 422 there (any format). Binary
  * answers carry final matrices only: a pose that asks for absolute
  * or local matrices in a binary answer gets a 422 at its "output" rather
@@ -89,7 +95,7 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
 int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err) {
   /* "output": [] asks for nothing: refused rather than answered as {} */
   for (size_t i = 0; i < n; i++)
-    if (poses[i].output == 0) {
+    if (poses[i].output == 0 && !asks_world(&poses[i])) {
       char p[SK_ERROR_POINTER_MAX] = "";
       if (batch) {
         snprintf(p, sizeof p, "/poses");
@@ -97,7 +103,8 @@ int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, b
       }
       sk_pointer_push(p, sizeof p, "output");
       return sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of \"final\", "
-                                              "\"absolute\", \"local\" (or leave it out for [\"final\"])");
+                                              "\"absolute\", \"local\", \"world\", \"positions\" (or leave it "
+                                              "out for [\"final\"])");
     }
   if (fmt == SK_FMT_JSON)
     return 0;
