@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_eval.h"
 #include "sk_gltf_mesh.h"
 #include "sk_ops.h"
 #include "sk_testutil.h"
@@ -212,6 +213,49 @@ START_TEST(import_extra_keeps_the_skeleton) {
 }
 END_TEST
 
+/* skinner eval: a glTF case without "mesh" uses the file's default mesh
+ * (what an upload of the file gets); "mesh": null means none. */
+static char *eval_text(const char *case_json) {
+  json_error_t je;
+  json_t *c = json_loads(case_json, 0, &je);
+  ck_assert_msg(c != NULL, "%s", je.text);
+  char dir[1024];
+  sk_test_path("data", dir, sizeof dir);
+  sk_strbuf out = {0};
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_eval_case_at(c, dir, &out, &err) == 0, "%s at %s", err.text, err.pointer);
+  json_decref(c);
+  sk_strbuf_append(&out, "", 1);
+  return out.data;
+}
+
+START_TEST(eval_uses_the_files_default_mesh) {
+  sk_gltf *g = parse_asset("Fox.glb");
+  json_t *chain = NULL;
+  ck_assert_int_eq(sk_gltf_default_mesh(g, 0, &chain), 0);
+  char *chain_text = json_dumps(chain, JSON_COMPACT);
+  json_decref(chain);
+  sk_gltf_destroy(g);
+  const char *ops = "\"ops\":[{\"op\":\"evaluate\",\"output\":[\"positions\"]},"
+                    "{\"op\":\"query\",\"bone\":\"b_Head_05\",\"get\":\"absolutePosition\"}]";
+  char c1[256], c3[256];
+  snprintf(c1, sizeof c1, "{\"skeleton\":{\"gltf\":\"Fox.glb\"},%s}", ops);
+  snprintf(c3, sizeof c3, "{\"skeleton\":{\"gltf\":\"Fox.glb\"},\"mesh\":null,%s}", ops);
+  size_t n2 = strlen(chain_text) + 256;
+  char *c2 = malloc(n2);
+  snprintf(c2, n2, "{\"skeleton\":{\"gltf\":\"Fox.glb\"},\"mesh\":%s,%s}", chain_text, ops);
+  char *a = eval_text(c1), *b = eval_text(c2), *none = eval_text(c3);
+  ck_assert_str_eq(a, b);
+  ck_assert_str_ne(a, none); /* Fox is mirrored without its mesh */
+  free(a);
+  free(b);
+  free(none);
+  free(c2);
+  free(chain_text);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sk_gltf_mesh");
   TCase *golden = tcase_create("golden");
@@ -222,6 +266,7 @@ static Suite *suite(void) {
   TCase *skins = tcase_create("skins");
   tcase_add_test(skins, skins_list);
   tcase_add_test(skins, import_extra_keeps_the_skeleton);
+  tcase_add_test(skins, eval_uses_the_files_default_mesh);
   suite_add_tcase(s, skins);
   return s;
 }
