@@ -245,38 +245,34 @@ int sk_gltf_default_mesh(const sk_gltf *g, size_t skin, json_t **out) {
 
 int sk_gltf_skins_json(const sk_gltf *g, json_t **out) {
   *out = NULL;
-  uint8_t *loaded = loaded_nodes(g);
-  json_t *list = json_array();
-  if (loaded == NULL || list == NULL) {
-    free(loaded);
-    json_decref(list);
-    return SK_ENOMEM;
-  }
   const json_t *skins = json_object_get(g->root, "skins"), *nodes = json_object_get(g->root, "nodes");
   size_t n = sk_gltf_skin_count(g);
-  int rc = 0;
-  for (size_t i = 0; !rc && i < n && i < SK_GLTF_SKINS_LISTED; i++) {
+  if (n > SK_GLTF_SKINS_LISTED)
+    n = SK_GLTF_SKINS_LISTED;
+  uint8_t *loaded = loaded_nodes(g);
+  json_t *list = json_array();
+  int rc = loaded == NULL || list == NULL ? SK_ENOMEM : 0;
+  for (size_t i = 0; !rc && i < n; i++) {
     const json_t *sk = json_array_get(skins, i);
     const char *name = json_string_value(json_object_get(sk, "name"));
-    json_t *meshes = json_array();
-    for (size_t k = 0; meshes != NULL && k < g->node_count; k++) {
-      const json_t *nd = json_array_get(nodes, k);
-      const json_t *s = json_object_get(nd, "skin");
-      if (loaded[k] != 2 || !present(nd, "mesh") || !json_is_integer(s) || json_integer_value(s) != (json_int_t)i)
-        continue;
-      const char *nn = json_string_value(json_object_get(nd, "name"));
-      char dflt[32];
-      snprintf(dflt, sizeof dflt, "node%zu", k); /* Babylon's name for an unnamed node */
-      if (json_array_append_new(meshes, json_string(nn != NULL && nn[0] ? nn : dflt)) != 0) {
-        json_decref(meshes);
-        meshes = NULL;
-      }
-    }
-    json_t *o = meshes ? json_pack("{s:I, s:o, s:I, s:o}", "index", (json_int_t)i, "name",
-                                   name ? json_string(name) : json_null(), "joints",
-                                   (json_int_t)json_array_size(json_object_get(sk, "joints")), "meshes", meshes)
-                       : NULL;
+    json_t *o = json_pack("{s:I, s:o, s:I, s:[]}", "index", (json_int_t)i, "name",
+                          name ? json_string(name) : json_null(), "joints",
+                          (json_int_t)json_array_size(json_object_get(sk, "joints")), "meshes");
     if (o == NULL || json_array_append_new(list, o) != 0)
+      rc = SK_ENOMEM;
+  }
+  /* One pass over the nodes, whatever the number of skins. */
+  for (size_t k = 0; !rc && k < g->node_count; k++) {
+    const json_t *nd = json_array_get(nodes, k);
+    const json_t *s = json_object_get(nd, "skin");
+    if (loaded[k] != 2 || !present(nd, "mesh") || !json_is_integer(s) || json_integer_value(s) < 0 ||
+        (size_t)json_integer_value(s) >= n)
+      continue;
+    const char *nn = json_string_value(json_object_get(nd, "name"));
+    char dflt[32];
+    snprintf(dflt, sizeof dflt, "node%zu", k); /* Babylon's name for an unnamed node */
+    json_t *meshes = json_object_get(json_array_get(list, (size_t)json_integer_value(s)), "meshes");
+    if (json_array_append_new(meshes, json_string(nn != NULL && nn[0] ? nn : dflt)) != 0)
       rc = SK_ENOMEM;
   }
   free(loaded);

@@ -38,30 +38,36 @@ static void write_int(sk_strbuf *b, long long v) {
 
 /* ,"mesh":<chain>|null and, for a glTF skeleton, ,"skin":k,"skins":[...]
  * (texts made by jansson at the put, copied in as they are). */
-static void write_mesh_skins(sk_strbuf *b, const sk_cache_entry *e) {
+static void write_mesh_skins(sk_strbuf *b, const char *mesh_json, const char *skins_json, long long skin) {
   sk_strbuf_append(b, ",\"mesh\":", 8);
-  if (e->mesh_json != NULL)
-    sk_strbuf_append(b, e->mesh_json, strlen(e->mesh_json));
+  if (mesh_json != NULL)
+    sk_strbuf_append(b, mesh_json, strlen(mesh_json));
   else
     sk_strbuf_append(b, "null", 4);
-  if (e->skins_json != NULL) {
+  if (skins_json != NULL) {
     sk_strbuf_append(b, ",\"skin\":", 8);
-    write_int(b, e->skin);
+    write_int(b, skin);
     sk_strbuf_append(b, ",\"skins\":", 9);
-    sk_strbuf_append(b, e->skins_json, strlen(e->skins_json));
+    sk_strbuf_append(b, skins_json, strlen(skins_json));
   }
 }
 
-/* {"id","bones","order","mesh","skin"?,"skins"?} */
-static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
+/* {"id","bones","order","mesh","skin"?,"skins"?} of a skeleton stored or,
+ * for a dry run, only built. */
+static void write_summary_of(sk_strbuf *b, const char *id, const sk_skeleton *s, const char *mesh_json,
+                             const char *skins_json, long long skin) {
   sk_strbuf_append(b, "{\"id\":", 6);
-  sk_json_write_string(b, e->id);
+  sk_json_write_string(b, id);
   sk_strbuf_append(b, ",\"bones\":", 9);
-  write_uint(b, e->bone_count);
+  write_uint(b, s->count);
   sk_strbuf_append(b, ",\"order\":", 9);
-  sk_eval_write_order(e->skel, b);
-  write_mesh_skins(b, e);
+  sk_eval_write_order(s, b);
+  write_mesh_skins(b, mesh_json, skins_json, skin);
   sk_strbuf_append(b, "}", 1);
+}
+
+static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
+  write_summary_of(b, e->id, e->skel, e->mesh_json, e->skins_json, e->skin);
 }
 
 /* {"id","order","bones":[{"name","parent","index","length"?,"local","bind","rest"}]} */
@@ -100,7 +106,7 @@ static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
     sk_anim_write_clips_json(e->anim, b);
   else
     sk_strbuf_append(b, "[]", 2);
-  write_mesh_skins(b, e);
+  write_mesh_skins(b, e->mesh_json, e->skins_json, e->skin);
   sk_strbuf_append(b, "}", 1);
 }
 
@@ -164,6 +170,7 @@ typedef struct upload_job {
   sk_skeleton *s;
   sk_anim *anim;
   sk_gltf_extra extra;     /* glTF: default mesh and skins; JSON: mesh_json alone */
+  bool dry_run;            /* ?dryRun=true: build, answer, store nothing */
   sk_error err;
   int rc;
   size_t reserved;         /* bytes of the memory budget held for the import */
@@ -240,6 +247,15 @@ static void upload_work(void *arg) {
   sk_budget_release(r->cfg.budget, tree);
 }
 
+/* A dry run's answer: what the upload would store (and under which id),
+ * 200, nothing stored or evicted. */
+static void dry_run_answer(sk_http_req *req, const char *id, const upload_job *uj) {
+  sk_strbuf b = {0};
+  write_summary_of(&b, id, uj->s, uj->extra.mesh_json, uj->gltf ? uj->extra.skins_json : NULL,
+                   (long long)uj->extra.skin);
+  sk_routes__respond_json(req, 200, &b, NULL);
+}
+
 static void upload_after(sk_http_req *req, void *arg, int status) {
   upload_job *uj = arg;
   if (status == SK_EBUSY)
@@ -248,11 +264,13 @@ static void upload_after(sk_http_req *req, void *arg, int status) {
     sk_problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
   else if (uj->gltf)
     gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj);
+  else if (uj->dry_run)
+    dry_run_answer(req, uj->id, uj);
   else {
     const sk_cache_source json_source = {.mesh_json = uj->extra.mesh_json};
     store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
   }
-  if (status == SK_EBUSY || uj->rc) { /* built but not stored */
+  if (status == SK_EBUSY || uj->rc || uj->dry_run) { /* built but not stored */
     sk_skeleton_destroy(uj->s);
     sk_anim_destroy(uj->anim);
   }
@@ -277,6 +295,13 @@ static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
   uj->gltf = sk_routes__gltf_type(sk_http_header(req, "Content-Type")) != 0;
   uj->skin = uj->gltf ? sk_http_query(req, "skin") : NULL;
   uj->has_id = given_id != NULL;
+  const char *dry = sk_http_query(req, "dryRun");
+  if (dry != NULL && strcmp(dry, "true") != 0 && strcmp(dry, "false") != 0) {
+    free(uj);
+    sk_problem(req, SK_EINVAL, "", "dryRun is true or false, not \"%s\"", dry);
+    return;
+  }
+  uj->dry_run = dry != NULL && strcmp(dry, "true") == 0;
   if (given_id != NULL)
     snprintf(uj->id, sizeof uj->id, "%s", given_id);
   if (req->body.len >= r->cfg.pool_upload) {
@@ -303,6 +328,10 @@ static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, up
       h = (h ^ (unsigned char)*p) * 1099511628211ull;
     snprintf(derived, sizeof derived, "%016llx", (unsigned long long)h);
     id = derived;
+  }
+  if (uj->dry_run) {
+    dry_run_answer(req, id, uj);
+    return;
   }
   sk_cache_source src = {req->body.data, req->body.len, skin, uj->extra.mesh_json, uj->extra.skins_json,
                          (int32_t)uj->extra.skin};

@@ -230,6 +230,43 @@ START_TEST(a_bad_mesh_is_422_with_a_pointer_and_nothing_is_stored) {
 }
 END_TEST
 
+/* ?dryRun=true: the same answer as the upload, 200, nothing stored. */
+START_TEST(a_dry_run_lists_the_skins_and_stores_nothing) {
+  size_t len;
+  unsigned char *d = sk_test_read_asset("RobotExpressive.glb", &len);
+  json_t *dry = ask("PUT", "/v1/skeletons/robot?dryRun=true", "model/gltf-binary", d, len, 200);
+  ck_assert_uint_eq(json_array_size(json_object_get(dry, "skins")), 2);
+  ck_assert_str_eq(json_string_value(json_object_get(dry, "id")), "robot");
+  json_t *g = ask("GET", "/v1/skeletons/robot", NULL, NULL, 0, 404);
+  json_decref(g);
+  /* POST: the id it would get is the id a real POST gets */
+  json_t *dpost = ask("POST", "/v1/skeletons?skin=1&dryRun=true", "model/gltf-binary", d, len, 200);
+  ck_assert_int_eq(json_integer_value(json_object_get(dpost, "skin")), 1);
+  json_t *post = ask("POST", "/v1/skeletons?skin=1", "model/gltf-binary", d, len, 201);
+  json_object_del(post, "evicted");
+  ck_assert_msg(json_equal(dpost, post), "dry %s\nreal %s", json_dumps(dpost, JSON_COMPACT),
+                json_dumps(post, JSON_COMPACT));
+  json_decref(post);
+  json_decref(dpost);
+  json_decref(dry);
+  json_t *p = ask("PUT", "/v1/skeletons/robot?dryRun=yes", "model/gltf-binary", d, len, 400);
+  json_decref(p);
+  free(d);
+  /* JSON: validated (mesh included) without being stored */
+  char body[512];
+  snprintf(body, sizeof body, "%s,\"mesh\":%s}", k_skel, k_mesh);
+  dry = ask_json("PUT", "/v1/skeletons/j9?dryRun=true", body, 200);
+  ck_assert_ptr_nonnull(json_object_get(json_object_get(dry, "mesh"), "parent"));
+  json_decref(dry);
+  g = ask("GET", "/v1/skeletons/j9", NULL, NULL, 0, 404);
+  json_decref(g);
+  snprintf(body, sizeof body, "%s,\"mesh\":{\"scaling\":[0,0,0]}}", k_skel);
+  p = ask_json("PUT", "/v1/skeletons/j9?dryRun=true", body, 422);
+  expect_problem(p, 422, "/mesh");
+  json_decref(p);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("default_mesh");
   TCase *tc = tcase_create("e2e");
@@ -239,6 +276,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, the_skins_of_a_file_are_listed_with_joints_and_meshes);
   tcase_add_test(tc, a_json_mesh_round_trips_through_put_get_patch_and_restart);
   tcase_add_test(tc, a_bad_mesh_is_422_with_a_pointer_and_nothing_is_stored);
+  tcase_add_test(tc, a_dry_run_lists_the_skins_and_stores_nothing);
   suite_add_tcase(s, tc);
   return s;
 }
