@@ -109,9 +109,12 @@ static void skinned_mesh(chain *c, int32_t m) {
   const json_t *nd = json_array_get(c->nodes, (size_t)m);
   const json_t *mesh = json_array_get(json_object_get(c->g->root, "meshes"),
                                       (size_t)json_integer_value(json_object_get(nd, "mesh")));
-  push(c, &k_identity);
-  if (json_array_size(json_object_get(mesh, "primitives")) > 1)
-    push(c, &k_identity); /* primitive 0's parent: the node's TransformNode */
+  /* Every step pushes before it recurses, so a parent cycle through
+   * skinned meshes (the loader would make one) ends at the depth bound. */
+  if (!push(c, &k_identity))
+    return;
+  if (json_array_size(json_object_get(mesh, "primitives")) > 1 && !push(c, &k_identity))
+    return; /* primitive 0's parent: the node's TransformNode */
   json_int_t skin = json_integer_value(json_object_get(nd, "skin"));
   int32_t root = skin >= 0 && (size_t)skin < sk_gltf_skin_count(c->g) ? sk_gltf__skin_root(c->g, (size_t)skin) : -2;
   if (root == -2) {

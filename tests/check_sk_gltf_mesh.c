@@ -213,6 +213,52 @@ START_TEST(import_extra_keeps_the_skeleton) {
 }
 END_TEST
 
+static sk_gltf *parse_text(const char *text) {
+  sk_gltf *g = NULL;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_gltf_parse(text, strlen(text), &g, &err) == 0, "%s at %s", err.text, err.pointer);
+  return g;
+}
+
+/* Hostile hierarchies: too deep, singular, and two skinned meshes each
+ * parented (through its skeleton root) to the other. */
+START_TEST(deep_singular_and_cyclic_chains) {
+  /* 70 nodes in a line, the skinned mesh and its joint under the last */
+  char *t = malloc(1 << 16);
+  size_t at = (size_t)sprintf(t, "{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0]}],\"nodes\":[");
+  for (int i = 0; i < 70; i++)
+    at += (size_t)sprintf(t + at, "{\"children\":[%d%s]},", i + 1, i == 69 ? ",71" : "");
+  sprintf(t + at, "{\"mesh\":0,\"skin\":0},{}],\"meshes\":[{\"primitives\":[{\"attributes\":{}}]}],"
+                  "\"skins\":[{\"joints\":[71]}]}");
+  sk_gltf *g = parse_text(t);
+  json_t *m = (json_t *)1;
+  ck_assert_int_eq(sk_gltf_default_mesh(g, 0, &m), 0);
+  ck_assert_ptr_null(m); /* 72 nodes: past SK_MESH_MAX_DEPTH, no default mesh */
+  sk_gltf_destroy(g);
+  /* a zero scale above the mesh: the chain, which does not compose */
+  g = parse_text("{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0]}],\"nodes\":["
+                 "{\"scale\":[0,1,1],\"children\":[1,2]},{\"mesh\":0,\"skin\":0},{}],"
+                 "\"meshes\":[{\"primitives\":[{\"attributes\":{}}]}],\"skins\":[{\"joints\":[2]}]}");
+  ck_assert_int_eq(sk_gltf_default_mesh(g, 0, &m), 0);
+  ck_assert_ptr_nonnull(m);
+  bool has;
+  sk_mesh mesh;
+  ck_assert_int_eq(sk_ops_parse_mesh(m, "/mesh", &has, &mesh, NULL), SK_ESINGULAR);
+  json_decref(m);
+  sk_gltf_destroy(g);
+  /* A (skin 0, root 3 under B) and B (skin 1, root 2 under A) */
+  g = parse_text("{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0]}],\"nodes\":["
+                 "{\"mesh\":0,\"skin\":0,\"children\":[1,2]},{\"mesh\":0,\"skin\":1,\"children\":[3]},{},{}],"
+                 "\"meshes\":[{\"primitives\":[{\"attributes\":{}}]}],"
+                 "\"skins\":[{\"joints\":[3]},{\"joints\":[2]}]}");
+  ck_assert_int_eq(sk_gltf_default_mesh(g, 0, &m), 0);
+  ck_assert_ptr_null(m);
+  sk_gltf_destroy(g);
+  free(t);
+}
+END_TEST
+
 /* skinner eval: a glTF case without "mesh" uses the file's default mesh
  * (what an upload of the file gets); "mesh": null means none. */
 static char *eval_text(const char *case_json) {
@@ -267,6 +313,7 @@ static Suite *suite(void) {
   tcase_add_test(skins, skins_list);
   tcase_add_test(skins, import_extra_keeps_the_skeleton);
   tcase_add_test(skins, eval_uses_the_files_default_mesh);
+  tcase_add_test(skins, deep_singular_and_cyclic_chains);
   suite_add_tcase(s, skins);
   return s;
 }
