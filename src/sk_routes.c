@@ -581,14 +581,13 @@ static void dispatch(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
 typedef struct reload_job {
   sk_routes *routes;
   char id[SK_CACHE_ID_MAX + 1];
-  sk_skeleton *skel;
-  sk_anim *anim;
+  sk_cache_loaded loaded;
   int rc;
 } reload_job;
 
 static void reload_work(void *arg) {
   reload_job *rj = arg;
-  rj->rc = sk_cache_load_stored(rj->routes->cache, rj->id, &rj->skel, &rj->anim);
+  rj->rc = sk_cache_load_stored(rj->routes->cache, rj->id, &rj->loaded);
 }
 
 static void reload_after(sk_http_req *req, void *arg, int status) {
@@ -599,12 +598,13 @@ static void reload_after(sk_http_req *req, void *arg, int status) {
   } else {
     /* A record that cannot be read back stays stored-only: the handler's
      * sk_cache_get answers as it always did for it. */
-    if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, rj->skel, rj->anim) != 0)
+    if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, &rj->loaded) != 0)
       sk_problem(req, SK_ENOMEM, "", "out of memory");
     const sk_route_match *m = request_match(req);
     if (req->resp == NULL && m != NULL)
       dispatch(r, req, m);
   }
+  sk_cache_loaded_clear(&rj->loaded); /* adopt took it all, unless it never ran */
   free(rj);
 }
 
