@@ -394,13 +394,13 @@ static void no_route(sk_http_req *req) {
  * are probes and scrapers (Prometheus' `params:`, cache-busting health
  * checks) that add parameters of their own. */
 static const char *const *route_params(const sk_route *rt, int method) {
-  static const char *const skin[] = {"skin", NULL};
+  static const char *const upload[] = {"skin", "dryRun", NULL};
   static const char *const none[] = {NULL};
   if (rt->admin)
     return NULL;
   if ((rt->id == SK_ROUTE_SKELETONS && method == SK_METHOD_POST) ||
       (rt->id == SK_ROUTE_SKELETON && method == SK_METHOD_PUT))
-    return skin;
+    return upload;
   return none;
 }
 

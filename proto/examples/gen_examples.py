@@ -249,7 +249,7 @@ def main():
         "chain, shown back by the answer and GET, used by world-space ops and outputs when a request names none.",
         method="PUT", path="/v1/skeletons/with-mesh", headers=J, body=mesh_skel, request_schema="skeleton.json",
         status=201, response_schema="skeleton-created.json",
-        response_body={"id": "with-mesh", "bones": 2, "order": ["root", "tip"], "mesh": mesh_skel["mesh"]})
+        response_body={"id": "with-mesh", "bones": 2, "order": ["root", "tip"], "slots": [0, 1], "mesh": mesh_skel["mesh"]})
     add(name="pose-bind", description="local = bind: every final matrix is the identity.", method="POST",
         path="/v1/skeletons/babylon-page/pose", headers=J, body={}, request_schema="pose.json", status=200,
         response_schema="result.json", response_body=r_page[0])
