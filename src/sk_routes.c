@@ -288,6 +288,7 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_REST,      "/rest",         true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__rest,      sk_routes__bones_pooled},
     {SK_ROUTE_POSE,      "/pose",         true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__pose,      sk_routes__pose_pooled},
     {SK_ROUTE_POSES,     "/poses",        true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,     sk_routes__pose_pooled},
+    {SK_ROUTE_OPS,       "/ops",          true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,       sk_routes__ops_pooled},
 };
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])
 

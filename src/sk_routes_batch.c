@@ -13,6 +13,7 @@
 #include "sk_json.h"
 #include "sk_numfmt.h"
 #include "sk_problem.h"
+#include "sk_poseops.h"
 #include "sk_routes_int.h"
 
 /* A batch answer larger than this is produced while the client reads it. */
@@ -119,6 +120,7 @@ void sk_routes__batch_free(sk_routes_batch *bj) {
   sk_cache_entry_unref(bj->entry);
   sk_strbuf_free(&bj->out);
   json_decref(bj->json);
+  sk_poseops_free(bj->opsets); /* after the poses that borrow them */
   free(bj);
 }
 
