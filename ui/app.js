@@ -258,8 +258,8 @@ function boneWorlds(mats) {
 function updateArmature() {
   const seg = [], pts = [];
   if (st.edit) {
-    // The edit's target handle: a magenta cross, a tenth of the view wide.
-    const t = st.edit.target, r = st.cam.dist * 0.04, col = [1, 0.2, 1];
+    // The edit's target handle: a magenta cross, about a tenth of the view wide.
+    const t = st.edit.target, r = st.cam.dist * 0.06, col = [1, 0.2, 1];
     for (let a = 0; a < 3; a++) {
       const lo = t.slice(), hi = t.slice();
       lo[a] -= r; hi[a] += r;

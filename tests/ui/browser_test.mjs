@@ -219,6 +219,7 @@ async function dragHandle(ui, dx, dy, steps = 6) {
   await ui.mouse.down();
   for (let i = 1; i <= steps; i++) await ui.mouse.move(at.x + (dx * i) / steps, at.y + (dy * i) / steps);
   await ui.mouse.up();
+  await ui.mouse.move(1, 1); // no hover label over the screenshot
   await ui.evaluate(() => window.skPreview.idle());
   return ui.evaluate(() => ({ target: window.skPreview.state.edit.target, ops: window.skPreview.state.ops }));
 }
@@ -230,10 +231,11 @@ const angleDeg = (a, b) => {
   const d = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) / (Math.hypot(...a) * Math.hypot(...b));
   return (Math.acos(Math.max(-1, Math.min(1, d))) * 180) / Math.PI;
 };
-// v rotated by `deg` about world +Y (row vectors, Babylon's RotationY).
+// v rotated by `deg` about world +Y, right-handed (+X turns to -Z): v ×
+// Babylon's Matrix.RotationY, what rotate(Axis.Y, amount) applies.
 const rotY = (v, deg) => {
   const a = (deg * Math.PI) / 180, c = Math.cos(a), s = Math.sin(a);
-  return [v[0] * c - v[2] * s, v[1], v[0] * s + v[2] * c];
+  return [v[0] * c + v[2] * s, v[1], -v[0] * s + v[2] * c];
 };
 
 async function uploadThroughPage(ui, file, id) {
