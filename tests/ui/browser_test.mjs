@@ -428,6 +428,26 @@ async function main() {
         `the drag sent the ik op with the handle's position (moved ${dist(target, start).toFixed(2)} of a ${chain.toFixed(2)} chain)`);
       check(a0.worst <= DRAWN_TOL * a0.size, `after the IK drag the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)})`);
       check(reach <= 1e-4 * chain, `the IK end ${end} reaches the target (off by ${reach.toExponential(2)}, chain ${chain.toFixed(2)})`);
+      // Playing, the op rides along with every range request: the clip moves
+      // the fox, the IK keeps the foot on the target in every frame drawn.
+      const play = await ui.evaluate(async (end) => {
+        const p = window.skPreview, st = p.state, sent = p.api.sent;
+        st.framesShown = 0;
+        let worst = 0;
+        const at = () => { const w = st.lastWorlds.get(end).world; return [w[12], w[13], w[14]]; };
+        p.setPlaying(true);
+        const t0 = performance.now();
+        while (performance.now() - t0 < 1500) {
+          await new Promise((r) => requestAnimationFrame(r));
+          const f = at();
+          worst = Math.max(worst, Math.hypot(f[0] - st.edit.target[0], f[1] - st.edit.target[1], f[2] - st.edit.target[2]));
+        }
+        p.setPlaying(false);
+        return { frames: st.framesShown, requests: p.api.sent - sent, worst };
+      }, end);
+      check(play.frames >= 10 && play.worst <= 1e-4 * chain,
+        `playing Survey with the ik op: ${play.frames} frames from ${play.requests} requests, the foot within ${play.worst.toExponential(2)} of the target in every one`);
+      await ui.evaluate(async () => { window.skPreview.setClip("Survey"); await window.skPreview.seek(1); });
       await ui.evaluate(() => window.skPreview.show({ armature: false, flat: true }));
       const qi = await opsOverrides(ui);
       const r = await compareFrame(ui, ref, "ik-after", "Survey", 1, qi);
