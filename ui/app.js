@@ -668,6 +668,7 @@ function wire() {
     h.hidden = !b;
     if (b) { h.textContent = b.name; h.style.left = `${e.offsetX + cv.offsetLeft + 12}px`; h.style.top = `${e.offsetY + cv.offsetTop}px`; }
   };
+  cv.onpointerleave = () => ($("hover").hidden = true);
   cv.onwheel = (e) => { e.preventDefault(); st.cam.dist *= Math.exp(e.deltaY * 0.001); if (st.lastWorlds) draw(); };
 
   // Drag-and-drop anywhere on the page.

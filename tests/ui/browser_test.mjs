@@ -420,7 +420,10 @@ async function main() {
       const m0 = (await compareFrame(ui, ref, "ik-before", "Survey", 1)).mask;
       await ui.evaluate(() => window.skPreview.show({ armature: true, flat: false }));
       const { target, ops } = await dragHandle(ui, -30, -25);
+      // The whole page as a user sees it (docs/preview.png), then back to 400×400.
+      await ui.evaluate(() => window.skPreview.setSize(null));
       await fullShot(ui, "ik-drag-full");
+      await ui.evaluate((s) => window.skPreview.setSize(s, s), SIZE);
       const a0 = await drawnVsApi(ui);
       const chain = dist(pos(b0, ikBone), pos(b0, "b_LeftLeg01_015")) + dist(pos(b0, end), pos(b0, ikBone));
       const reach = dist(pos(a0, end), target);
