@@ -33,13 +33,15 @@ void sk_anim_destroy(sk_anim *a) {
   }
   free(a->clips);
   free(a->rest);
+  free(a->source);
   free(a);
 }
 
 size_t sk_anim_memory(const sk_anim *a) {
   if (a == NULL)
     return 0;
-  size_t n = sizeof *a + a->bone_count * SK_ANIM_TRS * sizeof(double) + a->clip_count * sizeof *a->clips;
+  size_t n = sizeof *a + a->bone_count * SK_ANIM_TRS * sizeof(double) + a->clip_count * sizeof *a->clips +
+             a->source_len;
   for (size_t c = 0; c < a->clip_count; c++) {
     const sk_anim_clip *clip = &a->clips[c];
     n += strlen(clip->name) + 1 + clip->channel_count * sizeof *clip->channels;
@@ -502,6 +504,16 @@ void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out)
   }
 }
 
+static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
+
+static int append_num(sk_strbuf *out, const char *key, double v) {
+  char d[SK_NUMFMT_F64_MAX + 1];
+  size_t dl = sk_numfmt_f64(v, d);
+  if (append_str(out, key) || sk_strbuf_append(out, d, dl))
+    return SK_ENOMEM;
+  return 0;
+}
+
 int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
   if (sk_strbuf_append(out, "[", 1))
     return SK_ENOMEM;
@@ -515,23 +527,20 @@ int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
     size_t dl = sk_numfmt_f64(sk_anim_clip_duration(a, c), d);
     n = snprintf(num, sizeof num, ",\"channels\":%zu}", a->clips[c].channel_count);
     if (sk_strbuf_append(out, ",\"duration\":", 12) || sk_strbuf_append(out, d, dl) || n < 0 ||
-        (size_t)n >= sizeof num || sk_strbuf_append(out, num, (size_t)n))
+        (size_t)n >= sizeof num)
+      return SK_ENOMEM;
+    /* A Babylon-format clip is a frame range: say which, as its detail does. */
+    const sk_anim_clip *bc = &a->clips[c];
+    if (bc->fps > 0 && (append_num(out, ",\"fps\":", bc->fps) || append_num(out, ",\"from\":", bc->from_frame) ||
+                        append_num(out, ",\"to\":", bc->to_frame)))
+      return SK_ENOMEM;
+    if (sk_strbuf_append(out, num, (size_t)n))
       return SK_ENOMEM;
   }
   return sk_strbuf_append(out, "]", 1) ? SK_ENOMEM : 0;
 }
 
 /* ---- introspection ------------------------------------------------------- */
-
-static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
-
-static int append_num(sk_strbuf *out, const char *key, double v) {
-  char d[SK_NUMFMT_F64_MAX + 1];
-  size_t dl = sk_numfmt_f64(v, d);
-  if (append_str(out, key) || sk_strbuf_append(out, d, dl))
-    return SK_ENOMEM;
-  return 0;
-}
 
 static int write_channel(const sk_anim_channel *ch, sk_strbuf *out) {
   static const char *const paths[4] = {"translation", "rotation", "scale", "matrix"};

@@ -92,6 +92,11 @@ typedef struct sk_anim {
    * clip drives are posed (Babylon leaves the others as they are), so such
    * clips are turned into poses by sk_anim_sample_overrides(). */
   bool babylon;
+  /* Appended: the Babylon skeleton JSON text the clips were parsed from
+   * (owned; a daemon upload keeps it to persist and retarget the clips), or
+   * NULL. Counted by sk_anim_memory. */
+  char *source;
+  size_t source_len;
 } sk_anim;
 
 /* Drops a reference; the last one frees `a` and everything it owns. Clips

@@ -6,6 +6,7 @@
 
 #include "sk_error.h"
 #include "sk_gltf.h"
+#include "sk_json.h"
 #include "sk_record.h"
 
 struct sk_cache {
@@ -292,18 +293,19 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
   void *old = NULL;
   size_t old_len = 0;
   sk_record prev = {0};
-  sk_cache_source kept = {NULL, 0, NULL};
+  sk_cache_source kept = {NULL, 0, NULL, false};
   if (src == NULL) {
     /* A PATCH: the source is the record's being replaced, whatever its version. */
     if (sk_store_get(c->store, id, &old, &old_len) == 0 && sk_record_decode(old, old_len, &prev) == 0) {
       kept.gltf = prev.gltf;
       kept.gltf_len = prev.gltf_len;
       kept.skin = prev.skin;
+      kept.json = prev.json;
     }
     src = &kept;
   }
   sk_strbuf b = {0};
-  int rc = sk_record_encode(skel, src->gltf, src->gltf_len, src->skin, &b);
+  int rc = sk_record_encode_src(skel, src->gltf, src->gltf_len, src->skin, src->json, &b);
   if (!rc && b.failed)
     rc = SK_ENOMEM;
   if (!rc)
@@ -312,6 +314,33 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
   sk_record_clear(&prev);
   free(old);
   return rc;
+}
+
+/* The clips of a record's Babylon skeleton JSON text, parsed as the upload
+ * parsed it, keeping the text (a later retarget or PATCH needs it). */
+static int babylon_clips(const void *text, size_t len, sk_skeleton **fresh, sk_anim **anim) {
+  json_t *j;
+  if (sk_json_load(text, len, &j, NULL) != 0)
+    return SK_EFORMAT;
+  int rc = sk_json_parse_skeleton_anim(j, "", 0, fresh, anim, NULL);
+  json_decref(j);
+  if (!rc && *anim == NULL) {
+    sk_skeleton_destroy(*fresh);
+    *fresh = NULL;
+    rc = SK_EFORMAT;
+  }
+  if (!rc && ((*anim)->source = malloc(len)) == NULL)
+    rc = SK_ENOMEM;
+  if (rc) {
+    sk_skeleton_destroy(*fresh);
+    sk_anim_destroy(*anim);
+    *fresh = NULL;
+    *anim = NULL;
+    return rc;
+  }
+  memcpy((*anim)->source, text, len);
+  (*anim)->source_len = len;
+  return 0;
 }
 
 /* A record's bytes back to the skeleton and, for a glTF one, its clips
@@ -330,7 +359,10 @@ static int decode_record(const void *data, size_t len, sk_skeleton **skel_out, s
     /* The record is the skeleton (PATCHes included); the file only gives
      * back the clips, which never change. */
     sk_skeleton *fresh = NULL;
-    rc = sk_gltf_import(rec.gltf, rec.gltf_len, rec.skin, 0, &fresh, &anim, NULL);
+    if (rec.json)
+      rc = babylon_clips(rec.gltf, rec.gltf_len, &fresh, &anim);
+    else
+      rc = sk_gltf_import(rec.gltf, rec.gltf_len, rec.skin, 0, &fresh, &anim, NULL);
     if (!rc && (fresh->count != skel->count || anim->bone_count != skel->count))
       rc = SK_EFORMAT;
     sk_skeleton_destroy(fresh);
@@ -445,7 +477,7 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
 }
 
 int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced, sk_cache_entry **out) {
-  static const sk_cache_source json_source = {NULL, 0, NULL};
+  static const sk_cache_source json_source = {NULL, 0, NULL, false};
   return sk_cache_put_full(c, id, skel, NULL, &json_source, replaced, out);
 }
 

@@ -89,6 +89,7 @@ typedef struct sk_cache_source {
   const void *gltf;     /* the glTF/GLB body, or NULL for JSON skeletons */
   size_t gltf_len;
   const char *skin;     /* the ?skin= selector used, or NULL */
+  bool json;            /* `gltf` holds Babylon skeleton JSON text: its clips are re-parsed on load */
 } sk_cache_source;
 
 /* sk_cache_put with glTF clips (`anim` stolen, may be NULL) and the source

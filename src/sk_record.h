@@ -17,6 +17,7 @@
 #ifndef SK_RECORD_H
 #define SK_RECORD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@
 #define SK_RECORD_HEADER 24     /* bytes before the skin selector */
 #define SK_RECORD_BONE 556      /* bytes per bone */
 #define SK_RECORD_SKIN_MAX 4096 /* longest ?skin= selector kept */
+#define SK_RECORD_FLAG_JSON 1u  /* flags bit 0: the source is Babylon JSON text */
 
 /* A decoded record. */
 typedef struct sk_record {
@@ -35,6 +37,7 @@ typedef struct sk_record {
   const void *gltf;  /* borrowed from the decoded bytes; NULL for JSON skeletons */
   size_t gltf_len;
   char *skin;        /* owned, NUL-terminated ?skin= selector, or NULL */
+  bool json;         /* `gltf` is the Babylon skeleton JSON text of an upload with clips (flags bit 0) */
 } sk_record;
 
 /* Appends a version-2 record of `s` to `out`, with the glTF file it came
@@ -42,6 +45,11 @@ typedef struct sk_record {
  * none; at most SK_RECORD_SKIN_MAX bytes). 0, SK_EINVAL (selector too long,
  * more than 2^32-1 bones or name bytes), SK_ENOMEM. */
 int sk_record_encode(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, sk_strbuf *out);
+/* sk_record_encode whose source may be Babylon skeleton JSON text (`json`
+ * true, `skin` NULL): flags bit 0 says so, and a reload re-parses the text
+ * for the clips. A record without the bit reads as before. */
+int sk_record_encode_src(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
+                         sk_strbuf *out);
 
 /* Decodes a record of either version from data[0..len). On success `*rec`
  * holds a new skeleton and a new selector (release with sk_record_clear)

@@ -26,12 +26,18 @@ extern const char *const sk_routes__pose_offers[3];
 
 typedef struct sk_route sk_route;
 
+#define SK_ROUTES_CLIP_MAX 255 /* longest clip name a URL may address */
+
 /* A request's route, matched once in begin() and kept in req->data for
  * handle() and any pool job's after-callback. */
 typedef struct sk_route_match {
   const sk_route *route; /* NULL: no route (404) */
   char id[SK_CACHE_ID_MAX + 1];
   bool id_ok; /* the id segment matched the id syntax */
+  /* /animations/{clip}: the clip segment as the URL gave it (decoded by
+   * libmicrohttpd); clip_ok false when longer than SK_ROUTES_CLIP_MAX. */
+  char clip[SK_ROUTES_CLIP_MAX + 1];
+  bool clip_ok;
 } sk_route_match;
 
 /* A handler: the route matched, the body (if any) complete and within
@@ -82,6 +88,19 @@ void sk_routes__bones(sk_routes *r, sk_http_req *req, const sk_route_match *m); 
 void sk_routes__rest(sk_routes *r, sk_http_req *req, const sk_route_match *m);        /* POST */
 /* PATCH /bones or POST /rest with a large body: parsed and applied on the pool. */
 void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* ---- clips (sk_routes_anim.c) ---- */
+
+/* GET /v1/skeletons/{id}/animations/{clip}: the clip's animated bones and
+ * each channel's key frames (sk_anim_write_clip_json); 404 problem+json for
+ * an unknown skeleton or clip. */
+void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* Keeps the Babylon skeleton JSON text an upload's clips were parsed from
+ * on `anim` (a copy of text[0..len)), so the record can re-parse it and a
+ * retarget can read it, after checking the clips and the text against
+ * --max-skeleton-mb (SK_ETOOBIG: nothing kept). Any thread. SK_ENOMEM. */
+int sk_routes__keep_babylon_source(const sk_routes *r, const sk_skeleton *s, sk_anim *anim, const char *text,
+                                   size_t len, sk_error *err);
 
 /* ---- parsed poses to answers (sk_routes_batch.c) ---- */
 

@@ -42,6 +42,10 @@ static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
   write_uint(b, e->bone_count);
   sk_strbuf_append(b, ",\"order\":", 9);
   sk_eval_write_order(e->skel, b);
+  if (e->anim != NULL) { /* the clips it came with, as GET lists them */
+    sk_strbuf_append(b, ",\"animations\":", 14);
+    sk_anim_write_clips_json(e->anim, b);
+  }
   sk_strbuf_append(b, "}", 1);
 }
 
@@ -191,11 +195,16 @@ static void upload_work(void *arg) {
     sk_budget_release(r->cfg.budget, tree);
     return;
   }
-  uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
-  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0) {
-    sk_skeleton_destroy(uj->s);
-    uj->s = NULL;
+  uj->rc = sk_json_parse_skeleton_anim(j, "", r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
+  if (!uj->rc && uj->anim != NULL)
+    uj->rc = sk_routes__keep_babylon_source(r, uj->s, uj->anim, uj->data, uj->len, &uj->err);
+  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)
     uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
+  if (uj->rc) {
+    sk_skeleton_destroy(uj->s);
+    sk_anim_destroy(uj->anim);
+    uj->s = NULL;
+    uj->anim = NULL;
   }
   json_decref(j);
   sk_budget_release(r->cfg.budget, tree);
@@ -203,13 +212,16 @@ static void upload_work(void *arg) {
 
 static void upload_after(sk_http_req *req, void *arg, int status) {
   upload_job *uj = arg;
-  static const sk_cache_source json_source = {NULL, 0, NULL};
+  static const sk_cache_source json_source = {NULL, 0, NULL, false};
   if (status == SK_EBUSY)
     sk_problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
   else if (uj->rc)
     sk_problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
   else if (uj->gltf)
     gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj->skin, uj->s, uj->anim);
+  else if (uj->anim != NULL) /* Babylon clips: the record keeps the text, re-parsed on load */
+    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, uj->anim,
+                     &(sk_cache_source){uj->anim->source, uj->anim->source_len, NULL, true});
   else
     store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
   sk_budget_release(uj->routes->cfg.budget, uj->reserved);
@@ -259,7 +271,7 @@ static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, co
     snprintf(derived, sizeof derived, "%016llx", (unsigned long long)h);
     id = derived;
   }
-  sk_cache_source src = {req->body.data, req->body.len, skin};
+  sk_cache_source src = {req->body.data, req->body.len, skin, false};
   store_and_answer(r, req, id, given_id == NULL, s, anim, &src);
 }
 

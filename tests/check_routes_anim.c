@@ -1,0 +1,338 @@
+/* End to end: clips over HTTP (sk_routes_anim). Babylon-format clips uploaded
+ * in a skeleton's JSON, posed over /pose and /poses byte for byte as
+ * `skinner eval` poses them (the conformance cases of tests/conformance/
+ * anim.jsonl, proven bit for bit against Babylon by check_sk_banim), kept
+ * across a restart with --data-dir, and one clip's detail at
+ * /v1/skeletons/{id}/animations/{clip}. Test names are sentences. */
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "sk_eval.h"
+#include "sk_fixture.h"
+#include "sk_httpc.h"
+#include "sk_testutil.h"
+
+static sk_daemon D;
+
+static void start(const char *const *extra) { sk_fixture_start(&D, extra); }
+
+static void stop(void) { sk_fixture_stop(&D); }
+
+static void req(const char *method, const char *path, const char *body, sk_httpc_resp *r) {
+  const char *h = body ? "Content-Type: application/json\r\n" : "";
+  int rc = sk_httpc_request(D.host, D.port, method, path, h, body, body ? strlen(body) : 0, r);
+  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
+}
+
+/* The answer's body, which must be `status`; new (free()). */
+static char *answer(const char *method, const char *path, const char *body, int status) {
+  sk_httpc_resp r;
+  req(method, path, body, &r);
+  ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.300s", method, path, r.status, status, r.body);
+  char *out = strndup(r.body ? r.body : "", r.len);
+  sk_httpc_free(&r);
+  return out;
+}
+
+static void expect_problem(const char *method, const char *path, const char *body, int status, const char *kind) {
+  sk_httpc_resp r;
+  req(method, path, body, &r);
+  char ct[128];
+  ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.300s", method, path, r.status, status, r.body);
+  ck_assert(sk_httpc_header(&r, "Content-Type", ct, sizeof ct) && strcmp(ct, "application/problem+json") == 0);
+  json_t *j = json_loadb(r.body, r.len, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  char type[256];
+  snprintf(type, sizeof type, "https://skinnerd.dev/problems/%s", kind);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "type")), type);
+  json_decref(j);
+  sk_httpc_free(&r);
+}
+
+/* The results `skinner eval` prints for a case of this one op, without the
+ * surrounding array: one result object, or several for a frame range. */
+static char *eval_one(const json_t *skeleton, const json_t *op) {
+  json_t *c = json_pack("{s:O,s:[O]}", "skeleton", skeleton, "ops", op);
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_msg(sk_eval_case(c, &out, &e) == 0, "eval: %s at %s", e.text, e.pointer);
+  json_decref(c);
+  const char *at = strstr(out.data, ",\"results\":[");
+  ck_assert_ptr_nonnull(at);
+  at += 12;
+  char *r = strndup(at, out.len - (size_t)(at - out.data) - 2); /* drop "]}" */
+  sk_strbuf_free(&out);
+  return r;
+}
+
+static bool is_range(const json_t *op) {
+  return json_object_get(op, "from") != NULL || json_object_get(op, "times") != NULL;
+}
+
+/* A small Babylon skeleton: two bones, a position animation on the child
+ * (Hermite keys) and a _matrix one on the root, two ranges. */
+static const char k_small[] =
+    "{\"bones\":[{\"name\":\"root\",\"parentBoneIndex\":-1,\"index\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"
+    "\"animation\":{\"name\":\"m\",\"property\":\"_matrix\",\"framePerSecond\":30,\"dataType\":3,\"loopBehavior\":1,"
+    "\"keys\":[{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"
+    "{\"frame\":20,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1]}]}},"
+    "{\"name\":\"arm\",\"parentBoneIndex\":0,\"index\":1,\"length\":1.5,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],"
+    "\"animation\":{\"name\":\"p\",\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,\"loopBehavior\":1,"
+    "\"keys\":[{\"frame\":0,\"values\":[0,1,0]},{\"frame\":10,\"values\":[0,1.5,0.25]},{\"frame\":30,"
+    "\"values\":[1,1,0]}]}}],"
+    "\"ranges\":[{\"name\":\"Wave\",\"from\":0,\"to\":10},{\"name\":\"Rise\",\"from\":10,\"to\":30}]}";
+
+/* ---- poses ------------------------------------------------------------------ */
+
+START_TEST(babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases) {
+  start(NULL);
+  char path[1024];
+  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, poses = 0, ranges = 0, batches = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
+    const json_t *skel = json_object_get(c, "skeleton");
+    bool only_poses = json_array_size(ops) > 0;
+    for (size_t i = 0; i < json_array_size(ops); i++)
+      only_poses &= strcmp(json_string_value(json_object_get(json_array_get(ops, i), "op")), "pose") == 0;
+    if (!only_poses) { /* "set" and copyAnimationRange change the case's skeleton between poses */
+      json_decref(rec);
+      continue;
+    }
+    char id[32], url[96], *text = json_dumps(skel, JSON_COMPACT);
+    snprintf(id, sizeof id, "anim%d", cases++);
+    sk_fixture_put_json(&D, id, text);
+    free(text);
+    snprintf(url, sizeof url, "/v1/skeletons/%s/pose", id);
+    sk_strbuf batch = {0}, batch_want = {0};
+    sk_strbuf_append(&batch, "{\"poses\":[", 10);
+    sk_strbuf_append(&batch_want, "{\"results\":[", 12);
+    size_t nbatch = 0;
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+      json_t *op = json_deep_copy(json_array_get(ops, i));
+      char *want = eval_one(skel, op);
+      json_object_del(op, "op");
+      char *body = json_dumps(op, JSON_COMPACT), *got = answer("POST", url, body, 200);
+      if (is_range(op)) {
+        /* a frame range answers {"results": [...]}, one per frame */
+        ck_assert_msg(strncmp(got, "{\"results\":[", 12) == 0 && strlen(got) == strlen(want) + 14 &&
+                          strncmp(got + 12, want, strlen(want)) == 0,
+                      "%s op %zu (range): differs from skinner eval:\n got %.300s\nwant %.300s", id, i, got, want);
+        ranges++;
+      } else {
+        ck_assert_msg(strcmp(got, want) == 0, "%s op %zu: differs from skinner eval:\n got %.300s\nwant %.300s", id,
+                      i, got, want);
+        sk_strbuf_append(&batch, nbatch ? "," : "", nbatch ? 1 : 0);
+        sk_strbuf_append(&batch, body, strlen(body));
+        sk_strbuf_append(&batch_want, nbatch ? "," : "", nbatch ? 1 : 0);
+        sk_strbuf_append(&batch_want, want, strlen(want));
+        nbatch++;
+      }
+      poses++;
+      free(got);
+      free(body);
+      free(want);
+      json_decref(op);
+    }
+    if (nbatch > 1) { /* the single-time poses again, as one /poses batch */
+      sk_strbuf_append(&batch, "]}", 3);
+      sk_strbuf_append(&batch_want, "]}", 3);
+      snprintf(url, sizeof url, "/v1/skeletons/%s/poses", id);
+      char *got = answer("POST", url, batch.data, 200);
+      ck_assert_msg(strcmp(got, batch_want.data) == 0, "%s /poses: differs:\n got %.300s\nwant %.300s", id, got,
+                    batch_want.data);
+      free(got);
+      batches++;
+    }
+    sk_strbuf_free(&batch);
+    sk_strbuf_free(&batch_want);
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  ck_assert_int_ge(cases, 100);
+  ck_assert_int_ge(ranges, 50);
+  ck_assert_int_ge(batches, 20);
+  ck_assert_int_ge(poses, 300);
+  stop();
+}
+END_TEST
+
+START_TEST(layers_of_babylon_clips_are_refused_with_415_naming_the_field) {
+  start(NULL);
+  sk_fixture_put_json(&D, "small", k_small);
+  expect_problem("POST", "/v1/skeletons/small/pose", "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"weight\":1}]}",
+                 415, "unsupported-media-type");
+  stop();
+}
+END_TEST
+
+/* ---- listing and detail ------------------------------------------------------- */
+
+START_TEST(an_upload_lists_its_babylon_clips_and_each_clip_has_a_detail) {
+  start(NULL);
+  char *up = answer("PUT", "/v1/skeletons/small", k_small, 201);
+  ck_assert_str_eq(up, "{\"id\":\"small\",\"bones\":2,\"order\":[\"root\",\"arm\"],\"animations\":["
+                       "{\"index\":0,\"name\":\"Wave\",\"duration\":0.3333333333333333,\"fps\":30,\"from\":0,\"to\":10,"
+                       "\"channels\":2},"
+                       "{\"index\":1,\"name\":\"Rise\",\"duration\":0.6666666666666666,\"fps\":30,\"from\":10,\"to\":30,"
+                       "\"channels\":2}]}");
+  free(up);
+  /* GET lists the same clips */
+  char *got = answer("GET", "/v1/skeletons/small", NULL, 200);
+  ck_assert_ptr_nonnull(strstr(got, "\"animations\":[{\"index\":0,\"name\":\"Wave\",\"duration\":0.3333333333333333,"
+                                    "\"fps\":30,\"from\":0,\"to\":10,\"channels\":2},"));
+  free(got);
+  got = answer("GET", "/v1/skeletons/small/animations/Rise", NULL, 200);
+  ck_assert_str_eq(got, "{\"name\":\"Rise\",\"index\":1,\"fps\":30,\"from\":10,\"to\":30,"
+                        "\"duration\":0.6666666666666666,\"bones\":["
+                        "{\"bone\":\"root\",\"channels\":[{\"path\":\"matrix\",\"interpolation\":\"HOLD\",\"keys\":2,"
+                        "\"frames\":[0,20]}]},"
+                        "{\"bone\":\"arm\",\"channels\":[{\"path\":\"translation\",\"interpolation\":\"BABYLON\","
+                        "\"keys\":2,\"frames\":[10,30]}]}]}");
+  free(got);
+  /* by index, as poses address clips */
+  char *by_index = answer("GET", "/v1/skeletons/small/animations/1", NULL, 200);
+  ck_assert_ptr_nonnull(strstr(by_index, "\"name\":\"Rise\""));
+  free(by_index);
+  expect_problem("GET", "/v1/skeletons/small/animations/Nope", NULL, 404, "not-found");
+  expect_problem("GET", "/v1/skeletons/small/animations/", NULL, 404, "not-found");
+  expect_problem("GET", "/v1/skeletons/nobody/animations/Rise", NULL, 404, "not-found");
+  expect_problem("POST", "/v1/skeletons/small/animations/Rise", "{}", 405, "method-not-allowed");
+  /* a JSON skeleton without animations: no clips, and its upload answer is unchanged */
+  up = answer("PUT", "/v1/skeletons/plain", "{\"bones\":[{\"name\":\"a\"}]}", 201);
+  ck_assert_str_eq(up, "{\"id\":\"plain\",\"bones\":1,\"order\":[\"a\"]}");
+  free(up);
+  expect_problem("GET", "/v1/skeletons/plain/animations/0", NULL, 404, "not-found");
+  stop();
+}
+END_TEST
+
+START_TEST(a_gltf_clip_has_a_detail_with_its_key_times) {
+  start(NULL);
+  sk_fixture_put_asset(&D, "fox", "Fox.glb");
+  char *got = answer("GET", "/v1/skeletons/fox/animations/Walk", NULL, 200);
+  json_t *j = json_loads(got, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "Walk");
+  ck_assert_ptr_null(json_object_get(j, "fps")); /* frame ranges are Babylon-format only */
+  const json_t *bones = json_object_get(j, "bones");
+  ck_assert_int_gt(json_array_size(bones), 10);
+  const json_t *ch = json_array_get(json_object_get(json_array_get(bones, 0), "channels"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(ch, "interpolation")), "LINEAR");
+  ck_assert_int_eq(json_integer_value(json_object_get(ch, "keys")), json_array_size(json_object_get(ch, "frames")));
+  json_decref(j);
+  free(got);
+  stop();
+}
+END_TEST
+
+/* ---- limits ------------------------------------------------------------------- */
+
+START_TEST(babylon_clips_over_max_skeleton_mb_are_refused_with_413) {
+  const char *const args[] = {"--max-skeleton-mb", "1", NULL};
+  start(args);
+  /* 2000 keys and 300 ranges over all of them: each range keeps its
+   * reachable keys, ~60 MB of clips from a ~100 kB body. */
+  sk_strbuf b = {0};
+  const char *head = "{\"bones\":[{\"name\":\"r\",\"parentBoneIndex\":-1,\"index\":0,"
+                     "\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],\"animation\":{\"name\":\"p\",\"property\":"
+                     "\"position\",\"framePerSecond\":30,\"dataType\":1,\"loopBehavior\":1,\"keys\":[";
+  sk_strbuf_append(&b, head, strlen(head));
+  for (int k = 0; k < 2000; k++) {
+    char one[64];
+    int n = snprintf(one, sizeof one, "%s{\"frame\":%d,\"values\":[%d,0,0]}", k ? "," : "", k, k % 7);
+    sk_strbuf_append(&b, one, (size_t)n);
+  }
+  sk_strbuf_append(&b, "]}}],\"ranges\":[", 15);
+  for (int k = 0; k < 300; k++) {
+    char one[64];
+    int n = snprintf(one, sizeof one, "%s{\"name\":\"r%d\",\"from\":0,\"to\":1999}", k ? "," : "", k);
+    sk_strbuf_append(&b, one, (size_t)n);
+  }
+  sk_strbuf_append(&b, "]}", 3);
+  expect_problem("PUT", "/v1/skeletons/big", b.data, 413, "too-large");
+  expect_problem("GET", "/v1/skeletons/big", NULL, 404, "not-found");
+  sk_strbuf_free(&b);
+  stop();
+}
+END_TEST
+
+/* ---- persistence -------------------------------------------------------------- */
+
+START_TEST(babylon_clips_answer_the_same_bytes_after_a_restart_with_a_data_directory) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/sk_routes_anim.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const char *const args[] = {"--data-dir", dir, NULL};
+  start(args);
+  free(answer("PUT", "/v1/skeletons/small", k_small, 201));
+  /* a PATCHed copy keeps its clips and its source */
+  free(answer("PUT", "/v1/skeletons/patched", k_small, 201));
+  free(answer("PATCH", "/v1/skeletons/patched/bones", "{\"bones\":{\"arm\":{\"scaling\":[2,2,2]}}}", 200));
+  static const char *const bodies[] = {
+      "{\"animation\":\"Wave\",\"time\":0.1}",
+      "{\"animation\":\"Rise\",\"from\":0,\"to\":0.6,\"fps\":10,\"output\":[\"final\",\"local\"]}",
+      "{\"animation\":1,\"time\":0.25,\"loop\":true,\"bones\":{\"root\":{\"position\":[0,0,1]}}}",
+  };
+  static const char *const urls[] = {"/v1/skeletons/small/pose", "/v1/skeletons/patched/pose"};
+  char *before[2][3], *detail = answer("GET", "/v1/skeletons/small/animations/Wave", NULL, 200);
+  char *list = answer("GET", "/v1/skeletons/patched", NULL, 200);
+  for (int u = 0; u < 2; u++)
+    for (int k = 0; k < 3; k++)
+      before[u][k] = answer("POST", urls[u], bodies[k], 200);
+  ck_assert_str_ne(before[0][0], before[1][0]); /* the PATCH shows */
+  stop();
+  start(args);
+  for (int u = 0; u < 2; u++)
+    for (int k = 0; k < 3; k++) {
+      char *after = answer("POST", urls[u], bodies[k], 200);
+      ck_assert_msg(strcmp(after, before[u][k]) == 0, "%s %s after a restart:\n got %.300s\nwant %.300s", urls[u],
+                    bodies[k], after, before[u][k]);
+      free(after);
+      free(before[u][k]);
+    }
+  char *d2 = answer("GET", "/v1/skeletons/small/animations/Wave", NULL, 200);
+  ck_assert_str_eq(d2, detail);
+  char *l2 = answer("GET", "/v1/skeletons/patched", NULL, 200);
+  ck_assert_str_eq(l2, list);
+  free(d2);
+  free(l2);
+  free(detail);
+  free(list);
+  stop();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("routes_anim");
+  TCase *t = tcase_create("poses");
+  tcase_set_timeout(t, 240);
+  tcase_add_test(t, babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases);
+  tcase_add_test(t, layers_of_babylon_clips_are_refused_with_415_naming_the_field);
+  suite_add_tcase(s, t);
+  t = tcase_create("clips");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, an_upload_lists_its_babylon_clips_and_each_clip_has_a_detail);
+  tcase_add_test(t, a_gltf_clip_has_a_detail_with_its_key_times);
+  tcase_add_test(t, babylon_clips_over_max_skeleton_mb_are_refused_with_413);
+  suite_add_tcase(s, t);
+  t = tcase_create("persistence");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, babylon_clips_answer_the_same_bytes_after_a_restart_with_a_data_directory);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) { return sk_test_run(suite()); }
