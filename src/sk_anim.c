@@ -14,6 +14,15 @@ sk_anim *sk_anim_ref(sk_anim *a) {
   return a;
 }
 
+int sk_anim_create_babylon_empty(size_t bone_count, sk_anim **out) {
+  *out = calloc(1, sizeof **out);
+  if (*out == NULL)
+    return SK_ENOMEM;
+  (*out)->bone_count = bone_count;
+  (*out)->babylon = true;
+  return 0;
+}
+
 void sk_anim_destroy(sk_anim *a) {
   if (a == NULL)
     return;

@@ -99,6 +99,11 @@ typedef struct sk_anim {
   size_t source_len;
 } sk_anim;
 
+/* *out = new Babylon-format clips of a `bone_count`-bone skeleton with no
+ * clip yet: what keeps the source text of a Babylon skeleton uploaded
+ * without animations (a later copyAnimationRange needs it). SK_ENOMEM. */
+int sk_anim_create_babylon_empty(size_t bone_count, sk_anim **out);
+
 /* Drops a reference; the last one frees `a` and everything it owns. Clips
  * are immutable once built, so versions of a stored skeleton share them.
  * NULL is a no-op. Any thread. */

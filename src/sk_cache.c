@@ -324,11 +324,8 @@ static int babylon_clips(const void *text, size_t len, sk_skeleton **fresh, sk_a
     return SK_EFORMAT;
   int rc = sk_json_parse_skeleton_anim(j, "", 0, fresh, anim, NULL);
   json_decref(j);
-  if (!rc && *anim == NULL) {
-    sk_skeleton_destroy(*fresh);
-    *fresh = NULL;
-    rc = SK_EFORMAT;
-  }
+  if (!rc && *anim == NULL) /* a Babylon skeleton kept for its text alone (a later retarget) */
+    rc = sk_anim_create_babylon_empty((*fresh)->count, anim);
   if (!rc && ((*anim)->source = malloc(len)) == NULL)
     rc = SK_ENOMEM;
   if (rc) {

@@ -23,7 +23,8 @@
   X(HEALTHZ, "/healthz")                                  \
   X(READYZ, "/readyz")                                    \
   X(METRICS, "/metrics")                                  \
-  X(ANIMATION, "/v1/skeletons/{id}/animations/{clip}")
+  X(ANIMATION, "/v1/skeletons/{id}/animations/{clip}")   \
+  X(ANIMATIONS, "/v1/skeletons/{id}/animations")
 
 enum {
 #define SK_ROUTE_ENUM(name, label) SK_ROUTE_##name,

@@ -289,6 +289,7 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_POSE,      "/pose",         true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__pose,      sk_routes__pose_pooled},
     {SK_ROUTE_POSES,     "/poses",        true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,     sk_routes__pose_pooled},
     {SK_ROUTE_ANIMATION, "/animations/",  true,  M(GET) | M(HEAD),          BODY_NONE,         JSON_OFFER,  false, sk_routes__animation, NULL},
+    {SK_ROUTE_ANIMATIONS, "/animations",  true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, NULL},
 };
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])
 

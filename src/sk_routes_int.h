@@ -95,12 +95,17 @@ void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_matc
  * each channel's key frames (sk_anim_write_clip_json); 404 problem+json for
  * an unknown skeleton or clip. */
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m);
-/* Keeps the Babylon skeleton JSON text an upload's clips were parsed from
- * on `anim` (a copy of text[0..len)), so the record can re-parse it and a
- * retarget can read it, after checking the clips and the text against
- * --max-skeleton-mb (SK_ETOOBIG: nothing kept). Any thread. SK_ENOMEM. */
-int sk_routes__keep_babylon_source(const sk_routes *r, const sk_skeleton *s, sk_anim *anim, const char *text,
-                                   size_t len, sk_error *err);
+/* For an upload `j` (text[0..len)) in Babylon's serialize() format, built
+ * into `s` with clips *anim (NULL: none, then an empty set is made): keeps
+ * a copy of the text on *anim, so the record can re-parse it and a
+ * retarget can read it, after checking the skeleton, clips and text against
+ * --max-skeleton-mb (SK_ETOOBIG). Other formats: nothing to do. Any thread.
+ * On failure *anim is left as it was (the caller drops it). SK_ENOMEM. */
+int sk_routes__keep_babylon_source(const sk_routes *r, const json_t *j, const sk_skeleton *s, sk_anim **anim,
+                                   const char *text, size_t len, sk_error *err);
+/* POST /v1/skeletons/{id}/animations: stores a copy of another skeleton's
+ * Babylon range on this one (copyAnimationRange), persisted. */
+void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 
 /* ---- parsed poses to answers (sk_routes_batch.c) ---- */
 

@@ -196,8 +196,8 @@ static void upload_work(void *arg) {
     return;
   }
   uj->rc = sk_json_parse_skeleton_anim(j, "", r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
-  if (!uj->rc && uj->anim != NULL)
-    uj->rc = sk_routes__keep_babylon_source(r, uj->s, uj->anim, uj->data, uj->len, &uj->err);
+  if (!uj->rc)
+    uj->rc = sk_routes__keep_babylon_source(r, j, uj->s, &uj->anim, uj->data, uj->len, &uj->err);
   if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)
     uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
   if (uj->rc) {

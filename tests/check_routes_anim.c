@@ -84,6 +84,24 @@ static const char k_small[] =
     "\"values\":[1,1,0]}]}}],"
     "\"ranges\":[{\"name\":\"Wave\",\"from\":0,\"to\":10},{\"name\":\"Rise\",\"from\":10,\"to\":30}]}";
 
+/* The same bones without animations, as a retarget target. */
+static const char k_bare[] =
+    "{\"bones\":[{\"name\":\"root\",\"parentBoneIndex\":-1,\"index\":0,\"length\":2,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"
+    "{\"name\":\"arm\",\"parentBoneIndex\":0,\"index\":1,\"length\":3,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1]}]}";
+
+/* A retarget source: _matrix keys on both bones (what copyAnimationRange copies). */
+static const char k_src[] =
+    "{\"bones\":[{\"name\":\"root\",\"parentBoneIndex\":-1,\"index\":0,\"length\":1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"
+    "\"animation\":{\"name\":\"m\",\"property\":\"_matrix\",\"framePerSecond\":30,\"dataType\":3,\"loopBehavior\":1,"
+    "\"ranges\":[{\"name\":\"Rise\",\"from\":10,\"to\":30}],\"keys\":[{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"
+    "{\"frame\":20,\"values\":[0,1,0,0,-1,0,0,0,0,0,1,0,0,2,0,1]}]}},"
+    "{\"name\":\"arm\",\"parentBoneIndex\":0,\"index\":1,\"length\":1.5,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],"
+    "\"animation\":{\"name\":\"a\",\"property\":\"_matrix\",\"framePerSecond\":30,\"dataType\":3,\"loopBehavior\":1,"
+    "\"ranges\":[{\"name\":\"Rise\",\"from\":10,\"to\":30}],\"keys\":[{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]},"
+    "{\"frame\":15,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0.5,1.5,0,1]},"
+    "{\"frame\":30,\"values\":[1,0,0,0,0,0,1,0,0,-1,0,0,0,1,1,1]}]}}],"
+    "\"ranges\":[{\"name\":\"Rise\",\"from\":10,\"to\":30}]}";
+
 /* ---- poses ------------------------------------------------------------------ */
 
 START_TEST(babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases) {
@@ -235,6 +253,124 @@ START_TEST(a_gltf_clip_has_a_detail_with_its_key_times) {
 }
 END_TEST
 
+/* The results of a whole case from `skinner eval`, without the array. */
+static char *eval_case(const json_t *c) {
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_msg(sk_eval_case(c, &out, &e) == 0, "eval: %s at %s", e.text, e.pointer);
+  const char *at = strstr(out.data, ",\"results\":[");
+  ck_assert_ptr_nonnull(at);
+  at += 12;
+  char *r = strndup(at, out.len - (size_t)(at - out.data) - 2);
+  sk_strbuf_free(&out);
+  return r;
+}
+
+START_TEST(a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_does) {
+  start(NULL);
+  char path[1024];
+  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, rescaled = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
+    const json_t *op0 = json_array_get(ops, 0);
+    bool copy_then_poses = strcmp(json_string_value(json_object_get(op0, "op")), "copyAnimationRange") == 0;
+    for (size_t i = 1; i < json_array_size(ops); i++)
+      copy_then_poses &= strcmp(json_string_value(json_object_get(json_array_get(ops, i), "op")), "pose") == 0;
+    if (!copy_then_poses || json_object_get(rec, "reject") != NULL) {
+      json_decref(rec);
+      continue;
+    }
+    char dst[32], src[32], url[96], body[512], *text;
+    snprintf(dst, sizeof dst, "dst%d", cases);
+    snprintf(src, sizeof src, "src%d", cases++);
+    text = json_dumps(json_object_get(c, "skeleton"), JSON_COMPACT);
+    sk_fixture_put_json(&D, dst, text);
+    free(text);
+    text = json_dumps(json_object_get(op0, "from"), JSON_COMPACT);
+    sk_fixture_put_json(&D, src, text);
+    free(text);
+    const char *name = json_string_value(json_object_get(op0, "name"));
+    bool rescale = json_is_true(json_object_get(op0, "rescale"));
+    rescaled += rescale;
+    snprintf(url, sizeof url, "/v1/skeletons/%s/animations", dst);
+    snprintf(body, sizeof body, "{\"from\":\"%s\",\"animation\":\"%s\",\"rescale\":%s}", src, name,
+             rescale ? "true" : "false");
+    char *detail = answer("POST", url, body, 201);
+    ck_assert_ptr_nonnull(strstr(detail, "\"path\":\"matrix\""));
+    free(detail);
+    /* the poses after it, against the whole case in skinner eval */
+    snprintf(url, sizeof url, "/v1/skeletons/%s/pose", dst);
+    sk_strbuf got = {0};
+    for (size_t i = 1; i < json_array_size(ops); i++) {
+      json_t *op = json_deep_copy(json_array_get(ops, i));
+      json_object_del(op, "op");
+      char *pb = json_dumps(op, JSON_COMPACT), *a = answer("POST", url, pb, 200);
+      size_t alen = strlen(a);
+      if (i > 1)
+        sk_strbuf_append(&got, ",", 1);
+      if (is_range(op))
+        sk_strbuf_append(&got, a + 12, alen - 14); /* {"results":[ ... ]} */
+      else
+        sk_strbuf_append(&got, a, alen);
+      free(a);
+      free(pb);
+      json_decref(op);
+    }
+    sk_strbuf_append(&got, "", 1);
+    char *want = eval_case(c);
+    ck_assert_msg(strcmp(got.data, want) == 0, "%s: differs from skinner eval:\n got %.300s\nwant %.300s", dst,
+                  got.data, want);
+    free(want);
+    sk_strbuf_free(&got);
+    /* a second copy of the same range is refused: the target has it now */
+    snprintf(url, sizeof url, "/v1/skeletons/%s/animations", dst);
+    expect_problem("POST", url, body, 422, "duplicate");
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  ck_assert_int_ge(cases, 40);
+  ck_assert_int_ge(rescaled, 10);
+  stop();
+}
+END_TEST
+
+START_TEST(a_copy_is_refused_with_the_field_that_is_wrong) {
+  start(NULL);
+  sk_fixture_put_json(&D, "small", k_small);
+  sk_fixture_put_json(&D, "other", k_small);
+  sk_fixture_put_json(&D, "plain", "{\"bones\":[{\"name\":\"root\"},{\"name\":\"arm\",\"parent\":\"root\"}]}");
+  const char *u = "/v1/skeletons/small/animations";
+  expect_problem("POST", u, "{\"from\":\"nobody\",\"animation\":\"Wave\"}", 404, "not-found");
+  expect_problem("POST", u, "{\"from\":\"other\",\"animation\":\"Nope\"}", 404, "not-found");
+  expect_problem("POST", u, "{\"from\":\"other\",\"animation\":\"Wave\"}", 422, "duplicate");
+  expect_problem("POST", u, "{\"from\":\"plain\",\"animation\":\"Wave\"}", 415, "unsupported-media-type");
+  expect_problem("POST", "/v1/skeletons/plain/animations", "{\"from\":\"small\",\"animation\":\"Wave\"}", 415,
+                 "unsupported-media-type");
+  expect_problem("POST", u, "{\"animation\":\"Wave\"}", 422, "missing-field");
+  expect_problem("POST", u, "{\"from\":1,\"animation\":\"Wave\"}", 422, "wrong-type");
+  expect_problem("POST", u, "{\"from\":\"other\",\"animation\":\"Wave\",\"rescale\":1}", 422, "wrong-type");
+  expect_problem("POST", u, "{\"from\":\"other\",\"animation\":\"Wave\",\"name\":\"x\"}", 422, "unknown-reference");
+  expect_problem("POST", "/v1/skeletons/nobody/animations", "{\"from\":\"other\",\"animation\":\"Wave\"}", 404,
+                 "not-found");
+  expect_problem("GET", u, NULL, 405, "method-not-allowed");
+  /* nothing changed */
+  char *got = answer("GET", "/v1/skeletons/small", NULL, 200);
+  ck_assert_ptr_nonnull(strstr(got, "\"animations\":[{\"index\":0,\"name\":\"Wave\""));
+  ck_assert_ptr_null(strstr(got, "\"index\":2"));
+  free(got);
+  stop();
+}
+END_TEST
+
 /* ---- limits ------------------------------------------------------------------- */
 
 START_TEST(babylon_clips_over_max_skeleton_mb_are_refused_with_413) {
@@ -278,28 +414,48 @@ START_TEST(babylon_clips_answer_the_same_bytes_after_a_restart_with_a_data_direc
   /* a PATCHed copy keeps its clips and its source */
   free(answer("PUT", "/v1/skeletons/patched", k_small, 201));
   free(answer("PATCH", "/v1/skeletons/patched/bones", "{\"bones\":{\"arm\":{\"scaling\":[2,2,2]}}}", 200));
-  static const char *const bodies[] = {
-      "{\"animation\":\"Wave\",\"time\":0.1}",
-      "{\"animation\":\"Rise\",\"from\":0,\"to\":0.6,\"fps\":10,\"output\":[\"final\",\"local\"]}",
-      "{\"animation\":1,\"time\":0.25,\"loop\":true,\"bones\":{\"root\":{\"position\":[0,0,1]}}}",
+  /* a Babylon skeleton without clips, given a stored copy of one */
+  char *up = answer("PUT", "/v1/skeletons/bare", k_bare, 201);
+  ck_assert_str_eq(up, "{\"id\":\"bare\",\"bones\":2,\"order\":[\"root\",\"arm\"],\"animations\":[]}");
+  free(up);
+  free(answer("PUT", "/v1/skeletons/src", k_src, 201));
+  free(answer("POST", "/v1/skeletons/bare/animations", "{\"from\":\"src\",\"animation\":\"Rise\",\"rescale\":true}",
+              201));
+  static const char *const bodies[3][3] = {
+      {"{\"animation\":\"Wave\",\"time\":0.1}",
+       "{\"animation\":\"Rise\",\"from\":0,\"to\":0.6,\"fps\":10,\"output\":[\"final\",\"local\"]}",
+       "{\"animation\":1,\"time\":0.25,\"loop\":true,\"bones\":{\"root\":{\"position\":[0,0,1]}}}"},
+      {"{\"animation\":\"Wave\",\"time\":0.1}",
+       "{\"animation\":\"Rise\",\"from\":0,\"to\":0.6,\"fps\":10,\"output\":[\"final\",\"local\"]}",
+       "{\"animation\":1,\"time\":0.25,\"loop\":true,\"bones\":{\"root\":{\"position\":[0,0,1]}}}"},
+      {"{\"animation\":\"Rise\",\"time\":0.1}", /* the copy, by name and by index */
+       "{\"animation\":\"Rise\",\"from\":0,\"to\":0.6,\"fps\":10,\"output\":[\"final\",\"local\"]}",
+       "{\"animation\":0,\"time\":0.25,\"loop\":true}"},
   };
-  static const char *const urls[] = {"/v1/skeletons/small/pose", "/v1/skeletons/patched/pose"};
-  char *before[2][3], *detail = answer("GET", "/v1/skeletons/small/animations/Wave", NULL, 200);
+  static const char *const urls[] = {"/v1/skeletons/small/pose", "/v1/skeletons/patched/pose",
+                                     "/v1/skeletons/bare/pose"};
+  char *before[3][3], *detail = answer("GET", "/v1/skeletons/small/animations/Wave", NULL, 200);
   char *list = answer("GET", "/v1/skeletons/patched", NULL, 200);
-  for (int u = 0; u < 2; u++)
+  char *copied = answer("GET", "/v1/skeletons/bare/animations/Rise", NULL, 200);
+  for (int u = 0; u < 3; u++)
     for (int k = 0; k < 3; k++)
-      before[u][k] = answer("POST", urls[u], bodies[k], 200);
+      before[u][k] = answer("POST", urls[u], bodies[u][k], 200);
   ck_assert_str_ne(before[0][0], before[1][0]); /* the PATCH shows */
+  ck_assert_str_ne(before[0][1], before[2][1]); /* the copy was rescaled and lands on other bones */
   stop();
   start(args);
-  for (int u = 0; u < 2; u++)
+  for (int u = 0; u < 3; u++)
     for (int k = 0; k < 3; k++) {
-      char *after = answer("POST", urls[u], bodies[k], 200);
+      char *after = answer("POST", urls[u], bodies[u][k], 200);
       ck_assert_msg(strcmp(after, before[u][k]) == 0, "%s %s after a restart:\n got %.300s\nwant %.300s", urls[u],
-                    bodies[k], after, before[u][k]);
+                    bodies[u][k], after, before[u][k]);
       free(after);
       free(before[u][k]);
     }
+  char *c2 = answer("GET", "/v1/skeletons/bare/animations/Rise", NULL, 200);
+  ck_assert_str_eq(c2, copied);
+  free(c2);
+  free(copied);
   char *d2 = answer("GET", "/v1/skeletons/small/animations/Wave", NULL, 200);
   ck_assert_str_eq(d2, detail);
   char *l2 = answer("GET", "/v1/skeletons/patched", NULL, 200);
@@ -321,6 +477,11 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 240);
   tcase_add_test(t, babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases);
   tcase_add_test(t, layers_of_babylon_clips_are_refused_with_415_naming_the_field);
+  suite_add_tcase(s, t);
+  t = tcase_create("retarget");
+  tcase_set_timeout(t, 240);
+  tcase_add_test(t, a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_does);
+  tcase_add_test(t, a_copy_is_refused_with_the_field_that_is_wrong);
   suite_add_tcase(s, t);
   t = tcase_create("clips");
   tcase_set_timeout(t, 60);
