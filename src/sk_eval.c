@@ -284,6 +284,7 @@ typedef struct anim_spec {
   sk_anim_layer_ext *lx; /* owned; nl entries (additive, masks); zeroed: plain */
   float *masks;          /* owned; nl * bones weights the masks point into */
   bool plain_layers;     /* no layer is additive or masked (sk_sample's case) */
+  bool layered;          /* "layers" given (Babylon-format clips then blend as weighted animations) */
 } anim_spec;
 
 static void anim_spec_close(anim_spec *sp) {
@@ -340,12 +341,6 @@ static int anim_spec_parse(const sk_skeleton *s, const sk_anim *anim, const json
     rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
     goto done;
   }
-  if (layers != NULL && anim->babylon) {
-    sub_pointer(p, sizeof p, ptr, "layers");
-    rc = sk_error_set(err, SK_EUNSUPPORTED, p,
-                      "layers of Babylon-format clips are not supported yet; use one \"animation\"");
-    goto done;
-  }
   if (layers != NULL) {
     sub_pointer(p, sizeof p, ptr, "layers");
     /* A frame range applies to every layer (each layer's "time" becomes an
@@ -382,6 +377,10 @@ static int anim_spec_parse(const sk_skeleton *s, const sk_anim *anim, const json
     }
     if (!rc && !(total > 0 && isfinite(total)))
       rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
+    if (!rc && anim->babylon && !sp->plain_layers)
+      rc = sk_error_set(err, SK_EUNSUPPORTED, p,
+                        "additive layers and masks of Babylon-format clips are not supported; weighted layers are");
+    sp->layered = true;
     if (!rc)
       rc = anim_frames(j, ptr, false, &sp->times, &sp->nf, err);
   } else {
@@ -451,8 +450,16 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     }
     out[made].frame_range = times != NULL;
     if (anim->babylon) {
-      /* Only the bones the clip drives, with the driven fields only. */
-      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      /* Only the bones the clips drive, with the driven fields only; layers
+       * as Babylon's late animation bindings blend weighted animations. */
+      size_t driven;
+      if (!sp.layered)
+        sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      else if (sk_anim_blend_babylon(anim, s, l, nl, out[made].overrides, &driven) != 0) {
+        rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+        made++; /* its overrides are allocated: freed with the others */
+        break;
+      }
       out[made].count = merge_babylon(out[made].overrides, nb, &sp.base);
       continue;
     }

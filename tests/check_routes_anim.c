@@ -184,11 +184,95 @@ START_TEST(babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_co
 }
 END_TEST
 
-START_TEST(layers_of_babylon_clips_are_refused_with_415_naming_the_field) {
+/* The numbers of two result arrays equal as float32 (the oracle prints
+ * doubles, skinnerd float32's shortest text). */
+static void expect_f32_equal(const json_t *got, const json_t *want, const char *what) {
+  ck_assert_msg(json_array_size(got) == json_array_size(want), "%s: %zu results, want %zu", what,
+                json_array_size(got), json_array_size(want));
+  for (size_t r = 0; r < json_array_size(want); r++) {
+    const char *key;
+    json_t *arr;
+    json_object_foreach(json_array_get(want, r), key, arr) {
+      const json_t *g = json_object_get(json_array_get(got, r), key);
+      ck_assert_msg(json_array_size(g) == json_array_size(arr), "%s result %zu %s: length", what, r, key);
+      for (size_t i = 0; i < json_array_size(arr); i++) {
+        float a = (float)json_number_value(json_array_get(g, i)), b = (float)json_number_value(json_array_get(arr, i));
+        ck_assert_msg(memcmp(&a, &b, sizeof a) == 0, "%s result %zu %s[%zu]: %.9g, Babylon %.9g", what, r, key, i, a,
+                      b);
+      }
+    }
+  }
+}
+
+START_TEST(weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_http) {
+  start(NULL);
+  char path[1024];
+  FILE *f = fopen(sk_test_path("conformance/banim_layers.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, poses = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
+    const json_t *skel = json_object_get(c, "skeleton");
+    /* skinner eval against Babylon */
+    sk_strbuf out = {0};
+    sk_error e;
+    sk_error_clear(&e);
+    ck_assert_msg(sk_eval_case(c, &out, &e) == 0, "%s: %s at %s", json_string_value(json_object_get(rec, "name")),
+                  e.text, e.pointer);
+    json_t *got = json_loadb(out.data, out.len, 0, NULL);
+    expect_f32_equal(json_object_get(got, "results"),
+                     json_object_get(json_object_get(rec, "expected"), "results"),
+                     json_string_value(json_object_get(rec, "name")));
+    json_decref(got);
+    sk_strbuf_free(&out);
+    /* the daemon against skinner eval, byte for byte */
+    char id[32], url[96], *text = json_dumps(skel, JSON_COMPACT);
+    snprintf(id, sizeof id, "layers%d", cases++);
+    sk_fixture_put_json(&D, id, text);
+    free(text);
+    snprintf(url, sizeof url, "/v1/skeletons/%s/pose", id);
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+      json_t *op = json_deep_copy(json_array_get(ops, i));
+      char *want = eval_one(skel, op);
+      json_object_del(op, "op");
+      char *body = json_dumps(op, JSON_COMPACT), *a = answer("POST", url, body, 200);
+      size_t wl = strlen(want);
+      bool same = is_range(op) ? strlen(a) == wl + 14 && strncmp(a + 12, want, wl) == 0 : strcmp(a, want) == 0;
+      ck_assert_msg(same, "%s op %zu: differs from skinner eval:\n got %.300s\nwant %.300s", id, i, a, want);
+      free(a);
+      free(body);
+      free(want);
+      json_decref(op);
+      poses++;
+    }
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  ck_assert_int_ge(cases, 60);
+  ck_assert_int_ge(poses, 180);
+  stop();
+}
+END_TEST
+
+START_TEST(additive_and_masked_layers_of_babylon_clips_are_refused_with_415_naming_the_field) {
   start(NULL);
   sk_fixture_put_json(&D, "small", k_small);
-  expect_problem("POST", "/v1/skeletons/small/pose", "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"weight\":1}]}",
+  expect_problem("POST", "/v1/skeletons/small/pose",
+                 "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1},{\"animation\":\"Rise\",\"additive\":true}]}", 415,
+                 "unsupported-media-type");
+  expect_problem("POST", "/v1/skeletons/small/pose",
+                 "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"mask\":{\"bone\":\"arm\",\"subtree\":true}}]}",
                  415, "unsupported-media-type");
+  /* plain weighted layers are answered */
+  free(answer("POST", "/v1/skeletons/small/pose",
+              "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"weight\":0.5},{\"animation\":\"Rise\",\"weight\":0.25}]}",
+              200));
   stop();
 }
 END_TEST
@@ -476,7 +560,8 @@ static Suite *suite(void) {
   TCase *t = tcase_create("poses");
   tcase_set_timeout(t, 240);
   tcase_add_test(t, babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases);
-  tcase_add_test(t, layers_of_babylon_clips_are_refused_with_415_naming_the_field);
+  tcase_add_test(t, weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_http);
+  tcase_add_test(t, additive_and_masked_layers_of_babylon_clips_are_refused_with_415_naming_the_field);
   suite_add_tcase(s, t);
   t = tcase_create("retarget");
   tcase_set_timeout(t, 240);

@@ -507,7 +507,34 @@ export function evalCase(c) {
         ops.forEach((op, k) => {
             const what = `ops[${k}]`;
             if (!op || typeof op !== "object") fail(`${what}: expected an object`);
-            if (op.op === "pose" && "animation" in op && isSerializedSkeleton(c.skeleton)) {
+            if (op.op === "pose" && "layers" in op && isSerializedSkeleton(c.skeleton)) {
+                // Weighted layers of Babylon-format clips: one
+                // scene.beginWeightedAnimation per layer (its range, its
+                // weight), Animatable.goToFrame(frame, true) registers the
+                // late animation bindings, and a scene step with every
+                // animatable paused applies them (ProcessLateAnimationBindings
+                // is not exported; paused animatables write nothing more).
+                const probe = fresh();
+                for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(probe, ops[j], `ops[${j}]`);
+                const clips = op.layers.map((l, i) => clipOf(probe, l.animation, `${what}.layers[${i}]`));
+                const ranged = "times" in op || "from" in op;
+                for (const t of ranged ? clipTimes(op) : [0]) {
+                    const tmp = fresh();
+                    for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);
+                    const sc = getScene();
+                    const anims = op.layers.map((l, i) => sc.beginWeightedAnimation(tmp, clips[i].from, clips[i].to, l.weight ?? 1));
+                    op.layers.forEach((l, i) => {
+                        const off = l.time ?? 0;
+                        const time = ranged ? (off === 0 ? t : off + t) : off; // sk_sample_layer_time
+                        anims[i].goToFrame(clipFrame(clips[i], time, l.loop === true), true);
+                    });
+                    for (const a of anims) a.pause();
+                    sc._animate(0);
+                    applySet(tmp, op.bones ?? {}, what);
+                    results.push(evaluate(tmp, op, what));
+                    for (const a of anims) a.stop();
+                }
+            } else if (op.op === "pose" && "animation" in op && isSerializedSkeleton(c.skeleton)) {
                 const probe = fresh();
                 for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(probe, ops[j], `ops[${j}]`);
                 const clip = clipOf(probe, op.animation, what);
