@@ -62,39 +62,52 @@ void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *
   sk_routes__respond_json(req, 200, &b, NULL);
 }
 
-/* The Babylon text `e` was uploaded with, parsed; NULL (with a problem in
- * err at `ptr`) for a skeleton uploaded in another format. */
-static json_t *babylon_text(const sk_cache_entry *e, const char *ptr, sk_error *err) {
+/* The Babylon text `e` was uploaded with, parsed with its tree's bound
+ * reserved in the memory budget (added to *reserved); NULL (with the
+ * problem in err at `ptr`) for a skeleton uploaded in another format, a
+ * budget that cannot hold the tree now (503) or no memory. Any thread. */
+static json_t *babylon_text(const sk_routes *r, const sk_cache_entry *e, const char *ptr, size_t *reserved,
+                            sk_error *err) {
   json_t *j = NULL;
+  size_t got = 0;
   if (e->anim == NULL || e->anim->source == NULL)
     sk_error_set(err, SK_EUNSUPPORTED, ptr,
                  "skeleton \"%s\" was not uploaded in Babylon's Skeleton.serialize() format (bones with "
                  "\"parentBoneIndex\"): copyAnimationRange needs that format on both sides",
                  e->id);
-  else if (sk_json_load(e->anim->source, e->anim->source_len, &j, err) != 0)
-    j = NULL; /* it parsed at upload: only out of memory */
+  else if (sk_routes__load_pooled(r, e->anim->source, e->anim->source_len, &j, &got, err) != 0)
+    j = NULL; /* it parsed at upload: the budget or memory */
+  *reserved += got;
   return j;
 }
 
 /* Copies range `name` of `src` onto `dst` (copyAnimationRange) and builds
- * the result: *text (new, NUL-terminated) the new Babylon JSON of `dst`,
- * *anim (new) its clips with that text kept. */
+ * the result: *anim (new) the clips of dst's new Babylon JSON, with that
+ * text kept. Pure (reads immutable entries): any thread. */
 static int copy_range(const sk_routes *r, const sk_cache_entry *dst, const sk_cache_entry *src, const char *name,
                       bool rescale, sk_anim **anim, sk_error *err) {
   *anim = NULL;
-  json_t *dj = babylon_text(dst, "", err), *sj = dj ? babylon_text(src, "/from", err) : NULL, *out = NULL;
+  size_t reserved = 0;
+  json_t *dj = babylon_text(r, dst, "", &reserved, err);
+  json_t *sj = dj ? babylon_text(r, src, "/from", &reserved, err) : NULL, *out = NULL;
   json_t *again = NULL;
   sk_skeleton *fresh = NULL;
   char *text = NULL;
   int rc = sj == NULL ? (err->code ? err->code : SK_ENOMEM) : 0;
   if (!rc)
     rc = sk_banim_copy_range(dj, sj, "/from", name, "/animation", rescale, &out, err);
+  json_decref(sj);
+  json_decref(dj);
+  sj = dj = NULL;
   /* Stored as text and parsed back from it, as a reload will parse it:
    * jansson writes doubles with 17 digits, so the keys keep their bits. */
   if (!rc && (text = json_dumps(out, JSON_COMPACT)) == NULL)
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
-  if (!rc && (rc = sk_json_load(text, strlen(text), &again, err)) == 0)
+  json_decref(out);
+  size_t got = 0;
+  if (!rc && (rc = sk_routes__load_pooled(r, text, strlen(text), &again, &got, err)) == 0)
     rc = sk_json_parse_skeleton_anim(again, "", r->cfg.max_bones, &fresh, anim, err);
+  reserved += got;
   if (!rc && (*anim == NULL || (*anim)->bone_count != dst->skel->count))
     rc = sk_error_set(err, SK_EINVAL, "", "the copy does not fit the stored skeleton");
   if (!rc)
@@ -106,9 +119,7 @@ static int copy_range(const sk_routes *r, const sk_cache_entry *dst, const sk_ca
   sk_skeleton_destroy(fresh);
   free(text);
   json_decref(again);
-  json_decref(out);
-  json_decref(sj);
-  json_decref(dj);
+  sk_budget_release(r->cfg.budget, reserved);
   return rc;
 }
 
@@ -135,54 +146,125 @@ static int parse_copy(const json_t *j, const char **from, const char **name, boo
   return 0;
 }
 
-void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  json_t *j = sk_routes__load_body(req);
-  if (j == NULL)
-    return;
-  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m), *src = NULL;
-  if (e == NULL) {
-    json_decref(j);
-    return;
-  }
+/* A copy in flight: parsed on the loop thread, copied inline or (large
+ * texts: ~40 ms a MB to parse) on the pool, published on the loop thread. */
+typedef struct copy_job {
+  sk_routes *routes;
+  sk_cache_entry *dst, *src; /* references */
+  char *name;                /* owned */
+  bool rescale;
+  sk_anim *anim;             /* the result */
   sk_error err;
-  sk_error_clear(&err);
-  const char *from = NULL, *name = NULL;
-  bool rescale = false;
-  sk_anim *anim = NULL;
-  int rc = parse_copy(j, &from, &name, &rescale, &err);
-  if (!rc && (src = sk_cache_get(r->cache, from)) == NULL)
-    rc = sk_error_set(&err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", from);
-  if (!rc)
-    rc = copy_range(r, e, src, name, rescale, &anim, &err);
+  int rc;
+} copy_job;
+
+static void copy_job_free(copy_job *cj) {
+  sk_cache_entry_unref(cj->dst);
+  sk_cache_entry_unref(cj->src);
+  sk_anim_destroy(cj->anim);
+  free(cj->name);
+  free(cj);
+}
+
+static void copy_work(void *arg) {
+  copy_job *cj = arg;
+  cj->rc = copy_range(cj->routes, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err);
+}
+
+/* Publishes the copy with the current skeleton of its id and answers the
+ * new clip (201), or the problem. Frees `cj`. Loop thread. */
+static void copy_publish(sk_http_req *req, copy_job *cj) {
+  sk_routes *r = cj->routes;
   sk_skeleton *clone = NULL;
-  if (!rc && sk_skeleton_clone(e->skel, &clone) != 0)
-    rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
   size_t clip = 0;
-  if (!rc && sk_anim_find_clip(anim, name, &clip) != 0)
-    rc = sk_error_set(&err, SK_EINVAL, "/animation", "the copied range is missing"); /* copy_range adds it */
   sk_cache_entry *now = NULL;
+  int rc = cj->rc;
+  sk_error *err = &cj->err;
+  if (!rc && sk_skeleton_clone(cj->dst->skel, &clone) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (!rc && sk_anim_find_clip(cj->anim, cj->name, &clip) != 0)
+    rc = sk_error_set(err, SK_EINVAL, "/animation", "the copied range is missing"); /* copy_range adds it */
   if (!rc) {
     /* The stored skeleton (PATCHes included) with the new clips; the
      * record keeps the new text. */
-    const sk_cache_source text = {anim->source, anim->source_len, NULL, true};
-    rc = sk_cache_put_full(r->cache, e->id, clone, anim, &text, NULL, &now);
+    const sk_cache_source text = {cj->anim->source, cj->anim->source_len, NULL, true};
+    rc = sk_cache_put_full(r->cache, cj->dst->id, clone, cj->anim, &text, NULL, &now);
     clone = NULL;
-    anim = NULL;
+    cj->anim = NULL;
     if (rc)
-      sk_error_set(&err, rc, "", "cannot store the skeleton%s",
+      sk_error_set(err, rc, "", "cannot store the skeleton%s",
                    rc == SK_EIO || rc == SK_ENOSPACE ? " in the data directory: nothing was changed" : "");
   }
   sk_skeleton_destroy(clone);
-  sk_anim_destroy(anim);
-  sk_cache_entry_unref(src);
-  sk_cache_entry_unref(e);
-  json_decref(j);
   if (rc) {
-    sk_problem_err(req, &err, rc);
+    sk_problem_err(req, err, rc);
+    copy_job_free(cj);
     return;
   }
+  copy_job_free(cj);
   sk_strbuf b = {0};
   sk_anim_write_clip_json(now->anim, now->skel, clip, &b);
   sk_cache_entry_unref(now);
   sk_routes__respond_json(req, 201, &b, NULL);
+}
+
+static void copy_after(sk_http_req *req, void *arg, int status) {
+  copy_job *cj = arg;
+  sk_cache_entry *now = sk_cache_get(cj->routes->cache, cj->dst->id);
+  bool stale = now != cj->dst;
+  sk_cache_entry_unref(now);
+  if (status == SK_EBUSY) {
+    sk_problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+    copy_job_free(cj);
+  } else if (stale && cj->rc == 0) {
+    /* the skeleton changed (or went) while the copy ran: not on top of a
+     * version nobody asked for */
+    sk_problem(req, SK_EBUSY, "", "skeleton \"%s\" changed while the copy was made; retry", cj->dst->id);
+    copy_job_free(cj);
+  } else {
+    copy_publish(req, cj);
+  }
+}
+
+void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  json_t *j = sk_routes__load_body(req);
+  if (j == NULL)
+    return;
+  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  if (e == NULL) {
+    json_decref(j);
+    return;
+  }
+  copy_job *cj = calloc(1, sizeof *cj);
+  if (cj == NULL) {
+    sk_cache_entry_unref(e);
+    json_decref(j);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  cj->routes = r;
+  cj->dst = e;
+  sk_error_clear(&cj->err);
+  const char *from = NULL, *name = NULL;
+  int rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
+  if (!rc && (cj->src = sk_cache_get(r->cache, from)) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", from);
+  if (!rc && (cj->name = strdup(name)) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  json_decref(j);
+  if (rc) {
+    sk_problem_err(req, &cj->err, rc);
+    copy_job_free(cj);
+    return;
+  }
+  size_t text = (e->anim ? e->anim->source_len : 0) + (cj->src->anim ? cj->src->anim->source_len : 0);
+  if (text >= r->cfg.pool_upload) {
+    if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+      copy_job_free(cj);
+    }
+    return;
+  }
+  copy_work(cj);
+  copy_publish(req, cj);
 }

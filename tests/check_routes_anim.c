@@ -4,6 +4,7 @@
  * anim.jsonl, proven bit for bit against Babylon by check_sk_banim), kept
  * across a restart with --data-dir, and one clip's detail at
  * /v1/skeletons/{id}/animations/{clip}. Test names are sentences. */
+#include <math.h>
 #include <stdbool.h>
 
 #include <jansson.h>
@@ -427,6 +428,68 @@ START_TEST(a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_
 }
 END_TEST
 
+/* A chain of `n` bones in Babylon's format; with `keys` > 0 each bone has a
+ * _matrix animation of that many keys and the range "Go" over them. */
+static char *chain(int n, int keys) {
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, "{\"bones\":[", 10);
+  for (int i = 0; i < n; i++) {
+    char one[256];
+    int len = snprintf(one, sizeof one,
+                       "%s{\"name\":\"c%d\",\"parentBoneIndex\":%d,\"index\":%d,\"length\":1,"
+                       "\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,%d,0,1]",
+                       i ? "," : "", i, i - 1, i, i ? 1 : 0);
+    sk_strbuf_append(&b, one, (size_t)len);
+    if (keys > 0) {
+      len = snprintf(one, sizeof one,
+                     ",\"animation\":{\"name\":\"a%d\",\"property\":\"_matrix\",\"framePerSecond\":30,\"dataType\":3,"
+                     "\"loopBehavior\":1,\"ranges\":[{\"name\":\"Go\",\"from\":0,\"to\":%d}],\"keys\":[",
+                     i, keys - 1);
+      sk_strbuf_append(&b, one, (size_t)len);
+      for (int k = 0; k < keys; k++) {
+        double a = 0.02 * k + 0.1 * i, c = cos(a), sn = sin(a);
+        len = snprintf(one, sizeof one, "%s{\"frame\":%d,\"values\":[%.17g,%.17g,0,0,%.17g,%.17g,0,0,0,0,1,0,0,%d,0,1]}",
+                       k ? "," : "", k, c, sn, -sn, c, i ? 1 : 0);
+        sk_strbuf_append(&b, one, (size_t)len);
+      }
+      sk_strbuf_append(&b, "]}", 2);
+    }
+    sk_strbuf_append(&b, "}", 1);
+  }
+  sk_strbuf_append(&b, "]", 1);
+  if (keys > 0) {
+    char r[64];
+    int len = snprintf(r, sizeof r, ",\"ranges\":[{\"name\":\"Go\",\"from\":0,\"to\":%d}]", keys - 1);
+    sk_strbuf_append(&b, r, (size_t)len);
+  }
+  sk_strbuf_append(&b, "}", 2);
+  return b.data;
+}
+
+START_TEST(a_copy_between_large_skeletons_runs_on_the_pool_and_answers_as_skinner_eval) {
+  start(NULL);
+  char *src = chain(40, 60), *dst = chain(40, 0);
+  ck_assert_uint_gt(strlen(src), 100000); /* far over the 32 KiB that moves work to the pool */
+  sk_fixture_put_json(&D, "src", src);
+  sk_fixture_put_json(&D, "dst", dst);
+  char *detail = answer("POST", "/v1/skeletons/dst/animations", "{\"from\":\"src\",\"animation\":\"Go\"}", 201);
+  ck_assert_ptr_nonnull(strstr(detail, "\"name\":\"Go\""));
+  free(detail);
+  char *got = answer("POST", "/v1/skeletons/dst/pose", "{\"animation\":\"Go\",\"time\":1.234}", 200);
+  json_t *c = json_pack("{s:o,s:[{s:s,s:o,s:s,s:b},{s:s,s:s,s:f}]}", "skeleton", json_loads(dst, 0, NULL), "ops",
+                        "op", "copyAnimationRange", "from", json_loads(src, 0, NULL), "name", "Go", "rescale", 0,
+                        "op", "pose", "animation", "Go", "time", 1.234);
+  char *want = eval_case(c);
+  ck_assert_str_eq(got, want);
+  free(want);
+  free(got);
+  json_decref(c);
+  free(src);
+  free(dst);
+  stop();
+}
+END_TEST
+
 START_TEST(a_copy_is_refused_with_the_field_that_is_wrong) {
   start(NULL);
   sk_fixture_put_json(&D, "small", k_small);
@@ -567,6 +630,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 240);
   tcase_add_test(t, a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_does);
   tcase_add_test(t, a_copy_is_refused_with_the_field_that_is_wrong);
+  tcase_add_test(t, a_copy_between_large_skeletons_runs_on_the_pool_and_answers_as_skinner_eval);
   suite_add_tcase(s, t);
   t = tcase_create("clips");
   tcase_set_timeout(t, 60);
