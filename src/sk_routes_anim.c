@@ -10,6 +10,9 @@
 
 #include "sk_anim.h"
 #include "sk_banim.h"
+#include "sk_cost.h"
+#include "sk_eval.h"
+#include "sk_frames.h"
 #include "sk_error.h"
 #include "sk_json.h"
 #include "sk_problem.h"
@@ -267,4 +270,128 @@ void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match 
   }
   copy_work(cj);
   copy_publish(req, cj);
+}
+
+/* ---- a retargeted pose: "from": "<skeleton id>" on a clip pose --------------------------- */
+
+/* The copy and the sampling of a retargeted /pose, both on the pool (the
+ * copy parses both skeletons' texts), answered on the loop thread. */
+typedef struct retarget_job {
+  copy_job copy;  /* dst = the posed skeleton */
+  json_t *pose;   /* owned: the pose body without "from" and "rescale" */
+  int fmt;
+  sk_pose *poses; /* owned */
+  size_t n;
+} retarget_job;
+
+static void retarget_free(retarget_job *rj) {
+  sk_pose_array_free(rj->poses, rj->n);
+  json_decref(rj->pose);
+  sk_cache_entry_unref(rj->copy.dst);
+  sk_cache_entry_unref(rj->copy.src);
+  sk_anim_destroy(rj->copy.anim);
+  free(rj->copy.name);
+  free(rj);
+}
+
+static void retarget_work(void *arg) {
+  retarget_job *rj = arg;
+  copy_job *cj = &rj->copy;
+  const sk_routes *r = cj->routes;
+  if ((cj->rc = copy_range(r, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err)) != 0)
+    return;
+  sk_cost cost = {0};
+  if (sk_cost_add_pose_json(&cost, &r->cfg.cost, cj->dst->skel, cj->anim, rj->pose, "", rj->fmt, &cj->err) != 0) {
+    cj->rc = SK_ETOOBIG;
+    return;
+  }
+  cj->rc = r->cfg.sample(cj->dst->skel, cj->anim, rj->pose, "", NULL, &rj->poses, &rj->n, &cj->err);
+  if (!cj->rc && rj->n > r->cfg.max_batch)
+    cj->rc = sk_error_set(&cj->err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", rj->n,
+                          r->cfg.max_batch);
+}
+
+static void retarget_after(sk_http_req *req, void *arg, int status) {
+  retarget_job *rj = arg;
+  sk_routes *r = rj->copy.routes;
+  if (status == SK_EBUSY || rj->copy.rc) {
+    if (status == SK_EBUSY)
+      sk_problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+    else
+      sk_problem_err(req, &rj->copy.err, rj->copy.rc);
+    retarget_free(rj);
+    return;
+  }
+  if (sk_routes__reject_binary_outputs(req, rj->poses, rj->n, rj->fmt, 0, false)) {
+    retarget_free(rj);
+    return;
+  }
+  if (rj->n != 1 || rj->poses[0].frame_range) { /* a frame range: the batch path, as /pose answers one */
+    sk_routes_batch *bj = calloc(1, sizeof *bj);
+    if (bj == NULL) {
+      sk_problem(req, SK_ENOMEM, "", "out of memory");
+      retarget_free(rj);
+      return;
+    }
+    bj->routes = r;
+    bj->entry = rj->copy.dst;
+    bj->fmt = rj->fmt;
+    bj->poses = rj->poses;
+    bj->n = rj->n;
+    rj->copy.dst = NULL;
+    rj->poses = NULL;
+    rj->n = 0;
+    retarget_free(rj);
+    sk_routes__run_batch(r, req, bj);
+    return;
+  }
+  sk_strbuf b = {0};
+  const sk_frames_opts fo = sk_routes__frames_opts(r, rj->fmt, 1);
+  if (sk_frames_eval(rj->copy.dst, rj->poses, 1, &fo, &r->sc, &b) != 0)
+    b.failed = 1;
+  sk_routes__respond_poses(r, req, rj->copy.dst->skel, 1, rj->fmt, &b);
+  retarget_free(rj);
+}
+
+bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt) {
+  const json_t *from = json_object_get(j, "from");
+  if (!json_is_string(from))
+    return false; /* a frame range's number, or no "from": an ordinary pose */
+  retarget_job *rj = calloc(1, sizeof *rj);
+  if (rj == NULL) {
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    sk_cache_entry_unref(e);
+    json_decref(j);
+    return true;
+  }
+  copy_job *cj = &rj->copy;
+  cj->routes = r;
+  cj->dst = e;
+  rj->pose = j;
+  rj->fmt = fmt;
+  sk_error_clear(&cj->err);
+  const json_t *a = json_object_get(j, "animation"), *s = json_object_get(j, "rescale");
+  int rc = 0;
+  if (!json_is_string(a))
+    rc = sk_error_set(&cj->err, a == NULL ? SK_EMISSING : SK_ETYPE, "/animation",
+                      "a retargeted pose plays one range of the source: \"animation\" names it");
+  else if (s != NULL && !json_is_boolean(s))
+    rc = sk_error_set(&cj->err, SK_ETYPE, "/rescale", "expected true or false");
+  else if ((cj->src = sk_cache_get(r->cache, json_string_value(from))) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", json_string_value(from));
+  else if ((cj->name = strdup(json_string_value(a))) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  cj->rescale = json_is_true(s);
+  if (rc) {
+    sk_problem_err(req, &cj->err, rc);
+    retarget_free(rj);
+    return true;
+  }
+  json_object_del(j, "from"); /* the pose parser sees an ordinary clip pose */
+  json_object_del(j, "rescale");
+  if (sk_http_defer(req, retarget_work, retarget_after, rj) != 0) {
+    sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+    retarget_free(rj);
+  }
+  return true;
 }

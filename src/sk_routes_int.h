@@ -106,6 +106,12 @@ int sk_routes__keep_babylon_source(const sk_routes *r, const json_t *j, const sk
 /* POST /v1/skeletons/{id}/animations: stores a copy of another skeleton's
  * Babylon range on this one (copyAnimationRange), persisted. */
 void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* A /pose whose "from" is a skeleton id (a frame range's "from" is a
+ * number): plays that skeleton's range "animation" on `e` by bone name, as
+ * copyAnimationRange (with "rescale") would copy it, without storing the
+ * copy. Returns false, touching nothing, for any other pose; true when it
+ * took `e` (a reference) and `j` and answers the request (on the pool). */
+bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt);
 
 /* ---- parsed poses to answers (sk_routes_batch.c) ---- */
 

@@ -352,7 +352,7 @@ static char *eval_case(const json_t *c) {
   return r;
 }
 
-START_TEST(a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_does) {
+START_TEST(another_skeletons_range_poses_as_copyAnimationRange_does_at_pose_time_and_as_a_stored_copy) {
   start(NULL);
   char path[1024];
   FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
@@ -360,7 +360,7 @@ START_TEST(a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
-  int cases = 0, rescaled = 0;
+  int cases = 0, rescaled = 0, at_pose_time = 0;
   while ((len = getline(&line, &cap, f)) > 0) {
     json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
     ck_assert_ptr_nonnull(rec);
@@ -385,6 +385,41 @@ START_TEST(a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_
     const char *name = json_string_value(json_object_get(op0, "name"));
     bool rescale = json_is_true(json_object_get(op0, "rescale"));
     rescaled += rescale;
+    char *want = eval_case(c);
+    /* first played at pose time ("from": the source's id), nothing stored;
+     * poses whose frame range uses a numeric "from" cannot say both */
+    bool skip_pose_time = false;
+    for (size_t i = 1; i < json_array_size(ops); i++) {
+      const json_t *a = json_object_get(json_array_get(ops, i), "animation");
+      skip_pose_time |= json_object_get(json_array_get(ops, i), "from") != NULL;
+      skip_pose_time |= !json_is_string(a) || strcmp(json_string_value(a), name) != 0; /* it plays another clip */
+    }
+    if (!skip_pose_time) {
+      snprintf(url, sizeof url, "/v1/skeletons/%s/pose", dst);
+      sk_strbuf got = {0};
+      for (size_t i = 1; i < json_array_size(ops); i++) {
+        json_t *op = json_deep_copy(json_array_get(ops, i));
+        json_object_del(op, "op");
+        json_object_set_new(op, "from", json_string(src));
+        json_object_set_new(op, "rescale", json_boolean(rescale));
+        char *pb = json_dumps(op, JSON_COMPACT), *a = answer("POST", url, pb, 200);
+        size_t alen = strlen(a);
+        if (i > 1)
+          sk_strbuf_append(&got, ",", 1);
+        if (json_object_get(op, "times") != NULL)
+          sk_strbuf_append(&got, a + 12, alen - 14);
+        else
+          sk_strbuf_append(&got, a, alen);
+        free(a);
+        free(pb);
+        json_decref(op);
+      }
+      sk_strbuf_append(&got, "", 1);
+      ck_assert_msg(strcmp(got.data, want) == 0, "%s at pose time: differs from skinner eval:\n got %.300s\nwant %.300s",
+                    dst, got.data, want);
+      sk_strbuf_free(&got);
+      at_pose_time++;
+    }
     snprintf(url, sizeof url, "/v1/skeletons/%s/animations", dst);
     snprintf(body, sizeof body, "{\"from\":\"%s\",\"animation\":\"%s\",\"rescale\":%s}", src, name,
              rescale ? "true" : "false");
@@ -410,7 +445,6 @@ START_TEST(a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_
       json_decref(op);
     }
     sk_strbuf_append(&got, "", 1);
-    char *want = eval_case(c);
     ck_assert_msg(strcmp(got.data, want) == 0, "%s: differs from skinner eval:\n got %.300s\nwant %.300s", dst,
                   got.data, want);
     free(want);
@@ -424,6 +458,7 @@ START_TEST(a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_
   fclose(f);
   ck_assert_int_ge(cases, 40);
   ck_assert_int_ge(rescaled, 10);
+  ck_assert_int_ge(at_pose_time, 20);
   stop();
 }
 END_TEST
@@ -509,6 +544,14 @@ START_TEST(a_copy_is_refused_with_the_field_that_is_wrong) {
   expect_problem("POST", "/v1/skeletons/nobody/animations", "{\"from\":\"other\",\"animation\":\"Wave\"}", 404,
                  "not-found");
   expect_problem("GET", u, NULL, 405, "method-not-allowed");
+  /* at pose time */
+  const char *p = "/v1/skeletons/small/pose";
+  expect_problem("POST", p, "{\"from\":\"nobody\",\"animation\":\"Wave\"}", 404, "not-found");
+  expect_problem("POST", p, "{\"from\":\"other\",\"animation\":\"Wave\"}", 422, "duplicate");
+  expect_problem("POST", p, "{\"from\":\"other\",\"animation\":\"Nope\"}", 404, "not-found");
+  expect_problem("POST", p, "{\"from\":\"plain\",\"animation\":\"Wave\"}", 415, "unsupported-media-type");
+  expect_problem("POST", p, "{\"from\":\"other\"}", 422, "missing-field");
+  expect_problem("POST", p, "{\"from\":\"other\",\"animation\":\"Wave\",\"rescale\":\"yes\"}", 422, "wrong-type");
   /* nothing changed */
   char *got = answer("GET", "/v1/skeletons/small", NULL, 200);
   ck_assert_ptr_nonnull(strstr(got, "\"animations\":[{\"index\":0,\"name\":\"Wave\""));
@@ -628,7 +671,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, t);
   t = tcase_create("retarget");
   tcase_set_timeout(t, 240);
-  tcase_add_test(t, a_stored_copy_of_another_skeletons_range_poses_as_copyAnimationRange_does);
+  tcase_add_test(t, another_skeletons_range_poses_as_copyAnimationRange_does_at_pose_time_and_as_a_stored_copy);
   tcase_add_test(t, a_copy_is_refused_with_the_field_that_is_wrong);
   tcase_add_test(t, a_copy_between_large_skeletons_runs_on_the_pool_and_answers_as_skinner_eval);
   suite_add_tcase(s, t);
