@@ -48,6 +48,36 @@ int sk_routes__keep_babylon_source(const sk_routes *r, const json_t *j, const sk
   return 0;
 }
 
+int sk_routes__babylon_clips(const sk_routes *r, const json_t *j, const sk_skeleton *s, const char *text, size_t len,
+                             sk_anim **anim, size_t *reserved, sk_error *err) {
+  *anim = NULL;
+  if (!babylon_format(j))
+    return 0;
+  size_t estimate = 0, fixed = sk_cache_skeleton_bytes(s) + len;
+  int rc = sk_banim_estimate(j, "", s, &estimate, err);
+  if (rc)
+    return rc;
+  if (estimate > r->cfg.max_skeleton || fixed > r->cfg.max_skeleton - estimate)
+    return sk_error_set(err, SK_ETOOBIG, "",
+                        "the skeleton and its Babylon clips would take up to %zu bytes; the limit is %zu "
+                        "(--max-skeleton-mb)",
+                        estimate + fixed, r->cfg.max_skeleton);
+  if (sk_budget_reserve(r->cfg.budget, estimate) != 0)
+    return sk_error_set(err, SK_EBUSY, "",
+                        "the Babylon clips (up to %zu bytes) do not fit in the memory budget (--memory-mb) now; "
+                        "retry later",
+                        estimate);
+  *reserved += estimate;
+  if ((rc = sk_banim_parse(j, "", s, anim, err)) != 0)
+    return rc;
+  rc = sk_routes__keep_babylon_source(r, j, s, anim, text, len, err);
+  if (rc) {
+    sk_anim_destroy(*anim);
+    *anim = NULL;
+  }
+  return rc;
+}
+
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
   if (e == NULL)
@@ -108,13 +138,12 @@ static int copy_range(const sk_routes *r, const sk_cache_entry *dst, const sk_ca
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   json_decref(out);
   size_t got = 0;
-  if (!rc && (rc = sk_routes__load_pooled(r, text, strlen(text), &again, &got, err)) == 0)
-    rc = sk_json_parse_skeleton_anim(again, "", r->cfg.max_bones, &fresh, anim, err);
+  if (!rc && (rc = sk_routes__load_pooled(r, text, strlen(text), &again, &got, err)) == 0 &&
+      (rc = sk_json_parse_skeleton(again, "", r->cfg.max_bones, &fresh, err)) == 0)
+    rc = sk_routes__babylon_clips(r, again, fresh, text, strlen(text), anim, &reserved, err);
   reserved += got;
   if (!rc && (*anim == NULL || (*anim)->bone_count != dst->skel->count))
     rc = sk_error_set(err, SK_EINVAL, "", "the copy does not fit the stored skeleton");
-  if (!rc)
-    rc = sk_routes__keep_babylon_source(r, again, fresh, anim, text, strlen(text), err);
   if (rc) {
     sk_anim_destroy(*anim);
     *anim = NULL;

@@ -95,6 +95,14 @@ void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_matc
  * each channel's key frames (sk_anim_write_clip_json); 404 problem+json for
  * an unknown skeleton or clip. */
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* The clips of an upload `j` (text[0..len)) built into `s`: none (*anim
+ * NULL) unless it is in Babylon's serialize() format; then their size is
+ * estimated first (sk_banim_estimate) and refused past --max-skeleton-mb
+ * (SK_ETOOBIG) or reserved in the memory budget (SK_EBUSY when it does not
+ * fit now; *reserved += what to release after the answer), built, and the
+ * text kept (sk_routes__keep_babylon_source). Any thread. */
+int sk_routes__babylon_clips(const sk_routes *r, const json_t *j, const sk_skeleton *s, const char *text, size_t len,
+                             sk_anim **anim, size_t *reserved, sk_error *err);
 /* For an upload `j` (text[0..len)) in Babylon's serialize() format, built
  * into `s` with clips *anim (NULL: none, then an empty set is made): keeps
  * a copy of the text on *anim, so the record can re-parse it and a

@@ -195,9 +195,9 @@ static void upload_work(void *arg) {
     sk_budget_release(r->cfg.budget, tree);
     return;
   }
-  uj->rc = sk_json_parse_skeleton_anim(j, "", r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
-  if (!uj->rc)
-    uj->rc = sk_routes__keep_babylon_source(r, j, uj->s, &uj->anim, uj->data, uj->len, &uj->err);
+  uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
+  if (!uj->rc) /* Babylon's format: its clips, estimated and reserved first, and its text */
+    uj->rc = sk_routes__babylon_clips(r, j, uj->s, uj->data, uj->len, &uj->anim, &uj->reserved, &uj->err);
   if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)
     uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
   if (uj->rc) {
