@@ -439,8 +439,8 @@ static void blend_matrix(const float *orig, const float *const *m, const double 
   sk_mat_compose(fs, fq, fp, out);
 }
 
-int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, size_t count,
-                          sk_override *out, size_t *driven) {
+int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                          const sk_anim_layer_ext *ext, size_t count, sk_override *out, size_t *driven) {
   const size_t nb = a->bone_count;
   *driven = 0;
   double *trs = malloc((count ? count : 1) * (nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
@@ -457,8 +457,11 @@ int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_
     double *t = trs + i * nb * SK_ANIM_TRS;
     sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, t);
     double frame = clip_frame(c, layers[i].time, layers[i].loop);
+    const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
     for (size_t k = 0; k < c->channel_count; k++) {
       const sk_anim_channel *ch = &c->channels[k];
+      if (mask != NULL && mask[ch->bone] == 0)
+        continue; /* targetMask: this bone's animation is not started */
       blend_src *b = &src[i * nb + (size_t)ch->bone];
       b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
       if (ch->path == SK_ANIM_MATRIX) {

@@ -195,9 +195,14 @@ size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool
  * cumulative slerp, matrices are decomposed, blended (quaternions summed
  * with sign correction, then normalised) and composed. Writes bone_count
  * overrides into `out` (masks: the driven properties) and *driven, the
- * bones with any. 0 or SK_ENOMEM. Layer clips must be valid. */
-int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, size_t count,
-                          sk_override *out, size_t *driven);
+ * bones with any. `ext` (NULL: none) gives masks: a bone of weight 0 in
+ * layer i's bone_weights is left out of that layer (beginAnimation's
+ * targetMask: its animation is not started); other weights must be 1
+ * (fractions have no Babylon meaning here; the caller refuses them).
+ * Additive layers are not handled (the caller refuses them). 0 or
+ * SK_ENOMEM. Layer clips must be valid. */
+int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                          const sk_anim_layer_ext *ext, size_t count, sk_override *out, size_t *driven);
 
 /* Appends {"name", "index", "fps"?, "from"?, "to"?, "duration", "bones": [{"bone": name, "channels":
  * [{"path": "translation"|"rotation"|"scale"|"matrix", "interpolation", "keys": n, "frames": [...]}]}]}

@@ -377,9 +377,22 @@ static int anim_spec_parse(const sk_skeleton *s, const sk_anim *anim, const json
     }
     if (!rc && !(total > 0 && isfinite(total)))
       rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
-    if (!rc && anim->babylon && !sp->plain_layers)
-      rc = sk_error_set(err, SK_EUNSUPPORTED, p,
-                        "additive layers and masks of Babylon-format clips are not supported; weighted layers are");
+    for (size_t i = 0; !rc && anim->babylon && i < sp->nl; i++) {
+      /* Babylon-format clips: weighted layers, masks as targetMask (0 or 1 per bone) */
+      bool fraction = false;
+      for (size_t b = 0; sp->lx[i].bone_weights != NULL && b < s->count; b++)
+        fraction |= sp->lx[i].bone_weights[b] != 0 && sp->lx[i].bone_weights[b] != 1;
+      if (sp->lx[i].additive || fraction) {
+        char q[SK_ERROR_POINTER_MAX];
+        snprintf(q, sizeof q, "%s", p);
+        sk_pointer_push_index(q, sizeof q, i);
+        sk_pointer_push(q, sizeof q, sp->lx[i].additive ? "additive" : "mask");
+        rc = sk_error_set(err, SK_EUNSUPPORTED, q,
+                          sp->lx[i].additive ? "additive layers of Babylon-format clips are not supported"
+                                             : "a mask on Babylon-format clips plays a bone or not (weights 0 or 1: "
+                                               "Babylon's targetMask); fractions are for glTF clips");
+      }
+    }
     sp->layered = true;
     if (!rc)
       rc = anim_frames(j, ptr, false, &sp->times, &sp->nf, err);
@@ -455,7 +468,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
       size_t driven;
       if (!sp.layered)
         sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
-      else if (sk_anim_blend_babylon(anim, s, l, nl, out[made].overrides, &driven) != 0) {
+      else if (sk_anim_blend_babylon(anim, s, l, sp.lx, nl, out[made].overrides, &driven) != 0) {
         rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
         made++; /* its overrides are allocated: freed with the others */
         break;

@@ -261,15 +261,22 @@ START_TEST(weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_ht
 }
 END_TEST
 
-START_TEST(additive_and_masked_layers_of_babylon_clips_are_refused_with_415_naming_the_field) {
+START_TEST(additive_layers_and_fractional_masks_of_babylon_clips_are_refused_with_415) {
   start(NULL);
   sk_fixture_put_json(&D, "small", k_small);
   expect_problem("POST", "/v1/skeletons/small/pose",
                  "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1},{\"animation\":\"Rise\",\"additive\":true}]}", 415,
                  "unsupported-media-type");
   expect_problem("POST", "/v1/skeletons/small/pose",
-                 "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"mask\":{\"bone\":\"arm\",\"subtree\":true}}]}",
-                 415, "unsupported-media-type");
+                 "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"mask\":{\"weights\":{\"arm\":0.5}}}]}", 415,
+                 "unsupported-media-type");
+  /* a 0/1 mask plays (Babylon's targetMask): the arm's animation is left out */
+  char *masked = answer("POST", "/v1/skeletons/small/pose",
+                        "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"mask\":{\"exclude\":[\"arm\"]}}],"
+                        "\"output\":[\"local\"]}",
+                        200);
+  ck_assert_ptr_nonnull(strstr(masked, ",1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}")); /* arm: its stored local */
+  free(masked);
   /* plain weighted layers are answered */
   free(answer("POST", "/v1/skeletons/small/pose",
               "{\"layers\":[{\"animation\":\"Wave\",\"time\":0.1,\"weight\":0.5},{\"animation\":\"Rise\",\"weight\":0.25}]}",
@@ -308,6 +315,15 @@ START_TEST(an_upload_lists_its_babylon_clips_and_each_clip_has_a_detail) {
   free(by_index);
   expect_problem("GET", "/v1/skeletons/small/animations/Nope", NULL, 404, "not-found");
   expect_problem("GET", "/v1/skeletons/small/animations/", NULL, 404, "not-found");
+  expect_problem("GET", "/v1/skeletons/small/animations/Rise/more", NULL, 404, "not-found");
+  char longname[400] = "/v1/skeletons/small/animations/";
+  memset(longname + strlen(longname), 'x', 300);
+  longname[sizeof longname - 1] = 0;
+  expect_problem("GET", longname, NULL, 404, "not-found"); /* over 255 bytes: no such clip */
+  sk_httpc_resp h;
+  req("HEAD", "/v1/skeletons/small/animations/Rise", NULL, &h);
+  ck_assert_int_eq(h.status, 200);
+  sk_httpc_free(&h);
   expect_problem("GET", "/v1/skeletons/nobody/animations/Rise", NULL, 404, "not-found");
   expect_problem("POST", "/v1/skeletons/small/animations/Rise", "{}", 405, "method-not-allowed");
   /* a JSON skeleton without animations: no clips, and its upload answer is unchanged */
@@ -667,7 +683,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 240);
   tcase_add_test(t, babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases);
   tcase_add_test(t, weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_http);
-  tcase_add_test(t, additive_and_masked_layers_of_babylon_clips_are_refused_with_415_naming_the_field);
+  tcase_add_test(t, additive_layers_and_fractional_masks_of_babylon_clips_are_refused_with_415);
   suite_add_tcase(s, t);
   t = tcase_create("retarget");
   tcase_set_timeout(t, 240);

@@ -338,7 +338,7 @@ START_TEST(eval_poses_name_ranges_play_weighted_layers_and_refuse_additive_ones)
                                               "additive", 1));
   sk_error_clear(&e);
   ck_assert_int_eq(sk_eval_case(c, &out, &e), SK_EUNSUPPORTED);
-  ck_assert_str_eq(e.pointer, "/ops/0/layers");
+  ck_assert_str_eq(e.pointer, "/ops/0/layers/1/additive");
   sk_strbuf_free(&out);
   json_object_del(op, "layers");
   json_object_set_new(op, "animation", json_string("Run"));

@@ -2,7 +2,8 @@
 # Weighted-layer cases of Babylon-format clips (tests/conformance/banim_layers.jsonl):
 # the skeletons of the first 60 pose-only cases of anim.jsonl, each with three
 # poses of 1-3 weighted layers (weights 0.25..2, default 1, some over 1 to
-# check Animatable.weight's clamp; loop; one frame range), answered by
+# check Animatable.weight's clamp; loop; 0/1 masks as targetMask; one frame
+# range), answered by
 # babylon_eval.mjs (beginWeightedAnimation + goToFrame(frame, true) + the
 # late animation bindings):
 #
@@ -26,6 +27,12 @@ for line in open(sys.argv[1]):
         w = rnd.choice([None, 0.25, 0.5, 0.7, 1, 1.5, 2])
         if w is not None: l["weight"] = w
         if rnd.random() < 0.3: l["loop"] = True
+        if rnd.random() < 0.3:  # skinnerd's 0/1 masks, Babylon's targetMask
+            bones = [b["name"] for b in sk["bones"]]
+            a, b = rnd.choice(bones), rnd.choice(bones)
+            l["mask"] = rnd.choice([{"bone": a, "subtree": True}, {"include": sorted({a, b})},
+                                    {"exclude": [a], "subtree": True}, {"weights": {a: 0}, "default": 1},
+                                    {"bone": a, "weights": {b: 1}}])
         return l
     nops = []
     for k in range(3):
