@@ -261,6 +261,65 @@ START_TEST(weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_ht
 }
 END_TEST
 
+START_TEST(additive_and_masked_gltf_layers_answer_what_skinner_eval_answers) {
+  start(NULL);
+  char path[1024], base[1024];
+  FILE *f = fopen(sk_test_path("conformance/layers.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  sk_test_path("", base, sizeof base);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    if (len <= 1)
+      continue;
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const json_t *c = json_object_get(rec, "case");
+    const char *asset = json_string_value(json_object_get(json_object_get(c, "skeleton"), "gltf"));
+    size_t n;
+    unsigned char *data = sk_test_read_file(asset, &n);
+    ck_assert_msg(data != NULL, "%s missing", asset);
+    char id[32], url[96];
+    snprintf(id, sizeof id, "gltf%d", cases++);
+    size_t alen = strlen(asset);
+    sk_fixture_put(&D, id, alen > 4 && strcmp(asset + alen - 4, ".glb") == 0 ? "model/gltf-binary" : "model/gltf+json",
+                   data, n);
+    free(data);
+    snprintf(url, sizeof url, "/v1/skeletons/%s/pose", id);
+    const json_t *ops = json_object_get(c, "ops");
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+      json_t *one = json_pack("{s:O,s:[O]}", "skeleton", json_object_get(c, "skeleton"), "ops", json_array_get(ops, i));
+      sk_strbuf out = {0};
+      sk_error e;
+      sk_error_clear(&e);
+      ck_assert_int_eq(sk_eval_case_at(one, base, &out, &e), 0);
+      const char *at = strstr(out.data, ",\"results\":[");
+      ck_assert_ptr_nonnull(at);
+      at += 12;
+      char *want = strndup(at, out.len - (size_t)(at - out.data) - 2);
+      json_t *op = json_deep_copy(json_array_get(ops, i));
+      json_object_del(op, "op");
+      char *body = json_dumps(op, JSON_COMPACT), *got = answer("POST", url, body, 200);
+      ck_assert_msg(strcmp(got, want) == 0, "%s: differs from skinner eval:\n got %.300s\nwant %.300s",
+                    json_string_value(json_object_get(rec, "name")), got, want);
+      free(got);
+      free(body);
+      free(want);
+      json_decref(op);
+      sk_strbuf_free(&out);
+      json_decref(one);
+    }
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  ck_assert_int_ge(cases, 12);
+  stop();
+}
+END_TEST
+
 START_TEST(additive_layers_and_fractional_masks_of_babylon_clips_are_refused_with_415) {
   start(NULL);
   sk_fixture_put_json(&D, "small", k_small);
@@ -684,6 +743,7 @@ static Suite *suite(void) {
   tcase_add_test(t, babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases);
   tcase_add_test(t, weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_http);
   tcase_add_test(t, additive_layers_and_fractional_masks_of_babylon_clips_are_refused_with_415);
+  tcase_add_test(t, additive_and_masked_gltf_layers_answer_what_skinner_eval_answers);
   suite_add_tcase(s, t);
   t = tcase_create("retarget");
   tcase_set_timeout(t, 240);
