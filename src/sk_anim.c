@@ -735,7 +735,10 @@ int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
       return SK_ENOMEM;
     char d[SK_NUMFMT_F64_MAX + 1];
     size_t dl = sk_numfmt_f64(sk_anim_clip_duration(a, c), d);
-    n = snprintf(num, sizeof num, ",\"channels\":%zu}", a->clips[c].channel_count);
+    size_t keys = 0; /* each channel's count is in the clip's detail */
+    for (size_t k = 0; k < a->clips[c].channel_count; k++)
+      keys += a->clips[c].channels[k].count;
+    n = snprintf(num, sizeof num, ",\"channels\":%zu,\"keys\":%zu}", a->clips[c].channel_count, keys);
     if (sk_strbuf_append(out, ",\"duration\":", 12) || sk_strbuf_append(out, d, dl) || n < 0 ||
         (size_t)n >= sizeof num)
       return SK_ENOMEM;

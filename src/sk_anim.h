@@ -214,8 +214,10 @@ int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip,
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);
 
-/* Appends [{"index": k, "name": "...", "duration": s, "channels": n}, ...]
- * ("channels": the channels driving this skeleton). SK_ENOMEM on failure. */
+/* Appends [{"index": k, "name": "...", "duration": s, "fps"?, "from"?, "to"?,
+ * "channels": n, "keys": n}, ...] ("channels": the channels driving this
+ * skeleton; "keys": their keys together, padding included; fps/from/to for
+ * Babylon ranges). SK_ENOMEM on failure. */
 int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out);
 
 #endif

@@ -351,14 +351,14 @@ START_TEST(an_upload_lists_its_babylon_clips_and_each_clip_has_a_detail) {
   char *up = answer("PUT", "/v1/skeletons/small", k_small, 201);
   ck_assert_str_eq(up, "{\"id\":\"small\",\"bones\":2,\"order\":[\"root\",\"arm\"],\"animations\":["
                        "{\"index\":0,\"name\":\"Wave\",\"duration\":0.3333333333333333,\"fps\":30,\"from\":0,\"to\":10,"
-                       "\"channels\":2},"
+                       "\"channels\":2,\"keys\":5},"
                        "{\"index\":1,\"name\":\"Rise\",\"duration\":0.6666666666666666,\"fps\":30,\"from\":10,\"to\":30,"
-                       "\"channels\":2}]}");
+                       "\"channels\":2,\"keys\":4}]}");
   free(up);
   /* GET lists the same clips */
   char *got = answer("GET", "/v1/skeletons/small", NULL, 200);
   ck_assert_ptr_nonnull(strstr(got, "\"animations\":[{\"index\":0,\"name\":\"Wave\",\"duration\":0.3333333333333333,"
-                                    "\"fps\":30,\"from\":0,\"to\":10,\"channels\":2},"));
+                                    "\"fps\":30,\"from\":0,\"to\":10,\"channels\":2,\"keys\":5},"));
   free(got);
   got = answer("GET", "/v1/skeletons/small/animations/Rise", NULL, 200);
   ck_assert_str_eq(got, "{\"name\":\"Rise\",\"index\":1,\"fps\":30,\"from\":10,\"to\":30,"
