@@ -157,6 +157,12 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
   bool range = from != NULL || to != NULL || fps != NULL;
   if (ts == NULL && !range)
     return 0;
+  if (json_is_string(from)) { /* what the daemon's /pose takes as a retargeting source */
+    sub_pointer(p, sizeof p, ptr, "from");
+    return sk_error_set(err, SK_ETYPE, p,
+                        "\"from\" starts a frame range here (seconds); a skeleton id (retargeting) is taken by "
+                        "a single POST .../pose body under 32 KiB only");
+  }
   if (has_time) {
     sub_pointer(p, sizeof p, ptr, "time");
     return sk_error_set(err, SK_ETYPE, p, "give \"time\", or \"times\", or \"from\"/\"to\"/\"fps\", not several");

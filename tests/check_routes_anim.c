@@ -626,6 +626,9 @@ START_TEST(a_copy_is_refused_with_the_field_that_is_wrong) {
   expect_problem("POST", p, "{\"from\":\"other\",\"animation\":\"Nope\"}", 404, "not-found");
   expect_problem("POST", p, "{\"from\":\"plain\",\"animation\":\"Wave\"}", 415, "unsupported-media-type");
   expect_problem("POST", p, "{\"from\":\"other\"}", 422, "missing-field");
+  /* not in a batch: there "from" starts a frame range */
+  expect_problem("POST", "/v1/skeletons/small/poses", "{\"poses\":[{\"from\":\"other\",\"animation\":\"Wave\"}]}",
+                 422, "wrong-type");
   expect_problem("POST", p, "{\"from\":\"other\",\"animation\":\"Wave\",\"rescale\":\"yes\"}", 422, "wrong-type");
   /* nothing changed */
   char *got = answer("GET", "/v1/skeletons/small", NULL, 200);
