@@ -7,11 +7,21 @@
 #include <string.h>
 
 #include "sk_json.h"
+#include "sk_mat.h"
 
 sk_anim *sk_anim_ref(sk_anim *a) {
   if (a != NULL)
     __atomic_add_fetch(&a->extra_refs, 1, __ATOMIC_RELAXED);
   return a;
+}
+
+int sk_anim_create_babylon_empty(size_t bone_count, sk_anim **out) {
+  *out = calloc(1, sizeof **out);
+  if (*out == NULL)
+    return SK_ENOMEM;
+  (*out)->bone_count = bone_count;
+  (*out)->babylon = true;
+  return 0;
 }
 
 void sk_anim_destroy(sk_anim *a) {
@@ -33,13 +43,15 @@ void sk_anim_destroy(sk_anim *a) {
   }
   free(a->clips);
   free(a->rest);
+  free(a->source);
   free(a);
 }
 
 size_t sk_anim_memory(const sk_anim *a) {
   if (a == NULL)
     return 0;
-  size_t n = sizeof *a + a->bone_count * SK_ANIM_TRS * sizeof(double) + a->clip_count * sizeof *a->clips;
+  size_t n = sizeof *a + a->bone_count * SK_ANIM_TRS * sizeof(double) + a->clip_count * sizeof *a->clips +
+             a->source_len;
   for (size_t c = 0; c < a->clip_count; c++) {
     const sk_anim_clip *clip = &a->clips[c];
     n += strlen(clip->name) + 1 + clip->channel_count * sizeof *clip->channels;
@@ -308,6 +320,206 @@ size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool
   return n;
 }
 
+/* ---- Babylon-format clips as weighted layers ------------------------------ */
+
+/* One layer's value of one bone: the paths its clip drives and their values. */
+typedef struct blend_src {
+  unsigned mask;     /* SK_OVERRIDE_* */
+  const double *trs; /* SK_ANIM_TRS doubles */
+  const float *matrix;
+} blend_src;
+
+/* The vector branch of ProcessLateAnimationBindings (Vector3 position or
+ * scaling): `v[i]` the value of layer i that drives it, weights raw. */
+static void blend_vec3(const double *orig, const double *const *v, const double *w, size_t n, double total,
+                       double out[3]) {
+  size_t start = 0;
+  double normalizer = 1.0;
+  if (total < 1.0) {
+    for (int k = 0; k < 3; k++)
+      out[k] = orig[k] * (1.0 - total);
+  } else {
+    normalizer = total;
+    double scale = w[0] / normalizer;
+    for (int k = 0; k < 3; k++)
+      out[k] = scale != 1 ? v[0][k] * scale : v[0][k];
+    start = 1;
+  }
+  for (size_t i = start; i < n; i++) {
+    double scale = w[i] / normalizer;
+    if (!scale)
+      continue;
+    for (int k = 0; k < 3; k++)
+      out[k] += v[i][k] * scale;
+  }
+}
+
+/* ProcessLateAnimationBindingsForQuaternions without additive animations. */
+static void blend_quat(const double *orig, const double *const *q, const double *w, size_t n, double total,
+                       double out[4]) {
+  if (total == 0) { /* Babylon keeps the current value */
+    memcpy(out, orig, 4 * sizeof *out);
+    return;
+  }
+  if (n == 1) {
+    sk_anim__quat_slerp(orig, q[0], total < 1.0 ? total : 1.0, out);
+    return;
+  }
+  if (total >= 1.0 && n == 2) {
+    sk_anim__quat_slerp(q[0], q[1], w[1] / total, out);
+    return;
+  }
+  /* the original first (with 1 - total) when the weights add up to less than 1 */
+  const bool mix = total < 1.0;
+  const double normalizer = mix ? 1.0 : total;
+  const size_t m = n + (mix ? 1 : 0);
+  double cumulative = 0;
+  for (size_t index = 0; index < m;) {
+    const double *qi = mix ? (index ? q[index - 1] : orig) : q[index];
+    double wi = mix ? (index ? w[index - 1] / normalizer : 1.0 - total) : w[index] / normalizer;
+    if (!index) {
+      const double *qn = mix ? q[0] : q[1];
+      double wn = (mix ? w[0] : w[1]) / normalizer;
+      sk_anim__quat_slerp(qi, qn, wn / (wi + wn), out);
+      cumulative = wi + wn;
+      index += 2;
+      continue;
+    }
+    cumulative += wi;
+    sk_anim__quat_slerp(out, qi, wi / cumulative, out);
+    index++;
+  }
+}
+
+/* ProcessLateAnimationBindingsForMatrices without additive animations:
+ * decomposed, blended, composed into `out`. */
+static void blend_matrix(const float *orig, const float *const *m, const double *w, size_t n, double total,
+                         float out[16]) {
+  double fs[3], fq[4], fp[3], scale, normalizer = 1.0;
+  size_t start = 0;
+  if (total == 0) { /* the original value, as it was */
+    memcpy(out, orig, 16 * sizeof *out);
+    return;
+  }
+  if (total < 1.0) {
+    scale = 1.0 - total;
+    sk_mat_decompose(orig, fs, fq, fp);
+  } else {
+    start = 1;
+    normalizer = total;
+    scale = w[0] / normalizer;
+    if (scale == 1) {
+      memcpy(out, m[0], 16 * sizeof *out);
+      return;
+    }
+    sk_mat_decompose(m[0], fs, fq, fp);
+  }
+  for (int k = 0; k < 3; k++) {
+    fs[k] *= scale;
+    fp[k] *= scale;
+  }
+  for (int k = 0; k < 4; k++)
+    fq[k] *= scale;
+  for (size_t i = start; i < n; i++) {
+    if (w[i] == 0)
+      continue;
+    double cs[3], cq[4], cp[3];
+    scale = w[i] / normalizer;
+    sk_mat_decompose(m[i], cs, cq, cp);
+    double dot = fq[0] * cq[0] + fq[1] * cq[1] + fq[2] * cq[2] + fq[3] * cq[3];
+    double qs = dot > 0 ? scale : -scale;
+    for (int k = 0; k < 3; k++) {
+      fs[k] += cs[k] * scale;
+      fp[k] += cp[k] * scale;
+    }
+    for (int k = 0; k < 4; k++)
+      fq[k] += cq[k] * qs;
+  }
+  sk_anim__quat_normalize(fq);
+  sk_mat_compose(fs, fq, fp, out);
+}
+
+int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                          const sk_anim_layer_ext *ext, size_t count, sk_override *out, size_t *driven) {
+  const size_t nb = a->bone_count;
+  *driven = 0;
+  double *trs = malloc((count ? count : 1) * (nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
+  blend_src *src = calloc((count ? count : 1) * (nb ? nb : 1), sizeof *src);
+  const void **vals = malloc((count ? count : 1) * sizeof *vals);
+  double *w = malloc((count ? count : 1) * sizeof *w);
+  if (trs == NULL || src == NULL || vals == NULL || w == NULL) {
+    free(trs), free(src), free(vals), free(w);
+    return SK_ENOMEM;
+  }
+  static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
+  for (size_t i = 0; i < count; i++) {
+    const sk_anim_clip *c = &a->clips[layers[i].clip];
+    double *t = trs + i * nb * SK_ANIM_TRS;
+    sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, t);
+    double frame = clip_frame(c, layers[i].time, layers[i].loop);
+    const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
+    for (size_t k = 0; k < c->channel_count; k++) {
+      const sk_anim_channel *ch = &c->channels[k];
+      if (mask != NULL && mask[ch->bone] == 0)
+        continue; /* targetMask: this bone's animation is not started */
+      blend_src *b = &src[i * nb + (size_t)ch->bone];
+      b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
+      if (ch->path == SK_ANIM_MATRIX) {
+        b->matrix = sample_matrix(ch, frame);
+        b->mask |= SK_OVERRIDE_MATRIX;
+      } else {
+        b->mask |= bit[ch->path];
+      }
+    }
+  }
+  for (size_t b = 0; b < nb; b++) {
+    sk_override *o = &out[b];
+    memset(o, 0, sizeof *o);
+    o->bone = (int32_t)b;
+    const sk_local *cur = &s->bones[b].local;
+    double cs[3], cq[4], cp[3]; /* the bone's current TRS, decomposed if stale, as Babylon's getters do */
+    if (cur->need_decompose) {
+      sk_mat_decompose(cur->matrix, cs, cq, cp);
+    } else {
+      memcpy(cs, cur->scaling, sizeof cs);
+      memcpy(cq, cur->rotation, sizeof cq);
+      memcpy(cp, cur->position, sizeof cp);
+    }
+    static const unsigned paths[4] = {SK_OVERRIDE_MATRIX, SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION,
+                                      SK_OVERRIDE_SCALING};
+    for (int p = 0; p < 4; p++) {
+      size_t n = 0;
+      double total = 0;
+      for (size_t i = 0; i < count; i++) {
+        const blend_src *x = &src[i * nb + b];
+        if (!(x->mask & paths[p]))
+          continue;
+        /* Animatable.weight clamps to [0, 1] */
+        w[n] = layers[i].weight < 0 ? 0 : layers[i].weight > 1.0 ? 1.0 : layers[i].weight;
+        total += w[n];
+        vals[n++] = paths[p] == SK_OVERRIDE_MATRIX    ? (const void *)x->matrix
+                    : paths[p] == SK_OVERRIDE_POSITION ? (const void *)x->trs
+                    : paths[p] == SK_OVERRIDE_ROTATION ? (const void *)(x->trs + 3)
+                                                       : (const void *)(x->trs + 7);
+      }
+      if (n == 0)
+        continue;
+      o->mask |= paths[p];
+      if (paths[p] == SK_OVERRIDE_MATRIX)
+        blend_matrix(cur->matrix, (const float *const *)vals, w, n, total, o->matrix);
+      else if (paths[p] == SK_OVERRIDE_POSITION)
+        blend_vec3(cp, (const double *const *)vals, w, n, total, o->position);
+      else if (paths[p] == SK_OVERRIDE_ROTATION)
+        blend_quat(cq, (const double *const *)vals, w, n, total, o->rotation);
+      else
+        blend_vec3(cs, (const double *const *)vals, w, n, total, o->scaling);
+    }
+    *driven += o->mask != 0;
+  }
+  free(trs), free(src), free(vals), free(w);
+  return 0;
+}
+
 /* Quaternion.multiplyToRef: r = a * b (r may alias either). */
 static void quat_mul(const double a[4], const double b[4], double r[4]) {
   double x = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
@@ -502,6 +714,16 @@ void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out)
   }
 }
 
+static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
+
+static int append_num(sk_strbuf *out, const char *key, double v) {
+  char d[SK_NUMFMT_F64_MAX + 1];
+  size_t dl = sk_numfmt_f64(v, d);
+  if (append_str(out, key) || sk_strbuf_append(out, d, dl))
+    return SK_ENOMEM;
+  return 0;
+}
+
 int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
   if (sk_strbuf_append(out, "[", 1))
     return SK_ENOMEM;
@@ -513,25 +735,25 @@ int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out) {
       return SK_ENOMEM;
     char d[SK_NUMFMT_F64_MAX + 1];
     size_t dl = sk_numfmt_f64(sk_anim_clip_duration(a, c), d);
-    n = snprintf(num, sizeof num, ",\"channels\":%zu}", a->clips[c].channel_count);
+    size_t keys = 0; /* each channel's count is in the clip's detail */
+    for (size_t k = 0; k < a->clips[c].channel_count; k++)
+      keys += a->clips[c].channels[k].count;
+    n = snprintf(num, sizeof num, ",\"channels\":%zu,\"keys\":%zu}", a->clips[c].channel_count, keys);
     if (sk_strbuf_append(out, ",\"duration\":", 12) || sk_strbuf_append(out, d, dl) || n < 0 ||
-        (size_t)n >= sizeof num || sk_strbuf_append(out, num, (size_t)n))
+        (size_t)n >= sizeof num)
+      return SK_ENOMEM;
+    /* A Babylon-format clip is a frame range: say which, as its detail does. */
+    const sk_anim_clip *bc = &a->clips[c];
+    if (bc->fps > 0 && (append_num(out, ",\"fps\":", bc->fps) || append_num(out, ",\"from\":", bc->from_frame) ||
+                        append_num(out, ",\"to\":", bc->to_frame)))
+      return SK_ENOMEM;
+    if (sk_strbuf_append(out, num, (size_t)n))
       return SK_ENOMEM;
   }
   return sk_strbuf_append(out, "]", 1) ? SK_ENOMEM : 0;
 }
 
 /* ---- introspection ------------------------------------------------------- */
-
-static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
-
-static int append_num(sk_strbuf *out, const char *key, double v) {
-  char d[SK_NUMFMT_F64_MAX + 1];
-  size_t dl = sk_numfmt_f64(v, d);
-  if (append_str(out, key) || sk_strbuf_append(out, d, dl))
-    return SK_ENOMEM;
-  return 0;
-}
 
 static int write_channel(const sk_anim_channel *ch, sk_strbuf *out) {
   static const char *const paths[4] = {"translation", "rotation", "scale", "matrix"};

@@ -92,7 +92,17 @@ typedef struct sk_anim {
    * clip drives are posed (Babylon leaves the others as they are), so such
    * clips are turned into poses by sk_anim_sample_overrides(). */
   bool babylon;
+  /* Appended: the Babylon skeleton JSON text the clips were parsed from
+   * (owned; a daemon upload keeps it to persist and retarget the clips), or
+   * NULL. Counted by sk_anim_memory. */
+  char *source;
+  size_t source_len;
 } sk_anim;
+
+/* *out = new Babylon-format clips of a `bone_count`-bone skeleton with no
+ * clip yet: what keeps the source text of a Babylon skeleton uploaded
+ * without animations (a later copyAnimationRange needs it). SK_ENOMEM. */
+int sk_anim_create_babylon_empty(size_t bone_count, sk_anim **out);
 
 /* Drops a reference; the last one frees `a` and everything it owns. Clips
  * are immutable once built, so versions of a stored skeleton share them.
@@ -174,6 +184,26 @@ void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out)
  * is bone_count * SK_ANIM_TRS scratch. Returns the number of driven bones. */
 size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_override *out);
 
+/* Babylon-format clips played as weighted layers, as Babylon composes
+ * them: scene.beginWeightedAnimation(skeleton, range, weight) per layer,
+ * Animatable.goToFrame(frame, true), then the late animation bindings.
+ * Per bone and driven property (position, scaling, rotationQuaternion,
+ * _matrix), with the weights of the layers whose clip drives it (clamped
+ * to [0, 1], as Animatable.weight clamps them): a
+ * total under 1 mixes in the bone's current value in `s` with 1 - total;
+ * otherwise the weights are normalised. Vectors add, rotations blend by
+ * cumulative slerp, matrices are decomposed, blended (quaternions summed
+ * with sign correction, then normalised) and composed. Writes bone_count
+ * overrides into `out` (masks: the driven properties) and *driven, the
+ * bones with any. `ext` (NULL: none) gives masks: a bone of weight 0 in
+ * layer i's bone_weights is left out of that layer (beginAnimation's
+ * targetMask: its animation is not started); other weights must be 1
+ * (fractions have no Babylon meaning here; the caller refuses them).
+ * Additive layers are not handled (the caller refuses them). 0 or
+ * SK_ENOMEM. Layer clips must be valid. */
+int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                          const sk_anim_layer_ext *ext, size_t count, sk_override *out, size_t *driven);
+
 /* Appends {"name", "index", "fps"?, "from"?, "to"?, "duration", "bones": [{"bone": name, "channels":
  * [{"path": "translation"|"rotation"|"scale"|"matrix", "interpolation", "keys": n, "frames": [...]}]}]}
  * for one clip: the animated bones (names from `s`, the skeleton the clips
@@ -184,8 +214,10 @@ int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip,
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);
 
-/* Appends [{"index": k, "name": "...", "duration": s, "channels": n}, ...]
- * ("channels": the channels driving this skeleton). SK_ENOMEM on failure. */
+/* Appends [{"index": k, "name": "...", "duration": s, "fps"?, "from"?, "to"?,
+ * "channels": n, "keys": n}, ...] ("channels": the channels driving this
+ * skeleton; "keys": their keys together, padding included; fps/from/to for
+ * Babylon ranges). SK_ENOMEM on failure. */
 int sk_anim_write_clips_json(const sk_anim *a, sk_strbuf *out);
 
 #endif

@@ -509,6 +509,57 @@ static int check_ranges(const json_t *ranges, ptrbuf *p, size_t *n, sk_error *er
   return rc;
 }
 
+/* Keys and channels all clips of `tracks` hold: every range copies the keys
+ * it can reach (no ranges: one clip of every key). */
+static void count_reach(const banim_track *tracks, size_t nt, const json_t *ranges, size_t nr, double *keys,
+                        double *channels) {
+  *keys = 0;
+  *channels = (double)nt * (double)(nr ? nr : 1);
+  for (size_t r = 0; r < (nr ? nr : 1); r++)
+    for (size_t k = 0; k < nt; k++) {
+      size_t lo = 0, hi = tracks[k].count - 1;
+      if (nr)
+        reach(&tracks[k], json_number_value(json_object_get(json_array_get(ranges, r), "from")),
+              json_number_value(json_object_get(json_array_get(ranges, r), "to")), &lo, &hi);
+      *keys += (double)(hi - lo + 1);
+    }
+}
+
+int sk_banim_estimate(const json_t *j, const char *ptr, const sk_skeleton *s, size_t *bytes, sk_error *err) {
+  *bytes = 0;
+  ptrbuf p;
+  snprintf(p.buf, sizeof p.buf, "%s", ptr != NULL ? ptr : "");
+  const json_t *bones = json_object_get(j, "bones");
+  banim_track *tracks = NULL;
+  size_t nt = 0, cap = 0, nr = 0;
+  int rc = 0;
+  size_t bat = push(&p, "bones");
+  for (size_t i = 0; i < json_array_size(bones) && !rc; i++)
+    rc = bone_tracks(json_array_get(bones, i), i, s, &p, &tracks, &nt, &cap, err);
+  pop(&p, bat);
+  if (!rc)
+    rc = check_mixed(tracks, nt, s, &p, err);
+  const json_t *ranges = json_object_get(j, "ranges");
+  if (!rc)
+    rc = check_ranges(ranges, &p, &nr, err);
+  if (!rc && nt > 0) {
+    double keys, channels;
+    count_reach(tracks, nt, ranges, nr, &keys, &channels);
+    /* per key: its frame, three values of up to 4 doubles (value and
+     * tangents) or a float matrix, and its flags */
+    const double per_key = sizeof(double) + 12 * sizeof(double) + 1;
+    double b = keys * per_key + channels * sizeof(sk_anim_channel) + (double)(nr ? nr : 1) * sizeof(sk_anim_clip) +
+               (double)s->count * SK_ANIM_TRS * sizeof(double) + sizeof(sk_anim) + sizeof "animation0";
+    for (size_t r = 0; r < nr; r++)
+      b += (double)strlen(json_string_value(json_object_get(json_array_get(ranges, r), "name"))) + 1;
+    *bytes = b < (double)SIZE_MAX / 2 ? (size_t)b : SIZE_MAX / 2;
+  }
+  for (size_t k = 0; k < nt; k++)
+    track_free(&tracks[k]);
+  free(tracks);
+  return rc;
+}
+
 int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_anim **out, sk_error *err) {
   *out = NULL;
   ptrbuf p;
@@ -531,15 +582,8 @@ int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_an
   {
     /* Every range copies the keys it can reach: bound what a small body
      * with many ranges could make us hold. */
-    double keys = 0, channels = (double)nt * (double)(nr ? nr : 1);
-    for (size_t r = 0; r < (nr ? nr : 1); r++)
-      for (size_t k = 0; k < nt; k++) {
-        size_t lo = 0, hi = tracks[k].count - 1;
-        if (nr)
-          reach(&tracks[k], json_number_value(json_object_get(json_array_get(ranges, r), "from")),
-                json_number_value(json_object_get(json_array_get(ranges, r), "to")), &lo, &hi);
-        keys += (double)(hi - lo + 1);
-      }
+    double keys, channels;
+    count_reach(tracks, nt, ranges, nr, &keys, &channels);
     if (keys > SK_BANIM_MAX_KEYS || channels > SK_BANIM_MAX_KEYS) {
       rc = sk_error_set(err, SK_ETOOBIG, nr ? "/ranges" : p.buf,
                         "the ranges reach %.0f keys in %.0f channels; the limit is %d of each", keys, channels,

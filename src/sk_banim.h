@@ -48,6 +48,14 @@
  * skinnerd does not play), SK_ETOOBIG, SK_ENOMEM. */
 int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_anim **out, sk_error *err);
 
+/* An upper bound of sk_anim_memory() of what sk_banim_parse would build
+ * from `j` for `s`, found without building it (the keys each range can
+ * reach are counted, as sk_banim_parse bounds them), so a caller can
+ * refuse or reserve memory first. 0 when no bone has an animation. Fails
+ * as sk_banim_parse would on the bones' animations and the ranges (not on
+ * SK_BANIM_MAX_KEYS). */
+int sk_banim_estimate(const json_t *j, const char *ptr, const sk_skeleton *s, size_t *bytes, sk_error *err);
+
 /* Babylon's Skeleton.copyAnimationRange(source, name, rescaleAsRequired)
  * on serialized skeletons: *out is a new copy of `dst` (a valid Babylon
  * skeleton JSON) whose bones' "animation" get the "_matrix" keys of `src`'s

@@ -8,6 +8,7 @@
 #include "sk_gltf.h"
 #include "sk_gltf_mesh.h"
 #include "sk_ops.h"
+#include "sk_json.h"
 #include "sk_record.h"
 
 struct sk_cache {
@@ -347,12 +348,13 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
       kept.gltf = prev.gltf;
       kept.gltf_len = prev.gltf_len;
       kept.skin = prev.skin;
+      kept.json = prev.json;
     }
     src = &kept;
   }
   sk_strbuf b = {0};
-  /* A glTF record rebuilds its mesh from the file; a JSON one keeps it. */
-  int rc = sk_record_encode_mesh(skel, src->gltf, src->gltf_len, src->skin, src->gltf == NULL ? mesh_json : NULL, &b);
+  int rc = sk_record_encode_full(skel, src->gltf, src->gltf_len, src->skin, src->json,
+                                 src->gltf == NULL || src->json ? mesh_json : NULL, &b);
   if (!rc && b.failed)
     rc = SK_ENOMEM;
   if (!rc)
@@ -363,9 +365,35 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
   return rc;
 }
 
-/* A record's bytes back to the skeleton and, for a glTF one, its clips,
+/* The clips of a record's Babylon skeleton JSON text, parsed as the upload
+ * parsed it, keeping the text (a later retarget or PATCH needs it). */
+static int babylon_clips(const void *text, size_t len, sk_skeleton **fresh, sk_anim **anim) {
+  json_t *j;
+  if (sk_json_load(text, len, &j, NULL) != 0)
+    return SK_EFORMAT;
+  json_object_del(j, "mesh"); /* the default mesh: the record's own part */
+  int rc = sk_json_parse_skeleton_anim(j, "", 0, fresh, anim, NULL);
+  json_decref(j);
+  if (!rc && *anim == NULL) /* a Babylon skeleton kept for its text alone (a later retarget) */
+    rc = sk_anim_create_babylon_empty((*fresh)->count, anim);
+  if (!rc && ((*anim)->source = malloc(len)) == NULL)
+    rc = SK_ENOMEM;
+  if (rc) {
+    sk_skeleton_destroy(*fresh);
+    sk_anim_destroy(*anim);
+    *fresh = NULL;
+    *anim = NULL;
+    return rc;
+  }
+  memcpy((*anim)->source, text, len);
+  (*anim)->source_len = len;
+  return 0;
+}
+
+/* A record's bytes back to the skeleton and: for a glTF one, its clips,
  * default mesh and skins list (rebuilt from the file kept in the record);
- * a JSON one's mesh is in the record. Touches no cache state. */
+ * for a Babylon JSON text, its clips; a JSON one's mesh is in the record.
+ * Touches no cache state. */
 static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
   sk_record rec;
   memset(out, 0, sizeof *out);
@@ -375,7 +403,15 @@ static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
     return rc;
   out->skel = rec.skel;
   rec.skel = NULL;
-  if (rec.gltf != NULL) {
+  if (rec.gltf != NULL && rec.json) {
+    /* A Babylon text: the record is the skeleton, the text gives the clips. */
+    sk_skeleton *fresh = NULL;
+    rc = babylon_clips(rec.gltf, rec.gltf_len, &fresh, &out->anim);
+    if (!rc && (fresh->count != out->skel->count || out->anim->bone_count != out->skel->count))
+      rc = SK_EFORMAT;
+    sk_skeleton_destroy(fresh);
+  }
+  if (rec.gltf != NULL && !rec.json) {
     /* The record is the skeleton (PATCHes included); the file only gives
      * back the clips, mesh and skins, which never change. */
     sk_skeleton *fresh = NULL;
@@ -393,7 +429,7 @@ static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
     } else {
       sk_gltf_extra_clear(&x);
     }
-  } else {
+  } else if (!rc) {
     out->mesh_json = rec.mesh_json;
     rec.mesh_json = NULL;
     /* written by a PUT that parsed it; anything else is not this record */

@@ -105,6 +105,7 @@ typedef struct sk_cache_source {
   const char *mesh_json;
   const char *skins_json;
   int32_t skin_index;
+  bool json;            /* `gltf` holds Babylon skeleton JSON text: its clips are re-parsed on load */
 } sk_cache_source;
 
 /* sk_cache_put with glTF clips (`anim` stolen, may be NULL) and the source

@@ -23,7 +23,9 @@
   X(HEALTHZ, "/healthz")                                  \
   X(READYZ, "/readyz")                                    \
   X(METRICS, "/metrics")                                  \
-  X(OPS, "/v1/skeletons/{id}/ops")
+  X(OPS, "/v1/skeletons/{id}/ops")                           \
+  X(ANIMATION, "/v1/skeletons/{id}/animations/{clip}")   \
+  X(ANIMATIONS, "/v1/skeletons/{id}/animations")
 
 enum {
 #define SK_ROUTE_ENUM(name, label) SK_ROUTE_##name,

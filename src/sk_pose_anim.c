@@ -97,6 +97,12 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
   bool range = from != NULL || to != NULL || fps != NULL;
   if (ts == NULL && !range)
     return 0;
+  if (json_is_string(from)) { /* what the daemon's /pose takes as a retargeting source */
+    sk_pose__sub_pointer(p, sizeof p, ptr, "from");
+    return sk_error_set(err, SK_ETYPE, p,
+                        "\"from\" starts a frame range here (seconds); a skeleton id (retargeting) is taken by "
+                        "a single POST .../pose body under 32 KiB only");
+  }
   if (has_time) {
     sk_pose__sub_pointer(p, sizeof p, ptr, "time");
     return sk_error_set(err, SK_ETYPE, p, "give \"time\", or \"times\", or \"from\"/\"to\"/\"fps\", not several");
@@ -265,12 +271,6 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
     goto done;
   }
-  if (layers != NULL && anim->babylon) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "layers");
-    rc = sk_error_set(err, SK_EUNSUPPORTED, p,
-                      "layers of Babylon-format clips are not supported yet; use one \"animation\"");
-    goto done;
-  }
   if (layers != NULL) {
     sk_pose__sub_pointer(p, sizeof p, ptr, "layers");
     /* A frame range applies to every layer (each layer's "time" becomes an
@@ -307,6 +307,23 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     }
     if (!rc && !(total > 0 && isfinite(total)))
       rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
+    for (size_t i = 0; !rc && anim->babylon && i < sp->nl; i++) {
+      /* Babylon-format clips: weighted layers, masks as targetMask (0 or 1 per bone) */
+      bool fraction = false;
+      for (size_t b = 0; sp->lx[i].bone_weights != NULL && b < s->count; b++)
+        fraction |= sp->lx[i].bone_weights[b] != 0 && sp->lx[i].bone_weights[b] != 1;
+      if (sp->lx[i].additive || fraction) {
+        char q[SK_ERROR_POINTER_MAX];
+        snprintf(q, sizeof q, "%s", p);
+        sk_pointer_push_index(q, sizeof q, i);
+        sk_pointer_push(q, sizeof q, sp->lx[i].additive ? "additive" : "mask");
+        rc = sk_error_set(err, SK_EUNSUPPORTED, q,
+                          sp->lx[i].additive ? "additive layers of Babylon-format clips are not supported"
+                                             : "a mask on Babylon-format clips plays a bone or not (weights 0 or 1: "
+                                               "Babylon's targetMask); fractions are for glTF clips");
+      }
+    }
+    sp->layered = true;
     if (!rc)
       rc = anim_frames(j, ptr, false, &sp->times, &sp->nf, err);
   } else {
@@ -376,8 +393,16 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     }
     out[made].frame_range = times != NULL;
     if (anim->babylon) {
-      /* Only the bones the clip drives, with the driven fields only. */
-      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      /* Only the bones the clips drive, with the driven fields only; layers
+       * as Babylon's late animation bindings blend weighted animations. */
+      size_t driven;
+      if (!sp.layered)
+        sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      else if (sk_anim_blend_babylon(anim, s, l, sp.lx, nl, out[made].overrides, &driven) != 0) {
+        rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+        made++; /* its overrides are allocated: freed with the others */
+        break;
+      }
       out[made].count = merge_babylon(out[made].overrides, nb, &sp.base);
       continue;
     }

@@ -37,6 +37,7 @@ typedef struct sk_pose_spec {
   sk_anim_layer_ext *lx; /* owned; nl entries (additive, masks); zeroed: plain */
   float *masks;          /* owned; nl * bones weights the masks point into */
   bool plain_layers;     /* no layer is additive or masked (sk_sample's case) */
+  bool layered;          /* "layers" given (Babylon-format clips then blend as weighted animations) */
 } sk_pose_spec;
 
 /* Parses `j` as sk_pose_parse_anim does, without sampling. On success *sp

@@ -8,9 +8,10 @@
 #include "sk_store.h"
 
 /* Version 2 (docs/data-dir.md has the same table):
- *   record:   magic "SKREC\0" (6) | version u16 | flags u32 (0, or 1: with a mesh part) |
- *             skin length u32 | glTF length u64 | skin | glTF | skeleton part |
- *             [mesh part: length u32 | the default mesh's JSON text] | CRC-32 u32 of all before it
+ *   record:   magic "SKREC\0" (6) | version u16 | flags u32 (bit 0: with a mesh part; bit 1: the
+ *             source is Babylon skeleton JSON text, not glTF) | skin length u32 | glTF length u64 |
+ *             skin | glTF | skeleton part | [mesh part: length u32 | the default mesh's JSON text] |
+ *             CRC-32 u32 of all before it
  *   skeleton: bone count u32 | names size u32 | bone size u32 (556) | names | bones
  *   bone:     name offset u32 | parent i32 | index i32 | input position i32 |
  *             flags u32 (bit 0 has length, bit 1 TRS cache stale) | length f64 |
@@ -157,10 +158,20 @@ int sk_record_skeleton_decode(const void *data, size_t len, size_t *used, sk_ske
 }
 
 int sk_record_encode(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, sk_strbuf *out) {
-  return sk_record_encode_mesh(s, gltf, gltf_len, skin, NULL, out);
+  return sk_record_encode_full(s, gltf, gltf_len, skin, false, NULL, out);
 }
 
 int sk_record_encode_mesh(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin,
+                          const char *mesh_json, sk_strbuf *out) {
+  return sk_record_encode_full(s, gltf, gltf_len, skin, false, mesh_json, out);
+}
+
+int sk_record_encode_src(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
+                         sk_strbuf *out) {
+  return sk_record_encode_full(s, gltf, gltf_len, skin, json, NULL, out);
+}
+
+int sk_record_encode_full(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
                           const char *mesh_json, sk_strbuf *out) {
   size_t skin_len = skin != NULL ? strlen(skin) : 0;
   size_t mesh_len = mesh_json != NULL ? strlen(mesh_json) : 0;
@@ -172,7 +183,7 @@ int sk_record_encode_mesh(const sk_skeleton *s, const void *gltf, size_t gltf_le
   unsigned char h[SK_RECORD_HEADER];
   memcpy(h, k_magic, sizeof k_magic);
   le_put(h + 6, SK_RECORD_VERSION, 2);
-  le_put(h + 8, mesh_json != NULL ? FLAG_RECORD_MESH : 0u, 4);
+  le_put(h + 8, (mesh_json != NULL ? FLAG_RECORD_MESH : 0u) | (json && gltf_len > 0 ? SK_RECORD_FLAG_JSON : 0u), 4);
   le_put(h + 12, skin_len, 4);
   le_put(h + 16, gltf_len, 8);
   if (sk_strbuf_append(out, (const char *)h, sizeof h) || sk_strbuf_append(out, skin, skin_len) ||
@@ -193,9 +204,10 @@ int sk_record_encode_mesh(const sk_skeleton *s, const void *gltf, size_t gltf_le
 }
 
 static int decode_v2(const unsigned char *p, size_t len, sk_record *rec) {
-  if (len < SK_RECORD_HEADER + 4 || (le_get(p + 8, 4) & ~(uint64_t)FLAG_RECORD_MESH) != 0)
+  if (len < SK_RECORD_HEADER + 4 || (le_get(p + 8, 4) & ~(uint64_t)(FLAG_RECORD_MESH | SK_RECORD_FLAG_JSON)) != 0)
     return SK_EFORMAT;
   bool has_mesh = (le_get(p + 8, 4) & FLAG_RECORD_MESH) != 0;
+  rec->json = (le_get(p + 8, 4) & SK_RECORD_FLAG_JSON) != 0;
   if ((uint32_t)le_get(p + len - 4, 4) != sk_store_crc32(p, len - 4))
     return SK_EFORMAT;
   size_t body = len - 4; /* the CRC is last */
@@ -212,6 +224,8 @@ static int decode_v2(const unsigned char *p, size_t len, sk_record *rec) {
     rec->skin[skin_len] = '\0';
   }
   at += (size_t)skin_len;
+  if (rec->json && (gltf_len == 0 || skin_len > 0))
+    return SK_EFORMAT; /* the writer sets the flag only for a text, without a selector */
   rec->gltf = gltf_len ? p + at : NULL;
   rec->gltf_len = (size_t)gltf_len;
   at += (size_t)gltf_len;

@@ -17,6 +17,7 @@
 #ifndef SK_RECORD_H
 #define SK_RECORD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@
 #define SK_RECORD_HEADER 24     /* bytes before the skin selector */
 #define SK_RECORD_BONE 556      /* bytes per bone */
 #define SK_RECORD_SKIN_MAX 4096 /* longest ?skin= selector kept */
+#define SK_RECORD_FLAG_JSON 2u  /* flags bit 1: the source is Babylon JSON text (bit 0: a mesh part) */
 
 /* A decoded record. */
 typedef struct sk_record {
@@ -36,6 +38,7 @@ typedef struct sk_record {
   size_t gltf_len;
   char *skin;        /* owned, NUL-terminated ?skin= selector, or NULL */
   char *mesh_json;   /* owned, NUL-terminated default mesh of a JSON skeleton, or NULL */
+  bool json;         /* `gltf` is the Babylon skeleton JSON text of an upload with clips (flags bit 1) */
 } sk_record;
 
 /* Longest default mesh text a record keeps (a 64-node chain is ~13 KB). */
@@ -52,6 +55,15 @@ int sk_record_encode(const sk_skeleton *s, const void *gltf, size_t gltf_len, co
  * flags are 1 and a mesh part (u32 length, the text) follows the skeleton
  * part; records without one read as before. */
 int sk_record_encode_mesh(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin,
+                          const char *mesh_json, sk_strbuf *out);
+/* sk_record_encode whose source may be Babylon skeleton JSON text (`json`
+ * true, `skin` NULL): flags bit 1 says so, and a reload re-parses the text
+ * for the clips. A record without the bit reads as before. */
+int sk_record_encode_src(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
+                         sk_strbuf *out);
+/* Both: a skeleton whose source is JSON text (`json`) and that has a
+ * default mesh (`mesh_json`, may be NULL). The other two call this. */
+int sk_record_encode_full(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
                           const char *mesh_json, sk_strbuf *out);
 
 /* Decodes a record of either version from data[0..len). On success `*rec`

@@ -341,6 +341,8 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_POSE,      "/pose",         true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__pose,      sk_routes__pose_pooled},
     {SK_ROUTE_POSES,     "/poses",        true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,     sk_routes__pose_pooled},
     {SK_ROUTE_OPS,       "/ops",          true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,       sk_routes__ops_pooled},
+    {SK_ROUTE_ANIMATION, "/animations/",  true,  M(GET) | M(HEAD),          BODY_NONE,         JSON_OFFER,  false, sk_routes__animation, NULL},
+    {SK_ROUTE_ANIMATIONS, "/animations",  true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, NULL},
 };
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])
 
@@ -365,6 +367,19 @@ static void route_match(const char *url, sk_route_match *m) {
   for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
     if (k_routes[i].per_id && strlen(k_routes[i].path) == tlen && strncmp(tail, k_routes[i].path, tlen) == 0)
       m->route = &k_routes[i];
+  /* /animations/{clip}: one more segment, any bytes but '/' */
+  static const char anim[] = "/animations/";
+  const size_t alen = sizeof anim - 1;
+  if (m->route == NULL && tlen > alen && strncmp(tail, anim, alen) == 0 && memchr(tail + alen, '/', tlen - alen) == NULL)
+    for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
+      if (k_routes[i].id == SK_ROUTE_ANIMATION) {
+        m->route = &k_routes[i];
+        m->clip_ok = tlen - alen <= SK_ROUTES_CLIP_MAX;
+        if (m->clip_ok) {
+          memcpy(m->clip, tail + alen, tlen - alen);
+          m->clip[tlen - alen] = 0;
+        }
+      }
   if (m->route == NULL)
     return;
   m->id_ok = sk_cache_id_valid(id, idlen);

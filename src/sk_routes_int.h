@@ -26,12 +26,18 @@ extern const char *const sk_routes__pose_offers[3];
 
 typedef struct sk_route sk_route;
 
+#define SK_ROUTES_CLIP_MAX 255 /* longest clip name a URL may address */
+
 /* A request's route, matched once in begin() and kept in req->data for
  * handle() and any pool job's after-callback. */
 typedef struct sk_route_match {
   const sk_route *route; /* NULL: no route (404) */
   char id[SK_CACHE_ID_MAX + 1];
   bool id_ok; /* the id segment matched the id syntax */
+  /* /animations/{clip}: the clip segment as the URL gave it (decoded by
+   * libmicrohttpd); clip_ok false when longer than SK_ROUTES_CLIP_MAX. */
+  char clip[SK_ROUTES_CLIP_MAX + 1];
+  bool clip_ok;
 } sk_route_match;
 
 /* A handler: the route matched, the body (if any) complete and within
@@ -82,6 +88,38 @@ void sk_routes__bones(sk_routes *r, sk_http_req *req, const sk_route_match *m); 
 void sk_routes__rest(sk_routes *r, sk_http_req *req, const sk_route_match *m);        /* POST */
 /* PATCH /bones or POST /rest with a large body: parsed and applied on the pool. */
 void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* ---- clips (sk_routes_anim.c) ---- */
+
+/* GET /v1/skeletons/{id}/animations/{clip}: the clip's animated bones and
+ * each channel's key frames (sk_anim_write_clip_json); 404 problem+json for
+ * an unknown skeleton or clip. */
+void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* The clips of an upload `j` (text[0..len)) built into `s`: none (*anim
+ * NULL) unless it is in Babylon's serialize() format; then their size is
+ * estimated first (sk_banim_estimate) and refused past --max-skeleton-mb
+ * (SK_ETOOBIG) or reserved in the memory budget (SK_EBUSY when it does not
+ * fit now; *reserved += what to release after the answer), built, and the
+ * text kept (sk_routes__keep_babylon_source). Any thread. */
+int sk_routes__babylon_clips(const sk_routes *r, const json_t *j, const sk_skeleton *s, const char *text, size_t len,
+                             sk_anim **anim, size_t *reserved, sk_error *err);
+/* For an upload `j` (text[0..len)) in Babylon's serialize() format, built
+ * into `s` with clips *anim (NULL: none, then an empty set is made): keeps
+ * a copy of the text on *anim, so the record can re-parse it and a
+ * retarget can read it, after checking the skeleton, clips and text against
+ * --max-skeleton-mb (SK_ETOOBIG). Other formats: nothing to do. Any thread.
+ * On failure *anim is left as it was (the caller drops it). SK_ENOMEM. */
+int sk_routes__keep_babylon_source(const sk_routes *r, const json_t *j, const sk_skeleton *s, sk_anim **anim,
+                                   const char *text, size_t len, sk_error *err);
+/* POST /v1/skeletons/{id}/animations: stores a copy of another skeleton's
+ * Babylon range on this one (copyAnimationRange), persisted. */
+void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* A /pose whose "from" is a skeleton id (a frame range's "from" is a
+ * number): plays that skeleton's range "animation" on `e` by bone name, as
+ * copyAnimationRange (with "rescale") would copy it, without storing the
+ * copy. Returns false, touching nothing, for any other pose; true when it
+ * took `e` (a reference) and `j` and answers the request (on the pool). */
+bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt);
 
 /* ---- parsed poses to answers (sk_routes_batch.c) ---- */
 

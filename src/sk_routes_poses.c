@@ -57,6 +57,8 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
       json_decref(j);
       return;
     }
+    if (sk_routes__pose_retarget(r, req, e, j, fmt)) /* "from": a skeleton id (sk_routes_anim.c) */
+      return;
     sk_error err;
     sk_error_clear(&err);
     sk_cost cost = {0};

@@ -65,10 +65,10 @@ static void write_mesh_skins(sk_strbuf *b, const char *mesh_json, const char *sk
   }
 }
 
-/* {"id","bones","order","slots","mesh","skin"?,"skins"?} of a skeleton stored or,
- * for a dry run, only built. */
+/* {"id","bones","order","slots","mesh","skin"?,"skins"?,"animations"?} of a
+ * skeleton stored or, for a dry run, only built. */
 static void write_summary_of(sk_strbuf *b, const char *id, const sk_skeleton *s, const char *mesh_json,
-                             const char *skins_json, long long skin) {
+                             const char *skins_json, long long skin, const sk_anim *anim) {
   sk_strbuf_append(b, "{\"id\":", 6);
   sk_json_write_string(b, id);
   sk_strbuf_append(b, ",\"bones\":", 9);
@@ -77,11 +77,15 @@ static void write_summary_of(sk_strbuf *b, const char *id, const sk_skeleton *s,
   sk_eval_write_order(s, b);
   write_slots(b, s);
   write_mesh_skins(b, mesh_json, skins_json, skin);
+  if (anim != NULL) { /* the clips it came with, as GET lists them */
+    sk_strbuf_append(b, ",\"animations\":", 14);
+    sk_anim_write_clips_json(anim, b);
+  }
   sk_strbuf_append(b, "}", 1);
 }
 
 static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
-  write_summary_of(b, e->id, e->skel, e->mesh_json, e->skins_json, e->skin);
+  write_summary_of(b, e->id, e->skel, e->mesh_json, e->skins_json, e->skin, e->anim);
 }
 
 /* {"id","order","slots","bones":[{"name","parent","index","length"?,"local","bind","rest"}],...} */
@@ -246,17 +250,18 @@ static void upload_work(void *arg) {
     if ((uj->rc = sk_ops_parse_mesh(mesh, "/mesh", &has, &m, &uj->err)) == 0 && has &&
         (uj->extra.mesh_json = json_dumps(mesh, JSON_COMPACT)) == NULL)
       uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
-    if (uj->rc) {
-      sk_skeleton_destroy(uj->s);
-      uj->s = NULL;
-    }
   }
+  if (!uj->rc) /* Babylon's format: its clips, estimated and reserved first, and its text */
+    uj->rc = sk_routes__babylon_clips(r, j, uj->s, uj->data, uj->len, &uj->anim, &uj->reserved, &uj->err);
   if (mesh != NULL)
     json_object_set_new(j, "mesh", mesh);
-  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0) {
-    sk_skeleton_destroy(uj->s);
-    uj->s = NULL;
+  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)
     uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
+  if (uj->rc) {
+    sk_skeleton_destroy(uj->s);
+    sk_anim_destroy(uj->anim);
+    uj->s = NULL;
+    uj->anim = NULL;
   }
   json_decref(j);
   sk_budget_release(r->cfg.budget, tree);
@@ -267,7 +272,7 @@ static void upload_work(void *arg) {
 static void dry_run_answer(sk_http_req *req, const char *id, const upload_job *uj) {
   sk_strbuf b = {0};
   write_summary_of(&b, id, uj->s, uj->extra.mesh_json, uj->gltf ? uj->extra.skins_json : NULL,
-                   (long long)uj->extra.skin);
+                   (long long)uj->extra.skin, uj->anim);
   sk_routes__respond_json(req, 200, &b, NULL);
 }
 
@@ -281,7 +286,11 @@ static void upload_after(sk_http_req *req, void *arg, int status) {
     gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj);
   else if (uj->dry_run)
     dry_run_answer(req, uj->id, uj);
-  else {
+  else if (uj->anim != NULL) { /* Babylon clips: the record keeps the text, re-parsed on load */
+    const sk_cache_source text = {.gltf = uj->anim->source, .gltf_len = uj->anim->source_len,
+                                  .mesh_json = uj->extra.mesh_json, .json = true};
+    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, uj->anim, &text);
+  } else {
     const sk_cache_source json_source = {.mesh_json = uj->extra.mesh_json};
     store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
   }
@@ -348,8 +357,9 @@ static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, up
     dry_run_answer(req, id, uj);
     return;
   }
-  sk_cache_source src = {req->body.data, req->body.len, skin, uj->extra.mesh_json, uj->extra.skins_json,
-                         (int32_t)uj->extra.skin};
+  sk_cache_source src = {.gltf = req->body.data, .gltf_len = req->body.len, .skin = skin,
+                         .mesh_json = uj->extra.mesh_json, .skins_json = uj->extra.skins_json,
+                         .skin_index = (int32_t)uj->extra.skin};
   store_and_answer(r, req, id, given_id == NULL, uj->s, uj->anim, &src);
 }
 

@@ -314,7 +314,7 @@ START_TEST(matrix_keys_hold_and_read_float32_objects) {
 }
 END_TEST
 
-START_TEST(eval_poses_name_ranges_and_refuse_layers) {
+START_TEST(eval_poses_name_ranges_play_weighted_layers_and_refuse_additive_ones) {
   json_t *skel = skel_json(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]},{\"frame\":30,\"values\":[3,0,0]}]"),
                            "\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":30}]");
   json_t *c = json_pack("{s:o,s:[{s:s,s:s,s:f,s:[s]}]}", "skeleton", skel, "ops", "op", "pose", "animation", "Walk",
@@ -328,10 +328,17 @@ START_TEST(eval_poses_name_ranges_and_refuse_layers) {
   json_t *op = json_array_get(json_object_get(c, "ops"), 0);
   json_object_del(op, "animation");
   json_object_del(op, "time");
+  /* weighted layers play (tests/conformance/banim_layers.jsonl holds the
+   * Babylon answers); additive ones are refused at the layers */
   json_object_set_new(op, "layers", json_pack("[{s:s}]", "animation", "Walk"));
   sk_error_clear(&e);
+  ck_assert_int_eq(sk_eval_case(c, &out, &e), 0);
+  sk_strbuf_free(&out);
+  json_object_set_new(op, "layers", json_pack("[{s:s},{s:s,s:b}]", "animation", "Walk", "animation", "Walk",
+                                              "additive", 1));
+  sk_error_clear(&e);
   ck_assert_int_eq(sk_eval_case(c, &out, &e), SK_EUNSUPPORTED);
-  ck_assert_str_eq(e.pointer, "/ops/0/layers");
+  ck_assert_str_eq(e.pointer, "/ops/0/layers/1/additive");
   sk_strbuf_free(&out);
   json_object_del(op, "layers");
   json_object_set_new(op, "animation", json_string("Run"));
@@ -468,17 +475,52 @@ START_TEST(gltf_clip_json_lists_bones_and_frames) {
 }
 END_TEST
 
+/* sk_banim_estimate bounds what sk_banim_parse builds, for every skeleton of
+ * the conformance cases (the daemon refuses and reserves by it). */
+START_TEST(the_estimate_bounds_the_memory_of_every_conformance_skeleton) {
+  char path[1024];
+  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
+  ck_assert_ptr_nonnull(f);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int n = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    const json_t *j = json_object_get(json_object_get(rec, "case"), "skeleton");
+    sk_skeleton *s = NULL;
+    sk_anim *a = NULL;
+    size_t est = 0;
+    ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
+    ck_assert_int_eq(sk_banim_estimate(j, "", s, &est, NULL), 0);
+    ck_assert_int_eq(sk_banim_parse(j, "", s, &a, NULL), 0);
+    ck_assert_msg(est >= sk_anim_memory(a), "estimate %zu under %zu", est, sk_anim_memory(a));
+    ck_assert_msg(a != NULL || est == 0, "no clips, estimate %zu", est);
+    ck_assert_msg(a == NULL || est <= 2 * sk_anim_memory(a) + 4096, "estimate %zu far over %zu", est,
+                  sk_anim_memory(a));
+    sk_anim_destroy(a);
+    sk_skeleton_destroy(s);
+    json_decref(rec);
+    n++;
+  }
+  free(line);
+  fclose(f);
+  ck_assert_int_ge(n, 200);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_banim");
   TCase *v = tcase_create("validity");
   tcase_add_test(v, bad_animations_are_refused_with_a_pointer);
   tcase_add_test(v, skeletons_without_animations_have_no_clips);
   tcase_add_test(v, many_ranges_over_long_animations_are_bounded);
+  tcase_add_test(v, the_estimate_bounds_the_memory_of_every_conformance_skeleton);
   suite_add_tcase(s, v);
   TCase *g = tcase_create("golden");
   tcase_add_test(g, vector_keys_lerp_step_and_pad_to_frame_zero);
   tcase_add_test(g, matrix_keys_hold_and_read_float32_objects);
-  tcase_add_test(g, eval_poses_name_ranges_and_refuse_layers);
+  tcase_add_test(g, eval_poses_name_ranges_play_weighted_layers_and_refuse_additive_ones);
   tcase_add_test(g, clip_json_lists_animated_bones_and_key_frames);
   tcase_add_test(g, gltf_clip_json_lists_bones_and_frames);
   tcase_add_test(g, copy_animation_range_rescales_and_refuses_what_babylon_gets_wrong);

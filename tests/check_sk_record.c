@@ -275,7 +275,7 @@ START_TEST(a_mesh_part_round_trips_and_without_one_nothing_changes) {
     a.data[a.len - 4 + (size_t)i] = (char)(crc >> (8 * i));
   ck_assert_int_eq(sk_record_decode(a.data, a.len, &rec), SK_EFORMAT);
   /* an unknown flag bit: not a record */
-  m.data[8] = 2;
+  m.data[8] = 1 | 4;
   ck_assert_int_eq(sk_record_decode(m.data, m.len, &rec), SK_EFORMAT);
   sk_strbuf_free(&a);
   sk_strbuf_free(&b);
@@ -341,6 +341,54 @@ static int with_u32(size_t at, uint32_t v) {
   sk_strbuf_free(&b);
   return rc;
 }
+
+/* A Babylon text with clips and a default mesh: both parts, both bits. */
+START_TEST(a_text_source_and_a_mesh_part_round_trip_together) {
+  sk_skeleton *s = json_skeleton(k_skel);
+  static const char text[] = "{\"bones\":[{\"name\":\"r\",\"parentBoneIndex\":-1}]}";
+  const char *mesh = "{\"position\":[1,2,3]}";
+  sk_strbuf b = {0};
+  ck_assert_int_eq(sk_record_encode_full(s, text, sizeof text - 1, NULL, true, mesh, &b), 0);
+  ck_assert_uint_eq((unsigned char)b.data[8], SK_RECORD_FLAG_JSON | 1u);
+  sk_record rec;
+  ck_assert_int_eq(sk_record_decode(b.data, b.len, &rec), 0);
+  ck_assert(rec.json);
+  ck_assert_mem_eq(rec.gltf, text, sizeof text - 1);
+  ck_assert_str_eq(rec.mesh_json, mesh);
+  expect_same(s, rec.skel);
+  sk_record_clear(&rec);
+  sk_strbuf_free(&b);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+START_TEST(a_babylon_text_source_round_trips_with_flags_bit_1) {
+  sk_skeleton *s = json_skeleton(k_skel);
+  static const char text[] = "{\"bones\":[{\"name\":\"r\",\"parentBoneIndex\":-1}]}";
+  sk_strbuf b = {0};
+  ck_assert_int_eq(sk_record_encode_src(s, text, sizeof text - 1, NULL, true, &b), 0);
+  ck_assert_uint_eq((unsigned char)b.data[8], SK_RECORD_FLAG_JSON); /* the flags word, little-endian */
+  sk_record rec;
+  ck_assert_int_eq(sk_record_decode(b.data, b.len, &rec), 0);
+  ck_assert(rec.json);
+  ck_assert_uint_eq(rec.gltf_len, sizeof text - 1);
+  ck_assert_mem_eq(rec.gltf, text, sizeof text - 1);
+  ck_assert_ptr_null(rec.skin);
+  expect_same(s, rec.skel);
+  sk_record_clear(&rec);
+  /* any other flag bit is still a format error */
+  b.data[8] = (char)(SK_RECORD_FLAG_JSON | 4);
+  fix_crc(&b);
+  ck_assert_int_eq(decode_rc(&b, b.len), SK_EFORMAT);
+  sk_strbuf_free(&b);
+  /* without a text the bit is not written: a plain JSON record as before */
+  sk_strbuf c = {0};
+  ck_assert_int_eq(sk_record_encode_src(s, NULL, 0, NULL, true, &c), 0);
+  ck_assert_uint_eq((unsigned char)c.data[8], 0);
+  sk_strbuf_free(&c);
+  sk_skeleton_destroy(s);
+}
+END_TEST
 
 START_TEST(every_truncation_and_every_flipped_bit_is_a_format_error) {
   sk_strbuf b = good_record();
@@ -432,6 +480,8 @@ static Suite *record_suite(void) {
   tcase_add_test(t, a_round_trip_keeps_every_bit_and_the_source);
   tcase_add_test(t, a_glb_skeleton_round_trips_with_its_file);
   tcase_add_test(t, a_mesh_part_round_trips_and_without_one_nothing_changes);
+  tcase_add_test(t, a_babylon_text_source_round_trips_with_flags_bit_1);
+  tcase_add_test(t, a_text_source_and_a_mesh_part_round_trip_together);
   suite_add_tcase(s, t);
   t = tcase_create("validity");
   tcase_set_timeout(t, 60);

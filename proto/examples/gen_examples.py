@@ -396,6 +396,51 @@ def main():
     err("bad-id-get", "GET", "/v1/skeletons/no%20spaces", 404, "",
         description="Any other route with such an id: there is no such skeleton.")
 
+    # Babylon-format clips: a skeleton with bone animations and ranges, a
+    # clip's detail, poses of it, and a stored copyAnimationRange (the
+    # skeletons are the ones of tests/check_routes_anim.c, committed here).
+    clips = json.load(open(os.path.join(HERE, "skeleton-babylon-clips.json")))
+    source = json.load(open(os.path.join(HERE, "skeleton-babylon-retarget-source.json")))
+    target = {"bones": [{"name": "root", "parentBoneIndex": -1, "index": 0, "length": 2,
+                         "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]},
+                        {"name": "arm", "parentBoneIndex": 0, "index": 1, "length": 3,
+                         "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 2, 0, 1]}]}
+    clip_pose = {"animation": "Wave", "time": 0.1}
+    clip_range = {"animation": "Rise", "from": 0, "to": 0.6, "fps": 10}
+    r_clip = babylon_eval({"skeleton": clips, "ops": [dict(op="pose", **clip_pose)]})["results"]
+    r_range = babylon_eval({"skeleton": clips, "ops": [dict(op="pose", **clip_range)]})["results"]
+    r_copy = babylon_eval({"skeleton": target, "ops": [
+        {"op": "copyAnimationRange", "from": source, "name": "Rise", "rescale": True},
+        {"op": "pose", "animation": "Rise", "time": 0.2}]})["results"]
+    add(name="put-babylon-clips", description="Babylon JSON with bone animations (_matrix and position keys) and two "
+        "ranges: each range is a clip, listed in the answer.", method="PUT", path="/v1/skeletons/clips", headers=J,
+        body_file="skeleton-babylon-clips.json", request_schema="skeleton.json", status=201,
+        response_schema="skeleton-created.json")
+    add(name="get-clip", description="One clip's animated bones and each channel's key frames.", method="GET",
+        path="/v1/skeletons/clips/animations/Rise", status=200, response_schema="clip.json")
+    add(name="pose-babylon-clip", method="POST", path="/v1/skeletons/clips/pose", headers=J, body=clip_pose,
+        request_schema="pose.json", status=200, response_schema="result.json", response_body=r_clip[0])
+    add(name="pose-babylon-clip-range", description="A frame range of a Babylon range: one result per frame.",
+        method="POST", path="/v1/skeletons/clips/pose", headers=J, body=clip_range, request_schema="pose.json",
+        status=200, response_schema="batch-result.json", response_body={"results": r_range})
+    err("unknown-clip", "GET", "/v1/skeletons/clips/animations/Nope", 404, "")
+    add(name="put-retarget-target", description="Babylon JSON without animations: a retarget target.", method="PUT",
+        path="/v1/skeletons/target", headers=J, body=target, request_schema="skeleton.json", status=201,
+        response_schema="skeleton-created.json")
+    add(name="put-retarget-source", method="PUT", path="/v1/skeletons/source", headers=J,
+        body_file="skeleton-babylon-retarget-source.json", request_schema="skeleton.json", status=201,
+        response_schema="skeleton-created.json")
+    add(name="copy-animation-range", description="copyAnimationRange(source, \"Rise\", true) stored on the target.",
+        method="POST", path="/v1/skeletons/target/animations", headers=J,
+        body={"from": "source", "animation": "Rise", "rescale": True}, request_schema="animation-copy.json",
+        status=201, response_schema="clip.json")
+    add(name="pose-retargeted", method="POST", path="/v1/skeletons/target/pose", headers=J,
+        body={"animation": "Rise", "time": 0.2}, request_schema="pose.json", status=200,
+        response_schema="result.json", response_body=r_copy[0])
+    err("copy-animation-range-again", "POST", "/v1/skeletons/target/animations", 422, "/animation", headers=J,
+        body={"from": "source", "animation": "Rise"}, request_schema="animation-copy.json",
+        description="The target has the range now.")
+
     doc = {
         "description": "Request/response pairs of the skinnerd API v1, sent in this order to one daemon started with daemon_args by tests/proto_examples.py (later examples depend on earlier ones). Regenerate with proto/examples/gen_examples.py; expected pose answers come from real Babylon.js. Fields: body (JSON), body_file (a file in this directory), body_text (raw bytes), body_generate (built by the test); request_schema / request_schema_valid: the request is (or, for 422 examples the schema can catch, is not) valid against that schema; status; response_schema; response_body (compared exactly, numbers within the conformance tolerance); response_headers (value, or true = present); response_binary (raw float32 answers compared with Babylon's finals); expect_pointer / expect_pointer_prefix / expect_line_column for problem+json; same_id_as; expect_ids.",
         "daemon_args": ["--max-body", "262144", "--max-batch", "64", "--max-bones", "256"],

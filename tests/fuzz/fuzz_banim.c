@@ -8,7 +8,8 @@
  * looped and not, and posed; its introspection JSON read back. Then each
  * of the first two ranges is copied (sk_banim_copy_range, with and without
  * rescale) from the input onto the input without its ranges, and the copy
- * must parse again with a clip of that name. */
+ * must parse again with a clip of that name. sk_banim_estimate must bound
+ * the clips built; the first clips are blended as weighted layers. */
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -64,6 +65,36 @@ static void sample_clips(const sk_skeleton *s, const sk_anim *a) {
 out:
   free(trs);
   free(o);
+  free(locals);
+}
+
+/* Weighted layers of the first clips (sk_anim_blend_babylon), with and
+ * without a mask that leaves bone 0 out: only driven properties are set. */
+static void blend_clips(const sk_skeleton *s, const sk_anim *a) {
+  size_t nb = s->count ? s->count : 1;
+  sk_override *o = malloc(nb * sizeof *o);
+  float *mask = malloc(nb * sizeof *mask), *locals = malloc(16 * nb * sizeof *locals);
+  if (o == NULL || mask == NULL || locals == NULL)
+    goto out;
+  for (size_t b = 0; b < nb; b++)
+    mask[b] = b == 0 ? 0.0f : 1.0f;
+  sk_anim_layer l[2] = {{0, 0.1, 0.5, false}, {a->clip_count > 1 ? 1 : 0, 1e9, 0.7, true}};
+  sk_anim_layer_ext x[2] = {{false, 0, NULL}, {false, 0, mask}};
+  for (size_t n = 1; n <= 2; n++)
+    for (int m = 0; m < 2; m++) {
+      size_t driven = 0;
+      if (sk_anim_blend_babylon(a, s, l, m ? x : NULL, n, o, &driven) != 0)
+        continue;
+      SK_FUZZ_CHECK(driven <= s->count);
+      size_t seen = 0;
+      for (size_t b = 0; b < s->count; b++)
+        seen += o[b].bone == (int32_t)b && o[b].mask != 0;
+      SK_FUZZ_CHECK(seen == driven);
+      sk_skeleton_pose_locals(s, o, s->count, locals);
+    }
+out:
+  free(o);
+  free(mask);
   free(locals);
 }
 
@@ -129,9 +160,15 @@ int sk_fuzz_banim(const uint8_t *data, size_t size) {
     return 0;
   }
   SK_FUZZ_CHECK(s != NULL && s->count <= BANIM_MAX_BONES);
+  /* the daemon refuses and reserves by the estimate: it must bound what was built */
+  size_t estimate = 0;
+  sk_error_clear(&err);
+  SK_FUZZ_CHECK(sk_banim_estimate(j, "", s, &estimate, &err) == 0);
+  SK_FUZZ_CHECK(a != NULL ? estimate >= sk_anim_memory(a) : estimate == 0);
   if (a != NULL) {
     SK_FUZZ_CHECK(a->babylon);
     sample_clips(s, a);
+    blend_clips(s, a);
   }
   sk_anim_destroy(a);
   sk_skeleton_destroy(s);

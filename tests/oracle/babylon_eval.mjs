@@ -458,6 +458,26 @@ function clipOf(sk, name, what) {
     return { range: r.name, from: r.from, to: r.to, fps };
 }
 
+/** skinnerd's layer mask (src/sk_animops.c) as a targetMask: a bone plays
+ * when its weight is 1 ("bone"/"include": those bones; "exclude": all but
+ * those; "subtree" adds descendants; "weights" per name, "default" for the
+ * rest). Other targets (the skeleton) pass. */
+function maskFilter(sk, mask) {
+    const inc = new Set([...(mask.bone !== undefined ? [mask.bone] : []), ...(mask.include ?? [])]);
+    const exc = new Set(mask.exclude ?? []);
+    if (mask.subtree) {
+        const walk = (b, set) => {
+            set.add(b.name);
+            for (const c of b.getChildren()) walk(c, set);
+        };
+        for (const set of [inc, exc]) for (const b of sk.bones) if (set.has(b.name)) walk(b, set);
+    }
+    const rest = mask.default ?? (mask.bone !== undefined || mask.include ? 0 : 1);
+    const weight = (name) =>
+        mask.weights && name in mask.weights ? mask.weights[name] : exc.has(name) ? 0 : inc.has(name) ? 1 : rest;
+    return (t) => !(t instanceof Bone) || weight(t.name) === 1;
+}
+
 function clipTimes(op) {
     if ("times" in op) return op.times;
     if ("from" in op) {
@@ -507,7 +527,36 @@ export function evalCase(c) {
         ops.forEach((op, k) => {
             const what = `ops[${k}]`;
             if (!op || typeof op !== "object") fail(`${what}: expected an object`);
-            if (op.op === "pose" && "animation" in op && isSerializedSkeleton(c.skeleton)) {
+            if (op.op === "pose" && "layers" in op && isSerializedSkeleton(c.skeleton)) {
+                // Weighted layers of Babylon-format clips: one
+                // scene.beginWeightedAnimation per layer (its range, its
+                // weight), Animatable.goToFrame(frame, true) registers the
+                // late animation bindings, and a scene step with every
+                // animatable paused applies them (ProcessLateAnimationBindings
+                // is not exported; paused animatables write nothing more).
+                const probe = fresh();
+                for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(probe, ops[j], `ops[${j}]`);
+                const clips = op.layers.map((l, i) => clipOf(probe, l.animation, `${what}.layers[${i}]`));
+                const ranged = "times" in op || "from" in op;
+                for (const t of ranged ? clipTimes(op) : [0]) {
+                    const tmp = fresh();
+                    for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);
+                    const sc = getScene();
+                    // A layer's mask (skinnerd's 0/1 form) is beginAnimation's targetMask.
+                    const anims = op.layers.map((l, i) => sc.beginWeightedAnimation(tmp, clips[i].from, clips[i].to, l.weight ?? 1,
+                        false, 1.0, undefined, undefined, l.mask ? maskFilter(tmp, l.mask) : undefined));
+                    op.layers.forEach((l, i) => {
+                        const off = l.time ?? 0;
+                        const time = ranged ? (off === 0 ? t : off + t) : off; // sk_sample_layer_time
+                        anims[i].goToFrame(clipFrame(clips[i], time, l.loop === true), true);
+                    });
+                    for (const a of anims) a.pause();
+                    sc._animate(0);
+                    applySet(tmp, op.bones ?? {}, what);
+                    results.push(evaluate(tmp, op, what));
+                    for (const a of anims) a.stop();
+                }
+            } else if (op.op === "pose" && "animation" in op && isSerializedSkeleton(c.skeleton)) {
                 const probe = fresh();
                 for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(probe, ops[j], `ops[${j}]`);
                 const clip = clipOf(probe, op.animation, what);

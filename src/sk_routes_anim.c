@@ -1,0 +1,428 @@
+/* sk_routes_anim: the clips of a stored skeleton over HTTP. One clip's
+ * detail (GET /v1/skeletons/{id}/animations/{clip}), a stored retarget
+ * (POST /v1/skeletons/{id}/animations: copyAnimationRange from another
+ * skeleton) and what an upload of Babylon-format clips keeps (its JSON text, persisted and re-parsed on
+ * load: the text is what the client sent, so a reload parses exactly the
+ * bits it parsed the first time). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_anim.h"
+#include "sk_banim.h"
+#include "sk_cost.h"
+#include "sk_eval.h"
+#include "sk_frames.h"
+#include "sk_error.h"
+#include "sk_json.h"
+#include "sk_problem.h"
+#include "sk_routes_int.h"
+
+static bool babylon_format(const json_t *j) {
+  const json_t *bones = json_object_get(j, "bones");
+  return json_array_size(bones) > 0 && json_object_get(json_array_get(bones, 0), "parentBoneIndex") != NULL;
+}
+
+int sk_routes__keep_babylon_source(const sk_routes *r, const json_t *j, const sk_skeleton *s, sk_anim **anim,
+                                   const char *text, size_t len, sk_error *err) {
+  if (*anim == NULL && !babylon_format(j))
+    return 0;
+  /* What the upload will hold in memory: the skeleton, its clips and the
+   * text; the same cap a glTF upload's estimate meets. */
+  size_t bytes = sk_cache_skeleton_bytes(s) + sk_anim_memory(*anim) + len;
+  if (bytes > r->cfg.max_skeleton)
+    return sk_error_set(err, SK_ETOOBIG, "",
+                        "the skeleton and its Babylon clips take %zu bytes; the limit is %zu (--max-skeleton-mb)", bytes,
+                        r->cfg.max_skeleton);
+  sk_anim *made = NULL;
+  if (*anim == NULL && sk_anim_create_babylon_empty(s->count, &made) != 0)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  sk_anim *a = made ? made : *anim;
+  if ((a->source = malloc(len ? len : 1)) == NULL) {
+    sk_anim_destroy(made);
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  }
+  memcpy(a->source, text, len);
+  a->source_len = len;
+  *anim = a;
+  return 0;
+}
+
+int sk_routes__babylon_clips(const sk_routes *r, const json_t *j, const sk_skeleton *s, const char *text, size_t len,
+                             sk_anim **anim, size_t *reserved, sk_error *err) {
+  *anim = NULL;
+  if (!babylon_format(j))
+    return 0;
+  size_t estimate = 0, fixed = sk_cache_skeleton_bytes(s) + len;
+  int rc = sk_banim_estimate(j, "", s, &estimate, err);
+  if (rc)
+    return rc;
+  if (estimate > r->cfg.max_skeleton || fixed > r->cfg.max_skeleton - estimate)
+    return sk_error_set(err, SK_ETOOBIG, "",
+                        "the skeleton and its Babylon clips would take up to %zu bytes; the limit is %zu "
+                        "(--max-skeleton-mb)",
+                        estimate + fixed, r->cfg.max_skeleton);
+  if (sk_budget_reserve(r->cfg.budget, estimate) != 0)
+    return sk_error_set(err, SK_EBUSY, "",
+                        "the Babylon clips (up to %zu bytes) do not fit in the memory budget (--memory-mb) now; "
+                        "retry later",
+                        estimate);
+  *reserved += estimate;
+  if ((rc = sk_banim_parse(j, "", s, anim, err)) != 0)
+    return rc;
+  rc = sk_routes__keep_babylon_source(r, j, s, anim, text, len, err);
+  if (rc) {
+    sk_anim_destroy(*anim);
+    *anim = NULL;
+  }
+  return rc;
+}
+
+void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  if (e == NULL)
+    return;
+  size_t clip;
+  if (!m->clip_ok || m->clip[0] == 0 || e->anim == NULL || sk_anim_find_clip(e->anim, m->clip, &clip) != 0) {
+    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id, m->clip_ok ? m->clip : "(too long)",
+               e->anim == NULL ? " (it has no animations)" : "");
+    sk_cache_entry_unref(e);
+    return;
+  }
+  sk_strbuf b = {0};
+  sk_anim_write_clip_json(e->anim, e->skel, clip, &b); /* out of memory: b.failed, answered 503 */
+  sk_cache_entry_unref(e);
+  sk_routes__respond_json(req, 200, &b, NULL);
+}
+
+/* The Babylon text `e` was uploaded with, parsed with its tree's bound
+ * reserved in the memory budget (added to *reserved); NULL (with the
+ * problem in err at `ptr`) for a skeleton uploaded in another format, a
+ * budget that cannot hold the tree now (503) or no memory. Any thread. */
+static json_t *babylon_text(const sk_routes *r, const sk_cache_entry *e, const char *ptr, size_t *reserved,
+                            sk_error *err) {
+  json_t *j = NULL;
+  size_t got = 0;
+  if (e->anim == NULL || e->anim->source == NULL)
+    sk_error_set(err, SK_EUNSUPPORTED, ptr,
+                 "skeleton \"%s\" was not uploaded in Babylon's Skeleton.serialize() format (bones with "
+                 "\"parentBoneIndex\"): copyAnimationRange needs that format on both sides",
+                 e->id);
+  else if (sk_routes__load_pooled(r, e->anim->source, e->anim->source_len, &j, &got, err) != 0)
+    j = NULL; /* it parsed at upload: the budget or memory */
+  *reserved += got;
+  return j;
+}
+
+/* Copies range `name` of `src` onto `dst` (copyAnimationRange) and builds
+ * the result: *anim (new) the clips of dst's new Babylon JSON, with that
+ * text kept. Pure (reads immutable entries): any thread. */
+static int copy_range(const sk_routes *r, const sk_cache_entry *dst, const sk_cache_entry *src, const char *name,
+                      bool rescale, sk_anim **anim, sk_error *err) {
+  *anim = NULL;
+  size_t reserved = 0;
+  json_t *dj = babylon_text(r, dst, "", &reserved, err);
+  json_t *sj = dj ? babylon_text(r, src, "/from", &reserved, err) : NULL, *out = NULL;
+  json_t *again = NULL;
+  sk_skeleton *fresh = NULL;
+  char *text = NULL;
+  int rc = sj == NULL ? (err->code ? err->code : SK_ENOMEM) : 0;
+  if (!rc)
+    rc = sk_banim_copy_range(dj, sj, "/from", name, "/animation", rescale, &out, err);
+  json_decref(sj);
+  json_decref(dj);
+  sj = dj = NULL;
+  /* Stored as text and parsed back from it, as a reload will parse it:
+   * jansson writes doubles with 17 digits, so the keys keep their bits. */
+  if (!rc && (text = json_dumps(out, JSON_COMPACT)) == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  json_decref(out);
+  size_t got = 0;
+  if (!rc && (rc = sk_routes__load_pooled(r, text, strlen(text), &again, &got, err)) == 0 &&
+      json_object_del(again, "mesh") >= -1 && /* the default mesh is the entry's, kept apart */
+      (rc = sk_json_parse_skeleton(again, "", r->cfg.max_bones, &fresh, err)) == 0)
+    rc = sk_routes__babylon_clips(r, again, fresh, text, strlen(text), anim, &reserved, err);
+  reserved += got;
+  if (!rc && (*anim == NULL || (*anim)->bone_count != dst->skel->count))
+    rc = sk_error_set(err, SK_EINVAL, "", "the copy does not fit the stored skeleton");
+  if (rc) {
+    sk_anim_destroy(*anim);
+    *anim = NULL;
+  }
+  sk_skeleton_destroy(fresh);
+  free(text);
+  json_decref(again);
+  sk_budget_release(r->cfg.budget, reserved);
+  return rc;
+}
+
+/* Parses {"from": id, "animation": range, "rescale"?: bool}. */
+static int parse_copy(const json_t *j, const char **from, const char **name, bool *rescale, sk_error *err) {
+  static const char *const keys[] = {"from", "animation", "rescale", NULL};
+  const json_t *f = json_object_get(j, "from"), *a = json_object_get(j, "animation"), *s = json_object_get(j, "rescale");
+  int rc;
+  if (!json_is_object(j))
+    return sk_error_set(err, SK_ETYPE, "", "expected {\"from\": skeleton id, \"animation\": range name, \"rescale\"?}");
+  if ((rc = sk_routes__check_keys(j, keys, err)) != 0)
+    return rc;
+  if (f == NULL || a == NULL)
+    return sk_error_set(err, SK_EMISSING, f == NULL ? "/from" : "/animation", "needs \"from\" and \"animation\"");
+  if (!json_is_string(f))
+    return sk_error_set(err, SK_ETYPE, "/from", "expected the id of the source skeleton");
+  if (!json_is_string(a))
+    return sk_error_set(err, SK_ETYPE, "/animation", "expected the name of a range of the source skeleton");
+  if (s != NULL && !json_is_boolean(s))
+    return sk_error_set(err, SK_ETYPE, "/rescale", "expected true or false");
+  *from = json_string_value(f);
+  *name = json_string_value(a);
+  *rescale = json_is_true(s);
+  return 0;
+}
+
+/* A copy in flight: parsed on the loop thread, copied inline or (large
+ * texts: ~40 ms a MB to parse) on the pool, published on the loop thread. */
+typedef struct copy_job {
+  sk_routes *routes;
+  sk_cache_entry *dst, *src; /* references */
+  char *name;                /* owned */
+  bool rescale;
+  sk_anim *anim;             /* the result */
+  sk_error err;
+  int rc;
+} copy_job;
+
+static void copy_job_free(copy_job *cj) {
+  sk_cache_entry_unref(cj->dst);
+  sk_cache_entry_unref(cj->src);
+  sk_anim_destroy(cj->anim);
+  free(cj->name);
+  free(cj);
+}
+
+static void copy_work(void *arg) {
+  copy_job *cj = arg;
+  cj->rc = copy_range(cj->routes, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err);
+}
+
+/* Publishes the copy with the current skeleton of its id and answers the
+ * new clip (201), or the problem. Frees `cj`. Loop thread. */
+static void copy_publish(sk_http_req *req, copy_job *cj) {
+  sk_routes *r = cj->routes;
+  sk_skeleton *clone = NULL;
+  size_t clip = 0;
+  sk_cache_entry *now = NULL;
+  int rc = cj->rc;
+  sk_error *err = &cj->err;
+  if (!rc && sk_skeleton_clone(cj->dst->skel, &clone) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (!rc && sk_anim_find_clip(cj->anim, cj->name, &clip) != 0)
+    rc = sk_error_set(err, SK_EINVAL, "/animation", "the copied range is missing"); /* copy_range adds it */
+  if (!rc) {
+    /* The stored skeleton (PATCHes included) with the new clips; the
+     * record keeps the new text. */
+    const sk_cache_source text = {.gltf = cj->anim->source, .gltf_len = cj->anim->source_len,
+                                  .mesh_json = cj->dst->mesh_json, .json = true};
+    rc = sk_cache_put_full(r->cache, cj->dst->id, clone, cj->anim, &text, NULL, &now);
+    clone = NULL;
+    cj->anim = NULL;
+    if (rc)
+      sk_error_set(err, rc, "", "cannot store the skeleton%s",
+                   rc == SK_EIO || rc == SK_ENOSPACE ? " in the data directory: nothing was changed" : "");
+  }
+  sk_skeleton_destroy(clone);
+  if (rc) {
+    sk_problem_err(req, err, rc);
+    copy_job_free(cj);
+    return;
+  }
+  copy_job_free(cj);
+  sk_strbuf b = {0};
+  sk_anim_write_clip_json(now->anim, now->skel, clip, &b);
+  sk_cache_entry_unref(now);
+  sk_routes__respond_json(req, 201, &b, NULL);
+}
+
+static void copy_after(sk_http_req *req, void *arg, int status) {
+  copy_job *cj = arg;
+  sk_cache_entry *now = sk_cache_get(cj->routes->cache, cj->dst->id);
+  bool stale = now != cj->dst;
+  sk_cache_entry_unref(now);
+  if (status == SK_EBUSY) {
+    sk_problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+    copy_job_free(cj);
+  } else if (stale && cj->rc == 0) {
+    /* the skeleton changed (or went) while the copy ran: not on top of a
+     * version nobody asked for */
+    sk_problem(req, SK_EBUSY, "", "skeleton \"%s\" changed while the copy was made; retry", cj->dst->id);
+    copy_job_free(cj);
+  } else {
+    copy_publish(req, cj);
+  }
+}
+
+void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  json_t *j = sk_routes__load_body(req);
+  if (j == NULL)
+    return;
+  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  if (e == NULL) {
+    json_decref(j);
+    return;
+  }
+  copy_job *cj = calloc(1, sizeof *cj);
+  if (cj == NULL) {
+    sk_cache_entry_unref(e);
+    json_decref(j);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  cj->routes = r;
+  cj->dst = e;
+  sk_error_clear(&cj->err);
+  const char *from = NULL, *name = NULL;
+  int rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
+  if (!rc && (cj->src = sk_cache_get(r->cache, from)) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", from);
+  if (!rc && (cj->name = strdup(name)) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  json_decref(j);
+  if (rc) {
+    sk_problem_err(req, &cj->err, rc);
+    copy_job_free(cj);
+    return;
+  }
+  size_t text = (e->anim ? e->anim->source_len : 0) + (cj->src->anim ? cj->src->anim->source_len : 0);
+  if (text >= r->cfg.pool_upload) {
+    if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+      copy_job_free(cj);
+    }
+    return;
+  }
+  copy_work(cj);
+  copy_publish(req, cj);
+}
+
+/* ---- a retargeted pose: "from": "<skeleton id>" on a clip pose --------------------------- */
+
+/* The copy and the sampling of a retargeted /pose, both on the pool (the
+ * copy parses both skeletons' texts), answered on the loop thread. */
+typedef struct retarget_job {
+  copy_job copy;  /* dst = the posed skeleton */
+  json_t *pose;   /* owned: the pose body without "from" and "rescale" */
+  int fmt;
+  sk_pose *poses; /* owned */
+  size_t n;
+} retarget_job;
+
+static void retarget_free(retarget_job *rj) {
+  sk_pose_array_free(rj->poses, rj->n);
+  json_decref(rj->pose);
+  sk_cache_entry_unref(rj->copy.dst);
+  sk_cache_entry_unref(rj->copy.src);
+  sk_anim_destroy(rj->copy.anim);
+  free(rj->copy.name);
+  free(rj);
+}
+
+static void retarget_work(void *arg) {
+  retarget_job *rj = arg;
+  copy_job *cj = &rj->copy;
+  const sk_routes *r = cj->routes;
+  if ((cj->rc = copy_range(r, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err)) != 0)
+    return;
+  sk_cost cost = {0};
+  if (sk_cost_add_pose_json(&cost, &r->cfg.cost, cj->dst->skel, cj->anim, rj->pose, "", rj->fmt, &cj->err) != 0) {
+    cj->rc = SK_ETOOBIG;
+    return;
+  }
+  cj->rc = r->cfg.sample(cj->dst->skel, cj->anim, rj->pose, "", NULL, &rj->poses, &rj->n, &cj->err);
+  if (!cj->rc && rj->n > r->cfg.max_batch)
+    cj->rc = sk_error_set(&cj->err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", rj->n,
+                          r->cfg.max_batch);
+}
+
+static void retarget_after(sk_http_req *req, void *arg, int status) {
+  retarget_job *rj = arg;
+  sk_routes *r = rj->copy.routes;
+  if (status == SK_EBUSY || rj->copy.rc) {
+    if (status == SK_EBUSY)
+      sk_problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+    else
+      sk_problem_err(req, &rj->copy.err, rj->copy.rc);
+    retarget_free(rj);
+    return;
+  }
+  if (sk_routes__reject_binary_outputs(req, rj->poses, rj->n, rj->fmt, 0, false)) {
+    retarget_free(rj);
+    return;
+  }
+  if (rj->n != 1 || rj->poses[0].frame_range) { /* a frame range: the batch path, as /pose answers one */
+    sk_routes_batch *bj = calloc(1, sizeof *bj);
+    if (bj == NULL) {
+      sk_problem(req, SK_ENOMEM, "", "out of memory");
+      retarget_free(rj);
+      return;
+    }
+    bj->routes = r;
+    bj->entry = rj->copy.dst;
+    bj->fmt = rj->fmt;
+    bj->poses = rj->poses;
+    bj->n = rj->n;
+    rj->copy.dst = NULL;
+    rj->poses = NULL;
+    rj->n = 0;
+    retarget_free(rj);
+    sk_routes__run_batch(r, req, bj);
+    return;
+  }
+  sk_strbuf b = {0};
+  const sk_frames_opts fo = sk_routes__frames_opts(r, rj->fmt, 1);
+  if (sk_frames_eval(rj->copy.dst, rj->poses, 1, &fo, &r->sc, &b) != 0)
+    b.failed = 1;
+  sk_routes__respond_poses(r, req, rj->copy.dst->skel, 1, rj->fmt, &b);
+  retarget_free(rj);
+}
+
+bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt) {
+  const json_t *from = json_object_get(j, "from");
+  if (!json_is_string(from))
+    return false; /* a frame range's number, or no "from": an ordinary pose */
+  retarget_job *rj = calloc(1, sizeof *rj);
+  if (rj == NULL) {
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    sk_cache_entry_unref(e);
+    json_decref(j);
+    return true;
+  }
+  copy_job *cj = &rj->copy;
+  cj->routes = r;
+  cj->dst = e;
+  rj->pose = j;
+  rj->fmt = fmt;
+  sk_error_clear(&cj->err);
+  const json_t *a = json_object_get(j, "animation"), *s = json_object_get(j, "rescale");
+  int rc = 0;
+  if (!json_is_string(a))
+    rc = sk_error_set(&cj->err, a == NULL ? SK_EMISSING : SK_ETYPE, "/animation",
+                      "a retargeted pose plays one range of the source: \"animation\" names it");
+  else if (s != NULL && !json_is_boolean(s))
+    rc = sk_error_set(&cj->err, SK_ETYPE, "/rescale", "expected true or false");
+  else if ((cj->src = sk_cache_get(r->cache, json_string_value(from))) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", json_string_value(from));
+  else if ((cj->name = strdup(json_string_value(a))) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  cj->rescale = json_is_true(s);
+  if (rc) {
+    sk_problem_err(req, &cj->err, rc);
+    retarget_free(rj);
+    return true;
+  }
+  json_object_del(j, "from"); /* the pose parser sees an ordinary clip pose */
+  json_object_del(j, "rescale");
+  if (sk_http_defer(req, retarget_work, retarget_after, rj) != 0) {
+    sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+    retarget_free(rj);
+  }
+  return true;
+}
