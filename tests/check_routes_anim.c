@@ -349,7 +349,7 @@ END_TEST
 START_TEST(an_upload_lists_its_babylon_clips_and_each_clip_has_a_detail) {
   start(NULL);
   char *up = answer("PUT", "/v1/skeletons/small", k_small, 201);
-  ck_assert_str_eq(up, "{\"id\":\"small\",\"bones\":2,\"order\":[\"root\",\"arm\"],\"animations\":["
+  ck_assert_str_eq(up, "{\"id\":\"small\",\"bones\":2,\"order\":[\"root\",\"arm\"],\"slots\":[0,1],\"mesh\":null,\"animations\":["
                        "{\"index\":0,\"name\":\"Wave\",\"duration\":0.3333333333333333,\"fps\":30,\"from\":0,\"to\":10,"
                        "\"channels\":2,\"keys\":5},"
                        "{\"index\":1,\"name\":\"Rise\",\"duration\":0.6666666666666666,\"fps\":30,\"from\":10,\"to\":30,"
@@ -387,7 +387,7 @@ START_TEST(an_upload_lists_its_babylon_clips_and_each_clip_has_a_detail) {
   expect_problem("POST", "/v1/skeletons/small/animations/Rise", "{}", 405, "method-not-allowed");
   /* a JSON skeleton without animations: no clips, and its upload answer is unchanged */
   up = answer("PUT", "/v1/skeletons/plain", "{\"bones\":[{\"name\":\"a\"}]}", 201);
-  ck_assert_str_eq(up, "{\"id\":\"plain\",\"bones\":1,\"order\":[\"a\"]}");
+  ck_assert_str_eq(up, "{\"id\":\"plain\",\"bones\":1,\"order\":[\"a\"],\"slots\":[0],\"mesh\":null}");
   free(up);
   expect_problem("GET", "/v1/skeletons/plain/animations/0", NULL, 404, "not-found");
   stop();
@@ -684,7 +684,7 @@ START_TEST(babylon_clips_answer_the_same_bytes_after_a_restart_with_a_data_direc
   free(answer("PATCH", "/v1/skeletons/patched/bones", "{\"bones\":{\"arm\":{\"scaling\":[2,2,2]}}}", 200));
   /* a Babylon skeleton without clips, given a stored copy of one */
   char *up = answer("PUT", "/v1/skeletons/bare", k_bare, 201);
-  ck_assert_str_eq(up, "{\"id\":\"bare\",\"bones\":2,\"order\":[\"root\",\"arm\"],\"animations\":[]}");
+  ck_assert_str_eq(up, "{\"id\":\"bare\",\"bones\":2,\"order\":[\"root\",\"arm\"],\"slots\":[0,1],\"mesh\":null,\"animations\":[]}");
   free(up);
   free(answer("PUT", "/v1/skeletons/src", k_src, 201));
   free(answer("POST", "/v1/skeletons/bare/animations", "{\"from\":\"src\",\"animation\":\"Rise\",\"rescale\":true}",
