@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "sk_etag.h"
 #include "sk_eval.h"
 #include "sk_frames.h"
 #include "sk_routes.h"
@@ -17,6 +18,7 @@ struct sk_routes {
   sk_metrics *metrics;  /* borrowed */
   sk_frames_scratch sc; /* loop thread only: reused by every inline pose and batch */
   sk_http *listener;    /* borrowed: the public listener, for /metrics; may be NULL */
+  uint32_t etag_epoch;  /* this run's part of every ETag (sk_etag) */
 };
 
 #define SK_ROUTES_CT_JSON "application/json"
@@ -32,6 +34,12 @@ typedef struct sk_route_match {
   const sk_route *route; /* NULL: no route (404) */
   char id[SK_CACHE_ID_MAX + 1];
   bool id_ok; /* the id segment matched the id syntax */
+  /* What every answer to the request adds (sk_http's decorate): */
+  sk_routes *routes;
+  const char *cors_allow;   /* Access-Control-Allow-Origin, or NULL */
+  char etag[SK_ETAG_MAX];   /* the skeleton version the request was checked
+                               against and read ("" : none) */
+  const char *hdr[12];      /* the headers handed to sk_http */
 } sk_route_match;
 
 /* A handler: the route matched, the body (if any) complete and within
@@ -69,6 +77,11 @@ int sk_routes__load_pooled(const sk_routes *r, const char *text, size_t len, jso
                            sk_error *err);
 /* The stored entry for the matched id (a new reference), or a 404 answered. */
 sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* Checks If-Match / If-None-Match again where a write is about to be
+ * published (a pooled write may have waited while another one landed):
+ * true when it answered 412 (the caller then publishes nothing). Loop
+ * thread. Any new write route that publishes after a pool job calls it. */
+bool sk_routes__precondition_failed(sk_routes *r, sk_http_req *req);
 /* SK_EUNKNOWN at the first key of `obj` not in the NULL-terminated `allowed`. */
 int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err);
 /* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any case), else 0. */
