@@ -1,7 +1,8 @@
 /* sk_routes' private half, shared by sk_routes.c (routing, negotiation,
- * the route table, operational routes), sk_routes_skeletons.c and
- * sk_routes_poses.c. Never included by the mains or installed. Names with
- * the sk_routes__ prefix are internal (libuv's uv__ convention). */
+ * the route table, operational routes), sk_routes_skeletons.c,
+ * sk_routes_poses.c and sk_routes_cond.c (CORS, versions). Never included
+ * by the mains or installed. Names with the sk_routes__ prefix are
+ * internal (libuv's uv__ convention). */
 #ifndef SK_ROUTES_INT_H
 #define SK_ROUTES_INT_H
 
@@ -77,6 +78,22 @@ int sk_routes__load_pooled(const sk_routes *r, const char *text, size_t len, jso
                            sk_error *err);
 /* The stored entry for the matched id (a new reference), or a 404 answered. */
 sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* The Allow header of a route: its methods in the enum's order. */
+void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap);
+
+/* ---- CORS and versions (sk_routes_cond.c) ---- */
+
+/* Sets req->decorate (CORS and ETag headers on every answer) and the
+ * request's allowed origin; in begin(), before anything can answer. */
+void sk_routes__decorate_init(sk_routes *r, sk_http_req *req, sk_route_match *m);
+/* Answers OPTIONS on a matched route: a CORS preflight (204, or 403/405
+ * saying why), or a plain OPTIONS (204 with Allow). */
+void sk_routes__options(sk_http_req *req, const sk_route_match *m);
+/* True when the request has If-Match or If-None-Match. */
+bool sk_routes__conditional(sk_http_req *req);
+/* RFC 9110 preconditions before a /v1/skeletons/{id}... handler (loop
+ * thread): true when answered (412, 304, 400). Records the version. */
+bool sk_routes__preconditions(sk_routes *r, sk_http_req *req, sk_route_match *m);
 /* Checks If-Match / If-None-Match again where a write is about to be
  * published (a pooled write may have waited while another one landed):
  * true when it answered 412 (the caller then publishes nothing). Loop
