@@ -34,7 +34,7 @@
 
 #include "sk_cache.h"
 #include "sk_cost.h"
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_numfmt.h"
 
 enum { SK_FRAMES_JSON = 0, SK_FRAMES_F32 = 1, SK_FRAMES_MAT3X4 = 2 };
@@ -62,6 +62,7 @@ typedef struct sk_frames_scratch {
   size_t *offset;
   uint32_t *hits;
   size_t bones_cap;
+  size_t bad_pose, bad_bone; /* after SK_ENOTFINITE: the pose, and the first bone (parent-first) that overflowed */
 } sk_frames_scratch;
 
 void sk_frames_scratch_close(sk_frames_scratch *sc);
@@ -97,7 +98,9 @@ size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, siz
 
 /* Evaluates poses[0..n) of `e` and appends their answers to `out` in one
  * piece (JSON: entries comma-separated, no wrapper). Borrows everything.
- * Errors: SK_ENOMEM (out may hold part of the answer). */
+ * Errors: SK_ENOMEM (out may hold part of the answer); SK_ENOTFINITE when
+ * an answer would hold inf or NaN (sc->bad_pose, sc->bad_bone say where;
+ * sk_frames_nonfinite_error words it). */
 int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                    sk_frames_scratch *sc, sk_strbuf *out);
 
@@ -121,13 +124,18 @@ int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pos
                        const sk_frames_opts *o);
 /* Appends the next poses' answers to `out` until it grew by at least
  * `budget` bytes or the batch is done (JSON entries comma-separated across
- * calls). Errors: SK_ENOMEM. */
+ * calls). Errors: SK_ENOMEM; SK_ENOTFINITE (run->sc.bad_* say where). */
 int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget);
 static inline bool sk_frames_run_done(const sk_frames_run *run) { return run->next == run->n; }
 /* What a run holds while it lasts (its scratch for 16 kernel poses or the
  * core's buffers), for memory budgets. */
 size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel);
 void sk_frames_run_close(sk_frames_run *run);
+
+/* The 422 of an SK_ENOTFINITE from sk_frames_eval/run_next with scratch
+ * `sc`: err at /bones/<name> of the bone whose matrix overflowed (under
+ * /poses/<pose> when `batch`), the detail naming the pose. Returns the code. */
+int sk_frames_nonfinite_error(const sk_cache_entry *e, const sk_frames_scratch *sc, bool batch, sk_error *err);
 
 /* Where sk_frames_write puts the answer: write() appends len bytes and
  * returns 0, or nonzero to stop (sk_frames_write then returns SK_EIO). */
@@ -145,5 +153,16 @@ sk_frames_sink sk_frames_sink_file(FILE *f);
  * stays bounded whatever n is. Errors: SK_ENOMEM, SK_EIO (the sink refused). */
 int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                     sk_frames_sink sink);
+
+/* A transient entry for a skeleton that is in no cache: `skinner eval`'s
+ * case skeleton, which its ops change between poses (*e is a snapshot of
+ * `s` as it is now; `s` is borrowed and must not change until
+ * sk_frames_entry_close). `batch`: also build what batches use (the
+ * kernel's rig, the base evaluation); without it every pose takes the
+ * exact core in full, which is the cheapest for one pose. No JSON text of
+ * the base pose is kept: it saves no bytes, only printing, and would cost
+ * printing once. Errors: SK_ENOMEM (*e is closed). */
+int sk_frames_entry_init(sk_cache_entry *e, sk_skeleton *s, bool batch);
+void sk_frames_entry_close(sk_cache_entry *e);
 
 #endif

@@ -17,92 +17,14 @@
 #include <unistd.h>
 
 #include "sk_error.h"
+#include "sk_http_int.h"
 #include "sk_metrics.h"
 #include "sk_tls.h"
 
 /* Bytes of an unwanted body read before the connection is dropped instead. */
 #define SK_HTTP_DISCARD_MAX (64u << 20)
-/* At the connection limit, an idle connection is one that sent nothing
- * since it opened (or since its previous answer) and nothing for this long
- * by the kernel's clock: a client that has just connected and is about to
- * send its request is younger than that. */
-#define SK_HTTP_EVICT_MIN_IDLE_MS 100u
 
-struct sk_http {
-  uv_loop_t *loop;
-  sk_http_config cfg;
-  sk_http_handler h;
-  struct MHD_Daemon *mhd;
-  unsigned port;
-  uv_poll_t poll;       /* MHD's epoll fd */
-  uv_timer_t timer;     /* MHD_get_timeout() */
-  uv_timer_t house;     /* job deadlines while jobs run; shutdown progress while stopping */
-  int open_handles;
-  bool stopping, stopped;
-  uint64_t stop_deadline_ns;
-  void (*done)(void *arg);
-  void *done_arg;
-  unsigned jobs, active; /* jobs on the pool; requests begun and not completed */
-  sk_http_req *jobs_head;
-  uv_timer_t sweep;      /* once a second: connections past their header or body deadline */
-  bool closed;           /* a connection closed during the current MHD_run */
-  struct conn_state *conns, *conns_tail; /* every open connection, newest first */
-  sk_http_conn_stats stats;
-};
-
-/* Per connection (MHD's socket context): when the request being read
- * began, so a client that trickles bytes cannot hold a slot for ever. */
-typedef struct conn_state {
-  struct conn_state *prev, *next;
-  sk_http *http;       /* for the TLS certificate callback */
-  int fd;
-  uint64_t since_ns;   /* connection opened, or the previous answer went out */
-  uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
-  bool body_done;      /* the whole body is in (handled, queued or on the pool) */
-  bool cut;            /* shut down by the sweep */
-  uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
-} conn_state;
-
-/* The kernel's struct tcp_info goes on past glibc's copy (which ends at
- * tcpi_total_retrans); the ABI only ever appends, and <linux/tcp.h> cannot
- * be included beside <netinet/tcp.h> (which uv.h pulls in). */
-typedef struct tcp_info_ext {
-  struct tcp_info base;
-  uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
-} tcp_info_ext;
-_Static_assert(sizeof(struct tcp_info) == 104, "glibc's struct tcp_info changed: check tcp_info_ext");
-
-/* Bytes the kernel has received on fd (counting those not read yet) and ms
- * since the last data arrived (or since the handshake). False when unknown
- * (not TCP, or a kernel before 4.1): such a connection is never idle. */
-static bool tcp_rx(int fd, uint64_t *bytes, uint32_t *quiet_ms) {
-  tcp_info_ext ti;
-  socklen_t len = sizeof ti;
-  memset(&ti, 0, sizeof ti);
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || len < sizeof ti)
-    return false;
-  *bytes = ti.bytes_received;
-  *quiet_ms = ti.base.tcpi_last_data_recv;
-  return true;
-}
-
-/* No request bytes pending: nothing received since since_ns, and nothing
- * for at least `min_quiet_ms`. */
-static bool conn_idle(const conn_state *c, uint32_t min_quiet_ms) {
-  uint64_t rx;
-  uint32_t quiet;
-  if (c->cut || c->body_done || c->headers_ns != 0 || !tcp_rx(c->fd, &rx, &quiet))
-    return false;
-  return rx == c->rx_mark && quiet >= min_quiet_ms;
-}
-
-static void conn_cut(conn_state *c) {
-  shutdown(c->fd, SHUT_RDWR);
-  c->cut = true;
-}
-
-static void logf_(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(const sk_http *h, int level, const char *fmt, ...) {
+void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) {
   if (level > h->cfg.log_level)
     return;
   static const char *const names[] = {"error", "warn", "info", "debug"};
@@ -114,28 +36,27 @@ static void logf_(const sk_http *h, int level, const char *fmt, ...) {
   va_end(ap);
 }
 
-static void run_mhd(sk_http *h);
 
-static void on_timer(uv_timer_t *t) { run_mhd(t->data); }
+static void on_timer(uv_timer_t *t) { sk_http__run_mhd(t->data); }
 
 static void on_poll(uv_poll_t *p, int status, int events) {
   (void)events;
   sk_http *h = p->data;
   if (status < 0)
-    logf_(h, 1, "poll: %s", uv_strerror(status));
-  run_mhd(h);
+    sk_http__logf(h, 1, "poll: %s", uv_strerror(status));
+  sk_http__run_mhd(h);
 }
 
 /* One MHD pass, then re-arm the timer: MHD reports 0 when it has buffered
  * work (pipelined requests, resumed connections) that no fd event would
  * announce, so the timer is what keeps those moving. */
-static void run_mhd(sk_http *h) {
+void sk_http__run_mhd(sk_http *h) {
   if (h->mhd == NULL)
     return;
   h->closed = false;
   MHD_run(h->mhd);
   MHD_UNSIGNED_LONG_LONG ms;
-  if (h->closed) /* see on_connection: one more pass to listen again */
+  if (h->closed) /* see sk_http__on_connection: one more pass to listen again */
     uv_timer_start(&h->timer, on_timer, 0, 0);
   else if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
     uv_timer_start(&h->timer, on_timer, ms, 0);
@@ -150,6 +71,11 @@ const char *sk_http_query(sk_http_req *req, const char *name) {
 const char *sk_http_header(sk_http_req *req, const char *name) {
   return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
+
+typedef struct sk_http_query_list {
+  const char **names;
+  size_t cap, count;
+} sk_http_query_list;
 
 typedef struct header_counts {
   const char *const *names;
@@ -171,6 +97,22 @@ void sk_http_header_counts(sk_http_req *req, const char *const *names, unsigned 
   header_counts hc = {names, counts, n};
   memset(counts, 0, n * sizeof *counts);
   MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header, &hc);
+}
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind;
+  (void)value;
+  sk_http_query_list *ql = cls;
+  if (ql->count < ql->cap)
+    ql->names[ql->count] = key != NULL ? key : "";
+  ql->count++;
+  return MHD_YES;
+}
+
+size_t sk_http_query_names(sk_http_req *req, const char **names, size_t cap) {
+  sk_http_query_list ql = {names, cap, 0};
+  MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, collect_query, &ql);
+  return ql.count;
 }
 
 /* Owned answers up to this size are counted but never refused: a problem
@@ -257,7 +199,7 @@ int sk_http_respond(sk_http_req *req, int status, const char *content_type, void
   if (own && count_answer(req, len) != 0) {
     free(body);
     static const char *const retry[] = {MHD_HTTP_HEADER_RETRY_AFTER, "1", NULL};
-    logf_(req->http, 2, "%s %s: a %zu-byte answer is over the memory budget", req->method, req->url, len);
+    sk_http__logf(req->http, 2, "%s %s: a %zu-byte answer is over the memory budget", req->method, req->url, len);
     return sk_http_respond(req, 503, "application/problem+json", (void *)k_over_budget, sizeof k_over_budget - 1,
                            false, retry);
   }
@@ -438,7 +380,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     h->h.begin(h->h.ctx, req);
     if (req->resp == NULL && h->cfg.budget != NULL && !body_admit(h, req)) {
       /* Answered now, like the 413 below: the body is never read. */
-      logf_(h, 2, "%s %s: body over the memory budget", method, url);
+      sk_http__logf(h, 2, "%s %s: body over the memory budget", method, url);
       req->over_budget = true;
       req->handled = true;
       req->close_after = true;
@@ -472,7 +414,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (req->body.len + n > h->cfg.max_body) {
       /* Over the limit mid-stream (chunked): stop storing, answer 413 once
        * the body is over. */
-      logf_(h, 3, "%s %s: body over %zu bytes", method, url, h->cfg.max_body);
+      sk_http__logf(h, 3, "%s %s: body over %zu bytes", method, url, h->cfg.max_body);
       req->body_too_large = true;
       req->discard_body = true;
       req->close_after = true;
@@ -481,7 +423,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (h->cfg.budget != NULL && body_grow(req, n) != 0) {
       /* A chunked body past the budget: drop it, answer 503 at its end. */
-      logf_(h, 2, "%s %s: body over the memory budget", method, url);
+      sk_http__logf(h, 2, "%s %s: body over the memory budget", method, url);
       req->over_budget = true;
       req->discard_body = true;
       req->close_after = true;
@@ -510,7 +452,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return MHD_YES;
   /* The handler answered nothing and deferred nothing: a bug above, but
    * the client still gets an answer. */
-  logf_(h, 0, "%s %s: no answer", method, url);
+  sk_http__logf(h, 0, "%s %s: no answer", method, url);
   sk_http_respond(req, 500, "text/plain", (void *)"internal error\n", 15, false, NULL);
   return queue(req);
 }
@@ -525,19 +467,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   *con_cls = NULL;
   if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && req->queued == false)
     req->status = 0; /* the client left before an answer */
-  if (req->cstate != NULL) { /* the next request's clock starts now */
-    conn_state *c = req->cstate;
-    c->since_ns = uv_hrtime();
-    c->headers_ns = 0;
-    c->body_done = false;
-    uint32_t quiet;
-    if (!tcp_rx(c->fd, &c->rx_mark, &quiet))
-      c->rx_mark = UINT64_MAX;
-  }
+  if (req->cstate != NULL)
+    sk_http__conn_next(req->cstate);
   if (h->h.complete != NULL)
     h->h.complete(h->h.ctx, req);
   if (h->cfg.log_level >= 3)
-    logf_(h, 3, "%s %s -> %d in %.0f us", req->method, req->url, req->status,
+    sk_http__logf(h, 3, "%s %s -> %d in %.0f us", req->method, req->url, req->status,
           (double)(uv_hrtime() - req->start_ns) * 1e-3);
   if (req->resp != NULL)
     MHD_destroy_response(req->resp);
@@ -547,113 +482,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   sk_budget_release(h->cfg.budget, req->held);
   free(req);
   h->active--;
-}
-
-/* The connection limit is reached: libmicrohttpd stops accepting, and every
- * newcomer (a health check, a real client) would wait in the listen backlog
- * until some connection ends, up to the header timeout when idle ones hold
- * every slot. So idle connections are closed, oldest first, a batch at a
- * time (a thirty-second of the limit) so this scan runs once per batch of
- * accepts, not at each. Connections with request bytes are never touched:
- * the header and body deadlines bound those. */
-static void make_room(sk_http *h) {
-  unsigned want = h->cfg.conn_limit / 32 > 0 ? h->cfg.conn_limit / 32 : 1, got = 0;
-  for (conn_state *c = h->conns_tail; c != NULL && got < want; c = c->prev)
-    if (conn_idle(c, SK_HTTP_EVICT_MIN_IDLE_MS)) {
-      conn_cut(c);
-      got++;
-    }
-  h->stats.evicted += got;
-  if (got > 0)
-    logf_(h, 3, "at the connection limit (%u): closed %u idle connections", h->cfg.conn_limit, got);
-}
-
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                          enum MHD_ConnectionNotificationCode code) {
-  sk_http *h = cls;
-  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    conn_state *c = calloc(1, sizeof *c);
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (c == NULL || ci == NULL) {
-      free(c); /* no deadline for this one: the idle timeout still holds */
-      *socket_context = NULL;
-      return;
-    }
-    c->fd = ci->connect_fd;
-    c->http = h;
-    c->since_ns = uv_hrtime();
-    c->next = h->conns;
-    if (h->conns != NULL)
-      h->conns->prev = c;
-    else
-      h->conns_tail = c;
-    h->conns = c;
-    *socket_context = c;
-    if (++h->stats.open >= h->cfg.conn_limit)
-      make_room(h);
-  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-    /* At --max-connections libmicrohttpd 0.9.75 has taken its listen socket
-     * out of epoll; it puts it back in a later MHD_run, which nothing might
-     * call if this was the last busy connection: run_mhd schedules one. */
-    h->closed = true;
-    conn_state *c = *socket_context;
-    if (c == NULL)
-      return;
-    h->stats.open--;
-    if (c->prev != NULL)
-      c->prev->next = c->next;
-    else
-      h->conns = c->next;
-    if (c->next != NULL)
-      c->next->prev = c->prev;
-    else
-      h->conns_tail = c->prev;
-    free(c);
-    *socket_context = NULL;
-  }
-}
-
-/* Cuts connections past their deadline: headers not complete within
- * header_timeout_ms of the connection opening (or of the previous answer on
- * it), or a body not complete within body_timeout_ms of its headers.
- * shutdown() makes libmicrohttpd see the end of the stream and close the
- * connection through its usual path. Requests whose body is in (being
- * handled, answered, or on the thread pool) are never cut. */
-static void on_sweep(uv_timer_t *t) {
-  sk_http *h = t->data;
-  uint64_t now = uv_hrtime();
-  unsigned cut = 0, idle = 0;
-  uint64_t idle_ns = (uint64_t)h->cfg.idle_timeout_ms * 1000000u;
-  for (conn_state *c = h->conns; c != NULL; c = c->next) {
-    if (c->cut || c->body_done)
-      continue;
-    if (c->headers_ns == 0 && now - c->since_ns > idle_ns && conn_idle(c, 0)) {
-      conn_cut(c);
-      idle++;
-      continue;
-    }
-    bool late = c->headers_ns == 0 ? now - c->since_ns > (uint64_t)h->cfg.header_timeout_ms * 1000000u
-                                   : now - c->headers_ns > (uint64_t)h->cfg.body_timeout_ms * 1000000u;
-    if (late) {
-      conn_cut(c);
-      cut++;
-    }
-  }
-  h->stats.deadline_cut += cut;
-  h->stats.idle_closed += idle;
-  if (cut > 0)
-    logf_(h, 2, "cut %u connections past their header or body deadline", cut);
-  if (idle > 0)
-    logf_(h, 3, "closed %u connections idle for %u ms", idle, h->cfg.idle_timeout_ms);
-  /* At the limit with nobody accepted since (so on_connection did not run):
-   * the clients in the backlog get their room here, within a second. */
-  if (h->stats.open >= h->cfg.conn_limit)
-    make_room(h);
-  /* Every tick, not only after a cut: a second guard (after the one in
-   * on_connection) against libmicrohttpd leaving its listen socket out of
-   * epoll at --max-connections; without either, clients waiting in the
-   * backlog were never accepted once the last busy connection closed. */
-  run_mhd(h);
 }
 
 /* ---- thread-pool jobs ------------------------------------------------------ */
@@ -697,7 +525,7 @@ static void on_after_work(uv_work_t *w, int status) {
    * would not wake this loop (MHD 0.9.75 with external epoll). */
   req->suspended = false;
   MHD_resume_connection(req->conn);
-  run_mhd(h);
+  sk_http__run_mhd(h);
 }
 
 int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_http_req *req, void *arg, int status),
@@ -712,7 +540,7 @@ int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_ht
   req->deadline_ns = uv_hrtime() + (uint64_t)h->cfg.job_deadline_ms * 1000000u;
   int rc = uv_queue_work(h->loop, &req->work, on_work, on_after_work);
   if (rc != 0) {
-    logf_(h, 0, "uv_queue_work: %s", uv_strerror(rc));
+    sk_http__logf(h, 0, "uv_queue_work: %s", uv_strerror(rc));
     return SK_EBUSY;
   }
   if (req->in_after)
@@ -792,7 +620,7 @@ void sk_http_stop(sk_http *h, void (*done)(void *arg), void *arg) {
   MHD_socket fd = MHD_quiesce_daemon(h->mhd); /* stop accepting; connections carry on */
   if (fd != MHD_INVALID_SOCKET)
     close(fd);
-  logf_(h, 2, "stopping: %u requests and %u jobs in flight", h->active, h->jobs);
+  sk_http__logf(h, 2, "stopping: %u requests and %u jobs in flight", h->active, h->jobs);
   uv_timer_start(&h->house, on_house, 0, 10);
 }
 
@@ -919,7 +747,7 @@ static struct MHD_Daemon *start_mhd(sk_http *h, struct sockaddr_storage *ss, uns
                           MHD_OPTION_ARRAY, where, MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.conn_timeout_s,
                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
                           h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+                          MHD_OPTION_NOTIFY_CONNECTION, sk_http__on_connection, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
                           MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, h, MHD_OPTION_END);
 }
 
@@ -935,7 +763,7 @@ static int attach_loop(sk_http *h, uv_loop_t *loop) {
    * registered with the loop yet when it does (uv_timer_init cannot fail). */
   int rc = uv_poll_init(loop, &h->poll, ei->epoll_fd);
   if (rc != 0) {
-    logf_(h, 0, "libuv: %s", uv_strerror(rc));
+    sk_http__logf(h, 0, "libuv: %s", uv_strerror(rc));
     return SK_EIO;
   }
   uv_timer_init(loop, &h->timer);
@@ -943,7 +771,7 @@ static int attach_loop(sk_http *h, uv_loop_t *loop) {
   uv_timer_init(loop, &h->sweep);
   h->poll.data = h->timer.data = h->house.data = h->sweep.data = h;
   uv_poll_start(&h->poll, UV_READABLE, on_poll);
-  uv_timer_start(&h->sweep, on_sweep, 1000, 1000);
+  uv_timer_start(&h->sweep, sk_http__on_sweep, 1000, 1000);
   return 0;
 }
 
@@ -963,7 +791,7 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
     return SK_EINVAL;
   }
   if ((h->mhd = start_mhd(h, &ss, flags)) == NULL) {
-    logf_(h, 0, "cannot listen on %s:%u (address in use or not available)", h->cfg.host, h->cfg.port);
+    sk_http__logf(h, 0, "cannot listen on %s:%u (address in use or not available)", h->cfg.host, h->cfg.port);
     free(h);
     return SK_EIO;
   }
@@ -973,6 +801,6 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
     return SK_EIO;
   }
   *out = h;
-  run_mhd(h);
+  sk_http__run_mhd(h);
   return 0;
 }

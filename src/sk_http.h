@@ -147,6 +147,11 @@ void sk_http_stop(sk_http *h, void (*done)(void *arg), void *arg);
 /* Frees a stopped sk_http. NULL is fine. */
 void sk_http_destroy(sk_http *h);
 
+/* The names of the request's query arguments (decoded, in order, repeats
+ * included) into names[0..cap), borrowed for the request's life; returns
+ * how many there are (more than cap when they did not all fit). */
+size_t sk_http_query_names(sk_http_req *req, const char **names, size_t cap);
+
 /* Value of query argument `name` (decoded), or NULL. */
 const char *sk_http_query(sk_http_req *req, const char *name);
 

@@ -1,6 +1,7 @@
 #include "sk_kernel.h"
 
 #include "sk_kernel_impl.h"
+#include "sk_kernel_store.h"
 #include "sk_mat.h"
 
 #include <stdbool.h>
@@ -315,10 +316,7 @@ static inline void store_packed_scalar(float *dst, size_t stride, const sk_kerne
     dst[k + 8] = z[k].hi;
   }
 }
-static inline void store_const_scalar(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  (void)stride, (void)n, (void)stream;
-  memcpy(dst, m, 16 * sizeof *dst);
-}
+#define SKK_STORE_CONST sk_kernel__store_const_scalar
 #include "sk_kernel_lanes.h"
 
 #ifdef SK_KERNEL_X86
@@ -364,16 +362,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_sse2(flo
         _mm_storeu_ps(dst + i * stride + 4 * g, o[i][g]);
     }
 }
-static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  for (size_t i = 0; i < n; i++)
-#pragma GCC unroll 16
-    for (int g = 0; g < 4; g++) {
-      if (stream)
-        _mm_stream_ps(dst + i * stride + 4 * g, _mm_load_ps(m + 4 * g));
-      else
-        _mm_storeu_ps(dst + i * stride + 4 * g, _mm_load_ps(m + 4 * g));
-    }
-}
+#define SKK_STORE_CONST sk_kernel__store_const_sse2
 #include "sk_kernel_lanes.h"
 
 /* avx2: 4 lanes with FMA. */
@@ -427,18 +416,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx2(flo
     }
   }
 }
-static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  const __m256 lo = _mm256_load_ps(m), hi = _mm256_load_ps(m + 8);
-  for (size_t i = 0; i < n; i++) {
-    if (stream) {
-      _mm256_stream_ps(dst + i * stride, lo);
-      _mm256_stream_ps(dst + i * stride + 8, hi);
-    } else {
-      _mm256_storeu_ps(dst + i * stride, lo);
-      _mm256_storeu_ps(dst + i * stride + 8, hi);
-    }
-  }
-}
+#define SKK_STORE_CONST sk_kernel__store_const_avx2
 #include "sk_kernel_lanes.h"
 
 /* avx512: 8 lanes with FMA; the tail uses masked loads. */
@@ -499,32 +477,9 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx512(f
     o[e] = _mm512_permutex2var_ps(u[e], pe, u[4 + e]);
     o[4 + e] = _mm512_permutex2var_ps(u[e], po, u[4 + e]);
   }
-  if (n == 8 && stream) {
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++)
-      _mm512_stream_ps(dst + i * stride, o[i]);
-  } else if (n == 8) {
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++)
-      _mm512_storeu_ps(dst + i * stride, o[i]);
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      if (stream)
-        _mm512_stream_ps(dst + i * stride, o[i]);
-      else
-        _mm512_storeu_ps(dst + i * stride, o[i]);
-    }
-  }
+  sk_kernel__rows512(dst, stride, o, n, 8, stream);
 }
-static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx512(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  const __m512 v = _mm512_load_ps(m);
-  for (size_t i = 0; i < n; i++) {
-    if (stream)
-      _mm512_stream_ps(dst + i * stride, v);
-    else
-      _mm512_storeu_ps(dst + i * stride, v);
-  }
-}
+#define SKK_STORE_CONST sk_kernel__store_const_avx512
 #include "sk_kernel_lanes.h"
 #endif /* SK_KERNEL_X86 */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sk_kernel_impl.h"
+#include "sk_kernel_store.h"
 
 /* scalar: one lane, plain float arithmetic. */
 #define SKK(name) name##_scalar_f32
@@ -30,10 +31,7 @@ static inline void store_mats_scalar_f32(float *dst, size_t stride, const float 
   (void)stride, (void)n, (void)stream;
   memcpy(dst, m, 16 * sizeof *dst);
 }
-static inline void store_const_scalar_f32(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  (void)stride, (void)n, (void)stream;
-  memcpy(dst, m, 16 * sizeof *dst);
-}
+#define SKK_STORE_CONST sk_kernel__store_const_scalar
 #include "sk_kernel_lanes_f32.h"
 
 #ifdef SK_KERNEL_X86
@@ -72,16 +70,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_mats_sse2_f32(f
     }
   }
 }
-static SKK_ATTR inline __attribute__((always_inline)) void store_const_sse2_f32(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  for (size_t i = 0; i < n; i++)
-#pragma GCC unroll 16
-    for (int g = 0; g < 4; g++) {
-      if (stream)
-        _mm_stream_ps(dst + i * stride + 4 * g, _mm_load_ps(m + 4 * g));
-      else
-        _mm_storeu_ps(dst + i * stride + 4 * g, _mm_load_ps(m + 4 * g));
-    }
-}
+#define SKK_STORE_CONST sk_kernel__store_const_sse2
 #include "sk_kernel_lanes_f32.h"
 
 /* avx2: 8 lanes with FMA. */
@@ -137,18 +126,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx2_f32(f
     }
   }
 }
-static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx2_f32(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  const __m256 lo = _mm256_load_ps(m), hi = _mm256_load_ps(m + 8);
-  for (size_t i = 0; i < n; i++) {
-    if (stream) {
-      _mm256_stream_ps(dst + i * stride, lo);
-      _mm256_stream_ps(dst + i * stride + 8, hi);
-    } else {
-      _mm256_storeu_ps(dst + i * stride, lo);
-      _mm256_storeu_ps(dst + i * stride + 8, hi);
-    }
-  }
-}
+#define SKK_STORE_CONST sk_kernel__store_const_avx2
 #include "sk_kernel_lanes_f32.h"
 
 /* avx512: 16 lanes with FMA; the tail uses masked loads. */
@@ -196,32 +174,9 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512_f32
     o[8 + e] = _mm512_shuffle_f32x4(s1, s3, 0x88);
     o[12 + e] = _mm512_shuffle_f32x4(s1, s3, 0xDD);
   }
-  if (n == 16 && stream) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-      _mm512_stream_ps(dst + i * stride, o[i]);
-  } else if (n == 16) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++)
-      _mm512_storeu_ps(dst + i * stride, o[i]);
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      if (stream)
-        _mm512_stream_ps(dst + i * stride, o[i]);
-      else
-        _mm512_storeu_ps(dst + i * stride, o[i]);
-    }
-  }
+  sk_kernel__rows512(dst, stride, o, n, 16, stream);
 }
-static SKK_ATTR inline __attribute__((always_inline)) void store_const_avx512_f32(float *dst, size_t stride, const float *m, size_t n, bool stream) {
-  const __m512 v = _mm512_load_ps(m);
-  for (size_t i = 0; i < n; i++) {
-    if (stream)
-      _mm512_stream_ps(dst + i * stride, v);
-    else
-      _mm512_storeu_ps(dst + i * stride, v);
-  }
-}
+#define SKK_STORE_CONST sk_kernel__store_const_avx512
 #include "sk_kernel_lanes_f32.h"
 #endif /* SK_KERNEL_X86 */
 

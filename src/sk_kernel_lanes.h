@@ -16,7 +16,8 @@
  *   VZ            a packed pair of entries: entry k and entry k+8 of every lane, rounded to float32
  *   VPACK2(lo, hi)  packs entry k (lo) and entry k+8 (hi)
  *   SKK(store_packed)(dst, stride, z[8], n, stream)  transposes z[0..7] (k = 0..7): lane l's 16 floats to dst + l*stride
- *   SKK(store_const)(dst, stride, m16, n, stream)    the same 16 floats to lanes 0..n-1
+ *   SKK_STORE_CONST(dst, stride, m16, n, stream)   the same 16 floats to lanes 0..n-1
+ *   and the group walk's hooks (sk_kernel_group.h)
  *   SKK_PREFETCH  how many poses ahead to prefetch input (a multiple of 16)
  *
  * It #undefs all of these at its end, ready for the next path.
@@ -81,6 +82,8 @@
 #define SKK_VEC_B(k) b[k]
 #define SKK_CONST_B(k) VSET1(b[k])
 
+#include "sk_kernel_rows.h"
+
 /* o = a · b, both per lane, rounded to float32 (then widened). o must not
  * alias a or b. */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vv)(const V *a, const V *b, V *o, bool affine) {
@@ -142,15 +145,7 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
     return is_affine(in);
   case SK_KERNEL_MATRIX:
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 16, l);
     /* Matrices from Babylon's setters are affine: then the cheaper product
      * applies. A short group's empty lanes load 0 in l[15] and say no. */
     return VALL_BITS(l[3], 0) && VALL_BITS(l[7], 0) && VALL_BITS(l[11], 0) && VALL_BITS(l[15], SK_KERNEL_ONE_BITS);
@@ -190,15 +185,7 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
   default: {
     V r[10];
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 10, r);
     /* sk_mat_compose, step for step. x2 = x + x is exact (a float32 times
      * 2), so xx = x * x2 etc. are products of two float32 values: exact,
      * and fusing the sums of two of them is exact too (the FMA argument). */
@@ -232,141 +219,35 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
   }
 }
 
-/* One group: poses p0..p0+n-1 (n <= SKK_N), every bone in the rig's
- * processing order. World matrices live in `wslot` only while a later bone
- * still needs them (the rig assigned the slots), so the scratch stays small
- * and in L1 whatever the bone count. */
-static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, bool stream) {
-  const sk_rig *rig = job->rig;
-  const size_t nb = rig->bones;
-  const size_t fstride = 16 * (nb + 1), astride = 16 * nb;
-  float *const fbase = job->final + p0 * fstride;
-  float *const abase = job->absolute != NULL ? job->absolute + p0 * astride : NULL;
-  const bool init_affine = job->initial_skin == NULL || is_affine(job->initial_skin);
-  double init64[16]; /* widened once per group, broadcast from memory like the inverse binds */
-  const double *const init = job->initial_skin != NULL ? init64 : NULL;
-  for (int k = 0; init != NULL && k < 16; k++)
-    init64[k] = job->initial_skin[k];
-  /* Absolute matrices exclude the initial skin: with one, they are a second chain. */
-  const bool two_chains = abase != NULL && init != NULL;
-  V wslot[SK_RIG_MAX_LIVE][16], aslot[SK_RIG_MAX_LIVE][16];
-  bool waff[SK_RIG_MAX_LIVE], aaff[SK_RIG_MAX_LIVE];
+/* The group walk's hooks (sk_kernel_group.h). */
+#define SKK_INIT_T double
+#define SKK_INIT_AFFINE(m) is_affine(m)
 
-  for (size_t k = 0; k < rig->unused; k++) {
-    SKK(store_const)(fbase + 16 * (size_t)rig->unused_slot[k], fstride, sk_kernel_zero16, n, stream);
-    if (abase != NULL)
-      SKK(store_const)(abase + 16 * (size_t)rig->unused_slot[k], astride, sk_kernel_zero16, n, stream);
-  }
-  SKK(store_const)(fbase + 16 * nb, fstride, sk_kernel_identity16, n, stream);
-
-  /* The next block's input rows: one line per row per 16 poses, each row
-   * its own stream (10 or 16 per bone: 650 for 65 bones), far more than the
-   * hardware prefetchers follow. Without this, 65 bones x 65536 poses ran
-   * 3-4x slower. Once per 16-pose block, from its first group. */
-  const bool prefetch = p0 % 16 == 0 && p0 + SKK_PREFETCH < job->poses;
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(prefetch_bone)(const sk_kernel_job *job, size_t bone, size_t p) {
+  const uint8_t m = job->mode[bone];
   const size_t st_rows = job->pose_stride;
-
-  for (size_t s = 0; s < rig->steps; s++) {
-    const sk_rig_step *st = &rig->step[s];
-    V l[16], w[16];
-    if (prefetch) {
-      const uint8_t m = job->mode[st->bone];
-      if (m == SK_KERNEL_TRS64) { /* rows of 16 doubles: two lines each */
-        const double *in = job->input64 + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
-        for (int k = 0; k < 10; k++) {
-          __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
-          __builtin_prefetch(in + k * st_rows + 8, 0, SK_KERNEL_PREFETCH_HINT);
-        }
-      } else if (m != SK_KERNEL_CONST) {
-        const float *in = job->input + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
-        const int rows = m == SK_KERNEL_TRS ? 10 : 16;
-        for (int k = 0; k < rows; k++)
-          __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
-      }
+  if (m == SK_KERNEL_TRS64) { /* rows of 16 doubles: two lines each */
+    const double *in = job->input64 + job->offset[bone] + pose_at(job, p);
+    for (int k = 0; k < 10; k++) {
+      __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
+      __builtin_prefetch(in + k * st_rows + 8, 0, SK_KERNEL_PREFETCH_HINT);
     }
-    const bool laff = SKK(load_local)(job, st->bone, p0, n, l);
-    /* The common case, specialised so column 3 is known everywhere: an
-     * affine local (every TRS), affine parent world and inverse bind, and
-     * absolute matrices (if wanted) equal to the worlds. */
-    if (!two_chains && laff && st->inv_bind_affine && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
-      if (st->parent_slot >= 0)
-        SKK(mul_vv)(l, wslot[st->parent_slot], w, true);
-      else if (init != NULL)
-        SKK(mul_vs)(l, init, w, true);
-      else {
-#pragma GCC unroll 16
-        for (int k = 0; k < 16; k++)
-          w[k] = l[k];
-      }
-      /* Column 3 is known (waff): only the general path below reads it, and
-       * it writes the constants first. */
-      if (st->slot >= 0) {
-#pragma GCC unroll 16
-        for (int k = 0; k < 16; k++)
-          if (k % 4 != 3)
-            wslot[st->slot][k] = w[k];
-        waff[st->slot] = true;
-      }
-      if (st->out >= 0) {
-        SKK(final_store)(rig->inv_bind64 + 16 * s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, true);
-        if (abase != NULL)
-          SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
-      }
-      continue;
-    }
-    bool aff;
-    if (st->parent_slot >= 0) {
-      V *pw = wslot[st->parent_slot];
-      aff = laff && waff[st->parent_slot];
-      if (waff[st->parent_slot] && !aff) /* the fast path left column 3 unwritten */
-        pw[3] = pw[7] = pw[11] = VZERO(), pw[15] = VSET1(1.0);
-      SKK(mul_vv)(l, pw, w, aff);
-    } else if (init != NULL) {
-      aff = laff && init_affine;
-      SKK(mul_vs)(l, init, w, aff);
-    } else {
-      aff = laff;
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        w[k] = l[k];
-    }
-    if (st->slot >= 0) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        wslot[st->slot][k] = w[k];
-      waff[st->slot] = aff;
-    }
-    if (st->out >= 0) {
-      SKK(final_store)(rig->inv_bind64 + 16 * s, w, fbase + 16 * (size_t)st->out, fstride, n, stream,
-                       aff && st->inv_bind_affine);
-    }
-    if (abase == NULL)
-      continue;
-    if (!two_chains) {
-      if (st->out >= 0)
-        SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
-      continue;
-    }
-    V a[16];
-    if (st->parent_slot >= 0) {
-      aff = laff && aaff[st->parent_slot];
-      SKK(mul_vv)(l, aslot[st->parent_slot], a, aff);
-    } else {
-      aff = laff;
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        a[k] = l[k];
-    }
-    if (st->slot >= 0) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        aslot[st->slot][k] = a[k];
-      aaff[st->slot] = aff;
-    }
-    if (st->out >= 0)
-      SKK(store_mats)(abase + 16 * (size_t)st->out, astride, a, n, stream);
+  } else if (m != SK_KERNEL_CONST) {
+    const float *in = job->input + job->offset[bone] + pose_at(job, p);
+    const int rows = m == SK_KERNEL_TRS ? 10 : 16;
+    for (int k = 0; k < rows; k++)
+      __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
   }
 }
+
+/* The products write column 3 bitwise: nothing to fix. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(fix_column3)(V *w) { (void)w; }
+
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_out)(const sk_rig *rig, size_t s, const V *w, float *dst, size_t stride, size_t n, bool stream, bool affine) {
+  SKK(final_store)(rig->inv_bind64 + 16 * s, w, dst, stride, n, stream, affine);
+}
+
+#include "sk_kernel_group.h"
 
 /* Whole groups, then the tail (fewer than SKK_N poses) on the next
  * narrower path (SKK_TAIL): a half-empty group of doubles costs as much as

@@ -11,7 +11,8 @@
  *   VADD VSUB VMUL(a, b)                       VFMA(a, b, c) a*b + c (fused where the ISA has it)
  *   VALL_EQ(v, x) every lane of v equals x
  *   SKK(store_mats)(dst, stride, m[16], n, stream)   transpose: lane l's 16 entries to dst + l*stride
- *   SKK(store_const)(dst, stride, m16, n, stream)    the same 16 floats to lanes 0..n-1
+ *   SKK_STORE_CONST(dst, stride, m16, n, stream)   the same 16 floats to lanes 0..n-1
+ *   and the group walk's hooks (sk_kernel_group.h)
  *   SKK_PREFETCH  how many poses ahead to prefetch input (a multiple of 16)
  *
  * It #undefs all of these at its end, ready for the next path.
@@ -21,6 +22,8 @@
  * o = a · b, o[4i+j] = sum_k a[4i+k] b[4k+j]. "affine" means column 3 is
  * (0, 0, 0, 1) in both operands; then the product has it too and a quarter
  * of the work disappears. */
+
+#include "sk_kernel_rows.h"
 
 /* o = a · b, both per lane. o must not alias a or b. */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(mul_vv)(const V *a, const V *b, V *o, bool affine) {
@@ -114,30 +117,14 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
     return in[3] == 0 && in[7] == 0 && in[11] == 0 && in[15] == 1;
   case SK_KERNEL_MATRIX:
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        l[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 16, l);
     /* Matrices from Babylon's setters are affine: then the fast path
      * applies. A short group's empty lanes load 0 in l[15] and say no. */
     return VALL_EQ(l[3], 0.0f) && VALL_EQ(l[7], 0.0f) && VALL_EQ(l[11], 0.0f) && VALL_EQ(l[15], 1.0f);
   default: {
     V r[10];
     in += at;
-    if (n == SKK_N) {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOAD(in + k * st);
-    } else {
-#pragma GCC unroll 10
-      for (int k = 0; k < 10; k++)
-        r[k] = VLOADN(in + k * st, n);
-    }
+    SKK(load_rows)(in, st, n, 10, r);
     const V x = r[3], y = r[4], z = r[5], w = r[6];
     const V x2 = VADD(x, x), y2 = VADD(y, y), z2 = VADD(z, z);
     const V xx = VMUL(x, x2), xy = VMUL(x, y2), xz = VMUL(x, z2);
@@ -165,129 +152,34 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
   }
 }
 
-/* One group: poses p0..p0+n-1 (n <= SKK_N), every bone in the rig's
- * processing order. World matrices live in `wslot` only while a later bone
- * still needs them (the rig assigned the slots), so the scratch stays small
- * and in L1 whatever the bone count. */
-static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, bool stream) {
-  const sk_rig *rig = job->rig;
-  const size_t nb = rig->bones;
-  const size_t fstride = 16 * (nb + 1), astride = 16 * nb;
-  float *const fbase = job->final + p0 * fstride;
-  float *const abase = job->absolute != NULL ? job->absolute + p0 * astride : NULL;
-  const float *const init = job->initial_skin;
-  const bool init_affine = init == NULL || (init[3] == 0 && init[7] == 0 && init[11] == 0 && init[15] == 1);
-  /* Absolute matrices exclude the initial skin: with one, they are a second chain. */
-  const bool two_chains = abase != NULL && init != NULL;
-  V wslot[SK_RIG_MAX_LIVE][16], aslot[SK_RIG_MAX_LIVE][16];
-  bool waff[SK_RIG_MAX_LIVE], aaff[SK_RIG_MAX_LIVE];
+/* The group walk's hooks (sk_kernel_group.h). */
+#define SKK_INIT_T float
+#define SKK_INIT_AFFINE(m) ((m)[3] == 0 && (m)[7] == 0 && (m)[11] == 0 && (m)[15] == 1)
 
-  for (size_t k = 0; k < rig->unused; k++) {
-    SKK(store_const)(fbase + 16 * (size_t)rig->unused_slot[k], fstride, sk_kernel_zero16, n, stream);
-    if (abase != NULL)
-      SKK(store_const)(abase + 16 * (size_t)rig->unused_slot[k], astride, sk_kernel_zero16, n, stream);
-  }
-  SKK(store_const)(fbase + 16 * nb, fstride, sk_kernel_identity16, n, stream);
-
-  /* The next group's input rows: one line per row per 16 poses, each row
-   * its own stream (10 or 16 per bone: 650 for 65 bones), far more than the
-   * hardware prefetchers follow. Without this, 65 bones x 65536 poses ran
-   * 3-4x slower. The hint (prefetcht1) and distance measured alike. */
-  const bool prefetch = p0 % 16 == 0 && p0 + SKK_PREFETCH < job->poses;
-  const size_t st_rows = job->pose_stride;
-
-  for (size_t s = 0; s < rig->steps; s++) {
-    const sk_rig_step *st = &rig->step[s];
-    V l[16], w[16], f[16];
-    if (prefetch) {
-      const uint8_t m = job->mode[st->bone];
-      if (m != SK_KERNEL_CONST) {
-        const float *in = job->input + job->offset[st->bone] + pose_at(job, p0 + SKK_PREFETCH);
-        const int rows = m == SK_KERNEL_TRS ? 10 : 16;
-        for (int k = 0; k < rows; k++)
-          __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
-      }
-    }
-    const bool laff = SKK(load_local)(job, st->bone, p0, n, l);
-    /* The common case, specialised so column 3 is known everywhere: an
-     * affine local (every TRS), affine parent world and inverse bind, and
-     * absolute matrices (if wanted) equal to the worlds. */
-    if (!two_chains && laff && st->inv_bind_affine && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
-      if (st->parent_slot >= 0)
-        SKK(mul_vv)(l, wslot[st->parent_slot], w, true);
-      else if (init != NULL)
-        SKK(mul_vs)(l, init, w, true);
-      else {
-#pragma GCC unroll 16
-        for (int k = 0; k < 16; k++)
-          w[k] = l[k];
-      }
-      w[3] = w[7] = w[11] = VZERO();
-      w[15] = VSET1(1.0f);
-      if (st->slot >= 0) {
-#pragma GCC unroll 16
-        for (int k = 0; k < 16; k++)
-          wslot[st->slot][k] = w[k];
-        waff[st->slot] = true;
-      }
-      if (st->out >= 0) {
-        SKK(mul_sv)(rig->inv_bind + 16 * s, w, f, true);
-        SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
-        if (abase != NULL)
-          SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
-      }
-      continue;
-    }
-    bool aff;
-    if (st->parent_slot >= 0) {
-      aff = laff && waff[st->parent_slot];
-      SKK(mul_vv)(l, wslot[st->parent_slot], w, aff);
-    } else if (init != NULL) {
-      aff = laff && init_affine;
-      SKK(mul_vs)(l, init, w, aff);
-    } else {
-      aff = laff;
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        w[k] = l[k];
-    }
-    if (st->slot >= 0) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        wslot[st->slot][k] = w[k];
-      waff[st->slot] = aff;
-    }
-    if (st->out >= 0) {
-      SKK(mul_sv)(rig->inv_bind + 16 * s, w, f, aff && st->inv_bind_affine);
-      SKK(store_mats)(fbase + 16 * (size_t)st->out, fstride, f, n, stream);
-    }
-    if (abase == NULL)
-      continue;
-    if (!two_chains) {
-      if (st->out >= 0)
-        SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
-      continue;
-    }
-    V a[16];
-    if (st->parent_slot >= 0) {
-      aff = laff && aaff[st->parent_slot];
-      SKK(mul_vv)(l, aslot[st->parent_slot], a, aff);
-    } else {
-      aff = laff;
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        a[k] = l[k];
-    }
-    if (st->slot >= 0) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        aslot[st->slot][k] = a[k];
-      aaff[st->slot] = aff;
-    }
-    if (st->out >= 0)
-      SKK(store_mats)(abase + 16 * (size_t)st->out, astride, a, n, stream);
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(prefetch_bone)(const sk_kernel_job *job, size_t bone, size_t p) {
+  const uint8_t m = job->mode[bone];
+  if (m != SK_KERNEL_CONST) {
+    const float *in = job->input + job->offset[bone] + pose_at(job, p);
+    const int rows = m == SK_KERNEL_TRS ? 10 : 16;
+    for (int k = 0; k < rows; k++)
+      __builtin_prefetch(in + k * job->pose_stride, 0, SK_KERNEL_PREFETCH_HINT);
   }
 }
+
+/* The affine test here is == (a -0 passes), so the fast path's column 3
+ * is written as the constants the affine products assume. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(fix_column3)(V *w) {
+  w[3] = w[7] = w[11] = VZERO();
+  w[15] = VSET1(1.0f);
+}
+
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_out)(const sk_rig *rig, size_t s, const V *w, float *dst, size_t stride, size_t n, bool stream, bool affine) {
+  V f[16];
+  SKK(mul_sv)(rig->inv_bind + 16 * s, w, f, affine);
+  SKK(store_mats)(dst, stride, f, n, stream);
+}
+
+#include "sk_kernel_group.h"
 
 /* A tail of a few poses costs a whole group of lanes: below SKK_N / 4
  * poses the scalar path is faster. Only the last group of a range can be

@@ -31,8 +31,60 @@ static const char *const k_json_offer[] = {"application/json"};
 
 void sk_routes_mat3x4(const float m[16], float dest[12]) { sk_frames_mat3x4(m, dest); }
 
+/* A real with an integral value that an integer of jansson's holds exactly:
+ * jansson prints it as "1.0", the integer 1 as "1". */
+static bool integral_real(const json_t *v) {
+  if (!json_is_real(v))
+    return false;
+  double d = json_real_value(v);
+  return d > -9.2e18 && d < 9.2e18 && d == (double)(json_int_t)d;
+}
+
+/* true when `v` holds an integral real anywhere (the common body has none,
+ * and then is hashed without a copy). */
+static bool has_integral_real(const json_t *v) {
+  if (integral_real(v))
+    return true;
+  size_t i;
+  const char *key;
+  json_t *x;
+  if (json_is_array(v))
+    json_array_foreach((json_t *)v, i, x) if (has_integral_real(x)) return true;
+  if (json_is_object(v))
+    json_object_foreach((json_t *)v, key, x) if (has_integral_real(x)) return true;
+  return false;
+}
+
+/* Rewrites integral reals of `v` (owned by the caller) as integers, in place. */
+static int integers_by_value(json_t *v) {
+  size_t i;
+  const char *key;
+  json_t *x;
+  if (json_is_array(v))
+    json_array_foreach(v, i, x) {
+      if (integral_real(x) ? json_array_set_new(v, i, json_integer((json_int_t)json_real_value(x)))
+                           : integers_by_value(x))
+        return SK_ENOMEM;
+    }
+  if (json_is_object(v))
+    json_object_foreach(v, key, x) {
+      if (integral_real(x) ? json_object_set_new(v, key, json_integer((json_int_t)json_real_value(x)))
+                           : integers_by_value(x))
+        return SK_ENOMEM;
+    }
+  return 0;
+}
+
 int sk_routes_content_id(const json_t *json, char dest[17]) {
-  char *text = json_dumps(json, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+  /* Numbers count by value: [1.0, 2, 3] and [1, 2, 3] are one document. A
+   * body without integral reals hashes as it always did (stored ids stay). */
+  json_t *canon = NULL;
+  if (has_integral_real(json) && ((canon = json_deep_copy(json)) == NULL || integers_by_value(canon) != 0)) {
+    json_decref(canon);
+    return SK_ENOMEM;
+  }
+  char *text = json_dumps(canon != NULL ? canon : json, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+  json_decref(canon);
   if (text == NULL)
     return SK_ENOMEM;
   uint64_t h = 1469598103934665603ull;
@@ -297,9 +349,7 @@ static const sk_route k_routes[] = {
 static void route_match(const char *url, sk_route_match *m) {
   memset(m, 0, sizeof *m);
   static const char base[] = "/v1/skeletons";
-  const size_t blen = sizeof base - 1, plen = strcspn(url, "?#");
-  /* The collection also answers with a trailing slash. */
-  size_t len = plen == blen + 1 && strncmp(url, base, blen) == 0 && url[blen] == '/' ? blen : plen;
+  const size_t blen = sizeof base - 1, plen = strcspn(url, "?#"), len = plen;
   for (size_t i = 0; i < NROUTES; i++)
     if (!k_routes[i].per_id && strlen(k_routes[i].path) == len && strncmp(url, k_routes[i].path, len) == 0) {
       m->route = &k_routes[i];
@@ -323,6 +373,74 @@ static void route_match(const char *url, sk_route_match *m) {
     memcpy(m->id, id, idlen);
     m->id[idlen] = 0;
   }
+}
+
+/* The 404 of a path no route matches. One rule for trailing slashes: a
+ * path never takes one (not the collection, not a skeleton), and the
+ * answer says so rather than redirecting, so every client sees the same
+ * 404 whatever its redirect policy (docs/contract.md). */
+static void no_route(sk_http_req *req) {
+  const char *url = req->url;
+  size_t len = strcspn(url, "?#");
+  if (len > 1 && url[len - 1] == '/') {
+    sk_problem(req, SK_ENOTFOUND, "", "no route for %s: paths take no trailing slash; use %.*s", url,
+               (int)(len - 1 > 200 ? 200 : len - 1), url);
+    return;
+  }
+  sk_problem(req, SK_ENOTFOUND, "", "no route for %s", url);
+}
+
+/* The query parameters each route takes (NULL-terminated); routes not
+ * listed take none. NULL: any, for the operational routes, whose clients
+ * are probes and scrapers (Prometheus' `params:`, cache-busting health
+ * checks) that add parameters of their own. */
+static const char *const *route_params(const sk_route *rt, int method) {
+  static const char *const skin[] = {"skin", NULL};
+  static const char *const none[] = {NULL};
+  if (rt->admin)
+    return NULL;
+  if ((rt->id == SK_ROUTE_SKELETONS && method == SK_METHOD_POST) ||
+      (rt->id == SK_ROUTE_SKELETON && method == SK_METHOD_PUT))
+    return skin;
+  return none;
+}
+
+/* Strict query strings, for every route in one place: a parameter the
+ * route does not take (a typo such as ?skn=1 would otherwise do nothing)
+ * or one given twice (which one wins is anyone's guess) is a 400 naming
+ * it. True when refused (the answer is set). */
+static bool query_refused(sk_http_req *req, const sk_route *rt) {
+  const char *names[16];
+  size_t n = sk_http_query_names(req, names, 16);
+  if (n == 0)
+    return false;
+  const char *const *allowed = route_params(rt, req->method_id);
+  if (allowed == NULL)
+    return false;
+  char takes[96] = "";
+  for (const char *const *a = allowed; *a != NULL; a++)
+    snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s\"%s\"", takes[0] ? ", " : "", *a);
+  if (n > 16) {
+    sk_problem(req, SK_EINVAL, "", "%zu query parameters; this route and method take %s", n,
+               takes[0] ? takes : "none");
+    return true;
+  }
+  for (size_t i = 0; i < n; i++) {
+    bool known = false;
+    for (const char *const *a = allowed; *a != NULL && !known; a++)
+      known = strcmp(*a, names[i]) == 0;
+    if (!known) {
+      sk_problem(req, SK_EINVAL, "", "unknown query parameter \"%.64s\"; this route and method take %s", names[i],
+                 takes[0] ? takes : "none");
+      return true;
+    }
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(names[k], names[i]) == 0) {
+        sk_problem(req, SK_EINVAL, "", "query parameter \"%.64s\" given more than once", names[i]);
+        return true;
+      }
+  }
+  return false;
 }
 
 void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap) {
@@ -439,7 +557,7 @@ static void on_begin(void *ctx, sk_http_req *req) {
     return;
   const sk_route *rt = m->route;
   if (rt == NULL) {
-    sk_problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
+    no_route(req);
     return;
   }
   if (req->method_id == SK_METHOD_OPTIONS) {
@@ -454,7 +572,7 @@ static void on_begin(void *ctx, sk_http_req *req) {
     sk_problem_send(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
     return;
   }
-  if (body_refused(r, req, rt) || answer_refused(req, rt))
+  if (query_refused(req, rt) || body_refused(r, req, rt) || answer_refused(req, rt))
     return;
 }
 
@@ -529,7 +647,7 @@ static void on_handle(void *ctx, sk_http_req *req) {
     return;
   }
   if (m->route == NULL) {
-    sk_problem(req, SK_ENOTFOUND, "", "no route for %s", req->url);
+    no_route(req);
     return;
   }
   /* A blind PUT or DELETE needs no stored version; a conditional one is

@@ -94,8 +94,9 @@ int sk_routes_is_json(const char *content_type);
 void sk_routes_mat3x4(const float m[16], float dest[12]);
 
 /* The content-derived id of POST /v1/skeletons: 16 lowercase hex digits of
- * the 64-bit FNV-1a hash of the body's canonical JSON (keys sorted, compact),
- * so the same document always gets the same id. `dest` needs 17 bytes. */
+ * the 64-bit FNV-1a hash of the body's canonical JSON (keys sorted, compact,
+ * numbers by value: 1.0 and 1 are the same), so the same document always
+ * gets the same id. `dest` needs 17 bytes. */
 int sk_routes_content_id(const json_t *json, char dest[17]);
 
 #endif

@@ -79,12 +79,25 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
-/* Binary answers carry final matrices only: a pose that asks for absolute
+/* A pose whose "output" is empty is a 422 there (any format). Binary
+ * answers carry final matrices only: a pose that asks for absolute
  * or local matrices in a binary answer gets a 422 at its "output" rather
  * than a silently smaller answer. Returns true when it answered. Otherwise
  * sets every pose's output to final. For a batch (`batch`), pose i is at
  * /poses/<first + i>; else the pose is the body itself. */
 int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err) {
+  /* "output": [] asks for nothing: refused rather than answered as {} */
+  for (size_t i = 0; i < n; i++)
+    if (poses[i].output == 0) {
+      char p[SK_ERROR_POINTER_MAX] = "";
+      if (batch) {
+        snprintf(p, sizeof p, "/poses");
+        sk_pointer_push_index(p, sizeof p, first + i);
+      }
+      sk_pointer_push(p, sizeof p, "output");
+      return sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of \"final\", "
+                                              "\"absolute\", \"local\" (or leave it out for [\"final\"])");
+    }
   if (fmt == SK_FMT_JSON)
     return 0;
   for (size_t i = 0; i < n; i++) {
@@ -122,6 +135,9 @@ void sk_routes__batch_free(sk_routes_batch *bj) {
   free(bj);
 }
 
+/* Whether a pose's overflow is pointed at under /poses/<i> (a /poses body). */
+static bool nonfinite_in_batch(const sk_routes_batch *bj) { return bj->batch || bj->in_poses; }
+
 static void batch_work(void *arg) {
   sk_routes_batch *bj = arg;
   sk_frames_scratch sc = {0};
@@ -129,6 +145,8 @@ static void batch_work(void *arg) {
   if (bj->fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
   bj->rc = sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &sc, &bj->out);
+  if (bj->rc == SK_ENOTFINITE)
+    sk_frames_nonfinite_error(bj->entry, &sc, nonfinite_in_batch(bj), &bj->err);
   if (bj->fmt == SK_FMT_JSON && !bj->bare && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
     bj->rc = SK_ENOMEM;
   sk_frames_scratch_close(&sc);
@@ -226,8 +244,11 @@ static long stream_produce(void *arg, char *dest, size_t cap) {
   pose_stream *st = arg;
   if (st->off == st->pending.len) {
     st->pending.len = st->off = 0;
+    /* Out of memory, or a pose past the first slice whose matrices
+     * overflow float32 (docs/contract.md), mid-answer: the status is
+     * sent, so the client sees the answer cut short, never a NaN. */
     if (sk_frames_run_next(&st->run, &st->pending, SK_ROUTES_STREAM_SLICE) != 0)
-      return -1; /* out of memory mid-answer: the client sees it cut short */
+      return -1;
     if (sk_frames_run_done(&st->run) && st->bj->fmt == SK_FMT_JSON && !st->closed) {
       sk_strbuf_append(&st->pending, "]}", 2);
       st->closed = true;
@@ -271,6 +292,17 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
     rc = sk_frames_run_init(&st->run, bj->entry, bj->poses, bj->n, &fo);
   if (rc == 0 && bj->fmt == SK_FMT_JSON)
     rc = sk_strbuf_append(&st->pending, "{\"results\":[", 12);
+  /* The first slice before the status: an overflow there is still a 422. */
+  if (rc == 0)
+    rc = sk_frames_run_next(&st->run, &st->pending, SK_ROUTES_STREAM_SLICE);
+  if (rc == SK_ENOTFINITE) {
+    sk_error err;
+    sk_error_clear(&err);
+    sk_frames_nonfinite_error(bj->entry, &st->run.sc, req->route == SK_ROUTE_POSES, &err);
+    stream_release(st);
+    sk_problem_err(req, &err, SK_ENOTFINITE);
+    return;
+  }
   if (rc != 0) {
     stream_release(st);
     if (rc == SK_EBUSY)
@@ -326,6 +358,7 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   int fmt = bj->fmt;
   sk_error err;
   sk_error_clear(&err);
+  bj->in_poses = req->route == SK_ROUTE_POSES;
   if (sk_routes__parsed_cost(r, bj, req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
     sk_routes__batch_free(bj);
     sk_problem_err(req, &err, SK_ETOOBIG);
@@ -357,8 +390,14 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
   if (fmt == SK_FMT_JSON)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  if (sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &r->sc, &bj->out) != 0 ||
-      (fmt == SK_FMT_JSON && sk_strbuf_append(&bj->out, "]}", 2)))
+  rc = sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &r->sc, &bj->out);
+  if (rc == SK_ENOTFINITE) {
+    sk_frames_nonfinite_error(bj->entry, &r->sc, req->route == SK_ROUTE_POSES, &err);
+    sk_routes__batch_free(bj);
+    sk_problem_err(req, &err, SK_ENOTFINITE);
+    return;
+  }
+  if (rc != 0 || (fmt == SK_FMT_JSON && sk_strbuf_append(&bj->out, "]}", 2)))
     bj->out.failed = 1;
   sk_routes__respond_poses(r, req, bj->entry->skel, bj->n, fmt, &bj->out);
   sk_routes__batch_free(bj);

@@ -135,6 +135,7 @@ struct sk_routes_batch {
   char id[SK_CACHE_ID_MAX + 1]; /* for the 404 of a body parsed on the pool */
   size_t pool_reserved; /* budget bytes a pool job reserved for the poses and answer it built */
   bool stream_on_loop;  /* parsed on the pool, answered as a stream by the loop */
+  bool in_poses;        /* POST /poses: an overflow's pointer is under /poses/<i> */
 };
 
 /* How sk_frames answers in `fmt` (SK_FMT_*). */
@@ -142,7 +143,8 @@ sk_frames_opts sk_routes__frames_opts(const sk_routes *r, int fmt, unsigned thre
 /* Answers `n` poses of `s` encoded in `b` (taken) in `fmt`, with the
  * Skinner-*-Count headers for binary answers; counts them in the metrics. */
 void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton *s, size_t n, int fmt, sk_strbuf *b);
-/* Binary answers carry final matrices only: SK_ERANGE at the first pose's
+/* SK_ERANGE at the first pose whose "output" is empty; binary answers
+ * carry final matrices only: SK_ERANGE at the first pose's
  * "output" asking for more (pose i at /poses/<first + i> when `batch`),
  * else every pose's output set to final. */
 int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err);

@@ -113,9 +113,19 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   }
   sk_strbuf b = {0};
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
-  if (sk_frames_eval(e, &pose, 1, &fo, &r->sc, &b) != 0)
-    b.failed = 1;
+  int erc = sk_frames_eval(e, &pose, 1, &fo, &r->sc, &b);
   sk_pose_close(&pose);
+  if (erc == SK_ENOTFINITE) {
+    sk_error err;
+    sk_error_clear(&err);
+    sk_frames_nonfinite_error(e, &r->sc, false, &err);
+    sk_strbuf_free(&b);
+    sk_cache_entry_unref(e);
+    sk_problem_err(req, &err, SK_ENOTFINITE);
+    return;
+  }
+  if (erc != 0)
+    b.failed = 1;
   sk_routes__respond_poses(r, req, e->skel, 1, fmt, &b);
   sk_cache_entry_unref(e);
 }

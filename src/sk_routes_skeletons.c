@@ -34,7 +34,20 @@ static void write_int(sk_strbuf *b, long long v) {
   sk_strbuf_append(b, t, (size_t)n);
 }
 
-/* {"id","bones","order"} */
+/* ,"slots":[...]: bone order[k]'s output slot (its matrix in `final`), -1
+ * for none. Slots need not follow `order` (a file may list its joints in
+ * any order), so a client maps matrix k through this, not through `order`. */
+static void write_slots(sk_strbuf *b, const sk_skeleton *s) {
+  sk_strbuf_append(b, ",\"slots\":[", 10);
+  for (size_t i = 0; i < s->count; i++) {
+    if (i > 0)
+      sk_strbuf_append(b, ",", 1);
+    write_int(b, s->bones[i].index);
+  }
+  sk_strbuf_append(b, "]", 1);
+}
+
+/* {"id","bones","order","slots"} */
 static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
   sk_strbuf_append(b, "{\"id\":", 6);
   sk_json_write_string(b, e->id);
@@ -42,16 +55,18 @@ static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
   write_uint(b, e->bone_count);
   sk_strbuf_append(b, ",\"order\":", 9);
   sk_eval_write_order(e->skel, b);
+  write_slots(b, e->skel);
   sk_strbuf_append(b, "}", 1);
 }
 
-/* {"id","order","bones":[{"name","parent","index","length"?,"local","bind","rest"}]} */
+/* {"id","order","slots","bones":[{"name","parent","index","length"?,"local","bind","rest"}]} */
 static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
   const sk_skeleton *s = e->skel;
   sk_strbuf_append(b, "{\"id\":", 6);
   sk_json_write_string(b, e->id);
   sk_strbuf_append(b, ",\"order\":", 9);
   sk_eval_write_order(s, b);
+  write_slots(b, s);
   sk_strbuf_append(b, ",\"bones\":[", 10);
   for (size_t i = 0; i < s->count; i++) {
     const sk_bone *bn = &s->bones[i];

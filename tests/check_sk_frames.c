@@ -293,6 +293,54 @@ START_TEST(a_sink_that_refuses_stops_the_write) {
 }
 END_TEST
 
+/* Finite input whose products overflow float32 (b_Spine01_02 scaled 3e38
+ * under b_Root_00 scaled 3e38): every engine and format refuses it with
+ * SK_ENOTFINITE at the first overflowing bone parent-first, the pose
+ * counted in the answer; nothing answers inf or NaN. */
+START_TEST(an_overflow_is_refused_naming_the_bone_on_every_path) {
+  fixture f;
+  fox(&f);
+  size_t n;
+  sk_pose *poses = parse(&f, "{\"animation\": \"Walk\", \"times\": [0, 0.1, 0.2], \"bones\": {"
+                             "\"b_Root_00\": {\"scaling\": [3e38, 3e38, 3e38]},"
+                             "\"b_Hip_01\": {\"scaling\": [3e38, 3e38, 3e38]}}}", &n);
+  size_t one;
+  sk_pose *fine = parse(&f, "{\"animation\": \"Walk\", \"time\": 0.3}", &one);
+  /* poses: fine, then the three overflowing frames */
+  sk_pose all[4] = {fine[0], poses[0], poses[1], poses[2]};
+  const sk_frames_opts opts[] = {{.fmt = SK_FRAMES_JSON}, {.fmt = SK_FRAMES_F32}, {.fmt = SK_FRAMES_MAT3X4},
+                                 {.fmt = SK_FRAMES_F32, .precision = SK_FRAMES_FAST}};
+  for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
+    for (size_t cnt = 2; cnt <= 4; cnt += 2) { /* 2: one pose over; 4: the kernel's batch */
+      sk_frames_scratch sc = {0};
+      sk_strbuf out = {0};
+      ck_assert_int_eq(sk_frames_eval(f.e, all, cnt, &opts[k], &sc, &out), SK_ENOTFINITE);
+      ck_assert_uint_eq(sc.bad_pose, 1);
+      ck_assert_str_eq(f.e->skel->bones[sc.bad_bone].name, "b_Hip_01");
+      sk_error err;
+      sk_error_clear(&err);
+      ck_assert_int_eq(sk_frames_nonfinite_error(f.e, &sc, true, &err), SK_ENOTFINITE);
+      ck_assert_str_eq(err.pointer, "/poses/1/bones/b_Hip_01");
+      sk_strbuf_free(&out);
+      sk_frames_scratch_close(&sc);
+    }
+    sk_strbuf sunk = {0};
+    ck_assert_int_eq(sk_frames_write(f.e, all, 4, &opts[k], sk_frames_sink_strbuf(&sunk)), SK_ENOTFINITE);
+    sk_strbuf_free(&sunk);
+  }
+  /* the pose alone still answers */
+  sk_frames_scratch sc = {0};
+  sk_strbuf out = {0};
+  ck_assert_int_eq(sk_frames_eval(f.e, fine, 1, &opts[0], &sc, &out), 0);
+  ck_assert_ptr_null(strstr(out.data, "null"));
+  sk_strbuf_free(&out);
+  sk_frames_scratch_close(&sc);
+  sk_pose_array_free(poses, n);
+  sk_pose_array_free(fine, one);
+  fixture_close(&f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sk_frames");
   TCase *t = tcase_create("identity");
@@ -307,6 +355,9 @@ static Suite *suite(void) {
   tcase_add_test(t, plans_and_bounds);
   tcase_add_test(t, a_sink_that_refuses_stops_the_write);
   tcase_add_test(t, the_default_sampler_is_the_exact_one);
+  suite_add_tcase(s, t);
+  t = tcase_create("errors");
+  tcase_add_test(t, an_overflow_is_refused_naming_the_bone_on_every_path);
   suite_add_tcase(s, t);
   return s;
 }

@@ -73,6 +73,25 @@ START_TEST(content_ids_ignore_key_order_and_spacing) {
 }
 END_TEST
 
+START_TEST(content_ids_compare_numbers_by_value) {
+  json_t *a = json_loads("{\"bones\":[{\"name\":\"a\",\"position\":[1.0,2,3e0],\"m\":{\"k\":[-0.0,1e2]}}]}", 0, NULL);
+  json_t *b = json_loads("{\"bones\":[{\"name\":\"a\",\"position\":[1,2.00,3],\"m\":{\"k\":[0,100]}}]}", 0, NULL);
+  json_t *c = json_loads("{\"bones\":[{\"name\":\"a\",\"position\":[1.5,2,3],\"m\":{\"k\":[0,100]}}]}", 0, NULL);
+  ck_assert_ptr_nonnull(a);
+  char ia[17], ib[17], ic[17];
+  ck_assert_int_eq(sk_routes_content_id(a, ia), 0);
+  ck_assert_int_eq(sk_routes_content_id(b, ib), 0);
+  ck_assert_int_eq(sk_routes_content_id(c, ic), 0);
+  ck_assert_str_eq(ia, ib);
+  ck_assert_str_ne(ia, ic);
+  /* the caller's tree is left as it was */
+  ck_assert(json_is_real(json_array_get(json_object_get(json_array_get(json_object_get(a, "bones"), 0), "position"), 0)));
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+}
+END_TEST
+
 static Suite *routes_suite(void) {
   Suite *s = suite_create("sk_routes");
   TCase *t = tcase_create("golden");
@@ -80,6 +99,7 @@ static Suite *routes_suite(void) {
   tcase_add_test(t, json_content_types);
   tcase_add_test(t, mat3x4_is_the_first_three_columns_as_rows);
   tcase_add_test(t, content_ids_ignore_key_order_and_spacing);
+  tcase_add_test(t, content_ids_compare_numbers_by_value);
   suite_add_tcase(s, t);
   return s;
 }

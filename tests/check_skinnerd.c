@@ -293,7 +293,7 @@ START_TEST(skeletons_are_created_listed_read_replaced_and_deleted) {
   sk_httpc_resp r;
   req("PUT", "/v1/skeletons/a", NULL, skel, &r);
   ck_assert_int_eq(r.status, 201);
-  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"bones\":2,\"order\":[\"hips\",\"spine\"]}");
+  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"bones\":2,\"order\":[\"hips\",\"spine\"],\"slots\":[0,1]}");
   sk_httpc_free(&r);
   req("PUT", "/v1/skeletons/a", NULL, skel, &r);
   ck_assert_int_eq(r.status, 200);
@@ -321,7 +321,7 @@ START_TEST(skeletons_are_created_listed_read_replaced_and_deleted) {
   sk_httpc_free(&r);
   req("GET", "/v1/skeletons/a", NULL, NULL, &r);
   ck_assert_int_eq(r.status, 200);
-  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"order\":[\"hips\",\"spine\"],\"bones\":["
+  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"order\":[\"hips\",\"spine\"],\"slots\":[0,1],\"bones\":["
                            "{\"name\":\"hips\",\"parent\":null,\"index\":0,"
                            "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],\"bind\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"
                            "\"rest\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"

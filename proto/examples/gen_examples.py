@@ -233,11 +233,11 @@ def main():
     add(name="put-babylon-page", description="The three-bone example of Babylon's 'Bone class internals' page.",
         method="PUT", path="/v1/skeletons/babylon-page", headers=J, body_file="skeleton-babylon-page.json",
         request_schema="skeleton.json", status=201, response_schema="skeleton-created.json",
-        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"]})
+        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"], "slots": [0, 1, 2]})
     add(name="put-babylon-page-again", description="Same id again: replaced, 200.", method="PUT",
         path="/v1/skeletons/babylon-page", headers=J, body_file="skeleton-babylon-page.json",
         request_schema="skeleton.json", status=200, response_schema="skeleton-created.json",
-        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"]})
+        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"], "slots": [0, 1, 2]})
     add(name="get-babylon-page", method="GET", path="/v1/skeletons/babylon-page", status=200,
         response_schema="skeleton-info.json")
     add(name="pose-bind", description="local = bind: every final matrix is the identity.", method="POST",

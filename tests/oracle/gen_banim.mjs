@@ -19,20 +19,11 @@
 // no ranges ("animation0"), fractional frames, times before/after a range,
 // loop, user bone overrides on top of a clip, bones no clip drives.
 
+import { mulberry32 } from "./gen_common.mjs";
+
 console.log = (...args) => console.error(...args);
 const B = await import("@babylonjs/core");
 const { NullEngine, Scene, Skeleton, Bone, Matrix, Vector3, Quaternion, Animation } = B;
-
-function mulberry32(seed) {
-    let a = seed >>> 0;
-    return function () {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
 
 const args = process.argv.slice(2);
 const opt = (k, d) => {

@@ -13,66 +13,7 @@
 // continues the same PRNG stream, so this stays deterministic).
 
 import { buildSkeleton, evalCase, runOp } from "./babylon_eval.mjs";
-
-const MAX_ABS = 1e5;
-
-function mulberry32(seed) {
-    let a = seed >>> 0;
-    return function () {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
-
-class Gen {
-    constructor(seed) {
-        this.r = mulberry32(seed);
-    }
-    f() {
-        return this.r();
-    }
-    range(a, b) {
-        return a + (b - a) * this.r();
-    }
-    int(a, b) {
-        // inclusive
-        return a + Math.floor(this.r() * (b - a + 1));
-    }
-    chance(p) {
-        return this.r() < p;
-    }
-    pick(arr) {
-        return arr[Math.floor(this.r() * arr.length)];
-    }
-    weighted(pairs) {
-        let total = 0;
-        for (const [, w] of pairs) total += w;
-        let x = this.r() * total;
-        for (const [v, w] of pairs) {
-            if ((x -= w) < 0) return v;
-        }
-        return pairs[pairs.length - 1][0];
-    }
-    shuffle(arr) {
-        const a = arr.slice();
-        for (let i = a.length - 1; i > 0; i--) {
-            const j = Math.floor(this.r() * (i + 1));
-            [a[i], a[j]] = [a[j], a[i]];
-        }
-        return a;
-    }
-}
-
-// Short decimals keep the committed file small; the value is still an
-// arbitrary double that Babylon rounds to float32 when it stores a matrix.
-const rnd = (x, d = 4) => {
-    const p = 10 ** d;
-    const v = Math.round(x * p) / p;
-    return v === 0 ? 0 : v;
-};
+import { Gen, MAX_ABS, parseGenArgs, rnd, writeLines } from "./gen_common.mjs";
 
 // ---------------------------------------------------------------- values
 
@@ -490,29 +431,15 @@ function makeCase(g) {
 }
 
 function main(argv) {
-    let seed = null;
-    let count = null;
-    let named = false;
-    for (let i = 0; i < argv.length; i++) {
-        if (argv[i] === "--seed") seed = Number(argv[++i]);
-        else if (argv[i] === "--count") count = Number(argv[++i]);
-        else if (argv[i] === "--named") named = true;
-        else {
-            console.error("usage: gen_cases.mjs --seed S --count N [--named]");
-            return 2;
-        }
-    }
-    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff || !Number.isInteger(count) || count < 0) {
-        console.error("gen_cases: --seed must be an integer in [0, 2^32) and --count a non-negative integer");
-        return 2;
-    }
-    const g = new Gen(seed);
+    const o = parseGenArgs("gen_cases.mjs", argv);
+    if (o === null) return 2;
+    const g = new Gen(o.seed);
     const lines = [];
-    for (let k = 0; k < count; k++) {
+    for (let k = 0; k < o.count; k++) {
         const { c, desc } = makeCase(g);
-        lines.push(JSON.stringify(named ? { name: `seed${seed}-${k} ${desc}`, case: c } : c));
+        lines.push(JSON.stringify(o.named ? { name: `seed${o.seed}-${k} ${desc}`, case: c } : c));
     }
-    process.stdout.write(lines.join("\n") + (lines.length ? "\n" : ""));
+    writeLines(lines);
     return 0;
 }
 

@@ -22,46 +22,10 @@
 // and "lookAt" (one update() of a fresh BoneLookController) with its options.
 
 import { evalCase } from "./babylon_eval.mjs";
+import { Gen, MAX_ABS, parseGenArgs, rnd, writeLines } from "./gen_common.mjs";
 
 const B = await import("@babylonjs/core");
 const { Matrix, Quaternion, Vector3 } = B;
-
-const MAX_ABS = 1e5;
-
-function mulberry32(seed) {
-    let a = seed >>> 0;
-    return function () {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
-
-class Gen {
-    constructor(seed) {
-        this.r = mulberry32(seed);
-    }
-    range(a, b) {
-        return a + (b - a) * this.r();
-    }
-    int(a, b) {
-        return a + Math.floor(this.r() * (b - a + 1));
-    }
-    chance(p) {
-        return this.r() < p;
-    }
-    pick(arr) {
-        return arr[Math.floor(this.r() * arr.length)];
-    }
-}
-
-const rnd = (x, d = 4) => {
-    const p = 10 ** d;
-    const v = Math.round(x * p) / p;
-    return v === 0 ? 0 : v;
-};
 
 const vec = (g, a = 2) => [rnd(g.range(-a, a)), rnd(g.range(-a, a)), rnd(g.range(-a, a))];
 const angle = (g) => rnd(g.range(-Math.PI, Math.PI));
@@ -284,16 +248,9 @@ function allSmall(v) {
 }
 
 function main(argv) {
-    let seed = 1, count = 10, named = false;
-    for (let i = 0; i < argv.length; i++) {
-        if (argv[i] === "--seed") seed = Number(argv[++i]);
-        else if (argv[i] === "--count") count = Number(argv[++i]);
-        else if (argv[i] === "--named") named = true;
-        else {
-            console.error("usage: gen_ops.mjs --seed S --count N [--named]");
-            return 2;
-        }
-    }
+    const o = parseGenArgs("gen_ops.mjs", argv, { seed: 1, count: 10 });
+    if (o === null) return 2;
+    const { seed, count, named } = o;
     const g = new Gen(seed);
     const out = [];
     for (let k = 0; k < count; k++) {
@@ -310,7 +267,7 @@ function main(argv) {
             break;
         }
     }
-    process.stdout.write(out.join("\n") + (out.length ? "\n" : ""));
+    writeLines(out);
     return 0;
 }
 

@@ -1,0 +1,171 @@
+/* sk_http's connections: each open connection's deadlines (header, body,
+ * idle), and room made at the connection limit by closing idle ones. The
+ * kernel's TCP counters say whether a connection sent anything, which
+ * libmicrohttpd does not tell. */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sk_http_int.h"
+
+/* At the connection limit, an idle connection is one that sent nothing
+ * since it opened (or since its previous answer) and nothing for this long
+ * by the kernel's clock: a client that has just connected and is about to
+ * send its request is younger than that. */
+#define SK_HTTP_EVICT_MIN_IDLE_MS 100u
+
+/* The kernel's struct tcp_info goes on past glibc's copy (which ends at
+ * tcpi_total_retrans); the ABI only ever appends, and <linux/tcp.h> cannot
+ * be included beside <netinet/tcp.h> (which uv.h pulls in). */
+typedef struct tcp_info_ext {
+  struct tcp_info base;
+  uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+} tcp_info_ext;
+_Static_assert(sizeof(struct tcp_info) == 104, "glibc's struct tcp_info changed: check tcp_info_ext");
+
+/* Bytes the kernel has received on fd (counting those not read yet) and ms
+ * since the last data arrived (or since the handshake). False when unknown
+ * (not TCP, or a kernel before 4.1): such a connection is never idle. */
+static bool tcp_rx(int fd, uint64_t *bytes, uint32_t *quiet_ms) {
+  tcp_info_ext ti;
+  socklen_t len = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || len < sizeof ti)
+    return false;
+  *bytes = ti.bytes_received;
+  *quiet_ms = ti.base.tcpi_last_data_recv;
+  return true;
+}
+
+/* No request bytes pending: nothing received since since_ns, and nothing
+ * for at least `min_quiet_ms`. */
+static bool conn_idle(const conn_state *c, uint32_t min_quiet_ms) {
+  uint64_t rx;
+  uint32_t quiet;
+  if (c->cut || c->body_done || c->headers_ns != 0 || !tcp_rx(c->fd, &rx, &quiet))
+    return false;
+  return rx == c->rx_mark && quiet >= min_quiet_ms;
+}
+
+static void conn_cut(conn_state *c) {
+  shutdown(c->fd, SHUT_RDWR);
+  c->cut = true;
+}
+
+/* The connection limit is reached: libmicrohttpd stops accepting, and every
+ * newcomer (a health check, a real client) would wait in the listen backlog
+ * until some connection ends, up to the header timeout when idle ones hold
+ * every slot. So idle connections are closed, oldest first, a batch at a
+ * time (a thirty-second of the limit) so this scan runs once per batch of
+ * accepts, not at each. Connections with request bytes are never touched:
+ * the header and body deadlines bound those. */
+static void make_room(sk_http *h) {
+  unsigned want = h->cfg.conn_limit / 32 > 0 ? h->cfg.conn_limit / 32 : 1, got = 0;
+  for (conn_state *c = h->conns_tail; c != NULL && got < want; c = c->prev)
+    if (conn_idle(c, SK_HTTP_EVICT_MIN_IDLE_MS)) {
+      conn_cut(c);
+      got++;
+    }
+  h->stats.evicted += got;
+  if (got > 0)
+    sk_http__logf(h, 3, "at the connection limit (%u): closed %u idle connections", h->cfg.conn_limit, got);
+}
+
+void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+  sk_http *h = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    conn_state *c = calloc(1, sizeof *c);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (c == NULL || ci == NULL) {
+      free(c); /* no deadline for this one: the idle timeout still holds */
+      *socket_context = NULL;
+      return;
+    }
+    c->fd = ci->connect_fd;
+    c->http = h;
+    c->since_ns = uv_hrtime();
+    c->next = h->conns;
+    if (h->conns != NULL)
+      h->conns->prev = c;
+    else
+      h->conns_tail = c;
+    h->conns = c;
+    *socket_context = c;
+    if (++h->stats.open >= h->cfg.conn_limit)
+      make_room(h);
+  } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    /* At --max-connections libmicrohttpd 0.9.75 has taken its listen socket
+     * out of epoll; it puts it back in a later MHD_run, which nothing might
+     * call if this was the last busy connection: run_mhd schedules one. */
+    h->closed = true;
+    conn_state *c = *socket_context;
+    if (c == NULL)
+      return;
+    h->stats.open--;
+    if (c->prev != NULL)
+      c->prev->next = c->next;
+    else
+      h->conns = c->next;
+    if (c->next != NULL)
+      c->next->prev = c->prev;
+    else
+      h->conns_tail = c->prev;
+    free(c);
+    *socket_context = NULL;
+  }
+}
+
+/* Cuts connections past their deadline: headers not complete within
+ * header_timeout_ms of the connection opening (or of the previous answer on
+ * it), or a body not complete within body_timeout_ms of its headers.
+ * shutdown() makes libmicrohttpd see the end of the stream and close the
+ * connection through its usual path. Requests whose body is in (being
+ * handled, answered, or on the thread pool) are never cut. */
+void sk_http__on_sweep(uv_timer_t *t) {
+  sk_http *h = t->data;
+  uint64_t now = uv_hrtime();
+  unsigned cut = 0, idle = 0;
+  uint64_t idle_ns = (uint64_t)h->cfg.idle_timeout_ms * 1000000u;
+  for (conn_state *c = h->conns; c != NULL; c = c->next) {
+    if (c->cut || c->body_done)
+      continue;
+    if (c->headers_ns == 0 && now - c->since_ns > idle_ns && conn_idle(c, 0)) {
+      conn_cut(c);
+      idle++;
+      continue;
+    }
+    bool late = c->headers_ns == 0 ? now - c->since_ns > (uint64_t)h->cfg.header_timeout_ms * 1000000u
+                                   : now - c->headers_ns > (uint64_t)h->cfg.body_timeout_ms * 1000000u;
+    if (late) {
+      conn_cut(c);
+      cut++;
+    }
+  }
+  h->stats.deadline_cut += cut;
+  h->stats.idle_closed += idle;
+  if (cut > 0)
+    sk_http__logf(h, 2, "cut %u connections past their header or body deadline", cut);
+  if (idle > 0)
+    sk_http__logf(h, 3, "closed %u connections idle for %u ms", idle, h->cfg.idle_timeout_ms);
+  /* At the limit with nobody accepted since (so on_connection did not run):
+   * the clients in the backlog get their room here, within a second. */
+  if (h->stats.open >= h->cfg.conn_limit)
+    make_room(h);
+  /* Every tick, not only after a cut: a second guard (after the one in
+   * on_connection) against libmicrohttpd leaving its listen socket out of
+   * epoll at --max-connections; without either, clients waiting in the
+   * backlog were never accepted once the last busy connection closed. */
+  sk_http__run_mhd(h);
+}
+
+void sk_http__conn_next(conn_state *c) {
+  c->since_ns = uv_hrtime();
+  c->headers_ns = 0;
+  c->body_done = false;
+  uint32_t quiet;
+  if (!tcp_rx(c->fd, &c->rx_mark, &quiet))
+    c->rx_mark = UINT64_MAX; /* never idle: see conn_idle */
+}

@@ -1,0 +1,63 @@
+/* Private to the sk_http module (sk_http.c: requests, answers, jobs and
+ * lifecycle; sk_http_conn.c: per-connection deadlines and admission at the
+ * connection limit). Not for other modules. */
+#ifndef SK_HTTP_INT_H
+#define SK_HTTP_INT_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "sk_http.h"
+
+struct sk_http {
+  uv_loop_t *loop;
+  sk_http_config cfg;
+  sk_http_handler h;
+  struct MHD_Daemon *mhd;
+  unsigned port;
+  uv_poll_t poll;       /* MHD's epoll fd */
+  uv_timer_t timer;     /* MHD_get_timeout() */
+  uv_timer_t house;     /* job deadlines while jobs run; shutdown progress while stopping */
+  int open_handles;
+  bool stopping, stopped;
+  uint64_t stop_deadline_ns;
+  void (*done)(void *arg);
+  void *done_arg;
+  unsigned jobs, active; /* jobs on the pool; requests begun and not completed */
+  sk_http_req *jobs_head;
+  uv_timer_t sweep;      /* once a second: connections past their header or body deadline */
+  bool closed;           /* a connection closed during the current MHD_run */
+  struct conn_state *conns, *conns_tail; /* every open connection, newest first */
+  sk_http_conn_stats stats;
+};
+
+/* Per connection (MHD's socket context): when the request being read
+ * began, so a client that trickles bytes cannot hold a slot for ever. */
+typedef struct conn_state {
+  struct conn_state *prev, *next;
+  sk_http *http;       /* for the TLS certificate callback */
+  int fd;
+  uint64_t since_ns;   /* connection opened, or the previous answer went out */
+  uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
+  bool body_done;      /* the whole body is in (handled, queued or on the pool) */
+  bool cut;            /* shut down by the sweep */
+  uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
+} conn_state;
+
+/* Logs at `level` (0 error .. 3 debug) when the configured level allows. */
+void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Runs libmicrohttpd once and re-arms the loop's poll and timer for it. */
+void sk_http__run_mhd(sk_http *h);
+
+/* libmicrohttpd's connection notification (MHD_OPTION_NOTIFY_CONNECTION):
+ * tracks every open connection and makes room at the connection limit. */
+void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                            enum MHD_ConnectionNotificationCode code);
+/* An answer went out on `c`: the next request's clock starts now. */
+void sk_http__conn_next(conn_state *c);
+/* Once a second: cuts connections past their header, body or idle deadline. */
+void sk_http__on_sweep(uv_timer_t *t);
+
+#endif

@@ -1,0 +1,405 @@
+/* sk_pose_anim: pose requests that name clips ("animation", "layers",
+ * frame ranges): parsed into a spec, then sampled into plain sk_pose
+ * values, one per frame (see sk_pose.h). */
+#include "sk_pose.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_animops.h"
+#include "sk_json.h"
+#include "sk_pose_int.h"
+#include "sk_sample.h"
+
+static const char *const k_anim_keys[] = {"animation", "time", "loop", "layers", "times", "from", "to", "fps", NULL};
+
+void sk_pose_array_free(sk_pose *poses, size_t count) {
+  if (poses == NULL)
+    return;
+  for (size_t i = 0; i < count; i++)
+    sk_pose_close(&poses[i]);
+  free(poses);
+}
+
+/* A clip named by name (or "animation<k>", or "k") or by integer index. */
+static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size_t *clip, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sk_pose__sub_pointer(p, sizeof p, ptr, "animation");
+  if (json_is_integer(v)) {
+    json_int_t k = json_integer_value(v);
+    if (k < 0 || (size_t)k >= anim->clip_count)
+      return sk_error_set(err, SK_ENOTFOUND, p, "no animation %lld (the skeleton has %zu)", (long long)k,
+                          anim->clip_count);
+    *clip = (size_t)k;
+    return 0;
+  }
+  if (!json_is_string(v))
+    return sk_error_set(err, SK_ETYPE, p, "expected an animation name or index");
+  if (sk_anim_find_clip(anim, json_string_value(v), clip) != 0)
+    return sk_error_set(err, SK_ENOTFOUND, p, "no animation named \"%s\"", json_string_value(v));
+  return 0;
+}
+
+/* One layer object, or the pose itself for the single-"animation" form. */
+static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
+                      sk_error *err) {
+  static const char *const k_layer[] = {"animation", "time", "weight", "loop", "additive", "reference", "mask", NULL};
+  int rc;
+  memset(l, 0, sizeof *l);
+  l->weight = 1;
+  if (is_layer) {
+    if (!json_is_object(o))
+      return sk_error_set(err, SK_ETYPE, ptr, "expected a layer object {\"animation\", \"time\", \"weight\"}");
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)o, key, val) {
+      if (!sk_pose__key_allowed(key, k_layer)) {
+        char p[SK_ERROR_POINTER_MAX];
+        sk_pose__sub_pointer(p, sizeof p, ptr, key);
+        return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
+      }
+    }
+  }
+  const json_t *a = json_object_get(o, "animation");
+  if (a == NULL) {
+    char p[SK_ERROR_POINTER_MAX];
+    sk_pose__sub_pointer(p, sizeof p, ptr, "animation");
+    return sk_error_set(err, SK_EMISSING, p, "a layer needs an \"animation\"");
+  }
+  if ((rc = anim_clip(anim, a, ptr, &l->clip, err)))
+    return rc;
+  const json_t *v;
+  if ((v = json_object_get(o, "time")) != NULL && (rc = sk_json_member_number(v, ptr, "time", &l->time, err)))
+    return rc;
+  if ((v = json_object_get(o, "loop")) != NULL && (rc = sk_json_member_bool(v, ptr, "loop", &l->loop, err)))
+    return rc;
+  if (is_layer && (v = json_object_get(o, "weight")) != NULL) {
+    if ((rc = sk_json_member_number(v, ptr, "weight", &l->weight, err)))
+      return rc;
+    if (l->weight < 0) {
+      char p[SK_ERROR_POINTER_MAX];
+      sk_pose__sub_pointer(p, sizeof p, ptr, "weight");
+      return sk_error_set(err, SK_ERANGE, p, "weights must not be negative");
+    }
+  }
+  return 0;
+}
+
+/* Frame times of a batch, or a NULL list for a single pose. */
+static int anim_frames(const json_t *j, const char *ptr, bool has_time, double **times, size_t *n, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  const json_t *ts = json_object_get(j, "times");
+  const json_t *from = json_object_get(j, "from"), *to = json_object_get(j, "to"), *fps = json_object_get(j, "fps");
+  *times = NULL;
+  *n = 1;
+  bool range = from != NULL || to != NULL || fps != NULL;
+  if (ts == NULL && !range)
+    return 0;
+  if (has_time) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "time");
+    return sk_error_set(err, SK_ETYPE, p, "give \"time\", or \"times\", or \"from\"/\"to\"/\"fps\", not several");
+  }
+  if (ts != NULL && range) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "times");
+    return sk_error_set(err, SK_ETYPE, p, "give \"times\" or \"from\"/\"to\"/\"fps\", not both");
+  }
+  int rc;
+  if (ts != NULL) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "times");
+    if (!json_is_array(ts) || json_array_size(ts) == 0)
+      return sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of times in seconds");
+    if (json_array_size(ts) > SK_POSE_MAX_FRAMES)
+      return sk_error_set(err, SK_ETOOBIG, p, "%zu frames; the limit is %d", json_array_size(ts), SK_POSE_MAX_FRAMES);
+    *n = json_array_size(ts);
+    if ((*times = malloc(*n * sizeof **times)) == NULL)
+      return sk_error_set(err, SK_ENOMEM, p, "out of memory");
+    for (size_t i = 0; i < *n; i++) {
+      char q[SK_ERROR_POINTER_MAX];
+      snprintf(q, sizeof q, "%s", p);
+      sk_pointer_push_index(q, sizeof q, i);
+      const json_t *v = json_array_get(ts, i);
+      if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+        free(*times);
+        *times = NULL;
+        return sk_error_set(err, SK_ETYPE, q, "expected a finite number of seconds");
+      }
+      (*times)[i] = json_number_value(v);
+    }
+    return 0;
+  }
+  double f, t, r;
+  static const char *const names[3] = {"from", "to", "fps"};
+  const json_t *vals[3] = {from, to, fps};
+  double *dst[3] = {&f, &t, &r};
+  for (int k = 0; k < 3; k++) {
+    if (vals[k] == NULL) {
+      sk_pose__sub_pointer(p, sizeof p, ptr, names[k]);
+      return sk_error_set(err, SK_EMISSING, p, "a frame range needs \"from\", \"to\" and \"fps\"");
+    }
+    if ((rc = sk_json_member_number(vals[k], ptr, names[k], dst[k], err)))
+      return rc;
+  }
+  if (!(r > 0)) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "fps");
+    return sk_error_set(err, SK_ERANGE, p, "fps must be positive");
+  }
+  if (t < f) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "to");
+    return sk_error_set(err, SK_ERANGE, p, "\"to\" is before \"from\"");
+  }
+  /* The small epsilon keeps `to` itself when (to - from) * fps is an
+   * integer up to rounding (0.1 * 30 = 3.0000000000000004). */
+  double frames = floor((t - f) * r + 1e-9) + 1;
+  if (!(frames <= SK_POSE_MAX_FRAMES)) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "fps");
+    return sk_error_set(err, SK_ETOOBIG, p, "%.0f frames; the limit is %d", frames, SK_POSE_MAX_FRAMES);
+  }
+  *n = (size_t)frames;
+  if ((*times = malloc(*n * sizeof **times)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  for (size_t i = 0; i < *n; i++)
+    (*times)[i] = f + (double)i / r;
+  return 0;
+}
+
+/* Clip TRS as one override per bone, with the user's overrides on top. */
+static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out) {
+  sk_anim_to_overrides(anim, trs, out);
+  for (size_t k = 0; k < user->count; k++) {
+    const sk_override *o = &user->overrides[k];
+    sk_override *m = &out[o->bone];
+    if (o->mask & SK_OVERRIDE_MATRIX) {
+      *m = *o;
+      continue;
+    }
+    if (o->mask & SK_OVERRIDE_POSITION)
+      memcpy(m->position, o->position, sizeof m->position);
+    if (o->mask & SK_OVERRIDE_ROTATION)
+      memcpy(m->rotation, o->rotation, sizeof m->rotation);
+    if (o->mask & SK_OVERRIDE_SCALING)
+      memcpy(m->scaling, o->scaling, sizeof m->scaling);
+  }
+}
+
+/* Babylon-format clips: `o` holds one override per bone (mask 0 where the
+ * clip drives nothing). The user's "bones" apply on top as Babylon's
+ * setters would after goToFrame: a matrix replaces the bone's transform,
+ * TRS fields join the clip's (sk_local_apply sets the matrix first, then
+ * the TRS fields). Compacts `o` to the bones with a mask; returns the count. */
+static size_t merge_babylon(sk_override *o, size_t nb, const sk_pose *user) {
+  for (size_t k = 0; k < user->count; k++) {
+    const sk_override *u = &user->overrides[k];
+    sk_override *m = &o[u->bone];
+    if (u->mask & SK_OVERRIDE_MATRIX) {
+      *m = *u;
+      continue;
+    }
+    if (u->mask & SK_OVERRIDE_POSITION)
+      memcpy(m->position, u->position, sizeof m->position);
+    if (u->mask & SK_OVERRIDE_ROTATION)
+      memcpy(m->rotation, u->rotation, sizeof m->rotation);
+    if (u->mask & SK_OVERRIDE_SCALING)
+      memcpy(m->scaling, u->scaling, sizeof m->scaling);
+    m->mask |= u->mask;
+  }
+  size_t n = 0;
+  for (size_t b = 0; b < nb; b++)
+    if (o[b].mask != 0)
+      o[n++] = o[b];
+  return n;
+}
+
+void sk_pose__spec_close(sk_pose_spec *sp) {
+  sk_pose_close(&sp->base);
+  free(sp->l);
+  free(sp->times);
+  free(sp->lx);
+  free(sp->masks);
+  memset(sp, 0, sizeof *sp);
+}
+
+int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                        const char *const *extra_keys, sk_pose_spec *sp, sk_error *err) {
+  memset(sp, 0, sizeof *sp);
+  sp->nf = 1;
+  sp->plain_layers = true;
+  char p[SK_ERROR_POINTER_MAX];
+  size_t ne = 0;
+  while (extra_keys != NULL && extra_keys[ne] != NULL)
+    ne++;
+  const char **keys = malloc((ne + sizeof k_anim_keys / sizeof k_anim_keys[0]) * sizeof *keys);
+  if (keys == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  if (ne > 0)
+    memcpy(keys, extra_keys, ne * sizeof *keys);
+  memcpy(keys + ne, k_anim_keys, sizeof k_anim_keys);
+  int rc = sk_pose_parse(s, j, ptr, keys, &sp->base, err);
+  free(keys);
+  if (rc)
+    return rc;
+  const json_t *a = json_object_get(j, "animation"), *layers = json_object_get(j, "layers");
+  if (a == NULL && layers == NULL) {
+    for (const char *const *k = k_anim_keys; *k != NULL && !rc; k++)
+      if (json_object_get(j, *k) != NULL) {
+        sk_pose__sub_pointer(p, sizeof p, ptr, *k);
+        rc = sk_error_set(err, SK_EMISSING, p, "\"%s\" needs an \"animation\" or \"layers\"", *k);
+      }
+    goto done;
+  }
+  sp->animated = true;
+  if (anim == NULL || anim->clip_count == 0) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
+    rc = sk_error_set(err, SK_ENOTFOUND, p,
+                      "this skeleton has no animations (glTF imports and Babylon skeletons with bone animations "
+                      "carry clips)");
+    goto done;
+  }
+  if (anim->bone_count != s->count) {
+    rc = sk_error_set(err, SK_EINVAL, ptr, "the clips belong to another skeleton");
+    goto done;
+  }
+  if (a != NULL && layers != NULL) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "layers");
+    rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
+    goto done;
+  }
+  if (layers != NULL && anim->babylon) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "layers");
+    rc = sk_error_set(err, SK_EUNSUPPORTED, p,
+                      "layers of Babylon-format clips are not supported yet; use one \"animation\"");
+    goto done;
+  }
+  if (layers != NULL) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "layers");
+    /* A frame range applies to every layer (each layer's "time" becomes an
+     * offset); a pose-level "time" or "loop" would be ambiguous. */
+    static const char *const single[] = {"time", "loop", NULL};
+    for (const char *const *k = single; *k != NULL && !rc; k++)
+      if (json_object_get(j, *k) != NULL) {
+        char q[SK_ERROR_POINTER_MAX];
+        sk_pose__sub_pointer(q, sizeof q, ptr, *k);
+        rc = sk_error_set(err, SK_ETYPE, q, "with \"layers\", give \"%s\" inside each layer", *k);
+      }
+    if (!rc && (!json_is_array(layers) || json_array_size(layers) == 0))
+      rc = sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of layers");
+    if (rc)
+      goto done;
+    sp->nl = json_array_size(layers);
+    sp->lx = calloc(sp->nl, sizeof *sp->lx);
+    sp->masks = malloc(sp->nl * (s->count ? s->count : 1) * sizeof *sp->masks);
+    if ((sp->l = malloc(sp->nl * sizeof *sp->l)) == NULL || sp->lx == NULL || sp->masks == NULL) {
+      rc = sk_error_set(err, SK_ENOMEM, p, "out of memory");
+      goto done;
+    }
+    double total = 0;
+    for (size_t i = 0; i < sp->nl && !rc; i++) {
+      char q[SK_ERROR_POINTER_MAX];
+      snprintf(q, sizeof q, "%s", p);
+      sk_pointer_push_index(q, sizeof q, i);
+      rc = anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
+      if (!rc)
+        rc = sk_animops_layer_ext(s, json_array_get(layers, i), q, &sp->lx[i], sp->masks + i * s->count, err);
+      if (!rc && (sp->lx[i].additive || sp->lx[i].bone_weights != NULL))
+        sp->plain_layers = false;
+      total += rc ? 0 : sp->l[i].weight;
+    }
+    if (!rc && !(total > 0 && isfinite(total)))
+      rc = sk_error_set(err, SK_ERANGE, p, "the layer weights must add up to a positive number");
+    if (!rc)
+      rc = anim_frames(j, ptr, false, &sp->times, &sp->nf, err);
+  } else {
+    sp->nl = 1;
+    if ((sp->l = malloc(sizeof *sp->l)) == NULL)
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    else
+      rc = anim_layer(anim, j, ptr, false, sp->l, err);
+    if (!rc)
+      rc = anim_frames(j, ptr, json_object_get(j, "time") != NULL, &sp->times, &sp->nf, err);
+  }
+  if (!rc && (double)sp->nf * (double)(s->count ? s->count : 1) > SK_POSE_MAX_FRAME_BONES)
+    rc = sk_error_set(err, SK_ETOOBIG, ptr, "%zu frames of %zu bones; at most %u bone poses per request", sp->nf,
+                      s->count, SK_POSE_MAX_FRAME_BONES);
+done:
+  if (rc)
+    sk_pose__spec_close(sp);
+  return rc;
+}
+
+int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
+  *poses = NULL;
+  *count = 0;
+  sk_pose_spec sp;
+  int rc = sk_pose__spec_parse(s, anim, j, ptr, extra_keys, &sp, err);
+  if (rc)
+    return rc;
+  sk_pose *out = NULL;
+  if (!sp.animated) {
+    if ((out = malloc(sizeof *out)) == NULL) {
+      sk_pose__spec_close(&sp);
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    }
+    *out = sp.base;
+    memset(&sp.base, 0, sizeof sp.base); /* moved into *out */
+    sk_pose__spec_close(&sp);
+    *poses = out;
+    *count = 1;
+    return 0;
+  }
+  const size_t nb = anim->bone_count, nl = sp.nl;
+  size_t nf = sp.nf;
+  sk_anim_layer *l = sp.l;
+  const double *times = sp.times;
+  double *trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
+  double *scratch = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *scratch);
+  /* A range samples layer i at sk_sample_layer_time(its time, frame time):
+   * the rule sk_sample's contexts use, so both paths give the same bits. */
+  double *offsets = malloc(nl * sizeof *offsets);
+  out = calloc(nf, sizeof *out);
+  if (trs == NULL || scratch == NULL || out == NULL || offsets == NULL) {
+    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    nf = 0;
+  }
+  for (size_t i = 0; !rc && i < nl; i++)
+    offsets[i] = l[i].time;
+  size_t made = 0;
+  for (; !rc && made < nf; made++) {
+    for (size_t i = 0; times != NULL && i < nl; i++)
+      l[i].time = sk_sample_layer_time(offsets[i], times[made]);
+    out[made] = sp.base;
+    out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
+    if (out[made].overrides == NULL) {
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+      break;
+    }
+    out[made].frame_range = times != NULL;
+    if (anim->babylon) {
+      /* Only the bones the clip drives, with the driven fields only. */
+      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
+      out[made].count = merge_babylon(out[made].overrides, nb, &sp.base);
+      continue;
+    }
+    int src = sk_anim_sample_layers_ext(anim, l, sp.lx, nl, trs, scratch);
+    if (src != 0) {
+      rc = sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
+                        src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
+      made++; /* its overrides are allocated: freed with the others */
+      break;
+    }
+    out[made].count = nb;
+    merge_overrides(anim, trs, &sp.base, out[made].overrides);
+  }
+  free(offsets);
+  free(trs);
+  free(scratch);
+  sk_pose__spec_close(&sp);
+  if (rc) {
+    sk_pose_array_free(out, made);
+    return rc;
+  }
+  *poses = out;
+  *count = nf;
+  return 0;
+}

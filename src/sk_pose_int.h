@@ -1,0 +1,48 @@
+/* sk_pose's private half, shared by sk_pose.c, sk_pose_anim.c and the
+ * case runner (sk_eval.c), which looks at a parsed clip pose before it is
+ * sampled to pick its engine. Never included by the mains or installed;
+ * sk_pose__ names are internal (libuv's uv__ convention). */
+#ifndef SK_POSE_INT_H
+#define SK_POSE_INT_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sk_pose.h"
+
+/* True when `key` is in the NULL-terminated list `a` (NULL: empty). */
+static inline bool sk_pose__key_allowed(const char *key, const char *const *a) {
+  for (; a != NULL && *a != NULL; a++)
+    if (strcmp(*a, key) == 0)
+      return true;
+  return false;
+}
+
+/* buf = ptr + "/" + key (escaped), truncated to `cap`. */
+static inline void sk_pose__sub_pointer(char *buf, size_t cap, const char *ptr, const char *key) {
+  snprintf(buf, cap, "%s", ptr);
+  sk_pointer_push(buf, cap, key);
+}
+
+/* A pose object that may name clips, parsed but not sampled: the base pose
+ * (user overrides, initial skin, outputs), and for clip poses the layers
+ * and the frame times (NULL for a single time). */
+typedef struct sk_pose_spec {
+  sk_pose base;
+  bool animated;
+  sk_anim_layer *l; /* owned; nl entries */
+  size_t nl;
+  double *times; /* owned; NULL or nf entries */
+  size_t nf;
+  sk_anim_layer_ext *lx; /* owned; nl entries (additive, masks); zeroed: plain */
+  float *masks;          /* owned; nl * bones weights the masks point into */
+  bool plain_layers;     /* no layer is additive or masked (sk_sample's case) */
+} sk_pose_spec;
+
+/* Parses `j` as sk_pose_parse_anim does, without sampling. On success *sp
+ * owns what it holds (sk_pose__spec_close); on failure it is closed. */
+int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                        const char *const *extra_keys, sk_pose_spec *sp, sk_error *err);
+void sk_pose__spec_close(sk_pose_spec *sp);
+
+#endif
