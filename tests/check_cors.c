@@ -9,6 +9,7 @@
 
 #include "sk_fixture.h"
 #include "sk_httpc.h"
+#include "sk_testasset.h"
 #include "sk_testskel.h"
 #include "sk_testutil.h"
 
@@ -388,6 +389,105 @@ START_TEST(a_large_patch_on_the_pool_checks_the_version_too) {
 }
 END_TEST
 
+/* Sends one request on a new connection without waiting; the answer is
+ * read later with finish(). */
+static int send_only(const char *method, const char *path, const char *headers, const char *body, size_t len) {
+  int fd = sk_httpc_connect(D.host, D.port);
+  ck_assert_int_ge(fd, 0);
+  char head[1024];
+  int n = snprintf(head, sizeof head,
+                   "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%sContent-Type: application/json\r\n"
+                   "Content-Length: %zu\r\n\r\n",
+                   method, path, headers, len);
+  ck_assert_int_eq(sk_httpc_send_all(fd, head, (size_t)n), 0);
+  ck_assert_int_eq(sk_httpc_send_all(fd, body, len), 0);
+  return fd;
+}
+
+static void finish(int fd, sk_httpc_resp *r) {
+  memset(r, 0, sizeof *r);
+  ck_assert_int_eq(sk_httpc_read_response(fd, r), 0);
+  close(fd);
+}
+
+static unsigned jobs_in_flight(void) {
+  sk_httpc_resp r;
+  ck_assert_int_eq(req("GET", "/metrics", NULL, NULL, &r), 200);
+  const char *at = strstr(r.body, "\nskinnerd_jobs_in_flight ");
+  ck_assert_ptr_nonnull(at);
+  unsigned n = (unsigned)atoi(at + strlen("\nskinnerd_jobs_in_flight "));
+  sk_httpc_free(&r);
+  return n;
+}
+
+START_TEST(two_writers_racing_on_one_version_never_both_win) {
+  /* One pool thread, busy importing a 1.9 MB glTF: a second glTF PUT
+   * (imported on the pool too) passes its If-Match check and waits behind
+   * it; meanwhile a small PATCH with the same If-Match is applied inline
+   * and published. The PUT must see the new version as it publishes (412),
+   * not overwrite it. Whatever the timing, exactly one of the two wins. */
+  const char *args[] = {"--threads", "1", NULL};
+  start(args);
+  size_t glen, big_len;
+  unsigned char *big = sk_test_read_asset("mannequiny-0.3.0.glb", &big_len);
+  unsigned char *glb = sk_test_read_asset("CesiumMan.glb", &glen);
+  sk_fixture_put(&D, "rig", "model/gltf-binary", glb, glen);
+  int raced = 0;
+  for (int round = 0; round < 5; round++) {
+    char e[64], h[160];
+    get_etag("rig", e, sizeof e);
+    int busy = sk_httpc_connect(D.host, D.port); /* a large glTF import holds the one pool thread */
+    ck_assert_int_ge(busy, 0);
+    char bhead[256];
+    int bn = snprintf(bhead, sizeof bhead,
+                      "PUT /v1/skeletons/busy HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                      "Content-Type: model/gltf-binary\r\nContent-Length: %zu\r\n\r\n", big_len);
+    ck_assert_int_eq(sk_httpc_send_all(busy, bhead, (size_t)bn), 0);
+    ck_assert_int_eq(sk_httpc_send_all(busy, big, big_len), 0);
+    for (int k = 0; k < 2000 && jobs_in_flight() < 1; k++) /* the import is on the pool */
+      ;
+    snprintf(h, sizeof h, "If-Match: %s\r\n", e);
+    int fd = sk_httpc_connect(D.host, D.port);
+    ck_assert_int_ge(fd, 0);
+    char head[256];
+    int n = snprintf(head, sizeof head,
+                     "PUT /v1/skeletons/rig HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s"
+                     "Content-Type: model/gltf-binary\r\nContent-Length: %zu\r\n\r\n", h, glen);
+    ck_assert_int_eq(sk_httpc_send_all(fd, head, (size_t)n), 0);
+    ck_assert_int_eq(sk_httpc_send_all(fd, glb, glen), 0);
+    /* Both jobs on the pool: the PUT passed its check and waits. */
+    bool waiting = false;
+    for (int k = 0; k < 2000 && !waiting; k++)
+      waiting = jobs_in_flight() >= 2;
+    const char *patch = "{\"bones\":{}}";
+    int small = send_only("PATCH", "/v1/skeletons/rig/bones", h, patch, strlen(patch));
+    sk_httpc_resp rs, rb, rq;
+    finish(small, &rs);
+    finish(fd, &rb);
+    finish(busy, &rq);
+    ck_assert_msg(rq.status == 200 || rq.status == 201, "the busy PUT: %d", rq.status);
+    ck_assert_msg((rs.status == 200 && rb.status == 412) || (rs.status == 412 && rb.status == 200),
+                  "round %d: PATCH %d, PUT %d: both won or both lost", round, rs.status, rb.status);
+    const sk_httpc_resp *won = rs.status == 200 ? &rs : &rb, *lost = rs.status == 200 ? &rb : &rs;
+    ck_assert_str_eq(hdr(lost, "ETag"), hdr(won, "ETag")); /* the loser is told the winner's version */
+    char now[64];
+    get_etag("rig", now, sizeof now);
+    ck_assert_str_eq(now, hdr(won, "ETag"));
+    if (waiting && rs.status == 200) /* the PATCH landed while the PUT waited: caught at publish */
+      raced++;
+    sk_httpc_free(&rs);
+    sk_httpc_free(&rb);
+    sk_httpc_free(&rq);
+  }
+  free(big);
+  free(glb);
+  /* The first import holds the pool long enough (every round on the
+   * shared 2-core machine): at least one round took the publish-time check. */
+  ck_assert_msg(raced >= 1, "no round caught the PUT waiting on the pool");
+  stop();
+}
+END_TEST
+
 START_TEST(a_reader_revalidates_with_if_none_match) {
   start(NULL);
   sk_fixture_put_json(&D, "rig", SKEL);
@@ -530,6 +630,7 @@ int main(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, two_editors_cannot_silently_overwrite_each_other);
   tcase_add_test(t, a_large_patch_on_the_pool_checks_the_version_too);
+  tcase_add_test(t, two_writers_racing_on_one_version_never_both_win);
   tcase_add_test(t, a_reader_revalidates_with_if_none_match);
   tcase_add_test(t, put_with_star_is_create_only_or_update_only);
   tcase_add_test(t, an_etag_survives_eviction_but_not_a_restart);
