@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sk_bench_ops.h"
 #include "sk_clips.h"
 #include "sk_shot.h"
 #include "sk_gltf.h"
@@ -228,6 +229,8 @@ int sk_bench_clips_main(int argc, char **argv) {
              name, "file", a->s->count, file / 1e6, ratio >= 0.9 ? "PASS" : "MISS", 100 * ratio, mem / 1e6);
     unload(a);
   }
+  if (status == 0) /* the Bone API's per-frame cost (sk_bench_ops) */
+    status = sk_bench_ops_fox(dir, quick, json, false);
   if (json)
     printf("]\n");
   return status;

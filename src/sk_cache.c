@@ -6,6 +6,8 @@
 
 #include "sk_error.h"
 #include "sk_gltf.h"
+#include "sk_gltf_mesh.h"
+#include "sk_ops.h"
 #include "sk_record.h"
 
 struct sk_cache {
@@ -67,8 +69,41 @@ void sk_cache_entry_unref(sk_cache_entry *e) {
     free(e->base_world);
     sk_skeleton_destroy(e->skel);
     sk_anim_destroy(e->anim);
+    free(e->mesh_json);
+    free(e->skins_json);
     free(e);
   }
+}
+
+void sk_cache_loaded_clear(sk_cache_loaded *l) {
+  sk_skeleton_destroy(l->skel);
+  sk_anim_destroy(l->anim);
+  free(l->mesh_json);
+  free(l->skins_json);
+  memset(l, 0, sizeof *l);
+}
+
+/* Copies `text` (NULL stays NULL) into *dest. false: out of memory. */
+static bool dup_text(const char *text, char **dest) {
+  *dest = NULL;
+  if (text == NULL)
+    return true;
+  return (*dest = strdup(text)) != NULL;
+}
+
+/* Sets the entry's default mesh from its chain's JSON text: parsed and
+ * composed here, once per stored version, so every request reads a ready
+ * sk_mesh. A chain that does not compose (a glTF file with a zero scale
+ * above its mesh; JSON ones were refused at the PUT) leaves has_mesh false. */
+static void entry_mesh(sk_cache_entry *e) {
+  e->has_mesh = false;
+  if (e->mesh_json == NULL)
+    return;
+  json_t *j = json_loads(e->mesh_json, 0, NULL);
+  bool has = false;
+  if (j != NULL && sk_ops_parse_mesh(j, "/mesh", &has, &e->mesh, NULL) == 0)
+    e->has_mesh = has;
+  json_decref(j);
 }
 
 static void lru_unlink(sk_cache *c, sk_cache_entry *e) {
@@ -247,7 +282,9 @@ static void evict(sk_cache *c, const sk_cache_entry *keep) {
   }
 }
 
-static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim, sk_cache_entry **out) {
+/* `mesh_json` and `skins_json` are copied (may be NULL). */
+static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim, const char *mesh_json,
+                     const char *skins_json, int32_t skin, sk_cache_entry **out) {
   *out = NULL;
   sk_cache_entry *e = calloc(1, sizeof *e);
   if (e == NULL) {
@@ -255,6 +292,15 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     sk_anim_destroy(anim);
     return SK_ENOMEM;
   }
+  if (!dup_text(mesh_json, &e->mesh_json) || !dup_text(skins_json, &e->skins_json)) {
+    sk_skeleton_destroy(skel);
+    sk_anim_destroy(anim);
+    free(e->mesh_json);
+    free(e);
+    return SK_ENOMEM;
+  }
+  e->skin = skin;
+  entry_mesh(e);
   snprintf(e->id, sizeof e->id, "%s", id);
   sk_skeleton_prepare(skel);
   e->skel = skel;
@@ -279,7 +325,8 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     sk_f32_text_build(&e->base_final_text, e->base_final, 16 * (skel->count + 1), 16);
   }
   e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&e->base_final_text) +
-             (anim ? sk_anim_memory(anim) : 0);
+             (anim ? sk_anim_memory(anim) : 0) + (e->mesh_json ? strlen(e->mesh_json) + 1 : 0) +
+             (e->skins_json ? strlen(e->skins_json) + 1 : 0);
   e->version = ++c->next_version;
   e->refs = 1; /* the table's */
   *out = e;
@@ -288,11 +335,12 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
 
 /* Writes `skel` with `src` (or the previous record's source) to the store,
  * as a record of the current version (sk_record). */
-static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const sk_cache_source *src) {
+static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const sk_cache_source *src,
+                   const char *mesh_json) {
   void *old = NULL;
   size_t old_len = 0;
   sk_record prev = {0};
-  sk_cache_source kept = {NULL, 0, NULL};
+  sk_cache_source kept = {0};
   if (src == NULL) {
     /* A PATCH: the source is the record's being replaced, whatever its version. */
     if (sk_store_get(c->store, id, &old, &old_len) == 0 && sk_record_decode(old, old_len, &prev) == 0) {
@@ -303,7 +351,8 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
     src = &kept;
   }
   sk_strbuf b = {0};
-  int rc = sk_record_encode(skel, src->gltf, src->gltf_len, src->skin, &b);
+  /* A glTF record rebuilds its mesh from the file; a JSON one keeps it. */
+  int rc = sk_record_encode_mesh(skel, src->gltf, src->gltf_len, src->skin, src->gltf == NULL ? mesh_json : NULL, &b);
   if (!rc && b.failed)
     rc = SK_ENOMEM;
   if (!rc)
@@ -314,46 +363,68 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
   return rc;
 }
 
-/* A record's bytes back to the skeleton and, for a glTF one, its clips
- * (rebuilt from the file kept in the record). Touches no cache state. */
-static int decode_record(const void *data, size_t len, sk_skeleton **skel_out, sk_anim **anim_out) {
+/* A record's bytes back to the skeleton and, for a glTF one, its clips,
+ * default mesh and skins list (rebuilt from the file kept in the record);
+ * a JSON one's mesh is in the record. Touches no cache state. */
+static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
   sk_record rec;
-  *skel_out = NULL;
-  *anim_out = NULL;
+  memset(out, 0, sizeof *out);
+  out->skin = -1;
   int rc = sk_record_decode(data, len, &rec);
   if (rc)
     return rc;
-  sk_skeleton *skel = rec.skel;
+  out->skel = rec.skel;
   rec.skel = NULL;
-  sk_anim *anim = NULL;
   if (rec.gltf != NULL) {
     /* The record is the skeleton (PATCHes included); the file only gives
-     * back the clips, which never change. */
+     * back the clips, mesh and skins, which never change. */
     sk_skeleton *fresh = NULL;
-    rc = sk_gltf_import(rec.gltf, rec.gltf_len, rec.skin, 0, &fresh, &anim, NULL);
-    if (!rc && (fresh->count != skel->count || anim->bone_count != skel->count))
+    size_t estimate;
+    sk_gltf_extra x;
+    rc = sk_gltf_import_extra(rec.gltf, rec.gltf_len, rec.skin, 0, 0, &estimate, true, &fresh, &out->anim, &x,
+                              NULL);
+    if (!rc && (fresh->count != out->skel->count || out->anim->bone_count != out->skel->count))
       rc = SK_EFORMAT;
     sk_skeleton_destroy(fresh);
-    if (rc) {
-      sk_anim_destroy(anim);
-      sk_skeleton_destroy(skel);
-      sk_record_clear(&rec);
-      return rc;
+    if (!rc) {
+      out->mesh_json = x.mesh_json;
+      out->skins_json = x.skins_json;
+      out->skin = (int32_t)x.skin;
+    } else {
+      sk_gltf_extra_clear(&x);
     }
+  } else {
+    out->mesh_json = rec.mesh_json;
+    rec.mesh_json = NULL;
+    /* written by a PUT that parsed it; anything else is not this record */
+    json_t *j = out->mesh_json ? json_loads(out->mesh_json, 0, NULL) : NULL;
+    bool has;
+    sk_mesh m;
+    if (out->mesh_json != NULL && (j == NULL || sk_ops_parse_mesh(j, "/mesh", &has, &m, NULL) != 0))
+      rc = SK_EFORMAT;
+    json_decref(j);
   }
   sk_record_clear(&rec);
-  *skel_out = skel;
-  *anim_out = anim;
-  return 0;
+  if (rc)
+    sk_cache_loaded_clear(out);
+  return rc;
+}
+
+/* Builds an entry from loaded parts (all stolen). */
+static int entry_from_loaded(sk_cache *c, const char *id, sk_cache_loaded *l, sk_cache_entry **out) {
+  int rc = new_entry(c, id, l->skel, l->anim, l->mesh_json, l->skins_json, l->skin, out);
+  l->skel = NULL;
+  l->anim = NULL;
+  sk_cache_loaded_clear(l);
+  return rc;
 }
 
 /* Builds an entry from a record's bytes. */
 static int entry_from_record(sk_cache *c, const char *id, const void *data, size_t len, sk_cache_entry **out) {
-  sk_skeleton *skel;
-  sk_anim *anim;
+  sk_cache_loaded l;
   *out = NULL;
-  int rc = decode_record(data, len, &skel, &anim);
-  return rc ? rc : new_entry(c, id, skel, anim, out);
+  int rc = decode_record(data, len, &l);
+  return rc ? rc : entry_from_loaded(c, id, &l, out);
 }
 
 bool sk_cache_stored_only(sk_cache *c, const char *id) {
@@ -361,29 +432,27 @@ bool sk_cache_stored_only(sk_cache *c, const char *id) {
   return c->store != NULL && e != NULL && !e->tombstone && e->skel == NULL;
 }
 
-int sk_cache_load_stored(sk_cache *c, const char *id, sk_skeleton **skel, sk_anim **anim) {
+int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
   void *data;
   size_t len;
-  *skel = NULL;
-  *anim = NULL;
+  memset(out, 0, sizeof *out);
   if (c->store == NULL || sk_store_get(c->store, id, &data, &len) != 0)
     return SK_ENOTFOUND;
-  int rc = decode_record(data, len, skel, anim);
+  int rc = decode_record(data, len, out);
   free(data);
   return rc;
 }
 
-int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim) {
+int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_cache_loaded *in) {
   if (!sk_cache_stored_only(c, id)) { /* a PUT, DELETE or another reload won meanwhile */
-    sk_skeleton_destroy(skel);
-    sk_anim_destroy(anim);
+    sk_cache_loaded_clear(in);
     return 0;
   }
   /* The evicted version comes back under its number: the skeleton did not
    * change, so its ETag (sk_etag) must not either. */
   const uint64_t version = (*find_slot(c, id))->version;
   sk_cache_entry *e;
-  int rc = new_entry(c, id, skel, anim, &e);
+  int rc = entry_from_loaded(c, id, in, &e);
   if (rc)
     return rc;
   e->version = version;
@@ -433,11 +502,31 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
   }
   c->evicted_n = 0;
   sk_cache_entry *e;
-  int rc = new_entry(c, id, skel, anim, &e);
+  int rc;
+  if (src != NULL) {
+    rc = new_entry(c, id, skel, anim, src->mesh_json, src->skins_json, src->skins_json ? src->skin_index : -1, &e);
+  } else {
+    /* A changed copy (PATCH, /rest): same mesh and skins as the entry it
+     * replaces, which the caller just read (resident unless evicted since:
+     * then its record says, at the cost of a reload). */
+    sk_cache_entry *old = *find_slot(c, id);
+    sk_cache_loaded l = {0};
+    l.skin = -1;
+    if (old != NULL && !old->tombstone && old->skel != NULL) {
+      rc = new_entry(c, id, skel, anim, old->mesh_json, old->skins_json, old->skin, &e);
+    } else {
+      if (sk_cache_load_stored(c, id, &l) != 0) {
+        memset(&l, 0, sizeof l);
+        l.skin = -1;
+      }
+      rc = new_entry(c, id, skel, anim, l.mesh_json, l.skins_json, l.skin, &e);
+      sk_cache_loaded_clear(&l);
+    }
+  }
   if (rc)
     return rc;
   /* Durable before anyone can see it: the client hears 2xx only after this. */
-  if (c->store != NULL && (rc = persist(c, id, e->skel, src)) != 0) {
+  if (c->store != NULL && (rc = persist(c, id, e->skel, src, e->mesh_json)) != 0) {
     sk_cache_entry_unref(e);
     return rc;
   }
@@ -453,7 +542,7 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
 }
 
 int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced, sk_cache_entry **out) {
-  static const sk_cache_source json_source = {NULL, 0, NULL};
+  static const sk_cache_source json_source = {0};
   return sk_cache_put_full(c, id, skel, NULL, &json_source, replaced, out);
 }
 

@@ -52,6 +52,15 @@ typedef struct sk_cache_entry {
    * JSON, the skeleton's "mesh". has_mesh false: no mesh (identity). */
   bool has_mesh;
   sk_mesh mesh;
+  /* owned, or NULL: the default mesh's node chain as compact JSON
+   * (sk_ops_parse_mesh's format), what GET shows; NULL iff !has_mesh, except
+   * for a glTF chain that does not compose (a zero scale: has_mesh false,
+   * the chain still shown). */
+  char *mesh_json;
+  /* owned, or NULL for JSON skeletons: the glTF file's skins list
+   * (sk_gltf_skins_json) and which of them this skeleton is. */
+  char *skins_json;
+  int32_t skin;
   /* Private below. */
   int refs;          /* atomic */
   struct sk_cache_entry *hnext, *lru_prev, *lru_next; /* tombstones: lru_* link the tombstone list */
@@ -89,11 +98,19 @@ typedef struct sk_cache_source {
   const void *gltf;     /* the glTF/GLB body, or NULL for JSON skeletons */
   size_t gltf_len;
   const char *skin;     /* the ?skin= selector used, or NULL */
+  /* What the entry shows besides the skeleton (borrowed, copied): the
+   * default mesh chain as JSON (NULL: none; recorded for JSON skeletons,
+   * recomputed from the file for glTF ones) and, for glTF, the skins list
+   * and the selected skin's index. */
+  const char *mesh_json;
+  const char *skins_json;
+  int32_t skin_index;
 } sk_cache_source;
 
 /* sk_cache_put with glTF clips (`anim` stolen, may be NULL) and the source
  * to record. `src` NULL keeps the source of the record being replaced (a
- * PATCH publishes a changed copy of a glTF skeleton). With a store, fails
+ * PATCH publishes a changed copy of a glTF skeleton), and the default mesh
+ * and skins list of the entry being replaced. With a store, fails
  * with SK_EIO (nothing changed) when the record cannot be made durable. */
 int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim, const sk_cache_source *src,
                       bool *replaced, sk_cache_entry **out);
@@ -109,14 +126,22 @@ int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *ar
  * a glTF skeleton's clips: ~350 ms for a 3 MB file) runs off the loop
  * thread: sk_cache_stored_only says `id` was evicted but is on disk (the
  * next sk_cache_get would reload it where it is called);
- * sk_cache_load_stored reads and decodes its record into new *skel and
- * *anim without touching the cache (any thread: the store's files are
- * replaced by rename); sk_cache_adopt_stored (loop thread; steals both)
- * publishes them as the entry of `id`, or drops them when a put, delete
- * or another reload came first. */
+ * sk_cache_load_stored reads and decodes its record into a new *out
+ * without touching the cache (any thread: the store's files are replaced
+ * by rename); sk_cache_adopt_stored (loop thread; steals all of *in)
+ * publishes it as the entry of `id`, or drops it when a put, delete or
+ * another reload came first. */
+typedef struct sk_cache_loaded {
+  sk_skeleton *skel;
+  sk_anim *anim;
+  char *mesh_json, *skins_json; /* as in sk_cache_entry */
+  int32_t skin;
+} sk_cache_loaded;
 bool sk_cache_stored_only(sk_cache *c, const char *id);
-int sk_cache_load_stored(sk_cache *c, const char *id, sk_skeleton **skel, sk_anim **anim);
-int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim);
+int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out);
+int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_cache_loaded *in);
+/* Frees what `l` owns and zeroes it. */
+void sk_cache_loaded_clear(sk_cache_loaded *l);
 
 /* Removes `id`. 0 or SK_ENOTFOUND; with a store, SK_EIO or SK_ENOSPACE
  * (read-only) when the record cannot be removed (nothing changed). */

@@ -8,6 +8,7 @@
 
 #include "sk_animops.h"
 #include "sk_gltf.h"
+#include "sk_gltf_mesh.h"
 #include "sk_json.h"
 #include "sk_ops.h"
 #include "sk_clips.h"
@@ -388,7 +389,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json
  * error inside the file keeps its code; the pointer becomes /skeleton/gltf
  * and the text names the file and the pointer into the glTF JSON. */
 static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skeleton **s, sk_anim **anim,
-                              sk_error *err) {
+                              json_t **mesh, sk_error *err) {
   static const char *const k_gltf[] = {"gltf", "skin", NULL};
   int rc = check_op_keys(skel, "/skeleton", k_gltf, err);
   if (rc)
@@ -427,11 +428,18 @@ static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skele
   }
   sk_error ge;
   sk_error_clear(&ge);
-  rc = sk_gltf_import(data.data != NULL ? data.data : "", data.len,
-                      json_is_string(skin) ? json_string_value(skin) : skin_sel, 0, s, anim, &ge);
+  size_t estimate;
+  sk_gltf_extra x;
+  rc = sk_gltf_import_extra(data.data != NULL ? data.data : "", data.len,
+                            json_is_string(skin) ? json_string_value(skin) : skin_sel, 0, 0, &estimate, false, s,
+                            anim, &x, &ge);
   sk_strbuf_free(&data);
-  if (rc == 0)
+  if (rc == 0) {
+    /* The file's default mesh, as the daemon stores it for an upload. */
+    *mesh = x.mesh_json != NULL ? json_loads(x.mesh_json, 0, NULL) : NULL;
+    sk_gltf_extra_clear(&x);
     return 0;
+  }
   bool no_skin = rc == SK_ENOTFOUND && strcmp(ge.pointer, "/skins") == 0;
   return sk_error_set(err, rc, no_skin ? "/skeleton/skin" : "/skeleton/gltf", "%s at \"%s\": %s", path, ge.pointer,
                       ge.text);
@@ -454,15 +462,24 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
     return sk_error_set(err, SK_ETYPE, "/ops", "expected an array of ops");
   sk_skeleton *s;
   sk_anim *anim = NULL;
+  json_t *file_mesh = NULL;
   if (json_is_object(skel) && json_object_get(skel, "gltf") != NULL)
-    rc = load_gltf_skeleton(skel, base_dir, &s, &anim, err);
+    rc = load_gltf_skeleton(skel, base_dir, &s, &anim, &file_mesh, err);
   else
     rc = sk_json_parse_skeleton_anim(skel, "/skeleton", 0, &s, &anim, err);
   if (rc)
     return rc;
   eval_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
-  if ((rc = sk_ops_parse_mesh(json_object_get(c, "mesh"), "/mesh", &ctx.has_mesh, &ctx.mesh, err))) {
+  /* No "mesh" in a glTF case: the file's default mesh, as an upload of the
+   * file gets (one that does not compose, a zero scale above the mesh: none,
+   * as in the daemon). "mesh": null still means none. */
+  const json_t *case_mesh = json_object_get(c, "mesh");
+  if (case_mesh == NULL && file_mesh != NULL &&
+      sk_ops_parse_mesh(file_mesh, "/mesh", &ctx.has_mesh, &ctx.mesh, NULL) != 0)
+    ctx.has_mesh = false;
+  json_decref(file_mesh);
+  if (case_mesh != NULL && (rc = sk_ops_parse_mesh(case_mesh, "/mesh", &ctx.has_mesh, &ctx.mesh, err))) {
     sk_skeleton_destroy(s);
     sk_anim_destroy(anim);
     return rc;

@@ -7,6 +7,7 @@
 
 #include "sk_json.h"
 #include "sk_kernel.h"
+#include "sk_poseops.h"
 
 const sk_frames_sample_fn sk_frames_sample_default = sk_pose_parse_anim;
 
@@ -81,7 +82,8 @@ bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t
   if (e->rig == NULL || n < 2 || s->count == 0)
     return false;
   for (size_t i = 0; i < n; i++) {
-    if (poses[i].output != SK_OUT_FINAL || poses[i].has_initial_skin != poses[0].has_initial_skin)
+    if (poses[i].output != SK_OUT_FINAL || poses[i].has_initial_skin != poses[0].has_initial_skin ||
+        poses[i].ops != NULL)
       return false;
     if (poses[i].has_initial_skin && memcmp(poses[i].initial_skin, poses[0].initial_skin, sizeof poses[0].initial_skin))
       return false;
@@ -92,9 +94,19 @@ bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t
 int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                          const sk_cost_limits *l, const char *ptr, sk_error *err) {
   sk_cost cost = {0};
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     if (sk_cost_add_poses(&cost, l, e->skel, 1, poses[i].output, o->fmt, ptr, err) != 0)
       return SK_ETOOBIG;
+    if (poses[i].ops != NULL) {
+      cost.eval += sk_poseops_work(e->skel, poses[i].ops, o->fmt);
+      cost.answer += sk_poseops_answer_bytes(e->skel, poses[i].ops, o->fmt);
+      if (sk_cost_work(&cost) > l->max_work)
+        return sk_error_set(err, SK_ETOOBIG, ptr, "the ops and outputs of %zu poses are over the work limit", i + 1);
+      if (cost.answer > l->max_answer)
+        return sk_error_set(err, SK_ETOOBIG, ptr, "the answer would be over %llu bytes",
+                            (unsigned long long)l->max_answer);
+    }
+  }
   return 0;
 }
 
@@ -105,18 +117,31 @@ double sk_frames_cost_us(const sk_cache_entry *e, const sk_pose *poses, size_t n
   double mats = (double)n * (double)(e->skel->count + 1);
   double eval = sk_frames_uses_kernel(e, poses, n, o) ? 7 : 150;
   double enc = o->fmt == SK_FRAMES_JSON ? 650 : 1;
-  return mats * (eval + enc) * 1e-3;
+  double ops = 0; /* sk_poseops work units, ~150 ns each */
+  for (size_t i = 0; i < n; i++)
+    if (poses[i].ops != NULL)
+      ops += (double)sk_poseops_work(e->skel, poses[i].ops, o->fmt);
+  return (mats * (eval + enc) + ops * 150) * 1e-3;
 }
 
 size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt) {
   const sk_skeleton *s = e->skel;
   size_t mats = s->count + 1, floats = 0;
-  if (fmt != SK_FRAMES_JSON)
-    return n * mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
-  for (size_t i = 0; i < n; i++)
+  if (fmt != SK_FRAMES_JSON) {
+    size_t bytes = n * mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+    for (size_t i = 0; i < n; i++)
+      if (poses[i].ops != NULL) /* world matrices and positions after the finals */
+        bytes += sk_poseops_answer_bytes(s, poses[i].ops, fmt);
+    return bytes;
+  }
+  size_t extra = 0;
+  for (size_t i = 0; i < n; i++) {
     floats += 16 * (((poses[i].output & SK_OUT_FINAL) ? mats : 0) + ((poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
                     ((poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
-  return floats * 16 + n * 64;
+    if (poses[i].ops != NULL)
+      extra += sk_poseops_answer_bytes(s, poses[i].ops, fmt);
+  }
+  return floats * 16 + n * 64 + extra;
 }
 
 /* Each bone's kernel mode over the whole batch poses[0..n), into sc->mode.
@@ -373,6 +398,16 @@ static int eval_core(const sk_cache_entry *e, const sk_pose *pose, sk_frames_scr
   return 0;
 }
 
+/* Pose i's answer from the core; a pose with Bone-API ops or world
+ * outputs is evaluated on a scratch copy (sk_poseops). */
+static int core_answer(const sk_cache_entry *e, const sk_pose *pose, size_t i, sk_frames_scratch *sc, int fmt,
+                       sk_strbuf *out) {
+  if (pose->ops != NULL)
+    return reserve_core(sc, e->skel->count) ? SK_ENOMEM : sk_poseops_answer(e->skel, pose, i, &sc->buf, fmt, out);
+  int rc = eval_core(e, pose, sc);
+  return rc ? rc : encode(e, pose, i, NULL, &sc->buf, fmt, sc, out);
+}
+
 /* ---- whole answers ----------------------------------------------------------------- */
 
 static int eval_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
@@ -428,8 +463,7 @@ int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, cons
   }
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++)
-    if ((rc = eval_core(e, &poses[i], sc)) == 0)
-      rc = encode(e, &poses[i], i, NULL, &sc->buf, o->fmt, sc, out);
+    rc = core_answer(e, &poses[i], i, sc, o->fmt, out);
   if (rc == SK_ENOTFINITE)
     return rc;
   return rc || out->failed ? SK_ENOMEM : 0;
@@ -476,8 +510,7 @@ static int run_pose(sk_frames_run *run, size_t i, sk_strbuf *out) {
   }
   if (run->kernel)
     return encode(e, &run->poses[i], i, run->sc.final + (i % 16) * mats * 16, NULL, run->opts.fmt, &run->sc, out);
-  int rc = eval_core(e, &run->poses[i], &run->sc);
-  return rc ? rc : encode(e, &run->poses[i], i, NULL, &run->sc.buf, run->opts.fmt, &run->sc, out);
+  return core_answer(e, &run->poses[i], i, &run->sc, run->opts.fmt, out);
 }
 
 int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget) {

@@ -46,4 +46,9 @@ int sk_gltf__get_numbers(const json_t *obj, const char *key, const char *ptr_bas
 int sk_gltf__read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float **out, size_t *count_out,
                            size_t *ncomp_out, sk_error *err);
 
+/* The skeleton root node of skin `skin` as Babylon's _loadBones picks it:
+ * skin.skeleton, else the joints' nearest common ancestor; -1 without one,
+ * -2 on a bad index or no memory. */
+int32_t sk_gltf__skin_root(const sk_gltf *g, size_t skin);
+
 #endif

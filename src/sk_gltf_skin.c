@@ -177,6 +177,40 @@ static int32_t common_root(const sk_gltf *g, const int32_t *joints, size_t nj, c
   return best;
 }
 
+int32_t sk_gltf__skin_root(const sk_gltf *g, size_t skin) {
+  const json_t *sk = json_array_get(json_object_get(g->root, "skins"), skin);
+  const json_t *root = json_object_get(sk, "skeleton");
+  const size_t nn = g->node_count;
+  if (json_is_integer(root))
+    return json_integer_value(root) >= 0 && (size_t)json_integer_value(root) < nn ? (int32_t)json_integer_value(root) : -2;
+  const json_t *joints = json_object_get(sk, "joints");
+  size_t nj = json_array_size(joints);
+  if (nj == 0 || nn == 0)
+    return -1;
+  int32_t *slot_of = malloc(nn * sizeof *slot_of), *depth = malloc(nn * sizeof *depth),
+          *order = malloc(nn * sizeof *order);
+  int32_t best = -2;
+  if (slot_of != NULL && depth != NULL && order != NULL) {
+    for (size_t i = 0; i < nn; i++)
+      slot_of[i] = -1;
+    size_t distinct = 0;
+    for (size_t k = 0; k < nj; k++) {
+      json_int_t x = json_integer_value(json_array_get(joints, k));
+      if (x < 0 || (size_t)x >= nn)
+        goto done; /* the skin does not load either */
+      if (slot_of[x] < 0)
+        distinct++;
+      slot_of[x] = (int32_t)k;
+    }
+    best = common_root(g, NULL, distinct, slot_of, depth, order);
+  }
+done:
+  free(slot_of);
+  free(depth);
+  free(order);
+  return best;
+}
+
 static int build_bones(const sk_gltf *g, size_t skin, const json_t *sk, size_t max_bones, bone_list *bl,
                        sk_error *err) {
   ptr_t p;

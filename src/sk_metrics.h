@@ -22,7 +22,8 @@
   X(POSES, "/v1/skeletons/{id}/poses")                    \
   X(HEALTHZ, "/healthz")                                  \
   X(READYZ, "/readyz")                                    \
-  X(METRICS, "/metrics")
+  X(METRICS, "/metrics")                                  \
+  X(OPS, "/v1/skeletons/{id}/ops")
 
 enum {
 #define SK_ROUTE_ENUM(name, label) SK_ROUTE_##name,

@@ -22,6 +22,9 @@ typedef struct sk_pose {
   float initial_skin[16];
   unsigned output; /* SK_OUT_* mask */
   bool frame_range; /* from "times" or "from"/"to"/"fps" (any count, 1 included): answer as a range */
+  /* borrowed: Bone-API ops, mesh and world outputs of the daemon's pose
+   * requests (sk_poseops); NULL for a plain pose */
+  const struct sk_poseops *ops;
 } sk_pose;
 
 /* Parses a pose object ({"bones"?, "initialSkinMatrix"?, "output"?}) for `s`.

@@ -1,5 +1,6 @@
 #include "sk_record.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +8,9 @@
 #include "sk_store.h"
 
 /* Version 2 (docs/data-dir.md has the same table):
- *   record:   magic "SKREC\0" (6) | version u16 | flags u32 (0) | skin length u32 |
- *             glTF length u64 | skin | glTF | skeleton part | CRC-32 u32 of all before it
+ *   record:   magic "SKREC\0" (6) | version u16 | flags u32 (0, or 1: with a mesh part) |
+ *             skin length u32 | glTF length u64 | skin | glTF | skeleton part |
+ *             [mesh part: length u32 | the default mesh's JSON text] | CRC-32 u32 of all before it
  *   skeleton: bone count u32 | names size u32 | bone size u32 (556) | names | bones
  *   bone:     name offset u32 | parent i32 | index i32 | input position i32 |
  *             flags u32 (bit 0 has length, bit 1 TRS cache stale) | length f64 |
@@ -16,6 +18,8 @@
  *             bind, rest, abs bind, abs inverse bind, absolute, world f32[16] each */
 static const char k_magic[6] = {'S', 'K', 'R', 'E', 'C', '\0'};
 enum { SKEL_HEADER = 12, FLAG_HAS_LENGTH = 1u << 0, FLAG_NEED_DECOMPOSE = 1u << 1 };
+/* Record header flags: bit 0, a mesh part follows the skeleton part. */
+enum { FLAG_RECORD_MESH = 1u << 0 };
 
 /* ---- little-endian fields ------------------------------------------------------------ */
 
@@ -153,8 +157,14 @@ int sk_record_skeleton_decode(const void *data, size_t len, size_t *used, sk_ske
 }
 
 int sk_record_encode(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, sk_strbuf *out) {
+  return sk_record_encode_mesh(s, gltf, gltf_len, skin, NULL, out);
+}
+
+int sk_record_encode_mesh(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin,
+                          const char *mesh_json, sk_strbuf *out) {
   size_t skin_len = skin != NULL ? strlen(skin) : 0;
-  if (skin_len > SK_RECORD_SKIN_MAX)
+  size_t mesh_len = mesh_json != NULL ? strlen(mesh_json) : 0;
+  if (skin_len > SK_RECORD_SKIN_MAX || mesh_len > SK_RECORD_MESH_MAX)
     return SK_EINVAL;
   if (gltf == NULL)
     gltf_len = 0;
@@ -162,7 +172,7 @@ int sk_record_encode(const sk_skeleton *s, const void *gltf, size_t gltf_len, co
   unsigned char h[SK_RECORD_HEADER];
   memcpy(h, k_magic, sizeof k_magic);
   le_put(h + 6, SK_RECORD_VERSION, 2);
-  le_put(h + 8, 0, 4);
+  le_put(h + 8, mesh_json != NULL ? FLAG_RECORD_MESH : 0u, 4);
   le_put(h + 12, skin_len, 4);
   le_put(h + 16, gltf_len, 8);
   if (sk_strbuf_append(out, (const char *)h, sizeof h) || sk_strbuf_append(out, skin, skin_len) ||
@@ -171,14 +181,21 @@ int sk_record_encode(const sk_skeleton *s, const void *gltf, size_t gltf_len, co
   int rc = sk_record_skeleton_encode(s, out);
   if (rc)
     return rc;
+  if (mesh_json != NULL) {
+    unsigned char ml[4];
+    le_put(ml, mesh_len, 4);
+    if (sk_strbuf_append(out, (const char *)ml, sizeof ml) || sk_strbuf_append(out, mesh_json, mesh_len))
+      return SK_ENOMEM;
+  }
   unsigned char crc[4];
   le_put(crc, sk_store_crc32(out->data + start, out->len - start), 4);
   return sk_strbuf_append(out, (const char *)crc, sizeof crc) ? SK_ENOMEM : 0;
 }
 
 static int decode_v2(const unsigned char *p, size_t len, sk_record *rec) {
-  if (len < SK_RECORD_HEADER + 4 || le_get(p + 8, 4) != 0)
+  if (len < SK_RECORD_HEADER + 4 || (le_get(p + 8, 4) & ~(uint64_t)FLAG_RECORD_MESH) != 0)
     return SK_EFORMAT;
+  bool has_mesh = (le_get(p + 8, 4) & FLAG_RECORD_MESH) != 0;
   if ((uint32_t)le_get(p + len - 4, 4) != sk_store_crc32(p, len - 4))
     return SK_EFORMAT;
   size_t body = len - 4; /* the CRC is last */
@@ -200,9 +217,23 @@ static int decode_v2(const unsigned char *p, size_t len, sk_record *rec) {
   at += (size_t)gltf_len;
   size_t used;
   int rc = sk_record_skeleton_decode(p + at, body - at, &used, &rec->skel);
-  if (rc == 0 && at + used != body)
-    rc = SK_EFORMAT; /* bytes nobody accounts for */
-  return rc;
+  if (rc)
+    return rc;
+  at += used;
+  if (has_mesh) {
+    if (body - at < 4)
+      return SK_EFORMAT;
+    uint64_t ml = le_get(p + at, 4);
+    at += 4;
+    if (ml == 0 || ml > SK_RECORD_MESH_MAX || ml > body - at || memchr(p + at, '\0', (size_t)ml) != NULL)
+      return SK_EFORMAT;
+    if ((rec->mesh_json = malloc((size_t)ml + 1)) == NULL)
+      return SK_ENOMEM;
+    memcpy(rec->mesh_json, p + at, (size_t)ml);
+    rec->mesh_json[ml] = '\0';
+    at += (size_t)ml;
+  }
+  return at != body ? SK_EFORMAT : 0; /* bytes nobody accounts for */
 }
 
 /* ---- version 1 -------------------------------------------------------------------------
@@ -327,5 +358,6 @@ int sk_record_decode(const void *data, size_t len, sk_record *rec) {
 void sk_record_clear(sk_record *rec) {
   sk_skeleton_destroy(rec->skel);
   free(rec->skin);
+  free(rec->mesh_json);
   memset(rec, 0, sizeof *rec);
 }

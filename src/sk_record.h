@@ -35,13 +35,24 @@ typedef struct sk_record {
   const void *gltf;  /* borrowed from the decoded bytes; NULL for JSON skeletons */
   size_t gltf_len;
   char *skin;        /* owned, NUL-terminated ?skin= selector, or NULL */
+  char *mesh_json;   /* owned, NUL-terminated default mesh of a JSON skeleton, or NULL */
 } sk_record;
+
+/* Longest default mesh text a record keeps (a 64-node chain is ~13 KB). */
+#define SK_RECORD_MESH_MAX 65536
 
 /* Appends a version-2 record of `s` to `out`, with the glTF file it came
  * from (`gltf` NULL for a JSON skeleton) and the ?skin= selector (NULL for
  * none; at most SK_RECORD_SKIN_MAX bytes). 0, SK_EINVAL (selector too long,
  * more than 2^32-1 bones or name bytes), SK_ENOMEM. */
 int sk_record_encode(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, sk_strbuf *out);
+/* The same with a JSON skeleton's default mesh (`mesh_json`, the chain's
+ * JSON text, at most SK_RECORD_MESH_MAX bytes; NULL: none, and the record
+ * is byte for byte what sk_record_encode writes). With a mesh the header's
+ * flags are 1 and a mesh part (u32 length, the text) follows the skeleton
+ * part; records without one read as before. */
+int sk_record_encode_mesh(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin,
+                          const char *mesh_json, sk_strbuf *out);
 
 /* Decodes a record of either version from data[0..len). On success `*rec`
  * holds a new skeleton and a new selector (release with sk_record_clear)

@@ -342,6 +342,7 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_REST,      "/rest",         true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__rest,      sk_routes__bones_pooled},
     {SK_ROUTE_POSE,      "/pose",         true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__pose,      sk_routes__pose_pooled},
     {SK_ROUTE_POSES,     "/poses",        true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,     sk_routes__pose_pooled},
+    {SK_ROUTE_OPS,       "/ops",          true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,       sk_routes__ops_pooled},
 };
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])
 
@@ -395,13 +396,13 @@ static void no_route(sk_http_req *req) {
  * are probes and scrapers (Prometheus' `params:`, cache-busting health
  * checks) that add parameters of their own. */
 static const char *const *route_params(const sk_route *rt, int method) {
-  static const char *const skin[] = {"skin", NULL};
+  static const char *const upload[] = {"skin", "dryRun", NULL};
   static const char *const none[] = {NULL};
   if (rt->admin)
     return NULL;
   if ((rt->id == SK_ROUTE_SKELETONS && method == SK_METHOD_POST) ||
       (rt->id == SK_ROUTE_SKELETON && method == SK_METHOD_PUT))
-    return skin;
+    return upload;
   return none;
 }
 
@@ -592,14 +593,13 @@ static void dispatch(sk_routes *r, sk_http_req *req, sk_route_match *m) {
 typedef struct reload_job {
   sk_routes *routes;
   char id[SK_CACHE_ID_MAX + 1];
-  sk_skeleton *skel;
-  sk_anim *anim;
+  sk_cache_loaded loaded;
   int rc;
 } reload_job;
 
 static void reload_work(void *arg) {
   reload_job *rj = arg;
-  rj->rc = sk_cache_load_stored(rj->routes->cache, rj->id, &rj->skel, &rj->anim);
+  rj->rc = sk_cache_load_stored(rj->routes->cache, rj->id, &rj->loaded);
 }
 
 static void reload_after(sk_http_req *req, void *arg, int status) {
@@ -610,12 +610,13 @@ static void reload_after(sk_http_req *req, void *arg, int status) {
   } else {
     /* A record that cannot be read back stays stored-only: the handler's
      * sk_cache_get answers as it always did for it. */
-    if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, rj->skel, rj->anim) != 0)
+    if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, &rj->loaded) != 0)
       sk_problem(req, SK_ENOMEM, "", "out of memory");
     sk_route_match *m = request_match(req);
     if (req->resp == NULL && m != NULL)
       dispatch(r, req, m);
   }
+  sk_cache_loaded_clear(&rj->loaded); /* adopt took it all, unless it never ran */
   free(rj);
 }
 

@@ -13,6 +13,7 @@
 #include "sk_json.h"
 #include "sk_numfmt.h"
 #include "sk_problem.h"
+#include "sk_poseops.h"
 #include "sk_routes_int.h"
 
 /* A batch answer larger than this is produced while the client reads it. */
@@ -79,6 +80,12 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
+/* The pose asks for the Bone API's outputs or query results (sk_poseops),
+ * which "output" alone does not show. */
+static bool asks_world(const sk_pose *p) {
+  return p->ops != NULL && (p->ops->world || p->ops->positions || p->ops->nqueries > 0);
+}
+
 /* A pose whose "output" is empty is a 422 there (any format). Binary
  * answers carry final matrices only: a pose that asks for absolute
  * or local matrices in a binary answer gets a 422 at its "output" rather
@@ -88,7 +95,7 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
 int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, bool batch, sk_error *err) {
   /* "output": [] asks for nothing: refused rather than answered as {} */
   for (size_t i = 0; i < n; i++)
-    if (poses[i].output == 0) {
+    if (poses[i].output == 0 && !asks_world(&poses[i])) {
       char p[SK_ERROR_POINTER_MAX] = "";
       if (batch) {
         snprintf(p, sizeof p, "/poses");
@@ -96,7 +103,8 @@ int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, b
       }
       sk_pointer_push(p, sizeof p, "output");
       return sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of \"final\", "
-                                              "\"absolute\", \"local\" (or leave it out for [\"final\"])");
+                                              "\"absolute\", \"local\", \"world\", \"positions\" (or leave it "
+                                              "out for [\"final\"])");
     }
   if (fmt == SK_FMT_JSON)
     return 0;
@@ -132,6 +140,7 @@ void sk_routes__batch_free(sk_routes_batch *bj) {
   sk_cache_entry_unref(bj->entry);
   sk_strbuf_free(&bj->out);
   json_decref(bj->json);
+  sk_poseops_free(bj->opsets); /* after the poses that borrow them */
   free(bj);
 }
 
@@ -322,7 +331,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   decimal_size(poses, bj->n);
   decimal_size(mats, s->count + 1);
   const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
-  uint64_t len = (uint64_t)bj->n * (s->count + 1) * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
+  uint64_t len = sk_frames_answer_bound(bj->entry, bj->poses, bj->n, bj->fmt); /* exact for binary */
   sk_http_respond_stream(req, 200, fmt_type(bj->fmt), len, SK_ROUTES_STREAM_BLOCK, stream_produce, st,
                          stream_release, hdr);
 }
@@ -332,8 +341,12 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
  * characters), exact for binary. */
 static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes) {
   const sk_skeleton *s = bj->entry->skel;
-  size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses;
+  size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses, extra = 0;
+  for (const sk_poseops *x = bj->opsets; x != NULL; x = x->next)
+    held += sizeof *x + x->nops * sizeof *x->ops;
   for (size_t i = 0; i < bj->n; i++) {
+    if (bj->poses[i].ops != NULL) /* Bone-API outputs and queries (sk_poseops) */
+      extra += sk_poseops_answer_bytes(s, bj->poses[i].ops, bj->fmt);
     /* The parsers grow override arrays by doubling from 16: count what
      * they may have allocated, not only what they filled. */
     size_t cap = 16;
@@ -347,8 +360,8 @@ static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes)
   }
   *poses_bytes = held;
   if (bj->fmt == SK_FMT_JSON)
-    return floats * 16 + bj->n * 64 + 16;
-  return bj->n * mats * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
+    return floats * 16 + bj->n * 64 + 16 + extra;
+  return bj->n * mats * (bj->fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float) + extra;
 }
 
 /* Evaluates a parsed batch inline or on the pool (by size), answers, and
@@ -367,7 +380,7 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   /* The memory budget first: the parsed poses, and the answer (in full, or
    * a streamed answer's bounded buffers). */
   size_t poses_bytes, answer = batch_answer_bound(bj, &poses_bytes);
-  bool stream = answer > SK_ROUTES_STREAM_MIN;
+  bool stream = answer > SK_ROUTES_STREAM_MIN && !bj->bare;
   if (sk_http_reserve(req, poses_bytes + (stream ? 0 : answer)) != 0) {
     size_t n = bj->n;
     sk_routes__batch_free(bj);
@@ -388,7 +401,7 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
     return;
   }
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
-  if (fmt == SK_FMT_JSON)
+  if (fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
   rc = sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &r->sc, &bj->out);
   if (rc == SK_ENOTFINITE) {
@@ -397,7 +410,7 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
     sk_problem_err(req, &err, SK_ENOTFINITE);
     return;
   }
-  if (rc != 0 || (fmt == SK_FMT_JSON && sk_strbuf_append(&bj->out, "]}", 2)))
+  if (rc != 0 || (fmt == SK_FMT_JSON && !bj->bare && sk_strbuf_append(&bj->out, "]}", 2)))
     bj->out.failed = 1;
   sk_routes__respond_poses(r, req, bj->entry->skel, bj->n, fmt, &bj->out);
   sk_routes__batch_free(bj);

@@ -136,6 +136,7 @@ struct sk_routes_batch {
   size_t pool_reserved; /* budget bytes a pool job reserved for the poses and answer it built */
   bool stream_on_loop;  /* parsed on the pool, answered as a stream by the loop */
   bool in_poses;        /* POST /poses: an overflow's pointer is under /poses/<i> */
+  struct sk_poseops *opsets; /* owned: the Bone-API ops the poses borrow (sk_poseops) */
 };
 
 /* How sk_frames answers in `fmt` (SK_FMT_*). */
@@ -169,5 +170,11 @@ void sk_routes__pose(sk_routes *r, sk_http_req *req, const sk_route_match *m);  
 void sk_routes__poses(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* POST /poses */
 /* /pose or /poses with a large body: parsed on the pool. */
 void sk_routes__pose_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* ---- Bone-API ops on the stored skeleton (sk_routes_ops.c) ---- */
+
+void sk_routes__ops(sk_routes *r, sk_http_req *req, const sk_route_match *m);        /* POST /ops */
+/* POST /ops with a large body: parsed and applied on the pool. */
+void sk_routes__ops_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 
 #endif

@@ -13,6 +13,7 @@
 #include "sk_fastpose.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
+#include "sk_poseops.h"
 #include "sk_problem.h"
 #include "sk_routes_int.h"
 
@@ -26,7 +27,7 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
 /* Parses one pose object that may name clips (the /pose body): sampling
  * happens here, so it runs where sk_cost said it may. */
 static int parse_single(const sk_routes *r, sk_routes_batch *bj, const json_t *j, sk_error *err) {
-  int rc = r->cfg.sample(bj->entry->skel, bj->entry->anim, j, "", NULL, &bj->poses, &bj->n, err);
+  int rc = sk_poseops_sample(r->cfg.sample, bj->entry, j, "", bj->fmt, &bj->opsets, &bj->poses, &bj->n, err);
   if (!rc && bj->n > r->cfg.max_batch)
     rc = sk_error_set(err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", bj->n, r->cfg.max_batch);
   if (!rc)
@@ -38,6 +39,7 @@ static int parse_single(const sk_routes *r, sk_routes_batch *bj, const json_t *j
 static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   int fmt = sk_routes_negotiate(sk_http_header(req, "Accept"), sk_routes__pose_offers, 3);
   sk_pose pose;
+  sk_poseops *opsets = NULL; /* what `pose` borrows */
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
   int rc = e ? sk_fastpose_parse(e->skel, req->body.data, req->body.len, &pose) : SK_FASTPOSE_DECLINE;
   if (rc == SK_ENOMEM) {
@@ -70,23 +72,26 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
     }
     sk_pose *poses = NULL;
     size_t n = 0;
-    rc = r->cfg.sample(e->skel, e->anim, j, "", NULL, &poses, &n, &err);
+    rc = sk_poseops_sample(r->cfg.sample, e, j, "", fmt, &opsets, &poses, &n, &err);
     json_decref(j);
     if (!rc && n > r->cfg.max_batch) {
       sk_pose_array_free(poses, n);
       rc = sk_error_set(&err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", n, r->cfg.max_batch);
     }
     if (rc) {
+      sk_poseops_free(opsets);
       sk_cache_entry_unref(e);
       sk_problem_err(req, &err, rc);
       return;
     }
-    if (n != 1 || poses[0].frame_range) {
+    if (n != 1 || poses[0].frame_range || poses[0].ops != NULL) {
       /* A frame range ("times", "from"/"to"/"fps"), even of one frame: one
-       * result per frame, through the batch path like /poses. */
+       * result per frame, through the batch path like /poses. So is one
+       * pose with Bone-API ops, bare: its cost decides inline or pool. */
       sk_routes_batch *bj = calloc(1, sizeof *bj);
       if (bj == NULL) {
         sk_pose_array_free(poses, n);
+        sk_poseops_free(opsets);
         sk_cache_entry_unref(e);
         sk_problem(req, SK_ENOMEM, "", "out of memory");
         return;
@@ -96,6 +101,8 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
       bj->fmt = fmt;
       bj->poses = poses;
       bj->n = n;
+      bj->opsets = opsets;
+      bj->bare = n == 1 && !poses[0].frame_range;
       if (sk_routes__reject_binary_outputs(req, poses, n, fmt, 0, false)) {
         sk_routes__batch_free(bj);
         return;
@@ -108,6 +115,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   }
   if (sk_routes__reject_binary_outputs(req, &pose, 1, fmt, 0, false)) {
     sk_pose_close(&pose);
+    sk_poseops_free(opsets);
     sk_cache_entry_unref(e);
     return;
   }
@@ -115,6 +123,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
   int erc = sk_frames_eval(e, &pose, 1, &fo, &r->sc, &b);
   sk_pose_close(&pose);
+  sk_poseops_free(opsets);
   if (erc == SK_ENOTFINITE) {
     sk_error err;
     sk_error_clear(&err);
@@ -145,7 +154,7 @@ static int parse_batch(const sk_routes *r, sk_routes_batch *bj, const json_t *j,
     sk_pointer_push_index(p, sizeof p, i);
     sk_pose *item = NULL;
     size_t k = 0;
-    rc = r->cfg.sample(bj->entry->skel, bj->entry->anim, json_array_get(poses, i), p, NULL, &item, &k, err);
+    rc = sk_poseops_sample(r->cfg.sample, bj->entry, json_array_get(poses, i), p, fmt, &bj->opsets, &item, &k, err);
     if (rc)
       break;
     /* A frame range inside a batch contributes one pose per frame. */

@@ -9,7 +9,9 @@
 #include "sk_error.h"
 #include "sk_eval.h"
 #include "sk_gltf.h"
+#include "sk_gltf_mesh.h"
 #include "sk_json.h"
+#include "sk_ops.h"
 #include "sk_numfmt.h"
 #include "sk_problem.h"
 #include "sk_routes_int.h"
@@ -47,19 +49,42 @@ static void write_slots(sk_strbuf *b, const sk_skeleton *s) {
   sk_strbuf_append(b, "]", 1);
 }
 
-/* {"id","bones","order","slots"} */
-static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
+/* ,"mesh":<chain>|null and, for a glTF skeleton, ,"skin":k,"skins":[...]
+ * (texts made by jansson at the put, copied in as they are). */
+static void write_mesh_skins(sk_strbuf *b, const char *mesh_json, const char *skins_json, long long skin) {
+  sk_strbuf_append(b, ",\"mesh\":", 8);
+  if (mesh_json != NULL)
+    sk_strbuf_append(b, mesh_json, strlen(mesh_json));
+  else
+    sk_strbuf_append(b, "null", 4);
+  if (skins_json != NULL) {
+    sk_strbuf_append(b, ",\"skin\":", 8);
+    write_int(b, skin);
+    sk_strbuf_append(b, ",\"skins\":", 9);
+    sk_strbuf_append(b, skins_json, strlen(skins_json));
+  }
+}
+
+/* {"id","bones","order","slots","mesh","skin"?,"skins"?} of a skeleton stored or,
+ * for a dry run, only built. */
+static void write_summary_of(sk_strbuf *b, const char *id, const sk_skeleton *s, const char *mesh_json,
+                             const char *skins_json, long long skin) {
   sk_strbuf_append(b, "{\"id\":", 6);
-  sk_json_write_string(b, e->id);
+  sk_json_write_string(b, id);
   sk_strbuf_append(b, ",\"bones\":", 9);
-  write_uint(b, e->bone_count);
+  write_uint(b, s->count);
   sk_strbuf_append(b, ",\"order\":", 9);
-  sk_eval_write_order(e->skel, b);
-  write_slots(b, e->skel);
+  sk_eval_write_order(s, b);
+  write_slots(b, s);
+  write_mesh_skins(b, mesh_json, skins_json, skin);
   sk_strbuf_append(b, "}", 1);
 }
 
-/* {"id","order","slots","bones":[{"name","parent","index","length"?,"local","bind","rest"}]} */
+static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
+  write_summary_of(b, e->id, e->skel, e->mesh_json, e->skins_json, e->skin);
+}
+
+/* {"id","order","slots","bones":[{"name","parent","index","length"?,"local","bind","rest"}],...} */
 static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
   const sk_skeleton *s = e->skel;
   sk_strbuf_append(b, "{\"id\":", 6);
@@ -96,6 +121,7 @@ static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
     sk_anim_write_clips_json(e->anim, b);
   else
     sk_strbuf_append(b, "[]", 2);
+  write_mesh_skins(b, e->mesh_json, e->skins_json, e->skin);
   sk_strbuf_append(b, "}", 1);
 }
 
@@ -158,13 +184,14 @@ typedef struct upload_job {
   bool has_id;             /* PUT: id given; POST: derived (JSON: into id) */
   sk_skeleton *s;
   sk_anim *anim;
+  sk_gltf_extra extra;     /* glTF: default mesh and skins; JSON: mesh_json alone */
+  bool dry_run;            /* ?dryRun=true: build, answer, store nothing */
   sk_error err;
   int rc;
   size_t reserved;         /* bytes of the memory budget held for the import */
 } upload_job;
 
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
-                        sk_anim *anim);
+static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, upload_job *uj);
 
 /* Imports a glTF skin: its in-memory size is estimated from the file's
  * counts and refused past --max-skeleton-mb, then reserved in the memory
@@ -189,6 +216,8 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
   }
   if (!rc)
     rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
+  if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
+    sk_error_set(&uj->err, rc, "", "out of memory");
   sk_gltf_destroy(g);
   return rc;
 }
@@ -206,7 +235,24 @@ static void upload_work(void *arg) {
     sk_budget_release(r->cfg.budget, tree);
     return;
   }
+  /* "mesh" (the default mesh) is ours, not the skeleton parser's: taken out
+   * for it, put back for the content id (same bones, other mesh: other id). */
+  json_t *mesh = json_incref(json_object_get(j, "mesh"));
+  json_object_del(j, "mesh");
   uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
+  if (!uj->rc && mesh != NULL) {
+    bool has;
+    sk_mesh m;
+    if ((uj->rc = sk_ops_parse_mesh(mesh, "/mesh", &has, &m, &uj->err)) == 0 && has &&
+        (uj->extra.mesh_json = json_dumps(mesh, JSON_COMPACT)) == NULL)
+      uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
+    if (uj->rc) {
+      sk_skeleton_destroy(uj->s);
+      uj->s = NULL;
+    }
+  }
+  if (mesh != NULL)
+    json_object_set_new(j, "mesh", mesh);
   if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0) {
     sk_skeleton_destroy(uj->s);
     uj->s = NULL;
@@ -216,17 +262,34 @@ static void upload_work(void *arg) {
   sk_budget_release(r->cfg.budget, tree);
 }
 
+/* A dry run's answer: what the upload would store (and under which id),
+ * 200, nothing stored or evicted. */
+static void dry_run_answer(sk_http_req *req, const char *id, const upload_job *uj) {
+  sk_strbuf b = {0};
+  write_summary_of(&b, id, uj->s, uj->extra.mesh_json, uj->gltf ? uj->extra.skins_json : NULL,
+                   (long long)uj->extra.skin);
+  sk_routes__respond_json(req, 200, &b, NULL);
+}
+
 static void upload_after(sk_http_req *req, void *arg, int status) {
   upload_job *uj = arg;
-  static const sk_cache_source json_source = {NULL, 0, NULL};
   if (status == SK_EBUSY)
     sk_problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
   else if (uj->rc)
     sk_problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
   else if (uj->gltf)
-    gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj->skin, uj->s, uj->anim);
-  else
+    gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj);
+  else if (uj->dry_run)
+    dry_run_answer(req, uj->id, uj);
+  else {
+    const sk_cache_source json_source = {.mesh_json = uj->extra.mesh_json};
     store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
+  }
+  if (status == SK_EBUSY || uj->rc || uj->dry_run) { /* built but not stored */
+    sk_skeleton_destroy(uj->s);
+    sk_anim_destroy(uj->anim);
+  }
+  sk_gltf_extra_clear(&uj->extra);
   sk_budget_release(uj->routes->cfg.budget, uj->reserved);
   free(uj);
 }
@@ -247,6 +310,13 @@ static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
   uj->gltf = sk_routes__gltf_type(sk_http_header(req, "Content-Type")) != 0;
   uj->skin = uj->gltf ? sk_http_query(req, "skin") : NULL;
   uj->has_id = given_id != NULL;
+  const char *dry = sk_http_query(req, "dryRun");
+  if (dry != NULL && strcmp(dry, "true") != 0 && strcmp(dry, "false") != 0) {
+    free(uj);
+    sk_problem(req, SK_EINVAL, "", "dryRun is true or false, not \"%s\"", dry);
+    return;
+  }
+  uj->dry_run = dry != NULL && strcmp(dry, "true") == 0;
   if (given_id != NULL)
     snprintf(uj->id, sizeof uj->id, "%s", given_id);
   if (req->body.len >= r->cfg.pool_upload) {
@@ -261,8 +331,8 @@ static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
 }
 
 /* Stores an imported glTF skin. A POST id hashes the file and the selector. */
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, const char *skin, sk_skeleton *s,
-                        sk_anim *anim) {
+static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, upload_job *uj) {
+  const char *skin = uj->skin;
   char derived[17];
   const char *id = given_id;
   if (id == NULL) {
@@ -274,8 +344,13 @@ static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, co
     snprintf(derived, sizeof derived, "%016llx", (unsigned long long)h);
     id = derived;
   }
-  sk_cache_source src = {req->body.data, req->body.len, skin};
-  store_and_answer(r, req, id, given_id == NULL, s, anim, &src);
+  if (uj->dry_run) {
+    dry_run_answer(req, id, uj);
+    return;
+  }
+  sk_cache_source src = {req->body.data, req->body.len, skin, uj->extra.mesh_json, uj->extra.skins_json,
+                         (int32_t)uj->extra.skin};
+  store_and_answer(r, req, id, given_id == NULL, uj->s, uj->anim, &src);
 }
 
 /* The detail of a failed put; nothing was changed in any case. */

@@ -246,6 +246,44 @@ START_TEST(a_round_trip_keeps_every_bit_and_the_source) {
 }
 END_TEST
 
+/* A JSON skeleton's default mesh: flags bit 0 and a mesh part; without a
+ * mesh the bytes are exactly sk_record_encode's (old readers still read them). */
+START_TEST(a_mesh_part_round_trips_and_without_one_nothing_changes) {
+  sk_skeleton *s = json_skeleton(k_skel);
+  sk_skeleton_prepare(s);
+  sk_strbuf a = {0}, b = {0}, m = {0};
+  ck_assert_int_eq(sk_record_encode(s, NULL, 0, NULL, &a), 0);
+  ck_assert_int_eq(sk_record_encode_mesh(s, NULL, 0, NULL, NULL, &b), 0);
+  ck_assert_uint_eq(a.len, b.len);
+  ck_assert(memcmp(a.data, b.data, a.len) == 0);
+  const char *mesh = "{\"position\":[1,2,3],\"scaling\":[1,1,-1]}";
+  ck_assert_int_eq(sk_record_encode_mesh(s, NULL, 0, NULL, mesh, &m), 0);
+  ck_assert_uint_eq(m.len, a.len + 4 + strlen(mesh));
+  ck_assert_uint_eq((unsigned char)m.data[8], 1); /* flags */
+  sk_record rec;
+  ck_assert_int_eq(sk_record_decode(m.data, m.len, &rec), 0);
+  ck_assert_str_eq(rec.mesh_json, mesh);
+  expect_same(s, rec.skel);
+  sk_record_clear(&rec);
+  ck_assert_int_eq(sk_record_decode(a.data, a.len, &rec), 0);
+  ck_assert_ptr_null(rec.mesh_json);
+  sk_record_clear(&rec);
+  /* flags that promise a mesh part the bytes do not hold: not a record */
+  a.data[8] = 1;
+  uint32_t crc = sk_store_crc32((const unsigned char *)a.data, a.len - 4);
+  for (int i = 0; i < 4; i++)
+    a.data[a.len - 4 + (size_t)i] = (char)(crc >> (8 * i));
+  ck_assert_int_eq(sk_record_decode(a.data, a.len, &rec), SK_EFORMAT);
+  /* an unknown flag bit: not a record */
+  m.data[8] = 2;
+  ck_assert_int_eq(sk_record_decode(m.data, m.len, &rec), SK_EFORMAT);
+  sk_strbuf_free(&a);
+  sk_strbuf_free(&b);
+  sk_strbuf_free(&m);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 START_TEST(a_glb_skeleton_round_trips_with_its_file) {
   size_t glen;
   unsigned char *glb = sk_test_read_asset("RiggedSimple.glb", &glen);
@@ -393,6 +431,7 @@ static Suite *record_suite(void) {
   t = tcase_create("round_trip");
   tcase_add_test(t, a_round_trip_keeps_every_bit_and_the_source);
   tcase_add_test(t, a_glb_skeleton_round_trips_with_its_file);
+  tcase_add_test(t, a_mesh_part_round_trips_and_without_one_nothing_changes);
   suite_add_tcase(s, t);
   t = tcase_create("validity");
   tcase_set_timeout(t, 60);

@@ -293,7 +293,7 @@ START_TEST(skeletons_are_created_listed_read_replaced_and_deleted) {
   sk_httpc_resp r;
   req("PUT", "/v1/skeletons/a", NULL, skel, &r);
   ck_assert_int_eq(r.status, 201);
-  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"bones\":2,\"order\":[\"hips\",\"spine\"],\"slots\":[0,1]}");
+  ck_assert_str_eq(r.body, "{\"id\":\"a\",\"bones\":2,\"order\":[\"hips\",\"spine\"],\"slots\":[0,1],\"mesh\":null}");
   sk_httpc_free(&r);
   req("PUT", "/v1/skeletons/a", NULL, skel, &r);
   ck_assert_int_eq(r.status, 200);
@@ -327,7 +327,7 @@ START_TEST(skeletons_are_created_listed_read_replaced_and_deleted) {
                            "\"rest\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"
                            "{\"name\":\"spine\",\"parent\":\"hips\",\"index\":1,\"length\":1.5,"
                            "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],\"bind\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],"
-                           "\"rest\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}],\"animations\":[]}");
+                           "\"rest\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}],\"animations\":[],\"mesh\":null}");
   sk_httpc_free(&r);
   req("DELETE", "/v1/skeletons/a", NULL, NULL, &r);
   ck_assert_int_eq(r.status, 204);

@@ -1,9 +1,11 @@
 // The preview page: picks a stored skeleton, draws its skinned mesh from the
 // server's final matrices, plays its clips from frame ranges fetched ahead
-// of the playhead, and edits the picked bone through pose overrides.
+// of the playhead, and edits the picked bone through the API's ops (rotate
+// about a local or world axis, IK drag, look-at), which ride along with
+// every later pose request so what the page shows is what any client gets.
 import { Api, ApiError } from "./api.js";
 import { loadSkinnedMesh } from "./glb.js";
-import { fmt, identity, invert, lookAt, mul, perspective, qaxis, qmul, rotationOf, transformPoint } from "./mat.js";
+import { fmt, identity, invert, lookAt, mul, perspective, rayPlane, transformPoint } from "./mat.js";
 import { Renderer } from "./render.js";
 
 const FPS = 30;          // frames per second fetched for playback
@@ -11,16 +13,13 @@ const CHUNK = 1;         // seconds per range request
 const AHEAD = 2;         // chunks kept requested ahead of the playhead
 const $ = (id) => document.getElementById(id);
 
-// Hooks for the edits that need server ops the Bone API work is adding
-// (world-axis rotate, IK drag, look-at). They stay disabled until those ops
-// exist: faking them in the page would show what no other client gets.
-export const hooks = { worldRotate: null, ikDrag: null, lookAt: null };
+const MAX_OPS = 64;       // edits kept; older rotates are merged before this
 
 const api = new Api("");
 const st = {
   id: null, info: null, bones: [], byName: new Map(), mesh: null, meshNote: "",
   clip: null, time: 0, playing: false, speed: 1, loop: true,
-  overrides: {}, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
+  ops: [], edit: null, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
   cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
   fitted: false, timing: { ms: 0, frames: 0 },
 };
@@ -90,12 +89,13 @@ async function open(id) {
   st.id = id;
   st.gen++;
   st.chunks.clear();
-  st.overrides = {};
+  st.ops = [];
+  st.edit = null;
   st.picked = null;
   $("hover").hidden = true;
-  $("overrides").textContent = "{}";
+  showOps();
   $("picked-name").textContent = "(none)";
-  for (const el of ["m-local", "m-abs", "m-pos"]) $(el).textContent = "";
+  for (const el of ["m-local", "m-abs", "m-world", "m-pos"]) $(el).textContent = "";
   st.fitted = false;
   st.lastMats = null;
   $("skeletons").value = id;
@@ -158,10 +158,16 @@ function buildTree() {
 
 // ---- poses -------------------------------------------------------------------
 
+// The API's "mesh" for this skeleton as the page draws it: the GLB's node
+// chain above the skinned mesh (null without a GLB: the armature is drawn in
+// skeleton space). Sent explicitly, so the world space of the ops and of
+// "world"/"positions" is the page's whatever default mesh the daemon keeps.
+function apiMesh() { return st.mesh ? st.mesh.apiMesh : null; }
+
 function poseBody(extra) {
   const body = {};
   if (st.clip) { body.animation = st.clip.name; if (st.loop) body.loop = true; }
-  if (Object.keys(st.overrides).length) body.bones = st.overrides;
+  if (st.ops.length) { body.ops = st.ops; body.mesh = apiMesh(); }
   return Object.assign(body, extra);
 }
 
@@ -205,13 +211,15 @@ function prefetch(t) {
 }
 
 // Exactly the pose at time t (one request): for scrubbing, pausing, tests.
-async function seek(t) {
+// `latest`: draw the answer even if the ops moved on meanwhile (a drag's
+// steps: the picture follows the handle instead of waiting for it to stop).
+async function seek(t, latest = false) {
   st.time = t;
-  const gen = st.gen;
+  const gen = st.gen, id = st.id;
   const r = await api.framesMat3x4(st.id, poseBody(st.clip ? { time: t } : {}));
   st.timing = { ms: r.ms, frames: 1 };
   showTiming();
-  if (gen !== st.gen) return;
+  if (gen !== st.gen && !(latest && id === st.id)) return;
   applyMats(r.data.subarray(0, r.mats * 12));
   updateTimeUi();
   if (st.picked) refreshNumbers();
@@ -249,6 +257,16 @@ function boneWorlds(mats) {
 
 function updateArmature() {
   const seg = [], pts = [];
+  if (st.edit) {
+    // The edit's target handle: a magenta cross, about a tenth of the view wide.
+    const t = st.edit.target, r = st.cam.dist * 0.06, col = [1, 0.2, 1];
+    for (let a = 0; a < 3; a++) {
+      const lo = t.slice(), hi = t.slice();
+      lo[a] -= r; hi[a] += r;
+      seg.push([lo, hi, col]);
+    }
+    pts.push([t, col]);
+  }
   for (const b of st.bones) {
     const w = st.lastWorlds.get(b.name).world;
     const p = [w[12], w[13], w[14]];
@@ -402,8 +420,14 @@ async function refreshNumbers() {
   const b = st.byName.get(st.picked);
   if (!b) return;
   const gen = st.gen;
-  const r = await api.poseJson(st.id, poseBody({ ...(st.clip ? { time: st.time } : {}), output: ["final", "local", "absolute"] }));
+  const r = await api.poseJson(st.id, numbersBody());
   if (gen !== st.gen || st.picked !== b.name) return null;
+  // "world" and "positions" cover every bone, in the order of GET's "bones".
+  const k = st.bones.indexOf(b);
+  b.curWorld = r.world.slice(16 * k, 16 * k + 16);
+  b.curPos = r.positions.slice(3 * k, 3 * k + 3);
+  $("m-world").textContent = fmt(b.curWorld);
+  $("m-pos").textContent = b.curPos.map((v) => v.toFixed(4)).join(" ");
   if (b.index < 0) {
     $("m-local").textContent = "(not a joint: no output slot)";
     $("m-abs").textContent = "";
@@ -412,31 +436,140 @@ async function refreshNumbers() {
     b.curAbs = r.absolute.slice(16 * b.index, 16 * b.index + 16);
     $("m-local").textContent = fmt(b.curLocal);
     $("m-abs").textContent = fmt(b.curAbs);
-    const w = mul(b.curAbs, st.mesh ? st.mesh.world : identity());
-    $("m-pos").textContent = [w[12], w[13], w[14]].map((v) => v.toFixed(4)).join(" ");
   }
   return r;
 }
 
-async function rotatePicked(axis, degrees) {
+// The JSON pose the numbers panel asks for: the drawn pose (same clip time,
+// same ops) with the matrices and world positions of every bone.
+function numbersBody() {
+  return { ...poseBody(st.clip ? { time: st.time } : {}), mesh: apiMesh(), output: ["final", "local", "absolute", "world", "positions"] };
+}
+
+function pickedBone() {
   const b = st.byName.get(st.picked);
   if (!b) throw new Error("pick a bone first (bone tree or click in the view)");
-  if (b.index < 0) throw new Error(`${b.name} is not a joint: it has no output slot to check`);
-  setPlaying(false);
-  const base = st.overrides[b.name]?.rotationQuaternion || rotationOf((await refreshNumbers(), b.curLocal));
-  const ax = [[1, 0, 0], [0, 1, 0], [0, 0, 1]][axis];
-  // Local axis: the delta applies in the bone's own frame, before its rotation.
-  const q = qmul(base, qaxis(ax, (degrees * Math.PI) / 180));
-  st.overrides[b.name] = { rotationQuaternion: q };
-  $("overrides").textContent = JSON.stringify(st.overrides, null, 1);
+  return b;
+}
+
+function showOps() {
+  $("ops").textContent = st.ops.length ? JSON.stringify(st.ops).replace(/\},\{/g, "},\n{") : "[]";
+}
+
+// Replaces the ops and shows their pose; a refused list (422: the daemon's
+// problem detail goes to the banner) is taken back, so later requests carry
+// only what the daemon accepted.
+async function setOps(ops) {
+  const prev = st.ops;
+  st.ops = ops;
   st.gen++;
-  await seek(st.time);
+  showOps();
+  try {
+    await seek(st.time);
+  } catch (e) {
+    st.ops = prev;
+    st.gen++;
+    showOps();
+    throw e;
+  }
+}
+
+// Babylon's bone.rotate(axis, amount, space, mesh) as an op, after every
+// earlier one (and after the clip sample). A rotate right after one about
+// the same bone, axis and space adds to its amount: the same rotation.
+async function rotatePicked(axis, degrees, space = $("rot-space").value) {
+  const b = pickedBone();
+  setPlaying(false);
+  const ax = [[1, 0, 0], [0, 1, 0], [0, 0, 1]][axis];
+  const amount = (degrees * Math.PI) / 180;
+  const ops = st.ops.slice(), last = ops[ops.length - 1];
+  if (last && last.op === "rotate" && last.bone === b.name && last.space === space && last.axis.every((v, i) => v === ax[i]))
+    ops[ops.length - 1] = { ...last, amount: last.amount + amount };
+  else if (ops.length >= MAX_OPS) throw new Error(`${MAX_OPS} edits already: reset to rest first`);
+  else ops.push({ op: "rotate", bone: b.name, axis: ax, amount, space });
+  await setOps(ops);
+}
+
+// IK drag and look-at: a target handle, dragged on the plane through it
+// facing the camera; each step replaces the edit's one op (ik: one update()
+// of BoneIKController on the picked bone and its parent; lookAt: of
+// BoneLookController). Positions are world space: the page's mesh.
+function startEdit(kind) {
+  const b = pickedBone();
+  if (kind === "ik" && !(b.parentBone && b.parentBone.parentBone))
+    throw new Error(`IK needs a chain: ${b.name} has no parent and grandparent (pick the lower bone, e.g. a shin or forearm)`);
+  setPlaying(false);
+  const w = st.lastWorlds.get(b.name).world;
+  let target;
+  if (kind === "ik") {
+    // Start at the chain's end: the bone's first child, where IK puts the tip.
+    const c = b.children[0];
+    const cw = c ? st.lastWorlds.get(c.name).world : w;
+    target = [cw[12], cw[13], cw[14]];
+  } else {
+    // Start in front of the bone, towards the camera.
+    const eye = camera().eye, p = [w[12], w[13], w[14]];
+    const d = [eye[0] - p[0], eye[1] - p[1], eye[2] - p[2]], l = Math.hypot(...d) || 1;
+    target = p.map((v, i) => v + (d[i] / l) * st.cam.dist * 0.25);
+  }
+  st.edit = { kind, bone: b.name, target, op: -1 };
+  $("edit-note").textContent = `${kind === "ik" ? "IK" : "look-at"} on ${b.name}: drag the magenta handle`;
+  updateArmature();
+  draw();
+}
+
+function stopEdit() {
+  st.edit = null;
+  $("edit-note").textContent = "";
+  if (st.lastWorlds) { updateArmature(); draw(); }
+}
+
+function editOp(e) {
+  const op = e.kind === "ik" ? { op: "ik", bone: e.bone, target: e.target.slice() } : { op: "lookAt", bone: e.bone, target: e.target.slice() };
+  const pole = Number($("pole-angle").value);
+  if (e.kind === "ik" && pole) op.poleAngle = (pole * Math.PI) / 180;
+  return op;
+}
+
+// Moves the handle; one request in flight at a time, the latest target wins.
+let sending = null, again = false;
+function moveTarget(target) {
+  const e = st.edit;
+  if (!e) throw new Error("no IK or look-at edit started");
+  e.target = target;
+  const ops = st.ops.slice();
+  if (e.op < 0) {
+    if (ops.length >= MAX_OPS) throw new Error(`${MAX_OPS} edits already: reset to rest first`);
+    e.op = ops.length;
+    ops.push(editOp(e));
+  } else ops[e.op] = editOp(e);
+  const good = st.ops;
+  st.ops = ops;
+  st.gen++;
+  showOps();
+  updateArmature();
+  draw();
+  if (sending) { again = true; return sending; }
+  sending = (async () => {
+    try {
+      do { again = false; await seek(st.time, true); } while (again);
+    } catch (err) {
+      if (st.edit === e && e.op >= good.length) e.op = -1;
+      st.ops = good;
+      st.gen++;
+      showOps();
+      showError(err);
+    } finally { sending = null; }
+  })();
+  return sending;
 }
 
 async function resetToRest() {
   setPlaying(false);
-  st.overrides = {};
-  $("overrides").textContent = "{}";
+  st.ops = [];
+  st.edit = null;
+  $("edit-note").textContent = "";
+  showOps();
   st.clip = null;
   $("clip").value = "";
   st.gen++;
@@ -489,6 +622,9 @@ function wire() {
     seek(0).then(() => setPlaying(!!st.clip)).catch(showError);
   };
   const rb = $("rot-buttons");
+  $("ik").onclick = () => { try { startEdit("ik"); } catch (e) { showError(e); } };
+  $("look").onclick = () => { try { startEdit("look"); } catch (e) { showError(e); } };
+  $("stop-edit").onclick = stopEdit;
   ["X", "Y", "Z"].forEach((n, axis) => {
     for (const sign of [-1, 1]) {
       const btn = document.createElement("button");
@@ -498,21 +634,27 @@ function wire() {
     }
   });
   $("reset").onclick = () => resetToRest().catch(showError);
-  for (const btn of document.querySelectorAll("[data-hook]")) {
-    if (hooks[btn.dataset.hook]) { btn.disabled = false; btn.onclick = () => hooks[btn.dataset.hook](st); }
-  }
   $("copy-curl").onclick = () => navigator.clipboard?.writeText(api.lastCurl);
   api.onRequest = (line) => ($("curl").textContent = line);
 
   // Orbit (drag), zoom (wheel), hover names and click-to-pick.
   const cv = $("canvas");
   let drag = null;
-  cv.onpointerdown = (e) => { drag = { x: e.clientX, y: e.clientY, moved: false }; cv.setPointerCapture(e.pointerId); };
+  cv.onpointerdown = (e) => {
+    drag = { x: e.clientX, y: e.clientY, moved: false, handle: onHandle(e) };
+    cv.setPointerCapture(e.pointerId);
+  };
   cv.onpointerup = (e) => {
-    if (drag && !drag.moved) { const b = boneAt(e); if (b) pick(b.name); }
+    if (drag && !drag.moved && !drag.handle) { const b = boneAt(e); if (b) pick(b.name); }
     drag = null;
   };
   cv.onpointermove = (e) => {
+    if (drag && drag.handle) {
+      drag.moved = true;
+      const p = targetAt(e);
+      if (p) moveTarget(p);
+      return;
+    }
     if (drag) {
       const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
       if (Math.abs(dx) + Math.abs(dy) > 2) drag.moved = true;
@@ -526,6 +668,7 @@ function wire() {
     h.hidden = !b;
     if (b) { h.textContent = b.name; h.style.left = `${e.offsetX + cv.offsetLeft + 12}px`; h.style.top = `${e.offsetY + cv.offsetTop}px`; }
   };
+  cv.onpointerleave = () => ($("hover").hidden = true);
   cv.onwheel = (e) => { e.preventDefault(); st.cam.dist *= Math.exp(e.deltaY * 0.001); if (st.lastWorlds) draw(); };
 
   // Drag-and-drop anywhere on the page.
@@ -538,6 +681,34 @@ function wire() {
     const f = e.dataTransfer.files[0];
     if (f) upload(f).catch(showError);
   });
+}
+
+// The canvas point under the pointer in device pixels, and the ray there.
+function canvasXY(e) {
+  const cv = $("canvas");
+  return [e.offsetX * cv.width / cv.clientWidth, e.offsetY * cv.height / cv.clientHeight];
+}
+
+function onHandle(e) {
+  if (!st.edit) return false;
+  const [x, y, w] = project(st.edit.target), [px, py] = canvasXY(e);
+  return w > 0 && Math.hypot(x - px, y - py) < 12 * $("canvas").width / $("canvas").clientWidth;
+}
+
+// Where the pointer's ray meets the plane through the target facing the
+// camera: the handle moves parallel to the screen, as in Blender's grab.
+function targetAt(e) {
+  const cv = $("canvas"), [px, py] = canvasXY(e);
+  const { view, proj } = matrices(), inv = invert(mul(view, proj));
+  const un = (z) => {
+    const x = (px / cv.width) * 2 - 1, y = 1 - (py / cv.height) * 2;
+    const v = [x * inv[0] + y * inv[4] + z * inv[8] + inv[12], x * inv[1] + y * inv[5] + z * inv[9] + inv[13],
+      x * inv[2] + y * inv[6] + z * inv[10] + inv[14], x * inv[3] + y * inv[7] + z * inv[11] + inv[15]];
+    return [v[0] / v[3], v[1] / v[3], v[2] / v[3]];
+  };
+  const a = un(-1), b = un(1), c = camera();
+  const n = [c.eye[0] - c.target[0], c.eye[1] - c.target[1], c.eye[2] - c.target[2]];
+  return rayPlane(a, [b[0] - a[0], b[1] - a[1], b[2] - a[2]], st.edit.target, n);
 }
 
 function boneAt(e) {
@@ -556,7 +727,12 @@ function boneAt(e) {
 
 // What the browser tests drive (and a console user may too).
 window.skPreview = {
-  state: st, hooks, api, showError, open, seek, pick, rotatePicked, resetToRest, upload, camera, refreshNumbers,
+  state: st, api, showError, open, seek, pick, rotatePicked, resetToRest, upload, camera, refreshNumbers,
+  startEdit, stopEdit, moveTarget, setOps, numbersBody, poseBody,
+  // Resolves when the edit's drag requests have all been answered.
+  idle: () => sending || Promise.resolve(),
+  // The pose and the joint positions the page draws now (world space).
+  drawn() { return st.bones.map((b) => { const w = st.lastWorlds.get(b.name).world; return [w[12], w[13], w[14]]; }); },
   setPlaying, setClip(name) {
     st.clip = st.info.animations.find((a) => a.name === name || String(a.index) === String(name)) || null;
     $("clip").value = st.clip ? String(st.clip.index) : "";
@@ -568,7 +744,7 @@ window.skPreview = {
   show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
   // Where bone `name`'s joint is drawn, in CSS pixels from the page's corner.
   screenOf(name) {
-    const b = st.byName.get(name), cv = $("canvas");
+    const b = name === "handle" ? (st.edit ? { screenPos: st.edit.target } : null) : st.byName.get(name), cv = $("canvas");
     if (!b || !b.screenPos) return null;
     const [x, y] = project(b.screenPos), r = cv.getBoundingClientRect();
     return { x: r.left + x * cv.clientWidth / cv.width, y: r.top + y * cv.clientHeight / cv.height };

@@ -2,7 +2,7 @@
 // (POSITION, NORMAL, JOINTS_0, WEIGHTS_0, indices) and the world matrix
 // Babylon.js gives that mesh. Every offset and count is checked; a bad
 // file throws an Error whose message names the field.
-import { compose, identity, mul } from "./mat.js";
+import { compose, decompose, identity, mul } from "./mat.js";
 
 const COMPONENTS = { SCALAR: 1, VEC2: 2, VEC3: 3, VEC4: 4, MAT4: 16 };
 const TYPES = {
@@ -75,8 +75,24 @@ function meshWorld(json, meshNode, skin) {
   let p = root >= 0 ? parent[root] : -1;
   if (p === meshNode) p = parent[meshNode];
   let world = identity();
-  for (; p >= 0; p = parent[p]) if (nodes[p].skin === undefined) world = mul(world, nodeLocal(nodes[p]));
-  return world;
+  const above = [];
+  for (; p >= 0; p = parent[p]) if (nodes[p].skin === undefined) { world = mul(world, nodeLocal(nodes[p])); above.push(nodes[p]); }
+  return { world, apiMesh: apiMesh(above) };
+}
+
+// The same chain as the API's "mesh" (a TransformNode and its parents:
+// Compose(scaling, rotationQuaternion, position) × parent world), so the
+// world space of the ops and of "world"/"positions" is the one the page
+// draws in. null when the chain is empty (identity: no tNode).
+function apiMesh(chain) {
+  let node = null;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const n = chain[i];
+    const trs = n.matrix ? decompose(n.matrix)
+      : { scaling: n.scale || [1, 1, 1], rotationQuaternion: n.rotation || [0, 0, 0, 1], position: n.translation || [0, 0, 0] };
+    node = node ? { ...trs, parent: node } : trs;
+  }
+  return node;
 }
 
 // Area-weighted vertex normals for a primitive that has none (Fox has none);
@@ -96,7 +112,7 @@ function smoothNormals(pos, idx) {
 // The skinned mesh of the skin the daemon uses by default (skin 0, as a PUT
 // without ?skin= stores): every node with a mesh and that skin (RobotExpressive
 // has several) drawn with the one world matrix Babylon gives them.
-// { world, primitives: [{position, normal, joints, weights, indices}], jointCount, bounds }
+// { world, apiMesh (world as the API's "mesh"), primitives: [{position, normal, joints, weights, indices}], jointCount, bounds }
 export function loadSkinnedMesh(buf, skinIndex = 0) {
   const g = parseGlb(buf);
   const json = g.json;
@@ -131,5 +147,6 @@ export function loadSkinnedMesh(buf, skinIndex = 0) {
     });
   }
   if (!primitives.length) throw new Error(`skin ${skinIndex}'s meshes have no triangle primitive with POSITION, JOINTS_0 and WEIGHTS_0`);
-  return { world: meshWorld(json, meshNodes[0], skin), primitives, jointCount: skin.joints.length, bounds: [lo, hi] };
+  const { world, apiMesh: node } = meshWorld(json, meshNodes[0], skin);
+  return { world, apiMesh: node, primitives, jointCount: skin.joints.length, bounds: [lo, hi] };
 }

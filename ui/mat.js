@@ -82,6 +82,24 @@ export function rotationOf(m) {
   return [x, y, z, w];
 }
 
+// A TRS matrix as the API's mesh node {scaling, rotationQuaternion,
+// position}: compose() of the result gives m back (a negative determinant
+// goes to the x scale, as rotationOf() takes it out of the first row).
+export function decompose(m) {
+  const det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) + m[2] * (m[4] * m[9] - m[5] * m[8]);
+  const sx = Math.hypot(m[0], m[1], m[2]) * (det < 0 ? -1 : 1);
+  return { scaling: [sx, Math.hypot(m[4], m[5], m[6]), Math.hypot(m[8], m[9], m[10])], rotationQuaternion: rotationOf(m), position: [m[12], m[13], m[14]] };
+}
+
+// Where the ray from `origin` along `dir` meets the plane through `p` with
+// normal `n`; null when it runs parallel to it or the plane is behind.
+export function rayPlane(origin, dir, p, n) {
+  const d = dir[0] * n[0] + dir[1] * n[1] + dir[2] * n[2];
+  if (Math.abs(d) < 1e-12) return null;
+  const t = ((p[0] - origin[0]) * n[0] + (p[1] - origin[1]) * n[1] + (p[2] - origin[2]) * n[2]) / d;
+  return t > 0 ? [origin[0] + t * dir[0], origin[1] + t * dir[1], origin[2] + t * dir[2]] : null;
+}
+
 // Hamilton product a ⊗ b (Babylon's a.multiply(b)).
 export function qmul(a, b) {
   return [

@@ -233,13 +233,23 @@ def main():
     add(name="put-babylon-page", description="The three-bone example of Babylon's 'Bone class internals' page.",
         method="PUT", path="/v1/skeletons/babylon-page", headers=J, body_file="skeleton-babylon-page.json",
         request_schema="skeleton.json", status=201, response_schema="skeleton-created.json",
-        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"], "slots": [0, 1, 2]})
+        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"],  "slots": [0, 1, 2],
+                       "mesh": None})
     add(name="put-babylon-page-again", description="Same id again: replaced, 200.", method="PUT",
         path="/v1/skeletons/babylon-page", headers=J, body_file="skeleton-babylon-page.json",
         request_schema="skeleton.json", status=200, response_schema="skeleton-created.json",
-        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"], "slots": [0, 1, 2]})
+        response_body={"id": "babylon-page", "bones": 3, "order": ["body", "armLeft", "armRight"],  "slots": [0, 1, 2],
+                       "mesh": None})
     add(name="get-babylon-page", method="GET", path="/v1/skeletons/babylon-page", status=200,
         response_schema="skeleton-info.json")
+    mesh_skel = {"bones": [{"name": "root"}, {"name": "tip", "parent": "root", "position": [0, 1, 0]}],
+                 "mesh": {"position": [0, 0, 2], "rotation": [0, 1.5707963267948966, 0], "scaling": [1, 1, -1],
+                          "parent": {"scaling": [0.01, 0.01, 0.01]}}}
+    add(name="put-with-mesh", description="A default mesh (Babylon's tNode) stored with the skeleton: a node "
+        "chain, shown back by the answer and GET, used by world-space ops and outputs when a request names none.",
+        method="PUT", path="/v1/skeletons/with-mesh", headers=J, body=mesh_skel, request_schema="skeleton.json",
+        status=201, response_schema="skeleton-created.json",
+        response_body={"id": "with-mesh", "bones": 2, "order": ["root", "tip"], "slots": [0, 1], "mesh": mesh_skel["mesh"]})
     add(name="pose-bind", description="local = bind: every final matrix is the identity.", method="POST",
         path="/v1/skeletons/babylon-page/pose", headers=J, body={}, request_schema="pose.json", status=200,
         response_schema="result.json", response_body=r_page[0])
@@ -357,6 +367,9 @@ def main():
         description="A typo must not silently do nothing.")
     err("unknown-key-pose", "POST", "/v1/skeletons/babylon-page/pose", 422, "/bones/armLeft/rotate", headers=J,
         body={"bones": {"armLeft": {"rotate": [0, 0, 1]}}}, request_schema="pose.json", request_schema_valid=False)
+    err("singular-mesh", "PUT", "/v1/skeletons/flat", 422, "/mesh", headers=J,
+        body={"bones": [{"name": "root"}], "mesh": {"scaling": [1, 0, 1]}}, request_schema="skeleton.json",
+        description="A default mesh whose world matrix cannot be inverted (scaling 0): every world-space op inverts it.")
     err("bad-matrix-length", "PUT", "/v1/skeletons/short", 422, "/bones/0/matrix", headers=J,
         body={"bones": [{"name": "root", "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0]}]},
         request_schema="skeleton.json", request_schema_valid=False)
@@ -377,7 +390,7 @@ def main():
         body={"bones": {"armLeft": {"rotation": [0, 0, 1], "rotationQuaternion": [0, 0, 0, 1]}}},
         request_schema="pose.json", request_schema_valid=False)
     err("bad-output", "POST", "/v1/skeletons/babylon-page/pose", 422, "/output/0", headers=J,
-        body={"output": ["world"]}, request_schema="pose.json", request_schema_valid=False)
+        body={"output": ["skin"]}, request_schema="pose.json", request_schema_valid=False)
     err("bad-id-put", "PUT", "/v1/skeletons/no%20spaces", 400, "", headers=J, body_file="skeleton-babylon-page.json",
         request_schema="skeleton.json", description="PUT with an id outside [A-Za-z0-9._-]{1,128}: it cannot be created.")
     err("bad-id-get", "GET", "/v1/skeletons/no%20spaces", 404, "",

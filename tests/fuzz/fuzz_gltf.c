@@ -21,7 +21,9 @@
 
 #include "sk_eval.h"
 #include "sk_gltf.h"
+#include "sk_gltf_mesh.h"
 #include "sk_json.h"
+#include "sk_ops.h"
 #include "sk_fuzz.h"
 
 #define GLTF_MAX_INPUT (1u << 20)
@@ -150,6 +152,29 @@ static void use_skeleton(const sk_skeleton *s) {
   sk_eval_buffers_close(&buf);
 }
 
+/* What an upload keeps besides the skeleton: the default mesh chain (JSON
+ * that sk_ops_parse_mesh reads back, composing or singular) and the skins
+ * list (an array of at most SK_GLTF_SKINS_LISTED). */
+static void use_extra(const sk_gltf *g, size_t skin) {
+  sk_gltf_extra x;
+  if (sk_gltf_extra_fill(g, skin, true, &x) != 0)
+    return; /* out of memory only */
+  SK_FUZZ_CHECK(x.skin == skin && x.skins_json != NULL);
+  if (x.mesh_json != NULL) {
+    json_t *m = json_loads(x.mesh_json, 0, NULL);
+    bool has = false;
+    sk_mesh mesh;
+    SK_FUZZ_CHECK(m != NULL);
+    int rc = sk_ops_parse_mesh(m, "/mesh", &has, &mesh, NULL);
+    SK_FUZZ_CHECK(rc == 0 || rc == SK_ESINGULAR);
+    json_decref(m);
+  }
+  json_t *l = json_loads(x.skins_json, 0, NULL);
+  SK_FUZZ_CHECK(json_is_array(l) && json_array_size(l) <= SK_GLTF_SKINS_LISTED);
+  json_decref(l);
+  sk_gltf_extra_clear(&x);
+}
+
 /* The daemon's import: a skin estimated over the bound is refused before
  * anything is built, with SK_ETOOBIG and a pointer to the field that took
  * it over; any other skin imports as sk_gltf_import does. */
@@ -238,6 +263,7 @@ int sk_fuzz_gltf(const uint8_t *data, size_t size) {
     SK_FUZZ_CHECK(s != NULL && a != NULL);
     use_skeleton(s);
     use_anim(s, a);
+    use_extra(g, k);
     sk_anim_destroy(a);
     sk_skeleton_destroy(s);
   }

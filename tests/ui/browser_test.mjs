@@ -3,9 +3,13 @@
 // started here on 127.0.0.1 and a free port. Uploads Fox and CesiumMan
 // through the page's file picker, plays every clip to 5 fixed times and
 // compares the page's canvas with Babylon.js's own render of the same frame
-// (same browser, same camera): silhouette IoU >= 0.97. Then a local-axis
-// rotate must change the picture as the API's answer says (Babylon given
-// the same quaternion agrees), and errors must be shown.
+// (same browser, same camera): silhouette IoU >= 0.97. Then the edit tools,
+// which send the API's ops: a local- and a world-axis rotate, an IK drag and
+// a look-at drag must change the picture as the API's answer says (the drawn
+// joints are the "positions" of the same request sent here with fetch; Babylon
+// given the bones' answered local rotations draws the same silhouette; the IK
+// end reaches the target, the look-at aims the head), and errors (a 422 for a
+// bad op among them) must be shown.
 //
 // env: SKINNERD (./skinnerd), SK_TEST_DATA (tests), CHROMIUM (/usr/bin/chromium),
 //      UI_TEST_OUT (screenshots and masks; tests/ui_browser.out)
@@ -18,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const { rotationOf } = await import(join(HERE, "..", "..", "ui", "mat.js"));
 const DATA = resolve(process.env.SK_TEST_DATA || "tests", "data");
 const OUT = resolve(process.env.UI_TEST_OUT || "tests/ui_browser.out");
 const SKINNERD = process.env.SKINNERD || "./skinnerd";
@@ -161,6 +166,78 @@ async function compareFrame(ui, ref, name, clip, time, overrides = {}) {
   return { iou: v, fg, mask: a };
 }
 
+// The joints the page draws now against the "positions" of the same pose
+// request (the page's own body: clip time, ops, mesh) sent here with fetch.
+// worst: the largest coordinate difference; size: the largest coordinate.
+async function drawnVsApi(ui) {
+  return ui.evaluate(async () => {
+    const p = window.skPreview, id = p.state.id;
+    const res = await fetch(`/v1/skeletons/${encodeURIComponent(id)}/pose`,
+      { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(p.numbersBody()) });
+    const r = await res.json();
+    if (!res.ok) return { status: res.status, detail: r.detail, worst: Infinity, size: 0 };
+    let worst = 0, size = 0;
+    p.drawn().forEach((d, i) => d.forEach((v, c) => {
+      worst = Math.max(worst, Math.abs(v - r.positions[3 * i + c]));
+      size = Math.max(size, Math.abs(r.positions[3 * i + c]));
+    }));
+    const order = p.state.bones.map((b) => b.name);
+    return { status: res.status, worst, size, positions: r.positions, world: r.world, order };
+  });
+}
+const DRAWN_TOL = 1e-5; // of the model's size: float32 final matrices times the page's doubles
+
+// {bone: quaternion} of every bone whose local matrix the page's ops change,
+// from the API's "local" answers with and without them: what Babylon's
+// reference needs to draw the same pose on its glTF nodes.
+async function opsOverrides(ui) {
+  const changed = await ui.evaluate(async () => {
+    const p = window.skPreview, st = p.state;
+    const post = async (b) => (await fetch(`/v1/skeletons/${encodeURIComponent(st.id)}/pose`,
+      { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(b) })).json();
+    const withOps = p.numbersBody(), plain = { ...withOps };
+    delete plain.ops;
+    const [a, b] = [await post(plain), await post(withOps)];
+    const out = {};
+    for (const bone of st.bones) {
+      if (bone.index < 0) continue;
+      const k = 16 * bone.index, la = a.local.slice(k, k + 16), lb = b.local.slice(k, k + 16);
+      if (la.some((v, i) => Math.abs(v - lb[i]) > 1e-6)) out[bone.name] = lb;
+    }
+    return out;
+  });
+  return Object.fromEntries(Object.entries(changed).map(([k, m]) => [k, rotationOf(m)]));
+}
+
+// Drags the edit's target handle with the mouse by (dx, dy) CSS pixels in
+// steps, then waits for the page's last op request to be answered.
+async function dragHandle(ui, dx, dy, steps = 6) {
+  await ui.bringToFront();
+  const at = await ui.evaluate(() => window.skPreview.screenOf("handle"));
+  if (!at) throw new Error("the page shows no target handle");
+  await ui.mouse.move(at.x, at.y);
+  await ui.mouse.down();
+  for (let i = 1; i <= steps; i++) await ui.mouse.move(at.x + (dx * i) / steps, at.y + (dy * i) / steps);
+  await ui.mouse.up();
+  await ui.mouse.move(1, 1); // no hover label over the screenshot
+  await ui.evaluate(() => window.skPreview.idle());
+  return ui.evaluate(() => ({ target: window.skPreview.state.edit.target, ops: window.skPreview.state.ops }));
+}
+
+const pos = (r, name) => { const i = r.order.indexOf(name); return r.positions.slice(3 * i, 3 * i + 3); };
+const worldRow = (r, name, row) => { const i = r.order.indexOf(name); return r.world.slice(16 * i + 4 * row, 16 * i + 4 * row + 3); };
+const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+const angleDeg = (a, b) => {
+  const d = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) / (Math.hypot(...a) * Math.hypot(...b));
+  return (Math.acos(Math.max(-1, Math.min(1, d))) * 180) / Math.PI;
+};
+// v rotated by `deg` about world +Y, right-handed (+X turns to -Z): v ×
+// Babylon's Matrix.RotationY, what rotate(Axis.Y, amount) applies.
+const rotY = (v, deg) => {
+  const a = (deg * Math.PI) / 180, c = Math.cos(a), s = Math.sin(a);
+  return [v[0] * c + v[2] * s, v[1], -v[0] * s + v[2] * c];
+};
+
 async function uploadThroughPage(ui, file, id) {
   await ui.$eval("#upload-id", (el, id) => (el.value = id), id);
   const input = await ui.$("#file");
@@ -234,6 +311,27 @@ async function main() {
       await fullShot(ui, "pick-and-hover");
     }
 
+    // A world-axis rotate on CesiumMan, whose mesh sits under two rotated
+    // nodes: the page sends that chain as the API's "mesh", so the world the
+    // op turns about is the world the page draws.
+    {
+      const bone = "leg_joint_R_2";
+      const before = await drawnVsApi(ui);
+      await ui.evaluate(async (bone) => { window.skPreview.pick(bone); await window.skPreview.rotatePicked(1, 45, "world"); }, bone);
+      const after = await drawnVsApi(ui);
+      const sent = await ui.evaluate(() => window.skPreview.state.ops);
+      check(sent.length === 1 && sent[0].op === "rotate" && sent[0].space === "world" && sent[0].bone === bone,
+        `CesiumMan: the world rotate is sent as the API's op (${JSON.stringify(sent)})`);
+      check(after.status === 200 && after.worst <= DRAWN_TOL * after.size,
+        `CesiumMan: the drawn joints are the API's "positions" of the same request (worst ${after.worst.toExponential(2)}, size ${after.size.toFixed(3)})`);
+      // Every axis of the bone turned 45° about world +Y; the bone stayed where it was.
+      const axes = [0, 1, 2].map((k) => dist(worldRow(after, bone, k), rotY(worldRow(before, bone, k), 45)) / Math.hypot(...worldRow(before, bone, k)));
+      check(Math.max(...axes) < 1e-4 && dist(pos(after, bone), pos(before, bone)) < 1e-4 * after.size,
+        `CesiumMan: ${bone}'s world axes turned 45° about world Y (worst ${Math.max(...axes).toExponential(2)})`);
+      await fullShot(ui, "world-rotate-cesiumman");
+      await ui.evaluate(() => window.skPreview.setOps([]));
+    }
+
     // Playback: frames come from range requests ahead of the playhead.
     {
       await ui.bringToFront();
@@ -270,30 +368,129 @@ async function main() {
       check(v < IOU_MIN, `negative control: CesiumMan at 0.2 s against Babylon at 1.4 s scores ${v.toFixed(4)} < ${IOU_MIN}`);
     }
 
-    // A rotate: the override the page sends changes the picture, and Babylon
-    // given the same local rotation draws the same silhouette.
+    // A local-axis rotate: the op the page sends changes the picture, and
+    // Babylon given the local rotation the API answered draws the same.
     await uploadThroughPage(ui, "Fox.glb", "fox"); // back to Fox (the stored copy is replaced)
     await ui.evaluate((s) => { window.skPreview.setSize(s, s); window.skPreview.show({ armature: false, flat: true }); }, SIZE);
     await ref.evaluate((u) => window.ref.load(u), `${refsrv.base}/data/Fox.glb`);
     const before = await compareFrame(ui, ref, "rotate-before", "Survey", 1);
     const bone = "b_Neck_04";
-    const q = await ui.evaluate(async (bone) => {
+    await ui.evaluate(async (bone) => {
       window.skPreview.pick(bone);
-      await window.skPreview.rotatePicked(0, 60);
-      return window.skPreview.state.overrides[bone].rotationQuaternion;
+      await window.skPreview.rotatePicked(0, 60, "local");
     }, bone);
-    const after = await compareFrame(ui, ref, "rotate-after", "Survey", 1, { [bone]: q });
+    const q = await opsOverrides(ui);
+    const after = await compareFrame(ui, ref, "rotate-after", "Survey", 1, q);
     const changed = iou(before.mask, after.mask);
     check(changed < 0.98, `rotating ${bone} 60° about its local X changes the silhouette (IoU with before ${changed.toFixed(4)} < 0.98)`);
-    check(after.iou >= IOU_MIN, `the rotated frame matches Babylon given the same quaternion (IoU ${after.iou.toFixed(4)})`);
-    const nums = await ui.evaluate(async (bone) => {
-      const r = await window.skPreview.refreshNumbers();
-      const b = window.skPreview.state.byName.get(bone);
-      return { text: document.getElementById("m-local").textContent, local: r.local.slice(16 * b.index, 16 * b.index + 16), curl: document.getElementById("curl").textContent };
-    }, bone);
-    check(/rotationQuaternion/.test(nums.curl) && /b_Neck_04/.test(nums.curl), "the last request is shown as a curl line carrying the override");
+    check(after.iou >= IOU_MIN && Object.keys(q).join() === bone,
+      `the rotated frame matches Babylon given the API's local rotation of ${Object.keys(q).join()} (IoU ${after.iou.toFixed(4)})`);
+    const nums = await ui.evaluate(() => ({ curl: document.getElementById("curl").textContent, world: document.getElementById("m-world").textContent }));
+    check(/"op":"rotate"/.test(nums.curl) && /b_Neck_04/.test(nums.curl) && /"space":"local"/.test(nums.curl),
+      "the last request is shown as a curl line carrying the rotate op");
+    check(nums.world.split("\n").length === 4, "the numbers panel shows the picked bone's world matrix (the API's \"world\")");
     await ui.evaluate(() => window.skPreview.show({ armature: true, flat: false }));
     await fullShot(ui, "rotate-page-full");
+
+    // A world-axis rotate on Fox: the picture follows the API's answer.
+    {
+      await ui.evaluate((s) => { window.skPreview.setSize(s, s); window.skPreview.show({ armature: false, flat: true }); }, SIZE);
+      await ui.evaluate(() => window.skPreview.setOps([]));
+      const b0 = await drawnVsApi(ui);
+      await ui.evaluate(async () => { window.skPreview.pick("b_Neck_04"); await window.skPreview.rotatePicked(1, 90, "world"); });
+      const a0 = await drawnVsApi(ui);
+      const qw = await opsOverrides(ui);
+      const r = await compareFrame(ui, ref, "world-rotate", "Survey", 1, qw);
+      check(iou(before.mask, r.mask) < 0.98 && r.iou >= IOU_MIN,
+        `rotating b_Neck_04 90° about world Y changes the picture (IoU with before ${iou(before.mask, r.mask).toFixed(4)}) as Babylon draws the API's answer (IoU ${r.iou.toFixed(4)})`);
+      const axes = [0, 1, 2].map((k) => dist(worldRow(a0, "b_Neck_04", k), rotY(worldRow(b0, "b_Neck_04", k), 90)) / Math.hypot(...worldRow(b0, "b_Neck_04", k)));
+      check(a0.worst <= DRAWN_TOL * a0.size && Math.max(...axes) < 1e-4,
+        `the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)}) and the neck's world axes turned 90° about world Y (worst ${Math.max(...axes).toExponential(2)})`);
+    }
+
+    // IK drag: pick the lower leg, drag the handle from the foot up and
+    // forward; each step sends the ik op, the foot follows.
+    {
+      await ui.evaluate(async () => { await window.skPreview.setOps([]); window.skPreview.show({ armature: true, flat: false }); });
+      const ikBone = "b_LeftLeg02_016", end = "b_LeftFoot01_017";
+      await ui.evaluate((b) => window.skPreview.pick(b), ikBone);
+      await ui.click("#ik");
+      const start = await ui.evaluate(() => window.skPreview.state.edit.target);
+      const b0 = await drawnVsApi(ui);
+      const m0 = (await compareFrame(ui, ref, "ik-before", "Survey", 1)).mask;
+      await ui.evaluate(() => window.skPreview.show({ armature: true, flat: false }));
+      const { target, ops } = await dragHandle(ui, -30, -25);
+      // The whole page as a user sees it (docs/preview.png), then back to 400×400.
+      await ui.evaluate(() => window.skPreview.setSize(null));
+      await fullShot(ui, "ik-drag-full");
+      await ui.evaluate((s) => window.skPreview.setSize(s, s), SIZE);
+      const a0 = await drawnVsApi(ui);
+      const chain = dist(pos(b0, ikBone), pos(b0, "b_LeftLeg01_015")) + dist(pos(b0, end), pos(b0, ikBone));
+      const reach = dist(pos(a0, end), target);
+      check(ops.length === 1 && ops[0].op === "ik" && ops[0].bone === ikBone && dist(ops[0].target, target) === 0 && dist(target, start) > 0.1 * chain,
+        `the drag sent the ik op with the handle's position (moved ${dist(target, start).toFixed(2)} of a ${chain.toFixed(2)} chain)`);
+      check(a0.worst <= DRAWN_TOL * a0.size, `after the IK drag the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)})`);
+      check(reach <= 1e-4 * chain, `the IK end ${end} reaches the target (off by ${reach.toExponential(2)}, chain ${chain.toFixed(2)})`);
+      // Playing, the op rides along with every range request: the clip moves
+      // the fox, the IK keeps the foot on the target in every frame drawn.
+      const play = await ui.evaluate(async (end) => {
+        const p = window.skPreview, st = p.state, sent = p.api.sent;
+        st.framesShown = 0;
+        let worst = 0;
+        const at = () => { const w = st.lastWorlds.get(end).world; return [w[12], w[13], w[14]]; };
+        p.setPlaying(true);
+        const t0 = performance.now();
+        while (performance.now() - t0 < 1500) {
+          await new Promise((r) => requestAnimationFrame(r));
+          const f = at();
+          worst = Math.max(worst, Math.hypot(f[0] - st.edit.target[0], f[1] - st.edit.target[1], f[2] - st.edit.target[2]));
+        }
+        p.setPlaying(false);
+        return { frames: st.framesShown, requests: p.api.sent - sent, worst };
+      }, end);
+      check(play.frames >= 10 && play.worst <= 1e-4 * chain,
+        `playing Survey with the ik op: ${play.frames} frames from ${play.requests} requests, the foot within ${play.worst.toExponential(2)} of the target in every one`);
+      await ui.evaluate(async () => { window.skPreview.setClip("Survey"); await window.skPreview.seek(1); });
+      await ui.evaluate(() => window.skPreview.show({ armature: false, flat: true }));
+      const qi = await opsOverrides(ui);
+      const r = await compareFrame(ui, ref, "ik-after", "Survey", 1, qi);
+      check(iou(m0, r.mask) < 0.995 && r.iou >= IOU_MIN,
+        `the IK drag changes the picture (IoU with before ${iou(m0, r.mask).toFixed(4)}) as Babylon draws the API's answer for ${Object.keys(qi).join(", ")} (IoU ${r.iou.toFixed(4)})`);
+    }
+
+    // Look-at: the head's +Z (BoneLookController's forward) turns to the handle.
+    {
+      await ui.evaluate(async () => { window.skPreview.stopEdit(); await window.skPreview.setOps([]); window.skPreview.show({ armature: true, flat: false }); });
+      const head = "b_Head_05";
+      await ui.evaluate((b) => window.skPreview.pick(b), head);
+      await ui.click("#look");
+      const b0 = await drawnVsApi(ui);
+      const { target, ops } = await dragHandle(ui, 60, -20);
+      await fullShot(ui, "look-at-full");
+      const a0 = await drawnVsApi(ui);
+      const toT = (r) => target.map((v, i) => v - pos(r, head)[i]);
+      const angBefore = angleDeg(worldRow(b0, head, 2), toT(b0)), angAfter = angleDeg(worldRow(a0, head, 2), toT(a0));
+      check(ops.length === 1 && ops[0].op === "lookAt" && a0.worst <= DRAWN_TOL * a0.size,
+        `the look-at drag sent the lookAt op and the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)})`);
+      check(angBefore > 10 && angAfter < 0.1, `look-at turns the head: its +Z was ${angBefore.toFixed(1)}° off the target, now ${angAfter.toFixed(3)}°`);
+    }
+
+    // A bad op: the daemon's 422 is shown with its detail and pointer; the
+    // page keeps the ops it had.
+    {
+      const r = await ui.evaluate(async () => {
+        const p = window.skPreview, n = p.state.ops.length;
+        document.getElementById("error").hidden = true;
+        await p.setOps([...p.state.ops, { op: "rotate", bone: "b_Neck_04", axis: [0, 0, 0], amount: 1 }]).catch(p.showError);
+        return { n, after: p.state.ops.length, shown: !document.getElementById("error").hidden, text: document.getElementById("error-text").textContent };
+      });
+      await fullShot(ui, "error-bad-op");
+      check(r.shown && /^pose: 422 .*\(at \/ops\/\d+\/axis\)$/.test(r.text) && r.after === r.n,
+        `a zero-length rotate axis shows the daemon's 422 detail and pointer ("${r.text}"), the ops stay as they were`);
+      await ui.evaluate(async () => { document.getElementById("error").hidden = true; await window.skPreview.resetToRest(); });
+      check(await ui.evaluate(() => window.skPreview.state.ops.length === 0 && !window.skPreview.state.edit && document.getElementById("ops").textContent === "[]"),
+        "reset to rest clears the ops");
+    }
 
     // Errors: a bad GLB and a 4xx show the problem+json detail.
     writeFileSync(join(OUT, "bad.glb"), Buffer.concat([Buffer.from("glTF"), Buffer.alloc(60, 7)]));

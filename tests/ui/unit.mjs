@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const UI = join(HERE, "..", "..", "ui");
 const DATA = resolve(process.env.SK_TEST_DATA || join(HERE, ".."), "data");
-const { compose, identity, invert, mul, qaxis, qmul, rotationOf } = await import(join(UI, "mat.js"));
+const { compose, decompose, identity, invert, mul, qaxis, qmul, rayPlane, rotationOf } = await import(join(UI, "mat.js"));
 const { loadSkinnedMesh, parseGlb } = await import(join(UI, "glb.js"));
 
 let passed = 0, failed = 0;
@@ -44,6 +44,16 @@ check(roundTrips === 200, `rotationOf(compose(s, q, t)) gives q back (${roundTri
 check(products === 200, `compose(q ⊗ Δ) = compose(Δ) × compose(q): the page's local-axis rotate (${products}/200)`);
 check(inverses === 200, `m × invert(m) = identity (${inverses}/200)`);
 check(close(compose([1, 1, 1], [0, 0, 0, 1], [1, 2, 3]).slice(12, 15), [1, 2, 3]), "translation sits in elements 12..14 (Babylon/glTF order)");
+let decomposed = 0;
+for (let i = 0; i < 100; i++) {
+  // Negative determinants too: the sign goes to the x scale.
+  const s = [(i % 2 ? -1 : 1) * (0.5 + Math.abs(rnd())), 0.5 + Math.abs(rnd()), 0.5 + Math.abs(rnd())], m = compose(s, unitQ(), [rnd(), rnd(), rnd()]);
+  const d = decompose(m);
+  if (close(compose(d.scaling, d.rotationQuaternion, d.position), m, 1e-12)) decomposed++;
+}
+check(decomposed === 100, `compose(decompose(m)) = m, the API mesh node of a glTF matrix (${decomposed}/100, half mirrored)`);
+check(close(rayPlane([0, 0, 10], [0, 0, -1], [1, 2, 3], [0, 0, 1]), [0, 0, 3]) && rayPlane([0, 0, 10], [1, 0, 0], [0, 0, 0], [0, 0, 1]) === null &&
+  rayPlane([0, 0, 10], [0, 0, 1], [0, 0, 0], [0, 0, 1]) === null, "rayPlane: the drag plane hit, parallel and behind give null");
 
 // ---- glb.js -------------------------------------------------------------------
 
@@ -62,8 +72,16 @@ check(close(fox.world, identity()), "Fox's skinned mesh sits at the identity");
 const cesium = loadSkinnedMesh(file("CesiumMan.glb"));
 check(close(cesium.world, [0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1], 1e-6),
   "CesiumMan: the mesh takes the skeleton root's parent's Z-up-to-Y-up rotation, not its own node's TRS");
+// The API's "mesh" the page sends with its ops composes (Babylon's
+// computeWorldMatrix: Compose(scaling, rotationQuaternion, position) × parent)
+// to the very matrix the page draws the mesh with.
+const composeNode = (n) => (n ? mul(compose(n.scaling, n.rotationQuaternion, n.position), composeNode(n.parent)) : identity());
+check(fox.apiMesh && !fox.apiMesh.parent && close(composeNode(fox.apiMesh), identity(), 0), "Fox: the API mesh is its plain \"root\" node, the identity");
+check(cesium.apiMesh && cesium.apiMesh.parent && !cesium.apiMesh.parent.parent && close(composeNode(cesium.apiMesh), cesium.world, 1e-12),
+  "CesiumMan: the API mesh (Armature under Z_UP, their matrices decomposed) composes to the drawn world matrix");
 const robot = loadSkinnedMesh(file("RobotExpressive.glb"));
 check(robot.world[0] === 100 && robot.primitives.length === 2, "RobotExpressive: skin 0's meshes under the 100× scaled parent");
+check(close(composeNode(robot.apiMesh), robot.world, 1e-12), "RobotExpressive: the API mesh composes to the drawn world matrix");
 
 check(throwsLike(() => parseGlb(new ArrayBuffer(40)), /not a GLB file/), "bytes without the glTF magic: \"not a GLB file\"");
 const fb = new Uint8Array(file("Fox.glb"));

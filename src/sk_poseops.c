@@ -1,0 +1,286 @@
+#include "sk_poseops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_frames.h"
+#include "sk_json.h"
+
+static void sub(char *buf, size_t cap, const char *ptr, const char *key) {
+  snprintf(buf, cap, "%s", ptr);
+  sk_pointer_push(buf, cap, key);
+}
+
+/* An unknown bone inside an op is a field of the body (422), not a missing
+ * resource: sk_ops says SK_ENOTFOUND, which sk_problem would answer 404. */
+static int body_code(int rc, sk_error *err) {
+  if (rc == SK_ENOTFOUND) {
+    if (err != NULL)
+      err->code = SK_EUNKNOWN;
+    return SK_EUNKNOWN;
+  }
+  return rc;
+}
+
+/* True when the pose object has extras for this module. */
+static bool has_extras(const json_t *j) {
+  if (!json_is_object(j))
+    return false;
+  if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL)
+    return true;
+  const json_t *out = json_object_get(j, "output");
+  for (size_t i = 0; i < json_array_size(out); i++) {
+    const char *name = json_string_value(json_array_get(out, i));
+    if (name != NULL && (strcmp(name, "world") == 0 || strcmp(name, "positions") == 0))
+      return true;
+  }
+  return false;
+}
+
+/* Takes the extras out of `stripped` (a copy of the pose object) into `x`. */
+static int parse_extras(const sk_cache_entry *e, json_t *stripped, const char *ptr, int fmt, sk_poseops *x,
+                        sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  int rc = 0;
+  json_t *out = json_object_get(stripped, "output");
+  if (json_is_array(out)) {
+    /* world/positions out of the list; duplicates and the others are
+     * sk_pose_parse's to judge, at the same indexes. */
+    json_t *kept = json_array();
+    if (kept == NULL)
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    for (size_t i = 0; !rc && i < json_array_size(out); i++) {
+      json_t *v = json_array_get(out, i);
+      const char *name = json_string_value(v);
+      bool *flag = name == NULL ? NULL : strcmp(name, "world") == 0 ? &x->world
+                                       : strcmp(name, "positions") == 0 ? &x->positions
+                                                                          : NULL;
+      if (flag == NULL) {
+        if (json_array_append(kept, v) != 0)
+          rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+        continue;
+      }
+      if (*flag) {
+        sub(p, sizeof p, ptr, "output");
+        sk_pointer_push_index(p, sizeof p, i);
+        rc = sk_error_set(err, SK_EDUPLICATE, p, "output listed twice");
+      }
+      *flag = true;
+    }
+    if (!rc && json_object_set_new(stripped, "output", kept) != 0)
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    else if (rc)
+      json_decref(kept);
+  }
+  x->has_mesh = e->has_mesh;
+  if (e->has_mesh)
+    x->mesh = e->mesh;
+  const json_t *mj = json_object_get(stripped, "mesh");
+  if (!rc && mj != NULL) {
+    sub(p, sizeof p, ptr, "mesh");
+    rc = sk_ops_parse_mesh(mj, p, &x->has_mesh, &x->mesh, err);
+  }
+  const json_t *oj = json_object_get(stripped, "ops");
+  if (!rc && oj != NULL) {
+    sub(p, sizeof p, ptr, "ops");
+    rc = body_code(sk_ops_parse(e->skel, oj, p, x->has_mesh ? &x->mesh : NULL, &x->ops, &x->nops, err), err);
+  }
+  for (size_t k = 0; !rc && k < x->nops; k++) {
+    if (x->ops[k].kind != SK_OP_QUERY)
+      continue;
+    x->nqueries++;
+    if (fmt != SK_FRAMES_JSON) {
+      sub(p, sizeof p, ptr, "ops");
+      sk_pointer_push_index(p, sizeof p, k);
+      rc = sk_error_set(err, SK_ERANGE, p, "binary answers carry no query results; ask for application/json");
+    }
+  }
+  json_object_del(stripped, "mesh");
+  json_object_del(stripped, "ops");
+  return rc;
+}
+
+int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_cache_entry *e, const json_t *j, const char *ptr, int fmt,
+                      sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err) {
+  if (!has_extras(j))
+    return sample(e->skel, e->anim, j, ptr, NULL, poses, count, err);
+  sk_poseops *x = calloc(1, sizeof *x);
+  json_t *stripped = json_copy((json_t *)j);
+  if (x == NULL || stripped == NULL) {
+    free(x);
+    json_decref(stripped);
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  int rc = parse_extras(e, stripped, ptr, fmt, x, err);
+  if (!rc)
+    rc = sample(e->skel, e->anim, stripped, ptr, NULL, poses, count, err);
+  json_decref(stripped);
+  if (rc) {
+    sk_poseops_free(x);
+    return rc;
+  }
+  for (size_t i = 0; i < *count; i++)
+    (*poses)[i].ops = x;
+  x->next = *owner;
+  *owner = x;
+  return 0;
+}
+
+void sk_poseops_free(sk_poseops *list) {
+  while (list != NULL) {
+    sk_poseops *next = list->next;
+    free(list->ops);
+    free(list);
+    list = next;
+  }
+}
+
+uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
+  const uint64_t mats = s->count + 1;
+  /* the copy ~ one pass over the bones; an op refreshes at most the
+   * absolutes (IK and look-at a few times: measured ~1-1.5 passes on Fox) */
+  uint64_t w = mats * (1 + 2 * (uint64_t)x->nops);
+  uint64_t outs = (x->world ? s->count : 0) + (x->positions ? s->count : 0);
+  w += outs * (fmt == SK_FRAMES_JSON ? 1 + SK_COST_JSON_MATRIX : 1);
+  return w + x->nqueries * SK_COST_JSON_MATRIX;
+}
+
+size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt) {
+  size_t per_mat = fmt == SK_FRAMES_MAT3X4 ? 12 : 16;
+  size_t floats = (x->world ? s->count * per_mat : 0) + (x->positions ? s->count * 3 : 0);
+  if (fmt != SK_FRAMES_JSON)
+    return floats * sizeof(float);
+  /* ~16 bytes a printed float; a query at most 16 values, names bounded by
+   * the skeleton's (a bone name up to 256 bytes, escaped x6) */
+  return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64);
+}
+
+static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
+  if (fmt == SK_FRAMES_F32)
+    return sk_strbuf_append(out, (const char *)m, n * 16 * sizeof(float));
+  float d[12];
+  for (size_t k = 0; k < n; k++) {
+    sk_frames_mat3x4(m + 16 * k, d);
+    if (sk_strbuf_append(out, (const char *)d, sizeof d))
+      return SK_ENOMEM;
+  }
+  return 0;
+}
+
+/* The binary answer of the copy: final, then world, then positions. */
+static int write_binary(sk_bones *cb, const sk_poseops *x, const sk_eval_buffers *buf, int fmt, sk_strbuf *out) {
+  const size_t n = cb->s->count;
+  int rc = append_mats(out, buf->final, n + 1, fmt);
+  if (rc || (!x->world && !x->positions))
+    return rc;
+  float *w = malloc((n ? n : 1) * 16 * sizeof *w), *p = malloc((n ? n : 1) * 3 * sizeof *p);
+  rc = w == NULL || p == NULL ? SK_ENOMEM : 0;
+  if (!rc) {
+    sk_bones_world(cb, x->has_mesh ? &x->mesh : NULL, w, p);
+    if (x->world)
+      rc = append_mats(out, w, n, fmt);
+    if (!rc && x->positions && sk_strbuf_append(out, (const char *)p, n * 3 * sizeof(float)))
+      rc = SK_ENOMEM;
+  }
+  free(w);
+  free(p);
+  return rc;
+}
+
+/* The JSON result object: sk_pose_write_json's members, then "world",
+ * "positions" and "queries", as `skinner eval` writes a pose with ops. */
+static int write_json(sk_bones *cb, const sk_poseops *x, const sk_pose *p0, const sk_eval_buffers *buf,
+                      const sk_strbuf *q, sk_strbuf *out) {
+  int rc = sk_pose_write_json(cb->s, p0, buf, NULL, out);
+  if (rc)
+    return rc;
+  out->len--; /* reopen the object */
+  bool first = out->len > 0 && out->data[out->len - 1] == '{';
+  rc = sk_ops_write_world(cb, x->has_mesh ? &x->mesh : NULL, x->world, x->positions, first, out);
+  first = first && !x->world && !x->positions;
+  if (!rc && x->nops > 0 &&
+      ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"queries\":[", 11) ||
+       (q->len > 0 && sk_strbuf_append(out, q->data, q->len)) || sk_strbuf_append(out, "]", 1)))
+    rc = SK_ENOMEM;
+  if (!rc && sk_strbuf_append(out, "}", 1))
+    rc = SK_ENOMEM;
+  return rc;
+}
+
+int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_eval_buffers *buf, int fmt,
+                      sk_strbuf *out) {
+  const sk_poseops *x = pose->ops;
+  if (fmt == SK_FRAMES_JSON && i > 0 && sk_strbuf_append(out, ",", 1))
+    return SK_ENOMEM;
+  sk_skeleton *c;
+  if (sk_skeleton_clone(s, &c))
+    return SK_ENOMEM;
+  sk_bones cb;
+  int rc = sk_bones_init(&cb, c);
+  if (rc) {
+    sk_skeleton_destroy(c);
+    return rc;
+  }
+  sk_skeleton_apply(c, pose->overrides, pose->count);
+  sk_strbuf q = {0};
+  size_t nq = 0;
+  rc = sk_ops_apply(&cb, x->ops, x->nops, fmt == SK_FRAMES_JSON ? &q : NULL, &nq);
+  /* the overrides are in the copy now */
+  sk_pose p0 = *pose;
+  p0.overrides = NULL;
+  p0.count = 0;
+  if (!rc) {
+    sk_pose_evaluate(c, &p0, buf);
+    rc = fmt == SK_FRAMES_JSON ? write_json(&cb, x, &p0, buf, &q, out) : write_binary(&cb, x, buf, fmt, out);
+  }
+  sk_strbuf_free(&q);
+  sk_bones_close(&cb);
+  sk_skeleton_destroy(c);
+  return rc || out->failed ? SK_ENOMEM : 0;
+}
+
+int sk_poseops_apply_body(const sk_skeleton *base, const sk_mesh *def, const json_t *j, sk_skeleton **out,
+                          sk_strbuf *queries, size_t *nq, sk_error *err) {
+  *out = NULL;
+  *nq = 0;
+  if (!json_is_object(j))
+    return sk_error_set(err, SK_ETYPE, "", "expected {\"ops\": [op, ...], \"mesh\"?}");
+  const char *key;
+  json_t *val;
+  json_object_foreach((json_t *)j, key, val) {
+    if (strcmp(key, "ops") != 0 && strcmp(key, "mesh") != 0) {
+      char p[SK_ERROR_POINTER_MAX];
+      sub(p, sizeof p, "", key);
+      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
+    }
+  }
+  const json_t *oj = json_object_get(j, "ops");
+  if (oj == NULL)
+    return sk_error_set(err, SK_EMISSING, "/ops", "a body needs \"ops\"");
+  bool has_mesh = def != NULL;
+  sk_mesh mesh;
+  if (def != NULL)
+    mesh = *def;
+  int rc = 0;
+  if (json_object_get(j, "mesh") != NULL &&
+      (rc = sk_ops_parse_mesh(json_object_get(j, "mesh"), "/mesh", &has_mesh, &mesh, err)) != 0)
+    return rc;
+  sk_op *ops = NULL;
+  size_t n = 0;
+  if ((rc = body_code(sk_ops_parse(base, oj, "/ops", has_mesh ? &mesh : NULL, &ops, &n, err), err)) != 0)
+    return rc;
+  sk_skeleton *c = NULL;
+  sk_bones cb = {0};
+  if (sk_skeleton_clone(base, &c) != 0 || sk_bones_init(&cb, c) != 0 || sk_ops_apply(&cb, ops, n, queries, nq) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (cb.s != NULL)
+    sk_bones_close(&cb);
+  free(ops);
+  if (rc) {
+    sk_skeleton_destroy(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}

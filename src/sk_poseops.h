@@ -1,0 +1,87 @@
+/* sk_poseops: Babylon's Bone API ops (sk_ops) on the daemon's pose
+ * requests, and the "world"/"positions" outputs.
+ *
+ * A pose object (the /pose body, a /poses item, a frame range) may carry,
+ * next to what sk_pose_parse_anim takes:
+ *   "ops": [...]   sk_ops JSON, applied in order after the pose's "bones"
+ *                  overrides or clip sample (every frame of a range), on a
+ *                  scratch copy of the stored skeleton: nothing stays;
+ *   "mesh": node | null   the default tNode of those ops and of the world
+ *                  outputs (absent: the stored skeleton's default mesh);
+ *   "output": [..., "world", "positions"]   absolute x mesh world (16
+ *                  floats a bone) and its translation (3 floats a bone),
+ *                  for every bone, slot or not, in `order`.
+ * Query results come back in the pose's result object as "queries": [...]
+ * (sk_ops' {"query", "bone", "value"} objects, in op order).
+ *
+ * The scratch copy starts as a freshly built Babylon skeleton does: zero
+ * lazy absolute matrices (sk_bone.h). The bytes of a result are those of a
+ * `skinner eval` "pose" op with the same fields on the same skeleton.
+ *
+ * sk_poseops_sample parses the extras once per pose object and hands the
+ * rest to the clip sampler; every pose it gives borrows one sk_poseops
+ * (sk_pose.ops) owned by a list the caller frees after the poses. Poses
+ * without extras stay plain (ops NULL) and take every fast path. */
+#ifndef SK_POSEOPS_H
+#define SK_POSEOPS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sk_cache.h"
+#include "sk_eval.h"
+#include "sk_ops.h"
+
+typedef struct sk_poseops {
+  sk_op *ops; /* owned */
+  size_t nops;
+  bool has_mesh; /* mesh applies (request's, or the stored default) */
+  sk_mesh mesh;
+  bool world, positions;
+  size_t nqueries;
+  struct sk_poseops *next; /* the owner list */
+} sk_poseops;
+
+/* The clip sampler's signature (sk_frames_sample_fn). */
+typedef int (*sk_poseops_sample_fn)(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                                    const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
+
+/* Parses pose object `j` (at `ptr`) of entry `e` answered in `fmt`
+ * (SK_FRAMES_JSON, _F32, _MAT3X4): its "ops", "mesh" and world outputs
+ * first (all validated before any sampling), then `sample` on the rest.
+ * The poses and their count are what `sample` gives; with extras each pose's `ops` points at a new
+ * sk_poseops pushed on *owner (free with sk_poseops_free once the poses
+ * are gone). Errors as sk_ops_parse, except: an unknown bone in an op is
+ * SK_EUNKNOWN (422, a field of the body, not the resource); a "query" op
+ * in a binary answer is SK_ERANGE at the op (binary carries no queries). */
+int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_cache_entry *e, const json_t *j, const char *ptr, int fmt,
+                      sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err);
+
+/* Frees a list from sk_poseops_sample. NULL is a no-op. */
+void sk_poseops_free(sk_poseops *list);
+
+/* Work units (sk_cost's, ~one core bone matrix) of one pose with extras
+ * `x` on `s`, beyond the plain pose: the scratch copy, each op, the world
+ * outputs. */
+uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt);
+/* Bytes the extras add to one pose's answer (binary exact; JSON a bound). */
+size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt);
+
+/* Evaluates `pose` (pose->ops set) on a scratch copy of `s` and appends
+ * its answer in `fmt` to `out`: JSON, one result object (a comma first
+ * when i > 0); binary, (B+1) final matrices, then B world matrices if
+ * asked, then B x 3 positions if asked (matrices as 16 floats for
+ * SK_FRAMES_F32, 12 for SK_FRAMES_MAT3X4). `buf` is sized for `s`.
+ * Errors: SK_ENOMEM. */
+int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_eval_buffers *buf, int fmt,
+                      sk_strbuf *out);
+
+/* The POST /v1/skeletons/{id}/ops body {"ops": [...], "mesh"?} applied to
+ * a copy of `base` (default mesh `def`, may be NULL): *out is the changed
+ * copy (new; NULL on failure, nothing kept), `queries` receives the query
+ * results comma-separated (*nq of them). Pure: any thread. */
+int sk_poseops_apply_body(const sk_skeleton *base, const sk_mesh *def, const json_t *j, sk_skeleton **out,
+                          sk_strbuf *queries, size_t *nq, sk_error *err);
+
+#endif

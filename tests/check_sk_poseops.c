@@ -1,0 +1,270 @@
+/* sk_poseops: Bone-API ops on the daemon's pose requests, without HTTP.
+ *
+ *      hip            a chain of four bones and a second root:
+ *       `- thigh        ik on "shin" bends thigh and shin toward the target
+ *           `- shin
+ *               `- foot
+ *      prop
+ */
+#include "sk_poseops.h"
+
+#include <string.h>
+
+#include "sk_frames.h"
+#include "sk_json.h"
+#include "sk_testutil.h"
+
+static const char *const k_skel =
+    "{\"bones\": [{\"name\": \"hip\", \"position\": [0, 1, 0], \"length\": 0.2},"
+    "{\"name\": \"thigh\", \"parent\": \"hip\", \"position\": [0.1, -0.1, 0], \"rotation\": [0, 0, 0.1], \"length\": 0.45},"
+    "{\"name\": \"shin\", \"parent\": \"thigh\", \"position\": [0, -0.45, 0], \"length\": 0.42},"
+    "{\"name\": \"foot\", \"parent\": \"shin\", \"position\": [0, -0.42, 0], \"scaling\": [1, 1.2, 0.9]},"
+    "{\"name\": \"prop\", \"position\": [0.5, 0.5, 0.5]}]}";
+
+typedef struct fixture {
+  sk_cache *cache;
+  sk_cache_entry *e;
+} fixture;
+
+static void leg(fixture *f) {
+  json_t *j = json_loads(k_skel, 0, NULL);
+  sk_skeleton *s;
+  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
+  json_decref(j);
+  ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
+  ck_assert_int_eq(sk_cache_put(f->cache, "leg", s, NULL, &f->e), 0);
+}
+
+static void fixture_close(fixture *f) {
+  sk_cache_entry_unref(f->e);
+  sk_cache_destroy(f->cache);
+}
+
+/* sk_poseops_sample's error for pose `text` answered in `fmt`, with its pointer. */
+static int sample_error(const fixture *f, const char *text, int fmt, sk_error *err) {
+  json_t *j = json_loads(text, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  sk_poseops *owner = NULL;
+  sk_pose *poses = NULL;
+  size_t n = 0;
+  sk_error_clear(err);
+  int rc = sk_poseops_sample(sk_frames_sample_default, f->e, j, "/poses/2", fmt, &owner, &poses, &n, err);
+  json_decref(j);
+  ck_assert_ptr_null(owner); /* nothing kept on failure */
+  sk_pose_array_free(poses, rc ? 0 : n);
+  return rc;
+}
+
+START_TEST(test_errors_name_the_field) {
+  fixture f;
+  leg(&f);
+  sk_error err;
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"rotate\", \"bone\": \"knee\", \"axis\": [1, 0, 0], \"amount\": 1}]}",
+                                SK_FRAMES_JSON, &err),
+                   SK_EUNKNOWN); /* a 422: a field of the body, not a missing resource */
+  ck_assert_str_eq(err.pointer, "/poses/2/ops/0/bone");
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"rotate\", \"bone\": \"shin\", \"axis\": [0, 0, 0], \"amount\": 1}]}",
+                                SK_FRAMES_JSON, &err),
+                   SK_ERANGE);
+  ck_assert_str_eq(err.pointer, "/poses/2/ops/0/axis");
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"twist\", \"bone\": \"shin\"}]}", SK_FRAMES_JSON, &err), SK_ERANGE);
+  ck_assert_str_eq(err.pointer, "/poses/2/ops/0/op");
+  ck_assert_ptr_nonnull(strstr(err.text, "twist"));
+  ck_assert_int_eq(sample_error(&f, "{\"mesh\": {\"scaling\": [1, 0, 1]}}", SK_FRAMES_JSON, &err), SK_ESINGULAR);
+  ck_assert_str_eq(err.pointer, "/poses/2/mesh");
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"ik\", \"bone\": \"hip\", \"target\": [0, 0, 0]}]}",
+                                SK_FRAMES_JSON, &err),
+                   SK_ERANGE);
+  ck_assert_str_eq(err.pointer, "/poses/2/ops/0/bone");
+  ck_assert_int_eq(sample_error(&f, "{\"output\": [\"world\", \"final\", \"world\"]}", SK_FRAMES_JSON, &err), SK_EDUPLICATE);
+  ck_assert_str_eq(err.pointer, "/poses/2/output/2");
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"setScale\", \"bone\": \"foot\", \"scale\": [2, 2, 2]},"
+                                    "{\"op\": \"query\", \"bone\": \"foot\", \"get\": \"scale\"}]}",
+                                SK_FRAMES_F32, &err),
+                   SK_ERANGE);
+  ck_assert_str_eq(err.pointer, "/poses/2/ops/1");
+  /* the clip sampler still judges the rest: an unknown key after the extras are out */
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [], \"bonez\": {}}", SK_FRAMES_JSON, &err), SK_EUNKNOWN);
+  ck_assert_str_eq(err.pointer, "/poses/2/bonez");
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_plain_poses_stay_plain) {
+  fixture f;
+  leg(&f);
+  json_t *j = json_loads("{\"bones\": {\"shin\": {\"rotation\": [0.5, 0, 0]}}, \"output\": [\"final\", \"local\"]}", 0, NULL);
+  sk_poseops *owner = NULL;
+  sk_pose *poses = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, f.e, j, "", SK_FRAMES_JSON, &owner, &poses, &n, NULL), 0);
+  ck_assert_ptr_null(owner);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_ptr_null(poses[0].ops);
+  sk_pose_array_free(poses, n);
+  json_decref(j);
+  fixture_close(&f);
+}
+END_TEST
+
+/* The daemon's answer to `pose` (a pose object) through sk_frames. */
+static void frames_answer(const fixture *f, const char *pose, int fmt, size_t copies, sk_strbuf *out) {
+  json_t *j = json_loads(pose, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  sk_poseops *owner = NULL;
+  sk_pose poses[4];
+  ck_assert_uint_le(copies, 4);
+  for (size_t k = 0; k < copies; k++) {
+    sk_pose *one = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, f->e, j, "", fmt, &owner, &one, &n, NULL), 0);
+    ck_assert_uint_eq(n, 1);
+    poses[k] = one[0];
+    free(one);
+    if (fmt != SK_FRAMES_JSON)
+      poses[k].output = SK_OUT_FINAL; /* as sk_routes__binary_outputs does */
+  }
+  const sk_frames_opts fo = {.fmt = fmt};
+  ck_assert(!sk_frames_uses_kernel(f->e, poses, copies, &fo));
+  sk_frames_scratch sc = {0};
+  ck_assert_int_eq(sk_frames_eval(f->e, poses, copies, &fo, &sc, out), 0);
+  sk_frames_scratch_close(&sc);
+  for (size_t k = 0; k < copies; k++)
+    sk_pose_close(&poses[k]);
+  sk_poseops_free(owner);
+  json_decref(j);
+}
+
+static const char *const k_pose =
+    "{\"bones\": {\"hip\": {\"position\": [0, 1.1, 0]}},"
+    " \"ops\": [{\"op\": \"ik\", \"bone\": \"shin\", \"target\": [0.3, 0.3, 0.2], \"poleTarget\": [0, 0.6, -1]},"
+    "          {\"op\": \"rotate\", \"bone\": \"prop\", \"axis\": [0, 1, 0], \"amount\": 0.7, \"space\": \"world\"},"
+    "          {\"op\": \"query\", \"bone\": \"foot\", \"get\": \"absolutePosition\"}],"
+    " \"mesh\": {\"position\": [1, 0, -2], \"rotation\": [0, 0.5, 0], \"scaling\": [1, 1, -1]},"
+    " \"output\": [\"final\", \"absolute\", \"world\", \"positions\"]}";
+
+START_TEST(test_json_answer_is_skinner_eval_s) {
+  fixture f;
+  leg(&f);
+  sk_strbuf got = {0};
+  frames_answer(&f, k_pose, SK_FRAMES_JSON, 1, &got);
+  /* skinner eval: the same pose op on the same skeleton */
+  char c[4096];
+  ck_assert_int_lt(snprintf(c, sizeof c, "{\"skeleton\": %s, \"ops\": [%.*s, \"op\": \"pose\"}]}", k_skel,
+                            (int)strlen(k_pose) - 1, k_pose),
+                   (int)sizeof c);
+  json_t *cj = json_loads(c, 0, NULL);
+  ck_assert_ptr_nonnull(cj);
+  sk_strbuf want = {0};
+  ck_assert_int_eq(sk_eval_case(cj, &want, NULL), 0);
+  json_decref(cj);
+  const char *res = strstr(want.data, "\"results\":[") + 11;
+  ck_assert_uint_eq(got.len, strlen(res) - 2);
+  ck_assert_int_eq(memcmp(got.data, res, got.len), 0);
+  ck_assert_ptr_nonnull(strstr(got.data, "\"queries\":[{\"query\":\"absolutePosition\",\"bone\":\"foot\""));
+  /* two copies in one batch: the same object twice, comma-separated */
+  sk_strbuf two = {0};
+  frames_answer(&f, k_pose, SK_FRAMES_JSON, 2, &two);
+  ck_assert_uint_eq(two.len, 2 * got.len + 1);
+  ck_assert_int_eq(memcmp(two.data + got.len + 1, got.data, got.len), 0);
+  sk_strbuf_free(&two);
+  sk_strbuf_free(&want);
+  sk_strbuf_free(&got);
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_binary_layout) {
+  fixture f;
+  leg(&f);
+  static const char *const pose =
+      "{\"ops\": [{\"op\": \"ik\", \"bone\": \"shin\", \"target\": [0.3, 0.3, 0.2]}],"
+      " \"output\": [\"final\", \"world\", \"positions\"]}";
+  sk_strbuf js = {0}, f32 = {0}, m34 = {0};
+  frames_answer(&f, pose, SK_FRAMES_JSON, 1, &js);
+  frames_answer(&f, pose, SK_FRAMES_F32, 2, &f32);
+  frames_answer(&f, pose, SK_FRAMES_MAT3X4, 1, &m34);
+  const size_t nb = 5, per = 16 * (nb + 1) + 16 * nb + 3 * nb;
+  ck_assert_uint_eq(f32.len, 2 * per * sizeof(float));
+  ck_assert_uint_eq(m34.len, (12 * (nb + 1) + 12 * nb + 3 * nb) * sizeof(float));
+  json_t *j = json_loads(js.data, 0, NULL);
+  const float *b = (const float *)(const void *)f32.data;
+  size_t k = 0;
+  static const char *const parts[] = {"final", "world", "positions"};
+  for (int p = 0; p < 3; p++) {
+    const json_t *a = json_object_get(j, parts[p]);
+    for (size_t i = 0; i < json_array_size(a); i++, k++)
+      ck_assert(b[k] == (float)json_number_value(json_array_get(a, i)));
+  }
+  ck_assert_uint_eq(k, per);
+  ck_assert_int_eq(memcmp(f32.data, f32.data + per * sizeof(float), per * sizeof(float)), 0);
+  /* mat3x4: each matrix's first three columns as rows, positions as is */
+  const float *m = (const float *)(const void *)m34.data;
+  float d[12];
+  sk_frames_mat3x4(b + 16 * (nb + 1), d); /* the first world matrix */
+  ck_assert_int_eq(memcmp(m + 12 * (nb + 1), d, sizeof d), 0);
+  ck_assert_int_eq(memcmp(m + 12 * (nb + 1) + 12 * nb, b + 16 * (nb + 1) + 16 * nb, 3 * nb * sizeof(float)), 0);
+  json_decref(j);
+  sk_strbuf_free(&js);
+  sk_strbuf_free(&f32);
+  sk_strbuf_free(&m34);
+  fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_apply_body_all_or_nothing) {
+  fixture f;
+  leg(&f);
+  sk_skeleton *out = (sk_skeleton *)&f; /* poison: must come back NULL */
+  sk_strbuf q = {0};
+  size_t nq = 7;
+  sk_error err;
+  sk_error_clear(&err);
+  json_t *bad = json_loads("{\"ops\": [{\"op\": \"setScale\", \"bone\": \"foot\", \"scale\": [2, 2, 2]},"
+                           "{\"op\": \"rotate\", \"bone\": \"foot\", \"axis\": [0, 0, 0], \"amount\": 1}]}",
+                           0, NULL);
+  ck_assert_int_eq(sk_poseops_apply_body(f.e->skel, NULL, bad, &out, &q, &nq, &err), SK_ERANGE);
+  ck_assert_ptr_null(out);
+  ck_assert_uint_eq(nq, 0);
+  ck_assert_str_eq(err.pointer, "/ops/1/axis");
+  json_decref(bad);
+  json_t *extra = json_loads("{\"ops\": [], \"opz\": 1}", 0, NULL);
+  sk_error_clear(&err); /* the first error wins */
+  ck_assert_int_eq(sk_poseops_apply_body(f.e->skel, NULL, extra, &out, &q, &nq, &err), SK_EUNKNOWN);
+  ck_assert_str_eq(err.pointer, "/opz");
+  json_decref(extra);
+  float before[16];
+  memcpy(before, f.e->skel->bones[3].local.matrix, sizeof before);
+  json_t *good = json_loads("{\"ops\": [{\"op\": \"setScale\", \"bone\": \"foot\", \"scale\": [2, 2, 2]},"
+                            "{\"op\": \"query\", \"bone\": \"foot\", \"get\": \"scale\"}]}",
+                            0, NULL);
+  ck_assert_int_eq(sk_poseops_apply_body(f.e->skel, NULL, good, &out, &q, &nq, NULL), 0);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_uint_eq(nq, 1);
+  ck_assert_str_eq(q.data, "{\"query\":\"scale\",\"bone\":\"foot\",\"value\":[2,2,2]}");
+  ck_assert_int_eq(memcmp(before, f.e->skel->bones[3].local.matrix, sizeof before), 0); /* the stored one: untouched */
+  ck_assert(out->bones[3].local.matrix[0] == 2);
+  sk_skeleton_destroy(out);
+  json_decref(good);
+  sk_strbuf_free(&q);
+  fixture_close(&f);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("sk_poseops");
+  TCase *v = tcase_create("validity");
+  tcase_add_test(v, test_errors_name_the_field);
+  tcase_add_test(v, test_plain_poses_stay_plain);
+  suite_add_tcase(s, v);
+  TCase *g = tcase_create("golden");
+  tcase_add_test(g, test_json_answer_is_skinner_eval_s);
+  tcase_add_test(g, test_binary_layout);
+  suite_add_tcase(s, g);
+  TCase *l = tcase_create("lifecycle");
+  tcase_add_test(l, test_apply_body_all_or_nothing);
+  suite_add_tcase(s, l);
+  return s;
+}
+
+int main(void) { return sk_test_run(suite()); }
