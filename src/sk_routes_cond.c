@@ -27,6 +27,21 @@ bool sk_routes__conditional(sk_http_req *req) {
   return sk_http_header(req, "If-Match") != NULL || sk_http_header(req, "If-None-Match") != NULL;
 }
 
+/* Into m->etag: the version a successful write just published; "" when
+ * it stored nothing (a DELETE, ?dryRun=true). */
+static void published_etag(sk_http_req *req, sk_route_match *m) {
+  m->etag[0] = 0;
+  const char *dry = sk_http_query(req, "dryRun");
+  sk_cache *c = m->routes->cache;
+  if (req->method_id == SK_METHOD_DELETE || (dry != NULL && strcmp(dry, "true") == 0) ||
+      sk_cache_stored_only(c, m->id))
+    return;
+  sk_cache_entry *e = sk_cache_get(c, m->id); /* published on this thread just now: in memory */
+  if (e != NULL)
+    sk_etag_format(m->routes->etag_epoch, e->version, m->etag);
+  sk_cache_entry_unref(e);
+}
+
 /* sk_http's decorate: the headers every answer of the request carries.
  * CORS for an allowed Origin; the skeleton version: after a write, the
  * version it published (ETag); else the version the request read or was
@@ -50,14 +65,7 @@ static const char *const *decorate(sk_http_req *req, int status) {
   if (rt != NULL && rt->per_id && m->id_ok && req->method_id != SK_METHOD_OPTIONS) {
     const char *name = rt->id == SK_ROUTE_SKELETON ? "ETag" : "Skinner-Skeleton-ETag";
     if (ok && route_writes(rt, req->method_id)) {
-      m->etag[0] = 0;
-      sk_cache *c = m->routes->cache;
-      /* The write was published on this thread just now: it is in memory. */
-      sk_cache_entry *e = req->method_id != SK_METHOD_DELETE && !sk_cache_stored_only(c, m->id)
-                              ? sk_cache_get(c, m->id) : NULL;
-      if (e != NULL)
-        sk_etag_format(m->routes->etag_epoch, e->version, m->etag);
-      sk_cache_entry_unref(e);
+      published_etag(req, m);
       name = "ETag";
     } else if (status == 304 || status == 412) {
       name = "ETag";

@@ -488,6 +488,53 @@ START_TEST(two_writers_racing_on_one_version_never_both_win) {
 }
 END_TEST
 
+START_TEST(ops_and_dry_runs_follow_the_same_rules) {
+  start(NULL);
+  sk_fixture_put_json(&D, "rig", SKEL);
+  char e1[64], h[128];
+  get_etag("rig", e1, sizeof e1);
+  sk_httpc_resp r;
+  /* POST /ops is a write like any other: If-Match, and the new ETag. */
+  snprintf(h, sizeof h, "If-Match: %s\r\n", e1);
+  req("POST", "/v1/skeletons/rig/ops", h, "{\"ops\":[]}", &r);
+  ck_assert_int_eq(r.status, 200);
+  char e2[64];
+  snprintf(e2, sizeof e2, "%s", hdr(&r, "ETag"));
+  ck_assert_str_ne(e2, e1);
+  sk_httpc_free(&r);
+  req("POST", "/v1/skeletons/rig/ops", h, "{\"ops\":[]}", &r);
+  assert_problem(&r, 412, "If-Match");
+  ck_assert_str_eq(hdr(&r, "ETag"), e2);
+  sk_httpc_free(&r);
+  /* Over 32 KiB: parsed and applied on the pool, checked the same. */
+  size_t pad = 40000;
+  char *body = malloc(pad + 32);
+  int n = snprintf(body, pad + 32, "{\"ops\":[]");
+  memset(body + n, ' ', pad);
+  snprintf(body + n + pad, 32, "}");
+  req("POST", "/v1/skeletons/rig/ops", h, body, &r);
+  assert_problem(&r, 412, "If-Match");
+  sk_httpc_free(&r);
+  snprintf(h, sizeof h, "If-Match: %s\r\n", e2);
+  req("POST", "/v1/skeletons/rig/ops", h, body, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_ne(hdr(&r, "ETag"), e2);
+  sk_httpc_free(&r);
+  free(body);
+  /* A dry run stores nothing, so names no version. */
+  char cur[64];
+  get_etag("rig", cur, sizeof cur);
+  req("PUT", "/v1/skeletons/rig?dryRun=true", NULL, SKEL, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_str_eq(hdr(&r, "ETag"), "");
+  sk_httpc_free(&r);
+  char after[64];
+  get_etag("rig", after, sizeof after);
+  ck_assert_str_eq(after, cur);
+  stop();
+}
+END_TEST
+
 START_TEST(a_reader_revalidates_with_if_none_match) {
   start(NULL);
   sk_fixture_put_json(&D, "rig", SKEL);
@@ -631,6 +678,7 @@ int main(void) {
   tcase_add_test(t, two_editors_cannot_silently_overwrite_each_other);
   tcase_add_test(t, a_large_patch_on_the_pool_checks_the_version_too);
   tcase_add_test(t, two_writers_racing_on_one_version_never_both_win);
+  tcase_add_test(t, ops_and_dry_runs_follow_the_same_rules);
   tcase_add_test(t, a_reader_revalidates_with_if_none_match);
   tcase_add_test(t, put_with_star_is_create_only_or_update_only);
   tcase_add_test(t, an_etag_survives_eviction_but_not_a_restart);
