@@ -484,10 +484,14 @@ int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_cache_loaded *in) {
     sk_cache_loaded_clear(in);
     return 0;
   }
+  /* The evicted version comes back under its number: the skeleton did not
+   * change, so its ETag (sk_etag) must not either. */
+  const uint64_t version = (*find_slot(c, id))->version;
   sk_cache_entry *e;
   int rc = entry_from_loaded(c, id, in, &e);
   if (rc)
     return rc;
+  e->version = version;
   link_entry(c, e, NULL);
   c->reloads++;
   evict(c, e);
@@ -502,11 +506,15 @@ static int reload(sk_cache *c, const char *id, sk_cache_entry **out) {
   *out = NULL;
   if (c->store == NULL || sk_store_get(c->store, id, &data, &len) != 0)
     return SK_ENOTFOUND;
+  const sk_cache_entry *ghost = *find_slot(c, id);
+  const uint64_t version = ghost != NULL ? ghost->version : 0;
   sk_cache_entry *e;
   int rc = entry_from_record(c, id, data, len, &e);
   free(data);
   if (rc)
     return rc;
+  if (version != 0) /* as in sk_cache_adopt_stored */
+    e->version = version;
   link_entry(c, e, NULL);
   sk_cache_entry_ref(e);
   *out = e;

@@ -45,7 +45,7 @@ typedef struct sk_cache_entry {
   sk_anim *anim;     /* owned reference; the glTF clips, NULL for JSON skeletons */
   size_t bone_count; /* = skel->count, also for a stored (evicted) entry */
   size_t bytes;      /* what this entry counts against --cache-mb */
-  uint64_t version;  /* increases on every put of any id */
+  uint64_t version;  /* increases on every put of any id; kept across an eviction and reload */
   /* The skeleton's default mesh (Babylon's tNode for world-space ops and the
    * "world"/"positions" outputs when a request names none): from a glTF
    * upload, the skinned mesh's node chain as Babylon's loader builds it; from

@@ -11,7 +11,10 @@
 #include "sk_gltf.h"
 #include "sk_skeleton.h"
 
-typedef enum { OPT_UINT, OPT_ADDR, OPT_PATH, OPT_LEVEL, OPT_SWITCH } opt_type;
+/* OPT_LIST: a repeated flag adds to the comma-separated list (the
+ * environment variable gives the whole list; the command line, if it has
+ * the flag, replaces it). */
+typedef enum { OPT_UINT, OPT_ADDR, OPT_PATH, OPT_LEVEL, OPT_SWITCH, OPT_LIST } opt_type;
 
 /* One option. `field` is where its value goes in sk_config (for OPT_ADDR
  * the host; the port follows at `field2`). Numbers are checked against
@@ -110,6 +113,11 @@ static const option k_options[] = {
      SK_GLTF_MAX_SKELETON_BYTES >> 20, 1, 1u << 20, NULL,
      "what one glTF upload may build in memory, estimated from its\n"
      "counts before building"},
+    {"cors-origin", "ORIGIN", "SKINNERD_CORS_ORIGIN", OPT_LIST, F(cors_origins),
+     sizeof(((sk_config *)0)->cors_origins), NO, NO, NO, "none",
+     "a web origin (scheme://host[:port]) whose pages may call the API\n"
+     "from a browser (CORS); repeat it or separate with commas; * allows\n"
+     "any origin and needs --tokens"},
 };
 #define NOPTIONS (sizeof k_options / sizeof k_options[0])
 
@@ -190,6 +198,12 @@ static int set(sk_config *c, const option *o, const char *val) {
     return parse_addr(val, at, (unsigned *)(void *)((char *)c + o->field2));
   case OPT_PATH:
     return val[0] == '\0' || snprintf(at, o->field2, "%s", val) >= (int)o->field2 ? -1 : 0;
+  case OPT_LIST: {
+    size_t len = strlen(at);
+    if (val[0] == '\0')
+      return -1;
+    return snprintf(at + len, o->field2 - len, "%s%s", len ? "," : "", val) >= (int)(o->field2 - len) ? -1 : 0;
+  }
   case OPT_LEVEL:
     for (int i = 0; i < 4; i++)
       if (strcmp(val, k_levels[i]) == 0)
@@ -217,6 +231,7 @@ int sk_config_parse_env(sk_config *c, const char *(*getenv_fn)(const char *name)
 }
 
 int sk_config_parse_args(sk_config *c, int argc, char **argv, FILE *out, FILE *err) {
+  bool listed[NOPTIONS] = {false};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -241,6 +256,10 @@ int sk_config_parse_args(sk_config *c, int argc, char **argv, FILE *out, FILE *e
     if (val == NULL) {
       fprintf(err, "skinnerd: %s needs a value\n", a);
       return -1;
+    }
+    if (o->type == OPT_LIST && !listed[o - k_options]) { /* the command line's list replaces the environment's */
+      listed[o - k_options] = true;
+      ((char *)c + o->field)[0] = '\0';
     }
     if (set(c, o, val) != 0) {
       fprintf(err, "skinnerd: bad value \"%s\" for %s\n", val, a);

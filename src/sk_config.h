@@ -28,6 +28,7 @@ typedef struct sk_config {
   char tokens[SK_CONFIG_PATH_MAX], tls_cert[SK_CONFIG_PATH_MAX], tls_key[SK_CONFIG_PATH_MAX];
   char allowed_hosts[SK_CONFIG_PATH_MAX]; /* "" when not given */
   unsigned long long max_frames, max_layers, max_work, max_answer_mb, max_skeleton_mb;
+  char cors_origins[SK_CONFIG_PATH_MAX]; /* comma separated, "" when none (sk_cors) */
 } sk_config;
 
 #define SK_CONFIG_AUTO (~0ull)

@@ -174,6 +174,10 @@ static int set_response(sk_http_req *req, struct MHD_Response *r, int status, co
   for (const char *const *p = headers; p != NULL && p[0] != NULL; p += 2)
     if (MHD_add_response_header(r, p[0], p[1]) != MHD_YES)
       goto oom_r;
+  for (const char *const *p = req->decorate != NULL ? req->decorate(req, status) : NULL; p != NULL && p[0] != NULL;
+       p += 2)
+    if (MHD_add_response_header(r, p[0], p[1]) != MHD_YES)
+      goto oom_r;
   if ((req->close_after || req->http->stopping) &&
       MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)
     goto oom_r;

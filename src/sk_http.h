@@ -106,6 +106,11 @@ struct sk_http_req {
   bool discard_body;        /* begin() may set it: read and drop the body */
   bool close_after;         /* begin() may set it with an answer: the answer goes out
                                before the body is read, then the connection closes */
+  /* May be set from begin() on: called on the loop thread as each answer is
+   * set (errors and answers sk_http makes itself too) with its status;
+   * returns headers to add (NULL or NULL-terminated name, value pairs,
+   * valid until it returns): CORS and ETag headers every answer needs. */
+  const char *const *(*decorate)(sk_http_req *req, int status);
   /* Private below. */
   struct MHD_Connection *conn;
   struct MHD_Response *resp;

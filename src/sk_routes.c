@@ -3,8 +3,8 @@
  * kept in req->data), the checks every route shares (access, method,
  * body type and size, answer format), dispatch, the operational routes and
  * the pure helpers the tests call. The resources' handlers live in
- * sk_routes_skeletons.c and sk_routes_poses.c; errors go out through
- * sk_problem. */
+ * sk_routes_skeletons.c and sk_routes_poses.c, CORS and skeleton versions
+ * (If-Match, ETag) in sk_routes_cond.c; errors go out through sk_problem. */
 #include "sk_routes.h"
 
 #include <stdbool.h>
@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "sk_error.h"
 #include "sk_gltf.h"
@@ -457,8 +459,7 @@ static bool query_refused(sk_http_req *req, const sk_route *rt) {
   return false;
 }
 
-/* The Allow header of a route: its methods in the enum's order. */
-static void allow_text(const sk_route *rt, char *buf, size_t cap) {
+void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap) {
   static const char *const names[] = {
 #define SK_METHOD_NAME(name, label) label,
       SK_METHOD_MAP(SK_METHOD_NAME)
@@ -475,7 +476,7 @@ static void free_match(void *data) { free(data); }
 
 /* The request's match: made on the first call, kept in req->data. NULL
  * when out of memory (a 503 is answered). */
-static const sk_route_match *request_match(sk_http_req *req) {
+static sk_route_match *request_match(sk_http_req *req) {
   if (req->data != NULL)
     return req->data;
   sk_route_match *m = malloc(sizeof *m);
@@ -507,7 +508,9 @@ static bool access_refused(sk_routes *r, sk_http_req *req, int route) {
       .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
       .transfer_encoding_count = counts[2],
       .authorization = sk_http_header(req, "Authorization"),
-      .scope = sk_access_scope(route, req->method_id),
+      /* Browsers send preflights without credentials; OPTIONS reveals
+       * nothing but the route's methods (no skeleton is looked up). */
+      .scope = req->method_id == SK_METHOD_OPTIONS ? SK_SCOPE_NONE : sk_access_scope(route, req->method_id),
   };
   sk_access_verdict v;
   sk_access_check(r->cfg.access, &rq, &v);
@@ -562,17 +565,24 @@ static void on_begin(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
   if (sk_ui_serve(req)) /* /ui and /ui/...: the preview page, answered whole here */
     return;
-  const sk_route_match *m = request_match(req);
-  if (m == NULL || access_refused(r, req, req->route))
+  sk_route_match *m = request_match(req);
+  if (m == NULL)
+    return;
+  sk_routes__decorate_init(r, req, m); /* first: the refusals below carry CORS headers too */
+  if (access_refused(r, req, req->route))
     return;
   const sk_route *rt = m->route;
   if (rt == NULL) {
     no_route(req);
     return;
   }
+  if (req->method_id == SK_METHOD_OPTIONS) {
+    sk_routes__options(req, m);
+    return;
+  }
   if (!(rt->methods & (1u << req->method_id))) {
     char allow[64], detail[128];
-    allow_text(rt, allow, sizeof allow);
+    sk_routes__allow_text(rt, allow, sizeof allow);
     const char *hdr[] = {"Allow", allow, NULL};
     snprintf(detail, sizeof detail, "%s is not allowed here; use %s", req->method, allow);
     sk_problem_send(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
@@ -582,7 +592,9 @@ static void on_begin(void *ctx, sk_http_req *req) {
     return;
 }
 
-static void dispatch(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+static void dispatch(sk_routes *r, sk_http_req *req, sk_route_match *m) {
+  if (sk_routes__preconditions(r, req, m))
+    return;
   if (m->route->pooled != NULL && req->body.len >= r->cfg.pool_upload)
     m->route->pooled(r, req, m);
   else
@@ -615,7 +627,7 @@ static void reload_after(sk_http_req *req, void *arg, int status) {
      * sk_cache_get answers as it always did for it. */
     if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, &rj->loaded) != 0)
       sk_problem(req, SK_ENOMEM, "", "out of memory");
-    const sk_route_match *m = request_match(req);
+    sk_route_match *m = request_match(req);
     if (req->resp == NULL && m != NULL)
       dispatch(r, req, m);
   }
@@ -639,7 +651,7 @@ static int defer_reload(sk_routes *r, sk_http_req *req, const sk_route_match *m)
 /* The body is in (or refused): dispatch by the table. */
 static void on_handle(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
-  const sk_route_match *m = request_match(req);
+  sk_route_match *m = request_match(req);
   if (m == NULL)
     return;
   if (req->body_too_large) {
@@ -654,8 +666,10 @@ static void on_handle(void *ctx, sk_http_req *req) {
     no_route(req);
     return;
   }
-  if (m->id_ok && req->method_id != SK_METHOD_PUT && req->method_id != SK_METHOD_DELETE &&
-      sk_cache_stored_only(r->cache, m->id) && defer_reload(r, req, m) == 0)
+  /* A blind PUT or DELETE needs no stored version; a conditional one is
+   * checked against it (sk_routes__preconditions). */
+  bool blind = (req->method_id == SK_METHOD_PUT || req->method_id == SK_METHOD_DELETE) && !sk_routes__conditional(req);
+  if (m->id_ok && !blind && sk_cache_stored_only(r->cache, m->id) && defer_reload(r, req, m) == 0)
     return; /* dispatched once the skeleton is back in memory */
   dispatch(r, req, m);
 }
@@ -730,6 +744,10 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
     r->cfg.pool_upload = 32u << 10;
   r->cache = cache;
   r->metrics = metrics;
+  /* Random, so that no ETag of an earlier run (whose versions also
+   * started at 1) matches one of this run. */
+  if (getrandom(&r->etag_epoch, sizeof r->etag_epoch, GRND_NONBLOCK) != (ssize_t)sizeof r->etag_epoch)
+    r->etag_epoch = (uint32_t)(uv_hrtime() ^ (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)r >> 4));
   *out = r;
   return 0;
 }

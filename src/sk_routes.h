@@ -11,6 +11,10 @@
  *   POST   /v1/skeletons/{id}/rest       returnToRest
  *   POST   /v1/skeletons/{id}/pose       one pose (JSON or binary)
  *   POST   /v1/skeletons/{id}/poses      a batch (JSON or binary)
+ *   OPTIONS on every route: CORS preflight (--cors-origin), or its Allow
+ * Every /v1/skeletons/{id}... route takes If-Match and If-None-Match
+ * against the skeleton's version (sk_etag): 412 on a stale one, 304 for
+ * a GET; skeleton answers carry its ETag (docs/security.md).
  * Everything runs on the loop thread except large batches, clip work over
  * sk_cost's loop bound and large glTF imports, which go to the thread pool
  * holding a reference to the skeleton version they started on. Pose
@@ -52,6 +56,7 @@ typedef struct sk_routes_config {
   size_t pool_upload;  /* bodies from this many bytes are parsed on the
                           thread pool (jansson: ~2 ms for 32 KiB) [32768] */
   sk_frames_sample_fn sample; /* the clip sampling step of pose requests [sk_frames_sample_default] */
+  const struct sk_cors *cors; /* origins allowed to call from a browser (borrowed); NULL: none */
 } sk_routes_config;
 
 typedef struct sk_routes sk_routes;

@@ -1,12 +1,14 @@
 /* sk_routes' private half, shared by sk_routes.c (routing, negotiation,
- * the route table, operational routes), sk_routes_skeletons.c and
- * sk_routes_poses.c. Never included by the mains or installed. Names with
- * the sk_routes__ prefix are internal (libuv's uv__ convention). */
+ * the route table, operational routes), sk_routes_skeletons.c,
+ * sk_routes_poses.c and sk_routes_cond.c (CORS, versions). Never included
+ * by the mains or installed. Names with the sk_routes__ prefix are
+ * internal (libuv's uv__ convention). */
 #ifndef SK_ROUTES_INT_H
 #define SK_ROUTES_INT_H
 
 #include <stdbool.h>
 
+#include "sk_etag.h"
 #include "sk_eval.h"
 #include "sk_frames.h"
 #include "sk_routes.h"
@@ -17,6 +19,7 @@ struct sk_routes {
   sk_metrics *metrics;  /* borrowed */
   sk_frames_scratch sc; /* loop thread only: reused by every inline pose and batch */
   sk_http *listener;    /* borrowed: the public listener, for /metrics; may be NULL */
+  uint32_t etag_epoch;  /* this run's part of every ETag (sk_etag) */
 };
 
 #define SK_ROUTES_CT_JSON "application/json"
@@ -38,6 +41,12 @@ typedef struct sk_route_match {
    * libmicrohttpd); clip_ok false when longer than SK_ROUTES_CLIP_MAX. */
   char clip[SK_ROUTES_CLIP_MAX + 1];
   bool clip_ok;
+  /* What every answer to the request adds (sk_http's decorate): */
+  sk_routes *routes;
+  const char *cors_allow;   /* Access-Control-Allow-Origin, or NULL */
+  char etag[SK_ETAG_MAX];   /* the skeleton version the request was checked
+                               against and read ("" : none) */
+  const char *hdr[12];      /* the headers handed to sk_http */
 } sk_route_match;
 
 /* A handler: the route matched, the body (if any) complete and within
@@ -75,6 +84,27 @@ int sk_routes__load_pooled(const sk_routes *r, const char *text, size_t len, jso
                            sk_error *err);
 /* The stored entry for the matched id (a new reference), or a 404 answered. */
 sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* The Allow header of a route: its methods in the enum's order. */
+void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap);
+
+/* ---- CORS and versions (sk_routes_cond.c) ---- */
+
+/* Sets req->decorate (CORS and ETag headers on every answer) and the
+ * request's allowed origin; in begin(), before anything can answer. */
+void sk_routes__decorate_init(sk_routes *r, sk_http_req *req, sk_route_match *m);
+/* Answers OPTIONS on a matched route: a CORS preflight (204, or 403/405
+ * saying why), or a plain OPTIONS (204 with Allow). */
+void sk_routes__options(sk_http_req *req, const sk_route_match *m);
+/* True when the request has If-Match or If-None-Match. */
+bool sk_routes__conditional(sk_http_req *req);
+/* RFC 9110 preconditions before a /v1/skeletons/{id}... handler (loop
+ * thread): true when answered (412, 304, 400). Records the version. */
+bool sk_routes__preconditions(sk_routes *r, sk_http_req *req, sk_route_match *m);
+/* Checks If-Match / If-None-Match again where a write is about to be
+ * published (a pooled write may have waited while another one landed):
+ * true when it answered 412 (the caller then publishes nothing). Loop
+ * thread. Any new write route that publishes after a pool job calls it. */
+bool sk_routes__precondition_failed(sk_routes *r, sk_http_req *req);
 /* SK_EUNKNOWN at the first key of `obj` not in the NULL-terminated `allowed`. */
 int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err);
 /* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any case), else 0. */

@@ -66,6 +66,10 @@ static void finish(sk_http_req *req, ops_job *jb) {
     return;
   }
   sk_routes *r = jb->routes;
+  if (sk_routes__precondition_failed(r, req)) { /* If-Match against the version published now (412) */
+    job_free(jb);
+    return;
+  }
   sk_cache_entry *e = NULL;
   sk_anim *anim = sk_anim_ref(jb->entry->anim);
   sk_skeleton *copy = jb->copy;

@@ -376,6 +376,11 @@ static const char *store_failure(int rc) {
 /* Publishes a new skeleton and answers 201/200 with its summary. */
 static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
                              sk_anim *anim, const sk_cache_source *src) {
+  if (sk_routes__precondition_failed(r, req)) { /* a large upload waited on the pool */
+    sk_skeleton_destroy(s);
+    sk_anim_destroy(anim);
+    return;
+  }
   bool replaced;
   sk_cache_entry *e;
   int rc = sk_cache_put_full(r->cache, id, s, anim, src, &replaced, &e);
@@ -438,6 +443,11 @@ static void delete_skeleton(sk_routes *r, sk_http_req *req, const sk_route_match
 
 /* Publishes a changed clone and answers with the whole skeleton. */
 static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton *clone, sk_anim *anim) {
+  if (sk_routes__precondition_failed(r, req)) { /* another write landed while a pooled one waited */
+    sk_skeleton_destroy(clone);
+    sk_anim_destroy(anim);
+    return;
+  }
   sk_cache_entry *e;
   int rc = sk_cache_put_full(r->cache, id, clone, anim, NULL, NULL, &e);
   if (rc) {

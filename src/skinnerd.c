@@ -15,6 +15,7 @@
 
 #include "sk_budget.h"
 #include "sk_access.h"
+#include "sk_cors.h"
 #include "sk_auth.h"
 #include "sk_cache.h"
 #include "sk_config.h"
@@ -202,6 +203,7 @@ typedef struct daemon {
   sk_routes *routes;
   bool want_admin; /* --admin-listen, or a second inherited socket */
   daemon_state d;
+  sk_cors *cors; /* --cors-origin; NULL: none */
 } daemon;
 
 /* The settings: defaults, environment, command line, derived values.
@@ -277,6 +279,7 @@ static int make_routes(daemon *dm) {
       .cost = {.max_frames = c->max_frames, .max_layers = c->max_layers, .max_work = c->max_work,
                .max_answer = c->max_answer_mb << 20},
       .max_skeleton = (size_t)c->max_skeleton_mb << 20,
+      .cors = dm->cors,
   };
   if (sk_routes_create(&rc, dm->cache, dm->metrics, &dm->routes) != 0) {
     fprintf(stderr, "skinnerd: out of memory\n");
@@ -383,6 +386,7 @@ static void teardown(daemon *dm, uv_loop_t *loop) {
   sk_store_close(dm->store);
   sk_access_destroy(dm->access);
   sk_tls_destroy(dm->tls);
+  sk_cors_destroy(dm->cors);
   free(dm->metrics);
   int rc = uv_loop_close(loop);
   if (rc != 0 && dm->cfg.log_level >= 1)
@@ -404,6 +408,12 @@ int main(int argc, char **argv) {
   dm.nfds = sk_systemd_listen_fds(); /* socket activation: serve the sockets systemd bound */
   if (setup_access(&dm.cfg, dm.nfds > 0 ? SK_SYSTEMD_FDS_START : -1, &dm.access, &dm.tls) != 0)
     return 2;
+  sk_error cerr;
+  sk_error_clear(&cerr);
+  if (sk_cors_create(dm.cfg.cors_origins, dm.cfg.tokens[0] != '\0', &dm.cors, &cerr) != 0) {
+    fprintf(stderr, "skinnerd: %s\n", cerr.text);
+    return 2;
+  }
   dm.want_admin = dm.cfg.admin_host[0] != '\0' || dm.nfds >= 2; /* a second inherited socket is the admin one */
   uv_loop_t *loop = uv_default_loop();
   if (open_storage(&dm) != 0 || make_routes(&dm) != 0)

@@ -81,6 +81,24 @@ START_TEST(the_command_line_wins_over_the_environment) {
 }
 END_TEST
 
+START_TEST(a_repeated_list_flag_adds_and_replaces_the_environments_list) {
+  sk_config c;
+  sk_config_defaults(&c, 2);
+  ck_assert_str_eq(c.cors_origins, "");
+  g_env[0][0] = "SKINNERD_CORS_ORIGIN", g_env[0][1] = "http://env.example,http://env2.example";
+  ck_assert_int_eq(sk_config_parse_env(&c, fake_env, stderr), 0);
+  memset(g_env, 0, sizeof g_env);
+  ck_assert_str_eq(c.cors_origins, "http://env.example,http://env2.example");
+  char err[256];
+  const char *const a[] = {"--cors-origin", "http://a.example", "--cors-origin=http://b.example:8080", NULL};
+  ck_assert_int_eq(args(&c, a, err), 0);
+  ck_assert_str_eq(c.cors_origins, "http://a.example,http://b.example:8080");
+  const char *const empty[] = {"--cors-origin=", NULL};
+  ck_assert_int_eq(args(&c, empty, err), -1);
+  ck_assert_str_eq(err, "skinnerd: bad value \"\" for --cors-origin=\n");
+}
+END_TEST
+
 START_TEST(bad_settings_say_what_is_wrong) {
   sk_config c;
   sk_config_defaults(&c, 2);
@@ -152,6 +170,7 @@ static Suite *suite(void) {
   tcase_add_test(t, the_command_line_wins_over_the_environment);
   tcase_add_test(t, memory_and_cache_are_derived_together);
   tcase_add_test(t, help_lists_every_flag_with_its_variable_and_default);
+  tcase_add_test(t, a_repeated_list_flag_adds_and_replaces_the_environments_list);
   suite_add_tcase(s, t);
   t = tcase_create("errors");
   tcase_add_test(t, bad_settings_say_what_is_wrong);
