@@ -402,6 +402,54 @@ done:
   return rc;
 }
 
+/* A frame range of plain glTF layers (no additive or masked layer, not
+ * Babylon-format clips) is sampled by sk_sample: key cursors carried from
+ * frame to frame and the slerp's per-interval constants computed once,
+ * bit for bit sk_anim_sample_layers (tests/check_sk_sample.c). Below this
+ * many frames building the request's sampler costs more than it saves. */
+#define RANGE_SAMPLER_MIN_FRAMES 4
+/* Frames sampled at once into range_sampler's buffer. */
+#define RANGE_SAMPLER_CHUNK 64
+
+typedef struct range_sampler {
+  sk_sampler *sampler;
+  sk_sample_ctx *ctx;
+  double *trs; /* RANGE_SAMPLER_CHUNK frames of B * SK_ANIM_TRS */
+} range_sampler;
+
+static void range_sampler_close(range_sampler *rs) {
+  sk_sample_ctx_destroy(rs->ctx);
+  sk_sampler_destroy(rs->sampler);
+  free(rs->trs);
+  memset(rs, 0, sizeof *rs);
+}
+
+/* Opens `rs` for `sp`'s layers (their times still the offsets), or leaves
+ * it closed when sk_sample does not take them or cannot be built: the
+ * frames are then sampled one by one, with the same bits. */
+static void range_sampler_open(range_sampler *rs, const sk_anim *anim, const anim_spec *sp) {
+  memset(rs, 0, sizeof *rs);
+  if (sp->times == NULL || !sp->plain_layers || anim->babylon || sp->nf < RANGE_SAMPLER_MIN_FRAMES)
+    return;
+  const size_t nb = anim->bone_count ? anim->bone_count : 1;
+  if (sk_sampler_create_clips(anim, sp->l, sp->nl, &rs->sampler) != 0 ||
+      sk_sample_ctx_create(rs->sampler, sp->l, sp->nl, &rs->ctx) != 0 ||
+      (rs->trs = malloc(RANGE_SAMPLER_CHUNK * nb * SK_ANIM_TRS * sizeof *rs->trs)) == NULL)
+    range_sampler_close(rs);
+}
+
+/* Frame `k`'s TRS, sampling the chunk that starts at k when k begins one. */
+static const double *range_sampler_frame(range_sampler *rs, const sk_anim *anim, const double *times, size_t nf,
+                                         size_t k) {
+  const size_t at = k % RANGE_SAMPLER_CHUNK;
+  if (at == 0) {
+    size_t n = nf - k < RANGE_SAMPLER_CHUNK ? nf - k : RANGE_SAMPLER_CHUNK;
+    sk_sample_out o = {.f64 = rs->trs};
+    sk_sample_run(rs->ctx, times + k, 0, n, &o);
+  }
+  return rs->trs + at * anim->bone_count * SK_ANIM_TRS;
+}
+
 int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
   *poses = NULL;
@@ -439,6 +487,8 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   for (size_t i = 0; !rc && i < nl; i++)
     offsets[i] = l[i].time;
+  range_sampler rs;
+  range_sampler_open(&rs, anim, &sp);
   size_t made = 0;
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
@@ -456,6 +506,11 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
       out[made].count = merge_babylon(out[made].overrides, nb, &sp.base);
       continue;
     }
+    if (rs.ctx != NULL) {
+      out[made].count = nb;
+      merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
+      continue;
+    }
     int src = sk_anim_sample_layers_ext(anim, l, sp.lx, nl, trs, scratch);
     if (src != 0) {
       rc = sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
@@ -466,6 +521,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     out[made].count = nb;
     merge_overrides(anim, trs, &sp.base, out[made].overrides);
   }
+  range_sampler_close(&rs);
   free(offsets);
   free(trs);
   free(scratch);

@@ -33,6 +33,7 @@ typedef struct samp_line {
 } samp_line;
 
 typedef struct samp_clip {
+  bool built; /* false: a clip sk_sampler_create_clips left out */
   double end_frame;
   size_t count;
   samp_chan *chans; /* owned; the channels that win on their (bone, path), file order */
@@ -99,6 +100,7 @@ static int chan_build(const sk_anim_channel *src, samp_chan *c) {
 }
 
 static int clip_build(const sk_anim_clip *src, samp_clip *c) {
+  c->built = true;
   c->end_frame = src->end_frame;
   c->count = 0;
   if ((c->chans = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->chans)) == NULL ||
@@ -143,8 +145,10 @@ void sk_sampler_destroy(sk_sampler *s) {
   free(s);
 }
 
-int sk_sampler_create(const sk_anim *a, sk_sampler **out) {
-  if (a == NULL || out == NULL)
+int sk_sampler_create(const sk_anim *a, sk_sampler **out) { return sk_sampler_create_clips(a, NULL, 0, out); }
+
+int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_t count, sk_sampler **out) {
+  if (a == NULL || out == NULL || (layers == NULL && count > 0))
     return SK_EINVAL;
   *out = NULL;
   sk_sampler *s = calloc(1, sizeof *s);
@@ -158,11 +162,15 @@ int sk_sampler_create(const sk_anim *a, sk_sampler **out) {
     sk_sampler_destroy(s);
     return SK_ENOMEM;
   }
-  for (size_t c = 0; c < a->clip_count; c++)
-    if (clip_build(&a->clips[c], &s->clips[c]) != 0) {
+  for (size_t c = 0; c < a->clip_count; c++) {
+    bool wanted = layers == NULL;
+    for (size_t i = 0; i < count && !wanted; i++)
+      wanted = layers[i].clip == c;
+    if (wanted && clip_build(&a->clips[c], &s->clips[c]) != 0) {
       sk_sampler_destroy(s);
       return SK_ENOMEM;
     }
+  }
   *out = s;
   return 0;
 }
@@ -209,7 +217,8 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
    * order, so `w` and `amount` carry its bits. */
   double total = 0;
   for (size_t i = 0; i < count; i++) {
-    if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= s->clip_count)
+    if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= s->clip_count ||
+        !s->clips[layers[i].clip].built)
       return SK_ERANGE;
     total += layers[i].weight;
   }
