@@ -14,7 +14,8 @@
 #include "sk_sample.h"
 
 void sk_pose_close(sk_pose *pose) {
-  free(pose->overrides);
+  if (!pose->overrides_shared)
+    free(pose->overrides);
   memset(pose, 0, sizeof *pose);
 }
 
@@ -415,12 +416,18 @@ typedef struct range_sampler {
   sk_sampler *sampler;
   sk_sample_ctx *ctx;
   double *trs; /* RANGE_SAMPLER_CHUNK frames of B * SK_ANIM_TRS */
+  /* Every frame's B overrides in one block, until the first pose owns it:
+   * one allocation instead of one per frame (a 256-frame range of Fox is
+   * 1 MB; in pieces, each request faulted it in again after malloc
+   * trimmed the heap: about half of the parse's time, perf). */
+  sk_override *block;
 } range_sampler;
 
 static void range_sampler_close(range_sampler *rs) {
   sk_sample_ctx_destroy(rs->ctx);
   sk_sampler_destroy(rs->sampler);
   free(rs->trs);
+  free(rs->block);
   memset(rs, 0, sizeof *rs);
 }
 
@@ -434,7 +441,8 @@ static void range_sampler_open(range_sampler *rs, const sk_anim *anim, const ani
   const size_t nb = anim->bone_count ? anim->bone_count : 1;
   if (sk_sampler_create_clips(anim, sp->l, sp->nl, &rs->sampler) != 0 ||
       sk_sample_ctx_create(rs->sampler, sp->l, sp->nl, &rs->ctx) != 0 ||
-      (rs->trs = malloc(RANGE_SAMPLER_CHUNK * nb * SK_ANIM_TRS * sizeof *rs->trs)) == NULL)
+      (rs->trs = malloc(RANGE_SAMPLER_CHUNK * nb * SK_ANIM_TRS * sizeof *rs->trs)) == NULL ||
+      (rs->block = malloc(sp->nf * nb * sizeof *rs->block)) == NULL)
     range_sampler_close(rs);
 }
 
@@ -494,6 +502,16 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     for (size_t i = 0; times != NULL && i < nl; i++)
       l[i].time = sk_sample_layer_time(offsets[i], times[made]);
     out[made] = sp.base;
+    if (rs.ctx != NULL) {
+      /* frame 0 owns the block (sk_pose.overrides_shared) */
+      out[made].overrides = made == 0 ? rs.block : out[0].overrides + made * nb;
+      out[made].overrides_shared = made > 0;
+      rs.block = NULL;
+      out[made].frame_range = true;
+      out[made].count = nb;
+      merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
+      continue;
+    }
     out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
     if (out[made].overrides == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -504,11 +522,6 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
       /* Only the bones the clip drives, with the driven fields only. */
       sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
       out[made].count = merge_babylon(out[made].overrides, nb, &sp.base);
-      continue;
-    }
-    if (rs.ctx != NULL) {
-      out[made].count = nb;
-      merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
       continue;
     }
     int src = sk_anim_sample_layers_ext(anim, l, sp.lx, nl, trs, scratch);
