@@ -3,6 +3,8 @@
  *   sample   sk_sample alone (TRS of every bone, doubles)
  *   exact    sk_sample + the exact scalar core (Babylon's bits)
  *   kernel   sk_sample straight into the batch kernel's TRS rows + the kernel
+ *   route    the daemon's pose route without HTTP: a 1024-frame range
+ *            parsed and sampled into poses, answered in binary (sk_frames)
  * on Fox's Walk (24 bones), mannequiny's walk (45) and rig65's Wave (65
  * bones, tests/data/gltf/make_rig65.py),
  * and `skinner frames` writing the same frames to a file (page cache) over
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "sk_clips.h"
+#include "sk_frames.h"
 #include "sk_shot.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
@@ -39,6 +42,7 @@ static int cmp_d(const void *a, const void *b) {
 
 typedef struct bc_asset {
   const char *file, *clip;
+  char path[4096];
   sk_skeleton *s;
   sk_anim *an;
   sk_sampler *sp;
@@ -47,24 +51,28 @@ typedef struct bc_asset {
   double times[BC_CHUNK];
 } bc_asset;
 
-static int load(bc_asset *a, const char *dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, a->file);
+static int import_file(const char *path, sk_skeleton **s, sk_anim **an, sk_error *err) {
   FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    fprintf(stderr, "skinner bench --clips: cannot open %s (give --data DIR)\n", path);
-    return 2;
-  }
+  if (f == NULL)
+    return sk_error_set(err, SK_ENOTFOUND, "", "cannot open %s (give --data DIR)", path);
   sk_strbuf d = {0};
   char buf[65536];
   size_t got;
   while ((got = fread(buf, 1, sizeof buf, f)) > 0)
     sk_strbuf_append(&d, buf, got);
   fclose(f);
+  int rc = d.failed ? SK_ENOMEM : sk_gltf_import(d.data, d.len, NULL, 0, s, an, err);
+  sk_strbuf_free(&d);
+  return rc;
+}
+
+static int load(bc_asset *a, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, a->file);
+  snprintf(a->path, sizeof a->path, "%s", path);
   sk_error err;
   sk_error_clear(&err);
-  int rc = d.failed ? SK_ENOMEM : sk_gltf_import(d.data, d.len, NULL, 0, &a->s, &a->an, &err);
-  sk_strbuf_free(&d);
+  int rc = import_file(path, &a->s, &a->an, &err);
   if (!rc && sk_anim_find_clip(a->an, a->clip, &a->clip_index) != 0)
     rc = SK_ENOTFOUND;
   if (!rc)
@@ -83,8 +91,58 @@ static void unload(bc_asset *a) {
   sk_skeleton_destroy(a->s);
 }
 
-enum { BC_SAMPLE, BC_EXACT, BC_KERNEL, BC_ROWS };
-static const char *const k_row[BC_ROWS] = {"sample", "exact", "kernel"};
+enum { BC_SAMPLE, BC_EXACT, BC_KERNEL, BC_ROUTE, BC_ROWS };
+static const char *const k_row[BC_ROWS] = {"sample", "exact", "kernel", "route"};
+
+/* The daemon's pose route without HTTP: one frame range of BC_ROUTE_FRAMES
+ * frames parsed and sampled (sk_frames_sample_default, the routes' sample
+ * step) and answered in binary float32 (sk_frames_eval), on a cache entry
+ * as an upload builds it. */
+#define BC_ROUTE_FRAMES 1024
+
+static double time_route(const bc_asset *a, int reps, double budget) {
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_cache *cache = NULL;
+  sk_cache_entry *e = NULL;
+  bool replaced;
+  if (import_file(a->path, &s, &an, NULL) != 0)
+    return 0;
+  if (sk_cache_create(0, &cache) != 0 || sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
+    sk_cache_destroy(cache);
+    return 0;
+  }
+  char body[256];
+  snprintf(body, sizeof body, "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": 60, \"loop\": true}",
+           a->clip_index, (BC_ROUTE_FRAMES - 1) / 60.0);
+  json_t *j = json_loads(body, 0, NULL);
+  sk_frames_scratch sc = {0};
+  sk_strbuf out = {0};
+  const sk_frames_opts o = {.fmt = SK_FRAMES_F32};
+  double rates[31] = {0};
+  for (int k = 0; k < reps && j != NULL; k++) {
+    size_t frames = 0;
+    double t0 = cpu_now(), t = 0;
+    do {
+      sk_pose *poses;
+      size_t n;
+      if (sk_frames_sample_default(e->skel, e->anim, j, "", NULL, &poses, &n, NULL) != 0)
+        break;
+      out.len = 0;
+      sk_frames_eval(e, poses, n, &o, &sc, &out);
+      sk_pose_array_free(poses, n);
+      frames += n;
+    } while ((t = cpu_now() - t0) < budget);
+    rates[k] = (double)frames * (double)e->skel->count / t;
+  }
+  qsort(rates, (size_t)reps, sizeof *rates, cmp_d);
+  json_decref(j);
+  sk_strbuf_free(&out);
+  sk_frames_scratch_close(&sc);
+  sk_cache_entry_unref(e);
+  sk_cache_destroy(cache);
+  return rates[reps / 2];
+}
 
 /* Median over `reps` of chunks/CPU-second, each rep about `budget` s. */
 static double time_row(bc_asset *a, int row, int reps, double budget) {
@@ -210,7 +268,7 @@ int sk_bench_clips_main(int argc, char **argv) {
     char name[128];
     snprintf(name, sizeof name, "%s:%s", a->file, a->an->clips[a->clip_index].name);
     for (int row = 0; row < BC_ROWS; row++) {
-      double rate = time_row(a, row, reps, budget);
+      double rate = row == BC_ROUTE ? time_route(a, reps, budget) : time_row(a, row, reps, budget);
       const char *verdict = row == BC_SAMPLE ? "-" : rate >= BC_TARGET ? "PASS" : "MISS";
       if (json)
         printf("%s{\"clip\":\"%s\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g}", k || row ? "," : "", name, k_row[row],
