@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,9 +226,25 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
   return 0;
 }
 
-/* Clip TRS as one override per bone, with the user's overrides on top. */
+/* Clip TRS as one override per bone, with the user's overrides on top.
+ * The bytes of sk_anim_to_overrides, written field by field: no memset of
+ * the whole struct before the TRS is written over it (a range writes
+ * frames x bones of them). */
+_Static_assert(sizeof(sk_override) == offsetof(sk_override, scaling) + 3 * sizeof(double) &&
+                   offsetof(sk_override, position) == offsetof(sk_override, matrix) + 16 * sizeof(float),
+               "sk_override has padding: merge_overrides would leave bytes sk_anim_to_overrides zeroes");
 static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out) {
-  sk_anim_to_overrides(anim, trs, out);
+  static const float zero[16];
+  for (size_t b = 0; b < anim->bone_count; b++) {
+    const double *t = trs + b * SK_ANIM_TRS;
+    sk_override *o = &out[b];
+    o->bone = (int32_t)b;
+    o->mask = SK_OVERRIDE_POSITION | SK_OVERRIDE_ROTATION | SK_OVERRIDE_SCALING;
+    memcpy(o->matrix, zero, sizeof o->matrix);
+    memcpy(o->position, t, 3 * sizeof *t);
+    memcpy(o->rotation, t + 3, 4 * sizeof *t);
+    memcpy(o->scaling, t + 7, 3 * sizeof *t);
+  }
   for (size_t k = 0; k < user->count; k++) {
     const sk_override *o = &user->overrides[k];
     sk_override *m = &out[o->bone];
