@@ -3,7 +3,10 @@
 tests/oracle/bench_clips.mjs (Babylon.js, Node) on the same clips and frames,
 printed as one table with issue 12's targets and PASS/MISS:
   pipeline >= 100 M bone matrices per CPU-second, >= 40x Babylon.js,
-  `skinner frames` to a file in page cache >= 90 % of its in-memory rate.
+  `skinner frames` to a file in page cache >= 90 % of its in-memory rate;
+and the ceiling of exact sampling on this machine (scalar sin per LINEAR
+rotation, the exact kernel alone) with the kernel row's share of it
+(docs/clips.md, "Targets restated": >= 0.8).
 
 and the daemon's end-to-end rate on a frame range: skinnerd (next to
 SKINNER, or each --skinnerd PATH given, e.g. an older build to compare in
@@ -94,9 +97,15 @@ def main():
     print("%-28s %-7s %5s %12s %12s %9s   %s" % ("clip", "row", "bones", "M/s /core", "Babylon M/s", "ratio",
                                                  "targets: >= 100 M/s, >= 40x Babylon; file >= 90 % of in-memory"))
     miss = 0
+    ceiling = {r["clip"]: r for r in rows if r["row"] == "ceiling"}
     for r in rows:
         b = babylon.get(r["clip"])
         rate = r["rate"]
+        if r["row"] == "ceiling":
+            print("%-28s %-7s %5d %12.2f %12s %9s   - (1 / (%.2f sin per bone x %.2f ns + exact kernel %.2f ns); "
+                  "docs/clips.md, Targets restated)" % (r["clip"], "ceiling", r["bones"], rate / 1e6, "", "",
+                                                         r["sines_per_bone"], r["sin_ns"], r["kernel_ns"]))
+            continue
         if r["row"] == "frames-file":
             ok = r["ratio"] >= 0.9
             miss += not ok
@@ -111,6 +120,10 @@ def main():
             miss += not ok
             verdict = "%s (%s M/s, %s 40x)" % ("PASS" if ok else "MISS", ">=" if rate >= 100e6 else "<",
                                                ">=" if b and ratio >= 40 else "<")
+            c = ceiling.get(r["clip"])
+            if r["row"] == "kernel" and c and c["rate"] > 0:
+                f = rate / c["rate"]
+                verdict += "; %.2f of the ceiling, restated target >= 0.8: %s" % (f, "PASS" if f >= 0.8 else "MISS")
         print("%-28s %-7s %5d %12.2f %12s %8.1fx   %s" % (r["clip"], r["row"], r["bones"], rate / 1e6,
                                                           "%.2f" % (b / 1e6) if b else "n/a", ratio, verdict))
     fox = babylon.get(next((r["clip"] for r in rows if r["clip"].startswith("Fox.glb:")), ""), None)
