@@ -3,6 +3,10 @@
  *   sample   sk_sample alone (TRS of every bone, doubles)
  *   exact    sk_sample + the exact scalar core (Babylon's bits)
  *   kernel   sk_sample straight into the batch kernel's TRS rows + the kernel
+ *   route    the daemon's pose route without HTTP: a 1024-frame range
+ *            parsed and sampled into poses, answered in binary (sk_frames)
+ *   ceiling  the most exact sampling + the exact kernel can make here:
+ *            1 / (sines per bone-frame x one sin + the kernel alone)
  * on Fox's Walk (24 bones), mannequiny's walk (45) and rig65's Wave (65
  * bones, tests/data/gltf/make_rig65.py),
  * and `skinner frames` writing the same frames to a file (page cache) over
@@ -18,6 +22,7 @@
 
 #include "sk_bench_ops.h"
 #include "sk_clips.h"
+#include "sk_frames.h"
 #include "sk_shot.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
@@ -40,6 +45,7 @@ static int cmp_d(const void *a, const void *b) {
 
 typedef struct bc_asset {
   const char *file, *clip;
+  char path[4096];
   sk_skeleton *s;
   sk_anim *an;
   sk_sampler *sp;
@@ -48,24 +54,28 @@ typedef struct bc_asset {
   double times[BC_CHUNK];
 } bc_asset;
 
-static int load(bc_asset *a, const char *dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, a->file);
+static int import_file(const char *path, sk_skeleton **s, sk_anim **an, sk_error *err) {
   FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    fprintf(stderr, "skinner bench --clips: cannot open %s (give --data DIR)\n", path);
-    return 2;
-  }
+  if (f == NULL)
+    return sk_error_set(err, SK_ENOTFOUND, "", "cannot open %s (give --data DIR)", path);
   sk_strbuf d = {0};
   char buf[65536];
   size_t got;
   while ((got = fread(buf, 1, sizeof buf, f)) > 0)
     sk_strbuf_append(&d, buf, got);
   fclose(f);
+  int rc = d.failed ? SK_ENOMEM : sk_gltf_import(d.data, d.len, NULL, 0, s, an, err);
+  sk_strbuf_free(&d);
+  return rc;
+}
+
+static int load(bc_asset *a, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, a->file);
+  snprintf(a->path, sizeof a->path, "%s", path);
   sk_error err;
   sk_error_clear(&err);
-  int rc = d.failed ? SK_ENOMEM : sk_gltf_import(d.data, d.len, NULL, 0, &a->s, &a->an, &err);
-  sk_strbuf_free(&d);
+  int rc = import_file(path, &a->s, &a->an, &err);
   if (!rc && sk_anim_find_clip(a->an, a->clip, &a->clip_index) != 0)
     rc = SK_ENOTFOUND;
   if (!rc)
@@ -84,8 +94,147 @@ static void unload(bc_asset *a) {
   sk_skeleton_destroy(a->s);
 }
 
-enum { BC_SAMPLE, BC_EXACT, BC_KERNEL, BC_ROWS };
-static const char *const k_row[BC_ROWS] = {"sample", "exact", "kernel"};
+enum { BC_SAMPLE, BC_EXACT, BC_KERNEL, BC_ROUTE, BC_CEILING, BC_ROWS };
+static const char *const k_row[BC_ROWS] = {"sample", "exact", "kernel", "route", "ceiling"};
+
+/* ---- the ceiling of exact sampling ---------------------------------------
+ * Babylon's bits need glibc's scalar sin: two per LINEAR rotation channel
+ * and frame (the slerp's sin((1-t)θ) and sin(tθ); acos and 1/sin θ are per
+ * key interval). The ceiling row is 1 / (s * t_sin + t_kernel): s sines per
+ * bone-frame of the clip, t_sin one sin, t_kernel the exact kernel's time
+ * per bone matrix on rows already sampled, all measured in this run. */
+
+/* Seconds per sin call over arguments in the slerp's range, best of reps. */
+static double time_sin(int reps) {
+  static double arg[4096];
+  for (size_t i = 0; i < 4096; i++) {
+    double theta = 0.01 + (double)(i % 997) * 0.0015, t = (double)(i % 61) / 60.0;
+    arg[i] = i & 1 ? t * theta : (1 - t) * theta;
+  }
+  double best = 1, acc = 0;
+  for (int k = 0; k < reps; k++) {
+    double t0 = cpu_now();
+    for (int r = 0; r < 1000; r++)
+      for (size_t i = 0; i < 4096; i++)
+        acc += sin(arg[i]);
+    double dt = (cpu_now() - t0) / (1000.0 * 4096);
+    best = dt < best ? dt : best;
+  }
+  return acc == 12345.0 ? best * 2 : best; /* keeps acc alive */
+}
+
+/* Sines per bone-frame: the LINEAR rotation channels that win (a later one
+ * on the same bone and path overrides), two sines each. */
+static double sines_per_bone(const bc_asset *a) {
+  const sk_anim_clip *c = &a->an->clips[a->clip_index];
+  size_t rot = 0;
+  for (size_t i = 0; i < c->channel_count; i++) {
+    const sk_anim_channel *ch = &c->channels[i];
+    bool shadowed = false;
+    for (size_t j = i + 1; j < c->channel_count; j++)
+      shadowed |= c->channels[j].bone == ch->bone && c->channels[j].path == ch->path;
+    rot += !shadowed && ch->path == SK_ANIM_ROTATION && ch->interp == SK_ANIM_LINEAR && ch->count > 1;
+  }
+  return 2.0 * (double)rot / (double)(a->s->count ? a->s->count : 1);
+}
+
+/* Seconds per bone matrix of the exact kernel alone (TRS64 rows sampled
+ * once), median of reps. */
+static double time_kernel(bc_asset *a, int reps, double budget) {
+  sk_anim_layer l = {.clip = a->clip_index, .weight = 1, .loop = true};
+  sk_sample_ctx *c = NULL;
+  sk_clips_runner r;
+  memset(&r, 0, sizeof r);
+  const size_t nb = a->s->count;
+  float *fin = aligned_alloc(64, (BC_CHUNK * (nb + 1) * 16 * sizeof(float) + 63) / 64 * 64);
+  double per[31] = {0};
+  if (fin != NULL && sk_sample_ctx_create(a->sp, &l, 1, &c) == 0 &&
+      sk_clips_runner_init(&r, a->s, a->rig, SK_CLIPS_KERNEL, BC_CHUNK) == 0) {
+    for (size_t i = 0; i < BC_CHUNK; i++)
+      a->times[i] = (double)i / 60.0;
+    sk_clips_finals(&r, c, a->times, BC_CHUNK, NULL, fin);
+    sk_kernel_job job;
+    memset(&job, 0, sizeof job);
+    job.rig = r.rig;
+    job.poses = BC_CHUNK;
+    job.pose_stride = r.pose_stride;
+    job.block_stride = r.block_stride;
+    job.mode = r.mode;
+    job.offset = r.offset;
+    job.final = fin;
+#if SK_CLIPS_TRS64
+    job.input64 = r.input64;
+    job.input64_doubles = r.input_floats;
+#else
+    job.input = r.input;
+    job.input_floats = r.input_floats;
+#endif
+    for (int k = 0; k < reps && sk_kernel_validate(&job, NULL) == 0; k++) {
+      size_t runs = 0;
+      double t0 = cpu_now(), t = 0;
+      do {
+        sk_kernel_run(&job, 0, BC_CHUNK);
+        runs++;
+      } while ((t = cpu_now() - t0) < budget);
+      per[k] = t / ((double)runs * BC_CHUNK * (double)nb);
+    }
+    qsort(per, (size_t)reps, sizeof *per, cmp_d);
+  }
+  free(fin);
+  sk_sample_ctx_destroy(c);
+  sk_clips_runner_close(&r);
+  return per[reps / 2];
+}
+
+/* The daemon's pose route without HTTP: one frame range of BC_ROUTE_FRAMES
+ * frames parsed and sampled (sk_frames_sample_default, the routes' sample
+ * step) and answered in binary float32 (sk_frames_eval), on a cache entry
+ * as an upload builds it. */
+#define BC_ROUTE_FRAMES 1024
+
+static double time_route(const bc_asset *a, int reps, double budget) {
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_cache *cache = NULL;
+  sk_cache_entry *e = NULL;
+  bool replaced;
+  if (import_file(a->path, &s, &an, NULL) != 0)
+    return 0;
+  if (sk_cache_create(0, &cache) != 0 || sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
+    sk_cache_destroy(cache);
+    return 0;
+  }
+  char body[256];
+  snprintf(body, sizeof body, "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": 60, \"loop\": true}",
+           a->clip_index, (BC_ROUTE_FRAMES - 1) / 60.0);
+  json_t *j = json_loads(body, 0, NULL);
+  sk_frames_scratch sc = {0};
+  sk_strbuf out = {0};
+  const sk_frames_opts o = {.fmt = SK_FRAMES_F32};
+  double rates[31] = {0};
+  for (int k = 0; k < reps && j != NULL; k++) {
+    size_t frames = 0;
+    double t0 = cpu_now(), t = 0;
+    do {
+      sk_pose *poses;
+      size_t n;
+      if (sk_frames_sample_default(e->skel, e->anim, j, "", NULL, &poses, &n, NULL) != 0)
+        break;
+      out.len = 0;
+      sk_frames_eval(e, poses, n, &o, &sc, &out);
+      sk_pose_array_free(poses, n);
+      frames += n;
+    } while ((t = cpu_now() - t0) < budget);
+    rates[k] = (double)frames * (double)e->skel->count / t;
+  }
+  qsort(rates, (size_t)reps, sizeof *rates, cmp_d);
+  json_decref(j);
+  sk_strbuf_free(&out);
+  sk_frames_scratch_close(&sc);
+  sk_cache_entry_unref(e);
+  sk_cache_destroy(cache);
+  return rates[reps / 2];
+}
 
 /* Median over `reps` of chunks/CPU-second, each rep about `budget` s. */
 static double time_row(bc_asset *a, int row, int reps, double budget) {
@@ -211,7 +360,19 @@ int sk_bench_clips_main(int argc, char **argv) {
     char name[128];
     snprintf(name, sizeof name, "%s:%s", a->file, a->an->clips[a->clip_index].name);
     for (int row = 0; row < BC_ROWS; row++) {
-      double rate = time_row(a, row, reps, budget);
+      if (row == BC_CEILING) {
+        double t_sin = time_sin(reps), spb = sines_per_bone(a), t_kernel = time_kernel(a, reps, budget);
+        double rate = t_kernel > 0 ? 1 / (spb * t_sin + t_kernel) : 0;
+        if (json)
+          printf(",{\"clip\":\"%s\",\"row\":\"ceiling\",\"bones\":%zu,\"rate\":%.6g,\"sin_ns\":%.4g,"
+                 "\"sines_per_bone\":%.4g,\"kernel_ns\":%.4g}",
+                 name, a->s->count, rate, t_sin * 1e9, spb, t_kernel * 1e9);
+        else
+          printf("%-22s %-7s %6zu %14.2f %8s  (1 / (%.2f sin per bone x %.2f ns + kernel %.2f ns))\n", name, "ceiling",
+                 a->s->count, rate / 1e6, "-", spb, t_sin * 1e9, t_kernel * 1e9);
+        continue;
+      }
+      double rate = row == BC_ROUTE ? time_route(a, reps, budget) : time_row(a, row, reps, budget);
       const char *verdict = row == BC_SAMPLE ? "-" : rate >= BC_TARGET ? "PASS" : "MISS";
       if (json)
         printf("%s{\"clip\":\"%s\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g}", k || row ? "," : "", name, k_row[row],

@@ -45,7 +45,9 @@ enum { SK_FRAMES_EXACT = 0, SK_FRAMES_FAST = 1 };
  * clips (*poses new, *count of them; pointers in errors below `ptr`). The
  * pose routes call it through this type, so a faster sampler (key cursors
  * carried from frame to frame, SoA tracks) plugs in without touching them;
- * sk_frames_sample_default is today's exact one (sk_pose_parse_anim). */
+ * sk_frames_sample_default is sk_pose_parse_anim, which samples frame
+ * ranges of plain glTF layers with sk_sample's cursors (Babylon's bits;
+ * additive/masked layers and Babylon-format clips frame by frame). */
 typedef int (*sk_frames_sample_fn)(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                                    const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
 extern const sk_frames_sample_fn sk_frames_sample_default;

@@ -10,7 +10,8 @@
 #include "sk_pose_int.h"
 
 void sk_pose_close(sk_pose *pose) {
-  free(pose->overrides);
+  if (!pose->overrides_shared)
+    free(pose->overrides);
   memset(pose, 0, sizeof *pose);
 }
 

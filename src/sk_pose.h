@@ -22,6 +22,11 @@ typedef struct sk_pose {
   float initial_skin[16];
   unsigned output; /* SK_OUT_* mask */
   bool frame_range; /* from "times" or "from"/"to"/"fps" (any count, 1 included): answer as a range */
+  /* `overrides` points into the first pose of its frame range, which owns
+   * the range's one block (sk_pose_parse_anim): sk_pose_close leaves it, so
+   * close the range's first pose last or all of them together (as
+   * sk_pose_array_free and the routes' batches do). */
+  bool overrides_shared;
   /* borrowed: Bone-API ops, mesh and world outputs of the daemon's pose
    * requests (sk_poseops); NULL for a plain pose */
   const struct sk_poseops *ops;

@@ -4,6 +4,7 @@
 #include "sk_pose.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,9 +171,25 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
   return 0;
 }
 
-/* Clip TRS as one override per bone, with the user's overrides on top. */
+/* Clip TRS as one override per bone, with the user's overrides on top.
+ * The bytes of sk_anim_to_overrides, written field by field: no memset of
+ * the whole struct before the TRS is written over it (a range writes
+ * frames x bones of them). */
+_Static_assert(sizeof(sk_override) == offsetof(sk_override, scaling) + 3 * sizeof(double) &&
+                   offsetof(sk_override, position) == offsetof(sk_override, matrix) + 16 * sizeof(float),
+               "sk_override has padding: merge_overrides would leave bytes sk_anim_to_overrides zeroes");
 static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out) {
-  sk_anim_to_overrides(anim, trs, out);
+  static const float zero[16];
+  for (size_t b = 0; b < anim->bone_count; b++) {
+    const double *t = trs + b * SK_ANIM_TRS;
+    sk_override *o = &out[b];
+    o->bone = (int32_t)b;
+    o->mask = SK_OVERRIDE_POSITION | SK_OVERRIDE_ROTATION | SK_OVERRIDE_SCALING;
+    memcpy(o->matrix, zero, sizeof o->matrix);
+    memcpy(o->position, t, 3 * sizeof *t);
+    memcpy(o->rotation, t + 3, 4 * sizeof *t);
+    memcpy(o->scaling, t + 7, 3 * sizeof *t);
+  }
   for (size_t k = 0; k < user->count; k++) {
     const sk_override *o = &user->overrides[k];
     sk_override *m = &out[o->bone];
@@ -344,6 +361,61 @@ done:
   return rc;
 }
 
+/* A frame range of plain glTF layers (no additive or masked layer, not
+ * Babylon-format clips) is sampled by sk_sample: key cursors carried from
+ * frame to frame and the slerp's per-interval constants computed once,
+ * bit for bit sk_anim_sample_layers (tests/check_sk_sample.c). Below this
+ * many frames building the request's sampler costs more than it saves. */
+#define RANGE_SAMPLER_MIN_FRAMES 4
+/* Frames sampled at once into range_sampler's buffer. */
+#define RANGE_SAMPLER_CHUNK 64
+
+typedef struct range_sampler {
+  sk_sampler *sampler;
+  sk_sample_ctx *ctx;
+  double *trs; /* RANGE_SAMPLER_CHUNK frames of B * SK_ANIM_TRS */
+  /* Every frame's B overrides in one block, until the first pose owns it:
+   * one allocation instead of one per frame (a 256-frame range of Fox is
+   * 1 MB; in pieces, each request faulted it in again after malloc
+   * trimmed the heap: about half of the parse's time, perf). */
+  sk_override *block;
+} range_sampler;
+
+static void range_sampler_close(range_sampler *rs) {
+  sk_sample_ctx_destroy(rs->ctx);
+  sk_sampler_destroy(rs->sampler);
+  free(rs->trs);
+  free(rs->block);
+  memset(rs, 0, sizeof *rs);
+}
+
+/* Opens `rs` for `sp`'s layers (their times still the offsets), or leaves
+ * it closed when sk_sample does not take them or cannot be built: the
+ * frames are then sampled one by one, with the same bits. */
+static void range_sampler_open(range_sampler *rs, const sk_anim *anim, const sk_pose_spec *sp) {
+  memset(rs, 0, sizeof *rs);
+  if (sp->times == NULL || !sp->plain_layers || anim->babylon || sp->nf < RANGE_SAMPLER_MIN_FRAMES)
+    return;
+  const size_t nb = anim->bone_count ? anim->bone_count : 1;
+  if (sk_sampler_create_clips(anim, sp->l, sp->nl, &rs->sampler) != 0 ||
+      sk_sample_ctx_create(rs->sampler, sp->l, sp->nl, &rs->ctx) != 0 ||
+      (rs->trs = malloc(RANGE_SAMPLER_CHUNK * nb * SK_ANIM_TRS * sizeof *rs->trs)) == NULL ||
+      (rs->block = malloc(sp->nf * nb * sizeof *rs->block)) == NULL)
+    range_sampler_close(rs);
+}
+
+/* Frame `k`'s TRS, sampling the chunk that starts at k when k begins one. */
+static const double *range_sampler_frame(range_sampler *rs, const sk_anim *anim, const double *times, size_t nf,
+                                         size_t k) {
+  const size_t at = k % RANGE_SAMPLER_CHUNK;
+  if (at == 0) {
+    size_t n = nf - k < RANGE_SAMPLER_CHUNK ? nf - k : RANGE_SAMPLER_CHUNK;
+    sk_sample_out o = {.f64 = rs->trs};
+    sk_sample_run(rs->ctx, times + k, 0, n, &o);
+  }
+  return rs->trs + at * anim->bone_count * SK_ANIM_TRS;
+}
+
 int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
   *poses = NULL;
@@ -381,11 +453,23 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   for (size_t i = 0; !rc && i < nl; i++)
     offsets[i] = l[i].time;
+  range_sampler rs;
+  range_sampler_open(&rs, anim, &sp);
   size_t made = 0;
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
       l[i].time = sk_sample_layer_time(offsets[i], times[made]);
     out[made] = sp.base;
+    if (rs.ctx != NULL) {
+      /* frame 0 owns the block (sk_pose.overrides_shared) */
+      out[made].overrides = made == 0 ? rs.block : out[0].overrides + made * nb;
+      out[made].overrides_shared = made > 0;
+      rs.block = NULL;
+      out[made].frame_range = true;
+      out[made].count = nb;
+      merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
+      continue;
+    }
     out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
     if (out[made].overrides == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -416,6 +500,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     out[made].count = nb;
     merge_overrides(anim, trs, &sp.base, out[made].overrides);
   }
+  range_sampler_close(&rs);
   free(offsets);
   free(trs);
   free(scratch);

@@ -33,6 +33,7 @@ typedef struct samp_line {
 } samp_line;
 
 typedef struct samp_clip {
+  bool built; /* false: a clip sk_sampler_create_clips left out */
   double end_frame;
   size_t count;
   samp_chan *chans; /* owned; the channels that win on their (bone, path), file order */
@@ -99,6 +100,7 @@ static int chan_build(const sk_anim_channel *src, samp_chan *c) {
 }
 
 static int clip_build(const sk_anim_clip *src, samp_clip *c) {
+  c->built = true;
   c->end_frame = src->end_frame;
   c->count = 0;
   if ((c->chans = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->chans)) == NULL ||
@@ -143,8 +145,10 @@ void sk_sampler_destroy(sk_sampler *s) {
   free(s);
 }
 
-int sk_sampler_create(const sk_anim *a, sk_sampler **out) {
-  if (a == NULL || out == NULL)
+int sk_sampler_create(const sk_anim *a, sk_sampler **out) { return sk_sampler_create_clips(a, NULL, 0, out); }
+
+int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_t count, sk_sampler **out) {
+  if (a == NULL || out == NULL || (layers == NULL && count > 0))
     return SK_EINVAL;
   *out = NULL;
   sk_sampler *s = calloc(1, sizeof *s);
@@ -158,11 +162,15 @@ int sk_sampler_create(const sk_anim *a, sk_sampler **out) {
     sk_sampler_destroy(s);
     return SK_ENOMEM;
   }
-  for (size_t c = 0; c < a->clip_count; c++)
-    if (clip_build(&a->clips[c], &s->clips[c]) != 0) {
+  for (size_t c = 0; c < a->clip_count; c++) {
+    bool wanted = layers == NULL;
+    for (size_t i = 0; i < count && !wanted; i++)
+      wanted = layers[i].clip == c;
+    if (wanted && clip_build(&a->clips[c], &s->clips[c]) != 0) {
       sk_sampler_destroy(s);
       return SK_ENOMEM;
     }
+  }
   *out = s;
   return 0;
 }
@@ -209,7 +217,8 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
    * order, so `w` and `amount` carry its bits. */
   double total = 0;
   for (size_t i = 0; i < count; i++) {
-    if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= s->clip_count)
+    if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= s->clip_count ||
+        !s->clips[layers[i].clip].built)
       return SK_ERANGE;
     total += layers[i].weight;
   }
@@ -248,6 +257,11 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
+  /* With one layer, frames are sampled straight into the stage slots
+   * (sk_sample_run): each starts as the rest TRS. With more, the blend
+   * overwrites every value of a slot. */
+  for (size_t q = 0; q < 16; q++)
+    memcpy(c->stage + q * nb * SK_ANIM_TRS, s->anim->rest, nb * SK_ANIM_TRS * sizeof(double));
   *out = c;
   return 0;
 }
@@ -339,14 +353,17 @@ static double clip_frame(double end_frame, double time, bool loop) {
   return frame;
 }
 
-static void layer_sample(samp_layer *l, double t) {
+/* Samples layer `l` at frame time `t` into `trs` (B * SK_ANIM_TRS), which
+ * holds the rest TRS wherever no channel of the clip writes: each channel
+ * writes the same components every frame, so those stay as they are. */
+static void layer_sample(samp_layer *l, double t, double *trs) {
   const samp_clip *c = l->clip;
   double frame = clip_frame(c->end_frame, sk_sample_layer_time(l->offset, t), l->loop);
   for (size_t k = 0; k < c->line_count; k++)
     line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);
   for (size_t k = 0; k < c->count; k++) {
     const samp_chan *ch = &c->chans[k];
-    chan_value(ch, l->cur[ch->line], l->grad[ch->line], l->trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
+    chan_value(ch, l->cur[ch->line], l->grad[ch->line], trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
   }
 }
 
@@ -419,8 +436,19 @@ void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t e
   const size_t per = c->bones * SK_ANIM_TRS;
   size_t group = begin;
   for (size_t p = begin; p < end; p++) {
+    if (c->count == 1 && out->offset != NULL) {
+      /* One layer into kernel rows: sampled straight into the frame's stage
+       * slot, which holds the rest TRS where the clip writes nothing (set
+       * at creation), instead of into the layer's buffer and copied. */
+      layer_sample(&c->layers[0], times[p], c->stage + (p - group) * per);
+      if ((p + 1) % 16 == 0 || p + 1 == end) {
+        flush_rows(c->stage, c->bones, group, p + 1 - group, out);
+        group = p + 1;
+      }
+      continue;
+    }
     for (size_t i = 0; i < c->count; i++)
-      layer_sample(&c->layers[i], times[p]);
+      layer_sample(&c->layers[i], times[p], c->layers[i].trs);
     /* One layer: its weight normalises to exactly 1, and sk_anim's
      * multiplications by 1 change no bit, so the layer's TRS is the answer. */
     const double *trs = c->count == 1 ? c->layers[0].trs : blend_layers(c);

@@ -32,6 +32,11 @@ typedef struct sk_sample_ctx sk_sample_ctx;
  * (sk_anim_ref) and drops it in sk_sampler_destroy. On success *out is
  * new. Errors: SK_EINVAL (NULL), SK_ENOMEM. */
 int sk_sampler_create(const sk_anim *a, sk_sampler **out);
+/* The same for only the clips that `layers[0..count)` name (a request's
+ * sampler: building every clip's keys and slerp constants would cost more
+ * than a short range saves). A context naming another clip is SK_ERANGE.
+ * layers NULL and count 0: every clip, as sk_sampler_create. */
+int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_t count, sk_sampler **out);
 /* NULL is a no-op. */
 void sk_sampler_destroy(sk_sampler *s);
 /* The clips it samples (borrowed). */
@@ -51,7 +56,8 @@ static inline double sk_sample_layer_time(double offset, double t) { return offs
  * weight > 0 is the plain sk_anim_sample case. On success *out is new
  * (sk_sample_ctx_destroy); it borrows `s`, which must outlive it.
  * Errors: SK_EINVAL (NULL, count 0), SK_ERANGE (the weights are negative,
- * non-finite or all 0, or a clip index is invalid), SK_ENOMEM. */
+ * non-finite or all 0, or a clip index is invalid or not in the sampler),
+ * SK_ENOMEM. */
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out);
 /* NULL is a no-op. */
 void sk_sample_ctx_destroy(sk_sample_ctx *c);

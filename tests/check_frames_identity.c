@@ -4,6 +4,9 @@
  * 1 MiB) or whole, inline or on the pool, JSON or binary. */
 #include <signal.h>
 
+#include <math.h>
+
+#include "sk_eval.h"
 #include "sk_fixture.h"
 #include "sk_numfmt.h"
 #include "sk_testutil.h"
@@ -202,6 +205,146 @@ START_TEST(a_one_frame_range_answers_as_a_range) {
 }
 END_TEST
 
+/* ---- every clip of the test assets: range = singles = skinner eval ---- */
+
+static const char *const k_assets[] = {"Fox.glb",           "CesiumMan.glb", "RiggedFigure.glb", "RiggedSimple.glb",
+                                       "RobotExpressive.glb", "mannequiny-0.3.0.glb", NULL};
+
+/* POSTs `body` to /v1/skeletons/<id>/pose; the answer's bytes. */
+static char *post_pose(const char *id, const char *body, bool binary, size_t *len) {
+  char path[128];
+  snprintf(path, sizeof path, "/v1/skeletons/%s/pose", id);
+  sk_httpc_resp r;
+  sk_fixture_request(&g_d, "POST", path, accept_of(binary), body, strlen(body), &r);
+  ck_assert_msg(r.status == 200, "%d %.300s for %.200s", r.status, r.body, body);
+  char *d = malloc(r.len + 1);
+  ck_assert_ptr_nonnull(d);
+  memcpy(d, r.body, r.len);
+  d[r.len] = 0;
+  *len = r.len;
+  sk_httpc_free(&r);
+  return d;
+}
+
+/* `skinner eval`'s answer to one pose op on the asset (in process). */
+static char *eval_pose(const char *asset, const char *op) {
+  char rel[256], path[1024];
+  snprintf(rel, sizeof rel, "data/%s", asset);
+  sk_test_path(rel, path, sizeof path);
+  json_t *gltf = json_string(path);
+  char *gq = json_dumps(gltf, JSON_ENCODE_ANY);
+  sk_strbuf c = {0}, out = {0};
+  sk_strbuf_append(&c, "{\"skeleton\":{\"gltf\":", 20);
+  sk_strbuf_append(&c, gq, strlen(gq));
+  sk_strbuf_append(&c, "},\"ops\":[", 9);
+  sk_strbuf_append(&c, op, strlen(op));
+  sk_strbuf_append(&c, "]}", 2);
+  json_t *j = json_loads(c.data, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_eval_case(j, &out, &err) == 0, "skinner eval %s: %s at %s", op, err.text, err.pointer);
+  json_decref(j);
+  json_decref(gltf);
+  free(gq);
+  sk_strbuf_free(&c);
+  return out.data;
+}
+
+/* Every clip of every test asset, as one frame range (from/to/fps, looping
+ * on odd clips; and a 2-layer blend of clips 0 and 1): the daemon's answer
+ * (sampled with sk_sample's cursors) is, byte for byte, the frames asked
+ * one by one ("time"), JSON and binary, and skinner eval's "results". */
+START_TEST(every_clip_of_every_asset_answers_the_same_bytes_as_a_range_as_singles_and_in_skinner_eval) {
+  start(NULL);
+  size_t frames_checked = 0;
+  for (size_t a = 0; k_assets[a] != NULL; a++) {
+    char id[32];
+    snprintf(id, sizeof id, "asset%zu", a);
+    sk_fixture_put_asset(&g_d, id, k_assets[a]);
+    sk_httpc_resp r;
+    char path[128];
+    snprintf(path, sizeof path, "/v1/skeletons/%s", id);
+    sk_fixture_request(&g_d, "GET", path, "", NULL, 0, &r);
+    ck_assert_msg(r.status == 200, "GET %s: %d %.200s", path, r.status, r.body);
+    json_t *list = json_loads(r.body, 0, NULL);
+    sk_httpc_free(&r);
+    ck_assert_ptr_nonnull(list);
+    const json_t *arr = json_object_get(list, "animations");
+    ck_assert_msg(json_array_size(arr) > 0, "%s: no clips", k_assets[a]);
+    for (size_t k = 0; k <= json_array_size(arr); k++) {
+      /* k < count: clip k alone; k == count: clips 0 and 1 blended */
+      const size_t c = k < json_array_size(arr) ? k : 0;
+      double dur = json_number_value(json_object_get(json_array_get(arr, c), "duration"));
+      const double from = -0.1, fps = 15;
+      char body[512], op[560];
+      bool loop = k % 2 == 1;
+      if (k < json_array_size(arr))
+        snprintf(body, sizeof body, "{\"animation\":%zu,\"loop\":%s,\"from\":%.17g,\"to\":%.17g,\"fps\":%g}", k,
+                 loop ? "true" : "false", from, dur + 0.1, fps);
+      else
+        snprintf(body, sizeof body,
+                 "{\"layers\":[{\"animation\":0,\"weight\":0.6,\"loop\":true},"
+                 "{\"animation\":%zu,\"time\":0.2,\"weight\":0.4}],\"from\":%.17g,\"to\":%.17g,\"fps\":%g}",
+                 json_array_size(arr) > 1 ? (size_t)1 : (size_t)0, from, dur + 0.1, fps);
+      size_t jl, bl;
+      char *json = post_pose(id, body, false, &jl), *bin = post_pose(id, body, true, &bl);
+      size_t nf = (size_t)floor((dur + 0.2) * fps + 1e-9) + 1;
+      /* singles, frame by frame */
+      sk_strbuf one = {0}, onebin = {0};
+      for (size_t f = 0; f < nf; f++) {
+        double t = from + (double)f / fps;
+        char single[512];
+        if (k < json_array_size(arr))
+          snprintf(single, sizeof single, "{\"animation\":%zu,\"loop\":%s,\"time\":%.17g}", k, loop ? "true" : "false",
+                   t);
+        else
+          snprintf(single, sizeof single,
+                   "{\"layers\":[{\"animation\":0,\"time\":%.17g,\"weight\":0.6,\"loop\":true},"
+                   "{\"animation\":%zu,\"time\":%.17g,\"weight\":0.4}]}",
+                   t, json_array_size(arr) > 1 ? (size_t)1 : (size_t)0, 0.2 + t);
+        size_t l1, l2;
+        char *sj = post_pose(id, single, false, &l1), *sb = post_pose(id, single, true, &l2);
+        if (f > 0)
+          sk_strbuf_append(&one, ",", 1);
+        sk_strbuf_append(&one, sj, l1);
+        sk_strbuf_append(&onebin, sb, l2);
+        free(sj);
+        free(sb);
+      }
+      frames_checked += nf;
+      ck_assert_msg(strncmp(json, "{\"results\":[", 12) == 0, "%s", body);
+      sk_strbuf got = {0};
+      sk_strbuf_append(&got, json + 12, jl - 14);
+      same(&one, &got, k_assets[a], k);
+      sk_strbuf_free(&got);
+      sk_strbuf_append(&got, bin, bl);
+      same(&onebin, &got, k_assets[a], 1000 + k);
+      sk_strbuf_free(&got);
+      /* skinner eval: {"order":[...],"results":[...]} */
+      snprintf(op, sizeof op, "{\"op\":\"pose\",%s", body + 1);
+      char *ev = eval_pose(k_assets[a], op);
+      const char *res = strstr(ev, ",\"results\":[");
+      ck_assert_msg(res != NULL, "%.100s", ev);
+      res += 12;
+      size_t rl = strlen(res);
+      ck_assert(rl >= 2);
+      sk_strbuf_append(&got, res, rl - 2);
+      same(&one, &got, "skinner eval", k);
+      sk_strbuf_free(&got);
+      free(ev);
+      sk_strbuf_free(&one);
+      sk_strbuf_free(&onebin);
+      free(json);
+      free(bin);
+    }
+    json_decref(list);
+  }
+  ck_assert_uint_gt(frames_checked, 500);
+  stop();
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("frames_identity");
   TCase *t = tcase_create("identity");
@@ -209,6 +352,7 @@ static Suite *suite(void) {
   tcase_add_test(t, a_frame_answers_the_same_bytes_alone_in_batches_of_1_to_67_and_in_ranges);
   tcase_add_test(t, on_the_pool_too);
   tcase_add_test(t, a_one_frame_range_answers_as_a_range);
+  tcase_add_test(t, every_clip_of_every_asset_answers_the_same_bytes_as_a_range_as_singles_and_in_skinner_eval);
   suite_add_tcase(s, t);
   return s;
 }

@@ -5,6 +5,8 @@
  * after the last, looping and clamped, forwards and in shuffled order,
  * blended layers included; and every output layout puts each value where
  * sk_kernel expects it. */
+#include <stdarg.h>
+
 #include "sk_anim.h"
 #include "sk_eval.h"
 #include "sk_gltf.h"
@@ -349,6 +351,158 @@ START_TEST(test_blended_ranges_parse) {
 }
 END_TEST
 
+/* Appends printf output to `b` (test helper). */
+static void bprintf(sk_strbuf *b, const char *fmt, ...) {
+  char t[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(t, sizeof t, fmt, ap);
+  va_end(ap);
+  ck_assert(n >= 0 && (size_t)n < sizeof t);
+  ck_assert_int_eq(sk_strbuf_append(b, t, (size_t)n), 0);
+}
+
+static sk_pose *parse_text(const sk_skeleton *s, const sk_anim *an, const char *text, size_t *n) {
+  json_error_t je;
+  json_t *j = json_loads(text, 0, &je);
+  ck_assert_msg(j != NULL, "%.200s: %s", text, je.text);
+  sk_pose *poses;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_pose_parse_anim(s, an, j, "", NULL, &poses, n, &err) == 0, "%.200s: %s at %s", text, err.text,
+                err.pointer);
+  json_decref(j);
+  return poses;
+}
+
+/* `layers` (JSON layer objects with "%s" where the layer's time goes, one
+ * per entry of `offsets`; NULL: one "animation" member `clip`) over the
+ * frame times `t[0..n)`: the range request's poses, byte for byte, are the
+ * single-time requests' poses (sk_anim_sample_layers per frame). */
+static void compare_range_with_singles(const sk_skeleton *s, const sk_anim *an, const char *const *layers,
+                                       const double *offsets, size_t nl, size_t clip, bool loop, const char *extra,
+                                       const double *t, size_t n) {
+  sk_strbuf b = {0};
+  if (layers == NULL)
+    bprintf(&b, "{\"animation\": %zu, \"loop\": %s, %s\"times\": [", clip, loop ? "true" : "false", extra);
+  else {
+    bprintf(&b, "{%s\"layers\": [", extra);
+    for (size_t i = 0; i < nl; i++) {
+      char o[64];
+      snprintf(o, sizeof o, "%.17g", offsets[i]);
+      bprintf(&b, i ? "," : "");
+      bprintf(&b, layers[i], o);
+    }
+    bprintf(&b, "], \"times\": [");
+  }
+  for (size_t i = 0; i < n; i++)
+    bprintf(&b, "%s%.17g", i ? "," : "", t[i]);
+  bprintf(&b, "]}");
+  size_t nr;
+  sk_pose *range = parse_text(s, an, b.data, &nr);
+  ck_assert_uint_eq(nr, n);
+  for (size_t f = 0; f < n; f++) {
+    b.len = 0;
+    if (layers == NULL)
+      bprintf(&b, "{\"animation\": %zu, \"loop\": %s, %s\"time\": %.17g}", clip, loop ? "true" : "false", extra, t[f]);
+    else {
+      bprintf(&b, "{%s\"layers\": [", extra);
+      for (size_t i = 0; i < nl; i++) {
+        char o[64];
+        snprintf(o, sizeof o, "%.17g", sk_sample_layer_time(offsets[i], t[f]));
+        bprintf(&b, i ? "," : "");
+        bprintf(&b, layers[i], o);
+      }
+      bprintf(&b, "]}");
+    }
+    size_t n1;
+    sk_pose *one = parse_text(s, an, b.data, &n1);
+    ck_assert_uint_eq(n1, 1);
+    ck_assert(range[f].frame_range && !one[0].frame_range);
+    ck_assert_uint_eq(range[f].count, one[0].count);
+    ck_assert_uint_eq(range[f].output, one[0].output);
+    ck_assert(range[f].has_initial_skin == one[0].has_initial_skin);
+    ck_assert_msg(memcmp(range[f].overrides, one[0].overrides, one[0].count * sizeof *one[0].overrides) == 0,
+                  "clip %zu frame %zu (t = %.17g): range and single poses differ", clip, f, t[f]);
+    sk_pose_array_free(one, n1);
+  }
+  sk_pose_array_free(range, nr);
+  sk_strbuf_free(&b);
+}
+
+/* What the daemon's frame ranges parse to: sk_pose_parse_anim samples a
+ * range of plain layers with sk_sample (cursors, chunks of frames) and
+ * every frame's overrides are, memcmp for memcmp, those of the same frame
+ * asked alone (sk_anim_sample), for every clip of every test asset, looping
+ * and clamped, with "bones" on top; blended ranges likewise, and additive
+ * or masked layers (sk_anim's path) too. */
+START_TEST(test_range_poses_are_single_poses) {
+  const char *asset = k_assets[_i];
+  sk_skeleton *s;
+  sk_anim *an;
+  load(asset, &s, &an);
+  /* "bones" on top of the clip: the first bone moved. */
+  json_t *name = json_string(s->bones[0].name);
+  char *q = json_dumps(name, JSON_ENCODE_ANY);
+  ck_assert_ptr_nonnull(q);
+  char extra[512];
+  snprintf(extra, sizeof extra, "\"bones\": {%s: {\"position\": [1, 2, 3]}}, ", q);
+  free(q);
+  json_decref(name);
+  for (size_t clip = 0; clip < an->clip_count; clip++)
+    for (int loop = 0; loop < 2; loop++) {
+      size_t n;
+      double *t = range_times(sk_anim_clip_duration(an, clip), 30, &n);
+      compare_range_with_singles(s, an, NULL, NULL, 0, clip, loop, "", t, n);
+      if (clip == 0)
+        compare_range_with_singles(s, an, NULL, NULL, 0, clip, loop, extra, t, n);
+      free(t);
+    }
+  size_t nc = an->clip_count, n;
+  double *t = range_times(sk_anim_clip_duration(an, 0), 24, &n);
+  char l0[128], l1[128], l2[160];
+  snprintf(l0, sizeof l0, "{\"animation\": 0, \"time\": %%s, \"weight\": 0.3, \"loop\": true}");
+  snprintf(l1, sizeof l1, "{\"animation\": %zu, \"time\": %%s, \"weight\": 0.7}", 1 % nc);
+  snprintf(l2, sizeof l2, "{\"animation\": %zu, \"time\": %%s, \"weight\": 0.45, \"loop\": true, \"additive\": true}",
+           2 % nc);
+  const char *const plain[2] = {l0, l1}, *const mixed[3] = {l0, l1, l2};
+  const double offsets[3] = {0, 0.25, -0.1};
+  compare_range_with_singles(s, an, plain, offsets, 2, 0, false, "", t, n);
+  compare_range_with_singles(s, an, mixed, offsets, 3, 0, false, "", t, n);
+  free(t);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* A sampler of some clips only: the clips named are the full sampler's,
+ * bit for bit; a context on another clip is refused. */
+START_TEST(test_sampler_of_some_clips) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  ck_assert_uint_ge(an->clip_count, 2);
+  sk_anim_layer l = {.clip = 1, .weight = 1, .loop = true};
+  sk_sampler *sp, *all;
+  ck_assert_int_eq(sk_sampler_create_clips(an, &l, 1, &sp), 0);
+  ck_assert_int_eq(sk_sampler_create(an, &all), 0);
+  ck_assert_uint_lt(sk_sampler_memory(sp), sk_sampler_memory(all));
+  size_t n;
+  double *t = range_times(sk_anim_clip_duration(an, 1), 60, &n);
+  compare_layers("Fox.glb", sp, &l, 1, t, n);
+  free(t);
+  sk_sample_ctx *c = NULL;
+  sk_anim_layer other = {.clip = 0, .weight = 1};
+  ck_assert_int_eq(sk_sample_ctx_create(sp, &other, 1, &c), SK_ERANGE);
+  ck_assert_ptr_null(c);
+  ck_assert_int_eq(sk_sampler_create_clips(an, NULL, 1, &sp), SK_EINVAL);
+  sk_sampler_destroy(all);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 static Suite *sample_suite(void) {
   Suite *su = suite_create("sk_sample");
   TCase *tc = tcase_create("golden");
@@ -363,6 +517,9 @@ static Suite *sample_suite(void) {
   TCase *tp = tcase_create("pose_parser");
   tcase_add_test(tp, test_one_frame_range_is_a_range);
   tcase_add_test(tp, test_blended_ranges_parse);
+  tcase_add_loop_test(tp, test_range_poses_are_single_poses, 0, (int)na);
+  tcase_add_test(tp, test_sampler_of_some_clips);
+  tcase_set_timeout(tp, 120);
   suite_add_tcase(su, tp);
   TCase *te = tcase_create("errors");
   tcase_add_test(te, test_errors);
