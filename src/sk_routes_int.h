@@ -112,12 +112,28 @@ int sk_routes__gltf_type(const char *content_type);
 
 /* ---- skeleton handlers (sk_routes_skeletons.c) ---- */
 
+/* {"id","bones","order","slots","mesh","skin"?,"skins"?,"animations"?} of a
+ * skeleton stored or, for a dry run, only built (anim NULL: no clips). */
+void sk_routes__write_summary(sk_strbuf *b, const char *id, const sk_skeleton *s, const char *mesh_json,
+                              const char *skins_json, long long skin, const sk_anim *anim);
+/* The detail of a failed sk_cache_put_full; nothing was changed in any case. */
+const char *sk_routes__store_failure(int rc);
+
 void sk_routes__skeletons(sk_routes *r, sk_http_req *req, const sk_route_match *m);   /* GET list, POST */
 void sk_routes__skeleton(sk_routes *r, sk_http_req *req, const sk_route_match *m);    /* GET, PUT, DELETE */
 void sk_routes__bones(sk_routes *r, sk_http_req *req, const sk_route_match *m);       /* PATCH */
 void sk_routes__rest(sk_routes *r, sk_http_req *req, const sk_route_match *m);        /* POST */
 /* PATCH /bones or POST /rest with a large body: parsed and applied on the pool. */
 void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* ---- skeleton uploads (sk_routes_upload.c) ---- */
+
+/* PUT (`given_id`) or POST (NULL: the id is derived from the content) of a
+ * skeleton: a JSON body, or a glTF/GLB one whose skin ?skin= picks (default
+ * 0), built inline or, from pool_upload bytes (32 KiB), on the pool;
+ * ?dryRun=true answers 200 with what would be stored and stores nothing.
+ * Answers 201/200 with the summary (Location for a POST). */
+void sk_routes__put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id);
 
 /* ---- clips (sk_routes_anim.c) ---- */
 
