@@ -1,8 +1,11 @@
-/* sk_routes' private half, shared by sk_routes.c (routing, negotiation,
- * the route table, operational routes), sk_routes_skeletons.c,
- * sk_routes_poses.c and sk_routes_cond.c (CORS, versions). Never included
- * by the mains or installed. Names with the sk_routes__ prefix are
- * internal (libuv's uv__ convention). */
+/* sk_routes' private half, shared by sk_routes.c (the route table,
+ * matching, dispatch), sk_routes_checks.c (the checks before the body),
+ * sk_routes_admin.c (operational routes), the resources' handlers
+ * (sk_routes_skeletons.c, sk_routes_upload.c, sk_routes_poses.c,
+ * sk_routes_batch.c, sk_routes_anim.c, sk_routes_ops.c) and
+ * sk_routes_cond.c (CORS, versions). Never included by the mains or
+ * installed. Names with the sk_routes__ prefix are internal (libuv's uv__
+ * convention). */
 #ifndef SK_ROUTES_INT_H
 #define SK_ROUTES_INT_H
 
@@ -62,6 +65,8 @@ struct sk_route {
   const char *path;          /* the whole path, or with per_id the tail after /v1/skeletons/{id} */
   bool per_id;               /* /v1/skeletons/{id}<path> */
   unsigned methods;          /* M(GET) | ...; others get 405 with an Allow header listing these */
+  unsigned query_methods;    /* the methods that take the parameters `query` names; the others take none */
+  const char *const *query;  /* NULL-terminated; NULL: any. A parameter not taken, or given twice: 400 */
   int bodies;                /* what PUT/POST/PATCH bodies may be (415 otherwise); up to --max-body (413) */
   const char *const *offers; /* answer types in preference order (406 when none is acceptable); NULL: not negotiated */
   int noffers;
@@ -87,6 +92,31 @@ sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk
 /* The Allow header of a route: its methods in the enum's order. */
 void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap);
 
+/* ---- the checks every route shares, before the body (sk_routes_checks.c) ----
+ * In on_begin's order; each answers the problem itself and returns true
+ * when it refused the request. */
+
+/* Framing, Host and bearer token (sk_access) for the route id `route`
+ * (SK_ROUTE_*, SK_ROUTE_OTHER when unmatched): 400, 401, 403, 421. */
+bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, int route);
+/* A method the route does not take: 405 with Allow. */
+bool sk_routes__method_refused(sk_http_req *req, const sk_route *rt);
+/* Strict query strings: a parameter the route and method do not take (a
+ * typo such as ?skn=1 would otherwise do nothing) or one given twice
+ * (which one wins is anyone's guess): 400 naming it. */
+bool sk_routes__query_refused(sk_http_req *req, const sk_route *rt);
+/* A PUT/POST/PATCH body over --max-body by its Content-Length (413) or of
+ * a type the route does not take (415). */
+bool sk_routes__body_refused(sk_routes *r, sk_http_req *req, const sk_route *rt);
+/* No answer type of the route is acceptable by Accept: 406. */
+bool sk_routes__answer_refused(sk_http_req *req, const sk_route *rt);
+
+/* ---- operational routes (sk_routes_admin.c) ---- */
+
+void sk_routes__healthz(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* GET /healthz */
+void sk_routes__readyz(sk_routes *r, sk_http_req *req, const sk_route_match *m);  /* GET /readyz */
+void sk_routes__metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* GET /metrics */
+
 /* ---- CORS and versions (sk_routes_cond.c) ---- */
 
 /* Sets req->decorate (CORS and ETag headers on every answer) and the
@@ -107,7 +137,7 @@ bool sk_routes__preconditions(sk_routes *r, sk_http_req *req, sk_route_match *m)
 bool sk_routes__precondition_failed(sk_routes *r, sk_http_req *req);
 /* SK_EUNKNOWN at the first key of `obj` not in the NULL-terminated `allowed`. */
 int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err);
-/* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any case), else 0. */
+/* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any case), else 0 (sk_routes_checks.c). */
 int sk_routes__gltf_type(const char *content_type);
 
 /* ---- skeleton handlers (sk_routes_skeletons.c) ---- */

@@ -17,6 +17,72 @@
 #include "sk_problem.h"
 #include "sk_routes_int.h"
 
+/* ---- the id of a POST: the content's hash (public for tests) -------------------------- */
+
+/* A real with an integral value that an integer of jansson's holds exactly:
+ * jansson prints it as "1.0", the integer 1 as "1". */
+static bool integral_real(const json_t *v) {
+  if (!json_is_real(v))
+    return false;
+  double d = json_real_value(v);
+  return d > -9.2e18 && d < 9.2e18 && d == (double)(json_int_t)d;
+}
+
+/* true when `v` holds an integral real anywhere (the common body has none,
+ * and then is hashed without a copy). */
+static bool has_integral_real(const json_t *v) {
+  if (integral_real(v))
+    return true;
+  size_t i;
+  const char *key;
+  json_t *x;
+  if (json_is_array(v))
+    json_array_foreach((json_t *)v, i, x) if (has_integral_real(x)) return true;
+  if (json_is_object(v))
+    json_object_foreach((json_t *)v, key, x) if (has_integral_real(x)) return true;
+  return false;
+}
+
+/* Rewrites integral reals of `v` (owned by the caller) as integers, in place. */
+static int integers_by_value(json_t *v) {
+  size_t i;
+  const char *key;
+  json_t *x;
+  if (json_is_array(v))
+    json_array_foreach(v, i, x) {
+      if (integral_real(x) ? json_array_set_new(v, i, json_integer((json_int_t)json_real_value(x)))
+                           : integers_by_value(x))
+        return SK_ENOMEM;
+    }
+  if (json_is_object(v))
+    json_object_foreach(v, key, x) {
+      if (integral_real(x) ? json_object_set_new(v, key, json_integer((json_int_t)json_real_value(x)))
+                           : integers_by_value(x))
+        return SK_ENOMEM;
+    }
+  return 0;
+}
+
+int sk_routes_content_id(const json_t *json, char dest[17]) {
+  /* Numbers count by value: [1.0, 2, 3] and [1, 2, 3] are one document. A
+   * body without integral reals hashes as it always did (stored ids stay). */
+  json_t *canon = NULL;
+  if (has_integral_real(json) && ((canon = json_deep_copy(json)) == NULL || integers_by_value(canon) != 0)) {
+    json_decref(canon);
+    return SK_ENOMEM;
+  }
+  char *text = json_dumps(canon != NULL ? canon : json, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+  json_decref(canon);
+  if (text == NULL)
+    return SK_ENOMEM;
+  uint64_t h = 1469598103934665603ull;
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+    h = (h ^ *p) * 1099511628211ull;
+  free(text);
+  snprintf(dest, 17, "%016llx", (unsigned long long)h);
+  return 0;
+}
+
 /* PUT (id given) and POST (id derived). */
 static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
                              sk_anim *anim, const sk_cache_source *src);
