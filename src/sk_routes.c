@@ -1,9 +1,12 @@
 /* sk_routes: HTTP to calls and calls to answers. This file holds the route
- * table (every route of API v1 at a glance), matching (once per request,
- * kept in req->data), the checks every route shares (access, method,
- * body type and size, answer format), dispatch, the operational routes and
- * the pure helpers the tests call. The resources' handlers live in
- * sk_routes_skeletons.c and sk_routes_poses.c, CORS and skeleton versions
+ * table (every route of API v1 at a glance: methods, query parameters,
+ * body and answer types, handlers), matching (once per request, kept in
+ * req->data), dispatch (inline or pooled, after a stored skeleton's reload)
+ * and the helpers the handlers share. The checks every route shares
+ * (access, method, query, body, answer type) are in sk_routes_checks.c,
+ * the operational routes in sk_routes_admin.c, the resources' handlers in
+ * sk_routes_skeletons.c, sk_routes_upload.c, sk_routes_poses.c,
+ * sk_routes_anim.c and sk_routes_ops.c, CORS and skeleton versions
  * (If-Match, ETag) in sk_routes_cond.c; errors go out through sk_problem. */
 #include "sk_routes.h"
 
@@ -11,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -31,155 +33,6 @@ static const char *const k_json_offer[] = {"application/json"};
 
 void sk_routes_mat3x4(const float m[16], float dest[12]) { sk_frames_mat3x4(m, dest); }
 
-/* A real with an integral value that an integer of jansson's holds exactly:
- * jansson prints it as "1.0", the integer 1 as "1". */
-static bool integral_real(const json_t *v) {
-  if (!json_is_real(v))
-    return false;
-  double d = json_real_value(v);
-  return d > -9.2e18 && d < 9.2e18 && d == (double)(json_int_t)d;
-}
-
-/* true when `v` holds an integral real anywhere (the common body has none,
- * and then is hashed without a copy). */
-static bool has_integral_real(const json_t *v) {
-  if (integral_real(v))
-    return true;
-  size_t i;
-  const char *key;
-  json_t *x;
-  if (json_is_array(v))
-    json_array_foreach((json_t *)v, i, x) if (has_integral_real(x)) return true;
-  if (json_is_object(v))
-    json_object_foreach((json_t *)v, key, x) if (has_integral_real(x)) return true;
-  return false;
-}
-
-/* Rewrites integral reals of `v` (owned by the caller) as integers, in place. */
-static int integers_by_value(json_t *v) {
-  size_t i;
-  const char *key;
-  json_t *x;
-  if (json_is_array(v))
-    json_array_foreach(v, i, x) {
-      if (integral_real(x) ? json_array_set_new(v, i, json_integer((json_int_t)json_real_value(x)))
-                           : integers_by_value(x))
-        return SK_ENOMEM;
-    }
-  if (json_is_object(v))
-    json_object_foreach(v, key, x) {
-      if (integral_real(x) ? json_object_set_new(v, key, json_integer((json_int_t)json_real_value(x)))
-                           : integers_by_value(x))
-        return SK_ENOMEM;
-    }
-  return 0;
-}
-
-int sk_routes_content_id(const json_t *json, char dest[17]) {
-  /* Numbers count by value: [1.0, 2, 3] and [1, 2, 3] are one document. A
-   * body without integral reals hashes as it always did (stored ids stay). */
-  json_t *canon = NULL;
-  if (has_integral_real(json) && ((canon = json_deep_copy(json)) == NULL || integers_by_value(canon) != 0)) {
-    json_decref(canon);
-    return SK_ENOMEM;
-  }
-  char *text = json_dumps(canon != NULL ? canon : json, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-  json_decref(canon);
-  if (text == NULL)
-    return SK_ENOMEM;
-  uint64_t h = 1469598103934665603ull;
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-    h = (h ^ *p) * 1099511628211ull;
-  free(text);
-  snprintf(dest, 17, "%016llx", (unsigned long long)h);
-  return 0;
-}
-
-static bool token_eq(const char *a, size_t alen, const char *b) {
-  return strlen(b) == alen && strncasecmp(a, b, alen) == 0;
-}
-
-int sk_routes_is_json(const char *ct) {
-  if (ct == NULL)
-    return 0;
-  while (*ct == ' ' || *ct == '\t')
-    ct++;
-  size_t n = strcspn(ct, "; \t");
-  return token_eq(ct, n, "application/json");
-}
-
-/* How well the media range [r, r+n) matches `offer`: 3 exact, 2 "type/ *",
- * 1 "* / *" (spaces only to keep this a comment), 0 not at all. */
-static int range_match(const char *r, size_t n, const char *offer) {
-  if (token_eq(r, n, "*/*"))
-    return 1;
-  const char *slash = strchr(offer, '/');
-  size_t tlen = (size_t)(slash - offer);
-  if (n == tlen + 2 && strncasecmp(r, offer, tlen + 1) == 0 && r[tlen + 1] == '*')
-    return 2;
-  return token_eq(r, n, offer) ? 3 : 0;
-}
-
-int sk_routes_negotiate(const char *accept, const char *const *offers, int n) {
-  if (accept == NULL)
-    return 0;
-  double q[8];
-  int spec[8];
-  if (n > 8)
-    n = 8;
-  for (int i = 0; i < n; i++) {
-    q[i] = -1; /* not mentioned */
-    spec[i] = 0;
-  }
-  bool any_range = false;
-  const char *p = accept;
-  while (*p) {
-    while (*p == ' ' || *p == '\t' || *p == ',')
-      p++;
-    if (!*p)
-      break;
-    const char *elem = p;
-    size_t elen = strcspn(p, ",");
-    p += elen;
-    size_t rlen = strcspn(elem, ";, \t");
-    if (rlen > elen)
-      rlen = elen;
-    double qv = 1;
-    /* parameters: only q matters */
-    const char *par = elem + rlen;
-    while (par < elem + elen) {
-      par += strspn(par, "; \t");
-      if (par >= elem + elen)
-        break;
-      if ((par[0] == 'q' || par[0] == 'Q') && par[1] == '=') {
-        char *end;
-        qv = strtod(par + 2, &end);
-        if (end == par + 2 || qv < 0 || qv > 1)
-          qv = 1;
-      }
-      par += strcspn(par, ";,");
-    }
-    if (rlen == 0)
-      continue;
-    any_range = true;
-    for (int i = 0; i < n; i++) {
-      int m = range_match(elem, rlen, offers[i]);
-      if (m > spec[i]) { /* the most specific range decides (RFC 9110 12.5.1) */
-        spec[i] = m;
-        q[i] = qv;
-      }
-    }
-  }
-  if (!any_range)
-    return 0;
-  int best = -1;
-  for (int i = 0; i < n; i++)
-    if (q[i] > 0 && (best < 0 || q[i] > q[best]))
-      best = i;
-  return best;
-}
-
-
 /* ---- answers ----------------------------------------------------------------- */
 
 void sk_routes__respond_json(sk_http_req *req, int status, sk_strbuf *b, const char *const *headers) {
@@ -197,8 +50,6 @@ void sk_routes__respond_json(sk_http_req *req, int status, sk_strbuf *b, const c
   }
   sk_http_respond(req, status, SK_ROUTES_CT_JSON, data, len, true, headers);
 }
-
-
 
 /* ---- request helpers the resources share ------------------------------------------------------------ */
 
@@ -253,99 +104,47 @@ int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_erro
   return 0;
 }
 
-
-int sk_routes__gltf_type(const char *ct) {
-  if (ct == NULL)
-    return 0;
-  size_t n = strcspn(ct, "; \t");
-  if (n == strlen("model/gltf-binary") && strncasecmp(ct, "model/gltf-binary", n) == 0)
-    return 1;
-  if (n == strlen("model/gltf+json") && strncasecmp(ct, "model/gltf+json", n) == 0)
-    return 2;
-  return 0;
-}
-
-
-
-/* ---- operational routes ------------------------------------------------------------- */
-
-static void respond_static_json(sk_http_req *req, int status, const char *text) {
-  sk_http_respond(req, status, SK_ROUTES_CT_JSON, (void *)text, strlen(text), false, NULL);
-}
-
-static void get_healthz(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  (void)r, (void)m;
-  respond_static_json(req, 200, "{\"status\":\"ok\"}");
-}
-
-static void get_readyz(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  (void)m;
-  if (sk_http_stopping(req->http))
-    respond_static_json(req, 503, "{\"status\":\"stopping\"}");
-  else if (sk_cache_store_full(r->cache)) /* until a put succeeds again */
-    respond_static_json(req, 503, "{\"status\":\"out-of-storage\"}");
-  else
-    respond_static_json(req, 200, "{\"status\":\"ready\"}");
-}
-
-static void get_metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  (void)m;
-  sk_cache_stats st;
-  sk_cache_get_stats(r->cache, &st);
-  /* The public listener's figures, also when asked on the admin one. */
-  sk_http *pub = r->listener != NULL ? r->listener : req->http;
-  sk_http_conn_stats cs;
-  sk_http_get_conn_stats(pub, &cs);
-  sk_budget_stats bs;
-  sk_budget_get_stats(r->cfg.budget, &bs);
-  sk_metrics_gauges g = {.cache_skeletons = st.count,
-                         .cache_bytes = st.bytes,
-                         .cache_evictions = st.evictions,
-                         .jobs_in_flight = sk_http_jobs_in_flight(pub),
-                         .conns_open = cs.open,
-                         .conns_evicted = cs.evicted,
-                         .conns_idle_closed = cs.idle_closed,
-                         .conns_deadline_cut = cs.deadline_cut,
-                         .memory_limit_bytes = bs.limit,
-                         .memory_used_bytes = bs.used,
-                         .memory_high_bytes = bs.high,
-                         .memory_refused = bs.refused,
-                         .cache_tombstones = st.tombstones};
-  sk_strbuf b = {0};
-  if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
-    sk_strbuf_free(&b);
-    sk_problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  size_t len = b.len;
-  sk_http_charge(req, len); /* counted, never refused: /metrics must answer while the budget is full */
-  sk_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, len, true, NULL);
-}
-
-
 /* ---- the route table ------------------------------------------------------------------ */
 
 #define M(name) (1u << SK_METHOD_##name)
+#define ALL_METHODS (~0u)
 
+/* Query parameters (the "query" column): the methods that take them, and
+ * their names; every other method of the route takes none. */
+#define Q(methods, ...) methods, (const char *const[]){__VA_ARGS__, NULL}
+#define Q_NONE 0, NULL
+/* Any parameter, for the operational routes: their clients are probes and
+ * scrapers (Prometheus' `params:`, cache-busting health checks) that add
+ * parameters of their own. */
+#define Q_ANY ALL_METHODS, NULL
 
 #define POSE_OFFERS sk_routes__pose_offers, 3
 #define JSON_OFFER k_json_offer, 1
+#define NO_OFFER NULL, 0
 
+/* Every route of API v1. path: the whole path, or with "per id" the tail
+ * after /v1/skeletons/{id} ("/animations/" takes one more segment, the
+ * clip). A method not listed: 405; a query parameter not listed for the
+ * method: 400; a body of another type: 415, over --max-body: 413; no
+ * acceptable answer type: 406. Bodies of pool_upload bytes (32 KiB) and
+ * more go to the pooled handler; admin routes are also on --admin-listen. */
+/* clang-format off */
 static const sk_route k_routes[] = {
-    /* id               path              per id methods                   bodies             answers      admin  handle                pooled */
-    {SK_ROUTE_HEALTHZ,   "/healthz",      false, M(GET) | M(HEAD),          BODY_NONE,         JSON_OFFER,  true,  get_healthz,          NULL},
-    {SK_ROUTE_READYZ,    "/readyz",       false, M(GET) | M(HEAD),          BODY_NONE,         JSON_OFFER,  true,  get_readyz,           NULL},
-    {SK_ROUTE_METRICS,   "/metrics",      false, M(GET) | M(HEAD),          BODY_NONE,         NULL, 0,     true,  get_metrics,          NULL},
-    {SK_ROUTE_SKELETONS, "/v1/skeletons", false, M(GET) | M(HEAD) | M(POST), BODY_JSON_OR_GLTF, JSON_OFFER,  false, sk_routes__skeletons, NULL},
-    {SK_ROUTE_SKELETON,  "",              true,  M(GET) | M(HEAD) | M(PUT) | M(DELETE), BODY_JSON_OR_GLTF, JSON_OFFER, false, sk_routes__skeleton, NULL},
-    {SK_ROUTE_BONES,     "/bones",        true,  M(PATCH),                  BODY_JSON,         JSON_OFFER,  false, sk_routes__bones,     sk_routes__bones_pooled},
-    {SK_ROUTE_REST,      "/rest",         true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__rest,      sk_routes__bones_pooled},
-    {SK_ROUTE_POSE,      "/pose",         true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__pose,      sk_routes__pose_pooled},
-    {SK_ROUTE_POSES,     "/poses",        true,  M(POST),                   BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,     sk_routes__pose_pooled},
-    {SK_ROUTE_OPS,       "/ops",          true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,       sk_routes__ops_pooled},
-    {SK_ROUTE_ANIMATION, "/animations/",  true,  M(GET) | M(HEAD),          BODY_NONE,         JSON_OFFER,  false, sk_routes__animation, NULL},
-    {SK_ROUTE_ANIMATIONS, "/animations",  true,  M(POST),                   BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, NULL},
+/*   id                   path             per id  methods                                query (methods, names)        bodies             answers      admin  handle                 pooled */
+    {SK_ROUTE_HEALTHZ,    "/healthz",      false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         JSON_OFFER,  true,  sk_routes__healthz,    NULL},
+    {SK_ROUTE_READYZ,     "/readyz",       false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         JSON_OFFER,  true,  sk_routes__readyz,     NULL},
+    {SK_ROUTE_METRICS,    "/metrics",      false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    true,  sk_routes__metrics,    NULL},
+    {SK_ROUTE_SKELETONS,  "/v1/skeletons", false,  M(GET) | M(HEAD) | M(POST),            Q(M(POST), "skin", "dryRun"), BODY_JSON_OR_GLTF, JSON_OFFER,  false, sk_routes__skeletons,  NULL},
+    {SK_ROUTE_SKELETON,   "",              true,   M(GET) | M(HEAD) | M(PUT) | M(DELETE), Q(M(PUT), "skin", "dryRun"),  BODY_JSON_OR_GLTF, JSON_OFFER,  false, sk_routes__skeleton,   NULL},
+    {SK_ROUTE_BONES,      "/bones",        true,   M(PATCH),                              Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__bones,      sk_routes__bones_pooled},
+    {SK_ROUTE_REST,       "/rest",         true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__rest,       sk_routes__bones_pooled},
+    {SK_ROUTE_POSE,       "/pose",         true,   M(POST),                               Q_NONE,                       BODY_JSON,         POSE_OFFERS, false, sk_routes__pose,       sk_routes__pose_pooled},
+    {SK_ROUTE_POSES,      "/poses",        true,   M(POST),                               Q_NONE,                       BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,      sk_routes__pose_pooled},
+    {SK_ROUTE_OPS,        "/ops",          true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,        sk_routes__ops_pooled},
+    {SK_ROUTE_ANIMATION,  "/animations/",  true,   M(GET) | M(HEAD),                      Q_NONE,                       BODY_NONE,         JSON_OFFER,  false, sk_routes__animation,  NULL},
+    {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, NULL},
 };
+/* clang-format on */
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])
 
 /* Matches the path (query string ignored) against the table. */
@@ -406,59 +205,6 @@ static void no_route(sk_http_req *req) {
   sk_problem(req, SK_ENOTFOUND, "", "no route for %s", url);
 }
 
-/* The query parameters each route takes (NULL-terminated); routes not
- * listed take none. NULL: any, for the operational routes, whose clients
- * are probes and scrapers (Prometheus' `params:`, cache-busting health
- * checks) that add parameters of their own. */
-static const char *const *route_params(const sk_route *rt, int method) {
-  static const char *const upload[] = {"skin", "dryRun", NULL};
-  static const char *const none[] = {NULL};
-  if (rt->admin)
-    return NULL;
-  if ((rt->id == SK_ROUTE_SKELETONS && method == SK_METHOD_POST) ||
-      (rt->id == SK_ROUTE_SKELETON && method == SK_METHOD_PUT))
-    return upload;
-  return none;
-}
-
-/* Strict query strings, for every route in one place: a parameter the
- * route does not take (a typo such as ?skn=1 would otherwise do nothing)
- * or one given twice (which one wins is anyone's guess) is a 400 naming
- * it. True when refused (the answer is set). */
-static bool query_refused(sk_http_req *req, const sk_route *rt) {
-  const char *names[16];
-  size_t n = sk_http_query_names(req, names, 16);
-  if (n == 0)
-    return false;
-  const char *const *allowed = route_params(rt, req->method_id);
-  if (allowed == NULL)
-    return false;
-  char takes[96] = "";
-  for (const char *const *a = allowed; *a != NULL; a++)
-    snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s\"%s\"", takes[0] ? ", " : "", *a);
-  if (n > 16) {
-    sk_problem(req, SK_EINVAL, "", "%zu query parameters; this route and method take %s", n,
-               takes[0] ? takes : "none");
-    return true;
-  }
-  for (size_t i = 0; i < n; i++) {
-    bool known = false;
-    for (const char *const *a = allowed; *a != NULL && !known; a++)
-      known = strcmp(*a, names[i]) == 0;
-    if (!known) {
-      sk_problem(req, SK_EINVAL, "", "unknown query parameter \"%.64s\"; this route and method take %s", names[i],
-                 takes[0] ? takes : "none");
-      return true;
-    }
-    for (size_t k = 0; k < i; k++)
-      if (strcmp(names[k], names[i]) == 0) {
-        sk_problem(req, SK_EINVAL, "", "query parameter \"%.64s\" given more than once", names[i]);
-        return true;
-      }
-  }
-  return false;
-}
-
 void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap) {
   static const char *const names[] = {
 #define SK_METHOD_NAME(name, label) label,
@@ -491,75 +237,6 @@ static sk_route_match *request_match(sk_http_req *req) {
   return m;
 }
 
-/* ---- the checks every route shares, before the body ---------------------------------- */
-
-/* Framing, Host and bearer token (sk_access), before anything else looks
- * at the request. True when refused (the answer is set). */
-static bool access_refused(sk_routes *r, sk_http_req *req, int route) {
-  static const char *const names[] = {"Host", "Content-Length", "Transfer-Encoding"};
-  unsigned counts[3];
-  sk_http_header_counts(req, names, counts, 3);
-  sk_access_request rq = {
-      .version = req->version,
-      .host = sk_http_header(req, "Host"),
-      .host_count = counts[0],
-      .content_length = sk_http_header(req, "Content-Length"),
-      .content_length_count = counts[1],
-      .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
-      .transfer_encoding_count = counts[2],
-      .authorization = sk_http_header(req, "Authorization"),
-      /* Browsers send preflights without credentials; OPTIONS reveals
-       * nothing but the route's methods (no skeleton is looked up). */
-      .scope = req->method_id == SK_METHOD_OPTIONS ? SK_SCOPE_NONE : sk_access_scope(route, req->method_id),
-  };
-  sk_access_verdict v;
-  sk_access_check(r->cfg.access, &rq, &v);
-  if (v.status == 0)
-    return false;
-  req->close_after = v.close; /* before the answer: it then says Connection: close */
-  const char *hdr[] = {"WWW-Authenticate", v.www_authenticate, NULL};
-  sk_problem_send(req, v.status, v.kind, v.title, v.detail, "", 0, 0, v.www_authenticate[0] ? hdr : NULL);
-  return true;
-}
-
-
-static bool body_refused(sk_routes *r, sk_http_req *req, const sk_route *rt) {
-  const int me = req->method_id;
-  if (me != SK_METHOD_PUT && me != SK_METHOD_POST && me != SK_METHOD_PATCH)
-    return false;
-  const char *cl = sk_http_header(req, "Content-Length");
-  const char *te = sk_http_header(req, "Transfer-Encoding");
-  unsigned long long len = 0;
-  if (cl != NULL) {
-    len = strtoull(cl, NULL, 10);
-    if (len > r->cfg.max_body) {
-      sk_problem(req, SK_ETOOBIG, "", "the body has %llu bytes; the limit is %zu (--max-body)", len, r->cfg.max_body);
-      return true;
-    }
-  }
-  const char *ct = sk_http_header(req, "Content-Type");
-  bool gltf_ok = rt->bodies == BODY_JSON_OR_GLTF;
-  if ((len > 0 || te != NULL) && !sk_routes_is_json(ct) && !(gltf_ok && sk_routes__gltf_type(ct) != 0)) {
-    sk_problem(req, SK_EUNSUPPORTED, "", "%s", gltf_ok ? "skeleton bodies are application/json, model/gltf-binary or model/gltf+json"
-                                                      : "bodies must be application/json");
-    return true;
-  }
-  return false;
-}
-
-static bool answer_refused(sk_http_req *req, const sk_route *rt) {
-  if (rt->offers == NULL || req->method_id == SK_METHOD_DELETE) /* DELETE answers no body */
-    return false;
-  if (sk_routes_negotiate(sk_http_header(req, "Accept"), rt->offers, rt->noffers) >= 0)
-    return false;
-  char detail[160] = "this route answers ";
-  for (int i = 0; i < rt->noffers; i++)
-    snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "%s%s",
-             i == 0 ? "" : i + 1 == rt->noffers ? " or " : ", ", rt->offers[i]);
-  sk_problem_send(req, 406, "not-acceptable", "Not acceptable", detail, "", 0, 0, NULL);
-  return true;
-}
-
 /* Headers are in: match, then reject what can be rejected without the body. */
 static void on_begin(void *ctx, sk_http_req *req) {
   sk_routes *r = ctx;
@@ -569,7 +246,7 @@ static void on_begin(void *ctx, sk_http_req *req) {
   if (m == NULL)
     return;
   sk_routes__decorate_init(r, req, m); /* first: the refusals below carry CORS headers too */
-  if (access_refused(r, req, req->route))
+  if (sk_routes__access_refused(r, req, req->route))
     return;
   const sk_route *rt = m->route;
   if (rt == NULL) {
@@ -580,15 +257,8 @@ static void on_begin(void *ctx, sk_http_req *req) {
     sk_routes__options(req, m);
     return;
   }
-  if (!(rt->methods & (1u << req->method_id))) {
-    char allow[64], detail[128];
-    sk_routes__allow_text(rt, allow, sizeof allow);
-    const char *hdr[] = {"Allow", allow, NULL};
-    snprintf(detail, sizeof detail, "%s is not allowed here; use %s", req->method, allow);
-    sk_problem_send(req, 405, "method-not-allowed", "Method not allowed", detail, "", 0, 0, hdr);
-    return;
-  }
-  if (query_refused(req, rt) || body_refused(r, req, rt) || answer_refused(req, rt))
+  if (sk_routes__method_refused(req, rt) || sk_routes__query_refused(req, rt) || sk_routes__body_refused(r, req, rt) ||
+      sk_routes__answer_refused(req, rt))
     return;
 }
 

@@ -1,8 +1,11 @@
-/* sk_routes' private half, shared by sk_routes.c (routing, negotiation,
- * the route table, operational routes), sk_routes_skeletons.c,
- * sk_routes_poses.c and sk_routes_cond.c (CORS, versions). Never included
- * by the mains or installed. Names with the sk_routes__ prefix are
- * internal (libuv's uv__ convention). */
+/* sk_routes' private half, shared by sk_routes.c (the route table,
+ * matching, dispatch), sk_routes_checks.c (the checks before the body),
+ * sk_routes_admin.c (operational routes), the resources' handlers
+ * (sk_routes_skeletons.c, sk_routes_upload.c, sk_routes_poses.c,
+ * sk_routes_batch.c, sk_routes_anim.c, sk_routes_ops.c) and
+ * sk_routes_cond.c (CORS, versions). Never included by the mains or
+ * installed. Names with the sk_routes__ prefix are internal (libuv's uv__
+ * convention). */
 #ifndef SK_ROUTES_INT_H
 #define SK_ROUTES_INT_H
 
@@ -62,6 +65,8 @@ struct sk_route {
   const char *path;          /* the whole path, or with per_id the tail after /v1/skeletons/{id} */
   bool per_id;               /* /v1/skeletons/{id}<path> */
   unsigned methods;          /* M(GET) | ...; others get 405 with an Allow header listing these */
+  unsigned query_methods;    /* the methods that take the parameters `query` names; the others take none */
+  const char *const *query;  /* NULL-terminated; NULL: any. A parameter not taken, or given twice: 400 */
   int bodies;                /* what PUT/POST/PATCH bodies may be (415 otherwise); up to --max-body (413) */
   const char *const *offers; /* answer types in preference order (406 when none is acceptable); NULL: not negotiated */
   int noffers;
@@ -87,6 +92,31 @@ sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk
 /* The Allow header of a route: its methods in the enum's order. */
 void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap);
 
+/* ---- the checks every route shares, before the body (sk_routes_checks.c) ----
+ * In on_begin's order; each answers the problem itself and returns true
+ * when it refused the request. */
+
+/* Framing, Host and bearer token (sk_access) for the route id `route`
+ * (SK_ROUTE_*, SK_ROUTE_OTHER when unmatched): 400, 401, 403, 421. */
+bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, int route);
+/* A method the route does not take: 405 with Allow. */
+bool sk_routes__method_refused(sk_http_req *req, const sk_route *rt);
+/* Strict query strings: a parameter the route and method do not take (a
+ * typo such as ?skn=1 would otherwise do nothing) or one given twice
+ * (which one wins is anyone's guess): 400 naming it. */
+bool sk_routes__query_refused(sk_http_req *req, const sk_route *rt);
+/* A PUT/POST/PATCH body over --max-body by its Content-Length (413) or of
+ * a type the route does not take (415). */
+bool sk_routes__body_refused(sk_routes *r, sk_http_req *req, const sk_route *rt);
+/* No answer type of the route is acceptable by Accept: 406. */
+bool sk_routes__answer_refused(sk_http_req *req, const sk_route *rt);
+
+/* ---- operational routes (sk_routes_admin.c) ---- */
+
+void sk_routes__healthz(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* GET /healthz */
+void sk_routes__readyz(sk_routes *r, sk_http_req *req, const sk_route_match *m);  /* GET /readyz */
+void sk_routes__metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* GET /metrics */
+
 /* ---- CORS and versions (sk_routes_cond.c) ---- */
 
 /* Sets req->decorate (CORS and ETag headers on every answer) and the
@@ -107,10 +137,17 @@ bool sk_routes__preconditions(sk_routes *r, sk_http_req *req, sk_route_match *m)
 bool sk_routes__precondition_failed(sk_routes *r, sk_http_req *req);
 /* SK_EUNKNOWN at the first key of `obj` not in the NULL-terminated `allowed`. */
 int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err);
-/* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any case), else 0. */
+/* 1 for model/gltf-binary, 2 for model/gltf+json (any parameters, any case), else 0 (sk_routes_checks.c). */
 int sk_routes__gltf_type(const char *content_type);
 
 /* ---- skeleton handlers (sk_routes_skeletons.c) ---- */
+
+/* {"id","bones","order","slots","mesh","skin"?,"skins"?,"animations"?} of a
+ * skeleton stored or, for a dry run, only built (anim NULL: no clips). */
+void sk_routes__write_summary(sk_strbuf *b, const char *id, const sk_skeleton *s, const char *mesh_json,
+                              const char *skins_json, long long skin, const sk_anim *anim);
+/* The detail of a failed sk_cache_put_full; nothing was changed in any case. */
+const char *sk_routes__store_failure(int rc);
 
 void sk_routes__skeletons(sk_routes *r, sk_http_req *req, const sk_route_match *m);   /* GET list, POST */
 void sk_routes__skeleton(sk_routes *r, sk_http_req *req, const sk_route_match *m);    /* GET, PUT, DELETE */
@@ -118,6 +155,15 @@ void sk_routes__bones(sk_routes *r, sk_http_req *req, const sk_route_match *m); 
 void sk_routes__rest(sk_routes *r, sk_http_req *req, const sk_route_match *m);        /* POST */
 /* PATCH /bones or POST /rest with a large body: parsed and applied on the pool. */
 void sk_routes__bones_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+
+/* ---- skeleton uploads (sk_routes_upload.c) ---- */
+
+/* PUT (`given_id`) or POST (NULL: the id is derived from the content) of a
+ * skeleton: a JSON body, or a glTF/GLB one whose skin ?skin= picks (default
+ * 0), built inline or, from pool_upload bytes (32 KiB), on the pool;
+ * ?dryRun=true answers 200 with what would be stored and stores nothing.
+ * Answers 201/200 with the summary (Location for a POST). */
+void sk_routes__put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id);
 
 /* ---- clips (sk_routes_anim.c) ---- */
 

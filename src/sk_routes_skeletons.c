@@ -1,6 +1,7 @@
-/* sk_routes_skeletons: the skeleton resource. List, store (JSON or glTF,
- * large uploads imported on the pool), get, delete, PATCH bones (all or
- * nothing, on a copy published atomically) and POST rest. */
+/* sk_routes_skeletons: the skeleton resource. List, get, delete, PATCH
+ * bones (all or nothing, on a copy published atomically) and POST rest,
+ * with the writers of a skeleton and its summary. Storing one (PUT, POST,
+ * glTF imports, dry runs) is sk_routes_upload.c. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +9,7 @@
 
 #include "sk_error.h"
 #include "sk_eval.h"
-#include "sk_gltf.h"
-#include "sk_gltf_mesh.h"
 #include "sk_json.h"
-#include "sk_ops.h"
 #include "sk_numfmt.h"
 #include "sk_problem.h"
 #include "sk_routes_int.h"
@@ -65,10 +63,8 @@ static void write_mesh_skins(sk_strbuf *b, const char *mesh_json, const char *sk
   }
 }
 
-/* {"id","bones","order","slots","mesh","skin"?,"skins"?,"animations"?} of a
- * skeleton stored or, for a dry run, only built. */
-static void write_summary_of(sk_strbuf *b, const char *id, const sk_skeleton *s, const char *mesh_json,
-                             const char *skins_json, long long skin, const sk_anim *anim) {
+void sk_routes__write_summary(sk_strbuf *b, const char *id, const sk_skeleton *s, const char *mesh_json,
+                              const char *skins_json, long long skin, const sk_anim *anim) {
   sk_strbuf_append(b, "{\"id\":", 6);
   sk_json_write_string(b, id);
   sk_strbuf_append(b, ",\"bones\":", 9);
@@ -82,10 +78,6 @@ static void write_summary_of(sk_strbuf *b, const char *id, const sk_skeleton *s,
     sk_anim_write_clips_json(anim, b);
   }
   sk_strbuf_append(b, "}", 1);
-}
-
-static void write_summary(sk_strbuf *b, const sk_cache_entry *e) {
-  write_summary_of(b, e->id, e->skel, e->mesh_json, e->skins_json, e->skin, e->anim);
 }
 
 /* {"id","order","slots","bones":[{"name","parent","index","length"?,"local","bind","rest"}],...} */
@@ -170,251 +162,13 @@ static void get_list(sk_routes *r, sk_http_req *req) {
   sk_routes__respond_json(req, 200, &b, NULL);
 }
 
-/* PUT (id given) and POST (id derived). */
-static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
-                             sk_anim *anim, const sk_cache_source *src);
-
-/* A skeleton upload (glTF, or a JSON skeleton) built on the thread pool
- * when its body is large: a multi-MB file takes tens of ms to parse and
- * build, too long for the loop thread. The body and the ?skin= value
- * belong to the request, which stays put while it is suspended; the store
- * happens back on the loop thread. Small bodies run the same code inline. */
-typedef struct upload_job {
-  sk_routes *routes;
-  const char *data, *skin; /* borrowed from the request */
-  size_t len;
-  bool gltf;
-  char id[SK_CACHE_ID_MAX + 1];
-  bool has_id;             /* PUT: id given; POST: derived (JSON: into id) */
-  sk_skeleton *s;
-  sk_anim *anim;
-  sk_gltf_extra extra;     /* glTF: default mesh and skins; JSON: mesh_json alone */
-  bool dry_run;            /* ?dryRun=true: build, answer, store nothing */
-  sk_error err;
-  int rc;
-  size_t reserved;         /* bytes of the memory budget held for the import */
-} upload_job;
-
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, upload_job *uj);
-
-/* Imports a glTF skin: its in-memory size is estimated from the file's
- * counts and refused past --max-skeleton-mb, then reserved in the memory
- * budget (503 when it does not fit now) before anything is built. The
- * reservation is held until the answer (the cache counts the stored
- * skeleton itself). Any thread: the budget is atomic. */
-static int import_gltf(const sk_routes *r, upload_job *uj) {
-  sk_gltf *g;
-  size_t skin, estimate = 0;
-  int rc = sk_gltf_parse(uj->data, uj->len, &g, &uj->err);
-  if (rc)
-    return rc;
-  if (!(rc = sk_gltf_find_skin(g, uj->skin, &skin, &uj->err)) &&
-      !(rc = sk_gltf_estimate(g, skin, r->cfg.max_skeleton, &estimate, &uj->err))) {
-    if (sk_budget_reserve(r->cfg.budget, estimate) != 0)
-      rc = sk_error_set(&uj->err, SK_EBUSY, "",
-                        "the skeleton (an estimated %zu bytes) does not fit in the memory budget (--memory-mb) now; "
-                        "retry later",
-                        estimate);
-    else
-      uj->reserved = estimate;
-  }
-  if (!rc)
-    rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
-  if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
-    sk_error_set(&uj->err, rc, "", "out of memory");
-  sk_gltf_destroy(g);
-  return rc;
-}
-
-static void upload_work(void *arg) {
-  upload_job *uj = arg;
-  const sk_routes *r = uj->routes;
-  if (uj->gltf) {
-    uj->rc = import_gltf(r, uj);
-    return;
-  }
-  json_t *j = NULL;
-  size_t tree = 0;
-  if ((uj->rc = sk_routes__load_pooled(r, uj->data, uj->len, &j, &tree, &uj->err)) != 0) {
-    sk_budget_release(r->cfg.budget, tree);
-    return;
-  }
-  /* "mesh" (the default mesh) is ours, not the skeleton parser's: taken out
-   * for it, put back for the content id (same bones, other mesh: other id). */
-  json_t *mesh = json_incref(json_object_get(j, "mesh"));
-  json_object_del(j, "mesh");
-  uj->rc = sk_json_parse_skeleton(j, "", r->cfg.max_bones, &uj->s, &uj->err);
-  if (!uj->rc && mesh != NULL) {
-    bool has;
-    sk_mesh m;
-    if ((uj->rc = sk_ops_parse_mesh(mesh, "/mesh", &has, &m, &uj->err)) == 0 && has &&
-        (uj->extra.mesh_json = json_dumps(mesh, JSON_COMPACT)) == NULL)
-      uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
-  }
-  if (!uj->rc) /* Babylon's format: its clips, estimated and reserved first, and its text */
-    uj->rc = sk_routes__babylon_clips(r, j, uj->s, uj->data, uj->len, &uj->anim, &uj->reserved, &uj->err);
-  if (mesh != NULL)
-    json_object_set_new(j, "mesh", mesh);
-  if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)
-    uj->rc = sk_error_set(&uj->err, SK_ENOMEM, "", "out of memory");
-  if (uj->rc) {
-    sk_skeleton_destroy(uj->s);
-    sk_anim_destroy(uj->anim);
-    uj->s = NULL;
-    uj->anim = NULL;
-  }
-  json_decref(j);
-  sk_budget_release(r->cfg.budget, tree);
-}
-
-/* A dry run's answer: what the upload would store (and under which id),
- * 200, nothing stored or evicted. */
-static void dry_run_answer(sk_http_req *req, const char *id, const upload_job *uj) {
-  sk_strbuf b = {0};
-  write_summary_of(&b, id, uj->s, uj->extra.mesh_json, uj->gltf ? uj->extra.skins_json : NULL,
-                   (long long)uj->extra.skin, uj->anim);
-  sk_routes__respond_json(req, 200, &b, NULL);
-}
-
-static void upload_after(sk_http_req *req, void *arg, int status) {
-  upload_job *uj = arg;
-  if (status == SK_EBUSY)
-    sk_problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
-  else if (uj->rc)
-    sk_problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
-  else if (uj->gltf)
-    gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj);
-  else if (uj->dry_run)
-    dry_run_answer(req, uj->id, uj);
-  else if (uj->anim != NULL) { /* Babylon clips: the record keeps the text, re-parsed on load */
-    const sk_cache_source text = {.gltf = uj->anim->source, .gltf_len = uj->anim->source_len,
-                                  .mesh_json = uj->extra.mesh_json, .json = true};
-    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, uj->anim, &text);
-  } else {
-    const sk_cache_source json_source = {.mesh_json = uj->extra.mesh_json};
-    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
-  }
-  if (status == SK_EBUSY || uj->rc || uj->dry_run) { /* built but not stored */
-    sk_skeleton_destroy(uj->s);
-    sk_anim_destroy(uj->anim);
-  }
-  sk_gltf_extra_clear(&uj->extra);
-  sk_budget_release(uj->routes->cfg.budget, uj->reserved);
-  free(uj);
-}
-
-/* PUT/POST of a skeleton. A glTF/GLB body gives the skin picked by ?skin=
- * (default 0) with its clips, refused before anything is built when its
- * estimate is over --max-skeleton-mb. Bodies of pool_upload bytes and
- * more (32 KiB) are parsed and built on the pool. */
-static void put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
-  upload_job *uj = calloc(1, sizeof *uj);
-  if (uj == NULL) {
-    sk_problem(req, SK_ENOMEM, "", "out of memory");
-    return;
-  }
-  uj->routes = r;
-  uj->data = req->body.data ? req->body.data : "";
-  uj->len = req->body.len;
-  uj->gltf = sk_routes__gltf_type(sk_http_header(req, "Content-Type")) != 0;
-  uj->skin = uj->gltf ? sk_http_query(req, "skin") : NULL;
-  uj->has_id = given_id != NULL;
-  const char *dry = sk_http_query(req, "dryRun");
-  if (dry != NULL && strcmp(dry, "true") != 0 && strcmp(dry, "false") != 0) {
-    free(uj);
-    sk_problem(req, SK_EINVAL, "", "dryRun is true or false, not \"%s\"", dry);
-    return;
-  }
-  uj->dry_run = dry != NULL && strcmp(dry, "true") == 0;
-  if (given_id != NULL)
-    snprintf(uj->id, sizeof uj->id, "%s", given_id);
-  if (req->body.len >= r->cfg.pool_upload) {
-    if (sk_http_defer(req, upload_work, upload_after, uj) != 0) {
-      free(uj);
-      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
-    }
-    return;
-  }
-  upload_work(uj);
-  upload_after(req, uj, 0);
-}
-
-/* Stores an imported glTF skin. A POST id hashes the file and the selector. */
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, upload_job *uj) {
-  const char *skin = uj->skin;
-  char derived[17];
-  const char *id = given_id;
-  if (id == NULL) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the file, then the selector */
-    for (size_t i = 0; i < req->body.len; i++)
-      h = (h ^ (unsigned char)req->body.data[i]) * 1099511628211ull;
-    for (const char *p = skin ? skin : ""; *p; p++)
-      h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    snprintf(derived, sizeof derived, "%016llx", (unsigned long long)h);
-    id = derived;
-  }
-  if (uj->dry_run) {
-    dry_run_answer(req, id, uj);
-    return;
-  }
-  sk_cache_source src = {.gltf = req->body.data, .gltf_len = req->body.len, .skin = skin,
-                         .mesh_json = uj->extra.mesh_json, .skins_json = uj->extra.skins_json,
-                         .skin_index = (int32_t)uj->extra.skin};
-  store_and_answer(r, req, id, given_id == NULL, uj->s, uj->anim, &src);
-}
-
-/* The detail of a failed put; nothing was changed in any case. */
-static const char *store_failure(int rc) {
+const char *sk_routes__store_failure(int rc) {
   switch (rc) {
   case SK_ENOSPACE:
     return "the data directory is full or read-only (ENOSPC, EDQUOT, EFBIG or EROFS): nothing was changed";
   case SK_EIO: return "cannot write the skeleton to the data directory: nothing was changed";
   default: return "cannot store the skeleton";
   }
-}
-
-/* Publishes a new skeleton and answers 201/200 with its summary. */
-static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, bool derived_id, sk_skeleton *s,
-                             sk_anim *anim, const sk_cache_source *src) {
-  if (sk_routes__precondition_failed(r, req)) { /* a large upload waited on the pool */
-    sk_skeleton_destroy(s);
-    sk_anim_destroy(anim);
-    return;
-  }
-  bool replaced;
-  sk_cache_entry *e;
-  int rc = sk_cache_put_full(r->cache, id, s, anim, src, &replaced, &e);
-  if (rc) {
-    sk_problem(req, rc, "", "%s", store_failure(rc));
-    return;
-  }
-  sk_strbuf b = {0};
-  write_summary(&b, e);
-  const char *gone[SK_CACHE_EVICTED_LIST];
-  size_t ngone = sk_cache_last_evicted(r->cache, gone, SK_CACHE_EVICTED_LIST);
-  if (ngone > 0 && b.len > 0) {
-    /* Without a data directory those skeletons are gone: say which, so the
-     * client knows what to send again ("evictedCount" when more than listed). */
-    b.len--; /* the summary's closing brace */
-    sk_strbuf_append(&b, ",\"evicted\":[", 12);
-    for (size_t i = 0; i < ngone && i < SK_CACHE_EVICTED_LIST; i++) {
-      if (i > 0)
-        sk_strbuf_append(&b, ",", 1);
-      sk_json_write_string(&b, gone[i]);
-    }
-    sk_strbuf_append(&b, "],\"evictedCount\":", 17);
-    write_uint(&b, ngone);
-    sk_strbuf_append(&b, "}", 1);
-  }
-  if (derived_id) {
-    char loc[sizeof "/v1/skeletons/" + SK_CACHE_ID_MAX];
-    snprintf(loc, sizeof loc, "/v1/skeletons/%s", id);
-    const char *hdr[] = {"Location", loc, NULL};
-    sk_routes__respond_json(req, 201, &b, hdr); /* headers are copied: loc may go */
-  } else {
-    sk_routes__respond_json(req, replaced ? 200 : 201, &b, NULL);
-  }
-  sk_cache_entry_unref(e);
 }
 
 static void get_skeleton(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
@@ -451,7 +205,7 @@ static void publish(sk_routes *r, sk_http_req *req, const char *id, sk_skeleton 
   sk_cache_entry *e;
   int rc = sk_cache_put_full(r->cache, id, clone, anim, NULL, NULL, &e);
   if (rc) {
-    sk_problem(req, rc, "", "%s", store_failure(rc));
+    sk_problem(req, rc, "", "%s", sk_routes__store_failure(rc));
     return;
   }
   sk_strbuf b = {0};
@@ -742,7 +496,7 @@ static void defer_json_body(sk_routes *r, sk_http_req *req, const sk_route_match
 void sk_routes__skeletons(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   (void)m;
   if (req->method_id == SK_METHOD_POST)
-    put_skeleton(r, req, NULL);
+    sk_routes__put_skeleton(r, req, NULL);
   else
     get_list(r, req);
 }
@@ -752,7 +506,7 @@ void sk_routes__skeleton(sk_routes *r, sk_http_req *req, const sk_route_match *m
     if (!m->id_ok)
       sk_problem(req, SK_EINVAL, "", "skeleton ids match [A-Za-z0-9._-]{1,128}, not \".\" or \"..\"");
     else
-      put_skeleton(r, req, m->id);
+      sk_routes__put_skeleton(r, req, m->id);
   } else if (req->method_id == SK_METHOD_DELETE) {
     delete_skeleton(r, req, m);
   } else {
