@@ -5,7 +5,7 @@
 // every later pose request so what the page shows is what any client gets.
 import { Api, ApiError } from "./api.js";
 import { loadSkinnedMesh } from "./glb.js";
-import { fmt, identity, invert, lookAt, mul, perspective, rayPlane, transformPoint } from "./mat.js";
+import { fmt, handedness, identity, invert, lookAt, meshWorld, mul, perspective, rayPlane, transformPoint } from "./mat.js";
 import { Renderer } from "./render.js";
 
 const FPS = 30;          // frames per second fetched for playback
@@ -18,6 +18,7 @@ const MAX_OPS = 64;       // edits kept; older rotates are merged before this
 const api = new Api("");
 const st = {
   id: null, info: null, bones: [], byName: new Map(), mesh: null, meshNote: "",
+  world: identity(), display: identity(), displayInv: identity(), sendMesh: undefined, etags: new Map(),
   clip: null, time: 0, playing: false, speed: 1, loop: true,
   ops: [], edit: null, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
   cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
@@ -98,6 +99,8 @@ async function open(id) {
   for (const el of ["m-local", "m-abs", "m-world", "m-pos"]) $(el).textContent = "";
   st.fitted = false;
   st.lastMats = null;
+  // Stored by another client since the list was read: list again.
+  if (![...$("skeletons").options].some((o) => o.value === id)) await refreshList(id).catch(() => {});
   $("skeletons").value = id;
   st.info = info;
   st.bones = info.bones.map((b) => ({ ...b, children: [] }));
@@ -132,6 +135,7 @@ async function open(id) {
     st.meshNote = `mesh not drawn: ${e.message}`;
     showError(new Error(`the GLB of "${id}": ${e.message}`));
   }
+  chooseWorld(info.mesh ?? null);
   renderer.setMesh(st.mesh);
   updateClipUi();
   await seek(0);
@@ -158,16 +162,38 @@ function buildTree() {
 
 // ---- poses -------------------------------------------------------------------
 
-// The API's "mesh" for this skeleton as the page draws it: the GLB's node
-// chain above the skinned mesh (null without a GLB: the armature is drawn in
-// skeleton space). Sent explicitly, so the world space of the ops and of
-// "world"/"positions" is the page's whatever default mesh the daemon keeps.
-function apiMesh() { return st.mesh ? st.mesh.apiMesh : null; }
+// The world the page computes and draws in. The daemon's default mesh (GET's
+// "mesh": the chain Babylon's loader builds, "__root__" included) when it has
+// one: the page then sends no "mesh", so its ops and "world"/"positions" are
+// what any client gets. A GLB the page holds must give the same chain (its
+// own, read from the file, lacks only "__root__"); a difference is reported
+// and the daemon's wins. Without a default mesh the GLB's chain is sent
+// explicitly, and without either the armature is drawn in skeleton space.
+// "__root__" mirrors x (left-handed scene): the view undoes it (st.display).
+function chooseWorld(daemonMesh) {
+  st.sendMesh = undefined;
+  st.display = identity();
+  if (daemonMesh) {
+    st.world = meshWorld(daemonMesh);
+    st.display = handedness(daemonMesh);
+    if (st.mesh) {
+      const mine = st.mesh.ownWorld || st.mesh.world, theirs = mul(st.world, st.display);
+      const scale = Math.max(1, ...theirs.map(Math.abs));
+      if (mine.some((v, i) => Math.abs(v - theirs[i]) > 1e-5 * scale))
+        st.meshNote = (st.meshNote ? st.meshNote + "; " : "") + "the GLB's mesh chain differs from the daemon's default mesh: drawn with the daemon's";
+    } else if (st.meshNote.startsWith("no mesh")) st.meshNote = "no mesh: upload the GLB from this page to see it (armature in the daemon's default mesh)";
+  } else if (st.mesh) {
+    st.world = st.mesh.ownWorld || st.mesh.world;
+    st.sendMesh = st.mesh.apiMesh;
+  } else st.world = identity();
+  st.displayInv = invert(st.display);
+  if (st.mesh) { st.mesh.ownWorld = st.mesh.ownWorld || st.mesh.world; st.mesh.world = st.world; }
+}
 
 function poseBody(extra) {
   const body = {};
   if (st.clip) { body.animation = st.clip.name; if (st.loop) body.loop = true; }
-  if (st.ops.length) { body.ops = st.ops; body.mesh = apiMesh(); }
+  if (st.ops.length) { body.ops = st.ops; if (st.sendMesh !== undefined) body.mesh = st.sendMesh; }
   return Object.assign(body, extra);
 }
 
@@ -237,7 +263,7 @@ function applyMats(mats) {
 // World matrices of the bones from the final matrices: world = absBind ×
 // final (final = absInvBind × world, Babylon order), then the mesh's world.
 function boneWorlds(mats) {
-  const model = st.mesh ? st.mesh.world : identity();
+  const model = st.world;
   const worlds = new Map();
   for (const b of st.bones) {
     let w;
@@ -305,7 +331,9 @@ function fitCamera() {
   if (!isFinite(lo[0])) for (const w of st.lastWorlds.values()) grow([w.world[12], w.world[13], w.world[14]]);
   if (!isFinite(lo[0])) return;
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
-  st.cam.target = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
+  // The camera lives in the display space (the world without "__root__").
+  const c0 = transformPoint(st.display, lo), c1 = transformPoint(st.display, hi);
+  st.cam.target = [(c0[0] + c1[0]) / 2, (c0[1] + c1[1]) / 2, (c0[2] + c1[2]) / 2];
   st.cam.dist = size * 1.6;
   st.cam.near = size * 0.01;
   st.cam.far = size * 20;
@@ -321,7 +349,7 @@ function camera() {
 
 function matrices() {
   const c = camera(), cv = $("canvas");
-  return { view: lookAt(c.eye, c.target, c.up), proj: perspective(c.fovY, cv.width / cv.height, c.near, c.far) };
+  return { view: mul(st.display, lookAt(c.eye, c.target, c.up)), proj: perspective(c.fovY, cv.width / cv.height, c.near, c.far) };
 }
 
 function draw() {
@@ -443,7 +471,9 @@ async function refreshNumbers() {
 // The JSON pose the numbers panel asks for: the drawn pose (same clip time,
 // same ops) with the matrices and world positions of every bone.
 function numbersBody() {
-  return { ...poseBody(st.clip ? { time: st.time } : {}), mesh: apiMesh(), output: ["final", "local", "absolute", "world", "positions"] };
+  const body = { ...poseBody(st.clip ? { time: st.time } : {}), output: ["final", "local", "absolute", "world", "positions"] };
+  if (st.sendMesh !== undefined) body.mesh = st.sendMesh;
+  return body;
 }
 
 function pickedBone() {
@@ -508,7 +538,7 @@ function startEdit(kind) {
     target = [cw[12], cw[13], cw[14]];
   } else {
     // Start in front of the bone, towards the camera.
-    const eye = camera().eye, p = [w[12], w[13], w[14]];
+    const eye = transformPoint(st.displayInv, camera().eye), p = [w[12], w[13], w[14]];
     const d = [eye[0] - p[0], eye[1] - p[1], eye[2] - p[2]], l = Math.hypot(...d) || 1;
     target = p.map((v, i) => v + (d[i] / l) * st.cam.dist * 0.25);
   }
@@ -707,7 +737,8 @@ function targetAt(e) {
     return [v[0] / v[3], v[1] / v[3], v[2] / v[3]];
   };
   const a = un(-1), b = un(1), c = camera();
-  const n = [c.eye[0] - c.target[0], c.eye[1] - c.target[1], c.eye[2] - c.target[2]];
+  const eye = transformPoint(st.displayInv, c.eye), at = transformPoint(st.displayInv, c.target);
+  const n = [eye[0] - at[0], eye[1] - at[1], eye[2] - at[2]];
   return rayPlane(a, [b[0] - a[0], b[1] - a[1], b[2] - a[2]], st.edit.target, n);
 }
 

@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const { rotationOf } = await import(join(HERE, "..", "..", "ui", "mat.js"));
+const { decompose, rotationOf } = await import(join(HERE, "..", "..", "ui", "mat.js"));
 const DATA = resolve(process.env.SK_TEST_DATA || "tests", "data");
 const OUT = resolve(process.env.UI_TEST_OUT || "tests/ui_browser.out");
 const SKINNERD = process.env.SKINNERD || "./skinnerd";
@@ -206,7 +206,10 @@ async function opsOverrides(ui) {
     }
     return out;
   });
-  return Object.fromEntries(Object.entries(changed).map(([k, m]) => [k, rotationOf(m)]));
+  // A local with determinant -1 (Babylon's IK in a left-handed mesh world
+  // can answer one) keeps its mirror: Babylon is given its scaling too.
+  const det = (m) => m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) + m[2] * (m[4] * m[9] - m[5] * m[8]);
+  return Object.fromEntries(Object.entries(changed).map(([k, m]) => [k, det(m) < 0 ? decompose(m) : rotationOf(m)]));
 }
 
 // Drags the edit's target handle with the mouse by (dx, dy) CSS pixels in
@@ -278,6 +281,9 @@ async function main() {
     for (const [file, id] of models) {
       await uploadThroughPage(ui, file, id);
       check(true, `${file} uploaded through the page's file picker as "${id}" and drawn`);
+      const own = await ui.evaluate(() => ({ status: document.getElementById("status").textContent, body: window.skPreview.numbersBody() }));
+      check(!("mesh" in own.body) && !/differs/.test(own.status),
+        `${id}: the GLB's own mesh chain equals the daemon's default mesh, so the page sends no "mesh" (status "${own.status}")`);
       await ui.evaluate(() => { window.skPreview.setSize(null); window.skPreview.show({ armature: true, flat: false }); });
       await new Promise((r) => setTimeout(r, 1500)); // let it play a little
       await fullShot(ui, `${id}-page-full`);
@@ -293,6 +299,46 @@ async function main() {
           check(r.iou >= IOU_MIN && r.fg > 500, `${id} ${clip.name} t=${t}s: silhouette IoU ${r.iou.toFixed(4)} >= ${IOU_MIN} (${r.fg} px)`);
         }
       }
+    }
+
+    // A skeleton uploaded by another client (fetch here, not the page): no
+    // GLB in the page, so the armature is drawn in the daemon's default mesh
+    // (GET's "mesh"): upright, at the API's positions, where the page draws
+    // the same joints of the CesiumMan it holds the GLB of.
+    {
+      const put = await fetch(`${daemon.base}/v1/skeletons/cesium-curl`,
+        { method: "PUT", headers: { "Content-Type": "model/gltf-binary" }, body: readFileSync(join(DATA, "CesiumMan.glb")) });
+      check(put.status === 201, `CesiumMan PUT by fetch as "cesium-curl": ${put.status}`);
+      await ui.bringToFront();
+      const withGlb = await ui.evaluate(async () => {
+        const p = window.skPreview;
+        await p.open("cesiumman");
+        p.setPlaying(false);
+        await p.seek(0.5);
+        return p.drawn();
+      });
+      const r = await ui.evaluate(async () => {
+        const p = window.skPreview;
+        await p.open("cesium-curl");
+        p.setPlaying(false);
+        await p.seek(0.5);
+        p.show({ armature: true, flat: false });
+        return { status: document.getElementById("status").textContent, mesh: !!p.state.mesh, body: p.numbersBody(), drawn: p.drawn(), order: p.state.bones.map((b) => b.name) };
+      });
+      const api = await drawnVsApi(ui);
+      const worstGlb = Math.max(...r.drawn.map((d, i) => dist(d, withGlb[i])));
+      const ys = r.drawn.map((d) => d[1]), xs = r.drawn.map((d) => d[0]), zs = r.drawn.map((d) => d[2]);
+      const span = (v) => Math.max(...v) - Math.min(...v);
+      const neck = r.drawn[r.order.indexOf("Skeleton_neck_joint_2")], foot = r.drawn[r.order.indexOf("leg_joint_R_5")];
+      check(!r.mesh && /no mesh/.test(r.status) && !("mesh" in r.body),
+        `cesium-curl: no GLB in the page, no "mesh" sent: the daemon's default applies (status "${r.status}")`);
+      check(api.status === 200 && api.worst <= DRAWN_TOL * api.size,
+        `cesium-curl: the drawn joints are the API's positions (worst ${api.worst.toExponential(2)}, size ${api.size.toFixed(3)})`);
+      check(worstGlb <= DRAWN_TOL * api.size, `cesium-curl: drawn where the page draws the joints of the CesiumMan it has the GLB of (worst ${worstGlb.toExponential(2)})`);
+      check(span(ys) > 1.5 * Math.max(span(xs), span(zs)) && neck[1] - foot[1] > 0.8 * span(ys),
+        `cesium-curl stands upright: height ${span(ys).toFixed(3)}, width ${span(xs).toFixed(3)}, depth ${span(zs).toFixed(3)}, neck ${(neck[1] - foot[1]).toFixed(3)} above the right foot`);
+      await fullShot(ui, "curl-upload-armature");
+      await ui.evaluate(async () => { await window.skPreview.open("cesiumman"); window.skPreview.setPlaying(false); });
     }
 
     // The bone tree picks; joint names show on hover.
