@@ -292,6 +292,12 @@ function updateArmature() {
       seg.push([lo, hi, col]);
     }
     pts.push([t, col]);
+    if (st.edit.pole) {
+      const q = st.edit.pole, pc = [0.2, 1, 1];
+      for (let a = 0; a < 3; a++) { const lo = q.slice(), hi = q.slice(); lo[a] -= r; hi[a] += r; seg.push([lo, hi, pc]); }
+      seg.push([st.lastWorlds.get(st.edit.bone).world.slice(12, 15), q, pc]);
+      pts.push([q, pc]);
+    }
   }
   for (const b of st.bones) {
     const w = st.lastWorlds.get(b.name).world;
@@ -542,10 +548,27 @@ function startEdit(kind) {
     const d = [eye[0] - p[0], eye[1] - p[1], eye[2] - p[2]], l = Math.hypot(...d) || 1;
     target = p.map((v, i) => v + (d[i] / l) * st.cam.dist * 0.25);
   }
-  st.edit = { kind, bone: b.name, target, op: -1 };
-  $("edit-note").textContent = `${kind === "ik" ? "IK" : "look-at"} on ${b.name}: drag the magenta handle`;
+  st.edit = { kind, bone: b.name, target, pole: null, op: -1 };
+  if (kind === "ik" && $("pole-target").checked) st.edit.pole = polePlace(b);
+  $("edit-note").textContent = `${kind === "ik" ? "IK" : "look-at"} on ${b.name}: drag the magenta handle` +
+    (st.edit.pole ? " (the cyan one is the pole target)" : "");
   updateArmature();
   draw();
+}
+
+// Where the pole handle starts: in front of the middle joint (the picked
+// bone's), half the chain away, on the side the chain bends to now (towards
+// the camera when it is straight), so the first pose keeps the current bend.
+function polePlace(b) {
+  const at = (x) => { const w = st.lastWorlds.get(x.name).world; return [w[12], w[13], w[14]]; };
+  const top = at(b.parentBone), mid = at(b), end = b.children[0] ? at(b.children[0]) : mid;
+  const len = Math.hypot(...mid.map((v, i) => v - top[i])) + Math.hypot(...end.map((v, i) => v - mid[i]));
+  const axis = end.map((v, i) => v - top[i]), al = Math.hypot(...axis) || 1;
+  const rel = mid.map((v, i) => v - top[i]), k = rel.reduce((s, v, i) => s + v * axis[i], 0) / (al * al);
+  let d = rel.map((v, i) => v - k * axis[i]);
+  if (Math.hypot(...d) < 1e-3 * len) { const eye = transformPoint(st.displayInv, camera().eye); d = eye.map((v, i) => v - mid[i]); }
+  const dl = Math.hypot(...d) || 1;
+  return mid.map((v, i) => v + (d[i] / dl) * len * 0.5);
 }
 
 function stopEdit() {
@@ -554,19 +577,31 @@ function stopEdit() {
   if (st.lastWorlds) { updateArmature(); draw(); }
 }
 
+// The edit's op from its handles and the option inputs; options at their
+// defaults are left out, so the op reads as Babylon's call would.
 function editOp(e) {
-  const op = e.kind === "ik" ? { op: "ik", bone: e.bone, target: e.target.slice() } : { op: "lookAt", bone: e.bone, target: e.target.slice() };
-  const pole = Number($("pole-angle").value);
-  if (e.kind === "ik" && pole) op.poleAngle = (pole * Math.PI) / 180;
+  const rad = (id) => (Number($(id).value) * Math.PI) / 180;
+  if (e.kind === "ik") {
+    const op = { op: "ik", bone: e.bone, target: e.target.slice() };
+    if (e.pole) op.poleTarget = e.pole.slice();
+    if (rad("pole-angle")) op.poleAngle = rad("pole-angle");
+    return op;
+  }
+  const op = { op: "lookAt", bone: e.bone, target: e.target.slice() };
+  if ($("up-axis").value) op.upAxis = $("up-axis").value.split(",").map(Number);
+  if ($("up-space").value) op.upAxisSpace = $("up-space").value;
+  for (const [id, key] of [["adjust-yaw", "adjustYaw"], ["adjust-pitch", "adjustPitch"], ["adjust-roll", "adjustRoll"]])
+    if (rad(id)) op[key] = rad(id);
   return op;
 }
 
 // Moves the handle; one request in flight at a time, the latest target wins.
 let sending = null, again = false;
-function moveTarget(target) {
+// `which`: "target" (the magenta handle) or "pole" (the cyan one).
+function moveTarget(target, which = "target") {
   const e = st.edit;
   if (!e) throw new Error("no IK or look-at edit started");
-  e.target = target;
+  if (target) e[which] = target;
   const ops = st.ops.slice();
   if (e.op < 0) {
     if (ops.length >= MAX_OPS) throw new Error(`${MAX_OPS} edits already: reset to rest first`);
@@ -655,6 +690,15 @@ function wire() {
   $("ik").onclick = () => { try { startEdit("ik"); } catch (e) { showError(e); } };
   $("look").onclick = () => { try { startEdit("look"); } catch (e) { showError(e); } };
   $("stop-edit").onclick = stopEdit;
+  // A changed option re-sends the edit's op (only once it has one).
+  const resend = () => { if (st.edit && st.edit.op >= 0) moveTarget(null); };
+  for (const id of ["pole-angle", "up-axis", "up-space", "adjust-yaw", "adjust-pitch", "adjust-roll"]) $(id).onchange = resend;
+  $("pole-target").onchange = () => {
+    const e = st.edit;
+    if (!e || e.kind !== "ik") return;
+    e.pole = $("pole-target").checked ? polePlace(st.byName.get(e.bone)) : null;
+    if (e.op >= 0) moveTarget(null); else { updateArmature(); draw(); }
+  };
   ["X", "Y", "Z"].forEach((n, axis) => {
     for (const sign of [-1, 1]) {
       const btn = document.createElement("button");
@@ -681,8 +725,8 @@ function wire() {
   cv.onpointermove = (e) => {
     if (drag && drag.handle) {
       drag.moved = true;
-      const p = targetAt(e);
-      if (p) moveTarget(p);
+      const p = targetAt(e, drag.handle);
+      if (p) moveTarget(p, drag.handle);
       return;
     }
     if (drag) {
@@ -719,15 +763,21 @@ function canvasXY(e) {
   return [e.offsetX * cv.width / cv.clientWidth, e.offsetY * cv.height / cv.clientHeight];
 }
 
+// Which handle is under the pointer: "target", "pole" or false.
 function onHandle(e) {
   if (!st.edit) return false;
-  const [x, y, w] = project(st.edit.target), [px, py] = canvasXY(e);
-  return w > 0 && Math.hypot(x - px, y - py) < 12 * $("canvas").width / $("canvas").clientWidth;
+  const [px, py] = canvasXY(e), r = 12 * $("canvas").width / $("canvas").clientWidth;
+  for (const which of ["target", "pole"]) {
+    if (!st.edit[which]) continue;
+    const [x, y, w] = project(st.edit[which]);
+    if (w > 0 && Math.hypot(x - px, y - py) < r) return which;
+  }
+  return false;
 }
 
 // Where the pointer's ray meets the plane through the target facing the
 // camera: the handle moves parallel to the screen, as in Blender's grab.
-function targetAt(e) {
+function targetAt(e, which = "target") {
   const cv = $("canvas"), [px, py] = canvasXY(e);
   const { view, proj } = matrices(), inv = invert(mul(view, proj));
   const un = (z) => {
@@ -739,7 +789,7 @@ function targetAt(e) {
   const a = un(-1), b = un(1), c = camera();
   const eye = transformPoint(st.displayInv, c.eye), at = transformPoint(st.displayInv, c.target);
   const n = [eye[0] - at[0], eye[1] - at[1], eye[2] - at[2]];
-  return rayPlane(a, [b[0] - a[0], b[1] - a[1], b[2] - a[2]], st.edit.target, n);
+  return rayPlane(a, [b[0] - a[0], b[1] - a[1], b[2] - a[2]], st.edit[which], n);
 }
 
 function boneAt(e) {
@@ -775,7 +825,8 @@ window.skPreview = {
   show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
   // Where bone `name`'s joint is drawn, in CSS pixels from the page's corner.
   screenOf(name) {
-    const b = name === "handle" ? (st.edit ? { screenPos: st.edit.target } : null) : st.byName.get(name), cv = $("canvas");
+    const handle = { handle: "target", pole: "pole" }[name];
+    const b = handle ? (st.edit && st.edit[handle] ? { screenPos: st.edit[handle] } : null) : st.byName.get(name), cv = $("canvas");
     if (!b || !b.screenPos) return null;
     const [x, y] = project(b.screenPos), r = cv.getBoundingClientRect();
     return { x: r.left + x * cv.clientWidth / cv.width, y: r.top + y * cv.clientHeight / cv.height };

@@ -214,9 +214,9 @@ async function opsOverrides(ui) {
 
 // Drags the edit's target handle with the mouse by (dx, dy) CSS pixels in
 // steps, then waits for the page's last op request to be answered.
-async function dragHandle(ui, dx, dy, steps = 6) {
+async function dragHandle(ui, dx, dy, steps = 6, which = "handle") {
   await ui.bringToFront();
-  const at = await ui.evaluate(() => window.skPreview.screenOf("handle"));
+  const at = await ui.evaluate((w) => window.skPreview.screenOf(w), which);
   if (!at) throw new Error("the page shows no target handle");
   await ui.mouse.move(at.x, at.y);
   await ui.mouse.down();
@@ -224,7 +224,7 @@ async function dragHandle(ui, dx, dy, steps = 6) {
   await ui.mouse.up();
   await ui.mouse.move(1, 1); // no hover label over the screenshot
   await ui.evaluate(() => window.skPreview.idle());
-  return ui.evaluate(() => ({ target: window.skPreview.state.edit.target, ops: window.skPreview.state.ops }));
+  return ui.evaluate(() => ({ target: window.skPreview.state.edit.target, pole: window.skPreview.state.edit.pole, ops: window.skPreview.state.ops }));
 }
 
 const pos = (r, name) => { const i = r.order.indexOf(name); return r.positions.slice(3 * i, 3 * i + 3); };
@@ -519,6 +519,76 @@ async function main() {
       check(ops.length === 1 && ops[0].op === "lookAt" && a0.worst <= DRAWN_TOL * a0.size,
         `the look-at drag sent the lookAt op and the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)})`);
       check(angBefore > 10 && angAfter < 0.1, `look-at turns the head: its +Z was ${angBefore.toFixed(1)}° off the target, now ${angAfter.toFixed(3)}°`);
+    }
+
+    // Pole target: a second (cyan) handle; dragging it sends the ik op with
+    // "poleTarget", and the chain bends in the plane through its top, the
+    // target and the pole (BoneIKController's pole), at the API's positions.
+    {
+      const ikBone = "b_LeftLeg02_016", top = "b_LeftLeg01_015", end = "b_LeftFoot01_017";
+      await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); p.setClip("Survey"); await p.seek(1); p.show({ armature: false, flat: true }); });
+      const m0 = (await compareFrame(ui, ref, "pole-before", "Survey", 1)).mask;
+      await ui.evaluate(() => window.skPreview.show({ armature: true, flat: false }));
+      const b0 = await drawnVsApi(ui);
+      await ui.evaluate((b) => window.skPreview.pick(b), ikBone);
+      await ui.click("#pole-target");
+      await ui.click("#ik");
+      const shown = await ui.evaluate(() => !!window.skPreview.screenOf("pole"));
+      const { target, pole, ops } = await dragHandle(ui, 45, 10, 6, "pole");
+      await ui.evaluate(() => window.skPreview.setSize(null));
+      await fullShot(ui, "ik-pole-full");
+      await ui.evaluate((s) => window.skPreview.setSize(s, s), SIZE);
+      const a0 = await drawnVsApi(ui);
+      const chain = dist(pos(b0, ikBone), pos(b0, top)) + dist(pos(b0, end), pos(b0, ikBone));
+      check(shown && ops.length === 1 && ops[0].op === "ik" && ops[0].poleTarget && dist(ops[0].poleTarget, pole) === 0 && dist(ops[0].target, target) === 0,
+        `the pole handle is shown and dragging it sends the ik op with "poleTarget" (${JSON.stringify(ops[0]?.poleTarget?.map((v) => +v.toFixed(2)))})`);
+      check(a0.worst <= DRAWN_TOL * a0.size, `with a pole target the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)})`);
+      // The knee's distance from the plane (top, target, pole), and how far it moved.
+      const [h, t, q, k] = [pos(a0, top), target, pole, pos(a0, ikBone)];
+      const u = t.map((v, i) => v - h[i]), w = q.map((v, i) => v - h[i]);
+      const n = [u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]], nl = Math.hypot(...n);
+      const off = Math.abs(n.reduce((s, v, i) => s + v * (k[i] - h[i]), 0)) / nl;
+      const moved = dist(k, pos(b0, ikBone));
+      check(off <= 1e-3 * chain && moved > 0.05 * chain && dist(pos(a0, end), target) <= 1e-4 * chain,
+        `the knee bends towards the pole: ${off.toExponential(2)} off the plane of hip, target and pole, moved ${moved.toFixed(2)} (chain ${chain.toFixed(2)}); the foot stays on the target`);
+      await ui.evaluate(() => window.skPreview.show({ armature: false, flat: true }));
+      const qp = await opsOverrides(ui);
+      const r = await compareFrame(ui, ref, "pole-after", "Survey", 1, qp);
+      check(iou(m0, r.mask) < 0.999 && r.iou >= IOU_MIN,
+        `the pole target changes the picture (IoU with before ${iou(m0, r.mask).toFixed(4)}) as Babylon draws the API's answer (IoU ${r.iou.toFixed(4)})`);
+      await ui.click("#pole-target");
+    }
+
+    // Look-at options: Fox's muzzle is its head's +X, so adjustYaw -90° aims
+    // it (upAxis -Y keeps the head's top up in the daemon's left-handed world).
+    {
+      const head = "b_Head_05";
+      await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); p.show({ armature: false, flat: true }); });
+      const m0 = (await compareFrame(ui, ref, "muzzle-before", "Survey", 1)).mask;
+      await ui.evaluate(() => window.skPreview.show({ armature: true, flat: false }));
+      await ui.evaluate((b) => window.skPreview.pick(b), head);
+      await ui.select("#up-axis", "0,-1,0");
+      await ui.$eval("#adjust-yaw", (el) => (el.value = "-90"));
+      await ui.click("#look");
+      const { target, ops } = await dragHandle(ui, -70, -40);
+      await ui.evaluate(() => window.skPreview.setSize(null));
+      await fullShot(ui, "look-at-muzzle-full");
+      await ui.evaluate((s) => window.skPreview.setSize(s, s), SIZE);
+      const a0 = await drawnVsApi(ui);
+      const toT = target.map((v, i) => v - pos(a0, head)[i]);
+      const muzzle = angleDeg(worldRow(a0, head, 0), toT), upY = worldRow(a0, head, 1)[1] / Math.hypot(...worldRow(a0, head, 1));
+      check(ops.length === 1 && ops[0].op === "lookAt" && JSON.stringify(ops[0].upAxis) === "[0,-1,0]" && Math.abs(ops[0].adjustYaw + Math.PI / 2) < 1e-12 && !("adjustPitch" in ops[0]),
+        `the look-at options ride in the op (${JSON.stringify({ upAxis: ops[0]?.upAxis, adjustYaw: ops[0]?.adjustYaw })})`);
+      check(a0.worst <= DRAWN_TOL * a0.size && muzzle < 0.1 && upY > 0,
+        `Fox aims its muzzle: the head's +X is ${muzzle.toFixed(3)}° off the target, its +Y up (${upY.toFixed(2)}), the drawn joints are the API's (worst ${a0.worst.toExponential(2)})`);
+      await ui.evaluate(() => window.skPreview.show({ armature: false, flat: true }));
+      const ql = await opsOverrides(ui);
+      const r = await compareFrame(ui, ref, "muzzle-after", "Survey", 1, ql);
+      check(iou(m0, r.mask) < 0.995 && r.iou >= IOU_MIN,
+        `the muzzle look-at changes the picture (IoU with before ${iou(m0, r.mask).toFixed(4)}) as Babylon draws the API's answer (IoU ${r.iou.toFixed(4)})`);
+      await ui.select("#up-axis", "");
+      await ui.$eval("#adjust-yaw", (el) => (el.value = "0"));
+      await ui.evaluate(() => { window.skPreview.stopEdit(); window.skPreview.show({ armature: true, flat: false }); });
     }
 
     // A bad op: the daemon's 422 is shown with its detail and pointer; the
