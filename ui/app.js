@@ -31,6 +31,10 @@ function showError(e) {
   const text = e instanceof ApiError ? e.message : `${e.message || e}`;
   $("error-text").textContent = text;
   $("error").hidden = false;
+  // A 412 on an upload: the skeleton changed under us; offer to read it again.
+  const reload = e && e.reload;
+  $("error-reload").hidden = !reload;
+  $("error-reload").onclick = reload ? () => { $("error").hidden = true; refreshList(reload).then(() => open(reload)).catch(showError); } : null;
   st.lastError = text;
   console.error(e);
 }
@@ -653,8 +657,9 @@ async function upload(file) {
   const buf = await file.arrayBuffer();
   const id = $("upload-id").value.trim() || idFromName(file.name);
   status(`uploading ${file.name} as ${id}…`);
+  const exists = [...$("skeletons").options].some((o) => o.value === id);
   try {
-    await api.upload(id, buf);
+    await api.upload(id, buf, exists);
   } catch (e) {
     status("upload failed");
     throw e;

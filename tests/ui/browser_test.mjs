@@ -608,6 +608,58 @@ async function main() {
         "reset to rest clears the ops");
     }
 
+    // Two pages on Fox: each upload replacing it sends If-Match with the ETag
+    // its page read; the second page's upload, on a version the first one
+    // replaced meanwhile, gets the daemon's 412, shown as "changed by someone
+    // else: reload", and lands nothing; after reload it goes through.
+    {
+      const puts = [];
+      const onPut = (who) => (r) => { if (r.method() === "PUT") puts.push({ who, url: r.url(), ifMatch: r.headers()["if-match"], ifNoneMatch: r.headers()["if-none-match"] }); };
+      ui.on("request", onPut("A"));
+      await ui.bringToFront();
+      await ui.evaluate(async () => { const p = window.skPreview; await p.resetToRest(); await p.open("fox"); p.setPlaying(false); document.getElementById("error").hidden = true; });
+      const ui2 = await browser.newPage();
+      await ui2.setViewport({ width: 1300, height: 800 });
+      ui2.on("pageerror", (e) => pageErrors.push(`page B: ${e.message}`));
+      ui2.on("request", onPut("B"));
+      await ui2.goto(`${daemon.base}/ui/?id=fox`);
+      await ui2.evaluate(() => window.skPreview.ready);
+      // Through the page's own upload path: the file is the sample the daemon serves.
+      const uploadFox = (page, id = "fox") => page.evaluate(async (id) => {
+        const p = window.skPreview, banner = document.getElementById("error");
+        document.getElementById("upload-id").value = id;
+        banner.hidden = true;
+        const buf = await (await fetch("samples/fox.glb")).arrayBuffer();
+        let err = null;
+        try { await p.upload(new File([buf], "fox.glb")); } catch (e) { err = e; p.showError(e); }
+        return { status: err ? err.status : 200, text: banner.hidden ? "" : document.getElementById("error-text").textContent,
+          reload: !document.getElementById("error-reload").hidden, etag: p.api.etags.get(id) };
+      }, id);
+      const etagA = await ui.evaluate(() => window.skPreview.api.etags.get("fox"));
+      const b1 = await uploadFox(ui2);
+      const putB = puts.filter((x) => x.who === "B").pop();
+      check(b1.status === 200 && putB && putB.ifMatch === etagA && b1.etag !== etagA,
+        `page B replaces fox with If-Match ${putB?.ifMatch} (the ETag both pages read): 200, now ${b1.etag}`);
+      await ui.bringToFront();
+      const a1 = await uploadFox(ui);
+      const putA = puts.filter((x) => x.who === "A").pop();
+      await fullShot(ui, "etag-412");
+      const stored = (await fetch(`${daemon.base}/v1/skeletons/fox`, { method: "HEAD" })).headers.get("etag");
+      check(a1.status === 412 && putA.ifMatch === etagA && /changed by someone else.*reload/.test(a1.text) && a1.reload && stored === b1.etag,
+        `page A's upload on its stale version (If-Match ${putA?.ifMatch}) shows "${a1.text}" with a reload button; the stored version stays B's (${stored})`);
+      await ui.click("#error-reload");
+      await ui.waitForFunction((t) => window.skPreview.api.etags.get("fox") === t && document.getElementById("error").hidden, { timeout: 20000, polling: 100 }, b1.etag);
+      const a2 = await uploadFox(ui);
+      const putA2 = puts.filter((x) => x.who === "A").pop();
+      check(a2.status === 200 && putA2.ifMatch === b1.etag && a2.etag !== b1.etag,
+        `after reload page A's upload goes through with If-Match ${putA2.ifMatch}: now ${a2.etag}`);
+      const a3 = await uploadFox(ui, "fox-copy");
+      const putA3 = puts.filter((x) => x.who === "A").pop();
+      check(a3.status === 200 && putA3.ifNoneMatch === "*" && !putA3.ifMatch, `an upload under a new id is create-only (If-None-Match: *) and goes through`);
+      await ui2.close();
+      await ui.evaluate(async () => { await window.skPreview.open("fox"); window.skPreview.setPlaying(false); });
+    }
+
     // Errors: a bad GLB and a 4xx show the problem+json detail.
     writeFileSync(join(OUT, "bad.glb"), Buffer.concat([Buffer.from("glTF"), Buffer.alloc(60, 7)]));
     await ui.$eval("#upload-id", (el) => (el.value = "bad"));
