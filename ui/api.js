@@ -21,10 +21,13 @@ export class Api {
     this.lastCurl = "";
     this.onRequest = null; // (curl line) => void
     this.sent = 0; // requests sent (the tests check playback is not one per frame)
+    // id → the ETag of the version this page last read or wrote: what its
+    // uploads replacing that skeleton send as If-Match.
+    this.etags = new Map();
   }
 
-  async call(method, path, { body, type, accept, what } = {}) {
-    const headers = {};
+  async call(method, path, { body, type, accept, what, headers: extra } = {}) {
+    const headers = { ...extra };
     if (type) headers["Content-Type"] = type;
     if (accept) headers["Accept"] = accept;
     const url = this.base + path;
@@ -56,12 +59,35 @@ export class Api {
   }
 
   async skeleton(id) {
-    return (await this.call("GET", `/v1/skeletons/${encodeURIComponent(id)}`)).json();
+    const res = await this.call("GET", `/v1/skeletons/${encodeURIComponent(id)}`);
+    const info = await res.json();
+    if (res.headers.get("ETag")) this.etags.set(id, res.headers.get("ETag"));
+    return info;
   }
 
-  async upload(id, glb) {
-    const res = await this.call("PUT", `/v1/skeletons/${encodeURIComponent(id)}`,
-      { body: glb, type: "model/gltf-binary", what: "upload" });
+  // Replaces skeleton `id` only at the version this page read (If-Match), or
+  // creates it only if nobody has meanwhile (If-None-Match: *, when `exists`
+  // is false). A skeleton listed but never read is read first (HEAD) so the
+  // replace is at least against what is stored now. A 412 becomes a message
+  // saying what happened and what to do.
+  async upload(id, glb, exists) {
+    const path = `/v1/skeletons/${encodeURIComponent(id)}`;
+    if (exists && !this.etags.has(id)) {
+      const head = await this.call("HEAD", path, { what: "upload" });
+      if (head.headers.get("ETag")) this.etags.set(id, head.headers.get("ETag"));
+    }
+    const headers = exists ? { "If-Match": this.etags.get(id) || "*" } : { "If-None-Match": "*" };
+    let res;
+    try {
+      res = await this.call("PUT", path, { body: glb, type: "model/gltf-binary", what: "upload", headers });
+    } catch (e) {
+      if (e.status !== 412) throw e;
+      const why = exists ? `"${id}" was changed by someone else since this page read it` : `"${id}" was created by someone else meanwhile`;
+      const err = new ApiError(412, { detail: `${why}: reload it (the reload button), then upload again`, pointer: e.problem?.pointer }, "upload");
+      err.reload = id;
+      throw err;
+    }
+    if (res.headers.get("ETag")) this.etags.set(id, res.headers.get("ETag"));
     return res.json();
   }
 

@@ -5,7 +5,7 @@
 // every later pose request so what the page shows is what any client gets.
 import { Api, ApiError } from "./api.js";
 import { loadSkinnedMesh } from "./glb.js";
-import { fmt, identity, invert, lookAt, mul, perspective, rayPlane, transformPoint } from "./mat.js";
+import { fmt, handedness, identity, invert, lookAt, meshWorld, mul, perspective, rayPlane, transformPoint } from "./mat.js";
 import { Renderer } from "./render.js";
 
 const FPS = 30;          // frames per second fetched for playback
@@ -18,6 +18,7 @@ const MAX_OPS = 64;       // edits kept; older rotates are merged before this
 const api = new Api("");
 const st = {
   id: null, info: null, bones: [], byName: new Map(), mesh: null, meshNote: "",
+  world: identity(), display: identity(), displayInv: identity(), sendMesh: undefined, etags: new Map(),
   clip: null, time: 0, playing: false, speed: 1, loop: true,
   ops: [], edit: null, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
   cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
@@ -30,6 +31,10 @@ function showError(e) {
   const text = e instanceof ApiError ? e.message : `${e.message || e}`;
   $("error-text").textContent = text;
   $("error").hidden = false;
+  // A 412 on an upload: the skeleton changed under us; offer to read it again.
+  const reload = e && e.reload;
+  $("error-reload").hidden = !reload;
+  $("error-reload").onclick = reload ? () => { $("error").hidden = true; refreshList(reload).then(() => open(reload)).catch(showError); } : null;
   st.lastError = text;
   console.error(e);
 }
@@ -98,6 +103,8 @@ async function open(id) {
   for (const el of ["m-local", "m-abs", "m-world", "m-pos"]) $(el).textContent = "";
   st.fitted = false;
   st.lastMats = null;
+  // Stored by another client since the list was read: list again.
+  if (![...$("skeletons").options].some((o) => o.value === id)) await refreshList(id).catch(() => {});
   $("skeletons").value = id;
   st.info = info;
   st.bones = info.bones.map((b) => ({ ...b, children: [] }));
@@ -132,6 +139,7 @@ async function open(id) {
     st.meshNote = `mesh not drawn: ${e.message}`;
     showError(new Error(`the GLB of "${id}": ${e.message}`));
   }
+  chooseWorld(info.mesh ?? null);
   renderer.setMesh(st.mesh);
   updateClipUi();
   await seek(0);
@@ -158,16 +166,38 @@ function buildTree() {
 
 // ---- poses -------------------------------------------------------------------
 
-// The API's "mesh" for this skeleton as the page draws it: the GLB's node
-// chain above the skinned mesh (null without a GLB: the armature is drawn in
-// skeleton space). Sent explicitly, so the world space of the ops and of
-// "world"/"positions" is the page's whatever default mesh the daemon keeps.
-function apiMesh() { return st.mesh ? st.mesh.apiMesh : null; }
+// The world the page computes and draws in. The daemon's default mesh (GET's
+// "mesh": the chain Babylon's loader builds, "__root__" included) when it has
+// one: the page then sends no "mesh", so its ops and "world"/"positions" are
+// what any client gets. A GLB the page holds must give the same chain (its
+// own, read from the file, lacks only "__root__"); a difference is reported
+// and the daemon's wins. Without a default mesh the GLB's chain is sent
+// explicitly, and without either the armature is drawn in skeleton space.
+// "__root__" mirrors x (left-handed scene): the view undoes it (st.display).
+function chooseWorld(daemonMesh) {
+  st.sendMesh = undefined;
+  st.display = identity();
+  if (daemonMesh) {
+    st.world = meshWorld(daemonMesh);
+    st.display = handedness(daemonMesh);
+    if (st.mesh) {
+      const mine = st.mesh.ownWorld || st.mesh.world, theirs = mul(st.world, st.display);
+      const scale = Math.max(1, ...theirs.map(Math.abs));
+      if (mine.some((v, i) => Math.abs(v - theirs[i]) > 1e-5 * scale))
+        st.meshNote = (st.meshNote ? st.meshNote + "; " : "") + "the GLB's mesh chain differs from the daemon's default mesh: drawn with the daemon's";
+    } else if (st.meshNote.startsWith("no mesh")) st.meshNote = "no mesh: upload the GLB from this page to see it (armature in the daemon's default mesh)";
+  } else if (st.mesh) {
+    st.world = st.mesh.ownWorld || st.mesh.world;
+    st.sendMesh = st.mesh.apiMesh;
+  } else st.world = identity();
+  st.displayInv = invert(st.display);
+  if (st.mesh) { st.mesh.ownWorld = st.mesh.ownWorld || st.mesh.world; st.mesh.world = st.world; }
+}
 
 function poseBody(extra) {
   const body = {};
   if (st.clip) { body.animation = st.clip.name; if (st.loop) body.loop = true; }
-  if (st.ops.length) { body.ops = st.ops; body.mesh = apiMesh(); }
+  if (st.ops.length) { body.ops = st.ops; if (st.sendMesh !== undefined) body.mesh = st.sendMesh; }
   return Object.assign(body, extra);
 }
 
@@ -237,7 +267,7 @@ function applyMats(mats) {
 // World matrices of the bones from the final matrices: world = absBind ×
 // final (final = absInvBind × world, Babylon order), then the mesh's world.
 function boneWorlds(mats) {
-  const model = st.mesh ? st.mesh.world : identity();
+  const model = st.world;
   const worlds = new Map();
   for (const b of st.bones) {
     let w;
@@ -266,6 +296,12 @@ function updateArmature() {
       seg.push([lo, hi, col]);
     }
     pts.push([t, col]);
+    if (st.edit.pole) {
+      const q = st.edit.pole, pc = [0.2, 1, 1];
+      for (let a = 0; a < 3; a++) { const lo = q.slice(), hi = q.slice(); lo[a] -= r; hi[a] += r; seg.push([lo, hi, pc]); }
+      seg.push([st.lastWorlds.get(st.edit.bone).world.slice(12, 15), q, pc]);
+      pts.push([q, pc]);
+    }
   }
   for (const b of st.bones) {
     const w = st.lastWorlds.get(b.name).world;
@@ -305,7 +341,9 @@ function fitCamera() {
   if (!isFinite(lo[0])) for (const w of st.lastWorlds.values()) grow([w.world[12], w.world[13], w.world[14]]);
   if (!isFinite(lo[0])) return;
   const size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
-  st.cam.target = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
+  // The camera lives in the display space (the world without "__root__").
+  const c0 = transformPoint(st.display, lo), c1 = transformPoint(st.display, hi);
+  st.cam.target = [(c0[0] + c1[0]) / 2, (c0[1] + c1[1]) / 2, (c0[2] + c1[2]) / 2];
   st.cam.dist = size * 1.6;
   st.cam.near = size * 0.01;
   st.cam.far = size * 20;
@@ -321,7 +359,7 @@ function camera() {
 
 function matrices() {
   const c = camera(), cv = $("canvas");
-  return { view: lookAt(c.eye, c.target, c.up), proj: perspective(c.fovY, cv.width / cv.height, c.near, c.far) };
+  return { view: mul(st.display, lookAt(c.eye, c.target, c.up)), proj: perspective(c.fovY, cv.width / cv.height, c.near, c.far) };
 }
 
 function draw() {
@@ -443,7 +481,9 @@ async function refreshNumbers() {
 // The JSON pose the numbers panel asks for: the drawn pose (same clip time,
 // same ops) with the matrices and world positions of every bone.
 function numbersBody() {
-  return { ...poseBody(st.clip ? { time: st.time } : {}), mesh: apiMesh(), output: ["final", "local", "absolute", "world", "positions"] };
+  const body = { ...poseBody(st.clip ? { time: st.time } : {}), output: ["final", "local", "absolute", "world", "positions"] };
+  if (st.sendMesh !== undefined) body.mesh = st.sendMesh;
+  return body;
 }
 
 function pickedBone() {
@@ -508,14 +548,31 @@ function startEdit(kind) {
     target = [cw[12], cw[13], cw[14]];
   } else {
     // Start in front of the bone, towards the camera.
-    const eye = camera().eye, p = [w[12], w[13], w[14]];
+    const eye = transformPoint(st.displayInv, camera().eye), p = [w[12], w[13], w[14]];
     const d = [eye[0] - p[0], eye[1] - p[1], eye[2] - p[2]], l = Math.hypot(...d) || 1;
     target = p.map((v, i) => v + (d[i] / l) * st.cam.dist * 0.25);
   }
-  st.edit = { kind, bone: b.name, target, op: -1 };
-  $("edit-note").textContent = `${kind === "ik" ? "IK" : "look-at"} on ${b.name}: drag the magenta handle`;
+  st.edit = { kind, bone: b.name, target, pole: null, op: -1 };
+  if (kind === "ik" && $("pole-target").checked) st.edit.pole = polePlace(b);
+  $("edit-note").textContent = `${kind === "ik" ? "IK" : "look-at"} on ${b.name}: drag the magenta handle` +
+    (st.edit.pole ? " (the cyan one is the pole target)" : "");
   updateArmature();
   draw();
+}
+
+// Where the pole handle starts: in front of the middle joint (the picked
+// bone's), half the chain away, on the side the chain bends to now (towards
+// the camera when it is straight), so the first pose keeps the current bend.
+function polePlace(b) {
+  const at = (x) => { const w = st.lastWorlds.get(x.name).world; return [w[12], w[13], w[14]]; };
+  const top = at(b.parentBone), mid = at(b), end = b.children[0] ? at(b.children[0]) : mid;
+  const len = Math.hypot(...mid.map((v, i) => v - top[i])) + Math.hypot(...end.map((v, i) => v - mid[i]));
+  const axis = end.map((v, i) => v - top[i]), al = Math.hypot(...axis) || 1;
+  const rel = mid.map((v, i) => v - top[i]), k = rel.reduce((s, v, i) => s + v * axis[i], 0) / (al * al);
+  let d = rel.map((v, i) => v - k * axis[i]);
+  if (Math.hypot(...d) < 1e-3 * len) { const eye = transformPoint(st.displayInv, camera().eye); d = eye.map((v, i) => v - mid[i]); }
+  const dl = Math.hypot(...d) || 1;
+  return mid.map((v, i) => v + (d[i] / dl) * len * 0.5);
 }
 
 function stopEdit() {
@@ -524,19 +581,31 @@ function stopEdit() {
   if (st.lastWorlds) { updateArmature(); draw(); }
 }
 
+// The edit's op from its handles and the option inputs; options at their
+// defaults are left out, so the op reads as Babylon's call would.
 function editOp(e) {
-  const op = e.kind === "ik" ? { op: "ik", bone: e.bone, target: e.target.slice() } : { op: "lookAt", bone: e.bone, target: e.target.slice() };
-  const pole = Number($("pole-angle").value);
-  if (e.kind === "ik" && pole) op.poleAngle = (pole * Math.PI) / 180;
+  const rad = (id) => (Number($(id).value) * Math.PI) / 180;
+  if (e.kind === "ik") {
+    const op = { op: "ik", bone: e.bone, target: e.target.slice() };
+    if (e.pole) op.poleTarget = e.pole.slice();
+    if (rad("pole-angle")) op.poleAngle = rad("pole-angle");
+    return op;
+  }
+  const op = { op: "lookAt", bone: e.bone, target: e.target.slice() };
+  if ($("up-axis").value) op.upAxis = $("up-axis").value.split(",").map(Number);
+  if ($("up-space").value) op.upAxisSpace = $("up-space").value;
+  for (const [id, key] of [["adjust-yaw", "adjustYaw"], ["adjust-pitch", "adjustPitch"], ["adjust-roll", "adjustRoll"]])
+    if (rad(id)) op[key] = rad(id);
   return op;
 }
 
 // Moves the handle; one request in flight at a time, the latest target wins.
 let sending = null, again = false;
-function moveTarget(target) {
+// `which`: "target" (the magenta handle) or "pole" (the cyan one).
+function moveTarget(target, which = "target") {
   const e = st.edit;
   if (!e) throw new Error("no IK or look-at edit started");
-  e.target = target;
+  if (target) e[which] = target;
   const ops = st.ops.slice();
   if (e.op < 0) {
     if (ops.length >= MAX_OPS) throw new Error(`${MAX_OPS} edits already: reset to rest first`);
@@ -588,8 +657,9 @@ async function upload(file) {
   const buf = await file.arrayBuffer();
   const id = $("upload-id").value.trim() || idFromName(file.name);
   status(`uploading ${file.name} as ${id}…`);
+  const exists = [...$("skeletons").options].some((o) => o.value === id);
   try {
-    await api.upload(id, buf);
+    await api.upload(id, buf, exists);
   } catch (e) {
     status("upload failed");
     throw e;
@@ -625,6 +695,15 @@ function wire() {
   $("ik").onclick = () => { try { startEdit("ik"); } catch (e) { showError(e); } };
   $("look").onclick = () => { try { startEdit("look"); } catch (e) { showError(e); } };
   $("stop-edit").onclick = stopEdit;
+  // A changed option re-sends the edit's op (only once it has one).
+  const resend = () => { if (st.edit && st.edit.op >= 0) moveTarget(null); };
+  for (const id of ["pole-angle", "up-axis", "up-space", "adjust-yaw", "adjust-pitch", "adjust-roll"]) $(id).onchange = resend;
+  $("pole-target").onchange = () => {
+    const e = st.edit;
+    if (!e || e.kind !== "ik") return;
+    e.pole = $("pole-target").checked ? polePlace(st.byName.get(e.bone)) : null;
+    if (e.op >= 0) moveTarget(null); else { updateArmature(); draw(); }
+  };
   ["X", "Y", "Z"].forEach((n, axis) => {
     for (const sign of [-1, 1]) {
       const btn = document.createElement("button");
@@ -651,8 +730,8 @@ function wire() {
   cv.onpointermove = (e) => {
     if (drag && drag.handle) {
       drag.moved = true;
-      const p = targetAt(e);
-      if (p) moveTarget(p);
+      const p = targetAt(e, drag.handle);
+      if (p) moveTarget(p, drag.handle);
       return;
     }
     if (drag) {
@@ -689,15 +768,21 @@ function canvasXY(e) {
   return [e.offsetX * cv.width / cv.clientWidth, e.offsetY * cv.height / cv.clientHeight];
 }
 
+// Which handle is under the pointer: "target", "pole" or false.
 function onHandle(e) {
   if (!st.edit) return false;
-  const [x, y, w] = project(st.edit.target), [px, py] = canvasXY(e);
-  return w > 0 && Math.hypot(x - px, y - py) < 12 * $("canvas").width / $("canvas").clientWidth;
+  const [px, py] = canvasXY(e), r = 12 * $("canvas").width / $("canvas").clientWidth;
+  for (const which of ["target", "pole"]) {
+    if (!st.edit[which]) continue;
+    const [x, y, w] = project(st.edit[which]);
+    if (w > 0 && Math.hypot(x - px, y - py) < r) return which;
+  }
+  return false;
 }
 
 // Where the pointer's ray meets the plane through the target facing the
 // camera: the handle moves parallel to the screen, as in Blender's grab.
-function targetAt(e) {
+function targetAt(e, which = "target") {
   const cv = $("canvas"), [px, py] = canvasXY(e);
   const { view, proj } = matrices(), inv = invert(mul(view, proj));
   const un = (z) => {
@@ -707,8 +792,9 @@ function targetAt(e) {
     return [v[0] / v[3], v[1] / v[3], v[2] / v[3]];
   };
   const a = un(-1), b = un(1), c = camera();
-  const n = [c.eye[0] - c.target[0], c.eye[1] - c.target[1], c.eye[2] - c.target[2]];
-  return rayPlane(a, [b[0] - a[0], b[1] - a[1], b[2] - a[2]], st.edit.target, n);
+  const eye = transformPoint(st.displayInv, c.eye), at = transformPoint(st.displayInv, c.target);
+  const n = [eye[0] - at[0], eye[1] - at[1], eye[2] - at[2]];
+  return rayPlane(a, [b[0] - a[0], b[1] - a[1], b[2] - a[2]], st.edit[which], n);
 }
 
 function boneAt(e) {
@@ -744,7 +830,8 @@ window.skPreview = {
   show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
   // Where bone `name`'s joint is drawn, in CSS pixels from the page's corner.
   screenOf(name) {
-    const b = name === "handle" ? (st.edit ? { screenPos: st.edit.target } : null) : st.byName.get(name), cv = $("canvas");
+    const handle = { handle: "target", pole: "pole" }[name];
+    const b = handle ? (st.edit && st.edit[handle] ? { screenPos: st.edit[handle] } : null) : st.byName.get(name), cv = $("canvas");
     if (!b || !b.screenPos) return null;
     const [x, y] = project(b.screenPos), r = cv.getBoundingClientRect();
     return { x: r.left + x * cv.clientWidth / cv.width, y: r.top + y * cv.clientHeight / cv.height };

@@ -146,3 +146,37 @@ export function fmt(m, digits = 4) {
   for (let r = 0; r < 4; r++) rows.push(m.slice(4 * r, 4 * r + 4).map((v) => v.toFixed(digits).padStart(digits + 4)).join(" "));
   return rows.join("\n");
 }
+
+// Babylon's Quaternion.RotationYawPitchRoll(yaw, pitch, roll): an API mesh
+// node's Euler "rotation" [x, y, z] is (pitch, yaw, roll).
+export function yawPitchRoll(yaw, pitch, roll) {
+  const [sr, cr] = [Math.sin(roll / 2), Math.cos(roll / 2)];
+  const [sp, cp] = [Math.sin(pitch / 2), Math.cos(pitch / 2)];
+  const [sy, cy] = [Math.sin(yaw / 2), Math.cos(yaw / 2)];
+  return [cy * sp * cr + sy * cp * sr, sy * cp * cr - cy * sp * sr, cy * cp * sr - sy * sp * cr, cy * cp * cr + sy * sp * sr];
+}
+
+// The world matrix of an API "mesh" node chain (docs/bone-api.md): as
+// TransformNode.computeWorldMatrix, Compose(scaling, rotation, position) ×
+// parent world; the quaternion wins over an Euler rotation. null: identity.
+export function meshWorld(node) {
+  let w = identity();
+  for (let n = node, depth = 0; n && depth < 64; n = n.parent, depth++) {
+    const r = n.rotationQuaternion || (n.rotation ? yawPitchRoll(n.rotation[1], n.rotation[0], n.rotation[2]) : [0, 0, 0, 1]);
+    w = mul(w, compose(n.scaling || [1, 1, 1], r, n.position || [0, 0, 0]));
+  }
+  return w;
+}
+
+// The chain's top node when it is Babylon's glTF "__root__" (rotation
+// (0,1,0,0), scaling (1,1,-1): right- to left-handed, a mirror in x), whose
+// inverse the page puts in its view so the picture is not mirrored; else
+// the identity. The world the page computes in stays the API's.
+export function handedness(node) {
+  let top = node;
+  while (top && top.parent) top = top.parent;
+  const eq = (a, b) => a && a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) < 1e-9);
+  if (top && top !== node && eq(top.rotationQuaternion, [0, 1, 0, 0]) && eq(top.scaling || [1, 1, 1], [1, 1, -1]) && eq(top.position || [0, 0, 0], [0, 0, 0]))
+    return invert(compose([1, 1, -1], [0, 1, 0, 0], [0, 0, 0]));
+  return identity();
+}

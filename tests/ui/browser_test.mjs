@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const { rotationOf } = await import(join(HERE, "..", "..", "ui", "mat.js"));
+const { decompose, rotationOf } = await import(join(HERE, "..", "..", "ui", "mat.js"));
 const DATA = resolve(process.env.SK_TEST_DATA || "tests", "data");
 const OUT = resolve(process.env.UI_TEST_OUT || "tests/ui_browser.out");
 const SKINNERD = process.env.SKINNERD || "./skinnerd";
@@ -206,14 +206,17 @@ async function opsOverrides(ui) {
     }
     return out;
   });
-  return Object.fromEntries(Object.entries(changed).map(([k, m]) => [k, rotationOf(m)]));
+  // A local with determinant -1 (Babylon's IK in a left-handed mesh world
+  // can answer one) keeps its mirror: Babylon is given its scaling too.
+  const det = (m) => m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) + m[2] * (m[4] * m[9] - m[5] * m[8]);
+  return Object.fromEntries(Object.entries(changed).map(([k, m]) => [k, det(m) < 0 ? decompose(m) : rotationOf(m)]));
 }
 
 // Drags the edit's target handle with the mouse by (dx, dy) CSS pixels in
 // steps, then waits for the page's last op request to be answered.
-async function dragHandle(ui, dx, dy, steps = 6) {
+async function dragHandle(ui, dx, dy, steps = 6, which = "handle") {
   await ui.bringToFront();
-  const at = await ui.evaluate(() => window.skPreview.screenOf("handle"));
+  const at = await ui.evaluate((w) => window.skPreview.screenOf(w), which);
   if (!at) throw new Error("the page shows no target handle");
   await ui.mouse.move(at.x, at.y);
   await ui.mouse.down();
@@ -221,7 +224,7 @@ async function dragHandle(ui, dx, dy, steps = 6) {
   await ui.mouse.up();
   await ui.mouse.move(1, 1); // no hover label over the screenshot
   await ui.evaluate(() => window.skPreview.idle());
-  return ui.evaluate(() => ({ target: window.skPreview.state.edit.target, ops: window.skPreview.state.ops }));
+  return ui.evaluate(() => ({ target: window.skPreview.state.edit.target, pole: window.skPreview.state.edit.pole, ops: window.skPreview.state.ops }));
 }
 
 const pos = (r, name) => { const i = r.order.indexOf(name); return r.positions.slice(3 * i, 3 * i + 3); };
@@ -278,6 +281,9 @@ async function main() {
     for (const [file, id] of models) {
       await uploadThroughPage(ui, file, id);
       check(true, `${file} uploaded through the page's file picker as "${id}" and drawn`);
+      const own = await ui.evaluate(() => ({ status: document.getElementById("status").textContent, body: window.skPreview.numbersBody() }));
+      check(!("mesh" in own.body) && !/differs/.test(own.status),
+        `${id}: the GLB's own mesh chain equals the daemon's default mesh, so the page sends no "mesh" (status "${own.status}")`);
       await ui.evaluate(() => { window.skPreview.setSize(null); window.skPreview.show({ armature: true, flat: false }); });
       await new Promise((r) => setTimeout(r, 1500)); // let it play a little
       await fullShot(ui, `${id}-page-full`);
@@ -293,6 +299,46 @@ async function main() {
           check(r.iou >= IOU_MIN && r.fg > 500, `${id} ${clip.name} t=${t}s: silhouette IoU ${r.iou.toFixed(4)} >= ${IOU_MIN} (${r.fg} px)`);
         }
       }
+    }
+
+    // A skeleton uploaded by another client (fetch here, not the page): no
+    // GLB in the page, so the armature is drawn in the daemon's default mesh
+    // (GET's "mesh"): upright, at the API's positions, where the page draws
+    // the same joints of the CesiumMan it holds the GLB of.
+    {
+      const put = await fetch(`${daemon.base}/v1/skeletons/cesium-curl`,
+        { method: "PUT", headers: { "Content-Type": "model/gltf-binary" }, body: readFileSync(join(DATA, "CesiumMan.glb")) });
+      check(put.status === 201, `CesiumMan PUT by fetch as "cesium-curl": ${put.status}`);
+      await ui.bringToFront();
+      const withGlb = await ui.evaluate(async () => {
+        const p = window.skPreview;
+        await p.open("cesiumman");
+        p.setPlaying(false);
+        await p.seek(0.5);
+        return p.drawn();
+      });
+      const r = await ui.evaluate(async () => {
+        const p = window.skPreview;
+        await p.open("cesium-curl");
+        p.setPlaying(false);
+        await p.seek(0.5);
+        p.show({ armature: true, flat: false });
+        return { status: document.getElementById("status").textContent, mesh: !!p.state.mesh, body: p.numbersBody(), drawn: p.drawn(), order: p.state.bones.map((b) => b.name) };
+      });
+      const api = await drawnVsApi(ui);
+      const worstGlb = Math.max(...r.drawn.map((d, i) => dist(d, withGlb[i])));
+      const ys = r.drawn.map((d) => d[1]), xs = r.drawn.map((d) => d[0]), zs = r.drawn.map((d) => d[2]);
+      const span = (v) => Math.max(...v) - Math.min(...v);
+      const neck = r.drawn[r.order.indexOf("Skeleton_neck_joint_2")], foot = r.drawn[r.order.indexOf("leg_joint_R_5")];
+      check(!r.mesh && /no mesh/.test(r.status) && !("mesh" in r.body),
+        `cesium-curl: no GLB in the page, no "mesh" sent: the daemon's default applies (status "${r.status}")`);
+      check(api.status === 200 && api.worst <= DRAWN_TOL * api.size,
+        `cesium-curl: the drawn joints are the API's positions (worst ${api.worst.toExponential(2)}, size ${api.size.toFixed(3)})`);
+      check(worstGlb <= DRAWN_TOL * api.size, `cesium-curl: drawn where the page draws the joints of the CesiumMan it has the GLB of (worst ${worstGlb.toExponential(2)})`);
+      check(span(ys) > 1.5 * Math.max(span(xs), span(zs)) && neck[1] - foot[1] > 0.8 * span(ys),
+        `cesium-curl stands upright: height ${span(ys).toFixed(3)}, width ${span(xs).toFixed(3)}, depth ${span(zs).toFixed(3)}, neck ${(neck[1] - foot[1]).toFixed(3)} above the right foot`);
+      await fullShot(ui, "curl-upload-armature");
+      await ui.evaluate(async () => { await window.skPreview.open("cesiumman"); window.skPreview.setPlaying(false); });
     }
 
     // The bone tree picks; joint names show on hover.
@@ -475,6 +521,76 @@ async function main() {
       check(angBefore > 10 && angAfter < 0.1, `look-at turns the head: its +Z was ${angBefore.toFixed(1)}° off the target, now ${angAfter.toFixed(3)}°`);
     }
 
+    // Pole target: a second (cyan) handle; dragging it sends the ik op with
+    // "poleTarget", and the chain bends in the plane through its top, the
+    // target and the pole (BoneIKController's pole), at the API's positions.
+    {
+      const ikBone = "b_LeftLeg02_016", top = "b_LeftLeg01_015", end = "b_LeftFoot01_017";
+      await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); p.setClip("Survey"); await p.seek(1); p.show({ armature: false, flat: true }); });
+      const m0 = (await compareFrame(ui, ref, "pole-before", "Survey", 1)).mask;
+      await ui.evaluate(() => window.skPreview.show({ armature: true, flat: false }));
+      const b0 = await drawnVsApi(ui);
+      await ui.evaluate((b) => window.skPreview.pick(b), ikBone);
+      await ui.click("#pole-target");
+      await ui.click("#ik");
+      const shown = await ui.evaluate(() => !!window.skPreview.screenOf("pole"));
+      const { target, pole, ops } = await dragHandle(ui, 45, 10, 6, "pole");
+      await ui.evaluate(() => window.skPreview.setSize(null));
+      await fullShot(ui, "ik-pole-full");
+      await ui.evaluate((s) => window.skPreview.setSize(s, s), SIZE);
+      const a0 = await drawnVsApi(ui);
+      const chain = dist(pos(b0, ikBone), pos(b0, top)) + dist(pos(b0, end), pos(b0, ikBone));
+      check(shown && ops.length === 1 && ops[0].op === "ik" && ops[0].poleTarget && dist(ops[0].poleTarget, pole) === 0 && dist(ops[0].target, target) === 0,
+        `the pole handle is shown and dragging it sends the ik op with "poleTarget" (${JSON.stringify(ops[0]?.poleTarget?.map((v) => +v.toFixed(2)))})`);
+      check(a0.worst <= DRAWN_TOL * a0.size, `with a pole target the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)})`);
+      // The knee's distance from the plane (top, target, pole), and how far it moved.
+      const [h, t, q, k] = [pos(a0, top), target, pole, pos(a0, ikBone)];
+      const u = t.map((v, i) => v - h[i]), w = q.map((v, i) => v - h[i]);
+      const n = [u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]], nl = Math.hypot(...n);
+      const off = Math.abs(n.reduce((s, v, i) => s + v * (k[i] - h[i]), 0)) / nl;
+      const moved = dist(k, pos(b0, ikBone));
+      check(off <= 1e-3 * chain && moved > 0.05 * chain && dist(pos(a0, end), target) <= 1e-4 * chain,
+        `the knee bends towards the pole: ${off.toExponential(2)} off the plane of hip, target and pole, moved ${moved.toFixed(2)} (chain ${chain.toFixed(2)}); the foot stays on the target`);
+      await ui.evaluate(() => window.skPreview.show({ armature: false, flat: true }));
+      const qp = await opsOverrides(ui);
+      const r = await compareFrame(ui, ref, "pole-after", "Survey", 1, qp);
+      check(iou(m0, r.mask) < 0.999 && r.iou >= IOU_MIN,
+        `the pole target changes the picture (IoU with before ${iou(m0, r.mask).toFixed(4)}) as Babylon draws the API's answer (IoU ${r.iou.toFixed(4)})`);
+      await ui.click("#pole-target");
+    }
+
+    // Look-at options: Fox's muzzle is its head's +X, so adjustYaw -90° aims
+    // it (upAxis -Y keeps the head's top up in the daemon's left-handed world).
+    {
+      const head = "b_Head_05";
+      await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); p.show({ armature: false, flat: true }); });
+      const m0 = (await compareFrame(ui, ref, "muzzle-before", "Survey", 1)).mask;
+      await ui.evaluate(() => window.skPreview.show({ armature: true, flat: false }));
+      await ui.evaluate((b) => window.skPreview.pick(b), head);
+      await ui.select("#up-axis", "0,-1,0");
+      await ui.$eval("#adjust-yaw", (el) => (el.value = "-90"));
+      await ui.click("#look");
+      const { target, ops } = await dragHandle(ui, -70, -40);
+      await ui.evaluate(() => window.skPreview.setSize(null));
+      await fullShot(ui, "look-at-muzzle-full");
+      await ui.evaluate((s) => window.skPreview.setSize(s, s), SIZE);
+      const a0 = await drawnVsApi(ui);
+      const toT = target.map((v, i) => v - pos(a0, head)[i]);
+      const muzzle = angleDeg(worldRow(a0, head, 0), toT), upY = worldRow(a0, head, 1)[1] / Math.hypot(...worldRow(a0, head, 1));
+      check(ops.length === 1 && ops[0].op === "lookAt" && JSON.stringify(ops[0].upAxis) === "[0,-1,0]" && Math.abs(ops[0].adjustYaw + Math.PI / 2) < 1e-12 && !("adjustPitch" in ops[0]),
+        `the look-at options ride in the op (${JSON.stringify({ upAxis: ops[0]?.upAxis, adjustYaw: ops[0]?.adjustYaw })})`);
+      check(a0.worst <= DRAWN_TOL * a0.size && muzzle < 0.1 && upY > 0,
+        `Fox aims its muzzle: the head's +X is ${muzzle.toFixed(3)}° off the target, its +Y up (${upY.toFixed(2)}), the drawn joints are the API's (worst ${a0.worst.toExponential(2)})`);
+      await ui.evaluate(() => window.skPreview.show({ armature: false, flat: true }));
+      const ql = await opsOverrides(ui);
+      const r = await compareFrame(ui, ref, "muzzle-after", "Survey", 1, ql);
+      check(iou(m0, r.mask) < 0.995 && r.iou >= IOU_MIN,
+        `the muzzle look-at changes the picture (IoU with before ${iou(m0, r.mask).toFixed(4)}) as Babylon draws the API's answer (IoU ${r.iou.toFixed(4)})`);
+      await ui.select("#up-axis", "");
+      await ui.$eval("#adjust-yaw", (el) => (el.value = "0"));
+      await ui.evaluate(() => { window.skPreview.stopEdit(); window.skPreview.show({ armature: true, flat: false }); });
+    }
+
     // A bad op: the daemon's 422 is shown with its detail and pointer; the
     // page keeps the ops it had.
     {
@@ -490,6 +606,58 @@ async function main() {
       await ui.evaluate(async () => { document.getElementById("error").hidden = true; await window.skPreview.resetToRest(); });
       check(await ui.evaluate(() => window.skPreview.state.ops.length === 0 && !window.skPreview.state.edit && document.getElementById("ops").textContent === "[]"),
         "reset to rest clears the ops");
+    }
+
+    // Two pages on Fox: each upload replacing it sends If-Match with the ETag
+    // its page read; the second page's upload, on a version the first one
+    // replaced meanwhile, gets the daemon's 412, shown as "changed by someone
+    // else: reload", and lands nothing; after reload it goes through.
+    {
+      const puts = [];
+      const onPut = (who) => (r) => { if (r.method() === "PUT") puts.push({ who, url: r.url(), ifMatch: r.headers()["if-match"], ifNoneMatch: r.headers()["if-none-match"] }); };
+      ui.on("request", onPut("A"));
+      await ui.bringToFront();
+      await ui.evaluate(async () => { const p = window.skPreview; await p.resetToRest(); await p.open("fox"); p.setPlaying(false); document.getElementById("error").hidden = true; });
+      const ui2 = await browser.newPage();
+      await ui2.setViewport({ width: 1300, height: 800 });
+      ui2.on("pageerror", (e) => pageErrors.push(`page B: ${e.message}`));
+      ui2.on("request", onPut("B"));
+      await ui2.goto(`${daemon.base}/ui/?id=fox`);
+      await ui2.evaluate(() => window.skPreview.ready);
+      // Through the page's own upload path: the file is the sample the daemon serves.
+      const uploadFox = (page, id = "fox") => page.evaluate(async (id) => {
+        const p = window.skPreview, banner = document.getElementById("error");
+        document.getElementById("upload-id").value = id;
+        banner.hidden = true;
+        const buf = await (await fetch("samples/fox.glb")).arrayBuffer();
+        let err = null;
+        try { await p.upload(new File([buf], "fox.glb")); } catch (e) { err = e; p.showError(e); }
+        return { status: err ? err.status : 200, text: banner.hidden ? "" : document.getElementById("error-text").textContent,
+          reload: !document.getElementById("error-reload").hidden, etag: p.api.etags.get(id) };
+      }, id);
+      const etagA = await ui.evaluate(() => window.skPreview.api.etags.get("fox"));
+      const b1 = await uploadFox(ui2);
+      const putB = puts.filter((x) => x.who === "B").pop();
+      check(b1.status === 200 && putB && putB.ifMatch === etagA && b1.etag !== etagA,
+        `page B replaces fox with If-Match ${putB?.ifMatch} (the ETag both pages read): 200, now ${b1.etag}`);
+      await ui.bringToFront();
+      const a1 = await uploadFox(ui);
+      const putA = puts.filter((x) => x.who === "A").pop();
+      await fullShot(ui, "etag-412");
+      const stored = (await fetch(`${daemon.base}/v1/skeletons/fox`, { method: "HEAD" })).headers.get("etag");
+      check(a1.status === 412 && putA.ifMatch === etagA && /changed by someone else.*reload/.test(a1.text) && a1.reload && stored === b1.etag,
+        `page A's upload on its stale version (If-Match ${putA?.ifMatch}) shows "${a1.text}" with a reload button; the stored version stays B's (${stored})`);
+      await ui.click("#error-reload");
+      await ui.waitForFunction((t) => window.skPreview.api.etags.get("fox") === t && document.getElementById("error").hidden, { timeout: 20000, polling: 100 }, b1.etag);
+      const a2 = await uploadFox(ui);
+      const putA2 = puts.filter((x) => x.who === "A").pop();
+      check(a2.status === 200 && putA2.ifMatch === b1.etag && a2.etag !== b1.etag,
+        `after reload page A's upload goes through with If-Match ${putA2.ifMatch}: now ${a2.etag}`);
+      const a3 = await uploadFox(ui, "fox-copy");
+      const putA3 = puts.filter((x) => x.who === "A").pop();
+      check(a3.status === 200 && putA3.ifNoneMatch === "*" && !putA3.ifMatch, `an upload under a new id is create-only (If-None-Match: *) and goes through`);
+      await ui2.close();
+      await ui.evaluate(async () => { await window.skPreview.open("fox"); window.skPreview.setPlaying(false); });
     }
 
     // Errors: a bad GLB and a 4xx show the problem+json detail.

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const UI = join(HERE, "..", "..", "ui");
 const DATA = resolve(process.env.SK_TEST_DATA || join(HERE, ".."), "data");
-const { compose, decompose, identity, invert, mul, qaxis, qmul, rayPlane, rotationOf } = await import(join(UI, "mat.js"));
+const { compose, decompose, handedness, identity, invert, meshWorld, mul, qaxis, qmul, rayPlane, rotationOf, yawPitchRoll } = await import(join(UI, "mat.js"));
 const { loadSkinnedMesh, parseGlb } = await import(join(UI, "glb.js"));
 
 let passed = 0, failed = 0;
@@ -79,6 +79,23 @@ const composeNode = (n) => (n ? mul(compose(n.scaling, n.rotationQuaternion, n.p
 check(fox.apiMesh && !fox.apiMesh.parent && close(composeNode(fox.apiMesh), identity(), 0), "Fox: the API mesh is its plain \"root\" node, the identity");
 check(cesium.apiMesh && cesium.apiMesh.parent && !cesium.apiMesh.parent.parent && close(composeNode(cesium.apiMesh), cesium.world, 1e-12),
   "CesiumMan: the API mesh (Armature under Z_UP, their matrices decomposed) composes to the drawn world matrix");
+// The daemon's default mesh of CesiumMan (GET /v1/skeletons/{id} "mesh", as
+// skinnerd answers it): mesh node (Euler), Armature, Z_UP, __root__. Less
+// __root__'s x mirror (handedness), it is the GLB's own chain the page reads.
+const ROOT = { position: [0, 0, 0], rotationQuaternion: [0, 1, 0, 0], scaling: [1, 1, -1] };
+const cesiumDaemon = { position: [0, 0, 0], rotation: [0, 0, 0], scaling: [1, 1, 1], parent: {
+  position: [0, 0, 0], rotationQuaternion: [0, 0, -0.7071067966408613, 0.7071067657322341], scaling: [1.0000000000000009, 1.0000000000000009, 1], parent: {
+    position: [0, 0, 0], rotationQuaternion: [-0.7071067811865475, 0, 0, 0.7071067811865476], scaling: [1, 1, 1], parent: ROOT } } };
+check(close(handedness(cesiumDaemon), [-1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], 0) && close(handedness(cesiumDaemon.parent.parent), identity(), 0) === false &&
+  close(handedness({ ...ROOT }), identity(), 0) && close(handedness({ position: [0, 0, 0], parent: { ...ROOT, position: [1, 0, 0] } }), identity(), 0),
+  "handedness: the x mirror of a chain topped by __root__ (rotation (0,1,0,0), scaling (1,1,-1), at the origin), else the identity");
+check(close(mul(meshWorld(cesiumDaemon), handedness(cesiumDaemon)), cesium.world, 1e-6),
+  "CesiumMan: the daemon's default mesh less __root__ is the world the page reads from the GLB");
+const euler = [0.3, -0.7, 1.1];
+check(close(meshWorld({ rotation: euler }), compose([1, 1, 1], yawPitchRoll(euler[1], euler[0], euler[2]), [0, 0, 0]), 1e-12) &&
+  close(meshWorld({ rotation: [0, Math.PI / 2, 0] }), compose([1, 1, 1], qaxis([0, 1, 0], Math.PI / 2), [0, 0, 0]), 1e-12) &&
+  close(meshWorld(null), identity(), 0),
+  "meshWorld: an Euler rotation [x,y,z] is RotationYawPitchRoll(y, x, z); no mesh is the identity");
 const robot = loadSkinnedMesh(file("RobotExpressive.glb"));
 check(robot.world[0] === 100 && robot.primitives.length === 2, "RobotExpressive: skin 0's meshes under the 100× scaled parent");
 check(close(composeNode(robot.apiMesh), robot.world, 1e-12), "RobotExpressive: the API mesh composes to the drawn world matrix");
