@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_fdlibm.h"
 #include "sk_mat.h"
 
 /* ---- Babylon math helpers not in sk_mat (math.vector.pure.js) ------------ */
@@ -54,7 +55,7 @@ void sk_bone_normalize(const double v[3], double dest[3]) {
 
 /* Matrix.RotationAxisToRef (normalises the axis; note the -angle). */
 void sk_bone_rotation_axis(const double axis_in[3], double angle, float m[16]) {
-  double s = sin(-angle), c = cos(-angle), c1 = 1 - c;
+  double s = sk_fdlibm_sin(-angle), c = sk_fdlibm_cos(-angle), c1 = 1 - c;
   double a[3];
   sk_bone_normalize(axis_in, a);
   double x = a[0], y = a[1], z = a[2];
@@ -76,8 +77,8 @@ void sk_bone_rotation_axis(const double axis_in[3], double angle, float m[16]) {
 
 /* Quaternion.RotationAxisToRef (divides by the axis length, no normalise). */
 void sk_bone_quat_rotation_axis(const double axis[3], double angle, double q[4]) {
-  q[3] = cos(angle / 2);
-  double k = sin(angle / 2) / vec3_length(axis);
+  q[3] = sk_fdlibm_cos(angle / 2);
+  double k = sk_fdlibm_sin(angle / 2) / vec3_length(axis);
   q[0] = axis[0] * k;
   q[1] = axis[1] * k;
   q[2] = axis[2] * k;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sk_fdlibm.h"
 #include "sk_mat.h"
 
 static const sk_mesh k_identity_mesh = {{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, {1, 1, 1}};
@@ -61,9 +62,9 @@ static void slerp(const double l[4], const double r[4], double amount, double d[
     n3 = 1 - amount;
     n2 = flag ? -amount : amount;
   } else {
-    double n5 = acos(n4), n6 = 1.0 / sin(n5);
-    n3 = sin((1.0 - amount) * n5) * n6;
-    n2 = flag ? -sin(amount * n5) * n6 : sin(amount * n5) * n6;
+    double n5 = acos(n4), n6 = 1.0 / sk_fdlibm_sin(n5);
+    n3 = sk_fdlibm_sin((1.0 - amount) * n5) * n6;
+    n2 = flag ? -sk_fdlibm_sin(amount * n5) * n6 : sk_fdlibm_sin(amount * n5) * n6;
   }
   for (int i = 0; i < 4; i++)
     d[i] = n3 * l[i] + n2 * r[i];
@@ -124,7 +125,7 @@ static void ik_init(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_
     ang = 0;
   if (ang > M_PI)
     ang = M_PI;
-  k->max_reach = sqrt(k->len1 * k->len1 + k->len2 * k->len2 - 2 * k->len1 * k->len2 * cos(ang));
+  k->max_reach = sqrt(k->len1 * k->len1 + k->len2 * k->len2 - 2 * k->len1 * k->len2 * sk_fdlibm_cos(ang));
   k->pole_bone = o->has_pole_target ? -1 : o->pole_target_bone >= 0 ? o->pole_target_bone : s->bones[k->bone1].parent;
   if (o->has_bend_axis)
     memcpy(k->bend, o->bend_axis, sizeof k->bend);
@@ -248,10 +249,10 @@ static void look_limits_init(const sk_look_options *o, look_limits *l) {
   l->min_yaw = o->has_min_yaw ? o->min_yaw : -M_PI;
   l->max_pitch = o->has_max_pitch ? o->max_pitch : M_PI;
   l->min_pitch = o->has_min_pitch ? o->min_pitch : -M_PI;
-  l->max_yaw_sin = sin(l->max_yaw);
-  l->max_yaw_cos = cos(l->max_yaw);
-  l->min_yaw_sin = sin(l->min_yaw);
-  l->min_yaw_cos = cos(l->min_yaw);
+  l->max_yaw_sin = sk_fdlibm_sin(l->max_yaw);
+  l->max_yaw_cos = sk_fdlibm_cos(l->max_yaw);
+  l->min_yaw_sin = sk_fdlibm_sin(l->min_yaw);
+  l->min_yaw_cos = sk_fdlibm_cos(l->min_yaw);
   l->max_pitch_tan = tan(l->max_pitch);
   l->min_pitch_tan = tan(l->min_pitch);
   l->mid_yaw = angle_diff(l->min_yaw, l->max_yaw) * 0.5 + l->min_yaw;

@@ -126,6 +126,16 @@ static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_
     rc = sk_ops_parse(s, oj, p, x->has_mesh ? &x->mesh : NULL, &x->ops, &x->nops, err);
     json_object_del(x->op, "ops");
   }
+  /* "output": [] asks for nothing: refused as skinnerd refuses it
+   * (sk_routes__binary_outputs), unless query results are the answer. */
+  bool queries = false;
+  for (size_t k = 0; k < x->nops; k++)
+    queries |= x->ops[k].kind == SK_OP_QUERY;
+  if (!rc && json_is_array(out) && json_array_size(out) == 0 && !queries) {
+    sk_pose__sub_pointer(p, sizeof p, ptr, "output");
+    rc = sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of \"final\", \"absolute\", "
+                                         "\"local\", \"world\", \"positions\" (or leave it out for [\"final\"])");
+  }
   if (rc) {
     json_decref(x->op);
     free(x->ops);

@@ -514,7 +514,7 @@ int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_er
   ptrbuf p;
   ptr_init(&p, ptr);
   if (!json_is_array(j))
-    return sk_error_set(err, SK_ETYPE, p.buf, "expected an array of \"final\", \"absolute\", \"local\"");
+    return sk_error_set(err, SK_ETYPE, p.buf, "expected an array of \"final\", \"absolute\", \"local\", \"world\", \"positions\"");
   *mask = 0;
   for (size_t i = 0; i < json_array_size(j); i++) {
     const json_t *v = json_array_get(j, i);
@@ -529,7 +529,8 @@ int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_er
     if (bit == 0 || (*mask & bit)) {
       ptr_push_i(&p, i);
       return sk_error_set(err, bit == 0 ? SK_ERANGE : SK_EDUPLICATE, p.buf,
-                          bit == 0 ? "expected \"final\", \"absolute\" or \"local\"" : "output listed twice");
+                          bit == 0 ? "expected \"final\", \"absolute\", \"local\", \"world\" or \"positions\""
+                                   : "output listed twice");
     }
     *mask |= bit;
   }

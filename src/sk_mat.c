@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "sk_fdlibm.h"
+
 /* Four doubles per vector, a row of the product at a time: each lane sums
  * a[4r]*b[c] + a[4r+1]*b[4+c] + a[4r+2]*b[8+c] + a[4r+3]*b[12+c] left to
  * right with separate roundings (no FMA: -ffp-contract=off, and the AVX2
@@ -263,11 +265,13 @@ void sk_mat_decompose(const float mf[16], double s[3], double q[4], double t[3])
   sk_quat_from_rotation_matrix(r, q);
 }
 
+/* Math.sin/Math.cos as V8 rounds them (sk_fdlibm): Babylon reads these
+ * quaternions back as doubles. */
 void sk_quat_from_yaw_pitch_roll(double yaw, double pitch, double roll, double q[4]) {
   const double half_roll = roll * 0.5, half_pitch = pitch * 0.5, half_yaw = yaw * 0.5;
-  const double sin_roll = sin(half_roll), cos_roll = cos(half_roll);
-  const double sin_pitch = sin(half_pitch), cos_pitch = cos(half_pitch);
-  const double sin_yaw = sin(half_yaw), cos_yaw = cos(half_yaw);
+  const double sin_roll = sk_fdlibm_sin(half_roll), cos_roll = sk_fdlibm_cos(half_roll);
+  const double sin_pitch = sk_fdlibm_sin(half_pitch), cos_pitch = sk_fdlibm_cos(half_pitch);
+  const double sin_yaw = sk_fdlibm_sin(half_yaw), cos_yaw = sk_fdlibm_cos(half_yaw);
   q[0] = cos_yaw * sin_pitch * cos_roll + sin_yaw * cos_pitch * sin_roll;
   q[1] = sin_yaw * cos_pitch * cos_roll - cos_yaw * sin_pitch * sin_roll;
   q[2] = cos_yaw * cos_pitch * sin_roll - sin_yaw * sin_pitch * cos_roll;

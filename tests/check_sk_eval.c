@@ -96,6 +96,37 @@ START_TEST(errors_point_into_the_case) {
 }
 END_TEST
 
+/* "output": [] asks for nothing: refused as skinnerd refuses it, naming
+ * the field and every output; a pose whose queries are its answer may. */
+START_TEST(an_empty_output_is_refused_at_its_pointer) {
+  static const char k_text[] = "\"output\" is empty; ask for at least one of \"final\", \"absolute\", \"local\", "
+                               "\"world\", \"positions\" (or leave it out for [\"final\"])";
+  json_t *r;
+  sk_error e;
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"evaluate\"}, {\"op\": \"pose\", \"output\": []}]}", &r, &e),
+                   SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/ops/1/output");
+  ck_assert_str_eq(e.text, k_text);
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"evaluate\", \"output\": []}]}", &r, &e), SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/ops/0/output");
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"pose\", \"output\": [], \"ops\": [{\"op\": \"rotate\", "
+                             "\"bone\": \"tip\", \"axis\": [0,0,1], \"amount\": 1}]}]}",
+                       &r, &e),
+                   SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/ops/0/output");
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"pose\", \"output\": [], \"ops\": [{\"op\": \"query\", "
+                             "\"bone\": \"tip\", \"get\": \"scale\"}]}]}",
+                       &r, &e),
+                   0);
+  ck_assert_ptr_nonnull(json_object_get(json_array_get(json_object_get(r, "results"), 0), "queries"));
+  ck_assert_ptr_null(json_object_get(json_array_get(json_object_get(r, "results"), 0), "final"));
+  json_decref(r);
+  ck_assert_int_eq(run(SKEL2 "\"ops\": [{\"op\": \"pose\", \"output\": [\"final\", \"bogus\"]}]}", &r, &e), SK_ERANGE);
+  ck_assert_str_eq(e.pointer, "/ops/0/output/1");
+  ck_assert_str_eq(e.text, "expected \"final\", \"absolute\", \"local\", \"world\" or \"positions\"");
+}
+END_TEST
+
 START_TEST(initial_skin_matrix_enters_final_not_absolute) {
   json_t *r;
   sk_error e;
@@ -118,6 +149,7 @@ int main(void) {
   suite_add_tcase(s, g);
   TCase *v = tcase_create("validity");
   tcase_add_test(v, errors_point_into_the_case);
+  tcase_add_test(v, an_empty_output_is_refused_at_its_pointer);
   suite_add_tcase(s, v);
   return sk_test_run(s);
 }

@@ -201,6 +201,13 @@ START_TEST(output_list_is_checked) {
   j = json_loads("[\"final\", \"world\"]", 0, NULL);
   ck_assert_int_eq(sk_json_parse_output(j, "/output", &mask, &e), SK_ERANGE);
   ck_assert_str_eq(e.pointer, "/output/1");
+  /* the text names every output a pose can ask for, not only this parser's */
+  ck_assert_str_eq(e.text, "expected \"final\", \"absolute\", \"local\", \"world\" or \"positions\"");
+  json_decref(j);
+  sk_error_clear(&e);
+  j = json_loads("\"final\"", JSON_DECODE_ANY, NULL);
+  ck_assert_int_eq(sk_json_parse_output(j, "/output", &mask, &e), SK_ETYPE);
+  ck_assert_str_eq(e.text, "expected an array of \"final\", \"absolute\", \"local\", \"world\", \"positions\"");
   json_decref(j);
 }
 END_TEST

@@ -30,5 +30,11 @@ check "eval --help prints the usage and exits 0" '[ $? -eq 0 ] && echo "$help" |
 err=$("$SKINNER" eval --bogus 2>&1 >/dev/null)
 st=$?
 check "an unknown eval option exits 2 and says so" '[ $st -eq 2 ] && echo "$err" | grep -q "unknown option --bogus"'
+err=$(echo '{"skeleton": {"bones": [{"name": "a"}]}, "ops": [{"op": "pose", "output": []}]}' | "$SKINNER" eval 2>&1 >/dev/null)
+st=$?
+check '"output": [] exits 2 naming /ops/0/output and every output' '[ $st -eq 2 ] && echo "$err" | grep -q "/ops/0/output\": \"output\" is empty; ask for at least one of \"final\", \"absolute\", \"local\", \"world\", \"positions\""'
+err=$(echo '{"skeleton": {"bones": [{"name": "a"}]}, "ops": [{"op": "pose", "output": ["global"]}]}' | "$SKINNER" eval 2>&1 >/dev/null)
+st=$?
+check 'an unknown output exits 2 naming every output' '[ $st -eq 2 ] && echo "$err" | grep -q "/ops/0/output/0\": expected \"final\", \"absolute\", \"local\", \"world\" or \"positions\""'
 echo "skinner_eval_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

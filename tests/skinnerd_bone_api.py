@@ -5,13 +5,23 @@ through POST /pose and inside /poses batches, equal `skinner eval`'s bytes
 and Babylon's numbers (float32 matrices bit for bit, query doubles exact,
 Euler read-backs within 4 ulps as tests/check_sk_ops holds them); foot IK on
 every frame of Fox's Walk equals Babylon's glTF answer; POST /ops is all or
-nothing and survives a restart with --data-dir. Every daemon listens on
-127.0.0.1 and is stopped by the check that started it."""
-import http.client, json, math, os, shutil, signal, struct, subprocess, sys, tempfile
+nothing and survives a restart with --data-dir. The Babylon-format clip cases
+(tests/conformance/anim.jsonl, banim_layers.jsonl) and the glTF layer specs
+(layers.jsonl) go through `skinner eval` (against Babylon's numbers) and the
+daemon's /pose and /poses (against skinner eval's bytes and Babylon's
+numbers) the same way. Every daemon listens on 127.0.0.1 and is stopped by
+the check that started it.
+
+    skinnerd_bone_api.py                      the committed cases, the real
+                                              assets and POST /ops
+    skinnerd_bone_api.py --ops F --anim G --layers H
+                                              only these case files (any
+                                              seed; `make conformance`)"""
+import argparse, http.client, json, math, os, shutil, signal, struct, subprocess, sys, tempfile
 
 SKINNERD = os.environ.get("SKINNERD", "./skinnerd")
-SKINNER = os.environ.get("SKINNER", "./skinner")
-DATA = os.environ.get("SK_TEST_DATA", "tests")
+SKINNER = os.path.abspath(os.environ.get("SKINNER", "./skinner"))  # eval_text may run elsewhere
+DATA = os.path.abspath(os.environ.get("SK_TEST_DATA", "tests"))
 passed = failed = 0
 
 # ops that take a "mesh" (sk_ops: spaced ops, ik, lookAt)
@@ -173,8 +183,11 @@ def babylon_answer(line, k, req):
     return obj
 
 
-def test_generated_cases(d):
-    cases = [json.loads(l) for l in open(os.path.join(DATA, "conformance", "ops.jsonl"))]
+def test_generated_cases(d, path, committed=True):
+    """The ops cases of `path` (gen_ops.mjs lines) that fit one pose request.
+    The committed file must cover every op; a fresh seed's file is held to
+    the same answers but not to the coverage (a small COUNT may miss ops)."""
+    cases = [json.loads(l) for l in open(path) if l.strip()]
     used, seen_ops, spaces, meshes = 0, set(), set(), set()
     bad_eval = bad_babylon = bad_batch = 0
     for n, line in enumerate(cases):
@@ -204,10 +217,13 @@ def test_generated_cases(d):
             bad_batch += 1
             check(f"{line['name']}: a /poses item equals its /pose bytes", False, (st, batch[:300]))
         d.req("DELETE", f"/v1/skeletons/{sid}")
-    check(f"{used} generated cases through /pose equal skinner eval bit for bit", used >= 100 and bad_eval == 0,
-          f"{used} cases, {bad_eval} differ")
+    check(f"{used} generated cases through /pose equal skinner eval bit for bit",
+          (used >= 100 or not committed) and bad_eval == 0, f"{used} cases, {bad_eval} differ")
     check(f"{used} generated cases through /pose equal Babylon's answers", bad_babylon == 0, bad_babylon)
     check(f"{used} generated cases through /poses batches equal /pose", bad_batch == 0, bad_batch)
+    print(f"# {path}: {used} of {len(cases)} generated cases fit one pose request")
+    if not committed:
+        return
     every_op = {"translate", "setPosition", "setAbsolutePosition", "scale", "setScale", "setYawPitchRoll", "rotate",
                 "setAxisAngle", "setRotation", "setRotationQuaternion", "setRotationMatrix", "setCurrentPoseAsRest",
                 "ik", "lookAt"} | {"query:" + q for q in ("position", "absolutePosition", "direction", "rotation",
@@ -219,7 +235,114 @@ def test_generated_cases(d):
                                                   "setRotationQuaternion", "setRotationMatrix", "setYawPitchRoll"} <= spaced,
           spaced)
     check("the derived cases cover ops with and without a mesh", meshes == {True, False}, meshes)
-    print(f"# {used} of {len(cases)} generated cases fit one pose request")
+
+
+def is_range(pose):
+    return "times" in pose or "from" in pose
+
+
+def same_clip_numbers(got, want, tol):
+    """Babylon's clip results: float32 bit for bit (tol None, as
+    tests/check_sk_banim holds them), else within tol x max(1, |e|) (a glTF
+    loader in the way, as check_sk_banim holds layers.jsonl)."""
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        if set(g) != set(w):
+            return False
+        for key, wv in w.items():
+            gv = g[key]
+            if len(gv) != len(wv):
+                return False
+            if tol is None and any(f32(a) != f32(b) for a, b in zip(gv, wv)):
+                return False
+            if tol is not None and any(abs(a - b) > tol * max(1.0, abs(b)) for a, b in zip(gv, wv)):
+                return False
+    return True
+
+
+def put_skeleton(d, sid, skel):
+    """PUT a case's skeleton: Babylon JSON as is, {"gltf": path} as its file."""
+    if isinstance(skel, dict) and "gltf" in skel:
+        with open(os.path.join(DATA, skel["gltf"]), "rb") as f:
+            ctype = "model/gltf-binary" if skel["gltf"].endswith(".glb") else "model/gltf+json"
+            return d.req("PUT", f"/v1/skeletons/{sid}", f.read(), ctype=ctype)[0]
+    return d.req("PUT", f"/v1/skeletons/{sid}", skel)[0]
+
+
+def test_anim_cases(d, path, tol=None):
+    """Clip cases (gen_banim.mjs, gen_banim_layers.py, babylon_layers.mjs):
+    the whole case through `skinner eval` against Babylon's numbers; a case
+    of poses only, or a copyAnimationRange then poses (the copy stored with
+    POST /animations), pose by pose through /pose (skinner eval's bytes,
+    Babylon's numbers) and its single-time poses as one /poses batch."""
+    cases = [json.loads(l) for l in open(path) if l.strip()]
+    bad_eval = bad_pose = bad_babylon = bad_batch = used = copies = ranges = 0
+    for n, line in enumerate(cases):
+        case, name = line["case"], line["name"]
+        r = subprocess.run([SKINNER, "eval"], input=json.dumps(case).encode(), capture_output=True, cwd=DATA)
+        want = line["expected"]
+        got = json.loads(r.stdout) if r.returncode == 0 else None
+        if got is None or ("order" in want and got["order"] != want["order"]) or \
+                not same_clip_numbers(got["results"], want["results"], tol):
+            bad_eval += 1
+            check(f"{name}: skinner eval equals Babylon", False, r.stderr.decode() or r.stdout[:300])
+            continue
+        ops = case["ops"]
+        copy = ops[0] if ops and ops[0]["op"] == "copyAnimationRange" else None
+        poses = ops[1:] if copy else ops
+        if not poses or any(op["op"] != "pose" for op in poses):
+            continue  # a "set" changes the case skeleton between poses: no one request says it
+        sid = f"a{n}"
+        st = put_skeleton(d, sid, case["skeleton"])
+        check(f"{name}: PUT", st == 201, st)
+        if copy:
+            check(f"{name}: PUT the source", put_skeleton(d, sid + "src", copy["from"]) == 201)
+            st, body = d.req("POST", f"/v1/skeletons/{sid}/animations",
+                             {"from": sid + "src", "animation": copy["name"], "rescale": bool(copy.get("rescale"))})
+            check(f"{name}: POST /animations stores the copy", st == 201, (st, body[:300]))
+            copies += 1
+        used += 1
+        parts, singles, bodies = [], [], []
+        for op in poses:
+            body = {k: v for k, v in op.items() if k != "op"}
+            st, ans = d.req("POST", f"/v1/skeletons/{sid}/pose", body)
+            if st != 200:
+                parts.append(b"")
+                check(f"{name}: /pose answers 200", False, (st, ans[:300]))
+                continue
+            if is_range(op):
+                ranges += 1
+                rp = results_text(ans)
+                parts.extend(rp)
+                if ans != b'{"results":[' + b",".join(rp) + b"]}":
+                    bad_pose += 1
+            else:
+                parts.append(ans)
+                singles.append(body)
+                bodies.append(ans)
+        if parts != results_text(r.stdout.strip()):
+            bad_pose += 1
+            check(f"{name}: /pose equals skinner eval's bytes", False, (b",".join(parts)[:300], r.stdout[:300]))
+        answers = [json.loads(p) for p in parts if p]
+        if not same_clip_numbers(answers, want["results"], tol):
+            bad_babylon += 1
+            check(f"{name}: /pose equals Babylon's numbers", False)
+        if len(singles) > 1:
+            st, batch = d.req("POST", f"/v1/skeletons/{sid}/poses", {"poses": singles})
+            if st != 200 or batch != b'{"results":[' + b",".join(bodies) + b"]}":
+                bad_batch += 1
+                check(f"{name}: a /poses batch equals its /pose bytes", False, (st, batch[:300]))
+        d.req("DELETE", f"/v1/skeletons/{sid}")
+        if copy:
+            d.req("DELETE", f"/v1/skeletons/{sid}src")
+    what = "bit for bit" if tol is None else f"within {tol:g}"
+    check(f"{path}: {len(cases)} cases through skinner eval equal Babylon {what}", bad_eval == 0, bad_eval)
+    check(f"{path}: {used} cases through /pose equal skinner eval bit for bit", used > 0 and bad_pose == 0, bad_pose)
+    check(f"{path}: and Babylon {what}", bad_babylon == 0, bad_babylon)
+    check(f"{path}: their /poses batches equal /pose", bad_batch == 0, bad_batch)
+    print(f"# {path}: {len(cases)} cases through skinner eval, {used} through the daemon "
+          f"({copies} stored copies, {ranges} frame ranges)")
 
 
 def real_asset(d, sid, glb, ctrl, what):
@@ -383,15 +506,32 @@ def test_post_ops(tmp):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ops", action="append", default=[], help="gen_ops.mjs cases (a .jsonl with expected)")
+    ap.add_argument("--anim", action="append", default=[], help="Babylon-format clip cases, bit for bit")
+    ap.add_argument("--layers", action="append", default=[], help="glTF layer cases, within 1e-4")
+    args = ap.parse_args()
+    only = bool(args.ops or args.anim or args.layers)
+    conf = os.path.join(DATA, "conformance")
+    ops = args.ops if only else [os.path.join(conf, "ops.jsonl")]
+    anim = args.anim if only else [os.path.join(conf, "anim.jsonl"), os.path.join(conf, "banim_layers.jsonl")]
+    layers = args.layers if only else [os.path.join(conf, "layers.jsonl")]
     tmp = tempfile.mkdtemp()
     try:
         d = Daemon("--max-body", str(16 << 20))
         try:
-            test_generated_cases(d)
-            test_fox_walk(d)
+            for path in ops:
+                test_generated_cases(d, path, committed=not only)
+            for path in anim:
+                test_anim_cases(d, path)
+            for path in layers:
+                test_anim_cases(d, path, tol=1e-4)
+            if not only:
+                test_fox_walk(d)
         finally:
             d.stop()
-        test_post_ops(tmp)
+        if not only:
+            test_post_ops(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")

@@ -6,8 +6,12 @@
 # Draws COUNT (default 300) cases with gen_ops.mjs and SEED (default: time
 # based, printed), computes Babylon's answers (babylon_eval.mjs) and runs the
 # check_sk_ops suite on them (SK_OPS_FILE): every number bit for bit, the
-# Euler read-back within 4 ulps. Installs the pinned Babylon first if needed.
-# Keeps the cases on failure.
+# Euler read-back within 4 ulps. Then tests/skinnerd_bone_api.py poses every
+# case that fits one pose request through a skinnerd on a free loopback
+# port, /pose and /poses: skinner eval's bytes and Babylon's numbers. The
+# binaries are $SKINNER and $SKINNERD, by default skinner and skinnerd one
+# directory above CHECK_SK_OPS_BINARY (the build tree). Installs the pinned
+# Babylon first if needed. Keeps the cases on failure.
 set -eu
 
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then
@@ -39,7 +43,13 @@ node "$here/gen_ops.mjs" --seed "$seed" --count "$count" --named 2>"$work/gen.er
     echo "conformance-ops: generation failed; see $work" >&2
     exit 1
 }
-if SK_TEST_DATA=$tests SK_OPS_FILE="$work/ops.jsonl" CK_RUN_CASE=babylon "$check"; then
+top=$(cd "$(dirname "$check")/.." && pwd)
+ok=1
+SK_TEST_DATA=$tests SK_OPS_FILE="$work/ops.jsonl" CK_RUN_CASE=babylon "$check" || ok=0
+# the daemon's paths run even when the offline one failed: both verdicts
+SKINNER=${SKINNER:-$top/skinner} SKINNERD=${SKINNERD:-$top/skinnerd} SK_TEST_DATA=$tests \
+    python3 "$tests/skinnerd_bone_api.py" --ops "$work/ops.jsonl" || ok=0
+if [ "$ok" = 1 ]; then
     rm -rf "$work"
     exit 0
 fi
