@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sk_animops.h"
+#include "sk_banim_add.h"
 #include "sk_json.h"
 #include "sk_pose_int.h"
 #include "sk_sample.h"
@@ -312,15 +313,16 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
       bool fraction = false;
       for (size_t b = 0; sp->lx[i].bone_weights != NULL && b < s->count; b++)
         fraction |= sp->lx[i].bone_weights[b] != 0 && sp->lx[i].bone_weights[b] != 1;
-      if (sp->lx[i].additive || fraction) {
-        char q[SK_ERROR_POINTER_MAX];
-        snprintf(q, sizeof q, "%s", p);
-        sk_pointer_push_index(q, sizeof q, i);
-        sk_pointer_push(q, sizeof q, sp->lx[i].additive ? "additive" : "mask");
+      char q[SK_ERROR_POINTER_MAX];
+      snprintf(q, sizeof q, "%s", p);
+      sk_pointer_push_index(q, sizeof q, i);
+      if (sp->lx[i].additive) /* MakeAnimationAdditive's limits (sk_banim_add) */
+        rc = sk_banim_add_check(anim, sp->l[i].clip, sp->lx[i].reference, s, q, err);
+      if (!rc && fraction) {
+        sk_pointer_push(q, sizeof q, "mask");
         rc = sk_error_set(err, SK_EUNSUPPORTED, q,
-                          sp->lx[i].additive ? "additive layers of Babylon-format clips are not supported"
-                                             : "a mask on Babylon-format clips plays a bone or not (weights 0 or 1: "
-                                               "Babylon's targetMask); fractions are for glTF clips");
+                          "a mask on Babylon-format clips plays a bone or not (weights 0 or 1: "
+                          "Babylon's targetMask); fractions are for glTF clips");
       }
     }
     sp->layered = true;
