@@ -18,10 +18,16 @@ int sk_banim_add_check(const sk_anim *a, size_t clip, double reference, const sk
   const double ref = sk_banim_add_ref_frame(c, reference);
   char q[SK_ERROR_POINTER_MAX];
   snprintf(q, sizeof q, "%s", ptr);
-  if (!(ref <= c->to_frame)) {
-    sk_pointer_push(q, sizeof q, "reference");
-    return sk_error_set(err, SK_ERANGE, q, "the reference (frame %.17g) is after the clip's last frame %.17g", ref,
-                        c->to_frame);
+  /* After the range (a reference of the clip's duration can round past it)
+   * the value comes from the keys after it, which a clip keeps up to the
+   * first one after the range: beyond that, refused. */
+  for (size_t k = 0; !(ref <= c->to_frame) && k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    if (!(ref < ch->frames[ch->count - 1] || ch->frames[ch->count - 1] == c->to_frame)) {
+      sk_pointer_push(q, sizeof q, "reference");
+      return sk_error_set(err, SK_ERANGE, q, "the reference (frame %.17g) is after the clip's last frame %.17g", ref,
+                          c->to_frame);
+    }
   }
   sk_pointer_push(q, sizeof q, "additive");
   if (c->from_frame < 0)
@@ -170,9 +176,13 @@ int sk_banim_add_channel(const sk_anim_clip *c, const sk_anim_channel *ch, doubl
     tag[1] = TAG_SHARES_KEY0;
   if (ch->pads & SK_ANIM_BPAD_PAD1)
     tag[0] = TAG_SHARES_KEY0;
-  /* The animation's key 0 is at frame 0 (RuntimeAnimation put one there). */
+  /* The animation's key 0 is at frame 0 (RuntimeAnimation put one there).
+   * When the range ends on the last key, Babylon's endIndex is the last
+   * index from before the key inserted at `from`: the last key then keeps
+   * its value (what Babylon does; tests/check_sk_banim_add.c). */
+  const bool to_last = out->frames[n - 1] == c->to_frame;
   size_t start = c->from_frame == 0 ? 0 : create_key(out, tag, c->from_frame);
-  size_t end = out->frames[out->count - 1] == c->to_frame ? out->count - 1 : create_key(out, tag, c->to_frame);
+  size_t end = to_last ? n - 1 : create_key(out, tag, c->to_frame);
   double ref[16], rs[3] = {0}, rq[4] = {0}, rp[3] = {0};
   size_t last = out->count - 1;
   if (out->count == 1 || ref_frame <= 0)

@@ -9,7 +9,9 @@
  * reference frame, and turns the keys of the range into differences to it
  * (vectors key - ref, quaternions conjugate(normalize(ref)) * key, matrices
  * decomposed: position - ref, scaling / ref, rotation as a quaternion, then
- * composed in float32). Keys outside the range keep their values. It is
+ * composed in float32). Keys outside the range keep their values, and so
+ * does the last key when the range ends on it and a key was inserted at
+ * the start (Babylon's end index is counted before that insertion). It is
  * done after RuntimeAnimation has inserted its frame-0 key, which shares the
  * value object of the key it copies (Skeleton.MakeAnimationAdditive looks
  * for the playing animatable of the range): that pair is changed once when
@@ -33,7 +35,7 @@ double sk_banim_add_ref_frame(const sk_anim_clip *c, double reference);
 /* Whether clip `clip` of Babylon-format `a` can be made additive against
  * `reference` seconds, refusing what Babylon cannot do or skinnerd cannot
  * reproduce from the keys a clip keeps: a reference after the clip's end
- * (SK_ERANGE at ptr/reference), a bone animation that ends before the range
+ * beyond the keys kept after it (SK_ERANGE at ptr/reference), a bone animation that ends before the range
  * does (Babylon throws in createKeyForFrame), a bone with several animations
  * (only the first carries the ranges), several keys at frame 0 with
  * reference 0 (SK_EUNSUPPORTED at ptr/additive, naming the bone of `s`).

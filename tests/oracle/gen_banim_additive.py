@@ -38,12 +38,20 @@ for line in open(sys.argv[1]):
         continue
     fps = anims[0]["framePerSecond"]
     last = max(a["keys"][-1]["frame"] for a in anims)
+    if sk.get("ranges"):
+        # one more range ending on the shortest animation's last key, from a
+        # key frame or between keys: keys inserted at either end or not
+        sk = json.loads(json.dumps(sk))
+        t = min(a["keys"][-1]["frame"] for a in anims)
+        frames = sorted({k["frame"] for a in anims for k in a["keys"] if k["frame"] <= t})
+        f = rnd.choice([rnd.choice(frames), round(rnd.uniform(0, t), 2), 0])
+        sk["ranges"].append({"name": "additive_range", "from": f, "to": t})
     ranges = [(r["name"], r["from"], r["to"]) for r in sk.get("ranges", [])] or [("animation0", 0, last)]
     ok = [r for r in ranges if r[1] >= 0 and all(a["keys"][-1]["frame"] >= r[2] for a in anims)]
     if not ok:
         continue
     zero_twice = any(len(a["keys"]) > 1 and a["keys"][1]["frame"] == 0 for a in anims)
-    if len(out) >= 86:
+    if len(out) >= 120:
         break
     names = [r[0] for r in ranges]
     bones = [b["name"] for b in sk["bones"]]
