@@ -507,36 +507,37 @@ static void blend_matrix_w(const float *const *m, const double *w, size_t n, siz
   sk_anim__quat_normalize(fq);
 }
 
-/* An additive layer's values: every channel of its clip made additive as
- * MakeAnimationAdditive makes it (sk_banim_add), sampled at the layer's
- * frame into `t` (TRS, the rest elsewhere) and `mats` (16 floats per bone). */
+/* An additive layer's values: its clip's channels made additive as
+ * MakeAnimationAdditive makes them (sk_banim_add; made here unless the
+ * caller made them once), sampled at the layer's frame into `t` (TRS, the
+ * rest elsewhere) and `mats` (16 floats per bone). */
 static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *t,
                            float *mats, blend_src *src) {
   static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
   static const int offset[3] = {0, 3, 7};
-  const sk_anim_clip *c = &a->clips[l->clip];
+  sk_banim_add_layer own = {0};
+  const sk_banim_add_layer *add = x->babylon_add;
+  if (add == NULL && sk_banim_add_layer_make(a, l->clip, x->reference, x->bone_weights, &own) != 0)
+    return SK_ENOMEM;
+  if (add == NULL)
+    add = &own;
   memcpy(t, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *t);
-  const double frame = clip_frame(c, l->time, l->loop), ref = sk_banim_add_ref_frame(c, x->reference);
-  for (size_t k = 0; k < c->channel_count; k++) {
-    const sk_anim_channel *ch = &c->channels[k];
-    if (x->bone_weights != NULL && x->bone_weights[ch->bone] == 0)
-      continue; /* targetMask */
-    sk_anim_channel add;
-    if (sk_banim_add_channel(c, ch, ref, &add) != 0)
-      return SK_ENOMEM;
+  const double frame = clip_frame(&a->clips[l->clip], l->time, l->loop);
+  for (size_t k = 0; k < add->count; k++) {
+    const sk_anim_channel *ch = &add->channels[k];
     blend_src *b = &src[ch->bone];
     b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
     if (ch->path == SK_ANIM_MATRIX) {
       float *m = mats + (size_t)ch->bone * 16;
-      memcpy(m, sample_matrix(&add, frame), 16 * sizeof *m);
+      memcpy(m, sample_matrix(ch, frame), 16 * sizeof *m);
       b->matrix = m;
       b->mask |= SK_OVERRIDE_MATRIX;
     } else {
-      sample_babylon(&add, frame, t + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
+      sample_babylon(ch, frame, t + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
       b->mask |= bit[ch->path];
     }
-    sk_banim_add_channel_close(&add);
   }
+  sk_banim_add_layer_close(&own);
   return 0;
 }
 

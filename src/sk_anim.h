@@ -142,6 +142,9 @@ typedef struct sk_anim_layer_ext {
   bool additive;             /* MakeAnimationAdditive(clip, reference), played additively */
   double reference;          /* seconds: the additive reference frame (* SK_ANIM_FPS) */
   const float *bone_weights; /* borrowed; bone_count weights in [0, 1], or NULL: all 1 */
+  /* Appended: an additive layer of a Babylon-format clip made once
+   * (sk_banim_add_layer_make, borrowed), or NULL: made at every call. */
+  const struct sk_banim_add_layer *babylon_add;
 } sk_anim_layer_ext;
 
 /* Writes the TRS of every bone (bone_count * SK_ANIM_TRS doubles into

@@ -213,3 +213,31 @@ int sk_banim_add_channel(const sk_anim_clip *c, const sk_anim_channel *ch, doubl
   free(tag);
   return 0;
 }
+
+void sk_banim_add_layer_close(sk_banim_add_layer *l) {
+  for (size_t k = 0; k < l->count; k++)
+    sk_banim_add_channel_close(&l->channels[k]);
+  free(l->channels);
+  memset(l, 0, sizeof *l);
+}
+
+int sk_banim_add_layer_make(const sk_anim *a, size_t clip, double reference, const float *bone_weights,
+                            sk_banim_add_layer *out) {
+  const sk_anim_clip *c = &a->clips[clip];
+  memset(out, 0, sizeof *out);
+  out->channels = calloc(c->channel_count ? c->channel_count : 1, sizeof *out->channels);
+  if (out->channels == NULL)
+    return SK_ENOMEM;
+  const double ref = sk_banim_add_ref_frame(c, reference);
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    if (bone_weights != NULL && bone_weights[ch->bone] == 0)
+      continue; /* targetMask: not started */
+    if (sk_banim_add_channel(c, ch, ref, &out->channels[out->count]) != 0) {
+      sk_banim_add_layer_close(out);
+      return SK_ENOMEM;
+    }
+    out->count++;
+  }
+  return 0;
+}

@@ -52,4 +52,20 @@ int sk_banim_add_channel(const sk_anim_clip *c, const sk_anim_channel *ch, doubl
 /* Frees what sk_banim_add_channel allocated. NULL fields are fine. */
 void sk_banim_add_channel_close(sk_anim_channel *ch);
 
+/* One additive layer's channels, made once and sampled at every frame of a
+ * pose (a frame range would otherwise redo O(keys) work per frame). */
+typedef struct sk_banim_add_layer {
+  size_t count;
+  sk_anim_channel *channels; /* owned; the clip's channels of bones the mask keeps, made additive */
+} sk_banim_add_layer;
+
+/* *out = the channels of clip `clip` of `a` made additive against
+ * `reference` seconds, leaving out bones of weight 0 in `bone_weights`
+ * (NULL: none). The clip must pass sk_banim_add_check. 0 or SK_ENOMEM
+ * (*out is then empty). */
+int sk_banim_add_layer_make(const sk_anim *a, size_t clip, double reference, const float *bone_weights,
+                            sk_banim_add_layer *out);
+/* Frees what sk_banim_add_layer_make made; an empty (zeroed) layer is fine. */
+void sk_banim_add_layer_close(sk_banim_add_layer *l);
+
 #endif

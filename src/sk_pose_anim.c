@@ -383,6 +383,20 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   for (size_t i = 0; !rc && i < nl; i++)
     offsets[i] = l[i].time;
+  /* Additive layers of Babylon clips: their keys made additive once for
+   * every frame of a range. */
+  sk_banim_add_layer *adds = anim->babylon && sp.layered ? calloc(nl, sizeof *adds) : NULL;
+  if (!rc && anim->babylon && sp.layered && adds == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  for (size_t i = 0; !rc && adds != NULL && i < nl; i++) {
+    if (!sp.lx[i].additive)
+      continue;
+    if (sk_banim_add_layer_make(anim, l[i].clip, sp.lx[i].reference, sp.lx[i].bone_weights, &adds[i]) != 0)
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    sp.lx[i].babylon_add = &adds[i];
+  }
+  if (rc)
+    nf = 0;
   size_t made = 0;
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
@@ -418,6 +432,9 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     out[made].count = nb;
     merge_overrides(anim, trs, &sp.base, out[made].overrides);
   }
+  for (size_t i = 0; adds != NULL && i < nl; i++)
+    sk_banim_add_layer_close(&adds[i]);
+  free(adds);
   free(offsets);
   free(trs);
   free(scratch);
