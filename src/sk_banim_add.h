@@ -53,7 +53,10 @@ int sk_banim_add_channel(const sk_anim_clip *c, const sk_anim_channel *ch, doubl
 void sk_banim_add_channel_close(sk_anim_channel *ch);
 
 /* One additive layer's channels, made once and sampled at every frame of a
- * pose (a frame range would otherwise redo O(keys) work per frame). */
+ * pose (a frame range would otherwise redo O(keys) work per frame). A pose
+ * keeps at most SK_BANIM_ADD_KEEP_KEYS keys so made (~100 bytes a key);
+ * further layers make theirs per frame, one at a time. */
+#define SK_BANIM_ADD_KEEP_KEYS (1u << 18)
 typedef struct sk_banim_add_layer {
   size_t count;
   sk_anim_channel *channels; /* owned; the clip's channels of bones the mask keeps, made additive */

@@ -384,12 +384,20 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   for (size_t i = 0; !rc && i < nl; i++)
     offsets[i] = l[i].time;
   /* Additive layers of Babylon clips: their keys made additive once for
-   * every frame of a range. */
+   * every frame of a range, up to SK_BANIM_ADD_KEEP_KEYS keys together (a
+   * layer past that makes its keys per frame, one layer at a time, so
+   * many layers of a long clip cannot multiply its memory). */
   sk_banim_add_layer *adds = anim->babylon && sp.layered ? calloc(nl, sizeof *adds) : NULL;
   if (!rc && anim->babylon && sp.layered && adds == NULL)
     rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  size_t kept = 0;
   for (size_t i = 0; !rc && adds != NULL && i < nl; i++) {
     if (!sp.lx[i].additive)
+      continue;
+    const sk_anim_clip *c = &anim->clips[l[i].clip];
+    for (size_t k = 0; k < c->channel_count; k++)
+      kept += c->channels[k].count;
+    if (kept > SK_BANIM_ADD_KEEP_KEYS)
       continue;
     if (sk_banim_add_layer_make(anim, l[i].clip, sp.lx[i].reference, sp.lx[i].bone_weights, &adds[i]) != 0)
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");

@@ -175,6 +175,35 @@ START_TEST(a_key_inserted_at_the_range_start_cuts_a_hermite_segment) {
 }
 END_TEST
 
+/* Keys made once (what a pose spec does) or per call (a layer past
+ * SK_BANIM_ADD_KEEP_KEYS) blend to the same bits. */
+START_TEST(keys_made_once_or_per_call_blend_alike) {
+  json_t *c = case_json(POS("[{\"frame\":0,\"values\":[0,0,0,null,[0,0,0]]},{\"frame\":20,\"values\":[3,0,0,[0,0,0]]}]"),
+                        "[{\"name\":\"Walk\",\"from\":5,\"to\":20}]", "[]");
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_json_parse_skeleton_anim(json_object_get(c, "skeleton"), "", 0, &s, &a, &e), 0);
+  sk_anim_layer l[2] = {{.clip = 0, .time = 0.1, .weight = 0.7}, {.clip = 0, .time = 0.3, .weight = 0.5}};
+  sk_anim_layer_ext x[2] = {{0}, {.additive = true, .reference = 0.2}};
+  sk_override per_call[2], once[2];
+  size_t d1, d2;
+  ck_assert_int_eq(sk_anim_blend_babylon(a, s, l, x, 2, per_call, &d1), 0);
+  sk_banim_add_layer made;
+  ck_assert_int_eq(sk_banim_add_layer_make(a, 0, 0.2, NULL, &made), 0);
+  x[1].babylon_add = &made;
+  ck_assert_int_eq(sk_anim_blend_babylon(a, s, l, x, 2, once, &d2), 0);
+  ck_assert_uint_eq(d1, d2);
+  ck_assert_int_eq(memcmp(per_call, once, sizeof once), 0);
+  ck_assert(per_call[0].position[0] != 0); /* the additive layer did add something */
+  sk_banim_add_layer_close(&made);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+  json_decref(c);
+}
+END_TEST
+
 /* ---- validity ------------------------------------------------------------- */
 
 static void expect_refusal(const char *anim, const char *ranges, const char *layer, int code, const char *pointer,
@@ -250,6 +279,7 @@ int main(void) {
   tcase_add_test(g, the_key_the_frame_zero_key_copies_stays_absolute);
   tcase_add_test(g, a_key_inserted_at_the_range_start_cuts_a_hermite_segment);
   tcase_add_test(g, a_reference_of_the_clip_duration_plays);
+  tcase_add_test(g, keys_made_once_or_per_call_blend_alike);
   suite_add_tcase(s, g);
   TCase *c = tcase_create("conformance");
   tcase_set_timeout(c, 300);
