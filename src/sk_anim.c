@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sk_json.h"
+#include "sk_banim_add.h"
 #include "sk_mat.h"
 
 sk_anim *sk_anim_ref(sk_anim *a) {
@@ -246,6 +247,9 @@ static const float *sample_matrix(const sk_anim_channel *ch, double frame) {
   return ch->values + key_before(ch->frames, n, frame) * 16;
 }
 
+void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out) { sample_babylon(ch, frame, out); }
+const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame) { return sample_matrix(ch, frame); }
+
 static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
   if (clip->fps > 0) {
     /* A Babylon range: frames from_frame..to_frame at the clip's fps. */
@@ -322,6 +326,10 @@ size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool
 
 /* ---- Babylon-format clips as weighted layers ------------------------------ */
 
+static void quat_mul(const double a[4], const double b[4], double r[4]);
+static void blend_matrix_w(const float *const *m, const double *w, size_t n, size_t start, double normalizer,
+                           double scale, double fs[3], double fq[4], double fp[3]);
+
 /* One layer's value of one bone: the paths its clip drives and their values. */
 typedef struct blend_src {
   unsigned mask;     /* SK_OVERRIDE_* */
@@ -354,9 +362,45 @@ static void blend_vec3(const double *orig, const double *const *v, const double 
   }
 }
 
-/* ProcessLateAnimationBindingsForQuaternions without additive animations. */
+/* The additive layers of one property (ProcessLateAnimationBindings adds
+ * them after the weighted ones, raw weights): `v` their values, `w` their
+ * weights, `n` of them. */
+typedef struct blend_add {
+  const void *const *v;
+  const double *w;
+  size_t n;
+  double total;
+} blend_add;
+
+/* The vector branch: finalValue += value * weight. */
+static void add_vec3(const blend_add *ad, double out[3]) {
+  for (size_t i = 0; i < ad->n; i++) {
+    if (!ad->w[i])
+      continue;
+    const double *v = ad->v[i];
+    for (int k = 0; k < 3; k++)
+      out[k] += v[k] * ad->w[i];
+  }
+}
+
+/* ProcessLateAnimationBindingsForQuaternions: the weighted layers, then
+ * the additive ones (q = slerp(q, q * dq, w)). */
+static void blend_quat_w(const double *orig, const double *const *q, const double *w, size_t n, double total,
+                         const blend_add *ad, double out[4]);
 static void blend_quat(const double *orig, const double *const *q, const double *w, size_t n, double total,
-                       double out[4]) {
+                       const blend_add *ad, double out[4]) {
+  blend_quat_w(orig, q, w, n, total, ad, out);
+  for (size_t i = 0; i < ad->n; i++) {
+    if (ad->w[i] == 0)
+      continue;
+    double t[4];
+    quat_mul(out, ad->v[i], t);
+    sk_anim__quat_slerp(out, t, ad->w[i], out);
+  }
+}
+
+static void blend_quat_w(const double *orig, const double *const *q, const double *w, size_t n, double total,
+                         const blend_add *ad, double out[4]) {
   if (total == 0) { /* Babylon keeps the current value */
     memcpy(out, orig, 4 * sizeof *out);
     return;
@@ -365,7 +409,7 @@ static void blend_quat(const double *orig, const double *const *q, const double 
     sk_anim__quat_slerp(orig, q[0], total < 1.0 ? total : 1.0, out);
     return;
   }
-  if (total >= 1.0 && n == 2) {
+  if (total >= 1.0 && n == 2 && ad->total == 0) { /* with additive ones Babylon redoes it below */
     sk_anim__quat_slerp(q[0], q[1], w[1] / total, out);
     return;
   }
@@ -391,13 +435,15 @@ static void blend_quat(const double *orig, const double *const *q, const double 
   }
 }
 
-/* ProcessLateAnimationBindingsForMatrices without additive animations:
- * decomposed, blended, composed into `out`. */
+/* ProcessLateAnimationBindingsForMatrices: decomposed, blended, the
+ * additive layers added (scaling lerped to scaling * ds, rotation slerped
+ * to q * dq, position += dp * w), composed into `out`. */
 static void blend_matrix(const float *orig, const float *const *m, const double *w, size_t n, double total,
-                         float out[16]) {
+                         const blend_add *ad, float out[16]) {
   double fs[3], fq[4], fp[3], scale, normalizer = 1.0;
   size_t start = 0;
-  if (total == 0) { /* the original value, as it was */
+  bool skip = false;
+  if (total == 0 && ad->total == 0) { /* the original value, as it was */
     memcpy(out, orig, 16 * sizeof *out);
     return;
   }
@@ -408,12 +454,35 @@ static void blend_matrix(const float *orig, const float *const *m, const double 
     start = 1;
     normalizer = total;
     scale = w[0] / normalizer;
-    if (scale == 1) {
+    if (scale == 1 && ad->total == 0) {
       memcpy(out, m[0], 16 * sizeof *out);
       return;
     }
+    skip = scale == 1; /* Babylon's skipOverride: the rotation is not normalised either */
     sk_mat_decompose(m[0], fs, fq, fp);
   }
+  if (!skip)
+    blend_matrix_w(m, w, n, start, normalizer, scale, fs, fq, fp);
+  for (size_t i = 0; i < ad->n; i++) {
+    if (ad->w[i] == 0)
+      continue;
+    double cs[3], cq[4], cp[3];
+    sk_mat_decompose(ad->v[i], cs, cq, cp);
+    for (int k = 0; k < 3; k++) {
+      cs[k] = cs[k] * fs[k];
+      fs[k] = fs[k] + (cs[k] - fs[k]) * ad->w[i];
+    }
+    quat_mul(fq, cq, cq);
+    sk_anim__quat_slerp(fq, cq, ad->w[i], fq);
+    for (int k = 0; k < 3; k++)
+      fp[k] += cp[k] * ad->w[i];
+  }
+  sk_mat_compose(fs, fq, fp, out);
+}
+
+/* The weighted part of blend_matrix: scaled, summed, normalised. */
+static void blend_matrix_w(const float *const *m, const double *w, size_t n, size_t start, double normalizer,
+                           double scale, double fs[3], double fq[4], double fp[3]) {
   for (int k = 0; k < 3; k++) {
     fs[k] *= scale;
     fp[k] *= scale;
@@ -436,25 +505,102 @@ static void blend_matrix(const float *orig, const float *const *m, const double 
       fq[k] += cq[k] * qs;
   }
   sk_anim__quat_normalize(fq);
-  sk_mat_compose(fs, fq, fp, out);
+}
+
+/* An additive layer's values: its clip's channels made additive as
+ * MakeAnimationAdditive makes them (sk_banim_add; made here unless the
+ * caller made them once), sampled at the layer's frame into `t` (TRS, the
+ * rest elsewhere) and `mats` (16 floats per bone). */
+static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *t,
+                           float *mats, blend_src *src) {
+  static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
+  static const int offset[3] = {0, 3, 7};
+  sk_banim_add_layer own = {0};
+  const sk_banim_add_layer *add = x->babylon_add;
+  if (add == NULL && sk_banim_add_layer_make(a, l->clip, x->reference, x->bone_weights, &own) != 0)
+    return SK_ENOMEM;
+  if (add == NULL)
+    add = &own;
+  memcpy(t, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *t);
+  const double frame = clip_frame(&a->clips[l->clip], l->time, l->loop);
+  for (size_t k = 0; k < add->count; k++) {
+    const sk_anim_channel *ch = &add->channels[k];
+    blend_src *b = &src[ch->bone];
+    b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
+    if (ch->path == SK_ANIM_MATRIX) {
+      float *m = mats + (size_t)ch->bone * 16;
+      memcpy(m, sample_matrix(ch, frame), 16 * sizeof *m);
+      b->matrix = m;
+      b->mask |= SK_OVERRIDE_MATRIX;
+    } else {
+      sample_babylon(ch, frame, t + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
+      b->mask |= bit[ch->path];
+    }
+  }
+  sk_banim_add_layer_close(&own);
+  return 0;
+}
+
+/* Blends one bone's property `path` over the layers' sources into `o`. */
+static void blend_path(const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count, const blend_src *src,
+                       size_t nb, size_t b, unsigned path, const sk_local *cur, const double cs[3],
+                       const double cq[4], const double cp[3], const void **vals, double *w, sk_override *o) {
+  size_t n = 0, na = 0;
+  double total = 0, atotal = 0;
+  const void **avals = vals + count;
+  double *aw = w + count;
+  for (size_t i = 0; i < count; i++) {
+    const blend_src *x = &src[i * nb + b];
+    if (!(x->mask & path))
+      continue;
+    /* Animatable.weight clamps to [0, 1] */
+    double wi = layers[i].weight < 0 ? 0 : layers[i].weight > 1.0 ? 1.0 : layers[i].weight;
+    const void *v = path == SK_OVERRIDE_MATRIX     ? (const void *)x->matrix
+                    : path == SK_OVERRIDE_POSITION ? (const void *)x->trs
+                    : path == SK_OVERRIDE_ROTATION ? (const void *)(x->trs + 3)
+                                                   : (const void *)(x->trs + 7);
+    if (ext != NULL && ext[i].additive) {
+      aw[na] = wi, atotal += wi, avals[na++] = v;
+    } else {
+      w[n] = wi, total += wi, vals[n++] = v;
+    }
+  }
+  if (n == 0 && na == 0)
+    return;
+  const blend_add ad = {avals, aw, na, atotal};
+  o->mask |= path;
+  if (path == SK_OVERRIDE_MATRIX) {
+    blend_matrix(cur->matrix, (const float *const *)vals, w, n, total, &ad, o->matrix);
+  } else if (path == SK_OVERRIDE_ROTATION) {
+    blend_quat(cq, (const double *const *)vals, w, n, total, &ad, o->rotation);
+  } else {
+    double *out = path == SK_OVERRIDE_POSITION ? o->position : o->scaling;
+    blend_vec3(path == SK_OVERRIDE_POSITION ? cp : cs, (const double *const *)vals, w, n, total, out);
+    add_vec3(&ad, out);
+  }
 }
 
 int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
                           const sk_anim_layer_ext *ext, size_t count, sk_override *out, size_t *driven) {
-  const size_t nb = a->bone_count;
+  const size_t nb = a->bone_count, nc = count ? count : 1, nbb = nb ? nb : 1;
   *driven = 0;
-  double *trs = malloc((count ? count : 1) * (nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
-  blend_src *src = calloc((count ? count : 1) * (nb ? nb : 1), sizeof *src);
-  const void **vals = malloc((count ? count : 1) * sizeof *vals);
-  double *w = malloc((count ? count : 1) * sizeof *w);
-  if (trs == NULL || src == NULL || vals == NULL || w == NULL) {
-    free(trs), free(src), free(vals), free(w);
-    return SK_ENOMEM;
-  }
+  bool any_add = false;
+  for (size_t i = 0; ext != NULL && i < count; i++)
+    any_add |= ext[i].additive;
+  double *trs = malloc(nc * nbb * SK_ANIM_TRS * sizeof *trs);
+  blend_src *src = calloc(nc * nbb, sizeof *src);
+  const void **vals = malloc(2 * nc * sizeof *vals);
+  double *w = malloc(2 * nc * sizeof *w);
+  float *mats = any_add ? malloc(nc * nbb * 16 * sizeof *mats) : NULL;
+  int rc = trs == NULL || src == NULL || vals == NULL || w == NULL || (any_add && mats == NULL) ? SK_ENOMEM : 0;
   static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
-  for (size_t i = 0; i < count; i++) {
+  for (size_t i = 0; !rc && i < count; i++) {
     const sk_anim_clip *c = &a->clips[layers[i].clip];
     double *t = trs + i * nb * SK_ANIM_TRS;
+    if (ext != NULL && ext[i].additive) {
+      rc = sample_additive(a, &layers[i], &ext[i], t, mats + i * nb * 16, src + i * nb);
+      continue;
+    }
     sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, t);
     double frame = clip_frame(c, layers[i].time, layers[i].loop);
     const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
@@ -472,7 +618,7 @@ int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_
       }
     }
   }
-  for (size_t b = 0; b < nb; b++) {
+  for (size_t b = 0; !rc && b < nb; b++) {
     sk_override *o = &out[b];
     memset(o, 0, sizeof *o);
     o->bone = (int32_t)b;
@@ -487,37 +633,12 @@ int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_
     }
     static const unsigned paths[4] = {SK_OVERRIDE_MATRIX, SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION,
                                       SK_OVERRIDE_SCALING};
-    for (int p = 0; p < 4; p++) {
-      size_t n = 0;
-      double total = 0;
-      for (size_t i = 0; i < count; i++) {
-        const blend_src *x = &src[i * nb + b];
-        if (!(x->mask & paths[p]))
-          continue;
-        /* Animatable.weight clamps to [0, 1] */
-        w[n] = layers[i].weight < 0 ? 0 : layers[i].weight > 1.0 ? 1.0 : layers[i].weight;
-        total += w[n];
-        vals[n++] = paths[p] == SK_OVERRIDE_MATRIX    ? (const void *)x->matrix
-                    : paths[p] == SK_OVERRIDE_POSITION ? (const void *)x->trs
-                    : paths[p] == SK_OVERRIDE_ROTATION ? (const void *)(x->trs + 3)
-                                                       : (const void *)(x->trs + 7);
-      }
-      if (n == 0)
-        continue;
-      o->mask |= paths[p];
-      if (paths[p] == SK_OVERRIDE_MATRIX)
-        blend_matrix(cur->matrix, (const float *const *)vals, w, n, total, o->matrix);
-      else if (paths[p] == SK_OVERRIDE_POSITION)
-        blend_vec3(cp, (const double *const *)vals, w, n, total, o->position);
-      else if (paths[p] == SK_OVERRIDE_ROTATION)
-        blend_quat(cq, (const double *const *)vals, w, n, total, o->rotation);
-      else
-        blend_vec3(cs, (const double *const *)vals, w, n, total, o->scaling);
-    }
+    for (int p = 0; p < 4; p++)
+      blend_path(layers, ext, count, src, nb, b, paths[p], cur, cs, cq, cp, vals, w, o);
     *driven += o->mask != 0;
   }
-  free(trs), free(src), free(vals), free(w);
-  return 0;
+  free(trs), free(src), free(vals), free(w), free(mats);
+  return rc;
 }
 
 /* Quaternion.multiplyToRef: r = a * b (r may alias either). */

@@ -67,6 +67,13 @@ typedef struct sk_anim_channel {
   uint8_t pads;
 } sk_anim_channel;
 enum { SK_ANIM_PAD_START = 1u << 0, SK_ANIM_PAD_END = 1u << 1 };
+/* pads bits of a Babylon-format channel (sk_banim), which keeps only the
+ * keys its range reaches: what MakeAnimationAdditive reads of the others.
+ * FIRST: key 0 is the animation's key 0 (frame 0); PAD0: keys 0 and 1 are
+ * RuntimeAnimation's frame-0 key and the key it copies (one value object);
+ * PAD1: key 0 is that copied key, its frame-0 twin cut away; EXTRA: not
+ * the bone's first animation (Babylon puts ranges on that one only). */
+enum { SK_ANIM_BPAD_FIRST = 1u << 2, SK_ANIM_BPAD_PAD0 = 1u << 3, SK_ANIM_BPAD_PAD1 = 1u << 4, SK_ANIM_BPAD_EXTRA = 1u << 5 };
 
 typedef struct sk_anim_clip {
   char *name;                /* owned; the glTF name, or "animation<index>" */
@@ -135,6 +142,9 @@ typedef struct sk_anim_layer_ext {
   bool additive;             /* MakeAnimationAdditive(clip, reference), played additively */
   double reference;          /* seconds: the additive reference frame (* SK_ANIM_FPS) */
   const float *bone_weights; /* borrowed; bone_count weights in [0, 1], or NULL: all 1 */
+  /* Appended: an additive layer of a Babylon-format clip made once
+   * (sk_banim_add_layer_make, borrowed), or NULL: made at every call. */
+  const struct sk_banim_add_layer *babylon_add;
 } sk_anim_layer_ext;
 
 /* Writes the TRS of every bone (bone_count * SK_ANIM_TRS doubles into
@@ -210,6 +220,12 @@ int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_
  * belong to) and each channel's key frames (Babylon frames: seconds * fps).
  * SK_ENOMEM on failure. */
 int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip, sk_strbuf *out);
+
+/* Internal (sk_banim_add): one Babylon-format channel at `frame` as
+ * Animation._interpolate after goToFrame's clamp (TRS: width doubles into
+ * `out`; "_matrix": the held key, borrowed). */
+void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out);
+const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame);
 
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);

@@ -32,6 +32,8 @@ typedef struct {
   uint8_t *flags;
   bool relative;
   double fps;
+  bool pad;   /* key 0 is RuntimeAnimation's frame-0 copy of key 1 (same value object) */
+  bool extra; /* not the bone's first animation: Babylon gives it no ranges */
 } banim_track;
 
 static void track_free(banim_track *t) {
@@ -261,6 +263,7 @@ static int parse_animation(const json_t *a, ptrbuf *p, int32_t bone, banim_track
   /* RuntimeAnimation inserts a copy of the first key at frame 0. */
   size_t pad = json_is_number(k0f) && json_number_value(k0f) > 0 ? 1 : 0;
   size_t total = n + pad, w = t->path == SK_ANIM_ROTATION ? 4 : 3;
+  t->pad = pad != 0;
   if (total > SIZE_MAX / (16 * sizeof(double))) {
     pop(p, kat);
     return sk_error_set(err, SK_ETOOBIG, p->buf, "too many keys");
@@ -366,6 +369,9 @@ static int cut_channel(const banim_track *t, double from, double to, sk_anim_cha
   ch->interp = SK_ANIM_LINEAR;
   ch->count = n;
   ch->relative = t->relative;
+  /* What MakeAnimationAdditive needs of the keys cut away (sk_banim_add). */
+  ch->pads = (uint8_t)((lo == 0 ? SK_ANIM_BPAD_FIRST : 0) | (lo == 0 && t->pad ? SK_ANIM_BPAD_PAD0 : 0) |
+                       (lo == 1 && t->pad ? SK_ANIM_BPAD_PAD1 : 0) | (t->extra ? SK_ANIM_BPAD_EXTRA : 0));
   ch->frames = malloc(n * sizeof *ch->frames);
   ch->key_flags = malloc(n);
   if (t->matrices != NULL)
@@ -435,6 +441,7 @@ static int bone_tracks(const json_t *bone, size_t i, const sk_skeleton *s, ptrbu
       push_i(p, k - (one != NULL && !json_is_null(one)));
     rc = parse_animation(single ? one : json_array_get(many, k - (one != NULL && !json_is_null(one))), p, b,
                          &(*tracks)[*nt], err);
+    (*tracks)[*nt].extra = k > 0;
     (*nt)++; /* owned even when half built */
     pop(p, kat);
   }

@@ -99,6 +99,27 @@ static uint64_t clip_channels(const sk_anim *anim, const json_t *v) {
   return 0;
 }
 
+/* Keys of the clip named by `v` (0 when it does not resolve): what an
+ * additive layer re-derives against its reference, once per pose (Babylon
+ * clips) or per frame (glTF clips, counted once here as before). */
+static uint64_t clip_keys(const sk_anim *anim, const json_t *v) {
+  size_t k;
+  if (anim == NULL || v == NULL)
+    return 0;
+  if (json_is_integer(v)) {
+    json_int_t i = json_integer_value(v);
+    if (i < 0 || (size_t)i >= anim->clip_count)
+      return 0;
+    k = (size_t)i;
+  } else if (!json_is_string(v) || sk_anim_find_clip(anim, json_string_value(v), &k) != 0) {
+    return 0;
+  }
+  uint64_t n = 0;
+  for (size_t c = 0; c < anim->clips[k].channel_count; c++)
+    n += anim->clips[k].channels[c].count;
+  return n;
+}
+
 /* Frames of one pose object as the parser will expand them: 1 unless
  * "times" or a valid "from"/"to"/"fps" range is given. Sets `key` to the
  * field an error names. */
@@ -138,8 +159,12 @@ int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton
       return sk_error_set(err, SK_ETOOBIG, p, "%llu layers; the limit is %llu (--max-layers)", (unsigned long long)nl,
                           (unsigned long long)l->max_layers);
     }
-    for (size_t i = 0; i < nl; i++)
-      per_frame += clip_channels(anim, json_object_get(json_array_get(layers, i), "animation")) + bones;
+    for (size_t i = 0; i < nl; i++) {
+      const json_t *li = json_array_get(layers, i);
+      per_frame += clip_channels(anim, json_object_get(li, "animation")) + bones;
+      if (json_is_true(json_object_get(li, "additive"))) /* its keys made additive */
+        c->sample = sat_add(c->sample, clip_keys(anim, json_object_get(li, "animation")));
+    }
   } else {
     const char *key;
     frames = pose_frames(j, &key);

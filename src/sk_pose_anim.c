@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sk_animops.h"
+#include "sk_banim_add.h"
 #include "sk_json.h"
 #include "sk_pose_int.h"
 #include "sk_sample.h"
@@ -329,15 +330,16 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
       bool fraction = false;
       for (size_t b = 0; sp->lx[i].bone_weights != NULL && b < s->count; b++)
         fraction |= sp->lx[i].bone_weights[b] != 0 && sp->lx[i].bone_weights[b] != 1;
-      if (sp->lx[i].additive || fraction) {
-        char q[SK_ERROR_POINTER_MAX];
-        snprintf(q, sizeof q, "%s", p);
-        sk_pointer_push_index(q, sizeof q, i);
-        sk_pointer_push(q, sizeof q, sp->lx[i].additive ? "additive" : "mask");
+      char q[SK_ERROR_POINTER_MAX];
+      snprintf(q, sizeof q, "%s", p);
+      sk_pointer_push_index(q, sizeof q, i);
+      if (sp->lx[i].additive) /* MakeAnimationAdditive's limits (sk_banim_add) */
+        rc = sk_banim_add_check(anim, sp->l[i].clip, sp->lx[i].reference, s, q, err);
+      if (!rc && fraction) {
+        sk_pointer_push(q, sizeof q, "mask");
         rc = sk_error_set(err, SK_EUNSUPPORTED, q,
-                          sp->lx[i].additive ? "additive layers of Babylon-format clips are not supported"
-                                             : "a mask on Babylon-format clips plays a bone or not (weights 0 or 1: "
-                                               "Babylon's targetMask); fractions are for glTF clips");
+                          "a mask on Babylon-format clips plays a bone or not (weights 0 or 1: "
+                          "Babylon's targetMask); fractions are for glTF clips");
       }
     }
     sp->layered = true;
@@ -453,6 +455,28 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   for (size_t i = 0; !rc && i < nl; i++)
     offsets[i] = l[i].time;
+  /* Additive layers of Babylon clips: their keys made additive once for
+   * every frame of a range, up to SK_BANIM_ADD_KEEP_KEYS keys together (a
+   * layer past that makes its keys per frame, one layer at a time, so
+   * many layers of a long clip cannot multiply its memory). */
+  sk_banim_add_layer *adds = anim->babylon && sp.layered ? calloc(nl, sizeof *adds) : NULL;
+  if (!rc && anim->babylon && sp.layered && adds == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  size_t kept = 0;
+  for (size_t i = 0; !rc && adds != NULL && i < nl; i++) {
+    if (!sp.lx[i].additive)
+      continue;
+    const sk_anim_clip *c = &anim->clips[l[i].clip];
+    for (size_t k = 0; k < c->channel_count; k++)
+      kept += c->channels[k].count;
+    if (kept > SK_BANIM_ADD_KEEP_KEYS)
+      continue;
+    if (sk_banim_add_layer_make(anim, l[i].clip, sp.lx[i].reference, sp.lx[i].bone_weights, &adds[i]) != 0)
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    sp.lx[i].babylon_add = &adds[i];
+  }
+  if (rc)
+    nf = 0;
   range_sampler rs;
   range_sampler_open(&rs, anim, &sp);
   size_t made = 0;
@@ -500,6 +524,9 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     out[made].count = nb;
     merge_overrides(anim, trs, &sp.base, out[made].overrides);
   }
+  for (size_t i = 0; adds != NULL && i < nl; i++)
+    sk_banim_add_layer_close(&adds[i]);
+  free(adds);
   range_sampler_close(&rs);
   free(offsets);
   free(trs);

@@ -314,7 +314,7 @@ START_TEST(matrix_keys_hold_and_read_float32_objects) {
 }
 END_TEST
 
-START_TEST(eval_poses_name_ranges_play_weighted_layers_and_refuse_additive_ones) {
+START_TEST(eval_poses_name_ranges_play_weighted_and_additive_layers) {
   json_t *skel = skel_json(POS_ANIM("[{\"frame\":0,\"values\":[0,0,0]},{\"frame\":30,\"values\":[3,0,0]}]"),
                            "\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":30}]");
   json_t *c = json_pack("{s:o,s:[{s:s,s:s,s:f,s:[s]}]}", "skeleton", skel, "ops", "op", "pose", "animation", "Walk",
@@ -329,16 +329,24 @@ START_TEST(eval_poses_name_ranges_play_weighted_layers_and_refuse_additive_ones)
   json_object_del(op, "animation");
   json_object_del(op, "time");
   /* weighted layers play (tests/conformance/banim_layers.jsonl holds the
-   * Babylon answers); additive ones are refused at the layers */
+   * Babylon answers), and additive ones (banim_additive.jsonl): at frame 30
+   * the difference to frame 0 is (3, 0, 0), added to the weighted frame 0 */
   json_object_set_new(op, "layers", json_pack("[{s:s}]", "animation", "Walk"));
   sk_error_clear(&e);
   ck_assert_int_eq(sk_eval_case(c, &out, &e), 0);
   sk_strbuf_free(&out);
-  json_object_set_new(op, "layers", json_pack("[{s:s},{s:s,s:b}]", "animation", "Walk", "animation", "Walk",
-                                              "additive", 1));
+  json_object_set_new(op, "layers", json_pack("[{s:s},{s:s,s:b,s:f}]", "animation", "Walk", "animation", "Walk",
+                                              "additive", 1, "time", 1.0));
   sk_error_clear(&e);
-  ck_assert_int_eq(sk_eval_case(c, &out, &e), SK_EUNSUPPORTED);
-  ck_assert_str_eq(e.pointer, "/ops/0/layers/1/additive");
+  ck_assert_int_eq(sk_eval_case(c, &out, &e), 0);
+  ck_assert_ptr_nonnull(strstr(out.data, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,3,0,0,1,"));
+  sk_strbuf_free(&out);
+  /* a reference after the last key takes the last key (Babylon's rule):
+   * the difference at frame 30 is then 0; refusals: check_sk_banim_add */
+  json_object_set_new(json_array_get(json_object_get(op, "layers"), 1), "reference", json_real(2.0));
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_eval_case(c, &out, &e), 0);
+  ck_assert_ptr_nonnull(strstr(out.data, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1,"));
   sk_strbuf_free(&out);
   json_object_del(op, "layers");
   json_object_set_new(op, "animation", json_string("Run"));
@@ -520,7 +528,7 @@ int main(void) {
   TCase *g = tcase_create("golden");
   tcase_add_test(g, vector_keys_lerp_step_and_pad_to_frame_zero);
   tcase_add_test(g, matrix_keys_hold_and_read_float32_objects);
-  tcase_add_test(g, eval_poses_name_ranges_play_weighted_layers_and_refuse_additive_ones);
+  tcase_add_test(g, eval_poses_name_ranges_play_weighted_and_additive_layers);
   tcase_add_test(g, clip_json_lists_animated_bones_and_key_frames);
   tcase_add_test(g, gltf_clip_json_lists_bones_and_frames);
   tcase_add_test(g, copy_animation_range_rescales_and_refuses_what_babylon_gets_wrong);

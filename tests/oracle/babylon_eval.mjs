@@ -543,8 +543,35 @@ export function evalCase(c) {
                     for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);
                     const sc = getScene();
                     // A layer's mask (skinnerd's 0/1 form) is beginAnimation's targetMask.
-                    const anims = op.layers.map((l, i) => sc.beginWeightedAnimation(tmp, clips[i].from, clips[i].to, l.weight ?? 1,
-                        false, 1.0, undefined, undefined, l.mask ? maskFilter(tmp, l.mask) : undefined));
+                    const anims = op.layers.map((l, i) => {
+                        if (l.additive !== true)
+                            return sc.beginWeightedAnimation(tmp, clips[i].from, clips[i].to, l.weight ?? 1,
+                                false, 1.0, undefined, undefined, l.mask ? maskFilter(tmp, l.mask) : undefined);
+                        // An additive layer: its own parse of the skeleton (the weighted
+                        // layers keep the original keys), whose range is played once (the
+                        // RuntimeAnimations insert their frame-0 keys) and then made additive
+                        // with Skeleton.MakeAnimationAdditive (no ranges: each Animation with
+                        // fromFrame/toFrame); its animations then run on this skeleton's
+                        // bones in one isAdditive animatable of the layer's weight.
+                        const side = fresh();
+                        for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(side, ops[j], `ops[${j}]`);
+                        const c = clips[i];
+                        const ref = c.from + (l.reference ?? 0) * c.fps;
+                        const probeAn = playFrame(side, c, c.from);
+                        if (c.range === null) {
+                            for (const b of side.bones)
+                                for (const a of b.animations) B.Animation.MakeAnimationAdditive(a, { referenceFrame: ref, fromFrame: c.from, toFrame: c.to });
+                        } else Skeleton.MakeAnimationAdditive(side, ref, c.range);
+                        probeAn.stop();
+                        const an = new B.Animatable(sc, tmp, c.from, c.to, false, 1.0, undefined, undefined, undefined, true);
+                        const keep = l.mask ? maskFilter(tmp, l.mask) : () => true;
+                        tmp.bones.forEach((b, bi) => {
+                            if (side.bones[bi].animations.length && keep(b)) an.appendAnimations(b, side.bones[bi].animations);
+                        });
+                        an.reset();
+                        an.weight = l.weight ?? 1;
+                        return an;
+                    });
                     op.layers.forEach((l, i) => {
                         const off = l.time ?? 0;
                         const time = ranged ? (off === 0 ? t : off + t) : off; // sk_sample_layer_time

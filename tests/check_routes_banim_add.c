@@ -1,0 +1,162 @@
+/* End to end: additive layers of Babylon-format clips over HTTP. The cases of
+ * tests/conformance/banim_additive.jsonl (Babylon's answers, held bit for bit
+ * to `skinner eval` by check_sk_banim_add) uploaded and posed through /pose
+ * (single times and frame ranges) and /poses batches, byte for byte as
+ * `skinner eval` answers them; what Babylon cannot make additive answers a
+ * problem+json naming the field. Test names are sentences. */
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "sk_eval.h"
+#include "sk_fixture.h"
+#include "sk_httpc.h"
+#include "sk_testutil.h"
+
+static sk_daemon D;
+
+/* The answer's body, which must be `status`; new (free()). */
+static char *answer(const char *method, const char *path, const char *body, int status) {
+  sk_httpc_resp r;
+  int rc = sk_httpc_request(D.host, D.port, method, path, "Content-Type: application/json\r\n", body, strlen(body), &r);
+  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r.error);
+  ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.300s", method, path, r.status, status, r.body);
+  char *out = strndup(r.body ? r.body : "", r.len);
+  sk_httpc_free(&r);
+  return out;
+}
+
+/* The results `skinner eval` prints for a case of this one op, without the
+ * surrounding array. */
+static char *eval_one(const json_t *skeleton, const json_t *op) {
+  json_t *c = json_pack("{s:O,s:[O]}", "skeleton", skeleton, "ops", op);
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_msg(sk_eval_case(c, &out, &e) == 0, "eval: %s at %s", e.text, e.pointer);
+  json_decref(c);
+  const char *at = strstr(out.data, ",\"results\":[");
+  ck_assert_ptr_nonnull(at);
+  at += 12;
+  char *r = strndup(at, out.len - (size_t)(at - out.data) - 2); /* drop "]}" */
+  sk_strbuf_free(&out);
+  return r;
+}
+
+START_TEST(additive_babylon_layers_answer_what_skinner_eval_answers_in_poses_ranges_and_batches) {
+  sk_fixture_start(&D, NULL);
+  char path[1024];
+  FILE *f = fopen(sk_test_path("conformance/banim_additive.jsonl", path, sizeof path), "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int cases = 0, poses = 0, ranges = 0, batches = 0;
+  while ((len = getline(&line, &cap, f)) > 0) {
+    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+    ck_assert_ptr_nonnull(rec);
+    const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
+    const json_t *skel = json_object_get(c, "skeleton");
+    char id[32], url[96], *text = json_dumps(skel, JSON_COMPACT);
+    snprintf(id, sizeof id, "add%d", cases++);
+    sk_fixture_put_json(&D, id, text);
+    free(text);
+    snprintf(url, sizeof url, "/v1/skeletons/%s/pose", id);
+    sk_strbuf batch = {0}, batch_want = {0};
+    sk_strbuf_append(&batch, "{\"poses\":[", 10);
+    sk_strbuf_append(&batch_want, "{\"results\":[", 12);
+    size_t nbatch = 0;
+    for (size_t i = 0; i < json_array_size(ops); i++) {
+      json_t *op = json_deep_copy(json_array_get(ops, i));
+      char *want = eval_one(skel, op);
+      json_object_del(op, "op");
+      char *body = json_dumps(op, JSON_COMPACT), *got = answer("POST", url, body, 200);
+      if (json_object_get(op, "from") != NULL || json_object_get(op, "times") != NULL) {
+        ck_assert_msg(strncmp(got, "{\"results\":[", 12) == 0 && strlen(got) == strlen(want) + 14 &&
+                          strncmp(got + 12, want, strlen(want)) == 0,
+                      "%s op %zu (range): differs from skinner eval:\n got %.300s\nwant %.300s", id, i, got, want);
+        ranges++;
+      } else {
+        ck_assert_msg(strcmp(got, want) == 0, "%s op %zu: differs from skinner eval:\n got %.300s\nwant %.300s", id,
+                      i, got, want);
+        sk_strbuf_append(&batch, nbatch ? "," : "", nbatch ? 1 : 0);
+        sk_strbuf_append(&batch, body, strlen(body));
+        sk_strbuf_append(&batch_want, nbatch ? "," : "", nbatch ? 1 : 0);
+        sk_strbuf_append(&batch_want, want, strlen(want));
+        nbatch++;
+      }
+      poses++;
+      free(got);
+      free(body);
+      free(want);
+      json_decref(op);
+    }
+    if (nbatch > 1) { /* the single-time poses again, as one /poses batch */
+      sk_strbuf_append(&batch, "]}", 2);
+      sk_strbuf_append(&batch_want, "]}", 2);
+      snprintf(url, sizeof url, "/v1/skeletons/%s/poses", id);
+      char *got = answer("POST", url, batch.data, 200);
+      ck_assert_msg(strcmp(got, batch_want.data) == 0, "%s /poses: differs:\n got %.300s\nwant %.300s", id, got,
+                    batch_want.data);
+      free(got);
+      batches++;
+    }
+    sk_strbuf_free(&batch);
+    sk_strbuf_free(&batch_want);
+    json_decref(rec);
+  }
+  free(line);
+  fclose(f);
+  ck_assert_int_ge(cases, 120);
+  ck_assert_int_ge(ranges, 120);
+  ck_assert_int_ge(batches, 30);
+  sk_fixture_stop(&D);
+}
+END_TEST
+
+/* The position animation ends at frame 20, the range "Long" at 30. */
+static const char k_short[] =
+    "{\"bones\":[{\"name\":\"root\",\"parentBoneIndex\":-1,\"index\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"
+    "\"animation\":{\"name\":\"p\",\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,\"loopBehavior\":1,"
+    "\"keys\":[{\"frame\":0,\"values\":[0,0,0]},{\"frame\":10,\"values\":[1,0,0]},{\"frame\":20,\"values\":[3,0,0]}]}}],"
+    "\"ranges\":[{\"name\":\"Walk\",\"from\":0,\"to\":10},{\"name\":\"Long\",\"from\":0,\"to\":30}]}";
+
+static void expect_problem(const char *body, int status, const char *kind, const char *pointer) {
+  char *got = answer("POST", "/v1/skeletons/short/pose", body, status);
+  json_t *j = json_loads(got, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  char type[256];
+  snprintf(type, sizeof type, "https://skinnerd.dev/problems/%s", kind);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "type")), type);
+  ck_assert_msg(strstr(got, pointer) != NULL, "%s does not name %s", got, pointer);
+  json_decref(j);
+  free(got);
+}
+
+START_TEST(what_babylon_cannot_make_additive_answers_a_problem_naming_the_layer) {
+  sk_fixture_start(&D, NULL);
+  sk_fixture_put_json(&D, "short", k_short);
+  expect_problem("{\"layers\":[{\"animation\":\"Walk\"},{\"animation\":\"Long\",\"additive\":true}]}", 415,
+                 "unsupported-media-type", "/layers/1/additive");
+  expect_problem("{\"layers\":[{\"animation\":\"Walk\"},{\"animation\":\"Walk\",\"additive\":true,\"reference\":0.8}]}",
+                 422, "out-of-range", "/layers/1/reference");
+  /* and what it can is answered: Walk at frame 10 minus frame 0, on frame 0 */
+  char *a = answer("POST", "/v1/skeletons/short/pose",
+                   "{\"layers\":[{\"animation\":\"Walk\"},{\"animation\":\"Walk\",\"additive\":true,\"time\":1}],"
+                   "\"output\":[\"local\"]}",
+                   200);
+  ck_assert_msg(strstr(a, "\"local\":[1,0,0,0,0,1,0,0,0,0,1,0,1,0,0,1]") != NULL, "%s", a);
+  free(a);
+  sk_fixture_stop(&D);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("routes_banim_add");
+  TCase *t = tcase_create("http");
+  tcase_set_timeout(t, 600);
+  tcase_add_test(t, additive_babylon_layers_answer_what_skinner_eval_answers_in_poses_ranges_and_batches);
+  tcase_add_test(t, what_babylon_cannot_make_additive_answers_a_problem_naming_the_layer);
+  suite_add_tcase(s, t);
+  return sk_test_run(s);
+}
