@@ -418,6 +418,86 @@ static const double *range_sampler_frame(range_sampler *rs, const sk_anim *anim,
   return rs->trs + at * anim->bone_count * SK_ANIM_TRS;
 }
 
+/* A pose naming no clip: the parsed pose itself, moved out of `sp`. */
+static int pose_unanimated(sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count, sk_error *err) {
+  sk_pose *out = malloc(sizeof *out);
+  if (out == NULL) {
+    sk_pose__spec_close(sp);
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  *out = sp->base;
+  memset(&sp->base, 0, sizeof sp->base); /* moved into *out */
+  sk_pose__spec_close(sp);
+  *poses = out;
+  *count = 1;
+  return 0;
+}
+
+/* Additive layers of Babylon clips: their keys made additive once for
+ * every frame of a range, up to SK_BANIM_ADD_KEEP_KEYS keys together (a
+ * layer past that makes its keys per frame, one layer at a time, so many
+ * layers of a long clip cannot multiply its memory). *adds (new, NULL when
+ * there is nothing to make) is closed with babylon_adds_close. */
+static int babylon_adds_make(const sk_anim *anim, sk_pose_spec *sp, sk_banim_add_layer **adds, const char *ptr,
+                             sk_error *err) {
+  *adds = NULL;
+  if (!anim->babylon || !sp->layered)
+    return 0;
+  if ((*adds = calloc(sp->nl, sizeof **adds)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  size_t kept = 0;
+  for (size_t i = 0; i < sp->nl; i++) {
+    if (!sp->lx[i].additive)
+      continue;
+    const sk_anim_clip *c = &anim->clips[sp->l[i].clip];
+    for (size_t k = 0; k < c->channel_count; k++)
+      kept += c->channels[k].count;
+    if (kept > SK_BANIM_ADD_KEEP_KEYS)
+      continue;
+    if (sk_banim_add_layer_make(anim, sp->l[i].clip, sp->lx[i].reference, sp->lx[i].bone_weights, &(*adds)[i]) != 0)
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    sp->lx[i].babylon_add = &(*adds)[i];
+  }
+  return 0;
+}
+
+static void babylon_adds_close(sk_banim_add_layer *adds, size_t nl) {
+  for (size_t i = 0; adds != NULL && i < nl; i++)
+    sk_banim_add_layer_close(&adds[i]);
+  free(adds);
+}
+
+/* One frame sampled on its own (the layers' times set): Babylon-format
+ * clips as Babylon's runtime blends them, glTF clips with
+ * sk_anim_sample_layers_ext. p->overrides is allocated here; on an error
+ * after that it stays set, for the caller to free. */
+static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose_spec *sp, double *trs,
+                        double *scratch, sk_pose *p, const char *ptr, sk_error *err) {
+  const size_t nb = anim->bone_count;
+  if ((p->overrides = malloc((nb ? nb : 1) * sizeof *p->overrides)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  p->frame_range = sp->times != NULL;
+  if (anim->babylon) {
+    /* Only the bones the clips drive, with the driven fields only; layers
+     * as Babylon's late animation bindings blend weighted animations. */
+    size_t driven;
+    const sk_anim_layer *l = sp->l;
+    if (!sp->layered)
+      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, p->overrides);
+    else if (sk_anim_blend_babylon(anim, s, l, sp->lx, sp->nl, p->overrides, &driven) != 0)
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    p->count = merge_babylon(p->overrides, nb, &sp->base);
+    return 0;
+  }
+  int src = sk_anim_sample_layers_ext(anim, sp->l, sp->lx, sp->nl, trs, scratch);
+  if (src != 0)
+    return sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
+                        src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
+  p->count = nb;
+  merge_overrides(anim, trs, &sp->base, p->overrides);
+  return 0;
+}
+
 int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
   *poses = NULL;
@@ -426,19 +506,8 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   int rc = sk_pose__spec_parse(s, anim, j, ptr, extra_keys, &sp, err);
   if (rc)
     return rc;
-  sk_pose *out = NULL;
-  if (!sp.animated) {
-    if ((out = malloc(sizeof *out)) == NULL) {
-      sk_pose__spec_close(&sp);
-      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    }
-    *out = sp.base;
-    memset(&sp.base, 0, sizeof sp.base); /* moved into *out */
-    sk_pose__spec_close(&sp);
-    *poses = out;
-    *count = 1;
-    return 0;
-  }
+  if (!sp.animated)
+    return pose_unanimated(&sp, ptr, poses, count, err);
   const size_t nb = anim->bone_count, nl = sp.nl;
   size_t nf = sp.nf;
   sk_anim_layer *l = sp.l;
@@ -448,33 +517,14 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   /* A range samples layer i at sk_sample_layer_time(its time, frame time):
    * the rule sk_sample's contexts use, so both paths give the same bits. */
   double *offsets = malloc(nl * sizeof *offsets);
-  out = calloc(nf, sizeof *out);
-  if (trs == NULL || scratch == NULL || out == NULL || offsets == NULL) {
+  sk_pose *out = calloc(nf, sizeof *out);
+  if (trs == NULL || scratch == NULL || out == NULL || offsets == NULL)
     rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    nf = 0;
-  }
   for (size_t i = 0; !rc && i < nl; i++)
     offsets[i] = l[i].time;
-  /* Additive layers of Babylon clips: their keys made additive once for
-   * every frame of a range, up to SK_BANIM_ADD_KEEP_KEYS keys together (a
-   * layer past that makes its keys per frame, one layer at a time, so
-   * many layers of a long clip cannot multiply its memory). */
-  sk_banim_add_layer *adds = anim->babylon && sp.layered ? calloc(nl, sizeof *adds) : NULL;
-  if (!rc && anim->babylon && sp.layered && adds == NULL)
-    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  size_t kept = 0;
-  for (size_t i = 0; !rc && adds != NULL && i < nl; i++) {
-    if (!sp.lx[i].additive)
-      continue;
-    const sk_anim_clip *c = &anim->clips[l[i].clip];
-    for (size_t k = 0; k < c->channel_count; k++)
-      kept += c->channels[k].count;
-    if (kept > SK_BANIM_ADD_KEEP_KEYS)
-      continue;
-    if (sk_banim_add_layer_make(anim, l[i].clip, sp.lx[i].reference, sp.lx[i].bone_weights, &adds[i]) != 0)
-      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    sp.lx[i].babylon_add = &adds[i];
-  }
+  sk_banim_add_layer *adds = NULL;
+  if (!rc)
+    rc = babylon_adds_make(anim, &sp, &adds, ptr, err);
   if (rc)
     nf = 0;
   range_sampler rs;
@@ -494,39 +544,13 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
       merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
       continue;
     }
-    out[made].overrides = malloc((nb ? nb : 1) * sizeof *out[made].overrides);
-    if (out[made].overrides == NULL) {
-      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-      break;
-    }
-    out[made].frame_range = times != NULL;
-    if (anim->babylon) {
-      /* Only the bones the clips drive, with the driven fields only; layers
-       * as Babylon's late animation bindings blend weighted animations. */
-      size_t driven;
-      if (!sp.layered)
-        sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, out[made].overrides);
-      else if (sk_anim_blend_babylon(anim, s, l, sp.lx, nl, out[made].overrides, &driven) != 0) {
-        rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    if ((rc = sample_frame(s, anim, &sp, trs, scratch, &out[made], ptr, err)) != 0) {
+      if (out[made].overrides != NULL)
         made++; /* its overrides are allocated: freed with the others */
-        break;
-      }
-      out[made].count = merge_babylon(out[made].overrides, nb, &sp.base);
-      continue;
-    }
-    int src = sk_anim_sample_layers_ext(anim, l, sp.lx, nl, trs, scratch);
-    if (src != 0) {
-      rc = sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
-                        src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
-      made++; /* its overrides are allocated: freed with the others */
       break;
     }
-    out[made].count = nb;
-    merge_overrides(anim, trs, &sp.base, out[made].overrides);
   }
-  for (size_t i = 0; adds != NULL && i < nl; i++)
-    sk_banim_add_layer_close(&adds[i]);
-  free(adds);
+  babylon_adds_close(adds, nl);
   range_sampler_close(&rs);
   free(offsets);
   free(trs);
