@@ -169,6 +169,16 @@ static void batch_work(void *arg) {
 void sk_routes__batch_pool_evaluate(sk_routes_batch *bj) {
   size_t poses_bytes, answer = batch_answer_bound(bj, &poses_bytes);
   if (answer > SK_ROUTES_STREAM_MIN && !bj->bare) {
+    /* The parsed poses live until the stream ends: reserved here, where they
+     * were made, not when the loop thread gets to the batch (64 parsed
+     * batches waiting for the loop held 60 MB that no budget counted). */
+    if (sk_budget_reserve(bj->routes->cfg.budget, poses_bytes) != 0) {
+      bj->rc = sk_error_set(&bj->err, SK_EBUSY, "",
+                            "the batch (%zu poses) does not fit in the memory budget (--memory-mb) now; retry later",
+                            bj->n);
+      return;
+    }
+    bj->pool_reserved = poses_bytes;
     bj->stream_on_loop = true;
     return;
   }
@@ -185,20 +195,17 @@ void sk_routes__batch_pool_evaluate(sk_routes_batch *bj) {
 
 void sk_routes__batch_after(sk_http_req *req, void *arg, int status) {
   sk_routes_batch *bj = arg;
-  sk_budget_release(bj->routes->cfg.budget, bj->pool_reserved);
-  bj->pool_reserved = 0;
   if (status == 0 && bj->rc == 0 && bj->stream_on_loop) {
-    size_t poses_bytes;
-    batch_answer_bound(bj, &poses_bytes);
-    if (sk_http_reserve(req, poses_bytes) != 0) {
-      sk_problem(req, SK_EBUSY, "", "the batch (%zu poses) does not fit in the memory budget (--memory-mb) now; retry later",
-              bj->n);
-      sk_routes__batch_free(bj);
-      return;
-    }
+    /* the pool's reservation of the parsed poses passes to the request,
+     * which releases it when it completes: no moment without it */
+    sk_budget_release(bj->routes->cfg.budget, bj->pool_reserved);
+    sk_http_charge(req, bj->pool_reserved);
+    bj->pool_reserved = 0;
     stream_batch(bj->routes, req, bj); /* takes bj */
     return;
   }
+  sk_budget_release(bj->routes->cfg.budget, bj->pool_reserved);
+  bj->pool_reserved = 0;
   if (status == SK_EBUSY)
     sk_problem(req, SK_EBUSY, "", "the batch waited past its deadline; retry later");
   else if (bj->err.code)
