@@ -1,9 +1,12 @@
 /* sk_fdlibm: sin and cos bit for bit as V8's Math.sin/Math.cos, on the
- * arguments of tests/data/v8_sincos.txt (tests/oracle/v8_sincos.mjs). */
+ * arguments of tests/data/v8_sincos.txt (tests/oracle/v8_sincos.mjs); tan,
+ * acos, asin, atan, atan2 on those of tests/data/v8_libm.txt
+ * (tests/oracle/v8_libm.mjs). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sk_fdlibm.h"
@@ -46,6 +49,65 @@ START_TEST(sin_and_cos_equal_v8_bit_for_bit) {
 }
 END_TEST
 
+/* One call of tests/data/v8_libm.txt: 1 if the result equals V8's bits
+ * (any NaN for a NaN); counts where the C library differs. */
+static int libm_line_matches(const char *name, double y, double x, uint64_t want, int *libc_differs) {
+  double got, libc;
+  if (strcmp(name, "atan2") == 0) {
+    got = sk_fdlibm_atan2(y, x);
+    libc = atan2(y, x);
+  } else if (strcmp(name, "tan") == 0) {
+    got = sk_fdlibm_tan(y);
+    libc = tan(y);
+  } else if (strcmp(name, "acos") == 0) {
+    got = sk_fdlibm_acos(y);
+    libc = acos(y);
+  } else if (strcmp(name, "asin") == 0) {
+    got = sk_fdlibm_asin(y);
+    libc = asin(y);
+  } else if (strcmp(name, "atan") == 0) {
+    got = sk_fdlibm_atan(y);
+    libc = atan(y);
+  } else {
+    ck_abort_msg("unknown function %s", name);
+    return 0;
+  }
+  if (isnan(from_bits(want)))
+    return isnan(got);
+  *libc_differs += to_bits(libc) != want;
+  return to_bits(got) == want;
+}
+
+/* SK_V8_LIBM names a bigger file made by the same script (millions of
+ * calls; see tests/oracle/v8_libm.mjs), for a one-off run. */
+START_TEST(tan_acos_asin_atan_atan2_equal_v8_bit_for_bit) {
+  char path[1024], line[256];
+  const char *big = getenv("SK_V8_LIBM");
+  FILE *f = fopen(big ? big : sk_test_path("data/v8_libm.txt", path, sizeof path), "r");
+  ck_assert_msg(f != NULL, "cannot open %s", big ? big : path);
+  int n = 0, nan = 0, atan2_n = 0, libc_differs = 0, bad = 0;
+  while (fgets(line, sizeof line, f)) {
+    char name[8];
+    uint64_t a, b, c;
+    int k = sscanf(line, "%7s %" SCNx64 " %" SCNx64 " %" SCNx64, name, &a, &b, &c);
+    ck_assert_msg(k == 3 || (k == 4 && strcmp(name, "atan2") == 0), "bad line %d: %s", n + 1, line);
+    uint64_t want = k == 4 ? c : b;
+    double y = from_bits(a), x = k == 4 ? from_bits(b) : 0;
+    n++;
+    nan += isnan(from_bits(want));
+    atan2_n += k == 4;
+    if (!libm_line_matches(name, y, x, want, &libc_differs) && bad++ < 10)
+      printf("%s(%.17g%s%.17g): V8 %.17g\n", name, y, k == 4 ? ", " : "", x, from_bits(want));
+  }
+  fclose(f);
+  printf("%s: %d calls equal V8 (%d NaN, %d atan2); the C library differs on %d\n", big ? big : "v8_libm.txt",
+         n - bad, nan, atan2_n, libc_differs);
+  ck_assert_int_eq(bad, 0);
+  ck_assert_int_ge(n, big ? 5 : 5000);
+  ck_assert_int_ge(atan2_n, big ? 1 : 1000);
+}
+END_TEST
+
 /* The quaternion of setRotation's Euler angles in a generated case (seed
  * 20261124, case 15): glibc's sin(-0.7566) is one ulp off V8's. */
 START_TEST(the_half_angle_that_broke_a_generated_case) {
@@ -59,6 +121,7 @@ int main(void) {
   TCase *g = tcase_create("golden");
   tcase_add_test(g, sin_and_cos_equal_v8_bit_for_bit);
   tcase_add_test(g, the_half_angle_that_broke_a_generated_case);
+  tcase_add_test(g, tan_acos_asin_atan_atan2_equal_v8_bit_for_bit);
   suite_add_tcase(s, g);
   return sk_test_run(s);
 }
