@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim_math.h"
 #include "sk_fdlibm.h"
 #include "sk_testutil.h"
 
@@ -116,12 +117,43 @@ START_TEST(the_half_angle_that_broke_a_generated_case) {
 }
 END_TEST
 
+/* Babylon's Quaternion.SlerpToRef on 4-decimal keys (node 20, Babylon's
+ * package in tests/oracle): three pairs where the glibc acos and sin put
+ * one component an ulp or more off; sk_anim_math.h's slerp, which clip
+ * sampling uses, gives Babylon's bits. */
+START_TEST(clip_slerp_equals_babylon_where_glibc_did_not) {
+  static const struct {
+    double l[4], q[4], t, want[4];
+  } c[] = {
+      {{-0.9185, -0.6511, -0.8824, -0.7321},
+       {-0.1121, -0.267, 0.1249, 0.7574},
+       0.57,
+       {-0.40602360287161177, -0.16174167726675739, -0.54643556964319839, -0.89288468826652378}},
+      {{0.0426, 0.7376, 0.5365, -0.6729},
+       {-0.5862, 0.5409, -0.8125, -0.5756},
+       0.38,
+       {-0.24997932651731147, 0.80167881695509058, 0.0044400217852880175, -0.77077605627858381}},
+      {{0.2063, -0.4698, -0.8171, -0.9193},
+       {0.1404, -0.6568, -0.056, 0.7239},
+       0.24,
+       {0.13374353399004901, -0.19794509367978430, -0.68791350602039825, -1.0228734541272320}},
+  };
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    double r[4];
+    sk_anim__quat_slerp(c[k].l, c[k].q, c[k].t, r);
+    for (int i = 0; i < 4; i++)
+      ck_assert_msg(r[i] == c[k].want[i], "pair %zu [%d]: %.17g, Babylon %.17g", k, i, r[i], c[k].want[i]);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_fdlibm");
   TCase *g = tcase_create("golden");
   tcase_add_test(g, sin_and_cos_equal_v8_bit_for_bit);
   tcase_add_test(g, the_half_angle_that_broke_a_generated_case);
   tcase_add_test(g, tan_acos_asin_atan_atan2_equal_v8_bit_for_bit);
+  tcase_add_test(g, clip_slerp_equals_babylon_where_glibc_did_not);
   suite_add_tcase(s, g);
   return sk_test_run(s);
 }
