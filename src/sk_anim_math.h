@@ -1,4 +1,5 @@
-/* Babylon's quaternion and Hermite arithmetic, operation for operation,
+/* Babylon's quaternion and Hermite arithmetic, operation for operation
+ * (Math.acos and Math.sin as V8 rounds them: sk_fdlibm),
  * shared by the clip sampler of sk_anim.c and the sampling job of
  * sk_sample.c, which must give the same bits. Private to those two. */
 #ifndef SK_ANIM_MATH_H
@@ -7,6 +8,8 @@
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+
+#include "sk_fdlibm.h"
 
 /* Quaternion.normalize(): no-op at length 0 or exactly 1. */
 static inline void sk_anim__quat_normalize(double q[4]) {
@@ -32,9 +35,9 @@ static inline void sk_anim__slerp_prep(const double l[4], const double q[4], dou
   p[1] = flag;
   p[2] = p[3] = 0;
   if (!(num4 > 0.999999)) {
-    double num5 = acos(num4);
+    double num5 = sk_fdlibm_acos(num4);
     p[2] = num5;
-    p[3] = 1.0 / sin(num5);
+    p[3] = 1.0 / sk_fdlibm_sin(num5);
   }
 }
 
@@ -49,8 +52,8 @@ static inline void sk_anim__slerp_finish(const double *p, const double l[4], con
     num2 = flag ? -amount : amount;
   } else {
     double num5 = p[2], num6 = p[3];
-    num3 = sin((1.0 - amount) * num5) * num6;
-    num2 = flag ? -sin(amount * num5) * num6 : sin(amount * num5) * num6;
+    num3 = sk_fdlibm_sin((1.0 - amount) * num5) * num6;
+    num2 = flag ? -sk_fdlibm_sin(amount * num5) * num6 : sk_fdlibm_sin(amount * num5) * num6;
   }
   double out[4];
   for (int i = 0; i < 4; i++)

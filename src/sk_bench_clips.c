@@ -22,6 +22,7 @@
 
 #include "sk_bench_ops.h"
 #include "sk_clips.h"
+#include "sk_fdlibm.h"
 #include "sk_frames.h"
 #include "sk_shot.h"
 #include "sk_gltf.h"
@@ -98,7 +99,7 @@ enum { BC_SAMPLE, BC_EXACT, BC_KERNEL, BC_ROUTE, BC_CEILING, BC_ROWS };
 static const char *const k_row[BC_ROWS] = {"sample", "exact", "kernel", "route", "ceiling"};
 
 /* ---- the ceiling of exact sampling ---------------------------------------
- * Babylon's bits need glibc's scalar sin: two per LINEAR rotation channel
+ * Babylon's bits need V8's scalar sin (sk_fdlibm_sin): two per LINEAR rotation channel
  * and frame (the slerp's sin((1-t)θ) and sin(tθ); acos and 1/sin θ are per
  * key interval). The ceiling row is 1 / (s * t_sin + t_kernel): s sines per
  * bone-frame of the clip, t_sin one sin, t_kernel the exact kernel's time
@@ -116,7 +117,7 @@ static double time_sin(int reps) {
     double t0 = cpu_now();
     for (int r = 0; r < 1000; r++)
       for (size_t i = 0; i < 4096; i++)
-        acc += sin(arg[i]);
+        acc += sk_fdlibm_sin(arg[i]);
     double dt = (cpu_now() - t0) / (1000.0 * 4096);
     best = dt < best ? dt : best;
   }

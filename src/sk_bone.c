@@ -104,24 +104,24 @@ void sk_bone_transform_normal(const double v[3], const float m[16], double dest[
   dest[2] = x * m[2] + y * m[6] + z * m[10];
 }
 
-/* Quaternion.toEulerAnglesToRef. */
+/* Quaternion.toEulerAnglesToRef (Math.atan2/asin as V8 rounds them). */
 static void quat_to_euler(const double q[4], double r[3]) {
   double qx = q[0], qy = q[1], qz = q[2], qw = q[3];
   double z_axis_y = qy * qz - qx * qw;
   const double limit = 0.4999999;
   if (z_axis_y < -limit) {
-    r[1] = 2 * atan2(qy, qw);
+    r[1] = 2 * sk_fdlibm_atan2(qy, qw);
     r[0] = M_PI / 2;
     r[2] = 0;
   } else if (z_axis_y > limit) {
-    r[1] = 2 * atan2(qy, qw);
+    r[1] = 2 * sk_fdlibm_atan2(qy, qw);
     r[0] = -M_PI / 2;
     r[2] = 0;
   } else {
     double sqw = qw * qw, sqz = qz * qz, sqx = qx * qx, sqy = qy * qy;
-    r[2] = atan2(2.0 * (qx * qy + qz * qw), -sqz - sqx + sqy + sqw);
-    r[0] = asin(-2.0 * z_axis_y);
-    r[1] = atan2(2.0 * (qz * qx + qy * qw), sqz - sqx - sqy + sqw);
+    r[2] = sk_fdlibm_atan2(2.0 * (qx * qy + qz * qw), -sqz - sqx + sqy + sqw);
+    r[0] = sk_fdlibm_asin(-2.0 * z_axis_y);
+    r[1] = sk_fdlibm_atan2(2.0 * (qz * qx + qy * qw), sqz - sqx - sqy + sqw);
   }
 }
 

@@ -62,7 +62,7 @@ static void slerp(const double l[4], const double r[4], double amount, double d[
     n3 = 1 - amount;
     n2 = flag ? -amount : amount;
   } else {
-    double n5 = acos(n4), n6 = 1.0 / sk_fdlibm_sin(n5);
+    double n5 = sk_fdlibm_acos(n4), n6 = 1.0 / sk_fdlibm_sin(n5);
     n3 = sk_fdlibm_sin((1.0 - amount) * n5) * n6;
     n2 = flag ? -sk_fdlibm_sin(amount * n5) * n6 : sk_fdlibm_sin(amount * n5) * n6;
   }
@@ -162,7 +162,7 @@ static double ik_frame(sk_bones *b, const ik *k, const sk_mesh *mesh, const sk_i
   double acosb = (c * c + a * a - bl * bl) / (2 * c * a);
   acosa = acosa > 1 ? 1 : acosa < -1 ? -1 : acosa;
   acosb = acosb > 1 ? 1 : acosb < -1 ? -1 : acosb;
-  double ang_a = acos(acosa), ang_b = acos(acosb);
+  double ang_a = sk_fdlibm_acos(acosa), ang_b = sk_fdlibm_acos(acosb);
   float m2[16];
   if (k->right_handed) {
     double q[4];
@@ -253,8 +253,8 @@ static void look_limits_init(const sk_look_options *o, look_limits *l) {
   l->max_yaw_cos = sk_fdlibm_cos(l->max_yaw);
   l->min_yaw_sin = sk_fdlibm_sin(l->min_yaw);
   l->min_yaw_cos = sk_fdlibm_cos(l->min_yaw);
-  l->max_pitch_tan = tan(l->max_pitch);
-  l->min_pitch_tan = tan(l->min_pitch);
+  l->max_pitch_tan = sk_fdlibm_tan(l->max_pitch);
+  l->min_pitch_tan = sk_fdlibm_tan(l->min_pitch);
   l->mid_yaw = angle_diff(l->min_yaw, l->max_yaw) * 0.5 + l->min_yaw;
   l->yaw_range = l->max_yaw - l->min_yaw;
 }
@@ -272,7 +272,7 @@ static void look_clamp(const look_limits *l, const sk_look_options *o, bool chec
     sk_bone_transform_coords(lt, si, lt);
     xzlen = sqrt(lt[0] * lt[0] + lt[2] * lt[2]);
     has_xz = true;
-    double pitch = atan2(lt[1], xzlen), np = pitch;
+    double pitch = sk_fdlibm_atan2(lt[1], xzlen), np = pitch;
     if (pitch > l->max_pitch) {
       lt[1] = l->max_pitch_tan * xzlen;
       np = l->max_pitch;
@@ -291,7 +291,7 @@ static void look_clamp(const look_limits *l, const sk_look_options *o, bool chec
   for (int i = 0; i < 3; i++)
     lt[i] = target[i] - bone_pos[i];
   sk_bone_transform_coords(lt, si, lt);
-  double yaw = atan2(lt[0], lt[2]), ny = yaw;
+  double yaw = sk_fdlibm_atan2(lt[0], lt[2]), ny = yaw;
   double yc = o->use_absolute_value_for_yaw ? fabs(yaw) : yaw;
   if (yc > l->max_yaw || yc < l->min_yaw) {
     if (!has_xz)

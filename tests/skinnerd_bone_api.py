@@ -3,7 +3,7 @@
 tests/conformance/ops.jsonl whose history fits one pose request, posed
 through POST /pose and inside /poses batches, equal `skinner eval`'s bytes
 and Babylon's numbers (float32 matrices bit for bit, query doubles exact,
-Euler read-backs within 4 ulps as tests/check_sk_ops holds them); foot IK on
+Euler read-backs included, as tests/check_sk_ops holds them); foot IK on
 every frame of Fox's Walk equals Babylon's glTF answer; POST /ops is all or
 nothing and survives a restart with --data-dir. The Babylon-format clip cases
 (tests/conformance/anim.jsonl, banim_layers.jsonl) and the glTF layer specs
@@ -143,18 +143,13 @@ def f32(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
-def ulps(a, b):
-    ia, ib = struct.unpack("<q", struct.pack("<d", a))[0], struct.unpack("<q", struct.pack("<d", b))[0]
-    return abs(ia - ib)
-
-
-# query values: doubles, except Euler read-backs (4 ulps: V8's fdlibm) and
-# the rotation matrix (float32, a Babylon Matrix)
-QUERY_KIND = {"rotation": "euler", "rotationMatrix": "matrix"}
+# query values: doubles (Euler read-backs too: sk_fdlibm's atan2/asin are
+# V8's), except the rotation matrix (float32, a Babylon Matrix)
+QUERY_KIND = {"rotationMatrix": "matrix"}
 
 
 def same_numbers(got, want, key=""):
-    """Babylon's numbers: matrices as float32, query doubles exact (Euler 4 ulps)."""
+    """Babylon's numbers: matrices as float32, query doubles exact (Euler angles too)."""
     if isinstance(want, dict):
         return isinstance(got, dict) and got.keys() == want.keys() and all(
             same_numbers(got[k], want[k], k if k != "value" else QUERY_KIND.get(want.get("query"), "value"))
@@ -164,8 +159,6 @@ def same_numbers(got, want, key=""):
     if isinstance(want, (int, float)) and not isinstance(want, bool):
         if key == "value":
             return float(got) == float(want)
-        if key == "euler":
-            return ulps(float(got), float(want)) <= 4
         return f32(float(got)) == f32(float(want))
     return got == want
 

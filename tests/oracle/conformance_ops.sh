@@ -6,7 +6,7 @@
 # Draws COUNT (default 300) cases with gen_ops.mjs and SEED (default: time
 # based, printed), computes Babylon's answers (babylon_eval.mjs) and runs the
 # check_sk_ops suite on them (SK_OPS_FILE): every number bit for bit, the
-# Euler read-back within 4 ulps. Then tests/skinnerd_bone_api.py poses every
+# Euler read-back included. Then tests/skinnerd_bone_api.py poses every
 # case that fits one pose request through a skinnerd on a free loopback
 # port, /pose and /poses: skinner eval's bytes and Babylon's numbers. The
 # binaries are $SKINNER and $SKINNERD, by default skinner and skinnerd one
