@@ -532,23 +532,41 @@ static void count_reach(const banim_track *tracks, size_t nt, const json_t *rang
     }
 }
 
+/* The steps sk_banim_estimate and sk_banim_parse share: every bone's
+ * tracks (*tracks new, *nt of them, even on failure: free with
+ * tracks_free), checked against each other, and the ranges (*nr). */
+static int collect_tracks(const json_t *j, const sk_skeleton *s, ptrbuf *p, banim_track **tracks, size_t *nt,
+                          size_t *nr, sk_error *err) {
+  const json_t *bones = json_object_get(j, "bones");
+  size_t cap = 0;
+  int rc = 0;
+  *tracks = NULL;
+  *nt = *nr = 0;
+  size_t bat = push(p, "bones");
+  for (size_t i = 0; i < json_array_size(bones) && !rc; i++)
+    rc = bone_tracks(json_array_get(bones, i), i, s, p, tracks, nt, &cap, err);
+  pop(p, bat);
+  if (!rc)
+    rc = check_mixed(*tracks, *nt, s, p, err);
+  if (!rc)
+    rc = check_ranges(json_object_get(j, "ranges"), p, nr, err);
+  return rc;
+}
+
+static void tracks_free(banim_track *tracks, size_t nt) {
+  for (size_t k = 0; k < nt; k++)
+    track_free(&tracks[k]);
+  free(tracks);
+}
+
 int sk_banim_estimate(const json_t *j, const char *ptr, const sk_skeleton *s, size_t *bytes, sk_error *err) {
   *bytes = 0;
   ptrbuf p;
   snprintf(p.buf, sizeof p.buf, "%s", ptr != NULL ? ptr : "");
-  const json_t *bones = json_object_get(j, "bones");
-  banim_track *tracks = NULL;
-  size_t nt = 0, cap = 0, nr = 0;
-  int rc = 0;
-  size_t bat = push(&p, "bones");
-  for (size_t i = 0; i < json_array_size(bones) && !rc; i++)
-    rc = bone_tracks(json_array_get(bones, i), i, s, &p, &tracks, &nt, &cap, err);
-  pop(&p, bat);
-  if (!rc)
-    rc = check_mixed(tracks, nt, s, &p, err);
+  banim_track *tracks;
+  size_t nt, nr;
+  int rc = collect_tracks(j, s, &p, &tracks, &nt, &nr, err);
   const json_t *ranges = json_object_get(j, "ranges");
-  if (!rc)
-    rc = check_ranges(ranges, &p, &nr, err);
   if (!rc && nt > 0) {
     double keys, channels;
     count_reach(tracks, nt, ranges, nr, &keys, &channels);
@@ -561,9 +579,7 @@ int sk_banim_estimate(const json_t *j, const char *ptr, const sk_skeleton *s, si
       b += (double)strlen(json_string_value(json_object_get(json_array_get(ranges, r), "name"))) + 1;
     *bytes = b < (double)SIZE_MAX / 2 ? (size_t)b : SIZE_MAX / 2;
   }
-  for (size_t k = 0; k < nt; k++)
-    track_free(&tracks[k]);
-  free(tracks);
+  tracks_free(tracks, nt);
   return rc;
 }
 
@@ -571,19 +587,10 @@ int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_an
   *out = NULL;
   ptrbuf p;
   snprintf(p.buf, sizeof p.buf, "%s", ptr != NULL ? ptr : "");
-  const json_t *bones = json_object_get(j, "bones");
-  banim_track *tracks = NULL;
-  size_t nt = 0, cap = 0, nr = 0;
-  int rc = 0;
-  size_t bat = push(&p, "bones");
-  for (size_t i = 0; i < json_array_size(bones) && !rc; i++)
-    rc = bone_tracks(json_array_get(bones, i), i, s, &p, &tracks, &nt, &cap, err);
-  pop(&p, bat);
-  if (!rc)
-    rc = check_mixed(tracks, nt, s, &p, err);
+  banim_track *tracks;
+  size_t nt, nr;
+  int rc = collect_tracks(j, s, &p, &tracks, &nt, &nr, err);
   const json_t *ranges = json_object_get(j, "ranges");
-  if (!rc)
-    rc = check_ranges(ranges, &p, &nr, err);
   if (rc || nt == 0)
     goto done;
   {
@@ -634,9 +641,7 @@ int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_an
   } else
     *out = a;
 done:
-  for (size_t k = 0; k < nt; k++)
-    track_free(&tracks[k]);
-  free(tracks);
+  tracks_free(tracks, nt);
   return rc;
 }
 
