@@ -88,6 +88,17 @@ sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk
   return e;
 }
 
+sk_cache_entry *sk_routes__body_and_entry(sk_routes *r, sk_http_req *req, const sk_route_match *m, json_t **j) {
+  if ((*j = sk_routes__load_body(req)) == NULL)
+    return NULL;
+  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  if (e == NULL) {
+    json_decref(*j);
+    *j = NULL;
+  }
+  return e;
+}
+
 int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err) {
   const char *key;
   json_t *val;

@@ -261,14 +261,10 @@ static void copy_after(sk_http_req *req, void *arg, int status) {
 }
 
 void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  json_t *j = sk_routes__load_body(req);
-  if (j == NULL)
+  json_t *j;
+  sk_cache_entry *e = sk_routes__body_and_entry(r, req, m, &j);
+  if (e == NULL)
     return;
-  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
-  if (e == NULL) {
-    json_decref(j);
-    return;
-  }
   copy_job *cj = calloc(1, sizeof *cj);
   if (cj == NULL) {
     sk_cache_entry_unref(e);

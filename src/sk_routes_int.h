@@ -89,6 +89,10 @@ int sk_routes__load_pooled(const sk_routes *r, const char *text, size_t len, jso
                            sk_error *err);
 /* The stored entry for the matched id (a new reference), or a 404 answered. */
 sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* A JSON write's two first steps, in the order a client expects (400 for
+ * the body, then 404): the body as *j (new) and the entry (a new
+ * reference); NULL when either answered its problem (*j then NULL). */
+sk_cache_entry *sk_routes__body_and_entry(sk_routes *r, sk_http_req *req, const sk_route_match *m, json_t **j);
 /* The Allow header of a route: its methods in the enum's order. */
 void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap);
 

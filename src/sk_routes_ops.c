@@ -158,10 +158,8 @@ static ops_job *job_new(sk_routes *r, sk_http_req *req) {
 }
 
 static void post_ops(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  json_t *j = sk_routes__load_body(req);
-  if (j == NULL)
-    return;
-  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  json_t *j;
+  sk_cache_entry *e = sk_routes__body_and_entry(r, req, m, &j);
   ops_job *jb = e != NULL ? job_new(r, req) : NULL;
   if (jb == NULL) {
     sk_cache_entry_unref(e);

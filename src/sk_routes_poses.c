@@ -50,13 +50,9 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   if (rc == SK_FASTPOSE_DECLINE) {
     /* jansson decides, in the order a client expects: 400, then 404, then 4xx of the pose */
     sk_cache_entry_unref(e);
-    json_t *j = sk_routes__load_body(req);
-    if (j == NULL)
+    json_t *j;
+    if ((e = sk_routes__body_and_entry(r, req, m, &j)) == NULL)
       return;
-    if ((e = sk_routes__entry_or_404(r, req, m)) == NULL) {
-      json_decref(j);
-      return;
-    }
     if (sk_routes__pose_retarget(r, req, e, j, fmt)) /* "from": a skeleton id (sk_routes_anim.c) */
       return;
     sk_error err;
@@ -320,13 +316,9 @@ static void post_poses(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   }
   sk_cache_entry_unref(e);
   /* the slow path decides errors, in the order a client expects: 400, 404, then the batch's own */
-  json_t *j = sk_routes__load_body(req);
-  if (j == NULL)
+  json_t *j;
+  if ((e = sk_routes__body_and_entry(r, req, m, &j)) == NULL)
     return;
-  if ((e = sk_routes__entry_or_404(r, req, m)) == NULL) {
-    json_decref(j);
-    return;
-  }
   sk_error err;
   sk_error_clear(&err);
   sk_cost cost = {0};

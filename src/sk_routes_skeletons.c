@@ -344,14 +344,10 @@ static int patch_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **o
  * Everything lands on a clone that replaces the stored version only when
  * every change succeeded. */
 static void patch_bones(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  json_t *j = sk_routes__load_body(req);
-  if (j == NULL)
+  json_t *j;
+  sk_cache_entry *e = sk_routes__body_and_entry(r, req, m, &j);
+  if (e == NULL)
     return;
-  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
-  if (e == NULL) {
-    json_decref(j);
-    return;
-  }
   sk_error err;
   sk_error_clear(&err);
   sk_skeleton *c = NULL;
