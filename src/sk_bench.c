@@ -24,6 +24,7 @@
 #include "sk_kernel.h"
 #include "sk_mat.h"
 #include "sk_skeleton.h"
+#include "sk_bench_time.h"
 
 int sk_bench_main(int argc, char **argv);
 
@@ -295,11 +296,6 @@ static void run_work(const work *w) {
   }
 }
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Median seconds per call of `w`, by the wall clock and by the process's
  * CPU time (all threads): one warm-up call, then repetitions of `inner`
  * calls each (inner makes a repetition last >= 2 ms) until `budget`
@@ -310,14 +306,8 @@ typedef struct timing {
   double wall, cpu;
 } timing;
 
-static double cpu_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  qsort(t, (size_t)n, sizeof *t, sk_bench_cmp_double);
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
@@ -340,11 +330,11 @@ static void time_works(const work *const *w, int n, double budget, timing *out) 
   const double start = now_s();
   while (reps < 31 && (reps < 3 || now_s() - start < n * budget)) {
     for (int k = 0; k < n; k++) {
-      const double c0 = cpu_s(), t0 = now_s();
+      const double c0 = sk_bench_cpu_s(), t0 = now_s();
       for (size_t i = 0; i < inner[k]; i++)
         run_work(w[k]);
       wall[k][reps] = (now_s() - t0) / (double)inner[k];
-      cpu[k][reps] = (cpu_s() - c0) / (double)inner[k];
+      cpu[k][reps] = (sk_bench_cpu_s() - c0) / (double)inner[k];
     }
     reps++;
   }

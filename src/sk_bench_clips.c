@@ -27,22 +27,12 @@
 #include "sk_shot.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
+#include "sk_bench_time.h"
 
 int sk_bench_clips_main(int argc, char **argv);
 
 #define BC_CHUNK 256
 #define BC_TARGET 100e6 /* bone matrices per second per core (issue 12) */
-
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 typedef struct bc_asset {
   const char *file, *clip;
@@ -114,11 +104,11 @@ static double time_sin(int reps) {
   }
   double best = 1, acc = 0;
   for (int k = 0; k < reps; k++) {
-    double t0 = cpu_now();
+    double t0 = sk_bench_cpu_s();
     for (int r = 0; r < 1000; r++)
       for (size_t i = 0; i < 4096; i++)
         acc += sk_fdlibm_sin(arg[i]);
-    double dt = (cpu_now() - t0) / (1000.0 * 4096);
+    double dt = (sk_bench_cpu_s() - t0) / (1000.0 * 4096);
     best = dt < best ? dt : best;
   }
   return acc == 12345.0 ? best * 2 : best; /* keeps acc alive */
@@ -172,14 +162,14 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
 #endif
     for (int k = 0; k < reps && sk_kernel_validate(&job, NULL) == 0; k++) {
       size_t runs = 0;
-      double t0 = cpu_now(), t = 0;
+      double t0 = sk_bench_cpu_s(), t = 0;
       do {
         sk_kernel_run(&job, 0, BC_CHUNK);
         runs++;
-      } while ((t = cpu_now() - t0) < budget);
+      } while ((t = sk_bench_cpu_s() - t0) < budget);
       per[k] = t / ((double)runs * BC_CHUNK * (double)nb);
     }
-    qsort(per, (size_t)reps, sizeof *per, cmp_d);
+    qsort(per, (size_t)reps, sizeof *per, sk_bench_cmp_double);
   }
   free(fin);
   sk_sample_ctx_destroy(c);
@@ -215,7 +205,7 @@ static double time_route(const bc_asset *a, int reps, double budget) {
   double rates[31] = {0};
   for (int k = 0; k < reps && j != NULL; k++) {
     size_t frames = 0;
-    double t0 = cpu_now(), t = 0;
+    double t0 = sk_bench_cpu_s(), t = 0;
     do {
       sk_pose *poses;
       size_t n;
@@ -225,10 +215,10 @@ static double time_route(const bc_asset *a, int reps, double budget) {
       sk_frames_eval(e, poses, n, &o, &sc, &out);
       sk_pose_array_free(poses, n);
       frames += n;
-    } while ((t = cpu_now() - t0) < budget);
+    } while ((t = sk_bench_cpu_s() - t0) < budget);
     rates[k] = (double)frames * (double)e->skel->count / t;
   }
-  qsort(rates, (size_t)reps, sizeof *rates, cmp_d);
+  qsort(rates, (size_t)reps, sizeof *rates, sk_bench_cmp_double);
   json_decref(j);
   sk_strbuf_free(&out);
   sk_frames_scratch_close(&sc);
@@ -259,7 +249,7 @@ static double time_row(bc_asset *a, int row, int reps, double budget) {
   size_t frame = 0;
   for (int k = 0; k < reps; k++) {
     size_t chunks = 0;
-    double t0 = cpu_now(), t;
+    double t0 = sk_bench_cpu_s(), t;
     do {
       for (size_t i = 0; i < BC_CHUNK; i++)
         a->times[i] = (double)(frame++) / 60.0;
@@ -270,10 +260,10 @@ static double time_row(bc_asset *a, int row, int reps, double budget) {
         sk_clips_finals(&r, c, a->times, BC_CHUNK, NULL, fin);
       }
       chunks++;
-    } while ((t = cpu_now() - t0) < budget);
+    } while ((t = sk_bench_cpu_s() - t0) < budget);
     rates[k] = (double)chunks * BC_CHUNK * (double)nb / t;
   }
-  qsort(rates, (size_t)reps, sizeof *rates, cmp_d);
+  qsort(rates, (size_t)reps, sizeof *rates, sk_bench_cmp_double);
   free(fin);
   free(trs);
   sk_sample_ctx_destroy(c);
@@ -318,8 +308,8 @@ static double frames_file_ratio(bc_asset *a, int reps, double *mem_rate, double 
     file[k] = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   }
   unlink(path);
-  qsort(mem, (size_t)reps, sizeof *mem, cmp_d);
-  qsort(file, (size_t)reps, sizeof *file, cmp_d);
+  qsort(mem, (size_t)reps, sizeof *mem, sk_bench_cmp_double);
+  qsort(file, (size_t)reps, sizeof *file, sk_bench_cmp_double);
   double bm = (double)sh.frames * (double)a->s->count;
   *mem_rate = bm / mem[reps / 2];
   *file_rate = bm / file[reps / 2];

@@ -16,17 +16,7 @@
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_poseops.h"
-
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "sk_bench_time.h"
 
 /* Median CPU microseconds per frame of pose request `body` answered in `fmt`. */
 static double time_request(sk_cache_entry *e, const char *body, int fmt, int reps, size_t *frames) {
@@ -36,7 +26,7 @@ static double time_request(sk_cache_entry *e, const char *body, int fmt, int rep
   const sk_frames_opts fo = {.fmt = fmt};
   *frames = 0;
   for (int k = 0; k < reps && j != NULL; k++) {
-    double t0 = cpu_now();
+    double t0 = sk_bench_cpu_s();
     sk_poseops *owner = NULL;
     sk_pose *poses = NULL;
     size_t n = 0;
@@ -47,7 +37,7 @@ static double time_request(sk_cache_entry *e, const char *body, int fmt, int rep
           poses[i].output = SK_OUT_FINAL;
       sk_frames_eval(e, poses, n, &fo, &sc, &out);
     }
-    us[k] = (cpu_now() - t0) * 1e6 / (double)(n ? n : 1);
+    us[k] = (sk_bench_cpu_s() - t0) * 1e6 / (double)(n ? n : 1);
     *frames = n;
     sk_pose_array_free(poses, n);
     sk_poseops_free(owner);
@@ -55,7 +45,7 @@ static double time_request(sk_cache_entry *e, const char *body, int fmt, int rep
   }
   sk_frames_scratch_close(&sc);
   json_decref(j);
-  qsort(us, (size_t)reps, sizeof *us, cmp_d);
+  qsort(us, (size_t)reps, sizeof *us, sk_bench_cmp_double);
   return us[reps / 2];
 }
 
