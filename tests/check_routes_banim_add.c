@@ -10,6 +10,7 @@
 
 #include "sk_eval.h"
 #include "sk_fixture.h"
+#include "sk_casecheck.h"
 #include "sk_httpc.h"
 #include "sk_testutil.h"
 
@@ -26,23 +27,6 @@ static char *answer(const char *method, const char *path, const char *body, int 
   return out;
 }
 
-/* The results `skinner eval` prints for a case of this one op, without the
- * surrounding array. */
-static char *eval_one(const json_t *skeleton, const json_t *op) {
-  json_t *c = json_pack("{s:O,s:[O]}", "skeleton", skeleton, "ops", op);
-  sk_strbuf out = {0};
-  sk_error e;
-  sk_error_clear(&e);
-  ck_assert_msg(sk_eval_case(c, &out, &e) == 0, "eval: %s at %s", e.text, e.pointer);
-  json_decref(c);
-  const char *at = strstr(out.data, ",\"results\":[");
-  ck_assert_ptr_nonnull(at);
-  at += 12;
-  char *r = strndup(at, out.len - (size_t)(at - out.data) - 2); /* drop "]}" */
-  sk_strbuf_free(&out);
-  return r;
-}
-
 START_TEST(additive_babylon_layers_answer_what_skinner_eval_answers_in_poses_ranges_and_batches) {
   sk_fixture_start(&D, NULL);
   char path[1024];
@@ -51,65 +35,23 @@ START_TEST(additive_babylon_layers_answer_what_skinner_eval_answers_in_poses_ran
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
-  int cases = 0, poses = 0, ranges = 0, batches = 0;
+  int cases = 0;
+  sk_casecheck_counts n = {0};
   while ((len = getline(&line, &cap, f)) > 0) {
     json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
     ck_assert_ptr_nonnull(rec);
     const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
     const json_t *skel = json_object_get(c, "skeleton");
-    char id[32], url[96], *text = json_dumps(skel, JSON_COMPACT);
+    char id[32];
     snprintf(id, sizeof id, "add%d", cases++);
-    sk_fixture_put_json(&D, id, text);
-    free(text);
-    snprintf(url, sizeof url, "/v1/skeletons/%s/pose", id);
-    sk_strbuf batch = {0}, batch_want = {0};
-    sk_strbuf_append(&batch, "{\"poses\":[", 10);
-    sk_strbuf_append(&batch_want, "{\"results\":[", 12);
-    size_t nbatch = 0;
-    for (size_t i = 0; i < json_array_size(ops); i++) {
-      json_t *op = json_deep_copy(json_array_get(ops, i));
-      char *want = eval_one(skel, op);
-      json_object_del(op, "op");
-      char *body = json_dumps(op, JSON_COMPACT), *got = answer("POST", url, body, 200);
-      if (json_object_get(op, "from") != NULL || json_object_get(op, "times") != NULL) {
-        ck_assert_msg(strncmp(got, "{\"results\":[", 12) == 0 && strlen(got) == strlen(want) + 14 &&
-                          strncmp(got + 12, want, strlen(want)) == 0,
-                      "%s op %zu (range): differs from skinner eval:\n got %.300s\nwant %.300s", id, i, got, want);
-        ranges++;
-      } else {
-        ck_assert_msg(strcmp(got, want) == 0, "%s op %zu: differs from skinner eval:\n got %.300s\nwant %.300s", id,
-                      i, got, want);
-        sk_strbuf_append(&batch, nbatch ? "," : "", nbatch ? 1 : 0);
-        sk_strbuf_append(&batch, body, strlen(body));
-        sk_strbuf_append(&batch_want, nbatch ? "," : "", nbatch ? 1 : 0);
-        sk_strbuf_append(&batch_want, want, strlen(want));
-        nbatch++;
-      }
-      poses++;
-      free(got);
-      free(body);
-      free(want);
-      json_decref(op);
-    }
-    if (nbatch > 1) { /* the single-time poses again, as one /poses batch */
-      sk_strbuf_append(&batch, "]}", 2);
-      sk_strbuf_append(&batch_want, "]}", 2);
-      snprintf(url, sizeof url, "/v1/skeletons/%s/poses", id);
-      char *got = answer("POST", url, batch.data, 200);
-      ck_assert_msg(strcmp(got, batch_want.data) == 0, "%s /poses: differs:\n got %.300s\nwant %.300s", id, got,
-                    batch_want.data);
-      free(got);
-      batches++;
-    }
-    sk_strbuf_free(&batch);
-    sk_strbuf_free(&batch_want);
+    sk_casecheck_run(&D, id, skel, ops, &n);
     json_decref(rec);
   }
   free(line);
   fclose(f);
   ck_assert_int_ge(cases, 120);
-  ck_assert_int_ge(ranges, 120);
-  ck_assert_int_ge(batches, 30);
+  ck_assert_int_ge(n.ranges, 120);
+  ck_assert_int_ge(n.batches, 30);
   sk_fixture_stop(&D);
 }
 END_TEST
