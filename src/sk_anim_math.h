@@ -41,24 +41,45 @@ static inline void sk_anim__slerp_prep(const double l[4], const double q[4], dou
   }
 }
 
-/* The rest of Quaternion.SlerpToRef, given sk_anim__slerp_prep's values.
- * `r` may alias `l` or `q`. */
-static inline void sk_anim__slerp_finish(const double *p, const double l[4], const double q[4], double amount,
-                                         double r[4]) {
+/* The two sines' arguments of Quaternion.SlerpToRef, given
+ * sk_anim__slerp_prep's values: (1 - amount) * acos and amount * acos. */
+static inline void sk_anim__slerp_args(const double *p, double amount, double a[2]) {
+  a[0] = (1.0 - amount) * p[2];
+  a[1] = amount * p[2];
+}
+
+/* The rest of Quaternion.SlerpToRef, given sk_anim__slerp_prep's values and
+ * the sines of sk_anim__slerp_args' arguments (unused when the blend is
+ * linear). `r` may alias `l` or `q`. */
+static inline void sk_anim__slerp_apply(const double *p, const double l[4], const double q[4], double amount,
+                                        const double sines[2], double r[4]) {
   double num2, num3;
   bool flag = p[1] != 0;
   if (p[0] > 0.999999) {
     num3 = 1 - amount;
     num2 = flag ? -amount : amount;
   } else {
-    double num5 = p[2], num6 = p[3];
-    num3 = sk_fdlibm_sin((1.0 - amount) * num5) * num6;
-    num2 = flag ? -sk_fdlibm_sin(amount * num5) * num6 : sk_fdlibm_sin(amount * num5) * num6;
+    double num6 = p[3];
+    num3 = sines[0] * num6;
+    num2 = flag ? -sines[1] * num6 : sines[1] * num6;
   }
   double out[4];
   for (int i = 0; i < 4; i++)
     out[i] = num3 * l[i] + num2 * q[i];
   memcpy(r, out, sizeof out);
+}
+
+/* The rest of Quaternion.SlerpToRef, given sk_anim__slerp_prep's values.
+ * `r` may alias `l` or `q`. */
+static inline void sk_anim__slerp_finish(const double *p, const double l[4], const double q[4], double amount,
+                                         double r[4]) {
+  double a[2] = {0, 0};
+  if (!(p[0] > 0.999999)) {
+    sk_anim__slerp_args(p, amount, a);
+    a[0] = sk_fdlibm_sin(a[0]);
+    a[1] = sk_fdlibm_sin(a[1]);
+  }
+  sk_anim__slerp_apply(p, l, q, amount, a, r);
 }
 
 /* Quaternion.SlerpToRef: shortest arc (sign flip on a negative dot), linear

@@ -1,6 +1,7 @@
 #include "sk_sample.h"
 
 #include "sk_anim_math.h"
+#include "sk_vsin.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -60,11 +61,22 @@ typedef struct samp_layer {
   double *trs;   /* B * SK_ANIM_TRS: rest TRS where no channel of the clip drives */
 } samp_layer;
 
+/* A LINEAR rotation of one frame whose slerp needs its two sines: they
+ * are computed for all of a frame's rotations at once (sk_vsin). */
+typedef struct slerp_job {
+  const double *p;      /* the interval's sk_anim__slerp_prep values */
+  const double *sv, *ev; /* its two keys */
+  double amount;
+  double *out;
+} slerp_job;
+
 struct sk_sample_ctx {
   const sk_sampler *s;
   size_t bones;
   size_t count;
   samp_layer *layers;
+  slerp_job *jobs; /* one per channel of the largest clip */
+  double *sines;   /* two per job: the arguments, then their sines */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
   double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
 };
@@ -204,6 +216,8 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
     free(c->layers[i].trs);
   }
   free(c->layers);
+  free(c->jobs);
+  free(c->sines);
   free(c->blend);
   free(c->stage);
   free(c);
@@ -233,6 +247,15 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   c->s = s;
   c->bones = nb;
   double cum = 0;
+  size_t max_chans = 1;
+  for (size_t i = 0; i < count; i++)
+    if (s->clips[layers[i].clip].count > max_chans)
+      max_chans = s->clips[layers[i].clip].count;
+  if ((c->jobs = malloc(max_chans * sizeof *c->jobs)) == NULL ||
+      (c->sines = malloc(2 * max_chans * sizeof *c->sines)) == NULL) {
+    sk_sample_ctx_destroy(c);
+    return SK_ENOMEM;
+  }
   for (size_t i = 0; i < count; i++) {
     double w = layers[i].weight / total;
     if (w == 0)
@@ -355,15 +378,33 @@ static double clip_frame(double end_frame, double time, bool loop) {
 
 /* Samples layer `l` at frame time `t` into `trs` (B * SK_ANIM_TRS), which
  * holds the rest TRS wherever no channel of the clip writes: each channel
- * writes the same components every frame, so those stay as they are. */
-static void layer_sample(samp_layer *l, double t, double *trs) {
+ * writes the same components every frame, so those stay as they are. The
+ * slerps that need sines are finished last, their sines computed together
+ * (sk_vsin: the same bits as sk_fdlibm_sin one by one). */
+static void layer_sample(sk_sample_ctx *ctx, samp_layer *l, double t, double *trs) {
   const samp_clip *c = l->clip;
   double frame = clip_frame(c->end_frame, sk_sample_layer_time(l->offset, t), l->loop);
   for (size_t k = 0; k < c->line_count; k++)
     line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);
+  size_t nj = 0;
   for (size_t k = 0; k < c->count; k++) {
     const samp_chan *ch = &c->chans[k];
-    chan_value(ch, l->cur[ch->line], l->grad[ch->line], trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
+    const size_t key = l->cur[ch->line];
+    double *out = trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp;
+    if (ch->slerp != NULL && key + 1 <= ch->count - 1 && !(ch->slerp[4 * key] > 0.999999)) {
+      slerp_job *j = &ctx->jobs[nj];
+      *j = (slerp_job){.p = ch->slerp + 4 * key, .sv = ch->keys + 4 * key, .amount = l->grad[ch->line], .out = out};
+      j->ev = j->sv + 4;
+      sk_anim__slerp_args(j->p, j->amount, ctx->sines + 2 * nj);
+      nj++;
+      continue;
+    }
+    chan_value(ch, key, l->grad[ch->line], out);
+  }
+  sk_vsin(ctx->sines, ctx->sines, 2 * nj);
+  for (size_t k = 0; k < nj; k++) {
+    const slerp_job *j = &ctx->jobs[k];
+    sk_anim__slerp_apply(j->p, j->sv, j->ev, j->amount, ctx->sines + 2 * k, j->out);
   }
 }
 
@@ -440,7 +481,7 @@ void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t e
       /* One layer into kernel rows: sampled straight into the frame's stage
        * slot, which holds the rest TRS where the clip writes nothing (set
        * at creation), instead of into the layer's buffer and copied. */
-      layer_sample(&c->layers[0], times[p], c->stage + (p - group) * per);
+      layer_sample(c, &c->layers[0], times[p], c->stage + (p - group) * per);
       if ((p + 1) % 16 == 0 || p + 1 == end) {
         flush_rows(c->stage, c->bones, group, p + 1 - group, out);
         group = p + 1;
@@ -448,7 +489,7 @@ void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t e
       continue;
     }
     for (size_t i = 0; i < c->count; i++)
-      layer_sample(&c->layers[i], times[p], c->layers[i].trs);
+      layer_sample(c, &c->layers[i], times[p], c->layers[i].trs);
     /* One layer: its weight normalises to exactly 1, and sk_anim's
      * multiplications by 1 change no bit, so the layer's TRS is the answer. */
     const double *trs = c->count == 1 ? c->layers[0].trs : blend_layers(c);

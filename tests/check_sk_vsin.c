@@ -1,0 +1,182 @@
+/* sk_vsin: every path this CPU has gives sk_fdlibm_sin's bits (V8's
+ * Math.sin), on V8's golden arguments, on every high-word boundary where
+ * fdlibm changes branch (and one ulp either side), on millions of random
+ * arguments in the slerp's range and across all magnitudes, both signs,
+ * NaN and infinities, every array length up to 40 (the scalar tail) and in
+ * place. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_error.h"
+#include "sk_fdlibm.h"
+#include "sk_testutil.h"
+#include "sk_vsin.h"
+
+static const char *const k_paths[] = {"avx512", "avx2", "scalar"};
+
+static double from_bits(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+static uint64_t to_bits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+/* splitmix64: reproducible without libc's rand. */
+static uint64_t next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* Compares every available path with sk_fdlibm_sin on x[0..n); returns
+ * the number of paths run. */
+static int check_all_paths(const double *x, size_t n) {
+  double *want = malloc((n ? n : 1) * sizeof *want), *got = malloc((n ? n : 1) * sizeof *got);
+  ck_assert(want != NULL && got != NULL);
+  for (size_t i = 0; i < n; i++)
+    want[i] = sk_fdlibm_sin(x[i]);
+  int ran = 0;
+  for (size_t p = 0; p < sizeof k_paths / sizeof k_paths[0]; p++) {
+    memset(got, 0xa5, (n ? n : 1) * sizeof *got);
+    int rc = sk_vsin_on(k_paths[p], x, got, n);
+    if (rc == SK_EUNSUPPORTED)
+      continue;
+    ck_assert_int_eq(rc, 0);
+    ran++;
+    for (size_t i = 0; i < n; i++)
+      ck_assert_msg(to_bits(got[i]) == to_bits(want[i]) || (isnan(got[i]) && isnan(want[i])),
+                    "%s: sin(%a) = %a, fdlibm %a", k_paths[p], x[i], got[i], want[i]);
+  }
+  free(want);
+  free(got);
+  return ran;
+}
+
+START_TEST(equals_v8_golden_arguments) {
+  char path[1024];
+  FILE *f = fopen(sk_test_path("data/v8_sincos.txt", path, sizeof path), "r");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  size_t cap = 8192, n = 0;
+  double *x = malloc(cap * sizeof *x), *y = malloc(cap * sizeof *y);
+  uint64_t a, s, c;
+  uint64_t *want = malloc(cap * sizeof *want);
+  while (n < cap && fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64, &a, &s, &c) == 3) {
+    x[n] = from_bits(a);
+    want[n++] = s;
+  }
+  fclose(f);
+  ck_assert_uint_ge(n, 4000);
+  sk_vsin(x, y, n);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(to_bits(y[i]) == want[i] || (isnan(y[i]) && isnan(from_bits(want[i]))), "sin(%a): %a, V8 %a",
+                  x[i], y[i], from_bits(want[i]));
+  ck_assert_int_ge(check_all_paths(x, n), 1);
+  printf("sk_vsin (%s) equals V8 on %zu golden arguments\n", sk_vsin_path(), n);
+  free(x);
+  free(y);
+  free(want);
+}
+END_TEST
+
+/* fdlibm picks its branch from the argument's high word (and, in
+ * kernel_cos, the reduced argument's): each boundary, its neighbours in
+ * the high word, and one ulp either side of each. */
+START_TEST(branch_boundaries) {
+  static const uint32_t hw[] = {0x3e400000, 0x3fd33333, 0x3fe90000, 0x3fe921fb, 0x3ff921fb, 0x4002d97c,
+                                0x3fe00000, 0x3ff00000, 0x00000000, 0x00100000, 0x7ff00000, 0x413921fb};
+  double x[1024];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++)
+    for (int64_t d = -1; d <= 1; d++)
+      for (int lo = 0; lo < 4; lo++) {
+        static const uint32_t low[] = {0, 1, 0x54442d18, 0xffffffff};
+        double v = from_bits((uint64_t)(uint32_t)(hw[i] + d) << 32 | low[lo]);
+        x[n++] = v;
+        x[n++] = -v;
+        x[n++] = nextafter(v, 0);
+        x[n++] = nextafter(v, INFINITY);
+      }
+  const double special[] = {0.0, -0.0, NAN, -NAN, INFINITY, -INFINITY, M_PI_4, M_PI_2, 3 * M_PI_4, M_PI,
+                            0x1p-1074, 0x1p-1022, 0x1p-27, 1e300};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+    x[n++] = special[i];
+  /* Arguments whose reduction lands near |y0| = 0.3 or 0.78125 (kernel_cos's branches). */
+  for (int k = -40; k <= 40; k++) {
+    x[n++] = M_PI_2 + 0.3 + k * 0x1p-50;
+    x[n++] = M_PI_2 - 0.78125 + k * 0x1p-50;
+  }
+  ck_assert_uint_le(n, sizeof x / sizeof x[0]);
+  ck_assert_int_ge(check_all_paths(x, n), 1);
+  /* -0 keeps its sign */
+  double z = -0.0, r;
+  sk_vsin(&z, &r, 1);
+  ck_assert(signbit(r));
+}
+END_TEST
+
+START_TEST(random_arguments) {
+  const size_t n = 1 << 20;
+  double *x = malloc(n * sizeof *x);
+  ck_assert(x != NULL);
+  uint64_t seed = 20261124;
+  /* The slerp's arguments: amount in [0, 1] times an angle in [0, pi/2]. */
+  for (size_t i = 0; i < n; i++)
+    x[i] = ((double)(next(&seed) >> 11) * 0x1p-53) * (sk_fdlibm_acos((double)(next(&seed) >> 11) * 0x1p-53));
+  ck_assert_int_ge(check_all_paths(x, n), 1);
+  /* Every magnitude from 2^-30 to 2^22, both signs (reduction branches). */
+  for (size_t i = 0; i < n; i++) {
+    double m = ldexp((double)(next(&seed) >> 11) * 0x1p-53, (int)(next(&seed) % 52) - 30);
+    x[i] = (next(&seed) & 1) ? -m : m;
+  }
+  ck_assert_int_ge(check_all_paths(x, n), 1);
+  /* Raw bit patterns: every exponent, NaN payloads, subnormals. */
+  for (size_t i = 0; i < n; i++)
+    x[i] = from_bits(next(&seed));
+  ck_assert_int_ge(check_all_paths(x, n), 1);
+  free(x);
+}
+END_TEST
+
+START_TEST(every_length_and_in_place) {
+  double x[40] = {0}, y[40] = {0}, want[40] = {0};
+  for (size_t len = 0; len <= 40; len++) {
+    for (size_t i = 0; i < len; i++) {
+      x[i] = 0.05 * (double)(i + 1) * (i % 3 == 0 ? -1 : 1) + (i == 7 ? 10.0 : 0.0);
+      want[i] = sk_fdlibm_sin(x[i]);
+    }
+    y[len < 40 ? len : 39] = 42; /* past the end: untouched */
+    sk_vsin(x, y, len);
+    for (size_t i = 0; i < len; i++)
+      ck_assert_uint_eq(to_bits(y[i]), to_bits(want[i]));
+    if (len < 40)
+      ck_assert(y[len] == 42);
+    sk_vsin(x, x, len);
+    for (size_t i = 0; i < len; i++)
+      ck_assert_uint_eq(to_bits(x[i]), to_bits(want[i]));
+  }
+  ck_assert_int_eq(sk_vsin_on("nope", x, y, 1), SK_EINVAL);
+  ck_assert_int_eq(sk_vsin_on(NULL, x, y, 1), SK_EINVAL);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_vsin");
+  TCase *t = tcase_create("bits");
+  tcase_set_timeout(t, 120);
+  tcase_add_test(t, equals_v8_golden_arguments);
+  tcase_add_test(t, branch_boundaries);
+  tcase_add_test(t, random_arguments);
+  tcase_add_test(t, every_length_and_in_place);
+  suite_add_tcase(s, t);
+  return sk_test_run(s);
+}
