@@ -33,6 +33,35 @@ typedef struct samp_line {
   size_t count;
 } samp_line;
 
+/* Channels computed together, one per SIMD lane (sk_sample_lanes.h). */
+#define SAMP_LANES 8
+typedef double samp_vd __attribute__((vector_size(SAMP_LANES * 8)));
+typedef int64_t samp_vi __attribute__((vector_size(SAMP_LANES * 8)));
+
+enum { GROUP_VEC3, GROUP_ROT };
+
+/* Up to SAMP_LANES LINEAR channels of one kind (translations and scales,
+ * or rotations) on one timeline, with their keys lane-major: per key k,
+ * GROUP_VEC3 holds 3 vectors (the key's x, y, z of every lane), GROUP_ROT
+ * 8 (the key's x, y, z, w, then the interval k..k+1's acos, 1/sin, sign
+ * flag and |dot| from sk_anim__slerp_prep; zeros after the last key).
+ * Lanes past `lanes` repeat lane 0 and are never stored. */
+typedef struct samp_group {
+  size_t line;
+  int kind;
+  int lanes;
+  size_t count;           /* keys */
+  size_t at[SAMP_LANES];  /* where lane j writes in a B * SK_ANIM_TRS frame: bone * SK_ANIM_TRS + comp */
+  double *data;           /* owned */
+} samp_group;
+
+/* One ISA's group functions (sk_sample_lanes.h). */
+typedef struct samp_lanes {
+  void (*vec3)(const samp_group *g, size_t key, double grad, double *trs);
+  void (*rot_args)(const samp_group *g, size_t key, double grad, double *args);
+  void (*rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs);
+} samp_lanes;
+
 typedef struct samp_clip {
   bool built; /* false: a clip sk_sampler_create_clips left out */
   double end_frame;
@@ -40,6 +69,10 @@ typedef struct samp_clip {
   samp_chan *chans; /* owned; the channels that win on their (bone, path), file order */
   size_t line_count;
   samp_line *lines; /* owned */
+  size_t group_count, rot_groups; /* the GROUP_ROT groups come first */
+  samp_group *groups;  /* owned */
+  size_t single_count;
+  size_t *singles; /* owned: the channels in no group (STEP, CUBICSPLINE, one key), by index */
 } samp_clip;
 
 struct sk_sampler {
@@ -61,22 +94,13 @@ typedef struct samp_layer {
   double *trs;   /* B * SK_ANIM_TRS: rest TRS where no channel of the clip drives */
 } samp_layer;
 
-/* A LINEAR rotation of one frame whose slerp needs its two sines: they
- * are computed for all of a frame's rotations at once (sk_vsin). */
-typedef struct slerp_job {
-  const double *p;      /* the interval's sk_anim__slerp_prep values */
-  const double *sv, *ev; /* its two keys */
-  double amount;
-  double *out;
-} slerp_job;
-
 struct sk_sample_ctx {
   const sk_sampler *s;
   size_t bones;
   size_t count;
   samp_layer *layers;
-  slerp_job *jobs; /* one per channel of the largest clip */
-  double *sines;   /* two per job: the arguments, then their sines */
+  const samp_lanes *lanes;
+  double *sines; /* 2 * SAMP_LANES per rotation group: the arguments, then their sines */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
   double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
 };
@@ -111,6 +135,70 @@ static int chan_build(const sk_anim_channel *src, samp_chan *c) {
   return 0;
 }
 
+static int group_kind(const samp_chan *ch) {
+  if (ch->slerp != NULL)
+    return GROUP_ROT;
+  return ch->interp == SK_ANIM_LINEAR && ch->width == 3 && ch->count > 1 ? GROUP_VEC3 : -1;
+}
+
+/* The group's keys lane-major (samp_group). */
+static int group_fill(samp_group *g, const samp_chan *const *lane) {
+  const size_t per = (g->kind == GROUP_ROT ? 8 : 3) * SAMP_LANES;
+  if ((g->data = calloc(g->count * per, sizeof *g->data)) == NULL)
+    return SK_ENOMEM;
+  for (size_t k = 0; k < g->count; k++)
+    for (int j = 0; j < SAMP_LANES; j++) {
+      const samp_chan *ch = lane[j < g->lanes ? j : 0];
+      double *d = g->data + k * per + j;
+      for (int i = 0; i < ch->width; i++)
+        d[i * SAMP_LANES] = ch->keys[k * (size_t)ch->width + (size_t)i];
+      if (g->kind == GROUP_ROT && k + 1 < g->count) {
+        const double *p = ch->slerp + 4 * k; /* |dot|, flag, acos, 1/sin */
+        d[4 * SAMP_LANES] = p[2];
+        d[5 * SAMP_LANES] = p[3];
+        d[6 * SAMP_LANES] = p[1];
+        d[7 * SAMP_LANES] = p[0];
+      }
+    }
+  return 0;
+}
+
+/* Rotation groups, then translation and scale groups: channels of one
+ * timeline in file order, SAMP_LANES at a time; the rest are singles. */
+static int clip_group(samp_clip *c) {
+  const size_t n = c->count ? c->count : 1;
+  if ((c->groups = calloc(n, sizeof *c->groups)) == NULL || (c->singles = malloc(n * sizeof *c->singles)) == NULL)
+    return SK_ENOMEM;
+  for (size_t k = 0; k < c->count; k++)
+    if (group_kind(&c->chans[k]) < 0)
+      c->singles[c->single_count++] = k;
+  for (int kind = GROUP_ROT; kind >= GROUP_VEC3; kind--)
+    for (size_t li = 0; li < c->line_count; li++) {
+      samp_group *g = NULL;
+      const samp_chan *lane[SAMP_LANES];
+      for (size_t k = 0; k <= c->count; k++) {
+        const samp_chan *ch = k < c->count ? &c->chans[k] : NULL;
+        bool take = ch != NULL && ch->line == li && group_kind(ch) == kind;
+        if (g != NULL && (g->lanes == SAMP_LANES || (ch == NULL))) {
+          if (group_fill(g, lane) != 0)
+            return SK_ENOMEM;
+          g = NULL;
+        }
+        if (!take)
+          continue;
+        if (g == NULL) {
+          g = &c->groups[c->group_count++];
+          *g = (samp_group){.line = li, .kind = kind, .count = ch->count};
+        }
+        lane[g->lanes] = ch;
+        g->at[g->lanes++] = (size_t)ch->bone * SK_ANIM_TRS + (size_t)ch->comp;
+      }
+    }
+  for (size_t i = 0; i < c->group_count; i++)
+    c->rot_groups += c->groups[i].kind == GROUP_ROT;
+  return 0;
+}
+
 static int clip_build(const sk_anim_clip *src, samp_clip *c) {
   c->built = true;
   c->end_frame = src->end_frame;
@@ -140,7 +228,7 @@ static int clip_build(const sk_anim_clip *src, samp_clip *c) {
       c->lines[c->line_count++] = (samp_line){.frames = ch->frames, .count = ch->count};
     sc->line = li;
   }
-  return 0;
+  return clip_group(c);
 }
 
 void sk_sampler_destroy(sk_sampler *s) {
@@ -149,6 +237,10 @@ void sk_sampler_destroy(sk_sampler *s) {
   for (size_t c = 0; s->clips != NULL && c < s->clip_count; c++) {
     for (size_t k = 0; k < s->clips[c].count; k++)
       chan_free(&s->clips[c].chans[k]);
+    for (size_t g = 0; g < s->clips[c].group_count; g++)
+      free(s->clips[c].groups[g].data);
+    free(s->clips[c].groups);
+    free(s->clips[c].singles);
     free(s->clips[c].chans);
     free(s->clips[c].lines);
   }
@@ -195,7 +287,9 @@ size_t sk_sampler_memory(const sk_sampler *s) {
   size_t n = sizeof *s + s->clip_count * sizeof *s->clips;
   for (size_t c = 0; c < s->clip_count; c++) {
     const samp_clip *cl = &s->clips[c];
-    n += cl->count * (sizeof *cl->chans + sizeof *cl->lines);
+    n += cl->count * (sizeof *cl->chans + sizeof *cl->lines + sizeof *cl->groups + sizeof *cl->singles);
+    for (size_t g = 0; g < cl->group_count; g++)
+      n += cl->groups[g].count * (cl->groups[g].kind == GROUP_ROT ? 8 : 3) * SAMP_LANES * sizeof(double);
     for (size_t k = 0; k < cl->count; k++) {
       const samp_chan *ch = &cl->chans[k];
       n += ch->count * (size_t)ch->width * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof(double);
@@ -203,6 +297,53 @@ size_t sk_sampler_memory(const sk_sampler *s) {
     }
   }
   return n;
+}
+
+/* ---- the group paths ------------------------------------------------------ */
+
+/* The vectors never cross a call boundary the ABI governs (the template's
+ * functions are reached through samp_lanes pointers with scalar and
+ * pointer arguments only), so GCC's note that passing one without AVX-512
+ * differs from passing it with it does not apply (GCC emits it at the end
+ * of the unit, so it is off for the whole file). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define SKL(name) name##_generic
+#define SKL_ATTR
+#include "sk_sample_lanes.h"
+#if defined(__x86_64__) || defined(__i386__)
+#define SAMP_X86 1
+#define SKL(name) name##_avx2
+#define SKL_ATTR __attribute__((target("avx2")))
+#include "sk_sample_lanes.h"
+#define SKL(name) name##_avx512
+#define SKL_ATTR __attribute__((target("avx512f,avx2")))
+#include "sk_sample_lanes.h"
+#endif
+
+/* The named path ("avx512", "avx2", "generic"), or the best this CPU has
+ * for NULL; NULL when the CPU lacks it. */
+static const samp_lanes *lanes_path(const char *name) {
+#ifdef SAMP_X86
+  if ((name == NULL || strcmp(name, "avx512") == 0) && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx2"))
+    return &lanes_avx512;
+  if ((name == NULL || strcmp(name, "avx2") == 0) && __builtin_cpu_supports("avx2"))
+    return &lanes_avx2;
+#endif
+  if (name == NULL || strcmp(name, "generic") == 0)
+    return &lanes_generic;
+  return NULL;
+}
+
+int sk_sample_ctx_set_path(sk_sample_ctx *c, const char *path) {
+  if (c == NULL || path == NULL ||
+      (strcmp(path, "avx512") != 0 && strcmp(path, "avx2") != 0 && strcmp(path, "generic") != 0))
+    return SK_EINVAL;
+  const samp_lanes *v = lanes_path(path);
+  if (v == NULL)
+    return SK_EUNSUPPORTED;
+  c->lanes = v;
+  return 0;
 }
 
 /* ---- contexts ----------------------------------------------------------- */
@@ -216,7 +357,6 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
     free(c->layers[i].trs);
   }
   free(c->layers);
-  free(c->jobs);
   free(c->sines);
   free(c->blend);
   free(c->stage);
@@ -246,16 +386,15 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   }
   c->s = s;
   c->bones = nb;
-  double cum = 0;
-  size_t max_chans = 1;
+  c->lanes = lanes_path(NULL);
+  size_t rot = 1;
   for (size_t i = 0; i < count; i++)
-    if (s->clips[layers[i].clip].count > max_chans)
-      max_chans = s->clips[layers[i].clip].count;
-  if ((c->jobs = malloc(max_chans * sizeof *c->jobs)) == NULL ||
-      (c->sines = malloc(2 * max_chans * sizeof *c->sines)) == NULL) {
+    rot = s->clips[layers[i].clip].rot_groups > rot ? s->clips[layers[i].clip].rot_groups : rot;
+  if ((c->sines = malloc(2 * SAMP_LANES * rot * sizeof *c->sines)) == NULL) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
+  double cum = 0;
   for (size_t i = 0; i < count; i++) {
     double w = layers[i].weight / total;
     if (w == 0)
@@ -379,32 +518,30 @@ static double clip_frame(double end_frame, double time, bool loop) {
 /* Samples layer `l` at frame time `t` into `trs` (B * SK_ANIM_TRS), which
  * holds the rest TRS wherever no channel of the clip writes: each channel
  * writes the same components every frame, so those stay as they are. The
- * slerps that need sines are finished last, their sines computed together
- * (sk_vsin: the same bits as sk_fdlibm_sin one by one). */
+ * rotation groups' sines are computed together (sk_vsin: the same bits as
+ * sk_fdlibm_sin one by one). */
 static void layer_sample(sk_sample_ctx *ctx, samp_layer *l, double t, double *trs) {
   const samp_clip *c = l->clip;
+  const samp_lanes *v = ctx->lanes;
   double frame = clip_frame(c->end_frame, sk_sample_layer_time(l->offset, t), l->loop);
   for (size_t k = 0; k < c->line_count; k++)
     line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);
-  size_t nj = 0;
-  for (size_t k = 0; k < c->count; k++) {
-    const samp_chan *ch = &c->chans[k];
-    const size_t key = l->cur[ch->line];
-    double *out = trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp;
-    if (ch->slerp != NULL && key + 1 <= ch->count - 1 && !(ch->slerp[4 * key] > 0.999999)) {
-      slerp_job *j = &ctx->jobs[nj];
-      *j = (slerp_job){.p = ch->slerp + 4 * key, .sv = ch->keys + 4 * key, .amount = l->grad[ch->line], .out = out};
-      j->ev = j->sv + 4;
-      sk_anim__slerp_args(j->p, j->amount, ctx->sines + 2 * nj);
-      nj++;
-      continue;
-    }
-    chan_value(ch, key, l->grad[ch->line], out);
+  for (size_t k = 0; k < c->single_count; k++) {
+    const samp_chan *ch = &c->chans[c->singles[k]];
+    chan_value(ch, l->cur[ch->line], l->grad[ch->line], trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
   }
-  sk_vsin(ctx->sines, ctx->sines, 2 * nj);
-  for (size_t k = 0; k < nj; k++) {
-    const slerp_job *j = &ctx->jobs[k];
-    sk_anim__slerp_apply(j->p, j->sv, j->ev, j->amount, ctx->sines + 2 * k, j->out);
+  for (size_t k = 0; k < c->rot_groups; k++) {
+    const samp_group *g = &c->groups[k];
+    v->rot_args(g, l->cur[g->line], l->grad[g->line], ctx->sines + 2 * SAMP_LANES * k);
+  }
+  sk_vsin(ctx->sines, ctx->sines, 2 * SAMP_LANES * c->rot_groups);
+  for (size_t k = 0; k < c->rot_groups; k++) {
+    const samp_group *g = &c->groups[k];
+    v->rot_finish(g, l->cur[g->line], l->grad[g->line], ctx->sines + 2 * SAMP_LANES * k, trs);
+  }
+  for (size_t k = c->rot_groups; k < c->group_count; k++) {
+    const samp_group *g = &c->groups[k];
+    v->vec3(g, l->cur[g->line], l->grad[g->line], trs);
   }
 }
 

@@ -61,6 +61,11 @@ static inline double sk_sample_layer_time(double offset, double t) { return offs
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out);
 /* NULL is a no-op. */
 void sk_sample_ctx_destroy(sk_sample_ctx *c);
+/* LINEAR channels are sampled in groups, one channel per SIMD lane, on the
+ * best path the CPU has; this names one ("avx512", "avx2" or "generic") so
+ * tests can compare them all. Errors: SK_EINVAL (NULL, unknown name),
+ * SK_EUNSUPPORTED (not on this CPU). Every path gives the same bits. */
+int sk_sample_ctx_set_path(sk_sample_ctx *c, const char *path);
 /* The clips the context samples (borrowed). */
 const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c);
 

@@ -48,8 +48,10 @@ static double *range_times(double duration, double fps, size_t *n) {
 
 /* Runs the layers over `times` (in chunks, so cursors carry across runs)
  * and compares every frame with sk_anim_sample_layers at the same times. */
-static size_t compare_layers(const char *asset, const sk_sampler *sp, const sk_anim_layer *layers, size_t nl,
-                             const double *times, size_t n) {
+/* Every frame of `times` sampled by a context on SIMD path `path` equals
+ * sk_anim's; false when the CPU lacks the path. */
+static bool compare_on_path(const char *asset, const sk_sampler *sp, const sk_anim_layer *layers, size_t nl,
+                            const double *times, size_t n, const char *path) {
   const sk_anim *an = sk_sampler_anim(sp);
   const size_t nb = an->bone_count, per = nb * SK_ANIM_TRS;
   double *got = malloc((n ? n : 1) * per * sizeof *got), *want = malloc(per * sizeof *want),
@@ -57,12 +59,14 @@ static size_t compare_layers(const char *asset, const sk_sampler *sp, const sk_a
   ck_assert(got != NULL && want != NULL && scratch != NULL);
   sk_sample_ctx *c;
   ck_assert_int_eq(sk_sample_ctx_create(sp, layers, nl, &c), 0);
+  int rc = sk_sample_ctx_set_path(c, path);
+  ck_assert(rc == 0 || rc == SK_EUNSUPPORTED);
   sk_sample_out o = {.f64 = got};
-  for (size_t at = 0; at < n; at += 7)
+  for (size_t at = 0; rc == 0 && at < n; at += 7)
     sk_sample_run(c, times, at, at + 7 < n ? at + 7 : n, &o);
   sk_anim_layer l[8];
   ck_assert_uint_le(nl, 8);
-  for (size_t p = 0; p < n; p++) {
+  for (size_t p = 0; rc == 0 && p < n; p++) {
     memcpy(l, layers, nl * sizeof *l);
     for (size_t i = 0; i < nl; i++)
       l[i].time = sk_sample_layer_time(layers[i].time, times[p]);
@@ -74,14 +78,25 @@ static size_t compare_layers(const char *asset, const sk_sampler *sp, const sk_a
       size_t i = 0;
       while (memcmp(got + p * per + i, want + i, sizeof *want) == 0)
         i++;
-      ck_abort_msg("%s clip %zu (%zu layers) t=%.17g bone %zu component %zu: got %.17g want %.17g", asset,
-                   layers[0].clip, nl, times[p], i / SK_ANIM_TRS, i % SK_ANIM_TRS, got[p * per + i], want[i]);
+      ck_abort_msg("%s clip %zu (%zu layers, %s) t=%.17g bone %zu component %zu: got %.17g want %.17g", asset,
+                   layers[0].clip, nl, path, times[p], i / SK_ANIM_TRS, i % SK_ANIM_TRS, got[p * per + i], want[i]);
     }
   }
   sk_sample_ctx_destroy(c);
   free(got);
   free(want);
   free(scratch);
+  return rc == 0;
+}
+
+/* compare_on_path on every path (the generic one runs everywhere). */
+static size_t compare_layers(const char *asset, const sk_sampler *sp, const sk_anim_layer *layers, size_t nl,
+                             const double *times, size_t n) {
+  static const char *const paths[] = {"avx512", "avx2", "generic"};
+  int ran = 0;
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+    ran += compare_on_path(asset, sp, layers, nl, times, n, paths[i]);
+  ck_assert_int_ge(ran, 1);
   return n;
 }
 
@@ -237,6 +252,13 @@ START_TEST(test_errors) {
   l[1].clip = an->clip_count;
   ck_assert_int_eq(sk_sample_ctx_create(sp, l, 2, &c), SK_ERANGE);
   ck_assert_ptr_null(c);
+  l[1].clip = 1;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, l, 1, &c), 0);
+  ck_assert_int_eq(sk_sample_ctx_set_path(c, "sse2"), SK_EINVAL);
+  ck_assert_int_eq(sk_sample_ctx_set_path(c, NULL), SK_EINVAL);
+  ck_assert_int_eq(sk_sample_ctx_set_path(NULL, "generic"), SK_EINVAL);
+  ck_assert_int_eq(sk_sample_ctx_set_path(c, "generic"), 0);
+  sk_sample_ctx_destroy(c);
   sk_sample_ctx_destroy(NULL);
   sk_sampler_destroy(NULL);
   sk_sampler_destroy(sp);
