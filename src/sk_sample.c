@@ -60,6 +60,7 @@ typedef struct samp_lanes {
   void (*vec3)(const samp_group *g, size_t key, double grad, double *trs);
   void (*rot_args)(const samp_group *g, size_t key, double grad, double *args);
   void (*rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs);
+  void (*flush)(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o);
 } samp_lanes;
 
 typedef struct samp_clip {
@@ -574,33 +575,6 @@ static const double *blend_layers(sk_sample_ctx *c) {
   return r;
 }
 
-/* Frames [p0, p0 + n) (n <= 16, inside one 16-pose block) from the stage
- * to the kernel's rows: each row of a bone takes n consecutive elements, so
- * the stores fill whole cache lines in order instead of striding over ten
- * rows per frame. */
-static void flush_rows(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o) {
-  size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
-  const size_t per = bones * SK_ANIM_TRS;
-  const size_t ps = o->pose_stride;
-  for (size_t b = 0; b < bones; b++) {
-    /* Frame by frame, a bone's ten values are read in order and land in
-     * ten lines that stay in L1 until the group is done. */
-    size_t at = o->offset[b] + base;
-    if (o->f64 != NULL)
-      for (size_t j = 0; j < n; j++) {
-        const double *src = stage + j * per + b * SK_ANIM_TRS;
-        for (size_t k = 0; k < SK_ANIM_TRS; k++)
-          o->f64[at + k * ps + j] = src[k];
-      }
-    else
-      for (size_t j = 0; j < n; j++) {
-        const double *src = stage + j * per + b * SK_ANIM_TRS;
-        for (size_t k = 0; k < SK_ANIM_TRS; k++)
-          o->f32[at + k * ps + j] = (float)src[k];
-      }
-  }
-}
-
 static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_out *o) {
   size_t at = p * bones * SK_ANIM_TRS;
   if (o->f64 != NULL)
@@ -620,7 +594,7 @@ void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t e
        * at creation), instead of into the layer's buffer and copied. */
       layer_sample(c, &c->layers[0], times[p], c->stage + (p - group) * per);
       if ((p + 1) % 16 == 0 || p + 1 == end) {
-        flush_rows(c->stage, c->bones, group, p + 1 - group, out);
+        c->lanes->flush(c->stage, c->bones, group, p + 1 - group, out);
         group = p + 1;
       }
       continue;
@@ -636,7 +610,7 @@ void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t e
     }
     memcpy(c->stage + (p - group) * per, trs, per * sizeof *trs);
     if ((p + 1) % 16 == 0 || p + 1 == end) {
-      flush_rows(c->stage, c->bones, group, p + 1 - group, out);
+      c->lanes->flush(c->stage, c->bones, group, p + 1 - group, out);
       group = p + 1;
     }
   }

@@ -30,28 +30,39 @@ SKL_ATTR static inline SKL(vd) SKL(splat)(double x) {
   return (SKL(vd))((SKL(vi)){0} + u);
 }
 
-/* Lane j of v to trs[at[j] + i], for the group's lanes. */
-SKL_ATTR static inline void SKL(scatter)(const samp_group *g, int i, SKL(vd) v, double *trs) {
-  double d[SAMP_LANES];
-  memcpy(d, &v, sizeof d);
+/* Lane j of x[i] to trs[at[j] + i] for i < w (3 or 4) and the group's
+ * lanes: the vectors transposed to one short row per lane (shuffles), each
+ * row stored whole, instead of a scalar store per value. */
+SKL_ATTR static inline void SKL(scatter)(const samp_group *g, int w, const SKL(vd) *x, double *trs) {
+  const SKL(vd) x3 = w == 4 ? x[3] : x[2];
+  const SKL(vd) t0 = __builtin_shufflevector(x[0], x[1], 0, 8, 1, 9, 2, 10, 3, 11);
+  const SKL(vd) t1 = __builtin_shufflevector(x[0], x[1], 4, 12, 5, 13, 6, 14, 7, 15);
+  const SKL(vd) t2 = __builtin_shufflevector(x[2], x3, 0, 8, 1, 9, 2, 10, 3, 11);
+  const SKL(vd) t3 = __builtin_shufflevector(x[2], x3, 4, 12, 5, 13, 6, 14, 7, 15);
+  SKL(vd) row[4]; /* row[k]: lanes 2k and 2k + 1, four values each */
+  row[0] = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 2, 3, 10, 11);
+  row[1] = __builtin_shufflevector(t0, t2, 4, 5, 12, 13, 6, 7, 14, 15);
+  row[2] = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 2, 3, 10, 11);
+  row[3] = __builtin_shufflevector(t1, t3, 4, 5, 12, 13, 6, 7, 14, 15);
+  const double *r = (const double *)row;
+  const size_t bytes = (size_t)w * sizeof(double);
   for (int j = 0; j < g->lanes; j++)
-    trs[g->at[j] + (size_t)i] = d[j];
+    memcpy(trs + g->at[j], r + 4 * j, bytes);
 }
 
 /* A group of LINEAR translations or scales: sv + (ev - sv) * gradient, or
  * the key itself past the last one. */
 SKL_ATTR static void SKL(vec3)(const samp_group *g, size_t key, double grad, double *trs) {
   const double *d = g->data + key * 3 * SAMP_LANES;
-  if (key + 1 > g->count - 1) {
+  SKL(vd) x[3];
+  for (int i = 0; i < 3; i++)
+    x[i] = SKL(load)(d + i * SAMP_LANES);
+  if (key + 1 <= g->count - 1) {
+    const double *e = d + 3 * SAMP_LANES;
     for (int i = 0; i < 3; i++)
-      SKL(scatter)(g, i, SKL(load)(d + i * SAMP_LANES), trs);
-    return;
+      x[i] = x[i] + (SKL(load)(e + i * SAMP_LANES) - x[i]) * grad;
   }
-  const double *e = d + 3 * SAMP_LANES;
-  for (int i = 0; i < 3; i++) {
-    const SKL(vd) sv = SKL(load)(d + i * SAMP_LANES), ev = SKL(load)(e + i * SAMP_LANES);
-    SKL(scatter)(g, i, sv + (ev - sv) * grad, trs);
-  }
+  SKL(scatter)(g, 3, x, trs);
 }
 
 /* A group of LINEAR rotations, first half: the slerp's two sines'
@@ -67,9 +78,11 @@ SKL_ATTR static void SKL(rot_args)(const samp_group *g, size_t key, double grad,
 /* Second half, with the sines of rot_args' arguments. */
 SKL_ATTR static void SKL(rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs) {
   const double *d = g->data + key * 8 * SAMP_LANES;
+  SKL(vd) x[4];
   if (key + 1 > g->count - 1) {
     for (int i = 0; i < 4; i++)
-      SKL(scatter)(g, i, SKL(load)(d + i * SAMP_LANES), trs);
+      x[i] = SKL(load)(d + i * SAMP_LANES);
+    SKL(scatter)(g, 4, x, trs);
     return;
   }
   const double *e = d + 8 * SAMP_LANES; /* the next key: q */
@@ -80,13 +93,79 @@ SKL_ATTR static void SKL(rot_finish)(const samp_group *g, size_t key, double gra
   const SKL(vd) num3 = SKL(pick)(lin, SKL(splat)(1 - grad), s0 * num6);
   const SKL(vd) num2 = SKL(pick)(lin, SKL(pick)(neg, SKL(splat)(-grad), SKL(splat)(grad)),
                                  SKL(pick)(neg, -s1 * num6, s1 * num6));
-  for (int i = 0; i < 4; i++) {
-    const SKL(vd) l = SKL(load)(d + i * SAMP_LANES), q = SKL(load)(e + i * SAMP_LANES);
-    SKL(scatter)(g, i, num3 * l + num2 * q, trs);
+  for (int i = 0; i < 4; i++)
+    x[i] = num3 * SKL(load)(d + i * SAMP_LANES) + num2 * SKL(load)(e + i * SAMP_LANES);
+  SKL(scatter)(g, 4, x, trs);
+}
+
+/* c[k][f] = r[f][k]: eight rows of eight doubles transposed (three rounds
+ * of shuffles: pairs of lanes, pairs of pairs, halves). */
+SKL_ATTR static inline void SKL(transpose8)(const SKL(vd) *r, SKL(vd) *c) {
+  SKL(vd) t[8], u[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+    t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+  }
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; k += 4)
+#pragma GCC unroll 8
+    for (int h = 0; h < 2; h++) {
+      u[k + h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[k + h + 2] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+#pragma GCC unroll 8
+  for (int k = 0; k < 4; k++) {
+    c[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    c[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
   }
 }
 
-static const samp_lanes SKL(lanes) = {SKL(vec3), SKL(rot_args), SKL(rot_finish)};
+/* Frames [p0, p0 + n) (n <= 16, inside one 16-pose block) from the stage
+ * (AoS, a frame of B * SK_ANIM_TRS after another) to the kernel's rows:
+ * per bone, eight frames' TRS transposed into one vector per component and
+ * stored whole; the rest value by value. */
+SKL_ATTR static void SKL(flush)(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o) {
+  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  const size_t per = bones * SK_ANIM_TRS, ps = o->pose_stride;
+  for (size_t b = 0; b < bones; b++) {
+    const size_t at = o->offset[b] + base;
+    size_t j = 0;
+    for (; j + SAMP_LANES <= n; j += SAMP_LANES) {
+      SKL(vd) r[8], hi[8], c[8], d[8];
+#pragma GCC unroll 8
+      for (int f = 0; f < 8; f++) {
+        const double *src = stage + (j + (size_t)f) * per + b * SK_ANIM_TRS;
+        r[f] = SKL(load)(src);      /* components 0..7 */
+        hi[f] = SKL(load)(src + 2); /* 2..9: lanes 6 and 7 are components 8 and 9 */
+      }
+      SKL(transpose8)(r, c);
+      SKL(transpose8)(hi, d);
+#pragma GCC unroll 10
+      for (int k = 0; k < SK_ANIM_TRS; k++) {
+        const SKL(vd) v = k < 8 ? c[k] : d[k - 2];
+        if (o->f64 != NULL) {
+          memcpy(o->f64 + at + (size_t)k * ps + j, &v, sizeof v);
+        } else {
+          typedef float vf __attribute__((vector_size(SAMP_LANES * 4)));
+          const vf w = __builtin_convertvector(v, vf);
+          memcpy(o->f32 + at + (size_t)k * ps + j, &w, sizeof w);
+        }
+      }
+    }
+    for (; j < n; j++) {
+      const double *src = stage + j * per + b * SK_ANIM_TRS;
+      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
+        if (o->f64 != NULL)
+          o->f64[at + k * ps + j] = src[k];
+        else
+          o->f32[at + k * ps + j] = (float)src[k];
+      }
+    }
+  }
+}
+
+static const samp_lanes SKL(lanes) = {SKL(vec3), SKL(rot_args), SKL(rot_finish), SKL(flush)};
 
 #undef SKL
 #undef SKL_ATTR

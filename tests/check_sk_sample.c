@@ -164,7 +164,8 @@ END_TEST
 
 /* The kernel layouts hold the same values as the plain TRS arrays, in the
  * places sk_kernel_blocked_layout and the row layout define. */
-START_TEST(test_kernel_layouts) {
+/* False when the CPU lacks `path`. */
+static bool layouts_on_path(const char *path) {
   sk_skeleton *s;
   sk_anim *an;
   load("Fox.glb", &s, &an);
@@ -177,6 +178,15 @@ START_TEST(test_kernel_layouts) {
   sk_anim_layer l = {.clip = 1, .weight = 1, .loop = true};
   sk_sample_ctx *c;
   ck_assert_int_eq(sk_sample_ctx_create(sp, &l, 1, &c), 0);
+  int rc = sk_sample_ctx_set_path(c, path);
+  ck_assert(rc == 0 || rc == SK_EUNSUPPORTED);
+  if (rc != 0) {
+    sk_sample_ctx_destroy(c);
+    sk_sampler_destroy(sp);
+    sk_anim_destroy(an);
+    sk_skeleton_destroy(s);
+    return false;
+  }
   double *aos = malloc(n * nb * SK_ANIM_TRS * sizeof *aos);
   sk_sample_out o = {.f64 = aos};
   sk_sample_run(c, t, 0, n, &o);
@@ -227,6 +237,15 @@ START_TEST(test_kernel_layouts) {
   sk_sampler_destroy(sp);
   sk_anim_destroy(an);
   sk_skeleton_destroy(s);
+  return true;
+}
+
+START_TEST(test_kernel_layouts) {
+  static const char *const paths[] = {"avx512", "avx2", "generic"};
+  int ran = 0;
+  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+    ran += layouts_on_path(paths[i]);
+  ck_assert_int_ge(ran, 1);
 }
 END_TEST
 
