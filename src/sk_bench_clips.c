@@ -6,7 +6,8 @@
  *   route    the daemon's pose route without HTTP: a 1024-frame range
  *            parsed and sampled into poses, answered in binary (sk_frames)
  *   ceiling  the most exact sampling + the exact kernel can make here:
- *            1 / (sines per bone-frame x one sin + the kernel alone)
+ *            1 / (sines per bone-frame x one sin + the kernel alone), the
+ *            sine timed with sk_vsin on the clip's own slerp arguments
  * on Fox's Walk (24 bones), mannequiny's walk (45) and rig65's Wave (65
  * bones, tests/data/gltf/make_rig65.py),
  * and `skinner frames` writing the same frames to a file (page cache) over
@@ -25,6 +26,7 @@
 #include "sk_fdlibm.h"
 #include "sk_frames.h"
 #include "sk_shot.h"
+#include "sk_vsin.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_bench_time.h"
@@ -89,26 +91,60 @@ enum { BC_SAMPLE, BC_EXACT, BC_KERNEL, BC_ROUTE, BC_CEILING, BC_ROWS };
 static const char *const k_row[BC_ROWS] = {"sample", "exact", "kernel", "route", "ceiling"};
 
 /* ---- the ceiling of exact sampling ---------------------------------------
- * Babylon's bits need V8's scalar sin (sk_fdlibm_sin): two per LINEAR rotation channel
- * and frame (the slerp's sin((1-t)θ) and sin(tθ); acos and 1/sin θ are per
- * key interval). The ceiling row is 1 / (s * t_sin + t_kernel): s sines per
- * bone-frame of the clip, t_sin one sin, t_kernel the exact kernel's time
- * per bone matrix on rows already sampled, all measured in this run. */
+ * Babylon's bits need V8's sin (sk_fdlibm_sin, computed in SIMD lanes by
+ * sk_vsin with the same bits): two per LINEAR rotation channel and frame
+ * (the slerp's sin((1-t)θ) and sin(tθ); acos and 1/sin θ are per key
+ * interval). The ceiling row is 1 / (s * t_sin + t_kernel): s sines per
+ * bone-frame of the clip, t_sin one sine of sk_vsin on the clip's own slerp
+ * arguments, t_kernel the exact kernel's time per bone matrix on rows
+ * already sampled, all measured in this run. */
 
-/* Seconds per sin call over arguments in the slerp's range, best of reps. */
-static double time_sin(int reps) {
-  static double arg[4096];
-  for (size_t i = 0; i < 4096; i++) {
-    double theta = 0.01 + (double)(i % 997) * 0.0015, t = (double)(i % 61) / 60.0;
-    arg[i] = i & 1 ? t * theta : (1 - t) * theta;
+#define BC_SIN_ARGS 4096
+
+/* The clip's slerp arguments at the bench's frames (60 fps, looping), in
+ * sampling order: (1 - t)θ and tθ of every LINEAR rotation channel whose
+ * keys are not nearly equal (Babylon's slerp has no sine there). */
+static size_t clip_sin_args(const bc_asset *a, double *arg) {
+  const sk_anim_clip *c = &a->an->clips[a->clip_index];
+  size_t n = 0;
+  for (size_t f = 0; f < 100000 && n + 2 <= BC_SIN_ARGS; f++) {
+    const double frame = c->end_frame > 0 ? fmod((double)f, c->end_frame) : 0;
+    for (size_t i = 0; i < c->channel_count && n + 2 <= BC_SIN_ARGS; i++) {
+      const sk_anim_channel *ch = &c->channels[i];
+      if (ch->path != SK_ANIM_ROTATION || ch->interp != SK_ANIM_LINEAR || ch->count < 2)
+        continue;
+      size_t k = 0;
+      while (k + 2 < ch->count && ch->frames[k + 1] <= frame)
+        k++;
+      const double t = frame <= ch->frames[k] ? 0 : frame >= ch->frames[k + 1] ? 1 :
+                       (frame - ch->frames[k]) / (ch->frames[k + 1] - ch->frames[k]);
+      const float *q0 = ch->values + 4 * k, *q1 = q0 + 4;
+      double dot = fabs((double)q0[0] * q1[0] + (double)q0[1] * q1[1] + (double)q0[2] * q1[2] + (double)q0[3] * q1[3]);
+      if (dot > 0.999999)
+        continue;
+      const double theta = sk_fdlibm_acos(dot);
+      arg[n++] = (1 - t) * theta;
+      arg[n++] = t * theta;
+    }
   }
+  return n;
+}
+
+/* Seconds per sine of sk_vsin over the clip's slerp arguments, best of
+ * reps (0 when the clip has none). */
+static double time_sin(const bc_asset *a, int reps) {
+  static double arg[BC_SIN_ARGS], out[BC_SIN_ARGS];
+  const size_t n = clip_sin_args(a, arg);
+  if (n == 0)
+    return 0;
   double best = 1, acc = 0;
   for (int k = 0; k < reps; k++) {
     double t0 = sk_bench_cpu_s();
-    for (int r = 0; r < 1000; r++)
-      for (size_t i = 0; i < 4096; i++)
-        acc += sk_fdlibm_sin(arg[i]);
-    double dt = (sk_bench_cpu_s() - t0) / (1000.0 * 4096);
+    for (int r = 0; r < 1000; r++) {
+      sk_vsin(arg, out, n);
+      acc += out[r % n];
+    }
+    double dt = (sk_bench_cpu_s() - t0) / (1000.0 * (double)n);
     best = dt < best ? dt : best;
   }
   return acc == 12345.0 ? best * 2 : best; /* keeps acc alive */
@@ -352,7 +388,7 @@ int sk_bench_clips_main(int argc, char **argv) {
     snprintf(name, sizeof name, "%s:%s", a->file, a->an->clips[a->clip_index].name);
     for (int row = 0; row < BC_ROWS; row++) {
       if (row == BC_CEILING) {
-        double t_sin = time_sin(reps), spb = sines_per_bone(a), t_kernel = time_kernel(a, reps, budget);
+        double t_sin = time_sin(a, reps), spb = sines_per_bone(a), t_kernel = time_kernel(a, reps, budget);
         double rate = t_kernel > 0 ? 1 / (spb * t_sin + t_kernel) : 0;
         if (json)
           printf(",{\"clip\":\"%s\",\"row\":\"ceiling\",\"bones\":%zu,\"rate\":%.6g,\"sin_ns\":%.4g,"

@@ -38,6 +38,9 @@ typedef struct samp_line {
 typedef double samp_vd __attribute__((vector_size(SAMP_LANES * 8)));
 typedef int64_t samp_vi __attribute__((vector_size(SAMP_LANES * 8)));
 
+/* A group's frames of a block: SAMP_LANES frames x SAMP_LANES lanes per component. */
+#define SAMP_TILE (SAMP_LANES * SAMP_LANES)
+
 enum { GROUP_VEC3, GROUP_ROT };
 
 /* Up to SAMP_LANES LINEAR channels of one kind (translations and scales,
@@ -52,8 +55,12 @@ typedef struct samp_group {
   int lanes;
   size_t count;           /* keys */
   size_t at[SAMP_LANES];  /* where lane j writes in a B * SK_ANIM_TRS frame: bone * SK_ANIM_TRS + comp */
+  size_t bone[SAMP_LANES];
+  int comp[SAMP_LANES];
   double *data;           /* owned */
 } samp_group;
+
+typedef struct samp_clip samp_clip;
 
 /* One ISA's group functions (sk_sample_lanes.h). */
 typedef struct samp_lanes {
@@ -61,9 +68,19 @@ typedef struct samp_lanes {
   void (*rot_args)(const samp_group *g, size_t key, double grad, double *args);
   void (*rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs);
   void (*flush)(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o);
+  void (*vec3_tile)(const samp_group *g, size_t key, double grad, double *tile);
+  void (*rot_tile)(const samp_group *g, size_t key, double grad, const double *sines, double *tile);
+  void (*tile_flush)(const samp_group *g, const double *tile, size_t p0, size_t m, const sk_sample_out *o);
+  void (*rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m, const sk_sample_out *o);
 } samp_lanes;
 
-typedef struct samp_clip {
+/* Components of a bone no channel of the clip drives (the rest TRS). */
+typedef struct samp_rest {
+  size_t bone;
+  int comp, width;
+} samp_rest;
+
+struct samp_clip {
   bool built; /* false: a clip sk_sampler_create_clips left out */
   double end_frame;
   size_t count;
@@ -74,7 +91,9 @@ typedef struct samp_clip {
   samp_group *groups;  /* owned */
   size_t single_count;
   size_t *singles; /* owned: the channels in no group (STEP, CUBICSPLINE, one key), by index */
-} samp_clip;
+  size_t rest_count;
+  samp_rest *rest; /* owned */
+};
 
 struct sk_sampler {
   sk_anim *anim; /* a reference */
@@ -102,6 +121,7 @@ struct sk_sample_ctx {
   samp_layer *layers;
   const samp_lanes *lanes;
   double *sines; /* 2 * SAMP_LANES per rotation group: the arguments, then their sines */
+  double *tile;  /* one layer into rows: 4 * SAMP_TILE per group (samp_lanes.tile_flush) */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
   double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
 };
@@ -192,6 +212,8 @@ static int clip_group(samp_clip *c) {
           *g = (samp_group){.line = li, .kind = kind, .count = ch->count};
         }
         lane[g->lanes] = ch;
+        g->bone[g->lanes] = (size_t)ch->bone;
+        g->comp[g->lanes] = ch->comp;
         g->at[g->lanes++] = (size_t)ch->bone * SK_ANIM_TRS + (size_t)ch->comp;
       }
     }
@@ -200,7 +222,23 @@ static int clip_group(samp_clip *c) {
   return 0;
 }
 
-static int clip_build(const sk_anim_clip *src, samp_clip *c) {
+/* The (bone, T/R/S) parts no kept channel writes. */
+static int clip_rest(samp_clip *c, size_t bones) {
+  static const int comp[3] = {0, 3, 7}, width[3] = {3, 4, 3};
+  if ((c->rest = malloc((bones > 0 ? 3 * bones : 1) * sizeof *c->rest)) == NULL)
+    return SK_ENOMEM;
+  for (size_t b = 0; b < bones; b++)
+    for (int part = 0; part < 3; part++) {
+      bool driven = false;
+      for (size_t k = 0; k < c->count && !driven; k++)
+        driven = c->chans[k].bone == (int32_t)b && c->chans[k].comp == comp[part];
+      if (!driven)
+        c->rest[c->rest_count++] = (samp_rest){.bone = b, .comp = comp[part], .width = width[part]};
+    }
+  return 0;
+}
+
+static int clip_build(const sk_anim_clip *src, size_t bones, samp_clip *c) {
   c->built = true;
   c->end_frame = src->end_frame;
   c->count = 0;
@@ -229,7 +267,8 @@ static int clip_build(const sk_anim_clip *src, samp_clip *c) {
       c->lines[c->line_count++] = (samp_line){.frames = ch->frames, .count = ch->count};
     sc->line = li;
   }
-  return clip_group(c);
+  int rc = clip_group(c);
+  return rc ? rc : clip_rest(c, bones);
 }
 
 void sk_sampler_destroy(sk_sampler *s) {
@@ -242,6 +281,7 @@ void sk_sampler_destroy(sk_sampler *s) {
       free(s->clips[c].groups[g].data);
     free(s->clips[c].groups);
     free(s->clips[c].singles);
+    free(s->clips[c].rest);
     free(s->clips[c].chans);
     free(s->clips[c].lines);
   }
@@ -271,7 +311,7 @@ int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_
     bool wanted = layers == NULL;
     for (size_t i = 0; i < count && !wanted; i++)
       wanted = layers[i].clip == c;
-    if (wanted && clip_build(&a->clips[c], &s->clips[c]) != 0) {
+    if (wanted && clip_build(&a->clips[c], a->bone_count, &s->clips[c]) != 0) {
       sk_sampler_destroy(s);
       return SK_ENOMEM;
     }
@@ -289,6 +329,7 @@ size_t sk_sampler_memory(const sk_sampler *s) {
   for (size_t c = 0; c < s->clip_count; c++) {
     const samp_clip *cl = &s->clips[c];
     n += cl->count * (sizeof *cl->chans + sizeof *cl->lines + sizeof *cl->groups + sizeof *cl->singles);
+    n += cl->built ? 3 * s->anim->bone_count * sizeof *cl->rest : 0;
     for (size_t g = 0; g < cl->group_count; g++)
       n += cl->groups[g].count * (cl->groups[g].kind == GROUP_ROT ? 8 : 3) * SAMP_LANES * sizeof(double);
     for (size_t k = 0; k < cl->count; k++) {
@@ -359,6 +400,7 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   }
   free(c->layers);
   free(c->sines);
+  free(c->tile);
   free(c->blend);
   free(c->stage);
   free(c);
@@ -388,10 +430,14 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   c->s = s;
   c->bones = nb;
   c->lanes = lanes_path(NULL);
-  size_t rot = 1;
-  for (size_t i = 0; i < count; i++)
+  size_t rot = 1, groups = 1;
+  for (size_t i = 0; i < count; i++) {
     rot = s->clips[layers[i].clip].rot_groups > rot ? s->clips[layers[i].clip].rot_groups : rot;
-  if ((c->sines = malloc(2 * SAMP_LANES * rot * sizeof *c->sines)) == NULL) {
+    groups = s->clips[layers[i].clip].group_count > groups ? s->clips[layers[i].clip].group_count : groups;
+  }
+  /* calloc: frames past a short block's end are transposed, never stored */
+  if ((c->sines = malloc(2 * SAMP_LANES * rot * sizeof *c->sines)) == NULL ||
+      (c->tile = calloc(4 * SAMP_TILE * groups, sizeof *c->tile)) == NULL) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
@@ -521,21 +567,33 @@ static double clip_frame(double end_frame, double time, bool loop) {
  * writes the same components every frame, so those stay as they are. The
  * rotation groups' sines are computed together (sk_vsin: the same bits as
  * sk_fdlibm_sin one by one). */
-static void layer_sample(sk_sample_ctx *ctx, samp_layer *l, double t, double *trs) {
+/* Moves the layer's cursors to frame time `t` and sets its gradients. */
+static void layer_seek(samp_layer *l, double t) {
   const samp_clip *c = l->clip;
-  const samp_lanes *v = ctx->lanes;
   double frame = clip_frame(c->end_frame, sk_sample_layer_time(l->offset, t), l->loop);
   for (size_t k = 0; k < c->line_count; k++)
     line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);
+}
+
+/* The rotation groups' sines at the layer's cursors, in ctx->sines. */
+static void layer_sines(sk_sample_ctx *ctx, const samp_layer *l) {
+  const samp_clip *c = l->clip;
+  for (size_t k = 0; k < c->rot_groups; k++) {
+    const samp_group *g = &c->groups[k];
+    ctx->lanes->rot_args(g, l->cur[g->line], l->grad[g->line], ctx->sines + 2 * SAMP_LANES * k);
+  }
+  sk_vsin(ctx->sines, ctx->sines, 2 * SAMP_LANES * c->rot_groups);
+}
+
+static void layer_sample(sk_sample_ctx *ctx, samp_layer *l, double t, double *trs) {
+  const samp_clip *c = l->clip;
+  const samp_lanes *v = ctx->lanes;
+  layer_seek(l, t);
   for (size_t k = 0; k < c->single_count; k++) {
     const samp_chan *ch = &c->chans[c->singles[k]];
     chan_value(ch, l->cur[ch->line], l->grad[ch->line], trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
   }
-  for (size_t k = 0; k < c->rot_groups; k++) {
-    const samp_group *g = &c->groups[k];
-    v->rot_args(g, l->cur[g->line], l->grad[g->line], ctx->sines + 2 * SAMP_LANES * k);
-  }
-  sk_vsin(ctx->sines, ctx->sines, 2 * SAMP_LANES * c->rot_groups);
+  layer_sines(ctx, l);
   for (size_t k = 0; k < c->rot_groups; k++) {
     const samp_group *g = &c->groups[k];
     v->rot_finish(g, l->cur[g->line], l->grad[g->line], ctx->sines + 2 * SAMP_LANES * k, trs);
@@ -543,6 +601,61 @@ static void layer_sample(sk_sample_ctx *ctx, samp_layer *l, double t, double *tr
   for (size_t k = c->rot_groups; k < c->group_count; k++) {
     const samp_group *g = &c->groups[k];
     v->vec3(g, l->cur[g->line], l->grad[g->line], trs);
+  }
+}
+
+/* The index of frame p of row element 0 (sk_sample_out). */
+static size_t row_index(const sk_sample_out *o, size_t p) {
+  return o->block_stride ? (p / 16) * o->block_stride + p % 16 : p;
+}
+
+/* Frame p of one layer, as lane f of the block's tiles; the singles
+ * straight to the rows (they are few: STEP, CUBICSPLINE, one-key). */
+static void layer_tile(sk_sample_ctx *ctx, samp_layer *l, double t, size_t p, size_t f, const sk_sample_out *o) {
+  const samp_clip *c = l->clip;
+  const samp_lanes *v = ctx->lanes;
+  layer_seek(l, t);
+  const size_t base = row_index(o, p);
+  for (size_t k = 0; k < c->single_count; k++) {
+    const samp_chan *ch = &c->chans[c->singles[k]];
+    double x[4];
+    chan_value(ch, l->cur[ch->line], l->grad[ch->line], x);
+    for (int i = 0; i < ch->width; i++) {
+      const size_t at = o->offset[ch->bone] + base + (size_t)(ch->comp + i) * o->pose_stride;
+      if (o->f64 != NULL)
+        o->f64[at] = x[i];
+      else
+        o->f32[at] = (float)x[i];
+    }
+  }
+  layer_sines(ctx, l);
+  for (size_t k = 0; k < c->rot_groups; k++) {
+    const samp_group *g = &c->groups[k];
+    v->rot_tile(g, l->cur[g->line], l->grad[g->line], ctx->sines + 2 * SAMP_LANES * k,
+                ctx->tile + k * 4 * SAMP_TILE + f * SAMP_LANES);
+  }
+  for (size_t k = c->rot_groups; k < c->group_count; k++) {
+    const samp_group *g = &c->groups[k];
+    v->vec3_tile(g, l->cur[g->line], l->grad[g->line], ctx->tile + k * 4 * SAMP_TILE + f * SAMP_LANES);
+  }
+}
+
+/* One layer into the kernel's rows: SAMP_LANES frames at a time (blocks
+ * end on multiples of SAMP_LANES, so none crosses a 16-pose block), each
+ * group's values gathered in its tile and stored as whole rows. */
+static void run_rows_one_layer(sk_sample_ctx *c, const double *times, size_t begin, size_t end,
+                               const sk_sample_out *o) {
+  samp_layer *l = &c->layers[0];
+  const samp_clip *cl = l->clip;
+  for (size_t p0 = begin; p0 < end;) {
+    size_t stop = (p0 / SAMP_LANES + 1) * SAMP_LANES;
+    stop = stop < end ? stop : end;
+    for (size_t p = p0; p < stop; p++)
+      layer_tile(c, l, times[p], p, p - p0, o);
+    for (size_t k = 0; k < cl->group_count; k++)
+      c->lanes->tile_flush(&cl->groups[k], c->tile + k * 4 * SAMP_TILE, p0, stop - p0, o);
+    c->lanes->rest_fill(cl, c->s->anim->rest, p0, stop - p0, o);
+    p0 = stop;
   }
 }
 
@@ -585,20 +698,13 @@ static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_o
 }
 
 void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out) {
+  if (c->count == 1 && out->offset != NULL) {
+    run_rows_one_layer(c, times, begin, end, out);
+    return;
+  }
   const size_t per = c->bones * SK_ANIM_TRS;
   size_t group = begin;
   for (size_t p = begin; p < end; p++) {
-    if (c->count == 1 && out->offset != NULL) {
-      /* One layer into kernel rows: sampled straight into the frame's stage
-       * slot, which holds the rest TRS where the clip writes nothing (set
-       * at creation), instead of into the layer's buffer and copied. */
-      layer_sample(c, &c->layers[0], times[p], c->stage + (p - group) * per);
-      if ((p + 1) % 16 == 0 || p + 1 == end) {
-        c->lanes->flush(c->stage, c->bones, group, p + 1 - group, out);
-        group = p + 1;
-      }
-      continue;
-    }
     for (size_t i = 0; i < c->count; i++)
       layer_sample(c, &c->layers[i], times[p], c->layers[i].trs);
     /* One layer: its weight normalises to exactly 1, and sk_anim's

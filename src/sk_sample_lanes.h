@@ -52,9 +52,8 @@ SKL_ATTR static inline void SKL(scatter)(const samp_group *g, int w, const SKL(v
 
 /* A group of LINEAR translations or scales: sv + (ev - sv) * gradient, or
  * the key itself past the last one. */
-SKL_ATTR static void SKL(vec3)(const samp_group *g, size_t key, double grad, double *trs) {
+SKL_ATTR static inline void SKL(vec3_x)(const samp_group *g, size_t key, double grad, SKL(vd) *x) {
   const double *d = g->data + key * 3 * SAMP_LANES;
-  SKL(vd) x[3];
   for (int i = 0; i < 3; i++)
     x[i] = SKL(load)(d + i * SAMP_LANES);
   if (key + 1 <= g->count - 1) {
@@ -62,7 +61,20 @@ SKL_ATTR static void SKL(vec3)(const samp_group *g, size_t key, double grad, dou
     for (int i = 0; i < 3; i++)
       x[i] = x[i] + (SKL(load)(e + i * SAMP_LANES) - x[i]) * grad;
   }
+}
+
+SKL_ATTR static void SKL(vec3)(const samp_group *g, size_t key, double grad, double *trs) {
+  SKL(vd) x[3];
+  SKL(vec3_x)(g, key, grad, x);
   SKL(scatter)(g, 3, x, trs);
+}
+
+/* The same into a tile (samp_tile_flush): component i at tile + i * SAMP_TILE. */
+SKL_ATTR static void SKL(vec3_tile)(const samp_group *g, size_t key, double grad, double *tile) {
+  SKL(vd) x[3];
+  SKL(vec3_x)(g, key, grad, x);
+  for (int i = 0; i < 3; i++)
+    memcpy(tile + i * SAMP_TILE, &x[i], sizeof x[i]);
 }
 
 /* A group of LINEAR rotations, first half: the slerp's two sines'
@@ -76,13 +88,12 @@ SKL_ATTR static void SKL(rot_args)(const samp_group *g, size_t key, double grad,
 }
 
 /* Second half, with the sines of rot_args' arguments. */
-SKL_ATTR static void SKL(rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs) {
+SKL_ATTR static inline void SKL(rot_x)(const samp_group *g, size_t key, double grad, const double *sines,
+                                      SKL(vd) *x) {
   const double *d = g->data + key * 8 * SAMP_LANES;
-  SKL(vd) x[4];
   if (key + 1 > g->count - 1) {
     for (int i = 0; i < 4; i++)
       x[i] = SKL(load)(d + i * SAMP_LANES);
-    SKL(scatter)(g, 4, x, trs);
     return;
   }
   const double *e = d + 8 * SAMP_LANES; /* the next key: q */
@@ -95,7 +106,19 @@ SKL_ATTR static void SKL(rot_finish)(const samp_group *g, size_t key, double gra
                                  SKL(pick)(neg, -s1 * num6, s1 * num6));
   for (int i = 0; i < 4; i++)
     x[i] = num3 * SKL(load)(d + i * SAMP_LANES) + num2 * SKL(load)(e + i * SAMP_LANES);
+}
+
+SKL_ATTR static void SKL(rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs) {
+  SKL(vd) x[4];
+  SKL(rot_x)(g, key, grad, sines, x);
   SKL(scatter)(g, 4, x, trs);
+}
+
+SKL_ATTR static void SKL(rot_tile)(const samp_group *g, size_t key, double grad, const double *sines, double *tile) {
+  SKL(vd) x[4];
+  SKL(rot_x)(g, key, grad, sines, x);
+  for (int i = 0; i < 4; i++)
+    memcpy(tile + i * SAMP_TILE, &x[i], sizeof x[i]);
 }
 
 /* c[k][f] = r[f][k]: eight rows of eight doubles transposed (three rounds
@@ -165,7 +188,60 @@ SKL_ATTR static void SKL(flush)(const double *stage, size_t bones, size_t p0, si
   }
 }
 
-static const samp_lanes SKL(lanes) = {SKL(vec3), SKL(rot_args), SKL(rot_finish), SKL(flush)};
+/* m <= SAMP_LANES frames (lanes) of v to row element `at` onward. */
+SKL_ATTR static inline void SKL(put_row)(const sk_sample_out *o, size_t at, size_t m, SKL(vd) v) {
+  if (o->f64 != NULL) {
+    if (m == SAMP_LANES)
+      memcpy(o->f64 + at, &v, sizeof v);
+    else
+      for (size_t f = 0; f < m; f++)
+        o->f64[at + f] = v[f];
+    return;
+  }
+  typedef float vf __attribute__((vector_size(SAMP_LANES * 4)));
+  const vf w = __builtin_convertvector(v, vf);
+  if (m == SAMP_LANES)
+    memcpy(o->f32 + at, &w, sizeof w);
+  else
+    for (size_t f = 0; f < m; f++)
+      o->f32[at + f] = w[f];
+}
+
+/* A group's tile (frame f, lane j of component i at tile + i * SAMP_TILE +
+ * f * SAMP_LANES + j) to the kernel's rows, frames p0 .. p0 + m - 1 (in one
+ * 16-pose block): each component's 8 x 8 block transposed so each channel
+ * gets its frames as one vector, stored whole. */
+SKL_ATTR static void SKL(tile_flush)(const samp_group *g, const double *tile, size_t p0, size_t m,
+                                     const sk_sample_out *o) {
+  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  const int w = g->kind == GROUP_ROT ? 4 : 3;
+  for (int i = 0; i < w; i++) {
+    SKL(vd) r[8], c[8];
+#pragma GCC unroll 8
+    for (int f = 0; f < 8; f++)
+      r[f] = SKL(load)(tile + i * SAMP_TILE + f * SAMP_LANES);
+    SKL(transpose8)(r, c);
+    for (int j = 0; j < g->lanes; j++)
+      SKL(put_row)(o, o->offset[g->bone[j]] + base + (size_t)(g->comp[j] + i) * o->pose_stride, m, c[j]);
+  }
+}
+
+/* Frames p0 .. p0 + m - 1 (in one 16-pose block) of the components no
+ * channel of the clip drives: the rest TRS. */
+SKL_ATTR static void SKL(rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m,
+                                    const sk_sample_out *o) {
+  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  for (size_t r = 0; r < c->rest_count; r++) {
+    const samp_rest *rs = &c->rest[r];
+    const double *x = rest + rs->bone * SK_ANIM_TRS + rs->comp;
+    const size_t at = o->offset[rs->bone] + base + (size_t)rs->comp * o->pose_stride;
+    for (int i = 0; i < rs->width; i++)
+      SKL(put_row)(o, at + (size_t)i * o->pose_stride, m, SKL(splat)(x[i]));
+  }
+}
+
+static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_finish), SKL(flush),
+                                      SKL(vec3_tile), SKL(rot_tile),   SKL(tile_flush), SKL(rest_fill)};
 
 #undef SKL
 #undef SKL_ATTR

@@ -226,6 +226,25 @@ static bool layouts_on_path(const char *path) {
         ck_assert(blk32[at] == (float)v);
         ck_assert(memcmp(&rows[roff[b] + k * rs + p], &v, sizeof v) == 0);
       }
+  /* Two layers go through the stage (blend, then 8 frames transposed at a
+   * time): the same places. */
+  sk_anim_layer two[2] = {{.clip = 1, .weight = 0.6, .loop = true}, {.clip = 0, .weight = 0.4, .loop = true}};
+  sk_sample_ctx *c2;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, two, 2, &c2), 0);
+  ck_assert_int_eq(sk_sample_ctx_set_path(c2, path), 0);
+  sk_sample_run(c2, t, 0, n, &o);
+  sk_sample_run(c2, t, 0, 5, &ob);
+  sk_sample_run(c2, t, 5, n, &ob);
+  sk_sample_run(c2, t, 0, n, &ob32);
+  for (size_t p = 0; p < n; p++)
+    for (size_t b = 0; b < nb; b++)
+      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
+        double v = aos[(p * nb + b) * SK_ANIM_TRS + k];
+        size_t at = off[b] + (p / 16) * bs + k * ps + p % 16;
+        ck_assert(memcmp(&blk[at], &v, sizeof v) == 0);
+        ck_assert(blk32[at] == (float)v);
+      }
+  sk_sample_ctx_destroy(c2);
   free(rows);
   free(roff);
   free(blk);
