@@ -4,7 +4,7 @@ tests/oracle/bench_clips.mjs (Babylon.js, Node) on the same clips and frames,
 printed as one table with issue 12's targets and PASS/MISS:
   pipeline >= 100 M bone matrices per CPU-second, >= 40x Babylon.js,
   `skinner frames` to a file in page cache >= 90 % of its in-memory rate;
-and the ceiling of exact sampling on this machine (scalar sin per LINEAR
+and the ceiling of exact sampling on this machine (V8's sin in SIMD lanes per LINEAR
 rotation, the exact kernel alone) with the kernel row's share of it
 (docs/clips.md, "Targets restated": >= 0.8).
 
