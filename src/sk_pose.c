@@ -8,10 +8,12 @@
 
 #include "sk_json.h"
 #include "sk_pose_int.h"
+#include "sk_pose_range.h"
 
 void sk_pose_close(sk_pose *pose) {
   if (!pose->overrides_shared)
     free(pose->overrides);
+  sk_pose_range_unref(pose->range);
   memset(pose, 0, sizeof *pose);
 }
 
