@@ -214,7 +214,7 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
 }
 
 /* The daemon's pose route without HTTP: one frame range of BC_ROUTE_FRAMES
- * frames parsed and sampled (sk_frames_sample_default, the routes' sample
+ * frames parsed and sampled (sk_frames_sample_range, the routes' sample
  * step) and answered in binary float32 (sk_frames_eval), on a cache entry
  * as an upload builds it. */
 #define BC_ROUTE_FRAMES 1024
@@ -245,7 +245,7 @@ static double time_route(const bc_asset *a, int reps, double budget) {
     do {
       sk_pose *poses;
       size_t n;
-      if (sk_frames_sample_default(e->skel, e->anim, j, "", NULL, &poses, &n, NULL) != 0)
+      if (sk_frames_sample_range(e->skel, e->anim, j, "", NULL, &poses, &n, NULL) != 0)
         break;
       out.len = 0;
       sk_frames_eval(e, poses, n, &o, &sc, &out);

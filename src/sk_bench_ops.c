@@ -31,7 +31,7 @@ static double time_request(sk_cache_entry *e, const char *body, int fmt, int rep
     sk_pose *poses = NULL;
     size_t n = 0;
     sk_strbuf out = {0};
-    if (sk_poseops_sample(sk_frames_sample_default, e, j, "", fmt, &owner, &poses, &n, NULL) == 0) {
+    if (sk_poseops_sample(sk_frames_sample_range, e, j, "", fmt, &owner, &poses, &n, NULL) == 0) {
       if (fmt != SK_FRAMES_JSON)
         for (size_t i = 0; i < n; i++)
           poses[i].output = SK_OUT_FINAL;

@@ -7,9 +7,11 @@
 
 #include "sk_json.h"
 #include "sk_kernel.h"
+#include "sk_pose_range.h"
 #include "sk_poseops.h"
 
 const sk_frames_sample_fn sk_frames_sample_default = sk_pose_parse_anim;
+const sk_frames_sample_fn sk_frames_sample_range = sk_pose_parse_range;
 
 /* A slice of sk_frames_write: bounded memory, few sink calls. */
 #define SK_FRAMES_SLICE (64u << 10)
@@ -31,6 +33,7 @@ void sk_frames_scratch_close(sk_frames_scratch *sc) {
   free(sc->changed);
   free(sc->offset);
   free(sc->hits);
+  free(sc->ovr);
   memset(sc, 0, sizeof *sc);
 }
 
@@ -58,6 +61,16 @@ static int reserve_bones(sk_frames_scratch *sc, size_t bones) {
   sc->hits = malloc(bones * sizeof *sc->hits);
   sc->bones_cap = sc->mode && sc->changed && sc->offset && sc->hits ? bones : 0;
   return sc->bones_cap ? 0 : SK_ENOMEM;
+}
+
+/* Room for one materialised frame of a range-form pose. */
+static int reserve_ovr(sk_frames_scratch *sc, size_t bones) {
+  if (bones <= sc->ovr_cap)
+    return 0;
+  free(sc->ovr);
+  sc->ovr = malloc((bones ? bones : 1) * sizeof *sc->ovr);
+  sc->ovr_cap = sc->ovr ? bones : 0;
+  return sc->ovr ? 0 : SK_ENOMEM;
 }
 
 /* Line-aligned grow-only buffer of `n` elements of `size` bytes: a 16-pose
@@ -164,7 +177,12 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
    * changed[b]: some pose sets its matrix. */
   memset(sc->hits, 0, nb * sizeof *sc->hits);
   memset(sc->changed, 0, nb);
-  for (size_t p = 0; p < n; p++)
+  for (size_t p = 0; p < n; p++) {
+    if (poses[p].range != NULL) /* every bone, position, rotation and scaling */
+      for (size_t b = 0; b < nb; b++) {
+        sc->hits[b]++;
+        sc->offset[b] = p;
+      }
     for (size_t k = 0; k < poses[p].count; k++) {
       const sk_override *o = &poses[p].overrides[k];
       if (sc->hits[o->bone] == 0 || sc->offset[o->bone] != p)
@@ -175,6 +193,7 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
       else if ((o->mask & PLAN_TRS) != PLAN_TRS)
         sc->changed[o->bone] |= PLAN_PARTIAL;
     }
+  }
   /* CONST: no pose sets the bone. TRS64: every pose sets it with position,
    * rotation or scaling only, on a local whose TRS is current, so every
    * lane is compose(TRS) from the parsed doubles, which is what the core's
@@ -260,6 +279,68 @@ static void fill_override(const sk_frames_scratch *sc, const sk_skeleton *s, con
   }
 }
 
+/* Lanes [p, q) of range-form poses of `r` (consecutive frames from
+ * `frame`) one by one: each frame's overrides materialised, then filled as
+ * any pose's. */
+static void fill_range_lanes(sk_frames_scratch *sc, const sk_skeleton *s, sk_pose_range *r, size_t frame, size_t p,
+                             size_t q, size_t stride, size_t block) {
+  for (size_t i = p; i < q; i++) {
+    size_t nb = sk_pose_range_materialize(r, frame + (i - p), sc->ovr);
+    for (size_t b = 0; b < nb; b++)
+      fill_override(sc, s, &sc->ovr[b], i, stride, block);
+  }
+}
+
+/* The lanes from p on that hold consecutive frames of one range (up to n):
+ * sampled straight into their TRS64 rows by sk_sample_run, as the kernel
+ * row of `skinner bench --clips` does, instead of B overrides written at
+ * parse time and read back here (24 % of the route, docs/clips.md). The
+ * sampler writes the doubles the overrides would hold, where fill_override
+ * would copy them, so the bits are the same. Returns the lane after the
+ * run. */
+static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_pose *poses, size_t p, size_t n,
+                         size_t stride, size_t block) {
+  sk_pose_range *r = poses[p].range;
+  const size_t f0 = poses[p].frame;
+  size_t q = p + 1;
+  while (q < n && poses[q].range == r && poses[q].frame == f0 + (q - p))
+    q++;
+  /* sk_sample_run writes every bone at its offset: TRS64 rows, or the rows
+   * of a MATRIX bone (16 of them, so the 10 fit), fixed up below. The fast
+   * precision has no TRS64 rows; a run starting inside a 16-lane block
+   * (a /poses batch mixing forms) samples its head lane by lane. */
+  bool direct = sc->input64 != NULL;
+  for (size_t b = 0; direct && b < s->count; b++)
+    direct = sc->mode[b] == SK_KERNEL_TRS64 || sc->mode[b] == SK_KERNEL_MATRIX;
+  size_t a = direct ? (p + 15) / 16 * 16 : q;
+  a = a < q ? a : q;
+  fill_range_lanes(sc, s, r, f0, p, a, stride, block);
+  if (a == q)
+    return q;
+  const sk_sample_out o = {.f64 = sc->input64 + a / 16 * block, .offset = sc->offset, .pose_stride = stride,
+                           .block_stride = block};
+  sk_sample_run(r->ctx, r->times + f0 + (a - p), 0, q - a, &o);
+  /* MATRIX bones (a local that must be decomposed, or a matrix another
+   * pose of the batch sets): each lane gets the core's local of the TRS
+   * just sampled into its rows, which the kernel does not read for them. */
+  for (size_t b = 0; b < s->count; b++) {
+    if (sc->mode[b] != SK_KERNEL_MATRIX)
+      continue;
+    sk_override ov = {.bone = (int32_t)b, .mask = PLAN_TRS};
+    for (size_t i = a; i < q; i++) {
+      const double *d = sc->input64 + sc->offset[b] + i / 16 * block + i % 16;
+      for (size_t k = 0; k < 3; k++) {
+        ov.position[k] = d[k * stride];
+        ov.scaling[k] = d[(7 + k) * stride];
+      }
+      for (size_t k = 0; k < 4; k++)
+        ov.rotation[k] = d[(3 + k) * stride];
+      fill_override(sc, s, &ov, i, stride, block);
+    }
+  }
+  return q;
+}
+
 /* Fills the kernel's input for poses[0..n) under the modes in sc->mode and
  * runs it into `dest` (n*(B+1)*16 floats). */
 static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
@@ -269,7 +350,7 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
   /* Blocked layout: the kernel reads each 16-pose block as one stream. */
   size_t stride, block;
   const size_t floats = sk_kernel_blocked_layout(sc->mode, nb, n, sc->offset, &stride, &block);
-  if (floats == 0 || reserve_aligned((void **)&sc->input, &sc->input_cap, floats, sizeof(float)) ||
+  if (floats == 0 || reserve_ovr(sc, nb) || reserve_aligned((void **)&sc->input, &sc->input_cap, floats, sizeof(float)) ||
       (!fast && reserve_aligned((void **)&sc->input64, &sc->input64_cap, floats, sizeof(double))))
     return SK_ENOMEM;
   const size_t blocks = (n + 15) / 16;
@@ -277,9 +358,15 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
     bool whole = sc->mode[b] == SK_KERNEL_TRS64 && !(sc->changed[b] & PLAN_PARTIAL);
     fill_bone_default(sc, &s->bones[b].local, sc->mode[b], sc->offset[b], whole ? n : 0, blocks, stride, block);
   }
-  for (size_t p = 0; p < n; p++)
+  for (size_t p = 0; p < n;) {
+    if (poses[p].range != NULL) {
+      p = fill_range(sc, s, poses, p, n, stride, block);
+      continue;
+    }
     for (size_t k = 0; k < poses[p].count; k++)
       fill_override(sc, s, &poses[p].overrides[k], p, stride, block);
+    p++;
+  }
   sk_kernel_job job = {.rig = e->rig,
                        .poses = n,
                        .pose_stride = stride,
@@ -424,6 +511,13 @@ static int eval_core(const sk_cache_entry *e, const sk_pose *pose, sk_frames_scr
  * outputs is evaluated on a scratch copy (sk_poseops). */
 static int core_answer(const sk_cache_entry *e, const sk_pose *pose, size_t i, sk_frames_scratch *sc, int fmt,
                        sk_strbuf *out) {
+  sk_pose view; /* a range-form pose's overrides, materialised */
+  if (pose->range != NULL) {
+    if (reserve_ovr(sc, e->skel->count))
+      return SK_ENOMEM;
+    sk_pose_materialize(pose, sc->ovr, &view);
+    pose = &view;
+  }
   if (pose->ops != NULL)
     return reserve_core(sc, e->skel->count) ? SK_ENOMEM : sk_poseops_answer(e->skel, pose, i, &sc->buf, fmt, out);
   int rc = eval_core(e, pose, sc);
@@ -561,8 +655,9 @@ int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget) {
 size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel) {
   const size_t mats = e->skel->count + 1;
   /* kernel: 16 poses of output, float input and TRS64 input (doubles);
-   * core: its five matrix arrays */
-  return kernel ? 4 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float);
+   * core: its five matrix arrays; either: one materialised frame */
+  const size_t ovr = e->skel->count * sizeof(sk_override); /* a range-form frame materialised */
+  return ovr + (kernel ? 4 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float));
 }
 
 void sk_frames_run_close(sk_frames_run *run) {

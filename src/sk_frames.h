@@ -51,6 +51,13 @@ enum { SK_FRAMES_EXACT = 0, SK_FRAMES_FAST = 1 };
 typedef int (*sk_frames_sample_fn)(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                                    const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
 extern const sk_frames_sample_fn sk_frames_sample_default;
+/* The daemon's sample step: sk_pose_parse_range, which gives plain glTF
+ * ranges without "bones" in range form (sk_pose_range.h): sk_frames
+ * samples them straight into the kernel's rows, the same bytes as the
+ * overrides sk_frames_sample_default writes, without writing them. Its
+ * poses are for sk_frames (which materialises a frame where it needs
+ * overrides) and sk_pose_close only. */
+extern const sk_frames_sample_fn sk_frames_sample_range;
 
 /* Grow-only buffers one thread reuses across calls (zero-initialise; close
  * with sk_frames_scratch_close). Never shared between threads. */
@@ -65,6 +72,8 @@ typedef struct sk_frames_scratch {
   uint32_t *hits;
   size_t bones_cap;
   size_t bad_pose, bad_bone; /* after SK_ENOTFINITE: the pose, and the first bone (parent-first) that overflowed */
+  sk_override *ovr; /* one frame of a range-form pose, materialised (sk_pose_materialize) */
+  size_t ovr_cap;
 } sk_frames_scratch;
 
 void sk_frames_scratch_close(sk_frames_scratch *sc);

@@ -3,15 +3,18 @@
  * written as a result object. Poses naming clips are sk_pose_anim.c's. */
 #include "sk_pose.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sk_json.h"
 #include "sk_pose_int.h"
+#include "sk_pose_range.h"
 
 void sk_pose_close(sk_pose *pose) {
   if (!pose->overrides_shared)
     free(pose->overrides);
+  sk_pose_range_unref(pose->range);
   memset(pose, 0, sizeof *pose);
 }
 
@@ -82,6 +85,7 @@ void sk_eval_buffers_close(sk_eval_buffers *b) {
 }
 
 void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_eval_buffers *buf) {
+  assert(pose->range == NULL); /* range form: sk_pose_materialize first */
   const float *locals = NULL;
   if (pose->count > 0) {
     sk_skeleton_pose_locals(s, pose->overrides, pose->count, buf->locals);

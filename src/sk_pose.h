@@ -14,6 +14,8 @@
 #include "sk_numfmt.h"
 #include "sk_skeleton.h"
 
+struct sk_pose_range;
+
 /* A parsed pose: overrides on top of the skeleton's current locals. */
 typedef struct sk_pose {
   sk_override *overrides; /* owned */
@@ -30,6 +32,12 @@ typedef struct sk_pose {
   /* borrowed: Bone-API ops, mesh and world outputs of the daemon's pose
    * requests (sk_poseops); NULL for a plain pose */
   const struct sk_poseops *ops;
+  /* Range form (sk_pose_parse_range): frame `frame` of `range`, whose
+   * clip TRS stands for one override per bone (overrides NULL, count 0);
+   * the pose holds one reference (sk_pose_close drops it). Code that reads
+   * `overrides` takes sk_pose_materialize's view first. NULL otherwise. */
+  struct sk_pose_range *range;
+  size_t frame;
 } sk_pose;
 
 /* Parses a pose object ({"bones"?, "initialSkinMatrix"?, "output"?}) for `s`.
@@ -73,6 +81,24 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
 /* Closes and frees an array from sk_pose_parse_anim. NULL is a no-op. */
 void sk_pose_array_free(sk_pose *poses, size_t count);
+
+/* sk_pose_parse_anim, except that a frame range sk_sample takes (plain
+ * glTF layers, at least 4 frames) with no "bones" on top gives its poses
+ * in range form (sk_pose.range, sk_pose_range.h): one shared sampler
+ * context instead of B overrides a frame, sampled by sk_frames straight
+ * into the kernel's rows. The daemon's sample step (sk_frames_sample_range);
+ * consumers of `overrides` call sk_pose_materialize. Same errors. */
+int sk_pose_parse_range(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
+/* *view = *pose, with `overrides` built into scratch[0..B) when the pose
+ * is in range form (the bytes sk_pose_parse_anim gives that frame). The
+ * view borrows `scratch` and never owns anything: do not close it.
+ * Samples through the range's context (one thread at a time). */
+void sk_pose_materialize(const sk_pose *pose, sk_override *scratch, sk_pose *view);
+/* Bytes `pose` holds for budgets: its override array as the parsers may
+ * have grown it, or its share of its range (the shares of a range's frames
+ * add up to at least what the range holds). */
+size_t sk_pose_held_bytes(const sk_pose *pose);
 
 /* Scratch and output buffers sized for one skeleton; owned by the caller,
  * reusable across poses of skeletons up to `bones` bones. */

@@ -13,6 +13,7 @@
 #include "sk_banim_add.h"
 #include "sk_json.h"
 #include "sk_pose_int.h"
+#include "sk_pose_range.h"
 #include "sk_sample.h"
 
 static const char *const k_anim_keys[] = {"animation", "time", "loop", "layers", "times", "from", "to", "fps", NULL};
@@ -179,7 +180,7 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
 _Static_assert(sizeof(sk_override) == offsetof(sk_override, scaling) + 3 * sizeof(double) &&
                    offsetof(sk_override, position) == offsetof(sk_override, matrix) + 16 * sizeof(float),
                "sk_override has padding: merge_overrides would leave bytes sk_anim_to_overrides zeroes");
-static void merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out) {
+void sk_pose__merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out) {
   static const float zero[16];
   for (size_t b = 0; b < anim->bone_count; b++) {
     const double *t = trs + b * SK_ANIM_TRS;
@@ -393,16 +394,17 @@ static void range_sampler_close(range_sampler *rs) {
 
 /* Opens `rs` for `sp`'s layers (their times still the offsets), or leaves
  * it closed when sk_sample does not take them or cannot be built: the
- * frames are then sampled one by one, with the same bits. */
-static void range_sampler_open(range_sampler *rs, const sk_anim *anim, const sk_pose_spec *sp) {
+ * frames are then sampled one by one, with the same bits. With `block`
+ * false only the sampler and context are made (the range form). */
+static void range_sampler_open(range_sampler *rs, const sk_anim *anim, const sk_pose_spec *sp, bool block) {
   memset(rs, 0, sizeof *rs);
   if (sp->times == NULL || !sp->plain_layers || anim->babylon || sp->nf < RANGE_SAMPLER_MIN_FRAMES)
     return;
   const size_t nb = anim->bone_count ? anim->bone_count : 1;
   if (sk_sampler_create_clips(anim, sp->l, sp->nl, &rs->sampler) != 0 ||
       sk_sample_ctx_create(rs->sampler, sp->l, sp->nl, &rs->ctx) != 0 ||
-      (rs->trs = malloc(RANGE_SAMPLER_CHUNK * nb * SK_ANIM_TRS * sizeof *rs->trs)) == NULL ||
-      (rs->block = malloc(sp->nf * nb * sizeof *rs->block)) == NULL)
+      (block && (rs->trs = malloc(RANGE_SAMPLER_CHUNK * nb * SK_ANIM_TRS * sizeof *rs->trs)) == NULL) ||
+      (block && (rs->block = malloc(sp->nf * nb * sizeof *rs->block)) == NULL))
     range_sampler_close(rs);
 }
 
@@ -494,12 +496,54 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
     return sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
                         src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
   p->count = nb;
-  merge_overrides(anim, trs, &sp->base, p->overrides);
+  sk_pose__merge_overrides(anim, trs, &sp->base, p->overrides);
   return 0;
 }
 
-int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
-                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
+/* The range form (sk_pose_parse_range): every frame's pose points at one
+ * shared range holding the sampler, its context and the times, moved out
+ * of `rs` and `sp`. Returns 1 when the range does not take this spec (the
+ * caller samples the frames into overrides), else 0 or SK_ENOMEM. */
+static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count,
+                        sk_error *err) {
+  if (sp->base.count != 0 || sp->times == NULL)
+    return 1; /* "bones" on top: merged into each frame's overrides */
+  range_sampler rs;
+  range_sampler_open(&rs, anim, sp, false);
+  if (rs.ctx == NULL)
+    return 1;
+  const size_t nf = sp->nf;
+  sk_pose *out = calloc(nf, sizeof *out);
+  sk_pose_range *r = NULL;
+  if (out == NULL) {
+    range_sampler_close(&rs);
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  /* the layers' times are still their offsets, as the context wants them */
+  int rc = sk_pose_range_create(rs.sampler, rs.ctx, sp->times, nf, sp->l, sp->nl, nf, &r);
+  rs.sampler = NULL;
+  rs.ctx = NULL;
+  sp->times = NULL; /* all three are the range's now, or freed */
+  if (rc) {
+    free(out);
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  for (size_t k = 0; k < nf; k++) {
+    out[k] = sp->base;
+    out[k].overrides = NULL; /* sp->base keeps its (empty) array */
+    out[k].overrides_shared = false;
+    out[k].count = 0;
+    out[k].frame_range = true;
+    out[k].range = r;
+    out[k].frame = k;
+  }
+  *poses = out;
+  *count = nf;
+  return 0;
+}
+
+static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                       const char *const *extra_keys, bool ranged, sk_pose **poses, size_t *count, sk_error *err) {
   *poses = NULL;
   *count = 0;
   sk_pose_spec sp;
@@ -508,6 +552,11 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
     return rc;
   if (!sp.animated)
     return pose_unanimated(&sp, ptr, poses, count, err);
+  if (ranged && (rc = poses_ranged(anim, &sp, ptr, poses, count, err)) <= 0) {
+    sk_pose__spec_close(&sp);
+    return rc;
+  }
+  rc = 0;
   const size_t nb = anim->bone_count, nl = sp.nl;
   size_t nf = sp.nf;
   sk_anim_layer *l = sp.l;
@@ -528,7 +577,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   if (rc)
     nf = 0;
   range_sampler rs;
-  range_sampler_open(&rs, anim, &sp);
+  range_sampler_open(&rs, anim, &sp, true);
   size_t made = 0;
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
@@ -541,7 +590,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
       rs.block = NULL;
       out[made].frame_range = true;
       out[made].count = nb;
-      merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
+      sk_pose__merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
       continue;
     }
     if ((rc = sample_frame(s, anim, &sp, trs, scratch, &out[made], ptr, err)) != 0) {
@@ -563,4 +612,14 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
   *poses = out;
   *count = nf;
   return 0;
+}
+
+int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                       const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
+  return parse_poses(s, anim, j, ptr, extra_keys, false, poses, count, err);
+}
+
+int sk_pose_parse_range(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
+                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err) {
+  return parse_poses(s, anim, j, ptr, extra_keys, true, poses, count, err);
 }

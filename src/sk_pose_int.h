@@ -46,4 +46,8 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
                         const char *const *extra_keys, sk_pose_spec *sp, sk_error *err);
 void sk_pose__spec_close(sk_pose_spec *sp);
 
+/* Clip TRS `trs` (B * SK_ANIM_TRS) as one override per bone into out[0..B),
+ * with `user`'s overrides on top (sk_pose_anim.c). */
+void sk_pose__merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out);
+
 #endif

@@ -420,7 +420,7 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
   if (r->cfg.max_skeleton == 0)
     r->cfg.max_skeleton = SK_GLTF_MAX_SKELETON_BYTES;
   if (r->cfg.sample == NULL)
-    r->cfg.sample = sk_frames_sample_default;
+    r->cfg.sample = sk_frames_sample_range;
   if (r->cfg.pool_upload == 0)
     r->cfg.pool_upload = 32u << 10;
   r->cache = cache;

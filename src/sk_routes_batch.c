@@ -354,12 +354,7 @@ static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes)
   for (size_t i = 0; i < bj->n; i++) {
     if (bj->poses[i].ops != NULL) /* Bone-API outputs and queries (sk_poseops) */
       extra += sk_poseops_answer_bytes(s, bj->poses[i].ops, bj->fmt);
-    /* The parsers grow override arrays by doubling from 16: count what
-     * they may have allocated, not only what they filled. */
-    size_t cap = 16;
-    while (cap < bj->poses[i].count)
-      cap *= 2;
-    held += cap * sizeof *bj->poses[i].overrides;
+    held += sk_pose_held_bytes(&bj->poses[i]); /* overrides as grown, or a share of its range */
     if (bj->fmt == SK_FMT_JSON)
       floats += 16 * (((bj->poses[i].output & SK_OUT_FINAL) ? mats : 0) +
                       ((bj->poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +

@@ -1,0 +1,85 @@
+/* sk_pose_range: the shared sampler context of a frame range's poses, and
+ * the overrides of one of its frames built on demand (sk_pose_range.h). */
+#include "sk_pose_range.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_pose.h"
+#include "sk_pose_int.h"
+
+/* Bytes sk_sample_ctx_create allocates for `layers` (from sk_sample.c's
+ * layout, rounded up): per layer a cursor and a gradient per timeline (at
+ * most one per channel) and a TRS buffer; a blend buffer and a 16-frame
+ * stage. An upper bound, so the budgets never undercount. */
+static size_t ctx_bytes(const sk_anim *a, const sk_anim_layer *layers, size_t nl) {
+  const size_t trs = (a->bone_count ? a->bone_count : 1) * SK_ANIM_TRS * sizeof(double);
+  size_t n = 256 + 17 * trs;
+  for (size_t i = 0; i < nl; i++) {
+    size_t ch = layers[i].clip < a->clip_count ? a->clips[layers[i].clip].channel_count : 0;
+    n += 128 + (ch + 1) * (sizeof(size_t) + sizeof(double)) + trs;
+  }
+  return n;
+}
+
+int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf,
+                         const sk_anim_layer *layers, size_t nl, size_t refs, sk_pose_range **out) {
+  const sk_anim *a = sk_sampler_anim(sampler);
+  const size_t nb = a->bone_count;
+  sk_pose_range *r = calloc(1, sizeof *r);
+  double *trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
+  if (r == NULL || trs == NULL) {
+    free(r);
+    free(trs);
+    sk_sample_ctx_destroy(ctx);
+    sk_sampler_destroy(sampler);
+    free(times);
+    *out = NULL;
+    return SK_ENOMEM;
+  }
+  *r = (sk_pose_range){.refs = refs, .sampler = sampler, .ctx = ctx, .times = times, .nf = nf, .bones = nb,
+                       .trs = trs};
+  r->bytes = sizeof *r + sk_sampler_memory(sampler) + ctx_bytes(a, layers, nl) + nf * sizeof *times +
+             (nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs;
+  *out = r;
+  return 0;
+}
+
+void sk_pose_range_unref(sk_pose_range *r) {
+  if (r == NULL || --r->refs > 0)
+    return;
+  sk_sample_ctx_destroy(r->ctx);
+  sk_sampler_destroy(r->sampler);
+  free(r->times);
+  free(r->trs);
+  free(r);
+}
+
+size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst) {
+  static const sk_pose none; /* the range form has no "bones" on top */
+  const sk_sample_out o = {.f64 = r->trs};
+  sk_sample_run(r->ctx, r->times + frame, 0, 1, &o);
+  sk_pose__merge_overrides(sk_sampler_anim(r->sampler), r->trs, &none, dst);
+  return r->bones;
+}
+
+void sk_pose_materialize(const sk_pose *pose, sk_override *scratch, sk_pose *view) {
+  *view = *pose;
+  if (pose->range == NULL)
+    return;
+  view->count = sk_pose_range_materialize(pose->range, pose->frame, scratch);
+  view->overrides = scratch;
+  view->overrides_shared = true;
+  view->range = NULL;
+}
+
+size_t sk_pose_held_bytes(const sk_pose *pose) {
+  if (pose->range != NULL) /* each frame's share of the range, rounded up: the shares cover it */
+    return (pose->range->bytes + pose->range->nf - 1) / pose->range->nf;
+  /* The parsers grow override arrays by doubling from 16: count what they
+   * may have allocated, not only what they filled. */
+  size_t cap = 16;
+  while (cap < pose->count)
+    cap *= 2;
+  return cap * sizeof *pose->overrides;
+}

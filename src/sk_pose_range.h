@@ -1,0 +1,50 @@
+/* sk_pose_range: a frame range kept as its sampler context instead of one
+ * override per bone and frame.
+ *
+ * sk_pose_parse_range (sk_pose.h) gives the frames of a plain glTF range
+ * with no "bones" on top as poses that point at one shared range (their
+ * `range` and `frame`; no overrides). sk_frames samples runs of such lanes
+ * straight into the batch kernel's TRS64 rows (sk_sample_run), and builds
+ * a pose's overrides on demand (sk_pose_materialize) wherever it needs
+ * them: the scalar core, Bone-API ops, the fast precision. Both give the
+ * bytes of the overrides sk_pose_parse_anim writes: the same sampler, the
+ * same doubles, copied the same way (tests/check_sk_pose_range.c).
+ *
+ * A range is reference-counted: each of its poses holds one reference, so
+ * the poses may be closed in any order. Sampling moves the context's key
+ * cursors, so a range is used by one thread at a time (its request's); the
+ * cursors change the speed, never the bits (sk_sample.h). */
+#ifndef SK_POSE_RANGE_H
+#define SK_POSE_RANGE_H
+
+#include <stddef.h>
+
+#include "sk_sample.h"
+#include "sk_skeleton.h"
+
+typedef struct sk_pose_range {
+  size_t refs;
+  sk_sampler *sampler; /* owned */
+  sk_sample_ctx *ctx;  /* owned; its cursors move as frames are sampled */
+  double *times;       /* owned; nf frame times in seconds */
+  size_t nf;
+  size_t bones;        /* B: TRS of bones[0..B) per frame */
+  double *trs;         /* owned; B * SK_ANIM_TRS: one frame, for sk_pose_materialize */
+  size_t bytes;        /* what the range holds, sampler and context included (an upper bound) */
+} sk_pose_range;
+
+/* A range of `nf` frames at `times` sampled by `ctx` of `sampler`, for
+ * `layers[0..nl)` (only to bound the context's memory). It steals all
+ * three on success AND on failure, and starts with `refs` references (one
+ * per pose). *out is new. Errors: SK_ENOMEM. */
+int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf,
+                         const sk_anim_layer *layers, size_t nl, size_t refs, sk_pose_range **out);
+/* Drops one reference; the last frees the range. NULL is a no-op. */
+void sk_pose_range_unref(sk_pose_range *r);
+
+/* Frame `frame`'s overrides into dst[0..B): one per bone, position,
+ * rotation and scaling, the bytes sk_pose_parse_anim gives that frame.
+ * Returns B. */
+size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst);
+
+#endif

@@ -1,0 +1,343 @@
+/* sk_pose_range: frame ranges parsed into range form (sk_pose_parse_range,
+ * the daemon's sample step) answer the bytes of the same ranges parsed into
+ * overrides (sk_pose_parse_anim) on every path of sk_frames: sampled
+ * straight into the kernel's rows, materialised for the core, for ops, for
+ * the fast precision, in mixed batches, streamed, on two threads. */
+#include "sk_frames.h"
+#include "sk_json.h"
+#include "sk_pose_range.h"
+#include "sk_poseops.h"
+
+#include "sk_testasset.h"
+#include "sk_testutil.h"
+
+typedef struct fixture {
+  sk_cache *cache;
+  sk_cache_entry *e;
+} fixture;
+
+static void load(fixture *f, const char *asset) {
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_test_import_asset(asset, NULL, &s, &an);
+  ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
+  bool replaced;
+  ck_assert_int_eq(sk_cache_put_full(f->cache, "a", s, an, NULL, &replaced, &f->e), 0);
+  ck_assert_ptr_nonnull(f->e->rig);
+}
+
+static void fixture_close(fixture *f) {
+  sk_cache_entry_unref(f->e);
+  sk_cache_destroy(f->cache);
+}
+
+/* `text` parsed by `fn` (sk_frames_sample_range or _default), through
+ * sk_poseops_sample as the routes parse it; *owner holds any ops. */
+static sk_pose *parse(const fixture *f, sk_frames_sample_fn fn, const char *text, int fmt, sk_poseops **owner,
+                      size_t *n) {
+  json_error_t je;
+  json_t *j = json_loads(text, 0, &je);
+  ck_assert_msg(j != NULL, "%s: %s", text, je.text);
+  sk_pose *poses;
+  sk_error err;
+  sk_error_clear(&err);
+  *owner = NULL;
+  ck_assert_msg(sk_poseops_sample(fn, f->e, j, "", fmt, owner, &poses, n, &err) == 0, "%s: %s at %s", text,
+                err.text, err.pointer);
+  json_decref(j);
+  if (fmt != SK_FRAMES_JSON)
+    for (size_t i = 0; i < *n; i++)
+      poses[i].output = SK_OUT_FINAL; /* what the routes do for binary answers */
+  return poses;
+}
+
+/* poses[0..n) answered in batches of `k`, joined as one answer. */
+static void answer(const fixture *f, const sk_pose *poses, size_t n, size_t k, const sk_frames_opts *o,
+                   sk_strbuf *out) {
+  sk_frames_scratch sc = {0};
+  for (size_t i = 0; i < n; i += k) {
+    if (i > 0 && o->fmt == SK_FRAMES_JSON)
+      ck_assert_int_eq(sk_strbuf_append(out, ",", 1), 0);
+    ck_assert_int_eq(sk_frames_eval(f->e, poses + i, n - i < k ? n - i : k, o, &sc, out), 0);
+  }
+  sk_frames_scratch_close(&sc);
+}
+
+static void assert_same(const sk_strbuf *a, const sk_strbuf *b, const char *what, const char *body, int fmt,
+                        size_t k) {
+  size_t at = 0;
+  while (at < a->len && at < b->len && a->data[at] == b->data[at])
+    at++;
+  ck_assert_msg(a->len == b->len && at == a->len, "%s: %s, fmt %d, batches of %zu: %zu vs %zu bytes, first difference at %zu",
+                what, body, fmt, k, a->len, b->len, at);
+}
+
+/* Range form and override form of `body` give the same bytes whole, in
+ * batches of `k`, streamed in slices, on two threads, in every format. */
+static void compare_body(const fixture *f, const char *body, bool want_range, const size_t *ks, size_t nk) {
+  for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+    sk_poseops *ol, *oe;
+    size_t nl, ne;
+    sk_pose *lazy = parse(f, sk_frames_sample_range, body, fmt, &ol, &nl);
+    sk_pose *eager = parse(f, sk_frames_sample_default, body, fmt, &oe, &ne);
+    ck_assert_uint_eq(nl, ne);
+    ck_assert_msg((lazy[0].range != NULL) == want_range, "%s: range form %d", body, lazy[0].range != NULL);
+    ck_assert_ptr_null(eager[0].range);
+    for (int prec = SK_FRAMES_EXACT; prec <= SK_FRAMES_FAST; prec++) {
+      const sk_frames_opts o = {.fmt = fmt, .precision = prec};
+      sk_strbuf ref = {0};
+      answer(f, eager, ne, ne, &o, &ref);
+      for (size_t i = 0; i < nk; i++) {
+        /* the fast precision differs between the kernel and the core (a
+         * batch of 1), so it is compared at the same batch sizes */
+        sk_strbuf got = {0}, same = {0};
+        answer(f, lazy, nl, ks[i], &o, &got);
+        if (prec == SK_FRAMES_FAST)
+          answer(f, eager, ne, ks[i], &o, &same);
+        assert_same(prec == SK_FRAMES_FAST ? &same : &ref, &got, prec ? "fast" : "exact", body, fmt, ks[i]);
+        sk_strbuf_free(&got);
+        sk_strbuf_free(&same);
+      }
+      if (prec == SK_FRAMES_EXACT) {
+        sk_strbuf th = {0};
+        sk_frames_scratch sc = {0};
+        const sk_frames_opts o2 = {.fmt = fmt, .threads = 2};
+        ck_assert_int_eq(sk_frames_eval(f->e, lazy, nl, &o2, &sc, &th), 0);
+        sk_frames_scratch_close(&sc);
+        assert_same(&ref, &th, "two threads", body, fmt, nl);
+        sk_strbuf_free(&th);
+        /* streamed in slices (16 poses at a time), as the routes pull them */
+        sk_frames_run run;
+        ck_assert_int_eq(sk_frames_run_init(&run, f->e, lazy, nl, &o), 0);
+        sk_strbuf sl = {0};
+        while (!sk_frames_run_done(&run))
+          ck_assert_int_eq(sk_frames_run_next(&run, &sl, 1000), 0);
+        sk_frames_run_close(&run);
+        assert_same(&ref, &sl, "slices", body, fmt, 16);
+        sk_strbuf_free(&sl);
+      }
+      sk_strbuf_free(&ref);
+    }
+    sk_pose_array_free(lazy, nl);
+    sk_pose_array_free(eager, ne);
+    sk_poseops_free(ol);
+    sk_poseops_free(oe);
+  }
+}
+
+static const size_t k_sizes[] = {1, 2, 3, 15, 16, 17, 67, 1000};
+
+START_TEST(a_range_answers_the_same_bytes_in_range_form_and_as_overrides) {
+  static const struct {
+    const char *asset, *body;
+  } cases[] = {
+      {"Fox.glb", "{\"animation\": \"Walk\", \"from\": 0, \"to\": 1.5, \"fps\": 60, \"loop\": true}"},
+      {"Fox.glb", "{\"animation\": \"Survey\", \"times\": [0.7333, 0.1, 3.2, 0.5, 0.5, 0], \"loop\": true}"},
+      {"Fox.glb", "{\"layers\": [{\"animation\": \"Walk\", \"weight\": 0.3}, {\"animation\": \"Run\", \"weight\": "
+                  "0.7, \"time\": 0.1, \"loop\": true}], \"from\": 0.25, \"to\": 1, \"fps\": 30}"},
+      {"Fox.glb", "{\"animation\": \"Run\", \"from\": 0, \"to\": 1, \"fps\": 24, \"initialSkinMatrix\": [2, 0, 0, 0, "
+                  "0, 2, 0, 0, 0, 0, 2, 0, 1, 2, 3, 1]}"},
+      {"mannequiny-0.3.0.glb", "{\"animation\": \"walk\", \"from\": 0, \"to\": 1, \"fps\": 50, \"loop\": true}"},
+      {"gltf/rig65.gltf", "{\"animation\": \"Wave\", \"from\": 0, \"to\": 0.5, \"fps\": 64}"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    fixture f;
+    load(&f, cases[c].asset);
+    compare_body(&f, cases[c].body, true, k_sizes, sizeof k_sizes / sizeof k_sizes[0]);
+    fixture_close(&f);
+  }
+}
+END_TEST
+
+/* Outputs the kernel does not give and Bone-API ops send every frame
+ * through the core on a materialised copy: still the override form's bytes. */
+START_TEST(outputs_and_ops_that_need_overrides_get_the_same_bytes) {
+  static const char *const bodies[] = {
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"output\": [\"final\", \"absolute\", "
+      "\"local\"]}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"ops\": []}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"ops\": [{\"op\": \"ik\", \"bone\": "
+      "\"b_LeftLeg02_016\", \"target\": [-4, 30, -50]}], \"output\": [\"final\", \"world\", \"positions\"]}",
+  };
+  const size_t ks[] = {1, 7, 100};
+  fixture f;
+  load(&f, "Fox.glb");
+  for (size_t c = 0; c < sizeof bodies / sizeof bodies[0]; c++) {
+    /* binary answers refuse absolute/local outputs: JSON only for the first */
+    if (c == 0) {
+      sk_poseops *ol, *oe;
+      size_t nl, ne;
+      sk_pose *lazy = parse(&f, sk_frames_sample_range, bodies[c], SK_FRAMES_JSON, &ol, &nl);
+      sk_pose *eager = parse(&f, sk_frames_sample_default, bodies[c], SK_FRAMES_JSON, &oe, &ne);
+      ck_assert_ptr_nonnull(lazy[0].range);
+      const sk_frames_opts o = {.fmt = SK_FRAMES_JSON};
+      ck_assert(!sk_frames_uses_kernel(f.e, lazy, nl, &o));
+      sk_strbuf a = {0}, b = {0};
+      answer(&f, eager, ne, ne, &o, &a);
+      for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        b.len = 0;
+        answer(&f, lazy, nl, ks[i], &o, &b);
+        assert_same(&a, &b, "absolute and local", bodies[c], SK_FRAMES_JSON, ks[i]);
+      }
+      ck_assert_ptr_nonnull(strstr(a.data, "\"absolute\":"));
+      sk_strbuf_free(&a);
+      sk_strbuf_free(&b);
+      sk_pose_array_free(lazy, nl);
+      sk_pose_array_free(eager, ne);
+      continue;
+    }
+    compare_body(&f, bodies[c], true, ks, sizeof ks / sizeof ks[0]);
+  }
+  fixture_close(&f);
+}
+END_TEST
+
+/* "bones" on top of the clip keep the override form (merged per frame),
+ * exact as before; ranges the sampler does not take too. */
+START_TEST(user_overrides_on_a_range_stay_overrides_and_exact) {
+  static const char *const bodies[] = {
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Spine01_02\": "
+      "{\"rotation\": [0.1, 0.2, 0.3]}, \"b_Head_05\": {\"scaling\": [1, 2, 1]}}}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Neck_04\": {\"matrix\": "
+      "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}}}",
+      "{\"animation\": \"Walk\", \"times\": [0.1, 0.2]}", /* under 4 frames: sampled frame by frame */
+      "{\"animation\": \"Walk\", \"time\": 0.3}",
+  };
+  const size_t ks[] = {1, 5, 100};
+  fixture f;
+  load(&f, "Fox.glb");
+  for (size_t c = 0; c < sizeof bodies / sizeof bodies[0]; c++)
+    compare_body(&f, bodies[c], false, ks, sizeof ks / sizeof ks[0]);
+  fixture_close(&f);
+}
+END_TEST
+
+/* A /poses batch mixing forms: a pose that sets a matrix makes that bone
+ * MATRIX for every lane (the range lanes get the core's local of their
+ * sampled TRS), runs of range lanes start inside a 16-lane block, two
+ * ranges follow each other, frames of one range are not consecutive. */
+START_TEST(mixed_batches_give_the_override_forms_bytes) {
+  static const char *const items[] = {
+      "{\"bones\": {\"b_Neck_04\": {\"matrix\": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}, "
+      "\"b_Spine01_02\": {\"position\": [0, 1, 0]}}}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.4, \"fps\": 30, \"loop\": true}",
+      "{\"animation\": \"Survey\", \"time\": 0.5}",
+      "{\"animation\": \"Run\", \"times\": [0.5, 0.4, 0.3, 0.2, 0.1]}",
+      "{\"animation\": \"Run\", \"from\": 0, \"to\": 1, \"fps\": 40}",
+  };
+  const size_t ni = sizeof items / sizeof items[0];
+  fixture f;
+  load(&f, "Fox.glb");
+  for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+    sk_pose *all[2] = {NULL, NULL};
+    size_t n[2] = {0, 0};
+    sk_poseops *owner[2][8];
+    for (int form = 0; form < 2; form++) {
+      all[form] = malloc(1000 * sizeof *all[form]);
+      for (size_t i = 0; i < ni; i++) {
+        size_t k;
+        sk_pose *p = parse(&f, form ? sk_frames_sample_range : sk_frames_sample_default, items[i], fmt,
+                           &owner[form][i], &k);
+        ck_assert_uint_le(n[form] + k, 1000);
+        memcpy(all[form] + n[form], p, k * sizeof *p);
+        n[form] += k;
+        free(p); /* the poses moved into the batch */
+      }
+    }
+    ck_assert_uint_eq(n[0], n[1]);
+    ck_assert_ptr_nonnull(all[1][1].range);
+    ck_assert_ptr_eq(all[1][1].range, all[1][2].range);
+    ck_assert_ptr_nonnull(all[1][n[1] - 1].range);
+    for (int prec = SK_FRAMES_EXACT; prec <= SK_FRAMES_FAST; prec++) {
+      const sk_frames_opts o = {.fmt = fmt, .precision = prec};
+      sk_strbuf ref = {0};
+      answer(&f, all[0], n[0], n[0], &o, &ref);
+      for (size_t i = 0; i < sizeof k_sizes / sizeof k_sizes[0]; i++) {
+        sk_strbuf got = {0}, same = {0};
+        answer(&f, all[1], n[1], k_sizes[i], &o, &got);
+        if (prec == SK_FRAMES_FAST) /* as in compare_body */
+          answer(&f, all[0], n[0], k_sizes[i], &o, &same);
+        assert_same(prec == SK_FRAMES_FAST ? &same : &ref, &got, prec ? "mixed, fast" : "mixed", "batch", fmt,
+                    k_sizes[i]);
+        sk_strbuf_free(&got);
+        sk_strbuf_free(&same);
+      }
+      sk_strbuf_free(&ref);
+    }
+    /* the routes close a batch's poses one by one, first to last */
+    for (int form = 0; form < 2; form++) {
+      for (size_t i = 0; i < n[form]; i++)
+        sk_pose_close(&all[form][i]);
+      free(all[form]);
+      for (size_t i = 0; i < ni; i++)
+        sk_poseops_free(owner[form][i]);
+    }
+  }
+  fixture_close(&f);
+}
+END_TEST
+
+/* Materialised frames are the override form's bytes (memcmp), in any
+ * order; the poses hold far less than the overrides, and their shares
+ * never undercount the range; closing in any order frees it once. */
+START_TEST(materialised_frames_memory_and_lifetime) {
+  fixture f;
+  load(&f, "Fox.glb");
+  const char *body = "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4, \"fps\": 60, \"loop\": true}";
+  sk_poseops *ol, *oe;
+  size_t nl, ne;
+  sk_pose *lazy = parse(&f, sk_frames_sample_range, body, SK_FRAMES_JSON, &ol, &nl);
+  sk_pose *eager = parse(&f, sk_frames_sample_default, body, SK_FRAMES_JSON, &oe, &ne);
+  ck_assert_uint_eq(nl, 241);
+  const size_t nb = f.e->skel->count;
+  sk_override *scratch = malloc(nb * sizeof *scratch);
+  size_t held_lazy = 0, held_eager = 0;
+  for (size_t s = 0; s < nl; s++) {
+    size_t i = (s * 97) % nl; /* out of order: the cursors step back and forth */
+    ck_assert_ptr_eq(lazy[i].range, lazy[0].range);
+    ck_assert_uint_eq(lazy[i].frame, i);
+    ck_assert_uint_eq(lazy[i].count, 0);
+    ck_assert(lazy[i].frame_range);
+    sk_pose v;
+    sk_pose_materialize(&lazy[i], scratch, &v);
+    ck_assert_uint_eq(v.count, eager[i].count);
+    ck_assert_ptr_null(v.range);
+    ck_assert_msg(memcmp(v.overrides, eager[i].overrides, nb * sizeof *scratch) == 0, "frame %zu", i);
+    held_lazy += sk_pose_held_bytes(&lazy[i]);
+    held_eager += sk_pose_held_bytes(&eager[i]);
+  }
+  ck_assert_uint_ge(held_lazy, lazy[0].range->bytes);
+  ck_assert_uint_ge(held_eager, nl * nb * sizeof(sk_override));
+  ck_assert_uint_lt(held_lazy * 4, held_eager);
+  /* a pose without range form materialises to itself */
+  sk_pose v;
+  sk_pose_materialize(&eager[3], scratch, &v);
+  ck_assert_ptr_eq(v.overrides, eager[3].overrides);
+  free(scratch);
+  ck_assert_uint_eq(lazy[0].range->refs, nl);
+  for (size_t i = nl; i-- > 0;) /* last to first */
+    sk_pose_close(&lazy[i]);
+  free(lazy);
+  sk_pose_array_free(eager, ne);
+  sk_poseops_free(ol);
+  sk_poseops_free(oe);
+  fixture_close(&f);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("sk_pose_range");
+  TCase *t = tcase_create("identity");
+  tcase_set_timeout(t, 120);
+  tcase_add_test(t, a_range_answers_the_same_bytes_in_range_form_and_as_overrides);
+  tcase_add_test(t, outputs_and_ops_that_need_overrides_get_the_same_bytes);
+  tcase_add_test(t, user_overrides_on_a_range_stay_overrides_and_exact);
+  tcase_add_test(t, mixed_batches_give_the_override_forms_bytes);
+  suite_add_tcase(s, t);
+  TCase *l = tcase_create("lifecycle");
+  tcase_add_test(l, materialised_frames_memory_and_lifetime);
+  suite_add_tcase(s, l);
+  return s;
+}
+
+int main(void) { return sk_test_run(suite()); }
