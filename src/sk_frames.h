@@ -129,11 +129,11 @@ int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pos
  * calls). Errors: SK_ENOMEM; SK_ENOTFINITE (run->sc.bad_* say where). */
 int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget);
 static inline bool sk_frames_run_done(const sk_frames_run *run) { return run->next == run->n; }
-/* Poses evaluated per kernel call by sk_frames_run_next_raw: ~256 KiB of
- * TRS64 rows for Fox, so the kernel reads from L2 what the fill wrote. */
-#ifndef SK_FRAMES_RAW_POSES
+/* Poses evaluated per kernel call by sk_frames_run_next_raw: 120 KiB of
+ * TRS64 rows for Fox (325 KiB for 65 bones), read back from L2, and about
+ * 60 us of the loop thread for a streamed Fox range; 64 measured as fast
+ * as 128 and faster than 32 (docs/clips.md, "The HTTP answer path"). */
 #define SK_FRAMES_RAW_POSES 64
-#endif
 /* Binary answers only: writes the next whole poses' answers (as many as fit
  * in `cap` bytes, at most SK_FRAMES_RAW_POSES evaluated) straight into
  * `dest`, with the kernel's output there when it is float32, and sets
