@@ -394,17 +394,28 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
 
 /* Whether matrices m[0..16 * mats) hold a non-finite float: its exponent
  * bits all set (inf or NaN), which adding one to the exponent carries into
- * the sign bit. Integer ORs over a fixed 16-float inner loop, which gcc -O2
- * vectorises: 3-4 ns a matrix on the loaded 2-core test machine, against
- * ~7 for the batch kernel and ~650 for JSON encoding (docs/contract.md). */
+ * the sign bit. Integer ORs, a matrix a step: 3-4 ns a matrix on the loaded
+ * 2-core test machine before the accumulators, against ~7 for the batch kernel and ~650 for JSON encoding (docs/contract.md). */
 static bool nonfinite(const float *m, size_t mats) {
-  uint32_t bad = 0;
-  for (size_t k = 0; k < 16 * mats; k += 16)
-    for (size_t i = 0; i < 16; i++) {
-      uint32_t u;
-      memcpy(&u, &m[k + i], sizeof u);
-      bad |= (u & 0x7f800000u) + 0x00800000u;
-    }
+  /* Four 4-lane accumulators (GNU vector types; plain 32-bit integer
+   * lanes, SSE2 or whatever the target has) folded once at the end: with
+   * one scalar `bad`, gcc folded its vector after every matrix. */
+  typedef uint32_t u32x4 __attribute__((vector_size(16)));
+  const u32x4 expo = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
+  const u32x4 one = {0x00800000u, 0x00800000u, 0x00800000u, 0x00800000u};
+  u32x4 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, u0, u1, u2, u3;
+  for (size_t k = 0; k < 16 * mats; k += 16) {
+    memcpy(&u0, &m[k], sizeof u0);
+    memcpy(&u1, &m[k + 4], sizeof u1);
+    memcpy(&u2, &m[k + 8], sizeof u2);
+    memcpy(&u3, &m[k + 12], sizeof u3);
+    a0 |= (u0 & expo) + one;
+    a1 |= (u1 & expo) + one;
+    a2 |= (u2 & expo) + one;
+    a3 |= (u3 & expo) + one;
+  }
+  u32x4 v = a0 | a1 | a2 | a3;
+  uint32_t bad = v[0] | v[1] | v[2] | v[3];
   return (bad & 0x80000000u) != 0;
 }
 
@@ -557,7 +568,10 @@ static int eval_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
   if (rc)
     return rc;
   if (o->fmt == SK_FRAMES_F32) {
-    for (size_t i = 0; i < n && !rc; i++)
+    /* one pass over the batch (the trailing identities are finite); the
+     * pose and bone only when something overflowed */
+    const bool bad = nonfinite(dest, n * mats);
+    for (size_t i = 0; bad && i < n && !rc; i++)
       rc = check_finite(e, &poses[i], i, dest + i * mats * 16, NULL, o->fmt, sc);
     if (rc)
       return rc;
@@ -652,12 +666,92 @@ int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget) {
   return 0;
 }
 
+/* Pose i's binary answer from its final matrices into raw `d`. */
+static void write_binary(char *d, const float *final, size_t mats, int fmt) {
+  if (fmt == SK_FRAMES_F32) {
+    memcpy(d, final, mats * 16 * sizeof(float));
+    return;
+  }
+  float m[12];
+  for (size_t k = 0; k < mats; k++, d += sizeof m) {
+    sk_frames_mat3x4(final + 16 * k, m);
+    memcpy(d, m, sizeof m);
+  }
+}
+
+int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *written) {
+  const sk_cache_entry *e = run->entry;
+  const size_t mats = e->skel->count + 1;
+  const int fmt = run->opts.fmt;
+  const bool fast = run->opts.precision == SK_FRAMES_FAST;
+  const size_t pb = mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+  *written = 0;
+  if (!run->kernel || fmt == SK_FRAMES_JSON || cap < pb)
+    return SK_EINVAL;
+  size_t w = 0;
+  for (;;) {
+    /* poses evaluated into sc.final and not yet written (by run_pose, or
+     * below when fewer than 16 fit) */
+    for (; run->next < run->evaluated && w + pb <= cap; run->next++, w += pb) {
+      const float *f = run->sc.final + (run->next % 16) * mats * 16;
+      int rc = check_finite(e, &run->poses[run->next], run->next, f, NULL, fmt, &run->sc);
+      if (rc)
+        return rc;
+      write_binary(dest + w, f, mats, fmt);
+    }
+    if (run->next < run->evaluated || run->next == run->n || w + pb > cap)
+      break;
+    /* run->evaluated, hence i, is a multiple of 16 (run_pose reads pose i
+     * at sc.final + i % 16): so is every slice but the batch's last */
+    const size_t i = run->next;
+    size_t k = (cap - w) / pb;
+    k = k < SK_FRAMES_RAW_POSES ? k : SK_FRAMES_RAW_POSES;
+    k = k < run->n - i ? ((i + k) & ~(size_t)15) - i : run->n - i;
+    float *out = (float *)(void *)(dest + w);
+    const bool direct = k > 0 && fmt == SK_FRAMES_F32 && (uintptr_t)out % _Alignof(float) == 0;
+    if (k == 0) /* under 16 poses fit: 16 into sc.final, written above as they fit */
+      k = run->n - i < 16 ? run->n - i : 16;
+    if (!direct) {
+      if (reserve_aligned((void **)&run->sc.final, &run->sc.final_cap, (k > 16 ? k : 16) * mats * 16, sizeof(float)))
+        return SK_ENOMEM;
+      out = run->sc.final;
+    }
+    int rc = kernel_fill_run(e, run->poses + i, k, fast, &run->sc, out, 1);
+    if (rc)
+      return rc == SK_EINVAL ? SK_ENOMEM : rc; /* the run's plan was taken whole: not refused now */
+    run->evaluated = i + k;
+    if (!direct && k <= 16)
+      continue; /* sc.final holds them as run_pose would */
+    /* one pass over the slice; the pose and bone only on an overflow */
+    const bool bad = nonfinite(out, k * mats);
+    for (size_t p = 0; bad && p < k; p++)
+      if ((rc = check_finite(e, &run->poses[i + p], i + p, out + p * mats * 16, NULL, fmt, &run->sc)) != 0)
+        return rc;
+    for (size_t p = 0; !direct && p < k; p++)
+      write_binary(dest + w + p * pb, out + p * mats * 16, mats, fmt);
+    run->next = i + k;
+    w += k * pb;
+  }
+  *written = w;
+  return 0;
+}
+
 size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel) {
   const size_t mats = e->skel->count + 1;
   /* kernel: 16 poses of output, float input and TRS64 input (doubles);
    * core: its five matrix arrays; either: one materialised frame */
   const size_t ovr = e->skel->count * sizeof(sk_override); /* a range-form frame materialised */
   return ovr + (kernel ? 4 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float));
+}
+
+size_t sk_frames_run_raw_bytes(const sk_cache_entry *e, int fmt, size_t cap) {
+  const size_t mats = e->skel->count + 1;
+  const size_t pb = mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+  size_t k = cap / pb < SK_FRAMES_RAW_POSES ? cap / pb : SK_FRAMES_RAW_POSES;
+  k = (k + 15) & ~(size_t)15; /* the blocked layout's rows hold 16 poses */
+  k = k < 16 ? 16 : k;
+  /* per pose and slot: the float input, the TRS64 input and the output */
+  return k * mats * 16 * (sizeof(float) + sizeof(double) + sizeof(float));
 }
 
 void sk_frames_run_close(sk_frames_run *run) {

@@ -138,9 +138,26 @@ int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pos
  * calls). Errors: SK_ENOMEM; SK_ENOTFINITE (run->sc.bad_* say where). */
 int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget);
 static inline bool sk_frames_run_done(const sk_frames_run *run) { return run->next == run->n; }
+/* Poses evaluated per kernel call by sk_frames_run_next_raw: 120 KiB of
+ * TRS64 rows for Fox (325 KiB for 65 bones), read back from L2, and about
+ * 60 us of the loop thread for a streamed Fox range; 64 measured as fast
+ * as 128 and faster than 32 (docs/clips.md, "The HTTP answer path"). */
+#define SK_FRAMES_RAW_POSES 64
+/* Binary answers only: writes the next whole poses' answers (as many as fit
+ * in `cap` bytes, at most SK_FRAMES_RAW_POSES evaluated) straight into
+ * `dest`, with the kernel's output there when it is float32, and sets
+ * *written (0 when the batch is done). The bytes sk_frames_run_next would
+ * have appended, one copy fewer (two for a streamed answer). Calls of the
+ * two may alternate. Errors: SK_EINVAL when it does not apply (the core
+ * evaluates, JSON, or `cap` is under one pose: use sk_frames_run_next);
+ * SK_ENOMEM; SK_ENOTFINITE (run->sc.bad_* say where). */
+int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *written);
 /* What a run holds while it lasts (its scratch for 16 kernel poses or the
  * core's buffers), for memory budgets. */
 size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel);
+/* What a kernel run holds when sk_frames_run_next_raw is given up to
+ * `cap` bytes at a time (at least sk_frames_run_bytes). */
+size_t sk_frames_run_raw_bytes(const sk_cache_entry *e, int fmt, size_t cap);
 void sk_frames_run_close(sk_frames_run *run);
 
 /* The 422 of an SK_ENOTFINITE from sk_frames_eval/run_next with scratch

@@ -23,6 +23,11 @@
 #define SK_ROUTES_STREAM_SLICE (64u << 10)
 /* libmicrohttpd's own buffer per streamed answer. */
 #define SK_ROUTES_STREAM_BLOCK (32u << 10)
+/* ... and per binary one, which the kernel fills whole poses at a time
+ * (sk_frames_run_next_raw) and which goes out in one send(): 128 KiB
+ * measured as fast as 256 and 512 KiB on Fox ranges, and faster than
+ * 32 KiB (docs/clips.md, "The HTTP answer path"). */
+#define SK_ROUTES_STREAM_BLOCK_BINARY (128u << 10)
 
 
 _Static_assert((int)SK_FRAMES_JSON == (int)SK_FMT_JSON && (int)SK_FRAMES_F32 == (int)SK_FMT_F32 &&
@@ -258,6 +263,16 @@ static void stream_release(void *arg) {
 
 static long stream_produce(void *arg, char *dest, size_t cap) {
   pose_stream *st = arg;
+  if (st->off == st->pending.len && st->bj->fmt != SK_FMT_JSON) {
+    /* Binary from the kernel: whole poses straight into libmicrohttpd's
+     * block, which it sends from (no pending copy, no memcpy here). */
+    size_t w;
+    int rc = sk_frames_run_next_raw(&st->run, dest, cap, &w);
+    if (rc == 0)
+      return w > 0 ? (long)w : 0;
+    if (rc != SK_EINVAL)
+      return -1; /* as below: the answer is cut short */
+  }
   if (st->off == st->pending.len) {
     st->pending.len = st->off = 0;
     /* Out of memory, or a pose past the first slice whose matrices
@@ -280,6 +295,12 @@ static long stream_produce(void *arg, char *dest, size_t cap) {
   return (long)n;
 }
 
+/* libmicrohttpd's block for `bj`'s stream: binary answers are written
+ * into it whole poses at a time, and each block is one send(). */
+static size_t stream_block(const sk_routes_batch *bj) {
+  return bj->fmt == SK_FMT_JSON ? SK_ROUTES_STREAM_BLOCK : SK_ROUTES_STREAM_BLOCK_BINARY;
+}
+
 /* What the stream keeps while its client reads: the pending slice (plus
  * one pose's text, up to ~16 bytes a float), the kernel's 16-pose input
  * and output or the core's buffers, libmicrohttpd's block, and the
@@ -288,8 +309,9 @@ static long stream_produce(void *arg, char *dest, size_t cap) {
 static size_t stream_bytes(const sk_routes_batch *bj, bool kernel) {
   const size_t mats = bj->entry->skel->count + 1;
   size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
-  size_t eval = sk_frames_run_bytes(bj->entry, kernel);
-  return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + SK_ROUTES_STREAM_BLOCK + bj->entry->bytes;
+  size_t eval = kernel && bj->fmt != SK_FMT_JSON ? sk_frames_run_raw_bytes(bj->entry, bj->fmt, stream_block(bj))
+                                                  : sk_frames_run_bytes(bj->entry, kernel);
+  return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + stream_block(bj) + bj->entry->bytes;
 }
 
 /* Answers `bj` as a stream; takes `bj`. */
@@ -339,7 +361,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   decimal_size(mats, s->count + 1);
   const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
   uint64_t len = sk_frames_answer_bound(bj->entry, bj->poses, bj->n, bj->fmt); /* exact for binary */
-  sk_http_respond_stream(req, 200, fmt_type(bj->fmt), len, SK_ROUTES_STREAM_BLOCK, stream_produce, st,
+  sk_http_respond_stream(req, 200, fmt_type(bj->fmt), len, stream_block(bj), stream_produce, st,
                          stream_release, hdr);
 }
 

@@ -172,6 +172,104 @@ START_TEST(slices_a_file_and_threads_give_the_whole_answers_bytes) {
 }
 END_TEST
 
+/* Drains `run` into `out` through sk_frames_run_next_raw with `cap`-byte
+ * buffers at `misalign` bytes past an aligned start; with `mix`, every
+ * other call is sk_frames_run_next instead (a streamed answer's first
+ * slice, then the raw blocks). */
+static void drain_raw(sk_frames_run *run, size_t cap, size_t misalign, bool mix, sk_strbuf *out) {
+  char *buf = malloc(cap + misalign + 64);
+  ck_assert_ptr_nonnull(buf);
+  for (int call = 0; !sk_frames_run_done(run); call++) {
+    if (mix && call % 2 == 0) {
+      ck_assert_int_eq(sk_frames_run_next(run, out, 1000), 0);
+      continue;
+    }
+    size_t w = 12345;
+    ck_assert_int_eq(sk_frames_run_next_raw(run, buf + misalign, cap, &w), 0);
+    ck_assert_uint_le(w, cap);
+    ck_assert_uint_gt(w, 0);
+    ck_assert_int_eq(sk_strbuf_append(out, buf + misalign, w), 0);
+  }
+  size_t w = 12345;
+  ck_assert_int_eq(sk_frames_run_next_raw(run, buf + misalign, cap, &w), 0);
+  ck_assert_uint_eq(w, 0); /* done: nothing more */
+  free(buf);
+}
+
+/* sk_frames_run_next_raw writes the bytes of the answer built whole into
+ * buffers of any size from one pose up, aligned or not, alone or between
+ * sk_frames_run_next calls, in both binary formats and both precisions;
+ * it declines (SK_EINVAL, nothing written) JSON, the core and a buffer
+ * under one pose. */
+START_TEST(raw_slices_give_the_whole_answers_bytes_in_any_buffer) {
+  fixture f;
+  fox(&f);
+  size_t nr, nf;
+  sk_pose *range = parse(&f, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}", &nr);
+  sk_pose *mixed = all_frames(&f, &nf); /* CONST, TRS64 and MATRIX bones */
+  const size_t mats = f.e->skel->count + 1;
+  const struct {
+    sk_pose *poses;
+    size_t n;
+  } sets[] = {{range, nr}, {mixed, nf}};
+  const sk_frames_opts opts[] = {{.fmt = SK_FRAMES_F32}, {.fmt = SK_FRAMES_MAT3X4},
+                                 {.fmt = SK_FRAMES_F32, .precision = SK_FRAMES_FAST}};
+  for (size_t set = 0; set < 2; set++)
+    for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
+      const size_t pb = mats * (opts[k].fmt == SK_FRAMES_F32 ? 64 : 48);
+      sk_strbuf whole = {0};
+      sk_frames_scratch sc = {0};
+      ck_assert_int_eq(sk_frames_eval(f.e, sets[set].poses, sets[set].n, &opts[k], &sc, &whole), 0);
+      sk_frames_scratch_close(&sc);
+      const size_t caps[] = {pb, pb + 1, 7 * pb / 2, 64u << 10, 128u << 10, whole.len + 1000};
+      for (size_t c = 0; c < sizeof caps / sizeof *caps; c++)
+        for (int variant = 0; variant < 4; variant++) { /* aligned; 4, 2 bytes off; mixed with run_next */
+          sk_frames_run run;
+          ck_assert_int_eq(sk_frames_run_init(&run, f.e, sets[set].poses, sets[set].n, &opts[k]), 0);
+          ck_assert(run.kernel);
+          sk_strbuf got = {0};
+          drain_raw(&run, caps[c], variant == 1 ? 4 : variant == 2 ? 2 : 0, variant == 3, &got);
+          sk_frames_run_close(&run);
+          ck_assert_msg(got.len == whole.len && memcmp(got.data, whole.data, whole.len) == 0,
+                        "set %zu, format %d, precision %d, cap %zu, variant %d: %zu vs %zu bytes", set,
+                        opts[k].fmt, opts[k].precision, caps[c], variant, got.len, whole.len);
+          sk_strbuf_free(&got);
+        }
+      /* a buffer under one pose: declined, nothing written */
+      sk_frames_run run;
+      ck_assert_int_eq(sk_frames_run_init(&run, f.e, sets[set].poses, sets[set].n, &opts[k]), 0);
+      char small[64];
+      size_t w = 1;
+      ck_assert_int_eq(sk_frames_run_next_raw(&run, small, sizeof small, &w), SK_EINVAL);
+      ck_assert_uint_eq(w, 0);
+      ck_assert_uint_eq(run.next, 0);
+      sk_frames_run_close(&run);
+      sk_strbuf_free(&whole);
+    }
+  /* JSON, and one pose (the core's): declined */
+  char *buf = malloc(1u << 20);
+  ck_assert_ptr_nonnull(buf);
+  sk_frames_run run;
+  size_t w = 1;
+  ck_assert_int_eq(sk_frames_run_init(&run, f.e, range, nr, &(sk_frames_opts){.fmt = SK_FRAMES_JSON}), 0);
+  ck_assert_int_eq(sk_frames_run_next_raw(&run, buf, 1u << 20, &w), SK_EINVAL);
+  ck_assert_uint_eq(w, 0);
+  sk_frames_run_close(&run);
+  ck_assert_int_eq(sk_frames_run_init(&run, f.e, range, 1, &(sk_frames_opts){.fmt = SK_FRAMES_F32}), 0);
+  ck_assert(!run.kernel);
+  ck_assert_int_eq(sk_frames_run_next_raw(&run, buf, 1u << 20, &w), SK_EINVAL);
+  sk_frames_run_close(&run);
+  /* what a raw run holds covers the 16-pose run and grows with its buffer */
+  ck_assert_uint_ge(sk_frames_run_raw_bytes(f.e, SK_FRAMES_F32, 0), sk_frames_run_bytes(f.e, true));
+  ck_assert_uint_ge(sk_frames_run_raw_bytes(f.e, SK_FRAMES_MAT3X4, 1u << 20),
+                    SK_FRAMES_RAW_POSES * mats * 16 * (sizeof(float) + sizeof(double)));
+  free(buf);
+  sk_pose_array_free(range, nr);
+  sk_pose_array_free(mixed, nf);
+  fixture_close(&f);
+}
+END_TEST
+
 static double mat_error(const float *a, const float *b) {
   double scale = 1, e = 0;
   for (int i = 0; i < 16; i++)
@@ -327,6 +425,24 @@ START_TEST(an_overflow_is_refused_naming_the_bone_on_every_path) {
     sk_strbuf sunk = {0};
     ck_assert_int_eq(sk_frames_write(f.e, all, 4, &opts[k], sk_frames_sink_strbuf(&sunk)), SK_ENOTFINITE);
     sk_strbuf_free(&sunk);
+    /* raw slices (a streamed binary answer): in the first slice, or after
+     * a slice of the fine pose alone */
+    for (size_t cap = 1u << 20; opts[k].fmt != SK_FRAMES_JSON && cap > 0; cap = cap == 1u << 20 ? 48 * 26 * 16 : 0) {
+      sk_frames_run run;
+      ck_assert_int_eq(sk_frames_run_init(&run, f.e, all, 4, &opts[k]), 0);
+      char *buf = malloc(cap);
+      size_t w = 0;
+      int rc = sk_frames_run_next_raw(&run, buf, cap, &w);
+      if (rc == 0) { /* one pose's buffer: the fine pose first */
+        ck_assert_uint_lt(cap, 2 * 64 * 26);
+        rc = sk_frames_run_next_raw(&run, buf, cap, &w);
+      }
+      ck_assert_int_eq(rc, SK_ENOTFINITE);
+      ck_assert_uint_eq(run.sc.bad_pose, 1);
+      ck_assert_str_eq(f.e->skel->bones[run.sc.bad_bone].name, "b_Hip_01");
+      free(buf);
+      sk_frames_run_close(&run);
+    }
   }
   /* the pose alone still answers */
   sk_frames_scratch sc = {0};
@@ -347,6 +463,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 120);
   tcase_add_test(t, a_frame_answers_the_same_bytes_alone_and_in_batches_of_1_to_67);
   tcase_add_test(t, slices_a_file_and_threads_give_the_whole_answers_bytes);
+  tcase_add_test(t, raw_slices_give_the_whole_answers_bytes_in_any_buffer);
   suite_add_tcase(s, t);
   t = tcase_create("precision");
   tcase_add_test(t, fast_binary_is_within_1e5_and_json_stays_exact);

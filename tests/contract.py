@@ -321,6 +321,7 @@ def errors(c, stored):
               c.req("POST", "/v1/skeletons/fox/pose", {"animation": 0, "from": 0, "to": 10, "fps": 60,
                                                        "bones": fover}), 422)
     stream_cut_short(c, fover)
+    stream_cut_short_binary(c, fover)
     c.problem("unknown skeleton: 404", c.req("POST", "/v1/skeletons/nope/pose", {}), 404)
     c.problem("unknown bone: 404", c.req("POST", "/v1/skeletons/rev/pose", {"bones": {"zz": {}}}), 404,
               "/bones/zz")
@@ -370,6 +371,49 @@ def stream_cut_short(c, fover):
         else:
             check("the same streamed batch without the overflow ends properly",
                   head.endswith(b"200 OK") and chunked and ended, "%r, %d bytes" % (head, len(data)))
+
+
+def stream_cut_short_binary(c, fover):
+    """The same for a streamed binary batch (> 1 MiB: 700 Fox poses of 25
+    float32 matrices), written by the kernel straight into the server's
+    send buffer: an overflow in the last pose cuts the body short of its
+    Content-Length, and what arrived holds no NaN or inf."""
+    import math
+    import socket
+    import struct
+    for bad in (False, True):
+        poses = [{"animation": 0, "time": i / 100} for i in range(700)]
+        if bad:
+            poses[-1]["bones"] = fover
+        body = json.dumps({"poses": poses}).encode()
+        s = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+        s.sendall(("POST /v1/skeletons/fox/poses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                   "Accept: application/octet-stream\r\n"
+                   "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)).encode() + body)
+        data = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except (ConnectionResetError, socket.timeout):
+                break
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        head, _, payload = data.partition(b"\r\n\r\n")
+        status = head.split(b"\r\n", 1)[0]
+        length = next((int(h.split(b":", 1)[1]) for h in head.split(b"\r\n")
+                       if h.lower().startswith(b"content-length:")), -1)
+        whole = len(payload) - len(payload) % 4
+        finite = all(math.isfinite(x) for x in struct.unpack("<%df" % (whole // 4), payload[:whole]))
+        if bad:
+            check("streamed binary batch overflowing past its first slice: 200, then short of its length, no NaN",
+                  status.endswith(b"200 OK") and length == 700 * 25 * 64 and len(payload) < length and finite,
+                  "%r, %d of %d bytes, finite %s" % (status, len(payload), length, finite))
+        else:
+            check("the same streamed binary batch without the overflow is whole",
+                  status.endswith(b"200 OK") and len(payload) == length == 700 * 25 * 64 and finite,
+                  "%r, %d of %d bytes" % (status, len(payload), length))
 
 
 def content_ids(c):
