@@ -750,8 +750,10 @@ size_t sk_frames_run_raw_bytes(const sk_cache_entry *e, int fmt, size_t cap) {
   size_t k = cap / pb < SK_FRAMES_RAW_POSES ? cap / pb : SK_FRAMES_RAW_POSES;
   k = (k + 15) & ~(size_t)15; /* the blocked layout's rows hold 16 poses */
   k = k < 16 ? 16 : k;
-  /* per pose and slot: the float input, the TRS64 input and the output */
-  return k * mats * 16 * (sizeof(float) + sizeof(double) + sizeof(float));
+  /* per pose and slot: the float input, the TRS64 input and the output;
+   * and one range-form frame materialised (as sk_frames_run_bytes) */
+  const size_t ovr = e->skel->count * sizeof(sk_override);
+  return ovr + k * mats * 16 * (sizeof(float) + sizeof(double) + sizeof(float));
 }
 
 void sk_frames_run_close(sk_frames_run *run) {
