@@ -13,18 +13,6 @@
 #include "sk_fdlibm.h"
 #include "sk_testutil.h"
 
-static double from_bits(uint64_t u) {
-  double x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
-
-static uint64_t to_bits(double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
-
 START_TEST(sin_and_cos_equal_v8_bit_for_bit) {
   char path[1024];
   FILE *f = fopen(sk_test_path("data/v8_sincos.txt", path, sizeof path), "r");
@@ -32,16 +20,16 @@ START_TEST(sin_and_cos_equal_v8_bit_for_bit) {
   uint64_t x, s, c;
   int n = 0, nan = 0, libc_differs = 0;
   while (fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64, &x, &s, &c) == 3) {
-    double a = from_bits(x), gs = sk_fdlibm_sin(a), gc = sk_fdlibm_cos(a);
+    double a = sk_test_from_bits(x), gs = sk_fdlibm_sin(a), gc = sk_fdlibm_cos(a);
     n++;
-    if (isnan(from_bits(s))) { /* NaN, +-inf: any NaN */
+    if (isnan(sk_test_from_bits(s))) { /* NaN, +-inf: any NaN */
       ck_assert(isnan(gs) && isnan(gc));
       nan++;
       continue;
     }
-    ck_assert_msg(to_bits(gs) == s, "sin(%.17g): %.17g, V8 %.17g", a, gs, from_bits(s));
-    ck_assert_msg(to_bits(gc) == c, "cos(%.17g): %.17g, V8 %.17g", a, gc, from_bits(c));
-    libc_differs += to_bits(sin(a)) != s || to_bits(cos(a)) != c;
+    ck_assert_msg(sk_test_bits(gs) == s, "sin(%.17g): %.17g, V8 %.17g", a, gs, sk_test_from_bits(s));
+    ck_assert_msg(sk_test_bits(gc) == c, "cos(%.17g): %.17g, V8 %.17g", a, gc, sk_test_from_bits(c));
+    libc_differs += sk_test_bits(sin(a)) != s || sk_test_bits(cos(a)) != c;
   }
   fclose(f);
   printf("v8_sincos.txt: %d arguments equal V8 (%d NaN); the C library differs on %d\n", n, nan, libc_differs);
@@ -73,10 +61,10 @@ static int libm_line_matches(const char *name, double y, double x, uint64_t want
     ck_abort_msg("unknown function %s", name);
     return 0;
   }
-  if (isnan(from_bits(want)))
+  if (isnan(sk_test_from_bits(want)))
     return isnan(got);
-  *libc_differs += to_bits(libc) != want;
-  return to_bits(got) == want;
+  *libc_differs += sk_test_bits(libc) != want;
+  return sk_test_bits(got) == want;
 }
 
 /* SK_V8_LIBM names a bigger file made by the same script (millions of
@@ -93,12 +81,12 @@ START_TEST(tan_acos_asin_atan_atan2_equal_v8_bit_for_bit) {
     int k = sscanf(line, "%7s %" SCNx64 " %" SCNx64 " %" SCNx64, name, &a, &b, &c);
     ck_assert_msg(k == 3 || (k == 4 && strcmp(name, "atan2") == 0), "bad line %d: %s", n + 1, line);
     uint64_t want = k == 4 ? c : b;
-    double y = from_bits(a), x = k == 4 ? from_bits(b) : 0;
+    double y = sk_test_from_bits(a), x = k == 4 ? sk_test_from_bits(b) : 0;
     n++;
-    nan += isnan(from_bits(want));
+    nan += isnan(sk_test_from_bits(want));
     atan2_n += k == 4;
     if (!libm_line_matches(name, y, x, want, &libc_differs) && bad++ < 10)
-      printf("%s(%.17g%s%.17g): V8 %.17g\n", name, y, k == 4 ? ", " : "", x, from_bits(want));
+      printf("%s(%.17g%s%.17g): V8 %.17g\n", name, y, k == 4 ? ", " : "", x, sk_test_from_bits(want));
   }
   fclose(f);
   printf("%s: %d calls equal V8 (%d NaN, %d atan2); the C library differs on %d\n", big ? big : "v8_libm.txt",

@@ -9,25 +9,7 @@
 #include "sk_testasset.h"
 #include "sk_testutil.h"
 
-typedef struct fixture {
-  sk_cache *cache;
-  sk_cache_entry *e;
-} fixture;
-
-static void fox(fixture *f) {
-  sk_skeleton *s;
-  sk_anim *an;
-  sk_test_import_asset("Fox.glb", NULL, &s, &an);
-  ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
-  bool replaced;
-  ck_assert_int_eq(sk_cache_put_full(f->cache, "fox", s, an, NULL, &replaced, &f->e), 0);
-  ck_assert_ptr_nonnull(f->e->rig);
-}
-
-static void fixture_close(fixture *f) {
-  sk_cache_entry_unref(f->e);
-  sk_cache_destroy(f->cache);
-}
+typedef sk_test_entry fixture;
 
 /* Parses one pose body (may be a frame range) for the fixture's skeleton. */
 static sk_pose *parse(const fixture *f, const char *text, size_t *n) {
@@ -90,7 +72,7 @@ static sk_pose *all_frames(const fixture *f, size_t *n) {
 
 START_TEST(a_frame_answers_the_same_bytes_alone_and_in_batches_of_1_to_67) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   size_t n;
   sk_pose *poses = all_frames(&f, &n);
   ck_assert_uint_gt(n, 140);
@@ -107,13 +89,13 @@ START_TEST(a_frame_answers_the_same_bytes_alone_and_in_batches_of_1_to_67) {
     sk_strbuf_free(&singles);
   }
   sk_pose_array_free(poses, n);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
 START_TEST(slices_a_file_and_threads_give_the_whole_answers_bytes) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   size_t n;
   sk_pose *poses = all_frames(&f, &n);
   for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
@@ -168,7 +150,7 @@ START_TEST(slices_a_file_and_threads_give_the_whole_answers_bytes) {
     sk_strbuf_free(&whole);
   }
   sk_pose_array_free(poses, n);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
@@ -203,7 +185,7 @@ static void drain_raw(sk_frames_run *run, size_t cap, size_t misalign, bool mix,
  * under one pose. */
 START_TEST(raw_slices_give_the_whole_answers_bytes_in_any_buffer) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   size_t nr, nf;
   sk_pose *range = parse(&f, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}", &nr);
   sk_pose *mixed = all_frames(&f, &nf); /* CONST, TRS64 and MATRIX bones */
@@ -266,7 +248,7 @@ START_TEST(raw_slices_give_the_whole_answers_bytes_in_any_buffer) {
   free(buf);
   sk_pose_array_free(range, nr);
   sk_pose_array_free(mixed, nf);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
@@ -281,7 +263,7 @@ static double mat_error(const float *a, const float *b) {
 
 START_TEST(fast_binary_is_within_1e5_and_json_stays_exact) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   size_t n;
   sk_pose *poses = all_frames(&f, &n);
   const size_t mats = f.e->skel->count + 1;
@@ -316,13 +298,13 @@ START_TEST(fast_binary_is_within_1e5_and_json_stays_exact) {
   sk_strbuf_free(&fast);
   sk_strbuf_free(&one);
   sk_pose_array_free(poses, n);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
 START_TEST(plans_and_bounds) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   size_t n;
   sk_pose *poses = parse(&f, "{\"animation\": \"Walk\", \"times\": [0, 0.1, 0.2]}", &n);
   ck_assert_uint_eq(n, 3);
@@ -354,13 +336,13 @@ START_TEST(plans_and_bounds) {
   sk_frames_scratch_close(&sc);
   sk_strbuf_free(&out);
   sk_pose_array_free(poses, n);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
 START_TEST(the_default_sampler_is_the_exact_one) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   ck_assert_ptr_eq((void *)sk_frames_sample_default, (void *)sk_pose_parse_anim);
   json_t *j = json_loads("{\"animation\": \"Walk\", \"times\": [0, 0.5]}", 0, NULL);
   sk_pose *poses;
@@ -371,7 +353,7 @@ START_TEST(the_default_sampler_is_the_exact_one) {
   ck_assert_uint_eq(n, 2);
   json_decref(j);
   sk_pose_array_free(poses, n);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
@@ -382,12 +364,12 @@ static int refuse(void *ctx, const void *data, size_t len) {
 
 START_TEST(a_sink_that_refuses_stops_the_write) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   size_t n;
   sk_pose *poses = parse(&f, "{\"animation\": \"Run\", \"from\": 0, \"to\": 0.5, \"fps\": 30}", &n);
   ck_assert_int_eq(sk_frames_write(f.e, poses, n, &(sk_frames_opts){0}, (sk_frames_sink){refuse, NULL}), SK_EIO);
   sk_pose_array_free(poses, n);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
@@ -397,7 +379,7 @@ END_TEST
  * counted in the answer; nothing answers inf or NaN. */
 START_TEST(an_overflow_is_refused_naming_the_bone_on_every_path) {
   fixture f;
-  fox(&f);
+  sk_test_entry_open(&f, "Fox.glb");
   size_t n;
   sk_pose *poses = parse(&f, "{\"animation\": \"Walk\", \"times\": [0, 0.1, 0.2], \"bones\": {"
                              "\"b_Root_00\": {\"scaling\": [3e38, 3e38, 3e38]},"
@@ -453,7 +435,7 @@ START_TEST(an_overflow_is_refused_naming_the_bone_on_every_path) {
   sk_frames_scratch_close(&sc);
   sk_pose_array_free(poses, n);
   sk_pose_array_free(fine, one);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 

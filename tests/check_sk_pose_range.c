@@ -11,25 +11,7 @@
 #include "sk_testasset.h"
 #include "sk_testutil.h"
 
-typedef struct fixture {
-  sk_cache *cache;
-  sk_cache_entry *e;
-} fixture;
-
-static void load(fixture *f, const char *asset) {
-  sk_skeleton *s;
-  sk_anim *an;
-  sk_test_import_asset(asset, NULL, &s, &an);
-  ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
-  bool replaced;
-  ck_assert_int_eq(sk_cache_put_full(f->cache, "a", s, an, NULL, &replaced, &f->e), 0);
-  ck_assert_ptr_nonnull(f->e->rig);
-}
-
-static void fixture_close(fixture *f) {
-  sk_cache_entry_unref(f->e);
-  sk_cache_destroy(f->cache);
-}
+typedef sk_test_entry fixture;
 
 /* `text` parsed by `fn` (sk_frames_sample_range or _default), through
  * sk_poseops_sample as the routes parse it; *owner holds any ops. */
@@ -142,9 +124,9 @@ START_TEST(a_range_answers_the_same_bytes_in_range_form_and_as_overrides) {
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fixture f;
-    load(&f, cases[c].asset);
+    sk_test_entry_open(&f, cases[c].asset);
     compare_body(&f, cases[c].body, true, k_sizes, sizeof k_sizes / sizeof k_sizes[0]);
-    fixture_close(&f);
+    sk_test_entry_close(&f);
   }
 }
 END_TEST
@@ -161,7 +143,7 @@ START_TEST(outputs_and_ops_that_need_overrides_get_the_same_bytes) {
   };
   const size_t ks[] = {1, 7, 100};
   fixture f;
-  load(&f, "Fox.glb");
+  sk_test_entry_open(&f, "Fox.glb");
   for (size_t c = 0; c < sizeof bodies / sizeof bodies[0]; c++) {
     /* binary answers refuse absolute/local outputs: JSON only for the first */
     if (c == 0) {
@@ -188,7 +170,7 @@ START_TEST(outputs_and_ops_that_need_overrides_get_the_same_bytes) {
     }
     compare_body(&f, bodies[c], true, ks, sizeof ks / sizeof ks[0]);
   }
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
@@ -205,10 +187,10 @@ START_TEST(user_overrides_on_a_range_stay_overrides_and_exact) {
   };
   const size_t ks[] = {1, 5, 100};
   fixture f;
-  load(&f, "Fox.glb");
+  sk_test_entry_open(&f, "Fox.glb");
   for (size_t c = 0; c < sizeof bodies / sizeof bodies[0]; c++)
     compare_body(&f, bodies[c], false, ks, sizeof ks / sizeof ks[0]);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
@@ -227,7 +209,7 @@ START_TEST(mixed_batches_give_the_override_forms_bytes) {
   };
   const size_t ni = sizeof items / sizeof items[0];
   fixture f;
-  load(&f, "Fox.glb");
+  sk_test_entry_open(&f, "Fox.glb");
   for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
     sk_pose *all[2] = {NULL, NULL};
     size_t n[2] = {0, 0};
@@ -273,7 +255,7 @@ START_TEST(mixed_batches_give_the_override_forms_bytes) {
         sk_poseops_free(owner[form][i]);
     }
   }
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 
@@ -282,7 +264,7 @@ END_TEST
  * never undercount the range; closing in any order frees it once. */
 START_TEST(materialised_frames_memory_and_lifetime) {
   fixture f;
-  load(&f, "Fox.glb");
+  sk_test_entry_open(&f, "Fox.glb");
   const char *body = "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4, \"fps\": 60, \"loop\": true}";
   sk_poseops *ol, *oe;
   size_t nl, ne;
@@ -321,7 +303,7 @@ START_TEST(materialised_frames_memory_and_lifetime) {
   sk_pose_array_free(eager, ne);
   sk_poseops_free(ol);
   sk_poseops_free(oe);
-  fixture_close(&f);
+  sk_test_entry_close(&f);
 }
 END_TEST
 

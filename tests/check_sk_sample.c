@@ -164,6 +164,20 @@ END_TEST
 
 /* The kernel layouts hold the same values as the plain TRS arrays, in the
  * places sk_kernel_blocked_layout and the row layout define. */
+/* The blocked layout (doubles, and floats) holds the plain TRS arrays'
+ * values where sk_kernel_blocked_layout puts them. */
+static void assert_places(const double *aos, size_t nb, size_t n, const double *blk, const float *blk32,
+                          const size_t *off, size_t ps, size_t bs) {
+  for (size_t p = 0; p < n; p++)
+    for (size_t b = 0; b < nb; b++)
+      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
+        double v = aos[(p * nb + b) * SK_ANIM_TRS + k];
+        size_t at = off[b] + (p / 16) * bs + k * ps + p % 16;
+        ck_assert(memcmp(&blk[at], &v, sizeof v) == 0);
+        ck_assert(blk32[at] == (float)v);
+      }
+}
+
 /* False when the CPU lacks `path`. */
 static bool layouts_on_path(const char *path) {
   sk_skeleton *s;
@@ -217,15 +231,11 @@ static bool layouts_on_path(const char *path) {
   double *rows = calloc(nb * SK_ANIM_TRS * rs, sizeof *rows);
   sk_sample_out orow = {.f64 = rows, .offset = roff, .pose_stride = rs};
   sk_sample_run(c, t, 0, n, &orow);
+  assert_places(aos, nb, n, blk, blk32, off, ps, bs);
   for (size_t p = 0; p < n; p++)
     for (size_t b = 0; b < nb; b++)
-      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
-        double v = aos[(p * nb + b) * SK_ANIM_TRS + k];
-        size_t at = off[b] + (p / 16) * bs + k * ps + p % 16;
-        ck_assert(memcmp(&blk[at], &v, sizeof v) == 0);
-        ck_assert(blk32[at] == (float)v);
-        ck_assert(memcmp(&rows[roff[b] + k * rs + p], &v, sizeof v) == 0);
-      }
+      for (size_t k = 0; k < SK_ANIM_TRS; k++)
+        ck_assert(memcmp(&rows[roff[b] + k * rs + p], &aos[(p * nb + b) * SK_ANIM_TRS + k], sizeof(double)) == 0);
   /* Two layers go through the stage (blend, then 8 frames transposed at a
    * time): the same places. */
   sk_anim_layer two[2] = {{.clip = 1, .weight = 0.6, .loop = true}, {.clip = 0, .weight = 0.4, .loop = true}};
@@ -236,14 +246,7 @@ static bool layouts_on_path(const char *path) {
   sk_sample_run(c2, t, 0, 5, &ob);
   sk_sample_run(c2, t, 5, n, &ob);
   sk_sample_run(c2, t, 0, n, &ob32);
-  for (size_t p = 0; p < n; p++)
-    for (size_t b = 0; b < nb; b++)
-      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
-        double v = aos[(p * nb + b) * SK_ANIM_TRS + k];
-        size_t at = off[b] + (p / 16) * bs + k * ps + p % 16;
-        ck_assert(memcmp(&blk[at], &v, sizeof v) == 0);
-        ck_assert(blk32[at] == (float)v);
-      }
+  assert_places(aos, nb, n, blk, blk32, off, ps, bs);
   sk_sample_ctx_destroy(c2);
   free(rows);
   free(roff);

@@ -18,18 +18,6 @@
 
 static const char *const k_paths[] = {"avx512", "avx2", "scalar"};
 
-static double from_bits(uint64_t u) {
-  double x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
-
-static uint64_t to_bits(double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
-
 /* splitmix64: reproducible without libc's rand. */
 static uint64_t next(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15u);
@@ -54,7 +42,7 @@ static int check_all_paths(const double *x, size_t n) {
     ck_assert_int_eq(rc, 0);
     ran++;
     for (size_t i = 0; i < n; i++)
-      ck_assert_msg(to_bits(got[i]) == to_bits(want[i]) || (isnan(got[i]) && isnan(want[i])),
+      ck_assert_msg(sk_test_bits(got[i]) == sk_test_bits(want[i]) || (isnan(got[i]) && isnan(want[i])),
                     "%s: sin(%a) = %a, fdlibm %a", k_paths[p], x[i], got[i], want[i]);
   }
   free(want);
@@ -71,15 +59,15 @@ START_TEST(equals_v8_golden_arguments) {
   uint64_t a, s, c;
   uint64_t *want = malloc(cap * sizeof *want);
   while (n < cap && fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64, &a, &s, &c) == 3) {
-    x[n] = from_bits(a);
+    x[n] = sk_test_from_bits(a);
     want[n++] = s;
   }
   fclose(f);
   ck_assert_uint_ge(n, 4000);
   sk_vsin(x, y, n);
   for (size_t i = 0; i < n; i++)
-    ck_assert_msg(to_bits(y[i]) == want[i] || (isnan(y[i]) && isnan(from_bits(want[i]))), "sin(%a): %a, V8 %a",
-                  x[i], y[i], from_bits(want[i]));
+    ck_assert_msg(sk_test_bits(y[i]) == want[i] || (isnan(y[i]) && isnan(sk_test_from_bits(want[i]))), "sin(%a): %a, V8 %a",
+                  x[i], y[i], sk_test_from_bits(want[i]));
   ck_assert_int_ge(check_all_paths(x, n), 1);
   printf("sk_vsin (%s) equals V8 on %zu golden arguments\n", sk_vsin_path(), n);
   free(x);
@@ -100,7 +88,7 @@ START_TEST(branch_boundaries) {
     for (int64_t d = -1; d <= 1; d++)
       for (int lo = 0; lo < 4; lo++) {
         static const uint32_t low[] = {0, 1, 0x54442d18, 0xffffffff};
-        double v = from_bits((uint64_t)(uint32_t)(hw[i] + d) << 32 | low[lo]);
+        double v = sk_test_from_bits((uint64_t)(uint32_t)(hw[i] + d) << 32 | low[lo]);
         x[n++] = v;
         x[n++] = -v;
         x[n++] = nextafter(v, 0);
@@ -141,7 +129,7 @@ START_TEST(random_arguments) {
   ck_assert_int_ge(check_all_paths(x, n), 1);
   /* Raw bit patterns: every exponent, NaN payloads, subnormals. */
   for (size_t i = 0; i < n; i++)
-    x[i] = from_bits(next(&seed));
+    x[i] = sk_test_from_bits(next(&seed));
   ck_assert_int_ge(check_all_paths(x, n), 1);
   free(x);
 }
@@ -157,12 +145,12 @@ START_TEST(every_length_and_in_place) {
     y[len < 40 ? len : 39] = 42; /* past the end: untouched */
     sk_vsin(x, y, len);
     for (size_t i = 0; i < len; i++)
-      ck_assert_uint_eq(to_bits(y[i]), to_bits(want[i]));
+      ck_assert_uint_eq(sk_test_bits(y[i]), sk_test_bits(want[i]));
     if (len < 40)
       ck_assert(y[len] == 42);
     sk_vsin(x, x, len);
     for (size_t i = 0; i < len; i++)
-      ck_assert_uint_eq(to_bits(x[i]), to_bits(want[i]));
+      ck_assert_uint_eq(sk_test_bits(x[i]), sk_test_bits(want[i]));
   }
   ck_assert_int_eq(sk_vsin_on("nope", x, y, 1), SK_EINVAL);
   ck_assert_int_eq(sk_vsin_on(NULL, x, y, 1), SK_EINVAL);

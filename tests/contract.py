@@ -279,6 +279,26 @@ def binary_outputs(c, stored):
             c.problem("%s %s binary asking for absolute/local: 422" % (route, name), res, 422)
 
 
+def post_until_close(c, body, headers=""):
+    """POST `body` to Fox's /poses on a raw socket and read until the server
+    closes (or resets): what arrived, cut short or not."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", c.port), timeout=30)
+    s.sendall(("POST /v1/skeletons/fox/poses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + headers +
+               "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)).encode() + body)
+    data = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data
+
+
 def errors(c, stored):
     order = stored["rev"][1]
     c.problem("unknown query parameter ?skn=1: 400 naming it",
@@ -342,25 +362,12 @@ def stream_cut_short(c, fover):
     """A streamed batch (> 1 MiB of JSON) whose last pose overflows, past the
     first slice: the 200 is out, so the answer is cut short (no last chunk)
     rather than carrying a null; the same batch without it ends properly."""
-    import socket
     for bad in (False, True):
         poses = [{"animation": 0, "time": i / 100} for i in range(300)]
         if bad:
             poses[-1]["bones"] = fover
         body = json.dumps({"poses": poses}).encode()
-        s = socket.create_connection(("127.0.0.1", c.port), timeout=30)
-        s.sendall(("POST /v1/skeletons/fox/poses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                   "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)).encode() + body)
-        data = b""
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except (ConnectionResetError, socket.timeout):
-                break
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        data = post_until_close(c, body)
         head = data.split(b"\r\n", 1)[0]
         chunked = b"transfer-encoding: chunked" in data.split(b"\r\n\r\n", 1)[0].lower()
         ended = data.endswith(b"\r\n0\r\n\r\n")
@@ -379,27 +386,13 @@ def stream_cut_short_binary(c, fover):
     send buffer: an overflow in the last pose cuts the body short of its
     Content-Length, and what arrived holds no NaN or inf."""
     import math
-    import socket
     import struct
     for bad in (False, True):
         poses = [{"animation": 0, "time": i / 100} for i in range(700)]
         if bad:
             poses[-1]["bones"] = fover
         body = json.dumps({"poses": poses}).encode()
-        s = socket.create_connection(("127.0.0.1", c.port), timeout=30)
-        s.sendall(("POST /v1/skeletons/fox/poses HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                   "Accept: application/octet-stream\r\n"
-                   "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)).encode() + body)
-        data = b""
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except (ConnectionResetError, socket.timeout):
-                break
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        data = post_until_close(c, body, "Accept: application/octet-stream\r\n")
         head, _, payload = data.partition(b"\r\n\r\n")
         status = head.split(b"\r\n", 1)[0]
         length = next((int(h.split(b":", 1)[1]) for h in head.split(b"\r\n")

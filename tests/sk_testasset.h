@@ -4,6 +4,7 @@
 #ifndef SK_TESTASSET_H
 #define SK_TESTASSET_H
 
+#include "sk_cache.h"
 #include "sk_gltf.h"
 #include "sk_testutil.h"
 
@@ -15,6 +16,28 @@ static inline void sk_test_import_asset(const char *asset, const char *skin, sk_
   sk_error_clear(&err);
   ck_assert_msg(sk_gltf_import(d, len, skin, 0, s, an, &err) == 0, "%s: %s at %s", asset, err.text, err.pointer);
   free(d);
+}
+
+/* An asset stored in a cache of its own, its entry built as an upload
+ * builds it (rig included): what sk_frames answers from. */
+typedef struct sk_test_entry {
+  sk_cache *cache;
+  sk_cache_entry *e;
+} sk_test_entry;
+
+static inline void sk_test_entry_open(sk_test_entry *f, const char *asset) {
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_test_import_asset(asset, NULL, &s, &an);
+  ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
+  bool replaced;
+  ck_assert_int_eq(sk_cache_put_full(f->cache, "a", s, an, NULL, &replaced, &f->e), 0);
+  ck_assert_ptr_nonnull(f->e->rig);
+}
+
+static inline void sk_test_entry_close(sk_test_entry *f) {
+  sk_cache_entry_unref(f->e);
+  sk_cache_destroy(f->cache);
 }
 
 #endif

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,19 @@ static inline double sk_test_final_error(const float *got, const json_t *want, s
     }
   }
   return worst;
+}
+
+/* A double's bits, and the double of some bits (bit-for-bit checks). */
+static inline uint64_t sk_test_bits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+static inline double sk_test_from_bits(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
 }
 
 static inline int sk_test_run(Suite *s) {
