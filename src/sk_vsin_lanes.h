@@ -8,6 +8,7 @@
 
 typedef double SKV(vd) __attribute__((vector_size(SKV_N * 8)));
 typedef int64_t SKV(vi) __attribute__((vector_size(SKV_N * 8)));
+typedef uint64_t SKV(vu) __attribute__((vector_size(SKV_N * 8)));
 
 /* m ? a : b, lane by lane (m all ones or all zeros). */
 SKV_ATTR static inline SKV(vd) SKV(pick)(SKV(vi) m, SKV(vd) a, SKV(vd) b) {
@@ -29,7 +30,7 @@ SKV_ATTR static inline SKV(vd) SKV(kcos)(SKV(vd) x, SKV(vd) y) {
   const SKV(vd) r = z * (VC1 + z * (VC2 + z * (VC3 + z * (VC4 + z * (VC5 + z * VC6)))));
   const SKV(vd) near0 = 1.0 - (0.5 * z - (z * r - x * y));
   /* x/4 with its low word 0, or 0.28125 above 0.78125 */
-  const SKV(vd) qx = SKV(pick)(ix > 0x3fe90000, (SKV(vd)){0} + 0.28125, (SKV(vd))((ix - 0x00200000) << 32));
+  const SKV(vd) qx = SKV(pick)(ix > 0x3fe90000, (SKV(vd)){0} + 0.28125, (SKV(vd))((SKV(vu))(ix - 0x00200000) << 32));
   const SKV(vd) hz = 0.5 * z - qx, a = 1.0 - qx;
   const SKV(vd) far = a - (hz - (z * r - x * y));
   const SKV(vd) c = SKV(pick)(ix < 0x3fd33333, near0, far);
