@@ -12,6 +12,11 @@
  *   SKK(fix_column3)(w)  after the affine fast path's product: column 3 as
  *                       the kernel's affine test assumes it (a no-op where
  *                       the products already write it bitwise)
+ *   SKK_STEP_FAST(st)   whether step st's inverse bind allows the affine
+ *                       fast path (each kernel's own rule)
+ *   SKK_WORLD_FINAL(rig, s, l, pw, ws, dst, stride, n, stream)  optional:
+ *                       the fast path's world = l · pw into ws (if not
+ *                       NULL) and its final, fused
  *   SKK(final_out)(rig, s, w, dst, stride, n, stream, affine)
  *                       step s's inverse bind · w, stored to the n lanes
  *   SKK_STORE_CONST(dst, stride, m16, n, stream)  the same 16 floats to
@@ -65,7 +70,16 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
     /* The common case, specialised so column 3 is known everywhere: an
      * affine local (every TRS), affine parent world and inverse bind, and
      * absolute matrices (if wanted) equal to the worlds. */
-    if (!two_chains && laff && st->inv_bind_affine && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
+    if (!two_chains && laff && SKK_STEP_FAST(st) && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
+#ifdef SKK_WORLD_FINAL
+      if (st->parent_slot >= 0 && st->out >= 0 && abase == NULL) {
+        SKK_WORLD_FINAL(rig, s, l, wslot[st->parent_slot], st->slot >= 0 ? wslot[st->slot] : NULL,
+                        fbase + 16 * (size_t)st->out, fstride, n, stream);
+        if (st->slot >= 0)
+          waff[st->slot] = true;
+        continue;
+      }
+#endif
       if (st->parent_slot >= 0)
         SKK(mul_vv)(l, wslot[st->parent_slot], w, true);
       else if (init != NULL)
@@ -86,7 +100,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
         waff[st->slot] = true;
       }
       if (st->out >= 0) {
-        SKK(final_out)(rig, s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, true);
+        SKK(final_out)(rig, s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, st->inv_bind_affine);
         if (abase != NULL)
           SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
       }
@@ -146,4 +160,6 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
 
 #undef SKK_INIT_T
 #undef SKK_INIT_AFFINE
+#undef SKK_WORLD_FINAL
+#undef SKK_STEP_FAST
 #undef SKK_STORE_CONST
