@@ -298,6 +298,7 @@ static inline double round_f32(double v) {
 #define SKK(name) name##_scalar
 #define SKK_ATTR
 #define SKK_N 1
+#define SKK_FUSE 0
 #define SKK_TAIL(job, p, end, stream) ((void)0) /* never: one lane */
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V double
@@ -335,6 +336,7 @@ static inline void store_packed_scalar(float *dst, size_t stride, const sk_kerne
 #define SKK(name) name##_sse2
 #define SKK_ATTR __attribute__((target("sse2")))
 #define SKK_N 2
+#define SKK_FUSE 0
 #define SKK_TAIL run_scalar
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m128d
@@ -380,6 +382,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_sse2(flo
 #define SKK(name) name##_avx2
 #define SKK_ATTR __attribute__((target("avx2,fma")))
 #define SKK_N 4
+#define SKK_FUSE 0
 #define SKK_TAIL run_sse2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m256d
@@ -435,6 +438,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx2(flo
 #define SKK(name) name##_avx512
 #define SKK_ATTR __attribute__((target("avx512f,avx2,fma")))
 #define SKK_N 8
+#define SKK_FUSE 1
 #define SKK_TAIL run_avx2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m512d

@@ -14,10 +14,14 @@
  *                       the products already write it bitwise)
  *   SKK_STEP_FAST(st)   whether step st's inverse bind allows the affine
  *                       fast path (each kernel's own rule)
- *   SKK_WORLD_FINAL(rig, s, l, pw, ws, dst, stride, n, stream)  optional:
- *                       the fast path's world = l · pw into ws (if not
- *                       NULL) and its final, fused
+ *   SKK_FUSE            1: the fast path of a step with a parent and an
+ *                       output (and no absolute output) calls
+ *   SKK_WORLD_FINAL(rig, s, l, pw, ws, dst, stride, n, stream)
+ *                       world = l · pw into ws (if not NULL) and its
+ *                       final, fused; 0: mul_vv, then final_out
  *   SKK(final_out)(rig, s, w, dst, stride, n, stream, affine)
+ *                       (affine: w's column 3 is bitwise (+0, +0, +0, 1)
+ *                       and SKK_STEP_FAST(step s) holds)
  *                       step s's inverse bind · w, stored to the n lanes
  *   SKK_STORE_CONST(dst, stride, m16, n, stream)  the same 16 floats to
  *                       lanes 0..n-1 (sk_kernel_store.h's, per ISA)
@@ -71,7 +75,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
      * affine local (every TRS), affine parent world and inverse bind, and
      * absolute matrices (if wanted) equal to the worlds. */
     if (!two_chains && laff && SKK_STEP_FAST(st) && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
-#ifdef SKK_WORLD_FINAL
+#if SKK_FUSE
       if (st->parent_slot >= 0 && st->out >= 0 && abase == NULL) {
         SKK_WORLD_FINAL(rig, s, l, wslot[st->parent_slot], st->slot >= 0 ? wslot[st->slot] : NULL,
                         fbase + 16 * (size_t)st->out, fstride, n, stream);
@@ -100,7 +104,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
         waff[st->slot] = true;
       }
       if (st->out >= 0) {
-        SKK(final_out)(rig, s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, st->inv_bind_affine);
+        SKK(final_out)(rig, s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, true);
         if (abase != NULL)
           SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
       }
@@ -162,4 +166,5 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
 #undef SKK_INIT_AFFINE
 #undef SKK_WORLD_FINAL
 #undef SKK_STEP_FAST
+#undef SKK_FUSE
 #undef SKK_STORE_CONST

@@ -130,19 +130,47 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_store)(cons
   SKK(store_packed)(dst, stride, z, n, stream);
 }
 
-/* The common step fused: world = l · pw (both affine; pw's column 3 is
- * not read) and final = ib · world, column by column. Column j of the
- * world needs only column j of pw, and column j of the final only column
- * j of the world, so each world column goes from its four products
- * straight into its slot (ws, unless NULL) and into the final's packed
- * entry pairs (j, j+8) and (4+j, 12+j): fewer live values than the world
- * then the final (16 + 16 vectors), no spill and copy of the world. Every
- * entry is mul_vv's or final_entry's expression, so the bits are theirs;
- * ws may be pw (a last child reuses its parent's slot): column j is stored
- * after its last read. The inverse bind's entry 15 is bitwise 1 (the fast
- * path's rule), so row 3 of the final ends "+ world[12+j]"; column 3 of
- * the final is the step's precomputed constant (final_col3, the same sum
- * on the world's column (+0, +0, +0, 1)). */
+/* Column j < 3 of the final ib · w, w's column j given as c0..c3, as the
+ * packed pairs z[j] = (entry j, entry 8+j) and z[4+j] = (4+j, 12+j).
+ * Every entry is final_entry's sum; the inverse bind's entry 15 is
+ * bitwise 1 (SKK_STEP_FAST), so row 3 ends "+ c3" (1 · c3 is c3). */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_column)(const double *a, V c0, V c1, V c2, V c3,
+                                                                             VZ *z, int j) {
+  V f[4];
+#pragma GCC unroll 3
+  for (int i = 0; i < 3; i++)
+    f[i] = SKK_DOT4(VSET1(a[4 * i]), c0, VSET1(a[4 * i + 1]), c1, VSET1(a[4 * i + 2]), c2, VSET1(a[4 * i + 3]), c3);
+  f[3] = SKK_DOT3_1(VSET1(a[12]), c0, VSET1(a[13]), c1, VSET1(a[14]), c2, c3);
+  z[j] = VPACK2(f[0], f[2]);
+  z[4 + j] = VPACK2(f[1], f[3]);
+}
+
+/* The final of an affine world w (column 3 bitwise (+0, +0, +0, 1)):
+ * column 3 of ib · w is then the step's constant final_col3 (the same sum,
+ * computed once at rig build), which also holds for inverse binds whose
+ * column 3 has a -0 (computed by inversion) that the affine test rejects. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_fast)(const double *a, const float *col3, const V *w,
+                                                                           float *dst, size_t stride, size_t n,
+                                                                           bool stream) {
+  VZ z[8];
+#pragma GCC unroll 3
+  for (int j = 0; j < 3; j++)
+    SKK(final_column)(a, w[j], w[4 + j], w[8 + j], w[12 + j], z, j);
+  z[3] = VPACK2F(col3[0], col3[2]);
+  z[7] = VPACK2F(col3[1], col3[3]);
+  SKK(store_packed)(dst, stride, z, n, stream);
+}
+
+/* The fast path's common step fused (SKK_FUSE): world = l · pw (both
+ * affine; pw's column 3 is not read) and its final_fast, column by column.
+ * Column j of the world needs only column j of pw, and column j of the
+ * final only column j of the world, so each world column goes from its
+ * four products straight into its slot (ws, unless NULL) and into the
+ * final: fewer live values than the world then the final (16 + 16
+ * vectors), no spill and copy of the world. Each entry is mul_vv's
+ * expression, so the bits are the same; ws may be pw (a last child reuses
+ * its parent's slot): column j is stored after its last read. Only the
+ * AVX-512 path fuses: with 16 registers, AVX2 measured 3 % slower fused. */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(world_final)(const V *l, const V *pw, V *ws,
                                                                             const double *a, const float *col3,
                                                                             float *dst, size_t stride, size_t n,
@@ -156,13 +184,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(world_final)(cons
     const V c3 = VROUND(SKK_DOT3_1(l[12], pw[j], l[13], pw[4 + j], l[14], pw[8 + j], pw[12 + j]));
     if (ws != NULL)
       ws[j] = c0, ws[4 + j] = c1, ws[8 + j] = c2, ws[12 + j] = c3;
-    V f[4];
-#pragma GCC unroll 3
-    for (int i = 0; i < 3; i++)
-      f[i] = SKK_DOT4(VSET1(a[4 * i]), c0, VSET1(a[4 * i + 1]), c1, VSET1(a[4 * i + 2]), c2, VSET1(a[4 * i + 3]), c3);
-    f[3] = SKK_DOT3_1(VSET1(a[12]), c0, VSET1(a[13]), c1, VSET1(a[14]), c2, c3);
-    z[j] = VPACK2(f[0], f[2]);
-    z[4 + j] = VPACK2(f[1], f[3]);
+    SKK(final_column)(a, c0, c1, c2, c3, z, j);
   }
   z[3] = VPACK2F(col3[0], col3[2]);
   z[7] = VPACK2F(col3[1], col3[3]);
@@ -284,7 +306,13 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(prefetch_bone)(co
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(fix_column3)(V *w) { (void)w; }
 
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_out)(const sk_rig *rig, size_t s, const V *w, float *dst, size_t stride, size_t n, bool stream, bool affine) {
-  SKK(final_store)(rig->inv_bind64 + 16 * s, w, dst, stride, n, stream, affine);
+  /* A fusing path reaches this only for roots and the absolute output's
+   * steps: there the general final, which keeps its hot code smaller,
+   * measured faster. */
+  if (affine && !SKK_FUSE)
+    SKK(final_fast)(rig->inv_bind64 + 16 * s, rig->step[s].final_col3, w, dst, stride, n, stream);
+  else
+    SKK(final_store)(rig->inv_bind64 + 16 * s, w, dst, stride, n, stream, affine && rig->step[s].inv_bind_affine);
 }
 
 #define SKK_WORLD_FINAL(rig, s, l, pw, ws, dst, stride, n, stream) \
