@@ -72,8 +72,9 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
       SKK(prefetch_bone)(job, st->bone, p0 + SKK_PREFETCH);
     const bool laff = SKK(load_local)(job, st->bone, p0, n, l);
     /* The common case, specialised so column 3 is known everywhere: an
-     * affine local (every TRS), affine parent world and inverse bind, and
-     * absolute matrices (if wanted) equal to the worlds. */
+     * affine local (every TRS), affine parent world, an inverse bind the
+     * kernel's SKK_STEP_FAST accepts, and absolute matrices (if wanted)
+     * equal to the worlds. */
     if (!two_chains && laff && SKK_STEP_FAST(st) && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
 #if SKK_FUSE
       if (st->parent_slot >= 0 && st->out >= 0 && abase == NULL) {
