@@ -227,6 +227,15 @@ static int assign_slots(rig_plan *p, sk_rig *r) {
     for (int e = 0; e < 16; e++)
       ib64[16 * k + e] = bone->abs_inv_bind[e];
     st->inv_bind_affine = is_affine(bone->abs_inv_bind);
+    const float *m = bone->abs_inv_bind;
+    uint32_t m15;
+    memcpy(&m15, &m[15], sizeof m15);
+    st->inv_bind_one = m15 == 0x3F800000u;
+    /* The products' own sum on column (+0, +0, +0, 1), in Babylon's order:
+     * the signs of the zeros decide the sign of a zero result. */
+    for (int i = 0; i < 4; i++)
+      st->final_col3[i] = (float)((((double)m[4 * i] * 0.0 + (double)m[4 * i + 1] * 0.0) + (double)m[4 * i + 2] * 0.0) +
+                                  (double)m[4 * i + 3] * 1.0);
   }
   r->live = live;
   return 0;
@@ -289,6 +298,7 @@ static inline double round_f32(double v) {
 #define SKK(name) name##_scalar
 #define SKK_ATTR
 #define SKK_N 1
+#define SKK_FUSE 0
 #define SKK_TAIL(job, p, end, stream) ((void)0) /* never: one lane */
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V double
@@ -309,6 +319,7 @@ typedef struct sk_kernel_f2 {
 } sk_kernel_f2;
 #define VZ sk_kernel_f2
 #define VPACK2(lo, hi) ((sk_kernel_f2){(float)(lo), (float)(hi)})
+#define VPACK2F(lo, hi) ((sk_kernel_f2){(lo), (hi)})
 static inline void store_packed_scalar(float *dst, size_t stride, const sk_kernel_f2 *z, size_t n, bool stream) {
   (void)stride, (void)n, (void)stream;
   for (int k = 0; k < 8; k++) {
@@ -325,6 +336,7 @@ static inline void store_packed_scalar(float *dst, size_t stride, const sk_kerne
 #define SKK(name) name##_sse2
 #define SKK_ATTR __attribute__((target("sse2")))
 #define SKK_N 2
+#define SKK_FUSE 0
 #define SKK_TAIL run_scalar
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m128d
@@ -348,6 +360,7 @@ static inline void store_packed_scalar(float *dst, size_t stride, const sk_kerne
  * line is complete in the write-combining buffer before the next starts. */
 #define VZ __m128
 #define VPACK2(lo, hi) _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi))
+#define VPACK2F(lo, hi) _mm_setr_ps((lo), (lo), (hi), (hi))
 static SKK_ATTR inline __attribute__((always_inline)) void store_packed_sse2(float *dst, size_t stride, const __m128 *z, size_t n, bool stream) {
   __m128 a0 = z[0], a1 = z[1], a2 = z[2], a3 = z[3], b0 = z[4], b1 = z[5], b2 = z[6], b3 = z[7];
   _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
@@ -369,6 +382,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_sse2(flo
 #define SKK(name) name##_avx2
 #define SKK_ATTR __attribute__((target("avx2,fma")))
 #define SKK_N 4
+#define SKK_FUSE 0
 #define SKK_TAIL run_sse2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m256d
@@ -393,6 +407,7 @@ static const int32_t sk_kernel_mask4[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
  * i's two 32-byte halves, written back to back (a whole line per pose). */
 #define VZ __m256
 #define VPACK2(lo, hi) _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1)
+#define VPACK2F(lo, hi) _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_set1_ps(lo)), _mm_set1_ps(hi), 1)
 static SKK_ATTR inline __attribute__((always_inline)) void transpose4_avx2(const __m256 *z, __m256 *r) {
   const __m256 t0 = _mm256_unpacklo_ps(z[0], z[1]), t1 = _mm256_unpackhi_ps(z[0], z[1]);
   const __m256 t2 = _mm256_unpacklo_ps(z[2], z[3]), t3 = _mm256_unpackhi_ps(z[2], z[3]);
@@ -423,6 +438,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx2(flo
 #define SKK(name) name##_avx512
 #define SKK_ATTR __attribute__((target("avx512f,avx2,fma")))
 #define SKK_N 8
+#define SKK_FUSE 1
 #define SKK_TAIL run_avx2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m512d
@@ -455,6 +471,9 @@ static const int32_t sk_kernel_perm_odd[16] __attribute__((aligned(64))) = {4, 5
 #define VPACK2(lo, hi)                                                                                     \
   _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(lo))), \
                                       _mm256_castps_pd(_mm512_cvtpd_ps(hi)), 1))
+#define VPACK2F(lo, hi)                                                                                   \
+  _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(lo))), \
+                                      _mm256_castps_pd(_mm256_set1_ps(hi)), 1))
 static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx512(float *dst, size_t stride, const __m512 *z, size_t n, bool stream) {
   __m512 t[8], u[8], o[8];
 #pragma GCC unroll 4

@@ -12,7 +12,16 @@
  *   SKK(fix_column3)(w)  after the affine fast path's product: column 3 as
  *                       the kernel's affine test assumes it (a no-op where
  *                       the products already write it bitwise)
+ *   SKK_STEP_FAST(st)   whether step st's inverse bind allows the affine
+ *                       fast path (each kernel's own rule)
+ *   SKK_FUSE            1: the fast path of a step with a parent and an
+ *                       output (and no absolute output) calls
+ *   SKK_WORLD_FINAL(rig, s, l, pw, ws, dst, stride, n, stream)
+ *                       world = l · pw into ws (if not NULL) and its
+ *                       final, fused; 0: mul_vv, then final_out
  *   SKK(final_out)(rig, s, w, dst, stride, n, stream, affine)
+ *                       (affine: w's column 3 is bitwise (+0, +0, +0, 1)
+ *                       and SKK_STEP_FAST(step s) holds)
  *                       step s's inverse bind · w, stored to the n lanes
  *   SKK_STORE_CONST(dst, stride, m16, n, stream)  the same 16 floats to
  *                       lanes 0..n-1 (sk_kernel_store.h's, per ISA)
@@ -63,9 +72,19 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
       SKK(prefetch_bone)(job, st->bone, p0 + SKK_PREFETCH);
     const bool laff = SKK(load_local)(job, st->bone, p0, n, l);
     /* The common case, specialised so column 3 is known everywhere: an
-     * affine local (every TRS), affine parent world and inverse bind, and
-     * absolute matrices (if wanted) equal to the worlds. */
-    if (!two_chains && laff && st->inv_bind_affine && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
+     * affine local (every TRS), affine parent world, an inverse bind the
+     * kernel's SKK_STEP_FAST accepts, and absolute matrices (if wanted)
+     * equal to the worlds. */
+    if (!two_chains && laff && SKK_STEP_FAST(st) && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
+#if SKK_FUSE
+      if (st->parent_slot >= 0 && st->out >= 0 && abase == NULL) {
+        SKK_WORLD_FINAL(rig, s, l, wslot[st->parent_slot], st->slot >= 0 ? wslot[st->slot] : NULL,
+                        fbase + 16 * (size_t)st->out, fstride, n, stream);
+        if (st->slot >= 0)
+          waff[st->slot] = true;
+        continue;
+      }
+#endif
       if (st->parent_slot >= 0)
         SKK(mul_vv)(l, wslot[st->parent_slot], w, true);
       else if (init != NULL)
@@ -146,4 +165,7 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
 
 #undef SKK_INIT_T
 #undef SKK_INIT_AFFINE
+#undef SKK_WORLD_FINAL
+#undef SKK_STEP_FAST
+#undef SKK_FUSE
 #undef SKK_STORE_CONST

@@ -40,6 +40,11 @@ typedef struct sk_rig_step {
   int32_t slot;           /* scratch slot for this bone's world, -1 when no child reads it */
   int32_t out;            /* output slot (Babylon's _index), -1 for none */
   bool inv_bind_affine;   /* column 3 of the inverse bind is (0, 0, 0, 1) */
+  bool inv_bind_one;      /* its entry 15 is bitwise 1: row 3 of inverse bind · world ends "+ world[12+j]" */
+  float final_col3[4];    /* column 3 of inverse bind · world for any world whose column 3 is bitwise
+                             (+0, +0, +0, 1): ((ib[4i]·0 + ib[4i+1]·0) + ib[4i+2]·0) + ib[4i+3]·1, exact.
+                             Inverse binds computed by inversion carry -0 there, which the affine test
+                             rejects; with this the kernel's affine step needs only inv_bind_one. */
 } sk_rig_step;
 
 struct sk_rig {

@@ -15,6 +15,7 @@
  *   VALL_BITS(v, bits)  every lane of v has the 64-bit pattern `bits` (+0.0 and -0.0 differ)
  *   VZ            a packed pair of entries: entry k and entry k+8 of every lane, rounded to float32
  *   VPACK2(lo, hi)  packs entry k (lo) and entry k+8 (hi)
+ *   VPACK2F(lo, hi) the same from two floats, each the same in every lane
  *   SKK(store_packed)(dst, stride, z[8], n, stream)  transposes z[0..7] (k = 0..7): lane l's 16 floats to dst + l*stride
  *   SKK_STORE_CONST(dst, stride, m16, n, stream)   the same 16 floats to lanes 0..n-1
  *   and the group walk's hooks (sk_kernel_group.h)
@@ -126,6 +127,75 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_store)(cons
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++)
       z[4 * h + j] = VPACK2(SKK(final_entry)(a, b, h, j, affine), SKK(final_entry)(a, b, h + 2, j, affine));
+  SKK(store_packed)(dst, stride, z, n, stream);
+}
+
+/* Column j < 3 of the final ib · w, w's column j given as c0..c3, as the
+ * packed pairs z[j] = (entry j, entry 8+j) and z[4+j] = (4+j, 12+j).
+ * Every entry is final_entry's sum; the inverse bind's entry 15 is
+ * bitwise 1 (SKK_STEP_FAST), so row 3 ends "+ c3" (1 · c3 is c3). */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_column)(const double *a, V c0, V c1, V c2, V c3,
+                                                                             VZ *z, int j) {
+  V f[4];
+#pragma GCC unroll 3
+  for (int i = 0; i < 3; i++)
+    f[i] = SKK_DOT4(VSET1(a[4 * i]), c0, VSET1(a[4 * i + 1]), c1, VSET1(a[4 * i + 2]), c2, VSET1(a[4 * i + 3]), c3);
+  f[3] = SKK_DOT3_1(VSET1(a[12]), c0, VSET1(a[13]), c1, VSET1(a[14]), c2, c3);
+  z[j] = VPACK2(f[0], f[2]);
+  z[4 + j] = VPACK2(f[1], f[3]);
+}
+
+/* The final of an affine world w (column 3 bitwise (+0, +0, +0, 1)):
+ * column 3 of ib · w is then the step's constant final_col3 (the same sum,
+ * computed once at rig build), which also holds for inverse binds whose
+ * column 3 has a -0 (computed by inversion) that the affine test rejects. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_fast)(const double *a, const float *col3, const V *w,
+                                                                           float *dst, size_t stride, size_t n,
+                                                                           bool stream) {
+  VZ z[8];
+#pragma GCC unroll 3
+  for (int j = 0; j < 3; j++)
+    SKK(final_column)(a, w[j], w[4 + j], w[8 + j], w[12 + j], z, j);
+  z[3] = VPACK2F(col3[0], col3[2]);
+  z[7] = VPACK2F(col3[1], col3[3]);
+  SKK(store_packed)(dst, stride, z, n, stream);
+}
+
+/* The fast path's common step fused (SKK_FUSE): world = l · pw (both
+ * affine; pw's column 3 is not read) and its final_fast, column by column.
+ * Column j of the world needs only column j of pw, and column j of the
+ * final only column j of the world, so each world column goes from its
+ * four products straight into its slot (ws, unless NULL) and into the
+ * final: fewer live values than the world then the final (16 + 16
+ * vectors), no spill and copy of the world. Each entry is mul_vv's
+ * expression, so the bits are the same; ws may be pw (a last child reuses
+ * its parent's slot): column j is stored after its last read. Only the
+ * AVX-512 path fuses: with 16 registers, AVX2 measured 3 % slower fused.
+ * Source order is issue order here (GCC does not schedule before register
+ * allocation on x86): each column's final comes after the next column's
+ * world, so the roundings of one overlap the products of the other
+ * (2-3 % at 65 x 64; a lag of two columns measured the same). */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(world_final)(const V *l, const V *pw, V *ws,
+                                                                            const double *a, const float *col3,
+                                                                            float *dst, size_t stride, size_t n,
+                                                                            bool stream) {
+  VZ z[8];
+  V c[3][4];
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; j++) {
+    if (j < 3) {
+      c[j][0] = VROUND(SKK_DOT4(l[0], pw[j], l[1], pw[4 + j], l[2], pw[8 + j], l[3], pw[12 + j]));
+      c[j][1] = VROUND(SKK_DOT4(l[4], pw[j], l[5], pw[4 + j], l[6], pw[8 + j], l[7], pw[12 + j]));
+      c[j][2] = VROUND(SKK_DOT4(l[8], pw[j], l[9], pw[4 + j], l[10], pw[8 + j], l[11], pw[12 + j]));
+      c[j][3] = VROUND(SKK_DOT3_1(l[12], pw[j], l[13], pw[4 + j], l[14], pw[8 + j], pw[12 + j]));
+      if (ws != NULL)
+        ws[j] = c[j][0], ws[4 + j] = c[j][1], ws[8 + j] = c[j][2], ws[12 + j] = c[j][3];
+    }
+    if (j > 0) /* the previous column's final, after this column's world: its roundings overlap */
+      SKK(final_column)(a, c[j - 1][0], c[j - 1][1], c[j - 1][2], c[j - 1][3], z, j - 1);
+  }
+  z[3] = VPACK2F(col3[0], col3[2]);
+  z[7] = VPACK2F(col3[1], col3[3]);
   SKK(store_packed)(dst, stride, z, n, stream);
 }
 
@@ -244,9 +314,20 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(prefetch_bone)(co
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(fix_column3)(V *w) { (void)w; }
 
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_out)(const sk_rig *rig, size_t s, const V *w, float *dst, size_t stride, size_t n, bool stream, bool affine) {
-  SKK(final_store)(rig->inv_bind64 + 16 * s, w, dst, stride, n, stream, affine);
+  /* A fusing path reaches this only for roots and the absolute output's
+   * steps: there the general final, which keeps its hot code smaller,
+   * measured faster. */
+  if (affine && !SKK_FUSE)
+    SKK(final_fast)(rig->inv_bind64 + 16 * s, rig->step[s].final_col3, w, dst, stride, n, stream);
+  else
+    SKK(final_store)(rig->inv_bind64 + 16 * s, w, dst, stride, n, stream, affine && rig->step[s].inv_bind_affine);
 }
 
+#define SKK_WORLD_FINAL(rig, s, l, pw, ws, dst, stride, n, stream) \
+  SKK(world_final)((l), (pw), (ws), (rig)->inv_bind64 + 16 * (s), (rig)->step[s].final_col3, (dst), (stride), (n), (stream))
+/* The fast path needs the inverse bind's entry 15 to be 1 only: column 3 of
+ * the final is then the step's constant (world_final). */
+#define SKK_STEP_FAST(st) ((st)->inv_bind_one)
 #include "sk_kernel_group.h"
 
 /* Whole groups, then the tail (fewer than SKK_N poses) on the next
@@ -289,3 +370,4 @@ static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end
 #undef VALL_BITS
 #undef VZ
 #undef VPACK2
+#undef VPACK2F

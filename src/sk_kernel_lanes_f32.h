@@ -155,6 +155,8 @@ static SKK_ATTR inline __attribute__((always_inline)) bool SKK(load_local)(const
 /* The group walk's hooks (sk_kernel_group.h). */
 #define SKK_INIT_T float
 #define SKK_INIT_AFFINE(m) ((m)[3] == 0 && (m)[7] == 0 && (m)[11] == 0 && (m)[15] == 1)
+#define SKK_STEP_FAST(st) ((st)->inv_bind_affine)
+#define SKK_FUSE 0
 
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(prefetch_bone)(const sk_kernel_job *job, size_t bone, size_t p) {
   const uint8_t m = job->mode[bone];

@@ -376,6 +376,56 @@ START_TEST(random_batches_every_path) {
 }
 END_TEST
 
+/* Inverse binds whose column 3 carries signed zeros (as inversion leaves
+ * them), a projective column 3 with entry 15 = 1, or entry 15 != 1: the
+ * kernel's fast final takes column 3 of the final from a per-bone constant
+ * when entry 15 is 1. Rows with three negative entries and a -0 give a -0
+ * there, which the constant must keep. Every path, every pattern, against
+ * the core. */
+START_TEST(inverse_bind_column3_patterns) {
+  static const float neg0 = -0.0f;
+  for (size_t pi = 0; pi < 4; pi++) {
+    if (sk_kernel_path_check(all_paths[pi]) != 0)
+      continue;
+    rng_seed(900 + pi);
+    for (size_t it = 0; it < 12; it++) {
+      sk_skeleton *s = rand_skeleton(1 + rng_below(30), SHAPE_RANDOM, rng_u64() % 2);
+      for (size_t i = 0; i < s->count; i++) {
+        float *m = s->bones[i].abs_inv_bind;
+        switch (rng_below(5)) {
+        case 0: /* bitwise affine */
+          m[3] = m[7] = m[11] = 0.0f, m[15] = 1.0f;
+          break;
+        case 1: /* signed zeros */
+          m[3] = neg0, m[7] = rng_u64() % 2 ? neg0 : 0.0f, m[11] = neg0, m[15] = 1.0f;
+          break;
+        case 2: /* rows summing to -0 in column 3 */
+          for (int k = 0; k < 12; k++)
+            if (k % 4 != 3)
+              m[k] = -fabsf(m[k]) - 0.125f;
+          m[3] = m[7] = m[11] = neg0, m[15] = 1.0f;
+          break;
+        case 3: /* projective column, entry 15 still 1 */
+          m[3] = 0.25f, m[7] = neg0, m[11] = -0.125f, m[15] = 1.0f;
+          break;
+        default: /* entry 15 not 1: the general product */
+          m[3] = neg0, m[7] = m[11] = 0.0f, m[15] = 1.5f;
+          break;
+        }
+      }
+      const size_t p = 1 + rng_below(67);
+      batch b;
+      batch_init(&b, s, p, false, rng_u64() % 2, rng_u64() % 2);
+      b.job.path = all_paths[pi];
+      ck_assert_int_eq(sk_kernel_validate(&b.job, NULL), 0);
+      sk_kernel_run(&b.job, 0, p);
+      check_batch(&b, all_paths[pi]);
+      batch_close(&b);
+    }
+  }
+}
+END_TEST
+
 /* precision FAST, the opt-in float32 kernel: every path within its
  * documented tolerance of the core (not exact; the default is). */
 START_TEST(fast_precision_within_tolerance) {
@@ -850,6 +900,7 @@ static Suite *kernel_suite(void) {
   tcase_add_test(tc, blocked_layout_validation);
   tcase_add_test(tc, fast_precision_within_tolerance);
   tcase_add_test(tc, trs64_every_path);
+  tcase_add_test(tc, inverse_bind_column3_patterns);
   suite_add_tcase(s, tc);
   tc = tcase_create("lifecycle");
   tcase_add_test(tc, rig_outlives_its_skeleton);
