@@ -520,7 +520,7 @@ static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, 
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   }
   /* the layers' times are still their offsets, as the context wants them */
-  int rc = sk_pose_range_create(rs.sampler, rs.ctx, sp->times, nf, sp->l, sp->nl, nf, &r);
+  int rc = sk_pose_range_create(rs.sampler, rs.ctx, sp->times, nf, nf, &r);
   rs.sampler = NULL;
   rs.ctx = NULL;
   sp->times = NULL; /* all three are the range's now, or freed */

@@ -8,22 +8,8 @@
 #include "sk_pose.h"
 #include "sk_pose_int.h"
 
-/* Bytes sk_sample_ctx_create allocates for `layers` (from sk_sample.c's
- * layout, rounded up): per layer a cursor and a gradient per timeline (at
- * most one per channel) and a TRS buffer; a blend buffer and a 16-frame
- * stage. An upper bound, so the budgets never undercount. */
-static size_t ctx_bytes(const sk_anim *a, const sk_anim_layer *layers, size_t nl) {
-  const size_t trs = (a->bone_count ? a->bone_count : 1) * SK_ANIM_TRS * sizeof(double);
-  size_t n = 256 + 17 * trs;
-  for (size_t i = 0; i < nl; i++) {
-    size_t ch = layers[i].clip < a->clip_count ? a->clips[layers[i].clip].channel_count : 0;
-    n += 128 + (ch + 1) * (sizeof(size_t) + sizeof(double)) + trs;
-  }
-  return n;
-}
-
-int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf,
-                         const sk_anim_layer *layers, size_t nl, size_t refs, sk_pose_range **out) {
+int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf, size_t refs,
+                         sk_pose_range **out) {
   const sk_anim *a = sk_sampler_anim(sampler);
   const size_t nb = a->bone_count;
   sk_pose_range *r = calloc(1, sizeof *r);
@@ -39,7 +25,7 @@ int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times,
   }
   *r = (sk_pose_range){.refs = refs, .sampler = sampler, .ctx = ctx, .times = times, .nf = nf, .bones = nb,
                        .trs = trs};
-  r->bytes = sizeof *r + sk_sampler_memory(sampler) + ctx_bytes(a, layers, nl) + nf * sizeof *times +
+  r->bytes = sizeof *r + sk_sampler_memory(sampler) + sk_sample_ctx_memory(ctx) + nf * sizeof *times +
              (nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs;
   *out = r;
   return 0;

@@ -33,12 +33,11 @@ typedef struct sk_pose_range {
   size_t bytes;        /* what the range holds, sampler and context included (an upper bound) */
 } sk_pose_range;
 
-/* A range of `nf` frames at `times` sampled by `ctx` of `sampler`, for
- * `layers[0..nl)` (only to bound the context's memory). It steals all
- * three on success AND on failure, and starts with `refs` references (one
- * per pose). *out is new. Errors: SK_ENOMEM. */
-int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf,
-                         const sk_anim_layer *layers, size_t nl, size_t refs, sk_pose_range **out);
+/* A range of `nf` frames at `times` sampled by `ctx` of `sampler`. It
+ * steals all three on success AND on failure, and starts with `refs`
+ * references (one per pose). *out is new. Errors: SK_ENOMEM. */
+int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf, size_t refs,
+                         sk_pose_range **out);
 /* Drops one reference; the last frees the range. NULL is a no-op. */
 void sk_pose_range_unref(sk_pose_range *r);
 

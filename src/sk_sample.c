@@ -122,6 +122,7 @@ struct sk_sample_ctx {
   const samp_lanes *lanes;
   double *sines; /* 2 * SAMP_LANES per rotation group: the arguments, then their sines */
   double *tile;  /* one layer into rows: 4 * SAMP_TILE per group (samp_lanes.tile_flush) */
+  size_t bytes;  /* what the context holds (sk_sample_ctx_memory) */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
   double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
 };
@@ -462,20 +463,23 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     }
     memcpy(l->trs, s->anim->rest, nb * SK_ANIM_TRS * sizeof(double));
   }
-  if ((c->count > 1 && (c->blend = malloc(trs_bytes)) == NULL) || (c->stage = malloc(16 * trs_bytes)) == NULL) {
+  /* More than one layer: each frame is blended into c->blend, then staged
+   * for the kernel's rows (one layer goes through the tiles instead). */
+  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->stage = malloc(16 * trs_bytes)) == NULL)) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
-  /* With one layer, frames are sampled straight into the stage slots
-   * (sk_sample_run): each starts as the rest TRS. With more, the blend
-   * overwrites every value of a slot. */
-  for (size_t q = 0; q < 16; q++)
-    memcpy(c->stage + q * nb * SK_ANIM_TRS, s->anim->rest, nb * SK_ANIM_TRS * sizeof(double));
+  c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * rot * sizeof *c->sines +
+             4 * SAMP_TILE * groups * sizeof *c->tile + (c->count > 1 ? 17 * trs_bytes : 0);
+  for (size_t i = 0; i < c->count; i++)
+    c->bytes += trs_bytes + (c->layers[i].clip->line_count + 1) * (sizeof(size_t) + sizeof(double));
   *out = c;
   return 0;
 }
 
 const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c) { return c->s->anim; }
+
+size_t sk_sample_ctx_memory(const sk_sample_ctx *c) { return c != NULL ? c->bytes : 0; }
 
 /* ---- sampling: sk_anim.c's arithmetic, operation for operation ---------- */
 

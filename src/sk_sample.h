@@ -68,6 +68,8 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c);
 int sk_sample_ctx_set_path(sk_sample_ctx *c, const char *path);
 /* The clips the context samples (borrowed). */
 const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c);
+/* Bytes the context holds (for budgets); 0 for NULL. */
+size_t sk_sample_ctx_memory(const sk_sample_ctx *c);
 
 /* Where sk_sample_run writes. Component k (0..9: tx ty tz qx qy qz qw sx
  * sy sz) of bone b (bones[] order) for frame p goes to:

@@ -299,6 +299,9 @@ START_TEST(test_errors) {
   ck_assert_int_eq(sk_sample_ctx_set_path(c, NULL), SK_EINVAL);
   ck_assert_int_eq(sk_sample_ctx_set_path(NULL, "generic"), SK_EINVAL);
   ck_assert_int_eq(sk_sample_ctx_set_path(c, "generic"), 0);
+  /* a tile of 4 components x 8 frames x 8 lanes per group at least */
+  ck_assert_uint_gt(sk_sample_ctx_memory(c), 4 * 64 * sizeof(double));
+  ck_assert_uint_eq(sk_sample_ctx_memory(NULL), 0);
   sk_sample_ctx_destroy(c);
   sk_sample_ctx_destroy(NULL);
   sk_sampler_destroy(NULL);
