@@ -55,6 +55,7 @@ typedef struct samp_group {
   int lanes;
   size_t count;           /* keys */
   size_t at[SAMP_LANES];  /* where lane j writes in a B * SK_ANIM_TRS frame: bone * SK_ANIM_TRS + comp */
+  size_t chan[SAMP_LANES]; /* the channels, by index in samp_clip.chans */
   size_t bone[SAMP_LANES];
   int comp[SAMP_LANES];
   double *data;           /* owned */
@@ -164,13 +165,13 @@ static int group_kind(const samp_chan *ch) {
 }
 
 /* The group's keys lane-major (samp_group). */
-static int group_fill(samp_group *g, const samp_chan *const *lane) {
+static int group_fill(const samp_clip *c, samp_group *g) {
   const size_t per = (g->kind == GROUP_ROT ? 8 : 3) * SAMP_LANES;
   if ((g->data = calloc(g->count * per, sizeof *g->data)) == NULL)
     return SK_ENOMEM;
   for (size_t k = 0; k < g->count; k++)
     for (int j = 0; j < SAMP_LANES; j++) {
-      const samp_chan *ch = lane[j < g->lanes ? j : 0];
+      const samp_chan *ch = &c->chans[g->chan[j < g->lanes ? j : 0]];
       double *d = g->data + k * per + j;
       for (int i = 0; i < ch->width; i++)
         d[i * SAMP_LANES] = ch->keys[k * (size_t)ch->width + (size_t)i];
@@ -185,90 +186,132 @@ static int group_fill(samp_group *g, const samp_chan *const *lane) {
   return 0;
 }
 
-/* Rotation groups, then translation and scale groups: channels of one
- * timeline in file order, SAMP_LANES at a time; the rest are singles. */
+/* Rotation groups, then translation and scale groups: the channels of each
+ * timeline in file order, SAMP_LANES at a time (each timeline's open group
+ * is kept, so this is linear in the channels: a request builds it); the
+ * rest are singles. */
 static int clip_group(samp_clip *c) {
   const size_t n = c->count ? c->count : 1;
-  if ((c->groups = calloc(n, sizeof *c->groups)) == NULL || (c->singles = malloc(n * sizeof *c->singles)) == NULL)
+  size_t *open = malloc((c->line_count ? c->line_count : 1) * sizeof *open);
+  if (open == NULL || (c->groups = calloc(n, sizeof *c->groups)) == NULL ||
+      (c->singles = malloc(n * sizeof *c->singles)) == NULL) {
+    free(open);
     return SK_ENOMEM;
+  }
   for (size_t k = 0; k < c->count; k++)
     if (group_kind(&c->chans[k]) < 0)
       c->singles[c->single_count++] = k;
-  for (int kind = GROUP_ROT; kind >= GROUP_VEC3; kind--)
-    for (size_t li = 0; li < c->line_count; li++) {
-      samp_group *g = NULL;
-      const samp_chan *lane[SAMP_LANES];
-      for (size_t k = 0; k <= c->count; k++) {
-        const samp_chan *ch = k < c->count ? &c->chans[k] : NULL;
-        bool take = ch != NULL && ch->line == li && group_kind(ch) == kind;
-        if (g != NULL && (g->lanes == SAMP_LANES || (ch == NULL))) {
-          if (group_fill(g, lane) != 0)
-            return SK_ENOMEM;
-          g = NULL;
-        }
-        if (!take)
-          continue;
-        if (g == NULL) {
-          g = &c->groups[c->group_count++];
-          *g = (samp_group){.line = li, .kind = kind, .count = ch->count};
-        }
-        lane[g->lanes] = ch;
-        g->bone[g->lanes] = (size_t)ch->bone;
-        g->comp[g->lanes] = ch->comp;
-        g->at[g->lanes++] = (size_t)ch->bone * SK_ANIM_TRS + (size_t)ch->comp;
+  for (int kind = GROUP_ROT; kind >= GROUP_VEC3; kind--) {
+    for (size_t li = 0; li < c->line_count; li++)
+      open[li] = SIZE_MAX;
+    for (size_t k = 0; k < c->count; k++) {
+      const samp_chan *ch = &c->chans[k];
+      if (group_kind(ch) != kind)
+        continue;
+      size_t gi = open[ch->line];
+      if (gi == SIZE_MAX || c->groups[gi].lanes == SAMP_LANES) {
+        gi = open[ch->line] = c->group_count++;
+        c->groups[gi] = (samp_group){.line = ch->line, .kind = kind, .count = ch->count};
       }
+      samp_group *g = &c->groups[gi];
+      g->chan[g->lanes] = k;
+      g->bone[g->lanes] = (size_t)ch->bone;
+      g->comp[g->lanes] = ch->comp;
+      g->at[g->lanes++] = (size_t)ch->bone * SK_ANIM_TRS + (size_t)ch->comp;
     }
+    if (kind == GROUP_ROT)
+      c->rot_groups = c->group_count;
+  }
+  free(open);
   for (size_t i = 0; i < c->group_count; i++)
-    c->rot_groups += c->groups[i].kind == GROUP_ROT;
+    if (group_fill(c, &c->groups[i]) != 0)
+      return SK_ENOMEM;
   return 0;
 }
 
 /* The (bone, T/R/S) parts no kept channel writes. */
 static int clip_rest(samp_clip *c, size_t bones) {
   static const int comp[3] = {0, 3, 7}, width[3] = {3, 4, 3};
-  if ((c->rest = malloc((bones > 0 ? 3 * bones : 1) * sizeof *c->rest)) == NULL)
+  unsigned char *driven = calloc(bones ? bones : 1, 1); /* bit p: part p */
+  if (driven == NULL || (c->rest = malloc((bones > 0 ? 3 * bones : 1) * sizeof *c->rest)) == NULL) {
+    free(driven);
     return SK_ENOMEM;
+  }
+  for (size_t k = 0; k < c->count; k++)
+    driven[c->chans[k].bone] |= (unsigned char)(1u << (c->chans[k].comp == 0 ? 0 : c->chans[k].comp == 3 ? 1 : 2));
   for (size_t b = 0; b < bones; b++)
-    for (int part = 0; part < 3; part++) {
-      bool driven = false;
-      for (size_t k = 0; k < c->count && !driven; k++)
-        driven = c->chans[k].bone == (int32_t)b && c->chans[k].comp == comp[part];
-      if (!driven)
+    for (int part = 0; part < 3; part++)
+      if (!(driven[b] & (1u << part)))
         c->rest[c->rest_count++] = (samp_rest){.bone = b, .comp = comp[part], .width = width[part]};
-    }
+  free(driven);
   return 0;
+}
+
+/* A hash of a channel's key times (their bits, mixed as splitmix64 does). */
+static uint64_t frames_hash(const double *f, size_t n) {
+  uint64_t h = n;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t u;
+    memcpy(&u, &f[i], sizeof u);
+    h = (h ^ u) * 0x9e3779b97f4a7c15u;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+/* The timeline with `ch`'s key times, added when new. `table` (cap a power
+ * of two above twice the channels, zeroed) maps a hash to line + 1, so
+ * finding it costs one hash of the times, not a search of every line. */
+static size_t line_of(samp_clip *c, const sk_anim_channel *ch, size_t *table, size_t cap) {
+  const size_t bytes = ch->count * sizeof *ch->frames;
+  for (size_t i = frames_hash(ch->frames, ch->count) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+    if (table[i] == 0) {
+      c->lines[c->line_count] = (samp_line){.frames = ch->frames, .count = ch->count};
+      table[i] = ++c->line_count;
+      return c->line_count - 1;
+    }
+    const samp_line *ln = &c->lines[table[i] - 1];
+    if (ln->count == ch->count && memcmp(ln->frames, ch->frames, bytes) == 0)
+      return table[i] - 1;
+  }
+}
+
+/* The channel of each (bone, path) that wins: the last in file order (a
+ * later one overwrites every component an earlier one writes, so dropping
+ * those changes no bit). last[bone * 3 + path] is its index. */
+static size_t *last_channels(const sk_anim_clip *src, size_t bones) {
+  size_t *last = malloc((bones ? 3 * bones : 1) * sizeof *last);
+  if (last == NULL)
+    return NULL;
+  for (size_t k = 0; k < src->channel_count; k++)
+    last[(size_t)src->channels[k].bone * 3 + (size_t)src->channels[k].path] = k;
+  return last;
 }
 
 static int clip_build(const sk_anim_clip *src, size_t bones, samp_clip *c) {
   c->built = true;
   c->end_frame = src->end_frame;
   c->count = 0;
-  if ((c->chans = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->chans)) == NULL ||
-      (c->lines = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->lines)) == NULL)
-    return SK_ENOMEM;
-  for (size_t k = 0; k < src->channel_count; k++) {
+  size_t cap = 16;
+  while (cap < 2 * src->channel_count)
+    cap *= 2;
+  size_t *table = calloc(cap, sizeof *table), *last = last_channels(src, bones);
+  int rc = table != NULL && last != NULL ? 0 : SK_ENOMEM;
+  if (!rc && ((c->chans = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->chans)) == NULL ||
+              (c->lines = calloc(src->channel_count ? src->channel_count : 1, sizeof *c->lines)) == NULL))
+    rc = SK_ENOMEM;
+  for (size_t k = 0; !rc && k < src->channel_count; k++) {
     const sk_anim_channel *ch = &src->channels[k];
-    /* A later channel on the same bone and path overwrites every component
-     * this one writes: dropping this one changes no bit. */
-    bool shadowed = false;
-    for (size_t j = k + 1; j < src->channel_count && !shadowed; j++)
-      shadowed = src->channels[j].bone == ch->bone && src->channels[j].path == ch->path;
-    if (shadowed)
+    if (last[(size_t)ch->bone * 3 + (size_t)ch->path] != k)
       continue;
-    samp_chan *sc = &c->chans[c->count];
-    int rc = chan_build(ch, sc);
-    c->count++;
-    if (rc)
-      return rc;
-    size_t li = 0;
-    while (li < c->line_count && !(c->lines[li].count == ch->count &&
-                                   memcmp(c->lines[li].frames, ch->frames, ch->count * sizeof *ch->frames) == 0))
-      li++;
-    if (li == c->line_count)
-      c->lines[c->line_count++] = (samp_line){.frames = ch->frames, .count = ch->count};
-    sc->line = li;
+    samp_chan *sc = &c->chans[c->count++];
+    if ((rc = chan_build(ch, sc)) == 0)
+      sc->line = line_of(c, ch, table, cap);
   }
-  int rc = clip_group(c);
+  free(table);
+  free(last);
+  if (!rc)
+    rc = clip_group(c);
   return rc ? rc : clip_rest(c, bones);
 }
 
