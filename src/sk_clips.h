@@ -58,6 +58,11 @@ typedef struct sk_clips_runner {
   size_t pose_stride, block_stride, input_floats;
   float *input;     /* SK_KERNEL_TRS rows (SK_CLIPS_TRS64 0) */
   double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1) */
+  /* The rest rows the input rows hold for frames [0, rest_frames): those
+   * of the last context sampled (sk_sample_ctx_rest), so a chunk of a
+   * context with the same rest rows skips writing them again. */
+  sk_sample_rest *rest, *rest_next; /* B * SK_ANIM_TRS each */
+  size_t rest_count, rest_frames;
   /* exact core */
   double *trs;
   float *locals, *scratch;

@@ -524,6 +524,23 @@ const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c) { return c->s->anim; }
 
 size_t sk_sample_ctx_memory(const sk_sample_ctx *c) { return c != NULL ? c->bytes : 0; }
 
+size_t sk_sample_ctx_rest(const sk_sample_ctx *c, sk_sample_rest *rows, size_t cap) {
+  if (c->count != 1)
+    return SIZE_MAX;
+  const samp_clip *cl = c->layers[0].clip;
+  const double *rest = c->s->anim->rest;
+  size_t n = 0;
+  for (size_t r = 0; r < cl->rest_count; r++) {
+    const samp_rest *rs = &cl->rest[r];
+    for (int i = 0; i < rs->width; i++, n++) {
+      const size_t comp = (size_t)(rs->comp + i);
+      if (n < cap)
+        rows[n] = (sk_sample_rest){.bone = rs->bone, .comp = comp, .value = rest[rs->bone * SK_ANIM_TRS + comp]};
+    }
+  }
+  return n;
+}
+
 /* ---- sampling: sk_anim.c's arithmetic, operation for operation ---------- */
 
 static size_t find_key(const double *f, size_t n, size_t key, double frame) {
@@ -701,7 +718,8 @@ static void run_rows_one_layer(sk_sample_ctx *c, const double *times, size_t beg
       layer_tile(c, l, times[p], p, p - p0, o);
     for (size_t k = 0; k < cl->group_count; k++)
       c->lanes->tile_flush(&cl->groups[k], c->tile + k * 4 * SAMP_TILE, p0, stop - p0, o);
-    c->lanes->rest_fill(cl, c->s->anim->rest, p0, stop - p0, o);
+    if (!o->rest_kept)
+      c->lanes->rest_fill(cl, c->s->anim->rest, p0, stop - p0, o);
     p0 = stop;
   }
 }

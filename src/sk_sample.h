@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sk_anim.h"
 
@@ -71,6 +72,23 @@ const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c);
 /* Bytes the context holds (for budgets); 0 for NULL. */
 size_t sk_sample_ctx_memory(const sk_sample_ctx *c);
 
+/* A component (0..9, as in sk_sample_out) of a bone that no channel of a
+ * one-layer context's clip drives: every frame gets `value`, the rest TRS.
+ * No padding, so arrays of them compare with memcmp. */
+typedef struct sk_sample_rest {
+  size_t bone;
+  size_t comp;
+  double value;
+} sk_sample_rest;
+
+/* The rest rows of `c` into rows[0..cap) (the first `cap` when there are
+ * more); returns how many there are, at most B * 10, or SIZE_MAX when the
+ * context has none it writes unchanged (more than one layer: a blend
+ * writes every component, and a weighted sum of equal rest values need
+ * not give the rest value's bits). A caller that keeps its rows between
+ * runs compares these with what it saw last (sk_sample_out.rest_kept). */
+size_t sk_sample_ctx_rest(const sk_sample_ctx *c, sk_sample_rest *rows, size_t cap);
+
 /* Where sk_sample_run writes. Component k (0..9: tx ty tz qx qy qz qw sx
  * sy sz) of bone b (bones[] order) for frame p goes to:
  *   offset == NULL:     p * B * 10 + b * 10 + k            (sk_anim TRS arrays)
@@ -85,6 +103,12 @@ typedef struct sk_sample_out {
   const size_t *offset; /* B entries, or NULL */
   size_t pose_stride;
   size_t block_stride;
+  /* Kernel rows only. true: the caller vouches that the rows of
+   * sk_sample_ctx_rest's components already hold those values for the
+   * frames of this run (an earlier run of a context with equal rest rows
+   * wrote them, and nothing has written there since); a one-layer run then
+   * skips them. Writing them costs about a tenth of a Fox frame. */
+  bool rest_kept;
 } sk_sample_out;
 
 /* Samples frames [begin, end) at times `times[begin..end)` (seconds; a

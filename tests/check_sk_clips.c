@@ -95,6 +95,76 @@ START_TEST(test_engines_match_pose_requests) {
 }
 END_TEST
 
+/* Finals of times[0..n) through a runner that has seen nothing yet. */
+static void fresh_finals(const sk_skeleton *s, const sk_rig *rig, sk_sample_ctx *c, const double *times, size_t n,
+                         size_t chunk, float *out) {
+  sk_clips_runner r;
+  ck_assert_int_eq(sk_clips_runner_init(&r, s, rig, SK_CLIPS_KERNEL, chunk), 0);
+  ck_assert_int_eq(sk_clips_finals(&r, c, times, n, NULL, out), 0);
+  sk_clips_runner_close(&r);
+}
+
+/* A runner keeps the rest rows between chunks (sk_sample_out.rest_kept)
+ * only while they are what the next context would write: one runner fed
+ * contexts of clips with other undriven parts, a blend, and short chunks
+ * before long ones gives, call after call, a fresh runner's bytes. */
+START_TEST(test_runner_rest_rows_kept) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("RobotExpressive.glb", &s, &an);
+  ck_assert_uint_ge(an->clip_count, 3);
+  sk_sampler *sp;
+  sk_rig *rig;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  ck_assert_int_eq(sk_rig_create(s, &rig), 0);
+  sk_sample_ctx *ctx[4];
+  sk_anim_layer one[3] = {{.clip = 0, .weight = 1, .loop = true},
+                          {.clip = 1, .weight = 1, .loop = true},
+                          {.clip = 2, .weight = 1, .loop = true}};
+  sk_anim_layer two[2] = {{.clip = 1, .weight = 1, .loop = true}, {.clip = 2, .time = 0.3, .weight = 3}};
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(sk_sample_ctx_create(sp, &one[i], 1, &ctx[i]), 0);
+  ck_assert_int_eq(sk_sample_ctx_create(sp, two, 2, &ctx[3]), 0);
+  /* The clips leave different parts to the rest (or the test proves nothing). */
+  sk_sample_rest *a = malloc(s->count * SK_ANIM_TRS * sizeof *a), *b = malloc(s->count * SK_ANIM_TRS * sizeof *b);
+  size_t na = sk_sample_ctx_rest(ctx[0], a, s->count * SK_ANIM_TRS);
+  size_t nb = sk_sample_ctx_rest(ctx[1], b, s->count * SK_ANIM_TRS);
+  ck_assert_uint_gt(na, 0);
+  ck_assert(na != nb || memcmp(a, b, na * sizeof *a) != 0);
+  ck_assert_uint_eq(sk_sample_ctx_rest(ctx[3], a, 0), SIZE_MAX);
+  free(a);
+  free(b);
+  const size_t chunk = 80, per = 16 * (s->count + 1);
+  double times[80];
+  for (size_t i = 0; i < chunk; i++)
+    times[i] = 0.05 + (double)i / 37;
+  static const struct {
+    int ctx;
+    size_t n;
+  } seq[] = {{0, 20}, {0, 80}, {0, 80}, {1, 33}, {0, 80}, {3, 80}, {0, 47}, {0, 80}, {2, 80}, {2, 16}, {1, 80}, {1, 80}};
+  float *got = aligned_alloc(64, chunk * per * sizeof(float)), *want = aligned_alloc(64, chunk * per * sizeof(float));
+  sk_clips_runner r;
+  ck_assert_int_eq(sk_clips_runner_init(&r, s, rig, SK_CLIPS_KERNEL, chunk), 0);
+  for (size_t k = 0; k < sizeof seq / sizeof seq[0]; k++) {
+    sk_sample_ctx *c = ctx[seq[k].ctx];
+    memset(got, 0, chunk * per * sizeof(float));
+    ck_assert_int_eq(sk_clips_finals(&r, c, times, seq[k].n, NULL, got), 0);
+    fresh_finals(s, rig, c, times, seq[k].n, chunk, want);
+    ck_assert_msg(memcmp(got, want, seq[k].n * per * sizeof(float)) == 0, "call %zu (context %d, %zu frames)", k,
+                  seq[k].ctx, seq[k].n);
+  }
+  sk_clips_runner_close(&r);
+  free(got);
+  free(want);
+  for (int i = 0; i < 4; i++)
+    sk_sample_ctx_destroy(ctx[i]);
+  sk_rig_destroy(rig);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 START_TEST(test_runner_errors) {
   sk_skeleton *s;
   sk_anim *an;
@@ -199,6 +269,7 @@ static Suite *clips_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, test_engines_match_pose_requests, 0, 3);
   tcase_add_test(tc, test_frames_file_layout);
+  tcase_add_test(tc, test_runner_rest_rows_kept);
   suite_add_tcase(su, tc);
   TCase *te = tcase_create("errors");
   tcase_add_test(te, test_runner_errors);

@@ -178,6 +178,40 @@ static void assert_places(const double *aos, size_t nb, size_t n, const double *
       }
 }
 
+/* rest_kept: a run leaves the rest rows (sk_sample_ctx_rest) as they are
+ * and writes every other place as a full run does. */
+static void assert_rest_kept(sk_sample_ctx *c, size_t nb, size_t n, const double *t, const double *blk,
+                             const size_t *off, size_t ps, size_t bs, size_t need) {
+  sk_sample_rest *rest = malloc(nb * SK_ANIM_TRS * sizeof *rest);
+  size_t nr = sk_sample_ctx_rest(c, rest, nb * SK_ANIM_TRS);
+  ck_assert_uint_gt(nr, 0); /* Fox's clips leave most translations and scales to the rest */
+  ck_assert_uint_le(nr, nb * SK_ANIM_TRS);
+  bool *is_rest = calloc(nb * SK_ANIM_TRS, sizeof *is_rest);
+  for (size_t r = 0; r < nr; r++) {
+    ck_assert(rest[r].bone < nb && rest[r].comp < SK_ANIM_TRS);
+    is_rest[rest[r].bone * SK_ANIM_TRS + rest[r].comp] = true;
+    /* the value every frame gets there */
+    ck_assert(memcmp(&blk[off[rest[r].bone] + rest[r].comp * ps], &rest[r].value, sizeof(double)) == 0);
+  }
+  double *kept = malloc(need * sizeof *kept);
+  memset(kept, 0xff, need * sizeof *kept);
+  sk_sample_out ok = {.f64 = kept, .offset = off, .pose_stride = ps, .block_stride = bs, .rest_kept = true};
+  sk_sample_run(c, t, 0, 11, &ok);
+  sk_sample_run(c, t, 11, n, &ok);
+  double untouched; /* the 0xff bytes set above */
+  memset(&untouched, 0xff, sizeof untouched);
+  for (size_t p = 0; p < n; p++)
+    for (size_t b = 0; b < nb; b++)
+      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
+        size_t at = off[b] + (p / 16) * bs + k * ps + p % 16;
+        const double *want = is_rest[b * SK_ANIM_TRS + k] ? &untouched : &blk[at];
+        ck_assert_msg(memcmp(&kept[at], want, sizeof *want) == 0, "frame %zu bone %zu component %zu", p, b, k);
+      }
+  free(kept);
+  free(is_rest);
+  free(rest);
+}
+
 /* False when the CPU lacks `path`. */
 static bool layouts_on_path(const char *path) {
   sk_skeleton *s;
@@ -224,6 +258,7 @@ static bool layouts_on_path(const char *path) {
   sk_sample_run(c, t, 33, n, &os);
   ck_assert(memcmp(split, blk, need * sizeof *blk) == 0);
   free(split);
+  assert_rest_kept(c, nb, n, t, blk, off, ps, bs, need);
   size_t rs = sk_kernel_pose_stride(n);
   size_t *roff = malloc(nb * sizeof *roff);
   for (size_t b = 0; b < nb; b++)
