@@ -34,6 +34,8 @@ void sk_frames_scratch_close(sk_frames_scratch *sc) {
   free(sc->offset);
   free(sc->hits);
   free(sc->ovr);
+  free(sc->rest);
+  free(sc->rest_next);
   memset(sc, 0, sizeof *sc);
 }
 
@@ -296,10 +298,12 @@ static void fill_range_lanes(sk_frames_scratch *sc, const sk_skeleton *s, sk_pos
  * row of `skinner bench --clips` does, instead of B overrides written at
  * parse time and read back here (24 % of the route, docs/clips.md). The
  * sampler writes the doubles the overrides would hold, where fill_override
- * would copy them, so the bits are the same. Returns the lane after the
- * run. */
+ * would copy them, so the bits are the same. `rows64` is this batch's
+ * TRS64 buffer, NULL under the fast precision (the scratch may still hold
+ * an earlier batch's, sized for another layout). Returns the lane after
+ * the run. */
 static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_pose *poses, size_t p, size_t n,
-                         size_t stride, size_t block) {
+                         size_t stride, size_t block, double *rows64, bool rest_kept) {
   sk_pose_range *r = poses[p].range;
   const size_t f0 = poses[p].frame;
   size_t q = p + 1;
@@ -309,7 +313,7 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
    * of a MATRIX bone (16 of them, so the 10 fit), fixed up below. The fast
    * precision has no TRS64 rows; a run starting inside a 16-lane block
    * (a /poses batch mixing forms) samples its head lane by lane. */
-  bool direct = sc->input64 != NULL;
+  bool direct = rows64 != NULL;
   for (size_t b = 0; direct && b < s->count; b++)
     direct = sc->mode[b] == SK_KERNEL_TRS64 || sc->mode[b] == SK_KERNEL_MATRIX;
   size_t a = direct ? (p + 15) / 16 * 16 : q;
@@ -317,8 +321,8 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
   fill_range_lanes(sc, s, r, f0, p, a, stride, block);
   if (a == q)
     return q;
-  const sk_sample_out o = {.f64 = sc->input64 + a / 16 * block, .offset = sc->offset, .pose_stride = stride,
-                           .block_stride = block};
+  const sk_sample_out o = {.f64 = rows64 + a / 16 * block, .offset = sc->offset, .pose_stride = stride,
+                           .block_stride = block, .rest_kept = rest_kept && a == 0};
   sk_sample_run(r->ctx, r->times + f0 + (a - p), 0, q - a, &o);
   /* MATRIX bones (a local that must be decomposed, or a matrix another
    * pose of the batch sets): each lane gets the core's local of the TRS
@@ -328,7 +332,7 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
       continue;
     sk_override ov = {.bone = (int32_t)b, .mask = PLAN_TRS};
     for (size_t i = a; i < q; i++) {
-      const double *d = sc->input64 + sc->offset[b] + i / 16 * block + i % 16;
+      const double *d = rows64 + sc->offset[b] + i / 16 * block + i % 16;
       for (size_t k = 0; k < 3; k++) {
         ov.position[k] = d[k * stride];
         ov.scaling[k] = d[(7 + k) * stride];
@@ -341,6 +345,53 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
   return q;
 }
 
+/* Whether poses[0..n) are consecutive frames of one range with every bone
+ * in TRS64 rows: fill_range then writes lanes [0, n) with one
+ * sk_sample_run and nothing else writes there. */
+static bool one_range_run(const sk_frames_scratch *sc, const sk_pose *poses, size_t n, size_t nb, bool fast) {
+  const sk_pose_range *r = poses[0].range;
+  if (fast || r == NULL)
+    return false;
+  for (size_t q = 1; q < n; q++)
+    if (poses[q].range != r || poses[q].frame != poses[0].frame + q)
+      return false;
+  for (size_t b = 0; b < nb; b++)
+    if (sc->mode[b] != SK_KERNEL_TRS64)
+      return false;
+  return true;
+}
+
+/* For a slice that is one range run: whether input64 already holds its
+ * context's rest rows for lanes [0, n) (the last such slice of this
+ * scratch had equal rest rows, in the same layout, over as many lanes);
+ * else records them as the ones this slice will write. */
+static bool rest_rows_kept(sk_frames_scratch *sc, const sk_sample_ctx *c, size_t nb, size_t n, size_t stride,
+                           size_t block) {
+  const size_t cap = nb * SK_ANIM_TRS;
+  if (cap > sc->rest_cap) {
+    free(sc->rest);
+    free(sc->rest_next);
+    sc->rest = malloc(cap * sizeof *sc->rest);
+    sc->rest_next = malloc(cap * sizeof *sc->rest_next);
+    sc->rest_cap = sc->rest && sc->rest_next ? cap : 0;
+    sc->rest_lanes = 0;
+    if (sc->rest_cap == 0)
+      return false; /* the rows are written as always */
+  }
+  size_t k = sk_sample_ctx_rest(c, sc->rest_next, cap);
+  k = k > cap ? SIZE_MAX : k;
+  if (k != SIZE_MAX && k == sc->rest_count && n <= sc->rest_lanes && stride == sc->rest_stride &&
+      block == sc->rest_block && memcmp(sc->rest, sc->rest_next, k * sizeof *sc->rest) == 0)
+    return true;
+  sk_sample_rest *t = sc->rest;
+  sc->rest = sc->rest_next;
+  sc->rest_next = t;
+  sc->rest_count = k;
+  sc->rest_stride = stride;
+  sc->rest_block = block;
+  return false;
+}
+
 /* Fills the kernel's input for poses[0..n) under the modes in sc->mode and
  * runs it into `dest` (n*(B+1)*16 floats). */
 static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
@@ -350,9 +401,14 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
   /* Blocked layout: the kernel reads each 16-pose block as one stream. */
   size_t stride, block;
   const size_t floats = sk_kernel_blocked_layout(sc->mode, nb, n, sc->offset, &stride, &block);
+  const size_t cap64 = sc->input64_cap;
   if (floats == 0 || reserve_ovr(sc, nb) || reserve_aligned((void **)&sc->input, &sc->input_cap, floats, sizeof(float)) ||
       (!fast && reserve_aligned((void **)&sc->input64, &sc->input64_cap, floats, sizeof(double))))
     return SK_ENOMEM;
+  if (sc->input64_cap != cap64) /* a new buffer holds nothing yet */
+    sc->rest_lanes = 0;
+  const bool one_run = one_range_run(sc, poses, n, nb, fast);
+  const bool kept = one_run && rest_rows_kept(sc, poses[0].range->ctx, nb, n, stride, block);
   const size_t blocks = (n + 15) / 16;
   for (size_t b = 0; b < nb; b++) {
     bool whole = sc->mode[b] == SK_KERNEL_TRS64 && !(sc->changed[b] & PLAN_PARTIAL);
@@ -360,13 +416,15 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
   }
   for (size_t p = 0; p < n;) {
     if (poses[p].range != NULL) {
-      p = fill_range(sc, s, poses, p, n, stride, block);
+      p = fill_range(sc, s, poses, p, n, stride, block, fast ? NULL : sc->input64, kept);
       continue;
     }
     for (size_t k = 0; k < poses[p].count; k++)
       fill_override(sc, s, &poses[p].overrides[k], p, stride, block);
     p++;
   }
+  /* The padding lanes from n on now hold the stored locals. */
+  sc->rest_lanes = one_run && sc->rest_count != SIZE_MAX ? n : 0;
   sk_kernel_job job = {.rig = e->rig,
                        .poses = n,
                        .pose_stride = stride,

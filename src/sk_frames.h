@@ -35,6 +35,7 @@
 #include "sk_cache.h"
 #include "sk_cost.h"
 #include "sk_pose.h"
+#include "sk_sample.h"
 #include "sk_numfmt.h"
 
 enum { SK_FRAMES_JSON = 0, SK_FRAMES_F32 = 1, SK_FRAMES_MAT3X4 = 2 };
@@ -74,6 +75,12 @@ typedef struct sk_frames_scratch {
   size_t bad_pose, bad_bone; /* after SK_ENOTFINITE: the pose, and the first bone (parent-first) that overflowed */
   sk_override *ovr; /* one frame of a range-form pose, materialised (sk_pose_materialize) */
   size_t ovr_cap;
+  /* The rest rows (sk_sample_ctx_rest) that input64 holds for lanes
+   * [0, rest_lanes) in the layout (rest_stride, rest_block), left by a
+   * slice that was one range run: the next such slice with equal rest rows
+   * skips writing them (sk_sample_out.rest_kept). */
+  sk_sample_rest *rest, *rest_next;
+  size_t rest_cap, rest_count, rest_lanes, rest_stride, rest_block;
 } sk_frames_scratch;
 
 void sk_frames_scratch_close(sk_frames_scratch *sc);

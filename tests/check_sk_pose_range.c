@@ -259,6 +259,56 @@ START_TEST(mixed_batches_give_the_override_forms_bytes) {
 }
 END_TEST
 
+/* One scratch answering request after request (as a pool thread does)
+ * keeps the rest rows of a range between slices and requests only while
+ * they are what the next slice writes: every answer is a fresh scratch's
+ * bytes, across clips leaving other parts to the rest, blends, override
+ * batches, the fast precision, short ranges and another skeleton. */
+START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
+  static const struct {
+    int asset, prec;
+    const char *body;
+  } seq[] = {
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 1, \"to\": 2, \"fps\": 60, \"loop\": true}"},
+      {0, 0, "{\"animation\": \"Survey\", \"from\": 0, \"to\": 4, \"fps\": 50}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}"},
+      {0, 0, "{\"layers\": [{\"animation\": \"Walk\", \"weight\": 0.3}, {\"animation\": \"Run\", \"weight\": "
+             "0.7, \"loop\": true}], \"from\": 0, \"to\": 4, \"fps\": 30}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true, \"bones\": "
+             "{\"b_Neck_04\": {\"scaling\": [2, 2, 2]}}}"},
+      {0, 1, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0.5, \"to\": 4, \"fps\": 60, \"loop\": true}"},
+      {1, 0, "{\"animation\": \"Wave\", \"from\": 0, \"to\": 3, \"fps\": 64}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}"},
+      {1, 0, "{\"animation\": \"Wave\", \"from\": 0, \"to\": 3, \"fps\": 64}"},
+  };
+  fixture f[2];
+  sk_test_entry_open(&f[0], "Fox.glb");
+  sk_test_entry_open(&f[1], "gltf/rig65.gltf");
+  sk_frames_scratch shared = {0};
+  for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+    const fixture *e = &f[seq[i].asset];
+    const sk_frames_opts o = {.fmt = SK_FRAMES_F32, .precision = seq[i].prec};
+    sk_poseops *owner;
+    size_t n;
+    sk_pose *poses = parse(e, sk_frames_sample_range, seq[i].body, o.fmt, &owner, &n);
+    sk_strbuf got = {0}, want = {0};
+    ck_assert_int_eq(sk_frames_eval(e->e, poses, n, &o, &shared, &got), 0);
+    answer(e, poses, n, n, &o, &want);
+    assert_same(&want, &got, "shared scratch", seq[i].body, o.fmt, n);
+    sk_strbuf_free(&got);
+    sk_strbuf_free(&want);
+    sk_pose_array_free(poses, n);
+    sk_poseops_free(owner);
+  }
+  sk_frames_scratch_close(&shared);
+  sk_test_entry_close(&f[0]);
+  sk_test_entry_close(&f[1]);
+}
+END_TEST
+
 /* Materialised frames are the override form's bytes (memcmp), in any
  * order; the poses hold far less than the overrides, and their shares
  * never undercount the range; closing in any order frees it once. */
@@ -318,6 +368,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, t);
   TCase *l = tcase_create("lifecycle");
   tcase_add_test(l, materialised_frames_memory_and_lifetime);
+  tcase_add_test(t, a_scratch_reused_across_requests_answers_as_a_fresh_one);
   suite_add_tcase(s, l);
   return s;
 }
