@@ -205,6 +205,45 @@ START_TEST(a_one_frame_range_answers_as_a_range) {
 }
 END_TEST
 
+/* The loop's scratch (inline batches) and the pool's serve request after
+ * request, JSON and binary, clip after clip; the scratch keeps a range's
+ * rest rows while the next range's are equal (sk_frames_scratch): every
+ * answer is the one the first round gave. */
+static void requests_in_turn(void) {
+  static const char *const bodies[] = {
+      "{\"animation\":\"Walk\",\"from\":0,\"to\":2,\"fps\":60,\"loop\":true}",
+      "{\"animation\":\"Survey\",\"from\":0,\"to\":0.3,\"fps\":90,\"loop\":true}",
+      "{\"animation\":\"Walk\",\"from\":0.5,\"to\":0.7,\"fps\":60,\"loop\":true}",
+      "{\"animation\":\"Run\",\"from\":0.5,\"to\":1,\"fps\":60,\"loop\":true}"};
+  enum { N = 2 * sizeof bodies / sizeof bodies[0] };
+  sk_strbuf first[N];
+  memset(first, 0, sizeof first);
+  for (int round = 0; round < 3; round++)
+    for (int k = 0; k < N; k++) {
+      sk_strbuf got = {0};
+      ask(bodies[k / 2], strlen(bodies[k / 2]), false, k % 2 == 1, &got);
+      if (round == 0)
+        first[k] = got;
+      else {
+        same(&first[k], &got, k % 2 ? "binary again" : "JSON again", (size_t)round);
+        sk_strbuf_free(&got);
+      }
+    }
+  for (int k = 0; k < N; k++)
+    sk_strbuf_free(&first[k]);
+}
+
+START_TEST(a_scratch_serves_request_after_request) {
+  const char *const pool_args[] = {"--inline-limit", "0", "--threads", "1", NULL};
+  start(NULL);
+  requests_in_turn();
+  stop();
+  start(pool_args);
+  requests_in_turn();
+  stop();
+}
+END_TEST
+
 /* ---- every clip of the test assets: range = singles = skinner eval ---- */
 
 static const char *const k_assets[] = {"Fox.glb",           "CesiumMan.glb", "RiggedFigure.glb", "RiggedSimple.glb",
@@ -352,6 +391,7 @@ static Suite *suite(void) {
   tcase_add_test(t, a_frame_answers_the_same_bytes_alone_in_batches_of_1_to_67_and_in_ranges);
   tcase_add_test(t, on_the_pool_too);
   tcase_add_test(t, a_one_frame_range_answers_as_a_range);
+  tcase_add_test(t, a_scratch_serves_request_after_request);
   tcase_add_test(t, every_clip_of_every_asset_answers_the_same_bytes_as_a_range_as_singles_and_in_skinner_eval);
   suite_add_tcase(s, t);
   return s;

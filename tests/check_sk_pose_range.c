@@ -303,6 +303,31 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
     sk_pose_array_free(poses, n);
     sk_poseops_free(owner);
   }
+  /* The same clip after a rest value changed (a skeleton uploaded again
+   * with another rest pose, same bones and clips): same count of rest
+   * rows, one value differs, so the kept rows must be written again. One
+   * slice (121 frames), so the second round would keep the first's rows. */
+  const char *walk = "{\"animation\": \"Walk\", \"from\": 0, \"to\": 2, \"fps\": 60, \"loop\": true}";
+  for (int round = 0; round < 2; round++) {
+    const sk_frames_opts o = {.fmt = SK_FRAMES_F32};
+    sk_poseops *owner;
+    size_t n;
+    sk_pose *poses = parse(&f[0], sk_frames_sample_range, walk, o.fmt, &owner, &n);
+    ck_assert_ptr_nonnull(poses[0].range);
+    if (round == 1) {
+      sk_sample_rest row;
+      ck_assert_uint_ge(sk_sample_ctx_rest(poses[0].range->ctx, &row, 1), 1);
+      f[0].e->anim->rest[row.bone * SK_ANIM_TRS + row.comp] += 0.25;
+    }
+    sk_strbuf got = {0}, want = {0};
+    ck_assert_int_eq(sk_frames_eval(f[0].e, poses, n, &o, &shared, &got), 0);
+    answer(&f[0], poses, n, n, &o, &want);
+    assert_same(&want, &got, "shared scratch, new rest value", walk, o.fmt, n);
+    sk_strbuf_free(&got);
+    sk_strbuf_free(&want);
+    sk_pose_array_free(poses, n);
+    sk_poseops_free(owner);
+  }
   sk_frames_scratch_close(&shared);
   sk_test_entry_close(&f[0]);
   sk_test_entry_close(&f[1]);
