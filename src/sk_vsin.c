@@ -29,10 +29,28 @@
 #define VPIO2_1T 6.07710050650619224932e-11
 #define VPIO2_2 6.07710050630396597660e-11
 #define VPIO2_2T 2.02226624879595063154e-21
+/* acos's (sk_fdlibm_acos, asin_ratio) */
+#define VPIO2_HI 1.57079632679489655800e+00
+#define VPIO2_LO 6.12323399573676603587e-17
+#define VPS0 1.66666666666666657415e-01
+#define VPS1 (-3.25565818622400915405e-01)
+#define VPS2 2.01212532134862925881e-01
+#define VPS3 (-4.00555345006794114027e-02)
+#define VPS4 7.91534994289814532176e-04
+#define VPS5 3.47933107596021167570e-05
+#define VQS1 (-2.40339491173441421878e+00)
+#define VQS2 2.02094576023350569471e+00
+#define VQS3 (-6.88283971605453293030e-01)
+#define VQS4 7.70381505559019352791e-02
 
 static void run_scalar(const double *x, double *y, size_t n) {
   for (size_t i = 0; i < n; i++)
     y[i] = sk_fdlibm_sin(x[i]);
+}
+
+static void run_acos_scalar(const double *x, double *y, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    y[i] = sk_fdlibm_acos(x[i]);
 }
 
 #ifdef SK_VSIN_X86
@@ -44,12 +62,14 @@ static void run_scalar(const double *x, double *y, size_t n) {
 #define SKV_ATTR __attribute__((target("avx2")))
 #define SKV_N 4
 #define SKV_ANY(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
+#define SKV_SQRT(v) ((vd_avx2)_mm256_sqrt_pd((__m256d)(v)))
 #include "sk_vsin_lanes.h"
 
 #define SKV(name) name##_avx512
 #define SKV_ATTR __attribute__((target("avx512f,avx2")))
 #define SKV_N 8
 #define SKV_ANY(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define SKV_SQRT(v) ((vd_avx512)_mm512_sqrt_pd((__m512d)(v)))
 #include "sk_vsin_lanes.h"
 #endif
 
@@ -57,16 +77,16 @@ typedef void (*vsin_fn)(const double *x, double *y, size_t n);
 
 typedef struct vsin_path {
   const char *name;
-  vsin_fn run;
+  vsin_fn run, run_acos;
 } vsin_path;
 
 /* Best first. */
 static const vsin_path k_paths[] = {
 #ifdef SK_VSIN_X86
-    {"avx512", run_avx512},
-    {"avx2", run_avx2},
+    {"avx512", run_avx512, run_acos_avx512},
+    {"avx2", run_avx2, run_acos_avx2},
 #endif
-    {"scalar", run_scalar},
+    {"scalar", run_scalar, run_acos_scalar},
 };
 #define NPATHS (sizeof k_paths / sizeof k_paths[0])
 
@@ -91,17 +111,23 @@ void sk_vsin(const double *x, double *y, size_t n) { best()->run(x, y, n); }
 
 const char *sk_vsin_path(void) { return best()->name; }
 
-int sk_vsin_on(const char *path, const double *x, double *y, size_t n) {
+void sk_vsin_acos(const double *x, double *y, size_t n) { best()->run_acos(x, y, n); }
+
+static int run_on(const char *path, bool acos, const double *x, double *y, size_t n) {
   if (path == NULL)
     return SK_EINVAL;
   for (size_t i = 0; i < NPATHS; i++)
     if (strcmp(path, k_paths[i].name) == 0) {
       if (!cpu_has(path))
         return SK_EUNSUPPORTED;
-      k_paths[i].run(x, y, n);
+      (acos ? k_paths[i].run_acos : k_paths[i].run)(x, y, n);
       return 0;
     }
   if (strcmp(path, "avx512") == 0 || strcmp(path, "avx2") == 0)
     return SK_EUNSUPPORTED;
   return SK_EINVAL;
 }
+
+int sk_vsin_on(const char *path, const double *x, double *y, size_t n) { return run_on(path, false, x, y, n); }
+
+int sk_vsin_acos_on(const char *path, const double *x, double *y, size_t n) { return run_on(path, true, x, y, n); }

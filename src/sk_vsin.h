@@ -1,4 +1,4 @@
-/* sk_vsin: V8's Math.sin (sk_fdlibm_sin) over an array, several arguments
+/* sk_vsin: V8's Math.sin (sk_fdlibm_sin), and its Math.acos, over an array, several arguments
  * per instruction, bit for bit.
  *
  * fdlibm's sin is a fixed sequence of IEEE double operations chosen by a
@@ -26,6 +26,13 @@ void sk_vsin(const double *x, double *y, size_t n);
 /* The same on a named path ("avx512", "avx2", "scalar"); SK_EUNSUPPORTED
  * when this CPU or build lacks it, SK_EINVAL for an unknown name. */
 int sk_vsin_on(const char *path, const double *x, double *y, size_t n);
+
+/* y[i] = sk_fdlibm_acos(x[i]) (V8's Math.acos) for i < n, the same way:
+ * lanes run fdlibm's branches for |x| < 0.5 and 0.5 <= x < 1 (every
+ * slerp dot's magnitude), other arguments go to sk_fdlibm_acos. y may be
+ * x. */
+void sk_vsin_acos(const double *x, double *y, size_t n);
+int sk_vsin_acos_on(const char *path, const double *x, double *y, size_t n);
 
 /* The path sk_vsin uses on this CPU. */
 const char *sk_vsin_path(void);

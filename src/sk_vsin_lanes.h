@@ -1,6 +1,6 @@
 /* The body of one sk_vsin path, included once per vector width by
- * sk_vsin.c with SKV(name), SKV_ATTR, SKV_N (lanes) and SKV_ANY(mask)
- * defined. Private to sk_vsin.c.
+ * sk_vsin.c with SKV(name), SKV_ATTR, SKV_N (lanes), SKV_ANY(mask) and
+ * SKV_SQRT(v) (IEEE's correctly rounded root, as sqrt) defined. Private to sk_vsin.c.
  *
  * Every expression is fdlibm's (src/sk_fdlibm.c) with the lane's value in
  * place of the scalar, in the same order; -ffp-contract=off (Makefile.am)
@@ -84,7 +84,53 @@ SKV_ATTR static void SKV(run)(const double *x, double *y, size_t n) {
     y[i] = sk_fdlibm_sin(x[i]);
 }
 
+/* asin_ratio's p / q (src/sk_fdlibm.c), in its order. */
+SKV_ATTR static inline SKV(vd) SKV(ratio)(SKV(vd) z) {
+  const SKV(vd) q = 1.0 + z * (VQS1 + z * (VQS2 + z * (VQS3 + z * VQS4)));
+  const SKV(vd) p = z * (VPS0 + z * (VPS1 + z * (VPS2 + z * (VPS3 + z * (VPS4 + z * VPS5)))));
+  return p / q;
+}
+
+/* sk_fdlibm_acos on one vector. Lanes run its branches for 0 <= |x| < 0.5
+ * and 0.5 <= x < 1, which hold every slerp dot (a magnitude): each branch
+ * applies asin_ratio to its own z, so z is picked first and the ratio
+ * computed once. Lanes past them (x <= -0.5, |x| >= 1, NaN) get
+ * sk_fdlibm_acos. */
+SKV_ATTR static void SKV(acos_vec)(const double *px, double *py) {
+  SKV(vd) x;
+  memcpy(&x, px, sizeof x);
+  const SKV(vi) hx = (SKV(vi))x >> 32, ix = hx & 0x7fffffff;
+  const SKV(vi) small = ix < 0x3fe00000;
+  const SKV(vd) z = SKV(pick)(small, x * x, (1.0 - x) * 0.5);
+  const SKV(vd) r = SKV(ratio)(z);
+  const SKV(vd) near0 = VPIO2_HI - (x - (VPIO2_LO - x * r));
+  const SKV(vd) s = SKV_SQRT(z);
+  const SKV(vd) df = (SKV(vd))((SKV(vu))s & 0xffffffff00000000u);
+  const SKV(vd) c = (z - df * df) / (s + df);
+  const SKV(vd) near1 = 2.0 * (df + (r * s + c));
+  SKV(vd) y = SKV(pick)(small, SKV(pick)(ix <= 0x3c600000, (SKV(vd)){0} + (VPIO2_HI + VPIO2_LO), near0), near1);
+  const SKV(vi) other = (ix >= 0x3ff00000) | (~small & (hx < 0));
+  if (SKV_ANY(other)) {
+    double tmp[SKV_N];
+    memcpy(tmp, &y, sizeof y);
+    for (int k = 0; k < SKV_N; k++)
+      if (other[k])
+        tmp[k] = sk_fdlibm_acos(px[k]);
+    memcpy(&y, tmp, sizeof y);
+  }
+  memcpy(py, &y, sizeof y);
+}
+
+SKV_ATTR static void SKV(run_acos)(const double *x, double *y, size_t n) {
+  size_t i = 0;
+  for (; i + SKV_N <= n; i += SKV_N)
+    SKV(acos_vec)(x + i, y + i);
+  for (; i < n; i++)
+    y[i] = sk_fdlibm_acos(x[i]);
+}
+
 #undef SKV
 #undef SKV_ATTR
 #undef SKV_N
 #undef SKV_ANY
+#undef SKV_SQRT

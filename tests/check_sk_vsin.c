@@ -5,6 +5,7 @@
  * NaN and infinities, every array length up to 40 (the scalar tail) and in
  * place. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,29 +27,31 @@ static uint64_t next(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-/* Compares every available path with sk_fdlibm_sin on x[0..n); returns
- * the number of paths run. */
-static int check_all_paths(const double *x, size_t n) {
+/* Compares every available path with sk_fdlibm_sin (or, with `acos`,
+ * sk_fdlibm_acos) on x[0..n); returns the number of paths run. */
+static int check_paths(bool acos, const double *x, size_t n) {
   double *want = malloc((n ? n : 1) * sizeof *want), *got = malloc((n ? n : 1) * sizeof *got);
   ck_assert(want != NULL && got != NULL);
   for (size_t i = 0; i < n; i++)
-    want[i] = sk_fdlibm_sin(x[i]);
+    want[i] = acos ? sk_fdlibm_acos(x[i]) : sk_fdlibm_sin(x[i]);
   int ran = 0;
   for (size_t p = 0; p < sizeof k_paths / sizeof k_paths[0]; p++) {
     memset(got, 0xa5, (n ? n : 1) * sizeof *got);
-    int rc = sk_vsin_on(k_paths[p], x, got, n);
+    int rc = (acos ? sk_vsin_acos_on : sk_vsin_on)(k_paths[p], x, got, n);
     if (rc == SK_EUNSUPPORTED)
       continue;
     ck_assert_int_eq(rc, 0);
     ran++;
     for (size_t i = 0; i < n; i++)
       ck_assert_msg(sk_test_bits(got[i]) == sk_test_bits(want[i]) || (isnan(got[i]) && isnan(want[i])),
-                    "%s: sin(%a) = %a, fdlibm %a", k_paths[p], x[i], got[i], want[i]);
+                    "%s: %s(%a) = %a, fdlibm %a", k_paths[p], acos ? "acos" : "sin", x[i], got[i], want[i]);
   }
   free(want);
   free(got);
   return ran;
 }
+
+static int check_all_paths(const double *x, size_t n) { return check_paths(false, x, n); }
 
 START_TEST(equals_v8_golden_arguments) {
   char path[1024];
@@ -157,6 +160,89 @@ START_TEST(every_length_and_in_place) {
 }
 END_TEST
 
+/* acos: V8's golden arguments (tests/data/v8_libm.txt), its branch
+ * boundaries and one ulp around them, random dots of unit quaternions and
+ * raw bit patterns. */
+START_TEST(acos_equals_fdlibm) {
+  char path[1024];
+  FILE *f = fopen(sk_test_path("data/v8_libm.txt", path, sizeof path), "r");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  const size_t n = 1 << 18; /* per kind of argument */
+  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  uint64_t *want = malloc(n * sizeof *want);
+  ck_assert(x != NULL && y != NULL && want != NULL);
+  size_t k = 0;
+  char line[256];
+  uint64_t a, b;
+  while (k < n && fgets(line, sizeof line, f) != NULL) /* "fn x y" (atan2: "fn x y z") */
+    if (sscanf(line, "acos %" SCNx64 " %" SCNx64, &a, &b) == 2) {
+      x[k] = sk_test_from_bits(a);
+      want[k++] = b;
+    }
+  fclose(f);
+  ck_assert_uint_ge(k, 1000);
+  sk_vsin_acos(x, y, k);
+  for (size_t i = 0; i < k; i++)
+    ck_assert_msg(sk_test_bits(y[i]) == want[i] || (isnan(y[i]) && isnan(sk_test_from_bits(want[i]))),
+                  "acos(%a): %a, V8 %a", x[i], y[i], sk_test_from_bits(want[i]));
+  ck_assert_int_ge(check_paths(true, x, k), 1);
+  /* the high words where fdlibm's acos changes branch, and their neighbours */
+  static const uint32_t hw[] = {0x3c600000, 0x3fe00000, 0x3ff00000, 0x00000000, 0x7ff00000, 0x3fefffff};
+  static const uint32_t low[] = {0, 1, 0x54442d18, 0xffffffff};
+  k = 0;
+  for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++)
+    for (int64_t d = -1; d <= 1; d++)
+      for (int lo = 0; lo < 4; lo++) {
+        double v = sk_test_from_bits((uint64_t)(uint32_t)(hw[i] + d) << 32 | low[lo]);
+        x[k++] = v;
+        x[k++] = -v;
+        x[k++] = nextafter(v, 0);
+        x[k++] = nextafter(v, INFINITY);
+      }
+  const double special[] = {0.0, -0.0, NAN, -NAN, INFINITY, -INFINITY, 0.5, -0.5, 1.0, -1.0, 0.999999, 0x1p-1074};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+    x[k++] = special[i];
+  ck_assert_int_ge(check_paths(true, x, k), 1);
+  /* |dot| of two random unit quaternions (the slerp's arguments) */
+  uint64_t seed = 20261125;
+  for (size_t i = 0; i < n; i++) {
+    double q[2][4], len[2] = {0, 0};
+    for (int j = 0; j < 2; j++) {
+      for (int c = 0; c < 4; c++) {
+        q[j][c] = (double)(next(&seed) >> 11) * 0x1p-52 - 1.0;
+        len[j] += q[j][c] * q[j][c];
+      }
+      len[j] = sqrt(len[j]);
+    }
+    double dot = 0;
+    for (int c = 0; c < 4; c++)
+      dot += q[0][c] / len[0] * (q[1][c] / len[1]);
+    x[i] = fabs(dot);
+  }
+  ck_assert_int_ge(check_paths(true, x, n), 1);
+  /* near 1 (frames a key apart) and everything in [-1.5, 1.5] */
+  for (size_t i = 0; i < n; i++)
+    x[i] = i % 2 ? 1.0 - ldexp((double)(next(&seed) >> 11) * 0x1p-53, -(int)(next(&seed) % 40))
+                 : 3.0 * ((double)(next(&seed) >> 11) * 0x1p-53) - 1.5;
+  ck_assert_int_ge(check_paths(true, x, n), 1);
+  for (size_t i = 0; i < n; i++)
+    x[i] = sk_test_from_bits(next(&seed));
+  ck_assert_int_ge(check_paths(true, x, n), 1);
+  /* every length (the scalar tail) and in place */
+  for (size_t len = 0; len <= 20; len++) {
+    for (size_t i = 0; i < len; i++)
+      x[i] = 0.09 * (double)i - 0.3;
+    sk_vsin_acos(x, x, len);
+    for (size_t i = 0; i < len; i++)
+      ck_assert_uint_eq(sk_test_bits(x[i]), sk_test_bits(sk_fdlibm_acos(0.09 * (double)i - 0.3)));
+  }
+  ck_assert_int_eq(sk_vsin_acos_on("nope", x, y, 1), SK_EINVAL);
+  free(x);
+  free(y);
+  free(want);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_vsin");
   TCase *t = tcase_create("bits");
@@ -165,6 +251,7 @@ int main(void) {
   tcase_add_test(t, branch_boundaries);
   tcase_add_test(t, random_arguments);
   tcase_add_test(t, every_length_and_in_place);
+  tcase_add_test(t, acos_equals_fdlibm);
   suite_add_tcase(s, t);
   return sk_test_run(s);
 }
