@@ -125,6 +125,7 @@ struct sk_sample_ctx {
   double *tile;  /* one layer into rows: 4 * SAMP_TILE per group (samp_lanes.tile_flush) */
   size_t bytes;  /* what the context holds (sk_sample_ctx_memory) */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
+  double *bl_prep, *bl_acos, *bl_sines; /* blend_rotations': 4B, B and 3B doubles (one allocation) */
   double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
 };
 
@@ -447,6 +448,7 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   free(c->tile);
   free(c->blend);
   free(c->stage);
+  free(c->bl_prep);
   free(c);
 }
 
@@ -508,12 +510,18 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   }
   /* More than one layer: each frame is blended into c->blend, then staged
    * for the kernel's rows (one layer goes through the tiles instead). */
-  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->stage = malloc(16 * trs_bytes)) == NULL)) {
+  const size_t bl_bytes = 8 * (nb ? nb : 1) * sizeof(double);
+  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->stage = malloc(16 * trs_bytes)) == NULL ||
+                       (c->bl_prep = malloc(bl_bytes)) == NULL)) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
+  if (c->count > 1) {
+    c->bl_acos = c->bl_prep + 4 * nb;
+    c->bl_sines = c->bl_acos + nb;
+  }
   c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * rot * sizeof *c->sines +
-             4 * SAMP_TILE * groups * sizeof *c->tile + (c->count > 1 ? 17 * trs_bytes : 0);
+             4 * SAMP_TILE * groups * sizeof *c->tile + (c->count > 1 ? 17 * trs_bytes + bl_bytes : 0);
   for (size_t i = 0; i < c->count; i++)
     c->bytes += trs_bytes + (c->layers[i].clip->line_count + 1) * (sizeof(size_t) + sizeof(double));
   *out = c;
@@ -724,31 +732,72 @@ static void run_rows_one_layer(sk_sample_ctx *c, const double *times, size_t beg
   }
 }
 
-/* sk_anim_sample_layers' blend of the sampled layers into c->blend. */
-static const double *blend_layers(sk_sample_ctx *c) {
+/* Quaternion.SlerpToRef of every bone's blended rotation t (r + b * 10 +
+ * 3) towards layer rotation s (l + b * 10 + 3) by `amount`, in place: the
+ * dots one bone after another, then their acos and the three sines of each
+ * as arrays (sk_vsin_acos, sk_vsin: fdlibm's bits, several bones per
+ * instruction), then sk_anim__slerp_apply. Each value is what
+ * sk_anim__quat_slerp gives: the same operations on the same operands. */
+static void blend_rotations(sk_sample_ctx *c, double *r, const double *l, double amount) {
+  const size_t n = c->bones;
+  double *prep = c->bl_prep, *acos = c->bl_acos, *sines = c->bl_sines;
+  for (size_t b = 0; b < n; b++) {
+    const double *t = r + b * SK_ANIM_TRS + 3, *q = l + b * SK_ANIM_TRS + 3;
+    double num4 = t[0] * q[0] + t[1] * q[1] + t[2] * q[2] + t[3] * q[3];
+    double flag = 0;
+    if (num4 < 0) {
+      flag = 1;
+      num4 = -num4;
+    }
+    prep[4 * b] = num4;
+    prep[4 * b + 1] = flag;
+    acos[b] = num4;
+  }
+  sk_vsin_acos(acos, acos, n);
+  for (size_t b = 0; b < n; b++) {
+    const double num5 = prep[4 * b] > 0.999999 ? 0 : acos[b]; /* sk_anim__slerp_prep's p[2] */
+    prep[4 * b + 2] = num5;
+    sines[b] = num5;
+    sines[n + b] = (1.0 - amount) * num5; /* sk_anim__slerp_args */
+    sines[2 * n + b] = amount * num5;
+  }
+  sk_vsin(sines, sines, 3 * n);
+  for (size_t b = 0; b < n; b++) {
+    prep[4 * b + 3] = prep[4 * b] > 0.999999 ? 0 : 1.0 / sines[b];
+    const double two[2] = {sines[n + b], sines[2 * n + b]};
+    double *t = r + b * SK_ANIM_TRS + 3;
+    sk_anim__slerp_apply(prep + 4 * b, t, l + b * SK_ANIM_TRS + 3, amount, two, t);
+  }
+}
+
+/* sk_anim_sample_layers' blend of the sampled layers into `r` (B *
+ * SK_ANIM_TRS). The weights are read once: `r` could alias a layer's
+ * TRS as far as the compiler knows. */
+static const double *blend_layers(sk_sample_ctx *c, double *r) {
   const size_t n = c->bones;
   const samp_layer *l0 = &c->layers[0];
-  double *r = c->blend;
+  const double w0 = l0->w;
   for (size_t b = 0; b < n; b++) {
     const double *s = l0->trs + b * SK_ANIM_TRS;
     double *t = r + b * SK_ANIM_TRS;
     memcpy(t, s, SK_ANIM_TRS * sizeof *t);
     for (int j = 0; j < 3; j++) {
-      t[j] *= l0->w;
-      t[7 + j] *= l0->w;
+      t[j] *= w0;
+      t[7 + j] *= w0;
     }
   }
   for (size_t i = 1; i < c->count; i++) {
     const samp_layer *l = &c->layers[i];
+    const double w = l->w;
     for (size_t b = 0; b < n; b++) {
       double *t = r + b * SK_ANIM_TRS;
       const double *s = l->trs + b * SK_ANIM_TRS;
       for (int j = 0; j < 3; j++) {
-        t[j] += s[j] * l->w;
-        t[7 + j] += s[7 + j] * l->w;
+        t[j] += s[j] * w;
+        t[7 + j] += s[7 + j] * w;
       }
-      sk_anim__quat_slerp(t + 3, s + 3, l->amount, t + 3);
     }
+    blend_rotations(c, r, l->trs, l->amount);
   }
   return r;
 }
@@ -774,12 +823,14 @@ void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t e
       layer_sample(c, &c->layers[i], times[p], c->layers[i].trs);
     /* One layer: its weight normalises to exactly 1, and sk_anim's
      * multiplications by 1 change no bit, so the layer's TRS is the answer. */
-    const double *trs = c->count == 1 ? c->layers[0].trs : blend_layers(c);
+    double *slot = out->offset != NULL ? c->stage + (p - group) * per : c->blend;
+    const double *trs = c->count == 1 ? c->layers[0].trs : blend_layers(c, slot);
     if (out->offset == NULL) {
       put_aos(trs, c->bones, p, out);
       continue;
     }
-    memcpy(c->stage + (p - group) * per, trs, per * sizeof *trs);
+    if (trs != slot)
+      memcpy(slot, trs, per * sizeof *trs);
     if ((p + 1) % 16 == 0 || p + 1 == end) {
       c->lanes->flush(c->stage, c->bones, group, p + 1 - group, out);
       group = p + 1;
