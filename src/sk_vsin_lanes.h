@@ -15,6 +15,18 @@ SKV_ATTR static inline SKV(vd) SKV(pick)(SKV(vi) m, SKV(vd) a, SKV(vd) b) {
   return (SKV(vd))((m & (SKV(vi))a) | (~m & (SKV(vi))b));
 }
 
+/* y with the lanes of `other` replaced by fn(px[lane]): the arguments
+ * the lanes do not take (rare: never a slerp's). */
+SKV_ATTR static SKV(vd) SKV(by_scalar)(SKV(vd) y, SKV(vi) other, const double *px, double (*fn)(double)) {
+  double tmp[SKV_N];
+  memcpy(tmp, &y, sizeof y);
+  for (int k = 0; k < SKV_N; k++)
+    if (other[k])
+      tmp[k] = fn(px[k]);
+  memcpy(&y, tmp, sizeof y);
+  return y;
+}
+
 /* kernel_sin(x, 0, 0) for 2^-27 <= |x| <= pi/4 (the tiny case is picked by
  * the caller). */
 SKV_ATTR static inline SKV(vd) SKV(ksin)(SKV(vd) x) {
@@ -65,24 +77,11 @@ SKV_ATTR static void SKV(sin_vec)(const double *px, double *py) {
     r = SKV(pick)(past, SKV(reduced)(ax, ix), r);
   SKV(vd) y = (SKV(vd))((SKV(vi))r ^ sign);
   const SKV(vi) other = ix >= 0x4002d97c;
-  if (SKV_ANY(other)) {
-    double tmp[SKV_N];
-    memcpy(tmp, &y, sizeof y);
-    for (int k = 0; k < SKV_N; k++)
-      if (other[k])
-        tmp[k] = sk_fdlibm_sin(px[k]);
-    memcpy(&y, tmp, sizeof y);
-  }
+  if (SKV_ANY(other))
+    y = SKV(by_scalar)(y, other, px, sk_fdlibm_sin);
   memcpy(py, &y, sizeof y);
 }
 
-SKV_ATTR static void SKV(run)(const double *x, double *y, size_t n) {
-  size_t i = 0;
-  for (; i + SKV_N <= n; i += SKV_N)
-    SKV(sin_vec)(x + i, y + i);
-  for (; i < n; i++)
-    y[i] = sk_fdlibm_sin(x[i]);
-}
 
 /* asin_ratio's p / q (src/sk_fdlibm.c), in its order. */
 SKV_ATTR static inline SKV(vd) SKV(ratio)(SKV(vd) z) {
@@ -110,23 +109,25 @@ SKV_ATTR static void SKV(acos_vec)(const double *px, double *py) {
   const SKV(vd) near1 = 2.0 * (df + (r * s + c));
   SKV(vd) y = SKV(pick)(small, SKV(pick)(ix <= 0x3c600000, (SKV(vd)){0} + (VPIO2_HI + VPIO2_LO), near0), near1);
   const SKV(vi) other = (ix >= 0x3ff00000) | (~small & (hx < 0));
-  if (SKV_ANY(other)) {
-    double tmp[SKV_N];
-    memcpy(tmp, &y, sizeof y);
-    for (int k = 0; k < SKV_N; k++)
-      if (other[k])
-        tmp[k] = sk_fdlibm_acos(px[k]);
-    memcpy(&y, tmp, sizeof y);
-  }
+  if (SKV_ANY(other))
+    y = SKV(by_scalar)(y, other, px, sk_fdlibm_acos);
   memcpy(py, &y, sizeof y);
 }
 
-SKV_ATTR static void SKV(run_acos)(const double *x, double *y, size_t n) {
+/* Whole vectors by `vec`, the tail by `one`. */
+SKV_ATTR static inline void SKV(over)(void (*vec)(const double *, double *), double (*one)(double), const double *x,
+                                      double *y, size_t n) {
   size_t i = 0;
   for (; i + SKV_N <= n; i += SKV_N)
-    SKV(acos_vec)(x + i, y + i);
+    vec(x + i, y + i);
   for (; i < n; i++)
-    y[i] = sk_fdlibm_acos(x[i]);
+    y[i] = one(x[i]);
+}
+
+SKV_ATTR static void SKV(run)(const double *x, double *y, size_t n) { SKV(over)(SKV(sin_vec), sk_fdlibm_sin, x, y, n); }
+
+SKV_ATTR static void SKV(run_acos)(const double *x, double *y, size_t n) {
+  SKV(over)(SKV(acos_vec), sk_fdlibm_acos, x, y, n);
 }
 
 #undef SKV

@@ -53,6 +53,13 @@ static int check_paths(bool acos, const double *x, size_t n) {
 
 static int check_all_paths(const double *x, size_t n) { return check_paths(false, x, n); }
 
+/* y[i] has V8's bits want[i] (any NaN for a NaN). */
+static void assert_golden(const char *fn, const double *x, const double *y, const uint64_t *want, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(sk_test_bits(y[i]) == want[i] || (isnan(y[i]) && isnan(sk_test_from_bits(want[i]))),
+                  "%s(%a): %a, V8 %a", fn, x[i], y[i], sk_test_from_bits(want[i]));
+}
+
 START_TEST(equals_v8_golden_arguments) {
   char path[1024];
   FILE *f = fopen(sk_test_path("data/v8_sincos.txt", path, sizeof path), "r");
@@ -68,9 +75,7 @@ START_TEST(equals_v8_golden_arguments) {
   fclose(f);
   ck_assert_uint_ge(n, 4000);
   sk_vsin(x, y, n);
-  for (size_t i = 0; i < n; i++)
-    ck_assert_msg(sk_test_bits(y[i]) == want[i] || (isnan(y[i]) && isnan(sk_test_from_bits(want[i]))), "sin(%a): %a, V8 %a",
-                  x[i], y[i], sk_test_from_bits(want[i]));
+  assert_golden("sin", x, y, want, n);
   ck_assert_int_ge(check_all_paths(x, n), 1);
   printf("sk_vsin (%s) equals V8 on %zu golden arguments\n", sk_vsin_path(), n);
   free(x);
@@ -182,9 +187,7 @@ START_TEST(acos_equals_fdlibm) {
   fclose(f);
   ck_assert_uint_ge(k, 1000);
   sk_vsin_acos(x, y, k);
-  for (size_t i = 0; i < k; i++)
-    ck_assert_msg(sk_test_bits(y[i]) == want[i] || (isnan(y[i]) && isnan(sk_test_from_bits(want[i]))),
-                  "acos(%a): %a, V8 %a", x[i], y[i], sk_test_from_bits(want[i]));
+  assert_golden("acos", x, y, want, k);
   ck_assert_int_ge(check_paths(true, x, k), 1);
   /* the high words where fdlibm's acos changes branch, and their neighbours */
   static const uint32_t hw[] = {0x3c600000, 0x3fe00000, 0x3ff00000, 0x00000000, 0x7ff00000, 0x3fefffff};

@@ -10,20 +10,14 @@ import socket
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pycheck import Checks  # noqa: E402
+
 SKINNER = os.environ.get("SKINNER", "./skinner")
 SENDBASE = os.path.join(os.path.dirname(os.path.abspath(SKINNER)), "tests", "bench", "sendbase")
 BYTES = 1024 * 25 * 64  # bench_clips.py's answer: 1024 frames of Fox
-failures = 0
-passes = 0
-
-
-def check(name, ok):
-    global failures, passes
-    if ok:
-        passes += 1
-    else:
-        failures += 1
-        print("FAIL:", name)
+CHECKS = Checks("sendbase_http")
+check = CHECKS.check
 
 
 def read_answer(f):
@@ -90,8 +84,7 @@ def main():
         if p.poll() is None:
             p.kill()
             p.wait()
-    print("sendbase_http: %d passed, %d failed" % (passes, failures))
-    return 1 if failures else 0
+    return CHECKS.summary()
 
 
 if __name__ == "__main__":

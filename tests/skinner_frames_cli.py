@@ -12,6 +12,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pycheck import Checks  # noqa: E402
+
 SKINNER = os.environ.get("SKINNER", "./skinner")
 DATA = os.environ.get("SK_TEST_DATA", "tests")
 FOX = os.path.join(DATA, "data", "Fox.glb")
@@ -19,17 +22,8 @@ FOX = os.path.join(DATA, "data", "Fox.glb")
 # SK_CLIPS_TRS64 is 1: the kernel engine must then give the exact engine's
 # bytes (SK_CLIPS_EXACT_KERNEL=0 holds it to 1e-5 instead).
 EXACT_KERNEL = os.environ.get("SK_CLIPS_EXACT_KERNEL", "1") == "1"
-failures = 0
-passes = 0
-
-
-def check(name, ok):
-    global failures, passes
-    if ok:
-        passes += 1
-    else:
-        failures += 1
-        print("FAIL:", name)
+CHECKS = Checks("skinner_frames_cli")
+check = CHECKS.check
 
 
 def run(args, **kw):
@@ -139,5 +133,4 @@ check("a missing file exits 2", r.returncode == 2)
 r = run(["frames", "--help"])
 check("--help exits 0", r.returncode == 0 and r.stdout.startswith(b"usage: skinner frames"))
 
-print("skinner_frames_cli: %d passed, %d failed" % (passes, failures))
-sys.exit(1 if failures else 0)
+sys.exit(CHECKS.summary())
