@@ -780,11 +780,11 @@ static const double *blend_layers(sk_sample_ctx *c, double *r) {
   for (size_t b = 0; b < n; b++) {
     const double *s = l0->trs + b * SK_ANIM_TRS;
     double *t = r + b * SK_ANIM_TRS;
-    memcpy(t, s, SK_ANIM_TRS * sizeof *t);
     for (int j = 0; j < 3; j++) {
-      t[j] *= w0;
-      t[7 + j] *= w0;
+      t[j] = s[j] * w0;
+      t[7 + j] = s[7 + j] * w0;
     }
+    memcpy(t + 3, s + 3, 4 * sizeof *t);
   }
   for (size_t i = 1; i < c->count; i++) {
     const samp_layer *l = &c->layers[i];

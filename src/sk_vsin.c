@@ -75,34 +75,34 @@ static void run_acos_scalar(const double *x, double *y, size_t n) {
 
 typedef void (*vsin_fn)(const double *x, double *y, size_t n);
 
+/* Whether this CPU runs a path: __builtin_cpu_supports reads what libgcc
+ * found at start-up, so a call costs a load (the path is picked at every
+ * call, and sk_sample calls once per frame and layer). */
+#ifdef SK_VSIN_X86
+static bool has_avx512(void) { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2"); }
+static bool has_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#endif
+static bool has_scalar(void) { return true; }
+
 typedef struct vsin_path {
   const char *name;
+  bool (*has)(void);
   vsin_fn run, run_acos;
 } vsin_path;
 
 /* Best first. */
 static const vsin_path k_paths[] = {
 #ifdef SK_VSIN_X86
-    {"avx512", run_avx512, run_acos_avx512},
-    {"avx2", run_avx2, run_acos_avx2},
+    {"avx512", has_avx512, run_avx512, run_acos_avx512},
+    {"avx2", has_avx2, run_avx2, run_acos_avx2},
 #endif
-    {"scalar", run_scalar, run_acos_scalar},
+    {"scalar", has_scalar, run_scalar, run_acos_scalar},
 };
 #define NPATHS (sizeof k_paths / sizeof k_paths[0])
 
-static bool cpu_has(const char *name) {
-#ifdef SK_VSIN_X86
-  if (strcmp(name, "avx512") == 0)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
-  if (strcmp(name, "avx2") == 0)
-    return __builtin_cpu_supports("avx2");
-#endif
-  return strcmp(name, "scalar") == 0;
-}
-
 static const vsin_path *best(void) {
   for (size_t i = 0; i < NPATHS; i++)
-    if (cpu_has(k_paths[i].name))
+    if (k_paths[i].has())
       return &k_paths[i];
   return &k_paths[NPATHS - 1];
 }
@@ -118,7 +118,7 @@ static int run_on(const char *path, bool acos, const double *x, double *y, size_
     return SK_EINVAL;
   for (size_t i = 0; i < NPATHS; i++)
     if (strcmp(path, k_paths[i].name) == 0) {
-      if (!cpu_has(path))
+      if (!k_paths[i].has())
         return SK_EUNSUPPORTED;
       (acos ? k_paths[i].run_acos : k_paths[i].run)(x, y, n);
       return 0;
