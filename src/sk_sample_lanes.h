@@ -215,14 +215,22 @@ SKL_ATTR static void SKL(tile_flush)(const samp_group *g, const double *tile, si
                                      const sk_sample_out *o) {
   const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
   const int w = g->kind == GROUP_ROT ? 4 : 3;
+  size_t at[SAMP_LANES]; /* lane j's component 0 */
+  for (int j = 0; j < g->lanes; j++)
+    at[j] = o->offset[g->bone[j]] + base + (size_t)g->comp[j] * o->pose_stride;
   for (int i = 0; i < w; i++) {
     SKL(vd) r[8], c[8];
 #pragma GCC unroll 8
     for (int f = 0; f < 8; f++)
       r[f] = SKL(load)(tile + i * SAMP_TILE + f * SAMP_LANES);
     SKL(transpose8)(r, c);
-    for (int j = 0; j < g->lanes; j++)
-      SKL(put_row)(o, o->offset[g->bone[j]] + base + (size_t)(g->comp[j] + i) * o->pose_stride, m, c[j]);
+    const size_t step = (size_t)i * o->pose_stride;
+    if (o->f64 != NULL && m == SAMP_LANES) /* the usual case: whole rows of doubles */
+      for (int j = 0; j < g->lanes; j++)
+        memcpy(o->f64 + at[j] + step, &c[j], sizeof c[j]);
+    else
+      for (int j = 0; j < g->lanes; j++)
+        SKL(put_row)(o, at[j] + step, m, c[j]);
   }
 }
 
