@@ -171,7 +171,10 @@ int sk_bones_init(sk_bones *b, sk_skeleton *s) {
   b->s = s;
   b->absolute = calloc(s->count ? 16 * s->count : 16, sizeof *b->absolute);
   b->rest_is_local = calloc(s->count ? s->count : 1, 1);
-  if (b->absolute == NULL || b->rest_is_local == NULL) {
+  b->seen_local = malloc((s->count ? 16 * s->count : 16) * sizeof *b->seen_local);
+  b->seen_parent = malloc((s->count ? s->count : 1) * sizeof *b->seen_parent);
+  b->seen_valid = false;
+  if (b->absolute == NULL || b->rest_is_local == NULL || b->seen_local == NULL || b->seen_parent == NULL) {
     sk_bones_close(b);
     return SK_ENOMEM;
   }
@@ -181,8 +184,13 @@ int sk_bones_init(sk_bones *b, sk_skeleton *s) {
 void sk_bones_close(sk_bones *b) {
   free(b->absolute);
   free(b->rest_is_local);
+  free(b->seen_local);
+  free(b->seen_parent);
   b->absolute = NULL;
   b->rest_is_local = NULL;
+  b->seen_local = NULL;
+  b->seen_parent = NULL;
+  b->seen_valid = false;
   b->s = NULL;
 }
 
@@ -212,6 +220,28 @@ static void refresh_subtree(sk_bones *b, int32_t root) {
   }
 }
 
+/* Whether every local and parent is what the absolute matrices were last
+ * computed from. */
+static bool seen_unchanged(const sk_bones *b) {
+  const sk_skeleton *s = b->s;
+  if (!b->seen_valid)
+    return false;
+  for (size_t i = 0; i < s->count; i++)
+    if (s->bones[i].parent != b->seen_parent[i] ||
+        memcmp(s->bones[i].local.matrix, b->seen_local + 16 * i, 16 * sizeof *b->seen_local) != 0)
+      return false;
+  return true;
+}
+
+static void seen_remember(sk_bones *b) {
+  const sk_skeleton *s = b->s;
+  for (size_t i = 0; i < s->count; i++) {
+    b->seen_parent[i] = s->bones[i].parent;
+    memcpy(b->seen_local + 16 * i, s->bones[i].local.matrix, 16 * sizeof *b->seen_local);
+  }
+  b->seen_valid = true;
+}
+
 void sk_bones_refresh_all(sk_bones *b) {
   const sk_skeleton *s = b->s;
   for (size_t i = 0; i < s->count; i++) {
@@ -222,11 +252,15 @@ void sk_bones_refresh_all(sk_bones *b) {
     else
       memcpy(abs, bone->local.matrix, 16 * sizeof *abs);
   }
+  /* bones[0]'s subtree now holds what refresh_subtree would compute */
+  seen_remember(b);
 }
 
 const float *sk_bones_absolute(sk_bones *b, int32_t bone) {
-  if (b->s->count > 0)
+  if (b->s->count > 0 && !seen_unchanged(b)) {
     refresh_subtree(b, 0);
+    seen_remember(b);
+  }
   return b->absolute + 16 * (size_t)bone;
 }
 

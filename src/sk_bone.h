@@ -56,6 +56,15 @@ typedef struct sk_bones {
    * returns early on an equal flag: the TRS cache is then not re-read
    * from the float matrix (which would round it differently). */
   uint8_t *rest_is_local;
+  /* owned; the locals (count*16) and parents (count) bones[0]'s subtree was
+   * last computed from: while none differs, a recomputation would give the
+   * absolute matrices already there, so sk_bones_absolute skips it (the
+   * Bone API asks for them after every setter, mostly with nothing
+   * changed). seen_valid is false until then, and after anyone but
+   * sk_bones writes `absolute`. */
+  float *seen_local;
+  int32_t *seen_parent;
+  bool seen_valid;
 } sk_bones;
 
 /* Zero absolute matrices, as a fresh Babylon skeleton has. 0 or SK_ENOMEM. */

@@ -164,7 +164,7 @@ static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ex
     sk_skeleton_destroy(c);
     return rc;
   }
-  memcpy(cb.absolute, ctx->bones.absolute, 16 * s->count * sizeof *cb.absolute);
+  memcpy(cb.absolute, ctx->bones.absolute, 16 * s->count * sizeof *cb.absolute); /* cb.seen_valid stays false */
   sk_skeleton_apply(c, pose->overrides, pose->count);
   sk_strbuf q = {0};
   size_t nq = 0;
