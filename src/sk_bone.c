@@ -195,12 +195,14 @@ void sk_bones_close(sk_bones *b) {
 }
 
 /* Bone.computeAbsoluteMatrices on `root` (no pose matrix: no mesh is
- * registered with the skeleton): bones are parent-first, so a bone is in
- * the subtree when it is the root or its parent is. */
-static void refresh_subtree(sk_bones *b, int32_t root) {
+ * registered with the skeleton), for the bones of its subtree from index
+ * `from` on (the earlier ones, with their ancestors, unchanged since they
+ * were computed): bones are parent-first, so a bone is in the subtree when
+ * it is the root or its parent is. */
+static void refresh_subtree(sk_bones *b, int32_t root, size_t from) {
   const sk_skeleton *s = b->s;
   size_t n = s->count;
-  for (size_t i = (size_t)root; i < n; i++) {
+  for (size_t i = from > (size_t)root ? from : (size_t)root; i < n; i++) {
     const sk_bone *bone = &s->bones[i];
     float *abs = b->absolute + 16 * i;
     if ((int32_t)i == root) {
@@ -220,22 +222,25 @@ static void refresh_subtree(sk_bones *b, int32_t root) {
   }
 }
 
-/* Whether every local and parent is what the absolute matrices were last
- * computed from. */
-static bool seen_unchanged(const sk_bones *b) {
+/* The first bone whose local or parent differs from what the absolute
+ * matrices were last computed from (count when none does, 0 when they were
+ * never computed). Bones are parent-first: every bone before it, and so
+ * every ancestor of one, is as it was. */
+static size_t seen_first_change(const sk_bones *b) {
   const sk_skeleton *s = b->s;
   if (!b->seen_valid)
-    return false;
+    return 0;
   for (size_t i = 0; i < s->count; i++)
     if (s->bones[i].parent != b->seen_parent[i] ||
         memcmp(s->bones[i].local.matrix, b->seen_local + 16 * i, 16 * sizeof *b->seen_local) != 0)
-      return false;
-  return true;
+      return i;
+  return s->count;
 }
 
-static void seen_remember(sk_bones *b) {
+/* Bones [from, count) are what the absolute matrices now hold. */
+static void seen_remember(sk_bones *b, size_t from) {
   const sk_skeleton *s = b->s;
-  for (size_t i = 0; i < s->count; i++) {
+  for (size_t i = from; i < s->count; i++) {
     b->seen_parent[i] = s->bones[i].parent;
     memcpy(b->seen_local + 16 * i, s->bones[i].local.matrix, 16 * sizeof *b->seen_local);
   }
@@ -253,13 +258,15 @@ void sk_bones_refresh_all(sk_bones *b) {
       memcpy(abs, bone->local.matrix, 16 * sizeof *abs);
   }
   /* bones[0]'s subtree now holds what refresh_subtree would compute */
-  seen_remember(b);
+  seen_remember(b, 0);
 }
 
 const float *sk_bones_absolute(sk_bones *b, int32_t bone) {
-  if (b->s->count > 0 && !seen_unchanged(b)) {
-    refresh_subtree(b, 0);
-    seen_remember(b);
+  const size_t from = b->s->count > 0 ? seen_first_change(b) : 0;
+  if (from < b->s->count) {
+    /* bones before `from` would get the values they hold */
+    refresh_subtree(b, 0, from);
+    seen_remember(b, from);
   }
   return b->absolute + 16 * (size_t)bone;
 }
