@@ -14,6 +14,7 @@
 #include "sk_clips.h"
 #include "sk_frames.h"
 #include "sk_pose_int.h"
+#include "sk_poseops.h"
 #include "sk_sample.h"
 
 int sk_eval_write_order(const sk_skeleton *s, sk_strbuf *out) {
@@ -174,8 +175,13 @@ static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ex
   p0.count = 0;
   if (!rc) {
     sk_pose_evaluate(c, &p0, buf);
-    rc = sk_pose_write_json(c, &p0, buf, NULL, out);
+    /* refused as skinnerd refuses it, rather than printed as null */
+    if (sk_poseops_nonfinite_bone(&cb, buf, SK_FRAMES_JSON, p0.output, x->has_mesh ? &x->mesh : NULL,
+                                  x->world || x->positions) != SIZE_MAX)
+      rc = SK_ENOTFINITE;
   }
+  if (!rc)
+    rc = sk_pose_write_json(c, &p0, buf, NULL, out);
   if (!rc) {
     bool first = reopen_object(out);
     rc = sk_ops_write_world(&cb, x->has_mesh ? &x->mesh : NULL, x->world, x->positions, first, out);
@@ -191,6 +197,14 @@ static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ex
   sk_bones_close(&cb);
   sk_skeleton_destroy(c);
   return rc;
+}
+
+/* Why a pose op's answer could not be written: memory, or a matrix that
+ * overflowed float32 (finite inputs can: a scale of 3e38 under another). */
+static int answer_error(int rc, const char *ptr, sk_error *err) {
+  if (rc == SK_ENOTFINITE)
+    return sk_error_set(err, rc, ptr, "a matrix of the result is not finite (float32 overflow)");
+  return sk_error_set(err, rc, ptr, "out of memory writing the result");
 }
 
 /* A plain frame range (final matrices of weighted glTF layers, no "bones"
@@ -213,7 +227,7 @@ static int plain_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx,
     *done = true;
     rc = sk_clips_write_range_json(s, anim, &ctx->sampler, sp.l, sp.nl, sp.times, sp.nf, &sp.base, out, nresults);
     if (rc)
-      rc = sk_error_set(err, rc, ptr, "out of memory writing the result");
+      rc = answer_error(rc, ptr, err);
   }
   sk_pose__spec_close(&sp);
   return rc;
@@ -309,7 +323,7 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
   }
   sk_pose_array_free(poses, np);
   free(x.ops);
-  return rc ? sk_error_set(err, rc, ptr, "out of memory writing the result") : 0;
+  return rc ? answer_error(rc, ptr, err) : 0;
 }
 
 static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json_t *op, const char *ptr,

@@ -587,8 +587,15 @@ static int core_answer(const sk_cache_entry *e, const sk_pose *pose, size_t i, s
     sk_pose_materialize(pose, sc->ovr, &view);
     pose = &view;
   }
-  if (pose->ops != NULL)
-    return reserve_core(sc, e->skel->count) ? SK_ENOMEM : sk_poseops_answer(e->skel, pose, i, &sc->buf, fmt, out);
+  if (pose->ops != NULL) {
+    size_t bad = SIZE_MAX;
+    int rc = reserve_core(sc, e->skel->count) ? SK_ENOMEM : sk_poseops_answer(e->skel, pose, i, &sc->buf, fmt, &bad, out);
+    if (rc == SK_ENOTFINITE) {
+      sc->bad_pose = i;
+      sc->bad_bone = bad;
+    }
+    return rc;
+  }
   int rc = eval_core(e, pose, sc);
   return rc ? rc : encode(e, pose, i, NULL, &sc->buf, fmt, sc, out);
 }

@@ -1,11 +1,13 @@
 #include "sk_poseops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sk_frames.h"
 #include "sk_json.h"
+#include "sk_mat.h"
 
 static void sub(char *buf, size_t cap, const char *ptr, const char *key) {
   snprintf(buf, cap, "%s", ptr);
@@ -208,8 +210,41 @@ static int write_json(sk_bones *cb, const sk_poseops *x, const sk_pose *p0, cons
   return rc;
 }
 
+static bool finite16(const float *m) {
+  for (int k = 0; k < 16; k++)
+    if (!isfinite(m[k]))
+      return false;
+  return true;
+}
+
+size_t sk_poseops_nonfinite_bone(sk_bones *cb, const sk_eval_buffers *buf, int fmt, unsigned output, const sk_mesh *mesh,
+                                 bool world) {
+  const sk_skeleton *s = cb->s;
+  if (world)
+    sk_bones_refresh_all(cb); /* what sk_bones_world reads */
+  for (size_t b = 0; b < s->count; b++) {
+    const int32_t slot = s->bones[b].index;
+    if (slot >= 0) {
+      const size_t at = 16 * (size_t)slot;
+      if (!finite16(buf->final + at) || (fmt == SK_FRAMES_JSON && (output & SK_OUT_ABSOLUTE) && !finite16(buf->absolute + at)) ||
+          (fmt == SK_FRAMES_JSON && (output & SK_OUT_LOCAL) && !finite16(buf->local + at)))
+        return b;
+    }
+    if (world) {
+      float w[16];
+      if (mesh != NULL)
+        sk_mat_mul(cb->absolute + 16 * b, mesh->world, w);
+      else
+        memcpy(w, cb->absolute + 16 * b, sizeof w);
+      if (!finite16(w))
+        return b;
+    }
+  }
+  return SIZE_MAX;
+}
+
 int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_eval_buffers *buf, int fmt,
-                      sk_strbuf *out) {
+                      size_t *bad_bone, sk_strbuf *out) {
   const sk_poseops *x = pose->ops;
   if (fmt == SK_FRAMES_JSON && i > 0 && sk_strbuf_append(out, ",", 1))
     return SK_ENOMEM;
@@ -232,11 +267,18 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_ev
   p0.count = 0;
   if (!rc) {
     sk_pose_evaluate(c, &p0, buf);
-    rc = fmt == SK_FRAMES_JSON ? write_json(&cb, x, &p0, buf, &q, out) : write_binary(&cb, x, buf, fmt, out);
+    *bad_bone = sk_poseops_nonfinite_bone(&cb, buf, fmt, p0.output, x->has_mesh ? &x->mesh : NULL,
+                                          x->world || x->positions);
+    if (*bad_bone != SIZE_MAX)
+      rc = SK_ENOTFINITE;
   }
+  if (!rc)
+    rc = fmt == SK_FRAMES_JSON ? write_json(&cb, x, &p0, buf, &q, out) : write_binary(&cb, x, buf, fmt, out);
   sk_strbuf_free(&q);
   sk_bones_close(&cb);
   sk_skeleton_destroy(c);
+  if (rc == SK_ENOTFINITE)
+    return rc;
   return rc || out->failed ? SK_ENOMEM : 0;
 }
 

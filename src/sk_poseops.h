@@ -68,13 +68,26 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt);
 /* Bytes the extras add to one pose's answer (binary exact; JSON a bound). */
 size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt);
 
+/* The first bone of cb's skeleton, parent-first, whose part of a pose's
+ * answer would hold a non-finite number: its final matrix (slot order in
+ * `buf`, as sk_pose_evaluate leaves it), with a JSON answer its absolute
+ * and local ones when `output` asks (SK_OUT_*), its world matrix or
+ * position when asked (`mesh` NULL or the mesh's). SIZE_MAX when none;
+ * SK_ENOMEM-free: world matrices are checked one bone at a time. */
+size_t sk_poseops_nonfinite_bone(sk_bones *cb, const sk_eval_buffers *buf, int fmt, unsigned output, const sk_mesh *mesh,
+                                 bool world);
+
 /* Evaluates `pose` (pose->ops set) on a scratch copy of `s` and appends
  * its answer in `fmt` to `out`: JSON, one result object (a comma first
  * when i > 0); binary, (B+1) final matrices, then B world matrices if
  * asked, then B x 3 positions if asked (matrices as 16 floats for
  * SK_FRAMES_F32, 12 for SK_FRAMES_MAT3X4). `buf` is sized for `s`.
- * Errors: SK_ENOMEM. */
+ * Errors: SK_ENOMEM; SK_ENOTFINITE when a number of the answer would not
+ * be finite (finite inputs can overflow float32 in the products), with
+ * *bad_bone the first such bone, parent-first (the answer is then
+ * abandoned: at most its comma was appended). */
 int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_eval_buffers *buf, int fmt,
+                      size_t *bad_bone,
                       sk_strbuf *out);
 
 /* The POST /v1/skeletons/{id}/ops body {"ops": [...], "mesh"?} applied to

@@ -93,6 +93,20 @@ START_TEST(errors_point_into_the_case) {
   ck_assert_str_eq(e.pointer, "/ops/0/initialSkinMatrix");
   ck_assert_int_eq(run("{\"ops\": []}", &r, &e), SK_EMISSING);
   ck_assert_str_eq(e.pointer, "/skeleton");
+  /* finite inputs whose products overflow float32: refused, with Bone-API
+   * ops too (they were printed as null), and said so */
+  const char *over = "{\"root\": {\"scaling\": [3e38,3e38,3e38]}, \"tip\": {\"scaling\": [3e38,3e38,3e38]}}";
+  char text[1024];
+  snprintf(text, sizeof text, SKEL2 "\"ops\": [{\"op\": \"pose\", \"bones\": %s}]}", over);
+  ck_assert_int_eq(run(text, &r, &e), SK_ENOTFINITE);
+  ck_assert_str_eq(e.pointer, "/ops/0");
+  ck_assert_ptr_nonnull(strstr(e.text, "not finite"));
+  snprintf(text, sizeof text,
+           SKEL2 "\"ops\": [{\"op\": \"pose\", \"bones\": %s, \"ops\": [{\"op\": \"rotate\", \"bone\": \"tip\", "
+                 "\"axis\": [0,1,0], \"amount\": 0.5}]}]}",
+           over);
+  ck_assert_int_eq(run(text, &r, &e), SK_ENOTFINITE);
+  ck_assert_str_eq(e.pointer, "/ops/0");
 }
 END_TEST
 

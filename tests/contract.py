@@ -328,6 +328,19 @@ def errors(c, stored):
               c.req("POST", "/v1/skeletons/rev/pose", over, {"Accept": "application/octet-stream"}), 422, "/bones/b")
     c.problem("overflow, absolute only: 422",
               c.req("POST", "/v1/skeletons/rev/pose", dict(over, output=["absolute"])), 422, "/bones/b")
+    turn = [{"op": "rotate", "bone": "b", "axis": [0, 1, 0], "amount": 0.5}]
+    c.problem("overflow with Bone-API ops: 422 naming the bone, not null",
+              c.req("POST", "/v1/skeletons/rev/pose", dict(over, ops=turn)), 422, "/bones/b", '"b"')
+    c.problem("overflow with ops, binary: 422, not NaN",
+              c.req("POST", "/v1/skeletons/rev/pose", dict(over, ops=turn), {"Accept": "application/octet-stream"}),
+              422, "/bones/b")
+    c.problem("overflow with ops in a batch: 422 under /poses/1",
+              c.req("POST", "/v1/skeletons/rev/poses", {"poses": [{}, dict(over, ops=turn)]}), 422,
+              "/poses/1/bones/b")
+    c.problem("overflow in the world output only: 422",
+              c.req("POST", "/v1/skeletons/rev/pose", {"bones": {"a": {"position": [1e38, 0, 0]}},
+                                                       "output": ["final", "world"],
+                                                       "mesh": {"scaling": [1e10, 1e10, 1e10]}}), 422)
     c.problem("overflow in a batch (kernel): 422 under /poses/2",
               c.req("POST", "/v1/skeletons/rev/poses", {"poses": [{}, {}, over]}), 422, "/poses/2/bones/b")
     c.problem("overflow in a binary batch: 422 under /poses/1",
