@@ -68,12 +68,22 @@ typedef struct samp_lanes {
   void (*vec3)(const samp_group *g, size_t key, double grad, double *trs);
   void (*rot_args)(const samp_group *g, size_t key, double grad, double *args);
   void (*rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs);
-  void (*flush)(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o);
   void (*vec3_tile)(const samp_group *g, size_t key, double grad, double *tile);
   void (*rot_tile)(const samp_group *g, size_t key, double grad, const double *sines, double *tile);
   void (*tile_flush)(const samp_group *g, const double *tile, size_t p0, size_t m, const sk_sample_out *o);
   void (*rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m, const sk_sample_out *o);
+  void (*blend_ts)(double *acc, const double *src, size_t bones, double w, bool first);
+  void (*blend_dots)(const double *acc, const double *src, size_t bones, double *num4, int64_t *neg);
+  void (*blend_args)(const double *num4, const double *acos, size_t n, double amount, double *s);
+  void (*blend_apply)(double *acc, const double *src, size_t bones, double amount, const double *num4,
+                      const int64_t *neg, const double *s);
+  void (*block_flush)(const double *acc, size_t bones, size_t p0, size_t q0, size_t q1, const sk_sample_out *o);
 } samp_lanes;
+
+/* A block of rows for blends: SAMP_BW frames of a bone's ten TRS
+ * components, [k][lane]; a frame's blocks of every layer stay in L1. */
+#define SAMP_BW SAMP_LANES
+#define SAMP_BLOCK (SK_ANIM_TRS * SAMP_BW)
 
 /* Components of a bone no channel of the clip drives (the rest TRS). */
 typedef struct samp_rest {
@@ -126,7 +136,14 @@ struct sk_sample_ctx {
   size_t bytes;  /* what the context holds (sk_sample_ctx_memory) */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
   double *bl_prep, *bl_acos, *bl_sines; /* blend_rotations': 4B, B and 3B doubles (one allocation) */
-  double *stage; /* 16 frames of B * SK_ANIM_TRS: a group of frames is written to the kernel rows row by row */
+  /* More than one layer into rows (run_rows_blend): a block of B bones'
+   * rows (SAMP_BLOCK doubles each) for the blend and one per layer (its
+   * rest rows written once, at creation), their offsets, and per bone and
+   * lane the dots, their signs, acos and three sines; one allocation. */
+  double *acc, *lblocks, *b_num4, *b_acos, *b_sines;
+  int64_t *b_neg;
+  size_t *boff;
+  void *blocks;
 };
 
 /* ---- build -------------------------------------------------------------- */
@@ -447,8 +464,9 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   free(c->sines);
   free(c->tile);
   free(c->blend);
-  free(c->stage);
   free(c->bl_prep);
+  free(c->blocks);
+  free(c->boff);
   free(c);
 }
 
@@ -508,20 +526,39 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     }
     memcpy(l->trs, s->anim->rest, nb * SK_ANIM_TRS * sizeof(double));
   }
-  /* More than one layer: each frame is blended into c->blend, then staged
-   * for the kernel's rows (one layer goes through the tiles instead). */
-  const size_t bl_bytes = 8 * (nb ? nb : 1) * sizeof(double);
-  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->stage = malloc(16 * trs_bytes)) == NULL ||
-                       (c->bl_prep = malloc(bl_bytes)) == NULL)) {
+  /* More than one layer: a frame of plain TRS arrays is blended into
+   * c->blend (blend_layers); rows go a block at a time (run_rows_blend). */
+  const size_t nb1 = nb ? nb : 1, bl_bytes = 8 * nb1 * sizeof(double);
+  /* acc, a block per layer; num4, neg, acos, 3 sines */
+  const size_t blk_bytes = ((1 + c->count) * SAMP_BLOCK + 6 * SAMP_BW) * nb1 * sizeof(double);
+  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->bl_prep = malloc(bl_bytes)) == NULL ||
+                       (c->blocks = aligned_alloc(64, blk_bytes)) == NULL ||
+                       (c->boff = malloc(nb1 * sizeof *c->boff)) == NULL)) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
   if (c->count > 1) {
+    /* 64-byte lines: each vector store of a row is one line, not two;
+     * zeros: the lanes a partial block never samples are still computed */
+    memset(c->blocks, 0, blk_bytes);
     c->bl_acos = c->bl_prep + 4 * nb;
     c->bl_sines = c->bl_acos + nb;
+    c->acc = c->blocks;
+    c->lblocks = c->acc + SAMP_BLOCK * nb1;
+    c->b_num4 = c->lblocks + c->count * SAMP_BLOCK * nb1;
+    c->b_neg = (int64_t *)(void *)(c->b_num4 + SAMP_BW * nb1);
+    c->b_acos = c->b_num4 + 2 * SAMP_BW * nb1;
+    c->b_sines = c->b_num4 + 3 * SAMP_BW * nb1;
+    for (size_t b = 0; b < nb; b++)
+      c->boff[b] = b * SAMP_BLOCK;
+    for (size_t i = 0; i < c->count; i++) {
+      const sk_sample_out lo = {.f64 = c->lblocks + i * SAMP_BLOCK * nb1, .offset = c->boff, .pose_stride = SAMP_BW};
+      c->lanes->rest_fill(c->layers[i].clip, s->anim->rest, 0, SAMP_BW, &lo);
+    }
   }
   c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * rot * sizeof *c->sines +
-             4 * SAMP_TILE * groups * sizeof *c->tile + (c->count > 1 ? 17 * trs_bytes + bl_bytes : 0);
+             4 * SAMP_TILE * groups * sizeof *c->tile +
+             (c->count > 1 ? trs_bytes + bl_bytes + blk_bytes + nb1 * sizeof *c->boff : 0);
   for (size_t i = 0; i < c->count; i++)
     c->bytes += trs_bytes + (c->layers[i].clip->line_count + 1) * (sizeof(size_t) + sizeof(double));
   *out = c;
@@ -712,12 +749,11 @@ static void layer_tile(sk_sample_ctx *ctx, samp_layer *l, double t, size_t p, si
   }
 }
 
-/* One layer into the kernel's rows: SAMP_LANES frames at a time (blocks
+/* Layer `l` into the kernel's rows: SAMP_LANES frames at a time (blocks
  * end on multiples of SAMP_LANES, so none crosses a 16-pose block), each
  * group's values gathered in its tile and stored as whole rows. */
-static void run_rows_one_layer(sk_sample_ctx *c, const double *times, size_t begin, size_t end,
-                               const sk_sample_out *o) {
-  samp_layer *l = &c->layers[0];
+static void run_rows_layer(sk_sample_ctx *c, samp_layer *l, const double *times, size_t begin, size_t end,
+                           const sk_sample_out *o) {
   const samp_clip *cl = l->clip;
   for (size_t p0 = begin; p0 < end;) {
     size_t stop = (p0 / SAMP_LANES + 1) * SAMP_LANES;
@@ -811,29 +847,53 @@ static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_o
       o->f32[at + i] = (float)trs[i];
 }
 
+/* More than one layer into the kernel's rows, SAMP_BW frames at a time
+ * (never across the kernel's 16-pose blocks): each layer sampled into its
+ * block (its rest rows are there from creation), the first weighted into
+ * c->acc, each next blended in, all bones and frames of the block at once
+ * (the acos and sines as arrays), then the block's frames to the rows.
+ * Lanes of a partial block past its frames hold older values: computed,
+ * never stored. */
+static void run_rows_blend(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out) {
+  const size_t n = c->bones, per = SAMP_BLOCK * (n ? n : 1);
+  const samp_lanes *v = c->lanes;
+  for (size_t p0 = begin; p0 < end;) {
+    size_t p1 = (p0 / SAMP_BW + 1) * SAMP_BW;
+    p1 = p1 < end ? p1 : end;
+    const size_t q0 = p0 % SAMP_BW, q1 = q0 + (p1 - p0);
+    const double *t = times + (p0 - q0); /* lane q is frame p0 - q0 + q */
+    for (size_t i = 0; i < c->count; i++) {
+      const samp_layer *l = &c->layers[i];
+      double *src = c->lblocks + i * per;
+      const sk_sample_out lo = {.f64 = src, .offset = c->boff, .pose_stride = SAMP_BW, .rest_kept = true};
+      run_rows_layer(c, &c->layers[i], t, q0, q1, &lo);
+      v->blend_ts(c->acc, src, n, l->w, i == 0);
+      if (i == 0)
+        continue;
+      v->blend_dots(c->acc, src, n, c->b_num4, c->b_neg);
+      sk_vsin_acos(c->b_num4, c->b_acos, SAMP_BW * n);
+      v->blend_args(c->b_num4, c->b_acos, SAMP_BW * n, l->amount, c->b_sines);
+      sk_vsin(c->b_sines, c->b_sines, 3 * SAMP_BW * n);
+      v->blend_apply(c->acc, src, n, l->amount, c->b_num4, c->b_neg, c->b_sines);
+    }
+    v->block_flush(c->acc, n, p0, q0, q1, out);
+    p0 = p1;
+  }
+}
+
 void sk_sample_run(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out) {
-  if (c->count == 1 && out->offset != NULL) {
-    run_rows_one_layer(c, times, begin, end, out);
+  if (out->offset != NULL) {
+    if (c->count == 1)
+      run_rows_layer(c, &c->layers[0], times, begin, end, out);
+    else
+      run_rows_blend(c, times, begin, end, out);
     return;
   }
-  const size_t per = c->bones * SK_ANIM_TRS;
-  size_t group = begin;
   for (size_t p = begin; p < end; p++) {
     for (size_t i = 0; i < c->count; i++)
       layer_sample(c, &c->layers[i], times[p], c->layers[i].trs);
     /* One layer: its weight normalises to exactly 1, and sk_anim's
      * multiplications by 1 change no bit, so the layer's TRS is the answer. */
-    double *slot = out->offset != NULL ? c->stage + (p - group) * per : c->blend;
-    const double *trs = c->count == 1 ? c->layers[0].trs : blend_layers(c, slot);
-    if (out->offset == NULL) {
-      put_aos(trs, c->bones, p, out);
-      continue;
-    }
-    if (trs != slot)
-      memcpy(slot, trs, per * sizeof *trs);
-    if ((p + 1) % 16 == 0 || p + 1 == end) {
-      c->lanes->flush(c->stage, c->bones, group, p + 1 - group, out);
-      group = p + 1;
-    }
+    put_aos(c->count == 1 ? c->layers[0].trs : blend_layers(c, c->blend), c->bones, p, out);
   }
 }

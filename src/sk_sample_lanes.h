@@ -144,50 +144,6 @@ SKL_ATTR static inline void SKL(transpose8)(const SKL(vd) *r, SKL(vd) *c) {
   }
 }
 
-/* Frames [p0, p0 + n) (n <= 16, inside one 16-pose block) from the stage
- * (AoS, a frame of B * SK_ANIM_TRS after another) to the kernel's rows:
- * per bone, eight frames' TRS transposed into one vector per component and
- * stored whole; the rest value by value. */
-SKL_ATTR static void SKL(flush)(const double *stage, size_t bones, size_t p0, size_t n, const sk_sample_out *o) {
-  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
-  const size_t per = bones * SK_ANIM_TRS, ps = o->pose_stride;
-  for (size_t b = 0; b < bones; b++) {
-    const size_t at = o->offset[b] + base;
-    size_t j = 0;
-    for (; j + SAMP_LANES <= n; j += SAMP_LANES) {
-      SKL(vd) r[8], hi[8], c[8], d[8];
-#pragma GCC unroll 8
-      for (int f = 0; f < 8; f++) {
-        const double *src = stage + (j + (size_t)f) * per + b * SK_ANIM_TRS;
-        r[f] = SKL(load)(src);      /* components 0..7 */
-        hi[f] = SKL(load)(src + 2); /* 2..9: lanes 6 and 7 are components 8 and 9 */
-      }
-      SKL(transpose8)(r, c);
-      SKL(transpose8)(hi, d);
-#pragma GCC unroll 10
-      for (int k = 0; k < SK_ANIM_TRS; k++) {
-        const SKL(vd) v = k < 8 ? c[k] : d[k - 2];
-        if (o->f64 != NULL) {
-          memcpy(o->f64 + at + (size_t)k * ps + j, &v, sizeof v);
-        } else {
-          typedef float vf __attribute__((vector_size(SAMP_LANES * 4)));
-          const vf w = __builtin_convertvector(v, vf);
-          memcpy(o->f32 + at + (size_t)k * ps + j, &w, sizeof w);
-        }
-      }
-    }
-    for (; j < n; j++) {
-      const double *src = stage + j * per + b * SK_ANIM_TRS;
-      for (size_t k = 0; k < SK_ANIM_TRS; k++) {
-        if (o->f64 != NULL)
-          o->f64[at + k * ps + j] = src[k];
-        else
-          o->f32[at + k * ps + j] = (float)src[k];
-      }
-    }
-  }
-}
-
 /* m <= SAMP_LANES frames (lanes) of v to row element `at` onward. */
 SKL_ATTR static inline void SKL(put_row)(const sk_sample_out *o, size_t at, size_t m, SKL(vd) v) {
   if (o->f64 != NULL) {
@@ -248,8 +204,109 @@ SKL_ATTR static void SKL(rest_fill)(const samp_clip *c, const double *rest, size
   }
 }
 
-static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_finish), SKL(flush),
-                                      SKL(vec3_tile), SKL(rot_tile),   SKL(tile_flush), SKL(rest_fill)};
+/* ---- blends on blocks of rows (samp_block: bone b's component k of lane q
+ * at b * SAMP_BLOCK + k * SAMP_BW + q), sk_anim_sample_layers' arithmetic in
+ * each lane, in its order ------------------------------------------------ */
+
+/* The translations and scalings of every bone and lane: acc = src * w
+ * (the first layer, its rotations copied) when `first`, else acc = acc +
+ * src * w. */
+SKL_ATTR static void SKL(blend_ts)(double *acc, const double *src, size_t bones, double w, bool first) {
+  for (size_t b = 0; b < bones; b++)
+    for (int k = 0; k < SK_ANIM_TRS; k++)
+      for (int h = 0; h < SAMP_BW; h += SAMP_LANES) {
+        const size_t at = b * SAMP_BLOCK + (size_t)k * SAMP_BW + (size_t)h;
+        const SKL(vd) x = SKL(load)(src + at);
+        SKL(vd) a;
+        if (k >= 3 && k < 7) { /* a rotation: blended by blend_apply */
+          if (!first)
+            continue;
+          a = x;
+        } else {
+          a = first ? x * w : SKL(load)(acc + at) + x * w;
+        }
+        memcpy(acc + at, &a, sizeof a);
+      }
+}
+
+/* Quaternion.SlerpToRef's dot of every bone and lane (acc's rotation
+ * towards src's): its magnitude into num4[b * SAMP_BW + q], all ones in
+ * neg[b * SAMP_BW + q] where it was negative. */
+SKL_ATTR static void SKL(blend_dots)(const double *acc, const double *src, size_t bones, double *num4, int64_t *neg) {
+  for (size_t b = 0; b < bones; b++)
+    for (int h = 0; h < SAMP_BW; h += SAMP_LANES) {
+      const double *t = acc + b * SAMP_BLOCK + 3 * SAMP_BW + h, *q = src + b * SAMP_BLOCK + 3 * SAMP_BW + h;
+      SKL(vd) d = SKL(load)(t) * SKL(load)(q) + SKL(load)(t + SAMP_BW) * SKL(load)(q + SAMP_BW) +
+                  SKL(load)(t + 2 * SAMP_BW) * SKL(load)(q + 2 * SAMP_BW) + SKL(load)(t + 3 * SAMP_BW) * SKL(load)(q + 3 * SAMP_BW);
+      const SKL(vi) m = d < 0;
+      d = SKL(pick)(m, -d, d);
+      memcpy(num4 + b * SAMP_BW + h, &d, sizeof d);
+      memcpy(neg + b * SAMP_BW + h, &m, sizeof m);
+    }
+}
+
+/* The sines' arguments of sk_anim__slerp_prep/_args from the acos of each
+ * dot (in `acos`, n = bones * SAMP_BW): s[i] = num5, s[n + i] = (1 - amount) *
+ * num5, s[2n + i] = amount * num5, num5 0 where the blend is linear. */
+SKL_ATTR static void SKL(blend_args)(const double *num4, const double *acos, size_t n, double amount, double *s) {
+  for (size_t i = 0; i < n; i += SAMP_LANES) {
+    const SKL(vd) d = SKL(load)(num4 + i);
+    const SKL(vd) num5 = SKL(pick)(d > 0.999999, (SKL(vd)){0}, SKL(load)(acos + i));
+    const SKL(vd) a1 = (1.0 - amount) * num5, a2 = amount * num5;
+    memcpy(s + i, &num5, sizeof num5);
+    memcpy(s + n + i, &a1, sizeof a1);
+    memcpy(s + 2 * n + i, &a2, sizeof a2);
+  }
+}
+
+/* sk_anim__slerp_apply on every bone and lane, into acc's rotations. */
+SKL_ATTR static void SKL(blend_apply)(double *acc, const double *src, size_t bones, double amount, const double *num4,
+                                      const int64_t *neg, const double *s) {
+  const size_t n = bones * SAMP_BW;
+  for (size_t b = 0; b < bones; b++)
+    for (int h = 0; h < SAMP_BW; h += SAMP_LANES) {
+      const size_t i = b * SAMP_BW + (size_t)h;
+      double *t = acc + b * SAMP_BLOCK + 3 * SAMP_BW + h;
+      const double *q = src + b * SAMP_BLOCK + 3 * SAMP_BW + h;
+      SKL(vi) m;
+      memcpy(&m, neg + i, sizeof m);
+      const SKL(vi) lin = SKL(load)(num4 + i) > 0.999999;
+      const SKL(vd) num6 = 1.0 / SKL(load)(s + i), s1 = SKL(load)(s + n + i), s2 = SKL(load)(s + 2 * n + i);
+      const SKL(vd) num3 = SKL(pick)(lin, SKL(splat)(1 - amount), s1 * num6);
+      const SKL(vd) num2 = SKL(pick)(lin, SKL(pick)(m, SKL(splat)(-amount), SKL(splat)(amount)),
+                                     SKL(pick)(m, -s2 * num6, s2 * num6));
+      for (int k = 0; k < 4; k++) {
+        const SKL(vd) r = num3 * SKL(load)(t + SAMP_BW * k) + num2 * SKL(load)(q + SAMP_BW * k);
+        memcpy(t + SAMP_BW * k, &r, sizeof r);
+      }
+    }
+}
+
+/* Lanes [q0, q1) of a block to the kernel's rows, frames p0 - q0 + q. */
+SKL_ATTR static void SKL(block_flush)(const double *acc, size_t bones, size_t p0, size_t q0, size_t q1,
+                                      const sk_sample_out *o) {
+  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  for (size_t b = 0; b < bones; b++)
+    for (size_t k = 0; k < SK_ANIM_TRS; k++) {
+      const double *src = acc + b * SAMP_BLOCK + k * SAMP_BW;
+      const size_t at = o->offset[b] + base + k * o->pose_stride;
+      if (o->f64 != NULL && q1 - q0 == SAMP_BW) { /* the usual case: one vector */
+        memcpy(o->f64 + at, src, SAMP_BW * sizeof *src);
+        continue;
+      }
+      if (o->f64 != NULL) {
+        memcpy(o->f64 + at, src + q0, (q1 - q0) * sizeof *src);
+        continue;
+      }
+      for (size_t q = q0; q < q1; q++)
+        o->f32[at + q - q0] = (float)src[q];
+    }
+}
+
+static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_finish),
+                                      SKL(vec3_tile), SKL(rot_tile),   SKL(tile_flush), SKL(rest_fill),
+                                      SKL(blend_ts),  SKL(blend_dots), SKL(blend_args), SKL(blend_apply),
+                                      SKL(block_flush)};
 
 #undef SKL
 #undef SKL_ATTR

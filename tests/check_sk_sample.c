@@ -283,6 +283,20 @@ static bool layouts_on_path(const char *path) {
   sk_sample_run(c2, t, 0, n, &ob32);
   assert_places(aos, nb, n, blk, blk32, off, ps, bs);
   sk_sample_ctx_destroy(c2);
+  /* Three layers, one with a time offset, runs starting off the blend's
+   * 8-frame blocks: the same places again. */
+  sk_anim_layer three[3] = {{.clip = 1, .weight = 0.5, .loop = true},
+                            {.clip = 0, .weight = 0.3, .time = 0.21, .loop = true},
+                            {.clip = 2, .weight = 0.2}};
+  ck_assert_int_eq(sk_sample_ctx_create(sp, three, 3, &c2), 0);
+  ck_assert_int_eq(sk_sample_ctx_set_path(c2, path), 0);
+  sk_sample_run(c2, t, 0, n, &o);
+  sk_sample_run(c2, t, 0, 3, &ob);
+  sk_sample_run(c2, t, 3, 11, &ob);
+  sk_sample_run(c2, t, 11, n, &ob);
+  sk_sample_run(c2, t, 0, n, &ob32);
+  assert_places(aos, nb, n, blk, blk32, off, ps, bs);
+  sk_sample_ctx_destroy(c2);
   free(rows);
   free(roff);
   free(blk);
