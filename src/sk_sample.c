@@ -84,6 +84,10 @@ typedef struct samp_lanes {
  * components, [k][lane]; a frame's blocks of every layer stay in L1. */
 #define SAMP_BW SAMP_LANES
 #define SAMP_BLOCK (SK_ANIM_TRS * SAMP_BW)
+/* Layers whose blocks a context keeps apart, rest rows and all: the usual
+ * blends (two to four clips) skip rewriting them; up to 64 layers of 1024
+ * bones would otherwise hold 42 MB of blocks. */
+#define SAMP_KEEP_LAYERS 4
 
 /* Components of a bone no channel of the clip drives (the rest TRS). */
 typedef struct samp_rest {
@@ -141,6 +145,7 @@ struct sk_sample_ctx {
    * rest rows written once, at creation), their offsets, and per bone and
    * lane the dots, their signs, acos and three sines; one allocation. */
   double *acc, *lblocks, *b_num4, *b_acos, *b_sines;
+  size_t nblk; /* blocks in lblocks: one per layer, or one for all (many layers: bounded memory) */
   int64_t *b_neg;
   size_t *boff;
   void *blocks;
@@ -529,8 +534,10 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   /* More than one layer: a frame of plain TRS arrays is blended into
    * c->blend (blend_layers); rows go a block at a time (run_rows_blend). */
   const size_t nb1 = nb ? nb : 1, bl_bytes = 8 * nb1 * sizeof(double);
-  /* acc, a block per layer; num4, neg, acos, 3 sines */
-  const size_t blk_bytes = ((1 + c->count) * SAMP_BLOCK + 6 * SAMP_BW) * nb1 * sizeof(double);
+  /* acc, a block per layer (up to SAMP_KEEP_LAYERS; past that one for
+   * all, its rest rows written again each block); num4, neg, acos, 3 sines */
+  c->nblk = c->count <= SAMP_KEEP_LAYERS ? c->count : 1;
+  const size_t blk_bytes = ((1 + c->nblk) * SAMP_BLOCK + 6 * SAMP_BW) * nb1 * sizeof(double);
   if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->bl_prep = malloc(bl_bytes)) == NULL ||
                        (c->blocks = aligned_alloc(64, blk_bytes)) == NULL ||
                        (c->boff = malloc(nb1 * sizeof *c->boff)) == NULL)) {
@@ -545,13 +552,13 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     c->bl_sines = c->bl_acos + nb;
     c->acc = c->blocks;
     c->lblocks = c->acc + SAMP_BLOCK * nb1;
-    c->b_num4 = c->lblocks + c->count * SAMP_BLOCK * nb1;
+    c->b_num4 = c->lblocks + c->nblk * SAMP_BLOCK * nb1;
     c->b_neg = (int64_t *)(void *)(c->b_num4 + SAMP_BW * nb1);
     c->b_acos = c->b_num4 + 2 * SAMP_BW * nb1;
     c->b_sines = c->b_num4 + 3 * SAMP_BW * nb1;
     for (size_t b = 0; b < nb; b++)
       c->boff[b] = b * SAMP_BLOCK;
-    for (size_t i = 0; i < c->count; i++) {
+    for (size_t i = 0; c->nblk == c->count && i < c->count; i++) {
       const sk_sample_out lo = {.f64 = c->lblocks + i * SAMP_BLOCK * nb1, .offset = c->boff, .pose_stride = SAMP_BW};
       c->lanes->rest_fill(c->layers[i].clip, s->anim->rest, 0, SAMP_BW, &lo);
     }
@@ -849,7 +856,8 @@ static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_o
 
 /* More than one layer into the kernel's rows, SAMP_BW frames at a time
  * (never across the kernel's 16-pose blocks): each layer sampled into its
- * block (its rest rows are there from creation), the first weighted into
+ * block (its rest rows there from creation, up to SAMP_KEEP_LAYERS layers;
+ * past that one block for all, rest rows and all), the first weighted into
  * c->acc, each next blended in, all bones and frames of the block at once
  * (the acos and sines as arrays), then the block's frames to the rows.
  * Lanes of a partial block past its frames hold older values: computed,
@@ -864,8 +872,9 @@ static void run_rows_blend(sk_sample_ctx *c, const double *times, size_t begin, 
     const double *t = times + (p0 - q0); /* lane q is frame p0 - q0 + q */
     for (size_t i = 0; i < c->count; i++) {
       const samp_layer *l = &c->layers[i];
-      double *src = c->lblocks + i * per;
-      const sk_sample_out lo = {.f64 = src, .offset = c->boff, .pose_stride = SAMP_BW, .rest_kept = true};
+      const bool own = c->nblk == c->count; /* the layer's own block, its rest rows in place */
+      double *src = c->lblocks + (own ? i : 0) * per;
+      const sk_sample_out lo = {.f64 = src, .offset = c->boff, .pose_stride = SAMP_BW, .rest_kept = own};
       run_rows_layer(c, &c->layers[i], t, q0, q1, &lo);
       v->blend_ts(c->acc, src, n, l->w, i == 0);
       if (i == 0)

@@ -297,6 +297,20 @@ static bool layouts_on_path(const char *path) {
   sk_sample_run(c2, t, 0, n, &ob32);
   assert_places(aos, nb, n, blk, blk32, off, ps, bs);
   sk_sample_ctx_destroy(c2);
+  /* More layers than a context keeps blocks for (one block for all). */
+  sk_anim_layer five[5] = {{.clip = 1, .weight = 0.4, .loop = true},
+                           {.clip = 0, .weight = 0.1, .time = 0.21, .loop = true},
+                           {.clip = 2, .weight = 0.2},
+                           {.clip = 1, .weight = 0.2, .time = 0.5, .loop = true},
+                           {.clip = 0, .weight = 0.1, .time = 1.1}};
+  ck_assert_int_eq(sk_sample_ctx_create(sp, five, 5, &c2), 0);
+  ck_assert_int_eq(sk_sample_ctx_set_path(c2, path), 0);
+  sk_sample_run(c2, t, 0, n, &o);
+  sk_sample_run(c2, t, 0, 5, &ob);
+  sk_sample_run(c2, t, 5, n, &ob);
+  sk_sample_run(c2, t, 0, n, &ob32);
+  assert_places(aos, nb, n, blk, blk32, off, ps, bs);
+  sk_sample_ctx_destroy(c2);
   free(rows);
   free(roff);
   free(blk);
