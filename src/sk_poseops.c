@@ -226,8 +226,10 @@ size_t sk_poseops_nonfinite_bone(sk_bones *cb, const sk_eval_buffers *buf, int f
     const int32_t slot = s->bones[b].index;
     if (slot >= 0) {
       const size_t at = 16 * (size_t)slot;
-      if (!finite16(buf->final + at) || (fmt == SK_FRAMES_JSON && (output & SK_OUT_ABSOLUTE) && !finite16(buf->absolute + at)) ||
-          (fmt == SK_FRAMES_JSON && (output & SK_OUT_LOCAL) && !finite16(buf->local + at)))
+      const bool json = fmt == SK_FRAMES_JSON;
+      if (((!json || (output & SK_OUT_FINAL)) && !finite16(buf->final + at)) ||
+          (json && (output & SK_OUT_ABSOLUTE) && !finite16(buf->absolute + at)) ||
+          (json && (output & SK_OUT_LOCAL) && !finite16(buf->local + at)))
         return b;
     }
     if (world) {

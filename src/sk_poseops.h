@@ -70,8 +70,9 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
 
 /* The first bone of cb's skeleton, parent-first, whose part of a pose's
  * answer would hold a non-finite number: its final matrix (slot order in
- * `buf`, as sk_pose_evaluate leaves it), with a JSON answer its absolute
- * and local ones when `output` asks (SK_OUT_*), its world matrix or
+ * `buf`, as sk_pose_evaluate leaves it; in JSON only when `output` asks,
+ * SK_OUT_*), with a JSON answer its absolute and local ones when `output`
+ * asks, its world matrix or
  * position when asked (`mesh` NULL or the mesh's). SIZE_MAX when none;
  * SK_ENOMEM-free: world matrices are checked one bone at a time. */
 size_t sk_poseops_nonfinite_bone(sk_bones *cb, const sk_eval_buffers *buf, int fmt, unsigned output, const sk_mesh *mesh,
