@@ -1,0 +1,121 @@
+/* sk_sample's private types: a sampler's clips, channels, timelines and
+ * channel groups, shared by its build (sk_sample_build.c) and its runs
+ * (sk_sample.c, sk_sample_lanes.h). Private to those. */
+#ifndef SK_SAMPLE_INT_H
+#define SK_SAMPLE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sk_sample.h"
+
+/* One channel as the sampler keeps it. Keys are widened to double once
+ * (float -> double is exact, so the sums below see the same operands as
+ * sk_anim's). Values stay interleaved per key ([key][component], with the
+ * in-tangent/value/out-tangent triple for CUBICSPLINE): a cursor reads one
+ * key pair per frame, so one or two cache lines per channel. */
+typedef struct samp_chan {
+  size_t line; /* its timeline in samp_clip.lines */
+  int32_t bone;
+  int comp;   /* first TRS component: 0, 3 or 7 */
+  int width;  /* 3 or 4 */
+  int interp; /* SK_ANIM_* */
+  size_t count;
+  const double *frames; /* borrowed from the sk_anim (the sampler holds a reference) */
+  double *keys;         /* owned */
+  double *slerp;        /* owned, LINEAR rotations only: per interval k, |dot|, sign flag, acos, 1/sin */
+} samp_chan;
+
+/* A timeline: key times shared by channels. Exporters give the channels of
+ * a bone (often of a whole clip) the same key times; equal times give equal
+ * clamps, keys and gradients, so each is found and divided once per frame
+ * and timeline instead of once per channel. */
+typedef struct samp_line {
+  const double *frames; /* borrowed from the first channel that has them */
+  size_t count;
+} samp_line;
+
+/* Channels computed together, one per SIMD lane (sk_sample_lanes.h). */
+#define SAMP_LANES 8
+typedef double samp_vd __attribute__((vector_size(SAMP_LANES * 8)));
+typedef int64_t samp_vi __attribute__((vector_size(SAMP_LANES * 8)));
+
+/* A group's frames of a block: SAMP_LANES frames x SAMP_LANES lanes per component. */
+#define SAMP_TILE (SAMP_LANES * SAMP_LANES)
+
+enum { GROUP_VEC3, GROUP_ROT };
+
+/* Up to SAMP_LANES LINEAR channels of one kind (translations and scales,
+ * or rotations) on one timeline, with their keys lane-major: per key k,
+ * GROUP_VEC3 holds 3 vectors (the key's x, y, z of every lane), GROUP_ROT
+ * 8 (the key's x, y, z, w, then the interval k..k+1's acos, 1/sin, sign
+ * flag and |dot| from sk_anim__slerp_prep; zeros after the last key).
+ * Lanes past `lanes` repeat lane 0 and are never stored. */
+typedef struct samp_group {
+  size_t line;
+  int kind;
+  int lanes;
+  size_t count;           /* keys */
+  size_t at[SAMP_LANES];  /* where lane j writes in a B * SK_ANIM_TRS frame: bone * SK_ANIM_TRS + comp */
+  size_t chan[SAMP_LANES]; /* the channels, by index in samp_clip.chans */
+  size_t bone[SAMP_LANES];
+  int comp[SAMP_LANES];
+  double *data;           /* owned */
+} samp_group;
+
+typedef struct samp_clip samp_clip;
+
+/* One ISA's group functions (sk_sample_lanes.h). */
+typedef struct samp_lanes {
+  void (*vec3)(const samp_group *g, size_t key, double grad, double *trs);
+  void (*rot_args)(const samp_group *g, size_t key, double grad, double *args);
+  void (*rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs);
+  void (*vec3_tile)(const samp_group *g, size_t key, double grad, double *tile);
+  void (*rot_tile)(const samp_group *g, size_t key, double grad, const double *sines, double *tile);
+  void (*tile_flush)(const samp_group *g, const double *tile, size_t p0, size_t m, const sk_sample_out *o);
+  void (*rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m, const sk_sample_out *o);
+  void (*blend_ts)(double *acc, const double *src, size_t bones, double w, bool first);
+  void (*blend_dots)(const double *acc, const double *src, size_t bones, double *num4, int64_t *neg);
+  void (*blend_args)(const double *num4, const double *acos, size_t n, double amount, double *s);
+  void (*blend_apply)(double *acc, const double *src, size_t bones, double amount, const double *num4,
+                      const int64_t *neg, const double *s);
+  void (*block_flush)(const double *acc, size_t bones, size_t p0, size_t q0, size_t q1, const sk_sample_out *o);
+} samp_lanes;
+
+/* A block of rows for blends: SAMP_BW frames of a bone's ten TRS
+ * components, [k][lane]; a frame's blocks of every layer stay in L1. */
+#define SAMP_BW SAMP_LANES
+#define SAMP_BLOCK (SK_ANIM_TRS * SAMP_BW)
+/* Layers whose blocks a context keeps apart, rest rows and all: the usual
+ * blends (two to four clips) skip rewriting them; up to 64 layers of 1024
+ * bones would otherwise hold 42 MB of blocks. */
+#define SAMP_KEEP_LAYERS 4
+
+/* Components of a bone no channel of the clip drives (the rest TRS). */
+typedef struct samp_rest {
+  size_t bone;
+  int comp, width;
+} samp_rest;
+
+struct samp_clip {
+  bool built; /* false: a clip sk_sampler_create_clips left out */
+  double end_frame;
+  size_t count;
+  samp_chan *chans; /* owned; the channels that win on their (bone, path), file order */
+  size_t line_count;
+  samp_line *lines; /* owned */
+  size_t group_count, rot_groups; /* the GROUP_ROT groups come first */
+  samp_group *groups;  /* owned */
+  size_t single_count;
+  size_t *singles; /* owned: the channels in no group (STEP, CUBICSPLINE, one key), by index */
+  size_t rest_count;
+  samp_rest *rest; /* owned */
+};
+
+struct sk_sampler {
+  sk_anim *anim; /* a reference */
+  size_t clip_count;
+  samp_clip *clips;
+};
+
+#endif
