@@ -12,12 +12,13 @@
 
 
 void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
-                         float *input, double *input64) {
+                         float *input, double *input64, bool rest_kept) {
   sk_sample_out o = {.f64 = input64,
                      .f32 = input64 != NULL ? NULL : input,
                      .offset = job->offset,
                      .pose_stride = job->pose_stride,
-                     .block_stride = job->block_stride};
+                     .block_stride = job->block_stride,
+                     .rest_kept = rest_kept};
   sk_sample_run(c, times, begin, end, &o);
 }
 
@@ -26,8 +27,7 @@ void sk_clips_runner_close(sk_clips_runner *r) {
   free(r->offset);
   free(r->input);
   free(r->input64);
-  free(r->rest);
-  free(r->rest_next);
+  sk_sample_rest_memo_close(&r->rest);
   free(r->trs);
   free(r->locals);
   free(r->scratch);
@@ -47,9 +47,7 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
   if (engine == SK_CLIPS_KERNEL) {
     r->mode = malloc(nb);
     r->offset = malloc(nb * sizeof *r->offset);
-    r->rest = malloc(nb * SK_ANIM_TRS * sizeof *r->rest);
-    r->rest_next = malloc(nb * SK_ANIM_TRS * sizeof *r->rest_next);
-    if (r->mode == NULL || r->offset == NULL || r->rest == NULL || r->rest_next == NULL)
+    if (r->mode == NULL || r->offset == NULL)
       return SK_ENOMEM;
 #if SK_CLIPS_TRS64
     memset(r->mode, SK_KERNEL_TRS64, nb);
@@ -79,25 +77,6 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
   r->locals = malloc(nb * 16 * sizeof *r->locals);
   r->scratch = malloc(nb * 16 * sizeof *r->scratch);
   return r->trs && r->locals && r->scratch ? 0 : SK_ENOMEM;
-}
-
-/* Whether the rows still hold `c`'s rest rows: only sk_sample_run writes
- * the runner's rows, so they hold those of the last context sampled, for
- * the frames it reached. Equal rest rows (the same clip, or another that
- * leaves the same components at the same values) keep them; anything else
- * starts over. */
-static void rest_rows_check(sk_clips_runner *r, const sk_sample_ctx *c) {
-  const size_t cap = r->skel->count * SK_ANIM_TRS;
-  size_t k = sk_sample_ctx_rest(c, r->rest_next, cap);
-  if (k != SIZE_MAX && k > cap) /* not a context of this skeleton's bones */
-    k = SIZE_MAX;
-  if (k != SIZE_MAX && k == r->rest_count && memcmp(r->rest, r->rest_next, k * sizeof *r->rest) == 0)
-    return;
-  sk_sample_rest *t = r->rest;
-  r->rest = r->rest_next;
-  r->rest_next = t;
-  r->rest_count = k;
-  r->rest_frames = 0;
 }
 
 int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
@@ -145,20 +124,17 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
 #endif
   if (sk_kernel_validate(&job, NULL) != 0)
     return SK_EINVAL;
-  rest_rows_check(r, c);
+  /* Only sk_sample_run writes the runner's rows: they hold the rest rows
+   * of the last context sampled, for the frames it reached. */
+  if (!sk_sample_rest_memo_same(&r->rest, c, s->count))
+    r->rest_frames = 0;
   /* Sampled and composed a slice at a time: the slice's rows (32 frames of
    * ten doubles a bone: 166 KB for 65 bones) are still in L1/L2 when the
    * kernel reads them; a whole 256-frame chunk of rows is larger than L2. */
   for (size_t f0 = 0; f0 < n; f0 += SK_CLIPS_SLICE) {
     const size_t f1 = n - f0 < SK_CLIPS_SLICE ? n : f0 + SK_CLIPS_SLICE;
-    sk_sample_out o = {.f64 = r->input64,
-                       .f32 = r->input64 != NULL ? NULL : r->input,
-                       .offset = r->offset,
-                       .pose_stride = r->pose_stride,
-                       .block_stride = r->block_stride,
-                       .rest_kept = f1 <= r->rest_frames};
-    sk_sample_run(c, times, f0, f1, &o);
-    if (r->rest_count != SIZE_MAX && f0 <= r->rest_frames && f1 > r->rest_frames)
+    sk_clips_sample_job(c, times, f0, f1, &job, r->input, r->input64, f1 <= r->rest_frames);
+    if (sk_sample_rest_memo_holds(&r->rest) && f0 <= r->rest_frames && f1 > r->rest_frames)
       r->rest_frames = f1;
     sk_kernel_run(&job, f0, f1);
   }

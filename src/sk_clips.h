@@ -21,7 +21,7 @@
  * the job: with begin = 0 the batch is frames [0, end). `input` is the
  * job's own input buffer (the job only holds it const); `input64` NULL,
  * or the TRS64 doubles (same offsets), which keep the sampled doubles
- * exact. Never allocates, never fails.
+ * exact. `rest_kept`: as sk_sample_out's. Never allocates, never fails.
  *
  * The daemon's frame range: build one sk_sampler per stored sk_anim (at
  * upload, next to the rig), then per request sk_sample_ctx_create with the
@@ -30,7 +30,7 @@
  * and sk_kernel_run. User "bones" overrides on top of the clip are not
  * expressed here: such requests keep the sk_pose path. */
 void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
-                         float *input, double *input64);
+                         float *input, double *input64, bool rest_kept);
 
 /* 1 once sk_kernel has the exact kernel's SK_KERNEL_TRS64 mode (branch
  * exact-kernel): the kernel engine then reads the sampled doubles and gives
@@ -59,10 +59,10 @@ typedef struct sk_clips_runner {
   float *input;     /* SK_KERNEL_TRS rows (SK_CLIPS_TRS64 0) */
   double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1) */
   /* The rest rows the input rows hold for frames [0, rest_frames): those
-   * of the last context sampled (sk_sample_ctx_rest), so a chunk of a
-   * context with the same rest rows skips writing them again. */
-  sk_sample_rest *rest, *rest_next; /* B * SK_ANIM_TRS each */
-  size_t rest_count, rest_frames;
+   * of the last context sampled, so a chunk of a context with the same
+   * rest rows skips writing them again. */
+  sk_sample_rest_memo rest;
+  size_t rest_frames;
   /* exact core */
   double *trs;
   float *locals, *scratch;

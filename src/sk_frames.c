@@ -34,8 +34,7 @@ void sk_frames_scratch_close(sk_frames_scratch *sc) {
   free(sc->offset);
   free(sc->hits);
   free(sc->ovr);
-  free(sc->rest);
-  free(sc->rest_next);
+  sk_sample_rest_memo_close(&sc->rest);
   memset(sc, 0, sizeof *sc);
 }
 
@@ -367,29 +366,11 @@ static bool one_range_run(const sk_frames_scratch *sc, const sk_pose *poses, siz
  * else records them as the ones this slice will write. */
 static bool rest_rows_kept(sk_frames_scratch *sc, const sk_sample_ctx *c, size_t nb, size_t n, size_t stride,
                            size_t block) {
-  const size_t cap = nb * SK_ANIM_TRS;
-  if (cap > sc->rest_cap) {
-    free(sc->rest);
-    free(sc->rest_next);
-    sc->rest = malloc(cap * sizeof *sc->rest);
-    sc->rest_next = malloc(cap * sizeof *sc->rest_next);
-    sc->rest_cap = sc->rest && sc->rest_next ? cap : 0;
-    sc->rest_lanes = 0;
-    if (sc->rest_cap == 0)
-      return false; /* the rows are written as always */
-  }
-  size_t k = sk_sample_ctx_rest(c, sc->rest_next, cap);
-  k = k > cap ? SIZE_MAX : k;
-  if (k != SIZE_MAX && k == sc->rest_count && n <= sc->rest_lanes && stride == sc->rest_stride &&
-      block == sc->rest_block && memcmp(sc->rest, sc->rest_next, k * sizeof *sc->rest) == 0)
-    return true;
-  sk_sample_rest *t = sc->rest;
-  sc->rest = sc->rest_next;
-  sc->rest_next = t;
-  sc->rest_count = k;
+  const bool same = sk_sample_rest_memo_same(&sc->rest, c, nb);
+  const bool kept = same && n <= sc->rest_lanes && stride == sc->rest_stride && block == sc->rest_block;
   sc->rest_stride = stride;
   sc->rest_block = block;
-  return false;
+  return kept;
 }
 
 /* Fills the kernel's input for poses[0..n) under the modes in sc->mode and
@@ -424,7 +405,7 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
     p++;
   }
   /* The padding lanes from n on now hold the stored locals. */
-  sc->rest_lanes = one_run && sc->rest_count != SIZE_MAX ? n : 0;
+  sc->rest_lanes = one_run && sk_sample_rest_memo_holds(&sc->rest) ? n : 0;
   sk_kernel_job job = {.rig = e->rig,
                        .poses = n,
                        .pose_stride = stride,

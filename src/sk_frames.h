@@ -79,8 +79,8 @@ typedef struct sk_frames_scratch {
    * [0, rest_lanes) in the layout (rest_stride, rest_block), left by a
    * slice that was one range run: the next such slice with equal rest rows
    * skips writing them (sk_sample_out.rest_kept). */
-  sk_sample_rest *rest, *rest_next;
-  size_t rest_cap, rest_count, rest_lanes, rest_stride, rest_block;
+  sk_sample_rest_memo rest;
+  size_t rest_lanes, rest_stride, rest_block;
 } sk_frames_scratch;
 
 void sk_frames_scratch_close(sk_frames_scratch *sc);

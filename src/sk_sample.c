@@ -227,6 +227,36 @@ size_t sk_sample_ctx_rest(const sk_sample_ctx *c, sk_sample_rest *rows, size_t c
   return n;
 }
 
+bool sk_sample_rest_memo_same(sk_sample_rest_memo *m, const sk_sample_ctx *c, size_t bones) {
+  const size_t cap = (bones ? bones : 1) * SK_ANIM_TRS;
+  if (cap > m->cap) {
+    sk_sample_rest_memo_close(m);
+    m->rows = malloc(cap * sizeof *m->rows);
+    m->next = malloc(cap * sizeof *m->next);
+    if (m->rows == NULL || m->next == NULL) {
+      sk_sample_rest_memo_close(m);
+      return false;
+    }
+    m->cap = cap;
+    m->count = SIZE_MAX;
+  }
+  size_t k = sk_sample_ctx_rest(c, m->next, cap);
+  k = k > cap ? SIZE_MAX : k; /* not a context of such a skeleton */
+  if (k != SIZE_MAX && k == m->count && memcmp(m->rows, m->next, k * sizeof *m->rows) == 0)
+    return true;
+  sk_sample_rest *t = m->rows;
+  m->rows = m->next;
+  m->next = t;
+  m->count = k;
+  return false;
+}
+
+void sk_sample_rest_memo_close(sk_sample_rest_memo *m) {
+  free(m->rows);
+  free(m->next);
+  *m = (sk_sample_rest_memo){.count = SIZE_MAX};
+}
+
 /* ---- sampling: sk_anim.c's arithmetic, operation for operation ---------- */
 
 static size_t find_key(const double *f, size_t n, size_t key, double frame) {

@@ -86,8 +86,25 @@ typedef struct sk_sample_rest {
  * context has none it writes unchanged (more than one layer: a blend
  * writes every component, and a weighted sum of equal rest values need
  * not give the rest value's bits). A caller that keeps its rows between
- * runs compares these with what it saw last (sk_sample_out.rest_kept). */
+ * runs compares these with what it saw last (sk_sample_rest_memo). */
 size_t sk_sample_ctx_rest(const sk_sample_ctx *c, sk_sample_rest *rows, size_t cap);
+
+/* The rest rows a caller's kernel rows hold (for sk_sample_out.rest_kept):
+ * those of the last context it sampled there. Zero-initialised = none. */
+typedef struct sk_sample_rest_memo {
+  sk_sample_rest *rows, *next;
+  size_t cap, count; /* count SIZE_MAX: none */
+} sk_sample_rest_memo;
+
+/* Whether the context `c` of a skeleton of `bones` bones writes the rest
+ * rows `m` holds (then rows that hold m's still hold c's); when not, `m`
+ * holds c's from now on, and the caller's rows must be written again.
+ * False for a context with no fixed rest rows, and when memory runs out
+ * (m then holds none: the rows are simply written as always). */
+bool sk_sample_rest_memo_same(sk_sample_rest_memo *m, const sk_sample_ctx *c, size_t bones);
+/* Whether `m` holds rest rows (the last context checked had fixed ones). */
+static inline bool sk_sample_rest_memo_holds(const sk_sample_rest_memo *m) { return m->count != SIZE_MAX && m->rows != NULL; }
+void sk_sample_rest_memo_close(sk_sample_rest_memo *m);
 
 /* Where sk_sample_run writes. Component k (0..9: tx ty tz qx qy qz qw sx
  * sy sz) of bone b (bones[] order) for frame p goes to:

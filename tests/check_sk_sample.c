@@ -325,6 +325,51 @@ static bool layouts_on_path(const char *path) {
   return true;
 }
 
+/* sk_sample_rest_memo: equal rest rows are "the same" from the second
+ * check on; another clip's, a blend (no fixed rest rows) and a changed
+ * rest value are not. */
+START_TEST(test_rest_memo) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("RobotExpressive.glb", &s, &an);
+  sk_sampler *sp;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  sk_anim_layer a = {.clip = 0, .weight = 1}, b = {.clip = 1, .weight = 1}, two[2] = {a, b};
+  sk_sample_ctx *ca, *ca2, *cb, *c2;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, &a, 1, &ca), 0);
+  ck_assert_int_eq(sk_sample_ctx_create(sp, &a, 1, &ca2), 0);
+  ck_assert_int_eq(sk_sample_ctx_create(sp, &b, 1, &cb), 0);
+  ck_assert_int_eq(sk_sample_ctx_create(sp, two, 2, &c2), 0);
+  sk_sample_rest_memo m = {0};
+  ck_assert(!sk_sample_rest_memo_holds(&m));
+  ck_assert(!sk_sample_rest_memo_same(&m, ca, an->bone_count));
+  ck_assert(sk_sample_rest_memo_holds(&m));
+  ck_assert(sk_sample_rest_memo_same(&m, ca, an->bone_count));
+  ck_assert(sk_sample_rest_memo_same(&m, ca2, an->bone_count)); /* another context, the same clip */
+  ck_assert(!sk_sample_rest_memo_same(&m, cb, an->bone_count));
+  ck_assert(sk_sample_rest_memo_same(&m, cb, an->bone_count));
+  ck_assert(!sk_sample_rest_memo_same(&m, c2, an->bone_count));
+  ck_assert(!sk_sample_rest_memo_holds(&m));
+  ck_assert(!sk_sample_rest_memo_same(&m, c2, an->bone_count));
+  ck_assert(!sk_sample_rest_memo_same(&m, ca, an->bone_count));
+  sk_sample_rest r;
+  ck_assert_uint_ge(sk_sample_ctx_rest(ca, &r, 1), 1);
+  an->rest[r.bone * SK_ANIM_TRS + r.comp] += 1;
+  ck_assert(!sk_sample_rest_memo_same(&m, ca, an->bone_count));
+  ck_assert(sk_sample_rest_memo_same(&m, ca, an->bone_count));
+  sk_sample_rest_memo_close(&m);
+  ck_assert(!sk_sample_rest_memo_holds(&m));
+  sk_sample_rest_memo_close(&m); /* twice is fine */
+  sk_sample_ctx_destroy(ca);
+  sk_sample_ctx_destroy(ca2);
+  sk_sample_ctx_destroy(cb);
+  sk_sample_ctx_destroy(c2);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 START_TEST(test_kernel_layouts) {
   static const char *const paths[] = {"avx512", "avx2", "generic"};
   int ran = 0;
@@ -642,6 +687,7 @@ static Suite *sample_suite(void) {
   tcase_add_loop_test(tc, test_every_clip_every_frame_bit_identical, 0, (int)na);
   tcase_add_loop_test(tc, test_blended_layers_bit_identical, 0, (int)na);
   tcase_add_test(tc, test_kernel_layouts);
+  tcase_add_test(tc, test_rest_memo);
   suite_add_tcase(su, tc);
   TCase *tp = tcase_create("pose_parser");
   tcase_add_test(tp, test_one_frame_range_is_a_range);
