@@ -173,18 +173,22 @@ static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ex
   sk_pose p0 = *pose;
   p0.overrides = NULL;
   p0.count = 0;
+  float *w = NULL, *p = NULL; /* world matrices and positions, computed once */
   if (!rc) {
     sk_pose_evaluate(c, &p0, buf);
+    if (x->world || x->positions)
+      rc = sk_poseops_world(&cb, x->has_mesh ? &x->mesh : NULL, &w, &p);
+  }
+  if (!rc) {
     /* refused as skinnerd refuses it, rather than printed as null */
-    if (sk_poseops_nonfinite_bone(&cb, buf, SK_FRAMES_JSON, p0.output, x->has_mesh ? &x->mesh : NULL,
-                                  x->world || x->positions) != SIZE_MAX)
+    if (sk_poseops_nonfinite_bone(c, buf, SK_FRAMES_JSON, p0.output, w) != SIZE_MAX)
       rc = SK_ENOTFINITE;
   }
   if (!rc)
     rc = sk_pose_write_json(c, &p0, buf, NULL, out);
   if (!rc) {
     bool first = reopen_object(out);
-    rc = sk_ops_write_world(&cb, x->has_mesh ? &x->mesh : NULL, x->world, x->positions, first, out);
+    rc = sk_ops_write_world_arrays(w, p, s->count, x->world, x->positions, first, out);
     first = first && !x->world && !x->positions;
     if (!rc && x->nops > 0 &&
         ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"queries\":[", 11) ||
@@ -193,6 +197,8 @@ static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ex
     if (!rc && sk_strbuf_append(out, "}", 1))
       rc = SK_ENOMEM;
   }
+  free(w);
+  free(p);
   sk_strbuf_free(&q);
   sk_bones_close(&cb);
   sk_skeleton_destroy(c);

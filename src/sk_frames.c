@@ -435,7 +435,7 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
  * bits all set (inf or NaN), which adding one to the exponent carries into
  * the sign bit. Integer ORs, a matrix a step: 3-4 ns a matrix on the loaded
  * 2-core test machine before the accumulators, against ~7 for the batch kernel and ~650 for JSON encoding (docs/contract.md). */
-static bool nonfinite(const float *m, size_t mats) {
+bool sk_frames_nonfinite(const float *m, size_t mats) {
   /* Four 4-lane accumulators (GNU vector types; plain 32-bit integer
    * lanes, SSE2 or whatever the target has) folded once at the end: with
    * one scalar `bad`, gcc folded its vector after every matrix. */
@@ -465,10 +465,10 @@ static bool nonfinite(const float *m, size_t mats) {
  * rather than answered with null (JSON) or NaN (binary). The trailing
  * identity of `final` is never written, so never checked. */
 static size_t nonfinite_bone(const sk_skeleton *s, const float *m) {
-  if (!nonfinite(m, s->count)) /* the usual case: one pass over the slots */
+  if (!sk_frames_nonfinite(m, s->count)) /* the usual case: one pass over the slots */
     return SIZE_MAX;
   for (size_t b = 0; b < s->count; b++)
-    if (s->bones[b].index >= 0 && nonfinite(m + 16 * (size_t)s->bones[b].index, 1))
+    if (s->bones[b].index >= 0 && sk_frames_nonfinite(m + 16 * (size_t)s->bones[b].index, 1))
       return b;
   return SIZE_MAX;
 }
@@ -616,7 +616,7 @@ static int eval_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
   if (o->fmt == SK_FRAMES_F32) {
     /* one pass over the batch (the trailing identities are finite); the
      * pose and bone only when something overflowed */
-    const bool bad = nonfinite(dest, n * mats);
+    const bool bad = sk_frames_nonfinite(dest, n * mats);
     for (size_t i = 0; bad && i < n && !rc; i++)
       rc = check_finite(e, &poses[i], i, dest + i * mats * 16, NULL, o->fmt, sc);
     if (rc)
@@ -769,7 +769,7 @@ int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *w
     if (!direct && k <= 16)
       continue; /* sc.final holds them as run_pose would */
     /* one pass over the slice; the pose and bone only on an overflow */
-    const bool bad = nonfinite(out, k * mats);
+    const bool bad = sk_frames_nonfinite(out, k * mats);
     for (size_t p = 0; bad && p < k; p++)
       if ((rc = check_finite(e, &run->poses[i + p], i + p, out + p * mats * 16, NULL, fmt, &run->sc)) != 0)
         return rc;

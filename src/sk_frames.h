@@ -97,6 +97,9 @@ typedef struct sk_frames_opts {
  * mat3x4 / three vec4 rows). */
 void sk_frames_mat3x4(const float m[16], float dest[12]);
 
+/* Whether matrices m[0..16 * mats) hold a non-finite float (inf or NaN). */
+bool sk_frames_nonfinite(const float *m, size_t mats);
+
 /* True when the batch kernel answers poses[0..n) (see the header comment). */
 bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
 

@@ -520,20 +520,25 @@ int sk_ops_apply(sk_bones *b, const sk_op *ops, size_t count, sk_strbuf *results
   return 0;
 }
 
+int sk_ops_write_world_arrays(const float *w, const float *p, size_t n, bool world, bool positions, bool first,
+                              sk_strbuf *out) {
+  if (world && ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"world\":", 8) ||
+                sk_strbuf_append_f32_array(out, w, 16 * n)))
+    return SK_ENOMEM;
+  first = first && !world;
+  if (positions && ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"positions\":", 12) ||
+                    sk_strbuf_append_f32_array(out, p, 3 * n)))
+    return SK_ENOMEM;
+  return 0;
+}
+
 int sk_ops_write_world(sk_bones *b, const sk_mesh *mesh, bool world, bool positions, bool first, sk_strbuf *out) {
   size_t n = b->s->count;
   float *w = malloc((n ? n : 1) * 16 * sizeof *w), *p = malloc((n ? n : 1) * 3 * sizeof *p);
   int rc = w == NULL || p == NULL ? SK_ENOMEM : 0;
   if (!rc) {
     sk_bones_world(b, mesh, w, p);
-    if (world && ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"world\":", 8) ||
-                  sk_strbuf_append_f32_array(out, w, 16 * n)))
-      rc = SK_ENOMEM;
-    first = first && !world;
-    if (!rc && positions &&
-        ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"positions\":", 12) ||
-         sk_strbuf_append_f32_array(out, p, 3 * n)))
-      rc = SK_ENOMEM;
+    rc = sk_ops_write_world_arrays(w, p, n, world, positions, first, out);
   }
   free(w);
   free(p);

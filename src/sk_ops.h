@@ -112,5 +112,8 @@ int sk_ops_apply(sk_bones *b, const sk_op *ops, size_t count, sk_strbuf *results
 /* Appends ,"world":[...] and/or ,"positions":[...] (bones[] order) as
  * members of an object being written (`first`: no leading comma). */
 int sk_ops_write_world(sk_bones *b, const sk_mesh *mesh, bool world, bool positions, bool first, sk_strbuf *out);
+/* The same from sk_bones_world's arrays of `n` bones, already computed. */
+int sk_ops_write_world_arrays(const float *w, const float *p, size_t n, bool world, bool positions, bool first,
+                              sk_strbuf *out);
 
 #endif

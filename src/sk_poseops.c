@@ -1,6 +1,5 @@
 #include "sk_poseops.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,36 +169,29 @@ static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
   return 0;
 }
 
-/* The binary answer of the copy: final, then world, then positions. */
-static int write_binary(sk_bones *cb, const sk_poseops *x, const sk_eval_buffers *buf, int fmt, sk_strbuf *out) {
-  const size_t n = cb->s->count;
+/* The binary answer of the copy: final, then world, then positions (`w`
+ * and `p` from sk_poseops_world when the pose asks for them). */
+static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_eval_buffers *buf, const float *w,
+                        const float *p, int fmt, sk_strbuf *out) {
+  const size_t n = s->count;
   int rc = append_mats(out, buf->final, n + 1, fmt);
-  if (rc || (!x->world && !x->positions))
-    return rc;
-  float *w = malloc((n ? n : 1) * 16 * sizeof *w), *p = malloc((n ? n : 1) * 3 * sizeof *p);
-  rc = w == NULL || p == NULL ? SK_ENOMEM : 0;
-  if (!rc) {
-    sk_bones_world(cb, x->has_mesh ? &x->mesh : NULL, w, p);
-    if (x->world)
-      rc = append_mats(out, w, n, fmt);
-    if (!rc && x->positions && sk_strbuf_append(out, (const char *)p, n * 3 * sizeof(float)))
-      rc = SK_ENOMEM;
-  }
-  free(w);
-  free(p);
+  if (!rc && x->world)
+    rc = append_mats(out, w, n, fmt);
+  if (!rc && x->positions && sk_strbuf_append(out, (const char *)p, n * 3 * sizeof(float)))
+    rc = SK_ENOMEM;
   return rc;
 }
 
 /* The JSON result object: sk_pose_write_json's members, then "world",
  * "positions" and "queries", as `skinner eval` writes a pose with ops. */
-static int write_json(sk_bones *cb, const sk_poseops *x, const sk_pose *p0, const sk_eval_buffers *buf,
-                      const sk_strbuf *q, sk_strbuf *out) {
-  int rc = sk_pose_write_json(cb->s, p0, buf, NULL, out);
+static int write_json(const sk_skeleton *s, const sk_poseops *x, const sk_pose *p0, const sk_eval_buffers *buf,
+                      const float *w, const float *p, const sk_strbuf *q, sk_strbuf *out) {
+  int rc = sk_pose_write_json(s, p0, buf, NULL, out);
   if (rc)
     return rc;
   out->len--; /* reopen the object */
   bool first = out->len > 0 && out->data[out->len - 1] == '{';
-  rc = sk_ops_write_world(cb, x->has_mesh ? &x->mesh : NULL, x->world, x->positions, first, out);
+  rc = sk_ops_write_world_arrays(w, p, s->count, x->world, x->positions, first, out);
   first = first && !x->world && !x->positions;
   if (!rc && x->nops > 0 &&
       ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"queries\":[", 11) ||
@@ -210,37 +202,32 @@ static int write_json(sk_bones *cb, const sk_poseops *x, const sk_pose *p0, cons
   return rc;
 }
 
-static bool finite16(const float *m) {
-  for (int k = 0; k < 16; k++)
-    if (!isfinite(m[k]))
-      return false;
-  return true;
+int sk_poseops_world(sk_bones *cb, const sk_mesh *mesh, float **w, float **p) {
+  const size_t n = cb->s->count ? cb->s->count : 1;
+  *w = malloc(n * 16 * sizeof **w);
+  *p = malloc(n * 3 * sizeof **p);
+  if (*w == NULL || *p == NULL) {
+    free(*w);
+    free(*p);
+    *w = *p = NULL;
+    return SK_ENOMEM;
+  }
+  sk_bones_world(cb, mesh, *w, *p);
+  return 0;
 }
 
-size_t sk_poseops_nonfinite_bone(sk_bones *cb, const sk_eval_buffers *buf, int fmt, unsigned output, const sk_mesh *mesh,
-                                 bool world) {
-  const sk_skeleton *s = cb->s;
-  if (world)
-    sk_bones_refresh_all(cb); /* what sk_bones_world reads */
+size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *buf, int fmt, unsigned output,
+                                 const float *world) {
+  const bool json = fmt == SK_FRAMES_JSON;
   for (size_t b = 0; b < s->count; b++) {
     const int32_t slot = s->bones[b].index;
-    if (slot >= 0) {
-      const size_t at = 16 * (size_t)slot;
-      const bool json = fmt == SK_FRAMES_JSON;
-      if (((!json || (output & SK_OUT_FINAL)) && !finite16(buf->final + at)) ||
-          (json && (output & SK_OUT_ABSOLUTE) && !finite16(buf->absolute + at)) ||
-          (json && (output & SK_OUT_LOCAL) && !finite16(buf->local + at)))
-        return b;
-    }
-    if (world) {
-      float w[16];
-      if (mesh != NULL)
-        sk_mat_mul(cb->absolute + 16 * b, mesh->world, w);
-      else
-        memcpy(w, cb->absolute + 16 * b, sizeof w);
-      if (!finite16(w))
-        return b;
-    }
+    const size_t at = 16 * (size_t)(slot >= 0 ? slot : 0);
+    if (slot >= 0 && (((!json || (output & SK_OUT_FINAL)) && sk_frames_nonfinite(buf->final + at, 1)) ||
+                      (json && (output & SK_OUT_ABSOLUTE) && sk_frames_nonfinite(buf->absolute + at, 1)) ||
+                      (json && (output & SK_OUT_LOCAL) && sk_frames_nonfinite(buf->local + at, 1))))
+      return b;
+    if (world != NULL && sk_frames_nonfinite(world + 16 * b, 1)) /* positions are its row 3 */
+      return b;
   }
   return SIZE_MAX;
 }
@@ -267,15 +254,21 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_ev
   sk_pose p0 = *pose;
   p0.overrides = NULL;
   p0.count = 0;
+  float *w = NULL, *p = NULL; /* world matrices and positions, computed once */
   if (!rc) {
     sk_pose_evaluate(c, &p0, buf);
-    *bad_bone = sk_poseops_nonfinite_bone(&cb, buf, fmt, p0.output, x->has_mesh ? &x->mesh : NULL,
-                                          x->world || x->positions);
+    if (x->world || x->positions)
+      rc = sk_poseops_world(&cb, x->has_mesh ? &x->mesh : NULL, &w, &p);
+  }
+  if (!rc) {
+    *bad_bone = sk_poseops_nonfinite_bone(c, buf, fmt, p0.output, w);
     if (*bad_bone != SIZE_MAX)
       rc = SK_ENOTFINITE;
   }
   if (!rc)
-    rc = fmt == SK_FRAMES_JSON ? write_json(&cb, x, &p0, buf, &q, out) : write_binary(&cb, x, buf, fmt, out);
+    rc = fmt == SK_FRAMES_JSON ? write_json(c, x, &p0, buf, w, p, &q, out) : write_binary(c, x, buf, w, p, fmt, out);
+  free(w);
+  free(p);
   sk_strbuf_free(&q);
   sk_bones_close(&cb);
   sk_skeleton_destroy(c);

@@ -68,15 +68,19 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt);
 /* Bytes the extras add to one pose's answer (binary exact; JSON a bound). */
 size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt);
 
-/* The first bone of cb's skeleton, parent-first, whose part of a pose's
- * answer would hold a non-finite number: its final matrix (slot order in
- * `buf`, as sk_pose_evaluate leaves it; in JSON only when `output` asks,
- * SK_OUT_*), with a JSON answer its absolute and local ones when `output`
- * asks, its world matrix or
- * position when asked (`mesh` NULL or the mesh's). SIZE_MAX when none;
- * SK_ENOMEM-free: world matrices are checked one bone at a time. */
-size_t sk_poseops_nonfinite_bone(sk_bones *cb, const sk_eval_buffers *buf, int fmt, unsigned output, const sk_mesh *mesh,
-                                 bool world);
+/* The world matrices and positions of cb's bones (sk_bones_world, bones[]
+ * order, the mesh's world when `mesh` is given) into new arrays *w (B x
+ * 16) and *p (B x 3), the caller's to free. 0 or SK_ENOMEM. */
+int sk_poseops_world(sk_bones *cb, const sk_mesh *mesh, float **w, float **p);
+
+/* The first bone of `s`, parent-first, whose part of a pose's answer would
+ * hold a non-finite number: its final matrix (slot order in `buf`, as
+ * sk_pose_evaluate leaves it; in JSON only when `output` asks, SK_OUT_*),
+ * with a JSON answer its absolute and local ones when `output` asks, its
+ * world matrix (and so its position) in `world` (sk_poseops_world's, or
+ * NULL when not asked). SIZE_MAX when none. */
+size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *buf, int fmt, unsigned output,
+                                 const float *world);
 
 /* Evaluates `pose` (pose->ops set) on a scratch copy of `s` and appends
  * its answer in `fmt` to `out`: JSON, one result object (a comma first

@@ -212,6 +212,35 @@ static void assert_rest_kept(sk_sample_ctx *c, size_t nb, size_t n, const double
   free(rest);
 }
 
+/* A blend's frames in the places of the plain arrays, the blocked rows
+ * (doubles, in runs cut at c1 and c2, and floats) of one layout. */
+typedef struct blend_places {
+  const sk_sampler *sp;
+  const char *path;
+  const double *t;
+  size_t n, nb;
+  double *aos, *blk;
+  float *blk32;
+  const size_t *off;
+  size_t ps, bs;
+} blend_places;
+
+static void assert_blend_places(const blend_places *pl, const sk_anim_layer *layers, size_t nl, size_t c1, size_t c2) {
+  sk_sample_ctx *c;
+  ck_assert_int_eq(sk_sample_ctx_create(pl->sp, layers, nl, &c), 0);
+  ck_assert_int_eq(sk_sample_ctx_set_path(c, pl->path), 0);
+  const sk_sample_out o = {.f64 = pl->aos};
+  const sk_sample_out ob = {.f64 = pl->blk, .offset = pl->off, .pose_stride = pl->ps, .block_stride = pl->bs};
+  const sk_sample_out ob32 = {.f32 = pl->blk32, .offset = pl->off, .pose_stride = pl->ps, .block_stride = pl->bs};
+  sk_sample_run(c, pl->t, 0, pl->n, &o);
+  sk_sample_run(c, pl->t, 0, c1, &ob);
+  sk_sample_run(c, pl->t, c1, c2, &ob);
+  sk_sample_run(c, pl->t, c2, pl->n, &ob);
+  sk_sample_run(c, pl->t, 0, pl->n, &ob32);
+  assert_places(pl->aos, pl->nb, pl->n, pl->blk, pl->blk32, pl->off, pl->ps, pl->bs);
+  sk_sample_ctx_destroy(c);
+}
+
 /* False when the CPU lacks `path`. */
 static bool layouts_on_path(const char *path) {
   sk_skeleton *s;
@@ -271,46 +300,24 @@ static bool layouts_on_path(const char *path) {
     for (size_t b = 0; b < nb; b++)
       for (size_t k = 0; k < SK_ANIM_TRS; k++)
         ck_assert(memcmp(&rows[roff[b] + k * rs + p], &aos[(p * nb + b) * SK_ANIM_TRS + k], sizeof(double)) == 0);
-  /* Two layers go through the stage (blend, then 8 frames transposed at a
-   * time): the same places. */
-  sk_anim_layer two[2] = {{.clip = 1, .weight = 0.6, .loop = true}, {.clip = 0, .weight = 0.4, .loop = true}};
-  sk_sample_ctx *c2;
-  ck_assert_int_eq(sk_sample_ctx_create(sp, two, 2, &c2), 0);
-  ck_assert_int_eq(sk_sample_ctx_set_path(c2, path), 0);
-  sk_sample_run(c2, t, 0, n, &o);
-  sk_sample_run(c2, t, 0, 5, &ob);
-  sk_sample_run(c2, t, 5, n, &ob);
-  sk_sample_run(c2, t, 0, n, &ob32);
-  assert_places(aos, nb, n, blk, blk32, off, ps, bs);
-  sk_sample_ctx_destroy(c2);
-  /* Three layers, one with a time offset, runs starting off the blend's
-   * 8-frame blocks: the same places again. */
-  sk_anim_layer three[3] = {{.clip = 1, .weight = 0.5, .loop = true},
-                            {.clip = 0, .weight = 0.3, .time = 0.21, .loop = true},
-                            {.clip = 2, .weight = 0.2}};
-  ck_assert_int_eq(sk_sample_ctx_create(sp, three, 3, &c2), 0);
-  ck_assert_int_eq(sk_sample_ctx_set_path(c2, path), 0);
-  sk_sample_run(c2, t, 0, n, &o);
-  sk_sample_run(c2, t, 0, 3, &ob);
-  sk_sample_run(c2, t, 3, 11, &ob);
-  sk_sample_run(c2, t, 11, n, &ob);
-  sk_sample_run(c2, t, 0, n, &ob32);
-  assert_places(aos, nb, n, blk, blk32, off, ps, bs);
-  sk_sample_ctx_destroy(c2);
-  /* More layers than a context keeps blocks for (one block for all). */
-  sk_anim_layer five[5] = {{.clip = 1, .weight = 0.4, .loop = true},
-                           {.clip = 0, .weight = 0.1, .time = 0.21, .loop = true},
-                           {.clip = 2, .weight = 0.2},
-                           {.clip = 1, .weight = 0.2, .time = 0.5, .loop = true},
-                           {.clip = 0, .weight = 0.1, .time = 1.1}};
-  ck_assert_int_eq(sk_sample_ctx_create(sp, five, 5, &c2), 0);
-  ck_assert_int_eq(sk_sample_ctx_set_path(c2, path), 0);
-  sk_sample_run(c2, t, 0, n, &o);
-  sk_sample_run(c2, t, 0, 5, &ob);
-  sk_sample_run(c2, t, 5, n, &ob);
-  sk_sample_run(c2, t, 0, n, &ob32);
-  assert_places(aos, nb, n, blk, blk32, off, ps, bs);
-  sk_sample_ctx_destroy(c2);
+  /* Blends go a block of 8 frames at a time (each layer sampled into its
+   * block, then weighted and slerped in lanes): the same places, with runs
+   * starting off those blocks; three layers, one with a time offset; five,
+   * more than a context keeps a block each for. */
+  const blend_places pl = {.sp = sp, .path = path, .t = t, .n = n, .nb = nb, .aos = aos, .blk = blk, .blk32 = blk32,
+                           .off = off, .ps = ps, .bs = bs};
+  const sk_anim_layer two[2] = {{.clip = 1, .weight = 0.6, .loop = true}, {.clip = 0, .weight = 0.4, .loop = true}};
+  const sk_anim_layer three[3] = {{.clip = 1, .weight = 0.5, .loop = true},
+                                  {.clip = 0, .weight = 0.3, .time = 0.21, .loop = true},
+                                  {.clip = 2, .weight = 0.2}};
+  const sk_anim_layer five[5] = {{.clip = 1, .weight = 0.4, .loop = true},
+                                 {.clip = 0, .weight = 0.1, .time = 0.21, .loop = true},
+                                 {.clip = 2, .weight = 0.2},
+                                 {.clip = 1, .weight = 0.2, .time = 0.5, .loop = true},
+                                 {.clip = 0, .weight = 0.1, .time = 1.1}};
+  assert_blend_places(&pl, two, 2, 5, 5);
+  assert_blend_places(&pl, three, 3, 3, 11);
+  assert_blend_places(&pl, five, 5, 5, 5);
   free(rows);
   free(roff);
   free(blk);
