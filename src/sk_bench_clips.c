@@ -169,7 +169,7 @@ static double sines_per_bone(const bc_asset *a) {
 }
 
 /* Seconds per bone matrix of the exact kernel alone (TRS64 rows sampled
- * once), median of reps. */
+ * once), median of reps: slices of frames as sk_clips_finals runs it. */
 static double time_kernel(bc_asset *a, int reps, double budget) {
   sk_anim_layer l = {.clip = a->clip_index, .weight = 1, .loop = true};
   sk_sample_ctx *c = NULL;
@@ -186,7 +186,7 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
     sk_kernel_job job;
     memset(&job, 0, sizeof job);
     job.rig = r.rig;
-    job.poses = BC_CHUNK;
+    job.poses = r.slice;
     job.pose_stride = r.pose_stride;
     job.block_stride = r.block_stride;
     job.mode = r.mode;
@@ -203,10 +203,10 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
       size_t runs = 0;
       double t0 = sk_bench_cpu_s(), t = 0;
       do {
-        sk_kernel_run(&job, 0, BC_CHUNK);
+        sk_kernel_run(&job, 0, r.slice);
         runs++;
       } while ((t = sk_bench_cpu_s() - t0) < budget);
-      per[k] = t / ((double)runs * BC_CHUNK * (double)nb);
+      per[k] = t / ((double)runs * (double)r.slice * (double)nb);
     }
     qsort(per, (size_t)reps, sizeof *per, sk_bench_cmp_double);
   }

@@ -54,7 +54,9 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
 #else
     memset(r->mode, SK_KERNEL_TRS, nb);
 #endif
-    r->input_floats = sk_kernel_blocked_layout(r->mode, s->count, chunk, r->offset, &r->pose_stride, &r->block_stride);
+    r->slice = chunk < SK_CLIPS_SLICE ? chunk : SK_CLIPS_SLICE;
+    r->input_floats =
+        sk_kernel_blocked_layout(r->mode, s->count, r->slice, r->offset, &r->pose_stride, &r->block_stride);
     if (r->input_floats == 0)
       return SK_ENOMEM;
     /* Whole cache lines, so the kernel's aligned loads never split one. */
@@ -108,7 +110,7 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
   sk_kernel_job job;
   memset(&job, 0, sizeof job);
   job.rig = r->rig;
-  job.poses = n;
+  job.poses = n < r->slice ? n : r->slice;
   job.pose_stride = r->pose_stride;
   job.block_stride = r->block_stride;
   job.mode = r->mode;
@@ -128,15 +130,17 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
    * of the last context sampled, for the frames it reached. */
   if (!sk_sample_rest_memo_same(&r->rest, c, s->count))
     r->rest_frames = 0;
-  /* Sampled and composed a slice at a time: the slice's rows (32 frames of
-   * ten doubles a bone: 166 KB for 65 bones) are still in L1/L2 when the
-   * kernel reads them; a whole 256-frame chunk of rows is larger than L2. */
-  for (size_t f0 = 0; f0 < n; f0 += SK_CLIPS_SLICE) {
-    const size_t f1 = n - f0 < SK_CLIPS_SLICE ? n : f0 + SK_CLIPS_SLICE;
-    sk_clips_sample_job(c, times, f0, f1, &job, r->input, r->input64, f1 <= r->rest_frames);
-    if (sk_sample_rest_memo_holds(&r->rest) && f0 <= r->rest_frames && f1 > r->rest_frames)
-      r->rest_frames = f1;
-    sk_kernel_run(&job, f0, f1);
+  /* Sampled and composed a slice at a time through the same rows (32
+   * frames of ten doubles a bone: 166 KB for 65 bones), still in L1/L2
+   * when the kernel reads them and when the next slice writes them; a
+   * whole 256-frame chunk of rows is larger than L2. */
+  for (size_t f0 = 0; f0 < n; f0 += r->slice) {
+    const size_t m = n - f0 < r->slice ? n - f0 : r->slice;
+    sk_clips_sample_job(c, times + f0, 0, m, &job, r->input, r->input64, m <= r->rest_frames);
+    if (sk_sample_rest_memo_holds(&r->rest) && m > r->rest_frames)
+      r->rest_frames = m;
+    job.final = final + f0 * (nb + 1) * 16;
+    sk_kernel_run(&job, 0, m);
   }
   return 0;
 }

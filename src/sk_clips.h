@@ -55,6 +55,7 @@ typedef struct sk_clips_runner {
   /* kernel */
   uint8_t *mode;
   size_t *offset;
+  size_t slice; /* frames the input rows hold: a chunk goes through them a slice at a time */
   size_t pose_stride, block_stride, input_floats;
   float *input;     /* SK_KERNEL_TRS rows (SK_CLIPS_TRS64 0) */
   double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1) */

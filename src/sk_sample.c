@@ -26,8 +26,10 @@ struct sk_sample_ctx {
   size_t count;
   samp_layer *layers;
   const samp_lanes *lanes;
-  double *sines; /* 2 * SAMP_LANES per rotation group: the arguments, then their sines */
-  double *tile;  /* one layer into rows: 4 * SAMP_TILE per group (samp_lanes.tile_flush) */
+  double *sines; /* 2 * SAMP_LANES per rotation group and frame of a block: the arguments, then their sines */
+  size_t lines;  /* the most timelines of a layer's clip */
+  size_t *bkey;  /* one layer into rows: per frame f of a block, every timeline's key at f * lines */
+  double *bgrad; /* and its gradient */
   size_t bytes;  /* what the context holds (sk_sample_ctx_memory) */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
   double *bl_prep, *bl_acos, *bl_sines; /* blend_rotations': 4B, B and 3B doubles (one allocation) */
@@ -101,7 +103,8 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   }
   free(c->layers);
   free(c->sines);
-  free(c->tile);
+  free(c->bkey);
+  free(c->bgrad);
   free(c->blend);
   free(c->bl_prep);
   free(c->blocks);
@@ -133,14 +136,16 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   c->s = s;
   c->bones = nb;
   c->lanes = lanes_path(NULL);
-  size_t rot = 1, groups = 1;
+  size_t rot = 1;
+  c->lines = 1;
   for (size_t i = 0; i < count; i++) {
-    rot = s->clips[layers[i].clip].rot_groups > rot ? s->clips[layers[i].clip].rot_groups : rot;
-    groups = s->clips[layers[i].clip].group_count > groups ? s->clips[layers[i].clip].group_count : groups;
+    const samp_clip *cl = &s->clips[layers[i].clip];
+    rot = cl->rot_groups > rot ? cl->rot_groups : rot;
+    c->lines = cl->line_count > c->lines ? cl->line_count : c->lines;
   }
-  /* calloc: frames past a short block's end are transposed, never stored */
-  if ((c->sines = malloc(2 * SAMP_LANES * rot * sizeof *c->sines)) == NULL ||
-      (c->tile = calloc(4 * SAMP_TILE * groups, sizeof *c->tile)) == NULL) {
+  if ((c->sines = malloc(2 * SAMP_LANES * SAMP_LANES * rot * sizeof *c->sines)) == NULL ||
+      (c->bkey = malloc(SAMP_LANES * c->lines * sizeof *c->bkey)) == NULL ||
+      (c->bgrad = malloc(SAMP_LANES * c->lines * sizeof *c->bgrad)) == NULL) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;
   }
@@ -197,8 +202,8 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
       c->lanes->rest_fill(c->layers[i].clip, s->anim->rest, 0, SAMP_BW, &lo);
     }
   }
-  c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * rot * sizeof *c->sines +
-             4 * SAMP_TILE * groups * sizeof *c->tile +
+  c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * SAMP_LANES * rot * sizeof *c->sines +
+             SAMP_LANES * c->lines * (sizeof *c->bkey + sizeof *c->bgrad) +
              (c->count > 1 ? trs_bytes + bl_bytes + blk_bytes + nb1 * sizeof *c->boff : 0);
   for (size_t i = 0; i < c->count; i++)
     c->bytes += trs_bytes + (c->layers[i].clip->line_count + 1) * (sizeof(size_t) + sizeof(double));
@@ -389,12 +394,14 @@ static size_t row_index(const sk_sample_out *o, size_t p) {
   return o->block_stride ? (p / 16) * o->block_stride + p % 16 : p;
 }
 
-/* Frame p of one layer, as lane f of the block's tiles; the singles
- * straight to the rows (they are few: STEP, CUBICSPLINE, one-key). */
-static void layer_tile(sk_sample_ctx *ctx, samp_layer *l, double t, size_t p, size_t f, const sk_sample_out *o) {
+/* Frame p of one layer: its cursors moved, their keys and gradients kept as
+ * frame f of the block, its singles straight to the rows (they are few:
+ * STEP, CUBICSPLINE, one-key). */
+static void layer_frame(sk_sample_ctx *ctx, samp_layer *l, double t, size_t p, size_t f, const sk_sample_out *o) {
   const samp_clip *c = l->clip;
-  const samp_lanes *v = ctx->lanes;
   layer_seek(l, t);
+  memcpy(ctx->bkey + f * ctx->lines, l->cur, c->line_count * sizeof *l->cur);
+  memcpy(ctx->bgrad + f * ctx->lines, l->grad, c->line_count * sizeof *l->grad);
   const size_t base = row_index(o, p);
   for (size_t k = 0; k < c->single_count; k++) {
     const samp_chan *ch = &c->chans[c->singles[k]];
@@ -408,21 +415,35 @@ static void layer_tile(sk_sample_ctx *ctx, samp_layer *l, double t, size_t p, si
         o->f32[at] = (float)x[i];
     }
   }
-  layer_sines(ctx, l);
-  for (size_t k = 0; k < c->rot_groups; k++) {
-    const samp_group *g = &c->groups[k];
-    v->rot_tile(g, l->cur[g->line], l->grad[g->line], ctx->sines + 2 * SAMP_LANES * k,
-                ctx->tile + k * 4 * SAMP_TILE + f * SAMP_LANES);
+}
+
+/* The block's groups, frames p0 .. p0 + m - 1, to the rows. Frames past m
+ * repeat frame 0's keys: computed, never stored. The sines of every
+ * rotation group and frame go through sk_vsin together. */
+static void layer_groups(sk_sample_ctx *ctx, const samp_layer *l, size_t p0, size_t m, const sk_sample_out *o) {
+  const samp_clip *c = l->clip;
+  const samp_lanes *v = ctx->lanes;
+  const size_t lines = ctx->lines, stride = 2 * SAMP_LANES * c->rot_groups;
+  for (size_t f = m; f < SAMP_LANES; f++) {
+    memcpy(ctx->bkey + f * lines, ctx->bkey, c->line_count * sizeof *ctx->bkey);
+    memcpy(ctx->bgrad + f * lines, ctx->bgrad, c->line_count * sizeof *ctx->bgrad);
   }
-  for (size_t k = c->rot_groups; k < c->group_count; k++) {
-    const samp_group *g = &c->groups[k];
-    v->vec3_tile(g, l->cur[g->line], l->grad[g->line], ctx->tile + k * 4 * SAMP_TILE + f * SAMP_LANES);
-  }
+  for (size_t f = 0; f < SAMP_LANES; f++)
+    for (size_t k = 0; k < c->rot_groups; k++) {
+      const samp_group *g = &c->groups[k];
+      v->rot_args(g, ctx->bkey[f * lines + g->line], ctx->bgrad[f * lines + g->line],
+                  ctx->sines + f * stride + 2 * SAMP_LANES * k);
+    }
+  sk_vsin(ctx->sines, ctx->sines, SAMP_LANES * stride);
+  for (size_t k = 0; k < c->rot_groups; k++)
+    v->rot_rows(&c->groups[k], ctx->bkey, ctx->bgrad, lines, ctx->sines + 2 * SAMP_LANES * k, stride, p0, m, o);
+  for (size_t k = c->rot_groups; k < c->group_count; k++)
+    v->vec3_rows(&c->groups[k], ctx->bkey, ctx->bgrad, lines, p0, m, o);
 }
 
 /* Layer `l` into the kernel's rows: SAMP_LANES frames at a time (blocks
  * end on multiples of SAMP_LANES, so none crosses a 16-pose block), each
- * group's values gathered in its tile and stored as whole rows. */
+ * group's frames computed together and stored as whole rows. */
 static void run_rows_layer(sk_sample_ctx *c, samp_layer *l, const double *times, size_t begin, size_t end,
                            const sk_sample_out *o) {
   const samp_clip *cl = l->clip;
@@ -430,9 +451,8 @@ static void run_rows_layer(sk_sample_ctx *c, samp_layer *l, const double *times,
     size_t stop = (p0 / SAMP_LANES + 1) * SAMP_LANES;
     stop = stop < end ? stop : end;
     for (size_t p = p0; p < stop; p++)
-      layer_tile(c, l, times[p], p, p - p0, o);
-    for (size_t k = 0; k < cl->group_count; k++)
-      c->lanes->tile_flush(&cl->groups[k], c->tile + k * 4 * SAMP_TILE, p0, stop - p0, o);
+      layer_frame(c, l, times[p], p, p - p0, o);
+    layer_groups(c, l, p0, stop - p0, o);
     if (!o->rest_kept)
       c->lanes->rest_fill(cl, c->s->anim->rest, p0, stop - p0, o);
     p0 = stop;

@@ -40,9 +40,6 @@ typedef struct samp_line {
 typedef double samp_vd __attribute__((vector_size(SAMP_LANES * 8)));
 typedef int64_t samp_vi __attribute__((vector_size(SAMP_LANES * 8)));
 
-/* A group's frames of a block: SAMP_LANES frames x SAMP_LANES lanes per component. */
-#define SAMP_TILE (SAMP_LANES * SAMP_LANES)
-
 enum { GROUP_VEC3, GROUP_ROT };
 
 /* Up to SAMP_LANES LINEAR channels of one kind (translations and scales,
@@ -70,9 +67,10 @@ typedef struct samp_lanes {
   void (*vec3)(const samp_group *g, size_t key, double grad, double *trs);
   void (*rot_args)(const samp_group *g, size_t key, double grad, double *args);
   void (*rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs);
-  void (*vec3_tile)(const samp_group *g, size_t key, double grad, double *tile);
-  void (*rot_tile)(const samp_group *g, size_t key, double grad, const double *sines, double *tile);
-  void (*tile_flush)(const samp_group *g, const double *tile, size_t p0, size_t m, const sk_sample_out *o);
+  void (*vec3_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines, size_t p0, size_t m,
+                    const sk_sample_out *o);
+  void (*rot_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines, const double *sines,
+                   size_t sines_stride, size_t p0, size_t m, const sk_sample_out *o);
   void (*rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m, const sk_sample_out *o);
   void (*blend_ts)(double *acc, const double *src, size_t bones, double w, bool first);
   void (*blend_dots)(const double *acc, const double *src, size_t bones, double *num4, int64_t *neg);

@@ -69,14 +69,6 @@ SKL_ATTR static void SKL(vec3)(const samp_group *g, size_t key, double grad, dou
   SKL(scatter)(g, 3, x, trs);
 }
 
-/* The same into a tile (samp_tile_flush): component i at tile + i * SAMP_TILE. */
-SKL_ATTR static void SKL(vec3_tile)(const samp_group *g, size_t key, double grad, double *tile) {
-  SKL(vd) x[3];
-  SKL(vec3_x)(g, key, grad, x);
-  for (int i = 0; i < 3; i++)
-    memcpy(tile + i * SAMP_TILE, &x[i], sizeof x[i]);
-}
-
 /* A group of LINEAR rotations, first half: the slerp's two sines'
  * arguments per lane, args[0..SAMP_LANES) and [SAMP_LANES, 2x). Past the
  * last key the arguments are 0 (unused). */
@@ -87,7 +79,19 @@ SKL_ATTR static void SKL(rot_args)(const samp_group *g, size_t key, double grad,
   memcpy(args + SAMP_LANES, &a1, sizeof a1);
 }
 
-/* Second half, with the sines of rot_args' arguments. */
+/* Second half, with the sines of rot_args' arguments: the weights of key
+ * d's and the next key's quaternions in sk_anim__slerp_apply (d inside the
+ * group's data, before its last key). */
+SKL_ATTR static inline void SKL(rot_nums)(const double *d, double grad, const double *sines, SKL(vd) *num3,
+                                         SKL(vd) *num2) {
+  const SKL(vd) num6 = SKL(load)(d + 5 * SAMP_LANES), flag = SKL(load)(d + 6 * SAMP_LANES);
+  const SKL(vd) dot = SKL(load)(d + 7 * SAMP_LANES);
+  const SKL(vd) s0 = SKL(load)(sines), s1 = SKL(load)(sines + SAMP_LANES);
+  const SKL(vi) lin = dot > 0.999999, neg = flag != 0;
+  *num3 = SKL(pick)(lin, SKL(splat)(1 - grad), s0 * num6);
+  *num2 = SKL(pick)(lin, SKL(pick)(neg, SKL(splat)(-grad), SKL(splat)(grad)), SKL(pick)(neg, -s1 * num6, s1 * num6));
+}
+
 SKL_ATTR static inline void SKL(rot_x)(const samp_group *g, size_t key, double grad, const double *sines,
                                       SKL(vd) *x) {
   const double *d = g->data + key * 8 * SAMP_LANES;
@@ -97,13 +101,8 @@ SKL_ATTR static inline void SKL(rot_x)(const samp_group *g, size_t key, double g
     return;
   }
   const double *e = d + 8 * SAMP_LANES; /* the next key: q */
-  const SKL(vd) num6 = SKL(load)(d + 5 * SAMP_LANES), flag = SKL(load)(d + 6 * SAMP_LANES);
-  const SKL(vd) dot = SKL(load)(d + 7 * SAMP_LANES);
-  const SKL(vd) s0 = SKL(load)(sines), s1 = SKL(load)(sines + SAMP_LANES);
-  const SKL(vi) lin = dot > 0.999999, neg = flag != 0;
-  const SKL(vd) num3 = SKL(pick)(lin, SKL(splat)(1 - grad), s0 * num6);
-  const SKL(vd) num2 = SKL(pick)(lin, SKL(pick)(neg, SKL(splat)(-grad), SKL(splat)(grad)),
-                                 SKL(pick)(neg, -s1 * num6, s1 * num6));
+  SKL(vd) num3, num2;
+  SKL(rot_nums)(d, grad, sines, &num3, &num2);
   for (int i = 0; i < 4; i++)
     x[i] = num3 * SKL(load)(d + i * SAMP_LANES) + num2 * SKL(load)(e + i * SAMP_LANES);
 }
@@ -112,13 +111,6 @@ SKL_ATTR static void SKL(rot_finish)(const samp_group *g, size_t key, double gra
   SKL(vd) x[4];
   SKL(rot_x)(g, key, grad, sines, x);
   SKL(scatter)(g, 4, x, trs);
-}
-
-SKL_ATTR static void SKL(rot_tile)(const samp_group *g, size_t key, double grad, const double *sines, double *tile) {
-  SKL(vd) x[4];
-  SKL(rot_x)(g, key, grad, sines, x);
-  for (int i = 0; i < 4; i++)
-    memcpy(tile + i * SAMP_TILE, &x[i], sizeof x[i]);
 }
 
 /* c[k][f] = r[f][k]: eight rows of eight doubles transposed (three rounds
@@ -163,30 +155,86 @@ SKL_ATTR static inline void SKL(put_row)(const sk_sample_out *o, size_t at, size
       o->f32[at + f] = w[f];
 }
 
-/* A group's tile (frame f, lane j of component i at tile + i * SAMP_TILE +
- * f * SAMP_LANES + j) to the kernel's rows, frames p0 .. p0 + m - 1 (in one
- * 16-pose block): each component's 8 x 8 block transposed so each channel
- * gets its frames as one vector, stored whole. */
-SKL_ATTR static void SKL(tile_flush)(const samp_group *g, const double *tile, size_t p0, size_t m,
-                                     const sk_sample_out *o) {
+/* Where lane j of a group writes component 0 of frame p0 (in one 16-pose
+ * block) in the kernel's rows. */
+SKL_ATTR static inline void SKL(row_starts)(const samp_group *g, size_t p0, const sk_sample_out *o, size_t *at) {
   const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
-  const int w = g->kind == GROUP_ROT ? 4 : 3;
-  size_t at[SAMP_LANES]; /* lane j's component 0 */
   for (int j = 0; j < g->lanes; j++)
     at[j] = o->offset[g->bone[j]] + base + (size_t)g->comp[j] * o->pose_stride;
-  for (int i = 0; i < w; i++) {
-    SKL(vd) r[8], c[8];
+}
+
+/* r[f]: component `step` / pose_stride of every lane in frame f. Transposed
+ * so each channel gets its m frames as one vector, stored whole. */
+SKL_ATTR static inline __attribute__((always_inline)) void SKL(rows_put)(const samp_group *g, const SKL(vd) *r,
+                                                                          const size_t *at, size_t step, size_t m,
+                                                                          const sk_sample_out *o) {
+  SKL(vd) c[8];
+  SKL(transpose8)(r, c);
+  if (o->f64 != NULL && m == SAMP_LANES) { /* the usual case: whole rows of doubles, straight from registers */
 #pragma GCC unroll 8
-    for (int f = 0; f < 8; f++)
-      r[f] = SKL(load)(tile + i * SAMP_TILE + f * SAMP_LANES);
-    SKL(transpose8)(r, c);
-    const size_t step = (size_t)i * o->pose_stride;
-    if (o->f64 != NULL && m == SAMP_LANES) /* the usual case: whole rows of doubles */
-      for (int j = 0; j < g->lanes; j++)
+    for (int j = 0; j < SAMP_LANES; j++)
+      if (j < g->lanes)
         memcpy(o->f64 + at[j] + step, &c[j], sizeof c[j]);
-    else
-      for (int j = 0; j < g->lanes; j++)
-        SKL(put_row)(o, at[j] + step, m, c[j]);
+  } else
+    for (int j = 0; j < g->lanes; j++)
+      SKL(put_row)(o, at[j] + step, m, c[j]);
+}
+
+/* A block of frames of a group of LINEAR translations or scales to the
+ * kernel's rows, frames p0 .. p0 + m - 1 (in one 16-pose block). Frame f's
+ * key and gradient are at[f * lines + g->line] of `key` and `grad` (all
+ * SAMP_LANES frames valid; those past m are computed, never stored). Each
+ * value is vec3_x's, one component of every frame at a time, kept in
+ * registers up to the transpose. */
+SKL_ATTR static void SKL(vec3_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines,
+                                    size_t p0, size_t m, const sk_sample_out *o) {
+  const double *d[8];
+  double gf[8];
+  bool lerp[8];
+  for (int f = 0; f < 8; f++) {
+    const size_t k = key[(size_t)f * lines + g->line];
+    d[f] = g->data + k * 3 * SAMP_LANES;
+    gf[f] = grad[(size_t)f * lines + g->line];
+    lerp[f] = k + 1 <= g->count - 1;
+  }
+  size_t at[SAMP_LANES];
+  SKL(row_starts)(g, p0, o, at);
+  for (int i = 0; i < 3; i++) {
+    SKL(vd) r[8];
+#pragma GCC unroll 8
+    for (int f = 0; f < 8; f++) {
+      const SKL(vd) x = SKL(load)(d[f] + i * SAMP_LANES);
+      r[f] = lerp[f] ? x + (SKL(load)(d[f] + (3 + i) * SAMP_LANES) - x) * gf[f] : x;
+    }
+    SKL(rows_put)(g, r, at, (size_t)i * o->pose_stride, m, o);
+  }
+}
+
+/* The same for a group of LINEAR rotations, with frame f's sines (rot_args'
+ * arguments' sines) at sines + f * sines_stride. Each value is rot_x's. */
+SKL_ATTR static void SKL(rot_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines,
+                                   const double *sines, size_t sines_stride, size_t p0, size_t m,
+                                   const sk_sample_out *o) {
+  const double *d[8];
+  bool slerp[8];
+  SKL(vd) num3[8], num2[8];
+  for (int f = 0; f < 8; f++) {
+    const size_t k = key[(size_t)f * lines + g->line];
+    d[f] = g->data + k * 8 * SAMP_LANES;
+    slerp[f] = k + 1 <= g->count - 1;
+    if (slerp[f])
+      SKL(rot_nums)(d[f], grad[(size_t)f * lines + g->line], sines + (size_t)f * sines_stride, &num3[f], &num2[f]);
+  }
+  size_t at[SAMP_LANES];
+  SKL(row_starts)(g, p0, o, at);
+  for (int i = 0; i < 4; i++) {
+    SKL(vd) r[8];
+#pragma GCC unroll 8
+    for (int f = 0; f < 8; f++) {
+      const SKL(vd) q0 = SKL(load)(d[f] + i * SAMP_LANES);
+      r[f] = slerp[f] ? num3[f] * q0 + num2[f] * SKL(load)(d[f] + (8 + i) * SAMP_LANES) : q0;
+    }
+    SKL(rows_put)(g, r, at, (size_t)i * o->pose_stride, m, o);
   }
 }
 
@@ -304,7 +352,7 @@ SKL_ATTR static void SKL(block_flush)(const double *acc, size_t bones, size_t p0
 }
 
 static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_finish),
-                                      SKL(vec3_tile), SKL(rot_tile),   SKL(tile_flush), SKL(rest_fill),
+                                      SKL(vec3_rows), SKL(rot_rows),   SKL(rest_fill),
                                       SKL(blend_ts),  SKL(blend_dots), SKL(blend_args), SKL(blend_apply),
                                       SKL(block_flush)};
 
