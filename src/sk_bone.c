@@ -174,6 +174,8 @@ int sk_bones_init(sk_bones *b, sk_skeleton *s) {
   b->seen_local = malloc((s->count ? 16 * s->count : 16) * sizeof *b->seen_local);
   b->seen_parent = malloc((s->count ? s->count : 1) * sizeof *b->seen_parent);
   b->seen_valid = false;
+  b->solving = false;
+  b->dirty_from = 0;
   if (b->absolute == NULL || b->rest_is_local == NULL || b->seen_local == NULL || b->seen_parent == NULL) {
     sk_bones_close(b);
     return SK_ENOMEM;
@@ -245,7 +247,15 @@ static void seen_remember(sk_bones *b, size_t from) {
     memcpy(b->seen_local + 16 * i, s->bones[i].local.matrix, 16 * sizeof *b->seen_local);
   }
   b->seen_valid = true;
+  b->dirty_from = s->count;
 }
+
+void sk_bones_solve_begin(sk_bones *b) {
+  b->dirty_from = b->s->count > 0 ? seen_first_change(b) : 0;
+  b->solving = true;
+}
+
+void sk_bones_solve_end(sk_bones *b) { b->solving = false; }
 
 void sk_bones_refresh_all(sk_bones *b) {
   const sk_skeleton *s = b->s;
@@ -262,7 +272,7 @@ void sk_bones_refresh_all(sk_bones *b) {
 }
 
 const float *sk_bones_absolute(sk_bones *b, int32_t bone) {
-  const size_t from = b->s->count > 0 ? seen_first_change(b) : 0;
+  const size_t from = b->solving ? b->dirty_from : b->s->count > 0 ? seen_first_change(b) : 0;
   if (from < b->s->count) {
     /* bones before `from` would get the values they hold */
     refresh_subtree(b, 0, from);
@@ -292,9 +302,16 @@ void sk_bones_world(sk_bones *b, const sk_mesh *mesh, float *world, float *posit
 
 /* ---- local matrix access ------------------------------------------------------ */
 
+/* The bone's local is about to change (sk_bones.dirty_from). */
+static void dirty(sk_bones *b, size_t bone) {
+  if (bone < b->dirty_from)
+    b->dirty_from = bone;
+}
+
 /* Every setter goes through here: the local is about to change. */
 static sk_local *local_of(sk_bones *b, int32_t bone) {
   b->rest_is_local[bone] = 0;
+  dirty(b, (size_t)bone);
   return &b->s->bones[bone].local;
 }
 
@@ -302,15 +319,20 @@ static sk_local *local_of(sk_bones *b, int32_t bone) {
  * what a setter left pending, and here setters compose at once). */
 static sk_local *peek_local(sk_bones *b, int32_t bone) { return &b->s->bones[bone].local; }
 
-void sk_bones_touch(sk_bones *b, int32_t bone) { b->rest_is_local[bone] = 0; }
+void sk_bones_touch(sk_bones *b, int32_t bone) {
+  b->rest_is_local[bone] = 0;
+  dirty(b, (size_t)bone);
+}
 
 void sk_bones_return_to_rest(sk_bones *b, int32_t bone) {
   sk_skeleton *s = b->s;
   for (size_t i = bone >= 0 ? (size_t)bone : 0; i < s->count; i++) {
     if (bone < 0 && s->bones[i].index == -1)
       continue;
-    if (!b->rest_is_local[i])
+    if (!b->rest_is_local[i]) {
+      dirty(b, i);
       sk_skeleton_bone_return_to_rest(s, (int32_t)i);
+    }
     if (bone >= 0)
       break;
   }

@@ -65,7 +65,18 @@ typedef struct sk_bones {
   float *seen_local;
   int32_t *seen_parent;
   bool seen_valid;
+  /* Between sk_bones_solve_begin and _end the locals change only through
+   * sk_bones' setters, which lower dirty_from to the bone they set: a read
+   * recomputes from there without comparing every local (a solver reads
+   * after each of its setters). */
+  bool solving;
+  size_t dirty_from;
 } sk_bones;
+
+/* A solver (IK, look-at) runs between these two, changing the locals only
+ * through the sk_bone_set_* functions. */
+void sk_bones_solve_begin(sk_bones *b);
+void sk_bones_solve_end(sk_bones *b);
 
 /* Zero absolute matrices, as a fresh Babylon skeleton has. 0 or SK_ENOMEM. */
 int sk_bones_init(sk_bones *b, sk_skeleton *s);

@@ -187,6 +187,7 @@ void sk_ctrl_ik(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_opti
   if (mesh == NULL)
     mesh = &k_identity_mesh;
   ik k;
+  sk_bones_solve_begin(b);
   ik_init(b, bone, mesh, o, &k);
   float mat1[16];
   double ang_c = ik_frame(b, &k, mesh, o, mat1);
@@ -203,6 +204,7 @@ void sk_ctrl_ik(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_opti
     sk_bone_set_rotation_matrix(b, k.bone1, mat1, SK_SPACE_WORLD, mesh);
   }
   sk_bone_set_axis_angle(b, bone, k.bend, ang_c, SK_SPACE_LOCAL, NULL);
+  sk_bones_solve_end(b);
 }
 
 /* ---- BoneLookController ---------------------------------------------------- */
@@ -323,11 +325,19 @@ static void look_clamp(const look_limits *l, const sk_look_options *o, bool chec
   }
 }
 
+static void look_at(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_look_options *o);
+
 void sk_ctrl_look_at(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_look_options *o) {
   if (mesh == NULL)
     mesh = &k_identity_mesh;
   if ((o->has_slerp_amount ? o->slerp_amount : 1) < 1)
     return; /* the first update of a slerping controller is skipped */
+  sk_bones_solve_begin(b);
+  look_at(b, bone, mesh, o);
+  sk_bones_solve_end(b);
+}
+
+static void look_at(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_look_options *o) {
   int32_t parent = b->s->bones[bone].parent;
   int space = o->up_axis_space;
   if (parent < 0 && space == 2)

@@ -51,15 +51,23 @@ void sk_local_set_scaling(sk_local *l, const double s[3]) {
   local_compose(l);
 }
 
+/* The setters in the order matrix, position, rotation, scaling. After the
+ * first TRS setter nothing needs decomposing, and a compose writes only
+ * the matrix, which no later setter reads: the last compose alone decides
+ * it, so one compose gives the same bits as one per setter. */
 void sk_local_apply(sk_local *l, const sk_override *o) {
   if (o->mask & SK_OVERRIDE_MATRIX)
     sk_local_set_matrix(l, o->matrix);
+  if (!(o->mask & (SK_OVERRIDE_POSITION | SK_OVERRIDE_ROTATION | SK_OVERRIDE_SCALING)))
+    return;
+  local_decompose(l);
   if (o->mask & SK_OVERRIDE_POSITION)
-    sk_local_set_position(l, o->position);
+    memcpy(l->position, o->position, sizeof l->position);
   if (o->mask & SK_OVERRIDE_ROTATION)
-    sk_local_set_rotation_quaternion(l, o->rotation);
+    memcpy(l->rotation, o->rotation, sizeof l->rotation);
   if (o->mask & SK_OVERRIDE_SCALING)
-    sk_local_set_scaling(l, o->scaling);
+    memcpy(l->scaling, o->scaling, sizeof l->scaling);
+  local_compose(l);
 }
 
 /* ---- name index ------------------------------------------------------------ */

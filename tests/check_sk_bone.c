@@ -50,6 +50,46 @@ START_TEST(only_the_first_roots_absolutes_are_refreshed_lazily) {
 }
 END_TEST
 
+/* A solver's window (sk_bones_solve_begin/_end) trusts the setters and
+ * sk_bones_touch to say what changed instead of comparing every local:
+ * each read inside it must equal a read on a twin skeleton outside one. */
+START_TEST(reads_inside_a_solve_follow_setters_and_touches) {
+  sk_skeleton *s = make(k_abc), *t = make(k_abc);
+  sk_bones b, r;
+  ck_assert_int_eq(sk_bones_init(&b, s), 0);
+  ck_assert_int_eq(sk_bones_init(&r, t), 0);
+  sk_bones_solve_begin(&b);
+  const float before = sk_bones_absolute(&b, 1)[12];
+  ck_assert_mem_eq(sk_bones_absolute(&b, 1), sk_bones_absolute(&r, 1), 16 * sizeof(float));
+  const double q[4] = {0, 0, sin(0.3), cos(0.3)};
+  sk_bone_set_rotation_quaternion(&b, 0, q, SK_SPACE_LOCAL, NULL);
+  sk_bone_set_rotation_quaternion(&r, 0, q, SK_SPACE_LOCAL, NULL);
+  ck_assert_float_ne(sk_bones_absolute(&b, 1)[12], before);
+  ck_assert_mem_eq(sk_bones_absolute(&b, 1), sk_bones_absolute(&r, 1), 16 * sizeof(float));
+  const double v[3] = {0.5, -2, 4};
+  sk_bone_set_position(&b, 1, v, SK_SPACE_LOCAL, NULL);
+  sk_bone_set_position(&r, 1, v, SK_SPACE_LOCAL, NULL);
+  ck_assert_mem_eq(sk_bones_absolute(&b, 1), sk_bones_absolute(&r, 1), 16 * sizeof(float));
+  /* a write from outside sk_bone, announced */
+  s->bones[0].local.matrix[13] += 1;
+  t->bones[0].local.matrix[13] += 1;
+  sk_bones_touch(&b, 0);
+  ck_assert_mem_eq(sk_bones_absolute(&b, 1), sk_bones_absolute(&r, 1), 16 * sizeof(float));
+  sk_bones_return_to_rest(&b, 0);
+  sk_bones_return_to_rest(&r, 0);
+  ck_assert_mem_eq(sk_bones_absolute(&b, 1), sk_bones_absolute(&r, 1), 16 * sizeof(float));
+  sk_bones_solve_end(&b);
+  /* after the window, unannounced writes are found by comparison again */
+  s->bones[0].local.matrix[12] += 1;
+  t->bones[0].local.matrix[12] += 1;
+  ck_assert_mem_eq(sk_bones_absolute(&b, 1), sk_bones_absolute(&r, 1), 16 * sizeof(float));
+  sk_bones_close(&b);
+  sk_bones_close(&r);
+  sk_skeleton_destroy(s);
+  sk_skeleton_destroy(t);
+}
+END_TEST
+
 START_TEST(set_absolute_position_round_trips_through_a_scaled_mesh) {
   sk_skeleton *s = make(k_abc);
   sk_bones b;
@@ -152,6 +192,7 @@ int main(void) {
   Suite *s = suite_create("sk_bone");
   TCase *tc = tcase_create("golden");
   tcase_add_test(tc, only_the_first_roots_absolutes_are_refreshed_lazily);
+  tcase_add_test(tc, reads_inside_a_solve_follow_setters_and_touches);
   tcase_add_test(tc, set_absolute_position_round_trips_through_a_scaled_mesh);
   tcase_add_test(tc, a_root_ignores_the_mesh_in_world_set_position);
   tcase_add_test(tc, world_rotation_about_y_moves_the_direction);
