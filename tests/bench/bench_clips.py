@@ -3,7 +3,9 @@
 tests/oracle/bench_clips.mjs (Babylon.js, Node) on the same clips and frames,
 printed as one table with issue 12's targets and PASS/MISS:
   pipeline >= 100 M bone matrices per CPU-second, >= 40x Babylon.js,
-  `skinner frames` to a file in page cache >= 90 % of its in-memory rate;
+  `skinner frames` to a file in page cache >= 90 % of its in-memory rate
+  (and, restated, >= 0.9 of the slower of that rate and the bare write of
+  the same bytes to the same file: the `write` row);
 and the ceiling of exact sampling on this machine (V8's sin in SIMD lanes per LINEAR
 rotation, the exact kernel alone) with the kernel row's share of it
 (docs/clips.md, "Targets restated": >= 0.8).
@@ -138,6 +140,14 @@ def main():
             print("%-28s %-7s %5d %12.2f %12s %8.1f%%   %s (skinner frames to a file vs %.2f M/s in memory, wall)" %
                   (r["clip"], "file", r["bones"], rate / 1e6, "", 100 * r["ratio"], "PASS" if ok else "MISS",
                    r["mem_rate"] / 1e6))
+            if "write_rate" in r:
+                # restated: against the slower of computing and the bare
+                # write of the same bytes (docs/clips.md, "The file row
+                # against the bare write"); reported, the line above gates
+                print("%-28s %-7s %5d %12.2f %12s %9.2f   %s (the file row over min(in memory, bare write); "
+                      "restated target >= 0.9)" %
+                      (r["clip"], "write", r["bones"], r["write_rate"] / 1e6, "", r["of_bound"],
+                       "PASS" if r["of_bound"] >= 0.9 else "MISS"))
             continue
         ratio = rate / b if b else float("nan")
         verdict = "-"
