@@ -30,6 +30,8 @@ void sk_anim_destroy(sk_anim *a) {
   /* acq_rel: the holder that frees must see every other holder done. */
   if (__atomic_fetch_sub(&a->extra_refs, 1, __ATOMIC_ACQ_REL) > 0)
     return;
+  if (a->derived != NULL)
+    a->derived_free(a->derived);
   for (size_t c = 0; c < a->clip_count; c++) {
     sk_anim_clip *clip = &a->clips[c];
     for (size_t k = 0; k < clip->channel_count; k++) {

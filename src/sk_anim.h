@@ -104,6 +104,13 @@ typedef struct sk_anim {
    * NULL. Counted by sk_anim_memory. */
   char *source;
   size_t source_len;
+  /* Appended: something derived from the clips once and freed with them
+   * by `derived_free` when the last reference goes: sk_sample's sampler of
+   * every clip (sk_sampler_share), which the daemon builds at upload so a
+   * request does not build one per range. Published once with an atomic
+   * compare-and-swap, read with acquire loads; never changed after. */
+  void *derived;
+  void (*derived_free)(void *);
 } sk_anim;
 
 /* *out = new Babylon-format clips of a `bone_count`-bone skeleton with no

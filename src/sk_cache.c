@@ -10,6 +10,7 @@
 #include "sk_ops.h"
 #include "sk_json.h"
 #include "sk_record.h"
+#include "sk_sample.h"
 
 struct sk_cache {
   sk_cache_entry **buckets;
@@ -325,7 +326,13 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
      * was half the cost of a JSON pose request). Optional as well. */
     sk_f32_text_build(&e->base_final_text, e->base_final, 16 * (skel->count + 1), 16);
   }
-  e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&e->base_final_text) +
+  /* Frame ranges hold the anim's sampler of every clip instead of building
+   * one per request. Optional: without memory for it, they build their own. */
+  sk_sampler_share(anim);
+  sk_sampler *shared = sk_sampler_hold_shared(anim);
+  const size_t shared_bytes = sk_sampler_memory(shared);
+  sk_sampler_destroy(shared);
+  e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&e->base_final_text) + shared_bytes +
              (anim ? sk_anim_memory(anim) : 0) + (e->mesh_json ? strlen(e->mesh_json) + 1 : 0) +
              (e->skins_json ? strlen(e->skins_json) + 1 : 0);
   e->version = ++c->next_version;

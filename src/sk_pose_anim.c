@@ -401,7 +401,10 @@ static void range_sampler_open(range_sampler *rs, const sk_anim *anim, const sk_
   if (sp->times == NULL || !sp->plain_layers || anim->babylon || sp->nf < RANGE_SAMPLER_MIN_FRAMES)
     return;
   const size_t nb = anim->bone_count ? anim->bone_count : 1;
-  if (sk_sampler_create_clips(anim, sp->l, sp->nl, &rs->sampler) != 0 ||
+  /* The anim's own sampler when the daemon built one at upload (building
+   * one here was half of a 16-frame range's time); else this range's. */
+  rs->sampler = sk_sampler_hold_shared(anim);
+  if ((rs->sampler == NULL && sk_sampler_create_clips(anim, sp->l, sp->nl, &rs->sampler) != 0) ||
       sk_sample_ctx_create(rs->sampler, sp->l, sp->nl, &rs->ctx) != 0 ||
       (block && (rs->trs = malloc(RANGE_SAMPLER_CHUNK * nb * SK_ANIM_TRS * sizeof *rs->trs)) == NULL) ||
       (block && (rs->block = malloc(sp->nf * nb * sizeof *rs->block)) == NULL))

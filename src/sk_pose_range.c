@@ -25,7 +25,9 @@ int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times,
   }
   *r = (sk_pose_range){.refs = refs, .sampler = sampler, .ctx = ctx, .times = times, .nf = nf, .bones = nb,
                        .trs = trs};
-  r->bytes = sizeof *r + sk_sampler_memory(sampler) + sk_sample_ctx_memory(ctx) + nf * sizeof *times +
+  /* A shared sampler is counted with its anim's cache entry. */
+  r->bytes = sizeof *r + (sk_sampler_is_shared(sampler) ? 0 : sk_sampler_memory(sampler)) +
+             sk_sample_ctx_memory(ctx) + nf * sizeof *times +
              (nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs;
   *out = r;
   return 0;

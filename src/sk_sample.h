@@ -38,8 +38,22 @@ int sk_sampler_create(const sk_anim *a, sk_sampler **out);
  * than a short range saves). A context naming another clip is SK_ERANGE.
  * layers NULL and count 0: every clip, as sk_sampler_create. */
 int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_t count, sk_sampler **out);
-/* NULL is a no-op. */
+/* NULL is a no-op. On a sampler from sk_sampler_hold_shared: drops the
+ * reference to its anim that the hold took. */
 void sk_sampler_destroy(sk_sampler *s);
+/* Builds the sampler of every clip of `a` and keeps it with `a` (freed
+ * with its last reference), unless one is there or `a` holds
+ * Babylon-format clips (sk_sample does not take them). Any thread: the
+ * first to publish wins. 0, or SK_ENOMEM (then `a` has none; ranges build
+ * their own). */
+int sk_sampler_share(sk_anim *a);
+/* The sampler sk_sampler_share keeps with `a`, held: a reference to `a`
+ * is taken, and sk_sampler_destroy drops it. NULL when `a` has none. The
+ * sampler is read-only, so any number of threads may hold it at once. */
+sk_sampler *sk_sampler_hold_shared(const sk_anim *a);
+/* Whether `s` is an anim's shared sampler (its memory is counted with the
+ * anim's, not by whoever holds it). */
+bool sk_sampler_is_shared(const sk_sampler *s);
 /* The clips it samples (borrowed). */
 const sk_anim *sk_sampler_anim(const sk_sampler *s);
 /* Bytes the sampler holds beyond its sk_anim (for cache accounting); 0 for

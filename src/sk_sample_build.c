@@ -197,9 +197,7 @@ static int clip_build(const sk_anim_clip *src, size_t bones, samp_clip *c) {
   return rc ? rc : clip_rest(c, bones);
 }
 
-void sk_sampler_destroy(sk_sampler *s) {
-  if (s == NULL)
-    return;
+static void sampler_free(sk_sampler *s) {
   for (size_t c = 0; s->clips != NULL && c < s->clip_count; c++) {
     for (size_t k = 0; k < s->clips[c].count; k++)
       chan_free(&s->clips[c].chans[k]);
@@ -212,25 +210,35 @@ void sk_sampler_destroy(sk_sampler *s) {
     free(s->clips[c].lines);
   }
   free(s->clips);
-  sk_anim_destroy(s->anim);
+  if (!s->shared)
+    sk_anim_destroy(s->anim);
   free(s);
 }
 
-int sk_sampler_create(const sk_anim *a, sk_sampler **out) { return sk_sampler_create_clips(a, NULL, 0, out); }
+void sk_sampler_destroy(sk_sampler *s) {
+  if (s == NULL)
+    return;
+  if (s->shared)
+    sk_anim_destroy(s->anim); /* the hold's reference; the anim frees the sampler */
+  else
+    sampler_free(s);
+}
 
-int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_t count, sk_sampler **out) {
-  if (a == NULL || out == NULL || (layers == NULL && count > 0))
-    return SK_EINVAL;
+/* The sampler of `layers`' clips (all with layers NULL); `shared`: owned by
+ * `a` (no reference to it, which would be a cycle). */
+static int sampler_build(const sk_anim *a, const sk_anim_layer *layers, size_t count, bool shared, sk_sampler **out) {
   *out = NULL;
   sk_sampler *s = calloc(1, sizeof *s);
   if (s == NULL)
     return SK_ENOMEM;
   /* The reference is what lets `frames` be borrowed: the sampler may
-   * outlive the caller's handle (cache eviction). */
-  s->anim = sk_anim_ref((sk_anim *)a);
+   * outlive the caller's handle (cache eviction). A shared sampler lives
+   * as long as `a` does, and its holders hold `a`. */
+  s->shared = shared;
+  s->anim = shared ? (sk_anim *)a : sk_anim_ref((sk_anim *)a);
   s->clip_count = a->clip_count;
   if ((s->clips = calloc(a->clip_count ? a->clip_count : 1, sizeof *s->clips)) == NULL) {
-    sk_sampler_destroy(s);
+    sampler_free(s);
     return SK_ENOMEM;
   }
   for (size_t c = 0; c < a->clip_count; c++) {
@@ -238,13 +246,51 @@ int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_
     for (size_t i = 0; i < count && !wanted; i++)
       wanted = layers[i].clip == c;
     if (wanted && clip_build(&a->clips[c], a->bone_count, &s->clips[c]) != 0) {
-      sk_sampler_destroy(s);
+      sampler_free(s);
       return SK_ENOMEM;
     }
   }
   *out = s;
   return 0;
 }
+
+int sk_sampler_create(const sk_anim *a, sk_sampler **out) { return sk_sampler_create_clips(a, NULL, 0, out); }
+
+int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_t count, sk_sampler **out) {
+  if (a == NULL || out == NULL || (layers == NULL && count > 0))
+    return SK_EINVAL;
+  return sampler_build(a, layers, count, false, out);
+}
+
+static void shared_free(void *p) { sampler_free(p); }
+
+int sk_sampler_share(sk_anim *a) {
+  if (a == NULL || a->babylon || __atomic_load_n(&a->derived, __ATOMIC_ACQUIRE) != NULL)
+    return 0;
+  sk_sampler *s;
+  int rc = sampler_build(a, NULL, 0, true, &s);
+  if (rc)
+    return rc;
+  /* derived_free is only ever this function; it is read after the last
+   * reference goes (sk_anim_destroy's acq_rel), or with the sampler. */
+  __atomic_store_n(&a->derived_free, shared_free, __ATOMIC_RELAXED);
+  void *none = NULL;
+  if (!__atomic_compare_exchange_n(&a->derived, &none, s, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    sampler_free(s); /* another thread published first */
+  return 0;
+}
+
+sk_sampler *sk_sampler_hold_shared(const sk_anim *a) {
+  if (a == NULL)
+    return NULL;
+  void *d = __atomic_load_n(&a->derived, __ATOMIC_ACQUIRE);
+  if (d == NULL || __atomic_load_n(&a->derived_free, __ATOMIC_RELAXED) != shared_free)
+    return NULL;
+  sk_anim_ref((sk_anim *)a);
+  return d;
+}
+
+bool sk_sampler_is_shared(const sk_sampler *s) { return s != NULL && s->shared; }
 
 const sk_anim *sk_sampler_anim(const sk_sampler *s) { return s->anim; }
 

@@ -111,7 +111,8 @@ struct samp_clip {
 };
 
 struct sk_sampler {
-  sk_anim *anim; /* a reference */
+  sk_anim *anim; /* a reference; borrowed when `shared` (the anim owns the sampler) */
+  bool shared;
   size_t clip_count;
   samp_clip *clips;
 };

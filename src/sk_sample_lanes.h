@@ -164,19 +164,29 @@ SKL_ATTR static inline void SKL(row_starts)(const samp_group *g, size_t p0, cons
 }
 
 /* r[f]: component `step` / pose_stride of every lane in frame f. Transposed
- * so each channel gets its m frames as one vector, stored whole. */
-SKL_ATTR static inline __attribute__((always_inline)) void SKL(rows_put)(const samp_group *g, const SKL(vd) *r,
-                                                                          const size_t *at, size_t step, size_t m,
+ * so each of the group's `lanes` channels gets its m frames as one vector,
+ * stored whole. `lanes` comes in as a value: read through g it was
+ * reloaded before every store, which might have changed it for all the
+ * compiler knew. */
+SKL_ATTR static inline __attribute__((always_inline)) void SKL(rows_put)(int lanes, const SKL(vd) *r, const size_t *at,
+                                                                          size_t step, size_t m,
                                                                           const sk_sample_out *o) {
   SKL(vd) c[8];
   SKL(transpose8)(r, c);
   if (o->f64 != NULL && m == SAMP_LANES) { /* the usual case: whole rows of doubles, straight from registers */
+    double *const f64 = o->f64 + step;
+    if (lanes == SAMP_LANES) {
+#pragma GCC unroll 8
+      for (int j = 0; j < SAMP_LANES; j++)
+        memcpy(f64 + at[j], &c[j], sizeof c[j]);
+      return;
+    }
 #pragma GCC unroll 8
     for (int j = 0; j < SAMP_LANES; j++)
-      if (j < g->lanes)
-        memcpy(o->f64 + at[j] + step, &c[j], sizeof c[j]);
+      if (j < lanes)
+        memcpy(f64 + at[j], &c[j], sizeof c[j]);
   } else
-    for (int j = 0; j < g->lanes; j++)
+    for (int j = 0; j < lanes; j++)
       SKL(put_row)(o, at[j] + step, m, c[j]);
 }
 
@@ -199,6 +209,7 @@ SKL_ATTR static void SKL(vec3_rows)(const samp_group *g, const size_t *key, cons
   }
   size_t at[SAMP_LANES];
   SKL(row_starts)(g, p0, o, at);
+  const int lanes = g->lanes;
   for (int i = 0; i < 3; i++) {
     SKL(vd) r[8];
 #pragma GCC unroll 8
@@ -206,7 +217,7 @@ SKL_ATTR static void SKL(vec3_rows)(const samp_group *g, const size_t *key, cons
       const SKL(vd) x = SKL(load)(d[f] + i * SAMP_LANES);
       r[f] = lerp[f] ? x + (SKL(load)(d[f] + (3 + i) * SAMP_LANES) - x) * gf[f] : x;
     }
-    SKL(rows_put)(g, r, at, (size_t)i * o->pose_stride, m, o);
+    SKL(rows_put)(lanes, r, at, (size_t)i * o->pose_stride, m, o);
   }
 }
 
@@ -227,6 +238,7 @@ SKL_ATTR static void SKL(rot_rows)(const samp_group *g, const size_t *key, const
   }
   size_t at[SAMP_LANES];
   SKL(row_starts)(g, p0, o, at);
+  const int lanes = g->lanes;
   for (int i = 0; i < 4; i++) {
     SKL(vd) r[8];
 #pragma GCC unroll 8
@@ -234,7 +246,7 @@ SKL_ATTR static void SKL(rot_rows)(const samp_group *g, const size_t *key, const
       const SKL(vd) q0 = SKL(load)(d[f] + i * SAMP_LANES);
       r[f] = slerp[f] ? num3[f] * q0 + num2[f] * SKL(load)(d[f] + (8 + i) * SAMP_LANES) : q0;
     }
-    SKL(rows_put)(g, r, at, (size_t)i * o->pose_stride, m, o);
+    SKL(rows_put)(lanes, r, at, (size_t)i * o->pose_stride, m, o);
   }
 }
 

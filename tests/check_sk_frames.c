@@ -2,6 +2,9 @@
  * batches of every size 1..67, in slices, to a FILE*) gives the same bytes
  * for the same frame of Fox's clips; the fast precision stays within its
  * documented error. */
+#include <float.h>
+#include <math.h>
+
 #include "sk_frames.h"
 
 #include "sk_gltf.h"
@@ -377,6 +380,30 @@ END_TEST
  * under b_Root_00 scaled 3e38): every engine and format refuses it with
  * SK_ENOTFINITE at the first overflowing bone parent-first, the pose
  * counted in the answer; nothing answers inf or NaN. */
+/* sk_frames_nonfinite against a float-by-float isfinite, for 0..9
+ * matrices with one Inf, -Inf or NaN (quiet and signalling payloads) at
+ * every position, and the largest finite values (exponent 254) nowhere
+ * flagged. */
+START_TEST(nonfinite_finds_every_non_finite_float) {
+  float m[16 * 9] = {0};
+  const uint32_t bad[4] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u};
+  for (size_t mats = 0; mats <= 9; mats++) {
+    for (size_t i = 0; i < 16 * mats; i++)
+      m[i] = i % 3 == 0 ? FLT_MAX : i % 3 == 1 ? -FLT_MAX : (float)i * 0.5f - 3;
+    ck_assert(!sk_frames_nonfinite(m, mats));
+    for (size_t i = 0; i < 16 * mats; i++)
+      for (int k = 0; k < 4; k++) {
+        const float keep = m[i];
+        memcpy(&m[i], &bad[k], sizeof m[i]);
+        ck_assert(!isfinite(m[i]));
+        ck_assert_msg(sk_frames_nonfinite(m, mats), "mats %zu at %zu pattern %d", mats, i, k);
+        ck_assert(!sk_frames_nonfinite(m, i / 16)); /* matrices before it only */
+        m[i] = keep;
+      }
+  }
+}
+END_TEST
+
 START_TEST(an_overflow_is_refused_naming_the_bone_on_every_path) {
   fixture f;
   sk_test_entry_open(&f, "Fox.glb");
@@ -457,6 +484,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, t);
   t = tcase_create("errors");
   tcase_add_test(t, an_overflow_is_refused_naming_the_bone_on_every_path);
+  tcase_add_test(t, nonfinite_finds_every_non_finite_float);
   suite_add_tcase(s, t);
   return s;
 }

@@ -382,6 +382,62 @@ START_TEST(materialised_frames_memory_and_lifetime) {
 }
 END_TEST
 
+/* The cache entry's anim carries a sampler of every clip, built at put;
+ * its ranges hold it (a reference to the anim) instead of building one,
+ * count none of its memory, and answer the bytes a private sampler gives
+ * (the same asset imported again, never cached: it has no shared one). */
+START_TEST(ranges_hold_the_entrys_shared_sampler) {
+  fixture f;
+  sk_test_entry_open(&f, "Fox.glb");
+  sk_sampler *shared = sk_sampler_hold_shared(f.e->anim);
+  ck_assert_ptr_nonnull(shared);
+  ck_assert(sk_sampler_is_shared(shared));
+  ck_assert_uint_ge(f.e->bytes, sk_anim_memory(f.e->anim) + sk_sampler_memory(shared));
+  fixture bare = {0};
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_test_import_asset("Fox.glb", NULL, &s, &an);
+  ck_assert_ptr_null(sk_sampler_hold_shared(an));
+  const char *body = "{\"layers\": [{\"animation\": \"Walk\", \"weight\": 0.7, \"loop\": true}, {\"animation\": "
+                     "\"Run\", \"weight\": 0.3, \"time\": 0.1, \"loop\": true}], \"from\": 0, \"to\": 2, \"fps\": 45}";
+  sk_poseops *o1, *o2;
+  size_t n1, n2;
+  sk_pose *p1 = parse(&f, sk_frames_sample_range, body, SK_FRAMES_F32, &o1, &n1);
+  ck_assert_ptr_nonnull(p1[0].range);
+  ck_assert_ptr_eq(p1[0].range->sampler, shared);
+  ck_assert_uint_lt(p1[0].range->bytes, sk_sampler_memory(shared));
+  /* the same request on an entry of the uncached copy's skeleton and anim */
+  ck_assert_int_eq(sk_cache_create(0, &bare.cache), 0);
+  bool replaced;
+  ck_assert_int_eq(sk_cache_put_full(bare.cache, "b", s, NULL, NULL, &replaced, &bare.e), 0);
+  bare.e->anim = an; /* an entry whose anim has no shared sampler */
+  sk_pose *p2 = parse(&bare, sk_frames_sample_range, body, SK_FRAMES_F32, &o2, &n2);
+  ck_assert_ptr_nonnull(p2[0].range);
+  ck_assert(!sk_sampler_is_shared(p2[0].range->sampler));
+  ck_assert_uint_eq(n1, n2);
+  const sk_frames_opts fo = {.fmt = SK_FRAMES_F32};
+  sk_strbuf a = {0}, b = {0};
+  answer(&f, p1, n1, 64, &fo, &a);
+  answer(&bare, p2, n2, 64, &fo, &b);
+  assert_same(&a, &b, "shared vs private sampler", body, SK_FRAMES_F32, 64);
+  sk_strbuf_free(&a);
+  sk_strbuf_free(&b);
+  /* the poses outlive the entry: their hold keeps the anim and sampler */
+  sk_sampler_destroy(shared);
+  sk_test_entry_close(&f);
+  sk_strbuf c = {0};
+  answer(&bare, p1, n1, 16, &fo, &c);
+  sk_strbuf_free(&c);
+  sk_pose_array_free(p1, n1);
+  sk_pose_array_free(p2, n2);
+  sk_poseops_free(o1);
+  sk_poseops_free(o2);
+  bare.e->anim = NULL;
+  sk_anim_destroy(an);
+  sk_test_entry_close(&bare);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sk_pose_range");
   TCase *t = tcase_create("identity");
@@ -393,6 +449,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, t);
   TCase *l = tcase_create("lifecycle");
   tcase_add_test(l, materialised_frames_memory_and_lifetime);
+  tcase_add_test(l, ranges_hold_the_entrys_shared_sampler);
   tcase_add_test(t, a_scratch_reused_across_requests_answers_as_a_fresh_one);
   suite_add_tcase(s, l);
   return s;

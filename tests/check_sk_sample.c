@@ -5,6 +5,7 @@
  * after the last, looping and clamped, forwards and in shuffled order,
  * blended layers included; and every output layout puts each value where
  * sk_kernel expects it. */
+#include <pthread.h>
 #include <stdarg.h>
 
 #include "sk_anim.h"
@@ -684,6 +685,58 @@ START_TEST(test_sampler_of_some_clips) {
 }
 END_TEST
 
+/* sk_sampler_share from four threads at once: one sampler is published,
+ * every hold gets it, the losers' samplers are freed (ASan and valgrind
+ * see any leak); a hold keeps the anim after its last other reference and
+ * samples sk_anim's bits; Babylon-format clips get none. */
+static void *share_and_hold(void *arg) {
+  if (sk_sampler_share(arg) != 0)
+    return NULL;
+  return sk_sampler_hold_shared(arg);
+}
+
+START_TEST(test_shared_sampler) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  ck_assert_ptr_null(sk_sampler_hold_shared(an));
+  pthread_t th[4];
+  void *held[4];
+  for (int k = 0; k < 4; k++)
+    ck_assert_int_eq(pthread_create(&th[k], NULL, share_and_hold, an), 0);
+  for (int k = 0; k < 4; k++)
+    ck_assert_int_eq(pthread_join(th[k], &held[k]), 0);
+  for (int k = 0; k < 4; k++) {
+    ck_assert_ptr_nonnull(held[k]);
+    ck_assert_ptr_eq(held[k], held[0]);
+  }
+  sk_sampler *sp = held[0];
+  ck_assert(sk_sampler_is_shared(sp));
+  ck_assert_ptr_eq(sk_sampler_anim(sp), an);
+  ck_assert_int_eq(sk_sampler_share(an), 0); /* already there: kept */
+  sk_sampler *again = sk_sampler_hold_shared(an);
+  ck_assert_ptr_eq(again, sp);
+  sk_sampler_destroy(again);
+  sk_anim_destroy(an); /* the import's reference: the holds keep it */
+  for (size_t c = 0; c < sk_sampler_anim(sp)->clip_count; c++) {
+    sk_anim_layer l = {.clip = c, .weight = 1, .loop = true};
+    size_t n;
+    double *t = range_times(sk_anim_clip_duration(sk_sampler_anim(sp), c), 30, &n);
+    compare_layers("Fox.glb", sp, &l, 1, t, n);
+    free(t);
+  }
+  for (int k = 0; k < 4; k++)
+    sk_sampler_destroy(held[k]); /* the last frees the anim and its sampler */
+  sk_skeleton_destroy(s);
+  sk_anim *b;
+  ck_assert_int_eq(sk_anim_create_babylon_empty(3, &b), 0);
+  ck_assert_int_eq(sk_sampler_share(b), 0);
+  ck_assert_ptr_null(sk_sampler_hold_shared(b));
+  sk_anim_destroy(b);
+  ck_assert(!sk_sampler_is_shared(NULL));
+}
+END_TEST
+
 static Suite *sample_suite(void) {
   Suite *su = suite_create("sk_sample");
   TCase *tc = tcase_create("golden");
@@ -701,6 +754,7 @@ static Suite *sample_suite(void) {
   tcase_add_test(tp, test_blended_ranges_parse);
   tcase_add_loop_test(tp, test_range_poses_are_single_poses, 0, (int)na);
   tcase_add_test(tp, test_sampler_of_some_clips);
+  tcase_add_test(tp, test_shared_sampler);
   tcase_set_timeout(tp, 120);
   suite_add_tcase(su, tp);
   TCase *te = tcase_create("errors");
