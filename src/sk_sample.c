@@ -42,6 +42,9 @@ struct sk_sample_ctx {
   int64_t *b_neg;
   size_t *boff;
   void *blocks;
+  samp_blend bl;          /* owned lists: what a block blends */
+  sk_sample_rest *bconst; /* owned: the components no layer drives, with their blended value */
+  size_t nconst;
 };
 
 /* ---- the group paths ------------------------------------------------------ */
@@ -109,7 +112,80 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   free(c->bl_prep);
   free(c->blocks);
   free(c->boff);
+  free(c->bl.rot);
+  free(c->bl.ts);
+  free(c->bconst);
   free(c);
+}
+
+/* Layer i's block `src` into the blend's block c->acc (sk_anim_sample_layers'
+ * arithmetic in each lane, in its order), over what `bl` lists: the first
+ * layer weighted, each next one's translations and scalings weighted in
+ * and its rotations slerped towards, the acos and sines as arrays. */
+static void blend_step(sk_sample_ctx *c, const samp_blend *bl, size_t i, const double *src) {
+  const samp_lanes *v = c->lanes;
+  const samp_layer *l = &c->layers[i];
+  v->blend_ts(c->acc, src, bl, l->w, i == 0);
+  if (i == 0)
+    return;
+  v->blend_dots(c->acc, src, bl, c->b_num4, c->b_neg);
+  sk_vsin_acos(c->b_num4, c->b_acos, SAMP_BW * bl->nrot);
+  v->blend_args(c->b_num4, c->b_acos, SAMP_BW * bl->nrot, l->amount, c->b_sines);
+  sk_vsin(c->b_sines, c->b_sines, 3 * SAMP_BW * bl->nrot);
+  v->blend_apply(c->acc, src, bl, l->amount, c->b_num4, c->b_neg, c->b_sines);
+}
+
+/* A blend's lists (c->bl) and constant rows (c->bconst). A component is
+ * driven when some layer's clip has a channel on it; the others hold the
+ * rest TRS in every layer's block in every frame, so the blend gives them
+ * one value: computed here by blend_step itself, on blocks holding the rest
+ * TRS everywhere, so each is the value every frame would get. Channels
+ * drive whole translations, rotations or scalings, so the lists do too. */
+static int blend_plan(sk_sample_ctx *c) {
+  const size_t nb = c->bones, nb1 = nb ? nb : 1;
+  const double *rest = c->s->anim->rest;
+  size_t *at_rest = calloc(nb1 * SK_ANIM_TRS, sizeof *at_rest); /* layers leaving the component at rest */
+  size_t *all = malloc(3 * nb1 * sizeof *all);
+  double *src = aligned_alloc(64, SAMP_BLOCK * nb1 * sizeof *src);
+  c->bl.rot = malloc(nb1 * sizeof *c->bl.rot);
+  c->bl.ts = malloc(2 * nb1 * sizeof *c->bl.ts);
+  c->bconst = malloc(SK_ANIM_TRS * nb1 * sizeof *c->bconst);
+  int rc = at_rest && all && src && c->bl.rot && c->bl.ts && c->bconst ? 0 : SK_ENOMEM;
+  for (size_t i = 0; !rc && i < c->count; i++) {
+    const samp_clip *cl = c->layers[i].clip;
+    for (size_t r = 0; r < cl->rest_count; r++)
+      for (int k = 0; k < cl->rest[r].width; k++)
+        at_rest[cl->rest[r].bone * SK_ANIM_TRS + (size_t)(cl->rest[r].comp + k)]++;
+  }
+  if (!rc) {
+    /* every component, on blocks of the rest TRS */
+    samp_blend every = {.rot = all, .nrot = nb, .ts = all + nb, .nts = 2 * nb};
+    for (size_t b = 0; b < nb; b++) {
+      all[b] = b;
+      all[nb + 2 * b] = b * SK_ANIM_TRS;
+      all[nb + 2 * b + 1] = b * SK_ANIM_TRS + 7;
+      for (size_t k = 0; k < SK_ANIM_TRS; k++)
+        for (size_t q = 0; q < SAMP_BW; q++)
+          src[b * SAMP_BLOCK + k * SAMP_BW + q] = rest[b * SK_ANIM_TRS + k];
+    }
+    for (size_t i = 0; i < c->count; i++)
+      blend_step(c, &every, i, src);
+    for (size_t b = 0; b < nb; b++) {
+      for (size_t k = 0; k < SK_ANIM_TRS; k++)
+        if (at_rest[b * SK_ANIM_TRS + k] == c->count)
+          c->bconst[c->nconst++] = (sk_sample_rest){.bone = b, .comp = k, .value = c->acc[b * SAMP_BLOCK + k * SAMP_BW]};
+      if (at_rest[b * SK_ANIM_TRS + 3] < c->count)
+        c->bl.rot[c->bl.nrot++] = b;
+      if (at_rest[b * SK_ANIM_TRS] < c->count)
+        c->bl.ts[c->bl.nts++] = b * SK_ANIM_TRS;
+      if (at_rest[b * SK_ANIM_TRS + 7] < c->count)
+        c->bl.ts[c->bl.nts++] = b * SK_ANIM_TRS + 7;
+    }
+  }
+  free(at_rest);
+  free(all);
+  free(src);
+  return rc;
 }
 
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out) {
@@ -201,10 +277,16 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
       const sk_sample_out lo = {.f64 = c->lblocks + i * SAMP_BLOCK * nb1, .offset = c->boff, .pose_stride = SAMP_BW};
       c->lanes->rest_fill(c->layers[i].clip, s->anim->rest, 0, SAMP_BW, &lo);
     }
+    if (blend_plan(c) != 0) {
+      sk_sample_ctx_destroy(c);
+      return SK_ENOMEM;
+    }
   }
   c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * SAMP_LANES * rot * sizeof *c->sines +
              SAMP_LANES * c->lines * (sizeof *c->bkey + sizeof *c->bgrad) +
-             (c->count > 1 ? trs_bytes + bl_bytes + blk_bytes + nb1 * sizeof *c->boff : 0);
+             (c->count > 1 ? trs_bytes + bl_bytes + blk_bytes + nb1 * sizeof *c->boff +
+                                 3 * nb1 * sizeof(size_t) + SK_ANIM_TRS * nb1 * sizeof *c->bconst
+                           : 0);
   for (size_t i = 0; i < c->count; i++)
     c->bytes += trs_bytes + (c->layers[i].clip->line_count + 1) * (sizeof(size_t) + sizeof(double));
   *out = c;
@@ -216,8 +298,11 @@ const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c) { return c->s->anim; }
 size_t sk_sample_ctx_memory(const sk_sample_ctx *c) { return c != NULL ? c->bytes : 0; }
 
 size_t sk_sample_ctx_rest(const sk_sample_ctx *c, sk_sample_rest *rows, size_t cap) {
-  if (c->count != 1)
-    return SIZE_MAX;
+  if (c->count != 1) {
+    if (cap > 0)
+      memcpy(rows, c->bconst, (c->nconst < cap ? c->nconst : cap) * sizeof *rows);
+    return c->nconst;
+  }
   const samp_clip *cl = c->layers[0].clip;
   const double *rest = c->s->anim->rest;
   size_t n = 0;
@@ -542,34 +627,27 @@ static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_o
  * (never across the kernel's 16-pose blocks): each layer sampled into its
  * block (its rest rows there from creation, up to SAMP_KEEP_LAYERS layers;
  * past that one block for all, rest rows and all), the first weighted into
- * c->acc, each next blended in, all bones and frames of the block at once
- * (the acos and sines as arrays), then the block's frames to the rows.
- * Lanes of a partial block past its frames hold older values: computed,
- * never stored. */
+ * c->acc, each next blended in (blend_step: only what some layer drives),
+ * then the block's frames to the rows, and the constant rows unless the
+ * caller's rows hold them. Lanes of a partial block past its frames hold
+ * older values: computed, never stored. */
 static void run_rows_blend(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out) {
   const size_t n = c->bones, per = SAMP_BLOCK * (n ? n : 1);
-  const samp_lanes *v = c->lanes;
   for (size_t p0 = begin; p0 < end;) {
     size_t p1 = (p0 / SAMP_BW + 1) * SAMP_BW;
     p1 = p1 < end ? p1 : end;
     const size_t q0 = p0 % SAMP_BW, q1 = q0 + (p1 - p0);
     const double *t = times + (p0 - q0); /* lane q is frame p0 - q0 + q */
     for (size_t i = 0; i < c->count; i++) {
-      const samp_layer *l = &c->layers[i];
       const bool own = c->nblk == c->count; /* the layer's own block, its rest rows in place */
       double *src = c->lblocks + (own ? i : 0) * per;
       const sk_sample_out lo = {.f64 = src, .offset = c->boff, .pose_stride = SAMP_BW, .rest_kept = own};
       run_rows_layer(c, &c->layers[i], t, q0, q1, &lo);
-      v->blend_ts(c->acc, src, n, l->w, i == 0);
-      if (i == 0)
-        continue;
-      v->blend_dots(c->acc, src, n, c->b_num4, c->b_neg);
-      sk_vsin_acos(c->b_num4, c->b_acos, SAMP_BW * n);
-      v->blend_args(c->b_num4, c->b_acos, SAMP_BW * n, l->amount, c->b_sines);
-      sk_vsin(c->b_sines, c->b_sines, 3 * SAMP_BW * n);
-      v->blend_apply(c->acc, src, n, l->amount, c->b_num4, c->b_neg, c->b_sines);
+      blend_step(c, &c->bl, i, src);
     }
-    v->block_flush(c->acc, n, p0, q0, q1, out);
+    c->lanes->block_flush(c->acc, &c->bl, p0, q0, q1, out);
+    if (!out->rest_kept)
+      c->lanes->const_fill(c->bconst, c->nconst, p0, p1 - p0, out);
     p0 = p1;
   }
 }

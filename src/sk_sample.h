@@ -86,21 +86,20 @@ const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c);
 /* Bytes the context holds (for budgets); 0 for NULL. */
 size_t sk_sample_ctx_memory(const sk_sample_ctx *c);
 
-/* A component (0..9, as in sk_sample_out) of a bone that no channel of a
- * one-layer context's clip drives: every frame gets `value`, the rest TRS.
- * No padding, so arrays of them compare with memcmp. */
+/* A component (0..9, as in sk_sample_out) of a bone that no channel of
+ * the context's clips drives: every frame gets `value` (one layer: the
+ * rest TRS; a blend: the blend of every layer's rest value). No padding, so
+ * arrays of them compare with memcmp. */
 typedef struct sk_sample_rest {
   size_t bone;
   size_t comp;
   double value;
 } sk_sample_rest;
 
-/* The rest rows of `c` into rows[0..cap) (the first `cap` when there are
- * more); returns how many there are, at most B * 10, or SIZE_MAX when the
- * context has none it writes unchanged (more than one layer: a blend
- * writes every component, and a weighted sum of equal rest values need
- * not give the rest value's bits). A caller that keeps its rows between
- * runs compares these with what it saw last (sk_sample_rest_memo). */
+/* The rest rows of `c` (its constant rows) into rows[0..cap) (the first
+ * `cap` when there are more); returns how many there are, at most B * 10.
+ * A caller that keeps its rows between runs compares these with what it
+ * saw last (sk_sample_rest_memo). */
 size_t sk_sample_ctx_rest(const sk_sample_ctx *c, sk_sample_rest *rows, size_t cap);
 
 /* The rest rows a caller's kernel rows hold (for sk_sample_out.rest_kept):

@@ -62,6 +62,15 @@ typedef struct samp_group {
 
 typedef struct samp_clip samp_clip;
 
+/* What a blend computes per block: the rotations (rot[0..nrot): bones) and
+ * the translations and scalings (ts[0..nts): bone * SK_ANIM_TRS + 0 or 7)
+ * that some layer drives. The components no layer drives hold the same
+ * blended value in every frame: the context's constant rows. */
+typedef struct samp_blend {
+  size_t *rot, nrot;
+  size_t *ts, nts;
+} samp_blend;
+
 /* One ISA's group functions (sk_sample_lanes.h). */
 typedef struct samp_lanes {
   void (*vec3)(const samp_group *g, size_t key, double grad, double *trs);
@@ -72,12 +81,14 @@ typedef struct samp_lanes {
   void (*rot_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines, const double *sines,
                    size_t sines_stride, size_t p0, size_t m, const sk_sample_out *o);
   void (*rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m, const sk_sample_out *o);
-  void (*blend_ts)(double *acc, const double *src, size_t bones, double w, bool first);
-  void (*blend_dots)(const double *acc, const double *src, size_t bones, double *num4, int64_t *neg);
+  void (*blend_ts)(double *acc, const double *src, const samp_blend *bl, double w, bool first);
+  void (*blend_dots)(const double *acc, const double *src, const samp_blend *bl, double *num4, int64_t *neg);
   void (*blend_args)(const double *num4, const double *acos, size_t n, double amount, double *s);
-  void (*blend_apply)(double *acc, const double *src, size_t bones, double amount, const double *num4,
+  void (*blend_apply)(double *acc, const double *src, const samp_blend *bl, double amount, const double *num4,
                       const int64_t *neg, const double *s);
-  void (*block_flush)(const double *acc, size_t bones, size_t p0, size_t q0, size_t q1, const sk_sample_out *o);
+  void (*block_flush)(const double *acc, const samp_blend *bl, size_t p0, size_t q0, size_t q1,
+                      const sk_sample_out *o);
+  void (*const_fill)(const sk_sample_rest *rows, size_t n, size_t p0, size_t m, const sk_sample_out *o);
 } samp_lanes;
 
 /* A block of rows for blends: SAMP_BW frames of a bone's ten TRS

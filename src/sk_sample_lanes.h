@@ -268,45 +268,43 @@ SKL_ATTR static void SKL(rest_fill)(const samp_clip *c, const double *rest, size
  * at b * SAMP_BLOCK + k * SAMP_BW + q), sk_anim_sample_layers' arithmetic in
  * each lane, in its order ------------------------------------------------ */
 
-/* The translations and scalings of every bone and lane: acc = src * w
- * (the first layer, its rotations copied) when `first`, else acc = acc +
- * src * w. */
-SKL_ATTR static void SKL(blend_ts)(double *acc, const double *src, size_t bones, double w, bool first) {
-  for (size_t b = 0; b < bones; b++)
-    for (int k = 0; k < SK_ANIM_TRS; k++)
-      for (int h = 0; h < SAMP_BW; h += SAMP_LANES) {
-        const size_t at = b * SAMP_BLOCK + (size_t)k * SAMP_BW + (size_t)h;
-        const SKL(vd) x = SKL(load)(src + at);
-        SKL(vd) a;
-        if (k >= 3 && k < 7) { /* a rotation: blended by blend_apply */
-          if (!first)
-            continue;
-          a = x;
-        } else {
-          a = first ? x * w : SKL(load)(acc + at) + x * w;
-        }
-        memcpy(acc + at, &a, sizeof a);
-      }
+/* The translations and scalings some layer drives, every lane: acc = src
+ * * w (the first layer, the rotations some layer drives copied) when
+ * `first`, else acc = acc + src * w. ts[t] is bone * SK_ANIM_TRS + 0 or 7
+ * (a translation or a scaling), rot[r] a bone. */
+SKL_ATTR static void SKL(blend_ts)(double *acc, const double *src, const samp_blend *bl, double w, bool first) {
+  for (size_t t = 0; t < bl->nts; t++) {
+    const size_t at0 = (bl->ts[t] / SK_ANIM_TRS) * SAMP_BLOCK + (bl->ts[t] % SK_ANIM_TRS) * SAMP_BW;
+    for (int k = 0; k < 3; k++) {
+      const size_t at = at0 + (size_t)k * SAMP_BW;
+      const SKL(vd) x = SKL(load)(src + at);
+      const SKL(vd) a = first ? x * w : SKL(load)(acc + at) + x * w;
+      memcpy(acc + at, &a, sizeof a);
+    }
+  }
+  for (size_t r = 0; first && r < bl->nrot; r++)
+    memcpy(acc + bl->rot[r] * SAMP_BLOCK + 3 * SAMP_BW, src + bl->rot[r] * SAMP_BLOCK + 3 * SAMP_BW,
+           4 * SAMP_BW * sizeof *acc);
 }
 
-/* Quaternion.SlerpToRef's dot of every bone and lane (acc's rotation
- * towards src's): its magnitude into num4[b * SAMP_BW + q], all ones in
- * neg[b * SAMP_BW + q] where it was negative. */
-SKL_ATTR static void SKL(blend_dots)(const double *acc, const double *src, size_t bones, double *num4, int64_t *neg) {
-  for (size_t b = 0; b < bones; b++)
-    for (int h = 0; h < SAMP_BW; h += SAMP_LANES) {
-      const double *t = acc + b * SAMP_BLOCK + 3 * SAMP_BW + h, *q = src + b * SAMP_BLOCK + 3 * SAMP_BW + h;
-      SKL(vd) d = SKL(load)(t) * SKL(load)(q) + SKL(load)(t + SAMP_BW) * SKL(load)(q + SAMP_BW) +
-                  SKL(load)(t + 2 * SAMP_BW) * SKL(load)(q + 2 * SAMP_BW) + SKL(load)(t + 3 * SAMP_BW) * SKL(load)(q + 3 * SAMP_BW);
-      const SKL(vi) m = d < 0;
-      d = SKL(pick)(m, -d, d);
-      memcpy(num4 + b * SAMP_BW + h, &d, sizeof d);
-      memcpy(neg + b * SAMP_BW + h, &m, sizeof m);
-    }
+/* Quaternion.SlerpToRef's dot of every driven rotation and lane (acc's
+ * rotation towards src's): its magnitude into num4[r * SAMP_BW + q], all
+ * ones in neg[r * SAMP_BW + q] where it was negative. */
+SKL_ATTR static void SKL(blend_dots)(const double *acc, const double *src, const samp_blend *bl, double *num4,
+                                     int64_t *neg) {
+  for (size_t r = 0; r < bl->nrot; r++) {
+    const double *t = acc + bl->rot[r] * SAMP_BLOCK + 3 * SAMP_BW, *q = src + bl->rot[r] * SAMP_BLOCK + 3 * SAMP_BW;
+    SKL(vd) d = SKL(load)(t) * SKL(load)(q) + SKL(load)(t + SAMP_BW) * SKL(load)(q + SAMP_BW) +
+                SKL(load)(t + 2 * SAMP_BW) * SKL(load)(q + 2 * SAMP_BW) + SKL(load)(t + 3 * SAMP_BW) * SKL(load)(q + 3 * SAMP_BW);
+    const SKL(vi) m = d < 0;
+    d = SKL(pick)(m, -d, d);
+    memcpy(num4 + r * SAMP_BW, &d, sizeof d);
+    memcpy(neg + r * SAMP_BW, &m, sizeof m);
+  }
 }
 
 /* The sines' arguments of sk_anim__slerp_prep/_args from the acos of each
- * dot (in `acos`, n = bones * SAMP_BW): s[i] = num5, s[n + i] = (1 - amount) *
+ * dot (in `acos`, n = nrot * SAMP_BW): s[i] = num5, s[n + i] = (1 - amount) *
  * num5, s[2n + i] = amount * num5, num5 0 where the blend is linear. */
 SKL_ATTR static void SKL(blend_args)(const double *num4, const double *acos, size_t n, double amount, double *s) {
   for (size_t i = 0; i < n; i += SAMP_LANES) {
@@ -319,54 +317,70 @@ SKL_ATTR static void SKL(blend_args)(const double *num4, const double *acos, siz
   }
 }
 
-/* sk_anim__slerp_apply on every bone and lane, into acc's rotations. */
-SKL_ATTR static void SKL(blend_apply)(double *acc, const double *src, size_t bones, double amount, const double *num4,
-                                      const int64_t *neg, const double *s) {
-  const size_t n = bones * SAMP_BW;
-  for (size_t b = 0; b < bones; b++)
-    for (int h = 0; h < SAMP_BW; h += SAMP_LANES) {
-      const size_t i = b * SAMP_BW + (size_t)h;
-      double *t = acc + b * SAMP_BLOCK + 3 * SAMP_BW + h;
-      const double *q = src + b * SAMP_BLOCK + 3 * SAMP_BW + h;
-      SKL(vi) m;
-      memcpy(&m, neg + i, sizeof m);
-      const SKL(vi) lin = SKL(load)(num4 + i) > 0.999999;
-      const SKL(vd) num6 = 1.0 / SKL(load)(s + i), s1 = SKL(load)(s + n + i), s2 = SKL(load)(s + 2 * n + i);
-      const SKL(vd) num3 = SKL(pick)(lin, SKL(splat)(1 - amount), s1 * num6);
-      const SKL(vd) num2 = SKL(pick)(lin, SKL(pick)(m, SKL(splat)(-amount), SKL(splat)(amount)),
-                                     SKL(pick)(m, -s2 * num6, s2 * num6));
-      for (int k = 0; k < 4; k++) {
-        const SKL(vd) r = num3 * SKL(load)(t + SAMP_BW * k) + num2 * SKL(load)(q + SAMP_BW * k);
-        memcpy(t + SAMP_BW * k, &r, sizeof r);
-      }
+/* sk_anim__slerp_apply on every driven rotation and lane, into acc's. */
+SKL_ATTR static void SKL(blend_apply)(double *acc, const double *src, const samp_blend *bl, double amount,
+                                      const double *num4, const int64_t *neg, const double *s) {
+  const size_t n = bl->nrot * SAMP_BW;
+  for (size_t r = 0; r < bl->nrot; r++) {
+    const size_t i = r * SAMP_BW;
+    double *t = acc + bl->rot[r] * SAMP_BLOCK + 3 * SAMP_BW;
+    const double *q = src + bl->rot[r] * SAMP_BLOCK + 3 * SAMP_BW;
+    SKL(vi) m;
+    memcpy(&m, neg + i, sizeof m);
+    const SKL(vi) lin = SKL(load)(num4 + i) > 0.999999;
+    const SKL(vd) num6 = 1.0 / SKL(load)(s + i), s1 = SKL(load)(s + n + i), s2 = SKL(load)(s + 2 * n + i);
+    const SKL(vd) num3 = SKL(pick)(lin, SKL(splat)(1 - amount), s1 * num6);
+    const SKL(vd) num2 = SKL(pick)(lin, SKL(pick)(m, SKL(splat)(-amount), SKL(splat)(amount)),
+                                   SKL(pick)(m, -s2 * num6, s2 * num6));
+    for (int k = 0; k < 4; k++) {
+      const SKL(vd) x = num3 * SKL(load)(t + SAMP_BW * k) + num2 * SKL(load)(q + SAMP_BW * k);
+      memcpy(t + SAMP_BW * k, &x, sizeof x);
     }
+  }
 }
 
-/* Lanes [q0, q1) of a block to the kernel's rows, frames p0 - q0 + q. */
-SKL_ATTR static void SKL(block_flush)(const double *acc, size_t bones, size_t p0, size_t q0, size_t q1,
-                                      const sk_sample_out *o) {
-  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
-  for (size_t b = 0; b < bones; b++)
-    for (size_t k = 0; k < SK_ANIM_TRS; k++) {
-      const double *src = acc + b * SAMP_BLOCK + k * SAMP_BW;
-      const size_t at = o->offset[b] + base + k * o->pose_stride;
-      if (o->f64 != NULL && q1 - q0 == SAMP_BW) { /* the usual case: one vector */
-        memcpy(o->f64 + at, src, SAMP_BW * sizeof *src);
-        continue;
-      }
-      if (o->f64 != NULL) {
-        memcpy(o->f64 + at, src + q0, (q1 - q0) * sizeof *src);
-        continue;
-      }
+/* Lanes [q0, q1) of `width` rows of a block from `src` to the kernel's rows
+ * from element `at`, frames p0 - q0 + q. */
+SKL_ATTR static inline void SKL(block_rows)(const double *src, size_t at, int width, size_t q0, size_t q1,
+                                           const sk_sample_out *o) {
+  for (int k = 0; k < width; k++, src += SAMP_BW, at += o->pose_stride) {
+    if (o->f64 != NULL && q1 - q0 == SAMP_BW) /* the usual case: one vector */
+      memcpy(o->f64 + at, src, SAMP_BW * sizeof *src);
+    else if (o->f64 != NULL)
+      memcpy(o->f64 + at, src + q0, (q1 - q0) * sizeof *src);
+    else
       for (size_t q = q0; q < q1; q++)
         o->f32[at + q - q0] = (float)src[q];
-    }
+  }
+}
+
+/* The driven components of a block, lanes [q0, q1), to the kernel's rows
+ * (the others are the context's constant rows, const_fill). */
+SKL_ATTR static void SKL(block_flush)(const double *acc, const samp_blend *bl, size_t p0, size_t q0, size_t q1,
+                                      const sk_sample_out *o) {
+  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  for (size_t t = 0; t < bl->nts; t++) {
+    const size_t b = bl->ts[t] / SK_ANIM_TRS, k = bl->ts[t] % SK_ANIM_TRS;
+    SKL(block_rows)(acc + b * SAMP_BLOCK + k * SAMP_BW, o->offset[b] + base + k * o->pose_stride, 3, q0, q1, o);
+  }
+  for (size_t r = 0; r < bl->nrot; r++) {
+    const size_t b = bl->rot[r];
+    SKL(block_rows)(acc + b * SAMP_BLOCK + 3 * SAMP_BW, o->offset[b] + base + 3 * o->pose_stride, 4, q0, q1, o);
+  }
+}
+
+/* Frames p0 .. p0 + m - 1 (in one 16-pose block) of rows[0..n): each its
+ * one value in every frame. */
+SKL_ATTR static void SKL(const_fill)(const sk_sample_rest *rows, size_t n, size_t p0, size_t m, const sk_sample_out *o) {
+  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
+  for (size_t r = 0; r < n; r++)
+    SKL(put_row)(o, o->offset[rows[r].bone] + base + rows[r].comp * o->pose_stride, m, SKL(splat)(rows[r].value));
 }
 
 static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_finish),
                                       SKL(vec3_rows), SKL(rot_rows),   SKL(rest_fill),
                                       SKL(blend_ts),  SKL(blend_dots), SKL(blend_args), SKL(blend_apply),
-                                      SKL(block_flush)};
+                                      SKL(block_flush), SKL(const_fill)};
 
 #undef SKL
 #undef SKL_ATTR

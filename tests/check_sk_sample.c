@@ -334,8 +334,8 @@ static bool layouts_on_path(const char *path) {
 }
 
 /* sk_sample_rest_memo: equal rest rows are "the same" from the second
- * check on; another clip's, a blend (no fixed rest rows) and a changed
- * rest value are not. */
+ * check on; another clip's, a blend's constant rows (the components no
+ * layer drives, their blended value) and a changed rest value are not. */
 START_TEST(test_rest_memo) {
   sk_skeleton *s;
   sk_anim *an;
@@ -357,9 +357,26 @@ START_TEST(test_rest_memo) {
   ck_assert(!sk_sample_rest_memo_same(&m, cb, an->bone_count));
   ck_assert(sk_sample_rest_memo_same(&m, cb, an->bone_count));
   ck_assert(!sk_sample_rest_memo_same(&m, c2, an->bone_count));
-  ck_assert(!sk_sample_rest_memo_holds(&m));
-  ck_assert(!sk_sample_rest_memo_same(&m, c2, an->bone_count));
+  ck_assert(sk_sample_rest_memo_holds(&m));
+  ck_assert(sk_sample_rest_memo_same(&m, c2, an->bone_count));
   ck_assert(!sk_sample_rest_memo_same(&m, ca, an->bone_count));
+  /* the blend's constant rows are what it writes in every frame */
+  const size_t nb = an->bone_count, nrow = nb * SK_ANIM_TRS;
+  sk_sample_rest *rows = malloc(nrow * sizeof *rows);
+  const size_t nk = sk_sample_ctx_rest(c2, rows, nrow);
+  ck_assert_uint_gt(nk, 0);
+  ck_assert_uint_le(nk, nrow);
+  double *aos = malloc(24 * nrow * sizeof *aos), t[24];
+  for (int i = 0; i < 24; i++)
+    t[i] = 0.1 + i * 0.07;
+  sk_sample_out o = {.f64 = aos};
+  sk_sample_run(c2, t, 0, 24, &o);
+  for (size_t k = 0; k < nk; k++)
+    for (int i = 0; i < 24; i++)
+      ck_assert_msg(memcmp(&aos[(size_t)i * nrow + rows[k].bone * SK_ANIM_TRS + rows[k].comp], &rows[k].value,
+                           sizeof(double)) == 0, "constant row %zu, frame %d", k, i);
+  free(aos);
+  free(rows);
   sk_sample_rest r;
   ck_assert_uint_ge(sk_sample_ctx_rest(ca, &r, 1), 1);
   an->rest[r.bone * SK_ANIM_TRS + r.comp] += 1;
