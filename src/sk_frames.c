@@ -326,6 +326,7 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
   const sk_sample_out o = {.f64 = rows64 + a / 16 * block, .offset = sc->offset, .pose_stride = stride,
                            .block_stride = block, .rest_kept = rest_kept && a == 0};
   sk_sample_run(r->ctx, r->times + f0 + (a - p), 0, q - a, &o);
+  sk_pose_range_top_rows(r, rows64, sc->offset, stride, block, a, q);
   /* MATRIX bones (a local that must be decomposed, or a matrix another
    * pose of the batch sets): each lane gets the core's local of the TRS
    * just sampled into its rows, which the kernel does not read for them. */
@@ -352,7 +353,7 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
  * sk_sample_run and nothing else writes there. */
 static bool one_range_run(const sk_frames_scratch *sc, const sk_pose *poses, size_t n, size_t nb, bool fast) {
   const sk_pose_range *r = poses[0].range;
-  if (fast || r == NULL)
+  if (fast || r == NULL || r->ntop > 0) /* "bones" on top write there too */
     return false;
   for (size_t q = 1; q < n; q++)
     if (poses[q].range != r || poses[q].frame != poses[0].frame + q)

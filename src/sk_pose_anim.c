@@ -509,8 +509,11 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
  * caller samples the frames into overrides), else 0 or SK_ENOMEM. */
 static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count,
                         sk_error *err) {
-  if (sp->base.count != 0 || sp->times == NULL)
-    return 1; /* "bones" on top: merged into each frame's overrides */
+  if (sp->times == NULL)
+    return 1;
+  for (size_t k = 0; k < sp->base.count; k++)
+    if (sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX)
+      return 1; /* a matrix on top: merged into each frame's overrides */
   range_sampler rs;
   range_sampler_open(&rs, anim, sp, false);
   if (rs.ctx == NULL)
@@ -530,6 +533,14 @@ static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, 
   if (rc) {
     free(out);
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  /* "bones" on top (fields only): the range's, merged into every frame */
+  r->top = sp->base.count ? sp->base.overrides : NULL;
+  r->ntop = sp->base.count;
+  r->bytes += r->ntop * sizeof *r->top;
+  if (r->top != NULL) {
+    sp->base.overrides = NULL;
+    sp->base.count = 0;
   }
   for (size_t k = 0; k < nf; k++) {
     out[k] = sp->base;

@@ -40,14 +40,15 @@ void sk_pose_range_unref(sk_pose_range *r) {
   sk_sampler_destroy(r->sampler);
   free(r->times);
   free(r->trs);
+  free(r->top);
   free(r);
 }
 
 size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst) {
-  static const sk_pose none; /* the range form has no "bones" on top */
+  const sk_pose top = {.overrides = r->top, .count = r->ntop};
   const sk_sample_out o = {.f64 = r->trs};
   sk_sample_run(r->ctx, r->times + frame, 0, 1, &o);
-  sk_pose__merge_overrides(sk_sampler_anim(r->sampler), r->trs, &none, dst);
+  sk_pose__merge_overrides(sk_sampler_anim(r->sampler), r->trs, &top, dst);
   return r->bones;
 }
 
@@ -59,6 +60,26 @@ void sk_pose_materialize(const sk_pose *pose, sk_override *scratch, sk_pose *vie
   view->overrides = scratch;
   view->overrides_shared = true;
   view->range = NULL;
+}
+
+/* Each field's doubles where the frame's sampled ones were, as
+ * sk_pose__merge_overrides puts them in the frame's override. */
+void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t *offset, size_t stride, size_t block,
+                           size_t a, size_t q) {
+  for (size_t t = 0; t < r->ntop; t++) {
+    const sk_override *o = &r->top[t];
+    const struct {
+      unsigned mask;
+      size_t comp, width;
+      const double *v;
+    } f[3] = {{SK_OVERRIDE_POSITION, 0, 3, o->position},
+              {SK_OVERRIDE_ROTATION, 3, 4, o->rotation},
+              {SK_OVERRIDE_SCALING, 7, 3, o->scaling}};
+    for (int k = 0; k < 3; k++)
+      for (size_t c = 0; (o->mask & f[k].mask) && c < f[k].width; c++)
+        for (size_t i = a; i < q; i++)
+          rows64[offset[o->bone] + i / 16 * block + i % 16 + (f[k].comp + c) * stride] = f[k].v[c];
+  }
 }
 
 size_t sk_pose_held_bytes(const sk_pose *pose) {

@@ -2,8 +2,8 @@
  * override per bone and frame.
  *
  * sk_pose_parse_range (sk_pose.h) gives the frames of a plain glTF range
- * with no "bones" on top as poses that point at one shared range (their
- * `range` and `frame`; no overrides). sk_frames samples runs of such lanes
+ * (with "bones" on top that set no matrix) as poses that point at one
+ * shared range (their `range` and `frame`; no overrides of their own). sk_frames samples runs of such lanes
  * straight into the batch kernel's TRS64 rows (sk_sample_run), and builds
  * a pose's overrides on demand (sk_pose_materialize) wherever it needs
  * them: the scalar core, Bone-API ops, the fast precision. Both give the
@@ -31,6 +31,11 @@ typedef struct sk_pose_range {
   size_t bones;        /* B: TRS of bones[0..B) per frame */
   double *trs;         /* owned; B * SK_ANIM_TRS: one frame, for sk_pose_materialize */
   size_t bytes;        /* what the range holds, sampler and context included (an upper bound) */
+  /* owned, or NULL: the request's "bones" on top of every frame (position,
+   * rotation and scaling fields only: a matrix keeps the override form),
+   * merged as sk_pose_parse_anim merges them (set by sk_pose_parse_range) */
+  sk_override *top;
+  size_t ntop;
 } sk_pose_range;
 
 /* A range of `nf` frames at `times` sampled by `ctx` of `sampler`. It
@@ -45,5 +50,13 @@ void sk_pose_range_unref(sk_pose_range *r);
  * rotation and scaling, the bytes sk_pose_parse_anim gives that frame.
  * Returns B. */
 size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst);
+
+/* The range's "bones" on top over TRS64 rows in the kernel's blocked
+ * layout (sk_kernel.h: bone b's component k of lane i at offset[b] +
+ * i / 16 * block + i % 16 + k * stride), lanes [a, q), after sk_sample_run
+ * sampled them there: the rows then hold what each frame's materialised
+ * overrides hold. */
+void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t *offset, size_t stride, size_t block,
+                            size_t a, size_t q);
 
 #endif

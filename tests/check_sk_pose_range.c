@@ -176,20 +176,33 @@ END_TEST
 
 /* "bones" on top of the clip keep the override form (merged per frame),
  * exact as before; ranges the sampler does not take too. */
-START_TEST(user_overrides_on_a_range_stay_overrides_and_exact) {
-  static const char *const bodies[] = {
-      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Spine01_02\": "
-      "{\"rotation\": [0.1, 0.2, 0.3]}, \"b_Head_05\": {\"scaling\": [1, 2, 1]}}}",
-      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Neck_04\": {\"matrix\": "
-      "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}}}",
-      "{\"animation\": \"Walk\", \"times\": [0.1, 0.2]}", /* under 4 frames: sampled frame by frame */
-      "{\"animation\": \"Walk\", \"time\": 0.3}",
+/* "bones" on top of a range: fields (position, rotation, scaling, a
+ * rotation given as Euler angles, a bone the clip drives and one it does
+ * not) keep the range form, written over the sampled rows; a matrix keeps
+ * the override form; both give the override form's bytes. */
+START_TEST(user_overrides_on_a_range_give_the_override_forms_bytes) {
+  static const struct {
+    const char *body;
+    bool range;
+  } cases[] = {
+      {"{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Spine01_02\": "
+       "{\"rotation\": [0.1, 0.2, 0.3]}, \"b_Head_05\": {\"scaling\": [1, 2, 1]}}}",
+       true},
+      {"{\"animation\": \"Walk\", \"from\": 0.1, \"to\": 1.3, \"fps\": 47, \"loop\": true, \"bones\": "
+       "{\"b_Root_00\": {\"position\": [1.5, -2, 0.25], \"rotationQuaternion\": [0, 0.6, 0, 0.8], \"scaling\": "
+       "[1, 1, 3]}, \"b_Tail01_012\": {\"position\": [0, 3, 0]}}}",
+       true},
+      {"{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Neck_04\": {\"matrix\": "
+       "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}}}",
+       false},
+      {"{\"animation\": \"Walk\", \"times\": [0.1, 0.2]}", false}, /* under 4 frames: sampled frame by frame */
+      {"{\"animation\": \"Walk\", \"time\": 0.3}", false},
   };
-  const size_t ks[] = {1, 5, 100};
+  const size_t ks[] = {1, 5, 16, 100};
   fixture f;
   sk_test_entry_open(&f, "Fox.glb");
-  for (size_t c = 0; c < sizeof bodies / sizeof bodies[0]; c++)
-    compare_body(&f, bodies[c], false, ks, sizeof ks / sizeof ks[0]);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    compare_body(&f, cases[c].body, cases[c].range, ks, sizeof ks / sizeof ks[0]);
   sk_test_entry_close(&f);
 }
 END_TEST
@@ -276,8 +289,16 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
       {0, 0, "{\"layers\": [{\"animation\": \"Walk\", \"weight\": 0.3}, {\"animation\": \"Run\", \"weight\": "
              "0.7, \"loop\": true}], \"from\": 0, \"to\": 4, \"fps\": 30}"},
       {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}"},
-      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true, \"bones\": "
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4.25, \"fps\": 60, \"loop\": true}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4.25, \"fps\": 60, \"loop\": true, \"bones\": "
              "{\"b_Neck_04\": {\"scaling\": [2, 2, 2]}}}"},
+      /* the same clip without "bones", in slices no longer than the last
+       * one before (256 frames: two whole slices): the rest rows the
+       * scaling covered must be written again */
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4.25, \"fps\": 60, \"loop\": true}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4.25, \"fps\": 60, \"loop\": true, \"bones\": "
+             "{\"b_Spine01_02\": {\"rotation\": [0.3, 0, 0]}, \"b_Neck_04\": {\"position\": [0, 9, 0]}}}"},
+      {0, 0, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4.25, \"fps\": 60, \"loop\": true}"},
       {0, 1, "{\"animation\": \"Walk\", \"from\": 0, \"to\": 5, \"fps\": 60, \"loop\": true}"},
       {0, 0, "{\"animation\": \"Walk\", \"from\": 0.5, \"to\": 4, \"fps\": 60, \"loop\": true}"},
       {1, 0, "{\"animation\": \"Wave\", \"from\": 0, \"to\": 3, \"fps\": 64}"},
@@ -444,7 +465,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 120);
   tcase_add_test(t, a_range_answers_the_same_bytes_in_range_form_and_as_overrides);
   tcase_add_test(t, outputs_and_ops_that_need_overrides_get_the_same_bytes);
-  tcase_add_test(t, user_overrides_on_a_range_stay_overrides_and_exact);
+  tcase_add_test(t, user_overrides_on_a_range_give_the_override_forms_bytes);
   tcase_add_test(t, mixed_batches_give_the_override_forms_bytes);
   suite_add_tcase(s, t);
   TCase *l = tcase_create("lifecycle");
