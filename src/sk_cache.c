@@ -328,7 +328,7 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
   }
   /* Frame ranges hold the anim's sampler of every clip instead of building
    * one per request. Optional: without memory for it, they build their own. */
-  sk_sampler_share(anim);
+  sk_sampler_share(anim, SK_SAMPLER_SHARE_MAX);
   sk_sampler *shared = sk_sampler_hold_shared(anim);
   const size_t shared_bytes = sk_sampler_memory(shared);
   sk_sampler_destroy(shared);
@@ -483,6 +483,8 @@ int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
     return SK_ENOTFOUND;
   int rc = decode_record(data, len, out);
   free(data);
+  if (rc == 0) /* here, where the record is decoded (the routes' pool), not where it is adopted */
+    sk_sampler_share(out->anim, SK_SAMPLER_SHARE_MAX);
   return rc;
 }
 

@@ -16,6 +16,7 @@
 #include "sk_ops.h"
 #include "sk_problem.h"
 #include "sk_routes_int.h"
+#include "sk_sample.h"
 
 /* ---- the id of a POST: the content's hash (public for tests) -------------------------- */
 
@@ -133,6 +134,8 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
   }
   if (!rc)
     rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
+  if (!rc) /* here, on the pool: the cache would build it on the loop */
+    sk_sampler_share(uj->anim, SK_SAMPLER_SHARE_MAX);
   if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
     sk_error_set(&uj->err, rc, "", "out of memory");
   sk_gltf_destroy(g);

@@ -44,9 +44,15 @@ void sk_sampler_destroy(sk_sampler *s);
 /* Builds the sampler of every clip of `a` and keeps it with `a` (freed
  * with its last reference), unless one is there or `a` holds
  * Babylon-format clips (sk_sample does not take them). Any thread: the
- * first to publish wins. 0, or SK_ENOMEM (then `a` has none; ranges build
- * their own). */
-int sk_sampler_share(sk_anim *a);
+ * first to publish wins. A sampler holding more than `max_bytes` (the
+ * daemon gives SK_SAMPLER_SHARE_MAX) is not kept (SK_ETOOBIG): its clips
+ * are large, and a range's own sampler of only the clips it names costs
+ * little beside its frames. 0,
+ * SK_ETOOBIG or SK_ENOMEM (then `a` has none; ranges build their own).
+ * Its time grows with the clips' keys: callers that must not stall (the
+ * daemon's loop) call it where they parse the clips. */
+#define SK_SAMPLER_SHARE_MAX (8u << 20)
+int sk_sampler_share(sk_anim *a, size_t max_bytes);
 /* The sampler sk_sampler_share keeps with `a`, held: a reference to `a`
  * is taken, and sk_sampler_destroy drops it. NULL when `a` has none. The
  * sampler is read-only, so any number of threads may hold it at once. */

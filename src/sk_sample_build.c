@@ -264,13 +264,17 @@ int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_
 
 static void shared_free(void *p) { sampler_free(p); }
 
-int sk_sampler_share(sk_anim *a) {
+int sk_sampler_share(sk_anim *a, size_t max_bytes) {
   if (a == NULL || a->babylon || __atomic_load_n(&a->derived, __ATOMIC_ACQUIRE) != NULL)
     return 0;
   sk_sampler *s;
   int rc = sampler_build(a, NULL, 0, true, &s);
   if (rc)
     return rc;
+  if (sk_sampler_memory(s) > max_bytes) {
+    sampler_free(s);
+    return SK_ETOOBIG;
+  }
   /* derived_free is only ever this function; it is read after the last
    * reference goes (sk_anim_destroy's acq_rel), or with the sampler. */
   __atomic_store_n(&a->derived_free, shared_free, __ATOMIC_RELAXED);

@@ -707,7 +707,7 @@ END_TEST
  * see any leak); a hold keeps the anim after its last other reference and
  * samples sk_anim's bits; Babylon-format clips get none. */
 static void *share_and_hold(void *arg) {
-  if (sk_sampler_share(arg) != 0)
+  if (sk_sampler_share(arg, SK_SAMPLER_SHARE_MAX) != 0)
     return NULL;
   return sk_sampler_hold_shared(arg);
 }
@@ -716,6 +716,9 @@ START_TEST(test_shared_sampler) {
   sk_skeleton *s;
   sk_anim *an;
   load("Fox.glb", &s, &an);
+  ck_assert_ptr_null(sk_sampler_hold_shared(an));
+  /* over the cap: not kept */
+  ck_assert_int_eq(sk_sampler_share(an, 1000), SK_ETOOBIG);
   ck_assert_ptr_null(sk_sampler_hold_shared(an));
   pthread_t th[4];
   void *held[4];
@@ -730,7 +733,7 @@ START_TEST(test_shared_sampler) {
   sk_sampler *sp = held[0];
   ck_assert(sk_sampler_is_shared(sp));
   ck_assert_ptr_eq(sk_sampler_anim(sp), an);
-  ck_assert_int_eq(sk_sampler_share(an), 0); /* already there: kept */
+  ck_assert_int_eq(sk_sampler_share(an, 1000), 0); /* already there: kept */
   sk_sampler *again = sk_sampler_hold_shared(an);
   ck_assert_ptr_eq(again, sp);
   sk_sampler_destroy(again);
@@ -747,7 +750,7 @@ START_TEST(test_shared_sampler) {
   sk_skeleton_destroy(s);
   sk_anim *b;
   ck_assert_int_eq(sk_anim_create_babylon_empty(3, &b), 0);
-  ck_assert_int_eq(sk_sampler_share(b), 0);
+  ck_assert_int_eq(sk_sampler_share(b, SK_SAMPLER_SHARE_MAX), 0);
   ck_assert_ptr_null(sk_sampler_hold_shared(b));
   sk_anim_destroy(b);
   ck_assert(!sk_sampler_is_shared(NULL));
