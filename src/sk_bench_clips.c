@@ -230,6 +230,7 @@ static double time_route(const bc_asset *a, int reps, double budget) {
   bool replaced;
   if (import_file(a->path, &s, &an, NULL) != 0)
     return 0;
+  sk_sampler_share(an, SK_SAMPLER_SHARE_MAX); /* as an upload's pool job builds it */
   if (sk_cache_create(0, &cache) != 0 || sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
     sk_cache_destroy(cache);
     return 0;

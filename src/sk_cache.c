@@ -204,6 +204,10 @@ void sk_cache_destroy(sk_cache *c) {
 
 static int reload(sk_cache *c, const char *id, sk_cache_entry **out);
 
+/* Clips up to this size get their shared sampler built at put (about a
+ * millisecond of work at most); larger ones where they are parsed. */
+#define SK_CACHE_SHARE_INLINE (256u << 10)
+
 sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
   sk_cache_entry *e = *find_slot(c, id);
   if (e == NULL || e->tombstone)
@@ -327,8 +331,12 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     sk_f32_text_build(&e->base_final_text, e->base_final, 16 * (skel->count + 1), 16);
   }
   /* Frame ranges hold the anim's sampler of every clip instead of building
-   * one per request. Optional: without memory for it, they build their own. */
-  sk_sampler_share(anim, SK_SAMPLER_SHARE_MAX);
+   * one per request. Optional: without it, they build their own. Built here
+   * only for small clips (a small upload, parsed on the loop anyway); large
+   * ones got theirs where they were parsed, on the pool, or none (over the
+   * cap: building it again here would stall the loop for nothing). */
+  if (anim != NULL && sk_anim_memory(anim) <= SK_CACHE_SHARE_INLINE)
+    sk_sampler_share(anim, SK_SAMPLER_SHARE_MAX);
   sk_sampler *shared = sk_sampler_hold_shared(anim);
   const size_t shared_bytes = sk_sampler_memory(shared);
   sk_sampler_destroy(shared);

@@ -2,6 +2,8 @@
  * that keep a replaced or evicted version alive for its readers. */
 #include "sk_cache.h"
 #include "sk_json.h"
+#include "sk_sample.h"
+#include "sk_testasset.h"
 #include "sk_testutil.h"
 
 /* A chain of `n` bones. */
@@ -262,6 +264,41 @@ START_TEST(the_cache_is_charged_to_the_budget) {
 }
 END_TEST
 
+/* An entry's clips carry their shared sampler, counted in its bytes: built
+ * at put for small clips (Fox: 69 KB), not for large ones (mannequiny: 0.9
+ * MB), whose upload builds it on the pool beforehand (then put keeps it). */
+START_TEST(entries_keep_their_clips_shared_sampler) {
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(0, &c), 0);
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_test_import_asset("Fox.glb", NULL, &s, &an);
+  bool replaced;
+  sk_cache_entry *e;
+  ck_assert_int_eq(sk_cache_put_full(c, "fox", s, an, NULL, &replaced, &e), 0);
+  sk_sampler *h = sk_sampler_hold_shared(e->anim);
+  ck_assert_ptr_nonnull(h);
+  ck_assert_uint_ge(e->bytes, sk_anim_memory(e->anim) + sk_sampler_memory(h));
+  sk_sampler_destroy(h);
+  sk_cache_entry_unref(e);
+  sk_test_import_asset("mannequiny-0.3.0.glb", NULL, &s, &an);
+  ck_assert_uint_gt(sk_anim_memory(an), 256u << 10);
+  ck_assert_int_eq(sk_cache_put_full(c, "big", s, an, NULL, &replaced, &e), 0);
+  ck_assert_ptr_null(sk_sampler_hold_shared(e->anim)); /* not built on the caller's (the loop's) time */
+  const size_t plain = e->bytes;
+  sk_cache_entry_unref(e);
+  sk_test_import_asset("mannequiny-0.3.0.glb", NULL, &s, &an);
+  ck_assert_int_eq(sk_sampler_share(an, SK_SAMPLER_SHARE_MAX), 0); /* as the upload's pool job does */
+  ck_assert_int_eq(sk_cache_put_full(c, "big", s, an, NULL, &replaced, &e), 0);
+  h = sk_sampler_hold_shared(e->anim);
+  ck_assert_ptr_nonnull(h);
+  ck_assert_uint_eq(e->bytes, plain + sk_sampler_memory(h));
+  sk_sampler_destroy(h);
+  sk_cache_entry_unref(e);
+  sk_cache_destroy(c);
+}
+END_TEST
+
 static Suite *cache_suite(void) {
   Suite *s = suite_create("sk_cache");
   TCase *t = tcase_create("validity");
@@ -275,6 +312,7 @@ static Suite *cache_suite(void) {
   tcase_add_test(t, eviction_without_a_store_leaves_a_tombstone);
   tcase_add_test(t, tombstones_are_capped);
   tcase_add_test(t, the_cache_is_charged_to_the_budget);
+  tcase_add_test(t, entries_keep_their_clips_shared_sampler);
   suite_add_tcase(s, t);
   return s;
 }
