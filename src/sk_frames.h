@@ -53,7 +53,7 @@ typedef int (*sk_frames_sample_fn)(const sk_skeleton *s, const sk_anim *anim, co
                                    const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
 extern const sk_frames_sample_fn sk_frames_sample_default;
 /* The daemon's sample step: sk_pose_parse_range, which gives plain glTF
- * ranges without "bones" in range form (sk_pose_range.h): sk_frames
+ * ranges (with no "matrix" in "bones") in range form (sk_pose_range.h): sk_frames
  * samples them straight into the kernel's rows, the same bytes as the
  * overrides sk_frames_sample_default writes, without writing them. Its
  * poses are for sk_frames (which materialises a frame where it needs

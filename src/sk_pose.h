@@ -83,7 +83,7 @@ int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *
 void sk_pose_array_free(sk_pose *poses, size_t count);
 
 /* sk_pose_parse_anim, except that a frame range sk_sample takes (plain
- * glTF layers, at least 4 frames) with no "bones" on top gives its poses
+ * glTF layers, at least 4 frames; "bones" on top without a "matrix") gives its poses
  * in range form (sk_pose.range, sk_pose_range.h): one shared sampler
  * context instead of B overrides a frame, sampled by sk_frames straight
  * into the kernel's rows. The daemon's sample step (sk_frames_sample_range);
