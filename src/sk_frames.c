@@ -269,12 +269,7 @@ static void fill_override(const sk_frames_scratch *sc, const sk_skeleton *s, con
   double v[10];
   for (size_t r = 0; r < 10; r++)
     v[r] = mode == SK_KERNEL_TRS64 ? sc->input64[at + r * stride] : (double)sc->input[at + r * stride];
-  if (o->mask & SK_OVERRIDE_POSITION)
-    memcpy(v, o->position, 3 * sizeof(double));
-  if (o->mask & SK_OVERRIDE_ROTATION)
-    memcpy(v + 3, o->rotation, 4 * sizeof(double));
-  if (o->mask & SK_OVERRIDE_SCALING)
-    memcpy(v + 7, o->scaling, 3 * sizeof(double));
+  sk_override_fields(o, v, v + 3, v + 7);
   for (size_t r = 0; r < 10; r++) {
     if (mode == SK_KERNEL_TRS64)
       sc->input64[at + r * stride] = v[r];

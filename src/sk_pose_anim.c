@@ -195,16 +195,10 @@ void sk_pose__merge_overrides(const sk_anim *anim, const double *trs, const sk_p
   for (size_t k = 0; k < user->count; k++) {
     const sk_override *o = &user->overrides[k];
     sk_override *m = &out[o->bone];
-    if (o->mask & SK_OVERRIDE_MATRIX) {
+    if (o->mask & SK_OVERRIDE_MATRIX)
       *m = *o;
-      continue;
-    }
-    if (o->mask & SK_OVERRIDE_POSITION)
-      memcpy(m->position, o->position, sizeof m->position);
-    if (o->mask & SK_OVERRIDE_ROTATION)
-      memcpy(m->rotation, o->rotation, sizeof m->rotation);
-    if (o->mask & SK_OVERRIDE_SCALING)
-      memcpy(m->scaling, o->scaling, sizeof m->scaling);
+    else
+      sk_override_fields(o, m->position, m->rotation, m->scaling);
   }
 }
 
@@ -221,12 +215,7 @@ static size_t merge_babylon(sk_override *o, size_t nb, const sk_pose *user) {
       *m = *u;
       continue;
     }
-    if (u->mask & SK_OVERRIDE_POSITION)
-      memcpy(m->position, u->position, sizeof m->position);
-    if (u->mask & SK_OVERRIDE_ROTATION)
-      memcpy(m->rotation, u->rotation, sizeof m->rotation);
-    if (u->mask & SK_OVERRIDE_SCALING)
-      memcpy(m->scaling, u->scaling, sizeof m->scaling);
+    sk_override_fields(u, m->position, m->rotation, m->scaling);
     m->mask |= u->mask;
   }
   size_t n = 0;

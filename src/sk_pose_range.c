@@ -65,20 +65,17 @@ void sk_pose_materialize(const sk_pose *pose, sk_override *scratch, sk_pose *vie
 /* Each field's doubles where the frame's sampled ones were, as
  * sk_pose__merge_overrides puts them in the frame's override. */
 void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t *offset, size_t stride, size_t block,
-                           size_t a, size_t q) {
+                            size_t a, size_t q) {
   for (size_t t = 0; t < r->ntop; t++) {
     const sk_override *o = &r->top[t];
-    const struct {
-      unsigned mask;
-      size_t comp, width;
-      const double *v;
-    } f[3] = {{SK_OVERRIDE_POSITION, 0, 3, o->position},
-              {SK_OVERRIDE_ROTATION, 3, 4, o->rotation},
-              {SK_OVERRIDE_SCALING, 7, 3, o->scaling}};
-    for (int k = 0; k < 3; k++)
-      for (size_t c = 0; (o->mask & f[k].mask) && c < f[k].width; c++)
-        for (size_t i = a; i < q; i++)
-          rows64[offset[o->bone] + i / 16 * block + i % 16 + (f[k].comp + c) * stride] = f[k].v[c];
+    for (size_t i = a; i < q; i++) {
+      double *d = rows64 + offset[o->bone] + i / 16 * block + i % 16, v[SK_ANIM_TRS];
+      for (size_t k = 0; k < SK_ANIM_TRS; k++)
+        v[k] = d[k * stride];
+      sk_override_fields(o, v, v + 3, v + 7);
+      for (size_t k = 0; k < SK_ANIM_TRS; k++)
+        d[k * stride] = v[k];
+    }
   }
 }
 

@@ -61,13 +61,17 @@ void sk_local_apply(sk_local *l, const sk_override *o) {
   if (!(o->mask & (SK_OVERRIDE_POSITION | SK_OVERRIDE_ROTATION | SK_OVERRIDE_SCALING)))
     return;
   local_decompose(l);
-  if (o->mask & SK_OVERRIDE_POSITION)
-    memcpy(l->position, o->position, sizeof l->position);
-  if (o->mask & SK_OVERRIDE_ROTATION)
-    memcpy(l->rotation, o->rotation, sizeof l->rotation);
-  if (o->mask & SK_OVERRIDE_SCALING)
-    memcpy(l->scaling, o->scaling, sizeof l->scaling);
+  sk_override_fields(o, l->position, l->rotation, l->scaling);
   local_compose(l);
+}
+
+void sk_override_fields(const sk_override *o, double position[3], double rotation[4], double scaling[3]) {
+  if (o->mask & SK_OVERRIDE_POSITION)
+    memcpy(position, o->position, sizeof o->position);
+  if (o->mask & SK_OVERRIDE_ROTATION)
+    memcpy(rotation, o->rotation, sizeof o->rotation);
+  if (o->mask & SK_OVERRIDE_SCALING)
+    memcpy(scaling, o->scaling, sizeof o->scaling);
 }
 
 /* ---- name index ------------------------------------------------------------ */

@@ -57,6 +57,9 @@ typedef struct sk_override {
 
 /* Applies one override to a local transform, Babylon setter by setter. */
 void sk_local_apply(sk_local *l, const sk_override *o);
+/* The override's position, rotation and scaling fields (those its mask
+ * sets; a matrix is not a field) copied over the given arrays. */
+void sk_override_fields(const sk_override *o, double position[3], double rotation[4], double scaling[3]);
 
 typedef struct sk_bone {
   const char *name;  /* into the skeleton's name block */
