@@ -43,8 +43,9 @@ struct sk_sample_ctx {
   size_t *boff;
   void *blocks;
   samp_blend bl;          /* owned lists: what a block blends */
-  sk_sample_rest *bconst; /* owned: the components no layer drives, with their blended value */
-  size_t nconst;
+  samp_rest *brest;       /* owned: the components no layer drives, and */
+  size_t nbrest;
+  double *bvals;          /* owned: their blended values, B * SK_ANIM_TRS */
 };
 
 /* ---- the group paths ------------------------------------------------------ */
@@ -114,7 +115,8 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   free(c->boff);
   free(c->bl.rot);
   free(c->bl.ts);
-  free(c->bconst);
+  free(c->brest);
+  free(c->bvals);
   free(c);
 }
 
@@ -135,7 +137,7 @@ static void blend_step(sk_sample_ctx *c, const samp_blend *bl, size_t i, const d
   v->blend_apply(c->acc, src, bl, l->amount, c->b_num4, c->b_neg, c->b_sines);
 }
 
-/* A blend's lists (c->bl) and constant rows (c->bconst). A component is
+/* A blend's lists (c->bl) and constant rows (c->brest, c->bvals). A component is
  * driven when some layer's clip has a channel on it; the others hold the
  * rest TRS in every layer's block in every frame, so the blend gives them
  * one value: computed here by blend_step itself, on blocks holding the rest
@@ -149,8 +151,9 @@ static int blend_plan(sk_sample_ctx *c) {
   double *src = aligned_alloc(64, SAMP_BLOCK * nb1 * sizeof *src);
   c->bl.rot = malloc(nb1 * sizeof *c->bl.rot);
   c->bl.ts = malloc(2 * nb1 * sizeof *c->bl.ts);
-  c->bconst = malloc(SK_ANIM_TRS * nb1 * sizeof *c->bconst);
-  int rc = at_rest && all && src && c->bl.rot && c->bl.ts && c->bconst ? 0 : SK_ENOMEM;
+  c->brest = malloc(3 * nb1 * sizeof *c->brest);
+  c->bvals = malloc(SK_ANIM_TRS * nb1 * sizeof *c->bvals);
+  int rc = at_rest && all && src && c->bl.rot && c->bl.ts && c->brest && c->bvals ? 0 : SK_ENOMEM;
   for (size_t i = 0; !rc && i < c->count; i++) {
     const samp_clip *cl = c->layers[i].clip;
     for (size_t r = 0; r < cl->rest_count; r++)
@@ -170,10 +173,13 @@ static int blend_plan(sk_sample_ctx *c) {
     }
     for (size_t i = 0; i < c->count; i++)
       blend_step(c, &every, i, src);
+    static const int kinds[3][2] = {{0, 3}, {3, 4}, {7, 3}}; /* first component, width */
     for (size_t b = 0; b < nb; b++) {
       for (size_t k = 0; k < SK_ANIM_TRS; k++)
-        if (at_rest[b * SK_ANIM_TRS + k] == c->count)
-          c->bconst[c->nconst++] = (sk_sample_rest){.bone = b, .comp = k, .value = c->acc[b * SAMP_BLOCK + k * SAMP_BW]};
+        c->bvals[b * SK_ANIM_TRS + k] = c->acc[b * SAMP_BLOCK + k * SAMP_BW];
+      for (int k = 0; k < 3; k++)
+        if (at_rest[b * SK_ANIM_TRS + (size_t)kinds[k][0]] == c->count)
+          c->brest[c->nbrest++] = (samp_rest){.bone = b, .comp = kinds[k][0], .width = kinds[k][1]};
       if (at_rest[b * SK_ANIM_TRS + 3] < c->count)
         c->bl.rot[c->bl.nrot++] = b;
       if (at_rest[b * SK_ANIM_TRS] < c->count)
@@ -275,7 +281,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
       c->boff[b] = b * SAMP_BLOCK;
     for (size_t i = 0; c->nblk == c->count && i < c->count; i++) {
       const sk_sample_out lo = {.f64 = c->lblocks + i * SAMP_BLOCK * nb1, .offset = c->boff, .pose_stride = SAMP_BW};
-      c->lanes->rest_fill(c->layers[i].clip, s->anim->rest, 0, SAMP_BW, &lo);
+      c->lanes->rest_fill(c->layers[i].clip->rest, c->layers[i].clip->rest_count, s->anim->rest, 0, SAMP_BW, &lo);
     }
     if (blend_plan(c) != 0) {
       sk_sample_ctx_destroy(c);
@@ -285,7 +291,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * SAMP_LANES * rot * sizeof *c->sines +
              SAMP_LANES * c->lines * (sizeof *c->bkey + sizeof *c->bgrad) +
              (c->count > 1 ? trs_bytes + bl_bytes + blk_bytes + nb1 * sizeof *c->boff +
-                                 3 * nb1 * sizeof(size_t) + SK_ANIM_TRS * nb1 * sizeof *c->bconst
+                                 3 * nb1 * (sizeof(size_t) + sizeof *c->brest) + SK_ANIM_TRS * nb1 * sizeof *c->bvals
                            : 0);
   for (size_t i = 0; i < c->count; i++)
     c->bytes += trs_bytes + (c->layers[i].clip->line_count + 1) * (sizeof(size_t) + sizeof(double));
@@ -297,21 +303,20 @@ const sk_anim *sk_sample_ctx_anim(const sk_sample_ctx *c) { return c->s->anim; }
 
 size_t sk_sample_ctx_memory(const sk_sample_ctx *c) { return c != NULL ? c->bytes : 0; }
 
+/* A clip's rest rows with the rest TRS, or a blend's constant rows with
+ * their blended values: what rest_fill writes for the context. */
 size_t sk_sample_ctx_rest(const sk_sample_ctx *c, sk_sample_rest *rows, size_t cap) {
-  if (c->count != 1) {
-    if (cap > 0)
-      memcpy(rows, c->bconst, (c->nconst < cap ? c->nconst : cap) * sizeof *rows);
-    return c->nconst;
-  }
-  const samp_clip *cl = c->layers[0].clip;
-  const double *rest = c->s->anim->rest;
+  const bool one = c->count == 1;
+  const samp_rest *rest = one ? c->layers[0].clip->rest : c->brest;
+  const size_t nr = one ? c->layers[0].clip->rest_count : c->nbrest;
+  const double *values = one ? c->s->anim->rest : c->bvals;
   size_t n = 0;
-  for (size_t r = 0; r < cl->rest_count; r++) {
-    const samp_rest *rs = &cl->rest[r];
+  for (size_t r = 0; r < nr; r++) {
+    const samp_rest *rs = &rest[r];
     for (int i = 0; i < rs->width; i++, n++) {
       const size_t comp = (size_t)(rs->comp + i);
       if (n < cap)
-        rows[n] = (sk_sample_rest){.bone = rs->bone, .comp = comp, .value = rest[rs->bone * SK_ANIM_TRS + comp]};
+        rows[n] = (sk_sample_rest){.bone = rs->bone, .comp = comp, .value = values[rs->bone * SK_ANIM_TRS + comp]};
     }
   }
   return n;
@@ -539,7 +544,7 @@ static void run_rows_layer(sk_sample_ctx *c, samp_layer *l, const double *times,
       layer_frame(c, l, times[p], p, p - p0, o);
     layer_groups(c, l, p0, stop - p0, o);
     if (!o->rest_kept)
-      c->lanes->rest_fill(cl, c->s->anim->rest, p0, stop - p0, o);
+      c->lanes->rest_fill(cl->rest, cl->rest_count, c->s->anim->rest, p0, stop - p0, o);
     p0 = stop;
   }
 }
@@ -647,7 +652,7 @@ static void run_rows_blend(sk_sample_ctx *c, const double *times, size_t begin, 
     }
     c->lanes->block_flush(c->acc, &c->bl, p0, q0, q1, out);
     if (!out->rest_kept)
-      c->lanes->const_fill(c->bconst, c->nconst, p0, p1 - p0, out);
+      c->lanes->rest_fill(c->brest, c->nbrest, c->bvals, p0, p1 - p0, out);
     p0 = p1;
   }
 }

@@ -60,6 +60,12 @@ typedef struct samp_group {
   double *data;           /* owned */
 } samp_group;
 
+/* Components of a bone no channel of the clip drives (the rest TRS). */
+typedef struct samp_rest {
+  size_t bone;
+  int comp, width;
+} samp_rest;
+
 typedef struct samp_clip samp_clip;
 
 /* What a blend computes per block: the rotations (rot[0..nrot): bones) and
@@ -80,7 +86,8 @@ typedef struct samp_lanes {
                     const sk_sample_out *o);
   void (*rot_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines, const double *sines,
                    size_t sines_stride, size_t p0, size_t m, const sk_sample_out *o);
-  void (*rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m, const sk_sample_out *o);
+  void (*rest_fill)(const samp_rest *rest, size_t n, const double *values, size_t p0, size_t m,
+                    const sk_sample_out *o);
   void (*blend_ts)(double *acc, const double *src, const samp_blend *bl, double w, bool first);
   void (*blend_dots)(const double *acc, const double *src, const samp_blend *bl, double *num4, int64_t *neg);
   void (*blend_args)(const double *num4, const double *acos, size_t n, double amount, double *s);
@@ -88,7 +95,6 @@ typedef struct samp_lanes {
                       const int64_t *neg, const double *s);
   void (*block_flush)(const double *acc, const samp_blend *bl, size_t p0, size_t q0, size_t q1,
                       const sk_sample_out *o);
-  void (*const_fill)(const sk_sample_rest *rows, size_t n, size_t p0, size_t m, const sk_sample_out *o);
 } samp_lanes;
 
 /* A block of rows for blends: SAMP_BW frames of a bone's ten TRS
@@ -100,11 +106,6 @@ typedef struct samp_lanes {
  * bones would otherwise hold 42 MB of blocks. */
 #define SAMP_KEEP_LAYERS 4
 
-/* Components of a bone no channel of the clip drives (the rest TRS). */
-typedef struct samp_rest {
-  size_t bone;
-  int comp, width;
-} samp_rest;
 
 struct samp_clip {
   bool built; /* false: a clip sk_sampler_create_clips left out */

@@ -250,14 +250,15 @@ SKL_ATTR static void SKL(rot_rows)(const samp_group *g, const size_t *key, const
   }
 }
 
-/* Frames p0 .. p0 + m - 1 (in one 16-pose block) of the components no
- * channel of the clip drives: the rest TRS. */
-SKL_ATTR static void SKL(rest_fill)(const samp_clip *c, const double *rest, size_t p0, size_t m,
+/* Frames p0 .. p0 + m - 1 (in one 16-pose block) of the constant rows
+ * rest[0..n) (a clip's rest rows, or a blend's), each component's value in
+ * values[bone * SK_ANIM_TRS + comp]. */
+SKL_ATTR static void SKL(rest_fill)(const samp_rest *rest, size_t n, const double *values, size_t p0, size_t m,
                                     const sk_sample_out *o) {
   const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
-  for (size_t r = 0; r < c->rest_count; r++) {
-    const samp_rest *rs = &c->rest[r];
-    const double *x = rest + rs->bone * SK_ANIM_TRS + rs->comp;
+  for (size_t r = 0; r < n; r++) {
+    const samp_rest *rs = &rest[r];
+    const double *x = values + rs->bone * SK_ANIM_TRS + rs->comp;
     const size_t at = o->offset[rs->bone] + base + (size_t)rs->comp * o->pose_stride;
     for (int i = 0; i < rs->width; i++)
       SKL(put_row)(o, at + (size_t)i * o->pose_stride, m, SKL(splat)(x[i]));
@@ -355,7 +356,7 @@ SKL_ATTR static inline void SKL(block_rows)(const double *src, size_t at, int wi
 }
 
 /* The driven components of a block, lanes [q0, q1), to the kernel's rows
- * (the others are the context's constant rows, const_fill). */
+ * (the others are the context's constant rows, rest_fill). */
 SKL_ATTR static void SKL(block_flush)(const double *acc, const samp_blend *bl, size_t p0, size_t q0, size_t q1,
                                       const sk_sample_out *o) {
   const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
@@ -369,18 +370,10 @@ SKL_ATTR static void SKL(block_flush)(const double *acc, const samp_blend *bl, s
   }
 }
 
-/* Frames p0 .. p0 + m - 1 (in one 16-pose block) of rows[0..n): each its
- * one value in every frame. */
-SKL_ATTR static void SKL(const_fill)(const sk_sample_rest *rows, size_t n, size_t p0, size_t m, const sk_sample_out *o) {
-  const size_t base = o->block_stride ? (p0 / 16) * o->block_stride + p0 % 16 : p0;
-  for (size_t r = 0; r < n; r++)
-    SKL(put_row)(o, o->offset[rows[r].bone] + base + rows[r].comp * o->pose_stride, m, SKL(splat)(rows[r].value));
-}
-
 static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_finish),
                                       SKL(vec3_rows), SKL(rot_rows),   SKL(rest_fill),
                                       SKL(blend_ts),  SKL(blend_dots), SKL(blend_args), SKL(blend_apply),
-                                      SKL(block_flush), SKL(const_fill)};
+                                      SKL(block_flush)};
 
 #undef SKL
 #undef SKL_ATTR
