@@ -386,7 +386,7 @@ function tick(now) {
   let t = st.time + dt;
   if (t > dur) {
     if (st.loop && dur > 0) t %= dur;
-    else { t = dur; setPlaying(false); seek(dur); return; }
+    else { t = dur; setPlaying(false); seek(dur).catch(showError); return; }
   }
   prefetch(t);
   const k = Math.floor(t / CHUNK);
