@@ -256,7 +256,7 @@ static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
     /* A Babylon range: frames from_frame..to_frame at the clip's fps. */
     double span = clip->to_frame - clip->from_frame, rel = time * clip->fps;
     if (loop && span > 0 && isfinite(rel)) {
-      rel = fmod(rel, span);
+      rel = sk_fdlibm_fmod(rel, span);
       if (rel < 0)
         rel += span;
     }
@@ -269,7 +269,7 @@ static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
   }
   double frame = time * SK_ANIM_FPS;
   if (loop && clip->end_frame > 0 && isfinite(frame)) {
-    frame = fmod(frame, clip->end_frame);
+    frame = sk_fdlibm_fmod(frame, clip->end_frame);
     if (frame < 0)
       frame += clip->end_frame;
   }

@@ -425,3 +425,20 @@ double sk_fdlibm_tan(double x) {
     return tan(x);
   return kernel_tan(y[0], y[1], 1 - ((n & 1) << 1));
 }
+
+/* Why the short way is exact: d = x / y rounds to at least the true
+ * quotient's floor (that integer is a double and rounding is monotone) and
+ * to at most the next integer, so q is the floor or one more. Since x >= y,
+ * x and q * y are multiples of ulp(y), and so is x - q * y, which lies in
+ * [-y, y): a multiple of ulp(y) smaller than y in magnitude is a double, so
+ * fma's one rounding leaves it exact, and adding y back to a negative one
+ * is exact too (the sum is fmod's result, again a double). An exact zero
+ * comes out +0, as fmod's for x >= 0. */
+double sk_fdlibm_fmod(double x, double y) {
+  if (!(x >= 0 && y > 0 && x < y * 0x1p52 && isfinite(y)))
+    return fmod(x, y);
+  if (x < y)
+    return x;
+  double r = fma(-floor(x / y), y, x);
+  return r < 0 ? r + y : r;
+}

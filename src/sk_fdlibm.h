@@ -33,4 +33,10 @@ double sk_fdlibm_atan2(double y, double x);
 /* tan(x) as V8's Math.tan; same range as sin and cos. */
 double sk_fdlibm_tan(double x);
 
+/* x % y as V8 computes JavaScript's % on doubles: C's fmod, which is exact,
+ * so every correct fmod gives these bits. Quotients below 2^52 with x >= 0
+ * take a few operations instead of glibc's long division (a looping clip's
+ * frame, once per frame and layer); the rest go to fmod. */
+double sk_fdlibm_fmod(double x, double y);
+
 #endif

@@ -430,7 +430,7 @@ static void chan_value(const samp_chan *ch, size_t key, double gradient, double 
 static double clip_frame(double end_frame, double time, bool loop) {
   double frame = time * SK_ANIM_FPS;
   if (loop && end_frame > 0 && isfinite(frame)) {
-    frame = fmod(frame, end_frame);
+    frame = sk_fdlibm_fmod(frame, end_frame);
     if (frame < 0)
       frame += end_frame;
   }

@@ -1,7 +1,7 @@
 /* sk_fdlibm: sin and cos bit for bit as V8's Math.sin/Math.cos, on the
  * arguments of tests/data/v8_sincos.txt (tests/oracle/v8_sincos.mjs); tan,
  * acos, asin, atan, atan2 on those of tests/data/v8_libm.txt
- * (tests/oracle/v8_libm.mjs). */
+ * (tests/oracle/v8_libm.mjs); x % y against the C library's fmod. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -135,6 +135,62 @@ START_TEST(clip_slerp_equals_babylon_where_glibc_did_not) {
 }
 END_TEST
 
+static uint64_t bits_of(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+static double double_of(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+static void check_fmod(double x, double y) {
+  double got = sk_fdlibm_fmod(x, y), want = fmod(x, y);
+  ck_assert_msg(bits_of(got) == bits_of(want) || (isnan(got) && isnan(want)), "fmod(%a, %a): %a, libm %a", x, y,
+                got, want);
+}
+
+/* sk_fdlibm_fmod's short way against the C library's fmod, bit for bit:
+ * a looping clip's frames (seconds times 60 against real end frames, far
+ * past the end), exact multiples and their neighbours (where the rounded
+ * quotient is one too many), random doubles of every exponent, subnormal
+ * divisors, and what takes the library's way (negatives, huge quotients,
+ * NaN, infinities, zeros). */
+START_TEST(fmod_equals_the_c_library_bit_for_bit) {
+  static const double ends[] = {80, 83.33333333333333, 1.0 / 3, 0.1, 60, 12.5, 3.0000000000000004, 1e-3};
+  for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++)
+    for (int i = 0; i < 200000; i += (i < 5000 ? 1 : 97)) {
+      const double frame = (double)i / 60.0 * 60.0;
+      check_fmod(frame, ends[e]);
+      check_fmod((double)i * ends[e], ends[e]);
+      check_fmod(nextafter((double)i * ends[e], 0), ends[e]);
+      check_fmod(nextafter((double)i * ends[e], INFINITY), ends[e]);
+    }
+  uint64_t z = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < 2000000; i++) {
+    z = z * 6364136223846793005u + 1442695040888963407u;
+    const uint64_t a = z;
+    z = z * 6364136223846793005u + 1442695040888963407u;
+    const uint64_t b = z;
+    /* Exponents near each other (small quotients, the common case) half the time. */
+    const double y = double_of(b >> 1);
+    const double x = (i & 1) ? double_of(a >> 1) : y * (double)(a % 100000) + double_of((a >> 12) % 0x10000000000000u | 0x3ff0000000000000u) - 1;
+    check_fmod(x, y);
+    check_fmod(x, double_of((b >> 12) & 0xfffffffffffffu)); /* subnormal or zero */
+  }
+  const double odd[] = {-0.0, 0.0, -5.5, 5.5, 0x1p52, 0x1p53 + 2, 1e300, INFINITY, -INFINITY, NAN, 0x1p-1074};
+  for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+    for (size_t j = 0; j < sizeof odd / sizeof odd[0]; j++)
+      check_fmod(odd[i], odd[j]);
+  check_fmod(0x1p52 - 1, 1);
+  check_fmod(0x1p52, 1);
+  check_fmod(0x1p53 - 1, 2);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_fdlibm");
   TCase *g = tcase_create("golden");
@@ -142,6 +198,7 @@ int main(void) {
   tcase_add_test(g, the_half_angle_that_broke_a_generated_case);
   tcase_add_test(g, tan_acos_asin_atan_atan2_equal_v8_bit_for_bit);
   tcase_add_test(g, clip_slerp_equals_babylon_where_glibc_did_not);
+  tcase_add_test(g, fmod_equals_the_c_library_bit_for_bit);
   suite_add_tcase(s, g);
   return sk_test_run(s);
 }
