@@ -183,6 +183,15 @@ int sk_bones_init(sk_bones *b, sk_skeleton *s) {
   return 0;
 }
 
+void sk_bones_reset(sk_bones *b) {
+  const size_t n = b->s->count;
+  memset(b->absolute, 0, (n ? 16 * n : 16) * sizeof *b->absolute);
+  memset(b->rest_is_local, 0, n ? n : 1);
+  b->seen_valid = false;
+  b->solving = false;
+  b->dirty_from = 0;
+}
+
 void sk_bones_close(sk_bones *b) {
   free(b->absolute);
   free(b->rest_is_local);

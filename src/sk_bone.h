@@ -80,6 +80,9 @@ void sk_bones_solve_end(sk_bones *b);
 
 /* Zero absolute matrices, as a fresh Babylon skeleton has. 0 or SK_ENOMEM. */
 int sk_bones_init(sk_bones *b, sk_skeleton *s);
+/* Back to sk_bones_init's state on the same skeleton, whose bone count has
+ * not changed, without allocating. */
+void sk_bones_reset(sk_bones *b);
 void sk_bones_close(sk_bones *b);
 /* Bone.computeAbsoluteMatrices() on every root (what the "absolute",
  * "world" and "positions" outputs read). */

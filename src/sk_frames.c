@@ -35,6 +35,7 @@ void sk_frames_scratch_close(sk_frames_scratch *sc) {
   free(sc->hits);
   free(sc->ovr);
   sk_sample_rest_memo_close(&sc->rest);
+  sk_poseops_copy_close(&sc->ops_copy);
   memset(sc, 0, sizeof *sc);
 }
 
@@ -583,7 +584,7 @@ static int core_answer(const sk_cache_entry *e, const sk_pose *pose, size_t i, s
   }
   if (pose->ops != NULL) {
     size_t bad = SIZE_MAX;
-    int rc = reserve_core(sc, e->skel->count) ? SK_ENOMEM : sk_poseops_answer(e->skel, pose, i, &sc->buf, fmt, &bad, out);
+    int rc = reserve_core(sc, e->skel->count) ? SK_ENOMEM : sk_poseops_answer(e->skel, pose, i, &sc->ops_copy, &sc->buf, fmt, &bad, out);
     if (rc == SK_ENOTFINITE) {
       sc->bad_pose = i;
       sc->bad_bone = bad;

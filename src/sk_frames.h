@@ -35,6 +35,7 @@
 #include "sk_cache.h"
 #include "sk_cost.h"
 #include "sk_pose.h"
+#include "sk_poseops.h"
 #include "sk_sample.h"
 #include "sk_numfmt.h"
 
@@ -81,6 +82,7 @@ typedef struct sk_frames_scratch {
    * skips writing them (sk_sample_out.rest_kept). */
   sk_sample_rest_memo rest;
   size_t rest_lanes, rest_stride, rest_block;
+  sk_poseops_copy ops_copy; /* what a pose's Bone-API ops run on */
 } sk_frames_scratch;
 
 void sk_frames_scratch_close(sk_frames_scratch *sc);

@@ -232,24 +232,42 @@ size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *bu
   return SIZE_MAX;
 }
 
-int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_eval_buffers *buf, int fmt,
-                      size_t *bad_bone, sk_strbuf *out) {
+void sk_poseops_copy_close(sk_poseops_copy *x) {
+  if (x->cb.s != NULL)
+    sk_bones_close(&x->cb);
+  sk_skeleton_destroy(x->c);
+  x->c = NULL;
+}
+
+/* x made a copy of `s` as a fresh clone with fresh sk_bones would be. */
+static int copy_reset(sk_poseops_copy *x, const sk_skeleton *s) {
+  if (x->c != NULL && x->c->count != s->count) /* cb's arrays are sized by the count */
+    sk_poseops_copy_close(x);
+  if (sk_skeleton_clone_into(s, &x->c) != 0) {
+    sk_poseops_copy_close(x);
+    return SK_ENOMEM;
+  }
+  if (x->cb.s == NULL)
+    return sk_bones_init(&x->cb, x->c);
+  x->cb.s = x->c; /* clone_into may have replaced it (other name sizes) */
+  sk_bones_reset(&x->cb);
+  return 0;
+}
+
+int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_poseops_copy *copy,
+                      sk_eval_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out) {
   const sk_poseops *x = pose->ops;
   if (fmt == SK_FRAMES_JSON && i > 0 && sk_strbuf_append(out, ",", 1))
     return SK_ENOMEM;
-  sk_skeleton *c;
-  if (sk_skeleton_clone(s, &c))
-    return SK_ENOMEM;
-  sk_bones cb;
-  int rc = sk_bones_init(&cb, c);
-  if (rc) {
-    sk_skeleton_destroy(c);
+  int rc = copy_reset(copy, s);
+  if (rc)
     return rc;
-  }
+  sk_skeleton *c = copy->c;
+  sk_bones *cb = &copy->cb;
   sk_skeleton_apply(c, pose->overrides, pose->count);
   sk_strbuf q = {0};
   size_t nq = 0;
-  rc = sk_ops_apply(&cb, x->ops, x->nops, fmt == SK_FRAMES_JSON ? &q : NULL, &nq);
+  rc = sk_ops_apply(cb, x->ops, x->nops, fmt == SK_FRAMES_JSON ? &q : NULL, &nq);
   /* the overrides are in the copy now */
   sk_pose p0 = *pose;
   p0.overrides = NULL;
@@ -258,7 +276,7 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_ev
   if (!rc) {
     sk_pose_evaluate(c, &p0, buf);
     if (x->world || x->positions)
-      rc = sk_poseops_world(&cb, x->has_mesh ? &x->mesh : NULL, &w, &p);
+      rc = sk_poseops_world(cb, x->has_mesh ? &x->mesh : NULL, &w, &p);
   }
   if (!rc) {
     *bad_bone = sk_poseops_nonfinite_bone(c, buf, fmt, p0.output, w);
@@ -270,8 +288,6 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_ev
   free(w);
   free(p);
   sk_strbuf_free(&q);
-  sk_bones_close(&cb);
-  sk_skeleton_destroy(c);
   if (rc == SK_ENOTFINITE)
     return rc;
   return rc || out->failed ? SK_ENOMEM : 0;

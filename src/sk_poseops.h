@@ -82,7 +82,18 @@ int sk_poseops_world(sk_bones *cb, const sk_mesh *mesh, float **w, float **p);
 size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *buf, int fmt, unsigned output,
                                  const float *world);
 
-/* Evaluates `pose` (pose->ops set) on a scratch copy of `s` and appends
+/* The scratch copy sk_poseops_answer runs a pose's ops on, kept from pose
+ * to pose and remade from the stored skeleton in place (a clone and seven
+ * allocations a pose were a fifth of an IK frame). Zero-initialised is
+ * empty; sk_poseops_copy_close frees it. */
+typedef struct sk_poseops_copy {
+  sk_skeleton *c; /* owned */
+  sk_bones cb;    /* on c; cb.s is NULL until made */
+} sk_poseops_copy;
+
+void sk_poseops_copy_close(sk_poseops_copy *x);
+
+/* Evaluates `pose` (pose->ops set) on a scratch copy of `s` (in `copy`) and appends
  * its answer in `fmt` to `out`: JSON, one result object (a comma first
  * when i > 0); binary, (B+1) final matrices, then B world matrices if
  * asked, then B x 3 positions if asked (matrices as 16 floats for
@@ -91,9 +102,8 @@ size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *bu
  * be finite (finite inputs can overflow float32 in the products), with
  * *bad_bone the first such bone, parent-first (the answer is then
  * abandoned: at most its comma was appended). */
-int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_eval_buffers *buf, int fmt,
-                      size_t *bad_bone,
-                      sk_strbuf *out);
+int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_poseops_copy *copy,
+                      sk_eval_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out);
 
 /* The POST /v1/skeletons/{id}/ops body {"ops": [...], "mesh"?} applied to
  * a copy of `base` (default mesh `def`, may be NULL): *out is the changed

@@ -408,6 +408,20 @@ int sk_skeleton_clone(const sk_skeleton *src, sk_skeleton **out) {
   return 0;
 }
 
+int sk_skeleton_clone_into(const sk_skeleton *src, sk_skeleton **dst) {
+  sk_skeleton *s = *dst;
+  if (s == NULL || s->count != src->count || s->names_size != src->names_size || s->hash_mask != src->hash_mask) {
+    sk_skeleton_destroy(s);
+    return sk_skeleton_clone(src, dst);
+  }
+  memcpy(s->bones, src->bones, src->count * sizeof *s->bones);
+  memcpy(s->names, src->names, src->names_size);
+  memcpy(s->hash, src->hash, (src->hash_mask + 1) * sizeof *s->hash);
+  for (size_t k = 0; k < s->count; k++)
+    s->bones[k].name = s->names + (src->bones[k].name - src->names);
+  return 0;
+}
+
 void sk_skeleton_destroy(sk_skeleton *s) {
   if (s == NULL)
     return;

@@ -112,6 +112,11 @@ int sk_skeleton_create(const sk_bone_desc *descs, size_t count, const char *poin
                        sk_skeleton **out, sk_error *err);
 /* Deep copy. On success *out is new. */
 int sk_skeleton_clone(const sk_skeleton *src, sk_skeleton **out);
+/* The same into *dst (NULL, or a skeleton of the caller's to overwrite):
+ * its storage is reused when its bone count and name and hash sizes are
+ * src's, else it is replaced by a new clone. On failure *dst is NULL (the
+ * old one freed). For a scratch copy remade pose after pose. */
+int sk_skeleton_clone_into(const sk_skeleton *src, sk_skeleton **dst);
 void sk_skeleton_destroy(sk_skeleton *s);
 
 /* Decomposes every local whose TRS cache is stale, as Babylon does lazily

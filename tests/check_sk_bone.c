@@ -188,6 +188,39 @@ START_TEST(return_to_rest_after_set_current_pose_as_rest_keeps_the_trs_cache) {
 }
 END_TEST
 
+/* sk_bones_reset is sk_bones_init again on the same skeleton: lazy
+ * absolute matrices back to zero (the second root reads (0,0,0) until a
+ * refresh), and no rest flagged as a copy of the local (returnToRest reads
+ * the rest matrix again), compared with a fresh sk_bones on a twin. */
+START_TEST(reset_is_a_fresh_init) {
+  sk_skeleton *s = make(k_abc);
+  sk_bones b, r;
+  ck_assert_int_eq(sk_bones_init(&b, s), 0);
+  const double q[4] = {0.1, 0.2, 0.3, 0.9};
+  sk_bone_set_rotation_quaternion(&b, 1, q, SK_SPACE_LOCAL, NULL);
+  sk_bone_set_current_pose_as_rest(&b, 1);
+  sk_bones_refresh_all(&b);
+  const int32_t c = sk_skeleton_find(s, "c");
+  double p[3], got[4], want[4];
+  sk_bones_reset(&b);
+  sk_bone_get_position(&b, c, SK_SPACE_WORLD, NULL, p);
+  ck_assert(p[0] == 0 && p[1] == 0 && p[2] == 0);
+  sk_skeleton *t;
+  ck_assert_int_eq(sk_skeleton_clone(s, &t), 0);
+  ck_assert_int_eq(sk_bones_init(&r, t), 0);
+  sk_bones_return_to_rest(&b, 1);
+  sk_bones_return_to_rest(&r, 1);
+  sk_bone_get_rotation_quaternion(&b, 1, SK_SPACE_LOCAL, NULL, got);
+  sk_bone_get_rotation_quaternion(&r, 1, SK_SPACE_LOCAL, NULL, want);
+  ck_assert(memcmp(got, want, sizeof got) == 0);
+  ck_assert(memcmp(got, q, sizeof q) != 0); /* read again from the float rest matrix */
+  sk_bones_close(&b);
+  sk_bones_close(&r);
+  sk_skeleton_destroy(s);
+  sk_skeleton_destroy(t);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_bone");
   TCase *tc = tcase_create("golden");
@@ -198,6 +231,7 @@ int main(void) {
   tcase_add_test(tc, world_rotation_about_y_moves_the_direction);
   tcase_add_test(tc, negative_bind_flips_the_world_rotation_read_back);
   tcase_add_test(tc, return_to_rest_after_set_current_pose_as_rest_keeps_the_trs_cache);
+  tcase_add_test(tc, reset_is_a_fresh_init);
   suite_add_tcase(s, tc);
   tc = tcase_create("validity");
   tcase_add_test(tc, singular_meshes_are_refused);

@@ -107,32 +107,40 @@ START_TEST(test_plain_poses_stay_plain) {
 }
 END_TEST
 
-/* The daemon's answer to `pose` (a pose object) through sk_frames. */
-static void frames_answer(const fixture *f, const char *pose, int fmt, size_t copies, sk_strbuf *out) {
-  json_t *j = json_loads(pose, 0, NULL);
-  ck_assert_ptr_nonnull(j);
+/* The daemon's answer to the batch texts[0..n) (pose objects) of entry `e`
+ * through sk_frames, with scratch `sc` (NULL: a fresh one). */
+static void frames_batch_on(const sk_cache_entry *e, const char *const *texts, size_t n, int fmt,
+                            sk_frames_scratch *sc, sk_strbuf *out) {
   sk_poseops *owner = NULL;
   sk_pose poses[4];
-  ck_assert_uint_le(copies, 4);
-  for (size_t k = 0; k < copies; k++) {
+  ck_assert_uint_le(n, 4);
+  for (size_t k = 0; k < n; k++) {
+    json_t *j = json_loads(texts[k], 0, NULL);
+    ck_assert_ptr_nonnull(j);
     sk_pose *one = NULL;
-    size_t n = 0;
-    ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, f->e, j, "", fmt, &owner, &one, &n, NULL), 0);
-    ck_assert_uint_eq(n, 1);
+    size_t m = 0;
+    ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, e, j, "", fmt, &owner, &one, &m, NULL), 0);
+    ck_assert_uint_eq(m, 1);
     poses[k] = one[0];
     free(one);
+    json_decref(j);
     if (fmt != SK_FRAMES_JSON)
       poses[k].output = SK_OUT_FINAL; /* as sk_routes__binary_outputs does */
   }
   const sk_frames_opts fo = {.fmt = fmt};
-  ck_assert(!sk_frames_uses_kernel(f->e, poses, copies, &fo));
-  sk_frames_scratch sc = {0};
-  ck_assert_int_eq(sk_frames_eval(f->e, poses, copies, &fo, &sc, out), 0);
-  sk_frames_scratch_close(&sc);
-  for (size_t k = 0; k < copies; k++)
+  ck_assert(!sk_frames_uses_kernel(e, poses, n, &fo));
+  sk_frames_scratch own = {0};
+  ck_assert_int_eq(sk_frames_eval(e, poses, n, &fo, sc != NULL ? sc : &own, out), 0);
+  sk_frames_scratch_close(&own);
+  for (size_t k = 0; k < n; k++)
     sk_pose_close(&poses[k]);
   sk_poseops_free(owner);
-  json_decref(j);
+}
+
+/* `copies` copies of `pose` in one batch. */
+static void frames_answer(const fixture *f, const char *pose, int fmt, size_t copies, sk_strbuf *out) {
+  const char *texts[4] = {pose, pose, pose, pose};
+  frames_batch_on(f->e, texts, copies, fmt, NULL, out);
 }
 
 static const char *const k_pose =
@@ -212,6 +220,77 @@ START_TEST(test_binary_layout) {
 }
 END_TEST
 
+/* The ops of a pose run on a copy kept in the scratch from pose to pose,
+ * and from request to request on the loop thread: each pose must start
+ * from the stored skeleton with fresh lazy absolute matrices, whatever ran
+ * before. The first pose below leaves every bone changed and every absolute
+ * matrix computed (its world output refreshes "prop", the second root,
+ * which nothing else refreshes); the second reads prop's absolute position,
+ * stale unless the copy was reset (a fresh skeleton's is zero). */
+START_TEST(test_every_pose_starts_from_the_stored_skeleton) {
+  fixture f;
+  leg(&f);
+  static const char *const a =
+      "{\"bones\": {\"prop\": {\"position\": [2, 3, 4]}},"
+      " \"ops\": [{\"op\": \"ik\", \"bone\": \"shin\", \"target\": [0.3, 0.3, 0.2]},"
+      "          {\"op\": \"setScale\", \"bone\": \"hip\", \"scale\": [2, 2, 2]},"
+      "          {\"op\": \"setCurrentPoseAsRest\", \"bone\": \"thigh\"}],"
+      " \"output\": [\"final\", \"world\"]}";
+  static const char *const b =
+      "{\"ops\": [{\"op\": \"query\", \"bone\": \"prop\", \"get\": \"absolutePosition\"},"
+      "          {\"op\": \"query\", \"bone\": \"foot\", \"get\": \"absolutePosition\"}],"
+      " \"output\": [\"final\", \"local\"]}";
+  sk_strbuf alone_a = {0}, alone_b = {0}, both = {0};
+  frames_answer(&f, a, SK_FRAMES_JSON, 1, &alone_a);
+  frames_answer(&f, b, SK_FRAMES_JSON, 1, &alone_b);
+  ck_assert_ptr_nonnull(strstr(alone_b.data, "{\"query\":\"absolutePosition\",\"bone\":\"prop\",\"value\":[0,0,0]}"));
+  const char *ab[2] = {a, b};
+  frames_batch_on(f.e, ab, 2, SK_FRAMES_JSON, NULL, &both);
+  ck_assert_uint_eq(both.len, alone_a.len + 1 + alone_b.len);
+  ck_assert_int_eq(memcmp(both.data, alone_a.data, alone_a.len), 0);
+  ck_assert_int_eq(memcmp(both.data + alone_a.len + 1, alone_b.data, alone_b.len), 0);
+
+  /* One scratch across requests on skeletons of other sizes (the copy is
+   * remade), of the same bone count with other names, and back. */
+  sk_skeleton *s2, *s3;
+  json_t *j2 = json_loads("{\"bones\": [{\"name\": \"root\"}, {\"name\": \"arm\", \"parent\": \"root\","
+                          " \"position\": [0, 1, 0]}]}", 0, NULL);
+  json_t *j3 = json_loads("{\"bones\": [{\"name\": \"a\"}, {\"name\": \"b\", \"parent\": \"a\","
+                          " \"position\": [0, 2, 0]}, {\"name\": \"c\", \"parent\": \"b\"},"
+                          " {\"name\": \"d\", \"parent\": \"c\"}, {\"name\": \"prop\"}]}", 0, NULL);
+  ck_assert_int_eq(sk_json_parse_skeleton(j2, "", 0, &s2, NULL), 0);
+  ck_assert_int_eq(sk_json_parse_skeleton(j3, "", 0, &s3, NULL), 0);
+  json_decref(j2);
+  json_decref(j3);
+  sk_cache_entry *e2, *e3;
+  ck_assert_int_eq(sk_cache_put(f.cache, "arm", s2, NULL, &e2), 0);
+  ck_assert_int_eq(sk_cache_put(f.cache, "abcd", s3, NULL, &e3), 0);
+  static const char *const q2 = "{\"ops\": [{\"op\": \"query\", \"bone\": \"arm\", \"get\": \"absolutePosition\"}]}";
+  static const char *const q3 = "{\"ops\": [{\"op\": \"query\", \"bone\": \"b\", \"get\": \"absolutePosition\"}]}";
+  const sk_cache_entry *order[] = {f.e, e2, f.e, e3, f.e};
+  const char *const *texts[] = {ab, &q2, ab, &q3, ab};
+  const size_t counts[] = {2, 1, 2, 1, 2};
+  sk_frames_scratch sc = {0};
+  for (size_t k = 0; k < 5; k++) {
+    sk_strbuf shared = {0}, fresh = {0};
+    frames_batch_on(order[k], texts[k], counts[k], SK_FRAMES_JSON, &sc, &shared);
+    frames_batch_on(order[k], texts[k], counts[k], SK_FRAMES_JSON, NULL, &fresh);
+    ck_assert_uint_eq(shared.len, fresh.len);
+    ck_assert_int_eq(memcmp(shared.data, fresh.data, fresh.len), 0);
+    ck_assert_ptr_nonnull(strstr(shared.data, k == 1 ? "\"bone\":\"arm\"" : k == 3 ? "\"bone\":\"b\"" : "\"bone\":\"foot\""));
+    sk_strbuf_free(&shared);
+    sk_strbuf_free(&fresh);
+  }
+  sk_frames_scratch_close(&sc);
+  sk_cache_entry_unref(e2);
+  sk_cache_entry_unref(e3);
+  sk_strbuf_free(&alone_a);
+  sk_strbuf_free(&alone_b);
+  sk_strbuf_free(&both);
+  fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_apply_body_all_or_nothing) {
   fixture f;
   leg(&f);
@@ -263,6 +342,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, g);
   TCase *l = tcase_create("lifecycle");
   tcase_add_test(l, test_apply_body_all_or_nothing);
+  tcase_add_test(l, test_every_pose_starts_from_the_stored_skeleton);
   suite_add_tcase(s, l);
   return s;
 }

@@ -1,4 +1,6 @@
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "sk_mat.h"
 #include "sk_skeleton.h"
 #include "sk_testutil.h"
@@ -268,6 +270,43 @@ START_TEST(clone_is_deep_and_equal) {
 }
 END_TEST
 
+/* clone_into: from NULL a clone; over a copy of the same sizes the same
+ * storage, every byte a clone's (names rebased into its own block); over
+ * one of other sizes a new clone. */
+START_TEST(clone_into_reuses_a_copy_of_the_same_sizes) {
+  sk_skeleton *s = page_character(), *c = NULL, *fresh;
+  ck_assert_int_eq(sk_skeleton_clone_into(s, &c), 0);
+  ck_assert_int_eq(sk_skeleton_clone(s, &fresh), 0);
+  sk_override o = {.bone = 1, .mask = SK_OVERRIDE_POSITION, .position = {3, 3, 3}};
+  sk_skeleton_apply(c, &o, 1);
+  const sk_bone *bones = c->bones;
+  ck_assert_int_eq(sk_skeleton_clone_into(s, &c), 0);
+  ck_assert_ptr_eq(c->bones, bones);
+  for (size_t k = 0; k < s->count; k++) {
+    ck_assert_ptr_eq(c->bones[k].name, c->names + (fresh->bones[k].name - fresh->names));
+    ck_assert_int_eq(memcmp(&c->bones[k].parent, &fresh->bones[k].parent,
+                            sizeof(sk_bone) - offsetof(sk_bone, parent)), 0);
+  }
+  ck_assert_int_eq(memcmp(c->names, fresh->names, s->names_size), 0);
+  ck_assert_int_eq(sk_skeleton_find(c, "armRight"), 2);
+  sk_skeleton *other = NULL;
+  ck_assert_int_eq(sk_skeleton_clone_into(c, &other), 0);
+  ck_assert_int_eq(sk_skeleton_clone_into(fresh, &other), 0); /* same sizes */
+  sk_skeleton_destroy(fresh);
+  sk_bone_desc one = {.name = "only"};
+  sk_mat_identity(one.local);
+  sk_skeleton *small;
+  ck_assert_int_eq(sk_skeleton_create(&one, 1, "/bones", &small, NULL), 0);
+  ck_assert_int_eq(sk_skeleton_clone_into(small, &c), 0);
+  ck_assert_uint_eq(c->count, 1);
+  ck_assert_int_eq(sk_skeleton_find(c, "only"), 0);
+  sk_skeleton_destroy(small);
+  sk_skeleton_destroy(other);
+  sk_skeleton_destroy(c);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 
 /* ---- incremental evaluation ----------------------------------------------------- */
 
@@ -401,6 +440,7 @@ int main(void) {
   tcase_set_timeout(life, 60);
   tcase_add_test(life, long_chain_sorts_without_recursion);
   tcase_add_test(life, clone_is_deep_and_equal);
+  tcase_add_test(life, clone_into_reuses_a_copy_of_the_same_sizes);
   tcase_add_test(life, changed_subtrees_equal_the_full_evaluation);
   suite_add_tcase(s, life);
   return sk_test_run(s);
