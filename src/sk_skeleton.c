@@ -384,6 +384,16 @@ int sk_skeleton_create(const sk_bone_desc *d, size_t n, const char *pointer_pref
   return 0;
 }
 
+/* src's bones, names and hash into s, whose arrays have src's sizes; the
+ * names rebased into s's own block. */
+static void copy_contents(sk_skeleton *s, const sk_skeleton *src) {
+  memcpy(s->bones, src->bones, src->count * sizeof *s->bones);
+  memcpy(s->names, src->names, src->names_size);
+  memcpy(s->hash, src->hash, (src->hash_mask + 1) * sizeof *s->hash);
+  for (size_t k = 0; k < s->count; k++)
+    s->bones[k].name = s->names + (src->bones[k].name - src->names);
+}
+
 int sk_skeleton_clone(const sk_skeleton *src, sk_skeleton **out) {
   *out = NULL;
   sk_skeleton *s = calloc(1, sizeof *s);
@@ -399,11 +409,7 @@ int sk_skeleton_clone(const sk_skeleton *src, sk_skeleton **out) {
     sk_skeleton_destroy(s);
     return SK_ENOMEM;
   }
-  memcpy(s->bones, src->bones, src->count * sizeof *s->bones);
-  memcpy(s->names, src->names, src->names_size);
-  memcpy(s->hash, src->hash, (src->hash_mask + 1) * sizeof *s->hash);
-  for (size_t k = 0; k < s->count; k++)
-    s->bones[k].name = s->names + (src->bones[k].name - src->names);
+  copy_contents(s, src);
   *out = s;
   return 0;
 }
@@ -414,11 +420,7 @@ int sk_skeleton_clone_into(const sk_skeleton *src, sk_skeleton **dst) {
     sk_skeleton_destroy(s);
     return sk_skeleton_clone(src, dst);
   }
-  memcpy(s->bones, src->bones, src->count * sizeof *s->bones);
-  memcpy(s->names, src->names, src->names_size);
-  memcpy(s->hash, src->hash, (src->hash_mask + 1) * sizeof *s->hash);
-  for (size_t k = 0; k < s->count; k++)
-    s->bones[k].name = s->names + (src->bones[k].name - src->names);
+  copy_contents(s, src);
   return 0;
 }
 

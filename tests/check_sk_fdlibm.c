@@ -135,21 +135,9 @@ START_TEST(clip_slerp_equals_babylon_where_glibc_did_not) {
 }
 END_TEST
 
-static uint64_t bits_of(double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
-
-static double double_of(uint64_t u) {
-  double x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
-
 static void check_fmod(double x, double y) {
   double got = sk_fdlibm_fmod(x, y), want = fmod(x, y);
-  ck_assert_msg(bits_of(got) == bits_of(want) || (isnan(got) && isnan(want)), "fmod(%a, %a): %a, libm %a", x, y,
+  ck_assert_msg(sk_test_bits(got) == sk_test_bits(want) || (isnan(got) && isnan(want)), "fmod(%a, %a): %a, libm %a", x, y,
                 got, want);
 }
 
@@ -176,10 +164,10 @@ START_TEST(fmod_equals_the_c_library_bit_for_bit) {
     z = z * 6364136223846793005u + 1442695040888963407u;
     const uint64_t b = z;
     /* Exponents near each other (small quotients, the common case) half the time. */
-    const double y = double_of(b >> 1);
-    const double x = (i & 1) ? double_of(a >> 1) : y * (double)(a % 100000) + double_of((a >> 12) % 0x10000000000000u | 0x3ff0000000000000u) - 1;
+    const double y = sk_test_from_bits(b >> 1);
+    const double x = (i & 1) ? sk_test_from_bits(a >> 1) : y * (double)(a % 100000) + sk_test_from_bits((a >> 12) % 0x10000000000000u | 0x3ff0000000000000u) - 1;
     check_fmod(x, y);
-    check_fmod(x, double_of((b >> 12) & 0xfffffffffffffu)); /* subnormal or zero */
+    check_fmod(x, sk_test_from_bits((b >> 12) & 0xfffffffffffffu)); /* subnormal or zero */
   }
   const double odd[] = {-0.0, 0.0, -5.5, 5.5, 0x1p52, 0x1p53 + 2, 1e300, INFINITY, -INFINITY, NAN, 0x1p-1074};
   for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
