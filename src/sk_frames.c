@@ -663,6 +663,7 @@ int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, cons
     /* the kernel refused the job: the scalar core answers instead */
   }
   int rc = 0;
+  sk_poseops_copy_forget(&sc->ops_copy); /* the last request's skeleton may be gone */
   for (size_t i = 0; i < n && !rc; i++)
     rc = core_answer(e, &poses[i], i, sc, o->fmt, out);
   if (rc == SK_ENOTFINITE)

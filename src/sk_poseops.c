@@ -232,25 +232,48 @@ size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *bu
   return SIZE_MAX;
 }
 
+void sk_poseops_copy_forget(sk_poseops_copy *x) { x->from = NULL; }
+
 void sk_poseops_copy_close(sk_poseops_copy *x) {
   if (x->cb.s != NULL)
     sk_bones_close(&x->cb);
   sk_skeleton_destroy(x->c);
   x->c = NULL;
+  x->from = NULL;
 }
 
-/* x made a copy of `s` as a fresh clone with fresh sk_bones would be. */
-static int copy_reset(sk_poseops_copy *x, const sk_skeleton *s) {
-  if (x->c != NULL && x->c->count != s->count) /* cb's arrays are sized by the count */
-    sk_poseops_copy_close(x);
-  if (sk_skeleton_clone_into(s, &x->c) != 0) {
-    sk_poseops_copy_close(x);
-    return SK_ENOMEM;
+/* Whether ops[0..n) may change a rest matrix. */
+static bool ops_change_rests(const sk_op *ops, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (ops[k].kind == SK_OP_SET_CURRENT_POSE_AS_REST)
+      return true;
+  return false;
+}
+
+/* x made a copy of `s` as a fresh clone with fresh sk_bones would be,
+ * for a pose running ops[0..n). */
+static int copy_reset(sk_poseops_copy *x, const sk_skeleton *s, const sk_op *ops, size_t n) {
+  if (x->from == s) { /* only what the last pose could change */
+    for (size_t k = 0; k < s->count; k++) {
+      x->c->bones[k].local = s->bones[k].local;
+      if (x->rests)
+        memcpy(x->c->bones[k].rest, s->bones[k].rest, sizeof s->bones[k].rest);
+    }
+  } else {
+    x->from = NULL;
+    if (x->c != NULL && x->c->count != s->count) /* cb's arrays are sized by the count */
+      sk_poseops_copy_close(x);
+    if (sk_skeleton_clone_into(s, &x->c) != 0) {
+      sk_poseops_copy_close(x);
+      return SK_ENOMEM;
+    }
+    if (x->cb.s == NULL && sk_bones_init(&x->cb, x->c) != 0)
+      return SK_ENOMEM;
+    x->cb.s = x->c; /* clone_into may have replaced it (other name sizes) */
+    x->from = s;
   }
-  if (x->cb.s == NULL)
-    return sk_bones_init(&x->cb, x->c);
-  x->cb.s = x->c; /* clone_into may have replaced it (other name sizes) */
   sk_bones_reset(&x->cb);
+  x->rests = ops_change_rests(ops, n);
   return 0;
 }
 
@@ -259,7 +282,7 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
   const sk_poseops *x = pose->ops;
   if (fmt == SK_FRAMES_JSON && i > 0 && sk_strbuf_append(out, ",", 1))
     return SK_ENOMEM;
-  int rc = copy_reset(copy, s);
+  int rc = copy_reset(copy, s, x->ops, x->nops);
   if (rc)
     return rc;
   sk_skeleton *c = copy->c;

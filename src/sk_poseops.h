@@ -84,13 +84,25 @@ size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *bu
 
 /* The scratch copy sk_poseops_answer runs a pose's ops on, kept from pose
  * to pose and remade from the stored skeleton in place (a clone and seven
- * allocations a pose were a fifth of an IK frame). Zero-initialised is
- * empty; sk_poseops_copy_close frees it. */
+ * allocations a pose were a fifth of an IK frame). A pose changes only the
+ * copy's locals (its overrides, the setters and solvers) and, with
+ * setCurrentPoseAsRest, rest matrices: after a whole copy of `from`, the
+ * next pose on the same skeleton restores only those (a whole copy was
+ * 15 % of an IK frame). Zero-initialised is empty; sk_poseops_copy_close
+ * frees it. */
 typedef struct sk_poseops_copy {
   sk_skeleton *c; /* owned */
   sk_bones cb;    /* on c; cb.s is NULL until made */
+  /* Borrowed: what c copies but for what the last pose changed (locals,
+   * and rests when `rests`); NULL: nothing, a whole copy comes next. */
+  const sk_skeleton *from;
+  bool rests;
 } sk_poseops_copy;
 
+/* The next pose copies its skeleton whole. Call where the skeleton of the
+ * previous pose may be gone (a new request): another one could then sit at
+ * its address, and `from` would prove nothing. */
+void sk_poseops_copy_forget(sk_poseops_copy *x);
 void sk_poseops_copy_close(sk_poseops_copy *x);
 
 /* Evaluates `pose` (pose->ops set) on a scratch copy of `s` (in `copy`) and appends

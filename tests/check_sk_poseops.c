@@ -8,6 +8,8 @@
  */
 #include "sk_poseops.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sk_frames.h"
@@ -250,6 +252,23 @@ START_TEST(test_every_pose_starts_from_the_stored_skeleton) {
   ck_assert_int_eq(memcmp(both.data, alone_a.data, alone_a.len), 0);
   ck_assert_int_eq(memcmp(both.data + alone_a.len + 1, alone_b.data, alone_b.len), 0);
 
+  /* After a pose that changed locals and a rest, a pose that changes
+   * nothing leaves the kept copy the stored skeleton again, byte for byte
+   * (names rebased into the copy's own block). */
+  static const char *const idle = "{\"ops\": [{\"op\": \"query\", \"bone\": \"foot\", \"get\": \"scale\"}]}";
+  const char *a_idle[2] = {a, idle};
+  sk_frames_scratch kept = {0};
+  sk_strbuf ignored = {0};
+  frames_batch_on(f.e, a_idle, 2, SK_FRAMES_JSON, &kept, &ignored);
+  const sk_skeleton *st = f.e->skel, *cp = kept.ops_copy.c;
+  ck_assert_ptr_nonnull(cp);
+  for (size_t k = 0; k < st->count; k++) {
+    ck_assert_str_eq(cp->bones[k].name, st->bones[k].name);
+    ck_assert_int_eq(memcmp(&cp->bones[k].parent, &st->bones[k].parent, sizeof(sk_bone) - offsetof(sk_bone, parent)), 0);
+  }
+  sk_strbuf_free(&ignored);
+  sk_frames_scratch_close(&kept);
+
   /* One scratch across requests on skeletons of other sizes (the copy is
    * remade), of the same bone count with other names, and back. */
   sk_skeleton *s2, *s3;
@@ -287,6 +306,50 @@ START_TEST(test_every_pose_starts_from_the_stored_skeleton) {
   sk_strbuf_free(&alone_a);
   sk_strbuf_free(&alone_b);
   sk_strbuf_free(&both);
+  fixture_close(&f);
+}
+END_TEST
+
+/* The kept copy must not trust a skeleton's address from one request to
+ * the next: a skeleton freed after a request and a new one of the same
+ * sizes can sit at the same address, and restoring only the locals would
+ * keep the old one's binds. Simulated deterministically: between two
+ * requests the stored skeleton's bones become another skeleton's (same
+ * names, other positions and so other binds) at the same address. */
+START_TEST(test_a_new_skeleton_at_an_old_address_is_copied_whole) {
+  fixture f;
+  leg(&f);
+  static const char *const pose = "{\"ops\": [{\"op\": \"ik\", \"bone\": \"shin\", \"target\": [0.3, 0.3, 0.2]}]}";
+  json_t *j = json_loads("{\"bones\": [{\"name\": \"hip\", \"position\": [0, 2, 0]},"
+                         "{\"name\": \"thigh\", \"parent\": \"hip\", \"position\": [0.1, -0.3, 0]},"
+                         "{\"name\": \"shin\", \"parent\": \"thigh\", \"position\": [0, -0.5, 0]},"
+                         "{\"name\": \"foot\", \"parent\": \"shin\", \"position\": [0, -0.4, 0]},"
+                         "{\"name\": \"prop\", \"position\": [0.5, 0.5, 0.5]}]}",
+                         0, NULL);
+  sk_skeleton *other;
+  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &other, NULL), 0);
+  json_decref(j);
+  sk_skeleton *st = f.e->skel;
+  ck_assert_uint_eq(other->count, st->count);
+  ck_assert_uint_eq(other->names_size, st->names_size);
+  sk_frames_scratch sc = {0};
+  sk_strbuf before = {0}, shared = {0}, fresh = {0};
+  frames_batch_on(f.e, &pose, 1, SK_FRAMES_F32, &sc, &before);
+  for (size_t k = 0; k < st->count; k++) { /* the new skeleton, at the old address */
+    const char *name = st->bones[k].name;
+    st->bones[k] = other->bones[k];
+    st->bones[k].name = name;
+  }
+  frames_batch_on(f.e, &pose, 1, SK_FRAMES_F32, &sc, &shared);
+  frames_batch_on(f.e, &pose, 1, SK_FRAMES_F32, NULL, &fresh);
+  ck_assert_uint_eq(shared.len, fresh.len);
+  ck_assert_int_eq(memcmp(shared.data, fresh.data, fresh.len), 0);
+  ck_assert_int_ne(memcmp(before.data, fresh.data, fresh.len), 0); /* the case means something */
+  sk_strbuf_free(&before);
+  sk_strbuf_free(&shared);
+  sk_strbuf_free(&fresh);
+  sk_frames_scratch_close(&sc);
+  sk_skeleton_destroy(other);
   fixture_close(&f);
 }
 END_TEST
@@ -343,6 +406,7 @@ static Suite *suite(void) {
   TCase *l = tcase_create("lifecycle");
   tcase_add_test(l, test_apply_body_all_or_nothing);
   tcase_add_test(l, test_every_pose_starts_from_the_stored_skeleton);
+  tcase_add_test(l, test_a_new_skeleton_at_an_old_address_is_copied_whole);
   suite_add_tcase(s, l);
   return s;
 }
