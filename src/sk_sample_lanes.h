@@ -163,6 +163,15 @@ SKL_ATTR static inline void SKL(row_starts)(const samp_group *g, size_t p0, cons
     at[j] = o->offset[g->bone[j]] + base + (size_t)g->comp[j] * o->pose_stride;
 }
 
+/* rows_put's other cases (floats, or fewer than SAMP_LANES frames): out of
+ * line, so that the common case's columns stay in registers (indexed by a
+ * variable here, they would have to live in memory). */
+SKL_ATTR static __attribute__((noinline)) void SKL(rows_put_slow)(int lanes, const SKL(vd) *c, const size_t *at,
+                                                                  size_t step, size_t m, const sk_sample_out *o) {
+  for (int j = 0; j < lanes; j++)
+    SKL(put_row)(o, at[j] + step, m, c[j]);
+}
+
 /* r[f]: component `step` / pose_stride of every lane in frame f. Transposed
  * so each of the group's `lanes` channels gets its m frames as one vector,
  * stored whole. `lanes` comes in as a value: read through g it was
@@ -185,9 +194,9 @@ SKL_ATTR static inline __attribute__((always_inline)) void SKL(rows_put)(int lan
     for (int j = 0; j < SAMP_LANES; j++)
       if (j < lanes)
         memcpy(f64 + at[j], &c[j], sizeof c[j]);
-  } else
-    for (int j = 0; j < lanes; j++)
-      SKL(put_row)(o, at[j] + step, m, c[j]);
+    return;
+  }
+  SKL(rows_put_slow)(lanes, c, at, step, m, o);
 }
 
 /* A block of frames of a group of LINEAR translations or scales to the
