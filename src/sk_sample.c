@@ -518,12 +518,8 @@ static void layer_groups(sk_sample_ctx *ctx, const samp_layer *l, size_t p0, siz
     memcpy(ctx->bkey + f * lines, ctx->bkey, c->line_count * sizeof *ctx->bkey);
     memcpy(ctx->bgrad + f * lines, ctx->bgrad, c->line_count * sizeof *ctx->bgrad);
   }
-  for (size_t f = 0; f < SAMP_LANES; f++)
-    for (size_t k = 0; k < c->rot_groups; k++) {
-      const samp_group *g = &c->groups[k];
-      v->rot_args(g, ctx->bkey[f * lines + g->line], ctx->bgrad[f * lines + g->line],
-                  ctx->sines + f * stride + 2 * SAMP_LANES * k);
-    }
+  for (size_t k = 0; k < c->rot_groups; k++)
+    v->rot_args_block(&c->groups[k], ctx->bkey, ctx->bgrad, lines, ctx->sines + 2 * SAMP_LANES * k, stride);
   sk_vsin(ctx->sines, ctx->sines, SAMP_LANES * stride);
   for (size_t k = 0; k < c->rot_groups; k++)
     v->rot_rows(&c->groups[k], ctx->bkey, ctx->bgrad, lines, ctx->sines + 2 * SAMP_LANES * k, stride, p0, m, o);

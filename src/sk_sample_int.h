@@ -81,6 +81,8 @@ typedef struct samp_blend {
 typedef struct samp_lanes {
   void (*vec3)(const samp_group *g, size_t key, double grad, double *trs);
   void (*rot_args)(const samp_group *g, size_t key, double grad, double *args);
+  void (*rot_args_block)(const samp_group *g, const size_t *key, const double *grad, size_t lines, double *args,
+                         size_t args_stride);
   void (*rot_finish)(const samp_group *g, size_t key, double grad, const double *sines, double *trs);
   void (*vec3_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines, size_t p0, size_t m,
                     const sk_sample_out *o);

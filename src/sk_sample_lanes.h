@@ -79,6 +79,16 @@ SKL_ATTR static void SKL(rot_args)(const samp_group *g, size_t key, double grad,
   memcpy(args + SAMP_LANES, &a1, sizeof a1);
 }
 
+/* rot_args for the SAMP_LANES frames of a block: frame f's key and gradient
+ * at [f * lines + g->line] of `key` and `grad`, its arguments at args + f *
+ * args_stride. One call per group and block instead of one per frame. */
+SKL_ATTR static void SKL(rot_args_block)(const samp_group *g, const size_t *key, const double *grad, size_t lines,
+                                         double *args, size_t args_stride) {
+#pragma GCC unroll 8
+  for (int f = 0; f < SAMP_LANES; f++)
+    SKL(rot_args)(g, key[(size_t)f * lines + g->line], grad[(size_t)f * lines + g->line], args + (size_t)f * args_stride);
+}
+
 /* Second half, with the sines of rot_args' arguments: the weights of key
  * d's and the next key's quaternions in sk_anim__slerp_apply (d inside the
  * group's data, before its last key). */
@@ -379,7 +389,7 @@ SKL_ATTR static void SKL(block_flush)(const double *acc, const samp_blend *bl, s
   }
 }
 
-static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_finish),
+static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_args_block), SKL(rot_finish),
                                       SKL(vec3_rows), SKL(rot_rows),   SKL(rest_fill),
                                       SKL(blend_ts),  SKL(blend_dots), SKL(blend_args), SKL(blend_apply),
                                       SKL(block_flush)};
