@@ -1,11 +1,13 @@
 /* `skinner bench` is not a test, but its machine-readable last line is a
  * contract (scripts check the figures from it): a quick run must produce
- * one JSON object with every row's fields and issue 12's four kernel targets. */
+ * one JSON object with every row's fields, issue 12's four kernel targets
+ * and the two proposed against the instruction-mix bound. */
 #include <stdbool.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "sk_bench_mix.h"
 #include "sk_testutil.h"
 
 int sk_bench_main(int argc, char **argv);
@@ -50,21 +52,32 @@ START_TEST(quick_json_run_ends_with_one_object_of_rows) {
     ck_assert(json_number_value(json_object_get(row, "bone_matrices_per_s")) > 0);
   }
   const json_t *targets = json_object_get(j, "targets");
-  ck_assert_uint_eq(json_array_size(targets), 4);
+  ck_assert_uint_eq(json_array_size(targets), 6);
   json_array_foreach(targets, i, row) {
     ck_assert(json_is_string(json_object_get(row, "target")));
     ck_assert(json_is_number(json_object_get(row, "goal")));
     ck_assert(json_is_boolean(json_object_get(row, "pass")));
   }
-  /* Exact rows on every path, and the opt-in float32 row of the best path. */
+  /* Exact rows on every path, and the opt-in float32 row of the best path;
+   * with AVX-512, the mix bound's rows (input "mix", never "trs": scripts
+   * take the fastest TRS row as the kernel's) at every size of 8 poses up. */
   bool exact = false, fast = false;
+  size_t bound = 0, sizes = 0;
   json_array_foreach(rows, i, row) {
     const char *p = json_string_value(json_object_get(row, "precision"));
+    const char *path = json_string_value(json_object_get(row, "path"));
+    const char *in = json_string_value(json_object_get(row, "input"));
     ck_assert(p != NULL && (strcmp(p, "exact") == 0 || strcmp(p, "fast") == 0));
     exact |= strcmp(p, "exact") == 0;
     fast |= strcmp(p, "fast") == 0;
+    ck_assert(path != NULL && in != NULL);
+    ck_assert((strcmp(path, "bound") == 0) == (strcmp(in, "mix") == 0));
+    bound += strcmp(path, "bound") == 0;
+    sizes += strcmp(path, "core") == 0 && strcmp(in, "trs") == 0 &&
+             json_integer_value(json_object_get(row, "poses")) >= SK_BENCH_MIX_LANES;
   }
   ck_assert(exact && fast);
+  ck_assert_uint_eq(bound, sk_bench_mix_supported() ? sizes : 0);
   free(last);
   json_decref(j);
 }
