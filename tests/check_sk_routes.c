@@ -1,6 +1,6 @@
 /* sk_routes' pure pieces: content negotiation, content types, the mat3x4
  * layout and content-derived ids. The routes themselves are driven over
- * HTTP in check_skinnerd. */
+ * HTTP in check_skinnerd and check_skinnerd_poses. */
 #include "sk_routes.h"
 #include "sk_testutil.h"
 

@@ -7,7 +7,7 @@ Starts the daemon on 127.0.0.1 (port 0, --max-body 4194304), stores
 tests/data/mannequiny-0.3.0.glb, then sends three ~4 MB bodies while a
 thread asks /healthz every 2 ms, and prints for each: status, time, the
 slowest /healthz meanwhile and the daemon's VmHWM. A measurement, not a test
-(tests/check_limits asserts the bounds).
+(tests/check_limits_bodies asserts the bounds).
 """
 import socket
 import subprocess

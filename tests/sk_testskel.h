@@ -1,10 +1,15 @@
-/* A deterministic skeleton for the end-to-end suites, shared so that
- * every suite talks about the same tree. */
+/* A deterministic skeleton for the end-to-end suites, and poses of it,
+ * shared so that every suite talks about the same tree. */
 #ifndef SK_TESTSKEL_H
 #define SK_TESTSKEL_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_numfmt.h"
 
 /* An n-bone tree as a JSON skeleton body (new string, free()): a spine of
  * up to 9 bones, then limbs of 8, with varied positions and Euler rotations. */
@@ -34,6 +39,38 @@ static inline char *sk_test_tree_skeleton(int nbones) {
   char *text = json_dumps(s, JSON_COMPACT);
   json_decref(s);
   return text;
+}
+
+/* A pose of that tree, varied by `k`: a rotation on one bone and a
+ * position on another; the initial skin matrix is the same for every `k`
+ * when `same_skin` (the batch kernel takes one per batch), else one of
+ * five (new string, free()). */
+static inline char *sk_test_tree_pose(int k, int nbones, bool same_skin) {
+  char buf[1024];
+  int b1 = k % nbones, b2 = (k * 7 + 3) % nbones;
+  if (b2 == b1)
+    b2 = (b2 + 1) % nbones;
+  snprintf(buf, sizeof buf,
+           "{\"bones\":{\"bone%d\":{\"rotation\":[%g,%g,%g]},\"bone%d\":{\"position\":[0,%g,0]}},"
+           "\"initialSkinMatrix\":[1,0,0,0,0,1,0,0,0,0,1,0,%g,0,0,1]}",
+           b1, 0.01 * k, -0.02 * k, 0.5, b2, 0.001 * k, same_skin ? 0.25 : 0.1 * (k % 5));
+  return strdup(buf);
+}
+
+/* {"poses": [...]} of poses 0 .. nposes-1 of that tree, one skin for all
+ * (new string, free()). */
+static inline char *sk_test_tree_batch(int nposes, int nbones) {
+  sk_strbuf b = {0};
+  sk_strbuf_append(&b, "{\"poses\":[", 10);
+  for (int i = 0; i < nposes; i++) {
+    char *p = sk_test_tree_pose(i, nbones, true);
+    if (i)
+      sk_strbuf_append(&b, ",", 1);
+    sk_strbuf_append(&b, p, strlen(p));
+    free(p);
+  }
+  sk_strbuf_append(&b, "]}", 2);
+  return b.data;
 }
 
 #endif
