@@ -27,14 +27,7 @@ static void stop(void) { sk_fixture_stop(&D); }
 /* One request; `ct`/`accept` NULL: header left out. Returns rc of sk_httpc_request. */
 static int send_req(const char *method, const char *path, const char *ct, const char *accept, const void *body,
                     size_t blen, sk_httpc_resp *r) {
-  char h[512];
-  int n = 0;
-  h[0] = 0;
-  if (ct != NULL)
-    n += snprintf(h + n, sizeof h - (size_t)n, "Content-Type: %s\r\n", ct);
-  if (accept != NULL)
-    snprintf(h + n, sizeof h - (size_t)n, "Accept: %s\r\n", accept);
-  return sk_httpc_request(D.host, D.port, method, path, h, body, blen, r);
+  return sk_fixture_send(&D, method, path, ct, accept, body, blen, r);
 }
 
 /* A request that must get an answer; returns its status. */
@@ -46,11 +39,7 @@ static int must(const char *method, const char *path, const char *body, const ch
 
 static void put_skeleton(const char *id, const char *body) { sk_fixture_put_json(&D, id, body); }
 
-static void expect_healthy(void) {
-  sk_httpc_resp r;
-  ck_assert_int_eq(must("GET", "/healthz", NULL, NULL, &r), 200);
-  sk_httpc_free(&r);
-}
+static void expect_healthy(void) { sk_fixture_expect_healthy(&D); }
 
 typedef struct rng {
   uint64_t s;

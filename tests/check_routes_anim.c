@@ -22,9 +22,7 @@ static void start(const char *const *extra) { sk_fixture_start(&D, extra); }
 static void stop(void) { sk_fixture_stop(&D); }
 
 static void req(const char *method, const char *path, const char *body, sk_httpc_resp *r) {
-  const char *h = body ? "Content-Type: application/json\r\n" : "";
-  int rc = sk_httpc_request(D.host, D.port, method, path, h, body, body ? strlen(body) : 0, r);
-  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
+  sk_fixture_json_request(&D, method, path, NULL, body, r);
 }
 
 /* The answer's body, which must be `status`; new (free()). */

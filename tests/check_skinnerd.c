@@ -18,18 +18,10 @@ static void stop(void) { sk_fixture_stop(&D); }
 
 /* One request with an optional JSON body. */
 static void req(const char *method, const char *path, const char *hdrs, const char *body, sk_httpc_resp *r) {
-  char h[1024];
-  snprintf(h, sizeof h, "%s%s", body ? "Content-Type: application/json\r\n" : "", hdrs ? hdrs : "");
-  int rc = sk_httpc_request(D.host, D.port, method, path, h, body, body ? strlen(body) : 0, r);
-  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
+  sk_fixture_json_request(&D, method, path, hdrs, body, r);
 }
 
-static json_t *body_json(const sk_httpc_resp *r) {
-  json_error_t je;
-  json_t *j = json_loadb(r->body, r->len, 0, &je);
-  ck_assert_msg(j != NULL, "answer is not JSON (%s): %.200s", je.text, r->body);
-  return j;
-}
+static json_t *body_json(const sk_httpc_resp *r) { return sk_fixture_body_json(r); }
 
 /* Asserts a problem+json answer with this status, kind and pointer. */
 static void expect_problem(const sk_httpc_resp *r, int status, const char *kind, const char *pointer) {

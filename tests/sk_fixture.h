@@ -34,6 +34,46 @@ static inline void sk_fixture_request(const sk_daemon *d, const char *method, co
   ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
 }
 
+/* One request with a Content-Type `ct` and an Accept `accept` header (each
+ * left out when NULL); returns sk_httpc_request's rc without asserting it:
+ * the hostile suites send what may get no answer. */
+static inline int sk_fixture_send(const sk_daemon *d, const char *method, const char *path, const char *ct,
+                                  const char *accept, const void *body, size_t len, sk_httpc_resp *r) {
+  char h[512];
+  int n = 0;
+  h[0] = 0;
+  if (ct != NULL)
+    n += snprintf(h + n, sizeof h - (size_t)n, "Content-Type: %s\r\n", ct);
+  if (accept != NULL)
+    snprintf(h + n, sizeof h - (size_t)n, "Accept: %s\r\n", accept);
+  return sk_httpc_request(d->host, d->port, method, path, h, body, len, r);
+}
+
+/* One request that must be answered, with a JSON body (or none) and the
+ * extra `headers` ("Name: v\r\n" lines, or NULL). */
+static inline void sk_fixture_json_request(const sk_daemon *d, const char *method, const char *path,
+                                           const char *headers, const char *body, sk_httpc_resp *r) {
+  char h[1024];
+  snprintf(h, sizeof h, "%s%s", body ? "Content-Type: application/json\r\n" : "", headers ? headers : "");
+  sk_fixture_request(d, method, path, h, body, body ? strlen(body) : 0, r);
+}
+
+/* The answer's body, which must be JSON; a new reference. */
+static inline json_t *sk_fixture_body_json(const sk_httpc_resp *r) {
+  json_error_t je;
+  json_t *j = json_loadb(r->body, r->len, 0, &je);
+  ck_assert_msg(j != NULL, "answer is not JSON (%s): %.200s", je.text, r->body);
+  return j;
+}
+
+/* GET /healthz answers 200. */
+static inline void sk_fixture_expect_healthy(const sk_daemon *d) {
+  sk_httpc_resp r;
+  sk_fixture_request(d, "GET", "/healthz", NULL, NULL, 0, &r);
+  ck_assert_int_eq(r.status, 200);
+  sk_httpc_free(&r);
+}
+
 /* PUT /v1/skeletons/<id> with a body of `content_type`: 201 or 200. */
 static inline void sk_fixture_put(const sk_daemon *d, const char *id, const char *content_type, const void *body,
                                   size_t len) {
