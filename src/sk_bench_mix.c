@@ -19,13 +19,15 @@
  *             permutes), 8 stores of 64 bytes
  *
  * 38 multiplies, 75 FMAs, 12 adds, 33 narrowings, 31 widenings, 32
- * shuffles, 15 broadcasts, 14 loads, 20 stores: what `objdump -d` of
- * group_avx512 shows for that step (docs/kernel.md has the count). Every
+ * shuffles, 15 broadcasts, 14 loads, 20 stores, counted from the source;
+ * `perf annotate` of group_avx512's hot blocks (which take in a little of
+ * the neighbouring paths) shows the same classes within four of each. Every
  * instruction reads only zmm28-zmm31 (never written) or memory and writes
  * a register no later instruction of the iteration reads, so nothing waits
  * on anything: the iteration's time is the CPU's throughput for this list.
- * The kernel also waits on its parent bone's world and on each sum's
- * chain of roundings, so it cannot beat this. Destinations rotate over
+ * On the bench's rigs every bone but the root takes this step, and the
+ * kernel also waits on its parent bone's world and on each sum's chain, so
+ * it cannot beat this. Destinations rotate over
  * zmm0-zmm23 so an FMA (which reads its destination) is far from the last
  * write of the same register. */
 #include "sk_bench_mix.h"
