@@ -12,7 +12,7 @@
  *
  * Every figure is the median of several timed repetitions; small sizes
  * repeat inside one repetition until it lasts a few milliseconds. The run
- * is time-boxed (about two minutes on a 2-core machine). */
+ * is time-boxed (about 30 s on a 2-core machine). */
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
