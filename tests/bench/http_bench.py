@@ -298,7 +298,7 @@ http {
 # ---- the batch kernel's own rate ---------------------------------------------------------
 
 def kernel_rate(skinner, quick=False):
-    """Best one-core bone-matrices/s for 65 bones x 64 poses from `skinner bench --json`."""
+    """Best one-core exact bone-matrices/s for 65 bones x 64 poses from `skinner bench --json`."""
     if not (skinner and os.access(skinner, os.X_OK)):
         return None, "%s not found" % skinner
     try:
@@ -318,6 +318,10 @@ def kernel_rate(skinner, quick=False):
     # HTTP poses are TRS overrides: compare with the kernel on TRS input when it reports one.
     if any(isinstance(r, dict) and r.get("input") == "trs" for r in rows):
         rows = [r for r in rows if isinstance(r, dict) and r.get("input") == "trs"]
+    # ... and with the precision the daemon computes: exact (Babylon's bits). The opt-in float32
+    # rows ("precision": "fast") are a kernel skinnerd never runs for a request.
+    if any(isinstance(r, dict) and r.get("precision") == "exact" for r in rows):
+        rows = [r for r in rows if isinstance(r, dict) and r.get("precision") == "exact"]
     best = None
     for row in rows:
         if not isinstance(row, dict) or row.get("bones") != BONES or row.get("poses") != BATCH or \
