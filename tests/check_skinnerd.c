@@ -65,26 +65,18 @@ START_TEST(sigterm_finishes_the_batch_in_flight_and_exits_0) {
   put_skeleton("big", skel);
   free(skel);
   /* 1000 poses on the pool, sent on a raw socket; SIGTERM while it runs. */
-  sk_strbuf b = {0};
-  sk_strbuf_append(&b, "{\"poses\":[", 10);
-  for (int i = 0; i < 1000; i++) {
-    char *p = sk_test_tree_pose(i, 65, true);
-    if (i)
-      sk_strbuf_append(&b, ",", 1);
-    sk_strbuf_append(&b, p, strlen(p));
-    free(p);
-  }
-  sk_strbuf_append(&b, "]}", 2);
+  char *batch = sk_test_tree_batch(1000, 65);
+  const size_t len = strlen(batch);
   int fd = sk_httpc_connect(D.host, D.port);
   ck_assert_int_ge(fd, 0);
   char head[512];
   int n = snprintf(head, sizeof head,
                    "POST /v1/skeletons/big/poses HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: "
                    "application/json\r\nAccept: application/octet-stream\r\nContent-Length: %zu\r\n\r\n",
-                   b.len);
+                   len);
   ck_assert_int_eq(sk_httpc_send_all(fd, head, (size_t)n), 0);
-  ck_assert_int_eq(sk_httpc_send_all(fd, b.data, b.len), 0);
-  sk_strbuf_free(&b);
+  ck_assert_int_eq(sk_httpc_send_all(fd, batch, len), 0);
+  free(batch);
   usleep(2000);
   kill(D.pid, SIGTERM);
   sk_httpc_resp r;

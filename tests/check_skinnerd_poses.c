@@ -233,19 +233,19 @@ static char *variant_pose(int v, int k) {
   return v == 2 ? make_full_frame(k, 65) : sk_test_tree_pose(k, 65, v == 1);
 }
 
+typedef struct batch_of {
+  int first, variant;
+} batch_of;
+
+static char *batch_pose(int i, const void *arg) {
+  const batch_of *b = arg;
+  return variant_pose(b->variant, b->first + i);
+}
+
 /* The batch of `n` poses as a JSON body. */
 static char *make_batch(int n, int first, int variant) {
-  sk_strbuf b = {0};
-  sk_strbuf_append(&b, "{\"poses\":[", 10);
-  for (int i = 0; i < n; i++) {
-    char *p = variant_pose(variant, first + i);
-    if (i)
-      sk_strbuf_append(&b, ",", 1);
-    sk_strbuf_append(&b, p, strlen(p));
-    free(p);
-  }
-  sk_strbuf_append(&b, "]}", 2);
-  return b.data;
+  const batch_of b = {first, variant};
+  return sk_test_batch_body(n, batch_pose, &b);
 }
 
 START_TEST(batches_equal_single_poses_inline_or_on_the_pool) {

@@ -57,13 +57,13 @@ static inline char *sk_test_tree_pose(int k, int nbones, bool same_skin) {
   return strdup(buf);
 }
 
-/* {"poses": [...]} of poses 0 .. nposes-1 of that tree, one skin for all
- * (new string, free()). */
-static inline char *sk_test_tree_batch(int nposes, int nbones) {
+/* {"poses": [...]} of pose(0, arg) .. pose(n - 1, arg), each a new string
+ * this frees (new string, free()). */
+static inline char *sk_test_batch_body(int n, char *(*pose)(int i, const void *arg), const void *arg) {
   sk_strbuf b = {0};
   sk_strbuf_append(&b, "{\"poses\":[", 10);
-  for (int i = 0; i < nposes; i++) {
-    char *p = sk_test_tree_pose(i, nbones, true);
+  for (int i = 0; i < n; i++) {
+    char *p = pose(i, arg);
     if (i)
       sk_strbuf_append(&b, ",", 1);
     sk_strbuf_append(&b, p, strlen(p));
@@ -71,6 +71,16 @@ static inline char *sk_test_tree_batch(int nposes, int nbones) {
   }
   sk_strbuf_append(&b, "]}", 2);
   return b.data;
+}
+
+static inline char *sk_test_tree_batch_pose(int i, const void *nbones) {
+  return sk_test_tree_pose(i, *(const int *)nbones, true);
+}
+
+/* {"poses": [...]} of poses 0 .. nposes-1 of that tree, one skin for all
+ * (new string, free()). */
+static inline char *sk_test_tree_batch(int nposes, int nbones) {
+  return sk_test_batch_body(nposes, sk_test_tree_batch_pose, &nbones);
 }
 
 #endif
