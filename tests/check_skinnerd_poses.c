@@ -9,6 +9,7 @@
 
 #include "sk_eval.h"
 #include "sk_json.h"
+#include "sk_casecheck.h"
 #include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_testskel.h"
@@ -52,21 +53,6 @@ static void put_skeleton(const char *id, const char *body) { sk_fixture_put_json
 /* ---- conformance ----------------------------------------------------------- */
 
 /* The result object `skinner eval` prints for a case with this one op. */
-static char *eval_one(const json_t *skeleton, const json_t *op) {
-  json_t *c = json_pack("{s:O,s:[O]}", "skeleton", skeleton, "ops", op);
-  sk_strbuf out = {0};
-  sk_error e;
-  sk_error_clear(&e);
-  ck_assert_int_eq(sk_eval_case(c, &out, &e), 0);
-  json_decref(c);
-  const char *at = strstr(out.data, ",\"results\":[");
-  ck_assert_ptr_nonnull(at);
-  at += 12;
-  size_t len = out.len - (size_t)(at - out.data) - 2; /* drop "]}" */
-  char *r = strndup(at, len);
-  sk_strbuf_free(&out);
-  return r;
-}
 
 static void compare_close(const json_t *got, const json_t *want, const char *what) {
   ck_assert_msg(json_array_size(got) == json_array_size(want), "%s: %zu numbers, want %zu", what,
@@ -113,7 +99,7 @@ START_TEST(pose_answers_equal_skinner_eval_on_the_conformance_cases) {
     const json_t *expected = json_object_get(json_object_get(rec, "expected"), "results");
     for (size_t i = 0; i < json_array_size(ops); i++) {
       json_t *op = json_deep_copy(json_array_get(ops, i));
-      char *want = eval_one(json_object_get(c, "skeleton"), op);
+      char *want = sk_casecheck_eval_one(json_object_get(c, "skeleton"), op);
       json_object_del(op, "op");
       char *body = json_dumps(op, JSON_COMPACT);
       sk_httpc_resp r;
