@@ -183,22 +183,8 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
     for (size_t i = 0; i < BC_CHUNK; i++)
       a->times[i] = (double)i / 60.0;
     sk_clips_finals(&r, c, a->times, BC_CHUNK, NULL, fin);
-    sk_kernel_job job;
-    memset(&job, 0, sizeof job);
-    job.rig = r.rig;
-    job.poses = r.slice;
-    job.pose_stride = r.pose_stride;
-    job.block_stride = r.block_stride;
-    job.mode = r.mode;
-    job.offset = r.offset;
-    job.final = fin;
-#if SK_CLIPS_TRS64
-    job.input64 = r.input64;
-    job.input64_doubles = r.input_floats;
-#else
-    job.input = r.input;
-    job.input_floats = r.input_floats;
-#endif
+    sk_kernel_job job; /* the modes sk_clips_finals planned for this clip */
+    sk_clips_kernel_job(&r, NULL, fin, &job);
     for (int k = 0; k < reps && sk_kernel_validate(&job, NULL) == 0; k++) {
       size_t runs = 0;
       double t0 = sk_bench_cpu_s(), t = 0;

@@ -25,8 +25,12 @@ void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, si
 void sk_clips_runner_close(sk_clips_runner *r) {
   free(r->mode);
   free(r->offset);
-  free(r->input);
   free(r->input64);
+  free(r->kmode);
+  free(r->koffset);
+  free(r->consts);
+  free(r->restv);
+  free(r->held);
   sk_sample_rest_memo_close(&r->rest);
   free(r->trs);
   free(r->locals);
@@ -47,30 +51,26 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
   if (engine == SK_CLIPS_KERNEL) {
     r->mode = malloc(nb);
     r->offset = malloc(nb * sizeof *r->offset);
-    if (r->mode == NULL || r->offset == NULL)
+    r->kmode = malloc(nb);
+    r->koffset = malloc(nb * sizeof *r->koffset);
+    r->consts = malloc(nb * 16 * sizeof *r->consts);
+    r->restv = malloc(nb * SK_ANIM_TRS * sizeof *r->restv);
+    r->held = malloc(nb * sizeof *r->held);
+    if (!r->mode || !r->offset || !r->kmode || !r->koffset || !r->consts || !r->restv || !r->held)
       return SK_ENOMEM;
-#if SK_CLIPS_TRS64
     memset(r->mode, SK_KERNEL_TRS64, nb);
-#else
-    memset(r->mode, SK_KERNEL_TRS, nb);
-#endif
     r->slice = chunk < SK_CLIPS_SLICE ? chunk : SK_CLIPS_SLICE;
     r->input_floats =
         sk_kernel_blocked_layout(r->mode, s->count, r->slice, r->offset, &r->pose_stride, &r->block_stride);
     if (r->input_floats == 0)
       return SK_ENOMEM;
+    memcpy(r->kmode, r->mode, nb);
+    memcpy(r->koffset, r->offset, nb * sizeof *r->offset);
     /* Whole cache lines, so the kernel's aligned loads never split one. */
-#if SK_CLIPS_TRS64
     size_t bytes = (r->input_floats * sizeof(double) + 63) / 64 * 64;
     if ((r->input64 = aligned_alloc(64, bytes)) == NULL)
       return SK_ENOMEM;
     memset(r->input64, 0, bytes);
-#else
-    size_t bytes = (r->input_floats * sizeof(float) + 63) / 64 * 64;
-    if ((r->input = aligned_alloc(64, bytes)) == NULL)
-      return SK_ENOMEM;
-    memset(r->input, 0, bytes);
-#endif
     return 0;
   }
   if (chunk > SIZE_MAX / (nb * SK_ANIM_TRS * sizeof(double)))
@@ -79,6 +79,57 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
   r->locals = malloc(nb * 16 * sizeof *r->locals);
   r->scratch = malloc(nb * 16 * sizeof *r->scratch);
   return r->trs && r->locals && r->scratch ? 0 : SK_ENOMEM;
+}
+
+size_t sk_clips_const_bones(const sk_sample_rest_memo *m, size_t bones, uint16_t *held, double *restv, uint8_t *mode,
+                            size_t *offset, float *consts) {
+  if (!sk_sample_rest_memo_holds(m))
+    return 0;
+  memset(held, 0, bones * sizeof *held);
+  for (size_t i = 0; i < m->count; i++) {
+    const sk_sample_rest *x = &m->rows[i];
+    if (x->bone >= bones || x->comp >= SK_ANIM_TRS)
+      continue; /* not this skeleton's: never CONST */
+    held[x->bone] |= (uint16_t)(1u << x->comp);
+    restv[x->bone * SK_ANIM_TRS + x->comp] = x->value;
+  }
+  size_t n = 0;
+  for (size_t b = 0; b < bones; b++) {
+    if (held[b] != (1u << SK_ANIM_TRS) - 1)
+      continue;
+    const double *v = restv + b * SK_ANIM_TRS;
+    sk_mat_compose(v + 7, v + 3, v, consts + 16 * b);
+    mode[b] = SK_KERNEL_CONST;
+    offset[b] = 16 * b;
+    n++;
+  }
+  return n;
+}
+
+/* r's kernel modes for the context sk_sample_rest_memo_same just checked:
+ * TRS64, CONST where sk_clips_const_bones says so (4 of Fox's 24 bones in
+ * its clips). */
+static void plan_modes(sk_clips_runner *r) {
+  const size_t nb = r->skel->count;
+  memcpy(r->kmode, r->mode, nb);
+  memcpy(r->koffset, r->offset, nb * sizeof *r->offset);
+  sk_clips_const_bones(&r->rest, nb, r->held, r->restv, r->kmode, r->koffset, r->consts);
+}
+
+void sk_clips_kernel_job(const sk_clips_runner *r, const float *initial_skin, float *final, sk_kernel_job *job) {
+  memset(job, 0, sizeof *job);
+  job->rig = r->rig;
+  job->poses = r->slice;
+  job->pose_stride = r->pose_stride;
+  job->block_stride = r->block_stride;
+  job->mode = r->kmode;
+  job->offset = r->koffset;
+  job->input = r->consts;
+  job->input_floats = 16 * r->skel->count;
+  job->input64 = r->input64;
+  job->input64_doubles = r->input_floats;
+  job->initial_skin = initial_skin;
+  job->final = final;
 }
 
 int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
@@ -107,36 +158,26 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
     }
     return 0;
   }
-  sk_kernel_job job;
-  memset(&job, 0, sizeof job);
-  job.rig = r->rig;
-  job.poses = n < r->slice ? n : r->slice;
-  job.pose_stride = r->pose_stride;
-  job.block_stride = r->block_stride;
-  job.mode = r->mode;
-  job.offset = r->offset;
-  job.initial_skin = initial_skin;
-  job.final = final;
-#if SK_CLIPS_TRS64
-  job.input64 = r->input64;
-  job.input64_doubles = r->input_floats;
-#else
-  job.input = r->input;
-  job.input_floats = r->input_floats;
-#endif
-  if (sk_kernel_validate(&job, NULL) != 0)
-    return SK_EINVAL;
   /* Only sk_sample_run writes the runner's rows: they hold the rest rows
    * of the last context sampled, for the frames it reached. */
-  if (!sk_sample_rest_memo_same(&r->rest, c, s->count))
+  if (!sk_sample_rest_memo_same(&r->rest, c, s->count)) {
     r->rest_frames = 0;
+    plan_modes(r);
+  }
+  sk_kernel_job job;
+  sk_clips_kernel_job(r, initial_skin, final, &job);
+  job.poses = n < r->slice ? n : r->slice;
+  if (sk_kernel_validate(&job, NULL) != 0)
+    return SK_EINVAL;
+  sk_kernel_job rows = job; /* where the sampler writes: every bone's TRS64 rows, CONST bones' too */
+  rows.offset = r->offset;
   /* Sampled and composed a slice at a time through the same rows (32
    * frames of ten doubles a bone: 166 KB for 65 bones), still in L1/L2
    * when the kernel reads them and when the next slice writes them; a
    * whole 256-frame chunk of rows is larger than L2. */
   for (size_t f0 = 0; f0 < n; f0 += r->slice) {
     const size_t m = n - f0 < r->slice ? n - f0 : r->slice;
-    sk_clips_sample_job(c, times + f0, 0, m, &job, r->input, r->input64, m <= r->rest_frames);
+    sk_clips_sample_job(c, times + f0, 0, m, &rows, NULL, r->input64, m <= r->rest_frames);
     if (sk_sample_rest_memo_holds(&r->rest) && m > r->rest_frames)
       r->rest_frames = m;
     job.final = final + f0 * (nb + 1) * 16;

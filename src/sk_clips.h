@@ -8,6 +8,7 @@
 #define SK_CLIPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
@@ -32,15 +33,6 @@
 void sk_clips_sample_job(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_kernel_job *job,
                          float *input, double *input64, bool rest_kept);
 
-/* 1 once sk_kernel has the exact kernel's SK_KERNEL_TRS64 mode (branch
- * exact-kernel): the kernel engine then reads the sampled doubles and gives
- * the exact core's bytes (checked on a scratch merge: Fox, mannequiny and
- * RobotExpressive clips and blends, `cmp` of skinner frames' two engines).
- * The kernel's TRS64 mode is in: 1. */
-#ifndef SK_CLIPS_TRS64
-#define SK_CLIPS_TRS64 1
-#endif
-
 enum {
   SK_CLIPS_EXACT = 0, /* the scalar core, one frame at a time: Babylon's bits */
   SK_CLIPS_KERNEL = 1 /* the batch kernel on chunks of frames */
@@ -53,12 +45,20 @@ typedef struct sk_clips_runner {
   int engine;
   size_t chunk;
   /* kernel */
-  uint8_t *mode;
+  uint8_t *mode;  /* every bone SK_KERNEL_TRS64: the layout of the rows the sampler fills */
   size_t *offset;
   size_t slice; /* frames the input rows hold: a chunk goes through them a slice at a time */
   size_t pose_stride, block_stride, input_floats;
-  float *input;     /* SK_KERNEL_TRS rows (SK_CLIPS_TRS64 0) */
-  double *input64;  /* SK_KERNEL_TRS64 rows (SK_CLIPS_TRS64 1) */
+  double *input64; /* the TRS64 rows */
+  /* The kernel's modes for the context planned last: SK_KERNEL_CONST for a
+   * bone none of whose ten components a channel drives (its local is the
+   * same every frame: composed once, not per frame), else TRS64. koffset:
+   * offset[], or for a CONST bone its 16 floats in `consts`. */
+  uint8_t *kmode;
+  size_t *koffset;
+  float *consts;
+  double *restv; /* the planning's scratch: 10 doubles a bone, */
+  uint16_t *held; /* and one mask */
   /* The rest rows the input rows hold for frames [0, rest_frames): those
    * of the last context sampled, so a chunk of a context with the same
    * rest rows skips writing them again. */
@@ -83,9 +83,28 @@ void sk_clips_runner_close(sk_clips_runner *r);
 int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
                     float *final);
 
+/* For a context whose rest rows `m` holds (sk_sample_rest_memo_same has
+ * just checked it): the bones of a skeleton of `bones` bones none of whose
+ * ten components a channel drives hold the same local in every frame.
+ * Each such bone b gets mode[b] = SK_KERNEL_CONST, offset[b] = 16 * b and
+ * its local in consts[16 b .. 16 b + 16): sk_mat_compose of the doubles
+ * the sampler writes in its TRS64 rows, which is what the kernel's TRS64
+ * compose gives them (sk_kernel.h), so the kernel's bits are the same and
+ * it composes that local once instead of in every frame. The rows stay
+ * where they were (the sampler still writes them; the kernel no longer
+ * reads them). Other bones' entries are left as they are. `held` (bones
+ * entries) and `restv` (10 doubles a bone) are scratch. Returns how many
+ * bones it made CONST. Never allocates. */
+size_t sk_clips_const_bones(const sk_sample_rest_memo *m, size_t bones, uint16_t *held, double *restv, uint8_t *mode,
+                            size_t *offset, float *consts);
+
+/* The kernel job sk_clips_finals runs on r's rows for the context it
+ * planned last (slices of up to r->slice frames): for benchmarks that time
+ * the kernel alone on what sk_clips_finals sampled. */
+void sk_clips_kernel_job(const sk_clips_runner *r, const float *initial_skin, float *final, sk_kernel_job *job);
+
 /* The engine of `skinner eval`'s plain frame ranges. With sk_kernel's
- * exact TRS64 mode (SK_CLIPS_TRS64 1), SK_CLIPS_KERNEL gives the exact
- * core's bytes, Babylon's bits (a rig is built per range, after any
+ * exact TRS64 mode, SK_CLIPS_KERNEL gives the exact core's bytes, Babylon's bits (a rig is built per range, after any
  * "setBind" op); tests/skinner_frames_cli.py and check_sk_clips compare
  * the two engines byte for byte. */
 #ifndef SK_CLIPS_RANGE_ENGINE

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_clips.h"
 #include "sk_json.h"
 #include "sk_kernel.h"
 #include "sk_pose_range.h"
@@ -33,6 +34,11 @@ void sk_frames_scratch_close(sk_frames_scratch *sc) {
   free(sc->changed);
   free(sc->offset);
   free(sc->hits);
+  free(sc->kmode);
+  free(sc->koffset);
+  free(sc->consts);
+  free(sc->restv);
+  free(sc->held);
   free(sc->ovr);
   sk_sample_rest_memo_close(&sc->rest);
   sk_poseops_copy_close(&sc->ops_copy);
@@ -57,11 +63,24 @@ static int reserve_bones(sk_frames_scratch *sc, size_t bones) {
   free(sc->changed);
   free(sc->offset);
   free(sc->hits);
+  free(sc->kmode);
+  free(sc->koffset);
+  free(sc->consts);
+  free(sc->restv);
+  free(sc->held);
   sc->mode = malloc(bones);
   sc->changed = malloc(bones);
   sc->offset = malloc(bones * sizeof *sc->offset);
   sc->hits = malloc(bones * sizeof *sc->hits);
-  sc->bones_cap = sc->mode && sc->changed && sc->offset && sc->hits ? bones : 0;
+  sc->kmode = malloc(bones);
+  sc->koffset = malloc(bones * sizeof *sc->koffset);
+  sc->consts = malloc(bones * 16 * sizeof *sc->consts);
+  sc->restv = malloc(bones * SK_ANIM_TRS * sizeof *sc->restv);
+  sc->held = malloc(bones * sizeof *sc->held);
+  sc->bones_cap = sc->mode && sc->changed && sc->offset && sc->hits && sc->kmode && sc->koffset && sc->consts &&
+                          sc->restv && sc->held
+                      ? bones
+                      : 0;
   return sc->bones_cap ? 0 : SK_ENOMEM;
 }
 
@@ -373,6 +392,15 @@ static bool rest_rows_kept(sk_frames_scratch *sc, const sk_sample_ctx *c, size_t
   return kept;
 }
 
+/* For a slice that is one range run, after rest_rows_kept: the kernel's
+ * modes in sc->kmode/koffset, with the bones the range's clips leave at
+ * rest CONST (their locals in sc->consts); whether there are any. */
+static bool kept_consts(sk_frames_scratch *sc, size_t nb) {
+  memcpy(sc->kmode, sc->mode, nb);
+  memcpy(sc->koffset, sc->offset, nb * sizeof *sc->offset);
+  return sk_clips_const_bones(&sc->rest, nb, sc->held, sc->restv, sc->kmode, sc->koffset, sc->consts) > 0;
+}
+
 /* Fills the kernel's input for poses[0..n) under the modes in sc->mode and
  * runs it into `dest` (n*(B+1)*16 floats). */
 static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
@@ -406,14 +434,17 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
   }
   /* The padding lanes from n on now hold the stored locals. */
   sc->rest_lanes = one_run && sk_sample_rest_memo_holds(&sc->rest) ? n : 0;
+  /* One range's bones at rest in every frame: composed once (the same
+   * bits, sk_clips_const_bones), their rows written but not read. */
+  const bool consts = one_run && kept_consts(sc, nb);
   sk_kernel_job job = {.rig = e->rig,
                        .poses = n,
                        .pose_stride = stride,
                        .block_stride = block,
-                       .mode = sc->mode,
-                       .offset = sc->offset,
-                       .input = sc->input,
-                       .input_floats = floats,
+                       .mode = consts ? sc->kmode : sc->mode,
+                       .offset = consts ? sc->koffset : sc->offset,
+                       .input = consts ? sc->consts : sc->input,
+                       .input_floats = consts ? 16 * nb : floats,
                        .input64 = fast ? NULL : sc->input64,
                        .input64_doubles = fast ? 0 : floats,
                        .precision = fast ? SK_KERNEL_PRECISION_FAST : SK_KERNEL_PRECISION_EXACT,
@@ -797,11 +828,19 @@ int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *w
   return 0;
 }
 
+/* What a scratch holds per bone whatever the batch: one range-form frame
+ * materialised, and the planning's arrays (reserve_bones). */
+static size_t bone_bytes(size_t bones) {
+  const size_t plan = 2 + 2 * sizeof(size_t) + sizeof(uint32_t) + 1 + 16 * sizeof(float) +
+                      SK_ANIM_TRS * sizeof(double) + sizeof(uint16_t);
+  return bones * (sizeof(sk_override) + plan);
+}
+
 size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel) {
   const size_t mats = e->skel->count + 1;
   /* kernel: 16 poses of output, float input and TRS64 input (doubles);
-   * core: its five matrix arrays; either: one materialised frame */
-  const size_t ovr = e->skel->count * sizeof(sk_override); /* a range-form frame materialised */
+   * core: its five matrix arrays; either: bone_bytes */
+  const size_t ovr = bone_bytes(e->skel->count);
   return ovr + (kernel ? 4 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float));
 }
 
@@ -812,8 +851,8 @@ size_t sk_frames_run_raw_bytes(const sk_cache_entry *e, int fmt, size_t cap) {
   k = (k + 15) & ~(size_t)15; /* the blocked layout's rows hold 16 poses */
   k = k < 16 ? 16 : k;
   /* per pose and slot: the float input, the TRS64 input and the output;
-   * and one range-form frame materialised (as sk_frames_run_bytes) */
-  const size_t ovr = e->skel->count * sizeof(sk_override);
+   * and bone_bytes (as sk_frames_run_bytes) */
+  const size_t ovr = bone_bytes(e->skel->count);
   return ovr + k * mats * 16 * (sizeof(float) + sizeof(double) + sizeof(float));
 }
 

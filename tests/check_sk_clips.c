@@ -1,10 +1,11 @@
 /* sk_clips and sk_shot: the exact engine gives sk_pose_evaluate's bytes
- * for the poses sk_pose_parse_anim makes; the kernel engine is within the
- * kernel's tolerance of them (byte for byte once the exact kernel's TRS64
- * rows are on, SK_CLIPS_TRS64); sk_clips_sample_job fills a job the kernel
+ * for the poses sk_pose_parse_anim makes, and so does the kernel engine
+ * (the exact kernel's TRS64 rows; CONST for bones no channel drives);
+ * sk_clips_sample_job fills a job the kernel
  * validates; sk_shot_write's file reads back as proto/frames.md says. */
 #include "sk_clips.h"
 #include "sk_eval.h"
+#include "sk_mat.h"
 #include "sk_shot.h"
 #include "sk_gltf.h"
 #include "sk_routes.h"
@@ -76,12 +77,8 @@ START_TEST(test_engines_match_pose_requests) {
       free(dst);
     }
     ck_assert_int_eq(sk_clips_finals(&r, c, times, chunk + 1, NULL, got), SK_EINVAL);
-    if (engine == SK_CLIPS_EXACT || SK_CLIPS_TRS64)
-      ck_assert_msg(memcmp(got, want, n * per * sizeof *got) == 0, "%s engine %d: not byte-identical", assets[_i],
-                    engine);
-    else /* float32 TRS rows: issue 12 measured up to 1.64e-5 of the scale on Fox this way */
-      for (size_t m = 0; m < n * (s->count + 1); m++)
-        SK_ASSERT_MAT_CLOSE(got + 16 * m, want + 16 * m, 2e-5);
+    ck_assert_msg(memcmp(got, want, n * per * sizeof *got) == 0, "%s engine %d: not byte-identical", assets[_i],
+                  engine);
     sk_clips_runner_close(&r);
     sk_sample_ctx_destroy(c);
   }
@@ -166,6 +163,62 @@ START_TEST(test_runner_rest_rows_kept) {
   free(want);
   for (int i = 0; i < 4; i++)
     sk_sample_ctx_destroy(ctx[i]);
+  sk_rig_destroy(rig);
+  sk_sampler_destroy(sp);
+  sk_anim_destroy(an);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* The kernel engine composes a bone once when its clips leave all ten of
+ * its components at rest (Fox's root joints and two leaves): exactly those
+ * bones are CONST, with sk_mat_compose's local of the rest values; the
+ * bytes are held to the core's by test_engines_match_pose_requests. */
+START_TEST(test_const_bones) {
+  sk_skeleton *s;
+  sk_anim *an;
+  load("Fox.glb", &s, &an);
+  sk_sampler *sp;
+  sk_rig *rig;
+  ck_assert_int_eq(sk_sampler_create(an, &sp), 0);
+  ck_assert_int_eq(sk_rig_create(s, &rig), 0);
+  size_t walk;
+  ck_assert_int_eq(sk_anim_find_clip(an, "Walk", &walk), 0);
+  sk_anim_layer l = {.clip = walk, .weight = 1, .loop = true};
+  sk_sample_ctx *c;
+  ck_assert_int_eq(sk_sample_ctx_create(sp, &l, 1, &c), 0);
+  const size_t nb = s->count;
+  sk_sample_rest *rows = malloc(nb * SK_ANIM_TRS * sizeof *rows);
+  const size_t nr = sk_sample_ctx_rest(c, rows, nb * SK_ANIM_TRS);
+  size_t *at_rest = calloc(nb, sizeof *at_rest), want = 0;
+  for (size_t i = 0; i < nr; i++)
+    at_rest[rows[i].bone]++;
+  sk_clips_runner r;
+  ck_assert_int_eq(sk_clips_runner_init(&r, s, rig, SK_CLIPS_KERNEL, 16), 0);
+  double times[16] = {0};
+  float *fin = aligned_alloc(64, 16 * 16 * (nb + 1) * sizeof(float));
+  ck_assert_int_eq(sk_clips_finals(&r, c, times, 16, NULL, fin), 0);
+  for (size_t b = 0; b < nb; b++) {
+    const bool fixed = at_rest[b] == SK_ANIM_TRS;
+    want += fixed;
+    ck_assert_msg((r.kmode[b] == SK_KERNEL_CONST) == fixed, "bone %zu: mode %u, %zu components at rest", b,
+                  (unsigned)r.kmode[b], at_rest[b]);
+    if (!fixed)
+      continue;
+    const double *v = an->rest + b * SK_ANIM_TRS;
+    float local[16];
+    sk_mat_compose(v + 7, v + 3, v, local);
+    ck_assert_mem_eq(r.consts + r.koffset[b], local, sizeof local);
+  }
+  ck_assert_uint_eq(want, 4);
+  /* A memo that holds no rows makes no bone CONST. */
+  sk_sample_rest_memo none = {.count = SIZE_MAX};
+  ck_assert_uint_eq(sk_clips_const_bones(&none, nb, r.held, r.restv, r.kmode, r.koffset, r.consts), 0);
+  free(fin);
+  free(at_rest);
+  free(rows);
+  sk_clips_runner_close(&r);
+  sk_sample_ctx_destroy(c);
   sk_rig_destroy(rig);
   sk_sampler_destroy(sp);
   sk_anim_destroy(an);
@@ -278,6 +331,7 @@ static Suite *clips_suite(void) {
   tcase_add_loop_test(tc, test_engines_match_pose_requests, 0, 3);
   tcase_add_test(tc, test_frames_file_layout);
   tcase_add_test(tc, test_runner_rest_rows_kept);
+  tcase_add_test(tc, test_const_bones);
   suite_add_tcase(su, tc);
   TCase *te = tcase_create("errors");
   tcase_add_test(te, test_runner_errors);
