@@ -13,6 +13,7 @@
 #include "sk_fixture.h"
 #include "sk_casecheck.h"
 #include "sk_httpc.h"
+#include "sk_jsonl.h"
 #include "sk_testutil.h"
 
 static sk_daemon D;
@@ -91,17 +92,12 @@ static const char k_src[] =
 
 START_TEST(babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_conformance_cases) {
   start(NULL);
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
   int cases = 0;
   sk_casecheck_counts n = {0};
-  while ((len = getline(&line, &cap, f)) > 0) {
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
     const json_t *skel = json_object_get(c, "skeleton");
     bool only_poses = json_array_size(ops) > 0;
@@ -116,8 +112,7 @@ START_TEST(babylon_clip_poses_answer_exactly_what_skinner_eval_answers_on_the_co
     sk_casecheck_run(&D, id, skel, ops, &n);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   ck_assert_int_ge(cases, 100);
   ck_assert_int_ge(n.ranges, 50);
   ck_assert_int_ge(n.batches, 20);
@@ -148,16 +143,11 @@ static void expect_f32_equal(const json_t *got, const json_t *want, const char *
 
 START_TEST(weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_http) {
   start(NULL);
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/banim_layers.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/banim_layers.jsonl");
   int cases = 0, poses = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
     const json_t *skel = json_object_get(c, "skeleton");
     /* skinner eval against Babylon */
@@ -194,8 +184,7 @@ START_TEST(weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_ht
     }
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   ck_assert_int_ge(cases, 60);
   ck_assert_int_ge(poses, 180);
   stop();
@@ -204,19 +193,13 @@ END_TEST
 
 START_TEST(additive_and_masked_gltf_layers_answer_what_skinner_eval_answers) {
   start(NULL);
-  char path[1024], base[1024];
-  FILE *f = fopen(sk_test_path("conformance/layers.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char base[1024];
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/layers.jsonl");
   sk_test_path("", base, sizeof base);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
   int cases = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    if (len <= 1)
-      continue;
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const json_t *c = json_object_get(rec, "case");
     const char *asset = json_string_value(json_object_get(json_object_get(c, "skeleton"), "gltf"));
     size_t n;
@@ -254,8 +237,7 @@ START_TEST(additive_and_masked_gltf_layers_answer_what_skinner_eval_answers) {
     }
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   ck_assert_int_ge(cases, 12);
   stop();
 }
@@ -370,16 +352,11 @@ static char *eval_case(const json_t *c) {
 
 START_TEST(another_skeletons_range_poses_as_copyAnimationRange_does_at_pose_time_and_as_a_stored_copy) {
   start(NULL);
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
   int cases = 0, rescaled = 0, at_pose_time = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
     const json_t *op0 = json_array_get(ops, 0);
     bool copy_then_poses = strcmp(json_string_value(json_object_get(op0, "op")), "copyAnimationRange") == 0;
@@ -470,8 +447,7 @@ START_TEST(another_skeletons_range_poses_as_copyAnimationRange_does_at_pose_time
     expect_problem("POST", url, body, 422, "duplicate");
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   ck_assert_int_ge(cases, 40);
   ck_assert_int_ge(rescaled, 10);
   ck_assert_int_ge(at_pose_time, 20);

@@ -12,6 +12,7 @@
 #include "sk_fixture.h"
 #include "sk_casecheck.h"
 #include "sk_httpc.h"
+#include "sk_jsonl.h"
 #include "sk_testutil.h"
 
 static sk_daemon D;
@@ -29,17 +30,12 @@ static char *answer(const char *method, const char *path, const char *body, int 
 
 START_TEST(additive_babylon_layers_answer_what_skinner_eval_answers_in_poses_ranges_and_batches) {
   sk_fixture_start(&D, NULL);
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/banim_additive.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/banim_additive.jsonl");
   int cases = 0;
   sk_casecheck_counts n = {0};
-  while ((len = getline(&line, &cap, f)) > 0) {
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const json_t *c = json_object_get(rec, "case"), *ops = json_object_get(c, "ops");
     const json_t *skel = json_object_get(c, "skeleton");
     char id[32];
@@ -47,8 +43,7 @@ START_TEST(additive_babylon_layers_answer_what_skinner_eval_answers_in_poses_ran
     sk_casecheck_run(&D, id, skel, ops, &n);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   ck_assert_int_ge(cases, 120);
   ck_assert_int_ge(n.ranges, 120);
   ck_assert_int_ge(n.batches, 30);

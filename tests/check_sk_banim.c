@@ -9,6 +9,7 @@
 #include "sk_eval.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
+#include "sk_jsonl.h"
 #include "sk_testutil.h"
 
 /* ---- conformance ---------------------------------------------------------- */
@@ -23,18 +24,11 @@ static bool same_f32_arrays(const json_t *got, const json_t *want) {
 }
 
 START_TEST(every_babylon_clip_case_agrees_bit_for_bit) {
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
   int cases = 0, failed = 0, results = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    if (len <= 1)
-      continue;
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     cases++;
     sk_strbuf out = {0};
     sk_error e;
@@ -69,8 +63,7 @@ START_TEST(every_babylon_clip_case_agrees_bit_for_bit) {
     sk_strbuf_free(&out);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   printf("conformance/anim.jsonl: %d cases, %d results, %d failed\n", cases, results, failed);
   ck_assert_int_ge(cases, 260);
   ck_assert_int_eq(failed, 0);
@@ -80,19 +73,13 @@ END_TEST
 /* glTF clips in additive and masked layers (tests/oracle/babylon_layers.mjs):
  * within 1e-4 x max(1, largest |entry|) per matrix, as every glTF answer. */
 START_TEST(additive_and_masked_gltf_layers_agree_with_babylon) {
-  char path[1024], base[1024];
-  FILE *f = fopen(sk_test_path("conformance/layers.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char base[1024];
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/layers.jsonl");
   sk_test_path("", base, sizeof base);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
   int cases = 0, exact = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    if (len <= 1)
-      continue;
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const char *name = json_string_value(json_object_get(rec, "name"));
     sk_strbuf out = {0};
     sk_error e;
@@ -119,8 +106,7 @@ START_TEST(additive_and_masked_gltf_layers_agree_with_babylon) {
     sk_strbuf_free(&out);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   printf("conformance/layers.jsonl: %d cases within 1e-4 (%d bit-exact)\n", cases, exact);
   ck_assert_int_ge(cases, 12);
 }
@@ -486,15 +472,11 @@ END_TEST
 /* sk_banim_estimate bounds what sk_banim_parse builds, for every skeleton of
  * the conformance cases (the daemon refuses and reserves by it). */
 START_TEST(the_estimate_bounds_the_memory_of_every_conformance_skeleton) {
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/anim.jsonl", path, sizeof path), "rb");
-  ck_assert_ptr_nonnull(f);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
   int n = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const json_t *j = json_object_get(json_object_get(rec, "case"), "skeleton");
     sk_skeleton *s = NULL;
     sk_anim *a = NULL;
@@ -511,8 +493,7 @@ START_TEST(the_estimate_bounds_the_memory_of_every_conformance_skeleton) {
     json_decref(rec);
     n++;
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   ck_assert_int_ge(n, 200);
 }
 END_TEST

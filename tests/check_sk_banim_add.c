@@ -9,6 +9,7 @@
 #include "sk_banim_add.h"
 #include "sk_eval.h"
 #include "sk_json.h"
+#include "sk_jsonl.h"
 #include "sk_testutil.h"
 
 static bool same_f32_arrays(const json_t *got, const json_t *want) {
@@ -41,18 +42,11 @@ static void compare(const json_t *got, const json_t *want, char *why, size_t cap
 }
 
 START_TEST(every_additive_babylon_layer_case_agrees_bit_for_bit) {
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/banim_additive.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/banim_additive.jsonl");
   int cases = 0, failed = 0, results = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    if (len <= 1)
-      continue;
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     cases++;
     sk_strbuf out = {0};
     sk_error e;
@@ -71,8 +65,7 @@ START_TEST(every_additive_babylon_layer_case_agrees_bit_for_bit) {
     sk_strbuf_free(&out);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   printf("conformance/banim_additive.jsonl: %d cases, %d results, %d failed\n", cases, results, failed);
   ck_assert_int_ge(cases, 120);
   ck_assert_int_ge(results, 800);

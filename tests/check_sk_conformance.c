@@ -7,6 +7,7 @@
  * operation order. */
 #include "sk_eval.h"
 #include "sk_json.h"
+#include "sk_jsonl.h"
 #include "sk_testutil.h"
 
 static int compare_array(const json_t *got, const json_t *want, bool *exact, char *why, size_t cap) {
@@ -37,19 +38,11 @@ static int compare_array(const json_t *got, const json_t *want, bool *exact, cha
  * with "reject": {"code", "pointer"} is a deliberate divergence: Babylon
  * accepts the input, skinnerd must refuse it with that error. */
 static int run_file(const char *rel, int min_cases) {
-  char path[1024];
-  FILE *f = fopen(sk_test_path(rel, path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, rel);
   int cases = 0, exact_cases = 0, failed = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    if (len <= 1)
-      continue;
-    json_error_t je;
-    json_t *rec = json_loadb(line, (size_t)len, 0, &je);
-    ck_assert_msg(rec != NULL, "line %d: %s", cases + 1, je.text);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const char *name = json_string_value(json_object_get(rec, "name"));
     sk_strbuf out = {0};
     sk_error e;
@@ -102,8 +95,7 @@ static int run_file(const char *rel, int min_cases) {
     sk_strbuf_free(&out);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   printf("%s: %d passed, %d failed (%d bit-exact)\n", rel, cases - failed, failed, exact_cases);
   ck_assert_int_ge(cases, min_cases);
   ck_assert_int_eq(failed, 0);

@@ -13,6 +13,7 @@
 #include "sk_eval.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
+#include "sk_jsonl.h"
 #include "sk_kernel.h"
 #include "sk_testutil.h"
 
@@ -146,17 +147,11 @@ static void apply_op(sk_skeleton *s, const json_t *op, const char *name) {
 /* Replays every case of one file; returns the kernel evaluations checked. */
 static size_t run_file(const char *rel, size_t min_cases) {
   static const char *const k_op[] = {"op", NULL};
-  char path[1024];
-  FILE *f = fopen(sk_test_path(rel, path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0, cases = 0, checked = 0, failed = 0;
-  ssize_t len;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    if (len <= 1)
-      continue;
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  sk_jsonl in;
+  sk_jsonl_open(&in, rel);
+  size_t cases = 0, checked = 0, failed = 0;
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     if (json_object_get(rec, "reject") != NULL) { /* a deliberate divergence: nothing to evaluate */
       json_decref(rec);
       continue;
@@ -198,8 +193,7 @@ static size_t run_file(const char *rel, size_t min_cases) {
     sk_skeleton_destroy(s);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   printf("%s: %zu cases, %zu kernel evaluations against Babylon, %zu not bit-exact\n", rel, cases, checked, failed);
   ck_assert_uint_ge(cases, min_cases);
   ck_assert_uint_eq(failed, 0);

@@ -9,6 +9,7 @@
 
 #include "sk_eval.h"
 #include "sk_json.h"
+#include "sk_jsonl.h"
 #include "sk_testutil.h"
 
 /* ---- validity ------------------------------------------------------------- */
@@ -193,18 +194,11 @@ static bool same(const json_t *g, const json_t *w, int as_double, char *why, siz
 }
 
 static int run_file(const char *path, int min_cases) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open_at(&in, path);
   int cases = 0, failed = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    if (len <= 1)
-      continue;
-    json_error_t je;
-    json_t *rec = json_loadb(line, (size_t)len, 0, &je);
-    ck_assert_msg(rec != NULL, "line %d: %s", cases + 1, je.text);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const char *name = json_string_value(json_object_get(rec, "name"));
     sk_strbuf out = {0};
     sk_error e;
@@ -224,8 +218,7 @@ static int run_file(const char *path, int min_cases) {
     sk_strbuf_free(&out);
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   printf("%s: %d passed, %d failed (bit for bit, Euler read-backs included)\n", path, cases - failed, failed);
   ck_assert_int_ge(cases, min_cases);
   ck_assert_int_eq(failed, 0);

@@ -12,6 +12,7 @@
 #include "sk_casecheck.h"
 #include "sk_fixture.h"
 #include "sk_httpc.h"
+#include "sk_jsonl.h"
 #include "sk_testskel.h"
 #include "sk_testutil.h"
 
@@ -69,16 +70,11 @@ static void compare_close(const json_t *got, const json_t *want, const char *wha
 
 START_TEST(pose_answers_equal_skinner_eval_on_the_conformance_cases) {
   start(NULL);
-  char path[1024];
-  FILE *f = fopen(sk_test_path("conformance/cases.jsonl", path, sizeof path), "rb");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/cases.jsonl");
   int cases = 0, poses = 0;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    json_t *rec = json_loadb(line, (size_t)len, 0, NULL);
-    ck_assert_ptr_nonnull(rec);
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
     const json_t *c = json_object_get(rec, "case");
     const json_t *ops = json_object_get(c, "ops");
     bool only_poses = json_array_size(ops) > 0 && json_object_get(rec, "reject") == NULL;
@@ -121,8 +117,7 @@ START_TEST(pose_answers_equal_skinner_eval_on_the_conformance_cases) {
     }
     json_decref(rec);
   }
-  free(line);
-  fclose(f);
+  sk_jsonl_close(&in);
   ck_assert_int_ge(cases, 20);
   stop();
 }

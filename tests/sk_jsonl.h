@@ -1,0 +1,59 @@
+/* A reader of the committed .jsonl files (one JSON record a line) for the
+ * suites that replay them, so that a bad line fails naming path:line. */
+#ifndef SK_JSONL_H
+#define SK_JSONL_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#include "sk_testutil.h"
+
+typedef struct sk_jsonl {
+  FILE *f;
+  char *line; /* getline's buffer, owned */
+  size_t cap;
+  size_t lineno; /* of the last line read, counting blank ones */
+  char path[1024];
+} sk_jsonl;
+
+/* Opens `path` as given (e.g. a file named by the environment); fails the
+ * test when it cannot. Close with sk_jsonl_close. */
+static inline void sk_jsonl_open_at(sk_jsonl *r, const char *path) {
+  *r = (sk_jsonl){0};
+  ck_assert_msg((size_t)snprintf(r->path, sizeof r->path, "%s", path) < sizeof r->path, "path too long: %s", path);
+  r->f = fopen(r->path, "rb");
+  ck_assert_msg(r->f != NULL, "cannot open %s", r->path);
+}
+
+/* Opens tests/<rel> (see sk_test_path). */
+static inline void sk_jsonl_open(sk_jsonl *r, const char *rel) {
+  char path[1024];
+  sk_jsonl_open_at(r, sk_test_path(rel, path, sizeof path));
+}
+
+/* The next record (new: json_decref), NULL at the end of the file. A blank
+ * line (say, one an editor left at the end) is no case and is skipped; a line
+ * that is not JSON fails the test with path:line and jansson's message. */
+static inline json_t *sk_jsonl_next(sk_jsonl *r) {
+  ssize_t len;
+  while ((len = getline(&r->line, &r->cap, r->f)) > 0) {
+    r->lineno++;
+    if (len <= 1)
+      continue;
+    json_error_t je;
+    json_t *rec = json_loadb(r->line, (size_t)len, 0, &je);
+    ck_assert_msg(rec != NULL, "%s:%zu: %s", r->path, r->lineno, je.text);
+    return rec;
+  }
+  return NULL;
+}
+
+static inline void sk_jsonl_close(sk_jsonl *r) {
+  free(r->line);
+  fclose(r->f);
+  *r = (sk_jsonl){0};
+}
+
+#endif
