@@ -91,16 +91,23 @@ static inline void sk_anim__quat_slerp(const double l[4], const double q[4], dou
 }
 
 /* Vector3/Quaternion.Hermite with Babylon's part1..part4 grouping. */
-static inline void sk_anim__hermite(const double *v1, const double *t1, const double *v2, const double *t2,
-                                    double amount, int width, double *out) {
+/* Its four weights, which depend on `amount` only (sk_sample computes them
+ * once per frame for a group of channels). */
+static inline void sk_anim__hermite_parts(double amount, double part[4]) {
   double squared = amount * amount;
   double cubed = amount * squared;
-  double part1 = 2.0 * cubed - 3.0 * squared + 1.0;
-  double part2 = -2.0 * cubed + 3.0 * squared;
-  double part3 = cubed - 2.0 * squared + amount;
-  double part4 = cubed - squared;
+  part[0] = 2.0 * cubed - 3.0 * squared + 1.0;
+  part[1] = -2.0 * cubed + 3.0 * squared;
+  part[2] = cubed - 2.0 * squared + amount;
+  part[3] = cubed - squared;
+}
+
+static inline void sk_anim__hermite(const double *v1, const double *t1, const double *v2, const double *t2,
+                                    double amount, int width, double *out) {
+  double part[4];
+  sk_anim__hermite_parts(amount, part);
   for (int i = 0; i < width; i++)
-    out[i] = v1[i] * part1 + v2[i] * part2 + t1[i] * part3 + t2[i] * part4;
+    out[i] = v1[i] * part[0] + v2[i] * part[1] + t1[i] * part[2] + t2[i] * part[3];
 }
 
 #endif

@@ -369,6 +369,29 @@ static double frames_file_ratio(bc_asset *a, int reps, double *mem_rate, double 
   return mem[reps / 2] / file[reps / 2];
 }
 
+/* The kernel row of the asset's other clips named in `names` (rig65's
+ * CUBICSPLINE and STEP copies of its LINEAR clip: the sampler's groups of
+ * those kinds), each over the LINEAR clip's kernel row `linear` of this
+ * run. Not a target: it shows those kinds cost what LINEAR does. */
+static void interp_rows(bc_asset *a, double linear, int reps, double budget, bool json) {
+  static const char *const names[] = {"WaveCubic", "WaveStep"};
+  const size_t keep = a->clip_index;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (sk_anim_find_clip(a->an, names[i], &a->clip_index) != 0)
+      continue;
+    const double rate = time_row(a, BC_KERNEL, reps, budget), of = linear > 0 ? rate / linear : 0;
+    char name[128];
+    snprintf(name, sizeof name, "%s:%s", a->file, names[i]);
+    if (json)
+      printf(",{\"clip\":\"%s\",\"row\":\"interp\",\"bones\":%zu,\"rate\":%.6g,\"of_linear\":%.4f}", name,
+             a->s->count, rate, of);
+    else
+      printf("%-22s %-7s %6zu %14.2f %8s  (kernel row; %.2f of the LINEAR clip's)\n", name, "interp", a->s->count,
+             rate / 1e6, "-", of);
+  }
+  a->clip_index = keep;
+}
+
 int sk_bench_clips_main(int argc, char **argv) {
   bool json = false, quick = false;
   const char *dir = "tests/data";
@@ -403,6 +426,7 @@ int sk_bench_clips_main(int argc, char **argv) {
     }
     char name[128];
     snprintf(name, sizeof name, "%s:%s", a->file, a->an->clips[a->clip_index].name);
+    double kernel_rate = 0;
     for (int row = 0; row < BC_ROWS; row++) {
       if (row == BC_CEILING) {
         double t_sin = time_sin(a, reps), spb = sines_per_bone(a), t_kernel = time_kernel(a, reps, budget);
@@ -417,6 +441,7 @@ int sk_bench_clips_main(int argc, char **argv) {
         continue;
       }
       double rate = row == BC_ROUTE ? time_route(a, reps, budget) : time_row(a, row, reps, budget);
+      kernel_rate = row == BC_KERNEL ? rate : kernel_rate;
       const char *verdict = row == BC_SAMPLE || row == BC_BLEND ? "-" : rate >= BC_TARGET ? "PASS" : "MISS";
       if (json)
         printf("%s{\"clip\":\"%s\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g}", k || row ? "," : "", name, k_row[row],
@@ -424,6 +449,7 @@ int sk_bench_clips_main(int argc, char **argv) {
       else
         printf("%-22s %-7s %6zu %14.2f %8s\n", name, k_row[row], a->s->count, rate / 1e6, verdict);
     }
+    interp_rows(a, kernel_rate, reps, budget, json);
     double mem = 0, file = 0, wr = 0, ratio = frames_file_ratio(a, reps, &mem, &file, &wr);
     /* What a writer overlapping the computation on a second core could
      * reach: the slower of the two (docs/clips.md, "The file row against

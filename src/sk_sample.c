@@ -60,12 +60,14 @@ struct sk_sample_ctx {
 #define SKL_ATTR
 #include "sk_sample_lanes.h"
 #if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 #define SAMP_X86 1
 #define SKL(name) name##_avx2
 #define SKL_ATTR __attribute__((target("avx2")))
 #include "sk_sample_lanes.h"
 #define SKL(name) name##_avx512
 #define SKL_ATTR __attribute__((target("avx512f,avx2")))
+#define SKL_SQRT(v) ((samp_vd)_mm512_sqrt_pd((__m512d)(v)))
 #include "sk_sample_lanes.h"
 #endif
 
@@ -392,41 +394,6 @@ static void line_seek(const samp_line *ln, size_t *cur, double *grad, double fra
   }
 }
 
-static void chan_value(const samp_chan *ch, size_t key, double gradient, double *out) {
-  const int w = ch->width;
-  const size_t n = ch->count;
-  const size_t stride = ch->interp == SK_ANIM_CUBICSPLINE ? 3 * (size_t)w : (size_t)w;
-  const size_t vo = ch->interp == SK_ANIM_CUBICSPLINE ? (size_t)w : 0;
-  const double *sv = ch->keys + key * stride + vo;
-  if (key + 1 > n - 1 || ch->interp == SK_ANIM_STEP) {
-    for (int i = 0; i < w; i++)
-      out[i] = sv[i];
-    return;
-  }
-  const double *ev = ch->keys + (key + 1) * stride + vo;
-  if (ch->interp == SK_ANIM_CUBICSPLINE) {
-    const double invfps = 1 / SK_ANIM_FPS;
-    const double frame_delta = ch->frames[key + 1] - ch->frames[key];
-    const double *out_t = ch->keys + key * stride + 2 * (size_t)w;
-    const double *in_t = ch->keys + (key + 1) * stride;
-    double t1[4], t2[4];
-    for (int i = 0; i < w; i++) {
-      t1[i] = (out_t[i] * invfps) * frame_delta;
-      t2[i] = (in_t[i] * invfps) * frame_delta;
-    }
-    sk_anim__hermite(sv, t1, ev, t2, gradient, w, out);
-    if (w == 4)
-      sk_anim__quat_normalize(out);
-    return;
-  }
-  if (w == 4) {
-    sk_anim__slerp_finish(ch->slerp + 4 * key, sv, ev, gradient, out);
-    return;
-  }
-  for (int i = 0; i < w; i++)
-    out[i] = sv[i] + (ev[i] - sv[i]) * gradient;
-}
-
 static double clip_frame(double end_frame, double time, bool loop) {
   double frame = time * SK_ANIM_FPS;
   if (loop && end_frame > 0 && isfinite(frame)) {
@@ -464,10 +431,6 @@ static void layer_sample(sk_sample_ctx *ctx, samp_layer *l, double t, double *tr
   const samp_clip *c = l->clip;
   const samp_lanes *v = ctx->lanes;
   layer_seek(l, t);
-  for (size_t k = 0; k < c->single_count; k++) {
-    const samp_chan *ch = &c->chans[c->singles[k]];
-    chan_value(ch, l->cur[ch->line], l->grad[ch->line], trs + (size_t)ch->bone * SK_ANIM_TRS + ch->comp);
-  }
   layer_sines(ctx, l);
   for (size_t k = 0; k < c->rot_groups; k++) {
     const samp_group *g = &c->groups[k];
@@ -475,36 +438,17 @@ static void layer_sample(sk_sample_ctx *ctx, samp_layer *l, double t, double *tr
   }
   for (size_t k = c->rot_groups; k < c->group_count; k++) {
     const samp_group *g = &c->groups[k];
-    v->vec3(g, l->cur[g->line], l->grad[g->line], trs);
+    (g->kind == GROUP_VEC3 ? v->vec3 : v->other)(g, l->cur[g->line], l->grad[g->line], trs);
   }
 }
 
-/* The index of frame p of row element 0 (sk_sample_out). */
-static size_t row_index(const sk_sample_out *o, size_t p) {
-  return o->block_stride ? (p / 16) * o->block_stride + p % 16 : p;
-}
-
-/* Frame p of one layer: its cursors moved, their keys and gradients kept as
- * frame f of the block, its singles straight to the rows (they are few:
- * STEP, CUBICSPLINE, one-key). */
-static void layer_frame(sk_sample_ctx *ctx, samp_layer *l, double t, size_t p, size_t f, const sk_sample_out *o) {
+/* Frame f of a block of one layer: its cursors moved, their keys and
+ * gradients kept as frame f of the block. */
+static void layer_frame(sk_sample_ctx *ctx, samp_layer *l, double t, size_t f) {
   const samp_clip *c = l->clip;
   layer_seek(l, t);
   memcpy(ctx->bkey + f * ctx->lines, l->cur, c->line_count * sizeof *l->cur);
   memcpy(ctx->bgrad + f * ctx->lines, l->grad, c->line_count * sizeof *l->grad);
-  const size_t base = row_index(o, p);
-  for (size_t k = 0; k < c->single_count; k++) {
-    const samp_chan *ch = &c->chans[c->singles[k]];
-    double x[4];
-    chan_value(ch, l->cur[ch->line], l->grad[ch->line], x);
-    for (int i = 0; i < ch->width; i++) {
-      const size_t at = o->offset[ch->bone] + base + (size_t)(ch->comp + i) * o->pose_stride;
-      if (o->f64 != NULL)
-        o->f64[at] = x[i];
-      else
-        o->f32[at] = (float)x[i];
-    }
-  }
 }
 
 /* The block's groups, frames p0 .. p0 + m - 1, to the rows. Frames past m
@@ -524,7 +468,8 @@ static void layer_groups(sk_sample_ctx *ctx, const samp_layer *l, size_t p0, siz
   for (size_t k = 0; k < c->rot_groups; k++)
     v->rot_rows(&c->groups[k], ctx->bkey, ctx->bgrad, lines, ctx->sines + 2 * SAMP_LANES * k, stride, p0, m, o);
   for (size_t k = c->rot_groups; k < c->group_count; k++)
-    v->vec3_rows(&c->groups[k], ctx->bkey, ctx->bgrad, lines, p0, m, o);
+    (c->groups[k].kind == GROUP_VEC3 ? v->vec3_rows : v->other_rows)(&c->groups[k], ctx->bkey, ctx->bgrad, lines, p0,
+                                                                      m, o);
 }
 
 /* Layer `l` into the kernel's rows: SAMP_LANES frames at a time (blocks
@@ -537,7 +482,7 @@ static void run_rows_layer(sk_sample_ctx *c, samp_layer *l, const double *times,
     size_t stop = (p0 / SAMP_LANES + 1) * SAMP_LANES;
     stop = stop < end ? stop : end;
     for (size_t p = p0; p < stop; p++)
-      layer_frame(c, l, times[p], p, p - p0, o);
+      layer_frame(c, l, times[p], p - p0);
     layer_groups(c, l, p0, stop - p0, o);
     if (!o->rest_kept)
       c->lanes->rest_fill(cl->rest, cl->rest_count, c->s->anim->rest, p0, stop - p0, o);

@@ -43,47 +43,65 @@ static int chan_build(const sk_anim_channel *src, samp_chan *c) {
 static int group_kind(const samp_chan *ch) {
   if (ch->slerp != NULL)
     return GROUP_ROT;
-  return ch->interp == SK_ANIM_LINEAR && ch->width == 3 && ch->count > 1 ? GROUP_VEC3 : -1;
+  if (ch->count == 1 || ch->interp == SK_ANIM_STEP)
+    return ch->width == 4 ? GROUP_STEP4 : GROUP_STEP3;
+  if (ch->interp == SK_ANIM_CUBICSPLINE)
+    return ch->width == 4 ? GROUP_CUB4 : GROUP_CUB3;
+  return GROUP_VEC3; /* LINEAR translations and scales (LINEAR rotations have slerp) */
+}
+
+/* Lane j's vectors of key k (samp_group): d points at lane j of the key's
+ * first vector. */
+static void group_key(const samp_group *g, const samp_chan *ch, size_t k, double *d) {
+  const size_t w = (size_t)ch->width;
+  const bool cub = ch->interp == SK_ANIM_CUBICSPLINE;
+  const size_t stride = cub ? 3 * w : w;
+  const double *v = ch->keys + k * stride + (cub ? w : 0); /* chan_value's sv */
+  for (size_t i = 0; i < w; i++)
+    d[i * SAMP_LANES] = v[i];
+  if (g->kind == GROUP_ROT && k + 1 < g->count) {
+    const double *p = ch->slerp + 4 * k; /* |dot|, flag, acos, 1/sin */
+    d[4 * SAMP_LANES] = p[2];
+    d[5 * SAMP_LANES] = p[3];
+    d[6 * SAMP_LANES] = p[1];
+    d[7 * SAMP_LANES] = p[0];
+  }
+  if ((g->kind == GROUP_CUB3 || g->kind == GROUP_CUB4) && k + 1 < g->count) {
+    /* sk_anim's tangents for the interval, in its operation order */
+    const double invfps = 1 / SK_ANIM_FPS;
+    const double frame_delta = ch->frames[k + 1] - ch->frames[k];
+    const double *out_t = ch->keys + k * stride + 2 * w, *in_t = ch->keys + (k + 1) * stride;
+    for (size_t i = 0; i < w; i++) {
+      d[(w + i) * SAMP_LANES] = (out_t[i] * invfps) * frame_delta;
+      d[(2 * w + i) * SAMP_LANES] = (in_t[i] * invfps) * frame_delta;
+    }
+  }
 }
 
 /* The group's keys lane-major (samp_group). */
 static int group_fill(const samp_clip *c, samp_group *g) {
-  const size_t per = (g->kind == GROUP_ROT ? 8 : 3) * SAMP_LANES;
+  const size_t per = samp_group_per(g->kind) * SAMP_LANES;
   if ((g->data = calloc(g->count * per, sizeof *g->data)) == NULL)
     return SK_ENOMEM;
   for (size_t k = 0; k < g->count; k++)
-    for (int j = 0; j < SAMP_LANES; j++) {
-      const samp_chan *ch = &c->chans[g->chan[j < g->lanes ? j : 0]];
-      double *d = g->data + k * per + j;
-      for (int i = 0; i < ch->width; i++)
-        d[i * SAMP_LANES] = ch->keys[k * (size_t)ch->width + (size_t)i];
-      if (g->kind == GROUP_ROT && k + 1 < g->count) {
-        const double *p = ch->slerp + 4 * k; /* |dot|, flag, acos, 1/sin */
-        d[4 * SAMP_LANES] = p[2];
-        d[5 * SAMP_LANES] = p[3];
-        d[6 * SAMP_LANES] = p[1];
-        d[7 * SAMP_LANES] = p[0];
-      }
-    }
+    for (int j = 0; j < SAMP_LANES; j++)
+      group_key(g, &c->chans[g->chan[j < g->lanes ? j : 0]], k, g->data + k * per + j);
   return 0;
 }
 
-/* Rotation groups, then translation and scale groups: the channels of each
- * timeline in file order, SAMP_LANES at a time (each timeline's open group
- * is kept, so this is linear in the channels: a request builds it); the
- * rest are singles. */
+/* Rotation groups, then the other kinds: the channels of each timeline in
+ * file order, SAMP_LANES at a time (each timeline's open group is kept, so
+ * this is linear in the channels: a request builds it). */
 static int clip_group(samp_clip *c) {
+  static const int kinds[] = {GROUP_ROT, GROUP_VEC3, GROUP_STEP3, GROUP_STEP4, GROUP_CUB3, GROUP_CUB4};
   const size_t n = c->count ? c->count : 1;
   size_t *open = malloc((c->line_count ? c->line_count : 1) * sizeof *open);
-  if (open == NULL || (c->groups = calloc(n, sizeof *c->groups)) == NULL ||
-      (c->singles = malloc(n * sizeof *c->singles)) == NULL) {
+  if (open == NULL || (c->groups = calloc(n, sizeof *c->groups)) == NULL) {
     free(open);
     return SK_ENOMEM;
   }
-  for (size_t k = 0; k < c->count; k++)
-    if (group_kind(&c->chans[k]) < 0)
-      c->singles[c->single_count++] = k;
-  for (int kind = GROUP_ROT; kind >= GROUP_VEC3; kind--) {
+  for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+    const int kind = kinds[ki];
     for (size_t li = 0; li < c->line_count; li++)
       open[li] = SIZE_MAX;
     for (size_t k = 0; k < c->count; k++) {
@@ -93,7 +111,7 @@ static int clip_group(samp_clip *c) {
       size_t gi = open[ch->line];
       if (gi == SIZE_MAX || c->groups[gi].lanes == SAMP_LANES) {
         gi = open[ch->line] = c->group_count++;
-        c->groups[gi] = (samp_group){.line = ch->line, .kind = kind, .count = ch->count};
+        c->groups[gi] = (samp_group){.line = ch->line, .kind = kind, .width = ch->width, .count = ch->count};
       }
       samp_group *g = &c->groups[gi];
       g->chan[g->lanes] = k;
@@ -204,7 +222,6 @@ static void sampler_free(sk_sampler *s) {
     for (size_t g = 0; g < s->clips[c].group_count; g++)
       free(s->clips[c].groups[g].data);
     free(s->clips[c].groups);
-    free(s->clips[c].singles);
     free(s->clips[c].rest);
     free(s->clips[c].chans);
     free(s->clips[c].lines);
@@ -304,10 +321,10 @@ size_t sk_sampler_memory(const sk_sampler *s) {
   size_t n = sizeof *s + s->clip_count * sizeof *s->clips;
   for (size_t c = 0; c < s->clip_count; c++) {
     const samp_clip *cl = &s->clips[c];
-    n += cl->count * (sizeof *cl->chans + sizeof *cl->lines + sizeof *cl->groups + sizeof *cl->singles);
+    n += cl->count * (sizeof *cl->chans + sizeof *cl->lines + sizeof *cl->groups);
     n += cl->built ? 3 * s->anim->bone_count * sizeof *cl->rest : 0;
     for (size_t g = 0; g < cl->group_count; g++)
-      n += cl->groups[g].count * (cl->groups[g].kind == GROUP_ROT ? 8 : 3) * SAMP_LANES * sizeof(double);
+      n += cl->groups[g].count * samp_group_per(cl->groups[g].kind) * SAMP_LANES * sizeof(double);
     for (size_t k = 0; k < cl->count; k++) {
       const samp_chan *ch = &cl->chans[k];
       n += ch->count * (size_t)ch->width * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof(double);

@@ -40,17 +40,28 @@ typedef struct samp_line {
 typedef double samp_vd __attribute__((vector_size(SAMP_LANES * 8)));
 typedef int64_t samp_vi __attribute__((vector_size(SAMP_LANES * 8)));
 
-enum { GROUP_VEC3, GROUP_ROT };
+/* Group kinds. The rotation groups come first in samp_clip.groups (their
+ * sines are computed together); the others in any order. STEP groups also
+ * take every one-key channel (any interpolation: its value never moves). */
+enum { GROUP_VEC3, GROUP_ROT, GROUP_STEP3, GROUP_STEP4, GROUP_CUB3, GROUP_CUB4 };
 
-/* Up to SAMP_LANES LINEAR channels of one kind (translations and scales,
- * or rotations) on one timeline, with their keys lane-major: per key k,
- * GROUP_VEC3 holds 3 vectors (the key's x, y, z of every lane), GROUP_ROT
- * 8 (the key's x, y, z, w, then the interval k..k+1's acos, 1/sin, sign
- * flag and |dot| from sk_anim__slerp_prep; zeros after the last key).
+/* Up to SAMP_LANES channels of one kind on one timeline, with their keys
+ * lane-major: per key k, vectors of every lane's values (samp_group_per of
+ * them):
+ *   GROUP_VEC3 (LINEAR translations, scales)  x, y, z
+ *   GROUP_ROT (LINEAR rotations)  x, y, z, w, then the interval k..k+1's
+ *     acos, 1/sin, sign flag and |dot| (sk_anim__slerp_prep; zeros after
+ *     the last key)
+ *   GROUP_STEP3/4  the key's value (3 or 4 components)
+ *   GROUP_CUB3/4 (CUBICSPLINE)  the value, then the interval k..k+1's two
+ *     tangents as chan_value scales them, (out * (1 / fps)) * frame delta
+ *     and (next in * (1 / fps)) * frame delta (the same doubles, computed
+ *     once; zeros after the last key)
  * Lanes past `lanes` repeat lane 0 and are never stored. */
 typedef struct samp_group {
   size_t line;
   int kind;
+  int width; /* components a lane writes: 3 or 4 */
   int lanes;
   size_t count;           /* keys */
   size_t at[SAMP_LANES];  /* where lane j writes in a B * SK_ANIM_TRS frame: bone * SK_ANIM_TRS + comp */
@@ -59,6 +70,12 @@ typedef struct samp_group {
   int comp[SAMP_LANES];
   double *data;           /* owned */
 } samp_group;
+
+/* Vectors per key of a group of kind `kind`. */
+static inline size_t samp_group_per(int kind) {
+  static const unsigned char per[] = {3, 8, 3, 4, 9, 12};
+  return per[kind];
+}
 
 /* Components of a bone no channel of the clip drives (the rest TRS). */
 typedef struct samp_rest {
@@ -88,6 +105,11 @@ typedef struct samp_lanes {
                     const sk_sample_out *o);
   void (*rot_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines, const double *sines,
                    size_t sines_stride, size_t p0, size_t m, const sk_sample_out *o);
+  /* STEP and CUBICSPLINE groups: one frame into a TRS array, a block of
+   * frames into the kernel's rows (as vec3 and vec3_rows). */
+  void (*other)(const samp_group *g, size_t key, double grad, double *trs);
+  void (*other_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines, size_t p0, size_t m,
+                     const sk_sample_out *o);
   void (*rest_fill)(const samp_rest *rest, size_t n, const double *values, size_t p0, size_t m,
                     const sk_sample_out *o);
   void (*blend_ts)(double *acc, const double *src, const samp_blend *bl, double w, bool first);
@@ -117,9 +139,7 @@ struct samp_clip {
   size_t line_count;
   samp_line *lines; /* owned */
   size_t group_count, rot_groups; /* the GROUP_ROT groups come first */
-  samp_group *groups;  /* owned */
-  size_t single_count;
-  size_t *singles; /* owned: the channels in no group (STEP, CUBICSPLINE, one key), by index */
+  samp_group *groups;  /* owned: every channel is in one */
   size_t rest_count;
   samp_rest *rest; /* owned */
 };

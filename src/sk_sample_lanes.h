@@ -269,6 +269,70 @@ SKL_ATTR static void SKL(rot_rows)(const samp_group *g, const size_t *key, const
   }
 }
 
+/* IEEE's correctly rounded square root of every lane, as sqrt gives it:
+ * the ISA's instruction where the including file names one (SKL_SQRT). */
+SKL_ATTR static inline SKL(vd) SKL(sqrt)(SKL(vd) v) {
+#ifdef SKL_SQRT
+  return SKL_SQRT(v);
+#else
+  for (int j = 0; j < SAMP_LANES; j++)
+    v[j] = sqrt(v[j]);
+  return v;
+#endif
+}
+
+/* A STEP or CUBICSPLINE group's values in one frame, x[0..width): the
+ * key's value (STEP, one key, or past the last key); else sk_anim__hermite
+ * of the interval's values and scaled tangents, then for rotations
+ * sk_anim__quat_normalize, each lane in sk_anim's operation order. */
+SKL_ATTR static inline void SKL(other_x)(const samp_group *g, size_t key, double grad, SKL(vd) *x) {
+  const int w = g->width;
+  const size_t per = samp_group_per(g->kind) * SAMP_LANES;
+  const double *d = g->data + key * per;
+  for (int i = 0; i < w; i++)
+    x[i] = SKL(load)(d + i * SAMP_LANES);
+  if ((g->kind != GROUP_CUB3 && g->kind != GROUP_CUB4) || key + 1 > g->count - 1)
+    return;
+  const double *e = d + per; /* the next key's value */
+  double part[4];
+  sk_anim__hermite_parts(grad, part);
+  for (int i = 0; i < w; i++)
+    x[i] = x[i] * part[0] + SKL(load)(e + i * SAMP_LANES) * part[1] + SKL(load)(d + (w + i) * SAMP_LANES) * part[2] +
+           SKL(load)(d + (2 * w + i) * SAMP_LANES) * part[3];
+  if (w != 4)
+    return;
+  const SKL(vd) len = SKL(sqrt)(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]);
+  const SKL(vi) keep = (len == 0) | (len == 1.0);
+  const SKL(vd) inv = 1.0 / len; /* inf where len is 0: not picked */
+  for (int i = 0; i < 4; i++)
+    x[i] = SKL(pick)(keep, x[i], x[i] * inv);
+}
+
+SKL_ATTR static void SKL(other)(const samp_group *g, size_t key, double grad, double *trs) {
+  SKL(vd) x[4];
+  SKL(other_x)(g, key, grad, x);
+  SKL(scatter)(g, g->width, x, trs);
+}
+
+/* A block of frames of a STEP or CUBICSPLINE group to the kernel's rows,
+ * as vec3_rows: each frame's values (other_x) into a tile, then each
+ * component's frames transposed and stored as rows. */
+SKL_ATTR static void SKL(other_rows)(const samp_group *g, const size_t *key, const double *grad, size_t lines,
+                                     size_t p0, size_t m, const sk_sample_out *o) {
+  SKL(vd) tile[4][8];
+  for (int f = 0; f < 8; f++) {
+    SKL(vd) x[4];
+    SKL(other_x)(g, key[(size_t)f * lines + g->line], grad[(size_t)f * lines + g->line], x);
+    for (int i = 0; i < g->width; i++)
+      tile[i][f] = x[i];
+  }
+  size_t at[SAMP_LANES];
+  SKL(row_starts)(g, p0, o, at);
+  const int lanes = g->lanes;
+  for (int i = 0; i < g->width; i++)
+    SKL(rows_put)(lanes, tile[i], at, (size_t)i * o->pose_stride, m, o);
+}
+
 /* Frames p0 .. p0 + m - 1 (in one 16-pose block) of the constant rows
  * rest[0..n) (a clip's rest rows, or a blend's), each component's value in
  * values[bone * SK_ANIM_TRS + comp]. */
@@ -390,9 +454,11 @@ SKL_ATTR static void SKL(block_flush)(const double *acc, const samp_blend *bl, s
 }
 
 static const samp_lanes SKL(lanes) = {SKL(vec3),      SKL(rot_args),   SKL(rot_args_block), SKL(rot_finish),
-                                      SKL(vec3_rows), SKL(rot_rows),   SKL(rest_fill),
+                                      SKL(vec3_rows), SKL(rot_rows),   SKL(other),          SKL(other_rows),
+                                      SKL(rest_fill),
                                       SKL(blend_ts),  SKL(blend_dots), SKL(blend_args), SKL(blend_apply),
                                       SKL(block_flush)};
 
 #undef SKL
 #undef SKL_ATTR
+#undef SKL_SQRT

@@ -1,7 +1,8 @@
 /* `skinner bench` is not a test, but its machine-readable last line is a
  * contract (scripts check the figures from it): a quick run must produce
  * one JSON object with every row's fields, issue 12's four kernel targets
- * and the two proposed against the instruction-mix bound. */
+ * and the two proposed against the instruction-mix bound; `skinner bench
+ * --clips` one array of rows. */
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -11,16 +12,17 @@
 #include "sk_testutil.h"
 
 int sk_bench_main(int argc, char **argv);
+int sk_bench_clips_main(int argc, char **argv);
 
-START_TEST(quick_json_run_ends_with_one_object_of_rows) {
+/* The last line `main(argc, argv)` prints, parsed; its status must be 0. */
+static json_t *last_json_line(int (*main_fn)(int, char **), int argc, char **argv) {
   char path[] = "/tmp/sk_bench_test.XXXXXX";
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
   fflush(stdout);
   int saved = dup(STDOUT_FILENO);
   ck_assert_int_eq(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
-  char *argv[] = {"bench", "--quick", "--json", NULL};
-  int rc = sk_bench_main(3, argv);
+  int rc = main_fn(argc, argv);
   fflush(stdout);
   dup2(saved, STDOUT_FILENO);
   close(saved);
@@ -40,6 +42,13 @@ START_TEST(quick_json_run_ends_with_one_object_of_rows) {
   json_error_t je;
   json_t *j = json_loads(last, 0, &je);
   ck_assert_msg(j != NULL, "last line is not JSON: %s", je.text);
+  free(last);
+  return j;
+}
+
+START_TEST(quick_json_run_ends_with_one_object_of_rows) {
+  char *argv[] = {"bench", "--quick", "--json", NULL};
+  json_t *j = last_json_line(sk_bench_main, 3, argv);
   const json_t *rows = json_object_get(j, "rows");
   ck_assert_uint_gt(json_array_size(rows), 10);
   size_t i;
@@ -78,7 +87,35 @@ START_TEST(quick_json_run_ends_with_one_object_of_rows) {
   }
   ck_assert(exact && fast);
   ck_assert_uint_eq(bound, sk_bench_mix_supported() ? sizes : 0);
-  free(last);
+  json_decref(j);
+}
+END_TEST
+
+/* `skinner bench --clips --json` (what `make bench-clips` reads): one
+ * array of rows, each with its clip, row, bones and a positive rate; the
+ * three clips' kernel rows, and rig65's CUBICSPLINE and STEP copies of its
+ * LINEAR clip as "interp" rows measured against it. */
+START_TEST(clips_quick_json_rows) {
+  char data[1024];
+  char *argv[] = {"bench", "--clips", "--quick", "--json", "--data", (char *)sk_test_path("data", data, sizeof data), NULL};
+  json_t *j = last_json_line(sk_bench_clips_main, 6, argv);
+  ck_assert(json_is_array(j));
+  size_t i, kernel = 0, interp = 0;
+  const json_t *row;
+  json_array_foreach(j, i, row) {
+    const char *clip = json_string_value(json_object_get(row, "clip"));
+    const char *name = json_string_value(json_object_get(row, "row"));
+    ck_assert_msg(clip != NULL && name != NULL && json_is_integer(json_object_get(row, "bones")), "row %zu", i);
+    ck_assert_msg(json_number_value(json_object_get(row, "rate")) > 0, "%s %s: no rate", clip, name);
+    kernel += strcmp(name, "kernel") == 0;
+    if (strcmp(name, "interp") == 0) {
+      ck_assert(strcmp(clip, "gltf/rig65.gltf:WaveCubic") == 0 || strcmp(clip, "gltf/rig65.gltf:WaveStep") == 0);
+      ck_assert(json_number_value(json_object_get(row, "of_linear")) > 0);
+      interp++;
+    }
+  }
+  ck_assert_uint_eq(kernel, 3);
+  ck_assert_uint_eq(interp, 2);
   json_decref(j);
 }
 END_TEST
@@ -88,6 +125,7 @@ int main(void) {
   TCase *tc = tcase_create("lifecycle");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, quick_json_run_ends_with_one_object_of_rows);
+  tcase_add_test(tc, clips_quick_json_rows);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }

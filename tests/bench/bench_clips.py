@@ -150,6 +150,11 @@ def main():
                        "PASS" if r["of_bound"] >= 0.9 else "MISS"))
             continue
         ratio = rate / b if b else float("nan")
+        if r["row"] == "interp":  # CUBICSPLINE / STEP copies of a LINEAR clip (no target)
+            print("%-28s %-7s %5d %12.2f %12s %8.1fx   - (kernel row; %.2f of the LINEAR clip's)" %
+                  (r["clip"], "interp", r["bones"], rate / 1e6, "%.2f" % (b / 1e6) if b else "n/a", ratio,
+                   r["of_linear"]))
+            continue
         verdict = "-"
         if r["row"] == "blend":
             verdict = "- (two layers: the clip and itself 0.37 s later, half each; no target)"

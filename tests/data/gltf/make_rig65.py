@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Writes tests/data/gltf/rig65.gltf: a 65-joint skin (a root with four
-chains of 16 joints) on one skinned triangle, with one 2-second clip
-"Wave" (LINEAR rotations on every joint, 61 keys at 30 fps, plus a root
+chains of 16 joints) on one skinned triangle, with a 2-second clip "Wave"
+(LINEAR rotations on every joint, 61 keys at 30 fps, plus a root
 translation): the 65-bone clip of `skinner bench --clips` and
-`make bench-clips`. Deterministic; run from anywhere."""
+`make bench-clips`. "WaveCubic" and "WaveStep" are the same motion as
+CUBICSPLINE (tangents: the motion's derivative) and STEP channels, for the
+sampler's groups of those kinds. Deterministic; run from anywhere."""
 import base64
 import json
 import math
@@ -62,25 +64,48 @@ ibm_acc = accessor(ibm, F32, joints, "MAT4")
 
 times = [k / FPS for k in range(KEYS)]
 t_acc = accessor(struct.pack("<%df" % KEYS, *times), F32, KEYS, "SCALAR", [0.0], [times[-1]])
-samplers, channels = [], []
-for j in range(joints):
+
+
+def joint_quat(j, t):
     ax = (math.sin(j), math.cos(j * 0.7), 0.5)
     n = math.sqrt(sum(a * a for a in ax))
-    ax = [a / n for a in ax]
-    q = []
-    for t in times:
-        ang = 0.4 * math.sin(2 * math.pi * t / 2 + j * 0.3)
-        s = math.sin(ang / 2)
-        q += [ax[0] * s, ax[1] * s, ax[2] * s, math.cos(ang / 2)]
-    out = accessor(struct.pack("<%df" % len(q), *q), F32, KEYS, "VEC4")
-    samplers.append({"input": t_acc, "output": out, "interpolation": "LINEAR"})
-    channels.append({"sampler": len(samplers) - 1, "target": {"node": j + 1, "path": "rotation"}})
-tr = []
-for t in times:
-    tr += [0.2 * math.sin(2 * math.pi * t / 2), 0.05 * math.cos(2 * math.pi * t), 0.0]
-out = accessor(struct.pack("<%df" % len(tr), *tr), F32, KEYS, "VEC3")
-samplers.append({"input": t_acc, "output": out, "interpolation": "LINEAR"})
-channels.append({"sampler": len(samplers) - 1, "target": {"node": 1, "path": "translation"}})
+    ang = 0.4 * math.sin(2 * math.pi * t / 2 + j * 0.3)
+    s = math.sin(ang / 2)
+    return [ax[0] / n * s, ax[1] / n * s, ax[2] / n * s, math.cos(ang / 2)]
+
+
+def root_translation(t):
+    return [0.2 * math.sin(2 * math.pi * t / 2), 0.05 * math.cos(2 * math.pi * t), 0.0]
+
+
+def clip(interp):
+    """Every joint's rotation and the root's translation as `interp`
+    channels; CUBICSPLINE keys are (in-tangent, value, out-tangent) with
+    both tangents the motion's derivative (per second)."""
+    samplers, channels = [], []
+
+    def channel(f, node, path, atype):
+        out = []
+        for t in times:
+            v = f(t)
+            if interp == "CUBICSPLINE":
+                h = 1e-4
+                d = [(a - b) / (2 * h) for a, b in zip(f(t + h), f(t - h))]
+                out += d + v + d
+            else:
+                out += v
+        acc = accessor(struct.pack("<%df" % len(out), *out), F32, len(out) // len(v), atype)
+        samplers.append({"input": t_acc, "output": acc, "interpolation": interp})
+        channels.append({"sampler": len(samplers) - 1, "target": {"node": node, "path": path}})
+
+    for j in range(joints):
+        channel(lambda t, j=j: joint_quat(j, t), j + 1, "rotation", "VEC4")
+    channel(root_translation, 1, "translation", "VEC3")
+    return {"samplers": samplers, "channels": channels}
+
+
+animations = [dict(name="Wave", **clip("LINEAR")), dict(name="WaveCubic", **clip("CUBICSPLINE")),
+              dict(name="WaveStep", **clip("STEP"))]
 
 gltf = {
     "asset": {"version": "2.0", "generator": "tests/data/gltf/make_rig65.py"},
@@ -89,7 +114,7 @@ gltf = {
     "nodes": nodes,
     "meshes": [{"primitives": [{"attributes": {"POSITION": pos, "JOINTS_0": jnt, "WEIGHTS_0": wgt}}]}],
     "skins": [{"joints": list(range(1, joints + 1)), "inverseBindMatrices": ibm_acc, "skeleton": 1}],
-    "animations": [{"name": "Wave", "samplers": samplers, "channels": channels}],
+    "animations": animations,
     "accessors": accessors,
     "bufferViews": views,
     "buffers": [{"byteLength": len(buf),
