@@ -150,8 +150,17 @@ int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton
   const json_t *a = json_object_get(j, "animation"), *layers = json_object_get(j, "layers");
   if (a == NULL && layers == NULL) /* no clip: the parser refuses any frame key */
     return sk_cost_add_poses(c, l, s, 1, outputs, fmt, ptr, err);
-  uint64_t frames = 1, nl = 1, per_frame = 0;
+  uint64_t nl = 1, per_frame = 0;
   const uint64_t bones = s->count;
+  /* A layered pose takes "times" or a range as a single clip does (the
+   * parser's anim_frames for both): counted before anything else. */
+  const char *key;
+  const uint64_t frames = pose_frames(j, &key);
+  if (frames > l->max_frames) {
+    join(p, ptr, key);
+    return sk_error_set(err, SK_ETOOBIG, p, "%llu frames; the limit is %llu (--max-frames)",
+                        (unsigned long long)frames, (unsigned long long)l->max_frames);
+  }
   if (layers != NULL) {
     nl = json_is_array(layers) ? json_array_size(layers) : 0;
     if (nl > l->max_layers) {
@@ -166,13 +175,6 @@ int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton
         c->sample = sat_add(c->sample, clip_keys(anim, json_object_get(li, "animation")));
     }
   } else {
-    const char *key;
-    frames = pose_frames(j, &key);
-    if (frames > l->max_frames) {
-      join(p, ptr, key);
-      return sk_error_set(err, SK_ETOOBIG, p, "%llu frames; the limit is %llu (--max-frames)",
-                          (unsigned long long)frames, (unsigned long long)l->max_frames);
-    }
     per_frame = clip_channels(anim, a) + bones;
   }
   c->sample = sat_add(c->sample, sat_mul(frames, per_frame));

@@ -113,6 +113,17 @@ START_TEST(counts_of_clip_work) {
   ck_assert_uint_eq(c.sample, 40 + 60010);
   /* one frame of a 60 000-channel clip is over the loop bound: the pool samples it */
   ck_assert(!sk_cost_inline(&c, &l));
+  /* a blended range has as many frames as a single clip's (the fuzzer found
+   * it counted as one, under every limit) */
+  ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"},{\"animation\":\"walk\",\"time\":0.3}],"
+                           "\"from\":0,\"to\":1,\"fps\":30}",
+                           &l, SK_COST_JSON, &c, &e),
+                   0);
+  ck_assert_uint_eq(c.poses, 31);
+  ck_assert_uint_eq(c.sample, 31 * 80);
+  ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"}],\"times\":[0,0.5]}", &l, SK_COST_JSON, &c, &e),
+                   0);
+  ck_assert_uint_eq(c.poses, 2);
   /* unknown clips and malformed ranges count nothing: the parser refuses them */
   ck_assert_int_eq(cost_of("{\"animation\":\"nope\",\"from\":1,\"to\":0,\"fps\":30}", &l, SK_COST_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.poses, 1);
@@ -127,6 +138,10 @@ START_TEST(each_limit_names_its_field_and_flag) {
   /* the 100-second frame range of issue 11 */
   EXPECT_REFUSED("{\"animation\":\"huge\",\"from\":0,\"to\":100,\"fps\":60}", "/fps", "--max-frames");
   EXPECT_REFUSED("{\"animation\":\"walk\",\"from\":0,\"to\":1e300,\"fps\":1e300}", "/fps", "--max-frames");
+  EXPECT_REFUSED("{\"layers\":[{\"animation\":\"walk\"}],\"from\":0,\"to\":100,\"fps\":60}", "/fps", "--max-frames");
+  /* within the frame limit, over the work limit, blended: 601 frames x (60 010 + 40) */
+  EXPECT_REFUSED("{\"layers\":[{\"animation\":\"huge\"},{\"animation\":\"walk\"}],\"from\":0,\"to\":10,\"fps\":60}",
+                 "", "--max-work");
   /* 1025 explicit times */
   {
     json_t *ts = json_array();
