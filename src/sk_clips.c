@@ -26,11 +26,7 @@ void sk_clips_runner_close(sk_clips_runner *r) {
   free(r->mode);
   free(r->offset);
   free(r->input64);
-  free(r->kmode);
-  free(r->koffset);
-  free(r->consts);
-  free(r->restv);
-  free(r->held);
+  sk_clips_plan_close(&r->plan);
   sk_sample_rest_memo_close(&r->rest);
   free(r->trs);
   free(r->locals);
@@ -51,12 +47,7 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
   if (engine == SK_CLIPS_KERNEL) {
     r->mode = malloc(nb);
     r->offset = malloc(nb * sizeof *r->offset);
-    r->kmode = malloc(nb);
-    r->koffset = malloc(nb * sizeof *r->koffset);
-    r->consts = malloc(nb * 16 * sizeof *r->consts);
-    r->restv = malloc(nb * SK_ANIM_TRS * sizeof *r->restv);
-    r->held = malloc(nb * sizeof *r->held);
-    if (!r->mode || !r->offset || !r->kmode || !r->koffset || !r->consts || !r->restv || !r->held)
+    if (r->mode == NULL || r->offset == NULL || sk_clips_plan_init(&r->plan, nb) != 0)
       return SK_ENOMEM;
     memset(r->mode, SK_KERNEL_TRS64, nb);
     r->slice = chunk < SK_CLIPS_SLICE ? chunk : SK_CLIPS_SLICE;
@@ -64,8 +55,7 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
         sk_kernel_blocked_layout(r->mode, s->count, r->slice, r->offset, &r->pose_stride, &r->block_stride);
     if (r->input_floats == 0)
       return SK_ENOMEM;
-    memcpy(r->kmode, r->mode, nb);
-    memcpy(r->koffset, r->offset, nb * sizeof *r->offset);
+    sk_clips_plan_consts(&r->plan, &r->rest, s->count, r->mode, r->offset); /* no rows yet: every bone TRS64 */
     /* Whole cache lines, so the kernel's aligned loads never split one. */
     size_t bytes = (r->input_floats * sizeof(double) + 63) / 64 * 64;
     if ((r->input64 = aligned_alloc(64, bytes)) == NULL)
@@ -81,39 +71,54 @@ int sk_clips_runner_init(sk_clips_runner *r, const sk_skeleton *s, const sk_rig 
   return r->trs && r->locals && r->scratch ? 0 : SK_ENOMEM;
 }
 
-size_t sk_clips_const_bones(const sk_sample_rest_memo *m, size_t bones, uint16_t *held, double *restv, uint8_t *mode,
-                            size_t *offset, float *consts) {
+int sk_clips_plan_init(sk_clips_plan *p, size_t bones) {
+  const size_t nb = bones ? bones : 1;
+  p->mode = malloc(nb);
+  p->offset = malloc(nb * sizeof *p->offset);
+  p->consts = malloc(nb * 16 * sizeof *p->consts);
+  p->restv = malloc(nb * SK_ANIM_TRS * sizeof *p->restv);
+  p->held = malloc(nb * sizeof *p->held);
+  return p->mode && p->offset && p->consts && p->restv && p->held ? 0 : SK_ENOMEM;
+}
+
+void sk_clips_plan_close(sk_clips_plan *p) {
+  free(p->mode);
+  free(p->offset);
+  free(p->consts);
+  free(p->restv);
+  free(p->held);
+  memset(p, 0, sizeof *p);
+}
+
+size_t sk_clips_plan_bytes(size_t bones) {
+  return bones * (1 + sizeof(size_t) + 16 * sizeof(float) + SK_ANIM_TRS * sizeof(double) + sizeof(uint16_t));
+}
+
+size_t sk_clips_plan_consts(sk_clips_plan *p, const sk_sample_rest_memo *m, size_t bones, const uint8_t *mode,
+                            const size_t *offset) {
+  memcpy(p->mode, mode, bones);
+  memcpy(p->offset, offset, bones * sizeof *offset);
   if (!sk_sample_rest_memo_holds(m))
     return 0;
-  memset(held, 0, bones * sizeof *held);
+  memset(p->held, 0, bones * sizeof *p->held);
   for (size_t i = 0; i < m->count; i++) {
     const sk_sample_rest *x = &m->rows[i];
     if (x->bone >= bones || x->comp >= SK_ANIM_TRS)
       continue; /* not this skeleton's: never CONST */
-    held[x->bone] |= (uint16_t)(1u << x->comp);
-    restv[x->bone * SK_ANIM_TRS + x->comp] = x->value;
+    p->held[x->bone] |= (uint16_t)(1u << x->comp);
+    p->restv[x->bone * SK_ANIM_TRS + x->comp] = x->value;
   }
   size_t n = 0;
   for (size_t b = 0; b < bones; b++) {
-    if (held[b] != (1u << SK_ANIM_TRS) - 1)
+    if (p->held[b] != (1u << SK_ANIM_TRS) - 1)
       continue;
-    const double *v = restv + b * SK_ANIM_TRS;
-    sk_mat_compose(v + 7, v + 3, v, consts + 16 * b);
-    mode[b] = SK_KERNEL_CONST;
-    offset[b] = 16 * b;
+    const double *v = p->restv + b * SK_ANIM_TRS;
+    sk_mat_compose(v + 7, v + 3, v, p->consts + 16 * b);
+    p->mode[b] = SK_KERNEL_CONST;
+    p->offset[b] = 16 * b;
     n++;
   }
   return n;
-}
-
-/* r's kernel modes for the context sk_sample_rest_memo_same just checked:
- * TRS64, CONST where sk_clips_const_bones says so (4 of Fox's 24 bones in
- * its clips). */
-static void plan_modes(sk_clips_runner *r) {
-  const size_t nb = r->skel->count;
-  memcpy(r->kmode, r->mode, nb);
-  memcpy(r->koffset, r->offset, nb * sizeof *r->offset);
-  sk_clips_const_bones(&r->rest, nb, r->held, r->restv, r->kmode, r->koffset, r->consts);
 }
 
 void sk_clips_kernel_job(const sk_clips_runner *r, const float *initial_skin, float *final, sk_kernel_job *job) {
@@ -122,9 +127,9 @@ void sk_clips_kernel_job(const sk_clips_runner *r, const float *initial_skin, fl
   job->poses = r->slice;
   job->pose_stride = r->pose_stride;
   job->block_stride = r->block_stride;
-  job->mode = r->kmode;
-  job->offset = r->koffset;
-  job->input = r->consts;
+  job->mode = r->plan.mode;
+  job->offset = r->plan.offset;
+  job->input = r->plan.consts;
   job->input_floats = 16 * r->skel->count;
   job->input64 = r->input64;
   job->input64_doubles = r->input_floats;
@@ -162,7 +167,8 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
    * of the last context sampled, for the frames it reached. */
   if (!sk_sample_rest_memo_same(&r->rest, c, s->count)) {
     r->rest_frames = 0;
-    plan_modes(r);
+    /* 4 of Fox's 24 bones in its clips are CONST */
+    sk_clips_plan_consts(&r->plan, &r->rest, nb, r->mode, r->offset);
   }
   sk_kernel_job job;
   sk_clips_kernel_job(r, initial_skin, final, &job);

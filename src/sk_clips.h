@@ -38,6 +38,36 @@ enum {
   SK_CLIPS_KERNEL = 1 /* the batch kernel on chunks of frames */
 };
 
+/* The kernel's modes for one sampled context, from a layout's (every bone
+ * TRS64): SK_KERNEL_CONST for each bone none of whose ten components a
+ * channel drives. Such a bone holds the same local in every frame, so it is
+ * composed once, not per frame: sk_mat_compose of the doubles the sampler
+ * writes in its rows, which is what the kernel's TRS64 compose gives them
+ * (sk_kernel.h), so the kernel's bits are the same. The rows stay where
+ * they were (the sampler still writes them; the kernel no longer reads
+ * them). mode/offset/consts make the job's mode, offset and input (a CONST
+ * bone b at offset 16 b); restv and held are scratch. */
+typedef struct sk_clips_plan {
+  uint8_t *mode;
+  size_t *offset;
+  float *consts;  /* 16 floats a bone */
+  double *restv;  /* 10 doubles a bone */
+  uint16_t *held; /* a mask a bone */
+} sk_clips_plan;
+
+/* Room for `bones` bones. Errors: SK_ENOMEM (close it anyway). */
+int sk_clips_plan_init(sk_clips_plan *p, size_t bones);
+void sk_clips_plan_close(sk_clips_plan *p);
+/* Bytes a plan of `bones` bones holds (for budgets). */
+size_t sk_clips_plan_bytes(size_t bones);
+
+/* p's modes: mode[]/offset[] (a layout of `bones` bones), with the bones a
+ * context whose rest rows `m` holds (sk_sample_rest_memo_same has just
+ * checked it) leaves at rest made CONST. Returns how many it made CONST.
+ * Never allocates. */
+size_t sk_clips_plan_consts(sk_clips_plan *p, const sk_sample_rest_memo *m, size_t bones, const uint8_t *mode,
+                            const size_t *offset);
+
 /* Buffers for one skeleton and chunks of up to `chunk` frames. */
 typedef struct sk_clips_runner {
   const sk_skeleton *skel; /* borrowed */
@@ -50,15 +80,7 @@ typedef struct sk_clips_runner {
   size_t slice; /* frames the input rows hold: a chunk goes through them a slice at a time */
   size_t pose_stride, block_stride, input_floats;
   double *input64; /* the TRS64 rows */
-  /* The kernel's modes for the context planned last: SK_KERNEL_CONST for a
-   * bone none of whose ten components a channel drives (its local is the
-   * same every frame: composed once, not per frame), else TRS64. koffset:
-   * offset[], or for a CONST bone its 16 floats in `consts`. */
-  uint8_t *kmode;
-  size_t *koffset;
-  float *consts;
-  double *restv; /* the planning's scratch: 10 doubles a bone, */
-  uint16_t *held; /* and one mask */
+  sk_clips_plan plan; /* the kernel's modes for the context sampled last */
   /* The rest rows the input rows hold for frames [0, rest_frames): those
    * of the last context sampled, so a chunk of a context with the same
    * rest rows skips writing them again. */
@@ -82,21 +104,6 @@ void sk_clips_runner_close(sk_clips_runner *r);
  * (n > chunk; the kernel rejecting the job), else 0. */
 int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, size_t n, const float *initial_skin,
                     float *final);
-
-/* For a context whose rest rows `m` holds (sk_sample_rest_memo_same has
- * just checked it): the bones of a skeleton of `bones` bones none of whose
- * ten components a channel drives hold the same local in every frame.
- * Each such bone b gets mode[b] = SK_KERNEL_CONST, offset[b] = 16 * b and
- * its local in consts[16 b .. 16 b + 16): sk_mat_compose of the doubles
- * the sampler writes in its TRS64 rows, which is what the kernel's TRS64
- * compose gives them (sk_kernel.h), so the kernel's bits are the same and
- * it composes that local once instead of in every frame. The rows stay
- * where they were (the sampler still writes them; the kernel no longer
- * reads them). Other bones' entries are left as they are. `held` (bones
- * entries) and `restv` (10 doubles a bone) are scratch. Returns how many
- * bones it made CONST. Never allocates. */
-size_t sk_clips_const_bones(const sk_sample_rest_memo *m, size_t bones, uint16_t *held, double *restv, uint8_t *mode,
-                            size_t *offset, float *consts);
 
 /* The kernel job sk_clips_finals runs on r's rows for the context it
  * planned last (slices of up to r->slice frames): for benchmarks that time

@@ -34,11 +34,7 @@ void sk_frames_scratch_close(sk_frames_scratch *sc) {
   free(sc->changed);
   free(sc->offset);
   free(sc->hits);
-  free(sc->kmode);
-  free(sc->koffset);
-  free(sc->consts);
-  free(sc->restv);
-  free(sc->held);
+  sk_clips_plan_close(&sc->plan);
   free(sc->ovr);
   sk_sample_rest_memo_close(&sc->rest);
   sk_poseops_copy_close(&sc->ops_copy);
@@ -63,24 +59,13 @@ static int reserve_bones(sk_frames_scratch *sc, size_t bones) {
   free(sc->changed);
   free(sc->offset);
   free(sc->hits);
-  free(sc->kmode);
-  free(sc->koffset);
-  free(sc->consts);
-  free(sc->restv);
-  free(sc->held);
+  sk_clips_plan_close(&sc->plan);
   sc->mode = malloc(bones);
   sc->changed = malloc(bones);
   sc->offset = malloc(bones * sizeof *sc->offset);
   sc->hits = malloc(bones * sizeof *sc->hits);
-  sc->kmode = malloc(bones);
-  sc->koffset = malloc(bones * sizeof *sc->koffset);
-  sc->consts = malloc(bones * 16 * sizeof *sc->consts);
-  sc->restv = malloc(bones * SK_ANIM_TRS * sizeof *sc->restv);
-  sc->held = malloc(bones * sizeof *sc->held);
-  sc->bones_cap = sc->mode && sc->changed && sc->offset && sc->hits && sc->kmode && sc->koffset && sc->consts &&
-                          sc->restv && sc->held
-                      ? bones
-                      : 0;
+  const int plan = sk_clips_plan_init(&sc->plan, bones);
+  sc->bones_cap = sc->mode && sc->changed && sc->offset && sc->hits && plan == 0 ? bones : 0;
   return sc->bones_cap ? 0 : SK_ENOMEM;
 }
 
@@ -392,15 +377,6 @@ static bool rest_rows_kept(sk_frames_scratch *sc, const sk_sample_ctx *c, size_t
   return kept;
 }
 
-/* For a slice that is one range run, after rest_rows_kept: the kernel's
- * modes in sc->kmode/koffset, with the bones the range's clips leave at
- * rest CONST (their locals in sc->consts); whether there are any. */
-static bool kept_consts(sk_frames_scratch *sc, size_t nb) {
-  memcpy(sc->kmode, sc->mode, nb);
-  memcpy(sc->koffset, sc->offset, nb * sizeof *sc->offset);
-  return sk_clips_const_bones(&sc->rest, nb, sc->held, sc->restv, sc->kmode, sc->koffset, sc->consts) > 0;
-}
-
 /* Fills the kernel's input for poses[0..n) under the modes in sc->mode and
  * runs it into `dest` (n*(B+1)*16 floats). */
 static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
@@ -435,15 +411,15 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
   /* The padding lanes from n on now hold the stored locals. */
   sc->rest_lanes = one_run && sk_sample_rest_memo_holds(&sc->rest) ? n : 0;
   /* One range's bones at rest in every frame: composed once (the same
-   * bits, sk_clips_const_bones), their rows written but not read. */
-  const bool consts = one_run && kept_consts(sc, nb);
+   * bits, sk_clips_plan_consts), their rows written but not read. */
+  const bool consts = one_run && sk_clips_plan_consts(&sc->plan, &sc->rest, nb, sc->mode, sc->offset) > 0;
   sk_kernel_job job = {.rig = e->rig,
                        .poses = n,
                        .pose_stride = stride,
                        .block_stride = block,
-                       .mode = consts ? sc->kmode : sc->mode,
-                       .offset = consts ? sc->koffset : sc->offset,
-                       .input = consts ? sc->consts : sc->input,
+                       .mode = consts ? sc->plan.mode : sc->mode,
+                       .offset = consts ? sc->plan.offset : sc->offset,
+                       .input = consts ? sc->plan.consts : sc->input,
                        .input_floats = consts ? 16 * nb : floats,
                        .input64 = fast ? NULL : sc->input64,
                        .input64_doubles = fast ? 0 : floats,
@@ -831,9 +807,7 @@ int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *w
 /* What a scratch holds per bone whatever the batch: one range-form frame
  * materialised, and the planning's arrays (reserve_bones). */
 static size_t bone_bytes(size_t bones) {
-  const size_t plan = 2 + 2 * sizeof(size_t) + sizeof(uint32_t) + 1 + 16 * sizeof(float) +
-                      SK_ANIM_TRS * sizeof(double) + sizeof(uint16_t);
-  return bones * (sizeof(sk_override) + plan);
+  return bones * (sizeof(sk_override) + 2 + sizeof(size_t) + sizeof(uint32_t)) + sk_clips_plan_bytes(bones);
 }
 
 size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel) {

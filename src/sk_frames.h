@@ -36,6 +36,7 @@
 #include "sk_cost.h"
 #include "sk_pose.h"
 #include "sk_poseops.h"
+#include "sk_clips.h"
 #include "sk_sample.h"
 #include "sk_numfmt.h"
 
@@ -82,13 +83,7 @@ typedef struct sk_frames_scratch {
    * skips writing them (sk_sample_out.rest_kept). */
   sk_sample_rest_memo rest;
   size_t rest_lanes, rest_stride, rest_block;
-  /* A one-range slice's kernel modes: CONST for the bones its clips leave
-   * at rest (sk_clips_const_bones), their locals in consts; and scratch. */
-  uint8_t *kmode;
-  size_t *koffset;
-  float *consts;
-  double *restv;
-  uint16_t *held;
+  sk_clips_plan plan; /* a one-range slice's kernel modes (bones at rest CONST) */
   sk_poseops_copy ops_copy; /* what a pose's Bone-API ops run on */
 } sk_frames_scratch;
 

@@ -201,19 +201,21 @@ START_TEST(test_const_bones) {
   for (size_t b = 0; b < nb; b++) {
     const bool fixed = at_rest[b] == SK_ANIM_TRS;
     want += fixed;
-    ck_assert_msg((r.kmode[b] == SK_KERNEL_CONST) == fixed, "bone %zu: mode %u, %zu components at rest", b,
-                  (unsigned)r.kmode[b], at_rest[b]);
+    ck_assert_msg((r.plan.mode[b] == SK_KERNEL_CONST) == fixed, "bone %zu: mode %u, %zu components at rest", b,
+                  (unsigned)r.plan.mode[b], at_rest[b]);
     if (!fixed)
       continue;
     const double *v = an->rest + b * SK_ANIM_TRS;
     float local[16];
     sk_mat_compose(v + 7, v + 3, v, local);
-    ck_assert_mem_eq(r.consts + r.koffset[b], local, sizeof local);
+    ck_assert_mem_eq(r.plan.consts + r.plan.offset[b], local, sizeof local);
   }
   ck_assert_uint_eq(want, 4);
   /* A memo that holds no rows makes no bone CONST. */
   sk_sample_rest_memo none = {.count = SIZE_MAX};
-  ck_assert_uint_eq(sk_clips_const_bones(&none, nb, r.held, r.restv, r.kmode, r.koffset, r.consts), 0);
+  ck_assert_uint_eq(sk_clips_plan_consts(&r.plan, &none, nb, r.mode, r.offset), 0);
+  for (size_t b = 0; b < nb; b++)
+    ck_assert_uint_eq(r.plan.mode[b], r.mode[b]);
   free(fin);
   free(at_rest);
   free(rows);
