@@ -289,7 +289,9 @@ static inline uint64_t bits_of(double v) {
 /* (double)(float)v, kept: GCC 12 at -O2 dropped the plain cast here once
  * the products were inlined (the float32 rounding of a world matrix
  * vanished and finals came out 1 ulp off); the empty asm makes the float
- * opaque so the rounding must happen. */
+ * opaque so the rounding must happen. The cause is GCC 12.2's SLP
+ * vectorizer (configure.ac's probe, tests/check_toolchain.c), which the
+ * build now turns off with that compiler; the asm stays for others. */
 static inline double round_f32(double v) {
   float f = (float)v;
   __asm__("" : "+x"(f));
