@@ -478,14 +478,15 @@ SK_AVX512 static inline __m512i round_to_odd8(__m512i g, __m512i cp) {
   return _mm512_mask_or_epi64(hi, sticky, hi, _mm512_set1_epi64(1));
 }
 
-/* f32_to_decimal and the digit step of put_decimal32 for v[0..7]. */
-SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const float *v, f32_block8 *out) {
+/* f32_to_decimal for 8 floats (their bits in 64-bit lanes): the shortest
+ * digits that read back as the float, *digits, times 10^*exp10 (zero and
+ * non-finite lanes: garbage, kept within the table). */
+SK_AVX512 static inline __attribute__((always_inline)) void f32_shortest8(__m512i bits, __m512i *digits_out,
+                                                                          __m512i *exp10_out) {
   const __m512i one = _mm512_set1_epi64(1);
-  const __m512i bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)v));
   const __m512i mant = _mm512_and_si512(bits, _mm512_set1_epi64(0x7fffff));
   const __m512i ex = _mm512_and_si512(_mm512_srli_epi64(bits, 23), _mm512_set1_epi64(0xff));
   const __mmask8 normal = _mm512_test_epi64_mask(ex, ex);
-  const __mmask8 zero = _mm512_testn_epi64_mask(bits, _mm512_set1_epi64(0x7fffffff));
   const __m512i c = _mm512_mask_or_epi64(mant, normal, mant, _mm512_set1_epi64(1 << 23));
   const __m512i q = _mm512_mask_sub_epi64(_mm512_set1_epi64(-149), normal, ex, _mm512_set1_epi64(150));
   const __mmask8 closer = _mm512_testn_epi64_mask(mant, mant) & _mm512_cmpgt_epi64_mask(ex, one);
@@ -534,8 +535,17 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
                            _mm512_testn_epi64_mask(c, low_bits);
   digits = _mm512_mask_mov_epi64(digits, integer, _mm512_srlv_epi64(c, nq));
   exp10 = _mm512_mask_mov_epi64(exp10, integer, _mm512_setzero_si512());
-  /* Trailing zeros off: 8, 4, 2, then 1 of them (at most 8 in 9 digits);
-   * skipped when no lane ends in 0, as in most blocks of matrix entries. */
+  *digits_out = digits;
+  *exp10_out = exp10;
+}
+
+/* Trailing zeros off the digits: 8, 4, 2, then 1 of them (at most 8 in
+ * 9 digits); zero lanes print as the one digit "0" at n = 1. */
+SK_AVX512 static inline __attribute__((always_inline)) void f32_strip8(__m512i bits, __m512i *digits_io,
+                                                                       __m512i *exp10_io) {
+  const __mmask8 zero = _mm512_testn_epi64_mask(bits, _mm512_set1_epi64(0x7fffffff));
+  __m512i digits = *digits_io, exp10 = *exp10_io;
+  /* Skipped when no lane ends in 0, as in most blocks of matrix entries. */
   const __m512i tenth = divc(digits, 0xCCCCCCCDu, 35);
   if (_mm512_mask_cmpeq_epi64_mask((__mmask8)~zero, _mm512_mul_epu32(tenth, _mm512_set1_epi64(10)), digits)) {
     static const struct {
@@ -551,9 +561,18 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
       exp10 = _mm512_mask_add_epi64(exp10, m, exp10, _mm512_set1_epi64(strip[i].zeros));
     }
   }
-  /* Zero prints as the one digit "0" at n = 1. */
   digits = _mm512_maskz_mov_epi64((__mmask8)~zero, digits);
   exp10 = _mm512_maskz_mov_epi64((__mmask8)~zero, exp10);
+  *digits_io = digits;
+  *exp10_io = exp10;
+}
+
+/* The texts of 8 floats as `out` holds them for put_f32_commas_avx512:
+ * each one's layout row, length, sign and 16 source bytes (its 9 digits,
+ * '.', '0', '-', 'e', the exponent's sign and two digits). */
+SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bits, __m512i digits, __m512i exp10,
+                                                                      f32_block8 *out) {
+  const __m512i one = _mm512_set1_epi64(1);
   /* k = number of digits: from the bit length, then one compare. */
   const __m512i pow10_lo = _mm512_setr_epi64(1, 10, 100, 1000, 10000, 100000, 1000000, 10000000);
   const __m512i pow10_hi = _mm512_setr_epi64(100000000, 1000000000, 1, 1, 1, 1, 1, 1);
@@ -621,6 +640,15 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
   _mm_storel_epi64((__m128i *)(void *)out->neg, _mm512_cvtepi64_epi8(neg));
   _mm512_storeu_si512(out->src[0], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), w1));
   _mm512_storeu_si512(out->src[4], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), w1));
+}
+
+/* f32_to_decimal and the digit step of put_decimal32 for v[0..7]. */
+SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const float *v, f32_block8 *out) {
+  const __m512i bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)v));
+  __m512i digits, exp10;
+  f32_shortest8(bits, &digits, &exp10);
+  f32_strip8(bits, &digits, &exp10);
+  f32_text8(bits, digits, exp10, out);
 }
 
 /* Elements v[0..count) (count a multiple of 8), each followed by a comma.
