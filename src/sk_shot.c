@@ -257,7 +257,9 @@ static int parse_clip(const sk_anim *an, const char *spec, sk_anim_layer *l) {
   char *star = strrchr(name, '*');
   if (star != NULL) {
     *star = '\0';
-    if (parse_num("--clip ...*WEIGHT", star + 1, &l->weight) || !(l->weight > 0))
+    if (parse_num("--clip ...*WEIGHT", star + 1, &l->weight))
+      return 2;
+    if (!(l->weight > 0))
       return fprintf(stderr, "skinner frames: --clip %s: the weight must be positive\n", spec), 2;
   }
   char *at = strrchr(name, '@');

@@ -125,7 +125,8 @@ check("each character of the shot equals skinner eval's blended range", ok)
 # Bad input: exit 2, one line.
 for args, what in ((["--clip", "Nope"], "unknown clip"), (["--format", "f64"], "unknown format"),
                    (["--fps", "0"], "fps 0"), (["--from", "2", "--to", "1"], "to before from"),
-                   (["--characters", "0"], "no characters"), (["--clip", "Walk*-1"], "negative weight")):
+                   (["--characters", "0"], "no characters"), (["--clip", "Walk*-1"], "negative weight"),
+                   (["--clip", "Walk*inf"], "infinite weight"), (["--clip", "Walk@nan"], "offset not a number")):
     r = run(["frames", FOX] + args)
     check("%s exits 2 with one line" % what, r.returncode == 2 and r.stderr.count(b"\n") == 1 and r.stdout == b"")
 r = run(["frames", "/nonexistent.glb"])
