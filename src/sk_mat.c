@@ -15,11 +15,19 @@
 typedef double sk_mat_v4d __attribute__((vector_size(32)));
 typedef float sk_mat_v4f __attribute__((vector_size(16)));
 
+/* Row i of b widened to doubles, as one vector: written element by
+ * element, it took the basic-block vectorizer, which the build may turn
+ * off (configure.ac); the AVX2 form says vcvtps2pd itself. */
+static inline void sk_mat_row(const float *b, int i, sk_mat_v4d *y) {
+  sk_mat_v4f row;
+  memcpy(&row, b + 4 * i, sizeof row);
+  *y = __builtin_convertvector(row, sk_mat_v4d);
+}
+
 /* Read every input before the first write: dest may alias a or b. */
-#define SK_MAT_MUL_V4                                                                      \
+#define SK_MAT_MUL_V4(ROW)                                                                 \
   sk_mat_v4d y[4];                                                                         \
-  _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) y[i] =                               \
-      (sk_mat_v4d){b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]};                    \
+  _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) ROW(b, i, &y[i]);                    \
   sk_mat_v4f out[4];                                                                       \
   _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) {                                    \
     const double x0 = a[4 * r], x1 = a[4 * r + 1], x2 = a[4 * r + 2], x3 = a[4 * r + 3];   \
@@ -29,10 +37,16 @@ typedef float sk_mat_v4f __attribute__((vector_size(16)));
   memcpy(dest, out, sizeof out);
 
 #if defined(__x86_64__) && defined(__GNUC__)
-static void mul_v4(const float a[16], const float b[16], float dest[16]) { SK_MAT_MUL_V4 }
+#include <immintrin.h>
+
+static void mul_v4(const float a[16], const float b[16], float dest[16]) { SK_MAT_MUL_V4(sk_mat_row) }
+
+__attribute__((target("avx2"))) static inline void row_avx2(const float *b, int i, sk_mat_v4d *y) {
+  *y = (sk_mat_v4d)_mm256_cvtps_pd(_mm_loadu_ps(b + 4 * i));
+}
 
 __attribute__((target("avx2"))) static void mul_avx2(const float a[16], const float b[16], float dest[16]) {
-  SK_MAT_MUL_V4
+  SK_MAT_MUL_V4(row_avx2)
 }
 
 /* The CPU check is a load and a well-predicted branch per call; an ifunc
@@ -57,7 +71,7 @@ int sk_mat_mul_on(const char *isa, const float a[16], const float b[16], float d
   return 0;
 }
 #else
-void sk_mat_mul(const float a[16], const float b[16], float dest[16]) { SK_MAT_MUL_V4 }
+void sk_mat_mul(const float a[16], const float b[16], float dest[16]) { SK_MAT_MUL_V4(sk_mat_row) }
 
 int sk_mat_mul_on(const char *isa, const float a[16], const float b[16], float dest[16]) {
   if (strcmp(isa, "generic") != 0)
