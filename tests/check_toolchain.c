@@ -1,5 +1,6 @@
 /* The compiler as the build uses it (AM_CFLAGS, with configure's
- * SK_FP_CFLAGS) keeps every float32 rounding of a double. Babylon stores
+ * SK_FP_CFLAGS, then CFLAGS) computes in IEEE double as written (no fused
+ * multiply-add, no fast-math) and keeps every float32 rounding of a double. Babylon stores
  * matrices in Float32Array, so the exact core and the kernel round doubles
  * to float32 and compute on with the result, (double)(float)x, everywhere.
  * GCC 12.2's basic-block (SLP) vectorizer at -O2 dropped such roundings
@@ -88,9 +89,23 @@ START_TEST(roundings_in_a_loop) {
 }
 END_TEST
 
+/* Babylon multiplies, then adds: two roundings. A `make CFLAGS=...` after
+ * configure (its probe checks the same) could bring -ffp-contract=fast or
+ * -ffast-math back, after the build's -ffp-contract=off. */
+START_TEST(ieee_as_written) {
+#ifdef __FAST_MATH__
+  ck_abort_msg("built with -ffast-math (or -Ofast)");
+#endif
+  volatile double a = 1 + 0x1p-30, b = 1 - 0x1p-30, c = -1;
+  const double r = a * b + c; /* 1 - 2^-60 rounds to 1 first: 0; fused: -2^-60 */
+  ck_assert_msg(r == 0, "a * b + c = %a: fused", r);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("toolchain");
   TCase *tc = tcase_create("float32 roundings");
+  tcase_add_test(tc, ieee_as_written);
   tcase_add_test(tc, roundings_in_place);
   tcase_add_test(tc, roundings_of_fields);
   tcase_add_test(tc, roundings_of_locals);
