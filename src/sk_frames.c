@@ -8,6 +8,7 @@
 #include "sk_clips.h"
 #include "sk_json.h"
 #include "sk_kernel.h"
+#include "sk_mat.h"
 #include "sk_pose_range.h"
 #include "sk_poseops.h"
 
@@ -204,22 +205,28 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
     }
   }
   /* CONST: no pose sets the bone. TRS64: every pose sets it with position,
-   * rotation or scaling only, on a local whose TRS is current, so every
-   * lane is compose(TRS) from the parsed doubles, which is what the core's
-   * setters compute. Else MATRIX: each lane gets the local the core's
-   * setters compute. The fast precision takes no TRS64 and gets MATRIX
+   * rotation or scaling only, so every lane is compose(TRS) of the stored
+   * local's TRS (decomposed first when stale, as the setters do) with the
+   * pose's fields, which is what the core's setters compute. Else MATRIX:
+   * each lane gets the local the core's setters compute. The fast precision takes no TRS64 and gets MATRIX
    * lanes: its float32 compose of TRS rounded to float32 first was 1.64e-5
    * off on Fox's clips, against 8.3e-6 from exact locals (sk_kernel.h). */
   const uint8_t trs = fast ? SK_KERNEL_MATRIX : SK_KERNEL_TRS64;
   for (size_t b = 0; b < nb; b++)
     sc->mode[b] = sc->hits[b] == 0                                                       ? SK_KERNEL_CONST
-                  : sc->hits[b] == n && !(sc->changed[b] & PLAN_MATRIX) && !s->bones[b].local.need_decompose ? trs
+                  : sc->hits[b] == n && !(sc->changed[b] & PLAN_MATRIX) ? trs
                                                                                         : SK_KERNEL_MATRIX;
   return 0;
 }
 
-/* One lane's TRS rows: the stored local's, then the pose's overrides. */
+/* One lane's TRS rows: the stored local's, then the pose's overrides. A
+ * local set as a matrix is decomposed here, once a slice, as Babylon's
+ * setters (sk_local_apply) would decompose it for every pose. */
 static void lane_trs(const sk_local *l, double v[10]) {
+  if (l->need_decompose) {
+    sk_mat_decompose(l->matrix, v + 7, v + 3, v);
+    return;
+  }
   memcpy(v, l->position, 3 * sizeof(double));
   memcpy(v + 3, l->rotation, 4 * sizeof(double));
   memcpy(v + 7, l->scaling, 3 * sizeof(double));
