@@ -208,9 +208,10 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
    * rotation or scaling only, so every lane is compose(TRS) of the stored
    * local's TRS (decomposed first when stale, as the setters do) with the
    * pose's fields, which is what the core's setters compute. Else MATRIX:
-   * each lane gets the local the core's setters compute. The fast precision takes no TRS64 and gets MATRIX
-   * lanes: its float32 compose of TRS rounded to float32 first was 1.64e-5
-   * off on Fox's clips, against 8.3e-6 from exact locals (sk_kernel.h). */
+   * each lane gets the local the core's setters compute. The fast
+   * precision takes no TRS64 and gets MATRIX lanes: its float32 compose of
+   * TRS rounded to float32 first was 1.64e-5 off on Fox's clips, against
+   * 8.3e-6 from exact locals (sk_kernel.h). */
   const uint8_t trs = fast ? SK_KERNEL_MATRIX : SK_KERNEL_TRS64;
   for (size_t b = 0; b < nb; b++)
     sc->mode[b] = sc->hits[b] == 0                                                       ? SK_KERNEL_CONST
