@@ -191,19 +191,35 @@ static size_t key_before(const double *frames, size_t n, double frame) {
   return lo;
 }
 
+/* key_before's answer, tried first at the cursor's key and the next one
+ * (the largest key at or before `frame` is k exactly when frames[k] <=
+ * frame < frames[k + 1], or k is the last key). */
+static size_t key_at(const double *frames, size_t n, double frame, sk_anim_cursor *cur) {
+  if (cur == NULL)
+    return key_before(frames, n, frame);
+  for (size_t k = cur->key; cur->has_key && k < n && k <= cur->key + 1; k++)
+    if (frames[k] <= frame && (k + 1 >= n || frames[k + 1] > frame)) {
+      cur->key = k;
+      return k;
+    }
+  cur->key = key_before(frames, n, frame);
+  cur->has_key = true;
+  return cur->key;
+}
+
 /* A Babylon-format TRS channel at `frame`: RuntimeAnimation.goToFrame's
  * clamp, then Animation._interpolate operation for operation (per-key STEP,
  * Hermite when the start key has an out-tangent and the end key an
  * in-tangent, both scaled by the frame interval; RELATIVE adds a zero
  * offset, which turns -0 into +0 as in Babylon). */
-static void sample_babylon(const sk_anim_channel *ch, double frame, double *out) {
+static void sample_babylon(const sk_anim_channel *ch, double frame, double *out, sk_anim_cursor *cur) {
   const int w = path_width(ch->path);
   const size_t n = ch->count, stride = 3 * (size_t)w;
   if (frame < ch->frames[0])
     frame = ch->frames[0];
   else if (frame > ch->frames[n - 1])
     frame = ch->frames[n - 1];
-  size_t key = key_before(ch->frames, n, frame);
+  size_t key = key_at(ch->frames, n, frame, cur);
   const double *sv = ch->values64 + key * stride;
   if (key + 1 > n - 1) {
     memcpy(out, sv, (size_t)w * sizeof *out);
@@ -226,6 +242,13 @@ static void sample_babylon(const sk_anim_channel *ch, double frame, double *out)
     sk_anim__hermite(sv, t1, ev, t2, gradient, w, out);
     if (w == 4)
       sk_anim__quat_normalize(out);
+  } else if (w == 4 && cur != NULL) {
+    if (!cur->has_prep || cur->prep_key != key) { /* sk_anim__quat_slerp in its two parts */
+      sk_anim__slerp_prep(sv, ev, cur->prep);
+      cur->prep_key = key;
+      cur->has_prep = true;
+    }
+    sk_anim__slerp_finish(cur->prep, sv, ev, gradient, out);
   } else if (w == 4) {
     sk_anim__quat_slerp(sv, ev, gradient, out);
   } else {
@@ -248,7 +271,9 @@ static const float *sample_matrix(const sk_anim_channel *ch, double frame) {
   return ch->values + key_before(ch->frames, n, frame) * 16;
 }
 
-void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out) { sample_babylon(ch, frame, out); }
+void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out) {
+  sample_babylon(ch, frame, out, NULL);
+}
 const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame) { return sample_matrix(ch, frame); }
 
 static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
@@ -276,7 +301,7 @@ static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
   return frame;
 }
 
-void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, double *trs) {
+static void sample_clip(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur) {
   const sk_anim_clip *c = &a->clips[clip];
   memcpy(trs, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *trs);
   double frame = clip_frame(c, time, loop);
@@ -287,15 +312,24 @@ void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, doubl
       continue; /* see sk_anim_sample_overrides */
     double *dst = trs + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path];
     if (ch->values64 != NULL)
-      sample_babylon(ch, frame, dst);
+      sample_babylon(ch, frame, dst, cur != NULL ? &cur[k] : NULL);
     else
       sample_channel(ch, frame, dst);
   }
 }
 
+void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, double *trs) {
+  sample_clip(a, clip, time, loop, trs, NULL);
+}
+
 size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_override *out) {
+  return sk_anim_sample_overrides_at(a, clip, time, loop, trs, out, NULL);
+}
+
+size_t sk_anim_sample_overrides_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs,
+                                   sk_override *out, sk_anim_cursor *cur) {
   const sk_anim_clip *c = &a->clips[clip];
-  sk_anim_sample(a, clip, time, loop, trs);
+  sample_clip(a, clip, time, loop, trs, cur);
   double frame = clip_frame(c, time, loop);
   for (size_t b = 0; b < a->bone_count; b++) {
     memset(&out[b], 0, sizeof out[b]);
@@ -534,7 +568,7 @@ static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_an
       b->matrix = m;
       b->mask |= SK_OVERRIDE_MATRIX;
     } else {
-      sample_babylon(ch, frame, t + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
+      sample_babylon(ch, frame, t + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path], NULL);
       b->mask |= bit[ch->path];
     }
   }

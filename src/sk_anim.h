@@ -201,6 +201,23 @@ void sk_anim_to_overrides(const sk_anim *a, const double *trs, sk_override *out)
  * is bone_count * SK_ANIM_TRS scratch. Returns the number of driven bones. */
 size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_override *out);
 
+/* Where a Babylon-format channel's last sample fell: the key, and the
+ * slerp's key-pair constants (acos of the keys' dot and 1 / sin of it) of
+ * the interval it last slerped. A caller sampling one clip's frames in
+ * order keeps one per channel of the clip (zero-initialised), so a frame
+ * in the same interval or the next one finds its key without a search and
+ * an interval's constants are computed once: the same bits as without. */
+typedef struct sk_anim_cursor {
+  size_t key, prep_key;
+  bool has_key, has_prep;
+  double prep[4];
+} sk_anim_cursor;
+
+/* sk_anim_sample_overrides with `cur` (the clip's channel_count cursors,
+ * or NULL) carried from the previous frame of the same clip. */
+size_t sk_anim_sample_overrides_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs,
+                                   sk_override *out, sk_anim_cursor *cur);
+
 /* Babylon-format clips played as weighted layers, as Babylon composes
  * them: scene.beginWeightedAnimation(skeleton, range, weight) per layer,
  * Animatable.goToFrame(frame, true), then the late animation bindings.

@@ -466,7 +466,7 @@ static void babylon_adds_close(sk_banim_add_layer *adds, size_t nl) {
  * sk_anim_sample_layers_ext. p->overrides is allocated here; on an error
  * after that it stays set, for the caller to free. */
 static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose_spec *sp, double *trs,
-                        double *scratch, sk_pose *p, const char *ptr, sk_error *err) {
+                        double *scratch, sk_anim_cursor *cur, sk_pose *p, const char *ptr, sk_error *err) {
   const size_t nb = anim->bone_count;
   if ((p->overrides = malloc((nb ? nb : 1) * sizeof *p->overrides)) == NULL)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -477,7 +477,7 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
     size_t driven;
     const sk_anim_layer *l = sp->l;
     if (!sp->layered)
-      sk_anim_sample_overrides(anim, l[0].clip, l[0].time, l[0].loop, trs, p->overrides);
+      sk_anim_sample_overrides_at(anim, l[0].clip, l[0].time, l[0].loop, trs, p->overrides, cur);
     else if (sk_anim_blend_babylon(anim, s, l, sp->lx, sp->nl, p->overrides, &driven) != 0)
       return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     p->count = merge_babylon(p->overrides, nb, &sp->base);
@@ -581,6 +581,12 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
     nf = 0;
   range_sampler rs;
   range_sampler_open(&rs, anim, &sp, true);
+  /* A Babylon-format clip's frames in order: one cursor a channel carried
+   * from frame to frame (sk_anim_cursor; NULL when memory is short: the
+   * same bits without). */
+  sk_anim_cursor *cur = NULL;
+  if (!rc && anim->babylon && !sp.layered && nf > 1)
+    cur = calloc(anim->clips[l[0].clip].channel_count + 1, sizeof *cur);
   size_t made = 0;
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
@@ -596,7 +602,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
       sk_pose__merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
       continue;
     }
-    if ((rc = sample_frame(s, anim, &sp, trs, scratch, &out[made], ptr, err)) != 0) {
+    if ((rc = sample_frame(s, anim, &sp, trs, scratch, cur, &out[made], ptr, err)) != 0) {
       if (out[made].overrides != NULL)
         made++; /* its overrides are allocated: freed with the others */
       break;
@@ -604,6 +610,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   babylon_adds_close(adds, nl);
   range_sampler_close(&rs);
+  free(cur);
   free(offsets);
   free(trs);
   free(scratch);

@@ -469,6 +469,65 @@ START_TEST(gltf_clip_json_lists_bones_and_frames) {
 }
 END_TEST
 
+/* Cursors carried from frame to frame (sk_anim_sample_overrides_at) give
+ * the bytes of sampling each frame on its own, on every clip of every
+ * conformance skeleton: frames in order (within an interval, into the
+ * next, across several), looping back, clamped at both ends, repeated,
+ * and in random order. */
+static void sample_both(const sk_anim *a, size_t clip, double t, bool loop, sk_anim_cursor *cur, double *trs,
+                        sk_override *got, sk_override *want) {
+  const size_t nb = a->bone_count;
+  memset(got, 0, nb * sizeof *got);
+  memset(want, 0, nb * sizeof *want);
+  ck_assert_uint_eq(sk_anim_sample_overrides_at(a, clip, t, loop, trs, got, cur),
+                    sk_anim_sample_overrides(a, clip, t, loop, trs, want));
+  ck_assert_msg(memcmp(got, want, nb * sizeof *got) == 0, "clip %zu at t = %.17g (loop %d): not the same bytes", clip,
+                t, (int)loop);
+}
+
+START_TEST(cursors_give_the_bytes_of_single_frames) {
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
+  json_t *rec;
+  size_t clips = 0;
+  uint64_t rng = 12345;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
+    const json_t *j = json_object_get(json_object_get(rec, "case"), "skeleton");
+    sk_skeleton *s = NULL;
+    sk_anim *a = NULL;
+    ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
+    ck_assert_int_eq(sk_banim_parse(j, "", s, &a, NULL), 0);
+    for (size_t c = 0; a != NULL && c < a->clip_count; c++) {
+      const size_t nb = a->bone_count ? a->bone_count : 1;
+      double *trs = malloc(nb * SK_ANIM_TRS * sizeof *trs);
+      sk_override *got = malloc(nb * sizeof *got), *want = malloc(nb * sizeof *want);
+      const double dur = sk_anim_clip_duration(a, c);
+      for (int loop = 0; loop < 2; loop++) {
+        sk_anim_cursor *cur = calloc(a->clips[c].channel_count + 1, sizeof *cur);
+        for (double t = -0.3; t < dur + 0.6; t += 1.0 / 97) /* past the end: clamped, or looping back */
+          sample_both(a, c, t, loop, cur, trs, got, want);
+        for (int k = 0; k < 3; k++) /* the same frame again */
+          sample_both(a, c, dur / 3, loop, cur, trs, got, want);
+        for (int k = 0; k < 200; k++) { /* anywhere, in any order */
+          rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+          sample_both(a, c, (double)(rng >> 11) / 9007199254740992.0 * (dur + 1) - 0.5, loop, cur, trs, got, want);
+        }
+        free(cur);
+      }
+      free(trs);
+      free(got);
+      free(want);
+      clips++;
+    }
+    sk_anim_destroy(a);
+    sk_skeleton_destroy(s);
+    json_decref(rec);
+  }
+  sk_jsonl_close(&in);
+  ck_assert_uint_ge(clips, 200);
+}
+END_TEST
+
 /* sk_banim_estimate bounds what sk_banim_parse builds, for every skeleton of
  * the conformance cases (the daemon refuses and reserves by it). */
 START_TEST(the_estimate_bounds_the_memory_of_every_conformance_skeleton) {
@@ -517,6 +576,7 @@ int main(void) {
   TCase *c = tcase_create("conformance");
   tcase_set_timeout(c, 300);
   tcase_add_test(c, every_babylon_clip_case_agrees_bit_for_bit);
+  tcase_add_test(c, cursors_give_the_bytes_of_single_frames);
   tcase_add_test(c, additive_and_masked_gltf_layers_agree_with_babylon);
   suite_add_tcase(s, c);
   return sk_test_run(s);
