@@ -242,7 +242,8 @@ static void fill_bone_default(const sk_frames_scratch *sc, const sk_local *l, ui
     return;
   }
   double trs[10];
-  lane_trs(l, trs);
+  if (mode != SK_KERNEL_MATRIX) /* MATRIX lanes take the stored matrix: no decomposition */
+    lane_trs(l, trs);
   for (size_t g = first / 16; g < blocks; g++)
     for (size_t r = 0; r < (mode == SK_KERNEL_MATRIX ? 16u : 10u); r++)
       for (size_t q = g == first / 16 ? first % 16 : 0; q < 16; q++) {
