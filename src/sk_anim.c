@@ -262,21 +262,27 @@ static void sample_babylon(const sk_anim_channel *ch, double frame, double *out,
 
 /* A "_matrix" channel: Babylon returns the start key's matrix unchanged
  * (AllowMatricesInterpolation is false by default; STEP gives the same). */
-static const float *sample_matrix(const sk_anim_channel *ch, double frame) {
+static const float *sample_matrix(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur) {
   const size_t n = ch->count;
   if (frame < ch->frames[0])
     frame = ch->frames[0];
   else if (frame > ch->frames[n - 1])
     frame = ch->frames[n - 1];
-  return ch->values + key_before(ch->frames, n, frame) * 16;
+  return ch->values + key_at(ch->frames, n, frame, cur) * 16;
 }
 
 void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out) {
   sample_babylon(ch, frame, out, NULL);
 }
-const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame) { return sample_matrix(ch, frame); }
+const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame) { return sample_matrix(ch, frame, NULL); }
+void sk_anim__sample_babylon_at(const sk_anim_channel *ch, double frame, double *out, sk_anim_cursor *cur) {
+  sample_babylon(ch, frame, out, cur);
+}
+const float *sk_anim__sample_matrix_at(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur) {
+  return sample_matrix(ch, frame, cur);
+}
 
-static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
+double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop) {
   if (clip->fps > 0) {
     /* A Babylon range: frames from_frame..to_frame at the clip's fps. */
     double span = clip->to_frame - clip->from_frame, rel = time * clip->fps;
@@ -304,7 +310,7 @@ static double clip_frame(const sk_anim_clip *clip, double time, bool loop) {
 static void sample_clip(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur) {
   const sk_anim_clip *c = &a->clips[clip];
   memcpy(trs, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *trs);
-  double frame = clip_frame(c, time, loop);
+  double frame = sk_anim__clip_frame(c, time, loop);
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     static const int offset[3] = {0, 3, 7};
@@ -330,7 +336,7 @@ size_t sk_anim_sample_overrides_at(const sk_anim *a, size_t clip, double time, b
                                    sk_override *out, sk_anim_cursor *cur) {
   const sk_anim_clip *c = &a->clips[clip];
   sample_clip(a, clip, time, loop, trs, cur);
-  double frame = clip_frame(c, time, loop);
+  double frame = sk_anim__clip_frame(c, time, loop);
   for (size_t b = 0; b < a->bone_count; b++) {
     memset(&out[b], 0, sizeof out[b]);
     out[b].bone = (int32_t)b;
@@ -340,7 +346,7 @@ size_t sk_anim_sample_overrides_at(const sk_anim *a, size_t clip, double time, b
     const sk_anim_channel *ch = &c->channels[k];
     sk_override *o = &out[ch->bone];
     if (ch->path == SK_ANIM_MATRIX) {
-      memcpy(o->matrix, sample_matrix(ch, frame), sizeof o->matrix);
+      memcpy(o->matrix, sample_matrix(ch, frame, cur != NULL ? &cur[k] : NULL), sizeof o->matrix);
       o->mask |= SK_OVERRIDE_MATRIX;
     } else {
       o->mask |= bit[ch->path];
@@ -557,14 +563,14 @@ static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_an
   if (add == NULL)
     add = &own;
   memcpy(t, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *t);
-  const double frame = clip_frame(&a->clips[l->clip], l->time, l->loop);
+  const double frame = sk_anim__clip_frame(&a->clips[l->clip], l->time, l->loop);
   for (size_t k = 0; k < add->count; k++) {
     const sk_anim_channel *ch = &add->channels[k];
     blend_src *b = &src[ch->bone];
     b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
     if (ch->path == SK_ANIM_MATRIX) {
       float *m = mats + (size_t)ch->bone * 16;
-      memcpy(m, sample_matrix(ch, frame), 16 * sizeof *m);
+      memcpy(m, sample_matrix(ch, frame, NULL), 16 * sizeof *m);
       b->matrix = m;
       b->mask |= SK_OVERRIDE_MATRIX;
     } else {
@@ -637,7 +643,7 @@ int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_
       continue;
     }
     sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, t);
-    double frame = clip_frame(c, layers[i].time, layers[i].loop);
+    double frame = sk_anim__clip_frame(c, layers[i].time, layers[i].loop);
     const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
     for (size_t k = 0; k < c->channel_count; k++) {
       const sk_anim_channel *ch = &c->channels[k];
@@ -646,7 +652,7 @@ int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_
       blend_src *b = &src[i * nb + (size_t)ch->bone];
       b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
       if (ch->path == SK_ANIM_MATRIX) {
-        b->matrix = sample_matrix(ch, frame);
+        b->matrix = sample_matrix(ch, frame, NULL);
         b->mask |= SK_OVERRIDE_MATRIX;
       } else {
         b->mask |= bit[ch->path];
@@ -761,7 +767,7 @@ static void apply_bone_weights(const sk_anim *a, const float *bw, double *trs) {
 /* Adds one additive layer onto `trs` (see sk_anim_sample_layers). */
 static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *trs) {
   const sk_anim_clip *c = &a->clips[l->clip];
-  double frame = clip_frame(c, l->time, l->loop);
+  double frame = sk_anim__clip_frame(c, l->time, l->loop);
   double ref = x->reference * SK_ANIM_FPS;
   if (!(ref >= 0)) /* options.referenceFrame && >= 0, else 0 */
     ref = 0;

@@ -250,6 +250,12 @@ int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip,
  * `out`; "_matrix": the held key, borrowed). */
 void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out);
 const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame);
+/* Internal (sk_pose_range): the same with a channel's cursor (NULL: none),
+ * and the frame a Babylon-format clip plays at `time` (before each
+ * channel's own clamp), as sk_anim_sample_overrides_at samples them. */
+void sk_anim__sample_babylon_at(const sk_anim_channel *ch, double frame, double *out, sk_anim_cursor *cur);
+const float *sk_anim__sample_matrix_at(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur);
+double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop);
 
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);

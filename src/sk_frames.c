@@ -166,9 +166,31 @@ size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, siz
 
 /* Planning's marks in sc->changed: some pose sets the bone's matrix; some
  * pose sets only part of its TRS (its lanes then start from the stored
- * local; else every lane of a TRS64 bone is written whole by its pose). */
-enum { PLAN_MATRIX = 1, PLAN_PARTIAL = 2 };
+ * local; else every lane of a TRS64 bone is written whole by its pose);
+ * every pose sets the bone (a MATRIX lane is then written whole by its
+ * pose: fill_override writes all 16 rows). */
+enum { PLAN_MATRIX = 1, PLAN_PARTIAL = 2, PLAN_ALL = 4 };
 #define PLAN_TRS (SK_OVERRIDE_POSITION | SK_OVERRIDE_ROTATION | SK_OVERRIDE_SCALING)
+
+/* The hits and marks of the Babylon-format range poses of poses[0..n): a
+ * run of frames of one range at a time, each driven bone counted once per
+ * frame. */
+static void plan_babylon_ranges(sk_frames_scratch *sc, const sk_pose *poses, size_t n, size_t nb) {
+  for (size_t p = 0; p < n;) {
+    const sk_pose_range *r = poses[p].range;
+    size_t q = p + 1;
+    while (q < n && poses[q].range == r)
+      q++;
+    for (size_t b = 0; r != NULL && r->anim != NULL && b < nb; b++) {
+      const unsigned d = r->driven[b];
+      if (d == 0)
+        continue;
+      sc->hits[b] += (uint32_t)(q - p);
+      sc->changed[b] |= (d & SK_OVERRIDE_MATRIX) ? PLAN_MATRIX : (d & PLAN_TRS) != PLAN_TRS ? PLAN_PARTIAL : 0;
+    }
+    p = q;
+  }
+}
 
 /* Each bone's kernel mode over the whole batch poses[0..n), into sc->mode.
  * A batch run in slices is planned once, so every pose gets the modes it
@@ -182,16 +204,18 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
   /* hits[b]: poses that set bone b (a pose setting it twice counts once;
    * offset[] holds the last pose seen until the layout overwrites it);
    * changed[b]: some pose sets its matrix. */
-  /* A range pose sets every bone (position, rotation and scaling): counted
-   * once for all, not bone by bone (1024 frames of 65 bones a request). */
+  /* A glTF range pose sets every bone (position, rotation and scaling):
+   * counted once for all, not bone by bone (1024 frames of 65 bones a
+   * request). A Babylon-format one sets the fields its clip drives. */
   size_t ranges = 0;
   for (size_t p = 0; p < n; p++)
-    ranges += poses[p].range != NULL;
+    ranges += poses[p].range != NULL && poses[p].range->anim == NULL;
   for (size_t b = 0; b < nb; b++) {
     sc->hits[b] = ranges;
     sc->offset[b] = SIZE_MAX;
   }
   memset(sc->changed, 0, nb);
+  plan_babylon_ranges(sc, poses, n, nb);
   for (size_t p = 0; p < n; p++) {
     for (size_t k = 0; k < poses[p].count; k++) {
       const sk_override *o = &poses[p].overrides[k];
@@ -213,10 +237,12 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
    * TRS rounded to float32 first was 1.64e-5 off on Fox's clips, against
    * 8.3e-6 from exact locals (sk_kernel.h). */
   const uint8_t trs = fast ? SK_KERNEL_MATRIX : SK_KERNEL_TRS64;
-  for (size_t b = 0; b < nb; b++)
+  for (size_t b = 0; b < nb; b++) {
     sc->mode[b] = sc->hits[b] == 0                                                       ? SK_KERNEL_CONST
                   : sc->hits[b] == n && !(sc->changed[b] & PLAN_MATRIX) ? trs
                                                                                         : SK_KERNEL_MATRIX;
+    sc->changed[b] |= sc->hits[b] == n ? PLAN_ALL : 0;
+  }
   return 0;
 }
 
@@ -357,12 +383,37 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
   return q;
 }
 
+/* fill_range for a Babylon-format range: its lanes written straight by
+ * sk_pose_range_babylon_rows when every bone it drives has the lanes the
+ * plan gives such a range alone (TRS64, or MATRIX for a "_matrix"
+ * channel), else frame by frame from the materialised overrides (the fast
+ * precision's MATRIX lanes, a batch whose other poses set those bones
+ * another way). */
+static size_t fill_range_babylon(sk_frames_scratch *sc, const sk_skeleton *s, const sk_pose *poses, size_t p,
+                                 size_t n, size_t stride, size_t block, double *rows64) {
+  sk_pose_range *r = poses[p].range;
+  const size_t f0 = poses[p].frame;
+  size_t q = p + 1;
+  while (q < n && poses[q].range == r && poses[q].frame == f0 + (q - p))
+    q++;
+  bool direct = rows64 != NULL;
+  for (size_t b = 0; direct && b < s->count; b++)
+    if (r->driven[b] != 0)
+      direct = sc->mode[b] == ((r->driven[b] & SK_OVERRIDE_MATRIX) ? SK_KERNEL_MATRIX : SK_KERNEL_TRS64);
+  if (direct)
+    sk_pose_range_babylon_rows(r, f0, rows64, sc->input, sc->offset, stride, block, p, q);
+  else
+    fill_range_lanes(sc, s, r, f0, p, q, stride, block);
+  return q;
+}
+
 /* Whether poses[0..n) are consecutive frames of one range with every bone
  * in TRS64 rows: fill_range then writes lanes [0, n) with one
  * sk_sample_run and nothing else writes there. */
 static bool one_range_run(const sk_frames_scratch *sc, const sk_pose *poses, size_t n, size_t nb, bool fast) {
   const sk_pose_range *r = poses[0].range;
-  if (fast || r == NULL || r->ntop > 0) /* "bones" on top write there too */
+  /* "bones" on top write there too; a Babylon-format range has its own fill */
+  if (fast || r == NULL || r->ntop > 0 || r->anim != NULL)
     return false;
   for (size_t q = 1; q < n; q++)
     if (poses[q].range != r || poses[q].frame != poses[0].frame + q)
@@ -405,10 +456,15 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
   const bool kept = one_run && rest_rows_kept(sc, poses[0].range->ctx, nb, n, stride, block);
   const size_t blocks = (n + 15) / 16;
   for (size_t b = 0; b < nb; b++) {
-    bool whole = sc->mode[b] == SK_KERNEL_TRS64 && !(sc->changed[b] & PLAN_PARTIAL);
+    bool whole = (sc->mode[b] == SK_KERNEL_TRS64 && !(sc->changed[b] & PLAN_PARTIAL)) ||
+                 (sc->mode[b] == SK_KERNEL_MATRIX && (sc->changed[b] & PLAN_ALL));
     fill_bone_default(sc, &s->bones[b].local, sc->mode[b], sc->offset[b], whole ? n : 0, blocks, stride, block);
   }
   for (size_t p = 0; p < n;) {
+    if (poses[p].range != NULL && poses[p].range->anim != NULL) {
+      p = fill_range_babylon(sc, s, poses, p, n, stride, block, fast ? NULL : sc->input64);
+      continue;
+    }
     if (poses[p].range != NULL) {
       p = fill_range(sc, s, poses, p, n, stride, block, fast ? NULL : sc->input64, kept);
       continue;

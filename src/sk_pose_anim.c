@@ -492,44 +492,14 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
   return 0;
 }
 
-/* The range form (sk_pose_parse_range): every frame's pose points at one
- * shared range holding the sampler, its context and the times, moved out
- * of `rs` and `sp`. Returns 1 when the range does not take this spec (the
- * caller samples the frames into overrides), else 0 or SK_ENOMEM. */
-static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count,
-                        sk_error *err) {
-  if (sp->times == NULL)
-    return 1;
-  for (size_t k = 0; k < sp->base.count; k++)
-    if (sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX)
-      return 1; /* a matrix on top: merged into each frame's overrides */
-  range_sampler rs;
-  range_sampler_open(&rs, anim, sp, false);
-  if (rs.ctx == NULL)
-    return 1;
-  const size_t nf = sp->nf;
+/* The poses of range `r`'s nf frames, each a copy of sp->base without
+ * overrides pointing at its frame. */
+static int range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk_pose **poses, size_t *count) {
   sk_pose *out = calloc(nf, sizeof *out);
-  sk_pose_range *r = NULL;
   if (out == NULL) {
-    range_sampler_close(&rs);
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  }
-  /* the layers' times are still their offsets, as the context wants them */
-  int rc = sk_pose_range_create(rs.sampler, rs.ctx, sp->times, nf, nf, &r);
-  rs.sampler = NULL;
-  rs.ctx = NULL;
-  sp->times = NULL; /* all three are the range's now, or freed */
-  if (rc) {
-    free(out);
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  }
-  /* "bones" on top (fields only): the range's, merged into every frame */
-  r->top = sp->base.count ? sp->base.overrides : NULL;
-  r->ntop = sp->base.count;
-  r->bytes += r->ntop * sizeof *r->top;
-  if (r->top != NULL) {
-    sp->base.overrides = NULL;
-    sp->base.count = 0;
+    r->refs = 1; /* none of its nf references was handed out */
+    sk_pose_range_unref(r);
+    return SK_ENOMEM;
   }
   for (size_t k = 0; k < nf; k++) {
     out[k] = sp->base;
@@ -542,6 +512,64 @@ static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, 
   }
   *poses = out;
   *count = nf;
+  return 0;
+}
+
+/* The range form of one Babylon-format clip with no "bones" on top
+ * (sk_pose_range_create_babylon): the frame times, each layer offset
+ * applied as sample_frame applies it, moved out of `sp`. 1 when it does
+ * not take the spec. */
+static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses,
+                                size_t *count, sk_error *err) {
+  if (sp->layered || sp->nl != 1 || sp->base.count > 0 || sp->nf < 2)
+    return 1;
+  const size_t nf = sp->nf;
+  for (size_t k = 0; k < nf; k++)
+    sp->times[k] = sk_sample_layer_time(sp->l[0].time, sp->times[k]);
+  sk_pose_range *r = NULL;
+  int rc = sk_pose_range_create_babylon(anim, sp->l[0].clip, sp->l[0].loop, sp->times, nf, nf, &r);
+  sp->times = NULL; /* the range's now, or freed */
+  if (rc || range_poses(sp, r, nf, poses, count))
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  return 0;
+}
+
+/* The range form (sk_pose_parse_range): every frame's pose points at one
+ * shared range holding the sampler, its context and the times, moved out
+ * of `rs` and `sp`. Returns 1 when the range does not take this spec (the
+ * caller samples the frames into overrides), else 0 or SK_ENOMEM. */
+static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count,
+                        sk_error *err) {
+  if (sp->times == NULL)
+    return 1;
+  if (anim->babylon)
+    return poses_ranged_babylon(anim, sp, ptr, poses, count, err);
+  for (size_t k = 0; k < sp->base.count; k++)
+    if (sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX)
+      return 1; /* a matrix on top: merged into each frame's overrides */
+  range_sampler rs;
+  range_sampler_open(&rs, anim, sp, false);
+  if (rs.ctx == NULL)
+    return 1;
+  const size_t nf = sp->nf;
+  sk_pose_range *r = NULL;
+  /* the layers' times are still their offsets, as the context wants them */
+  int rc = sk_pose_range_create(rs.sampler, rs.ctx, sp->times, nf, nf, &r);
+  rs.sampler = NULL;
+  rs.ctx = NULL;
+  sp->times = NULL; /* all three are the range's now, or freed */
+  if (rc)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  /* "bones" on top (fields only): the range's, merged into every frame */
+  r->top = sp->base.count ? sp->base.overrides : NULL;
+  r->ntop = sp->base.count;
+  r->bytes += r->ntop * sizeof *r->top;
+  if (r->top != NULL) {
+    sp->base.overrides = NULL;
+    sp->base.count = 0;
+  }
+  if (range_poses(sp, r, nf, poses, count))
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   return 0;
 }
 

@@ -33,11 +33,44 @@ int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times,
   return 0;
 }
 
+int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, double *times, size_t nf, size_t refs,
+                                 sk_pose_range **out) {
+  const sk_anim_clip *c = &a->clips[clip];
+  const size_t nb = a->bone_count ? a->bone_count : 1;
+  sk_pose_range *r = calloc(1, sizeof *r);
+  double *trs = malloc(nb * SK_ANIM_TRS * sizeof *trs);
+  sk_anim_cursor *cur = calloc(c->channel_count + 1, sizeof *cur);
+  uint8_t *driven = calloc(nb, 1);
+  *out = NULL;
+  if (r == NULL || trs == NULL || cur == NULL || driven == NULL) {
+    free(r);
+    free(trs);
+    free(cur);
+    free(driven);
+    free(times);
+    return SK_ENOMEM;
+  }
+  static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    driven[ch->bone] |= (uint8_t)(ch->path == SK_ANIM_MATRIX ? SK_OVERRIDE_MATRIX : bit[ch->path]);
+  }
+  *r = (sk_pose_range){.refs = refs, .times = times, .nf = nf, .bones = a->bone_count, .trs = trs,
+                       .anim = sk_anim_ref((sk_anim *)a), .clip = clip, .loop = loop, .cur = cur, .driven = driven};
+  r->bytes = sizeof *r + nf * sizeof *times + nb * (SK_ANIM_TRS * sizeof *trs + 1) +
+             (c->channel_count + 1) * sizeof *cur;
+  *out = r;
+  return 0;
+}
+
 void sk_pose_range_unref(sk_pose_range *r) {
   if (r == NULL || --r->refs > 0)
     return;
   sk_sample_ctx_destroy(r->ctx);
   sk_sampler_destroy(r->sampler);
+  sk_anim_destroy(r->anim);
+  free(r->cur);
+  free(r->driven);
   free(r->times);
   free(r->trs);
   free(r->top);
@@ -45,6 +78,14 @@ void sk_pose_range_unref(sk_pose_range *r) {
 }
 
 size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst) {
+  if (r->anim != NULL) { /* sk_pose_parse_anim's sample_frame with no "bones": only the driven bones */
+    sk_anim_sample_overrides_at(r->anim, r->clip, r->times[frame], r->loop, r->trs, dst, r->cur);
+    size_t n = 0;
+    for (size_t b = 0; b < r->bones; b++)
+      if (dst[b].mask != 0)
+        dst[n++] = dst[b];
+    return n;
+  }
   const sk_pose top = {.overrides = r->top, .count = r->ntop};
   const sk_sample_out o = {.f64 = r->trs};
   sk_sample_run(r->ctx, r->times + frame, 0, 1, &o);
@@ -88,4 +129,40 @@ size_t sk_pose_held_bytes(const sk_pose *pose) {
   while (cap < pose->count)
     cap *= 2;
   return cap * sizeof *pose->overrides;
+}
+
+/* Channel by channel over a chunk of frames, so a channel's keys and
+ * cursor stay at hand; each channel's cursor still sees its frames in
+ * order, and every value lands where no other channel's does unless a
+ * later channel of the same bone and field overwrites it, as in
+ * sk_anim_sample_overrides. */
+void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
+                                size_t stride, size_t block, size_t a, size_t q) {
+  enum { CHUNK = 64 };
+  static const size_t row[3] = {0, 3, 7};
+  const sk_anim_clip *c = &r->anim->clips[r->clip];
+  double f[CHUNK];
+  for (size_t i0 = a; i0 < q; i0 += CHUNK) {
+    const size_t m = q - i0 < CHUNK ? q - i0 : CHUNK;
+    for (size_t i = 0; i < m; i++)
+      f[i] = sk_anim__clip_frame(c, r->times[frame + (i0 - a) + i], r->loop);
+    for (size_t k = 0; k < c->channel_count; k++) {
+      const sk_anim_channel *ch = &c->channels[k];
+      const size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3;
+      for (size_t i = 0; i < m; i++) {
+        const size_t lane = i0 + i, at = offset[ch->bone] + lane / 16 * block + lane % 16;
+        if (ch->path == SK_ANIM_MATRIX) {
+          const float *mat = sk_anim__sample_matrix_at(ch, f[i], &r->cur[k]);
+          for (size_t e = 0; e < 16; e++)
+            rows[at + e * stride] = mat[e];
+          continue;
+        }
+        double v[4];
+        sk_anim__sample_babylon_at(ch, f[i], v, &r->cur[k]);
+        double *d = rows64 + at + row[ch->path] * stride;
+        for (size_t e = 0; e < w; e++)
+          d[e * stride] = v[e];
+      }
+    }
+  }
 }

@@ -9,6 +9,10 @@
  * them: the scalar core, Bone-API ops, the fast precision. Both give the
  * bytes of the overrides sk_pose_parse_anim writes: the same sampler, the
  * same doubles, copied the same way (tests/check_sk_pose_range.c).
+ * A range of one Babylon-format clip (no layers, no "bones" on top) is
+ * kept the same way, sampled by sk_anim's own per-channel functions with
+ * cursors (sk_pose_range_babylon_rows): the overrides it replaces were
+ * 40 % of such a range's time.
  *
  * A range is reference-counted: each of its poses holds one reference, so
  * the poses may be closed in any order. Sampling moves the context's key
@@ -17,7 +21,9 @@
 #ifndef SK_POSE_RANGE_H
 #define SK_POSE_RANGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sk_sample.h"
 #include "sk_skeleton.h"
@@ -36,6 +42,16 @@ typedef struct sk_pose_range {
    * merged as sk_pose_parse_anim merges them (set by sk_pose_parse_range) */
   sk_override *top;
   size_t ntop;
+  /* A range of one Babylon-format clip instead (sampler and ctx NULL;
+   * sk_pose_range_create_babylon): clip `clip` of `anim` (a reference
+   * held) at `times` (the layer's offset applied), a cursor per channel
+   * (sk_anim_cursor), and per bone the SK_OVERRIDE_* bits of the fields
+   * the clip drives (0: a bone it leaves as it is). No "bones" on top. */
+  sk_anim *anim;
+  size_t clip;
+  bool loop;
+  sk_anim_cursor *cur;
+  uint8_t *driven;
 } sk_pose_range;
 
 /* A range of `nf` frames at `times` sampled by `ctx` of `sampler`. It
@@ -43,12 +59,19 @@ typedef struct sk_pose_range {
  * references (one per pose). *out is new. Errors: SK_ENOMEM. */
 int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf, size_t refs,
                          sk_pose_range **out);
+/* A range of `nf` frames of Babylon-format clip `clip` of `a` played at
+ * times[0..nf) (seconds, any offset applied; `loop` as a layer's), with
+ * `refs` references. Takes a reference on `a`; steals `times` on success
+ * AND on failure. *out is new. Errors: SK_ENOMEM. */
+int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, double *times, size_t nf, size_t refs,
+                                 sk_pose_range **out);
 /* Drops one reference; the last frees the range. NULL is a no-op. */
 void sk_pose_range_unref(sk_pose_range *r);
 
-/* Frame `frame`'s overrides into dst[0..B): one per bone, position,
- * rotation and scaling, the bytes sk_pose_parse_anim gives that frame.
- * Returns B. */
+/* Frame `frame`'s overrides into dst[0..B), the bytes sk_pose_parse_anim
+ * gives that frame: a glTF range's one per bone (position, rotation and
+ * scaling), a Babylon-format range's one per bone the clip drives (its
+ * driven fields), in bone order. Returns how many. */
 size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst);
 
 /* The range's "bones" on top over TRS64 rows in the kernel's blocked
@@ -58,5 +81,17 @@ size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *ds
  * overrides hold. */
 void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t *offset, size_t stride, size_t block,
                             size_t a, size_t q);
+
+/* A Babylon-format range's frames `frame`.. into lanes [a, q) of the
+ * kernel's blocked layout (as above): for each channel of the clip, in
+ * the clip's order (a later channel of a bone and field wins, as in
+ * sk_anim_sample_overrides), the sampled doubles into the TRS64 rows
+ * `rows64` of the field it drives, or a "_matrix" channel's held key into
+ * the 16 float rows `rows` of its bone. What fill_override writes from
+ * the materialised overrides when every driven bone's lanes are TRS64
+ * (matrix-driven: MATRIX) and the other rows hold the stored locals: the
+ * same doubles and floats. */
+void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
+                                size_t stride, size_t block, size_t a, size_t q);
 
 #endif

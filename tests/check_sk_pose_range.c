@@ -3,8 +3,10 @@
  * overrides (sk_pose_parse_anim) on every path of sk_frames: sampled
  * straight into the kernel's rows, materialised for the core, for ops, for
  * the fast precision, in mixed batches, streamed, on two threads. */
+#include "sk_banim.h"
 #include "sk_frames.h"
 #include "sk_json.h"
+#include "sk_jsonl.h"
 #include "sk_pose_range.h"
 #include "sk_poseops.h"
 
@@ -211,27 +213,20 @@ END_TEST
  * MATRIX for every lane (the range lanes get the core's local of their
  * sampled TRS), runs of range lanes start inside a 16-lane block, two
  * ranges follow each other, frames of one range are not consecutive. */
-START_TEST(mixed_batches_give_the_override_forms_bytes) {
-  static const char *const items[] = {
-      "{\"bones\": {\"b_Neck_04\": {\"matrix\": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}, "
-      "\"b_Spine01_02\": {\"position\": [0, 1, 0]}}}",
-      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.4, \"fps\": 30, \"loop\": true}",
-      "{\"animation\": \"Survey\", \"time\": 0.5}",
-      "{\"animation\": \"Run\", \"times\": [0.5, 0.4, 0.3, 0.2, 0.1]}",
-      "{\"animation\": \"Run\", \"from\": 0, \"to\": 1, \"fps\": 40}",
-  };
-  const size_t ni = sizeof items / sizeof items[0];
-  fixture f;
-  sk_test_entry_open(&f, "Fox.glb");
+/* The poses of items[0..ni) in one batch, parsed in range form and in
+ * override form, answer the same bytes in every batch size; the range form
+ * holds item 1's frames (a range of several frames) and the last item's. */
+static void compare_mixed(const fixture *f, const char *const *items, size_t ni) {
   for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
     sk_pose *all[2] = {NULL, NULL};
     size_t n[2] = {0, 0};
     sk_poseops *owner[2][8];
+    ck_assert_uint_le(ni, 8);
     for (int form = 0; form < 2; form++) {
       all[form] = malloc(1000 * sizeof *all[form]);
       for (size_t i = 0; i < ni; i++) {
         size_t k;
-        sk_pose *p = parse(&f, form ? sk_frames_sample_range : sk_frames_sample_default, items[i], fmt,
+        sk_pose *p = parse(f, form ? sk_frames_sample_range : sk_frames_sample_default, items[i], fmt,
                            &owner[form][i], &k);
         ck_assert_uint_le(n[form] + k, 1000);
         memcpy(all[form] + n[form], p, k * sizeof *p);
@@ -246,13 +241,13 @@ START_TEST(mixed_batches_give_the_override_forms_bytes) {
     for (int prec = SK_FRAMES_EXACT; prec <= SK_FRAMES_FAST; prec++) {
       const sk_frames_opts o = {.fmt = fmt, .precision = prec};
       sk_strbuf ref = {0};
-      answer(&f, all[0], n[0], n[0], &o, &ref);
+      answer(f, all[0], n[0], n[0], &o, &ref);
       for (size_t i = 0; i < sizeof k_sizes / sizeof k_sizes[0]; i++) {
         sk_strbuf got = {0}, same = {0};
-        answer(&f, all[1], n[1], k_sizes[i], &o, &got);
+        answer(f, all[1], n[1], k_sizes[i], &o, &got);
         if (prec == SK_FRAMES_FAST) /* as in compare_body */
-          answer(&f, all[0], n[0], k_sizes[i], &o, &same);
-        assert_same(prec == SK_FRAMES_FAST ? &same : &ref, &got, prec ? "mixed, fast" : "mixed", "batch", fmt,
+          answer(f, all[0], n[0], k_sizes[i], &o, &same);
+        assert_same(prec == SK_FRAMES_FAST ? &same : &ref, &got, prec ? "mixed, fast" : "mixed", items[1], fmt,
                     k_sizes[i]);
         sk_strbuf_free(&got);
         sk_strbuf_free(&same);
@@ -268,7 +263,150 @@ START_TEST(mixed_batches_give_the_override_forms_bytes) {
         sk_poseops_free(owner[form][i]);
     }
   }
+}
+
+START_TEST(mixed_batches_give_the_override_forms_bytes) {
+  static const char *const items[] = {
+      "{\"bones\": {\"b_Neck_04\": {\"matrix\": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}, "
+      "\"b_Spine01_02\": {\"position\": [0, 1, 0]}}}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.4, \"fps\": 30, \"loop\": true}",
+      "{\"animation\": \"Survey\", \"time\": 0.5}",
+      "{\"animation\": \"Run\", \"times\": [0.5, 0.4, 0.3, 0.2, 0.1]}",
+      "{\"animation\": \"Run\", \"from\": 0, \"to\": 1, \"fps\": 40}",
+  };
+  fixture f;
+  sk_test_entry_open(&f, "Fox.glb");
+  compare_mixed(&f, items, sizeof items / sizeof items[0]);
   sk_test_entry_close(&f);
+}
+END_TEST
+
+/* ---- Babylon-format clips ------------------------------------------------ */
+
+/* The skeleton (Babylon's format, with its clips) of a conformance case,
+ * stored as an upload stores it. */
+static void babylon_entry_open(fixture *f, const json_t *j) {
+  sk_skeleton *s = NULL;
+  sk_anim *a = NULL;
+  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
+  ck_assert_int_eq(sk_banim_parse(j, "", s, &a, NULL), 0);
+  ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
+  bool replaced;
+  ck_assert_int_eq(sk_cache_put_full(f->cache, "a", s, a, NULL, &replaced, &f->e), 0);
+}
+
+/* A pose body (new text) from a json_pack format. */
+static char *body_of(json_t *j) {
+  char *t = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  return t;
+}
+
+/* Every clip of every fourth skeleton of the Babylon conformance cases,
+ * played as a range (clamped on both sides, looped, at an odd rate, or
+ * frames out of order and repeated), answers in range form the bytes of the override form:
+ * through sk_pose_range_babylon_rows into the kernel's rows (position,
+ * rotation and scaling channels, partial bones, "_matrix" keys, Hermite
+ * and STEP keys, RELATIVE), materialised for the core and the fast
+ * precision, streamed and on two threads. */
+START_TEST(babylon_ranges_give_the_override_forms_bytes) {
+  static const size_t ks[] = {1, 2, 17, 1000};
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
+  json_t *rec;
+  size_t clips = 0, matrix = 0, partial = 0, rec_no = 0;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
+    if (rec_no++ % 4 != 0) {
+      json_decref(rec);
+      continue;
+    }
+    fixture f;
+    babylon_entry_open(&f, json_object_get(json_object_get(rec, "case"), "skeleton"));
+    const sk_anim *a = f.e->anim;
+    for (size_t c = 0; a != NULL && c < a->clip_count; c++) {
+      const double d = sk_anim_clip_duration(a, c);
+      char *body = body_of(json_pack("{s:s, s:f, s:f, s:f, s:b}", "animation", a->clips[c].name, "from", -0.05,
+                                     "to", d + 0.1, "fps", 30 / (d + 0.15) + 0.37, "loop", (int)(c % 2)));
+      compare_body(&f, body, true, ks, sizeof ks / sizeof ks[0]);
+      free(body);
+      body = body_of(json_pack("{s:s, s:[f, f, f, f, f], s:b}", "animation", a->clips[c].name, "times", d, d / 3,
+                               d / 3, 0.0, d * 0.71, "loop", 1));
+      compare_body(&f, body, true, ks, sizeof ks / sizeof ks[0]);
+      free(body);
+      for (size_t k = 0; k < a->clips[c].channel_count; k++)
+        matrix += a->clips[c].channels[k].path == SK_ANIM_MATRIX;
+      const sk_anim_clip *cl = &a->clips[c];
+      partial += cl->channel_count > 0 && cl->channels[0].path != SK_ANIM_MATRIX;
+      clips++;
+    }
+    sk_test_entry_close(&f);
+    json_decref(rec);
+  }
+  sk_jsonl_close(&in);
+  ck_assert_uint_ge(clips, 40);
+  ck_assert_uint_gt(matrix, 0);
+  ck_assert_uint_gt(partial, 0);
+}
+END_TEST
+
+/* Babylon-format ranges in mixed batches: beside poses the clip drives
+ * alone (the direct rows), and beside a pose that sets a matrix on a bone
+ * the clip moves by its fields and a position on one it does not (those
+ * bones' lanes then come from the materialised overrides). */
+START_TEST(babylon_ranges_in_mixed_batches_give_the_override_forms_bytes) {
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
+  json_t *rec;
+  size_t done = 0;
+  while (done < 12 && (rec = sk_jsonl_next(&in)) != NULL) {
+    fixture f;
+    babylon_entry_open(&f, json_object_get(json_object_get(rec, "case"), "skeleton"));
+    const sk_anim *a = f.e->anim;
+    const sk_skeleton *s = f.e->skel;
+    for (size_t c = 0; a != NULL && c < a->clip_count; c++) {
+      const sk_anim_clip *cl = &a->clips[c];
+      size_t fields = SIZE_MAX, idle = SIZE_MAX;
+      for (size_t k = 0; k < cl->channel_count; k++)
+        if (cl->channels[k].path != SK_ANIM_MATRIX)
+          fields = (size_t)cl->channels[k].bone;
+      for (size_t b = 0; b < s->count && idle == SIZE_MAX; b++) {
+        bool driven = false;
+        for (size_t k = 0; k < cl->channel_count; k++)
+          driven |= (size_t)cl->channels[k].bone == b;
+        idle = driven ? SIZE_MAX : b;
+      }
+      const double d = sk_anim_clip_duration(a, c);
+      if (!(d > 0.05))
+        continue; /* item 1 must be a range of several frames */
+      const char *name = cl->name;
+      char *items[5];
+      items[1] = body_of(json_pack("{s:s, s:f, s:f, s:f, s:b}", "animation", name, "from", 0.0, "to", d, "fps",
+                                   20 / (d + 0.1), "loop", 1));
+      items[2] = body_of(json_pack("{s:s, s:f}", "animation", name, "time", d / 2));
+      items[3] = body_of(json_pack("{s:s, s:[f, f, f, f]}", "animation", name, "times", d, d / 2, 0.0, d / 3));
+      items[4] = body_of(json_pack("{s:s, s:f, s:f, s:f}", "animation", name, "from", d / 4, "to", d, "fps",
+                                   13 / (d + 0.1)));
+      items[0] = items[2]; /* first: poses the clip drives alone */
+      compare_mixed(&f, (const char *const *)items, 5);
+      if (fields != SIZE_MAX && idle != SIZE_MAX) {
+        json_t *bones = json_object();
+        json_object_set_new(bones, s->bones[fields].name,
+                            json_pack("{s:[i,i,i,i, i,i,i,i, i,i,i,i, i,i,i,i]}", "matrix", 1, 0, 0, 0, 0, 1, 0, 0,
+                                      0, 0, 1, 0, 0, 2, 0, 1));
+        json_object_set_new(bones, s->bones[idle].name, json_pack("{s:[i,i,i]}", "position", 0, 1, 0));
+        items[0] = body_of(json_pack("{s:o}", "bones", bones));
+        compare_mixed(&f, (const char *const *)items, 5);
+        free(items[0]);
+        done++;
+      }
+      for (size_t i = 1; i < 5; i++)
+        free(items[i]);
+    }
+    sk_test_entry_close(&f);
+    json_decref(rec);
+  }
+  sk_jsonl_close(&in);
+  ck_assert_uint_ge(done, 12);
 }
 END_TEST
 
@@ -467,6 +605,8 @@ static Suite *suite(void) {
   tcase_add_test(t, outputs_and_ops_that_need_overrides_get_the_same_bytes);
   tcase_add_test(t, user_overrides_on_a_range_give_the_override_forms_bytes);
   tcase_add_test(t, mixed_batches_give_the_override_forms_bytes);
+  tcase_add_test(t, babylon_ranges_give_the_override_forms_bytes);
+  tcase_add_test(t, babylon_ranges_in_mixed_batches_give_the_override_forms_bytes);
   suite_add_tcase(s, t);
   TCase *l = tcase_create("lifecycle");
   tcase_add_test(l, materialised_frames_memory_and_lifetime);
