@@ -8,6 +8,7 @@
 
 #include "sk_banim_add.h"
 #include "sk_mat.h"
+#include "sk_vsin.h"
 
 sk_anim *sk_anim_ref(sk_anim *a) {
   if (a != NULL)
@@ -269,6 +270,64 @@ static const float *sample_matrix(const sk_anim_channel *ch, double frame, sk_an
   else if (frame > ch->frames[n - 1])
     frame = ch->frames[n - 1];
   return ch->values + key_at(ch->frames, n, frame, cur) * 16;
+}
+
+/* Whether a rotation channel's value at `frame` is a plain slerp (not
+ * the last key, no STEP, no Hermite pair): then *key and *gradient are
+ * sample_babylon's and cur->prep holds the key pair's constants. */
+static bool babylon_slerp_at(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur, size_t *key,
+                             double *gradient) {
+  const size_t n = ch->count;
+  frame = frame < ch->frames[0] ? ch->frames[0] : frame > ch->frames[n - 1] ? ch->frames[n - 1] : frame;
+  const size_t k = key_at(ch->frames, n, frame, cur);
+  uint8_t fs = ch->key_flags != NULL && k + 1 < n ? ch->key_flags[k] : 0;
+  uint8_t fe = ch->key_flags != NULL && k + 1 < n ? ch->key_flags[k + 1] : 0;
+  if (k + 1 > n - 1 || (fs & SK_ANIM_KEY_STEP) || ((fs & SK_ANIM_KEY_OUT) && (fe & SK_ANIM_KEY_IN)))
+    return false;
+  const double *sv = ch->values64 + k * 12;
+  if (!cur->has_prep || cur->prep_key != k) {
+    sk_anim__slerp_prep(sv, sv + 12, cur->prep);
+    cur->prep_key = k;
+    cur->has_prep = true;
+  }
+  *key = k;
+  *gradient = (frame - ch->frames[k]) / (ch->frames[k + 1] - ch->frames[k]);
+  return true;
+}
+
+void sk_anim__sample_babylon_run(const sk_anim_channel *ch, const double *frames, size_t m, double *out,
+                                 sk_anim_cursor *cur) {
+  const size_t w = (size_t)path_width(ch->path);
+  if (ch->path != SK_ANIM_ROTATION || m > SK_ANIM_RUN_MAX) {
+    for (size_t i = 0; i < m; i++)
+      sample_babylon(ch, frames[i], out + i * w, cur);
+    return;
+  }
+  /* Three passes: the keys and the slerps' constants, every sine at once,
+   * then the blends: the operations of sample_babylon's slerp branch. */
+  double grad[SK_ANIM_RUN_MAX], prep[SK_ANIM_RUN_MAX][4], sines[2 * SK_ANIM_RUN_MAX] = {0};
+  size_t key[SK_ANIM_RUN_MAX];
+  bool slerp[SK_ANIM_RUN_MAX];
+  for (size_t i = 0; i < m; i++) {
+    slerp[i] = babylon_slerp_at(ch, frames[i], cur, &key[i], &grad[i]);
+    if (!slerp[i]) {
+      sample_babylon(ch, frames[i], out + 4 * i, cur);
+      continue;
+    }
+    memcpy(prep[i], cur->prep, sizeof prep[i]);
+    if (!(prep[i][0] > 0.999999))
+      sk_anim__slerp_args(prep[i], grad[i], sines + 2 * i);
+  }
+  sk_vsin(sines, sines, 2 * m);
+  for (size_t i = 0; i < m; i++) {
+    if (!slerp[i])
+      continue;
+    const double *sv = ch->values64 + key[i] * 12;
+    sk_anim__slerp_apply(prep[i], sv, sv + 12, grad[i], sines + 2 * i, out + 4 * i);
+    if (ch->relative)
+      for (size_t e = 0; e < 4; e++)
+        out[4 * i + e] += 0.0;
+  }
 }
 
 void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out) {

@@ -256,6 +256,13 @@ const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame);
 void sk_anim__sample_babylon_at(const sk_anim_channel *ch, double frame, double *out, sk_anim_cursor *cur);
 const float *sk_anim__sample_matrix_at(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur);
 double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop);
+/* Internal (sk_pose_range): a TRS channel at frames[0..m) (each as
+ * sk_anim__sample_babylon_at gives it, in that order, one cursor) into
+ * out[0 .. m * width); a rotation channel's slerp sines computed together
+ * (sk_vsin: the same bits), when m <= SK_ANIM_RUN_MAX. */
+#define SK_ANIM_RUN_MAX 64
+void sk_anim__sample_babylon_run(const sk_anim_channel *ch, const double *frames, size_t m, double *out,
+                                 sk_anim_cursor *cur);
 
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);

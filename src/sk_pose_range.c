@@ -138,10 +138,10 @@ size_t sk_pose_held_bytes(const sk_pose *pose) {
  * sk_anim_sample_overrides. */
 void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
                                 size_t stride, size_t block, size_t a, size_t q) {
-  enum { CHUNK = 64 };
+  enum { CHUNK = SK_ANIM_RUN_MAX };
   static const size_t row[3] = {0, 3, 7};
   const sk_anim_clip *c = &r->anim->clips[r->clip];
-  double f[CHUNK];
+  double f[CHUNK], v[4 * CHUNK];
   for (size_t i0 = a; i0 < q; i0 += CHUNK) {
     const size_t m = q - i0 < CHUNK ? q - i0 : CHUNK;
     for (size_t i = 0; i < m; i++)
@@ -149,6 +149,8 @@ void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, 
     for (size_t k = 0; k < c->channel_count; k++) {
       const sk_anim_channel *ch = &c->channels[k];
       const size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3;
+      if (ch->path != SK_ANIM_MATRIX)
+        sk_anim__sample_babylon_run(ch, f, m, v, &r->cur[k]);
       for (size_t i = 0; i < m; i++) {
         const size_t lane = i0 + i, at = offset[ch->bone] + lane / 16 * block + lane % 16;
         if (ch->path == SK_ANIM_MATRIX) {
@@ -157,11 +159,9 @@ void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, 
             rows[at + e * stride] = mat[e];
           continue;
         }
-        double v[4];
-        sk_anim__sample_babylon_at(ch, f[i], v, &r->cur[k]);
         double *d = rows64 + at + row[ch->path] * stride;
         for (size_t e = 0; e < w; e++)
-          d[e * stride] = v[e];
+          d[e * stride] = v[i * w + e];
       }
     }
   }
