@@ -218,26 +218,6 @@ typedef struct sk_anim_cursor {
 size_t sk_anim_sample_overrides_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs,
                                    sk_override *out, sk_anim_cursor *cur);
 
-/* Babylon-format clips played as weighted layers, as Babylon composes
- * them: scene.beginWeightedAnimation(skeleton, range, weight) per layer,
- * Animatable.goToFrame(frame, true), then the late animation bindings.
- * Per bone and driven property (position, scaling, rotationQuaternion,
- * _matrix), with the weights of the layers whose clip drives it (clamped
- * to [0, 1], as Animatable.weight clamps them): a
- * total under 1 mixes in the bone's current value in `s` with 1 - total;
- * otherwise the weights are normalised. Vectors add, rotations blend by
- * cumulative slerp, matrices are decomposed, blended (quaternions summed
- * with sign correction, then normalised) and composed. Writes bone_count
- * overrides into `out` (masks: the driven properties) and *driven, the
- * bones with any. `ext` (NULL: none) gives masks: a bone of weight 0 in
- * layer i's bone_weights is left out of that layer (beginAnimation's
- * targetMask: its animation is not started); other weights must be 1
- * (fractions have no Babylon meaning here; the caller refuses them).
- * Additive layers are not handled (the caller refuses them). 0 or
- * SK_ENOMEM. Layer clips must be valid. */
-int sk_anim_blend_babylon(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
-                          const sk_anim_layer_ext *ext, size_t count, sk_override *out, size_t *driven);
-
 /* Appends {"name", "index", "fps"?, "from"?, "to"?, "duration", "bones": [{"bone": name, "channels":
  * [{"path": "translation"|"rotation"|"scale"|"matrix", "interpolation", "keys": n, "frames": [...]}]}]}
  * for one clip: the animated bones (names from `s`, the skeleton the clips

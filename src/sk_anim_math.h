@@ -1,7 +1,9 @@
 /* Babylon's quaternion and Hermite arithmetic, operation for operation
  * (Math.acos and Math.sin as V8 rounds them: sk_fdlibm),
- * shared by the clip sampler of sk_anim.c and the sampling job of
- * sk_sample.c, which must give the same bits. Private to those two. */
+ * shared by the clip sampler of sk_anim.c, the sampling job of
+ * sk_sample.c and the Babylon-format blends and additive keys
+ * (sk_banim_blend.c, sk_banim_add.c), which must give the same bits.
+ * Private to the animation modules. */
 #ifndef SK_ANIM_MATH_H
 #define SK_ANIM_MATH_H
 
@@ -10,6 +12,15 @@
 #include <string.h>
 
 #include "sk_fdlibm.h"
+
+/* Quaternion.multiplyToRef: r = a * b (r may alias either). */
+static inline void sk_anim__quat_mul(const double a[4], const double b[4], double r[4]) {
+  double x = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+  double y = -a[0] * b[2] + a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  double z = a[0] * b[1] - a[1] * b[0] + a[2] * b[3] + a[3] * b[2];
+  double w = -a[0] * b[0] - a[1] * b[1] - a[2] * b[2] + a[3] * b[3];
+  r[0] = x, r[1] = y, r[2] = z, r[3] = w;
+}
 
 /* Quaternion.normalize(): no-op at length 0 or exactly 1. */
 static inline void sk_anim__quat_normalize(double q[4]) {

@@ -55,15 +55,6 @@ int sk_banim_add_check(const sk_anim *a, size_t clip, double reference, const sk
   return 0;
 }
 
-/* Quaternion.multiplyToRef: r = a * b (r may alias either). */
-static void quat_mul(const double a[4], const double b[4], double r[4]) {
-  double x = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
-  double y = -a[0] * b[2] + a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
-  double z = a[0] * b[1] - a[1] * b[0] + a[2] * b[3] + a[3] * b[2];
-  double w = -a[0] * b[0] - a[1] * b[1] - a[2] * b[2] + a[3] * b[3];
-  r[0] = x, r[1] = y, r[2] = z, r[3] = w;
-}
-
 /* The value Animation._interpolate gives at `f` with the CONSTANT state
  * MakeAnimationAdditive uses (no RELATIVE offset): `w` numbers into `v`. */
 static void raw_value(const sk_anim_channel *ch, double f, double *v) {
@@ -132,14 +123,14 @@ static void make_relative(sk_anim_channel *ch, size_t k, const double *ref, cons
       kp[i] = kp[i] - rp[i];
       ks[i] = ks[i] / rs[i];
     }
-    quat_mul(rq, kq, kq);
+    sk_anim__quat_mul(rq, kq, kq);
     sk_mat_compose(ks, kq, kp, m);
     return;
   }
   const int w = ch->path == SK_ANIM_ROTATION ? 4 : 3;
   double *x = ch->values64 + k * 3 * (size_t)w;
   if (w == 4)
-    quat_mul(ref, x, x);
+    sk_anim__quat_mul(ref, x, x);
   else
     for (int i = 0; i < 3; i++)
       x[i] = x[i] - ref[i];

@@ -11,6 +11,7 @@
 
 #include "sk_animops.h"
 #include "sk_banim_add.h"
+#include "sk_banim_blend.h"
 #include "sk_json.h"
 #include "sk_pose_int.h"
 #include "sk_pose_range.h"
@@ -478,7 +479,7 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
     const sk_anim_layer *l = sp->l;
     if (!sp->layered)
       sk_anim_sample_overrides_at(anim, l[0].clip, l[0].time, l[0].loop, trs, p->overrides, cur);
-    else if (sk_anim_blend_babylon(anim, s, l, sp->lx, sp->nl, p->overrides, &driven) != 0)
+    else if (sk_banim_blend(anim, s, l, sp->lx, sp->nl, p->overrides, &driven) != 0)
       return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     p->count = merge_babylon(p->overrides, nb, &sp->base);
     return 0;

@@ -7,6 +7,7 @@
  * same JSON); validity checks each refusal (code + pointer). */
 #include "sk_anim.h"
 #include "sk_banim_add.h"
+#include "sk_banim_blend.h"
 #include "sk_eval.h"
 #include "sk_json.h"
 #include "sk_jsonl.h"
@@ -182,11 +183,11 @@ START_TEST(keys_made_once_or_per_call_blend_alike) {
   sk_anim_layer_ext x[2] = {{0}, {.additive = true, .reference = 0.2}};
   sk_override per_call[2], once[2];
   size_t d1, d2;
-  ck_assert_int_eq(sk_anim_blend_babylon(a, s, l, x, 2, per_call, &d1), 0);
+  ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, per_call, &d1), 0);
   sk_banim_add_layer made;
   ck_assert_int_eq(sk_banim_add_layer_make(a, 0, 0.2, NULL, &made), 0);
   x[1].babylon_add = &made;
-  ck_assert_int_eq(sk_anim_blend_babylon(a, s, l, x, 2, once, &d2), 0);
+  ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, once, &d2), 0);
   ck_assert_uint_eq(d1, d2);
   ck_assert_int_eq(memcmp(per_call, once, sizeof once), 0);
   ck_assert(per_call[0].position[0] != 0); /* the additive layer did add something */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sk_banim.h"
+#include "sk_banim_blend.h"
 #include "sk_eval.h"
 #include "sk_json.h"
 #include "sk_fuzz.h"
@@ -68,7 +69,7 @@ out:
   free(locals);
 }
 
-/* Weighted layers of the first clips (sk_anim_blend_babylon), with and
+/* Weighted layers of the first clips (sk_banim_blend), with and
  * without a mask that leaves bone 0 out: only driven properties are set. */
 static void blend_clips(const sk_skeleton *s, const sk_anim *a) {
   size_t nb = s->count ? s->count : 1;
@@ -83,7 +84,7 @@ static void blend_clips(const sk_skeleton *s, const sk_anim *a) {
   for (size_t n = 1; n <= 2; n++)
     for (int m = 0; m < 2; m++) {
       size_t driven = 0;
-      if (sk_anim_blend_babylon(a, s, l, m ? x : NULL, n, o, &driven) != 0)
+      if (sk_banim_blend(a, s, l, m ? x : NULL, n, o, &driven) != 0)
         continue;
       SK_FUZZ_CHECK(driven <= s->count);
       size_t seen = 0;

@@ -1,0 +1,324 @@
+/* sk_banim_blend: Babylon-format clips played as weighted layers, as
+ * Babylon's late animation bindings blend them (sk_banim_blend.h). */
+#include "sk_banim_blend.h"
+#include "sk_anim_math.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_banim_add.h"
+#include "sk_mat.h"
+
+static void blend_matrix_w(const float *const *m, const double *w, size_t n, size_t start, double normalizer,
+                           double scale, double fs[3], double fq[4], double fp[3]);
+
+/* One layer's value of one bone: the paths its clip drives and their values. */
+typedef struct blend_src {
+  unsigned mask;     /* SK_OVERRIDE_* */
+  const double *trs; /* SK_ANIM_TRS doubles */
+  const float *matrix;
+} blend_src;
+
+/* The vector branch of ProcessLateAnimationBindings (Vector3 position or
+ * scaling): `v[i]` the value of layer i that drives it, weights raw. */
+static void blend_vec3(const double *orig, const double *const *v, const double *w, size_t n, double total,
+                       double out[3]) {
+  size_t start = 0;
+  double normalizer = 1.0;
+  if (total < 1.0) {
+    for (int k = 0; k < 3; k++)
+      out[k] = orig[k] * (1.0 - total);
+  } else {
+    normalizer = total;
+    double scale = w[0] / normalizer;
+    for (int k = 0; k < 3; k++)
+      out[k] = scale != 1 ? v[0][k] * scale : v[0][k];
+    start = 1;
+  }
+  for (size_t i = start; i < n; i++) {
+    double scale = w[i] / normalizer;
+    if (!scale)
+      continue;
+    for (int k = 0; k < 3; k++)
+      out[k] += v[i][k] * scale;
+  }
+}
+
+/* The additive layers of one property (ProcessLateAnimationBindings adds
+ * them after the weighted ones, raw weights): `v` their values, `w` their
+ * weights, `n` of them. */
+typedef struct blend_add {
+  const void *const *v;
+  const double *w;
+  size_t n;
+  double total;
+} blend_add;
+
+/* The vector branch: finalValue += value * weight. */
+static void add_vec3(const blend_add *ad, double out[3]) {
+  for (size_t i = 0; i < ad->n; i++) {
+    if (!ad->w[i])
+      continue;
+    const double *v = ad->v[i];
+    for (int k = 0; k < 3; k++)
+      out[k] += v[k] * ad->w[i];
+  }
+}
+
+/* ProcessLateAnimationBindingsForQuaternions: the weighted layers, then
+ * the additive ones (q = slerp(q, q * dq, w)). */
+static void blend_quat_w(const double *orig, const double *const *q, const double *w, size_t n, double total,
+                         const blend_add *ad, double out[4]);
+static void blend_quat(const double *orig, const double *const *q, const double *w, size_t n, double total,
+                       const blend_add *ad, double out[4]) {
+  blend_quat_w(orig, q, w, n, total, ad, out);
+  for (size_t i = 0; i < ad->n; i++) {
+    if (ad->w[i] == 0)
+      continue;
+    double t[4];
+    sk_anim__quat_mul(out, ad->v[i], t);
+    sk_anim__quat_slerp(out, t, ad->w[i], out);
+  }
+}
+
+static void blend_quat_w(const double *orig, const double *const *q, const double *w, size_t n, double total,
+                         const blend_add *ad, double out[4]) {
+  if (total == 0) { /* Babylon keeps the current value */
+    memcpy(out, orig, 4 * sizeof *out);
+    return;
+  }
+  if (n == 1) {
+    sk_anim__quat_slerp(orig, q[0], total < 1.0 ? total : 1.0, out);
+    return;
+  }
+  if (total >= 1.0 && n == 2 && ad->total == 0) { /* with additive ones Babylon redoes it below */
+    sk_anim__quat_slerp(q[0], q[1], w[1] / total, out);
+    return;
+  }
+  /* the original first (with 1 - total) when the weights add up to less than 1 */
+  const bool mix = total < 1.0;
+  const double normalizer = mix ? 1.0 : total;
+  const size_t m = n + (mix ? 1 : 0);
+  double cumulative = 0;
+  for (size_t index = 0; index < m;) {
+    const double *qi = mix ? (index ? q[index - 1] : orig) : q[index];
+    double wi = mix ? (index ? w[index - 1] / normalizer : 1.0 - total) : w[index] / normalizer;
+    if (!index) {
+      const double *qn = mix ? q[0] : q[1];
+      double wn = (mix ? w[0] : w[1]) / normalizer;
+      sk_anim__quat_slerp(qi, qn, wn / (wi + wn), out);
+      cumulative = wi + wn;
+      index += 2;
+      continue;
+    }
+    cumulative += wi;
+    sk_anim__quat_slerp(out, qi, wi / cumulative, out);
+    index++;
+  }
+}
+
+/* ProcessLateAnimationBindingsForMatrices: decomposed, blended, the
+ * additive layers added (scaling lerped to scaling * ds, rotation slerped
+ * to q * dq, position += dp * w), composed into `out`. */
+static void blend_matrix(const float *orig, const float *const *m, const double *w, size_t n, double total,
+                         const blend_add *ad, float out[16]) {
+  double fs[3], fq[4], fp[3], scale, normalizer = 1.0;
+  size_t start = 0;
+  bool skip = false;
+  if (total == 0 && ad->total == 0) { /* the original value, as it was */
+    memcpy(out, orig, 16 * sizeof *out);
+    return;
+  }
+  if (total < 1.0) {
+    scale = 1.0 - total;
+    sk_mat_decompose(orig, fs, fq, fp);
+  } else {
+    start = 1;
+    normalizer = total;
+    scale = w[0] / normalizer;
+    if (scale == 1 && ad->total == 0) {
+      memcpy(out, m[0], 16 * sizeof *out);
+      return;
+    }
+    skip = scale == 1; /* Babylon's skipOverride: the rotation is not normalised either */
+    sk_mat_decompose(m[0], fs, fq, fp);
+  }
+  if (!skip)
+    blend_matrix_w(m, w, n, start, normalizer, scale, fs, fq, fp);
+  for (size_t i = 0; i < ad->n; i++) {
+    if (ad->w[i] == 0)
+      continue;
+    double cs[3], cq[4], cp[3];
+    sk_mat_decompose(ad->v[i], cs, cq, cp);
+    for (int k = 0; k < 3; k++) {
+      cs[k] = cs[k] * fs[k];
+      fs[k] = fs[k] + (cs[k] - fs[k]) * ad->w[i];
+    }
+    sk_anim__quat_mul(fq, cq, cq);
+    sk_anim__quat_slerp(fq, cq, ad->w[i], fq);
+    for (int k = 0; k < 3; k++)
+      fp[k] += cp[k] * ad->w[i];
+  }
+  sk_mat_compose(fs, fq, fp, out);
+}
+
+/* The weighted part of blend_matrix: scaled, summed, normalised. */
+static void blend_matrix_w(const float *const *m, const double *w, size_t n, size_t start, double normalizer,
+                           double scale, double fs[3], double fq[4], double fp[3]) {
+  for (int k = 0; k < 3; k++) {
+    fs[k] *= scale;
+    fp[k] *= scale;
+  }
+  for (int k = 0; k < 4; k++)
+    fq[k] *= scale;
+  for (size_t i = start; i < n; i++) {
+    if (w[i] == 0)
+      continue;
+    double cs[3], cq[4], cp[3];
+    scale = w[i] / normalizer;
+    sk_mat_decompose(m[i], cs, cq, cp);
+    double dot = fq[0] * cq[0] + fq[1] * cq[1] + fq[2] * cq[2] + fq[3] * cq[3];
+    double qs = dot > 0 ? scale : -scale;
+    for (int k = 0; k < 3; k++) {
+      fs[k] += cs[k] * scale;
+      fp[k] += cp[k] * scale;
+    }
+    for (int k = 0; k < 4; k++)
+      fq[k] += cq[k] * qs;
+  }
+  sk_anim__quat_normalize(fq);
+}
+
+/* An additive layer's values: its clip's channels made additive as
+ * MakeAnimationAdditive makes them (sk_banim_add; made here unless the
+ * caller made them once), sampled at the layer's frame into `t` (TRS, the
+ * rest elsewhere) and `mats` (16 floats per bone). */
+static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *t,
+                           float *mats, blend_src *src) {
+  static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
+  static const int offset[3] = {0, 3, 7};
+  sk_banim_add_layer own = {0};
+  const sk_banim_add_layer *add = x->babylon_add;
+  if (add == NULL && sk_banim_add_layer_make(a, l->clip, x->reference, x->bone_weights, &own) != 0)
+    return SK_ENOMEM;
+  if (add == NULL)
+    add = &own;
+  memcpy(t, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *t);
+  const double frame = sk_anim__clip_frame(&a->clips[l->clip], l->time, l->loop);
+  for (size_t k = 0; k < add->count; k++) {
+    const sk_anim_channel *ch = &add->channels[k];
+    blend_src *b = &src[ch->bone];
+    b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
+    if (ch->path == SK_ANIM_MATRIX) {
+      float *m = mats + (size_t)ch->bone * 16;
+      memcpy(m, sk_anim__sample_matrix(ch, frame), 16 * sizeof *m);
+      b->matrix = m;
+      b->mask |= SK_OVERRIDE_MATRIX;
+    } else {
+      sk_anim__sample_babylon(ch, frame, t + (size_t)ch->bone * SK_ANIM_TRS + offset[ch->path]);
+      b->mask |= bit[ch->path];
+    }
+  }
+  sk_banim_add_layer_close(&own);
+  return 0;
+}
+
+/* Blends one bone's property `path` over the layers' sources into `o`. */
+static void blend_path(const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count, const blend_src *src,
+                       size_t nb, size_t b, unsigned path, const sk_local *cur, const double cs[3],
+                       const double cq[4], const double cp[3], const void **vals, double *w, sk_override *o) {
+  size_t n = 0, na = 0;
+  double total = 0, atotal = 0;
+  const void **avals = vals + count;
+  double *aw = w + count;
+  for (size_t i = 0; i < count; i++) {
+    const blend_src *x = &src[i * nb + b];
+    if (!(x->mask & path))
+      continue;
+    /* Animatable.weight clamps to [0, 1] */
+    double wi = layers[i].weight < 0 ? 0 : layers[i].weight > 1.0 ? 1.0 : layers[i].weight;
+    const void *v = path == SK_OVERRIDE_MATRIX     ? (const void *)x->matrix
+                    : path == SK_OVERRIDE_POSITION ? (const void *)x->trs
+                    : path == SK_OVERRIDE_ROTATION ? (const void *)(x->trs + 3)
+                                                   : (const void *)(x->trs + 7);
+    if (ext != NULL && ext[i].additive) {
+      aw[na] = wi, atotal += wi, avals[na++] = v;
+    } else {
+      w[n] = wi, total += wi, vals[n++] = v;
+    }
+  }
+  if (n == 0 && na == 0)
+    return;
+  const blend_add ad = {avals, aw, na, atotal};
+  o->mask |= path;
+  if (path == SK_OVERRIDE_MATRIX) {
+    blend_matrix(cur->matrix, (const float *const *)vals, w, n, total, &ad, o->matrix);
+  } else if (path == SK_OVERRIDE_ROTATION) {
+    blend_quat(cq, (const double *const *)vals, w, n, total, &ad, o->rotation);
+  } else {
+    double *out = path == SK_OVERRIDE_POSITION ? o->position : o->scaling;
+    blend_vec3(path == SK_OVERRIDE_POSITION ? cp : cs, (const double *const *)vals, w, n, total, out);
+    add_vec3(&ad, out);
+  }
+}
+
+int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
+                    size_t count, sk_override *out, size_t *driven) {
+  const size_t nb = a->bone_count, nc = count ? count : 1, nbb = nb ? nb : 1;
+  *driven = 0;
+  bool any_add = false;
+  for (size_t i = 0; ext != NULL && i < count; i++)
+    any_add |= ext[i].additive;
+  double *trs = malloc(nc * nbb * SK_ANIM_TRS * sizeof *trs);
+  blend_src *src = calloc(nc * nbb, sizeof *src);
+  const void **vals = malloc(2 * nc * sizeof *vals);
+  double *w = malloc(2 * nc * sizeof *w);
+  float *mats = any_add ? malloc(nc * nbb * 16 * sizeof *mats) : NULL;
+  int rc = trs == NULL || src == NULL || vals == NULL || w == NULL || (any_add && mats == NULL) ? SK_ENOMEM : 0;
+  static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
+  for (size_t i = 0; !rc && i < count; i++) {
+    const sk_anim_clip *c = &a->clips[layers[i].clip];
+    double *t = trs + i * nb * SK_ANIM_TRS;
+    if (ext != NULL && ext[i].additive) {
+      rc = sample_additive(a, &layers[i], &ext[i], t, mats + i * nb * 16, src + i * nb);
+      continue;
+    }
+    sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, t);
+    double frame = sk_anim__clip_frame(c, layers[i].time, layers[i].loop);
+    const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
+    for (size_t k = 0; k < c->channel_count; k++) {
+      const sk_anim_channel *ch = &c->channels[k];
+      if (mask != NULL && mask[ch->bone] == 0)
+        continue; /* targetMask: this bone's animation is not started */
+      blend_src *b = &src[i * nb + (size_t)ch->bone];
+      b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
+      if (ch->path == SK_ANIM_MATRIX) {
+        b->matrix = sk_anim__sample_matrix(ch, frame);
+        b->mask |= SK_OVERRIDE_MATRIX;
+      } else {
+        b->mask |= bit[ch->path];
+      }
+    }
+  }
+  for (size_t b = 0; !rc && b < nb; b++) {
+    sk_override *o = &out[b];
+    memset(o, 0, sizeof *o);
+    o->bone = (int32_t)b;
+    const sk_local *cur = &s->bones[b].local;
+    double cs[3], cq[4], cp[3]; /* the bone's current TRS, decomposed if stale, as Babylon's getters do */
+    if (cur->need_decompose) {
+      sk_mat_decompose(cur->matrix, cs, cq, cp);
+    } else {
+      memcpy(cs, cur->scaling, sizeof cs);
+      memcpy(cq, cur->rotation, sizeof cq);
+      memcpy(cp, cur->position, sizeof cp);
+    }
+    static const unsigned paths[4] = {SK_OVERRIDE_MATRIX, SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION,
+                                      SK_OVERRIDE_SCALING};
+    for (int p = 0; p < 4; p++)
+      blend_path(layers, ext, count, src, nb, b, paths[p], cur, cs, cq, cp, vals, w, o);
+    *driven += o->mask != 0;
+  }
+  free(trs), free(src), free(vals), free(w), free(mats);
+  return rc;
+}

@@ -1,0 +1,36 @@
+/* sk_banim_blend: Babylon-format clips played as weighted layers, as
+ * Babylon composes them (scene.beginWeightedAnimation per layer,
+ * Animatable.goToFrame, then the scene's late animation bindings), one
+ * frame at a time into overrides. Its own module beside sk_anim (the
+ * clips and their sampling) and sk_banim_add (additive keys). */
+#ifndef SK_BANIM_BLEND_H
+#define SK_BANIM_BLEND_H
+
+#include <stddef.h>
+
+#include "sk_anim.h"
+#include "sk_skeleton.h"
+
+/* Babylon-format clips played as weighted layers, as Babylon composes
+ * them: scene.beginWeightedAnimation(skeleton, range, weight) per layer,
+ * Animatable.goToFrame(frame, true), then the late animation bindings.
+ * Per bone and driven property (position, scaling, rotationQuaternion,
+ * _matrix), with the weights of the layers whose clip drives it (clamped
+ * to [0, 1], as Animatable.weight clamps them): a
+ * total under 1 mixes in the bone's current value in `s` with 1 - total;
+ * otherwise the weights are normalised. Vectors add, rotations blend by
+ * cumulative slerp, matrices are decomposed, blended (quaternions summed
+ * with sign correction, then normalised) and composed. Writes bone_count
+ * overrides into `out` (masks: the driven properties) and *driven, the
+ * bones with any. `ext` (NULL: none) gives masks: a bone of weight 0 in
+ * layer i's bone_weights is left out of that layer (beginAnimation's
+ * targetMask: its animation is not started); other weights must be 1
+ * (fractions have no Babylon meaning here; the caller refuses them).
+ * Additive layers (ext[i].additive) are made as MakeAnimationAdditive
+ * makes them (sk_banim_add; once by the caller in ext[i].babylon_add, or
+ * here per call) and added after the weighted ones, raw weights. 0 or
+ * SK_ENOMEM. Layer clips must be valid. */
+int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
+                    size_t count, sk_override *out, size_t *driven);
+
+#endif
