@@ -208,6 +208,40 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
  * as an upload builds it. */
 #define BC_ROUTE_FRAMES 1024
 
+/* The rate of `fn` (a routes' sample step) and sk_frames_eval on clip
+ * `clip` of the cache entry `e`: median of `reps`, each about `budget` s. */
+static double time_route_entry(const sk_cache_entry *e, size_t clip, sk_frames_sample_fn fn, int reps,
+                               double budget) {
+  char body[256];
+  snprintf(body, sizeof body, "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": 60, \"loop\": true}", clip,
+           (BC_ROUTE_FRAMES - 1) / 60.0);
+  json_t *j = json_loads(body, 0, NULL);
+  sk_frames_scratch sc = {0};
+  sk_strbuf out = {0};
+  const sk_frames_opts o = {.fmt = SK_FRAMES_F32};
+  double rates[31] = {0};
+  for (int k = 0; k < reps && j != NULL; k++) {
+    size_t frames = 0;
+    double t0 = sk_bench_cpu_s(), t = 0;
+    do {
+      sk_pose *poses;
+      size_t n;
+      if (fn(e->skel, e->anim, j, "", NULL, &poses, &n, NULL) != 0)
+        break;
+      out.len = 0;
+      sk_frames_eval(e, poses, n, &o, &sc, &out);
+      sk_pose_array_free(poses, n);
+      frames += n;
+    } while ((t = sk_bench_cpu_s() - t0) < budget);
+    rates[k] = t > 0 ? (double)frames * (double)e->skel->count / t : 0;
+  }
+  qsort(rates, (size_t)reps, sizeof *rates, sk_bench_cmp_double);
+  json_decref(j);
+  sk_strbuf_free(&out);
+  sk_frames_scratch_close(&sc);
+  return rates[reps / 2];
+}
+
 static double time_route(const bc_asset *a, int reps, double budget) {
   sk_skeleton *s;
   sk_anim *an;
@@ -221,36 +255,55 @@ static double time_route(const bc_asset *a, int reps, double budget) {
     sk_cache_destroy(cache);
     return 0;
   }
-  char body[256];
-  snprintf(body, sizeof body, "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": 60, \"loop\": true}",
-           a->clip_index, (BC_ROUTE_FRAMES - 1) / 60.0);
-  json_t *j = json_loads(body, 0, NULL);
-  sk_frames_scratch sc = {0};
-  sk_strbuf out = {0};
-  const sk_frames_opts o = {.fmt = SK_FRAMES_F32};
-  double rates[31] = {0};
-  for (int k = 0; k < reps && j != NULL; k++) {
-    size_t frames = 0;
-    double t0 = sk_bench_cpu_s(), t = 0;
-    do {
-      sk_pose *poses;
-      size_t n;
-      if (sk_frames_sample_range(e->skel, e->anim, j, "", NULL, &poses, &n, NULL) != 0)
-        break;
-      out.len = 0;
-      sk_frames_eval(e, poses, n, &o, &sc, &out);
-      sk_pose_array_free(poses, n);
-      frames += n;
-    } while ((t = sk_bench_cpu_s() - t0) < budget);
-    rates[k] = (double)frames * (double)e->skel->count / t;
-  }
-  qsort(rates, (size_t)reps, sizeof *rates, sk_bench_cmp_double);
-  json_decref(j);
-  sk_strbuf_free(&out);
-  sk_frames_scratch_close(&sc);
+  const double rate = time_route_entry(e, a->clip_index, sk_frames_sample_range, reps, budget);
   sk_cache_entry_unref(e);
   sk_cache_destroy(cache);
-  return rates[reps / 2];
+  return rate;
+}
+
+/* ---- a clip in Babylon's own format -----------------------------------------
+ * tests/data/fox-walk-babylon.json: Fox's Walk as a skeleton in Babylon's
+ * format with bone animations (tests/oracle/make_babylon_clip.mjs), its
+ * range through the daemon's sample step (the range form: sampled straight
+ * into the kernel's rows) and, as the baseline of the same run, through
+ * sk_frames_sample_default (one override per driven bone and frame, what
+ * the daemon did before the range form took these clips). */
+#define BC_BABYLON_FILE "fox-walk-babylon.json"
+
+static int babylon_rows(const char *dir, int reps, double budget, bool json) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, BC_BABYLON_FILE);
+  json_error_t je;
+  json_t *j = json_load_file(path, 0, &je);
+  sk_skeleton *s = NULL;
+  sk_anim *an = NULL;
+  sk_cache *cache = NULL;
+  sk_cache_entry *e = NULL;
+  bool replaced;
+  size_t clip = 0;
+  if (j == NULL || sk_json_parse_skeleton_anim(j, "", 0, &s, &an, NULL) != 0 || an == NULL ||
+      sk_anim_find_clip(an, "Walk", &clip) != 0 || sk_cache_create(0, &cache) != 0 ||
+      sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
+    fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
+    json_decref(j);
+    sk_cache_destroy(cache);
+    return 2;
+  }
+  json_decref(j);
+  const double range = time_route_entry(e, clip, sk_frames_sample_range, reps, budget);
+  const double ovr = time_route_entry(e, clip, sk_frames_sample_default, reps, budget);
+  const double of = ovr > 0 ? range / ovr : 0;
+  const char *name = BC_BABYLON_FILE ":Walk";
+  if (json)
+    printf(",{\"clip\":\"%s\",\"row\":\"route\",\"bones\":%zu,\"rate\":%.6g,\"overrides_rate\":%.6g,"
+           "\"of_overrides\":%.4f}",
+           name, e->skel->count, range, ovr, of);
+  else
+    printf("%-22s %-7s %6zu %14.2f %8s  (Babylon's format; %.2fx the override form's %.2f M/s)\n", name, "route",
+           e->skel->count, range / 1e6, range >= BC_TARGET ? "PASS" : "MISS", of, ovr / 1e6);
+  sk_cache_entry_unref(e);
+  sk_cache_destroy(cache);
+  return 0;
 }
 
 /* Median over `reps` of chunks/CPU-second, each rep about `budget` s. */
@@ -466,6 +519,8 @@ int sk_bench_clips_main(int argc, char **argv) {
              share);
     unload(a);
   }
+  if (status == 0)
+    status = babylon_rows(dir, reps, budget, json);
   if (status == 0) /* the Bone API's per-frame cost (sk_bench_ops) */
     status = sk_bench_ops_fox(dir, quick, json, false);
   if (json)

@@ -23,9 +23,11 @@ static bool same_f32_arrays(const json_t *got, const json_t *want) {
   return true;
 }
 
-START_TEST(every_babylon_clip_case_agrees_bit_for_bit) {
+/* Every case of `path` (skinner eval cases with Babylon's answers) gives
+ * Babylon's numbers bit for bit; at least `min_cases` of them. */
+static void run_anim_cases(const char *path, int min_cases) {
   sk_jsonl in;
-  sk_jsonl_open(&in, "conformance/anim.jsonl");
+  sk_jsonl_open(&in, path);
   int cases = 0, failed = 0, results = 0;
   json_t *rec;
   while ((rec = sk_jsonl_next(&in)) != NULL) {
@@ -64,10 +66,20 @@ START_TEST(every_babylon_clip_case_agrees_bit_for_bit) {
     json_decref(rec);
   }
   sk_jsonl_close(&in);
-  printf("conformance/anim.jsonl: %d cases, %d results, %d failed\n", cases, results, failed);
-  ck_assert_int_ge(cases, 260);
+  printf("%s: %d cases, %d results, %d failed\n", path, cases, results, failed);
+  ck_assert_int_ge(cases, min_cases);
   ck_assert_int_eq(failed, 0);
 }
+
+START_TEST(every_babylon_clip_case_agrees_bit_for_bit) { run_anim_cases("conformance/anim.jsonl", 260); }
+END_TEST
+
+/* A real clip in Babylon's format: tests/data/fox-walk-babylon.json (Fox's
+ * Walk written by tests/oracle/make_babylon_clip.mjs, a bone's channels in
+ * its "animations" list), at times in and out of the range, looping, and
+ * as a frame range, final and local matrices, as Babylon plays the file
+ * (tests/conformance/banim_fox.jsonl). */
+START_TEST(the_fox_walk_in_babylons_format_agrees_bit_for_bit) { run_anim_cases("conformance/banim_fox.jsonl", 1); }
 END_TEST
 
 /* glTF clips in additive and masked layers (tests/oracle/babylon_layers.mjs):
@@ -577,6 +589,7 @@ int main(void) {
   tcase_set_timeout(c, 300);
   tcase_add_test(c, every_babylon_clip_case_agrees_bit_for_bit);
   tcase_add_test(c, cursors_give_the_bytes_of_single_frames);
+  tcase_add_test(c, the_fox_walk_in_babylons_format_agrees_bit_for_bit);
   tcase_add_test(c, additive_and_masked_gltf_layers_agree_with_babylon);
   suite_add_tcase(s, c);
   return sk_test_run(s);

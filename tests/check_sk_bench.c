@@ -93,14 +93,15 @@ END_TEST
 
 /* `skinner bench --clips --json` (what `make bench-clips` reads): one
  * array of rows, each with its clip, row, bones and a positive rate; the
- * three clips' kernel rows, and rig65's CUBICSPLINE and STEP copies of its
- * LINEAR clip as "interp" rows measured against it. */
+ * three clips' kernel rows, rig65's CUBICSPLINE and STEP copies of its
+ * LINEAR clip as "interp" rows measured against it, and the route row of
+ * Fox's Walk in Babylon's format beside its override form's rate. */
 START_TEST(clips_quick_json_rows) {
   char data[1024];
   char *argv[] = {"bench", "--clips", "--quick", "--json", "--data", (char *)sk_test_path("data", data, sizeof data), NULL};
   json_t *j = last_json_line(sk_bench_clips_main, 6, argv);
   ck_assert(json_is_array(j));
-  size_t i, kernel = 0, interp = 0;
+  size_t i, kernel = 0, interp = 0, babylon = 0;
   const json_t *row;
   json_array_foreach(j, i, row) {
     const char *clip = json_string_value(json_object_get(row, "clip"));
@@ -113,9 +114,15 @@ START_TEST(clips_quick_json_rows) {
       ck_assert(json_number_value(json_object_get(row, "of_linear")) > 0);
       interp++;
     }
+    if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0) {
+      ck_assert_str_eq(name, "route");
+      ck_assert(json_number_value(json_object_get(row, "overrides_rate")) > 0);
+      babylon++;
+    }
   }
   ck_assert_uint_eq(kernel, 3);
   ck_assert_uint_eq(interp, 2);
+  ck_assert_uint_eq(babylon, 1);
   json_decref(j);
 }
 END_TEST

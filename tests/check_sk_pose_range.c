@@ -397,6 +397,25 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
   ck_assert_uint_ge(clips, 40);
   ck_assert_uint_gt(matrix, 0);
   ck_assert_uint_gt(partial, 0);
+  /* a real clip: Fox's Walk in Babylon's format (conformance/banim_fox.jsonl
+   * holds Babylon's answers for it) */
+  size_t len;
+  unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
+  json_t *j = json_loadb((const char *)text, len, 0, NULL);
+  free(text);
+  ck_assert_ptr_nonnull(j);
+  fixture f;
+  babylon_entry_open(&f, j);
+  json_decref(j);
+  static const char *const fox[] = {
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 2, \"fps\": 60, \"loop\": true}",
+      "{\"animation\": \"Walk\", \"from\": -0.1, \"to\": 1, \"fps\": 41}",
+  };
+  for (size_t i = 0; i < 2; i++) {
+    compare_body(&f, fox[i], true, ks, sizeof ks / sizeof ks[0]);
+    assert_rows_are_the_overrides(&f, fox[i]);
+  }
+  sk_test_entry_close(&f);
 }
 END_TEST
 

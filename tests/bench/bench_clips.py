@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """make bench-clips: one run of `skinner bench --clips --json` and of
 tests/oracle/bench_clips.mjs (Babylon.js, Node) on the same clips and frames,
-printed as one table with issue 12's targets and PASS/MISS:
+printed as one table with issue 12's targets and PASS/MISS (and, without
+a target of its own, Fox's Walk in Babylon's skeleton format,
+tests/data/fox-walk-babylon.json, against Babylon.js playing that file):
   pipeline >= 100 M bone matrices per CPU-second, >= 40x Babylon.js,
   `skinner frames` to a file in page cache >= 90 % of its in-memory rate
   (and, restated, >= 0.9 of the slower of that rate and the bare write of
@@ -150,6 +152,11 @@ def main():
                        "PASS" if r["of_bound"] >= 0.9 else "MISS"))
             continue
         ratio = rate / b if b else float("nan")
+        if "of_overrides" in r:  # a clip in Babylon's format (no target of its own)
+            print("%-28s %-7s %5d %12.2f %12s %8.1fx   - (Babylon's format: range form, %.2fx the override form's "
+                  "%.2f M/s)" % (r["clip"], r["row"], r["bones"], rate / 1e6, "%.2f" % (b / 1e6) if b else "n/a",
+                                 ratio, r["of_overrides"], r["overrides_rate"] / 1e6))
+            continue
         if r["row"] == "interp":  # CUBICSPLINE / STEP copies of a LINEAR clip (no target)
             print("%-28s %-7s %5d %12.2f %12s %8.1fx   - (kernel row; %.2f of the LINEAR clip's)" %
                   (r["clip"], "interp", r["bones"], rate / 1e6, "%.2f" % (b / 1e6) if b else "n/a", ratio,

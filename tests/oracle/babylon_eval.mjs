@@ -153,8 +153,14 @@ export function buildSkeleton(skSpec) {
             if (b.rest) matLike(b.rest, `${what}.rest`);
             if ("index" in b && b.index !== null && !Number.isInteger(b.index)) fail(`${what}.index: expected an integer`);
         });
-        // Exactly what Babylon does with a serialized skeleton.
-        return Skeleton.Parse(skSpec, sc);
+        // Exactly what Babylon does with a serialized skeleton; then each
+        // bone's "animations" list (skinnerd's extension, which Parse does
+        // not read) parsed onto the bone after its "animation", in order.
+        const parsed = Skeleton.Parse(skSpec, sc);
+        skSpec.bones.forEach((b, i) => {
+            for (const a of Array.isArray(b.animations) ? b.animations : []) parsed.bones[i].animations.push(B.Animation.Parse(a));
+        });
+        return parsed;
     }
     const bones = skSpec.bones;
     const order = creationOrder(bones);

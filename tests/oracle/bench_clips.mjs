@@ -4,12 +4,14 @@
 // clip's AnimationGroup, then for frames k / 60 s of the clip (looping, the
 // frames `skinner bench --clips` samples) calls group.goToFrame(frame) and
 // skeleton.prepare(true), as tests/oracle/babylon_gltf.mjs does to compute
-// its answers. Prints one JSON line: bone matrices per CPU-second (median of
+// its answers. A .json file is a skeleton in Babylon's format with bone
+// animations and ranges (tests/data/fox-walk-babylon.json): the range is
+// begun on the skeleton and its Animatable goes to the frames instead. Prints one JSON line: bone matrices per CPU-second (median of
 // the repetitions), frames per CPU-second, bones.
 //
-//   node bench_clips.mjs FILE.glb|FILE.gltf CLIP [--quick]
+//   node bench_clips.mjs FILE.glb|FILE.gltf|FILE.json CLIP [--quick]
 //
-// CLIP is the group's name or its index. npm install in tests/oracle first.
+// CLIP is the group's (range's) name or its index. npm install in tests/oracle first.
 
 import { readFileSync } from "node:fs";
 
@@ -31,24 +33,47 @@ const quick = rest.includes("--quick");
 const engine = new NullEngine();
 const scene = new Scene(engine);
 const bytes = new Uint8Array(readFileSync(file));
-// GLB loads from the bytes; a text .gltf from a data: URL (as babylon_gltf.mjs).
-const ext = file.toLowerCase().endsWith(".gltf") ? ".gltf" : ".glb";
-const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
-const container = await LoadAssetContainerAsync(source, scene, {
-    pluginExtension: ext,
-    pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
-});
-container.addAllToScene();
-const sk = scene.skeletons[0];
-const groups = scene.animationGroups;
-const g = groups.find((x) => x.name === clip) ?? groups[Number(clip)];
-if (!sk || !g) {
-    console.error(`bench_clips.mjs: ${file}: no skeleton or no clip ${clip}`);
-    process.exit(2);
+let sk, g, endFrame, fromFrame = 0;
+if (file.toLowerCase().endsWith(".json")) {
+    // A skeleton in Babylon's format (make_babylon_clip.mjs): Skeleton.Parse,
+    // each bone's "animations" list parsed onto it (skinnerd's extension:
+    // Parse reads one "animation"), then skeleton.beginAnimation(range)
+    // and Animatable.goToFrame, as babylon_eval.mjs plays such clips.
+    const spec = JSON.parse(Buffer.from(bytes).toString("utf8"));
+    sk = B.Skeleton.Parse(spec, scene);
+    spec.bones.forEach((b, i) => {
+        for (const a of b.animations ?? []) sk.bones[i].animations.push(B.Animation.Parse(a));
+    });
+    const range = sk.getAnimationRange(clip) ?? spec.ranges?.[Number(clip)];
+    if (!range) {
+        console.error(`bench_clips.mjs: ${file}: no range ${clip}`);
+        process.exit(2);
+    }
+    const anim = sk.beginAnimation(range.name, false);
+    anim.pause();
+    g = { name: range.name, goToFrame: (f) => anim.goToFrame(f), stop: () => anim.stop() };
+    fromFrame = range.from;
+    endFrame = range.to - range.from;
+} else {
+    // GLB loads from the bytes; a text .gltf from a data: URL (as babylon_gltf.mjs).
+    const ext = file.toLowerCase().endsWith(".gltf") ? ".gltf" : ".glb";
+    const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
+    const container = await LoadAssetContainerAsync(source, scene, {
+        pluginExtension: ext,
+        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
+    });
+    container.addAllToScene();
+    sk = scene.skeletons[0];
+    const groups = scene.animationGroups;
+    g = groups.find((x) => x.name === clip) ?? groups[Number(clip)];
+    if (!sk || !g) {
+        console.error(`bench_clips.mjs: ${file}: no skeleton or no clip ${clip}`);
+        process.exit(2);
+    }
+    g.start(false, 1, g.from, g.to);
+    g.pause();
+    endFrame = g.to;
 }
-g.start(false, 1, g.from, g.to);
-g.pause();
-const endFrame = g.to;
 
 const cpu = () => {
     const u = process.cpuUsage();
@@ -65,7 +90,7 @@ for (let r = -1; r < reps; r++) {
     do {
         for (let i = 0; i < 256; i++, k++) {
             // Frame k / 60 s, wrapped into the clip as `--loop` wraps it.
-            const frame = endFrame > 0 ? k % endFrame : 0;
+            const frame = fromFrame + (endFrame > 0 ? k % endFrame : 0);
             g.goToFrame(frame);
             sk.prepare(true);
         }
