@@ -401,7 +401,7 @@ static size_t fill_range_babylon(sk_frames_scratch *sc, const sk_skeleton *s, co
     if (r->driven[b] != 0)
       direct = sc->mode[b] == ((r->driven[b] & SK_OVERRIDE_MATRIX) ? SK_KERNEL_MATRIX : SK_KERNEL_TRS64);
   if (direct)
-    sk_pose_range_babylon_rows(r, f0, rows64, sc->input, sc->offset, stride, block, p, q);
+    sk_pose_range_babylon_fill(r, f0, rows64, sc->input, sc->offset, stride, block, p, q);
   else
     fill_range_lanes(sc, s, r, f0, p, q, stride, block);
   return q;

@@ -530,7 +530,15 @@ static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const cha
   sk_pose_range *r = NULL;
   int rc = sk_pose_range_create_babylon(anim, sp->l[0].clip, sp->l[0].loop, sp->times, nf, nf, &r);
   sp->times = NULL; /* the range's now, or freed */
-  if (rc || range_poses(sp, r, nf, poses, count))
+  if (rc)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  /* The anim's own sampler when the daemon built one at upload; else this
+   * range's (for ranges long enough to repay building it) */
+  sk_sampler *s = sk_sampler_hold_shared(anim);
+  if (s == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, sp->l, 1, &s) != 0)
+    s = NULL;
+  sk_pose_range_babylon_sampler(r, s);
+  if (range_poses(sp, r, nf, poses, count))
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   return 0;
 }

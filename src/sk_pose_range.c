@@ -63,6 +63,18 @@ int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, doubl
   return 0;
 }
 
+void sk_pose_range_babylon_sampler(sk_pose_range *r, sk_sampler *s) {
+  const sk_anim_layer one = {.clip = r->clip, .weight = 1, .loop = r->loop}; /* times hold any offset */
+  sk_sample_ctx *ctx = NULL;
+  if (s == NULL || sk_sample_ctx_create(s, &one, 1, &ctx) != 0) {
+    sk_sampler_destroy(s);
+    return;
+  }
+  r->sampler = s;
+  r->ctx = ctx;
+  r->bytes += (sk_sampler_is_shared(s) ? 0 : sk_sampler_memory(s)) + sk_sample_ctx_memory(ctx);
+}
+
 void sk_pose_range_unref(sk_pose_range *r) {
   if (r == NULL || --r->refs > 0)
     return;
@@ -165,4 +177,16 @@ void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, 
       }
     }
   }
+}
+
+void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
+                                size_t stride, size_t block, size_t a, size_t q) {
+  size_t h = r->ctx != NULL ? (a + 15) / 16 * 16 : q;
+  h = h < q ? h : q;
+  sk_pose_range_babylon_rows(r, frame, rows64, rows, offset, stride, block, a, h);
+  if (h == q)
+    return;
+  const sk_sample_out o = {.f64 = rows64 + h / 16 * block, .offset = offset, .pose_stride = stride,
+                           .block_stride = block, .driven_only = true};
+  sk_sample_run(r->ctx, r->times + frame + (h - a), 0, q - h, &o);
 }

@@ -65,6 +65,12 @@ int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times,
  * AND on failure. *out is new. Errors: SK_ENOMEM. */
 int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, double *times, size_t nf, size_t refs,
                                  sk_pose_range **out);
+/* Gives the Babylon-format range `r` the sampler `s` (stolen: kept, or
+ * destroyed) when `s` built its clip (sk_sample.h: every channel lerps or
+ * slerps): its frames are then sampled by a context of it, the channels
+ * in SIMD groups, the same bits. Without one (s NULL, the clip unbuilt,
+ * memory short) they are sampled channel by channel. */
+void sk_pose_range_babylon_sampler(sk_pose_range *r, sk_sampler *s);
 /* Drops one reference; the last frees the range. NULL is a no-op. */
 void sk_pose_range_unref(sk_pose_range *r);
 
@@ -92,6 +98,11 @@ void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t
  * (matrix-driven: MATRIX) and the other rows hold the stored locals: the
  * same doubles and floats. */
 void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
+                                size_t stride, size_t block, size_t a, size_t q);
+/* The same rows, by the range's sampler context when it has one (lanes
+ * from the first multiple of 16 on: sk_sample_run's blocks; the lanes
+ * before it channel by channel), else by sk_pose_range_babylon_rows. */
+void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
                                 size_t stride, size_t block, size_t a, size_t q);
 
 #endif

@@ -169,6 +169,8 @@ static void upload_work(void *arg) {
   }
   if (!uj->rc) /* Babylon's format: its clips, estimated and reserved first, and its text */
     uj->rc = sk_routes__babylon_clips(r, j, uj->s, uj->data, uj->len, &uj->anim, &uj->reserved, &uj->err);
+  if (!uj->rc && uj->anim != NULL) /* the clips' sampler, here on the pool as for glTF */
+    sk_sampler_share(uj->anim, SK_SAMPLER_SHARE_MAX);
   if (mesh != NULL)
     json_object_set_new(j, "mesh", mesh);
   if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)

@@ -205,7 +205,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   double total = 0;
   for (size_t i = 0; i < count; i++) {
     if (!(layers[i].weight >= 0) || !isfinite(layers[i].weight) || layers[i].clip >= s->clip_count ||
-        !s->clips[layers[i].clip].built)
+        !s->clips[layers[i].clip].built || (count > 1 && s->clips[layers[i].clip].babylon != NULL))
       return SK_ERANGE;
     total += layers[i].weight;
   }
@@ -412,7 +412,9 @@ static double clip_frame(double end_frame, double time, bool loop) {
 /* Moves the layer's cursors to frame time `t` and sets its gradients. */
 static void layer_seek(samp_layer *l, double t) {
   const samp_clip *c = l->clip;
-  double frame = clip_frame(c->end_frame, sk_sample_layer_time(l->offset, t), l->loop);
+  const double time = sk_sample_layer_time(l->offset, t);
+  double frame = c->babylon != NULL ? sk_anim__clip_frame(c->babylon, time, l->loop)
+                                    : clip_frame(c->end_frame, time, l->loop);
   for (size_t k = 0; k < c->line_count; k++)
     line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);
 }
@@ -484,7 +486,7 @@ static void run_rows_layer(sk_sample_ctx *c, samp_layer *l, const double *times,
     for (size_t p = p0; p < stop; p++)
       layer_frame(c, l, times[p], p - p0);
     layer_groups(c, l, p0, stop - p0, o);
-    if (!o->rest_kept)
+    if (!o->rest_kept && !o->driven_only)
       c->lanes->rest_fill(cl->rest, cl->rest_count, c->s->anim->rest, p0, stop - p0, o);
     p0 = stop;
   }

@@ -16,7 +16,15 @@
  *    kernel's TRS64 mode or floats for TRS) or into plain TRS arrays.
  * Every value is bit for bit what sk_anim_sample / sk_anim_sample_layers
  * give for the same clip, time and loop flag: same operations in the same
- * order, in doubles (tests/check_sk_sample.c compares with memcmp). */
+ * order, in doubles (tests/check_sk_sample.c compares with memcmp).
+ *
+ * Babylon-format clips (sk_banim) are built when every channel lerps or
+ * slerps (no "_matrix" keys, per-key STEP, Hermite tangents or RELATIVE
+ * loop): their value is then sample_channel's LINEAR one on the keys'
+ * doubles, at the frame the clip's range plays. Other Babylon-format clips
+ * are left unbuilt (a context naming one is SK_ERANGE), and no sampler
+ * blends Babylon-format layers (Babylon's weighted blend differs:
+ * sk_banim_blend). */
 #ifndef SK_SAMPLE_H
 #define SK_SAMPLE_H
 
@@ -42,8 +50,8 @@ int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_
  * reference to its anim that the hold took. */
 void sk_sampler_destroy(sk_sampler *s);
 /* Builds the sampler of every clip of `a` and keeps it with `a` (freed
- * with its last reference), unless one is there or `a` holds
- * Babylon-format clips (sk_sample does not take them). Any thread: the
+ * with its last reference), unless one is there or `a` has no clip (a
+ * Babylon skeleton uploaded without animations). Any thread: the
  * first to publish wins. A sampler holding more than `max_bytes` (the
  * daemon gives SK_SAMPLER_SHARE_MAX) is not kept (SK_ETOOBIG): its clips
  * are large, and a range's own sampler of only the clips it names costs
@@ -145,6 +153,10 @@ typedef struct sk_sample_out {
    * wrote them, and nothing has written there since); a one-layer run then
    * skips them. Writing them costs about a tenth of a Fox frame. */
   bool rest_kept;
+  /* Kernel rows, one layer only. true: only the components a channel of
+   * the clip drives are written (a Babylon-format clip leaves the others
+   * as the bone has them: the caller's rows hold the stored locals). */
+  bool driven_only;
 } sk_sample_out;
 
 /* Samples frames [begin, end) at times `times[begin..end)` (seconds; a

@@ -17,21 +17,27 @@ static void chan_free(samp_chan *c) {
   free(c->slerp);
 }
 
+/* The channel's keys as doubles: a glTF channel's floats widened, or a
+ * Babylon-format channel's values (each key's first `width` of its value,
+ * in-tangent, out-tangent triple; clip_babylon_plain took only channels
+ * whose tangents no key uses). */
 static int chan_build(const sk_anim_channel *src, samp_chan *c) {
   static const int comp[3] = {0, 3, 7};
   memset(c, 0, sizeof *c);
   c->bone = src->bone;
   c->comp = comp[src->path];
   c->width = src->path == SK_ANIM_ROTATION ? 4 : 3;
-  c->interp = src->interp;
+  c->interp = src->values64 != NULL ? SK_ANIM_LINEAR : src->interp;
   c->count = src->count;
   c->frames = src->frames;
-  size_t per = (size_t)c->width * (src->interp == SK_ANIM_CUBICSPLINE ? 3 : 1);
+  size_t per = (size_t)c->width * (c->interp == SK_ANIM_CUBICSPLINE ? 3 : 1);
   if ((c->keys = malloc(src->count * per * sizeof *c->keys)) == NULL)
     return SK_ENOMEM;
-  for (size_t i = 0; i < src->count * per; i++)
+  for (size_t i = 0; src->values64 == NULL && i < src->count * per; i++)
     c->keys[i] = src->values[i];
-  if (src->path == SK_ANIM_ROTATION && src->interp == SK_ANIM_LINEAR && src->count > 1) {
+  for (size_t k = 0; src->values64 != NULL && k < src->count; k++)
+    memcpy(c->keys + k * per, src->values64 + k * 3 * per, per * sizeof *c->keys);
+  if (src->path == SK_ANIM_ROTATION && c->interp == SK_ANIM_LINEAR && src->count > 1) {
     if ((c->slerp = malloc((src->count - 1) * 4 * sizeof *c->slerp)) == NULL)
       return SK_ENOMEM;
     for (size_t k = 0; k + 1 < src->count; k++)
@@ -188,8 +194,28 @@ static size_t *last_channels(const sk_anim_clip *src, size_t bones) {
   return last;
 }
 
+/* Whether a Babylon-format clip is one the groups sample as sk_anim's
+ * sample_babylon does: every channel lerps or slerps its keys (no
+ * "_matrix" key held, no per-key STEP or Hermite tangents, no RELATIVE
+ * zero offset, which turns -0 into +0), so its value is sample_channel's
+ * LINEAR one on the same doubles. */
+static bool clip_babylon_plain(const sk_anim_clip *src) {
+  for (size_t k = 0; k < src->channel_count; k++) {
+    const sk_anim_channel *ch = &src->channels[k];
+    if (ch->path == SK_ANIM_MATRIX || ch->values64 == NULL || ch->relative)
+      return false;
+    for (size_t i = 0; ch->key_flags != NULL && i < ch->count; i++)
+      if (ch->key_flags[i] != 0)
+        return false;
+  }
+  return true;
+}
+
 static int clip_build(const sk_anim_clip *src, size_t bones, samp_clip *c) {
+  if (src->fps > 0 && !clip_babylon_plain(src))
+    return 0; /* not built: its ranges sample channel by channel (sk_pose_range) */
   c->built = true;
+  c->babylon = src->fps > 0 ? src : NULL;
   c->end_frame = src->end_frame;
   c->count = 0;
   size_t cap = 16;
@@ -282,7 +308,7 @@ int sk_sampler_create_clips(const sk_anim *a, const sk_anim_layer *layers, size_
 static void shared_free(void *p) { sampler_free(p); }
 
 int sk_sampler_share(sk_anim *a, size_t max_bytes) {
-  if (a == NULL || a->babylon || __atomic_load_n(&a->derived, __ATOMIC_ACQUIRE) != NULL)
+  if (a == NULL || a->clip_count == 0 || __atomic_load_n(&a->derived, __ATOMIC_ACQUIRE) != NULL)
     return 0;
   sk_sampler *s;
   int rc = sampler_build(a, NULL, 0, true, &s);

@@ -132,8 +132,11 @@ typedef struct samp_lanes {
 
 
 struct samp_clip {
-  bool built; /* false: a clip sk_sampler_create_clips left out */
+  bool built; /* false: a clip sk_sampler_create_clips left out, or a Babylon-format clip it does not take */
   double end_frame;
+  /* A Babylon-format clip (sk_banim): the range whose frame a time plays
+   * (sk_anim__clip_frame), borrowed from the anim; NULL for glTF. */
+  const sk_anim_clip *babylon;
   size_t count;
   samp_chan *chans; /* owned; the channels that win on their (bone, path), file order */
   size_t line_count;

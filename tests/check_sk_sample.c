@@ -11,6 +11,8 @@
 #include "sk_anim.h"
 #include "sk_eval.h"
 #include "sk_gltf.h"
+#include "sk_json.h"
+#include "sk_jsonl.h"
 #include "sk_kernel.h"
 #include "sk_sample.h"
 #include "sk_testutil.h"
@@ -748,12 +750,94 @@ START_TEST(test_shared_sampler) {
   for (int k = 0; k < 4; k++)
     sk_sampler_destroy(held[k]); /* the last frees the anim and its sampler */
   sk_skeleton_destroy(s);
-  sk_anim *b;
+  sk_anim *b; /* no clip: nothing to share */
   ck_assert_int_eq(sk_anim_create_babylon_empty(3, &b), 0);
   ck_assert_int_eq(sk_sampler_share(b, SK_SAMPLER_SHARE_MAX), 0);
   ck_assert_ptr_null(sk_sampler_hold_shared(b));
   sk_anim_destroy(b);
   ck_assert(!sk_sampler_is_shared(NULL));
+}
+END_TEST
+
+/* Whether sk_sample should build a Babylon-format clip: every channel
+ * lerps or slerps (sk_sample.h). */
+static bool babylon_plain(const sk_anim_clip *c) {
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    if (ch->path == SK_ANIM_MATRIX || ch->relative)
+      return false;
+    for (size_t i = 0; ch->key_flags != NULL && i < ch->count; i++)
+      if (ch->key_flags[i] != 0)
+        return false;
+  }
+  return true;
+}
+
+/* Babylon-format clips (tests/conformance/anim.jsonl's skeletons and
+ * tests/data/fox-walk-babylon.json): those whose channels all lerp or
+ * slerp are built, and every frame (times before, in and after the range,
+ * looping or not, shuffled) equals sk_anim_sample on every SIMD path; the
+ * others are not built (a context naming one is SK_ERANGE); two Babylon
+ * layers are SK_ERANGE (Babylon blends them its own way). */
+START_TEST(test_babylon_clips_bit_identical) {
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/anim.jsonl");
+  size_t built = 0, unbuilt = 0, frames = 0;
+  json_t *rec, *fox = NULL;
+  size_t len;
+  unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
+  fox = json_loadb((const char *)text, len, 0, NULL);
+  free(text);
+  ck_assert_ptr_nonnull(fox);
+  while ((rec = sk_jsonl_next(&in)) != NULL || fox != NULL) {
+    const json_t *j = rec != NULL ? json_object_get(json_object_get(rec, "case"), "skeleton") : fox;
+    sk_skeleton *s;
+    sk_anim *a;
+    ck_assert_int_eq(sk_json_parse_skeleton_anim(j, "", 0, &s, &a, NULL), 0);
+    sk_sampler *sp = NULL;
+    if (a != NULL) /* (a skeleton without animations has none) */
+      ck_assert_int_eq(sk_sampler_create(a, &sp), 0);
+    for (size_t c = 0; a != NULL && c < a->clip_count; c++) {
+      sk_anim_layer l = {.clip = c, .weight = 1, .loop = c % 2 == 1};
+      sk_sample_ctx *ctx = NULL;
+      const int rc = sk_sample_ctx_create(sp, &l, 1, &ctx);
+      sk_sample_ctx_destroy(ctx);
+      ck_assert_int_eq(rc, babylon_plain(&a->clips[c]) ? 0 : SK_ERANGE);
+      if (rc != 0) {
+        unbuilt++;
+        continue;
+      }
+      built++;
+      sk_anim_layer two[2] = {l, l};
+      ck_assert_int_eq(sk_sample_ctx_create(sp, two, 2, &ctx), SK_ERANGE);
+      size_t n;
+      double *t = range_times(sk_anim_clip_duration(a, c), 47, &n);
+      frames += compare_layers("a Babylon-format skeleton", sp, &l, 1, t, n);
+      for (size_t i = n; i > 1; i--) { /* shuffled: cursors jump back and forth */
+        size_t k = (i * 7919u + 13u) % i;
+        double x = t[i - 1];
+        t[i - 1] = t[k];
+        t[k] = x;
+      }
+      frames += compare_layers("a Babylon-format skeleton", sp, &l, 1, t, n);
+      free(t);
+    }
+    sk_sampler_destroy(sp);
+    sk_anim_destroy(a);
+    sk_skeleton_destroy(s);
+    if (rec != NULL)
+      json_decref(rec);
+    else {
+      json_decref(fox);
+      fox = NULL;
+    }
+  }
+  sk_jsonl_close(&in);
+  printf("Babylon-format clips: %zu built, %zu not (sampled channel by channel), %zu frames compared\n", built,
+         unbuilt, frames);
+  ck_assert_uint_ge(built, 10);
+  ck_assert_uint_ge(unbuilt, 10);
+  ck_assert_uint_gt(frames, 1000);
 }
 END_TEST
 
@@ -768,6 +852,7 @@ static Suite *sample_suite(void) {
   tcase_add_loop_test(tc, test_blended_layers_bit_identical, 0, (int)na);
   tcase_add_test(tc, test_kernel_layouts);
   tcase_add_test(tc, test_rest_memo);
+  tcase_add_test(tc, test_babylon_clips_bit_identical);
   suite_add_tcase(su, tc);
   TCase *tp = tcase_create("pose_parser");
   tcase_add_test(tp, test_one_frame_range_is_a_range);
