@@ -10,9 +10,10 @@
  * bytes of the overrides sk_pose_parse_anim writes: the same sampler, the
  * same doubles, copied the same way (tests/check_sk_pose_range.c).
  * A range of one Babylon-format clip (no layers, no "bones" on top) is
- * kept the same way, sampled by sk_anim's own per-channel functions with
- * cursors (sk_pose_range_babylon_rows): the overrides it replaces were
- * 40 % of such a range's time.
+ * kept the same way, with the fields its clip drives per bone: sampled by
+ * a sk_sample context when the sampler builds the clip, else by sk_anim's
+ * per-channel functions with cursors (sk_pose_range_babylon_fill). The
+ * overrides it replaces were a third of such a range's time.
  *
  * A range is reference-counted: each of its poses holds one reference, so
  * the poses may be closed in any order. Sampling moves the context's key
