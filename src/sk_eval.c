@@ -307,8 +307,11 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
     free(x.ops);
     return rc;
   }
-  /* A pose naming clips gives one result per frame. */
-  rc = sk_pose_parse_anim(s, anim, x.op, ptr, k_op, &poses, &np, err);
+  /* A pose naming clips gives one result per frame: for sk_frames, in
+   * range form where a range takes it (a Babylon-format clip's, a glTF
+   * range with "bones" on top), as skinnerd's routes parse it; the Bone
+   * API paths want every frame's overrides. */
+  rc = (ext ? sk_pose_parse_anim : sk_pose_parse_range)(s, anim, x.op, ptr, k_op, &poses, &np, err);
   json_decref(x.op);
   if (rc) {
     free(x.ops);
