@@ -516,13 +516,27 @@ static int range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk_pose **
   return 0;
 }
 
-/* The range form of one Babylon-format clip with no "bones" on top
- * (sk_pose_range_create_babylon): the frame times, each layer offset
- * applied as sample_frame applies it, moved out of `sp`. 1 when it does
- * not take the spec. */
+/* Whether the "bones" on top of a Babylon-format range set fields only,
+ * on bones the clip does not hold a "_matrix" for (merge_babylon then only
+ * adds fields to a frame's overrides: the range form does the same). */
+static bool babylon_top_fields(const sk_anim_clip *c, const sk_pose *top) {
+  for (size_t k = 0; k < top->count; k++) {
+    if (top->overrides[k].mask & SK_OVERRIDE_MATRIX)
+      return false;
+    for (size_t i = 0; i < c->channel_count; i++)
+      if (c->channels[i].path == SK_ANIM_MATRIX && c->channels[i].bone == top->overrides[k].bone)
+        return false;
+  }
+  return true;
+}
+
+/* The range form of one Babylon-format clip, with "bones" on top that set
+ * fields (sk_pose_range_create_babylon): the frame times, each layer
+ * offset applied as sample_frame applies it, and the "bones", moved out
+ * of `sp`. 1 when it does not take the spec. */
 static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses,
                                 size_t *count, sk_error *err) {
-  if (sp->layered || sp->nl != 1 || sp->base.count > 0 || sp->nf < 2)
+  if (sp->layered || sp->nl != 1 || sp->nf < 2 || !babylon_top_fields(&anim->clips[sp->l[0].clip], &sp->base))
     return 1;
   const size_t nf = sp->nf;
   for (size_t k = 0; k < nf; k++)
@@ -538,6 +552,9 @@ static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const cha
   if (s == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, sp->l, 1, &s) != 0)
     s = NULL;
   sk_pose_range_babylon_sampler(r, s);
+  sk_pose_range_babylon_top(r, sp->base.overrides, sp->base.count); /* "bones" on top: the range's now */
+  sp->base.overrides = NULL;
+  sp->base.count = 0;
   if (range_poses(sp, r, nf, poses, count))
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   return 0;

@@ -63,6 +63,16 @@ int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, doubl
   return 0;
 }
 
+void sk_pose_range_babylon_top(sk_pose_range *r, sk_override *top, size_t n) {
+  r->top = n > 0 ? top : NULL;
+  r->ntop = n;
+  r->bytes += n * sizeof *top;
+  if (n == 0)
+    free(top);
+  for (size_t k = 0; k < n; k++)
+    r->driven[top[k].bone] |= (uint8_t)top[k].mask;
+}
+
 void sk_pose_range_babylon_sampler(sk_pose_range *r, sk_sampler *s) {
   const sk_anim_layer one = {.clip = r->clip, .weight = 1, .loop = r->loop}; /* times hold any offset */
   sk_sample_ctx *ctx = NULL;
@@ -90,8 +100,14 @@ void sk_pose_range_unref(sk_pose_range *r) {
 }
 
 size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst) {
-  if (r->anim != NULL) { /* sk_pose_parse_anim's sample_frame with no "bones": only the driven bones */
+  if (r->anim != NULL) { /* sk_pose_parse_anim's sample_frame and merge_babylon: only the driven bones */
     sk_anim_sample_overrides_at(r->anim, r->clip, r->times[frame], r->loop, r->trs, dst, r->cur);
+    for (size_t k = 0; k < r->ntop; k++) {
+      const sk_override *u = &r->top[k];
+      sk_override *m = &dst[u->bone];
+      sk_override_fields(u, m->position, m->rotation, m->scaling);
+      m->mask |= u->mask;
+    }
     size_t n = 0;
     for (size_t b = 0; b < r->bones; b++)
       if (dst[b].mask != 0)
@@ -184,9 +200,10 @@ void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, 
   size_t h = r->ctx != NULL ? (a + 15) / 16 * 16 : q;
   h = h < q ? h : q;
   sk_pose_range_babylon_rows(r, frame, rows64, rows, offset, stride, block, a, h);
-  if (h == q)
-    return;
-  const sk_sample_out o = {.f64 = rows64 + h / 16 * block, .offset = offset, .pose_stride = stride,
-                           .block_stride = block, .driven_only = true};
-  sk_sample_run(r->ctx, r->times + frame + (h - a), 0, q - h, &o);
+  if (h < q) {
+    const sk_sample_out o = {.f64 = rows64 + h / 16 * block, .offset = offset, .pose_stride = stride,
+                             .block_stride = block, .driven_only = true};
+    sk_sample_run(r->ctx, r->times + frame + (h - a), 0, q - h, &o);
+  }
+  sk_pose_range_top_rows(r, rows64, offset, stride, block, a, q);
 }

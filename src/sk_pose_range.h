@@ -9,7 +9,8 @@
  * them: the scalar core, Bone-API ops, the fast precision. Both give the
  * bytes of the overrides sk_pose_parse_anim writes: the same sampler, the
  * same doubles, copied the same way (tests/check_sk_pose_range.c).
- * A range of one Babylon-format clip (no layers, no "bones" on top) is
+ * A range of one Babylon-format clip (no layers; "bones" on top that set
+ * fields) is
  * kept the same way, with the fields its clip drives per bone: sampled by
  * a sk_sample context when the sampler builds the clip, else by sk_anim's
  * per-channel functions with cursors (sk_pose_range_babylon_fill). The
@@ -47,7 +48,8 @@ typedef struct sk_pose_range {
    * sk_pose_range_create_babylon): clip `clip` of `anim` (a reference
    * held) at `times` (the layer's offset applied), a cursor per channel
    * (sk_anim_cursor), and per bone the SK_OVERRIDE_* bits of the fields
-   * the clip drives (0: a bone it leaves as it is). No "bones" on top. */
+   * the clip or the "bones" on top (top, ntop) drive (0: a bone left as
+   * it is). */
   sk_anim *anim;
   size_t clip;
   bool loop;
@@ -66,6 +68,11 @@ int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times,
  * AND on failure. *out is new. Errors: SK_ENOMEM. */
 int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, double *times, size_t nf, size_t refs,
                                  sk_pose_range **out);
+/* Gives the Babylon-format range `r` the "bones" on top of its frames,
+ * top[0..n) (stolen; fields only, on bones its clip holds no "_matrix"
+ * for): merged into each frame as sk_pose_parse_anim merges them (their
+ * fields over the sampled ones), and counted as driven fields. */
+void sk_pose_range_babylon_top(sk_pose_range *r, sk_override *top, size_t n);
 /* Gives the Babylon-format range `r` the sampler `s` (stolen: kept, or
  * destroyed) when `s` built its clip (sk_sample.h: every channel lerps or
  * slerps): its frames are then sampled by a context of it, the channels

@@ -371,7 +371,7 @@ static bool assert_rows_are_the_overrides(const fixture *f, const char *body) {
 
 /* Every clip of every fourth skeleton of the Babylon conformance cases,
  * played as a range (clamped on both sides, looped, at an odd rate, or
- * frames out of order and repeated), answers in range form the bytes of the override form:
+ * frames out of order and repeated; with "bones" on top), answers in range form the bytes of the override form:
  * through sk_pose_range_babylon_rows into the kernel's rows (position,
  * rotation and scaling channels, partial bones, "_matrix" keys, Hermite
  * and STEP keys, RELATIVE), materialised for the core and the fast
@@ -381,7 +381,7 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
   sk_jsonl in;
   sk_jsonl_open(&in, "conformance/anim.jsonl");
   json_t *rec;
-  size_t clips = 0, matrix = 0, partial = 0, rec_no = 0, sampled = 0;
+  size_t clips = 0, matrix = 0, partial = 0, rec_no = 0, sampled = 0, topped = 0;
   while ((rec = sk_jsonl_next(&in)) != NULL) {
     if (rec_no++ % 4 != 0) {
       json_decref(rec);
@@ -401,6 +401,39 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
                                d / 3, 0.0, d * 0.71, "loop", 1));
       compare_body(&f, body, true, ks, sizeof ks / sizeof ks[0]);
       free(body);
+      /* "bones" on top: fields on a bone the clip moves by its fields and on
+       * one it leaves alone keep the range form; on a bone it holds a
+       * "_matrix" for, the override form */
+      const sk_skeleton *sk = f.e->skel;
+      size_t fields = SIZE_MAX, held = SIZE_MAX, idle = SIZE_MAX;
+      for (size_t k = 0; k < a->clips[c].channel_count; k++) {
+        const sk_anim_channel *ch = &a->clips[c].channels[k];
+        *(ch->path == SK_ANIM_MATRIX ? &held : &fields) = (size_t)ch->bone;
+      }
+      for (size_t b = 0; b < sk->count && idle == SIZE_MAX; b++) {
+        bool driven = false;
+        for (size_t k = 0; k < a->clips[c].channel_count; k++)
+          driven |= (size_t)a->clips[c].channels[k].bone == b;
+        idle = driven ? SIZE_MAX : b;
+      }
+      for (int which = 0; which < 2; which++) {
+        const size_t on = which == 0 ? fields : held;
+        if (on == SIZE_MAX || (which == 0 && idle == SIZE_MAX) || !(d > 0.05)) /* (a range of several frames) */
+          continue;
+        json_t *bones = json_object();
+        json_object_set_new(bones, sk->bones[on].name, json_pack("{s:[f,f,f]}", "position", 0.5, -1.25, 2.0));
+        if (which == 0)
+          json_object_set_new(bones, sk->bones[idle].name,
+                              json_pack("{s:[f,f,f], s:[f,f,f]}", "scaling", 1.0, 2.0, 1.5, "rotation", 0.1, 0.2, 0.3));
+        body = body_of(json_pack("{s:s, s:f, s:f, s:f, s:b, s:o}", "animation", a->clips[c].name, "from", 0.0, "to",
+                                 d, "fps", 25 / (d + 0.1), "loop", 1, "bones", bones));
+        compare_body(&f, body, which == 0, ks, sizeof ks / sizeof ks[0]);
+        if (which == 0) {
+          sampled += assert_rows_are_the_overrides(&f, body);
+          topped++;
+        }
+        free(body);
+      }
       for (size_t k = 0; k < a->clips[c].channel_count; k++)
         matrix += a->clips[c].channels[k].path == SK_ANIM_MATRIX;
       const sk_anim_clip *cl = &a->clips[c];
@@ -412,6 +445,7 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
   }
   sk_jsonl_close(&in);
   ck_assert_uint_ge(clips, 40);
+  ck_assert_uint_ge(topped, 10);
   ck_assert_uint_gt(matrix, 0);
   ck_assert_uint_gt(partial, 0);
   /* a real clip: Fox's Walk in Babylon's format (conformance/banim_fox.jsonl
