@@ -384,7 +384,7 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
 }
 
 /* fill_range for a Babylon-format range: its lanes written straight by
- * sk_pose_range_babylon_rows when every bone it drives has the lanes the
+ * sk_pose_range_babylon_fill when every bone it drives has the lanes the
  * plan gives such a range alone (TRS64, or MATRIX for a "_matrix"
  * channel), else frame by frame from the materialised overrides (the fast
  * precision's MATRIX lanes, a batch whose other poses set those bones

@@ -10,11 +10,11 @@
  * bytes of the overrides sk_pose_parse_anim writes: the same sampler, the
  * same doubles, copied the same way (tests/check_sk_pose_range.c).
  * A range of one Babylon-format clip (no layers; "bones" on top that set
- * fields) is
- * kept the same way, with the fields its clip drives per bone: sampled by
- * a sk_sample context when the sampler builds the clip, else by sk_anim's
- * per-channel functions with cursors (sk_pose_range_babylon_fill). The
- * overrides it replaces were a third of such a range's time.
+ * fields) is kept the same way, with the fields its clip drives per bone:
+ * sampled by a sk_sample context when the sampler builds the clip, else by
+ * sk_anim's per-channel functions with cursors
+ * (sk_pose_range_babylon_fill). The overrides it replaces were a third of
+ * such a range's time.
  *
  * A range is reference-counted: each of its poses holds one reference, so
  * the poses may be closed in any order. Sampling moves the context's key
@@ -44,12 +44,12 @@ typedef struct sk_pose_range {
    * merged as sk_pose_parse_anim merges them (set by sk_pose_parse_range) */
   sk_override *top;
   size_t ntop;
-  /* A range of one Babylon-format clip instead (sampler and ctx NULL;
-   * sk_pose_range_create_babylon): clip `clip` of `anim` (a reference
-   * held) at `times` (the layer's offset applied), a cursor per channel
-   * (sk_anim_cursor), and per bone the SK_OVERRIDE_* bits of the fields
-   * the clip or the "bones" on top (top, ntop) drive (0: a bone left as
-   * it is). */
+  /* A range of one Babylon-format clip instead (sampler and ctx: sk_sample's
+   * when it builds the clip, else NULL; sk_pose_range_create_babylon):
+   * clip `clip` of `anim` (a reference held) at `times` (the layer's
+   * offset applied), a cursor per channel (sk_anim_cursor), and per bone
+   * the SK_OVERRIDE_* bits of the fields the clip or the "bones" on top
+   * (top, ntop) drive (0: a bone left as it is). */
   sk_anim *anim;
   size_t clip;
   bool loop;
