@@ -168,14 +168,19 @@ size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, siz
  * pose sets only part of its TRS (its lanes then start from the stored
  * local; else every lane of a TRS64 bone is written whole by its pose);
  * every pose sets the bone (a MATRIX lane is then written whole by its
- * pose: fill_override writes all 16 rows). */
-enum { PLAN_MATRIX = 1, PLAN_PARTIAL = 2, PLAN_ALL = 4 };
+ * pose: fill_override writes all 16 rows); and from bit PLAN_EVERY_SHIFT
+ * on, the fields (SK_OVERRIDE_* bits of PLAN_TRS) every pose sets on a
+ * partly set TRS64 bone, whose rows each pose's lane gets from the pose,
+ * so the stored local's need not be written there first. */
+enum { PLAN_MATRIX = 1, PLAN_PARTIAL = 2, PLAN_ALL = 4, PLAN_EVERY_SHIFT = 3 };
 #define PLAN_TRS (SK_OVERRIDE_POSITION | SK_OVERRIDE_ROTATION | SK_OVERRIDE_SCALING)
+_Static_assert((PLAN_TRS << PLAN_EVERY_SHIFT) <= 0xff && (PLAN_TRS << PLAN_EVERY_SHIFT) > PLAN_ALL,
+               "the fields fit in the marks' byte above the flags");
 
 /* The hits and marks of the Babylon-format range poses of poses[0..n): a
  * run of frames of one range at a time, each driven bone counted once per
  * frame. */
-static void plan_babylon_ranges(sk_frames_scratch *sc, const sk_pose *poses, size_t n, size_t nb) {
+static void plan_babylon_ranges(sk_frames_scratch *sc, const sk_pose *poses, size_t n, size_t nb, uint8_t *every) {
   for (size_t p = 0; p < n;) {
     const sk_pose_range *r = poses[p].range;
     size_t q = p + 1;
@@ -183,6 +188,7 @@ static void plan_babylon_ranges(sk_frames_scratch *sc, const sk_pose *poses, siz
       q++;
     for (size_t b = 0; r != NULL && r->anim != NULL && b < nb; b++) {
       const unsigned d = r->driven[b];
+      every[b] &= (uint8_t)(d & PLAN_TRS);
       if (d == 0)
         continue;
       sc->hits[b] += (uint32_t)(q - p);
@@ -215,12 +221,18 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
     sc->offset[b] = SIZE_MAX;
   }
   memset(sc->changed, 0, nb);
-  plan_babylon_ranges(sc, poses, n, nb);
+  /* every[b]: the fields every pose that sets b sets (a pose with two
+   * overrides of b counts the fields both set: fewer, never more); kept
+   * in sc->mode's bytes until the modes are set below */
+  uint8_t *every = sc->mode;
+  memset(every, PLAN_TRS, nb);
+  plan_babylon_ranges(sc, poses, n, nb, every);
   for (size_t p = 0; p < n; p++) {
     for (size_t k = 0; k < poses[p].count; k++) {
       const sk_override *o = &poses[p].overrides[k];
       if (poses[p].range == NULL && sc->offset[o->bone] != p)
         sc->hits[o->bone]++;
+      every[o->bone] &= (uint8_t)(o->mask & PLAN_TRS);
       sc->offset[o->bone] = p;
       if (o->mask & SK_OVERRIDE_MATRIX)
         sc->changed[o->bone] |= PLAN_MATRIX;
@@ -238,10 +250,12 @@ static int kernel_plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
    * 8.3e-6 from exact locals (sk_kernel.h). */
   const uint8_t trs = fast ? SK_KERNEL_MATRIX : SK_KERNEL_TRS64;
   for (size_t b = 0; b < nb; b++) {
+    /* the fields every pose sets, kept where every pose sets the bone */
+    const uint8_t all = sc->hits[b] == n ? (uint8_t)(every[b] << PLAN_EVERY_SHIFT) | PLAN_ALL : 0;
     sc->mode[b] = sc->hits[b] == 0                                                       ? SK_KERNEL_CONST
                   : sc->hits[b] == n && !(sc->changed[b] & PLAN_MATRIX) ? trs
                                                                                         : SK_KERNEL_MATRIX;
-    sc->changed[b] |= sc->hits[b] == n ? PLAN_ALL : 0;
+    sc->changed[b] |= all;
   }
   return 0;
 }
@@ -260,9 +274,12 @@ static void lane_trs(const sk_local *l, double v[10]) {
 }
 
 /* Lanes [first, blocks * 16) of bone b, padding too, start as the stored
- * local (the lanes below `first` are written whole by their poses). */
+ * local (the lanes below `first` are written whole by their poses); so do
+ * lanes [n, ...) of the rows of the fields in `set` (SK_OVERRIDE_* bits:
+ * below n, every pose writes them). Each row's lanes are contiguous: one
+ * value stored over them. */
 static void fill_bone_default(const sk_frames_scratch *sc, const sk_local *l, uint8_t mode, size_t off, size_t first,
-                              size_t blocks, size_t stride, size_t block) {
+                              unsigned set, size_t n, size_t blocks, size_t stride, size_t block) {
   if (mode == SK_KERNEL_CONST) {
     memcpy(sc->input + off, l->matrix, 16 * sizeof(float));
     return;
@@ -270,17 +287,23 @@ static void fill_bone_default(const sk_frames_scratch *sc, const sk_local *l, ui
   double trs[10];
   if (mode != SK_KERNEL_MATRIX) /* MATRIX lanes take the stored matrix: no decomposition */
     lane_trs(l, trs);
-  for (size_t g = first / 16; g < blocks; g++)
-    for (size_t r = 0; r < (mode == SK_KERNEL_MATRIX ? 16u : 10u); r++)
-      for (size_t q = g == first / 16 ? first % 16 : 0; q < 16; q++) {
-        size_t at = off + g * block + r * stride + q;
-        if (mode == SK_KERNEL_TRS64)
-          sc->input64[at] = trs[r];
-        else if (mode == SK_KERNEL_TRS)
-          sc->input[at] = (float)trs[r];
-        else
-          sc->input[at] = l->matrix[r];
-      }
+  static const unsigned field[10] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_POSITION, SK_OVERRIDE_POSITION,
+                                     SK_OVERRIDE_ROTATION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_ROTATION,
+                                     SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING,  SK_OVERRIDE_SCALING,
+                                     SK_OVERRIDE_SCALING};
+  const size_t rows = mode == SK_KERNEL_MATRIX ? 16 : 10;
+  for (size_t r = 0; r < rows; r++) {
+    const size_t from = r < 10 && (set & field[r]) && n > first ? n : first;
+    for (size_t g = from / 16; g < blocks; g++) {
+      const size_t at = off + g * block + r * stride, q0 = g == from / 16 ? from % 16 : 0;
+      if (mode == SK_KERNEL_TRS64)
+        for (size_t q = q0; q < 16; q++)
+          sc->input64[at + q] = trs[r];
+      else
+        for (size_t q = q0; q < 16; q++)
+          sc->input[at + q] = mode == SK_KERNEL_TRS ? (float)trs[r] : l->matrix[r];
+    }
+  }
 }
 
 /* Pose p's override `o` into its lane. */
@@ -458,7 +481,10 @@ static int kernel_fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t
   for (size_t b = 0; b < nb; b++) {
     bool whole = (sc->mode[b] == SK_KERNEL_TRS64 && !(sc->changed[b] & PLAN_PARTIAL)) ||
                  (sc->mode[b] == SK_KERNEL_MATRIX && (sc->changed[b] & PLAN_ALL));
-    fill_bone_default(sc, &s->bones[b].local, sc->mode[b], sc->offset[b], whole ? n : 0, blocks, stride, block);
+    /* a partly set TRS64 bone: the fields every pose sets are not defaulted below n */
+    const unsigned set = sc->mode[b] == SK_KERNEL_TRS64 ? (unsigned)sc->changed[b] >> PLAN_EVERY_SHIFT : 0;
+    fill_bone_default(sc, &s->bones[b].local, sc->mode[b], sc->offset[b], whole ? n : 0, set, n, blocks, stride,
+                      block);
   }
   for (size_t p = 0; p < n;) {
     if (poses[p].range != NULL && poses[p].range->anim != NULL) {
