@@ -341,6 +341,15 @@ static void fill_override(const sk_frames_scratch *sc, const sk_skeleton *s, con
   }
 }
 
+/* The end of the run of lanes from p (up to n) that hold consecutive
+ * frames of poses[p]'s range. */
+static size_t range_run_end(const sk_pose *poses, size_t p, size_t n) {
+  size_t q = p + 1;
+  while (q < n && poses[q].range == poses[p].range && poses[q].frame == poses[p].frame + (q - p))
+    q++;
+  return q;
+}
+
 /* Lanes [p, q) of range-form poses of `r` (consecutive frames from
  * `frame`) one by one: each frame's overrides materialised, then filled as
  * any pose's. */
@@ -365,10 +374,7 @@ static void fill_range_lanes(sk_frames_scratch *sc, const sk_skeleton *s, sk_pos
 static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_pose *poses, size_t p, size_t n,
                          size_t stride, size_t block, double *rows64, bool rest_kept) {
   sk_pose_range *r = poses[p].range;
-  const size_t f0 = poses[p].frame;
-  size_t q = p + 1;
-  while (q < n && poses[q].range == r && poses[q].frame == f0 + (q - p))
-    q++;
+  const size_t f0 = poses[p].frame, q = range_run_end(poses, p, n);
   /* sk_sample_run writes every bone at its offset: TRS64 rows, or the rows
    * of a MATRIX bone (16 of them, so the 10 fit), fixed up below. The fast
    * precision has no TRS64 rows; a run starting inside a 16-lane block
@@ -415,10 +421,7 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
 static size_t fill_range_babylon(sk_frames_scratch *sc, const sk_skeleton *s, const sk_pose *poses, size_t p,
                                  size_t n, size_t stride, size_t block, double *rows64) {
   sk_pose_range *r = poses[p].range;
-  const size_t f0 = poses[p].frame;
-  size_t q = p + 1;
-  while (q < n && poses[q].range == r && poses[q].frame == f0 + (q - p))
-    q++;
+  const size_t f0 = poses[p].frame, q = range_run_end(poses, p, n);
   bool direct = rows64 != NULL;
   for (size_t b = 0; direct && b < s->count; b++)
     if (r->driven[b] != 0)

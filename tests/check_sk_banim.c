@@ -7,6 +7,7 @@
 #include "sk_anim.h"
 #include "sk_banim.h"
 #include "sk_eval.h"
+#include "sk_evalcases.h"
 #include "sk_gltf.h"
 #include "sk_json.h"
 #include "sk_jsonl.h"
@@ -14,64 +15,7 @@
 
 /* ---- conformance ---------------------------------------------------------- */
 
-static bool same_f32_arrays(const json_t *got, const json_t *want) {
-  if (!json_is_array(got) || !json_is_array(want) || json_array_size(got) != json_array_size(want))
-    return false;
-  for (size_t i = 0; i < json_array_size(want); i++)
-    if ((float)json_number_value(json_array_get(got, i)) != (float)json_number_value(json_array_get(want, i)))
-      return false;
-  return true;
-}
-
-/* Every case of `path` (skinner eval cases with Babylon's answers) gives
- * Babylon's numbers bit for bit; at least `min_cases` of them. */
-static void run_anim_cases(const char *path, int min_cases) {
-  sk_jsonl in;
-  sk_jsonl_open(&in, path);
-  int cases = 0, failed = 0, results = 0;
-  json_t *rec;
-  while ((rec = sk_jsonl_next(&in)) != NULL) {
-    cases++;
-    sk_strbuf out = {0};
-    sk_error e;
-    sk_error_clear(&e);
-    int rc = sk_eval_case(json_object_get(rec, "case"), &out, &e);
-    char why[1024] = "";
-    if (rc != 0) {
-      snprintf(why, sizeof why, "eval failed: %s at %s: %s", sk_errname(rc), e.pointer, e.text);
-    } else {
-      json_t *got = json_loadb(out.data, out.len, 0, NULL);
-      const json_t *want = json_object_get(rec, "expected");
-      const json_t *gr = json_object_get(got, "results"), *wr = json_object_get(want, "results");
-      if (!json_equal(json_object_get(got, "order"), json_object_get(want, "order")))
-        snprintf(why, sizeof why, "order differs");
-      else if (json_array_size(gr) != json_array_size(wr))
-        snprintf(why, sizeof why, "%zu results, want %zu", json_array_size(gr), json_array_size(wr));
-      for (size_t i = 0; !why[0] && i < json_array_size(wr); i++) {
-        const char *key;
-        json_t *val;
-        results++;
-        if (json_object_size(json_array_get(gr, i)) != json_object_size(json_array_get(wr, i)))
-          snprintf(why, sizeof why, "result %zu has other outputs", i);
-        json_object_foreach(json_array_get(wr, i), key, val) {
-          if (!why[0] && !same_f32_arrays(json_object_get(json_array_get(gr, i), key), val))
-            snprintf(why, sizeof why, "result %zu \"%s\" differs", i, key);
-        }
-      }
-      json_decref(got);
-    }
-    if (why[0] && ++failed <= 10)
-      fprintf(stderr, "FAIL %s: %s\n", json_string_value(json_object_get(rec, "name")), why);
-    sk_strbuf_free(&out);
-    json_decref(rec);
-  }
-  sk_jsonl_close(&in);
-  printf("%s: %d cases, %d results, %d failed\n", path, cases, results, failed);
-  ck_assert_int_ge(cases, min_cases);
-  ck_assert_int_eq(failed, 0);
-}
-
-START_TEST(every_babylon_clip_case_agrees_bit_for_bit) { run_anim_cases("conformance/anim.jsonl", 260); }
+START_TEST(every_babylon_clip_case_agrees_bit_for_bit) { sk_evalcases_run("conformance/anim.jsonl", 260, 1800); }
 END_TEST
 
 /* A real clip in Babylon's format: tests/data/fox-walk-babylon.json (Fox's
@@ -79,7 +23,9 @@ END_TEST
  * its "animations" list), at times in and out of the range, looping, and
  * as a frame range, final and local matrices, as Babylon plays the file
  * (tests/conformance/banim_fox.jsonl). */
-START_TEST(the_fox_walk_in_babylons_format_agrees_bit_for_bit) { run_anim_cases("conformance/banim_fox.jsonl", 1); }
+START_TEST(the_fox_walk_in_babylons_format_agrees_bit_for_bit) {
+  sk_evalcases_run("conformance/banim_fox.jsonl", 1, 28);
+}
 END_TEST
 
 /* glTF clips in additive and masked layers (tests/oracle/babylon_layers.mjs):

@@ -9,68 +9,13 @@
 #include "sk_banim_add.h"
 #include "sk_banim_blend.h"
 #include "sk_eval.h"
+#include "sk_evalcases.h"
 #include "sk_json.h"
 #include "sk_jsonl.h"
 #include "sk_testutil.h"
 
-static bool same_f32_arrays(const json_t *got, const json_t *want) {
-  if (!json_is_array(got) || !json_is_array(want) || json_array_size(got) != json_array_size(want))
-    return false;
-  for (size_t i = 0; i < json_array_size(want); i++)
-    if ((float)json_number_value(json_array_get(got, i)) != (float)json_number_value(json_array_get(want, i)))
-      return false;
-  return true;
-}
-
-/* Why `got` (skinner eval's answer) differs from `want`, or "" */
-static void compare(const json_t *got, const json_t *want, char *why, size_t cap, int *results) {
-  const json_t *gr = json_object_get(got, "results"), *wr = json_object_get(want, "results");
-  if (!json_equal(json_object_get(got, "order"), json_object_get(want, "order")))
-    snprintf(why, cap, "order differs");
-  else if (json_array_size(gr) != json_array_size(wr))
-    snprintf(why, cap, "%zu results, want %zu", json_array_size(gr), json_array_size(wr));
-  for (size_t i = 0; !why[0] && i < json_array_size(wr); i++) {
-    const char *key;
-    json_t *val;
-    (*results)++;
-    if (json_object_size(json_array_get(gr, i)) != json_object_size(json_array_get(wr, i)))
-      snprintf(why, cap, "result %zu has other outputs", i);
-    json_object_foreach(json_array_get(wr, i), key, val) {
-      if (!why[0] && !same_f32_arrays(json_object_get(json_array_get(gr, i), key), val))
-        snprintf(why, cap, "result %zu \"%s\" differs", i, key);
-    }
-  }
-}
-
 START_TEST(every_additive_babylon_layer_case_agrees_bit_for_bit) {
-  sk_jsonl in;
-  sk_jsonl_open(&in, "conformance/banim_additive.jsonl");
-  int cases = 0, failed = 0, results = 0;
-  json_t *rec;
-  while ((rec = sk_jsonl_next(&in)) != NULL) {
-    cases++;
-    sk_strbuf out = {0};
-    sk_error e;
-    sk_error_clear(&e);
-    int rc = sk_eval_case(json_object_get(rec, "case"), &out, &e);
-    char why[1024] = "";
-    if (rc != 0) {
-      snprintf(why, sizeof why, "eval failed: %s at %s: %s", sk_errname(rc), e.pointer, e.text);
-    } else {
-      json_t *got = json_loadb(out.data, out.len, 0, NULL);
-      compare(got, json_object_get(rec, "expected"), why, sizeof why, &results);
-      json_decref(got);
-    }
-    if (why[0] && ++failed <= 10)
-      fprintf(stderr, "FAIL %s: %s\n", json_string_value(json_object_get(rec, "name")), why);
-    sk_strbuf_free(&out);
-    json_decref(rec);
-  }
-  sk_jsonl_close(&in);
-  printf("conformance/banim_additive.jsonl: %d cases, %d results, %d failed\n", cases, results, failed);
-  ck_assert_int_ge(cases, 120);
-  ck_assert_int_ge(results, 800);
-  ck_assert_int_eq(failed, 0);
+  sk_evalcases_run("conformance/banim_additive.jsonl", 120, 800);
 }
 END_TEST
 

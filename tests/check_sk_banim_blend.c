@@ -8,51 +8,13 @@
 #include "sk_anim_math.h"
 #include "sk_banim_blend.h"
 #include "sk_eval.h"
+#include "sk_evalcases.h"
 #include "sk_json.h"
 #include "sk_jsonl.h"
 #include "sk_testutil.h"
 
-static bool same_f32_arrays(const json_t *got, const json_t *want) {
-  if (!json_is_array(got) || !json_is_array(want) || json_array_size(got) != json_array_size(want))
-    return false;
-  for (size_t i = 0; i < json_array_size(want); i++)
-    if ((float)json_number_value(json_array_get(got, i)) != (float)json_number_value(json_array_get(want, i)))
-      return false;
-  return true;
-}
-
 START_TEST(every_weighted_babylon_layer_case_agrees_bit_for_bit) {
-  sk_jsonl in;
-  sk_jsonl_open(&in, "conformance/banim_layers.jsonl");
-  int cases = 0, failed = 0;
-  json_t *rec;
-  while ((rec = sk_jsonl_next(&in)) != NULL) {
-    cases++;
-    sk_strbuf out = {0};
-    sk_error e;
-    sk_error_clear(&e);
-    bool ok = sk_eval_case(json_object_get(rec, "case"), &out, &e) == 0;
-    json_t *got = ok ? json_loadb(out.data, out.len, 0, NULL) : NULL;
-    const json_t *gr = json_object_get(got, "results");
-    const json_t *wr = json_object_get(json_object_get(rec, "expected"), "results");
-    ok = ok && json_array_size(gr) == json_array_size(wr) && json_array_size(wr) > 0;
-    for (size_t i = 0; ok && i < json_array_size(wr); i++) {
-      const char *key;
-      json_t *val;
-      json_object_foreach(json_array_get(wr, i), key, val) {
-        ok = ok && same_f32_arrays(json_object_get(json_array_get(gr, i), key), val);
-      }
-    }
-    if (!ok && ++failed <= 10)
-      fprintf(stderr, "FAIL %s\n", json_string_value(json_object_get(rec, "name")));
-    json_decref(got);
-    sk_strbuf_free(&out);
-    json_decref(rec);
-  }
-  sk_jsonl_close(&in);
-  printf("conformance/banim_layers.jsonl: %d cases, %d failed\n", cases, failed);
-  ck_assert_int_ge(cases, 50);
-  ck_assert_int_eq(failed, 0);
+  sk_evalcases_run("conformance/banim_layers.jsonl", 50, 60);
 }
 END_TEST
 

@@ -54,4 +54,15 @@ static inline void sk_jsonl_close(sk_jsonl *r) {
   *r = (sk_jsonl){0};
 }
 
+/* Whether two JSON arrays of numbers hold the same float32 values (the
+ * conformance answers print each float with enough digits to round-trip). */
+static inline bool sk_jsonl_same_f32(const json_t *got, const json_t *want) {
+  if (!json_is_array(got) || !json_is_array(want) || json_array_size(got) != json_array_size(want))
+    return false;
+  for (size_t i = 0; i < json_array_size(want); i++)
+    if ((float)json_number_value(json_array_get(got, i)) != (float)json_number_value(json_array_get(want, i)))
+      return false;
+  return true;
+}
+
 #endif
