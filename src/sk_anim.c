@@ -385,6 +385,10 @@ void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, doubl
   sample_clip(a, clip, time, loop, trs, NULL);
 }
 
+void sk_anim_sample_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur) {
+  sample_clip(a, clip, time, loop, trs, cur);
+}
+
 size_t sk_anim_sample_overrides(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_override *out) {
   return sk_anim_sample_overrides_at(a, clip, time, loop, trs, out, NULL);
 }

@@ -213,6 +213,10 @@ typedef struct sk_anim_cursor {
   double prep[4];
 } sk_anim_cursor;
 
+/* sk_anim_sample with `cur` (the clip's channel_count cursors, or NULL)
+ * carried from the previous frame of the same clip: the same bits. */
+void sk_anim_sample_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur);
+
 /* sk_anim_sample_overrides with `cur` (the clip's channel_count cursors,
  * or NULL) carried from the previous frame of the same clip. */
 size_t sk_anim_sample_overrides_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs,

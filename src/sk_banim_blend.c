@@ -262,63 +262,129 @@ static void blend_path(const sk_anim_layer *layers, const sk_anim_layer_ext *ext
   }
 }
 
-int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
-                    size_t count, sk_override *out, size_t *driven) {
+/* What a blend keeps from frame to frame: its scratch, a cursor per
+ * channel of each layer's clip (sk_anim_cursor) and each bone's current
+ * TRS, decomposed once (the stored skeleton does not change under it). */
+struct sk_banim_blend_ctx {
+  const sk_anim *a;
+  const sk_skeleton *s;
+  const sk_anim_layer_ext *ext;
+  size_t count, nb;
+  double *trs;
+  blend_src *src;
+  const void **vals;
+  double *w;
+  float *mats;
+  sk_anim_cursor **cur; /* count of them, NULL for an additive layer */
+  double *now;          /* per bone: scaling 3, rotation 4, position 3 */
+};
+
+void sk_banim_blend_close(sk_banim_blend_ctx *c) {
+  if (c == NULL)
+    return;
+  for (size_t i = 0; c->cur != NULL && i < c->count; i++)
+    free(c->cur[i]);
+  free(c->cur);
+  free(c->trs), free(c->src), free(c->vals), free(c->w), free(c->mats), free(c->now);
+  free(c);
+}
+
+int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                        const sk_anim_layer_ext *ext, size_t count, sk_banim_blend_ctx **out) {
   const size_t nb = a->bone_count, nc = count ? count : 1, nbb = nb ? nb : 1;
-  *driven = 0;
   bool any_add = false;
   for (size_t i = 0; ext != NULL && i < count; i++)
     any_add |= ext[i].additive;
-  double *trs = malloc(nc * nbb * SK_ANIM_TRS * sizeof *trs);
-  blend_src *src = calloc(nc * nbb, sizeof *src);
-  const void **vals = malloc(2 * nc * sizeof *vals);
-  double *w = malloc(2 * nc * sizeof *w);
-  float *mats = any_add ? malloc(nc * nbb * 16 * sizeof *mats) : NULL;
-  int rc = trs == NULL || src == NULL || vals == NULL || w == NULL || (any_add && mats == NULL) ? SK_ENOMEM : 0;
+  sk_banim_blend_ctx *c = calloc(1, sizeof *c);
+  *out = NULL;
+  if (c == NULL)
+    return SK_ENOMEM;
+  *c = (sk_banim_blend_ctx){.a = a, .s = s, .ext = ext, .count = count, .nb = nb};
+  c->trs = malloc(nc * nbb * SK_ANIM_TRS * sizeof *c->trs);
+  c->src = malloc(nc * nbb * sizeof *c->src);
+  c->vals = malloc(2 * nc * sizeof *c->vals);
+  c->w = malloc(2 * nc * sizeof *c->w);
+  c->mats = any_add ? malloc(nc * nbb * 16 * sizeof *c->mats) : NULL;
+  c->cur = calloc(nc, sizeof *c->cur);
+  c->now = malloc(nbb * SK_ANIM_TRS * sizeof *c->now);
+  bool ok = c->trs && c->src && c->vals && c->w && (!any_add || c->mats) && c->cur && c->now;
+  for (size_t i = 0; ok && i < count; i++)
+    if (ext == NULL || !ext[i].additive)
+      ok = (c->cur[i] = calloc(a->clips[layers[i].clip].channel_count + 1, sizeof **c->cur)) != NULL;
+  if (!ok) {
+    sk_banim_blend_close(c);
+    return SK_ENOMEM;
+  }
+  for (size_t b = 0; b < nb; b++) { /* the bone's current TRS, decomposed if stale, as Babylon's getters do */
+    const sk_local *l = &s->bones[b].local;
+    double *t = c->now + b * SK_ANIM_TRS;
+    if (l->need_decompose) {
+      sk_mat_decompose(l->matrix, t, t + 3, t + 7);
+    } else {
+      memcpy(t, l->scaling, 3 * sizeof *t);
+      memcpy(t + 3, l->rotation, 4 * sizeof *t);
+      memcpy(t + 7, l->position, 3 * sizeof *t);
+    }
+  }
+  *out = c;
+  return 0;
+}
+
+int sk_banim_blend_frame(sk_banim_blend_ctx *c, const sk_anim_layer *layers, sk_override *out, size_t *driven) {
+  const sk_anim *a = c->a;
+  const sk_anim_layer_ext *ext = c->ext;
+  const size_t nb = c->nb, count = c->count;
+  *driven = 0;
+  memset(c->src, 0, (count ? count : 1) * (nb ? nb : 1) * sizeof *c->src);
+  int rc = 0;
   static const unsigned bit[3] = {SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION, SK_OVERRIDE_SCALING};
   for (size_t i = 0; !rc && i < count; i++) {
-    const sk_anim_clip *c = &a->clips[layers[i].clip];
-    double *t = trs + i * nb * SK_ANIM_TRS;
+    const sk_anim_clip *cl = &a->clips[layers[i].clip];
+    double *t = c->trs + i * nb * SK_ANIM_TRS;
+    blend_src *src = c->src + i * nb;
     if (ext != NULL && ext[i].additive) {
-      rc = sample_additive(a, &layers[i], &ext[i], t, mats + i * nb * 16, src + i * nb);
+      rc = sample_additive(a, &layers[i], &ext[i], t, c->mats + i * nb * 16, src);
       continue;
     }
-    sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, t);
-    double frame = sk_anim__clip_frame(c, layers[i].time, layers[i].loop);
+    sk_anim_sample_at(a, layers[i].clip, layers[i].time, layers[i].loop, t, c->cur[i]);
+    double frame = sk_anim__clip_frame(cl, layers[i].time, layers[i].loop);
     const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
-    for (size_t k = 0; k < c->channel_count; k++) {
-      const sk_anim_channel *ch = &c->channels[k];
+    for (size_t k = 0; k < cl->channel_count; k++) {
+      const sk_anim_channel *ch = &cl->channels[k];
       if (mask != NULL && mask[ch->bone] == 0)
         continue; /* targetMask: this bone's animation is not started */
-      blend_src *b = &src[i * nb + (size_t)ch->bone];
+      blend_src *b = &src[ch->bone];
       b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
       if (ch->path == SK_ANIM_MATRIX) {
-        b->matrix = sk_anim__sample_matrix(ch, frame);
+        b->matrix = sk_anim__sample_matrix_at(ch, frame, &c->cur[i][k]);
         b->mask |= SK_OVERRIDE_MATRIX;
       } else {
         b->mask |= bit[ch->path];
       }
     }
   }
+  static const unsigned paths[4] = {SK_OVERRIDE_MATRIX, SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION,
+                                    SK_OVERRIDE_SCALING};
   for (size_t b = 0; !rc && b < nb; b++) {
     sk_override *o = &out[b];
     memset(o, 0, sizeof *o);
     o->bone = (int32_t)b;
-    const sk_local *cur = &s->bones[b].local;
-    double cs[3], cq[4], cp[3]; /* the bone's current TRS, decomposed if stale, as Babylon's getters do */
-    if (cur->need_decompose) {
-      sk_mat_decompose(cur->matrix, cs, cq, cp);
-    } else {
-      memcpy(cs, cur->scaling, sizeof cs);
-      memcpy(cq, cur->rotation, sizeof cq);
-      memcpy(cp, cur->position, sizeof cp);
-    }
-    static const unsigned paths[4] = {SK_OVERRIDE_MATRIX, SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION,
-                                      SK_OVERRIDE_SCALING};
+    const double *t = c->now + b * SK_ANIM_TRS;
     for (int p = 0; p < 4; p++)
-      blend_path(layers, ext, count, src, nb, b, paths[p], cur, cs, cq, cp, vals, w, o);
+      blend_path(layers, ext, count, c->src, nb, b, paths[p], &c->s->bones[b].local, t, t + 3, t + 7, c->vals, c->w,
+                 o);
     *driven += o->mask != 0;
   }
-  free(trs), free(src), free(vals), free(w), free(mats);
+  return rc;
+}
+
+int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
+                   size_t count, sk_override *out, size_t *driven) {
+  sk_banim_blend_ctx *c;
+  *driven = 0;
+  int rc = sk_banim_blend_open(a, s, layers, ext, count, &c);
+  if (rc == 0)
+    rc = sk_banim_blend_frame(c, layers, out, driven);
+  sk_banim_blend_close(c);
   return rc;
 }

@@ -33,4 +33,18 @@
 int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
                     size_t count, sk_override *out, size_t *driven);
 
+/* The same for the frames of a range, keeping what does not change from
+ * frame to frame: sk_banim_blend_open takes the skeleton, the layers'
+ * clips and `ext` (both borrowed until sk_banim_blend_close) and makes the
+ * scratch, a cursor per channel of each clip (sk_anim_cursor) and each
+ * bone's current TRS; sk_banim_blend_frame then blends `layers` (the same
+ * clips, weights and masks as at open; their times are the frame's) into
+ * `out` as sk_banim_blend would, the same bits. 0 or SK_ENOMEM. */
+typedef struct sk_banim_blend_ctx sk_banim_blend_ctx;
+int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                        const sk_anim_layer_ext *ext, size_t count, sk_banim_blend_ctx **out);
+int sk_banim_blend_frame(sk_banim_blend_ctx *c, const sk_anim_layer *layers, sk_override *out, size_t *driven);
+/* NULL is a no-op. */
+void sk_banim_blend_close(sk_banim_blend_ctx *c);
+
 #endif

@@ -467,7 +467,8 @@ static void babylon_adds_close(sk_banim_add_layer *adds, size_t nl) {
  * sk_anim_sample_layers_ext. p->overrides is allocated here; on an error
  * after that it stays set, for the caller to free. */
 static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose_spec *sp, double *trs,
-                        double *scratch, sk_anim_cursor *cur, sk_pose *p, const char *ptr, sk_error *err) {
+                        double *scratch, sk_anim_cursor *cur, sk_banim_blend_ctx *bl, sk_pose *p, const char *ptr,
+                        sk_error *err) {
   const size_t nb = anim->bone_count;
   if ((p->overrides = malloc((nb ? nb : 1) * sizeof *p->overrides)) == NULL)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -479,7 +480,8 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
     const sk_anim_layer *l = sp->l;
     if (!sp->layered)
       sk_anim_sample_overrides_at(anim, l[0].clip, l[0].time, l[0].loop, trs, p->overrides, cur);
-    else if (sk_banim_blend(anim, s, l, sp->lx, sp->nl, p->overrides, &driven) != 0)
+    else if ((bl != NULL ? sk_banim_blend_frame(bl, l, p->overrides, &driven)
+                         : sk_banim_blend(anim, s, l, sp->lx, sp->nl, p->overrides, &driven)) != 0)
       return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     p->count = merge_babylon(p->overrides, nb, &sp->base);
     return 0;
@@ -641,6 +643,12 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
   sk_anim_cursor *cur = NULL;
   if (!rc && anim->babylon && !sp.layered && nf > 1)
     cur = calloc(anim->clips[l[0].clip].channel_count + 1, sizeof *cur);
+  /* Their layers: one blend context for all the frames (cursors, the
+   * bones' current TRS and the scratch kept; NULL when memory is short:
+   * the same bits, made per frame) */
+  sk_banim_blend_ctx *bl = NULL;
+  if (!rc && anim->babylon && sp.layered && nf > 1 && sk_banim_blend_open(anim, s, l, sp.lx, nl, &bl) != 0)
+    bl = NULL;
   size_t made = 0;
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
@@ -656,12 +664,13 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
       sk_pose__merge_overrides(anim, range_sampler_frame(&rs, anim, times, nf, made), &sp.base, out[made].overrides);
       continue;
     }
-    if ((rc = sample_frame(s, anim, &sp, trs, scratch, cur, &out[made], ptr, err)) != 0) {
+    if ((rc = sample_frame(s, anim, &sp, trs, scratch, cur, bl, &out[made], ptr, err)) != 0) {
       if (out[made].overrides != NULL)
         made++; /* its overrides are allocated: freed with the others */
       break;
     }
   }
+  sk_banim_blend_close(bl);
   babylon_adds_close(adds, nl);
   range_sampler_close(&rs);
   free(cur);

@@ -113,12 +113,81 @@ START_TEST(a_masked_bone_is_left_out_of_its_layer) {
 }
 END_TEST
 
+/* A context blending frame after frame (its cursors moving forward,
+ * back and anywhere) gives each frame's overrides byte for byte as
+ * sk_banim_blend alone: on the skeletons of conformance/banim_layers.jsonl
+ * and Fox's Walk in Babylon's format, two or three weighted layers of
+ * their clips, with and without a mask. */
+START_TEST(a_context_blends_frames_as_single_calls) {
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/banim_layers.jsonl");
+  size_t len, frames = 0;
+  unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
+  json_t *fox = json_loadb((const char *)text, len, 0, NULL), *rec;
+  free(text);
+  ck_assert_ptr_nonnull(fox);
+  uint64_t rng = 99;
+  while ((rec = sk_jsonl_next(&in)) != NULL || fox != NULL) {
+    const json_t *j = rec != NULL ? json_object_get(json_object_get(rec, "case"), "skeleton") : fox;
+    sk_skeleton *s;
+    sk_anim *a;
+    ck_assert_int_eq(sk_json_parse_skeleton_anim(j, "", 0, &s, &a, NULL), 0);
+    const size_t nb = s->count, nl = a != NULL && a->clip_count > 1 ? 3 : 2;
+    float *mask = malloc(nb * sizeof *mask);
+    sk_override *got = malloc(nb * sizeof *got), *want = malloc(nb * sizeof *want);
+    for (size_t b = 0; b < nb; b++)
+      mask[b] = b % 3 == 1 ? 0.0f : 1.0f;
+    for (int masked = 0; a != NULL && masked < 2; masked++) {
+      sk_anim_layer l[3];
+      sk_anim_layer_ext x[3] = {{0}, {0}, {0}};
+      for (size_t i = 0; i < nl; i++) {
+        l[i] = (sk_anim_layer){.clip = i % a->clip_count, .weight = i == 0 ? 0.3 : i == 1 ? 0.9 : 0.5, .loop = i != 1};
+        x[i].bone_weights = masked && i == 1 ? mask : NULL;
+      }
+      sk_banim_blend_ctx *c;
+      ck_assert_int_eq(sk_banim_blend_open(a, s, l, x, nl, &c), 0);
+      for (int k = 0; k < 160; k++) {
+        /* forward in small steps, then anywhere, then one frame again */
+        double t = k < 80 ? k / 37.0 - 0.2 : k == 159 ? 0.5 : 0;
+        if (k >= 80 && k < 159) {
+          rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+          t = (double)(rng >> 11) / 9007199254740992.0 * 4 - 1;
+        }
+        for (size_t i = 0; i < nl; i++)
+          l[i].time = t + 0.1 * (double)i;
+        size_t d1, d2;
+        ck_assert_int_eq(sk_banim_blend_frame(c, l, got, &d1), 0);
+        ck_assert_int_eq(sk_banim_blend(a, s, l, x, nl, want, &d2), 0);
+        ck_assert_uint_eq(d1, d2);
+        ck_assert_msg(memcmp(got, want, nb * sizeof *got) == 0, "t=%.17g, masked %d", t, masked);
+        frames++;
+      }
+      sk_banim_blend_close(c);
+    }
+    free(mask);
+    free(got);
+    free(want);
+    sk_anim_destroy(a);
+    sk_skeleton_destroy(s);
+    if (rec != NULL) {
+      json_decref(rec);
+    } else {
+      json_decref(fox);
+      fox = NULL;
+    }
+  }
+  sk_jsonl_close(&in);
+  ck_assert_uint_ge(frames, 60 * 2 * 160);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_banim_blend");
   TCase *c = tcase_create("blend");
   tcase_add_test(c, a_total_under_one_mixes_in_the_current_value);
   tcase_add_test(c, weights_are_clamped_then_normalised);
   tcase_add_test(c, a_masked_bone_is_left_out_of_its_layer);
+  tcase_add_test(c, a_context_blends_frames_as_single_calls);
   suite_add_tcase(s, c);
   TCase *k = tcase_create("conformance");
   tcase_set_timeout(k, 120);
