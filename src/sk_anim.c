@@ -332,9 +332,6 @@ void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *ou
   sample_babylon(ch, frame, out, NULL);
 }
 const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame) { return sample_matrix(ch, frame, NULL); }
-void sk_anim__sample_babylon_at(const sk_anim_channel *ch, double frame, double *out, sk_anim_cursor *cur) {
-  sample_babylon(ch, frame, out, cur);
-}
 const float *sk_anim__sample_matrix_at(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur) {
   return sample_matrix(ch, frame, cur);
 }

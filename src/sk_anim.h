@@ -234,16 +234,16 @@ int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip,
  * `out`; "_matrix": the held key, borrowed). */
 void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out);
 const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame);
-/* Internal (sk_pose_range): the same with a channel's cursor (NULL: none),
- * and the frame a Babylon-format clip plays at `time` (before each
- * channel's own clamp), as sk_anim_sample_overrides_at samples them. */
-void sk_anim__sample_babylon_at(const sk_anim_channel *ch, double frame, double *out, sk_anim_cursor *cur);
+/* Internal (sk_pose_range, sk_banim_blend, sk_sample): the held matrix
+ * with a channel's cursor (NULL: none), and the frame a Babylon-format
+ * clip plays at `time` (before each channel's own clamp), as
+ * sk_anim_sample_overrides_at samples them. */
 const float *sk_anim__sample_matrix_at(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur);
 double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop);
 /* Internal (sk_pose_range): a TRS channel at frames[0..m) (each as
- * sk_anim__sample_babylon_at gives it, in that order, one cursor) into
- * out[0 .. m * width); a rotation channel's slerp sines computed together
- * (sk_vsin: the same bits), when m <= SK_ANIM_RUN_MAX. */
+ * sk_anim__sample_babylon gives it, in that order, with the one cursor
+ * `cur`) into out[0 .. m * width); a rotation channel's slerp sines
+ * computed together (sk_vsin: the same bits), when m <= SK_ANIM_RUN_MAX. */
 #define SK_ANIM_RUN_MAX 64
 void sk_anim__sample_babylon_run(const sk_anim_channel *ch, const double *frames, size_t m, double *out,
                                  sk_anim_cursor *cur);
