@@ -328,6 +328,41 @@ void sk_anim__sample_babylon_run(const sk_anim_channel *ch, const double *frames
   }
 }
 
+void sk_anim__slerp_n(const double *l, size_t ls, const double *q, size_t qs, double amount, double *r, size_t rs,
+                      size_t n) {
+  enum { CHUNK = SK_ANIM_RUN_MAX };
+  double prep[4 * CHUNK], acos[CHUNK], sines[3 * CHUNK];
+  for (size_t k0 = 0; k0 < n; k0 += CHUNK) {
+    const size_t m = n - k0 < CHUNK ? n - k0 : CHUNK;
+    for (size_t k = 0; k < m; k++) { /* sk_anim__slerp_prep's dot and flag */
+      const double *a = l + (k0 + k) * ls, *b = q + (k0 + k) * qs;
+      double num4 = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+      double flag = 0;
+      if (num4 < 0) {
+        flag = 1;
+        num4 = -num4;
+      }
+      prep[4 * k] = num4;
+      prep[4 * k + 1] = flag;
+      acos[k] = num4;
+    }
+    sk_vsin_acos(acos, acos, m);
+    for (size_t k = 0; k < m; k++) {
+      const double num5 = prep[4 * k] > 0.999999 ? 0 : acos[k]; /* its p[2] */
+      prep[4 * k + 2] = num5;
+      sines[k] = num5;
+      sines[m + k] = (1.0 - amount) * num5; /* sk_anim__slerp_args */
+      sines[2 * m + k] = amount * num5;
+    }
+    sk_vsin(sines, sines, 3 * m);
+    for (size_t k = 0; k < m; k++) {
+      prep[4 * k + 3] = prep[4 * k] > 0.999999 ? 0 : 1.0 / sines[k];
+      const double two[2] = {sines[m + k], sines[2 * m + k]};
+      sk_anim__slerp_apply(prep + 4 * k, l + (k0 + k) * ls, q + (k0 + k) * qs, amount, two, r + (k0 + k) * rs);
+    }
+  }
+}
+
 void sk_anim__sample_babylon(const sk_anim_channel *ch, double frame, double *out) {
   sample_babylon(ch, frame, out, NULL);
 }

@@ -248,6 +248,15 @@ double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop);
 void sk_anim__sample_babylon_run(const sk_anim_channel *ch, const double *frames, size_t m, double *out,
                                  sk_anim_cursor *cur);
 
+/* Internal (sk_banim_blend, sk_sample): Quaternion.SlerpToRef of n pairs,
+ * r_k = slerp(l + k * ls, q + k * qs, amount) into r + k * rs (strides in
+ * doubles; 0 repeats one quaternion; r_k may be l_k or q_k): the dots one
+ * after another, their acos and the three sines of each as arrays
+ * (sk_vsin_acos, sk_vsin: fdlibm's bits, several per instruction), then
+ * sk_anim__slerp_apply. Each r_k is sk_anim__quat_slerp's, bit for bit. */
+void sk_anim__slerp_n(const double *l, size_t ls, const double *q, size_t qs, double amount, double *r, size_t rs,
+                      size_t n);
+
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);
 

@@ -32,7 +32,6 @@ struct sk_sample_ctx {
   double *bgrad; /* and its gradient */
   size_t bytes;  /* what the context holds (sk_sample_ctx_memory) */
   double *blend; /* B * SK_ANIM_TRS, with more than one layer */
-  double *bl_prep, *bl_acos, *bl_sines; /* blend_rotations': 4B, B and 3B doubles (one allocation) */
   /* More than one layer into rows (run_rows_blend): a block of B bones'
    * rows (SAMP_BLOCK doubles each) for the blend and one per layer (its
    * rest rows written once, at creation), their offsets, and per bone and
@@ -112,7 +111,6 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   free(c->bkey);
   free(c->bgrad);
   free(c->blend);
-  free(c->bl_prep);
   free(c->blocks);
   free(c->boff);
   free(c->bl.rot);
@@ -256,12 +254,12 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   }
   /* More than one layer: a frame of plain TRS arrays is blended into
    * c->blend (blend_layers); rows go a block at a time (run_rows_blend). */
-  const size_t nb1 = nb ? nb : 1, bl_bytes = 8 * nb1 * sizeof(double);
+  const size_t nb1 = nb ? nb : 1;
   /* acc, a block per layer (up to SAMP_KEEP_LAYERS; past that one for
    * all, its rest rows written again each block); num4, neg, acos, 3 sines */
   c->nblk = c->count <= SAMP_KEEP_LAYERS ? c->count : 1;
   const size_t blk_bytes = ((1 + c->nblk) * SAMP_BLOCK + 6 * SAMP_BW) * nb1 * sizeof(double);
-  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->bl_prep = malloc(bl_bytes)) == NULL ||
+  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL ||
                        (c->blocks = aligned_alloc(64, blk_bytes)) == NULL ||
                        (c->boff = malloc(nb1 * sizeof *c->boff)) == NULL)) {
     sk_sample_ctx_destroy(c);
@@ -271,8 +269,6 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     /* 64-byte lines: each vector store of a row is one line, not two;
      * zeros: the lanes a partial block never samples are still computed */
     memset(c->blocks, 0, blk_bytes);
-    c->bl_acos = c->bl_prep + 4 * nb;
-    c->bl_sines = c->bl_acos + nb;
     c->acc = c->blocks;
     c->lblocks = c->acc + SAMP_BLOCK * nb1;
     c->b_num4 = c->lblocks + c->nblk * SAMP_BLOCK * nb1;
@@ -292,7 +288,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   }
   c->bytes = sizeof *c + count * sizeof *c->layers + 2 * SAMP_LANES * SAMP_LANES * rot * sizeof *c->sines +
              SAMP_LANES * c->lines * (sizeof *c->bkey + sizeof *c->bgrad) +
-             (c->count > 1 ? trs_bytes + bl_bytes + blk_bytes + nb1 * sizeof *c->boff +
+             (c->count > 1 ? trs_bytes + blk_bytes + nb1 * sizeof *c->boff +
                                  3 * nb1 * (sizeof(size_t) + sizeof *c->brest) + SK_ANIM_TRS * nb1 * sizeof *c->bvals
                            : 0);
   for (size_t i = 0; i < c->count; i++)
@@ -493,41 +489,11 @@ static void run_rows_layer(sk_sample_ctx *c, samp_layer *l, const double *times,
 }
 
 /* Quaternion.SlerpToRef of every bone's blended rotation t (r + b * 10 +
- * 3) towards layer rotation s (l + b * 10 + 3) by `amount`, in place: the
- * dots one bone after another, then their acos and the three sines of each
- * as arrays (sk_vsin_acos, sk_vsin: fdlibm's bits, several bones per
- * instruction), then sk_anim__slerp_apply. Each value is what
- * sk_anim__quat_slerp gives: the same operations on the same operands. */
+ * 3) towards layer rotation s (l + b * 10 + 3) by `amount`, in place
+ * (sk_anim__slerp_n: sk_anim__quat_slerp's bits, the acos and sines as
+ * arrays). */
 static void blend_rotations(sk_sample_ctx *c, double *r, const double *l, double amount) {
-  const size_t n = c->bones;
-  double *prep = c->bl_prep, *acos = c->bl_acos, *sines = c->bl_sines;
-  for (size_t b = 0; b < n; b++) {
-    const double *t = r + b * SK_ANIM_TRS + 3, *q = l + b * SK_ANIM_TRS + 3;
-    double num4 = t[0] * q[0] + t[1] * q[1] + t[2] * q[2] + t[3] * q[3];
-    double flag = 0;
-    if (num4 < 0) {
-      flag = 1;
-      num4 = -num4;
-    }
-    prep[4 * b] = num4;
-    prep[4 * b + 1] = flag;
-    acos[b] = num4;
-  }
-  sk_vsin_acos(acos, acos, n);
-  for (size_t b = 0; b < n; b++) {
-    const double num5 = prep[4 * b] > 0.999999 ? 0 : acos[b]; /* sk_anim__slerp_prep's p[2] */
-    prep[4 * b + 2] = num5;
-    sines[b] = num5;
-    sines[n + b] = (1.0 - amount) * num5; /* sk_anim__slerp_args */
-    sines[2 * n + b] = amount * num5;
-  }
-  sk_vsin(sines, sines, 3 * n);
-  for (size_t b = 0; b < n; b++) {
-    prep[4 * b + 3] = prep[4 * b] > 0.999999 ? 0 : 1.0 / sines[b];
-    const double two[2] = {sines[n + b], sines[2 * n + b]};
-    double *t = r + b * SK_ANIM_TRS + 3;
-    sk_anim__slerp_apply(prep + 4 * b, t, l + b * SK_ANIM_TRS + 3, amount, two, t);
-  }
+  sk_anim__slerp_n(r + 3, SK_ANIM_TRS, l + 3, SK_ANIM_TRS, amount, r + 3, SK_ANIM_TRS, c->bones);
 }
 
 /* sk_anim_sample_layers' blend of the sampled layers into `r` (B *
