@@ -35,15 +35,29 @@ int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *
 
 /* The same for the frames of a range, keeping what does not change from
  * frame to frame: sk_banim_blend_open takes the skeleton, the layers'
- * clips and `ext` (both borrowed until sk_banim_blend_close) and makes the
- * scratch, a cursor per channel of each clip (sk_anim_cursor) and each
- * bone's current TRS; sk_banim_blend_frame then blends `layers` (the same
- * clips, weights and masks as at open; their times are the frame's) into
- * `out` as sk_banim_blend would, the same bits. 0 or SK_ENOMEM. */
+ * clips and `ext` (all borrowed until sk_banim_blend_close) and plans the
+ * blend: which channels count, a cursor for each (sk_anim_cursor), which
+ * layers drive each bone's paths with which weights, each bone's current
+ * TRS. sk_banim_blend_frame then blends `layers` (the same clips, weights
+ * and masks as at open; their times are the frame's) into `out` as
+ * sk_banim_blend would, the same bits. 0 or SK_ENOMEM. An additive layer
+ * whose keys are made per call (ext[i].babylon_add NULL) makes the context
+ * blend frame by frame, as sk_banim_blend does. */
 typedef struct sk_banim_blend_ctx sk_banim_blend_ctx;
 int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
                         const sk_anim_layer_ext *ext, size_t count, sk_banim_blend_ctx **out);
 int sk_banim_blend_frame(sk_banim_blend_ctx *c, const sk_anim_layer *layers, sk_override *out, size_t *driven);
+/* Frames [0, m) of a range at once, m <= sk_banim_blend_run_max(c): layer
+ * i plays frame f at times[f * count + i] (`layers` as at open otherwise);
+ * out[f] receives frame f's bone_count overrides and driven[f] its driven
+ * bones, each as sk_banim_blend gives them, the same bits. The run samples
+ * each channel's frames together and blends the rotations of all its
+ * frames one slerp step at a time (the acos and sines as arrays). */
+int sk_banim_blend_run(sk_banim_blend_ctx *c, const sk_anim_layer *layers, const double *times, size_t m,
+                       sk_override *const *out, size_t *driven);
+/* Frames a run takes: 1 to SK_ANIM_RUN_MAX, fewer for many layers of many
+ * bones (a run keeps about 256 KiB of values). */
+size_t sk_banim_blend_run_max(const sk_banim_blend_ctx *c);
 /* NULL is a no-op. */
 void sk_banim_blend_close(sk_banim_blend_ctx *c);
 

@@ -495,6 +495,32 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
   return 0;
 }
 
+/* Frames [made, made + m) of a Babylon-format layered range through the
+ * blend context's run (m <= sk_banim_blend_run_max): each pose gets its
+ * overrides (allocated here; *allocated counts them, for the caller to
+ * free on an error), then the "bones" on top. `tt` holds m * nl times. */
+static int sample_blend_run(const sk_anim *anim, const sk_pose_spec *sp, sk_banim_blend_ctx *bl,
+                            const double *offsets, size_t made, size_t m, sk_pose *out, double *tt,
+                            sk_override **frames, size_t *driven, size_t *allocated, const char *ptr,
+                            sk_error *err) {
+  const size_t nb = anim->bone_count, nl = sp->nl;
+  *allocated = 0;
+  for (size_t f = 0; f < m; f++) {
+    for (size_t i = 0; i < nl; i++)
+      tt[f * nl + i] = sk_sample_layer_time(offsets[i], sp->times[made + f]);
+    out[f] = sp->base;
+    out[f].frame_range = true;
+    if ((out[f].overrides = frames[f] = malloc((nb ? nb : 1) * sizeof *out[f].overrides)) == NULL)
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    ++*allocated;
+  }
+  if (sk_banim_blend_run(bl, sp->l, tt, m, frames, driven) != 0)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  for (size_t f = 0; f < m; f++)
+    out[f].count = merge_babylon(out[f].overrides, nb, &sp->base);
+  return 0;
+}
+
 /* The poses of range `r`'s nf frames, each a copy of sp->base without
  * overrides pointing at its frame. */
 static int range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk_pose **poses, size_t *count) {
@@ -650,6 +676,22 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
   if (!rc && anim->babylon && sp.layered && nf > 1 && sk_banim_blend_open(anim, s, l, sp.lx, nl, &bl) != 0)
     bl = NULL;
   size_t made = 0;
+  if (bl != NULL && times != NULL && sk_banim_blend_run_max(bl) > 1) {
+    /* runs of frames: each channel's frames sampled together, the slerps of all of them at once */
+    const size_t run = sk_banim_blend_run_max(bl);
+    double *tt = malloc(run * nl * sizeof *tt);
+    sk_override **frames = malloc(run * sizeof *frames);
+    size_t *driven = malloc(run * sizeof *driven);
+    if (tt == NULL || frames == NULL || driven == NULL)
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    while (!rc && made < nf) {
+      const size_t m = nf - made < run ? nf - made : run;
+      size_t allocated;
+      rc = sample_blend_run(anim, &sp, bl, offsets, made, m, out + made, tt, frames, driven, &allocated, ptr, err);
+      made += allocated;
+    }
+    free(tt), free(frames), free(driven);
+  }
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
       l[i].time = sk_sample_layer_time(offsets[i], times[made]);

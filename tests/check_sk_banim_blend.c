@@ -6,6 +6,7 @@
  * the blend on values whose results are exact. */
 #include "sk_anim.h"
 #include "sk_anim_math.h"
+#include "sk_banim_add.h"
 #include "sk_banim_blend.h"
 #include "sk_eval.h"
 #include "sk_evalcases.h"
@@ -113,20 +114,81 @@ START_TEST(a_masked_bone_is_left_out_of_its_layer) {
 }
 END_TEST
 
-/* A context blending frame after frame (its cursors moving forward,
- * back and anywhere) gives each frame's overrides byte for byte as
- * sk_banim_blend alone: on the skeletons of conformance/banim_layers.jsonl
+/* 160 frame times: forward in small steps, then anywhere, then one frame again. */
+static double frame_time(int k, uint64_t *rng) {
+  if (k >= 80 && k < 159) {
+    *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*rng >> 11) / 9007199254740992.0 * 4 - 1;
+  }
+  return k < 80 ? k / 37.0 - 0.2 : k == 159 ? 0.5 : 0;
+}
+
+/* One context over 160 frames, frame by frame (sk_banim_blend_frame) or
+ * in runs of 1, 7 and as many as it takes (sk_banim_blend_run), each frame
+ * byte for byte as sk_banim_blend alone. Returns the frames compared. */
+static size_t context_agrees(const sk_anim *a, const sk_skeleton *s, sk_anim_layer *l, const sk_anim_layer_ext *x,
+                             size_t nl, bool runs, const char *what) {
+  const size_t nb = s->count;
+  sk_banim_blend_ctx *c;
+  ck_assert_int_eq(sk_banim_blend_open(a, s, l, x, nl, &c), 0);
+  const size_t max = sk_banim_blend_run_max(c), sizes[3] = {1, 7, max};
+  ck_assert(max >= 1 && max <= SK_ANIM_RUN_MAX);
+  sk_override *got = malloc(SK_ANIM_RUN_MAX * nb * sizeof *got), *want = malloc(nb * sizeof *want);
+  sk_override *frames[SK_ANIM_RUN_MAX];
+  double times[SK_ANIM_RUN_MAX * 3];
+  size_t driven[SK_ANIM_RUN_MAX], compared = 0;
+  uint64_t rng = 99;
+  for (int k = 0, r = 0; k < 160; r++) {
+    size_t m = runs ? sizes[r % 3] : 1;
+    m = m < max ? m : max;
+    m = m < (size_t)(160 - k) ? m : (size_t)(160 - k);
+    for (size_t f = 0; f < m; f++) {
+      const double t = frame_time(k + (int)f, &rng);
+      frames[f] = got + f * nb;
+      for (size_t i = 0; i < nl; i++)
+        times[f * nl + i] = t + 0.1 * (double)i;
+    }
+    if (runs) {
+      ck_assert_int_eq(sk_banim_blend_run(c, l, times, m, frames, driven), 0);
+    } else {
+      for (size_t i = 0; i < nl; i++)
+        l[i].time = times[i];
+      ck_assert_int_eq(sk_banim_blend_frame(c, l, got, driven), 0);
+    }
+    for (size_t f = 0; f < m; f++) {
+      size_t d;
+      for (size_t i = 0; i < nl; i++)
+        l[i].time = times[f * nl + i];
+      ck_assert_int_eq(sk_banim_blend(a, s, l, x, nl, want, &d), 0);
+      ck_assert_uint_eq(driven[f], d);
+      ck_assert_msg(memcmp(frames[f], want, nb * sizeof *want) == 0, "%s: frame %d (t=%.17g) in a run of %zu",
+                    what, k + (int)f, l[0].time, m);
+      compared++;
+    }
+    k += (int)m;
+  }
+  sk_banim_blend_close(c);
+  free(got);
+  free(want);
+  return compared;
+}
+
+/* A context blending frames, one at a time or in runs (its cursors moving
+ * forward, back and anywhere), gives each frame's overrides byte for byte
+ * as sk_banim_blend alone: on the skeletons of conformance/banim_layers.jsonl
  * and Fox's Walk in Babylon's format, two or three weighted layers of
- * their clips, with and without a mask. */
+ * their clips, with and without a mask, with weights adding up to more
+ * and to less than 1, and with an additive layer made once (the run's
+ * path) or per frame (the frame-by-frame path). */
 START_TEST(a_context_blends_frames_as_single_calls) {
   sk_jsonl in;
   sk_jsonl_open(&in, "conformance/banim_layers.jsonl");
-  size_t len, frames = 0;
+  size_t len, frames = 0, additive = 0;
   unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
   json_t *fox = json_loadb((const char *)text, len, 0, NULL), *rec;
   free(text);
   ck_assert_ptr_nonnull(fox);
-  uint64_t rng = 99;
+  static const double weights[2][3] = {{0.3, 0.9, 0.5}, {0.2, 0.3, 0.1}};
   while ((rec = sk_jsonl_next(&in)) != NULL || fox != NULL) {
     const json_t *j = rec != NULL ? json_object_get(json_object_get(rec, "case"), "skeleton") : fox;
     sk_skeleton *s;
@@ -134,39 +196,36 @@ START_TEST(a_context_blends_frames_as_single_calls) {
     ck_assert_int_eq(sk_json_parse_skeleton_anim(j, "", 0, &s, &a, NULL), 0);
     const size_t nb = s->count, nl = a != NULL && a->clip_count > 1 ? 3 : 2;
     float *mask = malloc(nb * sizeof *mask);
-    sk_override *got = malloc(nb * sizeof *got), *want = malloc(nb * sizeof *want);
     for (size_t b = 0; b < nb; b++)
       mask[b] = b % 3 == 1 ? 0.0f : 1.0f;
-    for (int masked = 0; a != NULL && masked < 2; masked++) {
+    for (int v = 0; a != NULL && v < 6; v++) {
+      const bool masked = v & 1, under = v & 2, add = v & 4;
       sk_anim_layer l[3];
       sk_anim_layer_ext x[3] = {{0}, {0}, {0}};
       for (size_t i = 0; i < nl; i++) {
-        l[i] = (sk_anim_layer){.clip = i % a->clip_count, .weight = i == 0 ? 0.3 : i == 1 ? 0.9 : 0.5, .loop = i != 1};
+        l[i] = (sk_anim_layer){.clip = i % a->clip_count, .weight = weights[under][i], .loop = i != 1};
         x[i].bone_weights = masked && i == 1 ? mask : NULL;
       }
-      sk_banim_blend_ctx *c;
-      ck_assert_int_eq(sk_banim_blend_open(a, s, l, x, nl, &c), 0);
-      for (int k = 0; k < 160; k++) {
-        /* forward in small steps, then anywhere, then one frame again */
-        double t = k < 80 ? k / 37.0 - 0.2 : k == 159 ? 0.5 : 0;
-        if (k >= 80 && k < 159) {
-          rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-          t = (double)(rng >> 11) / 9007199254740992.0 * 4 - 1;
-        }
-        for (size_t i = 0; i < nl; i++)
-          l[i].time = t + 0.1 * (double)i;
-        size_t d1, d2;
-        ck_assert_int_eq(sk_banim_blend_frame(c, l, got, &d1), 0);
-        ck_assert_int_eq(sk_banim_blend(a, s, l, x, nl, want, &d2), 0);
-        ck_assert_uint_eq(d1, d2);
-        ck_assert_msg(memcmp(got, want, nb * sizeof *got) == 0, "t=%.17g, masked %d", t, masked);
-        frames++;
+      sk_banim_add_layer made = {0};
+      if (add) { /* layer 1 additive against its clip's start, where Babylon can make it so */
+        x[1].additive = true;
+        if (sk_banim_add_check(a, l[1].clip, 0, s, "", NULL) != 0)
+          continue;
+        ck_assert_int_eq(sk_banim_add_layer_make(a, l[1].clip, 0, x[1].bone_weights, &made), 0);
+        x[1].babylon_add = &made;
+        additive++;
       }
-      sk_banim_blend_close(c);
+      char what[64];
+      snprintf(what, sizeof what, "masked %d, under 1 %d, additive %d", masked, under, add);
+      frames += context_agrees(a, s, l, x, nl, false, what);
+      frames += context_agrees(a, s, l, x, nl, true, what);
+      if (add) { /* keys made per frame: the context blends frame by frame */
+        x[1].babylon_add = NULL;
+        frames += context_agrees(a, s, l, x, nl, true, what);
+      }
+      sk_banim_add_layer_close(&made);
     }
     free(mask);
-    free(got);
-    free(want);
     sk_anim_destroy(a);
     sk_skeleton_destroy(s);
     if (rec != NULL) {
@@ -177,7 +236,8 @@ START_TEST(a_context_blends_frames_as_single_calls) {
     }
   }
   sk_jsonl_close(&in);
-  ck_assert_uint_ge(frames, 60 * 2 * 160);
+  ck_assert_uint_ge(frames, 60 * 8 * 160);
+  ck_assert_uint_ge(additive, 10);
 }
 END_TEST
 
