@@ -166,27 +166,24 @@ static void fill_override(const sk_frames_scratch *sc, const sk_skeleton *s, con
       sc->input[at + r * stride] = l.matrix[r];
     return;
   }
-  if (mode == SK_KERNEL_TRS64 && (o->mask & PLAN_TRS) == PLAN_TRS) {
-    /* the whole lane: a clip frame's override (one per bone) */
+  if (mode == SK_KERNEL_TRS64) {
+    /* the fields the override sets, each straight into its rows (what
+     * sk_override_fields copies; the others keep the lane's doubles) */
     double *d = sc->input64 + at;
-    for (size_t r = 0; r < 3; r++) {
+    for (size_t r = 0; (o->mask & SK_OVERRIDE_POSITION) && r < 3; r++)
       d[r * stride] = o->position[r];
-      d[(7 + r) * stride] = o->scaling[r];
-    }
-    for (size_t r = 0; r < 4; r++)
+    for (size_t r = 0; (o->mask & SK_OVERRIDE_ROTATION) && r < 4; r++)
       d[(3 + r) * stride] = o->rotation[r];
+    for (size_t r = 0; (o->mask & SK_OVERRIDE_SCALING) && r < 3; r++)
+      d[(7 + r) * stride] = o->scaling[r];
     return;
   }
   double v[10];
   for (size_t r = 0; r < 10; r++)
-    v[r] = mode == SK_KERNEL_TRS64 ? sc->input64[at + r * stride] : (double)sc->input[at + r * stride];
+    v[r] = (double)sc->input[at + r * stride];
   sk_override_fields(o, v, v + 3, v + 7);
-  for (size_t r = 0; r < 10; r++) {
-    if (mode == SK_KERNEL_TRS64)
-      sc->input64[at + r * stride] = v[r];
-    else
-      sc->input[at + r * stride] = (float)v[r];
-  }
+  for (size_t r = 0; r < 10; r++)
+    sc->input[at + r * stride] = (float)v[r];
 }
 
 /* The end of the run of lanes from p (up to n) that hold consecutive
