@@ -8,6 +8,7 @@
 
 #include "sk_banim_add.h"
 #include "sk_mat.h"
+#include "sk_sample.h"
 
 static void blend_matrix_w(const float *const *m, const double *w, size_t n, size_t start, double normalizer,
                            double scale, double fs[3], double fq[4], double fp[3]);
@@ -420,11 +421,19 @@ typedef struct run_layer {
   double *val;          /* [nslot][run][4]: a TRS slot's values, frame after frame */
   const float **mat;    /* [nslot][run]: a "_matrix" slot's held keys */
   double *frames;       /* [run] */
+  /* A weighted layer whose clip the sampler built (sk_banim_blend_open_sampled):
+   * its own one-layer context, sampling each run's frames into `aos`
+   * ([run][nb][SK_ANIM_TRS], sk_sample's plain TRS arrays) at `times`. */
+  sk_sample_ctx *sctx;
+  double *aos, *times;
 } run_layer;
 
-/* One source of a bone's path: a layer's slot. */
+/* One source of a bone's path: a layer's slot; a TRS slot's value at
+ * frame f of a run is at base + f * fs (plan_bases). */
 typedef struct run_src {
   uint32_t layer, slot;
+  const double *base;
+  size_t fs;
 } run_src;
 
 /* A bone's path and its sources: n weighted, then na additive, from
@@ -447,12 +456,17 @@ struct sk_banim_blend_ctx {
   double *now;      /* each bone's current TRS (current_trs) */
   const void **vals; /* [2 * count] */
   double *rq, *tq;  /* [run][4] */
+  sk_sampler *sampler; /* owned, or NULL */
   sk_anim_layer *l1; /* [count]: one frame's layers (the per-frame blend) */
   double *t1;        /* [count]: one frame's times */
 };
 
-/* Values a run keeps per frame, at most: 256 KiB, or one frame. */
-#define RUN_BYTES (256u * 1024u)
+/* The values a run keeps, at most (or one frame's): 64 KiB. With 256 KiB
+ * (two 120 KiB buffers for two layers of Fox) glibc gave the freed heap
+ * back at every request and the next one faulted it in again: 18 % of a
+ * range's time in page faults; 64 frames or 16 measured the same apart
+ * from that. */
+#define RUN_BYTES (64u * 1024u)
 
 void sk_banim_blend_close(sk_banim_blend_ctx *c) {
   if (c == NULL)
@@ -461,7 +475,10 @@ void sk_banim_blend_close(sk_banim_blend_ctx *c) {
   for (size_t i = 0; c->ly != NULL && i < c->count; i++) {
     run_layer *L = &c->ly[i];
     free(L->slot), free(L->bp), free(L->cur), free(L->val), free(L->mat), free(L->frames);
+    sk_sample_ctx_destroy(L->sctx);
+    free(L->aos), free(L->times);
   }
+  sk_sampler_destroy(c->sampler);
   free(c->ly), free(c->items), free(c->srcs), free(c->w), free(c->now), free(c->vals), free(c->rq), free(c->tq);
   free(c->l1), free(c->t1);
   free(c);
@@ -520,7 +537,7 @@ static int plan_items(sk_banim_blend_ctx *c, const sk_anim_layer *layers, const 
             continue;
           /* Animatable.weight clamps to [0, 1] */
           const double wi = layers[i].weight < 0 ? 0 : layers[i].weight > 1.0 ? 1.0 : layers[i].weight;
-          c->srcs[at] = (run_src){(uint32_t)i, (uint32_t)slot};
+          c->srcs[at] = (run_src){.layer = (uint32_t)i, .slot = (uint32_t)slot};
           c->w[at++] = wi;
           *(pass ? &it.atotal : &it.total) += wi;
           (*(pass ? &it.na : &it.n))++;
@@ -531,16 +548,24 @@ static int plan_items(sk_banim_blend_ctx *c, const sk_anim_layer *layers, const 
   return 0;
 }
 
-/* Frames a run holds: as many as RUN_BYTES of slot values allow, 1 to
+/* Frames a run holds: as many as RUN_BYTES of values allow, 1 to
  * SK_ANIM_RUN_MAX; then the buffers. */
 static int plan_run(sk_banim_blend_ctx *c) {
   size_t per_frame = 8 * SK_ANIM_TRS;
   for (size_t i = 0; i < c->count; i++)
-    per_frame += c->ly[i].nslot * (4 * sizeof(double) + sizeof(float *)) + sizeof(double);
+    per_frame += c->ly[i].sctx != NULL ? (c->nb * SK_ANIM_TRS + 2) * sizeof(double)
+                                       : c->ly[i].nslot * (4 * sizeof(double) + sizeof(float *)) + sizeof(double);
   c->run = RUN_BYTES / per_frame;
   c->run = c->run < 1 ? 1 : c->run > SK_ANIM_RUN_MAX ? SK_ANIM_RUN_MAX : c->run;
   for (size_t i = 0; i < c->count; i++) {
     run_layer *L = &c->ly[i];
+    if (L->sctx != NULL) {
+      L->aos = malloc((c->nb ? c->nb : 1) * SK_ANIM_TRS * c->run * sizeof *L->aos);
+      L->times = malloc(c->run * sizeof *L->times);
+      if (L->aos == NULL || L->times == NULL)
+        return SK_ENOMEM;
+      continue;
+    }
     const size_t ns = L->nslot ? L->nslot : 1;
     L->val = malloc(ns * c->run * 4 * sizeof *L->val);
     L->mat = malloc(ns * c->run * sizeof *L->mat);
@@ -553,13 +578,52 @@ static int plan_run(sk_banim_blend_ctx *c) {
   return c->rq != NULL && c->tq != NULL ? 0 : SK_ENOMEM;
 }
 
+/* Where each TRS source's frames are in the run's buffers. */
+static void plan_bases(sk_banim_blend_ctx *c) {
+  static const size_t at[3] = {[SK_ANIM_TRANSLATION] = 0, [SK_ANIM_ROTATION] = 3, [SK_ANIM_SCALE] = 7};
+  for (size_t k = 0; k < c->nitems; k++) {
+    const run_item *it = &c->items[k];
+    for (size_t j = it->src; it->path != SK_ANIM_MATRIX && j < it->src + it->n + it->na; j++) {
+      run_src *x = &c->srcs[j];
+      const run_layer *L = &c->ly[x->layer];
+      if (L->sctx != NULL) {
+        x->base = L->aos + (size_t)it->bone * SK_ANIM_TRS + at[it->path];
+        x->fs = c->nb * SK_ANIM_TRS;
+      } else {
+        x->base = L->val + (size_t)x->slot * c->run * 4;
+        x->fs = it->path == SK_ANIM_ROTATION ? 4 : 3;
+      }
+    }
+  }
+}
+
+/* The weighted layers whose clips `smp` built sample through contexts of
+ * it (NULL, or a clip it did not build: channel by channel). */
+static void plan_sampled(sk_banim_blend_ctx *c, const sk_anim_layer *layers, const sk_anim_layer_ext *ext) {
+  for (size_t i = 0; c->sampler != NULL && i < c->count; i++) {
+    if (ext != NULL && ext[i].additive)
+      continue;
+    const sk_anim_layer one = {.clip = layers[i].clip, .time = 0, .weight = 1, .loop = layers[i].loop};
+    if (sk_sample_ctx_create(c->sampler, &one, 1, &c->ly[i].sctx) != 0)
+      c->ly[i].sctx = NULL;
+  }
+}
+
 int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
                         const sk_anim_layer_ext *ext, size_t count, sk_banim_blend_ctx **out) {
+  return sk_banim_blend_open_sampled(a, s, layers, ext, count, NULL, out);
+}
+
+int sk_banim_blend_open_sampled(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                                const sk_anim_layer_ext *ext, size_t count, sk_sampler *smp,
+                                sk_banim_blend_ctx **out) {
   *out = NULL;
   sk_banim_blend_ctx *c = calloc(1, sizeof *c);
-  if (c == NULL)
+  if (c == NULL) {
+    sk_sampler_destroy(smp);
     return SK_ENOMEM;
-  *c = (sk_banim_blend_ctx){.a = a, .s = s, .count = count, .nb = a->bone_count};
+  }
+  *c = (sk_banim_blend_ctx){.a = a, .s = s, .count = count, .nb = a->bone_count, .sampler = smp};
   bool per_frame = false;
   for (size_t i = 0; ext != NULL && i < count; i++)
     per_frame |= ext[i].additive && ext[i].babylon_add == NULL;
@@ -578,9 +642,13 @@ int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_la
     if (!rc)
       rc = plan_items(c, layers, ext);
     if (!rc)
-      rc = plan_run(c);
+      plan_sampled(c, layers, ext);
     if (!rc)
+      rc = plan_run(c);
+    if (!rc) {
+      plan_bases(c);
       current_trs(s, c->nb, c->now);
+    }
   }
   if (rc) {
     sk_banim_blend_close(c);
@@ -597,6 +665,12 @@ size_t sk_banim_blend_run_max(const sk_banim_blend_ctx *c) { return c->once != N
 static void run_sample(sk_banim_blend_ctx *c, const double *times, size_t m) {
   for (size_t i = 0; i < c->count; i++) {
     run_layer *L = &c->ly[i];
+    if (L->sctx != NULL) {
+      for (size_t f = 0; f < m; f++)
+        L->times[f] = times[f * c->count + i];
+      sk_sample_run(L->sctx, L->times, 0, m, &(sk_sample_out){.f64 = L->aos});
+      continue;
+    }
     for (size_t f = 0; f < m; f++)
       L->frames[f] = sk_anim__clip_frame(L->clip, times[f * c->count + i], L->loop);
     for (size_t k = 0; k < L->nch; k++) {
@@ -614,10 +688,8 @@ static void run_sample(sk_banim_blend_ctx *c, const double *times, size_t m) {
   }
 }
 
-/* Source j's value at frame f (a TRS slot holds its frames at its width). */
-static const double *src_val(const sk_banim_blend_ctx *c, const run_src *x, size_t width, size_t f) {
-  return c->ly[x->layer].val + (size_t)x->slot * c->run * 4 + f * width;
-}
+/* A TRS source's value at frame f of the run. */
+static const double *src_val(const run_src *x, size_t f) { return x->base + f * x->fs; }
 
 /* blend_quat over the run's m frames, one slerp step at a time across the
  * frames, into c->rq: the same steps with the same operands. */
@@ -630,28 +702,29 @@ static void run_rotation(sk_banim_blend_ctx *c, const run_item *it, size_t m) {
     for (size_t f = 0; f < m; f++)
       memcpy(r + 4 * f, orig, 4 * sizeof *r);
   } else if (n == 1) {
-    sk_anim__slerp_n(orig, 0, src_val(c, &x[0], 4, 0), 4, total < 1.0 ? total : 1.0, r, 4, m);
+    sk_anim__slerp_n(orig, 0, x[0].base, x[0].fs, total < 1.0 ? total : 1.0, r, 4, m);
   } else if (total >= 1.0 && n == 2 && it->atotal == 0) {
-    sk_anim__slerp_n(src_val(c, &x[0], 4, 0), 4, src_val(c, &x[1], 4, 0), 4, w[1] / total, r, 4, m);
+    sk_anim__slerp_n(x[0].base, x[0].fs, x[1].base, x[1].fs, w[1] / total, r, 4, m);
   } else { /* blend_quat_w's cumulative slerp, the current value first when the weights add up to less than 1 */
     const bool mix = total < 1.0;
     const double normalizer = mix ? 1.0 : total;
     const size_t steps = n + (mix ? 1 : 0);
     double cumulative = 0;
     for (size_t index = 0; index < steps;) {
-      const double *qi = mix ? (index ? src_val(c, &x[index - 1], 4, 0) : orig) : src_val(c, &x[index], 4, 0);
-      const size_t qs = mix && !index ? 0 : 4;
+      const run_src *xi = mix ? (index ? &x[index - 1] : NULL) : &x[index];
+      const double *qi = xi != NULL ? xi->base : orig;
+      const size_t qs = xi != NULL ? xi->fs : 0;
       double wi = mix ? (index ? w[index - 1] / normalizer : 1.0 - total) : w[index] / normalizer;
       if (!index) {
-        const double *qn = src_val(c, &x[mix ? 0 : 1], 4, 0);
+        const run_src *xn = &x[mix ? 0 : 1];
         double wn = (mix ? w[0] : w[1]) / normalizer;
-        sk_anim__slerp_n(qi, qs, qn, 4, wn / (wi + wn), r, 4, m);
+        sk_anim__slerp_n(qi, qs, xn->base, xn->fs, wn / (wi + wn), r, 4, m);
         cumulative = wi + wn;
         index += 2;
         continue;
       }
       cumulative += wi;
-      sk_anim__slerp_n(r, 4, qi, 4, wi / cumulative, r, 4, m);
+      sk_anim__slerp_n(r, 4, qi, qs, wi / cumulative, r, 4, m);
       index++;
     }
   }
@@ -659,7 +732,7 @@ static void run_rotation(sk_banim_blend_ctx *c, const run_item *it, size_t m) {
     if (w[j] == 0)
       continue;
     for (size_t f = 0; f < m; f++)
-      sk_anim__quat_mul(r + 4 * f, src_val(c, &x[j], 4, f), c->tq + 4 * f);
+      sk_anim__quat_mul(r + 4 * f, src_val(&x[j], f), c->tq + 4 * f);
     sk_anim__slerp_n(r, 4, c->tq, 4, w[j], r, 4, m);
   }
 }
@@ -684,7 +757,7 @@ static void run_item_blend(sk_banim_blend_ctx *c, const run_item *it, size_t m, 
     }
     for (size_t j = 0; j < it->n + it->na; j++)
       vals[j] = it->path == SK_ANIM_MATRIX ? (const void *)c->ly[x[j].layer].mat[(size_t)x[j].slot * c->run + f]
-                                           : (const void *)src_val(c, &x[j], 3, f);
+                                           : (const void *)src_val(&x[j], f);
     const blend_add ad = {avals, w + it->n, it->na, it->atotal};
     if (it->path == SK_ANIM_MATRIX) {
       blend_matrix(c->s->bones[it->bone].local.matrix, (const float *const *)vals, w, it->n, it->total, &ad,

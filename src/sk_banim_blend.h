@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "sk_anim.h"
+#include "sk_sample.h"
 #include "sk_skeleton.h"
 
 /* Babylon-format clips played as weighted layers, as Babylon composes
@@ -46,6 +47,13 @@ int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *
 typedef struct sk_banim_blend_ctx sk_banim_blend_ctx;
 int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
                         const sk_anim_layer_ext *ext, size_t count, sk_banim_blend_ctx **out);
+/* sk_banim_blend_open with `smp` (stolen: kept until close, or destroyed;
+ * NULL: none), a sampler of `a` (sk_sample.h): the weighted layers whose
+ * clips it built are sampled through it (the channels in SIMD groups, the
+ * slerps' key-pair constants made once per sampler), the same bits. */
+int sk_banim_blend_open_sampled(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
+                                const sk_anim_layer_ext *ext, size_t count, sk_sampler *smp,
+                                sk_banim_blend_ctx **out);
 int sk_banim_blend_frame(sk_banim_blend_ctx *c, const sk_anim_layer *layers, sk_override *out, size_t *driven);
 /* Frames [0, m) of a range at once, m <= sk_banim_blend_run_max(c): layer
  * i plays frame f at times[f * count + i] (`layers` as at open otherwise);
@@ -56,7 +64,7 @@ int sk_banim_blend_frame(sk_banim_blend_ctx *c, const sk_anim_layer *layers, sk_
 int sk_banim_blend_run(sk_banim_blend_ctx *c, const sk_anim_layer *layers, const double *times, size_t m,
                        sk_override *const *out, size_t *driven);
 /* Frames a run takes: 1 to SK_ANIM_RUN_MAX, fewer for many layers of many
- * bones (a run keeps about 256 KiB of values). */
+ * bones (a run keeps about 64 KiB of values). */
 size_t sk_banim_blend_run_max(const sk_banim_blend_ctx *c);
 /* NULL is a no-op. */
 void sk_banim_blend_close(sk_banim_blend_ctx *c);

@@ -673,8 +673,15 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
    * bones' current TRS and the scratch kept; NULL when memory is short:
    * the same bits, made per frame) */
   sk_banim_blend_ctx *bl = NULL;
-  if (!rc && anim->babylon && sp.layered && nf > 1 && sk_banim_blend_open(anim, s, l, sp.lx, nl, &bl) != 0)
-    bl = NULL;
+  if (!rc && anim->babylon && sp.layered && nf > 1) {
+    /* the anim's own sampler when the daemon built one at upload; else
+     * this range's, for ranges long enough to repay building it */
+    sk_sampler *smp = sk_sampler_hold_shared(anim);
+    if (smp == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, l, nl, &smp) != 0)
+      smp = NULL;
+    if (sk_banim_blend_open_sampled(anim, s, l, sp.lx, nl, smp, &bl) != 0)
+      bl = NULL;
+  }
   size_t made = 0;
   if (bl != NULL && times != NULL && sk_banim_blend_run_max(bl) > 1) {
     /* runs of frames: each channel's frames sampled together, the slerps of all of them at once */

@@ -124,13 +124,18 @@ static double frame_time(int k, uint64_t *rng) {
 }
 
 /* One context over 160 frames, frame by frame (sk_banim_blend_frame) or
- * in runs of 1, 7 and as many as it takes (sk_banim_blend_run), each frame
- * byte for byte as sk_banim_blend alone. Returns the frames compared. */
+ * in runs of 1, 7 and as many as it takes (sk_banim_blend_run), with a
+ * sampler of every clip (`sampled`: the layers whose clips it builds go
+ * through it) or without, each frame byte for byte as sk_banim_blend
+ * alone. Returns the frames compared. */
 static size_t context_agrees(const sk_anim *a, const sk_skeleton *s, sk_anim_layer *l, const sk_anim_layer_ext *x,
-                             size_t nl, bool runs, const char *what) {
+                             size_t nl, bool runs, bool sampled, const char *what) {
   const size_t nb = s->count;
   sk_banim_blend_ctx *c;
-  ck_assert_int_eq(sk_banim_blend_open(a, s, l, x, nl, &c), 0);
+  sk_sampler *smp = NULL;
+  if (sampled)
+    ck_assert_int_eq(sk_sampler_create(a, &smp), 0);
+  ck_assert_int_eq(sk_banim_blend_open_sampled(a, s, l, x, nl, smp, &c), 0);
   const size_t max = sk_banim_blend_run_max(c), sizes[3] = {1, 7, max};
   ck_assert(max >= 1 && max <= SK_ANIM_RUN_MAX);
   sk_override *got = malloc(SK_ANIM_RUN_MAX * nb * sizeof *got), *want = malloc(nb * sizeof *want);
@@ -161,8 +166,8 @@ static size_t context_agrees(const sk_anim *a, const sk_skeleton *s, sk_anim_lay
         l[i].time = times[f * nl + i];
       ck_assert_int_eq(sk_banim_blend(a, s, l, x, nl, want, &d), 0);
       ck_assert_uint_eq(driven[f], d);
-      ck_assert_msg(memcmp(frames[f], want, nb * sizeof *want) == 0, "%s: frame %d (t=%.17g) in a run of %zu",
-                    what, k + (int)f, l[0].time, m);
+      ck_assert_msg(memcmp(frames[f], want, nb * sizeof *want) == 0,
+                    "%s: frame %d (t=%.17g) in a run of %zu, sampler %d", what, k + (int)f, l[0].time, m, sampled);
       compared++;
     }
     k += (int)m;
@@ -183,7 +188,7 @@ static size_t context_agrees(const sk_anim *a, const sk_skeleton *s, sk_anim_lay
 START_TEST(a_context_blends_frames_as_single_calls) {
   sk_jsonl in;
   sk_jsonl_open(&in, "conformance/banim_layers.jsonl");
-  size_t len, frames = 0, additive = 0;
+  size_t len, frames = 0, additive = 0, built = 0;
   unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
   json_t *fox = json_loadb((const char *)text, len, 0, NULL), *rec;
   free(text);
@@ -198,6 +203,16 @@ START_TEST(a_context_blends_frames_as_single_calls) {
     float *mask = malloc(nb * sizeof *mask);
     for (size_t b = 0; b < nb; b++)
       mask[b] = b % 3 == 1 ? 0.0f : 1.0f;
+    sk_sampler *smp = NULL;
+    ck_assert(a == NULL || sk_sampler_create(a, &smp) == 0);
+    for (size_t k = 0; a != NULL && k < a->clip_count && k < 3; k++) { /* the clips a sampler builds: their layers take it */
+      const sk_anim_layer one = {.clip = k, .weight = 1};
+      sk_sample_ctx *probe = NULL;
+      if (sk_sample_ctx_create(smp, &one, 1, &probe) == 0)
+        built++;
+      sk_sample_ctx_destroy(probe);
+    }
+    sk_sampler_destroy(smp);
     for (int v = 0; a != NULL && v < 6; v++) {
       const bool masked = v & 1, under = v & 2, add = v & 4;
       sk_anim_layer l[3];
@@ -217,11 +232,12 @@ START_TEST(a_context_blends_frames_as_single_calls) {
       }
       char what[64];
       snprintf(what, sizeof what, "masked %d, under 1 %d, additive %d", masked, under, add);
-      frames += context_agrees(a, s, l, x, nl, false, what);
-      frames += context_agrees(a, s, l, x, nl, true, what);
+      frames += context_agrees(a, s, l, x, nl, false, false, what);
+      frames += context_agrees(a, s, l, x, nl, true, false, what);
+      frames += context_agrees(a, s, l, x, nl, true, true, what);
       if (add) { /* keys made per frame: the context blends frame by frame */
         x[1].babylon_add = NULL;
-        frames += context_agrees(a, s, l, x, nl, true, what);
+        frames += context_agrees(a, s, l, x, nl, true, true, what);
       }
       sk_banim_add_layer_close(&made);
     }
@@ -236,8 +252,9 @@ START_TEST(a_context_blends_frames_as_single_calls) {
     }
   }
   sk_jsonl_close(&in);
-  ck_assert_uint_ge(frames, 60 * 8 * 160);
+  ck_assert_uint_ge(frames, 60 * 10 * 160);
   ck_assert_uint_ge(additive, 10);
+  ck_assert_uint_ge(built, 5); /* Fox's Walk and the conformance clips that only lerp and slerp */
 }
 END_TEST
 
