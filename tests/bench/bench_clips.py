@@ -152,6 +152,12 @@ def main():
                        "PASS" if r["of_bound"] >= 0.9 else "MISS"))
             continue
         ratio = rate / b if b else float("nan")
+        if "of_route" in r:  # Babylon's format, two layers (no target of its own)
+            print("%-28s %-7s %5d %12.2f %12s %8.1fx   - (Babylon's format: two layers, the clip and itself 0.37 s "
+                  "later, half each; %.2f of its route row)" % (r["clip"], r["row"], r["bones"], rate / 1e6,
+                                                                 "%.2f" % (b / 1e6) if b else "n/a", ratio,
+                                                                 r["of_route"]))
+            continue
         if "of_overrides" in r:  # a clip in Babylon's format (no target of its own)
             print("%-28s %-7s %5d %12.2f %12s %8.1fx   - (Babylon's format: range form, %.2fx the override form's "
                   "%.2f M/s)" % (r["clip"], r["row"], r["bones"], rate / 1e6, "%.2f" % (b / 1e6) if b else "n/a",
