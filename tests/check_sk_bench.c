@@ -95,13 +95,14 @@ END_TEST
  * array of rows, each with its clip, row, bones and a positive rate; the
  * three clips' kernel rows, rig65's CUBICSPLINE and STEP copies of its
  * LINEAR clip as "interp" rows measured against it, and the route row of
- * Fox's Walk in Babylon's format beside its override form's rate. */
+ * Fox's Walk in Babylon's format beside its override form's rate, with its
+ * two-layer blend row against that route row. */
 START_TEST(clips_quick_json_rows) {
   char data[1024];
   char *argv[] = {"bench", "--clips", "--quick", "--json", "--data", (char *)sk_test_path("data", data, sizeof data), NULL};
   json_t *j = last_json_line(sk_bench_clips_main, 6, argv);
   ck_assert(json_is_array(j));
-  size_t i, kernel = 0, interp = 0, babylon = 0;
+  size_t i, kernel = 0, interp = 0, babylon = 0, babylon_blend = 0;
   const json_t *row;
   json_array_foreach(j, i, row) {
     const char *clip = json_string_value(json_object_get(row, "clip"));
@@ -114,15 +115,19 @@ START_TEST(clips_quick_json_rows) {
       ck_assert(json_number_value(json_object_get(row, "of_linear")) > 0);
       interp++;
     }
-    if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0) {
-      ck_assert_str_eq(name, "route");
+    if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0 && strcmp(name, "route") == 0) {
       ck_assert(json_number_value(json_object_get(row, "overrides_rate")) > 0);
       babylon++;
+    } else if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0) {
+      ck_assert_str_eq(name, "blend");
+      ck_assert(json_number_value(json_object_get(row, "of_route")) > 0);
+      babylon_blend++;
     }
   }
   ck_assert_uint_eq(kernel, 3);
   ck_assert_uint_eq(interp, 2);
   ck_assert_uint_eq(babylon, 1);
+  ck_assert_uint_eq(babylon_blend, 1);
   json_decref(j);
 }
 END_TEST
