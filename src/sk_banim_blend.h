@@ -6,7 +6,9 @@
 #ifndef SK_BANIM_BLEND_H
 #define SK_BANIM_BLEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sk_anim.h"
 #include "sk_sample.h"
@@ -66,6 +68,30 @@ int sk_banim_blend_run(sk_banim_blend_ctx *c, const sk_anim_layer *layers, const
 /* Frames a run takes: 1 to SK_ANIM_RUN_MAX, fewer for many layers of many
  * bones (a run keeps about 64 KiB of values). */
 size_t sk_banim_blend_run_max(const sk_banim_blend_ctx *c);
+/* The kernel's rows for sk_banim_blend_run_rows (sk_kernel.h's blocked
+ * layout: bone b's row k of lane i at offset[b] + i / 16 * block + i % 16
+ * + k * stride): TRS64 doubles in rows64, MATRIX floats in rows. */
+typedef struct sk_banim_blend_rows {
+  double *rows64;
+  float *rows;
+  const size_t *offset;
+  size_t stride, block;
+  size_t lane; /* frame 0's lane */
+} sk_banim_blend_rows;
+/* sk_banim_blend_run's frames straight into the rows, lanes lane.. lane +
+ * m - 1: each driven bone's fields into its TRS64 rows (0-2 position, 3-6
+ * rotation, 7-9 scaling), a "_matrix" blend into its 16 MATRIX rows: what
+ * sk_frames' fill_override writes from sk_banim_blend_run's overrides. The
+ * rows of fields no layer drives are left as they are. Only for a context
+ * sk_banim_blend_driven accepts. */
+void sk_banim_blend_run_rows(sk_banim_blend_ctx *c, const double *times, size_t m, const sk_banim_blend_rows *rows);
+/* Each bone's driven fields (SK_OVERRIDE_* bits, 0 for a bone no layer
+ * drives) into driven[0..bone_count); false (nothing written) for a
+ * context that blends frame by frame (sk_banim_blend_open). */
+bool sk_banim_blend_driven(const sk_banim_blend_ctx *c, uint8_t *driven);
+/* Bytes the context holds, its own sampler's included (an upper bound
+ * for the run's path; the frame-by-frame one's scratch is not counted). */
+size_t sk_banim_blend_memory(const sk_banim_blend_ctx *c);
 /* NULL is a no-op. */
 void sk_banim_blend_close(sk_banim_blend_ctx *c);
 

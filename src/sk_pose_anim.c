@@ -588,14 +588,72 @@ static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const cha
   return 0;
 }
 
+/* The range form of Babylon-format layers (sk_pose_range_create_babylon_layers):
+ * their blend context, additive keys and frame times, and the "bones" on
+ * top, moved out of `sp`. 1 when it does not take the spec: an additive
+ * layer past the key budget (made per frame), a "_matrix" blended on a
+ * bone that fields are blended or set on, a matrix on top. */
+static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec *sp, const char *ptr,
+                                       sk_pose **poses, size_t *count, sk_error *err) {
+  const size_t nf = sp->nf, nl = sp->nl, nb = anim->bone_count;
+  for (size_t k = 0; k < sp->base.count; k++)
+    if (sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX)
+      return 1;
+  sk_banim_add_layer *adds = NULL;
+  int rc = babylon_adds_make(anim, sp, &adds, ptr, err);
+  for (size_t i = 0; !rc && i < nl; i++)
+    if (sp->lx[i].additive && sp->lx[i].babylon_add == NULL)
+      rc = 1;
+  /* The anim's own sampler when the daemon built one at upload; else this
+   * range's, for ranges long enough to repay building it */
+  sk_sampler *smp = rc ? NULL : sk_sampler_hold_shared(anim);
+  if (!rc && smp == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, sp->l, nl, &smp) != 0)
+    smp = NULL;
+  sk_banim_blend_ctx *bl = NULL;
+  if (!rc && sk_banim_blend_open_sampled(anim, s, sp->l, sp->lx, nl, smp, &bl) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  uint8_t *driven = rc ? NULL : malloc(nb ? nb : 1);
+  if (!rc && driven == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  if (!rc && !sk_banim_blend_driven(bl, driven))
+    rc = 1;
+  for (size_t b = 0; !rc && b < nb; b++) /* a matrix and fields on one bone: the override form applies them */
+    if ((driven[b] & SK_OVERRIDE_MATRIX) && (driven[b] & ~SK_OVERRIDE_MATRIX))
+      rc = 1;
+  for (size_t k = 0; !rc && k < sp->base.count; k++)
+    if (driven[sp->base.overrides[k].bone] & SK_OVERRIDE_MATRIX)
+      rc = 1;
+  free(driven);
+  if (rc) {
+    sk_banim_blend_close(bl);
+    babylon_adds_close(adds, nl);
+    for (size_t i = 0; i < nl; i++)
+      sp->lx[i].babylon_add = NULL;
+    return rc;
+  }
+  sk_pose_range *r = NULL;
+  rc = sk_pose_range_create_babylon_layers(anim, bl, sp->l, nl, adds, sp->times, nf, nf, &r);
+  sp->times = NULL; /* the range's now, or freed, with the context and the additive keys */
+  if (rc)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  sk_pose_range_babylon_top(r, sp->base.overrides, sp->base.count); /* "bones" on top: the range's now */
+  sp->base.overrides = NULL;
+  sp->base.count = 0;
+  if (range_poses(sp, r, nf, poses, count))
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  return 0;
+}
+
 /* The range form (sk_pose_parse_range): every frame's pose points at one
  * shared range holding the sampler, its context and the times, moved out
  * of `rs` and `sp`. Returns 1 when the range does not take this spec (the
  * caller samples the frames into overrides), else 0 or SK_ENOMEM. */
-static int poses_ranged(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count,
-                        sk_error *err) {
+static int poses_ranged(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses,
+                        size_t *count, sk_error *err) {
   if (sp->times == NULL)
     return 1;
+  if (anim->babylon && sp->layered && sp->nf >= 2)
+    return poses_ranged_babylon_layers(s, anim, sp, ptr, poses, count, err);
   if (anim->babylon)
     return poses_ranged_babylon(anim, sp, ptr, poses, count, err);
   for (size_t k = 0; k < sp->base.count; k++)
@@ -637,7 +695,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
     return rc;
   if (!sp.animated)
     return pose_unanimated(&sp, ptr, poses, count, err);
-  if (ranged && (rc = poses_ranged(anim, &sp, ptr, poses, count, err)) <= 0) {
+  if (ranged && (rc = poses_ranged(s, anim, &sp, ptr, poses, count, err)) <= 0) {
     sk_pose__spec_close(&sp);
     return rc;
   }

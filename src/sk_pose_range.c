@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_banim_add.h"
+#include "sk_banim_blend.h"
 #include "sk_pose.h"
 #include "sk_pose_int.h"
 
@@ -63,6 +65,42 @@ int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, doubl
   return 0;
 }
 
+static void close_adds(struct sk_banim_add_layer *adds, size_t nl) {
+  for (size_t i = 0; adds != NULL && i < nl; i++)
+    sk_banim_add_layer_close(&adds[i]);
+  free(adds);
+}
+
+int sk_pose_range_create_babylon_layers(const sk_anim *a, sk_banim_blend_ctx *blend, const sk_anim_layer *layers,
+                                        size_t nl, struct sk_banim_add_layer *adds, double *times, size_t nf,
+                                        size_t refs, sk_pose_range **out) {
+  const size_t nb = a->bone_count ? a->bone_count : 1, run = sk_banim_blend_run_max(blend);
+  sk_pose_range *r = calloc(1, sizeof *r);
+  double *trs = malloc(nb * SK_ANIM_TRS * sizeof *trs);
+  uint8_t *driven = malloc(nb);
+  sk_anim_layer *l = malloc((nl ? nl : 1) * sizeof *l);
+  double *lt = malloc(run * (nl ? nl : 1) * sizeof *lt);
+  *out = NULL;
+  if (r == NULL || trs == NULL || driven == NULL || l == NULL || lt == NULL || !sk_banim_blend_driven(blend, driven)) {
+    free(r), free(trs), free(driven), free(l), free(lt), free(times);
+    sk_banim_blend_close(blend);
+    close_adds(adds, nl);
+    return SK_ENOMEM;
+  }
+  memcpy(l, layers, nl * sizeof *l);
+  *r = (sk_pose_range){.refs = refs, .times = times, .nf = nf, .bones = a->bone_count, .trs = trs,
+                       .anim = sk_anim_ref((sk_anim *)a), .driven = driven, .blend = blend, .layers = l, .nl = nl,
+                       .adds = adds, .ltimes = lt};
+  size_t keys = 0; /* the additive layers' keys: about 100 bytes a key (sk_banim_add.h) */
+  for (size_t i = 0; adds != NULL && i < nl; i++)
+    for (size_t k = 0; k < adds[i].count; k++)
+      keys += adds[i].channels[k].count;
+  r->bytes = sizeof *r + nf * sizeof *times + nb * (SK_ANIM_TRS * sizeof *trs + 1) + nl * sizeof *l +
+             run * nl * sizeof *lt + sk_banim_blend_memory(blend) + keys * 100;
+  *out = r;
+  return 0;
+}
+
 void sk_pose_range_babylon_top(sk_pose_range *r, sk_override *top, size_t n) {
   r->top = n > 0 ? top : NULL;
   r->ntop = n;
@@ -90,6 +128,10 @@ void sk_pose_range_unref(sk_pose_range *r) {
     return;
   sk_sample_ctx_destroy(r->ctx);
   sk_sampler_destroy(r->sampler);
+  sk_banim_blend_close(r->blend);
+  close_adds(r->adds, r->nl);
+  free(r->layers);
+  free(r->ltimes);
   sk_anim_destroy(r->anim);
   free(r->cur);
   free(r->driven);
@@ -101,7 +143,14 @@ void sk_pose_range_unref(sk_pose_range *r) {
 
 size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst) {
   if (r->anim != NULL) { /* sk_pose_parse_anim's sample_frame and merge_babylon: only the driven bones */
-    sk_anim_sample_overrides_at(r->anim, r->clip, r->times[frame], r->loop, r->trs, dst, r->cur);
+    if (r->blend != NULL) {
+      size_t driven;
+      for (size_t i = 0; i < r->nl; i++)
+        r->ltimes[i] = sk_sample_layer_time(r->layers[i].time, r->times[frame]);
+      sk_banim_blend_run(r->blend, r->layers, r->ltimes, 1, &dst, &driven); /* its run path: no allocation */
+    } else {
+      sk_anim_sample_overrides_at(r->anim, r->clip, r->times[frame], r->loop, r->trs, dst, r->cur);
+    }
     for (size_t k = 0; k < r->ntop; k++) {
       const sk_override *u = &r->top[k];
       sk_override *m = &dst[u->bone];
@@ -195,8 +244,29 @@ void sk_pose_range_babylon_rows(sk_pose_range *r, size_t frame, double *rows64, 
   }
 }
 
+/* A range of layers' frames `frame`.. into lanes [a, q): runs of frames
+ * blended straight into the rows (sk_banim_blend_run_rows). */
+static void layers_rows(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
+                        size_t stride, size_t block, size_t a, size_t q) {
+  const size_t run = sk_banim_blend_run_max(r->blend);
+  for (size_t i0 = a; i0 < q; i0 += run) {
+    const size_t m = q - i0 < run ? q - i0 : run;
+    for (size_t f = 0; f < m; f++)
+      for (size_t i = 0; i < r->nl; i++)
+        r->ltimes[f * r->nl + i] = sk_sample_layer_time(r->layers[i].time, r->times[frame + (i0 - a) + f]);
+    const sk_banim_blend_rows o = {
+        .rows64 = rows64, .rows = rows, .offset = offset, .stride = stride, .block = block, .lane = i0};
+    sk_banim_blend_run_rows(r->blend, r->ltimes, m, &o);
+  }
+}
+
 void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
                                 size_t stride, size_t block, size_t a, size_t q) {
+  if (r->blend != NULL) {
+    layers_rows(r, frame, rows64, rows, offset, stride, block, a, q);
+    sk_pose_range_top_rows(r, rows64, offset, stride, block, a, q);
+    return;
+  }
   size_t h = r->ctx != NULL ? (a + 15) / 16 * 16 : q;
   h = h < q ? h : q;
   sk_pose_range_babylon_rows(r, frame, rows64, rows, offset, stride, block, a, h);

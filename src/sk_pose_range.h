@@ -55,6 +55,16 @@ typedef struct sk_pose_range {
   bool loop;
   sk_anim_cursor *cur;
   uint8_t *driven;
+  /* Layers of Babylon-format clips instead (blend non-NULL; anim and
+   * driven as above, clip and cur unused): their blend context, sampling
+   * and blending runs of frames (sk_banim_blend_run), the layers (each
+   * time its offset) and their additive keys (adds[0..nl), owned), and a
+   * run's layer times (scratch). */
+  struct sk_banim_blend_ctx *blend;
+  sk_anim_layer *layers;
+  size_t nl;
+  struct sk_banim_add_layer *adds;
+  double *ltimes;
 } sk_pose_range;
 
 /* A range of `nf` frames at `times` sampled by `ctx` of `sampler`. It
@@ -68,6 +78,16 @@ int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times,
  * AND on failure. *out is new. Errors: SK_ENOMEM. */
 int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, double *times, size_t nf, size_t refs,
                                  sk_pose_range **out);
+/* A range of `nf` frames of Babylon-format layers: `blend` (a context
+ * sk_banim_blend_driven accepts, on no bone blending a "_matrix" with
+ * fields) opened on `layers[0..nl)` (their times the offsets), `adds`
+ * (nl entries or NULL: the additive keys the context reads) and the frame
+ * times `times` (seconds, before the offsets), with `refs` references.
+ * Takes a reference on `a`; steals blend, adds and times on success AND
+ * on failure. *out is new. Errors: SK_ENOMEM. */
+int sk_pose_range_create_babylon_layers(const sk_anim *a, struct sk_banim_blend_ctx *blend,
+                                        const sk_anim_layer *layers, size_t nl, struct sk_banim_add_layer *adds,
+                                        double *times, size_t nf, size_t refs, sk_pose_range **out);
 /* Gives the Babylon-format range `r` the "bones" on top of its frames,
  * top[0..n) (stolen; fields only, on bones its clip holds no "_matrix"
  * for): merged into each frame as sk_pose_parse_anim merges them (their

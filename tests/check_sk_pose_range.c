@@ -4,6 +4,7 @@
  * straight into the kernel's rows, materialised for the core, for ops, for
  * the fast precision, in mixed batches, streamed, on two threads. */
 #include "sk_banim.h"
+#include "sk_banim_add.h"
 #include "sk_frames.h"
 #include "sk_json.h"
 #include "sk_jsonl.h"
@@ -57,15 +58,19 @@ static void assert_same(const sk_strbuf *a, const sk_strbuf *b, const char *what
 }
 
 /* Range form and override form of `body` give the same bytes whole, in
- * batches of `k`, streamed in slices, on two threads, in every format. */
-static void compare_body(const fixture *f, const char *body, bool want_range, const size_t *ks, size_t nk) {
+ * batches of `k`, streamed in slices, on two threads, in every format.
+ * `want_range` 1 or 0: whether the range form must take it; -1: either.
+ * Returns whether it did. */
+static bool compare_body(const fixture *f, const char *body, int want_range, const size_t *ks, size_t nk) {
+  bool took = false;
   for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
     sk_poseops *ol, *oe;
     size_t nl, ne;
     sk_pose *lazy = parse(f, sk_frames_sample_range, body, fmt, &ol, &nl);
     sk_pose *eager = parse(f, sk_frames_sample_default, body, fmt, &oe, &ne);
     ck_assert_uint_eq(nl, ne);
-    ck_assert_msg((lazy[0].range != NULL) == want_range, "%s: range form %d", body, lazy[0].range != NULL);
+    took = lazy[0].range != NULL;
+    ck_assert_msg(want_range < 0 || took == (want_range == 1), "%s: range form %d", body, took);
     ck_assert_ptr_null(eager[0].range);
     for (int prec = SK_FRAMES_EXACT; prec <= SK_FRAMES_FAST; prec++) {
       const sk_frames_opts o = {.fmt = fmt, .precision = prec};
@@ -107,6 +112,7 @@ static void compare_body(const fixture *f, const char *body, bool want_range, co
     sk_poseops_free(ol);
     sk_poseops_free(oe);
   }
+  return took;
 }
 
 static const size_t k_sizes[] = {1, 2, 3, 15, 16, 17, 67, 1000};
@@ -472,6 +478,94 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
 }
 END_TEST
 
+/* Babylon-format layers over a range: the range form (their blend
+ * context's runs straight into the kernel's rows) answers the bytes of the
+ * override form, on the skeletons of every third case of
+ * conformance/banim_layers.jsonl and on the Fox file: two layers whose
+ * weights add up to more than 1, two under 1 with a mask, an additive
+ * layer, "bones" on top; and the rows it writes are its materialised
+ * overrides. A "_matrix" blended on a bone that fields move keeps the
+ * override form. */
+START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
+  static const size_t ks[] = {1, 17, 1000};
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/banim_layers.jsonl");
+  size_t len, rec_no = 0, bodies = 0, ranged = 0, additive = 0;
+  unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
+  json_t *fox = json_loadb((const char *)text, len, 0, NULL), *rec;
+  free(text);
+  ck_assert_ptr_nonnull(fox);
+  while ((rec = sk_jsonl_next(&in)) != NULL || fox != NULL) {
+    if (rec != NULL && rec_no++ % 3 != 0) {
+      json_decref(rec);
+      continue;
+    }
+    fixture f;
+    babylon_entry_open(&f, rec != NULL ? json_object_get(json_object_get(rec, "case"), "skeleton") : fox);
+    const sk_anim *a = f.e->anim;
+    const sk_skeleton *sk = f.e->skel;
+    const char *c0 = a->clips[0].name, *c1 = a->clips[a->clip_count > 1 ? 1 : 0].name;
+    const double d = sk_anim_clip_duration(a, 0);
+    char *body[4] = {
+        body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:f, s:f}], s:f, s:f, s:f}", "layers", "animation", c0,
+                          "weight", 0.3, "loop", 1, "animation", c1, "time", 0.1, "weight", 0.9, "from", -0.05, "to",
+                          d + 0.1, "fps", 30 / (d + 0.15) + 0.37)),
+        body_of(json_pack("{s:[{s:s, s:f}, {s:s, s:f, s:f, s:b, s:{s:[s]}}], s:f, s:f, s:f}", "layers", "animation",
+                          c0, "weight", 0.2, "animation", c1, "time", 0.05, "weight", 0.3, "loop", 1, "mask",
+                          "exclude", sk->bones[sk->count > 1 ? 1 : 0].name, "from", 0.0, "to", d, "fps", 23 / (d + 0.1))),
+        NULL, NULL};
+    size_t clip1 = a->clip_count > 1 ? 1 : 0;
+    for (int ref = 0; ref < 2 && body[2] == NULL; ref++) /* against the clip's start, else 0.1 s into it */
+      if (sk_banim_add_check(a, clip1, 0.1 * ref, sk, "", NULL) == 0) {
+        body[2] = body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:b, s:f, s:f}], s:f, s:f, s:f}", "layers",
+                                    "animation", c0, "weight", 1.0, "loop", 1, "animation", c1, "additive", 1,
+                                    "reference", 0.1 * ref, "weight", 0.5, "from", 0.0, "to", d, "fps",
+                                    31 / (d + 0.1)));
+        additive++;
+      }
+    /* fields on top of a bone the first clip moves by its fields */
+    for (size_t k = 0; k < a->clips[0].channel_count && body[3] == NULL; k++) {
+      const sk_anim_channel *ch = &a->clips[0].channels[k];
+      if (ch->path == SK_ANIM_MATRIX)
+        continue;
+      json_t *bones = json_object();
+      json_object_set_new(bones, sk->bones[ch->bone].name, json_pack("{s:[f,f,f]}", "position", 0.5, -1.25, 2.0));
+      body[3] = body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:f, s:f}], s:f, s:f, s:f, s:o}", "layers", "animation",
+                                  c0, "weight", 0.6, "loop", 1, "animation", c1, "time", 0.2, "weight", 0.7, "from",
+                                  0.0, "to", d, "fps", 27 / (d + 0.1), "bones", bones));
+    }
+    size_t here = 0, here_ranged = 0;
+    for (size_t b = 0; b < 4; b++) {
+      if (body[b] == NULL)
+        continue;
+      bodies++, here++;
+      if (compare_body(&f, body[b], -1, ks, sizeof ks / sizeof ks[0])) {
+        ranged++, here_ranged++;
+        assert_rows_are_the_overrides(&f, body[b]);
+      }
+      free(body[b]);
+    }
+    sk_test_entry_close(&f);
+    if (rec != NULL) {
+      json_decref(rec);
+    } else {
+      /* the Fox file's layers are all range form (its clip moves bones by
+       * their fields); it has no additive body (a bone with several
+       * animations, which sk_banim_add_check refuses) */
+      ck_assert_uint_eq(here_ranged, here);
+      ck_assert_uint_eq(here, 3);
+      json_decref(fox);
+      fox = NULL;
+    }
+  }
+  sk_jsonl_close(&in);
+  ck_assert_uint_ge(bodies, 60);
+  ck_assert_uint_ge(ranged, bodies * 3 / 4);
+  ck_assert_uint_lt(ranged, bodies); /* some blend a "_matrix" with fields */
+  ck_assert_uint_ge(additive, 5);
+}
+END_TEST
+
 /* A hand-made skeleton for what the generated cases rarely hit: a
  * RELATIVE rotation whose slerps give -0 (Babylon's zero offset turns it
  * into +0), rotation keys close enough to blend linearly, STEP keys, a
@@ -777,6 +871,7 @@ static Suite *suite(void) {
   tcase_add_test(t, babylon_ranges_give_the_override_forms_bytes);
   tcase_add_test(t, babylon_ranges_keep_relative_zeros_linear_blends_and_later_channels);
   tcase_add_test(t, babylon_ranges_in_mixed_batches_give_the_override_forms_bytes);
+  tcase_add_test(t, babylon_layer_ranges_give_the_override_forms_bytes);
   suite_add_tcase(s, t);
   TCase *l = tcase_create("lifecycle");
   tcase_add_test(l, materialised_frames_memory_and_lifetime);
