@@ -16,7 +16,7 @@ static void blend_matrix_w(const float *const *m, const double *w, size_t n, siz
 /* The vector branch of ProcessLateAnimationBindings (Vector3 position or
  * scaling): `v[i]` the value of layer i that drives it, weights raw. */
 void sk_banim_blend__vec3(const double *orig, const double *const *v, const double *w, size_t n, double total,
-                       double out[3]) {
+                          double out[3]) {
   size_t start = 0;
   double normalizer = 1.0;
   if (total < 1.0) {
@@ -105,7 +105,7 @@ static void blend_quat_w(const double *orig, const double *const *q, const doubl
  * additive layers added (scaling lerped to scaling * ds, rotation slerped
  * to q * dq, position += dp * w), composed into `out`. */
 void sk_banim_blend__matrix(const float *orig, const float *const *m, const double *w, size_t n, double total,
-                         const sk_banim_blend__add *ad, float out[16]) {
+                            const sk_banim_blend__add *ad, float out[16]) {
   double fs[3], fq[4], fp[3], scale, normalizer = 1.0;
   size_t start = 0;
   bool skip = false;
@@ -273,7 +273,7 @@ void sk_banim_blend__once_close(sk_banim_blend__once *c) {
 }
 
 int sk_banim_blend__once_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
-                     const sk_anim_layer_ext *ext, size_t count, sk_banim_blend__once **out) {
+                              const sk_anim_layer_ext *ext, size_t count, sk_banim_blend__once **out) {
   const size_t nb = a->bone_count, nc = count ? count : 1, nbb = nb ? nb : 1;
   bool any_add = false;
   for (size_t i = 0; ext != NULL && i < count; i++)

@@ -54,8 +54,7 @@ int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_la
  * clips it built are sampled through it (the channels in SIMD groups, the
  * slerps' key-pair constants made once per sampler), the same bits. */
 int sk_banim_blend_open_sampled(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
-                                const sk_anim_layer_ext *ext, size_t count, sk_sampler *smp,
-                                sk_banim_blend_ctx **out);
+                                const sk_anim_layer_ext *ext, size_t count, sk_sampler *smp, sk_banim_blend_ctx **out);
 int sk_banim_blend_frame(sk_banim_blend_ctx *c, const sk_anim_layer *layers, sk_override *out, size_t *driven);
 /* Frames [0, m) of a range at once, m <= sk_banim_blend_run_max(c): layer
  * i plays frame f at times[f * count + i] (`layers` as at open otherwise);

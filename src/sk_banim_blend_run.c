@@ -17,7 +17,8 @@
  * masked bones) and a slot of values for each; per bone and path the
  * layers that drive it and their clamped weights (blend_path's gathering).
  * A run then samples each slot over its frames (sk_anim__sample_babylon_run:
- * one cursor a channel, the slerp sines together), and blends each bone's
+ * one cursor a channel, the slerp sines together; or a one-layer sk_sample
+ * context when the sampler built the layer's clip), and blends each bone's
  * path over the frames: positions, scalings and matrices frame by frame
  * with blend_path's functions, rotations one slerp step at a time over
  * all the frames (sk_anim__slerp_n), in blend_quat's order of steps. */
@@ -28,12 +29,12 @@ typedef struct run_layer {
   const sk_anim_channel *ch; /* the clip's channels, or the additive layer's made ones */
   size_t nch, nslot;
   bool loop;
-  int32_t *slot;        /* [nch]: the channel's slot, -1 when it does not count */
-  int32_t *bp;          /* [nb * 4]: slot of bone b's path p, -1 for none */
-  sk_anim_cursor *cur;  /* [nch] */
-  double *val;          /* [nslot][run][4]: a TRS slot's values, frame after frame */
-  const float **mat;    /* [nslot][run]: a "_matrix" slot's held keys */
-  double *frames;       /* [run] */
+  int32_t *slot;       /* [nch]: the channel's slot, -1 when it does not count */
+  int32_t *bp;         /* [nb * 4]: slot of bone b's path p, -1 for none */
+  sk_anim_cursor *cur; /* [nch] */
+  double *val;         /* [nslot][run][4]: a TRS slot's values, frame after frame */
+  const float **mat;   /* [nslot][run]: a "_matrix" slot's held keys */
+  double *frames;      /* [run] */
   /* A weighted layer whose clip the sampler built (sk_banim_blend_open_sampled):
    * its own one-layer context, sampling each run's frames into `aos`
    * ([run][nb][SK_ANIM_TRS], sk_sample's plain TRS arrays) at `times`. */
@@ -66,15 +67,21 @@ struct sk_banim_blend_ctx {
   size_t nitems;
   run_src *srcs;
   double *w;
-  double *now;      /* each bone's current TRS (sk_banim_blend__current_trs) */
-  size_t bytes;      /* what the context holds (held, held_zero) */
-  float *morig;      /* [nb * 16] or NULL: the bones' local matrices, when a "_matrix" is blended */
-  const void **vals; /* [2 * count] */
-  double *rq, *tq;  /* [run][4] */
+  double *now;         /* each bone's current TRS (sk_banim_blend__current_trs) */
+  size_t bytes;        /* what the context holds (held, held_zero) */
+  float *morig;        /* [nb * 16] or NULL: the bones' local matrices, when a "_matrix" is blended */
+  const void **vals;   /* [2 * count] */
+  double *rq, *tq;     /* [run][4] */
   sk_sampler *sampler; /* owned, or NULL */
-  sk_anim_layer *l1; /* [count]: one frame's layers (the per-frame blend) */
-  double *t1;        /* [count]: one frame's times */
+  sk_anim_layer *l1;   /* [count]: one frame's layers (the per-frame blend) */
+  double *t1;          /* [count]: one frame's times */
 };
+
+/* The override bit of each channel path. */
+static const unsigned k_path_bit[4] = {[SK_ANIM_TRANSLATION] = SK_OVERRIDE_POSITION,
+                                       [SK_ANIM_ROTATION] = SK_OVERRIDE_ROTATION,
+                                       [SK_ANIM_SCALE] = SK_OVERRIDE_SCALING,
+                                       [SK_ANIM_MATRIX] = SK_OVERRIDE_MATRIX};
 
 /* malloc and calloc, counting the bytes in c->bytes (sk_banim_blend_memory). */
 static void *held(sk_banim_blend_ctx *c, size_t bytes) {
@@ -104,7 +111,8 @@ void sk_banim_blend_close(sk_banim_blend_ctx *c) {
     free(L->aos), free(L->times);
   }
   sk_sampler_destroy(c->sampler);
-  free(c->ly), free(c->items), free(c->srcs), free(c->w), free(c->now), free(c->morig), free(c->vals), free(c->rq), free(c->tq);
+  free(c->ly), free(c->items), free(c->srcs), free(c->w), free(c->now), free(c->morig), free(c->vals), free(c->rq),
+      free(c->tq);
   free(c->l1), free(c->t1);
   free(c);
 }
@@ -257,8 +265,7 @@ int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_la
 }
 
 int sk_banim_blend_open_sampled(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
-                                const sk_anim_layer_ext *ext, size_t count, sk_sampler *smp,
-                                sk_banim_blend_ctx **out) {
+                                const sk_anim_layer_ext *ext, size_t count, sk_sampler *smp, sk_banim_blend_ctx **out) {
   *out = NULL;
   sk_banim_blend_ctx *c = calloc(1, sizeof *c);
   if (c == NULL) {
@@ -302,7 +309,8 @@ int sk_banim_blend_open_sampled(const sk_anim *a, const sk_skeleton *s, const sk
 }
 
 size_t sk_banim_blend_memory(const sk_banim_blend_ctx *c) {
-  return sizeof *c + c->bytes + (c->sampler != NULL && !sk_sampler_is_shared(c->sampler) ? sk_sampler_memory(c->sampler) : 0);
+  return sizeof *c + c->bytes +
+         (c->sampler != NULL && !sk_sampler_is_shared(c->sampler) ? sk_sampler_memory(c->sampler) : 0);
 }
 
 size_t sk_banim_blend_run_max(const sk_banim_blend_ctx *c) { return c->once != NULL ? 1 : c->run; }
@@ -389,8 +397,6 @@ static void run_item_blend(sk_banim_blend_ctx *c, const run_item *it, size_t m, 
                            const sk_banim_blend_rows *rows) {
   const run_src *x = c->srcs + it->src;
   const double *w = c->w + it->src, *now = c->now + (size_t)it->bone * SK_ANIM_TRS;
-  static const unsigned bit[4] = {[SK_ANIM_TRANSLATION] = SK_OVERRIDE_POSITION, [SK_ANIM_ROTATION] = SK_OVERRIDE_ROTATION,
-                                  [SK_ANIM_SCALE] = SK_OVERRIDE_SCALING, [SK_ANIM_MATRIX] = SK_OVERRIDE_MATRIX};
   static const size_t row[3] = {[SK_ANIM_TRANSLATION] = 0, [SK_ANIM_ROTATION] = 3, [SK_ANIM_SCALE] = 7};
   if (it->path == SK_ANIM_ROTATION)
     run_rotation(c, it, m);
@@ -411,17 +417,19 @@ static void run_item_blend(sk_banim_blend_ctx *c, const run_item *it, size_t m, 
                                mat);
       } else {
         sk_banim_blend__vec3(it->path == SK_ANIM_TRANSLATION ? now + 7 : now, (const double *const *)vals, w, it->n,
-                   it->total, v3);
+                             it->total, v3);
         sk_banim_blend__add_vec3(&ad, v3);
       }
     }
     if (out != NULL) { /* the frame's override */
       sk_override *o = &out[f][it->bone];
-      o->mask |= bit[it->path];
+      o->mask |= k_path_bit[it->path];
       if (it->path == SK_ANIM_MATRIX)
         memcpy(o->matrix, mat, sizeof mat);
       else
-        memcpy(it->path == SK_ANIM_TRANSLATION ? o->position : it->path == SK_ANIM_ROTATION ? o->rotation : o->scaling,
+        memcpy(it->path == SK_ANIM_TRANSLATION ? o->position
+               : it->path == SK_ANIM_ROTATION  ? o->rotation
+                                               : o->scaling,
                v, (it->path == SK_ANIM_ROTATION ? 4 : 3) * sizeof *v);
       continue;
     }
@@ -471,11 +479,9 @@ void sk_banim_blend_run_rows(sk_banim_blend_ctx *c, const double *times, size_t 
 bool sk_banim_blend_driven(const sk_banim_blend_ctx *c, uint8_t *driven) {
   if (c->once != NULL)
     return false;
-  static const unsigned bit[4] = {[SK_ANIM_TRANSLATION] = SK_OVERRIDE_POSITION, [SK_ANIM_ROTATION] = SK_OVERRIDE_ROTATION,
-                                  [SK_ANIM_SCALE] = SK_OVERRIDE_SCALING, [SK_ANIM_MATRIX] = SK_OVERRIDE_MATRIX};
   memset(driven, 0, c->nb);
   for (size_t k = 0; k < c->nitems; k++)
-    driven[c->items[k].bone] |= (uint8_t)bit[c->items[k].path];
+    driven[c->items[k].bone] |= (uint8_t)k_path_bit[c->items[k].path];
   return true;
 }
 

@@ -253,8 +253,8 @@ static double time_route_entry(const sk_cache_entry *e, size_t clip, bool blend,
              "\"time\": %.17g, \"weight\": 1, \"loop\": true}], \"from\": 0, \"to\": %.17g, \"fps\": 60}",
              clip, clip, BC_BLEND_OFFSET, to);
   else
-    snprintf(body, sizeof body, "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": 60, \"loop\": true}",
-             clip, to);
+    snprintf(body, sizeof body, "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": 60, \"loop\": true}", clip,
+             to);
   return time_route_body(e, body, fn, reps, budget);
 }
 
@@ -321,8 +321,8 @@ static int babylon_rows(const char *dir, int reps, double budget, bool json) {
     printf("%-22s %-7s %6zu %14.2f %8s  (Babylon's format; %.2fx the override form's %.2f M/s)\n"
            "%-22s %-7s %6zu %14.2f %8s  (Babylon's format, two layers: the clip and itself %.2f s later, half "
            "each; %.2f of the route row)\n",
-           name, "route", e->skel->count, range / 1e6, "-", of, ovr / 1e6, name, "blend", e->skel->count,
-           blend / 1e6, "-", BC_BLEND_OFFSET, of_route);
+           name, "route", e->skel->count, range / 1e6, "-", of, ovr / 1e6, name, "blend", e->skel->count, blend / 1e6,
+           "-", BC_BLEND_OFFSET, of_route);
   sk_cache_entry_unref(e);
   sk_cache_destroy(cache);
   return 0;

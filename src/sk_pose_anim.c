@@ -499,10 +499,9 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
  * blend context's run (m <= sk_banim_blend_run_max): each pose gets its
  * overrides (allocated here; *allocated counts them, for the caller to
  * free on an error), then the "bones" on top. `tt` holds m * nl times. */
-static int sample_blend_run(const sk_anim *anim, const sk_pose_spec *sp, sk_banim_blend_ctx *bl,
-                            const double *offsets, size_t made, size_t m, sk_pose *out, double *tt,
-                            sk_override **frames, size_t *driven, size_t *allocated, const char *ptr,
-                            sk_error *err) {
+static int sample_blend_run(const sk_anim *anim, const sk_pose_spec *sp, sk_banim_blend_ctx *bl, const double *offsets,
+                            size_t made, size_t m, sk_pose *out, double *tt, sk_override **frames, size_t *driven,
+                            size_t *allocated, const char *ptr, sk_error *err) {
   const size_t nb = anim->bone_count, nl = sp->nl;
   *allocated = 0;
   for (size_t f = 0; f < m; f++) {
@@ -544,6 +543,28 @@ static int range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk_pose **
   return 0;
 }
 
+/* The sampler of a Babylon-format range: the anim's own when the daemon
+ * built one at upload; else one of the clips `l` names, for ranges long
+ * enough to repay building it; else NULL. */
+static sk_sampler *babylon_sampler(const sk_anim *anim, const sk_anim_layer *l, size_t nl, size_t nf) {
+  sk_sampler *s = sk_sampler_hold_shared(anim);
+  if (s == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, l, nl, &s) != 0)
+    s = NULL;
+  return s;
+}
+
+/* The poses of Babylon-format range `r`, with the "bones" on top moved
+ * out of `sp` into it. */
+static int babylon_range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk_pose **poses, size_t *count,
+                               const char *ptr, sk_error *err) {
+  sk_pose_range_babylon_top(r, sp->base.overrides, sp->base.count); /* "bones" on top: the range's now */
+  sp->base.overrides = NULL;
+  sp->base.count = 0;
+  if (range_poses(sp, r, nf, poses, count))
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  return 0;
+}
+
 /* Whether the "bones" on top of a Babylon-format range set fields only,
  * on bones the clip does not hold a "_matrix" for (merge_babylon then only
  * adds fields to a frame's overrides: the range form does the same). */
@@ -574,18 +595,8 @@ static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const cha
   sp->times = NULL; /* the range's now, or freed */
   if (rc)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  /* The anim's own sampler when the daemon built one at upload; else this
-   * range's (for ranges long enough to repay building it) */
-  sk_sampler *s = sk_sampler_hold_shared(anim);
-  if (s == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, sp->l, 1, &s) != 0)
-    s = NULL;
-  sk_pose_range_babylon_sampler(r, s);
-  sk_pose_range_babylon_top(r, sp->base.overrides, sp->base.count); /* "bones" on top: the range's now */
-  sp->base.overrides = NULL;
-  sp->base.count = 0;
-  if (range_poses(sp, r, nf, poses, count))
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  return 0;
+  sk_pose_range_babylon_sampler(r, babylon_sampler(anim, sp->l, 1, nf));
+  return babylon_range_poses(sp, r, nf, poses, count, ptr, err);
 }
 
 /* The range form of Babylon-format layers (sk_pose_range_create_babylon_layers):
@@ -604,13 +615,8 @@ static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim
   for (size_t i = 0; !rc && i < nl; i++)
     if (sp->lx[i].additive && sp->lx[i].babylon_add == NULL)
       rc = 1;
-  /* The anim's own sampler when the daemon built one at upload; else this
-   * range's, for ranges long enough to repay building it */
-  sk_sampler *smp = rc ? NULL : sk_sampler_hold_shared(anim);
-  if (!rc && smp == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, sp->l, nl, &smp) != 0)
-    smp = NULL;
   sk_banim_blend_ctx *bl = NULL;
-  if (!rc && sk_banim_blend_open_sampled(anim, s, sp->l, sp->lx, nl, smp, &bl) != 0)
+  if (!rc && sk_banim_blend_open_sampled(anim, s, sp->l, sp->lx, nl, babylon_sampler(anim, sp->l, nl, nf), &bl) != 0)
     rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   uint8_t *driven = rc ? NULL : malloc(nb ? nb : 1);
   if (!rc && driven == NULL)
@@ -636,12 +642,7 @@ static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim
   sp->times = NULL; /* the range's now, or freed, with the context and the additive keys */
   if (rc)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  sk_pose_range_babylon_top(r, sp->base.overrides, sp->base.count); /* "bones" on top: the range's now */
-  sp->base.overrides = NULL;
-  sp->base.count = 0;
-  if (range_poses(sp, r, nf, poses, count))
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  return 0;
+  return babylon_range_poses(sp, r, nf, poses, count, ptr, err);
 }
 
 /* The range form (sk_pose_parse_range): every frame's pose points at one
@@ -732,12 +733,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
    * the same bits, made per frame) */
   sk_banim_blend_ctx *bl = NULL;
   if (!rc && anim->babylon && sp.layered && nf > 1) {
-    /* the anim's own sampler when the daemon built one at upload; else
-     * this range's, for ranges long enough to repay building it */
-    sk_sampler *smp = sk_sampler_hold_shared(anim);
-    if (smp == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, l, nl, &smp) != 0)
-      smp = NULL;
-    if (sk_banim_blend_open_sampled(anim, s, l, sp.lx, nl, smp, &bl) != 0)
+    if (sk_banim_blend_open_sampled(anim, s, l, sp.lx, nl, babylon_sampler(anim, l, nl, nf), &bl) != 0)
       bl = NULL;
   }
   size_t made = 0;

@@ -88,9 +88,9 @@ int sk_pose_range_create_babylon_layers(const sk_anim *a, sk_banim_blend_ctx *bl
     return SK_ENOMEM;
   }
   memcpy(l, layers, nl * sizeof *l);
-  *r = (sk_pose_range){.refs = refs, .times = times, .nf = nf, .bones = a->bone_count, .trs = trs,
-                       .anim = sk_anim_ref((sk_anim *)a), .driven = driven, .blend = blend, .layers = l, .nl = nl,
-                       .adds = adds, .ltimes = lt};
+  *r = (sk_pose_range){.refs = refs, .times = times, .nf = nf, .bones = a->bone_count, .trs = trs, .driven = driven};
+  r->anim = sk_anim_ref((sk_anim *)a);
+  r->blend = blend, r->layers = l, r->nl = nl, r->adds = adds, r->ltimes = lt;
   size_t keys = 0; /* the additive layers' keys: about 100 bytes a key (sk_banim_add.h) */
   for (size_t i = 0; adds != NULL && i < nl; i++)
     for (size_t k = 0; k < adds[i].count; k++)

@@ -85,9 +85,9 @@ int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, doubl
  * times `times` (seconds, before the offsets), with `refs` references.
  * Takes a reference on `a`; steals blend, adds and times on success AND
  * on failure. *out is new. Errors: SK_ENOMEM. */
-int sk_pose_range_create_babylon_layers(const sk_anim *a, struct sk_banim_blend_ctx *blend,
-                                        const sk_anim_layer *layers, size_t nl, struct sk_banim_add_layer *adds,
-                                        double *times, size_t nf, size_t refs, sk_pose_range **out);
+int sk_pose_range_create_babylon_layers(const sk_anim *a, struct sk_banim_blend_ctx *blend, const sk_anim_layer *layers,
+                                        size_t nl, struct sk_banim_add_layer *adds, double *times, size_t nf,
+                                        size_t refs, sk_pose_range **out);
 /* Gives the Babylon-format range `r` the "bones" on top of its frames,
  * top[0..n) (stolen; fields only, on bones its clip holds no "_matrix"
  * for): merged into each frame as sk_pose_parse_anim merges them (their

@@ -259,8 +259,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
    * all, its rest rows written again each block); num4, neg, acos, 3 sines */
   c->nblk = c->count <= SAMP_KEEP_LAYERS ? c->count : 1;
   const size_t blk_bytes = ((1 + c->nblk) * SAMP_BLOCK + 6 * SAMP_BW) * nb1 * sizeof(double);
-  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL ||
-                       (c->blocks = aligned_alloc(64, blk_bytes)) == NULL ||
+  if (c->count > 1 && ((c->blend = malloc(trs_bytes)) == NULL || (c->blocks = aligned_alloc(64, blk_bytes)) == NULL ||
                        (c->boff = malloc(nb1 * sizeof *c->boff)) == NULL)) {
     sk_sample_ctx_destroy(c);
     return SK_ENOMEM;

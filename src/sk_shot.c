@@ -229,7 +229,8 @@ static void frames_usage(FILE *f) {
           "  --stagger S          seconds between characters (default 0)\n"
           "  --format f32|f32x12  16 floats per matrix, or 12 (3x4, as application/x-skinner-mat3x4)\n"
           "  --header             start with the 32-byte header of proto/frames.md\n"
-          "  --engine exact|kernel  exact: Babylon's bits (default); kernel: the batch kernel\n"
+          "  --engine exact|kernel  exact: the scalar core (default); kernel: the exact batch kernel;\n"
+          "                       both give Babylon's bits, the same bytes\n"
           "  -o FILE              write to FILE (default: stdout)\n",
           SK_FRAMES_MAX_LAYERS);
 }

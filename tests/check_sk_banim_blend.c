@@ -205,7 +205,8 @@ START_TEST(a_context_blends_frames_as_single_calls) {
       mask[b] = b % 3 == 1 ? 0.0f : 1.0f;
     sk_sampler *smp = NULL;
     ck_assert(a == NULL || sk_sampler_create(a, &smp) == 0);
-    for (size_t k = 0; a != NULL && k < a->clip_count && k < 3; k++) { /* the clips a sampler builds: their layers take it */
+    for (size_t k = 0; a != NULL && k < a->clip_count && k < 3;
+         k++) { /* the clips a sampler builds: their layers take it */
       const sk_anim_layer one = {.clip = k, .weight = 1};
       sk_sample_ctx *probe = NULL;
       if (sk_sample_ctx_create(smp, &one, 1, &probe) == 0)

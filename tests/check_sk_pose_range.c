@@ -507,20 +507,19 @@ START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
     const char *c0 = a->clips[0].name, *c1 = a->clips[a->clip_count > 1 ? 1 : 0].name;
     const double d = sk_anim_clip_duration(a, 0);
     char *body[4] = {
-        body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:f, s:f}], s:f, s:f, s:f}", "layers", "animation", c0,
-                          "weight", 0.3, "loop", 1, "animation", c1, "time", 0.1, "weight", 0.9, "from", -0.05, "to",
-                          d + 0.1, "fps", 30 / (d + 0.15) + 0.37)),
-        body_of(json_pack("{s:[{s:s, s:f}, {s:s, s:f, s:f, s:b, s:{s:[s]}}], s:f, s:f, s:f}", "layers", "animation",
-                          c0, "weight", 0.2, "animation", c1, "time", 0.05, "weight", 0.3, "loop", 1, "mask",
-                          "exclude", sk->bones[sk->count > 1 ? 1 : 0].name, "from", 0.0, "to", d, "fps", 23 / (d + 0.1))),
+        body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:f, s:f}], s:f, s:f, s:f}", "layers", "animation", c0, "weight",
+                          0.3, "loop", 1, "animation", c1, "time", 0.1, "weight", 0.9, "from", -0.05, "to", d + 0.1,
+                          "fps", 30 / (d + 0.15) + 0.37)),
+        body_of(json_pack("{s:[{s:s, s:f}, {s:s, s:f, s:f, s:b, s:{s:[s]}}], s:f, s:f, s:f}", "layers", "animation", c0,
+                          "weight", 0.2, "animation", c1, "time", 0.05, "weight", 0.3, "loop", 1, "mask", "exclude",
+                          sk->bones[sk->count > 1 ? 1 : 0].name, "from", 0.0, "to", d, "fps", 23 / (d + 0.1))),
         NULL, NULL};
     size_t clip1 = a->clip_count > 1 ? 1 : 0;
     for (int ref = 0; ref < 2 && body[2] == NULL; ref++) /* against the clip's start, else 0.1 s into it */
       if (sk_banim_add_check(a, clip1, 0.1 * ref, sk, "", NULL) == 0) {
-        body[2] = body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:b, s:f, s:f}], s:f, s:f, s:f}", "layers",
-                                    "animation", c0, "weight", 1.0, "loop", 1, "animation", c1, "additive", 1,
-                                    "reference", 0.1 * ref, "weight", 0.5, "from", 0.0, "to", d, "fps",
-                                    31 / (d + 0.1)));
+        body[2] = body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:b, s:f, s:f}], s:f, s:f, s:f}", "layers", "animation",
+                                    c0, "weight", 1.0, "loop", 1, "animation", c1, "additive", 1, "reference",
+                                    0.1 * ref, "weight", 0.5, "from", 0.0, "to", d, "fps", 31 / (d + 0.1)));
         additive++;
       }
     /* fields on top of a bone the first clip moves by its fields */

@@ -9,7 +9,8 @@
  * of the first two ranges is copied (sk_banim_copy_range, with and without
  * rescale) from the input onto the input without its ranges, and the copy
  * must parse again with a clip of that name. sk_banim_estimate must bound
- * the clips built; the first clips are blended as weighted layers. */
+ * the clips built; the first clips are blended as weighted layers, and
+ * their blend context's runs must give the single blends' bytes. */
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -69,6 +70,52 @@ out:
   free(locals);
 }
 
+/* A blend context (with a sampler of every clip, or without) over a run
+ * of frames, forward, far off and back, gives each frame's overrides byte
+ * for byte as a single sk_banim_blend call. */
+static void context_agrees(const sk_skeleton *s, const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x,
+                           size_t n, bool sampled) {
+  static const double at[] = {0.1, 0.3, 0.31, 1e9, -2, 0.1, NAN};
+  enum { F = sizeof at / sizeof at[0] };
+  const size_t nb = s->count ? s->count : 1;
+  sk_sampler *smp = NULL;
+  if (sampled && sk_sampler_create(a, &smp) != 0)
+    smp = NULL;
+  sk_banim_blend_ctx *c = NULL;
+  sk_override *got = malloc(F * nb * sizeof *got), *want = malloc(nb * sizeof *want), *frames[F];
+  double times[F * 2];
+  size_t driven[F];
+  if (got == NULL || want == NULL) {
+    sk_sampler_destroy(smp);
+    goto out;
+  }
+  if (sk_banim_blend_open_sampled(a, s, l, x, n, smp, &c) != 0) /* it took smp */
+    goto out;
+  const size_t run = sk_banim_blend_run_max(c);
+  for (size_t f0 = 0; f0 < F; f0 += run) {
+    const size_t m = F - f0 < run ? F - f0 : run;
+    for (size_t f = 0; f < m; f++) {
+      frames[f] = got + f * nb;
+      for (size_t i = 0; i < n; i++)
+        times[f * n + i] = at[f0 + f] + l[i].time;
+    }
+    SK_FUZZ_CHECK(sk_banim_blend_run(c, l, times, m, frames, driven) == 0);
+    for (size_t f = 0; f < m; f++) {
+      sk_anim_layer lf[2];
+      size_t d = 0;
+      for (size_t i = 0; i < n; i++)
+        lf[i] = l[i], lf[i].time = times[f * n + i];
+      SK_FUZZ_CHECK(sk_banim_blend(a, s, lf, x, n, want, &d) == 0);
+      SK_FUZZ_CHECK(d == driven[f]);
+      SK_FUZZ_CHECK(memcmp(frames[f], want, s->count * sizeof *want) == 0);
+    }
+  }
+out:
+  sk_banim_blend_close(c);
+  free(got);
+  free(want);
+}
+
 /* Weighted layers of the first clips (sk_banim_blend), with and
  * without a mask that leaves bone 0 out: only driven properties are set. */
 static void blend_clips(const sk_skeleton *s, const sk_anim *a) {
@@ -80,12 +127,13 @@ static void blend_clips(const sk_skeleton *s, const sk_anim *a) {
   for (size_t b = 0; b < nb; b++)
     mask[b] = b == 0 ? 0.0f : 1.0f;
   sk_anim_layer l[2] = {{0, 0.1, 0.5, false}, {a->clip_count > 1 ? 1 : 0, 1e9, 0.7, true}};
-  sk_anim_layer_ext x[2] = {{false, 0, NULL}, {false, 0, mask}};
+  sk_anim_layer_ext x[2] = {{.bone_weights = NULL}, {.bone_weights = mask}};
   for (size_t n = 1; n <= 2; n++)
     for (int m = 0; m < 2; m++) {
       size_t driven = 0;
       if (sk_banim_blend(a, s, l, m ? x : NULL, n, o, &driven) != 0)
         continue;
+      context_agrees(s, a, l, m ? x : NULL, n, m == 1);
       SK_FUZZ_CHECK(driven <= s->count);
       size_t seen = 0;
       for (size_t b = 0; b < s->count; b++)
