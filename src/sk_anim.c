@@ -511,6 +511,14 @@ static int additive_values(const sk_anim_channel *ch, double ref_frame, double *
   return 0;
 }
 
+int sk_anim__additive_values(const sk_anim_channel *ch, double ref_frame, double **out) {
+  return additive_values(ch, ref_frame, out);
+}
+
+void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double frame, double *out) {
+  sample_channel_v(ch, dv, frame, out);
+}
+
 /* A weighted layer's bone weights: lerp/slerp from the rest TRS. */
 static void apply_bone_weights(const sk_anim *a, const float *bw, double *trs) {
   for (size_t b = 0; b < a->bone_count; b++) {

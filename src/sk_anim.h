@@ -257,6 +257,13 @@ void sk_anim__sample_babylon_run(const sk_anim_channel *ch, const double *frames
 void sk_anim__slerp_n(const double *l, size_t ls, const double *q, size_t qs, double amount, double *r, size_t rs,
                       size_t n);
 
+/* Internal (sk_layers): a glTF channel's keys made additive against
+ * `ref_frame` as sk_anim_sample_layers_ext makes them for an additive
+ * layer (*out new: doubles in ch->values' layout; 0 or SK_ENOMEM), and a
+ * glTF channel's value at `frame` read from such doubles. */
+int sk_anim__additive_values(const sk_anim_channel *ch, double ref_frame, double **out);
+void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double frame, double *out);
+
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);
 

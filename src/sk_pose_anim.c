@@ -12,6 +12,7 @@
 #include "sk_animops.h"
 #include "sk_banim_add.h"
 #include "sk_banim_blend.h"
+#include "sk_layers.h"
 #include "sk_json.h"
 #include "sk_pose_int.h"
 #include "sk_pose_range.h"
@@ -495,29 +496,49 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
   return 0;
 }
 
-/* Frames [made, made + m) of a Babylon-format layered range through the
- * blend context's run (m <= sk_banim_blend_run_max): each pose gets its
- * overrides (allocated here; *allocated counts them, for the caller to
- * free on an error), then the "bones" on top. `tt` holds m * nl times. */
-static int sample_blend_run(const sk_anim *anim, const sk_pose_spec *sp, sk_banim_blend_ctx *bl, const double *offsets,
-                            size_t made, size_t m, sk_pose *out, double *tt, sk_override **frames, size_t *driven,
-                            size_t *allocated, const char *ptr, sk_error *err) {
-  const size_t nb = anim->bone_count, nl = sp->nl;
-  *allocated = 0;
-  for (size_t f = 0; f < m; f++) {
-    for (size_t i = 0; i < nl; i++)
-      tt[f * nl + i] = sk_sample_layer_time(offsets[i], sp->times[made + f]);
-    out[f] = sp->base;
-    out[f].frame_range = true;
-    if ((out[f].overrides = frames[f] = malloc((nb ? nb : 1) * sizeof *out[f].overrides)) == NULL)
-      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    ++*allocated;
+/* A layered range's frames from *made on through a context's runs:
+ * Babylon-format layers through `bl` (their overrides, then the "bones"
+ * on top, as sample_frame merges them), glTF layers with masks or
+ * additive layers through `gl` (their TRS, then sk_pose__merge_overrides,
+ * as sample_frame). *made counts the poses whose overrides are allocated
+ * (the caller frees them on an error). */
+static int sample_runs(const sk_anim *anim, const sk_pose_spec *sp, sk_banim_blend_ctx *bl, sk_layers_ctx *gl,
+                       const double *offsets, sk_pose *out, size_t *made, const char *ptr, sk_error *err) {
+  const size_t nb = anim->bone_count, nb1 = nb ? nb : 1, nl = sp->nl, nf = sp->nf;
+  const size_t run = bl != NULL ? sk_banim_blend_run_max(bl) : sk_layers_run_max(gl);
+  double *tt = malloc(run * nl * sizeof *tt);
+  sk_override **frames = malloc(run * sizeof *frames);
+  size_t *driven = malloc(run * sizeof *driven);
+  double *trs = gl != NULL ? malloc(run * nb1 * SK_ANIM_TRS * sizeof *trs) : NULL;
+  int rc = tt == NULL || frames == NULL || driven == NULL || (gl != NULL && trs == NULL) ? SK_ENOMEM : 0;
+  while (!rc && *made < nf) {
+    const size_t f0 = *made, m = nf - f0 < run ? nf - f0 : run;
+    sk_pose *p = out + f0;
+    for (size_t f = 0; !rc && f < m; f++) {
+      for (size_t i = 0; i < nl; i++)
+        tt[f * nl + i] = sk_sample_layer_time(offsets[i], sp->times[f0 + f]);
+      p[f] = sp->base;
+      p[f].frame_range = true;
+      if ((p[f].overrides = frames[f] = malloc(nb1 * sizeof *p[f].overrides)) == NULL)
+        rc = SK_ENOMEM;
+      else
+        ++*made;
+    }
+    if (!rc && bl != NULL && sk_banim_blend_run(bl, sp->l, tt, m, frames, driven) != 0)
+      rc = SK_ENOMEM;
+    if (!rc && gl != NULL)
+      sk_layers_run(gl, tt, m, trs);
+    for (size_t f = 0; !rc && f < m; f++) {
+      if (bl != NULL) {
+        p[f].count = merge_babylon(p[f].overrides, nb, &sp->base);
+      } else {
+        p[f].count = nb;
+        sk_pose__merge_overrides(anim, trs + f * nb * SK_ANIM_TRS, &sp->base, p[f].overrides);
+      }
+    }
   }
-  if (sk_banim_blend_run(bl, sp->l, tt, m, frames, driven) != 0)
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  for (size_t f = 0; f < m; f++)
-    out[f].count = merge_babylon(out[f].overrides, nb, &sp->base);
-  return 0;
+  free(tt), free(frames), free(driven), free(trs);
+  return rc ? sk_error_set(err, rc, ptr, "out of memory") : 0;
 }
 
 /* The poses of range `r`'s nf frames, each a copy of sp->base without
@@ -543,10 +564,10 @@ static int range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk_pose **
   return 0;
 }
 
-/* The sampler of a Babylon-format range: the anim's own when the daemon
- * built one at upload; else one of the clips `l` names, for ranges long
- * enough to repay building it; else NULL. */
-static sk_sampler *babylon_sampler(const sk_anim *anim, const sk_anim_layer *l, size_t nl, size_t nf) {
+/* The sampler of a range's clips: the anim's own when the daemon built
+ * one at upload; else one of the clips `l` names, for ranges long enough
+ * to repay building it; else NULL. */
+static sk_sampler *clip_sampler(const sk_anim *anim, const sk_anim_layer *l, size_t nl, size_t nf) {
   sk_sampler *s = sk_sampler_hold_shared(anim);
   if (s == NULL && nf >= RANGE_SAMPLER_MIN_FRAMES && sk_sampler_create_clips(anim, l, nl, &s) != 0)
     s = NULL;
@@ -595,7 +616,7 @@ static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const cha
   sp->times = NULL; /* the range's now, or freed */
   if (rc)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  sk_pose_range_babylon_sampler(r, babylon_sampler(anim, sp->l, 1, nf));
+  sk_pose_range_babylon_sampler(r, clip_sampler(anim, sp->l, 1, nf));
   return babylon_range_poses(sp, r, nf, poses, count, ptr, err);
 }
 
@@ -616,7 +637,7 @@ static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim
     if (sp->lx[i].additive && sp->lx[i].babylon_add == NULL)
       rc = 1;
   sk_banim_blend_ctx *bl = NULL;
-  if (!rc && sk_banim_blend_open_sampled(anim, s, sp->l, sp->lx, nl, babylon_sampler(anim, sp->l, nl, nf), &bl) != 0)
+  if (!rc && sk_banim_blend_open_sampled(anim, s, sp->l, sp->lx, nl, clip_sampler(anim, sp->l, nl, nf), &bl) != 0)
     rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   uint8_t *driven = rc ? NULL : malloc(nb ? nb : 1);
   if (!rc && driven == NULL)
@@ -733,26 +754,19 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
    * the same bits, made per frame) */
   sk_banim_blend_ctx *bl = NULL;
   if (!rc && anim->babylon && sp.layered && nf > 1) {
-    if (sk_banim_blend_open_sampled(anim, s, l, sp.lx, nl, babylon_sampler(anim, l, nl, nf), &bl) != 0)
+    if (sk_banim_blend_open_sampled(anim, s, l, sp.lx, nl, clip_sampler(anim, l, nl, nf), &bl) != 0)
       bl = NULL;
   }
   size_t made = 0;
-  if (bl != NULL && times != NULL && sk_banim_blend_run_max(bl) > 1) {
-    /* runs of frames: each channel's frames sampled together, the slerps of all of them at once */
-    const size_t run = sk_banim_blend_run_max(bl);
-    double *tt = malloc(run * nl * sizeof *tt);
-    sk_override **frames = malloc(run * sizeof *frames);
-    size_t *driven = malloc(run * sizeof *driven);
-    if (tt == NULL || frames == NULL || driven == NULL)
-      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-    while (!rc && made < nf) {
-      const size_t m = nf - made < run ? nf - made : run;
-      size_t allocated;
-      rc = sample_blend_run(anim, &sp, bl, offsets, made, m, out + made, tt, frames, driven, &allocated, ptr, err);
-      made += allocated;
-    }
-    free(tt), free(frames), free(driven);
-  }
+  /* glTF layers with masks or additive layers: one context for all the
+   * frames (their checks, weights and additive keys made once; NULL when
+   * it does not take them: the same bits, frame by frame) */
+  sk_layers_ctx *gl = NULL;
+  if (!rc && !anim->babylon && !sp.plain_layers && times != NULL && nf > 1 && rs.ctx == NULL &&
+      sk_layers_open(anim, l, sp.lx, nl, clip_sampler(anim, l, nl, nf), &gl) != 0)
+    gl = NULL;
+  if (!rc && times != NULL && ((bl != NULL && sk_banim_blend_run_max(bl) > 1) || gl != NULL))
+    rc = sample_runs(anim, &sp, bl, gl, offsets, out, &made, ptr, err); /* runs of frames, the slerps together */
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
       l[i].time = sk_sample_layer_time(offsets[i], times[made]);
@@ -774,6 +788,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
     }
   }
   sk_banim_blend_close(bl);
+  sk_layers_close(gl);
   babylon_adds_close(adds, nl);
   range_sampler_close(&rs);
   free(cur);

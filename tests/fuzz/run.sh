@@ -38,7 +38,7 @@ deps_cflags=$(pkg-config --cflags jansson cglm libuv gnutls)
 deps_libs=$(pkg-config --libs jansson cglm libuv gnutls)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$src/src -I$here $deps_cflags"
-modules="sk_error sk_mat sk_fdlibm sk_vsin sk_numfmt sk_numfmt_f64 sk_skeleton sk_json sk_eval sk_pose sk_pose_anim sk_pose_range sk_frames sk_frames_plan sk_poseops sk_gltf sk_gltf_skin sk_gltf_mesh sk_anim sk_anim_json sk_fastpose sk_bone sk_ctrl sk_ops sk_animops sk_banim sk_banim_add sk_banim_blend sk_banim_blend_run sk_clips sk_sample sk_sample_build sk_record sk_store sk_kernel sk_kernel_f32 sk_auth sk_access sk_cost"
+modules="sk_error sk_mat sk_fdlibm sk_vsin sk_numfmt sk_numfmt_f64 sk_skeleton sk_json sk_eval sk_pose sk_pose_anim sk_pose_range sk_frames sk_frames_plan sk_poseops sk_gltf sk_gltf_skin sk_gltf_mesh sk_anim sk_anim_json sk_fastpose sk_bone sk_ctrl sk_ops sk_animops sk_banim sk_banim_add sk_banim_blend sk_banim_blend_run sk_layers sk_clips sk_sample sk_sample_build sk_record sk_store sk_kernel sk_kernel_f32 sk_auth sk_access sk_cost"
 newest_header=$(ls -t "$src"/src/*.h "$here"/*.h "$here"/*.inc | head -1)
 objs=""
 for m in $modules; do

@@ -1,0 +1,275 @@
+/* sk_layers: glTF layers with masks and additive layers over runs of
+ * frames (sk_layers.h). Each step is sk_anim.c's sk_anim_sample_layers_ext
+ * (apply_bone_weights, the weighted blend, add_layer) applied to every
+ * frame of a run before the next step: the frames are independent, so
+ * the order of steps within each frame, and every operand, is the same. */
+#include "sk_layers.h"
+#include "sk_anim_math.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A weighted layer of non-zero normalised weight, in layer order. */
+typedef struct wlayer {
+  size_t layer;
+  double w;
+  const float *mask; /* bone weights, or NULL */
+  sk_sample_ctx *ctx; /* its clip through the sampler, or NULL: sk_anim_sample per frame */
+} wlayer;
+
+/* One channel of an additive layer that adds something (weight times bone
+ * weight non-zero), in layer then channel order, with its keys made
+ * additive once. */
+typedef struct achan {
+  size_t layer;
+  const sk_anim_channel *ch;
+  double *dv; /* owned */
+  double wt;
+} achan;
+
+struct sk_layers_ctx {
+  const sk_anim *a;
+  const sk_anim_layer *layers;
+  size_t count, nb, run, bytes;
+  sk_sampler *sampler; /* owned, or NULL */
+  wlayer *wl;
+  size_t nwl;
+  achan *ac;
+  size_t nac;
+  double *scratch; /* [run][nb][SK_ANIM_TRS]: the weighted layers after the first */
+  double *lt;      /* [run]: one layer's times */
+  double *q;       /* [run][4]: an additive rotation's targets */
+};
+
+/* What a run keeps of a layer's frames, at most (or one frame's); as in
+ * sk_banim_blend_run.c, larger buffers freed at every request made glibc
+ * hand the heap back and fault it in again. */
+#define RUN_BYTES (64u * 1024u)
+
+void sk_layers_close(sk_layers_ctx *c) {
+  if (c == NULL)
+    return;
+  for (size_t k = 0; c->wl != NULL && k < c->nwl; k++)
+    sk_sample_ctx_destroy(c->wl[k].ctx);
+  for (size_t k = 0; c->ac != NULL && k < c->nac; k++)
+    free(c->ac[k].dv);
+  sk_sampler_destroy(c->sampler);
+  free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q);
+  free(c);
+}
+
+/* sk_anim_sample_layers_ext's checks and weights: the weighted layers it
+ * blends (normalised weight non-zero), each with a sampler context where
+ * the sampler built its clip. */
+static int plan_weighted(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
+  static const sk_anim_layer_ext plain = {0};
+  double total = 0, all = 0;
+  for (size_t i = 0; i < c->count; i++) {
+    const sk_anim_layer *l = &c->layers[i];
+    if (!(l->weight >= 0) || !isfinite(l->weight) || l->clip >= c->a->clip_count)
+      return SK_ERANGE;
+    all += l->weight;
+    if (!(ext != NULL ? &ext[i] : &plain)->additive)
+      total += l->weight;
+  }
+  if (!(all > 0) || !isfinite(all))
+    return SK_ERANGE;
+  if ((c->wl = calloc(c->count ? c->count : 1, sizeof *c->wl)) == NULL)
+    return SK_ENOMEM;
+  for (size_t i = 0; i < c->count; i++) {
+    const sk_anim_layer_ext *x = ext != NULL ? &ext[i] : &plain;
+    const double w = c->layers[i].weight / total;
+    if (x->additive || w == 0)
+      continue;
+    wlayer *L = &c->wl[c->nwl++];
+    *L = (wlayer){.layer = i, .w = w, .mask = x->bone_weights};
+    const sk_anim_layer one = {.clip = c->layers[i].clip, .weight = 1, .loop = c->layers[i].loop};
+    if (c->sampler != NULL && sk_sample_ctx_create(c->sampler, &one, 1, &L->ctx) != 0)
+      L->ctx = NULL;
+    c->bytes += L->ctx != NULL ? sk_sample_ctx_memory(L->ctx) : 0;
+  }
+  return 0;
+}
+
+/* add_layer's channels: those that add something, their keys made
+ * additive against the layer's reference frame. */
+static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
+  size_t n = 0;
+  for (size_t i = 0; ext != NULL && i < c->count; i++)
+    if (ext[i].additive && c->layers[i].weight > 0)
+      n += c->a->clips[c->layers[i].clip].channel_count;
+  if ((c->ac = calloc(n ? n : 1, sizeof *c->ac)) == NULL)
+    return SK_ENOMEM;
+  for (size_t i = 0; ext != NULL && i < c->count; i++) {
+    const sk_anim_layer *l = &c->layers[i];
+    if (!ext[i].additive || !(l->weight > 0))
+      continue;
+    const sk_anim_clip *clip = &c->a->clips[l->clip];
+    double ref = ext[i].reference * SK_ANIM_FPS;
+    if (!(ref >= 0)) /* options.referenceFrame && >= 0, else 0 */
+      ref = 0;
+    for (size_t k = 0; k < clip->channel_count; k++) {
+      const sk_anim_channel *ch = &clip->channels[k];
+      if (ch->path == SK_ANIM_MATRIX || ch->values == NULL)
+        continue; /* glTF channels only */
+      const double wt = l->weight * (ext[i].bone_weights != NULL ? (double)ext[i].bone_weights[ch->bone] : 1.0);
+      if (wt == 0)
+        continue;
+      achan *x = &c->ac[c->nac];
+      *x = (achan){.layer = i, .ch = ch, .wt = wt};
+      if (sk_anim__additive_values(ch, ref, &x->dv) != 0)
+        return SK_ENOMEM;
+      c->nac++;
+      const size_t width = ch->path == SK_ANIM_ROTATION ? 4 : 3;
+      c->bytes += ch->count * width * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof *x->dv;
+    }
+  }
+  return 0;
+}
+
+int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count,
+                   sk_sampler *smp, sk_layers_ctx **out) {
+  *out = NULL;
+  sk_layers_ctx *c = calloc(1, sizeof *c);
+  if (c == NULL || a->babylon) {
+    sk_sampler_destroy(smp);
+    free(c);
+    return c == NULL ? SK_ENOMEM : SK_EINVAL;
+  }
+  *c = (sk_layers_ctx){.a = a, .layers = layers, .count = count, .nb = a->bone_count, .sampler = smp};
+  int rc = plan_weighted(c, ext);
+  if (!rc)
+    rc = plan_additive(c, ext);
+  if (!rc) {
+    const size_t frame = (c->nb ? c->nb : 1) * SK_ANIM_TRS * sizeof(double);
+    c->run = RUN_BYTES / frame;
+    c->run = c->run < 1 ? 1 : c->run > SK_ANIM_RUN_MAX ? SK_ANIM_RUN_MAX : c->run;
+    c->scratch = c->nwl > 1 ? malloc(c->run * frame) : NULL;
+    c->lt = malloc(c->run * sizeof *c->lt);
+    c->q = malloc(c->run * 4 * sizeof *c->q);
+    c->bytes += sizeof *c + (c->nwl > 1 ? c->run * frame : 0) + c->run * 5 * sizeof(double) +
+                c->count * (sizeof *c->wl + sizeof *c->ac);
+    rc = (c->nwl > 1 && c->scratch == NULL) || c->lt == NULL || c->q == NULL ? SK_ENOMEM : 0;
+  }
+  if (rc) {
+    sk_layers_close(c);
+    return rc;
+  }
+  *out = c;
+  return 0;
+}
+
+size_t sk_layers_run_max(const sk_layers_ctx *c) { return c->run; }
+
+size_t sk_layers_memory(const sk_layers_ctx *c) {
+  return c->bytes + (c->sampler != NULL && !sk_sampler_is_shared(c->sampler) ? sk_sampler_memory(c->sampler) : 0);
+}
+
+/* Weighted layer L at the run's m frames into dst ([m][nb][TRS]). */
+static void sample_layer(sk_layers_ctx *c, const wlayer *L, const double *times, size_t m, double *dst) {
+  const sk_anim_layer *l = &c->layers[L->layer];
+  for (size_t f = 0; f < m; f++)
+    c->lt[f] = times[f * c->count + L->layer];
+  if (L->ctx != NULL) {
+    sk_sample_run(L->ctx, c->lt, 0, m, &(sk_sample_out){.f64 = dst});
+    return;
+  }
+  for (size_t f = 0; f < m; f++)
+    sk_anim_sample(c->a, l->clip, c->lt[f], l->loop, dst + f * c->nb * SK_ANIM_TRS);
+}
+
+/* apply_bone_weights on every frame: lerp/slerp from the rest TRS, a
+ * bone's slerps of all frames at once. */
+static void apply_mask(const sk_layers_ctx *c, const float *bw, size_t m, double *dst) {
+  const size_t fs = c->nb * SK_ANIM_TRS;
+  for (size_t b = 0; b < c->nb; b++) {
+    const double f = bw[b];
+    if (f == 1)
+      continue;
+    const double *r = c->a->rest + b * SK_ANIM_TRS;
+    for (size_t k = 0; k < m; k++) {
+      double *t = dst + k * fs + b * SK_ANIM_TRS;
+      if (f == 0) {
+        memcpy(t, r, SK_ANIM_TRS * sizeof *t);
+        continue;
+      }
+      for (int j = 0; j < 3; j++) {
+        t[j] = r[j] + (t[j] - r[j]) * f;
+        t[7 + j] = r[7 + j] + (t[7 + j] - r[7 + j]) * f;
+      }
+    }
+    if (f != 0)
+      sk_anim__slerp_n(r + 3, 0, dst + b * SK_ANIM_TRS + 3, fs, f, dst + b * SK_ANIM_TRS + 3, fs, m);
+  }
+}
+
+/* The weighted blend of sk_anim_sample_layers_ext over m frames into trs. */
+static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double *trs) {
+  const size_t n = m * c->nb;
+  double cum = 0;
+  for (size_t k = 0; k < c->nwl; k++) {
+    const wlayer *L = &c->wl[k];
+    const double w = L->w;
+    double *dst = k == 0 ? trs : c->scratch;
+    sample_layer(c, L, times, m, dst);
+    if (L->mask != NULL)
+      apply_mask(c, L->mask, m, dst);
+    if (k == 0) {
+      for (size_t b = 0; b < n; b++) {
+        double *t = trs + b * SK_ANIM_TRS;
+        for (int j = 0; j < 3; j++) {
+          t[j] *= w;
+          t[7 + j] *= w;
+        }
+      }
+      cum = w;
+      continue;
+    }
+    cum += w;
+    const double amount = w / cum;
+    for (size_t b = 0; b < n; b++) {
+      double *t = trs + b * SK_ANIM_TRS;
+      const double *s = c->scratch + b * SK_ANIM_TRS;
+      for (int j = 0; j < 3; j++) {
+        t[j] += s[j] * w;
+        t[7 + j] += s[7 + j] * w;
+      }
+    }
+    sk_anim__slerp_n(trs + 3, SK_ANIM_TRS, c->scratch + 3, SK_ANIM_TRS, amount, trs + 3, SK_ANIM_TRS, n);
+  }
+  if (c->nwl == 0) /* additive layers only: on top of the rest pose */
+    for (size_t f = 0; f < m; f++)
+      memcpy(trs + f * c->nb * SK_ANIM_TRS, c->a->rest, c->nb * SK_ANIM_TRS * sizeof *trs);
+}
+
+/* add_layer's channels over m frames, in order: a rotation's slerps of
+ * all frames at once. */
+static void run_additive(sk_layers_ctx *c, const double *times, size_t m, double *trs) {
+  const size_t fs = c->nb * SK_ANIM_TRS;
+  for (size_t k = 0; k < c->nac; k++) {
+    const achan *x = &c->ac[k];
+    const sk_anim_layer *l = &c->layers[x->layer];
+    const sk_anim_clip *clip = &c->a->clips[l->clip];
+    double *t = trs + (size_t)x->ch->bone * SK_ANIM_TRS;
+    for (size_t f = 0; f < m; f++) {
+      double d[4];
+      sk_anim__sample_values(x->ch, x->dv, sk_anim__clip_frame(clip, times[f * c->count + x->layer], l->loop), d);
+      if (x->ch->path == SK_ANIM_ROTATION) {
+        sk_anim__quat_mul(t + f * fs + 3, d, c->q + 4 * f);
+      } else {
+        double *v = t + f * fs + (x->ch->path == SK_ANIM_TRANSLATION ? 0 : 7);
+        for (int j = 0; j < 3; j++)
+          v[j] += d[j] * x->wt;
+      }
+    }
+    if (x->ch->path == SK_ANIM_ROTATION)
+      sk_anim__slerp_n(t + 3, fs, c->q, 4, x->wt, t + 3, fs, m);
+  }
+}
+
+void sk_layers_run(sk_layers_ctx *c, const double *times, size_t m, double *trs) {
+  run_weighted(c, times, m, trs);
+  run_additive(c, times, m, trs);
+}
