@@ -519,6 +519,48 @@ void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double 
   sample_channel_v(ch, dv, frame, out);
 }
 
+void sk_anim__sample_values_run(const sk_anim_channel *ch, const double *dv, const double *frames, size_t m,
+                                double *out, sk_anim_cursor *cur) {
+  const size_t w = (size_t)path_width(ch->path), n = ch->count;
+  if (ch->path != SK_ANIM_ROTATION || ch->interp != SK_ANIM_LINEAR || dv == NULL || m > SK_ANIM_RUN_MAX) {
+    for (size_t i = 0; i < m; i++)
+      sample_channel_v(ch, dv, frames[i], out + i * w);
+    return;
+  }
+  /* sample_channel_v's LINEAR rotation in three passes, as
+   * sk_anim__sample_babylon_run: the keys (the cursor's) and the slerps'
+   * constants (once per key pair), every sine at once, then the blends */
+  double grad[SK_ANIM_RUN_MAX], prep[SK_ANIM_RUN_MAX][4], sines[2 * SK_ANIM_RUN_MAX] = {0};
+  size_t key[SK_ANIM_RUN_MAX];
+  for (size_t i = 0; i < m; i++) {
+    double frame = frames[i];
+    if (frame < ch->frames[0])
+      frame = ch->frames[0];
+    else if (frame > ch->frames[n - 1])
+      frame = ch->frames[n - 1];
+    const size_t k = key[i] = key_at(ch->frames, n, frame, cur);
+    if (k + 1 > n - 1)
+      continue;
+    if (!cur->has_prep || cur->prep_key != k) {
+      sk_anim__slerp_prep(dv + k * 4, dv + k * 4 + 4, cur->prep);
+      cur->prep_key = k;
+      cur->has_prep = true;
+    }
+    memcpy(prep[i], cur->prep, sizeof prep[i]);
+    grad[i] = (frame - ch->frames[k]) / (ch->frames[k + 1] - ch->frames[k]);
+    if (!(prep[i][0] > 0.999999))
+      sk_anim__slerp_args(prep[i], grad[i], sines + 2 * i);
+  }
+  sk_vsin(sines, sines, 2 * m);
+  for (size_t i = 0; i < m; i++) {
+    const double *sv = dv + key[i] * 4;
+    if (key[i] + 1 > n - 1)
+      memcpy(out + 4 * i, sv, 4 * sizeof *out);
+    else
+      sk_anim__slerp_apply(prep[i], sv, sv + 4, grad[i], sines + 2 * i, out + 4 * i);
+  }
+}
+
 /* A weighted layer's bone weights: lerp/slerp from the rest TRS. */
 static void apply_bone_weights(const sk_anim *a, const float *bw, double *trs) {
   for (size_t b = 0; b < a->bone_count; b++) {

@@ -263,6 +263,12 @@ void sk_anim__slerp_n(const double *l, size_t ls, const double *q, size_t qs, do
  * glTF channel's value at `frame` read from such doubles. */
 int sk_anim__additive_values(const sk_anim_channel *ch, double ref_frame, double **out);
 void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double frame, double *out);
+/* sk_anim__sample_values at frames[0..m) into out[0 .. m * width), with
+ * the channel's cursor `cur` (zeroed for its first run): a LINEAR
+ * rotation's keys found from the cursor and its slerp sines computed
+ * together (sk_vsin), the same bits, when m <= SK_ANIM_RUN_MAX. */
+void sk_anim__sample_values_run(const sk_anim_channel *ch, const double *dv, const double *frames, size_t m,
+                                double *out, sk_anim_cursor *cur);
 
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);

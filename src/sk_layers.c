@@ -27,6 +27,7 @@ typedef struct achan {
   const sk_anim_channel *ch;
   double *dv; /* owned */
   double wt;
+  sk_anim_cursor cur; /* its key from frame to frame */
 } achan;
 
 struct sk_layers_ctx {
@@ -41,6 +42,8 @@ struct sk_layers_ctx {
   double *scratch; /* [run][nb][SK_ANIM_TRS]: the weighted layers after the first */
   double *lt;      /* [run]: one layer's times */
   double *q;       /* [run][4]: an additive rotation's targets */
+  double *d;       /* [run][4]: an additive channel's values */
+  double *fr;      /* [run]: an additive layer's frames */
 };
 
 /* What a run keeps of a layer's frames, at most (or one frame's); as in
@@ -56,7 +59,7 @@ void sk_layers_close(sk_layers_ctx *c) {
   for (size_t k = 0; c->ac != NULL && k < c->nac; k++)
     free(c->ac[k].dv);
   sk_sampler_destroy(c->sampler);
-  free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q);
+  free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q), free(c->d), free(c->fr);
   free(c);
 }
 
@@ -149,9 +152,13 @@ int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_
     c->scratch = c->nwl > 1 ? malloc(c->run * frame) : NULL;
     c->lt = malloc(c->run * sizeof *c->lt);
     c->q = malloc(c->run * 4 * sizeof *c->q);
-    c->bytes += sizeof *c + (c->nwl > 1 ? c->run * frame : 0) + c->run * 5 * sizeof(double) +
+    c->d = malloc(c->run * 4 * sizeof *c->d);
+    c->fr = malloc(c->run * sizeof *c->fr);
+    c->bytes += sizeof *c + (c->nwl > 1 ? c->run * frame : 0) + c->run * 10 * sizeof(double) +
                 c->count * (sizeof *c->wl + sizeof *c->ac);
-    rc = (c->nwl > 1 && c->scratch == NULL) || c->lt == NULL || c->q == NULL ? SK_ENOMEM : 0;
+    rc = (c->nwl > 1 && c->scratch == NULL) || c->lt == NULL || c->q == NULL || c->d == NULL || c->fr == NULL
+             ? SK_ENOMEM
+             : 0;
   }
   if (rc) {
     sk_layers_close(c);
@@ -244,18 +251,22 @@ static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double
       memcpy(trs + f * c->nb * SK_ANIM_TRS, c->a->rest, c->nb * SK_ANIM_TRS * sizeof *trs);
 }
 
-/* add_layer's channels over m frames, in order: a rotation's slerps of
- * all frames at once. */
+/* add_layer's channels over m frames, in order: a channel's frames
+ * sampled together (its cursor, a rotation's sines at once), a rotation's
+ * slerps of all frames at once. */
 static void run_additive(sk_layers_ctx *c, const double *times, size_t m, double *trs) {
   const size_t fs = c->nb * SK_ANIM_TRS;
   for (size_t k = 0; k < c->nac; k++) {
-    const achan *x = &c->ac[k];
+    achan *x = &c->ac[k];
     const sk_anim_layer *l = &c->layers[x->layer];
-    const sk_anim_clip *clip = &c->a->clips[l->clip];
+    if (k == 0 || c->ac[k - 1].layer != x->layer) /* the layer's frames (its channels are together) */
+      for (size_t f = 0; f < m; f++)
+        c->fr[f] = sk_anim__clip_frame(&c->a->clips[l->clip], times[f * c->count + x->layer], l->loop);
+    sk_anim__sample_values_run(x->ch, x->dv, c->fr, m, c->d, &x->cur);
+    const size_t width = x->ch->path == SK_ANIM_ROTATION ? 4 : 3;
     double *t = trs + (size_t)x->ch->bone * SK_ANIM_TRS;
     for (size_t f = 0; f < m; f++) {
-      double d[4];
-      sk_anim__sample_values(x->ch, x->dv, sk_anim__clip_frame(clip, times[f * c->count + x->layer], l->loop), d);
+      const double *d = c->d + f * width;
       if (x->ch->path == SK_ANIM_ROTATION) {
         sk_anim__quat_mul(t + f * fs + 3, d, c->q + 4 * f);
       } else {
