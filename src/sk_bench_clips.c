@@ -277,6 +277,65 @@ static double time_route(const bc_asset *a, int reps, double budget) {
   return rate;
 }
 
+/* ---- glTF layers with a bone mask or an additive layer ---------------------
+ * Fox's Walk with Survey over it, masked to the upper body (the subtree of
+ * b_Spine01_02) or added (reference 0, weight 0.5), through the daemon's
+ * sample step and answer (sk_layers' runs since 470d203; frame by frame
+ * before), against the plain two-layer blend of Walk and Run that
+ * sk_sample's blocks take, in the same run. */
+static int layer_rows(const char *dir, int reps, double budget, bool json) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/Fox.glb", dir);
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_cache *cache = NULL;
+  sk_cache_entry *e = NULL;
+  bool replaced;
+  if (import_file(path, &s, &an, NULL) != 0) {
+    fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
+    return 2;
+  }
+  sk_sampler_share(an, SK_SAMPLER_SHARE_MAX); /* as an upload's pool job builds it */
+  if (sk_cache_create(0, &cache) != 0 || sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
+    sk_cache_destroy(cache);
+    return 2;
+  }
+  char body[3][512];
+  const double to = (BC_ROUTE_FRAMES - 1) / 60.0;
+  snprintf(body[0], sizeof body[0],
+           "{\"layers\": [{\"animation\": \"Walk\", \"weight\": 1, \"loop\": true}, {\"animation\": \"Run\", "
+           "\"time\": 0.3, \"weight\": 1, \"loop\": true}], \"from\": 0, \"to\": %.17g, \"fps\": 60}",
+           to);
+  snprintf(body[1], sizeof body[1],
+           "{\"layers\": [{\"animation\": \"Walk\", \"weight\": 1, \"loop\": true}, {\"animation\": \"Survey\", "
+           "\"weight\": 1, \"loop\": true, \"mask\": {\"bone\": \"b_Spine01_02\", \"subtree\": true}}], "
+           "\"from\": 0, \"to\": %.17g, \"fps\": 60}",
+           to);
+  snprintf(body[2], sizeof body[2],
+           "{\"layers\": [{\"animation\": \"Walk\", \"weight\": 1, \"loop\": true}, {\"animation\": \"Survey\", "
+           "\"additive\": true, \"reference\": 0, \"weight\": 0.5, \"loop\": true}], \"from\": 0, \"to\": %.17g, "
+           "\"fps\": 60}",
+           to);
+  static const char *const row[3] = {"layers", "masked", "additive"};
+  double rate[3];
+  for (int k = 0; k < 3; k++)
+    rate[k] = time_route_body(e, body[k], sk_frames_sample_range, reps, budget);
+  for (int k = 0; k < 3; k++) {
+    const double of = rate[0] > 0 ? rate[k] / rate[0] : 0;
+    if (json)
+      printf(",{\"clip\":\"Fox.glb:Walk\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g,\"of_layers\":%.4f}", row[k],
+             e->skel->count, rate[k], of);
+    else
+      printf("%-22s %-7s %6zu %14.2f %8s  (route; %s; %.2f of the plain two-layer row)\n", "Fox.glb:Walk", row[k],
+             e->skel->count, rate[k] / 1e6, "-",
+             k == 0 ? "Walk and Run 0.3 s later, half each" : k == 1 ? "Survey over the upper body" : "Survey added, 0.5",
+             of);
+  }
+  sk_cache_entry_unref(e);
+  sk_cache_destroy(cache);
+  return 0;
+}
+
 /* ---- a clip in Babylon's own format -----------------------------------------
  * tests/data/fox-walk-babylon.json: Fox's Walk as a skeleton in Babylon's
  * format with bone animations (tests/oracle/make_babylon_clip.mjs), its
@@ -541,6 +600,8 @@ int sk_bench_clips_main(int argc, char **argv) {
              share);
     unload(a);
   }
+  if (status == 0)
+    status = layer_rows(dir, reps, budget, json);
   if (status == 0)
     status = babylon_rows(dir, reps, budget, json);
   if (status == 0) /* the Bone API's per-frame cost (sk_bench_ops) */

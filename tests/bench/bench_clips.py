@@ -152,6 +152,12 @@ def main():
                        "PASS" if r["of_bound"] >= 0.9 else "MISS"))
             continue
         ratio = rate / b if b else float("nan")
+        if "of_layers" in r:  # glTF layers: plain, masked, additive (no target of their own)
+            what = {"layers": "Walk and Run 0.3 s later, half each", "masked": "Survey over the upper body",
+                    "additive": "Survey added at 0.5"}[r["row"]]
+            print("%-28s %-7s %5d %12.2f %12s %9s   - (route, two layers: %s; %.2f of the plain two-layer row)" %
+                  (r["clip"], r["row"], r["bones"], rate / 1e6, "", "", what, r["of_layers"]))
+            continue
         if "of_route" in r:  # Babylon's format, two layers (no target of its own)
             print("%-28s %-7s %5d %12.2f %12s %8.1fx   - (Babylon's format: two layers, the clip and itself 0.37 s "
                   "later, half each; %.2f of its route row)" % (r["clip"], r["row"], r["bones"], rate / 1e6,
