@@ -103,6 +103,13 @@ static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
   for (size_t i = 0; ext != NULL && i < c->count; i++)
     if (ext[i].additive && c->layers[i].weight > 0)
       n += c->a->clips[c->layers[i].clip].channel_count;
+  size_t keys = 0; /* the keys it would keep made additive */
+  for (size_t i = 0; ext != NULL && i < c->count; i++)
+    for (size_t k = 0; ext[i].additive && c->layers[i].weight > 0 && k < c->a->clips[c->layers[i].clip].channel_count;
+         k++)
+      keys += c->a->clips[c->layers[i].clip].channels[k].count;
+  if (keys > SK_LAYERS_KEEP_KEYS)
+    return SK_ETOOBIG;
   if ((c->ac = calloc(n ? n : 1, sizeof *c->ac)) == NULL)
     return SK_ENOMEM;
   for (size_t i = 0; ext != NULL && i < c->count; i++) {

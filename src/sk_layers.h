@@ -24,6 +24,14 @@
 
 typedef struct sk_layers_ctx sk_layers_ctx;
 
+/* A context keeps every additive layer's keys made additive (doubles: up
+ * to 96 bytes a key for a CUBICSPLINE rotation); past this many keys
+ * together it declines (SK_ETOOBIG) and the caller blends frame by frame,
+ * making them per channel and frame as sk_anim_sample_layers_ext does, so
+ * many additive layers of a long clip cannot multiply its memory (the
+ * budget of sk_banim_add.h's SK_BANIM_ADD_KEEP_KEYS). */
+#define SK_LAYERS_KEEP_KEYS (1u << 18)
+
 /* A context for `layers[0..count)` of glTF clips of `a` with `ext[i]` for
  * layer i (NULL: all plain), all borrowed until sk_layers_close (their
  * times are not read: each run gives them). `smp` (stolen: kept, or
@@ -31,7 +39,7 @@ typedef struct sk_layers_ctx sk_layers_ctx;
  * weighted layers. *out is new. Errors: SK_ERANGE (nothing made) where
  * sk_anim_sample_layers_ext refuses the weights or a clip index,
  * SK_EINVAL for Babylon-format clips (sk_banim_blend blends those),
- * SK_ENOMEM. */
+ * SK_ETOOBIG past SK_LAYERS_KEEP_KEYS additive keys, SK_ENOMEM. */
 int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count,
                    sk_sampler *smp, sk_layers_ctx **out);
 /* Frames a run takes: 1 to SK_ANIM_RUN_MAX (a run keeps about 64 KiB of

@@ -131,12 +131,42 @@ START_TEST(refusals_match_the_per_frame_blend) {
 }
 END_TEST
 
+/* Additive layers whose keys would add up past SK_LAYERS_KEEP_KEYS are
+ * declined (the pose parser then blends frame by frame); one fewer layer
+ * is taken. */
+START_TEST(additive_keys_past_the_budget_are_declined) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_test_import_asset("Fox.glb", NULL, &s, &a);
+  size_t keys = 0;
+  for (size_t k = 0; k < a->clips[0].channel_count; k++)
+    keys += a->clips[0].channels[k].count;
+  const size_t n = SK_LAYERS_KEEP_KEYS / keys + 1;
+  sk_anim_layer *l = calloc(n, sizeof *l);
+  sk_anim_layer_ext *x = calloc(n, sizeof *x);
+  for (size_t i = 0; i < n; i++) {
+    l[i] = (sk_anim_layer){.clip = 0, .weight = 0.01};
+    x[i].additive = true;
+  }
+  sk_layers_ctx *c = NULL;
+  ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), SK_ETOOBIG);
+  ck_assert_ptr_null(c);
+  ck_assert_int_eq(sk_layers_open(a, l, x, n - 1, NULL, &c), 0);
+  sk_layers_close(c);
+  free(l);
+  free(x);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_layers");
   TCase *c = tcase_create("layers");
   tcase_set_timeout(c, 120);
   tcase_add_test(c, runs_give_sk_anim_sample_layers_ext_bytes);
   tcase_add_test(c, refusals_match_the_per_frame_blend);
+  tcase_add_test(c, additive_keys_past_the_budget_are_declined);
   suite_add_tcase(s, c);
   return sk_test_run(s);
 }
