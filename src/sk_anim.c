@@ -614,6 +614,27 @@ static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_lay
   return 0;
 }
 
+void sk_anim__scale_vectors(double *trs, size_t n, double w) {
+  for (size_t b = 0; b < n; b++) {
+    double *t = trs + b * SK_ANIM_TRS;
+    for (int j = 0; j < 3; j++) {
+      t[j] *= w;
+      t[7 + j] *= w;
+    }
+  }
+}
+
+void sk_anim__add_vectors(double *trs, const double *s, size_t n, double w) {
+  for (size_t b = 0; b < n; b++) {
+    double *t = trs + b * SK_ANIM_TRS;
+    const double *v = s + b * SK_ANIM_TRS;
+    for (int j = 0; j < 3; j++) {
+      t[j] += v[j] * w;
+      t[7 + j] += v[7 + j] * w;
+    }
+  }
+}
+
 int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch) {
   return sk_anim_sample_layers_ext(a, layers, NULL, count, trs, scratch);
 }
@@ -648,28 +669,16 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
     if (EXT(i)->bone_weights != NULL)
       apply_bone_weights(a, EXT(i)->bone_weights, dst);
     if (first) {
-      for (size_t b = 0; b < n; b++) {
-        double *t = trs + b * SK_ANIM_TRS;
-        for (int j = 0; j < 3; j++) {
-          t[j] *= w;
-          t[7 + j] *= w;
-        }
-      }
+      sk_anim__scale_vectors(trs, n, w);
       cum = w;
       first = false;
       continue;
     }
     cum += w;
     double amount = w / cum;
-    for (size_t b = 0; b < n; b++) {
-      double *t = trs + b * SK_ANIM_TRS;
-      const double *s = scratch + b * SK_ANIM_TRS;
-      for (int j = 0; j < 3; j++) {
-        t[j] += s[j] * w;
-        t[7 + j] += s[7 + j] * w;
-      }
-      sk_anim__quat_slerp(t + 3, s + 3, amount, t + 3);
-    }
+    sk_anim__add_vectors(trs, scratch, n, w);
+    for (size_t b = 0; b < n; b++)
+      sk_anim__quat_slerp(trs + b * SK_ANIM_TRS + 3, scratch + b * SK_ANIM_TRS + 3, amount, trs + b * SK_ANIM_TRS + 3);
   }
   if (first) /* additive layers only: on top of the rest pose */
     memcpy(trs, a->rest, n * SK_ANIM_TRS * sizeof *trs);

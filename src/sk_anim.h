@@ -269,6 +269,11 @@ void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double 
  * together (sk_vsin), the same bits, when m <= SK_ANIM_RUN_MAX. */
 void sk_anim__sample_values_run(const sk_anim_channel *ch, const double *dv, const double *frames, size_t m,
                                 double *out, sk_anim_cursor *cur);
+/* Internal (sk_layers): the weighted blend's vector parts over n TRS
+ * (positions and scalings; sk_anim_sample_layers_ext's loops): the first
+ * layer's scaled by its weight, t *= w; a next layer's added, t += s * w. */
+void sk_anim__scale_vectors(double *trs, size_t n, double w);
+void sk_anim__add_vectors(double *trs, const double *s, size_t n, double w);
 
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);

@@ -231,26 +231,13 @@ static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double
     if (L->mask != NULL)
       apply_mask(c, L->mask, m, dst);
     if (k == 0) {
-      for (size_t b = 0; b < n; b++) {
-        double *t = trs + b * SK_ANIM_TRS;
-        for (int j = 0; j < 3; j++) {
-          t[j] *= w;
-          t[7 + j] *= w;
-        }
-      }
+      sk_anim__scale_vectors(trs, n, w);
       cum = w;
       continue;
     }
     cum += w;
     const double amount = w / cum;
-    for (size_t b = 0; b < n; b++) {
-      double *t = trs + b * SK_ANIM_TRS;
-      const double *s = c->scratch + b * SK_ANIM_TRS;
-      for (int j = 0; j < 3; j++) {
-        t[j] += s[j] * w;
-        t[7 + j] += s[7 + j] * w;
-      }
-    }
+    sk_anim__add_vectors(trs, c->scratch, n, w);
     sk_anim__slerp_n(trs + 3, SK_ANIM_TRS, c->scratch + 3, SK_ANIM_TRS, amount, trs + 3, SK_ANIM_TRS, n);
   }
   if (c->nwl == 0) /* additive layers only: on top of the rest pose */
