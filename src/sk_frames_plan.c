@@ -232,9 +232,13 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
   fill_range_lanes(sc, s, r, f0, p, a, stride, block);
   if (a == q)
     return q;
-  const sk_sample_out o = {.f64 = rows64 + a / 16 * block, .offset = sc->offset, .pose_stride = stride,
-                           .block_stride = block, .rest_kept = rest_kept && a == 0};
-  sk_sample_run(r->ctx, r->times + f0 + (a - p), 0, q - a, &o);
+  if (r->lctx != NULL) { /* glTF layers with masks or additive layers: sk_layers' runs */
+    sk_pose_range_layers_rows(r, f0 + (a - p), rows64, sc->offset, stride, block, a, q);
+  } else {
+    const sk_sample_out o = {.f64 = rows64 + a / 16 * block, .offset = sc->offset, .pose_stride = stride,
+                             .block_stride = block, .rest_kept = rest_kept && a == 0};
+    sk_sample_run(r->ctx, r->times + f0 + (a - p), 0, q - a, &o);
+  }
   sk_pose_range_top_rows(r, rows64, sc->offset, stride, block, a, q);
   /* MATRIX bones (a local that must be decomposed, or a matrix another
    * pose of the batch sets): each lane gets the core's local of the TRS
@@ -283,8 +287,9 @@ static size_t fill_range_babylon(sk_frames_scratch *sc, const sk_skeleton *s, co
  * sk_sample_run and nothing else writes there. */
 static bool one_range_run(const sk_frames_scratch *sc, const sk_pose *poses, size_t n, size_t nb, bool fast) {
   const sk_pose_range *r = poses[0].range;
-  /* "bones" on top write there too; a Babylon-format range has its own fill */
-  if (fast || r == NULL || r->ntop > 0 || r->anim != NULL)
+  /* "bones" on top write there too; a Babylon-format range has its own
+   * fill, and a glTF layers range (sk_layers) no sampler context */
+  if (fast || r == NULL || r->ntop > 0 || r->anim != NULL || r->ctx == NULL)
     return false;
   for (size_t q = 1; q < n; q++)
     if (poses[q].range != r || poses[q].frame != poses[0].frame + q)

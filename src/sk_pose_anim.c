@@ -666,6 +666,37 @@ static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim
   return babylon_range_poses(sp, r, nf, poses, count, ptr, err);
 }
 
+/* The range form of glTF layers with masks or additive layers
+ * (sk_pose_range_create_layers): their sk_layers context, the layers and
+ * masks it reads and the frame times, and the "bones" on top (fields
+ * only), moved out of `sp`. 1 when it does not take the spec (the context
+ * declines: a weight refused, additive keys past its budget). */
+static int poses_ranged_layers(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count,
+                               sk_error *err) {
+  const size_t nf = sp->nf;
+  sk_layers_ctx *gl = NULL;
+  int rc = sk_layers_open(anim, sp->l, sp->lx, sp->nl, clip_sampler(anim, sp->l, sp->nl, nf), &gl);
+  if (rc == SK_ENOMEM)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  if (rc)
+    return 1;
+  sk_pose_range *r = NULL;
+  rc = sk_pose_range_create_layers(anim, gl, sp->l, sp->masks, sp->nl, sp->times, nf, nf, &r);
+  sp->l = NULL, sp->masks = NULL, sp->times = NULL; /* the range's now (the context reads them), or freed */
+  if (rc)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  r->top = sp->base.count ? sp->base.overrides : NULL; /* "bones" on top: merged into every frame */
+  r->ntop = sp->base.count;
+  r->bytes += r->ntop * sizeof *r->top;
+  if (r->top != NULL) {
+    sp->base.overrides = NULL;
+    sp->base.count = 0;
+  }
+  if (range_poses(sp, r, nf, poses, count))
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  return 0;
+}
+
 /* The range form (sk_pose_parse_range): every frame's pose points at one
  * shared range holding the sampler, its context and the times, moved out
  * of `rs` and `sp`. Returns 1 when the range does not take this spec (the
@@ -681,6 +712,8 @@ static int poses_ranged(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec 
   for (size_t k = 0; k < sp->base.count; k++)
     if (sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX)
       return 1; /* a matrix on top: merged into each frame's overrides */
+  if (!sp->plain_layers && sp->nf >= 2)
+    return poses_ranged_layers(anim, sp, ptr, poses, count, err);
   range_sampler rs;
   range_sampler_open(&rs, anim, sp, false);
   if (rs.ctx == NULL)

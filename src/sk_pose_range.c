@@ -7,8 +7,16 @@
 
 #include "sk_banim_add.h"
 #include "sk_banim_blend.h"
+#include "sk_layers.h"
 #include "sk_pose.h"
 #include "sk_pose_int.h"
+
+/* The layers' times of frames frame..frame + m - 1 into r->ltimes. */
+static void layer_times(sk_pose_range *r, size_t frame, size_t m) {
+  for (size_t f = 0; f < m; f++)
+    for (size_t i = 0; i < r->nl; i++)
+      r->ltimes[f * r->nl + i] = sk_sample_layer_time(r->layers[i].time, r->times[frame + f]);
+}
 
 int sk_pose_range_create(sk_sampler *sampler, sk_sample_ctx *ctx, double *times, size_t nf, size_t refs,
                          sk_pose_range **out) {
@@ -101,6 +109,47 @@ int sk_pose_range_create_babylon_layers(const sk_anim *a, sk_banim_blend_ctx *bl
   return 0;
 }
 
+int sk_pose_range_create_layers(const sk_anim *a, sk_layers_ctx *lctx, sk_anim_layer *layers, float *masks, size_t nl,
+                                double *times, size_t nf, size_t refs, sk_pose_range **out) {
+  const size_t nb = a->bone_count ? a->bone_count : 1, run = sk_layers_run_max(lctx);
+  sk_pose_range *r = calloc(1, sizeof *r);
+  double *trs = malloc(nb * SK_ANIM_TRS * sizeof *trs);
+  double *lrun = malloc(run * nb * SK_ANIM_TRS * sizeof *lrun);
+  double *lt = malloc(run * (nl ? nl : 1) * sizeof *lt);
+  *out = NULL;
+  if (r == NULL || trs == NULL || lrun == NULL || lt == NULL) {
+    free(r), free(trs), free(lrun), free(lt), free(times), free(layers), free(masks);
+    sk_layers_close(lctx);
+    return SK_ENOMEM;
+  }
+  *r = (sk_pose_range){.refs = refs, .times = times, .nf = nf, .bones = a->bone_count, .trs = trs, .layers = layers};
+  r->nl = nl, r->ltimes = lt, r->lctx = lctx, r->masks = masks, r->lrun = lrun;
+  r->held = sk_anim_ref((sk_anim *)a);
+  r->bytes = sizeof *r + nf * sizeof *times + (1 + run) * nb * SK_ANIM_TRS * sizeof *trs + nl * sizeof *layers +
+             run * nl * sizeof *lt + (masks != NULL ? nl * nb * sizeof *masks : 0) + sk_layers_memory(lctx);
+  *out = r;
+  return 0;
+}
+
+void sk_pose_range_layers_rows(sk_pose_range *r, size_t frame, double *rows64, const size_t *offset, size_t stride,
+                               size_t block, size_t a, size_t q) {
+  const size_t run = sk_layers_run_max(r->lctx), nb = r->bones;
+  for (size_t i0 = a; i0 < q; i0 += run) {
+    const size_t m = q - i0 < run ? q - i0 : run;
+    layer_times(r, frame + (i0 - a), m);
+    sk_layers_run(r->lctx, r->ltimes, m, r->lrun);
+    for (size_t f = 0; f < m; f++) {
+      const size_t lane = i0 + f;
+      for (size_t b = 0; b < nb; b++) {
+        const double *t = r->lrun + (f * nb + b) * SK_ANIM_TRS;
+        double *d = rows64 + offset[b] + lane / 16 * block + lane % 16;
+        for (size_t k = 0; k < SK_ANIM_TRS; k++)
+          d[k * stride] = t[k];
+      }
+    }
+  }
+}
+
 void sk_pose_range_babylon_top(sk_pose_range *r, sk_override *top, size_t n) {
   r->top = n > 0 ? top : NULL;
   r->ntop = n;
@@ -130,6 +179,10 @@ void sk_pose_range_unref(sk_pose_range *r) {
   sk_sampler_destroy(r->sampler);
   sk_banim_blend_close(r->blend);
   close_adds(r->adds, r->nl);
+  sk_layers_close(r->lctx);
+  sk_anim_destroy(r->held);
+  free(r->masks);
+  free(r->lrun);
   free(r->layers);
   free(r->ltimes);
   sk_anim_destroy(r->anim);
@@ -145,8 +198,7 @@ size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *ds
   if (r->anim != NULL) { /* sk_pose_parse_anim's sample_frame and merge_babylon: only the driven bones */
     if (r->blend != NULL) {
       size_t driven;
-      for (size_t i = 0; i < r->nl; i++)
-        r->ltimes[i] = sk_sample_layer_time(r->layers[i].time, r->times[frame]);
+      layer_times(r, frame, 1);
       sk_banim_blend_run(r->blend, r->layers, r->ltimes, 1, &dst, &driven); /* its run path: no allocation */
     } else {
       sk_anim_sample_overrides_at(r->anim, r->clip, r->times[frame], r->loop, r->trs, dst, r->cur);
@@ -164,6 +216,12 @@ size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *ds
     return n;
   }
   const sk_pose top = {.overrides = r->top, .count = r->ntop};
+  if (r->lctx != NULL) { /* sk_pose_parse_anim's sample_frame for such layers */
+    layer_times(r, frame, 1);
+    sk_layers_run(r->lctx, r->ltimes, 1, r->trs);
+    sk_pose__merge_overrides(r->held, r->trs, &top, dst);
+    return r->bones;
+  }
   const sk_sample_out o = {.f64 = r->trs};
   sk_sample_run(r->ctx, r->times + frame, 0, 1, &o);
   sk_pose__merge_overrides(sk_sampler_anim(r->sampler), r->trs, &top, dst);
@@ -251,9 +309,7 @@ static void layers_rows(sk_pose_range *r, size_t frame, double *rows64, float *r
   const size_t run = sk_banim_blend_run_max(r->blend);
   for (size_t i0 = a; i0 < q; i0 += run) {
     const size_t m = q - i0 < run ? q - i0 : run;
-    for (size_t f = 0; f < m; f++)
-      for (size_t i = 0; i < r->nl; i++)
-        r->ltimes[f * r->nl + i] = sk_sample_layer_time(r->layers[i].time, r->times[frame + (i0 - a) + f]);
+    layer_times(r, frame + (i0 - a), m);
     const sk_banim_blend_rows o = {
         .rows64 = rows64, .rows = rows, .offset = offset, .stride = stride, .block = block, .lane = i0};
     sk_banim_blend_run_rows(r->blend, r->ltimes, m, &o);

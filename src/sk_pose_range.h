@@ -65,6 +65,14 @@ typedef struct sk_pose_range {
   size_t nl;
   struct sk_banim_add_layer *adds;
   double *ltimes;
+  /* glTF layers with masks or additive layers instead (lctx non-NULL;
+   * sampler, ctx and anim NULL): their sk_layers context, the layers
+   * (layers, nl and ltimes as above) and their masks (owned), the anim
+   * they play (a reference held) and a run's TRS (scratch). */
+  struct sk_layers_ctx *lctx;
+  float *masks;
+  sk_anim *held;
+  double *lrun;
 } sk_pose_range;
 
 /* A range of `nf` frames at `times` sampled by `ctx` of `sampler`. It
@@ -88,6 +96,20 @@ int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, doubl
 int sk_pose_range_create_babylon_layers(const sk_anim *a, struct sk_banim_blend_ctx *blend, const sk_anim_layer *layers,
                                         size_t nl, struct sk_banim_add_layer *adds, double *times, size_t nf,
                                         size_t refs, sk_pose_range **out);
+/* A range of `nf` frames of glTF layers with masks or additive layers:
+ * `lctx` (sk_layers) opened on `layers[0..nl)` (their times the offsets)
+ * and `masks` (what their bone weights point into, or NULL), at the frame
+ * times `times` (before the offsets), with `refs` references. Takes a
+ * reference on `a`; steals lctx, layers, masks and times on success AND on
+ * failure. *out is new. Errors: SK_ENOMEM. */
+int sk_pose_range_create_layers(const sk_anim *a, struct sk_layers_ctx *lctx, sk_anim_layer *layers, float *masks,
+                                size_t nl, double *times, size_t nf, size_t refs, sk_pose_range **out);
+/* A glTF layers range's frames `frame`.. into lanes [a, q) of TRS64 rows
+ * in the kernel's blocked layout (as below): every bone's ten rows, what
+ * sk_sample_run writes for a plain range and fill_override copies from
+ * the materialised overrides. The "bones" on top are not applied. */
+void sk_pose_range_layers_rows(sk_pose_range *r, size_t frame, double *rows64, const size_t *offset, size_t stride,
+                               size_t block, size_t a, size_t q);
 /* Gives the Babylon-format range `r` the "bones" on top of its frames,
  * top[0..n) (stolen; fields only, on bones its clip holds no "_matrix"
  * for): merged into each frame as sk_pose_parse_anim merges them (their

@@ -129,6 +129,15 @@ START_TEST(a_range_answers_the_same_bytes_in_range_form_and_as_overrides) {
                   "0, 2, 0, 0, 0, 0, 2, 0, 1, 2, 3, 1]}"},
       {"mannequiny-0.3.0.glb", "{\"animation\": \"walk\", \"from\": 0, \"to\": 1, \"fps\": 50, \"loop\": true}"},
       {"gltf/rig65.gltf", "{\"animation\": \"Wave\", \"from\": 0, \"to\": 0.5, \"fps\": 64}"},
+      /* layers with a bone mask or an additive layer: sk_layers' range form */
+      {"Fox.glb", "{\"layers\": [{\"animation\": \"Walk\", \"loop\": true}, {\"animation\": \"Survey\", \"weight\": "
+                  "0.6, \"time\": 0.2, \"mask\": {\"bone\": \"b_Spine01_02\", \"subtree\": true, \"default\": 0.25}}], "
+                  "\"from\": -0.1, \"to\": 1.4, \"fps\": 47}"},
+      {"Fox.glb", "{\"layers\": [{\"animation\": \"Run\", \"weight\": 0.8, \"loop\": true}, {\"animation\": "
+                  "\"Survey\", \"additive\": true, \"reference\": 0.3, \"weight\": 0.5, \"loop\": true}], \"times\": "
+                  "[0.5, 0.1, 3.2, 0.1, 0, 9], \"bones\": {\"b_Head_05\": {\"rotation\": [0, 0.6, 0]}}}"},
+      {"mannequiny-0.3.0.glb", "{\"layers\": [{\"animation\": \"walk\", \"additive\": true, \"loop\": true}], "
+                               "\"from\": 0, \"to\": 1, \"fps\": 30}"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     fixture f;
