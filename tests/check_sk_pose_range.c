@@ -289,9 +289,20 @@ START_TEST(mixed_batches_give_the_override_forms_bytes) {
       "{\"animation\": \"Run\", \"times\": [0.5, 0.4, 0.3, 0.2, 0.1]}",
       "{\"animation\": \"Run\", \"from\": 0, \"to\": 1, \"fps\": 40}",
   };
+  /* the same with glTF layers with a mask and an additive layer (sk_layers'
+   * range form): the matrix makes b_Neck_04 MATRIX in their lanes too */
+  static const char *const layered[] = {
+      items[0],
+      "{\"layers\": [{\"animation\": \"Walk\", \"loop\": true}, {\"animation\": \"Survey\", \"weight\": 0.6, "
+      "\"mask\": {\"bone\": \"b_Spine01_02\", \"subtree\": true}}], \"from\": 0, \"to\": 0.4, \"fps\": 30}",
+      items[2],
+      "{\"layers\": [{\"animation\": \"Run\", \"loop\": true}, {\"animation\": \"Survey\", \"additive\": true, "
+      "\"weight\": 0.5}], \"from\": 0, \"to\": 1, \"fps\": 40}",
+  };
   fixture f;
   sk_test_entry_open(&f, "Fox.glb");
   compare_mixed(&f, items, sizeof items / sizeof items[0]);
+  compare_mixed(&f, layered, sizeof layered / sizeof layered[0]);
   sk_test_entry_close(&f);
 }
 END_TEST
