@@ -662,7 +662,7 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
     if (EXT(i)->additive)
       continue;
     double w = layers[i].weight / total;
-    if (w == 0)
+    if (total == 0 || w == 0) /* weighted layers of weight 0 alone: none (0 / 0 is not a weight) */
       continue;
     double *dst = first ? trs : scratch;
     sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, dst);

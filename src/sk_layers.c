@@ -84,7 +84,7 @@ static int plan_weighted(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
   for (size_t i = 0; i < c->count; i++) {
     const sk_anim_layer_ext *x = ext != NULL ? &ext[i] : &plain;
     const double w = c->layers[i].weight / total;
-    if (x->additive || w == 0)
+    if (x->additive || total == 0 || w == 0) /* as sk_anim_sample_layers_ext: weight 0 alone is no layer */
       continue;
     wlayer *L = &c->wl[c->nwl++];
     *L = (wlayer){.layer = i, .w = w, .mask = x->bone_weights};

@@ -64,7 +64,7 @@ static size_t runs_agree(const sk_anim *a, sk_anim_layer *l, const sk_anim_layer
  * masked (weights 0, 0.5 and 1 by bone); a weighted layer under an
  * additive one (fractional bone weights on it too); two additive layers
  * alone (on the rest pose); three weighted layers, one of weight 0 and
- * one looping. */
+ * one looping; a weighted layer of weight 0 beside an additive one. */
 START_TEST(runs_give_sk_anim_sample_layers_ext_bytes) {
   static const char *const assets[] = {"Fox.glb", "mannequiny-0.3.0.glb", "CesiumMan.glb", "RobotExpressive.glb",
                                        "gltf/rig65.gltf"};
@@ -78,7 +78,7 @@ START_TEST(runs_give_sk_anim_sample_layers_ext_bytes) {
     float *mask = malloc(nb * sizeof *mask);
     for (size_t b = 0; b < nb; b++)
       mask[b] = b % 3 == 0 ? 0.5f : b % 3 == 1 ? 0.0f : 1.0f;
-    for (int v = 0; v < 4; v++) {
+    for (int v = 0; v < 5; v++) {
       sk_anim_layer l[3];
       sk_anim_layer_ext x[3] = {{0}, {0}, {0}};
       size_t nl = v == 3 ? 3 : 2;
@@ -92,6 +92,8 @@ START_TEST(runs_give_sk_anim_sample_layers_ext_bytes) {
         x[0].additive = x[1].additive = true, x[1].reference = 0.05;
       if (v == 3)
         l[1].weight = 0;
+      if (v == 4) /* a weighted layer of weight 0 beside an additive one: no weighted layer */
+        l[0].weight = 0, x[1].additive = true;
       for (int sampled = 0; sampled < 2; sampled++) {
         char what[96];
         snprintf(what, sizeof what, "%s, case %d", assets[as], v);
@@ -102,7 +104,7 @@ START_TEST(runs_give_sk_anim_sample_layers_ext_bytes) {
     sk_anim_destroy(a);
     sk_skeleton_destroy(s);
   }
-  ck_assert_uint_eq(frames, 5 * 4 * 2 * 150);
+  ck_assert_uint_eq(frames, 5 * 5 * 2 * 150);
 }
 END_TEST
 
