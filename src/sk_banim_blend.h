@@ -37,15 +37,18 @@ int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *
                     size_t count, sk_override *out, size_t *driven);
 
 /* The same for the frames of a range, keeping what does not change from
- * frame to frame: sk_banim_blend_open takes the skeleton, the layers'
- * clips and `ext` (all borrowed until sk_banim_blend_close) and plans the
- * blend: which channels count, a cursor for each (sk_anim_cursor), which
- * layers drive each bone's paths with which weights, each bone's current
- * TRS. sk_banim_blend_frame then blends `layers` (the same clips, weights
- * and masks as at open; their times are the frame's) into `out` as
- * sk_banim_blend would, the same bits. 0 or SK_ENOMEM. An additive layer
- * whose keys are made per call (ext[i].babylon_add NULL) makes the context
- * blend frame by frame, as sk_banim_blend does. */
+ * frame to frame: sk_banim_blend_open plans the blend from the skeleton,
+ * the layers and `ext` (which channels count, a cursor for each,
+ * sk_anim_cursor; which layers drive each bone's paths with which
+ * weights; each bone's current TRS and local matrix, copied).
+ * sk_banim_blend_frame then blends `layers` (the same clips, weights and
+ * masks as at open; their times are the frame's) into `out` as
+ * sk_banim_blend would, the same bits. 0 or SK_ENOMEM. `a` and the
+ * channels of ext[i].babylon_add stay borrowed until sk_banim_blend_close;
+ * the skeleton, `layers` and `ext` are read at open only, except by a
+ * context that blends frame by frame: an additive layer whose keys are
+ * made per call (ext[i].babylon_add NULL) makes it do so, as sk_banim_blend
+ * does, and it borrows them all until close. */
 typedef struct sk_banim_blend_ctx sk_banim_blend_ctx;
 int sk_banim_blend_open(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers,
                         const sk_anim_layer_ext *ext, size_t count, sk_banim_blend_ctx **out);
