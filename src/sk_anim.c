@@ -561,23 +561,26 @@ void sk_anim__sample_values_run(const sk_anim_channel *ch, const double *dv, con
   }
 }
 
-/* A weighted layer's bone weights: lerp/slerp from the rest TRS. */
-static void apply_bone_weights(const sk_anim *a, const float *bw, double *trs) {
+void sk_anim__apply_bone_weights(const sk_anim *a, const float *bw, double *trs, size_t m) {
+  const size_t fs = a->bone_count * SK_ANIM_TRS;
   for (size_t b = 0; b < a->bone_count; b++) {
-    double f = bw[b];
+    const double f = bw[b];
     if (f == 1)
       continue;
-    double *t = trs + b * SK_ANIM_TRS;
     const double *r = a->rest + b * SK_ANIM_TRS;
-    if (f == 0) {
-      memcpy(t, r, SK_ANIM_TRS * sizeof *t);
-      continue;
+    for (size_t k = 0; k < m; k++) {
+      double *t = trs + k * fs + b * SK_ANIM_TRS;
+      if (f == 0) {
+        memcpy(t, r, SK_ANIM_TRS * sizeof *t);
+        continue;
+      }
+      for (int j = 0; j < 3; j++) {
+        t[j] = r[j] + (t[j] - r[j]) * f;
+        t[7 + j] = r[7 + j] + (t[7 + j] - r[7 + j]) * f;
+      }
     }
-    for (int j = 0; j < 3; j++) {
-      t[j] = r[j] + (t[j] - r[j]) * f;
-      t[7 + j] = r[7 + j] + (t[7 + j] - r[7 + j]) * f;
-    }
-    sk_anim__quat_slerp(r + 3, t + 3, f, t + 3);
+    if (f != 0) /* sk_anim__quat_slerp's bits, the frames' slerps at once */
+      sk_anim__slerp_n(r + 3, 0, trs + b * SK_ANIM_TRS + 3, fs, f, trs + b * SK_ANIM_TRS + 3, fs, m);
   }
 }
 
@@ -667,7 +670,7 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
     double *dst = first ? trs : scratch;
     sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, dst);
     if (EXT(i)->bone_weights != NULL)
-      apply_bone_weights(a, EXT(i)->bone_weights, dst);
+      sk_anim__apply_bone_weights(a, EXT(i)->bone_weights, dst, 1);
     if (first) {
       sk_anim__scale_vectors(trs, n, w);
       cum = w;

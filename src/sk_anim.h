@@ -245,6 +245,13 @@ double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop);
  * `cur`) into out[0 .. m * width); a rotation channel's slerp sines
  * computed together (sk_vsin: the same bits), when m <= SK_ANIM_RUN_MAX. */
 #define SK_ANIM_RUN_MAX 64
+/* The values a run of frames keeps, at most (or one frame's), in the
+ * contexts that sample and blend runs (sk_banim_blend_run.c, sk_layers.c):
+ * 64 KiB. With 256 KiB (two 120 KiB buffers for two layers of Fox) glibc
+ * gave the freed heap back at every request and the next one faulted it
+ * in again: 18 % of a range's time in page faults; runs of 64 frames or
+ * 16 measured the same apart from that. */
+#define SK_ANIM_RUN_BYTES (64u * 1024u)
 void sk_anim__sample_babylon_run(const sk_anim_channel *ch, const double *frames, size_t m, double *out,
                                  sk_anim_cursor *cur);
 
@@ -273,6 +280,11 @@ void sk_anim__sample_values_run(const sk_anim_channel *ch, const double *dv, con
  * (positions and scalings; sk_anim_sample_layers_ext's loops): the first
  * layer's scaled by its weight, t *= w; a next layer's added, t += s * w. */
 void sk_anim__scale_vectors(double *trs, size_t n, double w);
+/* Internal (sk_layers): a weighted layer's bone weights on m frames of TRS
+ * (bone_count * SK_ANIM_TRS doubles each, one after another): each bone
+ * lerped and slerped from its rest TRS by its weight (1: as it is; 0: the
+ * rest TRS), a bone's slerps of all frames at once (sk_anim__slerp_n). */
+void sk_anim__apply_bone_weights(const sk_anim *a, const float *bw, double *trs, size_t m);
 void sk_anim__add_vectors(double *trs, const double *s, size_t n, double w);
 
 /* Bytes held by `a` (for cache accounting). */

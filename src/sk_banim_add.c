@@ -232,3 +232,9 @@ int sk_banim_add_layer_make(const sk_anim *a, size_t clip, double reference, con
   }
   return 0;
 }
+
+void sk_banim_add_layers_free(sk_banim_add_layer *layers, size_t n) {
+  for (size_t i = 0; layers != NULL && i < n; i++)
+    sk_banim_add_layer_close(&layers[i]);
+  free(layers);
+}

@@ -70,5 +70,7 @@ int sk_banim_add_layer_make(const sk_anim *a, size_t clip, double reference, con
                             sk_banim_add_layer *out);
 /* Frees what sk_banim_add_layer_make made; an empty (zeroed) layer is fine. */
 void sk_banim_add_layer_close(sk_banim_add_layer *l);
+/* Closes layers[0..n) and frees the array (malloc'd); NULL is a no-op. */
+void sk_banim_add_layers_free(sk_banim_add_layer *layers, size_t n);
 
 #endif

@@ -93,12 +93,6 @@ static void *held_zero(sk_banim_blend_ctx *c, size_t n, size_t size) {
   return calloc(n, size);
 }
 
-/* The values a run keeps, at most (or one frame's): 64 KiB. With 256 KiB
- * (two 120 KiB buffers for two layers of Fox) glibc gave the freed heap
- * back at every request and the next one faulted it in again: 18 % of a
- * range's time in page faults; 64 frames or 16 measured the same apart
- * from that. */
-#define RUN_BYTES (64u * 1024u)
 
 void sk_banim_blend_close(sk_banim_blend_ctx *c) {
   if (c == NULL)
@@ -181,14 +175,14 @@ static int plan_items(sk_banim_blend_ctx *c, const sk_anim_layer *layers, const 
   return 0;
 }
 
-/* Frames a run holds: as many as RUN_BYTES of values allow, 1 to
+/* Frames a run holds: as many as SK_ANIM_RUN_BYTES of values allow, 1 to
  * SK_ANIM_RUN_MAX; then the buffers. */
 static int plan_run(sk_banim_blend_ctx *c) {
   size_t per_frame = 8 * SK_ANIM_TRS;
   for (size_t i = 0; i < c->count; i++)
     per_frame += c->ly[i].sctx != NULL ? (c->nb * SK_ANIM_TRS + 2) * sizeof(double)
                                        : c->ly[i].nslot * (4 * sizeof(double) + sizeof(float *)) + sizeof(double);
-  c->run = RUN_BYTES / per_frame;
+  c->run = SK_ANIM_RUN_BYTES / per_frame;
   c->run = c->run < 1 ? 1 : c->run > SK_ANIM_RUN_MAX ? SK_ANIM_RUN_MAX : c->run;
   for (size_t i = 0; i < c->count; i++) {
     run_layer *L = &c->ly[i];

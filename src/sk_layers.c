@@ -1,6 +1,6 @@
 /* sk_layers: glTF layers with masks and additive layers over runs of
  * frames (sk_layers.h). Each step is sk_anim.c's sk_anim_sample_layers_ext
- * (apply_bone_weights, the weighted blend, add_layer) applied to every
+ * (sk_anim__apply_bone_weights, the weighted blend, add_layer) applied to every
  * frame of a run before the next step: the frames are independent, so
  * the order of steps within each frame, and every operand, is the same. */
 #include "sk_layers.h"
@@ -46,10 +46,6 @@ struct sk_layers_ctx {
   double *fr;      /* [run]: an additive layer's frames */
 };
 
-/* What a run keeps of a layer's frames, at most (or one frame's); as in
- * sk_banim_blend_run.c, larger buffers freed at every request made glibc
- * hand the heap back and fault it in again. */
-#define RUN_BYTES (64u * 1024u)
 
 void sk_layers_close(sk_layers_ctx *c) {
   if (c == NULL)
@@ -99,15 +95,12 @@ static int plan_weighted(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
 /* add_layer's channels: those that add something, their keys made
  * additive against the layer's reference frame. */
 static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
-  size_t n = 0;
-  for (size_t i = 0; ext != NULL && i < c->count; i++)
-    if (ext[i].additive && c->layers[i].weight > 0)
-      n += c->a->clips[c->layers[i].clip].channel_count;
-  size_t keys = 0; /* the keys it would keep made additive */
-  for (size_t i = 0; ext != NULL && i < c->count; i++)
-    for (size_t k = 0; ext[i].additive && c->layers[i].weight > 0 && k < c->a->clips[c->layers[i].clip].channel_count;
-         k++)
-      keys += c->a->clips[c->layers[i].clip].channels[k].count;
+  size_t n = 0, keys = 0; /* the channels and keys it would keep made additive */
+  for (size_t i = 0; ext != NULL && i < c->count; i++) {
+    const sk_anim_clip *clip = &c->a->clips[c->layers[i].clip];
+    for (size_t k = 0; ext[i].additive && c->layers[i].weight > 0 && k < clip->channel_count; k++, n++)
+      keys += clip->channels[k].count;
+  }
   if (keys > SK_LAYERS_KEEP_KEYS)
     return SK_ETOOBIG;
   if ((c->ac = calloc(n ? n : 1, sizeof *c->ac)) == NULL)
@@ -154,7 +147,7 @@ int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_
     rc = plan_additive(c, ext);
   if (!rc) {
     const size_t frame = (c->nb ? c->nb : 1) * SK_ANIM_TRS * sizeof(double);
-    c->run = RUN_BYTES / frame;
+    c->run = SK_ANIM_RUN_BYTES / frame;
     c->run = c->run < 1 ? 1 : c->run > SK_ANIM_RUN_MAX ? SK_ANIM_RUN_MAX : c->run;
     c->scratch = c->nwl > 1 ? malloc(c->run * frame) : NULL;
     c->lt = malloc(c->run * sizeof *c->lt);
@@ -194,31 +187,6 @@ static void sample_layer(sk_layers_ctx *c, const wlayer *L, const double *times,
     sk_anim_sample(c->a, l->clip, c->lt[f], l->loop, dst + f * c->nb * SK_ANIM_TRS);
 }
 
-/* apply_bone_weights on every frame: lerp/slerp from the rest TRS, a
- * bone's slerps of all frames at once. */
-static void apply_mask(const sk_layers_ctx *c, const float *bw, size_t m, double *dst) {
-  const size_t fs = c->nb * SK_ANIM_TRS;
-  for (size_t b = 0; b < c->nb; b++) {
-    const double f = bw[b];
-    if (f == 1)
-      continue;
-    const double *r = c->a->rest + b * SK_ANIM_TRS;
-    for (size_t k = 0; k < m; k++) {
-      double *t = dst + k * fs + b * SK_ANIM_TRS;
-      if (f == 0) {
-        memcpy(t, r, SK_ANIM_TRS * sizeof *t);
-        continue;
-      }
-      for (int j = 0; j < 3; j++) {
-        t[j] = r[j] + (t[j] - r[j]) * f;
-        t[7 + j] = r[7 + j] + (t[7 + j] - r[7 + j]) * f;
-      }
-    }
-    if (f != 0)
-      sk_anim__slerp_n(r + 3, 0, dst + b * SK_ANIM_TRS + 3, fs, f, dst + b * SK_ANIM_TRS + 3, fs, m);
-  }
-}
-
 /* The weighted blend of sk_anim_sample_layers_ext over m frames into trs. */
 static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double *trs) {
   const size_t n = m * c->nb;
@@ -229,7 +197,7 @@ static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double
     double *dst = k == 0 ? trs : c->scratch;
     sample_layer(c, L, times, m, dst);
     if (L->mask != NULL)
-      apply_mask(c, L->mask, m, dst);
+      sk_anim__apply_bone_weights(c->a, L->mask, dst, m);
     if (k == 0) {
       sk_anim__scale_vectors(trs, n, w);
       cum = w;

@@ -433,7 +433,7 @@ static int pose_unanimated(sk_pose_spec *sp, const char *ptr, sk_pose **poses, s
  * every frame of a range, up to SK_BANIM_ADD_KEEP_KEYS keys together (a
  * layer past that makes its keys per frame, one layer at a time, so many
  * layers of a long clip cannot multiply its memory). *adds (new, NULL when
- * there is nothing to make) is closed with babylon_adds_close. */
+ * there is nothing to make) is closed with sk_banim_add_layers_free. */
 static int babylon_adds_make(const sk_anim *anim, sk_pose_spec *sp, sk_banim_add_layer **adds, const char *ptr,
                              sk_error *err) {
   *adds = NULL;
@@ -455,12 +455,6 @@ static int babylon_adds_make(const sk_anim *anim, sk_pose_spec *sp, sk_banim_add
     sp->lx[i].babylon_add = &(*adds)[i];
   }
   return 0;
-}
-
-static void babylon_adds_close(sk_banim_add_layer *adds, size_t nl) {
-  for (size_t i = 0; adds != NULL && i < nl; i++)
-    sk_banim_add_layer_close(&adds[i]);
-  free(adds);
 }
 
 /* One frame sampled on its own (the layers' times set): Babylon-format
@@ -653,7 +647,7 @@ static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim
   free(driven);
   if (rc) {
     sk_banim_blend_close(bl);
-    babylon_adds_close(adds, nl);
+    sk_banim_add_layers_free(adds, nl);
     for (size_t i = 0; i < nl; i++)
       sp->lx[i].babylon_add = NULL;
     return rc;
@@ -822,7 +816,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
   }
   sk_banim_blend_close(bl);
   sk_layers_close(gl);
-  babylon_adds_close(adds, nl);
+  sk_banim_add_layers_free(adds, nl);
   range_sampler_close(&rs);
   free(cur);
   free(offsets);

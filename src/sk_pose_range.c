@@ -73,12 +73,6 @@ int sk_pose_range_create_babylon(const sk_anim *a, size_t clip, bool loop, doubl
   return 0;
 }
 
-static void close_adds(struct sk_banim_add_layer *adds, size_t nl) {
-  for (size_t i = 0; adds != NULL && i < nl; i++)
-    sk_banim_add_layer_close(&adds[i]);
-  free(adds);
-}
-
 int sk_pose_range_create_babylon_layers(const sk_anim *a, sk_banim_blend_ctx *blend, const sk_anim_layer *layers,
                                         size_t nl, struct sk_banim_add_layer *adds, double *times, size_t nf,
                                         size_t refs, sk_pose_range **out) {
@@ -92,7 +86,7 @@ int sk_pose_range_create_babylon_layers(const sk_anim *a, sk_banim_blend_ctx *bl
   if (r == NULL || trs == NULL || driven == NULL || l == NULL || lt == NULL || !sk_banim_blend_driven(blend, driven)) {
     free(r), free(trs), free(driven), free(l), free(lt), free(times);
     sk_banim_blend_close(blend);
-    close_adds(adds, nl);
+    sk_banim_add_layers_free(adds, nl);
     return SK_ENOMEM;
   }
   memcpy(l, layers, nl * sizeof *l);
@@ -178,7 +172,7 @@ void sk_pose_range_unref(sk_pose_range *r) {
   sk_sample_ctx_destroy(r->ctx);
   sk_sampler_destroy(r->sampler);
   sk_banim_blend_close(r->blend);
-  close_adds(r->adds, r->nl);
+  sk_banim_add_layers_free(r->adds, r->nl);
   sk_layers_close(r->lctx);
   sk_anim_destroy(r->held);
   free(r->masks);

@@ -2,6 +2,7 @@
  * layers give, frame for frame, the bytes of sk_anim_sample_layers_ext
  * (which the animation conformance suites hold to Babylon's answers). */
 #include "sk_anim.h"
+#include "sk_anim_math.h"
 #include "sk_layers.h"
 #include "sk_sample.h"
 
@@ -108,6 +109,56 @@ START_TEST(runs_give_sk_anim_sample_layers_ext_bytes) {
 }
 END_TEST
 
+/* A layer's bone weights, computed here the plain way (the rest TRS lerped
+ * and, by the scalar sk_anim__quat_slerp, slerped towards the sampled clip
+ * by each bone's weight): what one frame of sk_anim_sample_layers_ext and
+ * every frame of a context's run give, byte for byte. They share the mask
+ * step (sk_anim__apply_bone_weights), so this holds it to its meaning. */
+START_TEST(a_mask_lerps_and_slerps_from_the_rest_pose) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_test_import_asset("Fox.glb", NULL, &s, &a);
+  const size_t nb = a->bone_count, frame = nb * SK_ANIM_TRS;
+  float *mask = malloc(nb * sizeof *mask);
+  for (size_t b = 0; b < nb; b++)
+    mask[b] = b % 4 == 0 ? 0.5f : b % 4 == 1 ? 0.0f : b % 4 == 2 ? 0.25f : 1.0f;
+  sk_anim_layer l = {.clip = 1, .weight = 1, .loop = true};
+  const sk_anim_layer_ext x = {.bone_weights = mask};
+  double *want = malloc(frame * sizeof *want), *got = malloc(SK_ANIM_RUN_MAX * frame * sizeof *got);
+  double *scratch = malloc(frame * sizeof *scratch), times[SK_ANIM_RUN_MAX];
+  sk_layers_ctx *c;
+  ck_assert_int_eq(sk_layers_open(a, &l, &x, 1, NULL, &c), 0);
+  const size_t m = sk_layers_run_max(c) < 9 ? sk_layers_run_max(c) : 9;
+  for (size_t f = 0; f < m; f++)
+    times[f] = 0.07 * (double)f;
+  sk_layers_run(c, times, m, got);
+  for (size_t f = 0; f < m; f++) {
+    sk_anim_sample(a, l.clip, times[f], l.loop, want);
+    for (size_t b = 0; b < nb; b++) {
+      const double w = mask[b], *r = a->rest + b * SK_ANIM_TRS;
+      double *t = want + b * SK_ANIM_TRS;
+      if (w == 0)
+        memcpy(t, r, SK_ANIM_TRS * sizeof *t);
+      else if (w != 1) {
+        for (int j = 0; j < 3; j++) {
+          t[j] = r[j] + (t[j] - r[j]) * w;
+          t[7 + j] = r[7 + j] + (t[7 + j] - r[7 + j]) * w;
+        }
+        sk_anim__quat_slerp(r + 3, t + 3, w, t + 3);
+      }
+    }
+    ck_assert_msg(memcmp(got + f * frame, want, frame * sizeof *want) == 0, "run, frame %zu", f);
+    l.time = times[f];
+    ck_assert_int_eq(sk_anim_sample_layers_ext(a, &l, &x, 1, got, scratch), 0);
+    ck_assert_msg(memcmp(got, want, frame * sizeof *want) == 0, "one frame at %g", times[f]);
+  }
+  sk_layers_close(c);
+  free(mask), free(want), free(got), free(scratch);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 /* What sk_anim_sample_layers_ext refuses, a context refuses at open:
  * weights negative, non-finite or all 0, a clip out of range; and
  * Babylon-format clips are not its to blend. */
@@ -167,6 +218,7 @@ int main(void) {
   TCase *c = tcase_create("layers");
   tcase_set_timeout(c, 120);
   tcase_add_test(c, runs_give_sk_anim_sample_layers_ext_bytes);
+  tcase_add_test(c, a_mask_lerps_and_slerps_from_the_rest_pose);
   tcase_add_test(c, refusals_match_the_per_frame_blend);
   tcase_add_test(c, additive_keys_past_the_budget_are_declined);
   suite_add_tcase(s, c);
