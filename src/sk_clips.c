@@ -192,11 +192,9 @@ int sk_clips_finals(sk_clips_runner *r, sk_sample_ctx *c, const double *times, s
   return 0;
 }
 
-#define RANGE_CHUNK 256
-
-int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_sampler **sampler,
-                              const sk_anim_layer *layers, size_t nl, const double *times, size_t nf,
-                              const sk_pose *base, sk_strbuf *out, size_t *nresults) {
+int sk_clips_range_finals(const sk_skeleton *s, const sk_anim *anim, sk_sampler **sampler,
+                          const sk_anim_layer *layers, size_t nl, const double *times, size_t nf,
+                          const float *initial_skin, sk_clips_put_fn put, void *arg) {
   if (*sampler == NULL && sk_sampler_create(anim, sampler) != 0)
     return SK_ENOMEM;
   sk_sample_ctx *c = NULL;
@@ -209,24 +207,16 @@ int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_samp
   if (!rc && SK_CLIPS_RANGE_ENGINE == SK_CLIPS_KERNEL)
     rc = sk_rig_create(s, &rig);
   if (!rc)
-    rc = sk_clips_runner_init(&r, s, rig, SK_CLIPS_RANGE_ENGINE, RANGE_CHUNK);
+    rc = sk_clips_runner_init(&r, s, rig, SK_CLIPS_RANGE_ENGINE, SK_CLIPS_RANGE_CHUNK);
   const size_t per = 16 * (s->count + 1);
-  float *fin = rc ? NULL : aligned_alloc(64, (RANGE_CHUNK * per * sizeof(float) + 63) / 64 * 64);
+  float *fin = rc ? NULL : aligned_alloc(64, (SK_CLIPS_RANGE_CHUNK * per * sizeof(float) + 63) / 64 * 64);
   if (!rc && fin == NULL)
     rc = SK_ENOMEM;
-  sk_eval_buffers fb;
-  memset(&fb, 0, sizeof fb);
-  for (size_t f0 = 0; !rc && f0 < nf; f0 += RANGE_CHUNK) {
-    size_t n = nf - f0 < RANGE_CHUNK ? nf - f0 : RANGE_CHUNK;
-    rc = sk_clips_finals(&r, c, times + f0, n, base->has_initial_skin ? base->initial_skin : NULL, fin);
-    for (size_t k = 0; !rc && k < n; k++) {
-      fb.final = fin + k * per;
-      if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
-        rc = SK_ENOMEM;
-      if (!rc)
-        rc = sk_pose_write_json(s, base, &fb, NULL, out);
-      (*nresults)++;
-    }
+  for (size_t f0 = 0; !rc && f0 < nf; f0 += SK_CLIPS_RANGE_CHUNK) {
+    size_t n = nf - f0 < SK_CLIPS_RANGE_CHUNK ? nf - f0 : SK_CLIPS_RANGE_CHUNK;
+    rc = sk_clips_finals(&r, c, times + f0, n, initial_skin, fin);
+    if (!rc)
+      rc = put(arg, fin, n);
   }
   free(fin);
   sk_clips_runner_close(&r);

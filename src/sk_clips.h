@@ -118,17 +118,23 @@ void sk_clips_kernel_job(const sk_clips_runner *r, const float *initial_skin, fl
 #define SK_CLIPS_RANGE_ENGINE SK_CLIPS_KERNEL
 #endif
 
-struct sk_pose;
-/* `skinner eval`'s frame range of a pose that asks for final matrices only
- * and has no "bones" overrides: appends one result object per frame of
- * `layers` at times[0..nf) (a comma before each when *nresults > 0;
- * *nresults counts them), the bytes sk_pose_evaluate + sk_pose_write_json
- * give for the same poses. `base` gives initialSkinMatrix and output.
- * *sampler (owned by the caller, NULL at first) is built from `anim` on
- * first use and reused by later ranges. Errors: SK_ENOMEM, SK_ERANGE (bad
- * weights; the parser has ruled them out). */
-int sk_clips_write_range_json(const sk_skeleton *s, const sk_anim *anim, sk_sampler **sampler,
-                              const sk_anim_layer *layers, size_t nl, const double *times, size_t nf,
-                              const struct sk_pose *base, sk_strbuf *out, size_t *nresults);
+/* Frames sk_clips_range_finals hands over at a time. */
+#define SK_CLIPS_RANGE_CHUNK 256
+
+/* Takes the final matrices of the next `n` frames of a range
+ * (sk_clips_finals' layout); nonzero stops the range. */
+typedef int (*sk_clips_put_fn)(void *arg, const float *final, size_t n);
+
+/* `skinner eval`'s frame range of plain weighted layers (no "bones"
+ * overrides): the final matrices of `layers` at times[0..nf), the bytes
+ * sk_pose_evaluate gives for the same poses, handed to `put` in order,
+ * SK_CLIPS_RANGE_CHUNK frames at a time (the buffer is reused after put
+ * returns). `initial_skin` NULL or 16 floats. *sampler (owned by the
+ * caller, NULL at first) is built from `anim` on first use and reused by
+ * later ranges. Errors: SK_ENOMEM, SK_ERANGE (bad weights; the parser has
+ * ruled them out), or what `put` returned. */
+int sk_clips_range_finals(const sk_skeleton *s, const sk_anim *anim, sk_sampler **sampler,
+                          const sk_anim_layer *layers, size_t nl, const double *times, size_t nf,
+                          const float *initial_skin, sk_clips_put_fn put, void *arg);
 
 #endif

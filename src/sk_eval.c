@@ -67,7 +67,45 @@ typedef struct eval_ctx {
   bool has_mesh;
   sk_mesh mesh;
   sk_sampler *sampler; /* owned; built by the first frame range */
+  const sk_eval_opts *o;
 } eval_ctx;
+
+static bool binary(const eval_ctx *ctx) { return ctx->o->fmt != SK_FRAMES_JSON; }
+
+/* Binary answers leave `out` through o->flush once it holds a megabyte (or
+ * at the end, `last`), so a shot of any length is written in pieces. */
+static int flush_out(const eval_ctx *ctx, sk_strbuf *out, bool last) {
+  const sk_eval_opts *o = ctx->o;
+  if (!binary(ctx) || o->flush == NULL || out->len == 0 || (!last && out->len < SK_EVAL_FLUSH_BYTES))
+    return 0;
+  int rc = o->flush(o->flush_arg, out->data, out->len) != 0 ? SK_EIO : 0;
+  out->len = 0;
+  return rc;
+}
+
+/* What a binary answer cannot carry, refused at its field as skinnerd
+ * refuses it (sk_routes__binary_outputs, sk_poseops): an output other than
+ * the final matrices, a query's value. */
+static int binary_refusals(const json_t *op, const char *ptr, const sk_op *ops, size_t nops, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  const json_t *out = json_object_get(op, "output");
+  for (size_t i = 0; i < json_array_size(out); i++) {
+    const char *name = json_string_value(json_array_get(out, i));
+    if (name != NULL && strcmp(name, "final") == 0)
+      continue;
+    sk_pose__sub_pointer(p, sizeof p, ptr, "output");
+    sk_pointer_push_index(p, sizeof p, i);
+    return sk_error_set(err, SK_ERANGE, p,
+                        "binary output carries final matrices only; use --format json for \"%s\"", name ? name : "");
+  }
+  for (size_t k = 0; k < nops; k++)
+    if (ops[k].kind == SK_OP_QUERY) {
+      sk_pose__sub_pointer(p, sizeof p, ptr, "ops");
+      sk_pointer_push_index(p, sizeof p, k);
+      return sk_error_set(err, SK_ERANGE, p, "a query's value is JSON; binary output carries final matrices only");
+    }
+  return 0;
+}
 
 
 /* The parts of a "pose"/"evaluate" op that sk_pose_parse does not know:
@@ -156,6 +194,7 @@ static bool reopen_object(sk_strbuf *out) {
  * stays. Query results go in the pose's own "queries". */
 static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ext *x, const sk_pose *pose,
                         sk_eval_buffers *buf, sk_strbuf *out) {
+  const int fmt = ctx->o->fmt;
   sk_skeleton *c;
   if (sk_skeleton_clone(s, &c))
     return SK_ENOMEM;
@@ -181,12 +220,14 @@ static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ex
   }
   if (!rc) {
     /* refused as skinnerd refuses it, rather than printed as null */
-    if (sk_poseops_nonfinite_bone(c, buf, SK_FRAMES_JSON, p0.output, w) != SIZE_MAX)
+    if (sk_poseops_nonfinite_bone(c, buf, fmt, p0.output, w) != SIZE_MAX)
       rc = SK_ENOTFINITE;
   }
-  if (!rc)
+  if (!rc && fmt != SK_FRAMES_JSON) /* final matrices only (binary_refusals) */
+    rc = sk_frames_append_binary(out, buf->final, s->count + 1, fmt);
+  else if (!rc)
     rc = sk_pose_write_json(c, &p0, buf, NULL, out);
-  if (!rc) {
+  if (!rc && fmt == SK_FRAMES_JSON) {
     bool first = reopen_object(out);
     rc = sk_ops_write_world_arrays(w, p, s->count, x->world, x->positions, first, out);
     first = first && !x->world && !x->positions;
@@ -213,6 +254,41 @@ static int answer_error(int rc, const char *ptr, sk_error *err) {
   return sk_error_set(err, rc, ptr, "out of memory writing the result");
 }
 
+/* Where a plain range's frames go (range_put): each frame's result, JSON
+ * objects comma-separated or binary finals, into `out`. */
+typedef struct range_sink {
+  const eval_ctx *ctx;
+  const sk_skeleton *s;
+  const sk_pose *base; /* its output (final only) */
+  sk_strbuf *out;
+  size_t *nresults;
+} range_sink;
+
+static int range_put(void *arg, const float *final, size_t n) {
+  range_sink *k = arg;
+  const size_t mats = k->s->count + 1;
+  sk_eval_buffers fb;
+  memset(&fb, 0, sizeof fb);
+  for (size_t f = 0; f < n; f++) {
+    const float *m = final + f * 16 * mats;
+    /* refused as sk_frames refuses it (its JSON would print null) */
+    if (sk_frames_nonfinite(m, mats))
+      return SK_ENOTFINITE;
+    int rc;
+    if (binary(k->ctx)) {
+      rc = sk_frames_append_binary(k->out, m, mats, k->ctx->o->fmt);
+    } else {
+      fb.final = (float *)m;
+      rc = *k->nresults > 0 && sk_strbuf_append(k->out, ",", 1) ? SK_ENOMEM
+                                                                 : sk_pose_write_json(k->s, k->base, &fb, NULL, k->out);
+    }
+    if (rc)
+      return rc;
+    (*k->nresults)++;
+  }
+  return flush_out(k->ctx, k->out, false);
+}
+
 /* A plain frame range (final matrices of weighted glTF layers, no "bones"
  * overrides): sampled straight into the batch kernel's rows in chunks by
  * sk_clips, so memory stays bounded whatever the frame count; the bytes
@@ -231,8 +307,12 @@ static int plain_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx,
   if (sp.animated && sp.times != NULL && sp.base.count == 0 && sp.base.output == SK_OUT_FINAL && sp.plain_layers &&
       !anim->babylon) {
     *done = true;
-    rc = sk_clips_write_range_json(s, anim, &ctx->sampler, sp.l, sp.nl, sp.times, sp.nf, &sp.base, out, nresults);
-    if (rc)
+    range_sink k = {.ctx = ctx, .s = s, .base = &sp.base, .out = out, .nresults = nresults};
+    rc = sk_clips_range_finals(s, anim, &ctx->sampler, sp.l, sp.nl, sp.times, sp.nf,
+                               sp.base.has_initial_skin ? sp.base.initial_skin : NULL, range_put, &k);
+    if (rc == SK_EIO)
+      rc = sk_error_set(err, rc, ptr, "writing the output failed");
+    else if (rc)
       rc = answer_error(rc, ptr, err);
   }
   sk_pose__spec_close(&sp);
@@ -244,16 +324,28 @@ static int plain_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx,
  * exact batch kernel, the same bytes either way (sk_frames.h). The entry is
  * built from the case skeleton as it is now (ops before this one may have
  * changed it). */
-static int frames_answer(sk_skeleton *s, const sk_pose *poses, size_t n, sk_strbuf *out, size_t *nresults) {
+static int frames_answer(sk_skeleton *s, const eval_ctx *ctx, const sk_pose *poses, size_t n, sk_strbuf *out,
+                         size_t *nresults) {
   sk_cache_entry e;
   int rc = sk_frames_entry_init(&e, s, n > 1);
-  if (!rc && *nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
-    rc = SK_ENOMEM;
-  sk_frames_scratch sc = {0};
-  const sk_frames_opts o = {.fmt = SK_FRAMES_JSON, .precision = SK_FRAMES_EXACT, .threads = 1};
-  if (!rc)
-    rc = sk_frames_eval(&e, poses, n, &o, &sc, out);
-  sk_frames_scratch_close(&sc);
+  const sk_frames_opts o = {.fmt = ctx->o->fmt, .precision = SK_FRAMES_EXACT, .threads = 1};
+  if (!rc && o.fmt != SK_FRAMES_JSON) {
+    /* in slices, each flushed: the bytes sk_frames_eval gives, never held whole */
+    sk_frames_run run;
+    if ((rc = sk_frames_run_init(&run, &e, poses, n, &o)) == 0) {
+      while (!rc && !sk_frames_run_done(&run))
+        if ((rc = sk_frames_run_next(&run, out, SK_EVAL_FLUSH_BYTES)) == 0)
+          rc = flush_out(ctx, out, false);
+      sk_frames_run_close(&run);
+    }
+  } else if (!rc) {
+    sk_frames_scratch sc = {0};
+    if (*nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
+      rc = SK_ENOMEM;
+    if (!rc)
+      rc = sk_frames_eval(&e, poses, n, &o, &sc, out);
+    sk_frames_scratch_close(&sc);
+  }
   sk_frames_entry_close(&e);
   *nresults += n;
   return rc;
@@ -265,10 +357,12 @@ static int ext_answer(sk_skeleton *s, eval_ctx *ctx, const pose_ext *x, bool is_
                       sk_eval_buffers *buf, sk_strbuf *out, size_t *nresults) {
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) {
-    if (*nresults > 0 && sk_strbuf_append(out, ",", 1))
+    if (!binary(ctx) && *nresults > 0 && sk_strbuf_append(out, ",", 1))
       rc = SK_ENOMEM;
     if (!rc && is_pose) {
       rc = pose_on_copy(s, ctx, x, &poses[i], buf, out);
+      if (!rc)
+        rc = flush_out(ctx, out, false);
     } else if (!rc) {
       sk_pose_evaluate(s, &poses[i], buf);
       rc = sk_pose_write_json(s, &poses[i], buf, NULL, out);
@@ -300,7 +394,9 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
     return rc;
   bool ext = x.world || x.positions || x.nops > 0 || (is_pose && json_object_get(op, "ops") != NULL);
   bool done = false;
-  if (!ext)
+  if (binary(ctx))
+    rc = binary_refusals(op, ptr, x.ops, x.nops, err);
+  if (!rc && !ext)
     rc = plain_range(s, anim, ctx, x.op, ptr, out, nresults, &done, err);
   if (rc || done) {
     json_decref(x.op);
@@ -320,7 +416,7 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
   if (ext) {
     rc = ext_answer(s, ctx, &x, is_pose, poses, np, buf, out, nresults);
   } else {
-    rc = frames_answer(s, poses, np, out, nresults);
+    rc = frames_answer(s, ctx, poses, np, out, nresults);
     /* Babylon's "absolute" output computes every root's absolute matrices:
      * the lazy state the Bone API reads changes too (once is enough: the
      * poses leave the skeleton as it was). */
@@ -332,6 +428,8 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
   }
   sk_pose_array_free(poses, np);
   free(x.ops);
+  if (rc == SK_EIO)
+    return sk_error_set(err, rc, ptr, "writing the output failed");
   return rc ? answer_error(rc, ptr, err) : 0;
 }
 
@@ -373,6 +471,8 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json
     sk_op bop;
     if ((rc = sk_ops_parse_one(s, op, ptr, ctx->has_mesh ? &ctx->mesh : NULL, &bop, err)))
       return rc;
+    if (binary(ctx) && bop.kind == SK_OP_QUERY)
+      return sk_error_set(err, SK_ERANGE, ptr, "a query's value is JSON; binary output carries final matrices only");
     if (sk_ops_apply(&ctx->bones, &bop, 1, out, nresults))
       return sk_error_set(err, SK_ENOMEM, ptr, "out of memory writing the result");
     return 0;
@@ -478,9 +578,20 @@ static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skele
                       ge.text);
 }
 
-int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) { return sk_eval_case_at(c, NULL, out, err); }
+int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err) { return sk_eval_case_opts(c, NULL, out, err); }
 
 int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_error *err) {
+  const sk_eval_opts o = {.base_dir = base_dir};
+  return sk_eval_case_opts(c, &o, out, err);
+}
+
+int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk_error *err) {
+  static const sk_eval_opts zeroed = {0};
+  if (o == NULL)
+    o = &zeroed;
+  if (o->fmt != SK_FRAMES_JSON && o->fmt != SK_FRAMES_F32 && o->fmt != SK_FRAMES_MAT3X4)
+    return sk_error_set(err, SK_EINVAL, "", "unknown answer format %d", o->fmt);
+  const char *base_dir = o->base_dir;
   static const char *const k_case[] = {"skeleton", "ops", "mesh", NULL};
   if (!json_is_object(c))
     return sk_error_set(err, SK_ETYPE, "", "expected a case object {\"skeleton\", \"ops\"}");
@@ -504,6 +615,7 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
     return rc;
   eval_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
+  ctx.o = o;
   /* No "mesh" in a glTF case: the file's default mesh, as an upload of the
    * file gets (one that does not compose, a zero scale above the mesh: none,
    * as in the daemon). "mesh": null still means none. */
@@ -525,8 +637,8 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
     return sk_error_set(err, rc, "", "out of memory");
   }
   size_t nresults = 0;
-  if (sk_strbuf_append(out, "{\"order\":", 9) || sk_eval_write_order(s, out) ||
-      sk_strbuf_append(out, ",\"results\":[", 12))
+  if (!binary(&ctx) && (sk_strbuf_append(out, "{\"order\":", 9) || sk_eval_write_order(s, out) ||
+                        sk_strbuf_append(out, ",\"results\":[", 12)))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   /* The Babylon-format skeleton JSON, for copyAnimationRange. */
   const json_t *b0 = json_array_get(json_object_get(skel, "bones"), 0);
@@ -542,8 +654,10 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
       rc = run_op(s, anim, &ctx, op, p, &buf, out, &nresults, err);
   }
   json_decref(cur);
-  if (!rc && sk_strbuf_append(out, "]}", 2))
+  if (!rc && !binary(&ctx) && sk_strbuf_append(out, "]}", 2))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (!rc && flush_out(&ctx, out, true) != 0)
+    rc = sk_error_set(err, SK_EIO, "", "writing the output failed");
   sk_eval_buffers_close(&buf);
   sk_bones_close(&ctx.bones);
   sk_sampler_destroy(ctx.sampler);

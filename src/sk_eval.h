@@ -21,6 +21,30 @@ int sk_eval_case(const json_t *c, sk_strbuf *out, sk_error *err);
  * the current directory): `skinner eval FILE` passes FILE's directory. */
 int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_error *err);
 
+/* How sk_eval_case_opts answers. Zeroed: JSON, relative paths from the
+ * current directory, everything in `out`. */
+typedef struct sk_eval_opts {
+  const char *base_dir; /* relative "gltf" paths are taken from here; NULL: the current directory */
+  /* sk_frames.h's SK_FRAMES_JSON (0): the result object above. SK_FRAMES_F32 or
+   * SK_FRAMES_MAT3X4: no JSON at all, only each result's final matrices, one
+   * result after another, as skinnerd's application/octet-stream or
+   * application/x-skinner-mat3x4 answer to the same pose carries them (the
+   * same bytes). A result that would carry anything else (an "output" other
+   * than "final", a "query" op) is refused at its field, as skinnerd refuses
+   * it in a binary answer. */
+  int fmt;
+  /* Binary only, may be NULL: takes out's bytes (then emptied) whenever it
+   * holds SK_EVAL_FLUSH_BYTES or more, and once at the end, so that a long
+   * shot is never held whole. Nonzero stops the case: SK_EIO. */
+  int (*flush)(void *arg, const char *data, size_t len);
+  void *flush_arg;
+} sk_eval_opts;
+
+#define SK_EVAL_FLUSH_BYTES ((size_t)1 << 20)
+
+/* sk_eval_case_at with options (`o` NULL: zeroed). */
+int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk_error *err);
+
 /* Appends ["name", ...] in bones[] order. */
 int sk_eval_write_order(const sk_skeleton *s, sk_strbuf *out);
 

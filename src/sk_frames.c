@@ -254,7 +254,7 @@ int sk_frames_nonfinite_error(const sk_cache_entry *e, const sk_frames_scratch *
                       bone->name, (int)bone->index, sc->bad_pose);
 }
 
-static int append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {
+int sk_frames_append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {
   if (fmt == SK_FRAMES_F32)
     return sk_strbuf_append(out, (const char *)final, mats * 16 * sizeof(float));
   if (sk_strbuf_reserve(out, mats * 12 * sizeof(float)))
@@ -275,7 +275,7 @@ static int encode(const sk_cache_entry *e, const sk_pose *pose, size_t i, const 
   if (rc)
     return rc;
   if (fmt != SK_FRAMES_JSON)
-    return append_binary(out, kernel_final ? kernel_final : buf->final, s->count + 1, fmt);
+    return sk_frames_append_binary(out, kernel_final ? kernel_final : buf->final, s->count + 1, fmt);
   if (i > 0 && sk_strbuf_append(out, ",", 1))
     return SK_ENOMEM;
   /* The stored pose's text is copied where a matrix equals it: the same

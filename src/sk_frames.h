@@ -101,6 +101,10 @@ typedef struct sk_frames_opts {
  * mat3x4 / three vec4 rows). */
 void sk_frames_mat3x4(const float m[16], float dest[12]);
 
+/* Appends `mats` final matrices (16 floats each) to `out` as fmt's binary
+ * answer carries them (SK_FRAMES_F32 or SK_FRAMES_MAT3X4). SK_ENOMEM. */
+int sk_frames_append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt);
+
 /* Whether matrices m[0..16 * mats) hold a non-finite float (inf or NaN). */
 bool sk_frames_nonfinite(const float *m, size_t mats);
 

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "sk_error.h"
 #include "sk_eval.h"
+#include "sk_frames.h"
 #include "sk_shot.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
@@ -17,7 +18,9 @@ int sk_bench_clips_main(int argc, char **argv);
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: skinner eval [FILE]      evaluate one JSON case (stdin without FILE), print the result\n"
+          "usage: skinner eval [--format json|f32|f32x12] [-o FILE] [CASE]\n"
+          "                                evaluate one JSON case (stdin without CASE); json: the result object,\n"
+          "                                f32/f32x12: each result's final matrices, raw, as skinnerd's binary answers\n"
           "       skinner bench [--json] [--quick] [--bones N] [--poses N] [--layout blocked|rows]\n"
           "                                benchmark the scalar core and the batch kernels\n"
           "       skinner bench --clips [--json] [--quick] [--data DIR]\n"
@@ -38,57 +41,106 @@ static int read_all(FILE *f, sk_strbuf *b) {
   return ferror(f) ? SK_EIO : 0;
 }
 
-static int cmd_eval(int argc, char **argv) {
-  if (argc > 3) {
-    usage(stderr);
-    return 2;
+/* --format's names, as skinner frames spells them (f32x12: the 3x4 rows). */
+static int eval_format(const char *name) {
+  if (strcmp(name, "json") == 0)
+    return SK_FRAMES_JSON;
+  if (strcmp(name, "f32") == 0)
+    return SK_FRAMES_F32;
+  return strcmp(name, "f32x12") == 0 ? SK_FRAMES_MAT3X4 : -1;
+}
+
+static int write_file(void *arg, const char *data, size_t len) { return fwrite(data, 1, len, arg) == len ? 0 : -1; }
+
+typedef struct eval_args {
+  const char *in, *out; /* NULL: stdin, stdout */
+  int fmt;
+} eval_args;
+
+/* 0, or the exit status (-1: --help, exit 0). */
+static int eval_parse_args(int argc, char **argv, eval_args *a) {
+  memset(a, 0, sizeof *a);
+  for (int i = 2; i < argc; i++) {
+    const char *o = argv[i];
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+      usage(stdout);
+      return -1;
+    }
+    if ((strcmp(o, "--format") == 0 || strcmp(o, "-o") == 0) && i + 1 >= argc)
+      return fprintf(stderr, "skinner eval: %s needs a value\n", o), 2;
+    if (strcmp(o, "--format") == 0) {
+      if ((a->fmt = eval_format(argv[++i])) < 0)
+        return fprintf(stderr, "skinner eval: --format is json, f32 or f32x12, not \"%s\"\n", argv[i]), 2;
+    } else if (strcmp(o, "-o") == 0) {
+      a->out = strcmp(argv[++i], "-") == 0 ? NULL : argv[i];
+    } else if (o[0] == '-' && o[1] != '\0') { /* "-" is stdin; other dash words are not file names */
+      return fprintf(stderr, "skinner eval: unknown option %s (see skinner --help)\n", o), 2;
+    } else if (a->in != NULL) {
+      usage(stderr);
+      return 2;
+    } else {
+      a->in = strcmp(o, "-") == 0 ? NULL : o;
+    }
   }
-  const char *path = argc == 3 ? argv[2] : NULL;
-  if (path != NULL && (strcmp(path, "--help") == 0 || strcmp(path, "-h") == 0)) {
-    usage(stdout);
-    return 0;
-  }
-  /* "-" is stdin; any other dash word is an option we do not have, not a file name. */
-  if (path != NULL && path[0] == '-' && path[1] != '\0') {
-    fprintf(stderr, "skinner eval: unknown option %s (see skinner --help)\n", path);
-    return 2;
-  }
+  return 0;
+}
+
+/* The case's text, and the directory its relative glTF paths start from. */
+static int eval_read_case(const eval_args *a, sk_strbuf *in, char *dir, size_t dir_len) {
   FILE *f = stdin;
-  if (path != NULL && strcmp(path, "-") != 0 && (f = fopen(path, "rb")) == NULL) {
-    fprintf(stderr, "skinner eval: %s: %s\n", path, strerror(errno));
-    return 2;
-  }
-  sk_strbuf in = {0}, out = {0};
-  sk_error err;
-  sk_error_clear(&err);
-  int rc = read_all(f, &in);
+  if (a->in != NULL && (f = fopen(a->in, "rb")) == NULL)
+    return fprintf(stderr, "skinner eval: %s: %s\n", a->in, strerror(errno)), 2;
+  int rc = read_all(f, in);
   if (f != stdin)
     fclose(f);
-  if (rc) {
-    fprintf(stderr, "skinner eval: cannot read %s: %s\n", path ? path : "stdin", sk_strerror(rc));
-    sk_strbuf_free(&in);
-    return 2;
-  }
-  /* A glTF path in the case is relative to the case file's directory. */
-  char dir[4096] = "";
-  const char *slash = path != NULL && strcmp(path, "-") != 0 ? strrchr(path, '/') : NULL;
+  if (rc)
+    return fprintf(stderr, "skinner eval: cannot read %s: %s\n", a->in ? a->in : "stdin", sk_strerror(rc)), 2;
+  const char *slash = a->in != NULL ? strrchr(a->in, '/') : NULL;
+  dir[0] = '\0';
   if (slash != NULL)
-    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    snprintf(dir, dir_len, "%.*s", slash == a->in ? 1 : (int)(slash - a->in), a->in);
+  return 0;
+}
+
+static int cmd_eval(int argc, char **argv) {
+  eval_args a;
+  int rc = eval_parse_args(argc, argv, &a);
+  if (rc)
+    return rc < 0 ? 0 : rc;
+  sk_strbuf in = {0}, out = {0};
+  char dir[4096];
+  if ((rc = eval_read_case(&a, &in, dir, sizeof dir)) != 0) {
+    sk_strbuf_free(&in);
+    return rc;
+  }
+  FILE *f = stdout;
+  if (a.out != NULL && (f = fopen(a.out, "wb")) == NULL) {
+    fprintf(stderr, "skinner eval: %s: %s\n", a.out, strerror(errno));
+    sk_strbuf_free(&in);
+    return 1;
+  }
+  sk_error err;
+  sk_error_clear(&err);
   json_t *c = NULL;
+  /* Binary results go out as they are made (sk_eval_opts.flush); JSON is one object, written whole. */
+  const sk_eval_opts o = {.base_dir = dir[0] ? dir : NULL, .fmt = a.fmt, .flush = a.fmt ? write_file : NULL,
+                          .flush_arg = f};
   rc = sk_json_load(in.data ? in.data : "", in.len, &c, &err);
   if (!rc)
-    rc = sk_eval_case_at(c, dir[0] ? dir : NULL, &out, &err);
+    rc = sk_eval_case_opts(c, &o, &out, &err);
   json_decref(c);
   sk_strbuf_free(&in);
-  if (rc) {
-    fprintf(stderr, "skinner eval: %s at \"%s\": %s\n", sk_strerror(err.code ? err.code : rc), err.pointer, err.text);
-    sk_strbuf_free(&out);
-    return rc == SK_ENOMEM ? 1 : 2;
-  }
-  fwrite(out.data, 1, out.len, stdout);
-  fputc('\n', stdout);
+  if (!rc && a.fmt == SK_FRAMES_JSON && (fwrite(out.data, 1, out.len, f) != out.len || fputc('\n', f) == EOF))
+    rc = sk_error_set(&err, SK_EIO, "", "writing the output failed");
   sk_strbuf_free(&out);
-  return fflush(stdout) == 0 ? 0 : 1;
+  if ((f == stdout ? fflush(f) : fclose(f)) != 0 && !rc)
+    rc = sk_error_set(&err, SK_EIO, "", "writing the output failed");
+  if (!rc)
+    return 0;
+  if (a.out != NULL) /* no partial file that could pass for a whole answer */
+    remove(a.out);
+  fprintf(stderr, "skinner eval: %s at \"%s\": %s\n", sk_strerror(err.code ? err.code : rc), err.pointer, err.text);
+  return rc == SK_ENOMEM || rc == SK_EIO ? 1 : 2;
 }
 
 int main(int argc, char **argv) {

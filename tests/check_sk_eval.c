@@ -1,4 +1,5 @@
 #include "sk_eval.h"
+#include "sk_frames.h"
 #include "sk_json.h"
 #include "sk_testutil.h"
 
@@ -154,16 +155,111 @@ START_TEST(initial_skin_matrix_enters_final_not_absolute) {
 }
 END_TEST
 
+/* A case answered in `fmt`, everything left in *out (sk_eval_opts with no flush). */
+static int run_fmt(const char *text, int fmt, sk_strbuf *out, sk_error *e) {
+  json_t *c;
+  sk_error_clear(e);
+  int rc = sk_json_load(text, strlen(text), &c, e);
+  if (rc)
+    return rc;
+  const sk_eval_opts o = {.fmt = fmt};
+  rc = sk_eval_case_opts(c, &o, out, e);
+  json_decref(c);
+  return rc;
+}
+
+/* Binary output is each result's final matrices, those of the JSON answer
+ * as float32 (f32), or their transposed top three rows (f32x12), results
+ * one after another; state-only ops add nothing. */
+START_TEST(binary_output_is_the_final_matrices_of_every_result) {
+  static const char k_case[] = SKEL2 "\"ops\": [{\"op\": \"pose\", \"bones\": {\"root\": {\"position\": [5,0,0]}}},"
+                                     "{\"op\": \"set\", \"bones\": {\"tip\": {\"scaling\": [2,3,4]}}},"
+                                     "{\"op\": \"rotate\", \"bone\": \"tip\", \"axis\": [0,0,1], \"amount\": 1},"
+                                     "{\"op\": \"evaluate\", \"output\": [\"final\"]},"
+                                     "{\"op\": \"pose\", \"ops\": [{\"op\": \"rotate\", \"bone\": \"root\", "
+                                     "\"axis\": [1,0,0], \"amount\": 0.5}]}]}";
+  json_t *r;
+  sk_error e;
+  ck_assert_int_eq(run(k_case, &r, &e), 0);
+  const json_t *results = json_object_get(r, "results");
+  ck_assert_uint_eq(json_array_size(results), 3);
+  float want[3 * 48], want12[3 * 36];
+  for (size_t i = 0; i < 3; i++)
+    for (size_t k = 0; k < 48; k++)
+      want[48 * i + k] = (float)at(r, i, "final", k);
+  for (size_t m = 0; m < 9; m++) /* dest[4c + r] = m[4r + c] */
+    for (size_t c = 0; c < 3; c++)
+      for (size_t row = 0; row < 4; row++)
+        want12[12 * m + 4 * c + row] = want[16 * m + 4 * row + c];
+  json_decref(r);
+  sk_strbuf b = {0};
+  ck_assert_int_eq(run_fmt(k_case, SK_FRAMES_F32, &b, &e), 0);
+  ck_assert_uint_eq(b.len, sizeof want);
+  ck_assert(memcmp(b.data, want, sizeof want) == 0);
+  b.len = 0;
+  ck_assert_int_eq(run_fmt(k_case, SK_FRAMES_MAT3X4, &b, &e), 0);
+  ck_assert_uint_eq(b.len, sizeof want12);
+  ck_assert(memcmp(b.data, want12, sizeof want12) == 0);
+  sk_strbuf_free(&b);
+}
+END_TEST
+
+static int refuse_writes(void *arg, const char *data, size_t len) {
+  (void)arg, (void)data, (void)len;
+  return -1;
+}
+
+/* What a binary answer cannot carry is refused at its field, as skinnerd
+ * refuses it; a failed write stops the case. */
+START_TEST(binary_output_refuses_what_it_cannot_carry) {
+  static const struct {
+    const char *ops, *pointer;
+  } k_bad[] = {
+      {"{\"op\": \"pose\", \"output\": [\"final\", \"absolute\"]}", "/ops/0/output/1"},
+      {"{\"op\": \"evaluate\"}, {\"op\": \"evaluate\", \"output\": [\"local\"]}", "/ops/1/output/0"},
+      {"{\"op\": \"pose\", \"output\": [\"world\"]}", "/ops/0/output/0"},
+      {"{\"op\": \"pose\", \"output\": [\"final\", \"positions\"]}", "/ops/0/output/1"},
+      {"{\"op\": \"pose\", \"ops\": [{\"op\": \"rotate\", \"bone\": \"tip\", \"axis\": [0,0,1], \"amount\": 1}, "
+       "{\"op\": \"query\", \"bone\": \"tip\", \"get\": \"scale\"}]}",
+       "/ops/0/ops/1"},
+      {"{\"op\": \"pose\"}, {\"op\": \"query\", \"bone\": \"tip\", \"get\": \"scale\"}", "/ops/1"},
+  };
+  for (size_t i = 0; i < sizeof k_bad / sizeof *k_bad; i++)
+    for (int fmt = SK_FRAMES_F32; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+      char text[1024];
+      snprintf(text, sizeof text, SKEL2 "\"ops\": [%s]}", k_bad[i].ops);
+      sk_strbuf b = {0};
+      sk_error e;
+      ck_assert_int_eq(run_fmt(text, fmt, &b, &e), SK_ERANGE);
+      ck_assert_str_eq(e.pointer, k_bad[i].pointer);
+      sk_strbuf_free(&b);
+    }
+  json_t *c;
+  sk_error e;
+  const char *text = SKEL2 "\"ops\": [{\"op\": \"pose\"}]}";
+  ck_assert_int_eq(sk_json_load(text, strlen(text), &c, &e), 0);
+  sk_strbuf b = {0};
+  const sk_eval_opts failing = {.fmt = SK_FRAMES_F32, .flush = refuse_writes};
+  ck_assert_int_eq(sk_eval_case_opts(c, &failing, &b, &e), SK_EIO);
+  const sk_eval_opts unknown = {.fmt = 3};
+  ck_assert_int_eq(sk_eval_case_opts(c, &unknown, &b, &e), SK_EINVAL);
+  json_decref(c);
+  sk_strbuf_free(&b);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_eval");
   TCase *g = tcase_create("golden");
   tcase_add_test(g, pose_does_not_keep_set_does);
   tcase_add_test(g, set_bind_rest_and_return_to_rest);
   tcase_add_test(g, initial_skin_matrix_enters_final_not_absolute);
+  tcase_add_test(g, binary_output_is_the_final_matrices_of_every_result);
   suite_add_tcase(s, g);
   TCase *v = tcase_create("validity");
   tcase_add_test(v, errors_point_into_the_case);
   tcase_add_test(v, an_empty_output_is_refused_at_its_pointer);
+  tcase_add_test(v, binary_output_refuses_what_it_cannot_carry);
   suite_add_tcase(s, v);
   return sk_test_run(s);
 }

@@ -6,7 +6,8 @@ README's "A five-minute tour" (its ```sh blocks) and runs it with a shell in a s
 where the README expects them (the address 127.0.0.1:8080 replaced by the
 daemon's), and checks each answer: a 2xx, except the one example meant to
 show an error, which must be a 422 problem+json naming its field. The binary
-frame range must be exactly 31 frames x 25 matrices x 64 bytes.
+frame range must be exactly 31 frames x 25 matrices x 64 bytes, and skinner
+eval's binary output 5 results x 25 matrices x 64 bytes.
 
 Prints `readme_tour: N passed, N failed`; exit 0 or 1.
 """
@@ -65,6 +66,9 @@ def main():
                     run += " -w '\\n%{http_code}'"
                 r = subprocess.run(run, shell=True, cwd=scratch, capture_output=True, text=True, timeout=60)
                 label = cmd[:100]
+                if not is_curl and " -o " in run:  # skinner eval's binary output to a file
+                    check(label, r.returncode == 0 and r.stdout == "", "exit %d: %s" % (r.returncode, r.stderr[:200]))
+                    continue
                 if not is_curl:
                     ok = r.returncode == 0 and r.stdout.startswith("{")
                     check(label, ok, "exit %d: %s" % (r.returncode, r.stderr[:200]))
@@ -81,6 +85,10 @@ def main():
             f32 = os.path.join(scratch, "run.f32")
             size = os.path.getsize(f32) if os.path.exists(f32) else -1
             check("run.f32 holds 31 frames of 25 matrices", size == 31 * 25 * 64, "size %d" % size)
+            # case-fox-walk.json: one pose and a 4-frame range, 25 matrices each
+            fox = os.path.join(scratch, "fox.f32")
+            size = os.path.getsize(fox) if os.path.exists(fox) else -1
+            check("fox.f32 holds 5 results of 25 matrices", size == 5 * 25 * 64, "size %d" % size)
         finally:
             d.terminate()
             d.wait(timeout=15)

@@ -3,7 +3,11 @@
 by frame and character by character, exactly the final matrices `skinner
 eval` prints for the same frame range (the exact engine, bit for bit), the
 3x4 form is their transposed top rows, the kernel engine is within 1e-5 of
-the matrix scale, and bad input exits 2 with one line."""
+the matrix scale, and bad input exits 2 with one line. `skinner eval
+--format f32|f32x12` writes the same bytes as skinner frames for the same
+range, to -o FILE as to stdout, in bounded memory, and leaves no file
+behind when the case is refused."""
+import base64
 import json
 import math
 import os
@@ -133,5 +137,71 @@ r = run(["frames", "/nonexistent.glb"])
 check("a missing file exits 2", r.returncode == 2)
 r = run(["frames", "--help"])
 check("--help exits 0", r.returncode == 0 and r.stdout.startswith(b"usage: skinner frames"))
+
+# skinner eval --format: the frames of a case's ranges, the bytes skinner frames writes.
+case = os.path.join(tmp, "case.json")
+with open(case, "w") as f:
+    json.dump({"skeleton": {"gltf": os.path.abspath(FOX)},
+               "ops": [{"op": "pose", "animation": "Walk", "from": 0, "to": 0.5, "fps": 30}]}, f)
+for fmt, fpm in (("f32", 16), ("f32x12", 12)):
+    fr = run(["frames", FOX, "--clip", "Walk", "--from", "0", "--to", "0.5", "--fps", "30", "--format", fmt])
+    ev = run(["eval", "--format", fmt, case])
+    check("eval --format %s equals skinner frames" % fmt, ev.returncode == 0 and fr.returncode == 0 and
+          ev.stdout == fr.stdout and len(ev.stdout) == 16 * 25 * fpm * 4)
+    r = run(["eval", "--format", fmt, "-o", out, case])
+    check("eval --format %s -o FILE writes what stdout gets" % fmt,
+          r.returncode == 0 and r.stdout == b"" and open(out, "rb").read() == ev.stdout)
+r = run(["eval", "-o", out, case])
+check("eval -o FILE writes the JSON answer", r.returncode == 0 and json.loads(open(out).read())["order"][0] ==
+      "_rootJoint")
+bad = os.path.join(tmp, "bad.json")
+with open(bad, "w") as f:
+    json.dump({"skeleton": {"gltf": os.path.abspath(FOX)},
+               "ops": [{"op": "pose", "animation": "Walk", "from": 0, "to": 0.5, "fps": 30},
+                       {"op": "pose", "output": ["final", "absolute"]}]}, f)
+os.unlink(out)
+r = run(["eval", "--format", "f32", "-o", out, bad])
+check("a refused case exits 2 with one line naming the field, and leaves no file",
+      r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"/ops/1/output/1" in r.stderr and not os.path.exists(out))
+r = run(["eval", "--format", "f64", case])
+check("an unknown eval format exits 2", r.returncode == 2 and r.stderr.count(b"\n") == 1 and r.stdout == b"")
+# A clip whose matrices overflow float32 (finite scales of 1e30 under each
+# other) is refused, in JSON (it printed null before) and in binary.
+times, rots = struct.pack("<2f", 0, 1), struct.pack("<8f", 0, 0, 0, 1, 0, 0.7071068, 0, 0.7071068)
+ovf = {"asset": {"version": "2.0"},
+       "nodes": [{"name": "root", "children": [1], "scale": [1e30] * 3},
+                 {"name": "tip", "translation": [0, 1, 0], "scale": [1e30] * 3}],
+       "skins": [{"joints": [0, 1]}],
+       "buffers": [{"byteLength": 40, "uri": "data:application/octet-stream;base64," +
+                    base64.b64encode(times + rots).decode()}],
+       "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 8},
+                       {"buffer": 0, "byteOffset": 8, "byteLength": 32}],
+       "accessors": [{"bufferView": 0, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0], "max": [1]},
+                     {"bufferView": 1, "componentType": 5126, "count": 2, "type": "VEC4"}],
+       "animations": [{"name": "Turn", "channels": [{"sampler": 0, "target": {"node": 0, "path": "rotation"}}],
+                       "samplers": [{"input": 0, "output": 1}]}]}
+with open(os.path.join(tmp, "ovf.gltf"), "w") as f:
+    json.dump(ovf, f)
+with open(case, "w") as f:
+    json.dump({"skeleton": {"gltf": "ovf.gltf"}, "ops": [{"op": "pose", "animation": "Turn", "from": 0, "to": 1,
+                                                         "fps": 4}]}, f)
+for fmt in ("json", "f32"):
+    r = run(["eval", "--format", fmt, case])
+    check("an overflowing %s range exits 2 naming the op" % fmt, r.returncode == 2 and r.stdout == b"" and
+          b'"/ops/0": a matrix of the result is not finite' in r.stderr)
+
+# A long shot goes out in pieces: 60 001 frames (96 MB) in a small peak.
+with open(case, "w") as f:
+    json.dump({"skeleton": {"gltf": os.path.abspath(FOX)},
+               "ops": [{"op": "pose", "animation": "Walk", "loop": True, "from": 0, "to": 1000, "fps": 60}]}, f)
+probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+         "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+r = subprocess.run([sys.executable, "-c", probe, SKINNER, "eval", "--format", "f32", "-o", out, case],
+                   capture_output=True, text=True)
+status, peak_kb = (int(x) for x in r.stdout.split())
+size = os.path.getsize(out) if os.path.exists(out) else -1
+check("a 96 MB shot is written whole with a peak of %d KB (< 48 MB): %s" % (peak_kb, r.stderr.strip()),
+      status == 0 and size == 60001 * 25 * 64 and peak_kb < 48 * 1024)
+os.unlink(out)
 
 sys.exit(CHECKS.summary())

@@ -9,12 +9,15 @@
  * paths, and the glTF reader has its own target.
  *
  * On success the result must be one JSON document with one "order" entry
- * per bone and one result per "pose"/"evaluate" op. */
+ * per bone and one result per "pose"/"evaluate" op, and the case in binary
+ * (--format f32) its final matrices as float32, or a refusal when a result
+ * holds more than those. */
 #include <jansson.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "sk_eval.h"
+#include "sk_frames.h"
 #include "sk_json.h"
 #include "sk_fuzz.h"
 
@@ -39,6 +42,55 @@ static size_t count_result_ops(const json_t *ops, bool *exact) {
       *exact = false;
   }
   return n;
+}
+
+/* A JSON result that binary output carries whole: its final matrices and
+ * nothing else (a pose with ops but no query has "queries": []). */
+static bool final_only(const json_t *r) {
+  const char *key;
+  const json_t *v;
+  bool final = false;
+  json_object_foreach((json_t *)r, key, v) {
+    if (strcmp(key, "final") == 0)
+      final = true;
+    else if (strcmp(key, "queries") != 0 || json_array_size(v) != 0)
+      return false;
+  }
+  return final;
+}
+
+static int take(void *arg, const char *data, size_t len) { return sk_strbuf_append(arg, data, len); }
+
+/* The same case in binary (flushed in pieces): the JSON answer's final
+ * matrices as float32, one result after another, when every result is
+ * final_only; else refused (SK_ERANGE at the field). */
+static void binary_matches_json(const json_t *c, const json_t *res) {
+  const json_t *results = json_object_get(res, "results");
+  bool plain = true;
+  for (size_t i = 0; i < json_array_size(results); i++)
+    plain = plain && final_only(json_array_get(results, i));
+  sk_strbuf bin = {0}, rest = {0};
+  sk_error err;
+  sk_error_clear(&err);
+  const sk_eval_opts o = {.fmt = SK_FRAMES_F32, .flush = take, .flush_arg = &bin};
+  int rc = sk_eval_case_opts(c, &o, &rest, &err);
+  if (!plain) {
+    SK_FUZZ_CHECK(rc == SK_ERANGE);
+    sk_fuzz_check_error(rc, &err);
+  } else {
+    SK_FUZZ_CHECK(rc == 0 && rest.len == 0);
+    size_t at = 0;
+    for (size_t i = 0; i < json_array_size(results); i++) {
+      const json_t *f = json_object_get(json_array_get(results, i), "final");
+      for (size_t k = 0; k < json_array_size(f); k++, at += sizeof(float)) {
+        const float want = (float)json_number_value(json_array_get(f, k));
+        SK_FUZZ_CHECK(at + sizeof want <= bin.len && memcmp(bin.data + at, &want, sizeof want) == 0);
+      }
+    }
+    SK_FUZZ_CHECK(at == bin.len);
+  }
+  sk_strbuf_free(&bin);
+  sk_strbuf_free(&rest);
 }
 
 int sk_fuzz_eval(const uint8_t *data, size_t size) {
@@ -73,6 +125,7 @@ int sk_fuzz_eval(const uint8_t *data, size_t size) {
     bool exact;
     size_t want = count_result_ops(ops, &exact), got = json_array_size(json_object_get(res, "results"));
     SK_FUZZ_CHECK(exact ? got == want : got >= want);
+    binary_matches_json(c, res);
     json_decref(res);
   }
   sk_strbuf_free(&out);
