@@ -1,9 +1,11 @@
 /* skinner: the offline tool. `skinner eval` evaluates one case without a
  * server (render farms); `skinner bench` measures the kernels. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "sk_error.h"
@@ -119,6 +121,10 @@ static int cmd_eval(int argc, char **argv) {
     sk_strbuf_free(&in);
     return 1;
   }
+  /* Only a regular file is removed on an error: -o /dev/null (or a FIFO)
+   * must survive a refused case, above all when run as root. */
+  struct stat st;
+  const bool regular = a.out != NULL && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
   sk_error err;
   sk_error_clear(&err);
   json_t *c = NULL;
@@ -137,7 +143,7 @@ static int cmd_eval(int argc, char **argv) {
     rc = sk_error_set(&err, SK_EIO, "", "writing the output failed");
   if (!rc)
     return 0;
-  if (a.out != NULL) /* no partial file that could pass for a whole answer */
+  if (regular) /* no partial file that could pass for a whole answer */
     remove(a.out);
   fprintf(stderr, "skinner eval: %s at \"%s\": %s\n", sk_strerror(err.code ? err.code : rc), err.pointer, err.text);
   return rc == SK_ENOMEM || rc == SK_EIO ? 1 : 2;

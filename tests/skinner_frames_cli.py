@@ -163,6 +163,17 @@ os.unlink(out)
 r = run(["eval", "--format", "f32", "-o", out, bad])
 check("a refused case exits 2 with one line naming the field, and leaves no file",
       r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"/ops/1/output/1" in r.stderr and not os.path.exists(out))
+null_before = os.stat("/dev/null")
+r = run(["eval", "--format", "f32", "-o", "/dev/null", bad])
+null_after = os.stat("/dev/null") if os.path.exists("/dev/null") else None
+check("a refused case leaves -o /dev/null in place (only regular files are removed)",
+      r.returncode == 2 and null_after is not None and null_after.st_rdev == null_before.st_rdev)
+if os.path.exists("/dev/full"):
+    for fmt in ("json", "f32"):
+        r = run(["eval", "--format", fmt, "-o", "/dev/full", case])
+        check("a failed write (%s to /dev/full) exits 1 with one line" % fmt,
+              r.returncode == 1 and r.stderr.count(b"\n") == 1 and b"writing the output failed" in r.stderr and
+              os.path.exists("/dev/full"))
 r = run(["eval", "--format", "f64", case])
 check("an unknown eval format exits 2", r.returncode == 2 and r.stderr.count(b"\n") == 1 and r.stdout == b"")
 # A clip whose matrices overflow float32 (finite scales of 1e30 under each
