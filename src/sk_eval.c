@@ -72,11 +72,11 @@ typedef struct eval_ctx {
 
 static bool binary(const eval_ctx *ctx) { return ctx->o->fmt != SK_FRAMES_JSON; }
 
-/* Binary answers leave `out` through o->flush once it holds a megabyte (or
- * at the end, `last`), so a shot of any length is written in pieces. */
+/* The answer leaves `out` through o->flush once it holds a megabyte (or at
+ * the end, `last`), so a shot of any length is written in pieces. */
 static int flush_out(const eval_ctx *ctx, sk_strbuf *out, bool last) {
   const sk_eval_opts *o = ctx->o;
-  if (!binary(ctx) || o->flush == NULL || out->len == 0 || (!last && out->len < SK_EVAL_FLUSH_BYTES))
+  if (o->flush == NULL || out->len == 0 || (!last && out->len < SK_EVAL_FLUSH_BYTES))
     return 0;
   int rc = o->flush(o->flush_arg, out->data, out->len) != 0 ? SK_EIO : 0;
   out->len = 0;
@@ -329,22 +329,15 @@ static int frames_answer(sk_skeleton *s, const eval_ctx *ctx, const sk_pose *pos
   sk_cache_entry e;
   int rc = sk_frames_entry_init(&e, s, n > 1);
   const sk_frames_opts o = {.fmt = ctx->o->fmt, .precision = SK_FRAMES_EXACT, .threads = 1};
-  if (!rc && o.fmt != SK_FRAMES_JSON) {
-    /* in slices, each flushed: the bytes sk_frames_eval gives, never held whole */
-    sk_frames_run run;
-    if ((rc = sk_frames_run_init(&run, &e, poses, n, &o)) == 0) {
-      while (!rc && !sk_frames_run_done(&run))
-        if ((rc = sk_frames_run_next(&run, out, SK_EVAL_FLUSH_BYTES)) == 0)
-          rc = flush_out(ctx, out, false);
-      sk_frames_run_close(&run);
-    }
-  } else if (!rc) {
-    sk_frames_scratch sc = {0};
-    if (*nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
-      rc = SK_ENOMEM;
-    if (!rc)
-      rc = sk_frames_eval(&e, poses, n, &o, &sc, out);
-    sk_frames_scratch_close(&sc);
+  if (!rc && !binary(ctx) && *nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
+    rc = SK_ENOMEM;
+  /* in slices, each flushed: the bytes sk_frames_eval gives, never held whole */
+  sk_frames_run run;
+  if (!rc && (rc = sk_frames_run_init(&run, &e, poses, n, &o)) == 0) {
+    while (!rc && !sk_frames_run_done(&run))
+      if ((rc = sk_frames_run_next(&run, out, SK_EVAL_FLUSH_BYTES)) == 0)
+        rc = flush_out(ctx, out, false);
+    sk_frames_run_close(&run);
   }
   sk_frames_entry_close(&e);
   *nresults += n;
@@ -361,8 +354,6 @@ static int ext_answer(sk_skeleton *s, eval_ctx *ctx, const pose_ext *x, bool is_
       rc = SK_ENOMEM;
     if (!rc && is_pose) {
       rc = pose_on_copy(s, ctx, x, &poses[i], buf, out);
-      if (!rc)
-        rc = flush_out(ctx, out, false);
     } else if (!rc) {
       sk_pose_evaluate(s, &poses[i], buf);
       rc = sk_pose_write_json(s, &poses[i], buf, NULL, out);
@@ -375,6 +366,8 @@ static int ext_answer(sk_skeleton *s, eval_ctx *ctx, const pose_ext *x, bool is_
           rc = SK_ENOMEM;
       }
     }
+    if (!rc) /* whole results only: pose_on_copy reopens the object it wrote */
+      rc = flush_out(ctx, out, false);
     (*nresults)++;
   }
   return rc;

@@ -33,9 +33,10 @@ typedef struct sk_eval_opts {
    * than "final", a "query" op) is refused at its field, as skinnerd refuses
    * it in a binary answer. */
   int fmt;
-  /* Binary only, may be NULL: takes out's bytes (then emptied) whenever it
-   * holds SK_EVAL_FLUSH_BYTES or more, and once at the end, so that a long
-   * shot is never held whole. Nonzero stops the case: SK_EIO. */
+  /* May be NULL: takes out's bytes (then emptied) whenever it holds
+   * SK_EVAL_FLUSH_BYTES or more after a whole result, and once at the end,
+   * so that a long shot is never held whole (JSON or binary). Nonzero stops
+   * the case: SK_EIO. What it took before an error stays taken. */
   int (*flush)(void *arg, const char *data, size_t len);
   void *flush_arg;
 } sk_eval_opts;

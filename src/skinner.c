@@ -128,15 +128,14 @@ static int cmd_eval(int argc, char **argv) {
   sk_error err;
   sk_error_clear(&err);
   json_t *c = NULL;
-  /* Binary results go out as they are made (sk_eval_opts.flush); JSON is one object, written whole. */
-  const sk_eval_opts o = {.base_dir = dir[0] ? dir : NULL, .fmt = a.fmt, .flush = a.fmt ? write_file : NULL,
-                          .flush_arg = f};
+  /* The answer goes out as it is made (sk_eval_opts.flush). */
+  const sk_eval_opts o = {.base_dir = dir[0] ? dir : NULL, .fmt = a.fmt, .flush = write_file, .flush_arg = f};
   rc = sk_json_load(in.data ? in.data : "", in.len, &c, &err);
   if (!rc)
     rc = sk_eval_case_opts(c, &o, &out, &err);
   json_decref(c);
   sk_strbuf_free(&in);
-  if (!rc && a.fmt == SK_FRAMES_JSON && (fwrite(out.data, 1, out.len, f) != out.len || fputc('\n', f) == EOF))
+  if (!rc && a.fmt == SK_FRAMES_JSON && fputc('\n', f) == EOF)
     rc = sk_error_set(&err, SK_EIO, "", "writing the output failed");
   sk_strbuf_free(&out);
   if ((f == stdout ? fflush(f) : fclose(f)) != 0 && !rc)

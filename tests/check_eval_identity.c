@@ -20,6 +20,19 @@ static void results_of(const char *text, size_t len, const char **at, size_t *n)
   *n = (size_t)(text + len - 2 - p);
 }
 
+/* Collects what sk_eval_opts.flush hands over, counting the calls. */
+typedef struct sink {
+  sk_strbuf b;
+  size_t calls;
+} sink;
+
+static int sink_take(void *arg, const char *data, size_t len) {
+  sink *k = arg;
+  k->calls++;
+  ck_assert_uint_gt(len, 0);
+  return sk_strbuf_append(&k->b, data, len);
+}
+
 static void same_bytes(const char *pose) {
   /* the daemon's answer */
   sk_httpc_resp r;
@@ -36,6 +49,17 @@ static void same_bytes(const char *pose) {
   ck_assert_int_eq(sk_json_load(text, strlen(text), &c, &e), 0);
   sk_strbuf out = {0};
   ck_assert_msg(sk_eval_case_at(c, dir, &out, &e) == 0, "%s: %s at %s", text, e.text, e.pointer);
+  /* flushed in pieces (skinner eval's way): the same text */
+  sink pieces = {0};
+  sk_strbuf rest = {0};
+  const sk_eval_opts flushed = {.base_dir = dir, .flush = sink_take, .flush_arg = &pieces};
+  ck_assert_msg(sk_eval_case_opts(c, &flushed, &rest, &e) == 0, "%s: %s at %s", text, e.text, e.pointer);
+  ck_assert_uint_eq(rest.len, 0);
+  ck_assert_msg(pieces.b.len == out.len && memcmp(pieces.b.data, out.data, out.len) == 0, "%s: flushed JSON differs",
+                text);
+  ck_assert_uint_ge(pieces.calls, 1 + out.len / (4 * SK_EVAL_FLUSH_BYTES)); /* in pieces, not whole at the end */
+  sk_strbuf_free(&pieces.b);
+  sk_strbuf_free(&rest);
   json_decref(c);
   const char *a, *b;
   size_t na, nb;
@@ -61,22 +85,15 @@ START_TEST(skinner_eval_and_skinnerd_answer_a_range_with_the_same_bytes) {
              "\"from\": 0, \"to\": 0.5, \"fps\": 24, \"bones\": {\"b_Tail01_012\": {\"rotationQuaternion\": [0, 0, 0.6, 0.8]}}}");
   same_bytes("{\"animation\": \"Run\", \"from\": 0, \"to\": 0.3, \"fps\": 30, \"output\": [\"final\", \"absolute\"]}");
   same_bytes("{\"animation\": \"Run\", \"times\": [0.2, 0.4], \"initialSkinMatrix\": [2,0,0,0, 0,2,0,0, 0,0,2,0, 1,2,3,1]}");
+  /* 1001 frames, 4 MB of JSON or more: flushed in pieces by every path (sk_clips; sk_frames; the Bone-API ops) */
+  same_bytes("{\"animation\": \"Walk\", \"from\": 0, \"to\": 20, \"fps\": 50, \"loop\": true}");
+  same_bytes("{\"animation\": \"Walk\", \"from\": 0, \"to\": 20, \"fps\": 50, \"loop\": true, "
+             "\"bones\": {\"b_Head_05\": {\"scaling\": [2, 2, 2]}}}");
+  same_bytes("{\"animation\": \"Walk\", \"from\": 0, \"to\": 20, \"fps\": 50, \"loop\": true, "
+             "\"ops\": [{\"op\": \"ik\", \"bone\": \"b_LeftLeg02_016\", \"target\": [-7, 20, -40]}]}");
   sk_fixture_stop(&g_d);
 }
 END_TEST
-
-/* Collects what sk_eval_opts.flush hands over, counting the calls. */
-typedef struct sink {
-  sk_strbuf b;
-  size_t calls;
-} sink;
-
-static int sink_take(void *arg, const char *data, size_t len) {
-  sink *k = arg;
-  k->calls++;
-  ck_assert_uint_gt(len, 0);
-  return sk_strbuf_append(&k->b, data, len);
-}
 
 /* skinner eval --format f32|f32x12 on a case of one "pose" op with the
  * body's fields, against skinnerd's binary answer to the body on skeleton

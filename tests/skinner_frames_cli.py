@@ -5,8 +5,8 @@ eval` prints for the same frame range (the exact engine, bit for bit), the
 3x4 form is their transposed top rows, the kernel engine is within 1e-5 of
 the matrix scale, and bad input exits 2 with one line. `skinner eval
 --format f32|f32x12` writes the same bytes as skinner frames for the same
-range, to -o FILE as to stdout, in bounded memory, and leaves no file
-behind when the case is refused."""
+range, to -o FILE as to stdout, in bounded memory (JSON too), and leaves no
+file behind when the case is refused."""
 import base64
 import json
 import math
@@ -213,6 +213,15 @@ status, peak_kb = (int(x) for x in r.stdout.split())
 size = os.path.getsize(out) if os.path.exists(out) else -1
 check("a 96 MB shot is written whole with a peak of %d KB (< 48 MB): %s" % (peak_kb, r.stderr.strip()),
       status == 0 and size == 60001 * 25 * 64 and peak_kb < 48 * 1024)
+r = subprocess.run([sys.executable, "-c", probe, SKINNER, "eval", "-o", out, case], capture_output=True, text=True)
+status, peak_kb = (int(x) for x in r.stdout.split())
+with open(out) as f:
+    head = f.read(64)
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+check("the same shot as JSON (%d MB) is written whole with a peak of %d KB (< 48 MB): %s" %
+      (size >> 20, peak_kb, r.stderr.strip()), status == 0 and head.startswith('{"order":["_rootJoint"') and
+      size > 150 << 20 and peak_kb < 48 * 1024)
 os.unlink(out)
 
 sys.exit(CHECKS.summary())
