@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sk_gltf.h"
+#include "sk_outfile.h"
 #include "sk_routes.h"
 
 /* The format is little-endian; a big-endian host swaps before writing. */
@@ -411,9 +412,12 @@ static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
   int rc = sk_sampler_create(an, &sp);
   if (!rc && a->engine == SK_CLIPS_KERNEL)
     rc = sk_rig_create(s, &rig);
-  FILE *out = stdout;
-  if (!rc && a->out != NULL && strcmp(a->out, "-") != 0 && (out = fopen(a->out, "wb")) == NULL) {
-    fprintf(stderr, "skinner frames: %s: %s\n", a->out, strerror(errno));
+  /* -o FILE appears whole or not at all (sk_outfile) */
+  sk_outfile of = {0};
+  sk_error err;
+  sk_error_clear(&err);
+  if (!rc && sk_outfile_open(&of, a->out, &err) != 0) {
+    fprintf(stderr, "skinner frames: %s\n", err.text);
     sk_sampler_destroy(sp);
     sk_rig_destroy(rig);
     return 1;
@@ -421,15 +425,15 @@ static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
   sh.sampler = sp;
   sh.rig = rig;
   if (!rc)
-    rc = sk_shot_write(&sh, out);
-  if (out != stdout && fclose(out) != 0 && !rc)
-    rc = SK_EIO;
-  else if (out == stdout && fflush(out) != 0 && !rc)
-    rc = SK_EIO;
+    rc = sk_shot_write(&sh, of.f);
+  if (!rc)
+    rc = sk_outfile_commit(&of, &err);
+  else
+    sk_outfile_abort(&of);
   sk_sampler_destroy(sp);
   sk_rig_destroy(rig);
   if (rc)
-    fprintf(stderr, "skinner frames: %s\n", sk_strerror(rc));
+    fprintf(stderr, "skinner frames: %s\n", err.code ? err.text : sk_strerror(rc));
   return rc ? 1 : 0;
 }
 

@@ -1,16 +1,15 @@
 /* skinner: the offline tool. `skinner eval` evaluates one case without a
  * server (render farms); `skinner bench` measures the kernels. */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "config.h"
 #include "sk_error.h"
 #include "sk_eval.h"
 #include "sk_frames.h"
+#include "sk_outfile.h"
 #include "sk_shot.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
@@ -115,35 +114,32 @@ static int cmd_eval(int argc, char **argv) {
     sk_strbuf_free(&in);
     return rc;
   }
-  FILE *f = stdout;
-  if (a.out != NULL && (f = fopen(a.out, "wb")) == NULL) {
-    fprintf(stderr, "skinner eval: %s: %s\n", a.out, strerror(errno));
+  sk_error err;
+  sk_error_clear(&err);
+  /* -o FILE appears whole or not at all, its old content kept on an error (sk_outfile) */
+  sk_outfile of;
+  if ((rc = sk_outfile_open(&of, a.out, &err)) != 0) {
+    fprintf(stderr, "skinner eval: %s\n", err.text);
     sk_strbuf_free(&in);
     return 1;
   }
-  /* Only a regular file is removed on an error: -o /dev/null (or a FIFO)
-   * must survive a refused case, above all when run as root. */
-  struct stat st;
-  const bool regular = a.out != NULL && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-  sk_error err;
-  sk_error_clear(&err);
   json_t *c = NULL;
   /* The answer goes out as it is made (sk_eval_opts.flush). */
-  const sk_eval_opts o = {.base_dir = dir[0] ? dir : NULL, .fmt = a.fmt, .flush = write_file, .flush_arg = f};
+  const sk_eval_opts o = {.base_dir = dir[0] ? dir : NULL, .fmt = a.fmt, .flush = write_file, .flush_arg = of.f};
   rc = sk_json_load(in.data ? in.data : "", in.len, &c, &err);
   if (!rc)
     rc = sk_eval_case_opts(c, &o, &out, &err);
   json_decref(c);
   sk_strbuf_free(&in);
-  if (!rc && a.fmt == SK_FRAMES_JSON && fputc('\n', f) == EOF)
-    rc = sk_error_set(&err, SK_EIO, "", "writing the output failed");
   sk_strbuf_free(&out);
-  if ((f == stdout ? fflush(f) : fclose(f)) != 0 && !rc)
+  if (!rc && a.fmt == SK_FRAMES_JSON && fputc('\n', of.f) == EOF)
     rc = sk_error_set(&err, SK_EIO, "", "writing the output failed");
   if (!rc)
+    rc = sk_outfile_commit(&of, &err);
+  else
+    sk_outfile_abort(&of);
+  if (!rc)
     return 0;
-  if (regular) /* no partial file that could pass for a whole answer */
-    remove(a.out);
   fprintf(stderr, "skinner eval: %s at \"%s\": %s\n", sk_strerror(err.code ? err.code : rc), err.pointer, err.text);
   return rc == SK_ENOMEM || rc == SK_EIO ? 1 : 2;
 }

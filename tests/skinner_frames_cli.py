@@ -163,6 +163,13 @@ os.unlink(out)
 r = run(["eval", "--format", "f32", "-o", out, bad])
 check("a refused case exits 2 with one line naming the field, and leaves no file",
       r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"/ops/1/output/1" in r.stderr and not os.path.exists(out))
+with open(out, "wb") as f:
+    f.write(b"the last good shot")
+r = run(["eval", "--format", "f32", "-o", out, bad])
+check("a refused case keeps -o FILE's previous content, and no temporary file stays",
+      r.returncode == 2 and open(out, "rb").read() == b"the last good shot" and
+      sorted(os.listdir(tmp)) == sorted(x for x in os.listdir(tmp) if ".tmp-" not in x))
+os.unlink(out)
 null_before = os.stat("/dev/null")
 r = run(["eval", "--format", "f32", "-o", "/dev/null", bad])
 null_after = os.stat("/dev/null") if os.path.exists("/dev/null") else None
