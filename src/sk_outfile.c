@@ -50,9 +50,12 @@ int sk_outfile_open(sk_outfile *o, const char *path, sk_error *err) {
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   struct stat st;
   const bool exists = lstat(path, &st) == 0;
-  /* Replaced by a rename only where that is what writing it would do. */
+  /* Replaced by a rename only where that is what writing it would do; a
+   * file replaced keeps its permission bits, as one written in place would. */
   if (!exists || S_ISREG(st.st_mode))
     o->f = open_beside(path, &o->tmp);
+  if (o->f != NULL && exists)
+    fchmod(fileno(o->f), st.st_mode & 07777);
   if (o->f == NULL) {
     o->f = fopen(path, "wb");
     o->regular = o->f != NULL && fstat(fileno(o->f), &st) == 0 && S_ISREG(st.st_mode);

@@ -3,9 +3,11 @@
  * finished one, nor lose the previous one to a refused run).
  *
  * Writes go to a new file beside the target (PATH.tmp-PID-N, created with
- * O_EXCL and the usual 0666 & ~umask), which sk_outfile_commit renames
- * over PATH once everything is written and closed; sk_outfile_abort, or a
- * failed commit, removes it, so PATH keeps what it held before. Written in
+ * O_EXCL and the usual 0666 & ~umask, or the permission bits of the file
+ * it replaces), which sk_outfile_commit renames over PATH once everything
+ * is written and closed; sk_outfile_abort, or a failed commit, removes it,
+ * so PATH keeps what it held before (a killed process leaves it behind,
+ * under its own name). Written in
  * place instead, as a plain fopen("wb") would: standard output ("-" or
  * NULL), a PATH that exists and is not a regular file (/dev/null, a FIFO,
  * a terminal: no rename could replace it), a symbolic link (written

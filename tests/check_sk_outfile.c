@@ -89,6 +89,13 @@ START_TEST(a_committed_file_appears_whole_and_only_then) {
   ck_assert_int_eq(sk_outfile_commit(&o, &e), 0);
   ck_assert_str_eq(content(p, buf, sizeof buf), "new frames");
   ck_assert_int_eq(entries(), 1);
+  /* a file replaced keeps its permission bits */
+  ck_assert_int_eq(chmod(p, 0640), 0);
+  ck_assert_int_eq(sk_outfile_open(&o, p, &e), 0);
+  ck_assert_int_eq(sk_outfile_commit(&o, &e), 0);
+  ck_assert_int_eq(stat(p, &st), 0);
+  ck_assert_uint_eq(st.st_mode & 0777, 0640);
+  ck_assert_str_eq(content(p, buf, sizeof buf), "");
 }
 END_TEST
 
