@@ -46,6 +46,20 @@ static void plan_babylon_ranges(sk_frames_scratch *sc, const sk_pose *poses, siz
   }
 }
 
+/* A glTF range's "bones" on top that set a matrix: the bone's local is that
+ * matrix in every frame (sk_pose__merge_overrides), so its lanes are
+ * MATRIX, filled by fill_range. Once per run of one range's poses. */
+static void plan_matrix_tops(sk_frames_scratch *sc, const sk_pose *poses, size_t n) {
+  for (size_t p = 0; p < n; p++) {
+    const sk_pose_range *r = poses[p].range;
+    if (r == NULL || r->anim != NULL || (p > 0 && poses[p - 1].range == r))
+      continue;
+    for (size_t k = 0; k < r->ntop; k++)
+      if (r->top[k].mask & SK_OVERRIDE_MATRIX)
+        sc->changed[r->top[k].bone] |= PLAN_MATRIX;
+  }
+}
+
 /* Each bone's kernel mode over the whole batch poses[0..n), into sc->mode.
  * A batch run in slices is planned once, so every pose gets the modes it
  * would get in one run (with the exact kernel the bits do not depend on
@@ -75,6 +89,7 @@ int sk_frames__plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, boo
   uint8_t *every = sc->mode;
   memset(every, PLAN_TRS, nb);
   plan_babylon_ranges(sc, poses, n, nb, every);
+  plan_matrix_tops(sc, poses, n);
   for (size_t p = 0; p < n; p++) {
     for (size_t k = 0; k < poses[p].count; k++) {
       const sk_override *o = &poses[p].overrides[k];
@@ -242,10 +257,18 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
   sk_pose_range_top_rows(r, rows64, sc->offset, stride, block, a, q);
   /* MATRIX bones (a local that must be decomposed, or a matrix another
    * pose of the batch sets): each lane gets the core's local of the TRS
-   * just sampled into its rows, which the kernel does not read for them. */
+   * just sampled into its rows, which the kernel does not read for them;
+   * a bone with a matrix on top gets that matrix (it replaces the frame's
+   * override, as sk_pose__merge_overrides does). */
   for (size_t b = 0; b < s->count; b++) {
     if (sc->mode[b] != SK_KERNEL_MATRIX)
       continue;
+    const sk_override *top = sk_pose_range_matrix_top(r, (int32_t)b);
+    if (top != NULL) {
+      for (size_t i = a; i < q; i++)
+        fill_override(sc, s, top, i, stride, block);
+      continue;
+    }
     sk_override ov = {.bone = (int32_t)b, .mask = PLAN_TRS};
     for (size_t i = a; i < q; i++) {
       const double *d = rows64 + sc->offset[b] + i / 16 * block + i % 16;

@@ -660,10 +660,30 @@ static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim
   return babylon_range_poses(sp, r, nf, poses, count, ptr, err);
 }
 
+static int top_order(const void *a, const void *b) {
+  const int32_t x = ((const sk_override *)a)->bone, y = ((const sk_override *)b)->bone;
+  return (x > y) - (x < y);
+}
+
+/* A glTF range takes sp's "bones" on top, merged into every frame (a
+ * matrix makes its bone MATRIX, sk_frames__plan), sorted by bone (one
+ * override per bone, so the order merges nothing differently) for
+ * sk_pose_range_matrix_top's search. */
+static void range_take_top(sk_pose_range *r, sk_pose_spec *sp) {
+  if (sp->base.count == 0)
+    return;
+  r->top = sp->base.overrides;
+  r->ntop = sp->base.count;
+  r->bytes += r->ntop * sizeof *r->top;
+  qsort(r->top, r->ntop, sizeof *r->top, top_order);
+  sp->base.overrides = NULL;
+  sp->base.count = 0;
+}
+
 /* The range form of glTF layers with masks or additive layers
  * (sk_pose_range_create_layers): their sk_layers context, the layers and
- * masks it reads and the frame times, and the "bones" on top (fields
- * only), moved out of `sp`. 1 when it does not take the spec (the context
+ * masks it reads and the frame times, and the "bones" on top, moved out
+ * of `sp`. 1 when it does not take the spec (the context
  * declines: a weight refused, additive keys past its budget). */
 static int poses_ranged_layers(const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses, size_t *count,
                                sk_error *err) {
@@ -679,13 +699,7 @@ static int poses_ranged_layers(const sk_anim *anim, sk_pose_spec *sp, const char
   sp->l = NULL, sp->masks = NULL, sp->times = NULL; /* the range's now (the context reads them), or freed */
   if (rc)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  r->top = sp->base.count ? sp->base.overrides : NULL; /* "bones" on top: merged into every frame */
-  r->ntop = sp->base.count;
-  r->bytes += r->ntop * sizeof *r->top;
-  if (r->top != NULL) {
-    sp->base.overrides = NULL;
-    sp->base.count = 0;
-  }
+  range_take_top(r, sp);
   if (range_poses(sp, r, nf, poses, count))
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   return 0;
@@ -703,9 +717,6 @@ static int poses_ranged(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec 
     return poses_ranged_babylon_layers(s, anim, sp, ptr, poses, count, err);
   if (anim->babylon)
     return poses_ranged_babylon(anim, sp, ptr, poses, count, err);
-  for (size_t k = 0; k < sp->base.count; k++)
-    if (sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX)
-      return 1; /* a matrix on top: merged into each frame's overrides */
   if (!sp->plain_layers && sp->nf >= 2)
     return poses_ranged_layers(anim, sp, ptr, poses, count, err);
   range_sampler rs;
@@ -721,14 +732,7 @@ static int poses_ranged(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec 
   sp->times = NULL; /* all three are the range's now, or freed */
   if (rc)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  /* "bones" on top (fields only): the range's, merged into every frame */
-  r->top = sp->base.count ? sp->base.overrides : NULL;
-  r->ntop = sp->base.count;
-  r->bytes += r->ntop * sizeof *r->top;
-  if (r->top != NULL) {
-    sp->base.overrides = NULL;
-    sp->base.count = 0;
-  }
+  range_take_top(r, sp);
   if (range_poses(sp, r, nf, poses, count))
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   return 0;

@@ -249,6 +249,18 @@ void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t
   }
 }
 
+const sk_override *sk_pose_range_matrix_top(const sk_pose_range *r, int32_t bone) {
+  size_t lo = 0, hi = r->ntop; /* r->top is sorted by bone (sk_pose_parse_range) */
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (r->top[mid].bone < bone)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < r->ntop && r->top[lo].bone == bone && (r->top[lo].mask & SK_OVERRIDE_MATRIX) ? &r->top[lo] : NULL;
+}
+
 size_t sk_pose_held_bytes(const sk_pose *pose) {
   if (pose->range != NULL) /* each frame's share of the range, rounded up: the shares cover it */
     return (pose->range->bytes + pose->range->nf - 1) / pose->range->nf;

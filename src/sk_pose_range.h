@@ -1,10 +1,12 @@
 /* sk_pose_range: a frame range kept as its sampler context instead of one
  * override per bone and frame.
  *
- * sk_pose_parse_range (sk_pose.h) gives the frames of a plain glTF range
- * (with "bones" on top that set no matrix) as poses that point at one
- * shared range (their `range` and `frame`; no overrides of their own). sk_frames samples runs of such lanes
- * straight into the batch kernel's TRS64 rows (sk_sample_run), and builds
+ * sk_pose_parse_range (sk_pose.h) gives the frames of a glTF range (with
+ * any "bones" on top) as poses that point at one shared range (their
+ * `range` and `frame`; no overrides of their own). sk_frames samples runs
+ * of such lanes straight into the batch kernel's TRS64 rows
+ * (sk_sample_run; a bone whose matrix is set on top gets MATRIX lanes
+ * holding that matrix), and builds
  * a pose's overrides on demand (sk_pose_materialize) wherever it needs
  * them: the scalar core, Bone-API ops, the fast precision. Both give the
  * bytes of the overrides sk_pose_parse_anim writes: the same sampler, the
@@ -39,9 +41,10 @@ typedef struct sk_pose_range {
   size_t bones;        /* B: TRS of bones[0..B) per frame */
   double *trs;         /* owned; B * SK_ANIM_TRS: one frame, for sk_pose_materialize */
   size_t bytes;        /* what the range holds, sampler and context included (an upper bound) */
-  /* owned, or NULL: the request's "bones" on top of every frame (position,
-   * rotation and scaling fields only: a matrix keeps the override form),
-   * merged as sk_pose_parse_anim merges them (set by sk_pose_parse_range) */
+  /* owned, or NULL: the request's "bones" on top of every frame, merged
+   * as sk_pose_parse_anim merges them (set by sk_pose_parse_range): fields
+   * over the sampled ones; a matrix, on a glTF range, replaces the bone's
+   * (a Babylon-format range takes fields only) */
   sk_override *top;
   size_t ntop;
   /* A range of one Babylon-format clip instead (sampler and ctx: sk_sample's
@@ -129,6 +132,10 @@ void sk_pose_range_unref(sk_pose_range *r);
  * scaling), a Babylon-format range's one per bone the clip drives (its
  * driven fields), in bone order. Returns how many. */
 size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *dst);
+
+/* The "bones" on top of glTF range `r` that set `bone`'s matrix, or NULL
+ * (the tops are sorted by bone: a binary search). */
+const sk_override *sk_pose_range_matrix_top(const sk_pose_range *r, int32_t bone);
 
 /* The range's "bones" on top over TRS64 rows in the kernel's blocked
  * layout (sk_kernel.h: bone b's component k of lane i at offset[b] +

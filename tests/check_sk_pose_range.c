@@ -209,9 +209,25 @@ START_TEST(user_overrides_on_a_range_give_the_override_forms_bytes) {
        "{\"b_Root_00\": {\"position\": [1.5, -2, 0.25], \"rotationQuaternion\": [0, 0.6, 0, 0.8], \"scaling\": "
        "[1, 1, 3]}, \"b_Tail01_012\": {\"position\": [0, 3, 0]}}}",
        true},
+      /* a matrix on top: that bone's lanes are MATRIX, its local the matrix in every frame */
       {"{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Neck_04\": {\"matrix\": "
        "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}}}",
-       false},
+       true},
+      /* a matrix on a bone the clip drives, one on a bone it leaves at rest, fields on a third */
+      {"{\"animation\": \"Run\", \"from\": 0.05, \"to\": 1.2, \"fps\": 41, \"loop\": true, \"bones\": "
+       "{\"b_Head_05\": {\"matrix\": [0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 2, 0, 3, -4, 5, 1]}, \"_rootJoint\": "
+       "{\"matrix\": [1, 0, 0, 0, 0, 0.6, 0.8, 0, 0, -0.8, 0.6, 0, -0, 7.25, 0, 1]}, \"b_Tail01_012\": "
+       "{\"rotation\": [0, 0.4, 0]}}}",
+       true},
+      /* the same over glTF layers with a mask, and with an additive layer (sk_layers' range form) */
+      {"{\"layers\": [{\"animation\": \"Walk\", \"loop\": true}, {\"animation\": \"Survey\", \"weight\": 0.6, "
+       "\"mask\": {\"bone\": \"b_Spine01_02\", \"subtree\": true}}], \"from\": 0, \"to\": 0.6, \"fps\": 30, "
+       "\"bones\": {\"b_Head_05\": {\"matrix\": [0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 2, 0, 3, -4, 5, 1]}}}",
+       true},
+      {"{\"layers\": [{\"animation\": \"Run\", \"loop\": true}, {\"animation\": \"Survey\", \"additive\": true, "
+       "\"weight\": 0.5}], \"times\": [0.1, 0.2, 0.3, 0.5, 0.8, 1.3], \"bones\": {\"b_Spine01_02\": {\"matrix\": "
+       "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}}}",
+       true},
       {"{\"animation\": \"Walk\", \"times\": [0.1, 0.2]}", false}, /* under 4 frames: sampled frame by frame */
       {"{\"animation\": \"Walk\", \"time\": 0.3}", false},
   };
@@ -299,10 +315,24 @@ START_TEST(mixed_batches_give_the_override_forms_bytes) {
       "{\"layers\": [{\"animation\": \"Run\", \"loop\": true}, {\"animation\": \"Survey\", \"additive\": true, "
       "\"weight\": 0.5}], \"from\": 0, \"to\": 1, \"fps\": 40}",
   };
+  /* ranges with a matrix on top beside poses that set the same bones
+   * otherwise (fields, another matrix, nothing) */
+  static const char *const topped[] = {
+      "{\"bones\": {\"b_Head_05\": {\"rotation\": [0, 0.6, 0]}}}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.4, \"fps\": 30, \"loop\": true, \"bones\": "
+      "{\"b_Head_05\": {\"matrix\": [0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 2, 0, 3, -4, 5, 1]}}}",
+      items[2],
+      "{\"layers\": [{\"animation\": \"Run\", \"loop\": true}, {\"animation\": \"Survey\", \"additive\": true, "
+      "\"weight\": 0.5}], \"from\": 0, \"to\": 0.6, \"fps\": 40, \"bones\": {\"b_Neck_04\": {\"matrix\": "
+      "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 10, 0, 1]}}}",
+      "{\"animation\": \"Run\", \"from\": 0, \"to\": 1, \"fps\": 40, \"bones\": {\"b_Head_05\": {\"matrix\": "
+      "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.5, 0, 0, 1]}}}",
+  };
   fixture f;
   sk_test_entry_open(&f, "Fox.glb");
   compare_mixed(&f, items, sizeof items / sizeof items[0]);
   compare_mixed(&f, layered, sizeof layered / sizeof layered[0]);
+  compare_mixed(&f, topped, sizeof topped / sizeof topped[0]);
   sk_test_entry_close(&f);
 }
 END_TEST
