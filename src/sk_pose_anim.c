@@ -580,13 +580,15 @@ static int babylon_range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk
   return 0;
 }
 
-/* Whether the "bones" on top of a Babylon-format range set fields only,
- * on bones the clip does not hold a "_matrix" for (merge_babylon then only
- * adds fields to a frame's overrides: the range form does the same). */
+/* Whether the range form takes the "bones" on top of a Babylon-format
+ * range: a matrix (merge_babylon makes it the bone's whole override, the
+ * range form writes it into the bone's MATRIX lanes), or fields on bones
+ * the clip does not hold a "_matrix" for (merge_babylon then only adds
+ * fields to a frame's overrides: the range form does the same). */
 static bool babylon_top_fields(const sk_anim_clip *c, const sk_pose *top) {
   for (size_t k = 0; k < top->count; k++) {
     if (top->overrides[k].mask & SK_OVERRIDE_MATRIX)
-      return false;
+      continue;
     for (size_t i = 0; i < c->channel_count; i++)
       if (c->channels[i].path == SK_ANIM_MATRIX && c->channels[i].bone == top->overrides[k].bone)
         return false;
@@ -618,13 +620,11 @@ static int poses_ranged_babylon(const sk_anim *anim, sk_pose_spec *sp, const cha
  * their blend context, additive keys and frame times, and the "bones" on
  * top, moved out of `sp`. 1 when it does not take the spec: an additive
  * layer past the key budget (made per frame), a "_matrix" blended on a
- * bone that fields are blended or set on, a matrix on top. */
+ * bone that fields are blended or set on. A matrix on top replaces its
+ * bone's blend (merge_babylon), whatever the blend drives there. */
 static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec *sp, const char *ptr,
                                        sk_pose **poses, size_t *count, sk_error *err) {
   const size_t nf = sp->nf, nl = sp->nl, nb = anim->bone_count;
-  for (size_t k = 0; k < sp->base.count; k++)
-    if (sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX)
-      return 1;
   sk_banim_add_layer *adds = NULL;
   int rc = babylon_adds_make(anim, sp, &adds, ptr, err);
   for (size_t i = 0; !rc && i < nl; i++)
@@ -641,8 +641,8 @@ static int poses_ranged_babylon_layers(const sk_skeleton *s, const sk_anim *anim
   for (size_t b = 0; !rc && b < nb; b++) /* a matrix and fields on one bone: the override form applies them */
     if ((driven[b] & SK_OVERRIDE_MATRIX) && (driven[b] & ~SK_OVERRIDE_MATRIX))
       rc = 1;
-  for (size_t k = 0; !rc && k < sp->base.count; k++)
-    if (driven[sp->base.overrides[k].bone] & SK_OVERRIDE_MATRIX)
+  for (size_t k = 0; !rc && k < sp->base.count; k++) /* fields on a blended "_matrix": the override form */
+    if ((driven[sp->base.overrides[k].bone] & SK_OVERRIDE_MATRIX) && !(sp->base.overrides[k].mask & SK_OVERRIDE_MATRIX))
       rc = 1;
   free(driven);
   if (rc) {

@@ -197,9 +197,13 @@ size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *ds
     } else {
       sk_anim_sample_overrides_at(r->anim, r->clip, r->times[frame], r->loop, r->trs, dst, r->cur);
     }
-    for (size_t k = 0; k < r->ntop; k++) {
+    for (size_t k = 0; k < r->ntop; k++) { /* as merge_babylon */
       const sk_override *u = &r->top[k];
       sk_override *m = &dst[u->bone];
+      if (u->mask & SK_OVERRIDE_MATRIX) {
+        *m = *u;
+        continue;
+      }
       sk_override_fields(u, m->position, m->rotation, m->scaling);
       m->mask |= u->mask;
     }
@@ -322,11 +326,27 @@ static void layers_rows(sk_pose_range *r, size_t frame, double *rows64, float *r
   }
 }
 
+/* The matrices on top into their bones' MATRIX lanes [a, q): each is the
+ * bone's whole override (merge_babylon), so its local is that matrix
+ * (sk_local_set_matrix copies it), over whatever the clip wrote there. */
+static void matrix_top_rows(const sk_pose_range *r, float *rows, const size_t *offset, size_t stride, size_t block,
+                            size_t a, size_t q) {
+  for (size_t t = 0; t < r->ntop; t++) {
+    const sk_override *o = &r->top[t];
+    if (!(o->mask & SK_OVERRIDE_MATRIX))
+      continue;
+    for (size_t i = a; i < q; i++)
+      for (size_t e = 0; e < 16; e++)
+        rows[offset[o->bone] + i / 16 * block + i % 16 + e * stride] = o->matrix[e];
+  }
+}
+
 void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
                                 size_t stride, size_t block, size_t a, size_t q) {
   if (r->blend != NULL) {
     layers_rows(r, frame, rows64, rows, offset, stride, block, a, q);
     sk_pose_range_top_rows(r, rows64, offset, stride, block, a, q);
+    matrix_top_rows(r, rows, offset, stride, block, a, q);
     return;
   }
   size_t h = r->ctx != NULL ? (a + 15) / 16 * 16 : q;
@@ -338,4 +358,5 @@ void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, 
     sk_sample_run(r->ctx, r->times + frame + (h - a), 0, q - h, &o);
   }
   sk_pose_range_top_rows(r, rows64, offset, stride, block, a, q);
+  matrix_top_rows(r, rows, offset, stride, block, a, q);
 }

@@ -11,8 +11,9 @@
  * them: the scalar core, Bone-API ops, the fast precision. Both give the
  * bytes of the overrides sk_pose_parse_anim writes: the same sampler, the
  * same doubles, copied the same way (tests/check_sk_pose_range.c).
- * A range of one Babylon-format clip (no layers; "bones" on top that set
- * fields) is kept the same way, with the fields its clip drives per bone:
+ * A range of one Babylon-format clip (no layers; "bones" on top: fields,
+ * or a matrix, which its bone's MATRIX lanes hold) is kept the same way,
+ * with the fields its clip drives per bone:
  * sampled by a sk_sample context when the sampler builds the clip, else by
  * sk_anim's per-channel functions with cursors
  * (sk_pose_range_babylon_fill). The overrides it replaces were a third of
@@ -43,8 +44,7 @@ typedef struct sk_pose_range {
   size_t bytes;        /* what the range holds, sampler and context included (an upper bound) */
   /* owned, or NULL: the request's "bones" on top of every frame, merged
    * as sk_pose_parse_anim merges them (set by sk_pose_parse_range): fields
-   * over the sampled ones; a matrix, on a glTF range, replaces the bone's
-   * (a Babylon-format range takes fields only) */
+   * over the sampled ones; a matrix replaces the bone's override */
   sk_override *top;
   size_t ntop;
   /* A range of one Babylon-format clip instead (sampler and ctx: sk_sample's
@@ -114,7 +114,7 @@ int sk_pose_range_create_layers(const sk_anim *a, struct sk_layers_ctx *lctx, sk
 void sk_pose_range_layers_rows(sk_pose_range *r, size_t frame, double *rows64, const size_t *offset, size_t stride,
                                size_t block, size_t a, size_t q);
 /* Gives the Babylon-format range `r` the "bones" on top of its frames,
- * top[0..n) (stolen; fields only, on bones its clip holds no "_matrix"
+ * top[0..n) (stolen; a matrix, or fields on bones its clip holds no "_matrix"
  * for): merged into each frame as sk_pose_parse_anim merges them (their
  * fields over the sampled ones), and counted as driven fields. */
 void sk_pose_range_babylon_top(sk_pose_range *r, sk_override *top, size_t n);

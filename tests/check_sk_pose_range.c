@@ -437,7 +437,7 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
   sk_jsonl in;
   sk_jsonl_open(&in, "conformance/anim.jsonl");
   json_t *rec;
-  size_t clips = 0, matrix = 0, partial = 0, rec_no = 0, sampled = 0, topped = 0;
+  size_t clips = 0, matrix = 0, partial = 0, rec_no = 0, sampled = 0, topped = 0, pinned = 0;
   while ((rec = sk_jsonl_next(&in)) != NULL) {
     if (rec_no++ % 4 != 0) {
       json_decref(rec);
@@ -474,6 +474,19 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
       }
       for (int which = 0; which < 2; which++) {
         const size_t on = which == 0 ? fields : held;
+        /* a matrix on top replaces the bone's override whatever the clip
+         * holds for it: the range form, on a "_matrix" bone too */
+        if (on != SIZE_MAX && d > 0.05) {
+          json_t *pin = json_object();
+          json_object_set_new(pin, sk->bones[on].name,
+                              json_pack("{s:[f,f,f,f, f,f,f,f, f,f,f,f, f,f,f,f]}", "matrix", 0.0, 1.0, 0.0, 0.0, -1.0,
+                                        0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 3.0, -4.0, 5.0, 1.0));
+          body = body_of(json_pack("{s:s, s:f, s:f, s:f, s:b, s:o}", "animation", a->clips[c].name, "from", 0.0, "to",
+                                   d, "fps", 25 / (d + 0.1), "loop", 1, "bones", pin));
+          compare_body(&f, body, true, ks, sizeof ks / sizeof ks[0]);
+          pinned++;
+          free(body);
+        }
         if (on == SIZE_MAX || (which == 0 && idle == SIZE_MAX) || !(d > 0.05)) /* (a range of several frames) */
           continue;
         json_t *bones = json_object();
@@ -502,6 +515,7 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
   sk_jsonl_close(&in);
   ck_assert_uint_ge(clips, 40);
   ck_assert_uint_ge(topped, 10);
+  ck_assert_uint_ge(pinned, 20);
   ck_assert_uint_gt(matrix, 0);
   ck_assert_uint_gt(partial, 0);
   /* a real clip: Fox's Walk in Babylon's format (conformance/banim_fox.jsonl
@@ -540,7 +554,7 @@ START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
   static const size_t ks[] = {1, 17, 1000};
   sk_jsonl in;
   sk_jsonl_open(&in, "conformance/banim_layers.jsonl");
-  size_t len, rec_no = 0, bodies = 0, ranged = 0, additive = 0;
+  size_t len, rec_no = 0, bodies = 0, ranged = 0, additive = 0, pinned = 0;
   unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
   json_t *fox = json_loadb((const char *)text, len, 0, NULL), *rec;
   free(text);
@@ -556,14 +570,14 @@ START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
     const sk_skeleton *sk = f.e->skel;
     const char *c0 = a->clips[0].name, *c1 = a->clips[a->clip_count > 1 ? 1 : 0].name;
     const double d = sk_anim_clip_duration(a, 0);
-    char *body[4] = {
+    char *body[5] = {
         body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:f, s:f}], s:f, s:f, s:f}", "layers", "animation", c0, "weight",
                           0.3, "loop", 1, "animation", c1, "time", 0.1, "weight", 0.9, "from", -0.05, "to", d + 0.1,
                           "fps", 30 / (d + 0.15) + 0.37)),
         body_of(json_pack("{s:[{s:s, s:f}, {s:s, s:f, s:f, s:b, s:{s:[s]}}], s:f, s:f, s:f}", "layers", "animation", c0,
                           "weight", 0.2, "animation", c1, "time", 0.05, "weight", 0.3, "loop", 1, "mask", "exclude",
                           sk->bones[sk->count > 1 ? 1 : 0].name, "from", 0.0, "to", d, "fps", 23 / (d + 0.1))),
-        NULL, NULL};
+        NULL, NULL, NULL};
     size_t clip1 = a->clip_count > 1 ? 1 : 0;
     for (int ref = 0; ref < 2 && body[2] == NULL; ref++) /* against the clip's start, else 0.1 s into it */
       if (sk_banim_add_check(a, clip1, 0.1 * ref, sk, "", NULL) == 0) {
@@ -583,14 +597,28 @@ START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
                                   c0, "weight", 0.6, "loop", 1, "animation", c1, "time", 0.2, "weight", 0.7, "from",
                                   0.0, "to", d, "fps", 27 / (d + 0.1), "bones", bones));
     }
+    /* a matrix on top of the first bone any channel drives: it replaces
+     * that bone's blend in every frame */
+    if (a->clips[0].channel_count > 0) {
+      json_t *pin = json_object();
+      json_object_set_new(pin, sk->bones[a->clips[0].channels[0].bone].name,
+                          json_pack("{s:[f,f,f,f, f,f,f,f, f,f,f,f, f,f,f,f]}", "matrix", 1.0, 0.0, 0.0, 0.0, 0.0, 0.6,
+                                    0.8, 0.0, 0.0, -0.8, 0.6, 0.0, -0.0, 7.25, 0.0, 1.0));
+      body[4] = body_of(json_pack("{s:[{s:s, s:f, s:b}, {s:s, s:f, s:f}], s:f, s:f, s:f, s:o}", "layers", "animation",
+                                  c0, "weight", 0.6, "loop", 1, "animation", c1, "time", 0.2, "weight", 0.7, "from",
+                                  0.0, "to", d, "fps", 27 / (d + 0.1), "bones", pin));
+    }
     size_t here = 0, here_ranged = 0;
-    for (size_t b = 0; b < 4; b++) {
+    for (size_t b = 0; b < 5; b++) {
       if (body[b] == NULL)
         continue;
       bodies++, here++;
       if (compare_body(&f, body[b], -1, ks, sizeof ks / sizeof ks[0])) {
         ranged++, here_ranged++;
-        assert_rows_are_the_overrides(&f, body[b]);
+        if (b < 4) /* the matrix's bone keeps the clip's doubles in rows the kernel does not read */
+          assert_rows_are_the_overrides(&f, body[b]);
+        else
+          pinned++;
       }
       free(body[b]);
     }
@@ -602,7 +630,7 @@ START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
        * their fields); it has no additive body (a bone with several
        * animations, which sk_banim_add_check refuses) */
       ck_assert_uint_eq(here_ranged, here);
-      ck_assert_uint_eq(here, 3);
+      ck_assert_uint_eq(here, 4);
       json_decref(fox);
       fox = NULL;
     }
@@ -612,6 +640,7 @@ START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
   ck_assert_uint_ge(ranged, bodies * 3 / 4);
   ck_assert_uint_lt(ranged, bodies); /* some blend a "_matrix" with fields */
   ck_assert_uint_ge(additive, 5);
+  ck_assert_uint_ge(pinned, 10); /* a matrix on top keeps the range form */
 }
 END_TEST
 
