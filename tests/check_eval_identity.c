@@ -165,6 +165,8 @@ START_TEST(skinner_eval_binary_output_is_skinnerds_binary_answer) {
       "\"mask\": {\"bone\": \"b_Spine01_02\", \"subtree\": true}}], \"from\": 0, \"to\": 0.5, \"fps\": 30}",
       "{\"layers\": [{\"animation\": \"Walk\"}, {\"animation\": \"Survey\", \"additive\": true, \"weight\": 0.5}], "
       "\"times\": [0.1, 0.2, 1.5], \"bones\": {\"b_Hip_01\": {\"position\": [0, 9, 0]}}}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Head_05\": {\"matrix\": "
+      "[0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 2, 0, 3, -4, 5, 1]}}}",
       "{\"animation\": \"Walk\", \"times\": [0.1, 0.3], \"ops\": [{\"op\": \"rotate\", \"bone\": \"b_Head_05\", "
       "\"axis\": [0, 1, 0], \"amount\": 0.5, \"space\": \"world\"}, {\"op\": \"ik\", \"bone\": \"b_LeftLeg02_016\", "
       "\"target\": [-7, 20, -40]}]}",
@@ -173,6 +175,8 @@ START_TEST(skinner_eval_binary_output_is_skinnerds_binary_answer) {
       "{\"animation\": \"Walk\", \"from\": 0, \"to\": 2, \"fps\": 60, \"loop\": true}",
       "{\"layers\": [{\"animation\": \"Walk\"}, {\"animation\": \"Walk\", \"time\": 0.3, \"weight\": 0.5}], "
       "\"from\": 0, \"to\": 0.5, \"fps\": 30}",
+      "{\"animation\": \"Walk\", \"from\": 0, \"to\": 0.5, \"fps\": 30, \"bones\": {\"b_Head_05\": {\"matrix\": "
+      "[0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 2, 0, 3, -4, 5, 1]}}}",
   };
   for (int fmt = 1; fmt <= 2; fmt++) {
     for (size_t i = 0; i < sizeof gltf_bodies / sizeof *gltf_bodies; i++)
