@@ -665,19 +665,23 @@ static int top_order(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* A glTF range takes sp's "bones" on top, merged into every frame (a
- * matrix makes its bone MATRIX, sk_frames__plan), sorted by bone (one
- * override per bone, so the order merges nothing differently) for
- * sk_pose_range_matrix_top's search. */
-static void range_take_top(sk_pose_range *r, sk_pose_spec *sp) {
-  if (sp->base.count == 0)
-    return;
-  r->top = sp->base.overrides;
-  r->ntop = sp->base.count;
-  r->bytes += r->ntop * sizeof *r->top;
-  qsort(r->top, r->ntop, sizeof *r->top, top_order);
-  sp->base.overrides = NULL;
-  sp->base.count = 0;
+/* The poses of glTF range `r`, as babylon_range_poses: it takes sp's
+ * "bones" on top, merged into every frame (a matrix makes its bone MATRIX,
+ * sk_frames__plan), sorted by bone (one override per bone, so the order
+ * merges nothing differently) for sk_pose_range_matrix_top's search. */
+static int gltf_range_poses(sk_pose_spec *sp, sk_pose_range *r, size_t nf, sk_pose **poses, size_t *count,
+                            const char *ptr, sk_error *err) {
+  if (sp->base.count > 0) {
+    r->top = sp->base.overrides;
+    r->ntop = sp->base.count;
+    r->bytes += r->ntop * sizeof *r->top;
+    qsort(r->top, r->ntop, sizeof *r->top, top_order);
+    sp->base.overrides = NULL;
+    sp->base.count = 0;
+  }
+  if (range_poses(sp, r, nf, poses, count))
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  return 0;
 }
 
 /* The range form of glTF layers with masks or additive layers
@@ -699,10 +703,7 @@ static int poses_ranged_layers(const sk_anim *anim, sk_pose_spec *sp, const char
   sp->l = NULL, sp->masks = NULL, sp->times = NULL; /* the range's now (the context reads them), or freed */
   if (rc)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  range_take_top(r, sp);
-  if (range_poses(sp, r, nf, poses, count))
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  return 0;
+  return gltf_range_poses(sp, r, nf, poses, count, ptr, err);
 }
 
 /* The range form (sk_pose_parse_range): every frame's pose points at one
@@ -732,10 +733,7 @@ static int poses_ranged(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec 
   sp->times = NULL; /* all three are the range's now, or freed */
   if (rc)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  range_take_top(r, sp);
-  if (range_poses(sp, r, nf, poses, count))
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  return 0;
+  return gltf_range_poses(sp, r, nf, poses, count, ptr, err);
 }
 
 static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
