@@ -588,14 +588,12 @@ void sk_anim__apply_bone_weights(const sk_anim *a, const float *bw, double *trs,
 static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *trs) {
   const sk_anim_clip *c = &a->clips[l->clip];
   double frame = sk_anim__clip_frame(c, l->time, l->loop);
-  double ref = x->reference * SK_ANIM_FPS;
-  if (!(ref >= 0)) /* options.referenceFrame && >= 0, else 0 */
-    ref = 0;
+  const double ref = sk_anim__reference_frame(x);
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     if (ch->path == SK_ANIM_MATRIX || ch->values == NULL)
       continue; /* glTF channels only */
-    double wt = l->weight * (x->bone_weights != NULL ? (double)x->bone_weights[ch->bone] : 1.0);
+    double wt = sk_anim__additive_weight(l, x, ch->bone);
     if (wt == 0)
       continue;
     double *dv, d[4];

@@ -270,12 +270,27 @@ void sk_anim__slerp_n(const double *l, size_t ls, const double *q, size_t qs, do
  * glTF channel's value at `frame` read from such doubles. */
 int sk_anim__additive_values(const sk_anim_channel *ch, double ref_frame, double **out);
 void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double frame, double *out);
+
 /* sk_anim__sample_values at frames[0..m) into out[0 .. m * width), with
  * the channel's cursor `cur` (zeroed for its first run): a LINEAR
  * rotation's keys found from the cursor and its slerp sines computed
  * together (sk_vsin), the same bits, when m <= SK_ANIM_RUN_MAX. */
 void sk_anim__sample_values_run(const sk_anim_channel *ch, const double *dv, const double *frames, size_t m,
                                 double *out, sk_anim_cursor *cur);
+
+/* An additive layer's reference frame: options.referenceFrame when it is
+ * >= 0, else 0 (NaN too). */
+static inline double sk_anim__reference_frame(const sk_anim_layer_ext *x) {
+  const double ref = x->reference * SK_ANIM_FPS;
+  return ref >= 0 ? ref : 0;
+}
+
+/* An additive layer's weight on channel bone `bone`: its weight times the
+ * bone's mask weight. */
+static inline double sk_anim__additive_weight(const sk_anim_layer *l, const sk_anim_layer_ext *x, int32_t bone) {
+  return l->weight * (x->bone_weights != NULL ? (double)x->bone_weights[bone] : 1.0);
+}
+
 /* Internal (sk_layers): the weighted blend's vector parts over n TRS
  * (positions and scalings; sk_anim_sample_layers_ext's loops): the first
  * layer's scaled by its weight, t *= w; a next layer's added, t += s * w. */

@@ -110,14 +110,12 @@ static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
     if (!ext[i].additive || !(l->weight > 0))
       continue;
     const sk_anim_clip *clip = &c->a->clips[l->clip];
-    double ref = ext[i].reference * SK_ANIM_FPS;
-    if (!(ref >= 0)) /* options.referenceFrame && >= 0, else 0 */
-      ref = 0;
+    const double ref = sk_anim__reference_frame(&ext[i]);
     for (size_t k = 0; k < clip->channel_count; k++) {
       const sk_anim_channel *ch = &clip->channels[k];
       if (ch->path == SK_ANIM_MATRIX || ch->values == NULL)
         continue; /* glTF channels only */
-      const double wt = l->weight * (ext[i].bone_weights != NULL ? (double)ext[i].bone_weights[ch->bone] : 1.0);
+      const double wt = sk_anim__additive_weight(l, &ext[i], ch->bone);
       if (wt == 0)
         continue;
       achan *x = &c->ac[c->nac];
