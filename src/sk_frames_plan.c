@@ -254,21 +254,15 @@ static size_t fill_range(sk_frames_scratch *sc, const sk_skeleton *s, const sk_p
                              .block_stride = block, .rest_kept = rest_kept && a == 0};
     sk_sample_run(r->ctx, r->times + f0 + (a - p), 0, q - a, &o);
   }
-  sk_pose_range_top_rows(r, rows64, sc->offset, stride, block, a, q);
+  /* the fields on top over the sampled rows, a matrix on top into its lanes */
+  sk_pose_range_top_rows(r, rows64, sc->input, sc->offset, stride, block, a, q);
   /* MATRIX bones (a local that must be decomposed, or a matrix another
    * pose of the batch sets): each lane gets the core's local of the TRS
    * just sampled into its rows, which the kernel does not read for them;
-   * a bone with a matrix on top gets that matrix (it replaces the frame's
-   * override, as sk_pose__merge_overrides does). */
+   * not a bone whose matrix is set on top (its lanes hold that matrix). */
   for (size_t b = 0; b < s->count; b++) {
-    if (sc->mode[b] != SK_KERNEL_MATRIX)
+    if (sc->mode[b] != SK_KERNEL_MATRIX || sk_pose_range_matrix_top(r, (int32_t)b) != NULL)
       continue;
-    const sk_override *top = sk_pose_range_matrix_top(r, (int32_t)b);
-    if (top != NULL) {
-      for (size_t i = a; i < q; i++)
-        fill_override(sc, s, top, i, stride, block);
-      continue;
-    }
     sk_override ov = {.bone = (int32_t)b, .mask = PLAN_TRS};
     for (size_t i = a; i < q; i++) {
       const double *d = rows64 + sc->offset[b] + i / 16 * block + i % 16;

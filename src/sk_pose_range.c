@@ -237,13 +237,21 @@ void sk_pose_materialize(const sk_pose *pose, sk_override *scratch, sk_pose *vie
 }
 
 /* Each field's doubles where the frame's sampled ones were, as
- * sk_pose__merge_overrides puts them in the frame's override. */
-void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t *offset, size_t stride, size_t block,
-                            size_t a, size_t q) {
+ * sk_pose__merge_overrides puts them in the frame's override; a matrix,
+ * which is its bone's whole override (merge_babylon too), into the bone's
+ * MATRIX lanes: its local is that matrix (sk_local_set_matrix copies it). */
+void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, float *rows, const size_t *offset, size_t stride,
+                            size_t block, size_t a, size_t q) {
   for (size_t t = 0; t < r->ntop; t++) {
     const sk_override *o = &r->top[t];
     for (size_t i = a; i < q; i++) {
-      double *d = rows64 + offset[o->bone] + i / 16 * block + i % 16, v[SK_ANIM_TRS];
+      const size_t at = offset[o->bone] + i / 16 * block + i % 16;
+      if (o->mask & SK_OVERRIDE_MATRIX) {
+        for (size_t e = 0; e < 16; e++)
+          rows[at + e * stride] = o->matrix[e];
+        continue;
+      }
+      double *d = rows64 + at, v[SK_ANIM_TRS];
       for (size_t k = 0; k < SK_ANIM_TRS; k++)
         v[k] = d[k * stride];
       sk_override_fields(o, v, v + 3, v + 7);
@@ -326,27 +334,11 @@ static void layers_rows(sk_pose_range *r, size_t frame, double *rows64, float *r
   }
 }
 
-/* The matrices on top into their bones' MATRIX lanes [a, q): each is the
- * bone's whole override (merge_babylon), so its local is that matrix
- * (sk_local_set_matrix copies it), over whatever the clip wrote there. */
-static void matrix_top_rows(const sk_pose_range *r, float *rows, const size_t *offset, size_t stride, size_t block,
-                            size_t a, size_t q) {
-  for (size_t t = 0; t < r->ntop; t++) {
-    const sk_override *o = &r->top[t];
-    if (!(o->mask & SK_OVERRIDE_MATRIX))
-      continue;
-    for (size_t i = a; i < q; i++)
-      for (size_t e = 0; e < 16; e++)
-        rows[offset[o->bone] + i / 16 * block + i % 16 + e * stride] = o->matrix[e];
-  }
-}
-
 void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, float *rows, const size_t *offset,
                                 size_t stride, size_t block, size_t a, size_t q) {
   if (r->blend != NULL) {
     layers_rows(r, frame, rows64, rows, offset, stride, block, a, q);
-    sk_pose_range_top_rows(r, rows64, offset, stride, block, a, q);
-    matrix_top_rows(r, rows, offset, stride, block, a, q);
+    sk_pose_range_top_rows(r, rows64, rows, offset, stride, block, a, q);
     return;
   }
   size_t h = r->ctx != NULL ? (a + 15) / 16 * 16 : q;
@@ -357,6 +349,5 @@ void sk_pose_range_babylon_fill(sk_pose_range *r, size_t frame, double *rows64, 
                              .block_stride = block, .driven_only = true};
     sk_sample_run(r->ctx, r->times + frame + (h - a), 0, q - h, &o);
   }
-  sk_pose_range_top_rows(r, rows64, offset, stride, block, a, q);
-  matrix_top_rows(r, rows, offset, stride, block, a, q);
+  sk_pose_range_top_rows(r, rows64, rows, offset, stride, block, a, q);
 }

@@ -137,13 +137,14 @@ size_t sk_pose_range_materialize(sk_pose_range *r, size_t frame, sk_override *ds
  * (the tops are sorted by bone: a binary search). */
 const sk_override *sk_pose_range_matrix_top(const sk_pose_range *r, int32_t bone);
 
-/* The range's "bones" on top over TRS64 rows in the kernel's blocked
+/* The range's "bones" on top over the rows in the kernel's blocked
  * layout (sk_kernel.h: bone b's component k of lane i at offset[b] +
- * i / 16 * block + i % 16 + k * stride), lanes [a, q), after sk_sample_run
- * sampled them there: the rows then hold what each frame's materialised
- * overrides hold. */
-void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, const size_t *offset, size_t stride, size_t block,
-                            size_t a, size_t q);
+ * i / 16 * block + i % 16 + k * stride), lanes [a, q), after the clip was
+ * sampled there: fields over the TRS64 rows (rows64), a matrix into its
+ * bone's MATRIX rows (rows). The rows the kernel reads then hold what each
+ * frame's materialised overrides hold. */
+void sk_pose_range_top_rows(const sk_pose_range *r, double *rows64, float *rows, const size_t *offset, size_t stride,
+                            size_t block, size_t a, size_t q);
 
 /* A Babylon-format range's frames `frame`.. into lanes [a, q) of the
  * kernel's blocked layout (as above): for each channel of the clip, in
