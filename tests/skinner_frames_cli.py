@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
 """skinner frames, read back: the binary file (proto/frames.md) holds, frame
 by frame and character by character, exactly the final matrices `skinner
-eval` prints for the same frame range (the exact engine, bit for bit), the
-3x4 form is their transposed top rows, the kernel engine is within 1e-5 of
-the matrix scale, and bad input exits 2 with one line. `skinner eval
+eval` prints for the same frame range, bit for bit, with either engine (the
+kernel, the default, and the scalar core), the 3x4 form is their transposed
+top rows, and bad input exits 2 with one line. `skinner eval
 --format f32|f32x12` writes the same bytes as skinner frames for the same
 range, to -o FILE as to stdout, in bounded memory (JSON too), and leaves no
 file behind when the case is refused."""
 import base64
 import json
-import math
 import os
 import struct
 import subprocess
@@ -22,10 +21,6 @@ from pycheck import Checks  # noqa: E402
 SKINNER = os.environ.get("SKINNER", "./skinner")
 DATA = os.environ.get("SK_TEST_DATA", "tests")
 FOX = os.path.join(DATA, "data", "Fox.glb")
-# The exact kernel (SK_KERNEL_TRS64) is in and sk_clips.h's
-# SK_CLIPS_TRS64 is 1: the kernel engine must then give the exact engine's
-# bytes (SK_CLIPS_EXACT_KERNEL=0 holds it to 1e-5 instead).
-EXACT_KERNEL = os.environ.get("SK_CLIPS_EXACT_KERNEL", "1") == "1"
 CHECKS = Checks("skinner_frames_cli")
 check = CHECKS.check
 
@@ -60,7 +55,8 @@ def read_frames(path, header=True):
 tmp = tempfile.mkdtemp()
 out = os.path.join(tmp, "fox.bin")
 
-# One character, exact engine, header: equal to skinner eval's finals.
+# One character, the default engine (the kernel), header: equal to skinner
+# eval's finals.
 r = run(["frames", FOX, "--clip", "Walk", "--from", "0", "--to", "0.5", "--fps", "30", "--header", "-o", out])
 check("frames exits 0", r.returncode == 0 and r.stdout == b"")
 magic, fpm, mats, chars, frames, fps, zero, body = read_frames(out)
@@ -71,7 +67,7 @@ ev = evaluate({"skeleton": {"gltf": os.path.abspath(FOX)},
                "ops": [{"op": "pose", "animation": "Walk", "from": 0, "to": 0.5, "fps": 30}]})
 got = struct.unpack("<%df" % (len(body) // 4), body)
 want = [f32(x) for res in ev["results"] for x in res["final"]]
-check("exact engine equals skinner eval bit for bit", len(ev["results"]) == 16 and
+check("default engine equals skinner eval bit for bit", len(ev["results"]) == 16 and
       [struct.pack("<f", x) for x in got] == [struct.pack("<f", x) for x in want])
 check("trailing identity", list(got[24 * 16:25 * 16]) == [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1])
 
@@ -87,18 +83,16 @@ for m in range(16 * 25):
     ok = ok and all(b[4 * c + rr] == a[4 * rr + c] for c in range(3) for rr in range(4))
 check("f32x12 is mat3x4 of the f32 matrices", ok)
 
-# The kernel engine: within the kernel's tolerance of the exact bits.
-r = run(["frames", FOX, "--clip", "Walk", "--from", "0", "--to", "0.5", "--fps", "30", "--engine", "kernel"])
-gk = struct.unpack("<%df" % (len(r.stdout) // 4), r.stdout)
-worst = 0.0
-for m in range(16 * 25):
-    a, b = gk[16 * m:16 * m + 16], got[16 * m:16 * m + 16]
-    scale = max(1.0, max(abs(x) for x in b))
-    worst = max(worst, max(abs(x - y) for x, y in zip(a, b)) / scale)
-check("kernel engine within 1e-5 of exact (worst %.3g)" % worst, r.returncode == 0 and len(gk) == len(got) and
-      worst <= 1e-5)
-if EXACT_KERNEL:
-    check("kernel engine byte-identical to exact", r.stdout == body_exact)
+# Both engines by name: the same bytes as the default's (Babylon's bits).
+for engine in ("kernel", "exact"):
+    r = run(["frames", FOX, "--clip", "Walk", "--from", "0", "--to", "0.5", "--fps", "30", "--engine", engine])
+    check("--engine %s byte-identical to the default" % engine, r.returncode == 0 and r.stdout == body_exact)
+r = run(["frames", FOX, "--clip", "Walk", "--loop", "--from", "0", "--to", "30", "--fps", "60", "--characters", "3",
+         "--stagger", "0.4"])
+r2 = run(["frames", FOX, "--clip", "Walk", "--loop", "--from", "0", "--to", "30", "--fps", "60", "--characters", "3",
+          "--stagger", "0.4", "--engine", "exact"])
+check("a 1801-frame shot: the kernel's bytes are the scalar core's", r.returncode == 0 and
+      len(r.stdout) == 1801 * 3 * 25 * 64 and r.stdout == r2.stdout)
 
 # A shot: 3 characters x frames of a blend, staggered; each character's
 # frames equal skinner eval's blended frame range with shifted offsets.
