@@ -344,27 +344,81 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
  * sk_frames_sample_default (one override per driven bone and frame, what
  * the daemon did before the range form took these clips). */
 #define BC_BABYLON_FILE "fox-walk-babylon.json"
+/* The same clip with Hermite keys, then with STEP keys: the skeletons of
+ * tests/conformance/banim_fox_keys.jsonl (tests/oracle/gen_banim_fox_keys.py),
+ * found beside the data directory. */
+#define BC_BABYLON_KEYS "../conformance/banim_fox_keys.jsonl"
+
+/* A cache entry of the Babylon-format skeleton `j` (not consumed) and the
+ * index of its clip "Walk"; 2 when it does not load. */
+static int babylon_entry(const json_t *j, sk_cache **cache, sk_cache_entry **e, size_t *clip) {
+  sk_skeleton *s = NULL;
+  sk_anim *an = NULL;
+  bool replaced;
+  *cache = NULL;
+  *e = NULL;
+  if (j == NULL || sk_json_parse_skeleton_anim(j, "", 0, &s, &an, NULL) != 0 || an == NULL ||
+      sk_anim_find_clip(an, "Walk", clip) != 0 || sk_cache_create(0, cache) != 0 ||
+      sk_cache_put_full(*cache, "bench", s, an, NULL, &replaced, e) != 0) {
+    sk_cache_destroy(*cache);
+    *cache = NULL;
+    return 2;
+  }
+  return 0;
+}
+
+/* The Hermite and STEP forms of the clip: their range form's rate over the
+ * plain clip's (`plain`), in the same run. Skipped when the file is not
+ * beside the data directory. */
+static void babylon_keys_rows(const char *dir, double plain, int reps, double budget, bool json) {
+  static const char *const kinds[] = {"hermite", "step"};
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, BC_BABYLON_KEYS);
+  FILE *f = fopen(path, "r");
+  json_error_t je;
+  for (int k = 0; f != NULL && k < 2; k++) {
+    json_t *rec = json_loadf(f, JSON_DISABLE_EOF_CHECK, &je);
+    sk_cache *cache;
+    sk_cache_entry *e;
+    size_t clip;
+    if (babylon_entry(json_object_get(json_object_get(rec, "case"), "skeleton"), &cache, &e, &clip) == 0) {
+      const double rate = time_route_entry(e, clip, false, sk_frames_sample_range, reps, budget);
+      const double of = plain > 0 ? rate / plain : 0;
+      if (json)
+        printf(",{\"clip\":\"%s:Walk\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g,\"of_plain\":%.4f}", BC_BABYLON_FILE,
+               kinds[k], e->skel->count, rate, of);
+      else
+        printf("%-22s %-7s %6zu %14.2f %8s  (Babylon's format, every key %s: %.2f of the route row)\n",
+               BC_BABYLON_FILE ":Walk", kinds[k], e->skel->count, rate / 1e6, "-", k == 0 ? "with tangents" : "STEP",
+               of);
+      sk_cache_entry_unref(e);
+    }
+    sk_cache_destroy(cache);
+    json_decref(rec);
+    /* the reader stopped at the end of the record, before its newline */
+    for (int c; f != NULL && (c = fgetc(f)) != EOF && c != '\n';)
+      ;
+  }
+  if (f != NULL)
+    fclose(f);
+  else if (!json)
+    printf("%-22s %-7s %6s %14s %8s  (skipped: no %s)\n", BC_BABYLON_FILE ":Walk", "hermite", "-", "-", "-", path);
+}
 
 static int babylon_rows(const char *dir, int reps, double budget, bool json) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, BC_BABYLON_FILE);
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
-  sk_skeleton *s = NULL;
-  sk_anim *an = NULL;
-  sk_cache *cache = NULL;
-  sk_cache_entry *e = NULL;
-  bool replaced;
-  size_t clip = 0;
-  if (j == NULL || sk_json_parse_skeleton_anim(j, "", 0, &s, &an, NULL) != 0 || an == NULL ||
-      sk_anim_find_clip(an, "Walk", &clip) != 0 || sk_cache_create(0, &cache) != 0 ||
-      sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
-    fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
-    json_decref(j);
-    sk_cache_destroy(cache);
-    return 2;
-  }
+  sk_cache *cache;
+  sk_cache_entry *e;
+  size_t clip;
+  const int rc = babylon_entry(j, &cache, &e, &clip);
   json_decref(j);
+  if (rc) {
+    fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
+    return rc;
+  }
   const double range = time_route_entry(e, clip, false, sk_frames_sample_range, reps, budget);
   const double ovr = time_route_entry(e, clip, false, sk_frames_sample_default, reps, budget);
   const double blend = time_route_entry(e, clip, true, sk_frames_sample_range, reps, budget);
@@ -384,6 +438,7 @@ static int babylon_rows(const char *dir, int reps, double budget, bool json) {
            "-", BC_BLEND_OFFSET, of_route);
   sk_cache_entry_unref(e);
   sk_cache_destroy(cache);
+  babylon_keys_rows(dir, range, reps, budget, json);
   return 0;
 }
 

@@ -119,8 +119,8 @@ void sk_pose_range_layers_rows(sk_pose_range *r, size_t frame, double *rows64, c
  * fields over the sampled ones), and counted as driven fields. */
 void sk_pose_range_babylon_top(sk_pose_range *r, sk_override *top, size_t n);
 /* Gives the Babylon-format range `r` the sampler `s` (stolen: kept, or
- * destroyed) when `s` built its clip (sk_sample.h: every channel lerps or
- * slerps): its frames are then sampled by a context of it, the channels
+ * destroyed) when `s` built its clip (sk_sample.h: each channel lerps or
+ * slerps, steps or Hermite-interpolates throughout): its frames are then sampled by a context of it, the channels
  * in SIMD groups, the same bits. Without one (s NULL, the clip unbuilt,
  * memory short) they are sampled channel by channel. */
 void sk_pose_range_babylon_sampler(sk_pose_range *r, sk_sampler *s);

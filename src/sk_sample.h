@@ -18,10 +18,14 @@
  * give for the same clip, time and loop flag: same operations in the same
  * order, in doubles (tests/check_sk_sample.c compares with memcmp).
  *
- * Babylon-format clips (sk_banim) are built when every channel lerps or
- * slerps (no "_matrix" keys, per-key STEP, Hermite tangents or RELATIVE
- * loop): their value is then sample_channel's LINEAR one on the keys'
- * doubles, at the frame the clip's range plays. Other Babylon-format clips
+ * Babylon-format clips (sk_banim) are built when each channel takes one
+ * kind of interval throughout: every interval lerps or slerps, every one
+ * steps (its start key's STEP), or every one is Hermite (the start key's
+ * out-tangent, the end key's in-tangent), and no "_matrix" keys or
+ * RELATIVE loop. Their value is then sample_babylon's on the keys' doubles
+ * (a LINEAR, STEP or CUBICSPLINE group; a Babylon tangent is scaled by the
+ * key interval alone, a glTF one by 1/fps first), at the frame the clip's
+ * range plays. Other Babylon-format clips
  * are left unbuilt (a context naming one is SK_ERANGE), and no sampler
  * blends Babylon-format layers (Babylon's weighted blend differs:
  * sk_banim_blend). */

@@ -18,25 +18,37 @@ static void chan_free(samp_chan *c) {
 }
 
 /* The channel's keys as doubles: a glTF channel's floats widened, or a
- * Babylon-format channel's values (each key's first `width` of its value,
- * in-tangent, out-tangent triple; clip_babylon_plain took only channels
- * whose tangents no key uses). */
-static int chan_build(const sk_anim_channel *src, samp_chan *c) {
+ * Babylon-format channel's values, each key's value, in-tangent,
+ * out-tangent triple taken as `interp` (babylon_interp) reads it: the
+ * value alone, or for Hermite keys reordered as glTF's in-tangent, value,
+ * out-tangent, the tangents stored unscaled (sample_babylon scales them by
+ * the key interval only). */
+static int chan_build(const sk_anim_channel *src, int interp, samp_chan *c) {
   static const int comp[3] = {0, 3, 7};
   memset(c, 0, sizeof *c);
   c->bone = src->bone;
   c->comp = comp[src->path];
   c->width = src->path == SK_ANIM_ROTATION ? 4 : 3;
-  c->interp = src->values64 != NULL ? SK_ANIM_LINEAR : src->interp;
+  c->interp = src->values64 != NULL ? interp : src->interp;
+  c->tscale = src->values64 != NULL ? 1.0 : 1 / SK_ANIM_FPS;
   c->count = src->count;
   c->frames = src->frames;
-  size_t per = (size_t)c->width * (c->interp == SK_ANIM_CUBICSPLINE ? 3 : 1);
+  const size_t w = (size_t)c->width, per = w * (c->interp == SK_ANIM_CUBICSPLINE ? 3 : 1);
   if ((c->keys = malloc(src->count * per * sizeof *c->keys)) == NULL)
     return SK_ENOMEM;
   for (size_t i = 0; src->values64 == NULL && i < src->count * per; i++)
     c->keys[i] = src->values[i];
-  for (size_t k = 0; src->values64 != NULL && k < src->count; k++)
-    memcpy(c->keys + k * per, src->values64 + k * 3 * per, per * sizeof *c->keys);
+  for (size_t k = 0; src->values64 != NULL && k < src->count; k++) {
+    const double *v = src->values64 + k * 3 * w;
+    double *d = c->keys + k * per;
+    if (c->interp != SK_ANIM_CUBICSPLINE) {
+      memcpy(d, v, w * sizeof *d);
+      continue;
+    }
+    memcpy(d, v + w, w * sizeof *d); /* in-tangent */
+    memcpy(d + w, v, w * sizeof *d); /* value */
+    memcpy(d + 2 * w, v + 2 * w, w * sizeof *d);
+  }
   if (src->path == SK_ANIM_ROTATION && c->interp == SK_ANIM_LINEAR && src->count > 1) {
     if ((c->slerp = malloc((src->count - 1) * 4 * sizeof *c->slerp)) == NULL)
       return SK_ENOMEM;
@@ -73,13 +85,13 @@ static void group_key(const samp_group *g, const samp_chan *ch, size_t k, double
     d[7 * SAMP_LANES] = p[0];
   }
   if ((g->kind == GROUP_CUB3 || g->kind == GROUP_CUB4) && k + 1 < g->count) {
-    /* sk_anim's tangents for the interval, in its operation order */
-    const double invfps = 1 / SK_ANIM_FPS;
+    /* sk_anim's tangents for the interval, in its operation order (glTF: times 1/fps, then the interval; a
+     * Babylon key's: the interval only, and x * 1 is x) */
     const double frame_delta = ch->frames[k + 1] - ch->frames[k];
     const double *out_t = ch->keys + k * stride + 2 * w, *in_t = ch->keys + (k + 1) * stride;
     for (size_t i = 0; i < w; i++) {
-      d[(w + i) * SAMP_LANES] = (out_t[i] * invfps) * frame_delta;
-      d[(2 * w + i) * SAMP_LANES] = (in_t[i] * invfps) * frame_delta;
+      d[(w + i) * SAMP_LANES] = (out_t[i] * ch->tscale) * frame_delta;
+      d[(2 * w + i) * SAMP_LANES] = (in_t[i] * ch->tscale) * frame_delta;
     }
   }
 }
@@ -194,25 +206,39 @@ static size_t *last_channels(const sk_anim_clip *src, size_t bones) {
   return last;
 }
 
-/* Whether a Babylon-format clip is one the groups sample as sk_anim's
- * sample_babylon does: every channel lerps or slerps its keys (no
- * "_matrix" key held, no per-key STEP or Hermite tangents, no RELATIVE
- * zero offset, which turns -0 into +0), so its value is sample_channel's
- * LINEAR one on the same doubles. */
-static bool clip_babylon_plain(const sk_anim_clip *src) {
-  for (size_t k = 0; k < src->channel_count; k++) {
-    const sk_anim_channel *ch = &src->channels[k];
-    if (ch->path == SK_ANIM_MATRIX || ch->values64 == NULL || ch->relative)
-      return false;
-    for (size_t i = 0; ch->key_flags != NULL && i < ch->count; i++)
-      if (ch->key_flags[i] != 0)
-        return false;
+/* The kind every interval of a Babylon-format channel takes in sk_anim's
+ * sample_babylon, as a group samples it: SK_ANIM_STEP (the start key's
+ * STEP), SK_ANIM_CUBICSPLINE (Hermite: the start key's out-tangent and the
+ * end key's in-tangent) or SK_ANIM_LINEAR (a lerp or slerp); -1 when the
+ * intervals differ, for a "_matrix" channel (its keys are held, never
+ * sampled) or a RELATIVE one (its zero offset turns -0 into +0). */
+static int babylon_interp(const sk_anim_channel *ch) {
+  if (ch->path == SK_ANIM_MATRIX || ch->values64 == NULL || ch->relative)
+    return -1;
+  int kind = SK_ANIM_LINEAR;
+  for (size_t k = 0; ch->key_flags != NULL && k + 1 < ch->count; k++) {
+    const uint8_t fs = ch->key_flags[k], fe = ch->key_flags[k + 1];
+    const int ik = (fs & SK_ANIM_KEY_STEP)                           ? SK_ANIM_STEP
+                   : (fs & SK_ANIM_KEY_OUT) && (fe & SK_ANIM_KEY_IN) ? SK_ANIM_CUBICSPLINE
+                                                                     : SK_ANIM_LINEAR;
+    if (k > 0 && ik != kind)
+      return -1;
+    kind = ik;
   }
+  return kind;
+}
+
+/* Whether the groups sample every channel of a Babylon-format clip as
+ * sample_babylon does (babylon_interp), on the same doubles. */
+static bool clip_babylon_uniform(const sk_anim_clip *src) {
+  for (size_t k = 0; k < src->channel_count; k++)
+    if (babylon_interp(&src->channels[k]) < 0)
+      return false;
   return true;
 }
 
 static int clip_build(const sk_anim_clip *src, size_t bones, samp_clip *c) {
-  if (src->fps > 0 && !clip_babylon_plain(src))
+  if (src->fps > 0 && !clip_babylon_uniform(src))
     return 0; /* not built: its ranges sample channel by channel (sk_pose_range) */
   c->built = true;
   c->babylon = src->fps > 0 ? src : NULL;
@@ -231,7 +257,7 @@ static int clip_build(const sk_anim_clip *src, size_t bones, samp_clip *c) {
     if (last[(size_t)ch->bone * 3 + (size_t)ch->path] != k)
       continue;
     samp_chan *sc = &c->chans[c->count++];
-    if ((rc = chan_build(ch, sc)) == 0)
+    if ((rc = chan_build(ch, src->fps > 0 ? babylon_interp(ch) : ch->interp, sc)) == 0)
       sc->line = line_of(c, ch, table, cap);
   }
   free(table);

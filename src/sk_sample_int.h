@@ -21,6 +21,7 @@ typedef struct samp_chan {
   int width;  /* 3 or 4 */
   int interp; /* SK_ANIM_* */
   size_t count;
+  double tscale;        /* CUBICSPLINE: what a stored tangent is scaled by before the key interval (1/fps glTF, 1) */
   const double *frames; /* borrowed from the sk_anim (the sampler holds a reference) */
   double *keys;         /* owned */
   double *slerp;        /* owned, LINEAR rotations only: per interval k, |dot|, sign flag, acos, 1/sin */

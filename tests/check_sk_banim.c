@@ -28,6 +28,16 @@ START_TEST(the_fox_walk_in_babylons_format_agrees_bit_for_bit) {
 }
 END_TEST
 
+/* The same clip with an in- and out-tangent on every key, and with every
+ * key STEP (tests/oracle/gen_banim_fox_keys.py): Animation._interpolate's
+ * Hermite and STEP branches on a real clip, through single poses and
+ * ranges (sk_sample's CUBICSPLINE and STEP groups take such clips),
+ * looping and clamped (tests/conformance/banim_fox_keys.jsonl). */
+START_TEST(the_fox_walk_with_hermite_and_step_keys_agrees_bit_for_bit) {
+  sk_evalcases_run("conformance/banim_fox_keys.jsonl", 2, 100);
+}
+END_TEST
+
 /* glTF clips in additive and masked layers (tests/oracle/babylon_layers.mjs):
  * within 1e-4 x max(1, largest |entry|) per matrix, as every glTF answer. */
 START_TEST(additive_and_masked_gltf_layers_agree_with_babylon) {
@@ -536,6 +546,7 @@ int main(void) {
   tcase_add_test(c, every_babylon_clip_case_agrees_bit_for_bit);
   tcase_add_test(c, cursors_give_the_bytes_of_single_frames);
   tcase_add_test(c, the_fox_walk_in_babylons_format_agrees_bit_for_bit);
+  tcase_add_test(c, the_fox_walk_with_hermite_and_step_keys_agrees_bit_for_bit);
   tcase_add_test(c, additive_and_masked_gltf_layers_agree_with_babylon);
   suite_add_tcase(s, c);
   return sk_test_run(s);

@@ -759,38 +759,98 @@ START_TEST(test_shared_sampler) {
 }
 END_TEST
 
-/* Whether sk_sample should build a Babylon-format clip: every channel
- * lerps or slerps (sk_sample.h). */
-static bool babylon_plain(const sk_anim_clip *c) {
+/* Whether sk_sample should build a Babylon-format clip (sk_sample.h): no
+ * "_matrix" or RELATIVE channel, and in each channel every interval steps
+ * (its start key STEP), every one is Hermite (the start key's out-tangent,
+ * the end key's in-tangent) or every one lerps or slerps. `kinds` counts
+ * the built clips' channels of each: [0] lerp/slerp, [1] STEP, [2] Hermite. */
+static bool babylon_uniform(const sk_anim_clip *c, size_t kinds[3]) {
+  size_t k3[3] = {0, 0, 0};
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     if (ch->path == SK_ANIM_MATRIX || ch->relative)
       return false;
-    for (size_t i = 0; ch->key_flags != NULL && i < ch->count; i++)
-      if (ch->key_flags[i] != 0)
+    int kind = 0;
+    for (size_t i = 0; ch->key_flags != NULL && i + 1 < ch->count; i++) {
+      const int ik = (ch->key_flags[i] & SK_ANIM_KEY_STEP)                                             ? 1
+                     : (ch->key_flags[i] & SK_ANIM_KEY_OUT) && (ch->key_flags[i + 1] & SK_ANIM_KEY_IN) ? 2
+                                                                                                       : 0;
+      if (i > 0 && ik != kind)
         return false;
+      kind = ik;
+    }
+    k3[kind]++;
   }
+  for (int i = 0; i < 3; i++)
+    kinds[i] += k3[i];
   return true;
 }
 
+/* tests/data/fox-walk-babylon.json with its keys rewritten (`kind`): 0 as
+ * they are (lerps and slerps), 1 Hermite (both tangents on every key), 2
+ * STEP (every key's interpolation), 3 Hermite but for one key without
+ * tangents in each channel (its intervals differ: not built). Tangents
+ * vary with the key and component; a zero quaternion tangent would count
+ * as none. */
+static json_t *fox_variant(const json_t *fox, int kind) {
+  json_t *v = json_deep_copy(fox);
+  const json_t *bones = json_object_get(v, "bones");
+  for (size_t b = 0; b < json_array_size(bones); b++) {
+    const json_t *anims = json_object_get(json_array_get(bones, b), "animations");
+    for (size_t a = 0; a < json_array_size(anims); a++) {
+      const json_t *keys = json_object_get(json_array_get(anims, a), "keys");
+      for (size_t k = 0; kind > 0 && k < json_array_size(keys); k++) {
+        json_t *vals = json_object_get(json_array_get(keys, k), "values");
+        const size_t w = json_array_size(vals); /* 3 (Vector3) or 4 (Quaternion) */
+        const bool tangents = kind == 1 || (kind == 3 && k != 2);
+        json_t *in = json_array(), *out = json_array();
+        for (size_t i = 0; i < w; i++) {
+          json_array_append_new(in, json_real(0.01 * (double)(1 + (k + i) % 5) - 0.02));
+          json_array_append_new(out, json_real(-0.015 * (double)(1 + (k * 3 + i) % 7) + 0.05));
+        }
+        if (w == 3) {
+          json_array_append_new(vals, kind == 2 || !tangents ? json_null() : json_incref(in));
+          json_array_append_new(vals, kind == 2 || !tangents ? json_null() : json_incref(out));
+          if (kind == 2)
+            json_array_append_new(vals, json_integer(1));
+        } else if (kind == 2) {
+          for (size_t i = 0; i < 8; i++)
+            json_array_append_new(vals, json_integer(0));
+          json_array_append_new(vals, json_integer(1));
+        } else if (tangents) {
+          json_array_extend(vals, in);
+          json_array_extend(vals, out);
+        }
+        json_decref(in);
+        json_decref(out);
+      }
+    }
+  }
+  return v;
+}
+
 /* Babylon-format clips (tests/conformance/anim.jsonl's skeletons and
- * tests/data/fox-walk-babylon.json): those whose channels all lerp or
- * slerp are built, and every frame (times before, in and after the range,
- * looping or not, shuffled) equals sk_anim_sample on every SIMD path; the
- * others are not built (a context naming one is SK_ERANGE); two Babylon
- * layers are SK_ERANGE (Babylon blends them its own way). */
+ * tests/data/fox-walk-babylon.json with its keys as they are, Hermite and
+ * STEP): those whose channels each lerp or slerp, step or Hermite-
+ * interpolate every interval are built, and every frame (times before, in
+ * and after the range, looping or not, shuffled) equals sk_anim_sample on
+ * every SIMD path; the others are not built (a context naming one is
+ * SK_ERANGE); two Babylon layers are SK_ERANGE (Babylon blends them its own
+ * way). */
 START_TEST(test_babylon_clips_bit_identical) {
   sk_jsonl in;
   sk_jsonl_open(&in, "conformance/anim.jsonl");
-  size_t built = 0, unbuilt = 0, frames = 0;
-  json_t *rec, *fox = NULL;
+  size_t built = 0, unbuilt = 0, frames = 0, kinds[3] = {0, 0, 0}, fox_built = 0;
+  json_t *rec;
   size_t len;
   unsigned char *text = sk_test_read_asset("fox-walk-babylon.json", &len);
-  fox = json_loadb((const char *)text, len, 0, NULL);
+  json_t *fox = json_loadb((const char *)text, len, 0, NULL);
   free(text);
   ck_assert_ptr_nonnull(fox);
-  while ((rec = sk_jsonl_next(&in)) != NULL || fox != NULL) {
-    const json_t *j = rec != NULL ? json_object_get(json_object_get(rec, "case"), "skeleton") : fox;
+  int variant = 0;
+  while ((rec = sk_jsonl_next(&in)) != NULL || variant < 4) {
+    json_t *fv = rec == NULL ? fox_variant(fox, variant) : NULL;
+    const json_t *j = rec != NULL ? json_object_get(json_object_get(rec, "case"), "skeleton") : fv;
     sk_skeleton *s;
     sk_anim *a;
     ck_assert_int_eq(sk_json_parse_skeleton_anim(j, "", 0, &s, &a, NULL), 0);
@@ -802,12 +862,15 @@ START_TEST(test_babylon_clips_bit_identical) {
       sk_sample_ctx *ctx = NULL;
       const int rc = sk_sample_ctx_create(sp, &l, 1, &ctx);
       sk_sample_ctx_destroy(ctx);
-      ck_assert_int_eq(rc, babylon_plain(&a->clips[c]) ? 0 : SK_ERANGE);
+      ck_assert_int_eq(rc, babylon_uniform(&a->clips[c], kinds) ? 0 : SK_ERANGE);
+      if (rec == NULL)
+        ck_assert_int_eq(rc, variant == 3 ? SK_ERANGE : 0);
       if (rc != 0) {
         unbuilt++;
         continue;
       }
       built++;
+      fox_built += rec == NULL;
       sk_anim_layer two[2] = {l, l};
       ck_assert_int_eq(sk_sample_ctx_create(sp, two, 2, &ctx), SK_ERANGE);
       size_t n;
@@ -827,16 +890,19 @@ START_TEST(test_babylon_clips_bit_identical) {
     sk_skeleton_destroy(s);
     if (rec != NULL)
       json_decref(rec);
-    else {
-      json_decref(fox);
-      fox = NULL;
-    }
+    else
+      json_decref(fv), variant++;
   }
+  json_decref(fox);
   sk_jsonl_close(&in);
-  printf("Babylon-format clips: %zu built, %zu not (sampled channel by channel), %zu frames compared\n", built,
-         unbuilt, frames);
+  printf("Babylon-format clips: %zu built (channels: %zu lerp/slerp, %zu STEP, %zu Hermite), %zu not (sampled "
+         "channel by channel), %zu frames compared\n",
+         built, kinds[0], kinds[1], kinds[2], unbuilt, frames);
+  ck_assert_uint_eq(fox_built, 3);
   ck_assert_uint_ge(built, 10);
   ck_assert_uint_ge(unbuilt, 10);
+  ck_assert_uint_ge(kinds[1], 20);
+  ck_assert_uint_ge(kinds[2], 20);
   ck_assert_uint_gt(frames, 1000);
 }
 END_TEST

@@ -158,6 +158,11 @@ def main():
             print("%-28s %-7s %5d %12.2f %12s %9s   - (route, two layers: %s; %.2f of the plain two-layer row)" %
                   (r["clip"], r["row"], r["bones"], rate / 1e6, "", "", what, r["of_layers"]))
             continue
+        if "of_plain" in r:  # Babylon's format, Hermite or STEP keys (no target of its own)
+            print("%-28s %-7s %5d %12.2f %12s %9s   - (Babylon's format, every key %s: %.2f of its route row)" %
+                  (r["clip"], r["row"], r["bones"], rate / 1e6, "", "",
+                   "with tangents" if r["row"] == "hermite" else "STEP", r["of_plain"]))
+            continue
         if "of_route" in r:  # Babylon's format, two layers (no target of its own)
             print("%-28s %-7s %5d %12.2f %12s %8.1fx   - (Babylon's format: two layers, the clip and itself 0.37 s "
                   "later, half each; %.2f of its route row)" % (r["clip"], r["row"], r["bones"], rate / 1e6,
