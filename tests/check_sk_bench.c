@@ -96,14 +96,15 @@ END_TEST
  * three clips' kernel rows, rig65's CUBICSPLINE and STEP copies of its
  * LINEAR clip as "interp" rows measured against it, and the route row of
  * Fox's Walk in Babylon's format beside its override form's rate, with its
- * two-layer blend row against that route row; Fox's two-layer routes,
- * plain, masked and additive, against the plain one. */
+ * two-layer blend row against that route row, and its Hermite and STEP
+ * variants against that route row too; Fox's two-layer routes, plain,
+ * masked and additive, against the plain one. */
 START_TEST(clips_quick_json_rows) {
   char data[1024];
   char *argv[] = {"bench", "--clips", "--quick", "--json", "--data", (char *)sk_test_path("data", data, sizeof data), NULL};
   json_t *j = last_json_line(sk_bench_clips_main, 6, argv);
   ck_assert(json_is_array(j));
-  size_t i, kernel = 0, interp = 0, babylon = 0, babylon_blend = 0, layers = 0;
+  size_t i, kernel = 0, interp = 0, babylon = 0, babylon_blend = 0, babylon_keys = 0, layers = 0;
   const json_t *row;
   json_array_foreach(j, i, row) {
     const char *clip = json_string_value(json_object_get(row, "clip"));
@@ -125,6 +126,10 @@ START_TEST(clips_quick_json_rows) {
     if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0 && strcmp(name, "route") == 0) {
       ck_assert(json_number_value(json_object_get(row, "overrides_rate")) > 0);
       babylon++;
+    } else if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0 && json_object_get(row, "of_plain") != NULL) {
+      ck_assert(strcmp(name, "hermite") == 0 || strcmp(name, "step") == 0);
+      ck_assert(json_number_value(json_object_get(row, "of_plain")) > 0);
+      babylon_keys++;
     } else if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0) {
       ck_assert_str_eq(name, "blend");
       ck_assert(json_number_value(json_object_get(row, "of_route")) > 0);
@@ -135,6 +140,7 @@ START_TEST(clips_quick_json_rows) {
   ck_assert_uint_eq(interp, 2);
   ck_assert_uint_eq(babylon, 1);
   ck_assert_uint_eq(babylon_blend, 1);
+  ck_assert_uint_eq(babylon_keys, 2);
   ck_assert_uint_eq(layers, 3);
   json_decref(j);
 }
