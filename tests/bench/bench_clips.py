@@ -94,6 +94,17 @@ def daemon_range(argv, data, quick, put_fox=True):
         p.wait()
 
 
+def install_oracle(here):
+    """The pinned Babylon.js (exact versions in tests/oracle/package.json), as the
+    conformance scripts install it, so a fresh clone's `make bench-clips`
+    prints the ratios; a failure is reported by the Babylon rows."""
+    if os.path.isdir(os.path.join(here, "node_modules", "@babylonjs", "core")):
+        return
+    print("bench-clips: installing the oracle's Babylon.js (npm install in tests/oracle)", file=sys.stderr)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=here,
+                   stdout=sys.stderr, check=False)
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -111,6 +122,7 @@ def main():
                                      check=True, capture_output=True, text=True).stdout)
     babylon = {}
     oracle = os.path.join(top, "tests", "oracle", "bench_clips.mjs")
+    install_oracle(os.path.dirname(oracle))
     for clip in sorted({r["clip"] for r in rows}):
         fname, cname = clip.split(":", 1)
         r = subprocess.run(["node", oracle, os.path.join(data, fname), cname] + quick, capture_output=True, text=True)
