@@ -144,9 +144,13 @@ def main():
                   (r["clip"], r["row"][4:], r["bones"], rate / 1e6, "", r["ratio"], r["us_per_frame"]))
             continue
         if r["row"] == "ceiling":
+            # What the 100 M/s goal asks of this machine: above 1, more than
+            # the exact kernel and the sines alone allow, whatever the sampler.
             print("%-28s %-7s %5d %12.2f %12s %9s   - (1 / (%.2f sin per bone x %.2f ns + exact kernel %.2f ns); "
-                  "docs/clips.md, Targets restated)" % (r["clip"], "ceiling", r["bones"], rate / 1e6, "", "",
-                                                         r["sines_per_bone"], r["sin_ns"], r["kernel_ns"]))
+                  "docs/clips.md, Targets restated; 100 M/s is %.2f of it, the kernel alone %.1f M/s)" %
+                  (r["clip"], "ceiling", r["bones"], rate / 1e6, "", "", r["sines_per_bone"], r["sin_ns"],
+                   r["kernel_ns"], 100e6 / rate if rate > 0 else float("inf"),
+                   1e3 / r["kernel_ns"] if r["kernel_ns"] > 0 else 0))
             continue
         if r["row"] == "frames-file":
             ok = r["ratio"] >= 0.9
