@@ -172,7 +172,7 @@ START_TEST(acos_equals_fdlibm) {
   char path[1024];
   FILE *f = fopen(sk_test_path("data/v8_libm.txt", path, sizeof path), "r");
   ck_assert_msg(f != NULL, "cannot open %s", path);
-  size_t n = 1 << 18; /* per kind of argument */
+  const size_t n = 1 << 18; /* golden lines read (at most), and random arguments per kind */
   double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
   uint64_t *want = malloc(n * sizeof *want);
   ck_assert(x != NULL && y != NULL && want != NULL);
@@ -208,8 +208,8 @@ START_TEST(acos_equals_fdlibm) {
   ck_assert_int_ge(check_paths(true, x, k), 1);
   /* |dot| of two random unit quaternions (the slerp's arguments) */
   uint64_t seed = 20261125;
-  n = n / SK_TEST_RANDOM_DIVISOR; /* the golden lines above were read whole */
-  for (size_t i = 0; i < n; i++) {
+  const size_t nr = n / SK_TEST_RANDOM_DIVISOR; /* the golden lines above were read whole */
+  for (size_t i = 0; i < nr; i++) {
     double q[2][4], len[2] = {0, 0};
     for (int j = 0; j < 2; j++) {
       for (int c = 0; c < 4; c++) {
@@ -223,15 +223,15 @@ START_TEST(acos_equals_fdlibm) {
       dot += q[0][c] / len[0] * (q[1][c] / len[1]);
     x[i] = fabs(dot);
   }
-  ck_assert_int_ge(check_paths(true, x, n), 1);
+  ck_assert_int_ge(check_paths(true, x, nr), 1);
   /* near 1 (frames a key apart) and everything in [-1.5, 1.5] */
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < nr; i++)
     x[i] = i % 2 ? 1.0 - ldexp((double)(next(&seed) >> 11) * 0x1p-53, -(int)(next(&seed) % 40))
                  : 3.0 * ((double)(next(&seed) >> 11) * 0x1p-53) - 1.5;
-  ck_assert_int_ge(check_paths(true, x, n), 1);
-  for (size_t i = 0; i < n; i++)
+  ck_assert_int_ge(check_paths(true, x, nr), 1);
+  for (size_t i = 0; i < nr; i++)
     x[i] = sk_test_from_bits(next(&seed));
-  ck_assert_int_ge(check_paths(true, x, n), 1);
+  ck_assert_int_ge(check_paths(true, x, nr), 1);
   /* every length (the scalar tail) and in place */
   for (size_t len = 0; len <= 20; len++) {
     for (size_t i = 0; i < len; i++)

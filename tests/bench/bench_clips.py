@@ -98,7 +98,7 @@ def install_oracle(here):
     """The pinned Babylon.js (exact versions in tests/oracle/package.json), as the
     conformance scripts install it, so a fresh clone's `make bench-clips`
     prints the ratios; a failure is reported by the Babylon rows."""
-    if os.path.isdir(os.path.join(here, "node_modules", "@babylonjs", "core")):
+    if os.path.isfile(os.path.join(here, "node_modules", "@babylonjs", "core", "package.json")):
         return
     print("bench-clips: installing the oracle's Babylon.js (npm install in tests/oracle)", file=sys.stderr)
     subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=here,

@@ -46,6 +46,15 @@ modules="sk_error sk_mat sk_fdlibm sk_vsin sk_numfmt sk_numfmt_f64 sk_skeleton s
 # modules took one by one.
 parallel=${FUZZ_PARALLEL:-$(n=$(nproc 2>/dev/null || echo 1); [ "$n" -gt 2 ] && n=2; echo "$n")}
 export FUZZ_CC="$cc" FUZZ_CFLAGS="$cflags $san" FUZZ_LIBS="$deps_libs"
+# Runs the command $2 (sh, reading $1 and writing "$2.tmp") on each pair
+# "input output" of $3, $parallel at a time; each output is renamed into
+# place only once whole, so a build cut short leaves nothing that looks up
+# to date. Stops the run (exit 2) saying "$1" if any fails.
+build_pairs() {
+  # shellcheck disable=SC2086
+  printf '%s\n' $3 | xargs -r -n 2 -P "$parallel" sh -c "$2"' && mv "$2.tmp" "$2"' sh ||
+    { echo "run.sh: $1"; exit 2; }
+}
 newest_header=$(ls -t "$src"/src/*.h "$here"/*.h "$here"/*.inc | head -1)
 objs=""
 stale=""
@@ -60,12 +69,8 @@ for m in $modules; do
     esac
   fi
 done
-# Each job writes under a temporary name and renames it when done, so a
-# build cut short leaves nothing that looks up to date.
-# shellcheck disable=SC2016,SC2086
-printf '%s\n' $stale | xargs -r -n 2 -P "$parallel" sh -c \
-  '$FUZZ_CC $FUZZ_CFLAGS -fsanitize=fuzzer-no-link -c "$1" -o "$2.tmp" && mv "$2.tmp" "$2"' sh ||
-  { echo "run.sh: a module did not compile"; exit 2; }
+# shellcheck disable=SC2016
+build_pairs "a module did not compile" '$FUZZ_CC $FUZZ_CFLAGS -fsanitize=fuzzer-no-link -c "$1" -o "$2.tmp"' "$stale"
 export FUZZ_OBJS="$objs"
 stale=""
 for t in $targets; do
@@ -75,10 +80,8 @@ for t in $targets; do
     stale="$stale $here/fuzz_$t.c $exe"
   fi
 done
-# shellcheck disable=SC2016,SC2086
-printf '%s\n' $stale | xargs -r -n 2 -P "$parallel" sh -c \
-  '$FUZZ_CC $FUZZ_CFLAGS -fsanitize=fuzzer "$1" $FUZZ_OBJS $FUZZ_LIBS -lm -o "$2.tmp" && mv "$2.tmp" "$2"' sh ||
-  { echo "run.sh: a target did not link"; exit 2; }
+# shellcheck disable=SC2016
+build_pairs "a target did not link" '$FUZZ_CC $FUZZ_CFLAGS -fsanitize=fuzzer "$1" $FUZZ_OBJS $FUZZ_LIBS -lm -o "$2.tmp"' "$stale"
 
 # ---- seeds -------------------------------------------------------------------
 # Split from the conformance cases at run time (hundreds of files we need not
