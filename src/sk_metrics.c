@@ -33,6 +33,13 @@ int sk_metrics_method(const char *method) {
   return SK_METHOD_OTHER;
 }
 
+static int bucket_of(double seconds) {
+  for (int i = 0; i < SK_METRICS_NBUCKETS - 1; i++)
+    if (seconds <= k_bounds[i])
+      return i;
+  return SK_METRICS_NBUCKETS - 1;
+}
+
 void sk_metrics_observe(sk_metrics *m, int route, int method, int status, double seconds) {
   if (route < 0 || route >= SK_ROUTE_COUNT)
     route = SK_ROUTE_OTHER;
@@ -43,15 +50,17 @@ void sk_metrics_observe(sk_metrics *m, int route, int method, int status, double
     if (k_statuses[i] == status)
       si = i;
   m->requests[route][method][si]++;
-  int b = SK_METRICS_NBUCKETS - 1;
-  for (int i = 0; i < SK_METRICS_NBUCKETS - 1; i++)
-    if (seconds <= k_bounds[i]) {
-      b = i;
-      break;
-    }
-  m->dur_buckets[route][b]++;
+  m->dur_buckets[route][bucket_of(seconds)]++;
   m->dur_count[route]++;
   m->dur_sum[route] += seconds;
+}
+
+void sk_metrics_observe_loop(sk_metrics *m, double wall, double cpu) {
+  m->loop_buckets[SK_METRICS_LOOP_WALL][bucket_of(wall)]++;
+  m->loop_buckets[SK_METRICS_LOOP_CPU][bucket_of(cpu)]++;
+  m->loop_count++;
+  m->loop_sum[SK_METRICS_LOOP_WALL] += wall;
+  m->loop_sum[SK_METRICS_LOOP_CPU] += cpu;
 }
 
 void sk_metrics_add_poses(sk_metrics *m, uint64_t poses, uint64_t bone_matrices) {
@@ -72,6 +81,24 @@ __attribute__((format(printf, 2, 3))) static void put(sk_strbuf *b, const char *
     return;
   }
   sk_strbuf_append(b, line, (size_t)n);
+}
+
+/* The loop's iterations: how long one request or job can hold every other
+ * client (a healthy loop stays under a few ms; /healthz waits as long). */
+static void write_loop(const sk_metrics *m, sk_strbuf *out) {
+  static const char *const names[2] = {"skinnerd_loop_iteration_seconds", "skinnerd_loop_iteration_cpu_seconds"};
+  static const char *const helps[2] = {
+      "Time each event-loop iteration kept the loop thread from serving others, waits for I/O excluded.",
+      "CPU time the loop thread used in each event-loop iteration."};
+  for (int k = 0; k < 2; k++) {
+    put(out, "# HELP %s %s\n# TYPE %s histogram\n", names[k], helps[k], names[k]);
+    uint64_t cum = 0;
+    for (int b = 0; b < SK_METRICS_NBUCKETS; b++) {
+      cum += m->loop_buckets[k][b];
+      put(out, "%s_bucket{le=\"%s\"} %llu\n", names[k], k_bound_text[b], (unsigned long long)cum);
+    }
+    put(out, "%s_sum %.9g\n%s_count %llu\n", names[k], m->loop_sum[k], names[k], (unsigned long long)m->loop_count);
+  }
 }
 
 int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf *out) {
@@ -106,6 +133,7 @@ int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf 
     put(out, "skinnerd_request_duration_seconds_count{route=\"%s\"} %llu\n", k_routes[r],
         (unsigned long long)m->dur_count[r]);
   }
+  write_loop(m, out);
   put(out,
       "# HELP skinnerd_cache_skeletons Skeletons in the cache.\n# TYPE skinnerd_cache_skeletons gauge\n"
       "skinnerd_cache_skeletons %llu\n"

@@ -55,7 +55,14 @@ typedef struct sk_metrics {
   uint64_t dur_count[SK_ROUTE_COUNT];
   double dur_sum[SK_ROUTE_COUNT];
   uint64_t poses_evaluated, bone_matrices_evaluated;
+  /* The loop thread's iterations (sk_loopstat): what each took apart from
+   * waiting for I/O, on the wall clock and in the thread's CPU time. */
+  uint64_t loop_buckets[2][SK_METRICS_NBUCKETS]; /* [SK_METRICS_LOOP_*]; not cumulative */
+  uint64_t loop_count;
+  double loop_sum[2];
 } sk_metrics;
+
+enum { SK_METRICS_LOOP_WALL = 0, SK_METRICS_LOOP_CPU = 1 };
 
 /* Gauges owned by other modules, sampled when the text is written. */
 typedef struct sk_metrics_gauges {
@@ -77,6 +84,9 @@ int sk_metrics_method(const char *method);
 void sk_metrics_observe(sk_metrics *m, int route, int method, int status, double seconds);
 /* Counts evaluated poses and the bone matrices they produced. */
 void sk_metrics_add_poses(sk_metrics *m, uint64_t poses, uint64_t bone_matrices);
+/* Counts one loop iteration that kept the loop thread busy for `wall`
+ * seconds (not counting its wait for I/O), `cpu` of them on a core. */
+void sk_metrics_observe_loop(sk_metrics *m, double wall, double cpu);
 /* Appends the Prometheus text exposition. 0 or SK_ENOMEM. */
 int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf *out);
 

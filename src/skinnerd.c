@@ -22,6 +22,7 @@
 #include "sk_config.h"
 #include "sk_error.h"
 #include "sk_http.h"
+#include "sk_loopstat.h"
 #include "sk_metrics.h"
 #include "sk_routes.h"
 #include "sk_store.h"
@@ -40,6 +41,7 @@ typedef struct daemon_state {
   sk_tls *tls;       /* NULL without --tls-cert */
   uv_timer_t watchdog; /* systemd WatchdogSec= pings, when asked for */
   bool watchdog_on;
+  sk_loopstat loopstat; /* the loop's iteration times, into /metrics */
   int signals_seen;
 } daemon_state;
 
@@ -54,6 +56,7 @@ static void on_stopped(void *arg) {
   uv_close((uv_handle_t *)&d->sigusr2, NULL);
   if (d->watchdog_on)
     uv_close((uv_handle_t *)&d->watchdog, NULL);
+  sk_loopstat_stop(&d->loopstat);
 }
 
 static void on_watchdog(uv_timer_t *t) {
@@ -436,6 +439,8 @@ int main(int argc, char **argv) {
   if (start_listeners(&dm, loop) != 0)
     return 1;
   start_housekeeping(&dm.d, loop);
+  if (sk_loopstat_start(loop, dm.metrics, &dm.d.loopstat) != 0 && dm.cfg.log_level >= 1)
+    fprintf(stderr, "skinnerd: the loop's iteration times will not be measured\n");
   uv_run(loop, UV_RUN_DEFAULT);
   teardown(&dm, loop);
   return 0;
