@@ -19,6 +19,7 @@ struct sk_http {
   unsigned port;
   uv_poll_t poll;       /* MHD's epoll fd */
   uv_timer_t timer;     /* MHD_get_timeout() */
+  uv_idle_t again;      /* MHD has work now: one more pass, next loop iteration */
   uv_timer_t house;     /* job deadlines while jobs run; shutdown progress while stopping */
   int open_handles;
   bool stopping, stopped;
