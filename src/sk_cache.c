@@ -349,10 +349,39 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
   return 0;
 }
 
+/* The record of `skel` with the source `src` (a given one: not a PATCH's). */
+static int encode_record(const sk_skeleton *skel, const sk_cache_source *src, const char *mesh_json, sk_strbuf *b) {
+  int rc = sk_record_encode_full(skel, src->gltf, src->gltf_len, src->skin, src->json,
+                                 src->gltf == NULL || src->json ? mesh_json : NULL, b);
+  return !rc && b->failed ? SK_ENOMEM : rc;
+}
+
+int sk_cache_stage(const sk_cache *c, const char *id, sk_skeleton *skel, const sk_cache_source *src,
+                   sk_store_staged *out) {
+  memset(out, 0, sizeof *out);
+  if (c->store == NULL)
+    return 0;
+  sk_skeleton_prepare(skel); /* as new_entry does before persist: the same bytes */
+  sk_strbuf b = {0};
+  int rc = encode_record(skel, src, src->mesh_json, &b);
+  if (!rc)
+    rc = sk_store_stage(c->store, id, b.data, b.len, out);
+  sk_strbuf_free(&b);
+  return rc;
+}
+
+void sk_cache_discard(sk_cache *c, sk_store_staged *st) {
+  if (c->store != NULL)
+    sk_store_discard(c->store, st);
+}
+
 /* Writes `skel` with `src` (or the previous record's source) to the store,
- * as a record of the current version (sk_record). */
+ * as a record of the current version (sk_record); commits the record
+ * `src` staged instead, when it did. */
 static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const sk_cache_source *src,
                    const char *mesh_json) {
+  if (src != NULL && src->staged != NULL && (src->staged->ready || src->staged->err != 0))
+    return sk_store_commit(c->store, id, src->staged);
   void *old = NULL;
   size_t old_len = 0;
   sk_record prev = {0};
@@ -368,10 +397,7 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
     src = &kept;
   }
   sk_strbuf b = {0};
-  int rc = sk_record_encode_full(skel, src->gltf, src->gltf_len, src->skin, src->json,
-                                 src->gltf == NULL || src->json ? mesh_json : NULL, &b);
-  if (!rc && b.failed)
-    rc = SK_ENOMEM;
+  int rc = encode_record(skel, src, mesh_json, &b);
   if (!rc)
     rc = sk_store_put(c->store, id, b.data, b.len);
   sk_strbuf_free(&b);

@@ -107,9 +107,8 @@ typedef struct upload_job {
   sk_error err;
   int rc;
   size_t reserved;         /* bytes of the memory budget held for the import */
+  sk_store_staged staged;  /* with --data-dir: the record, written where the job ran */
 } upload_job;
-
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, upload_job *uj);
 
 /* Imports a glTF skin: its in-memory size is estimated from the file's
  * counts and refused past --max-skeleton-mb, then reserved in the memory
@@ -142,8 +141,55 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
   return rc;
 }
 
+/* A POST's id for a glTF body: FNV-1a over the file, then the selector. */
+static void gltf_derived_id(const upload_job *uj, char dest[17]) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < uj->len; i++)
+    h = (h ^ (unsigned char)uj->data[i]) * 1099511628211ull;
+  for (const char *p = uj->skin ? uj->skin : ""; *p; p++)
+    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  snprintf(dest, 17, "%016llx", (unsigned long long)h);
+}
+
+/* What the record of a built upload keeps besides the skeleton. */
+static sk_cache_source upload_source(upload_job *uj) {
+  sk_cache_source src = {.mesh_json = uj->extra.mesh_json, .staged = &uj->staged};
+  if (uj->gltf) {
+    src.gltf = uj->data;
+    src.gltf_len = uj->len;
+    src.skin = uj->skin;
+    src.skins_json = uj->extra.skins_json;
+    src.skin_index = (int32_t)uj->extra.skin;
+  } else if (uj->anim != NULL) { /* Babylon clips: the record keeps the text, re-parsed on load */
+    src.gltf = uj->anim->source;
+    src.gltf_len = uj->anim->source_len;
+    src.json = true;
+  }
+  return src;
+}
+
+/* With --data-dir, the record is written and synced here, where the upload
+ * was built (the pool for large bodies), and only put in place on the loop
+ * thread (sk_cache_put_full: a rename and the directory's fsync). A record
+ * that cannot be staged is written by the put, or refused there. */
+static void upload_stage(upload_job *uj) {
+  if (!uj->rc && uj->gltf && !uj->has_id)
+    gltf_derived_id(uj, uj->id);
+  if (uj->rc || uj->dry_run)
+    return;
+  sk_cache_source src = upload_source(uj);
+  sk_cache_stage(uj->routes->cache, uj->id, uj->s, &src, &uj->staged);
+}
+
+static void upload_build(upload_job *uj);
+
 static void upload_work(void *arg) {
   upload_job *uj = arg;
+  upload_build(uj);
+  upload_stage(uj);
+}
+
+static void upload_build(upload_job *uj) {
   const sk_routes *r = uj->routes;
   if (uj->gltf) {
     uj->rc = import_gltf(r, uj);
@@ -200,22 +246,17 @@ static void upload_after(sk_http_req *req, void *arg, int status) {
     sk_problem(req, SK_EBUSY, "", "the upload waited past its deadline; retry later");
   else if (uj->rc)
     sk_problem_err(req, &uj->err, uj->gltf ? SK_EFORMAT : uj->rc);
-  else if (uj->gltf)
-    gltf_finish(uj->routes, req, uj->has_id ? uj->id : NULL, uj);
   else if (uj->dry_run)
     dry_run_answer(req, uj->id, uj);
-  else if (uj->anim != NULL) { /* Babylon clips: the record keeps the text, re-parsed on load */
-    const sk_cache_source text = {.gltf = uj->anim->source, .gltf_len = uj->anim->source_len,
-                                  .mesh_json = uj->extra.mesh_json, .json = true};
-    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, uj->anim, &text);
-  } else {
-    const sk_cache_source json_source = {.mesh_json = uj->extra.mesh_json};
-    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, NULL, &json_source);
+  else {
+    const sk_cache_source src = upload_source(uj);
+    store_and_answer(uj->routes, req, uj->id, !uj->has_id, uj->s, uj->anim, &src);
   }
   if (status == SK_EBUSY || uj->rc || uj->dry_run) { /* built but not stored */
     sk_skeleton_destroy(uj->s);
     sk_anim_destroy(uj->anim);
   }
+  sk_cache_discard(uj->routes->cache, &uj->staged); /* not committed: a refusal after the pool */
   sk_gltf_extra_clear(&uj->extra);
   sk_budget_release(uj->routes->cfg.budget, uj->reserved);
   free(uj);
@@ -255,30 +296,6 @@ void sk_routes__put_skeleton(sk_routes *r, sk_http_req *req, const char *given_i
   }
   upload_work(uj);
   upload_after(req, uj, 0);
-}
-
-/* Stores an imported glTF skin. A POST id hashes the file and the selector. */
-static void gltf_finish(sk_routes *r, sk_http_req *req, const char *given_id, upload_job *uj) {
-  const char *skin = uj->skin;
-  char derived[17];
-  const char *id = given_id;
-  if (id == NULL) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the file, then the selector */
-    for (size_t i = 0; i < req->body.len; i++)
-      h = (h ^ (unsigned char)req->body.data[i]) * 1099511628211ull;
-    for (const char *p = skin ? skin : ""; *p; p++)
-      h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    snprintf(derived, sizeof derived, "%016llx", (unsigned long long)h);
-    id = derived;
-  }
-  if (uj->dry_run) {
-    dry_run_answer(req, id, uj);
-    return;
-  }
-  sk_cache_source src = {.gltf = req->body.data, .gltf_len = req->body.len, .skin = skin,
-                         .mesh_json = uj->extra.mesh_json, .skins_json = uj->extra.skins_json,
-                         .skin_index = (int32_t)uj->extra.skin};
-  store_and_answer(r, req, id, given_id == NULL, uj->s, uj->anim, &src);
 }
 
 /* The detail of a failed put; nothing was changed in any case. */

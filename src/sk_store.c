@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ struct sk_store {
   int dirfd;
   int lockfd; /* holds the flock for the store's lifetime */
   int full;   /* the last failed put ran out of room; cleared by a put */
+  atomic_uint_fast64_t next_tmp; /* staged files' names, unique while the process lives */
 };
 
 /* The reflected CRC-32 table of polynomial 0xedb88320, entry i being the
@@ -103,8 +105,10 @@ int sk_store_key_valid(const char *key) { return sk_store_id_valid(key, strlen(k
 
 /* ENOSPC and friends are the operator's to fix (room, quota, a size limit, a
  * read-only mount) and change nothing: they get their own code (507). */
+static bool no_room(int e) { return e == ENOSPC || e == EDQUOT || e == EFBIG || e == EROFS; }
+
 static int io_error(sk_store *s, int e) {
-  if (e == ENOSPC || e == EDQUOT || e == EFBIG || e == EROFS) {
+  if (no_room(e)) {
     s->full = 1;
     return SK_ENOSPACE;
   }
@@ -203,39 +207,74 @@ static int write_all(int fd, const void *data, size_t len) {
   return 0;
 }
 
-int sk_store_put(sk_store *s, const char *key, const void *data, size_t len) {
-  if (!sk_store_key_valid(key))
+int sk_store_stage(sk_store *s, const char *key, const void *data, size_t len, sk_store_staged *out) {
+  out->ready = false;
+  out->err = 0;
+  out->tmp[0] = '\0';
+  if (!sk_store_key_valid(key)) {
+    out->err = EINVAL;
     return SK_EINVAL;
-  char name[160], tmp[192];
-  snprintf(name, sizeof name, "%s%s", key, k_suffix);
-  snprintf(tmp, sizeof tmp, "%s%s", k_tmp_prefix, name);
+  }
+  /* Two puts of one key may stage at once (the pool): each has its own
+   * file, and the commits' order is the records' order. */
+  unsigned long long n = (unsigned long long)atomic_fetch_add(&s->next_tmp, 1);
+  snprintf(out->tmp, sizeof out->tmp, "%s%llu-%s%s", k_tmp_prefix, n, key, k_suffix);
   unsigned char hdr[HEADER];
   memcpy(hdr, k_magic, 8);
-  uint64_t n = len;
+  uint64_t size = len;
   uint32_t crc = sk_store_crc32(data, len);
   for (int i = 0; i < 8; i++)
-    hdr[8 + i] = (unsigned char)(n >> (8 * i));
+    hdr[8 + i] = (unsigned char)(size >> (8 * i));
   for (int i = 0; i < 4; i++)
     hdr[16 + i] = (unsigned char)(crc >> (8 * i));
-  int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    return io_error(s, errno);
+  int fd = openat(s->dirfd, out->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    out->err = errno ? errno : EIO;
+    return no_room(out->err) ? SK_ENOSPACE : SK_EIO;
+  }
   int e = 0;
   if (write_all(fd, hdr, sizeof hdr) || write_all(fd, data, len) || fsync(fd) != 0)
     e = errno ? errno : EIO;
   if (close(fd) != 0 && e == 0)
     e = errno;
-  if (e == 0 && renameat(s->dirfd, tmp, s->dirfd, name) != 0)
-    e = errno;
   if (e != 0) {
-    unlinkat(s->dirfd, tmp, 0); /* the old record was never touched */
-    return io_error(s, e);
+    unlinkat(s->dirfd, out->tmp, 0); /* the old record was never touched */
+    out->err = e;
+    return no_room(e) ? SK_ENOSPACE : SK_EIO;
+  }
+  out->ready = true;
+  return 0;
+}
+
+int sk_store_commit(sk_store *s, const char *key, sk_store_staged *st) {
+  if (!st->ready)
+    return st->err == EINVAL ? SK_EINVAL : io_error(s, st->err ? st->err : EIO);
+  st->ready = false;
+  char name[160];
+  snprintf(name, sizeof name, "%s%s", key, k_suffix);
+  if (!sk_store_key_valid(key) || renameat(s->dirfd, st->tmp, s->dirfd, name) != 0) {
+    int e = sk_store_key_valid(key) ? errno : EINVAL;
+    unlinkat(s->dirfd, st->tmp, 0);
+    return e == EINVAL ? SK_EINVAL : io_error(s, e);
   }
   /* The rename is only durable once the directory entry is. */
   if (fsync(s->dirfd) != 0)
     return io_error(s, errno);
   s->full = 0;
   return 0;
+}
+
+void sk_store_discard(sk_store *s, sk_store_staged *st) {
+  if (st == NULL || !st->ready)
+    return;
+  st->ready = false;
+  unlinkat(s->dirfd, st->tmp, 0);
+}
+
+int sk_store_put(sk_store *s, const char *key, const void *data, size_t len) {
+  sk_store_staged st;
+  int rc = sk_store_stage(s, key, data, len, &st);
+  return rc == SK_EINVAL ? rc : sk_store_commit(s, key, &st);
 }
 
 int sk_store_delete(sk_store *s, const char *key) {

@@ -14,6 +14,7 @@
 #ifndef SK_STORE_H
 #define SK_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,29 @@ int sk_store_key_valid(const char *key);
  * EROFS); SK_EIO for any other failure. A put that fails with SK_ENOSPACE
  * makes the store "full" (sk_store_full) until a put succeeds. */
 int sk_store_put(sk_store *s, const char *key, const void *data, size_t len);
+/* A record written and synced under a temporary name of its own, not yet
+ * in place: the slow half of a put (the write and its fsync), which may run
+ * on any thread, apart from the rename and the directory's fsync, which
+ * decide the order of the records and run where the store is owned. */
+typedef struct sk_store_staged {
+  bool ready;    /* a temporary file is waiting for its commit or discard */
+  int err;       /* the errno of a failed stage, for the commit to report */
+  char tmp[200]; /* its name in the directory */
+} sk_store_staged;
+
+/* Writes `len` bytes of `data` as `key`'s next record under a temporary
+ * name of its own and syncs it. Any thread: touches no state of the store
+ * but a counter (the names). 0 with out->ready, or SK_EINVAL, SK_EIO or
+ * SK_ENOSPACE with nothing left behind (and out->err set: the commit of
+ * a failed stage reports it as sk_store_put would, "full" included). */
+int sk_store_stage(sk_store *s, const char *key, const void *data, size_t len, sk_store_staged *out);
+/* Puts a staged record in place of `key`'s (rename, then the directory is
+ * synced): on return the temporary file is gone, either way. Returns what
+ * sk_store_put returns. The owning thread, in the order records must win. */
+int sk_store_commit(sk_store *s, const char *key, sk_store_staged *st);
+/* Removes a staged record that will not be committed. NULL or not ready:
+ * nothing to do. */
+void sk_store_discard(sk_store *s, sk_store_staged *st);
 /* Whether the last failed put ran out of room with no put succeeding
  * since: the daemon is not ready (/readyz) while this holds. */
 int sk_store_full(const sk_store *s);

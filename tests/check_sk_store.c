@@ -244,6 +244,112 @@ START_TEST(a_put_past_the_file_size_limit_is_enospace_and_keeps_the_old_record) 
 }
 END_TEST
 
+/* Files in the directory whose names start with `prefix`. */
+static int count_files(const char *prefix) {
+  char cmd[192];
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -c '^%s' > '%s.count'", g_dir, prefix, g_dir);
+  ck_assert_int_ge(system(cmd), 0);
+  char path[96];
+  snprintf(path, sizeof path, "%s.count", g_dir);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  int n = -1;
+  ck_assert_int_eq(fscanf(f, "%d", &n), 1);
+  fclose(f);
+  unlink(path);
+  return n;
+}
+
+/* Two puts of one key staged at once (the pool): each writes its own
+ * file, and whichever is committed last is the record, in either order. */
+START_TEST(staged_records_are_committed_in_the_callers_order) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  for (int order = 0; order < 2; order++) {
+    sk_store_staged a, b;
+    ck_assert_int_eq(sk_store_stage(s, "k", "first", 5, &a), 0);
+    ck_assert_int_eq(sk_store_stage(s, "k", "second!", 7, &b), 0);
+    ck_assert(a.ready && b.ready);
+    ck_assert_str_ne(a.tmp, b.tmp);
+    ck_assert_int_eq(count_files("~tmp-"), 2);
+    /* not in place before the commit */
+    void *d;
+    size_t n;
+    ck_assert_int_eq(sk_store_get(s, "k", &d, &n), order == 0 ? SK_ENOTFOUND : 0);
+    if (order == 1)
+      free(d);
+    ck_assert_int_eq(sk_store_commit(s, "k", order == 0 ? &b : &a), 0);
+    ck_assert_int_eq(sk_store_commit(s, "k", order == 0 ? &a : &b), 0);
+    ck_assert(!a.ready && !b.ready);
+    ck_assert_int_eq(count_files("~tmp-"), 0);
+    ck_assert_int_eq(sk_store_get(s, "k", &d, &n), 0);
+    ck_assert_uint_eq(n, order == 0 ? 5 : 7);
+    ck_assert_mem_eq(d, order == 0 ? "first" : "second!", n);
+    free(d);
+  }
+  sk_store_close(s);
+}
+END_TEST
+
+/* A staged record that is not committed leaves nothing: discarded, or
+ * left by a crash (removed at the next open's load). */
+START_TEST(an_uncommitted_stage_leaves_nothing_behind) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "k", "old", 3), 0);
+  sk_store_staged a, b;
+  ck_assert_int_eq(sk_store_stage(s, "k", "new", 3, &a), 0);
+  sk_store_discard(s, &a);
+  sk_store_discard(s, &a); /* idempotent */
+  sk_store_discard(s, NULL);
+  ck_assert_int_eq(count_files("~tmp-"), 0);
+  ck_assert_int_eq(sk_store_stage(s, "k", "crash", 5, &b), 0);
+  sk_store_close(s); /* the "crash": b never committed */
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  seen v = {0};
+  ck_assert_int_eq(sk_store_load_all(s, on_record, on_skip, &v), 0);
+  ck_assert_int_eq(v.records, 1);
+  ck_assert_int_eq(count_files("~tmp-"), 0);
+  void *d;
+  size_t n;
+  ck_assert_int_eq(sk_store_get(s, "k", &d, &n), 0);
+  ck_assert_mem_eq(d, "old", 3);
+  free(d);
+  ck_assert_int_eq(sk_store_stage(s, "../k", "x", 1, &a), SK_EINVAL);
+  ck_assert(!a.ready);
+  ck_assert_int_eq(sk_store_commit(s, "../k", &a), SK_EINVAL);
+  sk_store_close(s);
+}
+END_TEST
+
+/* A stage that runs out of room reports it at the commit, as a put does:
+ * SK_ENOSPACE, the store "full", the old record intact. */
+START_TEST(a_stage_past_the_file_size_limit_is_enospace_at_its_commit) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "k", "old", 3), 0);
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+  rl.rlim_cur = 4096;
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+  static char big[10000];
+  sk_store_staged st;
+  ck_assert_int_eq(sk_store_stage(s, "k", big, sizeof big, &st), SK_ENOSPACE);
+  ck_assert(!st.ready);
+  ck_assert(!sk_store_full(s)); /* a stage changes no state of the store */
+  ck_assert_int_eq(count_files("~tmp-"), 0);
+  ck_assert_int_eq(sk_store_commit(s, "k", &st), SK_ENOSPACE);
+  ck_assert(sk_store_full(s));
+  void *d;
+  size_t n;
+  ck_assert_int_eq(sk_store_get(s, "k", &d, &n), 0);
+  ck_assert_mem_eq(d, "old", 3);
+  free(d);
+  sk_store_close(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_store");
   TCase *tc = tcase_create("lifecycle");
@@ -258,6 +364,9 @@ int main(void) {
   tcase_add_test(tc, a_second_open_of_a_locked_directory_is_refused_with_the_holder_pid);
   tcase_add_test(tc, fifos_and_symlinks_are_never_opened_for_reading);
   tcase_add_test(tc, a_put_past_the_file_size_limit_is_enospace_and_keeps_the_old_record);
+  tcase_add_test(tc, staged_records_are_committed_in_the_callers_order);
+  tcase_add_test(tc, an_uncommitted_stage_leaves_nothing_behind);
+  tcase_add_test(tc, a_stage_past_the_file_size_limit_is_enospace_at_its_commit);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }
