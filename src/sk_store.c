@@ -215,10 +215,6 @@ int sk_store_stage(sk_store *s, const char *key, const void *data, size_t len, s
     out->err = EINVAL;
     return SK_EINVAL;
   }
-  /* Two puts of one key may stage at once (the pool): each has its own
-   * file, and the commits' order is the records' order. */
-  unsigned long long n = (unsigned long long)atomic_fetch_add(&s->next_tmp, 1);
-  snprintf(out->tmp, sizeof out->tmp, "%s%llu-%s%s", k_tmp_prefix, n, key, k_suffix);
   unsigned char hdr[HEADER];
   memcpy(hdr, k_magic, 8);
   uint64_t size = len;
@@ -227,7 +223,18 @@ int sk_store_stage(sk_store *s, const char *key, const void *data, size_t len, s
     hdr[8 + i] = (unsigned char)(size >> (8 * i));
   for (int i = 0; i < 4; i++)
     hdr[16 + i] = (unsigned char)(crc >> (8 * i));
-  int fd = openat(s->dirfd, out->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  /* Two puts of one key may stage at once (the pool): each has its own
+   * file, and the commits' order is the records' order. The names restart
+   * with the process, whose start-up removed every leftover; a name taken
+   * all the same (a file put there by hand) is passed over. */
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+    unsigned long long n = (unsigned long long)atomic_fetch_add(&s->next_tmp, 1);
+    snprintf(out->tmp, sizeof out->tmp, "%s%llu-%s%s", k_tmp_prefix, n, key, k_suffix);
+    fd = openat(s->dirfd, out->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
   if (fd < 0) {
     out->err = errno ? errno : EIO;
     return no_room(out->err) ? SK_ENOSPACE : SK_EIO;

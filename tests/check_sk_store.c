@@ -315,6 +315,19 @@ START_TEST(an_uncommitted_stage_leaves_nothing_behind) {
   ck_assert_int_eq(sk_store_get(s, "k", &d, &n), 0);
   ck_assert_mem_eq(d, "old", 3);
   free(d);
+  /* a name taken by hand is passed over */
+  char path[256];
+  snprintf(path, sizeof path, "%s/~tmp-0-k.rec", g_dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  ck_assert_int_eq(sk_store_stage(s, "k", "again", 5, &a), 0);
+  ck_assert_str_eq(a.tmp, "~tmp-1-k.rec");
+  ck_assert_int_eq(sk_store_commit(s, "k", &a), 0);
+  unlink(path);
+  ck_assert_int_eq(sk_store_get(s, "k", &d, &n), 0);
+  ck_assert_mem_eq(d, "again", 5);
+  free(d);
   ck_assert_int_eq(sk_store_stage(s, "../k", "x", 1, &a), SK_EINVAL);
   ck_assert(!a.ready);
   ck_assert_int_eq(sk_store_commit(s, "../k", &a), SK_EINVAL);
