@@ -8,8 +8,7 @@
 
 static const int k_statuses[] = {SK_METRICS_STATUSES};
 _Static_assert(sizeof k_statuses / sizeof k_statuses[0] == SK_METRICS_NSTATUS - 1, "SK_METRICS_NSTATUS counts the list + other");
-static const double k_bounds[SK_METRICS_NBUCKETS - 1] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                          0.025,  0.05,    0.1,    0.25,  0.5,    1};
+static const double k_bounds[SK_METRICS_NBUCKETS - 1] = {SK_METRICS_BOUNDS};
 static const char *const k_bound_text[SK_METRICS_NBUCKETS] = {"0.0001", "0.00025", "0.0005", "0.001", "0.0025",
                                                               "0.005",  "0.01",    "0.025",  "0.05",  "0.1",
                                                               "0.25",   "0.5",     "1",      "+Inf"};

@@ -48,6 +48,9 @@ enum {
 #define SK_METRICS_STATUSES 200, 201, 204, 304, 400, 401, 403, 404, 405, 406, 409, 412, 413, 415, 421, 422, 500, 503, 507
 #define SK_METRICS_NSTATUS 20 /* the list above + "other" */
 #define SK_METRICS_NBUCKETS 14
+/* The histograms' upper bounds in seconds, the last bucket (+Inf) aside:
+ * one list for the exposition and for whoever reads it back (the tests). */
+#define SK_METRICS_BOUNDS 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 
 typedef struct sk_metrics {
   uint64_t requests[SK_ROUTE_COUNT][SK_METHOD_COUNT][SK_METRICS_NSTATUS];

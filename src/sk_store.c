@@ -256,13 +256,17 @@ int sk_store_stage(sk_store *s, const char *key, const void *data, size_t len, s
 int sk_store_commit(sk_store *s, const char *key, sk_store_staged *st) {
   if (!st->ready)
     return st->err == EINVAL ? SK_EINVAL : io_error(s, st->err ? st->err : EIO);
+  if (!sk_store_key_valid(key)) {
+    sk_store_discard(s, st);
+    return SK_EINVAL;
+  }
   st->ready = false;
   char name[160];
   snprintf(name, sizeof name, "%s%s", key, k_suffix);
-  if (!sk_store_key_valid(key) || renameat(s->dirfd, st->tmp, s->dirfd, name) != 0) {
-    int e = sk_store_key_valid(key) ? errno : EINVAL;
+  if (renameat(s->dirfd, st->tmp, s->dirfd, name) != 0) {
+    int e = errno;
     unlinkat(s->dirfd, st->tmp, 0);
-    return e == EINVAL ? SK_EINVAL : io_error(s, e);
+    return io_error(s, e);
   }
   /* The rename is only durable once the directory entry is. */
   if (fsync(s->dirfd) != 0)

@@ -7,8 +7,7 @@
 
 /* Iterations counted above `seconds` (a bucket bound) in clock k. */
 static uint64_t over(const sk_metrics *m, int k, double seconds) {
-  static const double bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                  0.025,  0.05,    0.1,    0.25,  0.5,    1};
+  static const double bounds[SK_METRICS_NBUCKETS - 1] = {SK_METRICS_BOUNDS};
   uint64_t n = 0;
   for (int b = 0; b < SK_METRICS_NBUCKETS; b++)
     if (b == SK_METRICS_NBUCKETS - 1 || bounds[b] > seconds * 1.0000001)

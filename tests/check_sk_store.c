@@ -213,15 +213,19 @@ START_TEST(fifos_and_symlinks_are_never_opened_for_reading) {
 END_TEST
 
 /* RLIMIT_FSIZE in this (forked) test process: EFBIG past 4 KiB. */
-START_TEST(a_put_past_the_file_size_limit_is_enospace_and_keeps_the_old_record) {
-  sk_store *s;
-  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
-  ck_assert_int_eq(sk_store_put(s, "k", "old", 3), 0);
+static void limit_file_size(void) {
   signal(SIGXFSZ, SIG_IGN);
   struct rlimit rl;
   ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
   rl.rlim_cur = 4096;
   ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
+START_TEST(a_put_past_the_file_size_limit_is_enospace_and_keeps_the_old_record) {
+  sk_store *s;
+  ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
+  ck_assert_int_eq(sk_store_put(s, "k", "old", 3), 0);
+  limit_file_size();
   static char big[10000];
   ck_assert(!sk_store_full(s));
   ck_assert_int_eq(sk_store_put(s, "k", big, sizeof big), SK_ENOSPACE);
@@ -341,11 +345,7 @@ START_TEST(a_stage_past_the_file_size_limit_is_enospace_at_its_commit) {
   sk_store *s;
   ck_assert_int_eq(sk_store_open(g_dir, &s, NULL), 0);
   ck_assert_int_eq(sk_store_put(s, "k", "old", 3), 0);
-  signal(SIGXFSZ, SIG_IGN);
-  struct rlimit rl;
-  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
-  rl.rlim_cur = 4096;
-  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+  limit_file_size();
   static char big[10000];
   sk_store_staged st;
   ck_assert_int_eq(sk_store_stage(s, "k", big, sizeof big, &st), SK_ENOSPACE);

@@ -18,6 +18,7 @@
 
 #include "sk_fixture.h"
 #include "sk_httpc.h"
+#include "sk_metrics.h"
 #include "sk_numfmt.h"
 #include "sk_testutil.h"
 
@@ -331,9 +332,8 @@ static inline void put_asset(const char *id, const char *asset) {
 
 /* The daemon's own account of its loop (skinnerd_loop_iteration_seconds
  * and _cpu_seconds in /metrics): cumulative counts per bucket of each. */
-#define LOOP_BUCKETS 14
-static const double k_loop_bounds[LOOP_BUCKETS - 1] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                       0.025,  0.05,    0.1,    0.25,  0.5,    1};
+#define LOOP_BUCKETS SK_METRICS_NBUCKETS
+static const double k_loop_bounds[LOOP_BUCKETS - 1] = {SK_METRICS_BOUNDS};
 typedef struct {
   unsigned long long wall[LOOP_BUCKETS], cpu[LOOP_BUCKETS];
 } loop_hist;
