@@ -204,14 +204,14 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
 
 /* The daemon's pose route without HTTP: one frame range of BC_ROUTE_FRAMES
  * frames parsed and sampled (sk_frames_sample_range, the routes' sample
- * step) and answered in binary float32 (sk_frames_eval), on a cache entry
- * as an upload builds it. */
+ * step) and answered in binary float32 (sk_frames_eval), on a model
+ * as an upload builds it (sk_model_init). */
 #define BC_ROUTE_FRAMES 1024
 
 /* The rate of `fn` (a routes' sample step) and sk_frames_eval on the pose
- * request `body` to the cache entry `e`: median of `reps`, each about
+ * request `body` to the model `e`: median of `reps`, each about
  * `budget` s. */
-static double time_route_body(const sk_cache_entry *e, const char *body, sk_frames_sample_fn fn, int reps,
+static double time_route_body(const sk_model *e, const char *body, sk_frames_sample_fn fn, int reps,
                               double budget) {
   json_t *j = json_loads(body, 0, NULL);
   sk_frames_scratch sc = {0};
@@ -243,7 +243,7 @@ static double time_route_body(const sk_cache_entry *e, const char *body, sk_fram
 /* The same for BC_ROUTE_FRAMES frames of clip `clip` (looping, 60 fps);
  * `blend`: two layers, the clip and itself BC_BLEND_OFFSET s later, half
  * each (weights 1 and 1, normalised). */
-static double time_route_entry(const sk_cache_entry *e, size_t clip, bool blend, sk_frames_sample_fn fn, int reps,
+static double time_route_entry(const sk_model *e, size_t clip, bool blend, sk_frames_sample_fn fn, int reps,
                                double budget) {
   char body[512];
   const double to = (BC_ROUTE_FRAMES - 1) / 60.0;
@@ -261,19 +261,15 @@ static double time_route_entry(const sk_cache_entry *e, size_t clip, bool blend,
 static double time_route(const bc_asset *a, int reps, double budget) {
   sk_skeleton *s;
   sk_anim *an;
-  sk_cache *cache = NULL;
-  sk_cache_entry *e = NULL;
-  bool replaced;
+  sk_model model;
   if (import_file(a->path, &s, &an, NULL) != 0)
     return 0;
   sk_sampler_share(an, SK_SAMPLER_SHARE_MAX); /* as an upload's pool job builds it */
-  if (sk_cache_create(0, &cache) != 0 || sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
-    sk_cache_destroy(cache);
+  if (sk_model_init(&model, s, an, NULL, NULL, -1) != 0)
     return 0;
-  }
+  const sk_model *e = &model;
   const double rate = time_route_entry(e, a->clip_index, false, sk_frames_sample_range, reps, budget);
-  sk_cache_entry_unref(e);
-  sk_cache_destroy(cache);
+  sk_model_close(&model);
   return rate;
 }
 
@@ -288,18 +284,15 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
   snprintf(path, sizeof path, "%s/Fox.glb", dir);
   sk_skeleton *s;
   sk_anim *an;
-  sk_cache *cache = NULL;
-  sk_cache_entry *e = NULL;
-  bool replaced;
+  sk_model model;
   if (import_file(path, &s, &an, NULL) != 0) {
     fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
     return 2;
   }
   sk_sampler_share(an, SK_SAMPLER_SHARE_MAX); /* as an upload's pool job builds it */
-  if (sk_cache_create(0, &cache) != 0 || sk_cache_put_full(cache, "bench", s, an, NULL, &replaced, &e) != 0) {
-    sk_cache_destroy(cache);
+  if (sk_model_init(&model, s, an, NULL, NULL, -1) != 0)
     return 2;
-  }
+  const sk_model *e = &model;
   char body[3][512];
   const double to = (BC_ROUTE_FRAMES - 1) / 60.0;
   snprintf(body[0], sizeof body[0],
@@ -331,8 +324,7 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
              k == 0 ? "Walk and Run 0.3 s later, half each" : k == 1 ? "Survey over the upper body" : "Survey added, 0.5",
              of);
   }
-  sk_cache_entry_unref(e);
-  sk_cache_destroy(cache);
+  sk_model_close(&model);
   return 0;
 }
 
@@ -349,22 +341,18 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
  * found beside the data directory. */
 #define BC_BABYLON_KEYS "../conformance/banim_fox_keys.jsonl"
 
-/* A cache entry of the Babylon-format skeleton `j` (not consumed) and the
- * index of its clip "Walk"; 2 when it does not load. */
-static int babylon_entry(const json_t *j, sk_cache **cache, sk_cache_entry **e, size_t *clip) {
+/* The model of the Babylon-format skeleton `j` (not consumed) in *m and
+ * the index of its clip "Walk"; 2 when it does not load (*m untouched). */
+static int babylon_model(const json_t *j, sk_model *m, size_t *clip) {
   sk_skeleton *s = NULL;
   sk_anim *an = NULL;
-  bool replaced;
-  *cache = NULL;
-  *e = NULL;
   if (j == NULL || sk_json_parse_skeleton_anim(j, "", 0, &s, &an, NULL) != 0 || an == NULL ||
-      sk_anim_find_clip(an, "Walk", clip) != 0 || sk_cache_create(0, cache) != 0 ||
-      sk_cache_put_full(*cache, "bench", s, an, NULL, &replaced, e) != 0) {
-    sk_cache_destroy(*cache);
-    *cache = NULL;
+      sk_anim_find_clip(an, "Walk", clip) != 0) {
+    sk_anim_destroy(an);
+    sk_skeleton_destroy(s);
     return 2;
   }
-  return 0;
+  return sk_model_init(m, s, an, NULL, NULL, -1) != 0 ? 2 : 0;
 }
 
 /* The Hermite and STEP forms of the clip: their range form's rate over the
@@ -378,10 +366,10 @@ static void babylon_keys_rows(const char *dir, double plain, int reps, double bu
   json_error_t je;
   for (int k = 0; f != NULL && k < 2; k++) {
     json_t *rec = json_loadf(f, JSON_DISABLE_EOF_CHECK, &je);
-    sk_cache *cache;
-    sk_cache_entry *e;
+    sk_model model;
     size_t clip;
-    if (babylon_entry(json_object_get(json_object_get(rec, "case"), "skeleton"), &cache, &e, &clip) == 0) {
+    if (babylon_model(json_object_get(json_object_get(rec, "case"), "skeleton"), &model, &clip) == 0) {
+      const sk_model *e = &model;
       const double rate = time_route_entry(e, clip, false, sk_frames_sample_range, reps, budget);
       const double of = plain > 0 ? rate / plain : 0;
       if (json)
@@ -391,9 +379,8 @@ static void babylon_keys_rows(const char *dir, double plain, int reps, double bu
         printf("%-22s %-7s %6zu %14.2f %8s  (Babylon's format, every key %s: %.2f of the route row)\n",
                BC_BABYLON_FILE ":Walk", kinds[k], e->skel->count, rate / 1e6, "-", k == 0 ? "with tangents" : "STEP",
                of);
-      sk_cache_entry_unref(e);
+      sk_model_close(&model);
     }
-    sk_cache_destroy(cache);
     json_decref(rec);
     /* the reader stopped at the end of the record, before its newline */
     for (int c; f != NULL && (c = fgetc(f)) != EOF && c != '\n';)
@@ -410,15 +397,15 @@ static int babylon_rows(const char *dir, int reps, double budget, bool json) {
   snprintf(path, sizeof path, "%s/%s", dir, BC_BABYLON_FILE);
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
-  sk_cache *cache;
-  sk_cache_entry *e;
+  sk_model model;
   size_t clip;
-  const int rc = babylon_entry(j, &cache, &e, &clip);
+  const int rc = babylon_model(j, &model, &clip);
   json_decref(j);
   if (rc) {
     fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
     return rc;
   }
+  const sk_model *e = &model;
   const double range = time_route_entry(e, clip, false, sk_frames_sample_range, reps, budget);
   const double ovr = time_route_entry(e, clip, false, sk_frames_sample_default, reps, budget);
   const double blend = time_route_entry(e, clip, true, sk_frames_sample_range, reps, budget);
@@ -436,8 +423,7 @@ static int babylon_rows(const char *dir, int reps, double budget, bool json) {
            "each; %.2f of the route row)\n",
            name, "route", e->skel->count, range / 1e6, "-", of, ovr / 1e6, name, "blend", e->skel->count, blend / 1e6,
            "-", BC_BLEND_OFFSET, of_route);
-  sk_cache_entry_unref(e);
-  sk_cache_destroy(cache);
+  sk_model_close(&model);
   babylon_keys_rows(dir, range, reps, budget, json);
   return 0;
 }

@@ -19,7 +19,7 @@
 #include "sk_bench_time.h"
 
 /* Median CPU microseconds per frame of pose request `body` answered in `fmt`. */
-static double time_request(sk_cache_entry *e, const char *body, int fmt, int reps, size_t *frames) {
+static double time_request(const sk_model *e, const char *body, int fmt, int reps, size_t *frames) {
   json_t *j = json_loads(body, 0, NULL);
   double us[31] = {0};
   sk_frames_scratch sc = {0};
@@ -49,7 +49,7 @@ static double time_request(sk_cache_entry *e, const char *body, int fmt, int rep
   return us[reps / 2];
 }
 
-static int load_fox(const char *dir, sk_cache **cache, sk_cache_entry **e) {
+static int load_fox(const char *dir, sk_model *m) {
   char path[4096];
   snprintf(path, sizeof path, "%s/Fox.glb", dir);
   FILE *f = fopen(path, "rb");
@@ -66,22 +66,19 @@ static int load_fox(const char *dir, sk_cache **cache, sk_cache_entry **e) {
   int rc = d.failed ? SK_ENOMEM : sk_gltf_import(d.data, d.len, NULL, 0, &s, &an, NULL);
   sk_strbuf_free(&d);
   if (!rc)
-    rc = sk_cache_create(0, cache);
-  if (!rc)
-    return sk_cache_put_full(*cache, "fox", s, an, NULL, NULL, e);
+    return sk_model_init(m, s, an, NULL, NULL, -1);
   sk_anim_destroy(an);
   sk_skeleton_destroy(s);
   return rc;
 }
 
 int sk_bench_ops_fox(const char *dir, bool quick, bool json, bool first) {
-  sk_cache *cache = NULL;
-  sk_cache_entry *e = NULL;
-  if (load_fox(dir, &cache, &e) != 0) {
+  sk_model model;
+  if (load_fox(dir, &model) != 0) {
     fprintf(stderr, "skinner bench --clips: cannot load %s/Fox.glb for the ops rows\n", dir);
-    sk_cache_destroy(cache);
     return 2;
   }
+  const sk_model *e = &model;
   /* Walk 0..0.7 s, 1024 frames; the IK target is the left foot lifted, as
    * tests/gltf/ctrl's real-asset case (Babylon's glTF answer) */
   static const char *const k_bodies[3] = {
@@ -111,7 +108,6 @@ int sk_bench_ops_fox(const char *dir, bool quick, bool json, bool first) {
                "Fox.glb:Walk", k_rows[r], e->bone_count, us, "-", fmt, frames, us / base);
     }
   }
-  sk_cache_entry_unref(e);
-  sk_cache_destroy(cache);
+  sk_model_close(&model);
   return 0;
 }

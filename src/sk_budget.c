@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uv.h>
+#include <unistd.h>
 
 #include "sk_error.h"
 
@@ -102,4 +102,11 @@ static uint64_t cgroup_memory_max(void) {
   return v;
 }
 
-size_t sk_budget_default(void) { return sk_budget_default_for(uv_get_total_memory(), cgroup_memory_max()); }
+/* The machine's memory as /proc/meminfo's MemTotal gives it (what
+ * uv_get_total_memory reads), without libuv below the daemon. */
+static uint64_t total_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+size_t sk_budget_default(void) { return sk_budget_default_for(total_memory(), cgroup_memory_max()); }

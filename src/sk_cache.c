@@ -66,13 +66,7 @@ void sk_cache_entry_unref(sk_cache_entry *e) {
     return;
   /* acq_rel: the thread that frees must see every other holder's reads done. */
   if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    sk_rig_destroy(e->rig);
-    sk_f32_text_free(&e->base_final_text);
-    free(e->base_world);
-    sk_skeleton_destroy(e->skel);
-    sk_anim_destroy(e->anim);
-    free(e->mesh_json);
-    free(e->skins_json);
+    sk_model_close(&e->model);
     free(e);
   }
 }
@@ -83,29 +77,6 @@ void sk_cache_loaded_clear(sk_cache_loaded *l) {
   free(l->mesh_json);
   free(l->skins_json);
   memset(l, 0, sizeof *l);
-}
-
-/* Copies `text` (NULL stays NULL) into *dest. false: out of memory. */
-static bool dup_text(const char *text, char **dest) {
-  *dest = NULL;
-  if (text == NULL)
-    return true;
-  return (*dest = strdup(text)) != NULL;
-}
-
-/* Sets the entry's default mesh from its chain's JSON text: parsed and
- * composed here, once per stored version, so every request reads a ready
- * sk_mesh. A chain that does not compose (a glTF file with a zero scale
- * above its mesh; JSON ones were refused at the PUT) leaves has_mesh false. */
-static void entry_mesh(sk_cache_entry *e) {
-  e->has_mesh = false;
-  if (e->mesh_json == NULL)
-    return;
-  json_t *j = json_loads(e->mesh_json, 0, NULL);
-  bool has = false;
-  if (j != NULL && sk_ops_parse_mesh(j, "/mesh", &has, &e->mesh, NULL) == 0)
-    e->has_mesh = has;
-  json_decref(j);
 }
 
 static void lru_unlink(sk_cache *c, sk_cache_entry *e) {
@@ -206,7 +177,6 @@ static int reload(sk_cache *c, const char *id, sk_cache_entry **out);
 
 /* Clips up to this size get their shared sampler built at put (about a
  * millisecond of work at most); larger ones where they are parsed. */
-#define SK_CACHE_SHARE_INLINE (256u << 10)
 
 sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
   sk_cache_entry *e = *find_slot(c, id);
@@ -298,45 +268,12 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     sk_anim_destroy(anim);
     return SK_ENOMEM;
   }
-  if (!dup_text(mesh_json, &e->mesh_json) || !dup_text(skins_json, &e->skins_json)) {
-    sk_skeleton_destroy(skel);
-    sk_anim_destroy(anim);
-    free(e->mesh_json);
+  int rc = sk_model_init(&e->model, skel, anim, mesh_json, skins_json, skin);
+  if (rc != 0) {
     free(e);
-    return SK_ENOMEM;
+    return rc;
   }
-  e->skin = skin;
-  entry_mesh(e);
   snprintf(e->id, sizeof e->id, "%s", id);
-  sk_skeleton_prepare(skel);
-  e->skel = skel;
-  e->anim = anim;
-  e->bone_count = skel->count;
-  if (sk_rig_create(skel, &e->rig) != 0) {
-    e->refs = 1;
-    sk_cache_entry_unref(e);
-    return SK_ENOMEM;
-  }
-  /* The stored pose, evaluated once: a small pose recomputes only the
-   * subtrees it changes (sk_skeleton_evaluate_changed). Optional: without
-   * memory for it, poses are evaluated in full. */
-  const size_t base_floats = 16 * (2 * skel->count + 1);
-  e->base_world = malloc(base_floats * sizeof(float));
-  if (e->base_world != NULL) {
-    e->base_final = e->base_world + 16 * skel->count;
-    sk_skeleton_evaluate_base(skel, e->base_world, e->base_final);
-    /* Its JSON text too: the matrices of bones a pose leaves alone are
-     * copied into the answer instead of printed (printing ~1 000 floats
-     * was half the cost of a JSON pose request). Optional as well. */
-    sk_f32_text_build(&e->base_final_text, e->base_final, 16 * (skel->count + 1), 16);
-  }
-  /* Frame ranges hold the anim's sampler of every clip instead of building
-   * one per request. Optional: without it, they build their own. Built here
-   * only for small clips (a small upload, parsed on the loop anyway); large
-   * ones got theirs where they were parsed, on the pool, or none (over the
-   * cap: building it again here would stall the loop for nothing). */
-  if (anim != NULL && sk_anim_memory(anim) <= SK_CACHE_SHARE_INLINE)
-    sk_sampler_share(anim, SK_SAMPLER_SHARE_MAX);
   sk_sampler *shared = sk_sampler_hold_shared(anim);
   const size_t shared_bytes = sk_sampler_memory(shared);
   sk_sampler_destroy(shared);

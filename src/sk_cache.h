@@ -26,41 +26,26 @@
 #include <stdint.h>
 
 #include "sk_anim.h"
-#include "sk_bone.h"
 #include "sk_budget.h"
-#include "sk_kernel.h"
-#include "sk_numfmt.h"
+#include "sk_model.h"
 #include "sk_skeleton.h"
 #include "sk_store.h"
 
 #define SK_CACHE_ID_MAX 128
 
+/* A published version of one id: its model (sk_model, what the pipeline
+ * takes as &e->model; its fields are also members of the entry) and the
+ * cache's own bookkeeping. */
 typedef struct sk_cache_entry {
   char id[SK_CACHE_ID_MAX + 1];
-  sk_skeleton *skel; /* owned; immutable after publication */
-  sk_rig *rig;       /* owned; the batch kernel's form of `skel`, built at put */
-  float *base_world; /* owned, or NULL: sk_skeleton_evaluate_base of `skel`, built at put; */
-  float *base_final; /* base_final points into the same allocation */
-  sk_f32_text base_final_text; /* owned: base_final as JSON, per matrix (empty without base_final) */
-  sk_anim *anim;     /* owned reference; the glTF clips, NULL for JSON skeletons */
-  size_t bone_count; /* = skel->count, also for a stored (evicted) entry */
+  union {
+    sk_model model;
+    struct {
+      SK_MODEL_FIELDS
+    };
+  };
   size_t bytes;      /* what this entry counts against --cache-mb */
   uint64_t version;  /* increases on every put of any id; kept across an eviction and reload */
-  /* The skeleton's default mesh (Babylon's tNode for world-space ops and the
-   * "world"/"positions" outputs when a request names none): from a glTF
-   * upload, the skinned mesh's node chain as Babylon's loader builds it; from
-   * JSON, the skeleton's "mesh". has_mesh false: no mesh (identity). */
-  bool has_mesh;
-  sk_mesh mesh;
-  /* owned, or NULL: the default mesh's node chain as compact JSON
-   * (sk_ops_parse_mesh's format), what GET shows; NULL iff !has_mesh, except
-   * for a glTF chain that does not compose (a zero scale: has_mesh false,
-   * the chain still shown). */
-  char *mesh_json;
-  /* owned, or NULL for JSON skeletons: the glTF file's skins list
-   * (sk_gltf_skins_json) and which of them this skeleton is. */
-  char *skins_json;
-  int32_t skin;
   /* Private below. */
   int refs;          /* atomic */
   struct sk_cache_entry *hnext, *lru_prev, *lru_next; /* tombstones: lru_* link the tombstone list */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_mat.h"
 
 /* Frames sampled and then composed together (a multiple of the kernel's

@@ -17,15 +17,6 @@
 #include "sk_poseops.h"
 #include "sk_sample.h"
 
-int sk_eval_write_order(const sk_skeleton *s, sk_strbuf *out) {
-  if (sk_strbuf_append(out, "[", 1))
-    return SK_ENOMEM;
-  for (size_t i = 0; i < s->count; i++)
-    if ((i > 0 && sk_strbuf_append(out, ",", 1)) || sk_json_write_string(out, s->bones[i].name))
-      return SK_ENOMEM;
-  return sk_strbuf_append(out, "]", 1) ? SK_ENOMEM : 0;
-}
-
 /* ---- ops ------------------------------------------------------------------ */
 
 static int op_bone(const sk_skeleton *s, const json_t *op, const char *ptr, bool required, int32_t *bone,
@@ -321,25 +312,25 @@ static int plain_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx,
 
 /* poses[0..n) through sk_frames, the pipeline skinnerd answers with: one
  * pose by the exact core, a range or batch wanting final matrices by the
- * exact batch kernel, the same bytes either way (sk_frames.h). The entry is
+ * exact batch kernel, the same bytes either way (sk_frames.h). The model is
  * built from the case skeleton as it is now (ops before this one may have
  * changed it). */
 static int frames_answer(sk_skeleton *s, const eval_ctx *ctx, const sk_pose *poses, size_t n, sk_strbuf *out,
                          size_t *nresults) {
-  sk_cache_entry e;
-  int rc = sk_frames_entry_init(&e, s, n > 1);
+  sk_model m;
+  int rc = sk_model_view_init(&m, s, n > 1);
   const sk_frames_opts o = {.fmt = ctx->o->fmt, .precision = SK_FRAMES_EXACT, .threads = 1};
   if (!rc && !binary(ctx) && *nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
     rc = SK_ENOMEM;
   /* in slices, each flushed: the bytes sk_frames_eval gives, never held whole */
   sk_frames_run run;
-  if (!rc && (rc = sk_frames_run_init(&run, &e, poses, n, &o)) == 0) {
+  if (!rc && (rc = sk_frames_run_init(&run, &m, poses, n, &o)) == 0) {
     while (!rc && !sk_frames_run_done(&run))
       if ((rc = sk_frames_run_next(&run, out, SK_EVAL_FLUSH_BYTES)) == 0)
         rc = flush_out(ctx, out, false);
     sk_frames_run_close(&run);
   }
-  sk_frames_entry_close(&e);
+  sk_model_view_close(&m);
   *nresults += n;
   return rc;
 }
@@ -630,7 +621,7 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
     return sk_error_set(err, rc, "", "out of memory");
   }
   size_t nresults = 0;
-  if (!binary(&ctx) && (sk_strbuf_append(out, "{\"order\":", 9) || sk_eval_write_order(s, out) ||
+  if (!binary(&ctx) && (sk_strbuf_append(out, "{\"order\":", 9) || sk_json_write_order(s, out) ||
                         sk_strbuf_append(out, ",\"results\":[", 12)))
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   /* The Babylon-format skeleton JSON, for copyAnimationRange. */

@@ -46,7 +46,4 @@ typedef struct sk_eval_opts {
 /* sk_eval_case_at with options (`o` NULL: zeroed). */
 int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk_error *err);
 
-/* Appends ["name", ...] in bones[] order. */
-int sk_eval_write_order(const sk_skeleton *s, sk_strbuf *out);
-
 #endif

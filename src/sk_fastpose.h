@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_skeleton.h"
 
 /* Not an error: "use the slow path". */

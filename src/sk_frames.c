@@ -91,7 +91,7 @@ int sk_frames__reserve_aligned(void **p, size_t *cap, size_t n, size_t size) {
 
 /* ---- the plan ---------------------------------------------------------------------- */
 
-bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o) {
+bool sk_frames_uses_kernel(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o) {
   const sk_skeleton *s = e->skel;
   (void)o;
   /* One pose is the core's: the same bits, and faster than a 16-lane
@@ -109,7 +109,7 @@ bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t
   return true;
 }
 
-int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+int sk_frames_check_cost(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                          const sk_cost_limits *l, const char *ptr, sk_error *err) {
   sk_cost cost = {0};
   for (size_t i = 0; i < n; i++) {
@@ -131,7 +131,7 @@ int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n
 /* Per-matrix costs measured on the 2-core EPYC of issue 4 (loaded): scalar
  * core ~150 ns, batch kernel ~7 ns, JSON encoding of 16 floats ~650 ns
  * (sk_numfmt), binary copy ~1 ns. */
-double sk_frames_cost_us(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o) {
+double sk_frames_cost_us(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o) {
   double mats = (double)n * (double)(e->skel->count + 1);
   double eval = sk_frames_uses_kernel(e, poses, n, o) ? 7 : 150;
   double enc = o->fmt == SK_FRAMES_JSON ? 650 : 1;
@@ -142,7 +142,7 @@ double sk_frames_cost_us(const sk_cache_entry *e, const sk_pose *poses, size_t n
   return (mats * (eval + enc) + ops * 150) * 1e-3;
 }
 
-size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt) {
+size_t sk_frames_answer_bound(const sk_model *e, const sk_pose *poses, size_t n, int fmt) {
   const sk_skeleton *s = e->skel;
   size_t mats = s->count + 1, floats = 0;
   if (fmt != SK_FRAMES_JSON) {
@@ -223,7 +223,7 @@ static size_t nonfinite_bone(const sk_skeleton *s, const float *m) {
 /* SK_ENOTFINITE with sc->bad_* set when pose i's answer would hold a
  * non-finite number: its final matrices, and for JSON the absolute and
  * local ones it asks for (all in slot order). */
-static int check_finite(const sk_cache_entry *e, const sk_pose *pose, size_t i, const float *kernel_final,
+static int check_finite(const sk_model *e, const sk_pose *pose, size_t i, const float *kernel_final,
                         const sk_eval_buffers *buf, int fmt, sk_frames_scratch *sc) {
   const sk_skeleton *s = e->skel;
   const float *final = kernel_final ? kernel_final : buf->final;
@@ -239,7 +239,7 @@ static int check_finite(const sk_cache_entry *e, const sk_pose *pose, size_t i, 
   return SK_ENOTFINITE;
 }
 
-int sk_frames_nonfinite_error(const sk_cache_entry *e, const sk_frames_scratch *sc, bool batch, sk_error *err) {
+int sk_frames_nonfinite_error(const sk_model *e, const sk_frames_scratch *sc, bool batch, sk_error *err) {
   const sk_bone *bone = &e->skel->bones[sc->bad_bone];
   char p[SK_ERROR_POINTER_MAX] = "";
   if (batch) {
@@ -268,7 +268,7 @@ int sk_frames_append_binary(sk_strbuf *out, const float *final, size_t mats, int
 }
 
 /* Pose i's answer from its final matrices (kernel) or the core's buffers. */
-static int encode(const sk_cache_entry *e, const sk_pose *pose, size_t i, const float *kernel_final,
+static int encode(const sk_model *e, const sk_pose *pose, size_t i, const float *kernel_final,
                   const sk_eval_buffers *buf, int fmt, sk_frames_scratch *sc, sk_strbuf *out) {
   const sk_skeleton *s = e->skel;
   int rc = check_finite(e, pose, i, kernel_final, buf, fmt, sc);
@@ -287,9 +287,9 @@ static int encode(const sk_cache_entry *e, const sk_pose *pose, size_t i, const 
 
 /* The core for one pose: only the subtrees of the bones it sets are
  * recomputed when it wants final matrices without an initial skin, the
- * rest come from the entry's base evaluation, bit for bit the same answer
+ * rest come from the model's base evaluation, bit for bit the same answer
  * (tests/check_sk_skeleton.c compares the two). */
-static int eval_core(const sk_cache_entry *e, const sk_pose *pose, sk_frames_scratch *sc) {
+static int eval_core(const sk_model *e, const sk_pose *pose, sk_frames_scratch *sc) {
   const sk_skeleton *s = e->skel;
   if (reserve_core(sc, s->count))
     return SK_ENOMEM;
@@ -307,7 +307,7 @@ static int eval_core(const sk_cache_entry *e, const sk_pose *pose, sk_frames_scr
 
 /* Pose i's answer from the core; a pose with Bone-API ops or world
  * outputs is evaluated on a scratch copy (sk_poseops). */
-static int core_answer(const sk_cache_entry *e, const sk_pose *pose, size_t i, sk_frames_scratch *sc, int fmt,
+static int core_answer(const sk_model *e, const sk_pose *pose, size_t i, sk_frames_scratch *sc, int fmt,
                        sk_strbuf *out) {
   sk_pose view; /* a range-form pose's overrides, materialised */
   if (pose->range != NULL) {
@@ -331,7 +331,7 @@ static int core_answer(const sk_cache_entry *e, const sk_pose *pose, size_t i, s
 
 /* ---- whole answers ----------------------------------------------------------------- */
 
-static int eval_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+static int eval_kernel(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                        sk_frames_scratch *sc, sk_strbuf *out) {
   const size_t mats = e->skel->count + 1, total = n * mats * 16;
   const bool fast = o->precision == SK_FRAMES_FAST && o->fmt != SK_FRAMES_JSON;
@@ -378,7 +378,7 @@ static int eval_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, 
   return rc;
 }
 
-int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+int sk_frames_eval(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                    sk_frames_scratch *sc, sk_strbuf *out) {
   /* Room for the usual JSON answer at once (~12 bytes a float), instead of
    * about nine doublings from 64 bytes, each copying what was written;
@@ -407,10 +407,10 @@ int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, cons
 
 /* ---- runs in slices ---------------------------------------------------------------- */
 
-int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pose *poses, size_t n,
+int sk_frames_run_init(sk_frames_run *run, const sk_model *e, const sk_pose *poses, size_t n,
                        const sk_frames_opts *o) {
   memset(run, 0, sizeof *run);
-  run->entry = e;
+  run->model = e;
   run->poses = poses;
   run->n = n;
   run->opts = *o;
@@ -427,7 +427,7 @@ int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pos
 /* Pose i's answer appended to `out`, evaluating the next 16 kernel poses
  * when i is past the ones evaluated. */
 static int run_pose(sk_frames_run *run, size_t i, sk_strbuf *out) {
-  const sk_cache_entry *e = run->entry;
+  const sk_model *e = run->model;
   const size_t mats = e->skel->count + 1;
   if (run->kernel && i >= run->evaluated) {
     size_t k = run->n - i < 16 ? run->n - i : 16;
@@ -476,7 +476,7 @@ static void write_binary(char *d, const float *final, size_t mats, int fmt) {
 }
 
 int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *written) {
-  const sk_cache_entry *e = run->entry;
+  const sk_model *e = run->model;
   const size_t mats = e->skel->count + 1;
   const int fmt = run->opts.fmt;
   const bool fast = run->opts.precision == SK_FRAMES_FAST;
@@ -539,7 +539,7 @@ static size_t bone_bytes(size_t bones) {
   return bones * (sizeof(sk_override) + 2 + sizeof(size_t) + sizeof(uint32_t)) + sk_clips_plan_bytes(bones);
 }
 
-size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel) {
+size_t sk_frames_run_bytes(const sk_model *e, bool kernel) {
   const size_t mats = e->skel->count + 1;
   /* kernel: 16 poses of output, float input and TRS64 input (doubles);
    * core: its five matrix arrays; either: bone_bytes */
@@ -547,7 +547,7 @@ size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel) {
   return ovr + (kernel ? 4 * 16 * mats * 16 * sizeof(float) : 5 * mats * 16 * sizeof(float));
 }
 
-size_t sk_frames_run_raw_bytes(const sk_cache_entry *e, int fmt, size_t cap) {
+size_t sk_frames_run_raw_bytes(const sk_model *e, int fmt, size_t cap) {
   const size_t mats = e->skel->count + 1;
   const size_t pb = mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
   size_t k = cap / pb < SK_FRAMES_RAW_POSES ? cap / pb : SK_FRAMES_RAW_POSES;
@@ -577,7 +577,7 @@ static int file_write(void *ctx, const void *data, size_t len) {
 sk_frames_sink sk_frames_sink_strbuf(sk_strbuf *b) { return (sk_frames_sink){strbuf_write, b}; }
 sk_frames_sink sk_frames_sink_file(FILE *f) { return (sk_frames_sink){file_write, f}; }
 
-int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+int sk_frames_write(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                     sk_frames_sink sink) {
   sk_frames_run run;
   int rc = sk_frames_run_init(&run, e, poses, n, o);
@@ -601,33 +601,4 @@ int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, con
   sk_strbuf_free(&pending);
   sk_frames_run_close(&run);
   return rc;
-}
-
-/* ---- transient entries --------------------------------------------------------------- */
-
-int sk_frames_entry_init(sk_cache_entry *e, sk_skeleton *s, bool batch) {
-  memset(e, 0, sizeof *e);
-  e->skel = s;
-  e->bone_count = s->count;
-  if (!batch)
-    return 0;
-  /* The rig snapshots the inverse binds and the base evaluation the
-   * locals: both after any op that changed them. */
-  e->base_world = malloc(16 * (2 * s->count + 1) * sizeof(float));
-  if (e->base_world == NULL) {
-    sk_frames_entry_close(e);
-    return SK_ENOMEM;
-  }
-  /* Without a rig the exact core answers: the same bytes, slower. */
-  if (sk_rig_create(s, &e->rig) != 0)
-    e->rig = NULL;
-  e->base_final = e->base_world + 16 * s->count;
-  sk_skeleton_evaluate_base(s, e->base_world, e->base_final);
-  return 0;
-}
-
-void sk_frames_entry_close(sk_cache_entry *e) {
-  sk_rig_destroy(e->rig);
-  free(e->base_world);
-  memset(e, 0, sizeof *e);
 }

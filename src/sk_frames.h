@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sk_cache.h"
+#include "sk_model.h"
 #include "sk_cost.h"
 #include "sk_pose.h"
 #include "sk_poseops.h"
@@ -109,35 +109,35 @@ int sk_frames_append_binary(sk_strbuf *out, const float *final, size_t mats, int
 bool sk_frames_nonfinite(const float *m, size_t mats);
 
 /* True when the batch kernel answers poses[0..n) (see the header comment). */
-bool sk_frames_uses_kernel(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
+bool sk_frames_uses_kernel(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
 
 /* The work poses[0..n) of `e` asks for (evaluation and an answer in
  * o->fmt) within sk_cost's limits `l`: 0, or SK_ETOOBIG with err at `ptr`
  * naming the limit. Run before any evaluation. */
-int sk_frames_check_cost(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+int sk_frames_check_cost(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                          const sk_cost_limits *l, const char *ptr, sk_error *err);
 
 /* Estimated time to evaluate and encode poses[0..n), in microseconds: the
  * plan sk_frames_write will run, priced per matrix (see sk_frames.c). */
-double sk_frames_cost_us(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
+double sk_frames_cost_us(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o);
 
 /* Bytes of the answer to poses[0..n) in format o->fmt (binary: exact;
  * JSON: an upper bound, ~16 bytes a float), without any "results" wrapper. */
-size_t sk_frames_answer_bound(const sk_cache_entry *e, const sk_pose *poses, size_t n, int fmt);
+size_t sk_frames_answer_bound(const sk_model *e, const sk_pose *poses, size_t n, int fmt);
 
 /* Evaluates poses[0..n) of `e` and appends their answers to `out` in one
  * piece (JSON: entries comma-separated, no wrapper). Borrows everything.
  * Errors: SK_ENOMEM (out may hold part of the answer); SK_ENOTFINITE when
  * an answer would hold inf or NaN (sc->bad_pose, sc->bad_bone say where;
  * sk_frames_nonfinite_error words it). */
-int sk_frames_eval(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+int sk_frames_eval(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                    sk_frames_scratch *sc, sk_strbuf *out);
 
 /* A batch answered in slices, for producers that are pulled (a streamed
  * HTTP answer) or that write as they go (a file). Planned once for the whole
  * batch; every slice gives the bytes sk_frames_eval would have. */
 typedef struct sk_frames_run {
-  const sk_cache_entry *entry; /* borrowed */
+  const sk_model *model; /* borrowed */
   const sk_pose *poses;        /* borrowed */
   size_t n;
   sk_frames_opts opts;
@@ -149,7 +149,7 @@ typedef struct sk_frames_run {
 
 /* Plans poses[0..n) of `e` (borrowed until sk_frames_run_close).
  * Errors: SK_ENOMEM (run is closed again). */
-int sk_frames_run_init(sk_frames_run *run, const sk_cache_entry *e, const sk_pose *poses, size_t n,
+int sk_frames_run_init(sk_frames_run *run, const sk_model *e, const sk_pose *poses, size_t n,
                        const sk_frames_opts *o);
 /* Appends the next poses' answers to `out` until it grew by at least
  * `budget` bytes or the batch is done (JSON entries comma-separated across
@@ -172,16 +172,16 @@ static inline bool sk_frames_run_done(const sk_frames_run *run) { return run->ne
 int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *written);
 /* What a run holds while it lasts (its scratch for 16 kernel poses or the
  * core's buffers), for memory budgets. */
-size_t sk_frames_run_bytes(const sk_cache_entry *e, bool kernel);
+size_t sk_frames_run_bytes(const sk_model *e, bool kernel);
 /* What a kernel run holds when sk_frames_run_next_raw is given up to
  * `cap` bytes at a time (at least sk_frames_run_bytes). */
-size_t sk_frames_run_raw_bytes(const sk_cache_entry *e, int fmt, size_t cap);
+size_t sk_frames_run_raw_bytes(const sk_model *e, int fmt, size_t cap);
 void sk_frames_run_close(sk_frames_run *run);
 
 /* The 422 of an SK_ENOTFINITE from sk_frames_eval/run_next with scratch
  * `sc`: err at /bones/<name> of the bone whose matrix overflowed (under
  * /poses/<pose> when `batch`), the detail naming the pose. Returns the code. */
-int sk_frames_nonfinite_error(const sk_cache_entry *e, const sk_frames_scratch *sc, bool batch, sk_error *err);
+int sk_frames_nonfinite_error(const sk_model *e, const sk_frames_scratch *sc, bool batch, sk_error *err);
 
 /* Where sk_frames_write puts the answer: write() appends len bytes and
  * returns 0, or nonzero to stop (sk_frames_write then returns SK_EIO). */
@@ -197,18 +197,8 @@ sk_frames_sink sk_frames_sink_file(FILE *f);
 /* The whole answer document to `sink`, in slices of ~64 KiB: JSON as
  * {"results":[...]}, binary as the poses' matrices back to back. Memory
  * stays bounded whatever n is. Errors: SK_ENOMEM, SK_EIO (the sink refused). */
-int sk_frames_write(const sk_cache_entry *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
+int sk_frames_write(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                     sk_frames_sink sink);
 
-/* A transient entry for a skeleton that is in no cache: `skinner eval`'s
- * case skeleton, which its ops change between poses (*e is a snapshot of
- * `s` as it is now; `s` is borrowed and must not change until
- * sk_frames_entry_close). `batch`: also build what batches use (the
- * kernel's rig, the base evaluation); without it every pose takes the
- * exact core in full, which is the cheapest for one pose. No JSON text of
- * the base pose is kept: it saves no bytes, only printing, and would cost
- * printing once. Errors: SK_ENOMEM (*e is closed). */
-int sk_frames_entry_init(sk_cache_entry *e, sk_skeleton *s, bool batch);
-void sk_frames_entry_close(sk_cache_entry *e);
 
 #endif

@@ -16,12 +16,12 @@ int sk_frames__reserve_aligned(void **p, size_t *cap, size_t n, size_t size);
 
 /* Each bone's kernel mode over the whole batch poses[0..n), into sc->mode
  * (and the plan's marks into sc->changed). 0 or SK_ENOMEM. */
-int sk_frames__plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc);
+int sk_frames__plan(const sk_model *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc);
 /* Fills the kernel's input for poses[0..n) (a slice of the planned batch)
  * and runs it into `dest` (n * (B + 1) * 16 floats), on up to `threads`
  * threads for large slices. 0, SK_EINVAL (the kernel refused the job) or
  * SK_ENOMEM. */
-int sk_frames__fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
+int sk_frames__fill_run(const sk_model *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
                         float *dest, unsigned threads);
 
 #endif

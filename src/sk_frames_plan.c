@@ -64,7 +64,7 @@ static void plan_matrix_tops(sk_frames_scratch *sc, const sk_pose *poses, size_t
  * A batch run in slices is planned once, so every pose gets the modes it
  * would get in one run (with the exact kernel the bits do not depend on
  * them anyway; with the fast one they do). */
-int sk_frames__plan(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc) {
+int sk_frames__plan(const sk_model *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc) {
   const sk_skeleton *s = e->skel;
   const size_t nb = s->count;
   if (sk_frames__reserve_bones(sc, nb))
@@ -332,7 +332,7 @@ static bool rest_rows_kept(sk_frames_scratch *sc, const sk_sample_ctx *c, size_t
 
 /* Fills the kernel's input for poses[0..n) under the modes in sc->mode and
  * runs it into `dest` (n*(B+1)*16 floats). */
-int sk_frames__fill_run(const sk_cache_entry *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
+int sk_frames__fill_run(const sk_model *e, const sk_pose *poses, size_t n, bool fast, sk_frames_scratch *sc,
                         float *dest, unsigned threads) {
   const sk_skeleton *s = e->skel;
   const size_t nb = s->count;

@@ -587,3 +587,12 @@ int sk_json_write_result_ref(sk_strbuf *b, size_t slots, const float *final, con
     return SK_ENOMEM;
   return sk_strbuf_append(b, "}", 1) ? SK_ENOMEM : 0;
 }
+
+int sk_json_write_order(const sk_skeleton *s, sk_strbuf *out) {
+  if (sk_strbuf_append(out, "[", 1))
+    return SK_ENOMEM;
+  for (size_t i = 0; i < s->count; i++)
+    if ((i > 0 && sk_strbuf_append(out, ",", 1)) || sk_json_write_string(out, s->bones[i].name))
+      return SK_ENOMEM;
+  return sk_strbuf_append(out, "]", 1) ? SK_ENOMEM : 0;
+}

@@ -77,5 +77,7 @@ int sk_json_write_result_ref(sk_strbuf *b, size_t slots, const float *final, con
                              const float *absolute, const float *local);
 /* Appends a JSON string literal (quoted, escaped). */
 int sk_json_write_string(sk_strbuf *b, const char *s);
+/* Appends ["name", ...] of s->bones[] in their order. 0 or SK_ENOMEM. */
+int sk_json_write_order(const sk_skeleton *s, sk_strbuf *out);
 
 #endif

@@ -4,13 +4,13 @@
 #include "sk_kernel_store.h"
 #include "sk_mat.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <uv.h>
 
 /* ---- rig ------------------------------------------------------------------ */
 
@@ -698,9 +698,10 @@ typedef struct sk_kernel_range {
   size_t begin, end;
 } sk_kernel_range;
 
-static void run_range(void *arg) {
+static void *run_range(void *arg) {
   const sk_kernel_range *r = arg;
   sk_kernel_run(r->job, r->begin, r->end);
+  return NULL;
 }
 
 #define SK_KERNEL_MAX_THREADS 64
@@ -716,7 +717,7 @@ int sk_kernel_run_threads(const sk_kernel_job *job, unsigned n) {
     sk_kernel_run(job, 0, p);
     return 0;
   }
-  uv_thread_t tid[SK_KERNEL_MAX_THREADS];
+  pthread_t tid[SK_KERNEL_MAX_THREADS];
   bool started[SK_KERNEL_MAX_THREADS] = {false};
   sk_kernel_range range[SK_KERNEL_MAX_THREADS];
   unsigned used = 0;
@@ -726,11 +727,11 @@ int sk_kernel_run_threads(const sk_kernel_job *job, unsigned n) {
     range[used].end = b + chunk < p ? b + chunk : p;
   }
   for (unsigned i = 1; i < used; i++)
-    started[i] = uv_thread_create(&tid[i], run_range, &range[i]) == 0;
+    started[i] = pthread_create(&tid[i], NULL, run_range, &range[i]) == 0;
   run_range(&range[0]);
   for (unsigned i = 1; i < used; i++) {
     if (started[i])
-      uv_thread_join(&tid[i]);
+      pthread_join(tid[i], NULL);
     else
       run_range(&range[i]);
   }

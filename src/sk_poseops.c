@@ -40,7 +40,7 @@ static bool has_extras(const json_t *j) {
 }
 
 /* Takes the extras out of `stripped` (a copy of the pose object) into `x`. */
-static int parse_extras(const sk_cache_entry *e, json_t *stripped, const char *ptr, int fmt, sk_poseops *x,
+static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, int fmt, sk_poseops *x,
                         sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
   int rc = 0;
@@ -102,7 +102,7 @@ static int parse_extras(const sk_cache_entry *e, json_t *stripped, const char *p
   return rc;
 }
 
-int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_cache_entry *e, const json_t *j, const char *ptr, int fmt,
+int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json_t *j, const char *ptr, int fmt,
                       sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err) {
   if (!has_extras(j))
     return sample(e->skel, e->anim, j, ptr, NULL, poses, count, err);

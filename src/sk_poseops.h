@@ -29,8 +29,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sk_cache.h"
-#include "sk_eval.h"
+#include "sk_model.h"
+#include "sk_pose.h"
 #include "sk_ops.h"
 
 typedef struct sk_poseops {
@@ -55,7 +55,7 @@ typedef int (*sk_poseops_sample_fn)(const sk_skeleton *s, const sk_anim *anim, c
  * are gone). Errors as sk_ops_parse, except: an unknown bone in an op is
  * SK_EUNKNOWN (422, a field of the body, not the resource); a "query" op
  * in a binary answer is SK_ERANGE at the op (binary carries no queries). */
-int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_cache_entry *e, const json_t *j, const char *ptr, int fmt,
+int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json_t *j, const char *ptr, int fmt,
                       sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err);
 
 /* Frees a list from sk_poseops_sample. NULL is a no-op. */

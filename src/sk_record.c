@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "sk_error.h"
-#include "sk_store.h"
+#include "sk_hash.h"
 
 /* Version 2 (docs/data-dir.md has the same table):
  *   record:   magic "SKREC\0" (6) | version u16 | flags u32 (bit 0: with a mesh part; bit 1: the
@@ -199,7 +199,7 @@ int sk_record_encode_full(const sk_skeleton *s, const void *gltf, size_t gltf_le
       return SK_ENOMEM;
   }
   unsigned char crc[4];
-  le_put(crc, sk_store_crc32(out->data + start, out->len - start), 4);
+  le_put(crc, sk_hash_crc32(out->data + start, out->len - start), 4);
   return sk_strbuf_append(out, (const char *)crc, sizeof crc) ? SK_ENOMEM : 0;
 }
 
@@ -208,7 +208,7 @@ static int decode_v2(const unsigned char *p, size_t len, sk_record *rec) {
     return SK_EFORMAT;
   bool has_mesh = (le_get(p + 8, 4) & FLAG_RECORD_MESH) != 0;
   rec->json = (le_get(p + 8, 4) & SK_RECORD_FLAG_JSON) != 0;
-  if ((uint32_t)le_get(p + len - 4, 4) != sk_store_crc32(p, len - 4))
+  if ((uint32_t)le_get(p + len - 4, 4) != sk_hash_crc32(p, len - 4))
     return SK_EFORMAT;
   size_t body = len - 4; /* the CRC is last */
   uint64_t skin_len = le_get(p + 12, 4), gltf_len = le_get(p + 16, 8);

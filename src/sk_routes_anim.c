@@ -11,7 +11,7 @@
 #include "sk_anim.h"
 #include "sk_banim.h"
 #include "sk_cost.h"
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_frames.h"
 #include "sk_error.h"
 #include "sk_json.h"
@@ -374,7 +374,7 @@ static void retarget_after(sk_http_req *req, void *arg, int status) {
   }
   sk_strbuf b = {0};
   const sk_frames_opts fo = sk_routes__frames_opts(r, rj->fmt, 1);
-  if (sk_frames_eval(rj->copy.dst, rj->poses, 1, &fo, &r->sc, &b) != 0)
+  if (sk_frames_eval(&rj->copy.dst->model, rj->poses, 1, &fo, &r->sc, &b) != 0)
     b.failed = 1;
   sk_routes__respond_poses(r, req, rj->copy.dst->skel, 1, rj->fmt, &b);
   retarget_free(rj);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "sk_error.h"
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
 #include "sk_problem.h"
@@ -158,9 +158,9 @@ static void batch_work(void *arg) {
   const sk_frames_opts fo = sk_routes__frames_opts(bj->routes, bj->fmt, bj->routes->cfg.kernel_threads);
   if (bj->fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  bj->rc = sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &sc, &bj->out);
+  bj->rc = sk_frames_eval(&bj->entry->model, bj->poses, bj->n, &fo, &sc, &bj->out);
   if (bj->rc == SK_ENOTFINITE)
-    sk_frames_nonfinite_error(bj->entry, &sc, nonfinite_in_batch(bj), &bj->err);
+    sk_frames_nonfinite_error(&bj->entry->model, &sc, nonfinite_in_batch(bj), &bj->err);
   if (bj->fmt == SK_FMT_JSON && !bj->bare && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
     bj->rc = SK_ENOMEM;
   sk_frames_scratch_close(&sc);
@@ -231,14 +231,14 @@ void sk_routes__batch_after(sk_http_req *req, void *arg, int status) {
  * as JSON (~2.7 ms) does not. */
 static double batch_cost_us(const sk_routes_batch *bj) {
   const sk_frames_opts fo = sk_routes__frames_opts(bj->routes, bj->fmt, 1);
-  return sk_frames_cost_us(bj->entry, bj->poses, bj->n, &fo);
+  return sk_frames_cost_us(&bj->entry->model, bj->poses, bj->n, &fo);
 }
 
 /* Evaluation and answer size of parsed poses (the fast parser's, or
  * already costed from JSON), before either is started. */
 int sk_routes__parsed_cost(const sk_routes *r, const sk_routes_batch *bj, const char *ptr, sk_error *err) {
   const sk_frames_opts fo = sk_routes__frames_opts(r, bj->fmt, 1);
-  return sk_frames_check_cost(bj->entry, bj->poses, bj->n, &fo, &r->cfg.cost, ptr, err);
+  return sk_frames_check_cost(&bj->entry->model, bj->poses, bj->n, &fo, &r->cfg.cost, ptr, err);
 }
 
 /* A batch answer produced as its client reads it: a bounded `pending`
@@ -309,8 +309,8 @@ static size_t stream_block(const sk_routes_batch *bj) {
 static size_t stream_bytes(const sk_routes_batch *bj, bool kernel) {
   const size_t mats = bj->entry->skel->count + 1;
   size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
-  size_t eval = kernel && bj->fmt != SK_FMT_JSON ? sk_frames_run_raw_bytes(bj->entry, bj->fmt, stream_block(bj))
-                                                  : sk_frames_run_bytes(bj->entry, kernel);
+  size_t eval = kernel && bj->fmt != SK_FMT_JSON ? sk_frames_run_raw_bytes(&bj->entry->model, bj->fmt, stream_block(bj))
+                                                  : sk_frames_run_bytes(&bj->entry->model, kernel);
   return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + stream_block(bj) + bj->entry->bytes;
 }
 
@@ -325,9 +325,9 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   }
   st->bj = bj;
   const sk_frames_opts fo = sk_routes__frames_opts(r, bj->fmt, 1);
-  int rc = sk_http_reserve(req, stream_bytes(bj, sk_frames_uses_kernel(bj->entry, bj->poses, bj->n, &fo)));
+  int rc = sk_http_reserve(req, stream_bytes(bj, sk_frames_uses_kernel(&bj->entry->model, bj->poses, bj->n, &fo)));
   if (rc == 0)
-    rc = sk_frames_run_init(&st->run, bj->entry, bj->poses, bj->n, &fo);
+    rc = sk_frames_run_init(&st->run, &bj->entry->model, bj->poses, bj->n, &fo);
   if (rc == 0 && bj->fmt == SK_FMT_JSON)
     rc = sk_strbuf_append(&st->pending, "{\"results\":[", 12);
   /* The first slice before the status: an overflow there is still a 422. */
@@ -336,7 +336,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   if (rc == SK_ENOTFINITE) {
     sk_error err;
     sk_error_clear(&err);
-    sk_frames_nonfinite_error(bj->entry, &st->run.sc, req->route == SK_ROUTE_POSES, &err);
+    sk_frames_nonfinite_error(&bj->entry->model, &st->run.sc, req->route == SK_ROUTE_POSES, &err);
     stream_release(st);
     sk_problem_err(req, &err, SK_ENOTFINITE);
     return;
@@ -360,7 +360,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   decimal_size(poses, bj->n);
   decimal_size(mats, s->count + 1);
   const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
-  uint64_t len = sk_frames_answer_bound(bj->entry, bj->poses, bj->n, bj->fmt); /* exact for binary */
+  uint64_t len = sk_frames_answer_bound(&bj->entry->model, bj->poses, bj->n, bj->fmt); /* exact for binary */
   sk_http_respond_stream(req, 200, fmt_type(bj->fmt), len, stream_block(bj), stream_produce, st,
                          stream_release, hdr);
 }
@@ -427,9 +427,9 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
   if (fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  rc = sk_frames_eval(bj->entry, bj->poses, bj->n, &fo, &r->sc, &bj->out);
+  rc = sk_frames_eval(&bj->entry->model, bj->poses, bj->n, &fo, &r->sc, &bj->out);
   if (rc == SK_ENOTFINITE) {
-    sk_frames_nonfinite_error(bj->entry, &r->sc, req->route == SK_ROUTE_POSES, &err);
+    sk_frames_nonfinite_error(&bj->entry->model, &r->sc, req->route == SK_ROUTE_POSES, &err);
     sk_routes__batch_free(bj);
     sk_problem_err(req, &err, SK_ENOTFINITE);
     return;

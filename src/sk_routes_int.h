@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 #include "sk_etag.h"
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_frames.h"
 #include "sk_routes.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "sk_error.h"
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_fastpose.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
@@ -27,7 +27,7 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
 /* Parses one pose object that may name clips (the /pose body): sampling
  * happens here, so it runs where sk_cost said it may. */
 static int parse_single(const sk_routes *r, sk_routes_batch *bj, const json_t *j, sk_error *err) {
-  int rc = sk_poseops_sample(r->cfg.sample, bj->entry, j, "", bj->fmt, &bj->opsets, &bj->poses, &bj->n, err);
+  int rc = sk_poseops_sample(r->cfg.sample, &bj->entry->model, j, "", bj->fmt, &bj->opsets, &bj->poses, &bj->n, err);
   if (!rc && bj->n > r->cfg.max_batch)
     rc = sk_error_set(err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", bj->n, r->cfg.max_batch);
   if (!rc)
@@ -70,7 +70,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
     }
     sk_pose *poses = NULL;
     size_t n = 0;
-    rc = sk_poseops_sample(r->cfg.sample, e, j, "", fmt, &opsets, &poses, &n, &err);
+    rc = sk_poseops_sample(r->cfg.sample, &e->model, j, "", fmt, &opsets, &poses, &n, &err);
     json_decref(j);
     if (!rc && n > r->cfg.max_batch) {
       sk_pose_array_free(poses, n);
@@ -119,13 +119,13 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   }
   sk_strbuf b = {0};
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
-  int erc = sk_frames_eval(e, &pose, 1, &fo, &r->sc, &b);
+  int erc = sk_frames_eval(&e->model, &pose, 1, &fo, &r->sc, &b);
   sk_pose_close(&pose);
   sk_poseops_free(opsets);
   if (erc == SK_ENOTFINITE) {
     sk_error err;
     sk_error_clear(&err);
-    sk_frames_nonfinite_error(e, &r->sc, false, &err);
+    sk_frames_nonfinite_error(&e->model, &r->sc, false, &err);
     sk_strbuf_free(&b);
     sk_cache_entry_unref(e);
     sk_problem_err(req, &err, SK_ENOTFINITE);
@@ -152,7 +152,7 @@ static int parse_batch(const sk_routes *r, sk_routes_batch *bj, const json_t *j,
     sk_pointer_push_index(p, sizeof p, i);
     sk_pose *item = NULL;
     size_t k = 0;
-    rc = sk_poseops_sample(r->cfg.sample, bj->entry, json_array_get(poses, i), p, fmt, &bj->opsets, &item, &k, err);
+    rc = sk_poseops_sample(r->cfg.sample, &bj->entry->model, json_array_get(poses, i), p, fmt, &bj->opsets, &item, &k, err);
     if (rc)
       break;
     /* A frame range inside a batch contributes one pose per frame. */

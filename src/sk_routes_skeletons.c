@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sk_error.h"
-#include "sk_eval.h"
+#include "sk_pose.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
 #include "sk_problem.h"
@@ -70,7 +70,7 @@ void sk_routes__write_summary(sk_strbuf *b, const char *id, const sk_skeleton *s
   sk_strbuf_append(b, ",\"bones\":", 9);
   write_uint(b, s->count);
   sk_strbuf_append(b, ",\"order\":", 9);
-  sk_eval_write_order(s, b);
+  sk_json_write_order(s, b);
   write_slots(b, s);
   write_mesh_skins(b, mesh_json, skins_json, skin);
   if (anim != NULL) { /* the clips it came with, as GET lists them */
@@ -86,7 +86,7 @@ static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
   sk_strbuf_append(b, "{\"id\":", 6);
   sk_json_write_string(b, e->id);
   sk_strbuf_append(b, ",\"order\":", 9);
-  sk_eval_write_order(s, b);
+  sk_json_write_order(s, b);
   write_slots(b, s);
   sk_strbuf_append(b, ",\"bones\":[", 10);
   for (size_t i = 0; i < s->count; i++) {

@@ -10,7 +10,7 @@
 
 #include "sk_gltf.h"
 #include "sk_outfile.h"
-#include "sk_routes.h"
+#include "sk_frames.h"
 
 /* The format is little-endian; a big-endian host swaps before writing. */
 static bool host_big_endian(void) {
@@ -150,7 +150,7 @@ static int compute_chunk(const sk_shot *sh, shot_state *st, size_t f0, size_t n,
         memcpy(d, src, st->mats * 16 * sizeof *d);
       else
         for (size_t m = 0; m < st->mats; m++)
-          sk_routes_mat3x4(src + 16 * m, d + 12 * m);
+          sk_frames_mat3x4(src + 16 * m, d + 12 * m);
     }
   }
   return 0;

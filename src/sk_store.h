@@ -88,7 +88,5 @@ int sk_store_get(sk_store *s, const char *key, void **data, size_t *len);
 int sk_store_load_all(sk_store *s, int (*record)(void *arg, const char *key, const void *data, size_t len),
                       void (*skipped)(void *arg, const char *file, const char *why), void *arg);
 
-/* CRC-32 (IEEE 802.3), exposed for tests. */
-uint32_t sk_store_crc32(const void *data, size_t len);
 
 #endif

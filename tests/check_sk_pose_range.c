@@ -27,7 +27,7 @@ static sk_pose *parse(const fixture *f, sk_frames_sample_fn fn, const char *text
   sk_error err;
   sk_error_clear(&err);
   *owner = NULL;
-  ck_assert_msg(sk_poseops_sample(fn, f->e, j, "", fmt, owner, &poses, n, &err) == 0, "%s: %s at %s", text,
+  ck_assert_msg(sk_poseops_sample(fn, &f->e->model, j, "", fmt, owner, &poses, n, &err) == 0, "%s: %s at %s", text,
                 err.text, err.pointer);
   json_decref(j);
   if (fmt != SK_FRAMES_JSON)
@@ -43,7 +43,7 @@ static void answer(const fixture *f, const sk_pose *poses, size_t n, size_t k, c
   for (size_t i = 0; i < n; i += k) {
     if (i > 0 && o->fmt == SK_FRAMES_JSON)
       ck_assert_int_eq(sk_strbuf_append(out, ",", 1), 0);
-    ck_assert_int_eq(sk_frames_eval(f->e, poses + i, n - i < k ? n - i : k, o, &sc, out), 0);
+    ck_assert_int_eq(sk_frames_eval(&f->e->model, poses + i, n - i < k ? n - i : k, o, &sc, out), 0);
   }
   sk_frames_scratch_close(&sc);
 }
@@ -91,13 +91,13 @@ static bool compare_body(const fixture *f, const char *body, int want_range, con
         sk_strbuf th = {0};
         sk_frames_scratch sc = {0};
         const sk_frames_opts o2 = {.fmt = fmt, .threads = 2};
-        ck_assert_int_eq(sk_frames_eval(f->e, lazy, nl, &o2, &sc, &th), 0);
+        ck_assert_int_eq(sk_frames_eval(&f->e->model, lazy, nl, &o2, &sc, &th), 0);
         sk_frames_scratch_close(&sc);
         assert_same(&ref, &th, "two threads", body, fmt, nl);
         sk_strbuf_free(&th);
         /* streamed in slices (16 poses at a time), as the routes pull them */
         sk_frames_run run;
-        ck_assert_int_eq(sk_frames_run_init(&run, f->e, lazy, nl, &o), 0);
+        ck_assert_int_eq(sk_frames_run_init(&run, &f->e->model, lazy, nl, &o), 0);
         sk_strbuf sl = {0};
         while (!sk_frames_run_done(&run))
           ck_assert_int_eq(sk_frames_run_next(&run, &sl, 1000), 0);
@@ -170,7 +170,7 @@ START_TEST(outputs_and_ops_that_need_overrides_get_the_same_bytes) {
       sk_pose *eager = parse(&f, sk_frames_sample_default, bodies[c], SK_FRAMES_JSON, &oe, &ne);
       ck_assert_ptr_nonnull(lazy[0].range);
       const sk_frames_opts o = {.fmt = SK_FRAMES_JSON};
-      ck_assert(!sk_frames_uses_kernel(f.e, lazy, nl, &o));
+      ck_assert(!sk_frames_uses_kernel(&f.e->model, lazy, nl, &o));
       sk_strbuf a = {0}, b = {0};
       answer(&f, eager, ne, ne, &o, &a);
       for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
@@ -795,7 +795,7 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
     size_t n;
     sk_pose *poses = parse(e, sk_frames_sample_range, seq[i].body, o.fmt, &owner, &n);
     sk_strbuf got = {0}, want = {0};
-    ck_assert_int_eq(sk_frames_eval(e->e, poses, n, &o, &shared, &got), 0);
+    ck_assert_int_eq(sk_frames_eval(&e->e->model, poses, n, &o, &shared, &got), 0);
     answer(e, poses, n, n, &o, &want);
     assert_same(&want, &got, "shared scratch", seq[i].body, o.fmt, n);
     sk_strbuf_free(&got);
@@ -820,7 +820,7 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
       f[0].e->anim->rest[row.bone * SK_ANIM_TRS + row.comp] += 0.25;
     }
     sk_strbuf got = {0}, want = {0};
-    ck_assert_int_eq(sk_frames_eval(f[0].e, poses, n, &o, &shared, &got), 0);
+    ck_assert_int_eq(sk_frames_eval(&f[0].e->model, poses, n, &o, &shared, &got), 0);
     answer(&f[0], poses, n, n, &o, &want);
     assert_same(&want, &got, "shared scratch, new rest value", walk, o.fmt, n);
     sk_strbuf_free(&got);

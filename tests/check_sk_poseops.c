@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sk_cache.h"
+#include "sk_eval.h"
 #include "sk_frames.h"
 #include "sk_json.h"
 #include "sk_testutil.h"
@@ -50,7 +52,7 @@ static int sample_error(const fixture *f, const char *text, int fmt, sk_error *e
   sk_pose *poses = NULL;
   size_t n = 0;
   sk_error_clear(err);
-  int rc = sk_poseops_sample(sk_frames_sample_default, f->e, j, "/poses/2", fmt, &owner, &poses, &n, err);
+  int rc = sk_poseops_sample(sk_frames_sample_default, &f->e->model, j, "/poses/2", fmt, &owner, &poses, &n, err);
   json_decref(j);
   ck_assert_ptr_null(owner); /* nothing kept on failure */
   sk_pose_array_free(poses, rc ? 0 : n);
@@ -99,7 +101,7 @@ START_TEST(test_plain_poses_stay_plain) {
   sk_poseops *owner = NULL;
   sk_pose *poses = NULL;
   size_t n = 0;
-  ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, f.e, j, "", SK_FRAMES_JSON, &owner, &poses, &n, NULL), 0);
+  ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, &f.e->model, j, "", SK_FRAMES_JSON, &owner, &poses, &n, NULL), 0);
   ck_assert_ptr_null(owner);
   ck_assert_uint_eq(n, 1);
   ck_assert_ptr_null(poses[0].ops);
@@ -121,7 +123,7 @@ static void frames_batch_on(const sk_cache_entry *e, const char *const *texts, s
     ck_assert_ptr_nonnull(j);
     sk_pose *one = NULL;
     size_t m = 0;
-    ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, e, j, "", fmt, &owner, &one, &m, NULL), 0);
+    ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, &e->model, j, "", fmt, &owner, &one, &m, NULL), 0);
     ck_assert_uint_eq(m, 1);
     poses[k] = one[0];
     free(one);
@@ -130,9 +132,9 @@ static void frames_batch_on(const sk_cache_entry *e, const char *const *texts, s
       poses[k].output = SK_OUT_FINAL; /* as sk_routes__binary_outputs does */
   }
   const sk_frames_opts fo = {.fmt = fmt};
-  ck_assert(!sk_frames_uses_kernel(e, poses, n, &fo));
+  ck_assert(!sk_frames_uses_kernel(&e->model, poses, n, &fo));
   sk_frames_scratch own = {0};
-  ck_assert_int_eq(sk_frames_eval(e, poses, n, &fo, sc != NULL ? sc : &own, out), 0);
+  ck_assert_int_eq(sk_frames_eval(&e->model, poses, n, &fo, sc != NULL ? sc : &own, out), 0);
   sk_frames_scratch_close(&own);
   for (size_t k = 0; k < n; k++)
     sk_pose_close(&poses[k]);

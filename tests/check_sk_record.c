@@ -13,6 +13,7 @@
 #include "sk_json.h"
 #include "sk_record.h"
 #include "sk_skeldump.h"
+#include "sk_hash.h"
 #include "sk_store.h"
 #include "sk_testutil.h"
 
@@ -33,7 +34,7 @@ static unsigned char *store_payload(const char *rel, size_t *len) {
   for (int i = 0; i < 4; i++)
     crc |= (uint32_t)f[16 + i] << (8 * i);
   ck_assert_uint_eq(plen, n - 20);
-  ck_assert_uint_eq(crc, sk_store_crc32(f + 20, n - 20));
+  ck_assert_uint_eq(crc, sk_hash_crc32(f + 20, n - 20));
   memmove(f, f + 20, n - 20);
   *len = n - 20;
   return f;
@@ -202,7 +203,7 @@ START_TEST(version_2_bytes_sit_where_the_documentation_says) {
     }
   }
   ck_assert_uint_eq((size_t)(bone - p) + 4, b.len);
-  ck_assert_uint_eq(le(bone, 4), sk_store_crc32(p, b.len - 4));
+  ck_assert_uint_eq(le(bone, 4), sk_hash_crc32(p, b.len - 4));
   /* a JSON skeleton: no selector, no glTF */
   sk_strbuf j = {0};
   ck_assert_int_eq(sk_record_encode(s, NULL, 0, NULL, &j), 0);
@@ -270,7 +271,7 @@ START_TEST(a_mesh_part_round_trips_and_without_one_nothing_changes) {
   sk_record_clear(&rec);
   /* flags that promise a mesh part the bytes do not hold: not a record */
   a.data[8] = 1;
-  uint32_t crc = sk_store_crc32((const unsigned char *)a.data, a.len - 4);
+  uint32_t crc = sk_hash_crc32((const unsigned char *)a.data, a.len - 4);
   for (int i = 0; i < 4; i++)
     a.data[a.len - 4 + (size_t)i] = (char)(crc >> (8 * i));
   ck_assert_int_eq(sk_record_decode(a.data, a.len, &rec), SK_EFORMAT);
@@ -317,7 +318,7 @@ static sk_strbuf good_record(void) {
 
 /* Rewrites the trailing CRC so a change reaches the field checks. */
 static void fix_crc(sk_strbuf *b) {
-  uint32_t c = sk_store_crc32(b->data, b->len - 4);
+  uint32_t c = sk_hash_crc32(b->data, b->len - 4);
   for (int i = 0; i < 4; i++)
     b->data[b->len - 4 + i] = (char)(c >> (8 * i));
 }

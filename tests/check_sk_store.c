@@ -113,33 +113,6 @@ START_TEST(damaged_files_are_skipped_with_a_reason) {
 }
 END_TEST
 
-START_TEST(crc32_known_value) {
-  ck_assert_uint_eq(sk_store_crc32("123456789", 9), 0xcbf43926u);
-}
-END_TEST
-
-/* The table-driven CRC against the bitwise definition, on every byte value
- * at every position of a 4 KiB buffer and on every prefix length. */
-static uint32_t crc32_bitwise(const unsigned char *p, size_t len) {
-  uint32_t crc = 0xffffffffu;
-  for (size_t i = 0; i < len; i++) {
-    crc ^= p[i];
-    for (int k = 0; k < 8; k++)
-      crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-START_TEST(crc32_matches_the_bitwise_definition) {
-  static unsigned char buf[4096];
-  for (size_t i = 0; i < sizeof buf; i++)
-    buf[i] = (unsigned char)(i * 131u + (i >> 8));
-  for (size_t n = 0; n <= 300; n++)
-    ck_assert_uint_eq(sk_store_crc32(buf, n), crc32_bitwise(buf, n));
-  ck_assert_uint_eq(sk_store_crc32(buf, sizeof buf), crc32_bitwise(buf, sizeof buf));
-}
-END_TEST
-
 START_TEST(one_id_rule_with_lengths_so_a_nul_is_an_invalid_byte) {
   ck_assert(sk_store_id_valid("a", 1));
   ck_assert(sk_store_id_valid(".tmp-a", 6));
@@ -370,8 +343,6 @@ int main(void) {
   tcase_add_test(tc, put_get_replace_delete);
   tcase_add_test(tc, keys_cannot_escape_the_directory);
   tcase_add_test(tc, damaged_files_are_skipped_with_a_reason);
-  tcase_add_test(tc, crc32_known_value);
-  tcase_add_test(tc, crc32_matches_the_bitwise_definition);
   tcase_add_test(tc, one_id_rule_with_lengths_so_a_nul_is_an_invalid_byte);
   tcase_add_test(tc, ids_named_like_temporary_files_are_records_like_any_other);
   tcase_add_test(tc, a_second_open_of_a_locked_directory_is_refused_with_the_holder_pid);

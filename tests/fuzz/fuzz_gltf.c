@@ -143,7 +143,7 @@ static void use_skeleton(const sk_skeleton *s) {
   sk_pose pose = {.output = SK_OUT_FINAL | SK_OUT_ABSOLUTE | SK_OUT_LOCAL};
   sk_pose_evaluate(s, &pose, &buf);
   sk_strbuf out = {0};
-  if (sk_eval_write_order(s, &out) == 0) {
+  if (sk_json_write_order(s, &out) == 0) {
     json_t *back = json_loadb(out.data, out.len, JSON_DECODE_INT_AS_REAL, NULL);
     SK_FUZZ_CHECK(back != NULL && json_array_size(back) == s->count);
     json_decref(back);

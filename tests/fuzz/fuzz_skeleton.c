@@ -39,7 +39,7 @@ static void check_evaluates(const sk_skeleton *s) {
   sk_pose pose = {.output = SK_OUT_FINAL | SK_OUT_ABSOLUTE | SK_OUT_LOCAL};
   sk_pose_evaluate(s, &pose, &buf);
   sk_strbuf out = {0};
-  if (sk_eval_write_order(s, &out) == 0 && sk_strbuf_append(&out, ",", 1) == 0 &&
+  if (sk_json_write_order(s, &out) == 0 && sk_strbuf_append(&out, ",", 1) == 0 &&
       sk_pose_write_json(s, &pose, &buf, NULL, &out) == 0) {
     /* "[order],{result}" is not one document: wrap it. */
     sk_strbuf doc = {0};

@@ -1,0 +1,86 @@
+/* sk_model: the published skeleton version the pipeline computes with.
+ *
+ * A model is a skeleton and what is derived from it once, when it is
+ * published (an upload, a PATCH, a record read back), so that no request
+ * derives it again: the batch kernel's rig, the stored pose evaluated
+ * (world and final matrices, and the finals' JSON text), the glTF or
+ * Babylon-format clips with their shared sampler, the default mesh and the
+ * glTF skins list. After sk_model_init it is immutable: any number of
+ * threads read it at once. Who keeps it alive is the holder's business
+ * (the daemon's cache entry embeds one and counts references to the
+ * entry; `skinner eval` and the benches keep one on the stack).
+ *
+ * The fields are a macro so that sk_cache_entry can embed them both as a
+ * named `sk_model model` (what the pipeline takes) and as plain members
+ * (what the daemon's handlers read), the way libuv's UV_HANDLE_FIELDS
+ * shares one layout between handle types. */
+#ifndef SK_MODEL_H
+#define SK_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sk_anim.h"
+#include "sk_bone.h"
+#include "sk_kernel.h"
+#include "sk_numfmt.h"
+#include "sk_skeleton.h"
+
+#define SK_MODEL_FIELDS                                                                                              \
+  sk_skeleton *skel; /* owned; immutable after publication */                                                      \
+  sk_rig *rig;       /* owned, or NULL (the exact core answers): the batch kernel's form of `skel` */              \
+  float *base_world; /* owned, or NULL: sk_skeleton_evaluate_base of `skel`; */                                    \
+  float *base_final; /* base_final points into the same allocation */                                              \
+  sk_f32_text base_final_text; /* owned: base_final as JSON, per matrix (empty without base_final) */             \
+  sk_anim *anim;     /* owned reference; the clips, NULL for skeletons without any */                              \
+  size_t bone_count; /* = skel->count (also for a daemon entry whose skeleton is evicted) */                       \
+  /* The skeleton's default mesh (Babylon's tNode for world-space ops and the                                     \
+   * "world"/"positions" outputs when a request names none): from a glTF                                          \
+   * upload, the skinned mesh's node chain as Babylon's loader builds it; from                                    \
+   * JSON, the skeleton's "mesh". has_mesh false: no mesh (identity). */                                          \
+  bool has_mesh;                                                                                                   \
+  sk_mesh mesh;                                                                                                    \
+  /* owned, or NULL: the default mesh's node chain as compact JSON                                                \
+   * (sk_ops_parse_mesh's format), what GET shows; NULL iff !has_mesh, except                                     \
+   * for a glTF chain that does not compose (a zero scale: has_mesh false,                                        \
+   * the chain still shown). */                                                                                    \
+  char *mesh_json;                                                                                                 \
+  /* owned, or NULL for JSON skeletons: the glTF file's skins list                                                \
+   * (sk_gltf_skins_json) and which of them this skeleton is. */                                                  \
+  char *skins_json;                                                                                                \
+  int32_t skin;
+
+typedef struct sk_model {
+  SK_MODEL_FIELDS
+} sk_model;
+
+/* Clips whose samplers are built by sk_model_init itself, on the thread
+ * that publishes: bigger ones got theirs where they were parsed (the
+ * daemon's pool) or none. */
+#define SK_MODEL_SHARE_INLINE (256u << 10)
+
+/* Builds the published form in *m (zeroed first) from `skel` and `anim`
+ * (both stolen, on failure too; `anim` may be NULL) and copies of
+ * `mesh_json` and `skins_json` (may be NULL): prepares the skeleton
+ * (sk_skeleton_prepare), builds the rig, the stored pose's matrices and
+ * their text (optional: left NULL/empty without memory), the default mesh
+ * from `mesh_json`, and the clips' shared sampler when they are small.
+ * 0, or SK_ENOMEM with *m released. Release with sk_model_close. */
+int sk_model_init(sk_model *m, sk_skeleton *skel, sk_anim *anim, const char *mesh_json, const char *skins_json,
+                  int32_t skin);
+/* Frees what *m owns and zeroes it. */
+void sk_model_close(sk_model *m);
+
+/* A model over a skeleton that is still being edited (skinner eval's
+ * cases: ops between poses change it): `skel` is borrowed and must outlive
+ * the view. With `batch`, the rig and the stored pose's matrices are built
+ * (a batch or range runs on the batch kernel); without, neither (the exact
+ * core answers one pose, which is the cheapest for one pose). No JSON text
+ * of the stored pose is kept: it saves no bytes, only printing, and would
+ * cost printing once. 0 or SK_ENOMEM (*m closed). Release with
+ * sk_model_view_close. */
+int sk_model_view_init(sk_model *m, sk_skeleton *skel, bool batch);
+void sk_model_view_close(sk_model *m);
+
+#endif
