@@ -30,15 +30,15 @@ static float *reference(const sk_skeleton *s, const sk_anim *an, const char *pos
   sk_error_clear(&err);
   ck_assert_msg(sk_pose_parse_anim(s, an, j, "", NULL, &poses, n, &err) == 0, "%s", err.text);
   json_decref(j);
-  sk_eval_buffers buf;
-  ck_assert_int_eq(sk_eval_buffers_init(&buf, s->count), 0);
+  sk_pose_buffers buf;
+  ck_assert_int_eq(sk_pose_buffers_init(&buf, s->count), 0);
   const size_t per = 16 * (s->count + 1);
   float *out = malloc(*n * per * sizeof *out);
   for (size_t i = 0; i < *n; i++) {
     sk_pose_evaluate(s, &poses[i], &buf);
     memcpy(out + i * per, buf.final, per * sizeof *out);
   }
-  sk_eval_buffers_close(&buf);
+  sk_pose_buffers_close(&buf);
   sk_pose_array_free(poses, *n);
   return out;
 }
@@ -290,8 +290,8 @@ START_TEST(test_frames_file_layout) {
   ck_assert_uint_eq(fread(body, sizeof *body, 300 * 2 * row, f), 300 * 2 * row);
   fclose(f);
   float *final = malloc(16 * mats * sizeof *final), m12[12];
-  sk_eval_buffers buf;
-  ck_assert_int_eq(sk_eval_buffers_init(&buf, s->count), 0);
+  sk_pose_buffers buf;
+  ck_assert_int_eq(sk_pose_buffers_init(&buf, s->count), 0);
   sk_override *o = malloc(s->count * sizeof *o);
   double *trs = malloc(s->count * SK_ANIM_TRS * sizeof *trs);
   for (size_t fr = 0; fr < 300; fr += 37)
@@ -306,7 +306,7 @@ START_TEST(test_frames_file_layout) {
         ck_assert(memcmp(body + (fr * 2 + c) * row + 12 * m, m12, sizeof m12) == 0);
       }
     }
-  sk_eval_buffers_close(&buf);
+  sk_pose_buffers_close(&buf);
   free(o);
   free(trs);
   free(final);

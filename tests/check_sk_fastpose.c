@@ -48,15 +48,15 @@ static void assert_same(const sk_skeleton *s, const sk_pose *a, const sk_pose *b
     if (x->mask & SK_OVERRIDE_SCALING)
       ck_assert(memcmp(x->scaling, y->scaling, sizeof x->scaling) == 0);
   }
-  sk_eval_buffers ba, bb;
-  sk_eval_buffers_init(&ba, s->count);
-  sk_eval_buffers_init(&bb, s->count);
+  sk_pose_buffers ba, bb;
+  sk_pose_buffers_init(&ba, s->count);
+  sk_pose_buffers_init(&bb, s->count);
   sk_pose_evaluate(s, a, &ba);
   sk_pose_evaluate(s, b, &bb);
   if (a->output & SK_OUT_FINAL)
     ck_assert(memcmp(ba.final, bb.final, 16 * (s->count + 1) * sizeof(float)) == 0);
-  sk_eval_buffers_close(&ba);
-  sk_eval_buffers_close(&bb);
+  sk_pose_buffers_close(&ba);
+  sk_pose_buffers_close(&bb);
 }
 
 static void check_accepts(const sk_skeleton *s, const char *text) {

@@ -90,8 +90,8 @@ END_TEST
  * stored locals give identities and moving root by x = 5 moves both. */
 START_TEST(evaluate_gives_the_cores_matrices_and_leaves_the_skeleton) {
   sk_skeleton *s = skel2();
-  sk_eval_buffers b;
-  ck_assert_int_eq(sk_eval_buffers_init(&b, s->count), 0);
+  sk_pose_buffers b;
+  ck_assert_int_eq(sk_pose_buffers_init(&b, s->count), 0);
   sk_pose p;
   sk_error e;
   ck_assert_int_eq(parse(s, "{\"bones\": {\"root\": {\"position\": [5,0,0]}}, \"output\": [\"final\", \"absolute\"]}",
@@ -109,7 +109,7 @@ START_TEST(evaluate_gives_the_cores_matrices_and_leaves_the_skeleton) {
   ck_assert_float_eq(b.final[16 + 12], 0); /* the pose did not stay */
   sk_pose_close(&q);
   sk_pose_close(&p);
-  sk_eval_buffers_close(&b);
+  sk_pose_buffers_close(&b);
   ck_assert_ptr_null(b.final);
   sk_skeleton_destroy(s);
 }
@@ -117,8 +117,8 @@ END_TEST
 
 START_TEST(write_json_writes_the_outputs_asked_and_the_reference_changes_no_byte) {
   sk_skeleton *s = skel2();
-  sk_eval_buffers b;
-  ck_assert_int_eq(sk_eval_buffers_init(&b, s->count), 0);
+  sk_pose_buffers b;
+  ck_assert_int_eq(sk_pose_buffers_init(&b, s->count), 0);
   sk_pose p;
   sk_error e;
   ck_assert_int_eq(parse(s, "{\"bones\": {\"root\": {\"position\": [5,0,0]}}, \"output\": [\"final\", \"local\"]}",
@@ -149,7 +149,7 @@ START_TEST(write_json_writes_the_outputs_asked_and_the_reference_changes_no_byte
   sk_strbuf_free(&plain);
   sk_strbuf_free(&ref);
   sk_pose_close(&p);
-  sk_eval_buffers_close(&b);
+  sk_pose_buffers_close(&b);
   sk_skeleton_destroy(s);
 }
 END_TEST

@@ -304,8 +304,8 @@ typedef struct {
 
 static void *worker(void *p) {
   worker_arg *w = p;
-  sk_eval_buffers buf;
-  sk_eval_buffers_init(&buf, w->ref->count);
+  sk_pose_buffers buf;
+  sk_pose_buffers_init(&buf, w->ref->count);
   for (int i = 0; i < 50; i++) {
     int k = w->thread * 50 + i;
     char *pose = make_pose(k, 65);
@@ -360,7 +360,7 @@ static void *worker(void *p) {
     free(wrapped);
     free(pose);
   }
-  sk_eval_buffers_close(&buf);
+  sk_pose_buffers_close(&buf);
   return NULL;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/sk_ui_files.c: the preview page's files (ui/) as byte arrays
+"""Writes src/daemon/sk_ui_files.c: the preview page's files (ui/) as byte arrays
 with their content type and a strong ETag (the first 16 hex digits of the
 file's SHA-256), so skinnerd serves the page with no files installed.
 

@@ -4,8 +4,8 @@
  * opt-in). Prints microseconds per pose. Not a test.
  *
  * Build and run (from the build directory, after make):
- *   gcc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc -I. $(pkg-config --cflags jansson libuv) \
- *       tests/bench/frames_bench.c src/.libs/libskinner.a \
+ *   gcc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Isrc/base -Isrc/babylon -Isrc/kernel -Isrc/anim -Isrc/io -Isrc/engine -I. $(pkg-config --cflags jansson libuv) \
+ *       tests/bench/frames_bench.c src/.libs/libskcore.a \
  *       $(pkg-config --libs jansson libuv libmicrohttpd gnutls) -lcglm -lm -lpthread -o /tmp/frames_bench
  *   /tmp/frames_bench tests/data/Fox.glb */
 #include <stdio.h>
@@ -39,12 +39,10 @@ int main(int argc, char **argv) {
   sk_anim *an;
   sk_error err;
   sk_error_clear(&err);
-  sk_cache *c;
-  sk_cache_entry *e;
-  bool replaced;
-  if (sk_gltf_import(d, (size_t)len, NULL, 0, &s, &an, &err) != 0 || sk_cache_create(0, &c) != 0 ||
-      sk_cache_put_full(c, "fox", s, an, NULL, &replaced, &e) != 0)
+  sk_model model;
+  if (sk_gltf_import(d, (size_t)len, NULL, 0, &s, &an, &err) != 0 || sk_model_init(&model, s, an, NULL, NULL, -1) != 0)
     return 1;
+  const sk_model *e = &model;
   json_t *j = json_loads("{\"animation\":\"Survey\",\"from\":0,\"to\":3.4,\"fps\":18.5}", 0, NULL);
   sk_pose *p;
   size_t n;
@@ -68,8 +66,7 @@ int main(int argc, char **argv) {
   sk_frames_scratch_close(&sc);
   sk_pose_array_free(p, n);
   json_decref(j);
-  sk_cache_entry_unref(e);
-  sk_cache_destroy(c);
+  sk_model_close(&model);
   free(d);
   return 0;
 }

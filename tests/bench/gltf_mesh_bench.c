@@ -2,7 +2,7 @@
  * (sk_gltf_extra_fill) next to building the skin itself (sk_gltf_load_skin),
  * per file given. Not part of `make check`:
  *
- *   gcc -O2 -Isrc tests/bench/gltf_mesh_bench.c src/.libs/libskinner.a -ljansson -lm -o /tmp/gmb
+ *   gcc -O2 $(for w in base babylon kernel anim io engine; do printf -- "-Isrc/$w "; done) tests/bench/gltf_mesh_bench.c src/.libs/libskcore.a -ljansson -lm -o /tmp/gmb
  *   /tmp/gmb tests/data/Fox.glb tests/data/RecursiveSkeletons.glb ... */
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * buffer, as the daemon does for each JSON answer.
  *
  * Not a test. Build and run (from the repository root):
- *   gcc -std=c11 -O2 -Isrc src/sk_numfmt.c src/sk_numfmt_f64.c tests/bench/numfmt_bench.c \
+ *   gcc -std=c11 -O2 -Isrc/base src/base/sk_numfmt.c src/base/sk_numfmt_f64.c tests/bench/numfmt_bench.c \
  *       -o /tmp/numfmt_bench && /tmp/numfmt_bench [answer.f32] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>

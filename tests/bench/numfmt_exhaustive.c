@@ -4,7 +4,7 @@
  * test (about 70 s per 2^31 patterns here); run it after changing either
  * writer. Takes a range of patterns, so two halves can run on two cores:
  *
- *   gcc -std=c11 -O2 -Isrc src/sk_numfmt.c src/sk_numfmt_f64.c tests/bench/numfmt_exhaustive.c \
+ *   gcc -std=c11 -O2 -Isrc/base src/base/sk_numfmt.c src/base/sk_numfmt_f64.c tests/bench/numfmt_exhaustive.c \
  *       -o /tmp/numfmt_exhaustive
  *   /tmp/numfmt_exhaustive 0 0x80000000 & /tmp/numfmt_exhaustive 0x80000000 0x100000000
  *

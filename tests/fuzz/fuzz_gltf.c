@@ -137,8 +137,8 @@ static void use_skeleton(const sk_skeleton *s) {
     SK_FUZZ_CHECK(s->bones[i].parent >= -1 && s->bones[i].parent < (int32_t)i);
     SK_FUZZ_CHECK(sk_skeleton_find(s, s->bones[i].name) == (int32_t)i);
   }
-  sk_eval_buffers buf;
-  if (sk_eval_buffers_init(&buf, s->count) != 0)
+  sk_pose_buffers buf;
+  if (sk_pose_buffers_init(&buf, s->count) != 0)
     return;
   sk_pose pose = {.output = SK_OUT_FINAL | SK_OUT_ABSOLUTE | SK_OUT_LOCAL};
   sk_pose_evaluate(s, &pose, &buf);
@@ -149,7 +149,7 @@ static void use_skeleton(const sk_skeleton *s) {
     json_decref(back);
   }
   sk_strbuf_free(&out);
-  sk_eval_buffers_close(&buf);
+  sk_pose_buffers_close(&buf);
 }
 
 /* What an upload keeps besides the skeleton: the default mesh chain (JSON

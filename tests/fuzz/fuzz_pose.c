@@ -86,7 +86,7 @@ static void check_same_pose(const sk_pose *fast, const sk_pose *slow) {
 }
 
 /* Evaluates `pose` and checks that its result JSON reads back. */
-static void check_evaluates(const sk_skeleton *s, const sk_pose *pose, sk_eval_buffers *buf) {
+static void check_evaluates(const sk_skeleton *s, const sk_pose *pose, sk_pose_buffers *buf) {
   for (size_t k = 0; k < pose->count; k++)
     SK_FUZZ_CHECK(pose->overrides[k].bone >= 0 && (size_t)pose->overrides[k].bone < s->count);
   SK_FUZZ_CHECK((pose->output & ~7u) == 0); /* [] is allowed: an empty result */
@@ -102,7 +102,7 @@ static void check_evaluates(const sk_skeleton *s, const sk_pose *pose, sk_eval_b
   sk_strbuf_free(&out);
 }
 
-static void fuzz_single(const fixture *f, const json_t *j, const uint8_t *data, size_t size, sk_eval_buffers *buf) {
+static void fuzz_single(const fixture *f, const json_t *j, const uint8_t *data, size_t size, sk_pose_buffers *buf) {
   sk_error err;
   sk_error_clear(&err);
   sk_pose slow;
@@ -158,7 +158,7 @@ static int slow_batch(const sk_skeleton *s, const json_t *j, sk_pose **poses, si
   return 0;
 }
 
-static void fuzz_batch(const fixture *f, const json_t *j, const uint8_t *data, size_t size, sk_eval_buffers *buf) {
+static void fuzz_batch(const fixture *f, const json_t *j, const uint8_t *data, size_t size, sk_pose_buffers *buf) {
   sk_error err;
   sk_error_clear(&err);
   sk_pose *slow = NULL;
@@ -202,12 +202,12 @@ static void fuzz_anim(const fixture *f, const json_t *j) {
     return;
   }
   SK_FUZZ_CHECK(n >= 1 && n <= SK_POSE_MAX_FRAMES);
-  sk_eval_buffers buf;
-  if (sk_eval_buffers_init(&buf, f->anim_skel->count) == 0) {
+  sk_pose_buffers buf;
+  if (sk_pose_buffers_init(&buf, f->anim_skel->count) == 0) {
     /* Evaluating a few frames is enough: they share one code path. */
     for (size_t i = 0; i < n && i < 4; i++)
       check_evaluates(f->anim_skel, &poses[i], &buf);
-    sk_eval_buffers_close(&buf);
+    sk_pose_buffers_close(&buf);
   }
   sk_pose_array_free(poses, n);
 }
@@ -222,11 +222,11 @@ int sk_fuzz_pose(const uint8_t *data, size_t size) {
   int rc = sk_json_load((const char *)data, size, &j, &err);
   if (rc)
     sk_fuzz_check_error(rc, &err);
-  sk_eval_buffers buf;
-  SK_FUZZ_CHECK(sk_eval_buffers_init(&buf, f->skel->count) == 0);
+  sk_pose_buffers buf;
+  SK_FUZZ_CHECK(sk_pose_buffers_init(&buf, f->skel->count) == 0);
   fuzz_single(f, j, data, size, &buf);
   fuzz_batch(f, j, data, size, &buf);
-  sk_eval_buffers_close(&buf);
+  sk_pose_buffers_close(&buf);
   if (j != NULL) {
     fuzz_anim(f, j);
     json_decref(j);

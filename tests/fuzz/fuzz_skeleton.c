@@ -33,8 +33,8 @@ static void check_skeleton(const sk_skeleton *s) {
 
 /* Evaluates the bind pose with every output and checks the JSON reads back. */
 static void check_evaluates(const sk_skeleton *s) {
-  sk_eval_buffers buf;
-  if (sk_eval_buffers_init(&buf, s->count) != 0)
+  sk_pose_buffers buf;
+  if (sk_pose_buffers_init(&buf, s->count) != 0)
     return;
   sk_pose pose = {.output = SK_OUT_FINAL | SK_OUT_ABSOLUTE | SK_OUT_LOCAL};
   sk_pose_evaluate(s, &pose, &buf);
@@ -56,7 +56,7 @@ static void check_evaluates(const sk_skeleton *s) {
     sk_strbuf_free(&doc);
   }
   sk_strbuf_free(&out);
-  sk_eval_buffers_close(&buf);
+  sk_pose_buffers_close(&buf);
 }
 
 int sk_fuzz_skeleton(const uint8_t *data, size_t size) {

@@ -37,8 +37,11 @@ build=$(cd "$build" && pwd)
 deps_cflags=$(pkg-config --cflags jansson cglm libuv gnutls)
 deps_libs=$(pkg-config --libs jansson cglm libuv gnutls)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cflags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$src/src -I$here $deps_cflags"
-modules="sk_error sk_mat sk_fdlibm sk_vsin sk_numfmt sk_numfmt_f64 sk_skeleton sk_json sk_eval sk_pose sk_pose_anim sk_pose_range sk_frames sk_frames_plan sk_poseops sk_gltf sk_gltf_skin sk_gltf_mesh sk_anim sk_anim_json sk_fastpose sk_bone sk_ctrl sk_ops sk_animops sk_banim sk_banim_add sk_banim_blend sk_banim_blend_run sk_layers sk_clips sk_sample sk_sample_build sk_record sk_store sk_kernel sk_kernel_f32 sk_auth sk_access sk_cost"
+# Every wing's folder on the include path, bottom first (src/*/README.md).
+wing_includes=""
+for w in base babylon kernel anim io engine mesh daemon cmd; do wing_includes="$wing_includes -I$src/src/$w"; done
+cflags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE$wing_includes -I$here $deps_cflags"
+modules="sk_error sk_hash sk_model sk_mat sk_fdlibm sk_vsin sk_numfmt sk_numfmt_f64 sk_skeleton sk_json sk_eval sk_pose sk_pose_anim sk_pose_range sk_frames sk_frames_plan sk_poseops sk_gltf sk_gltf_skin sk_gltf_mesh sk_anim sk_anim_json sk_fastpose sk_bone sk_ctrl sk_ops sk_animops sk_banim sk_banim_add sk_banim_blend sk_banim_blend_run sk_layers sk_clips sk_sample sk_sample_build sk_record sk_store sk_kernel sk_kernel_f32 sk_auth sk_access sk_cost"
 # Targets run FUZZ_PARALLEL at a time (default: the core count, at most
 # 2), one core each, so CI's two cores halve the wall time. The build
 # compiles and links that many at a time too, the two kernel files first:
@@ -55,17 +58,18 @@ build_pairs() {
   printf '%s\n' $3 | xargs -r -n 2 -P "$parallel" sh -c "$2"' && mv "$2.tmp" "$2"' sh ||
     { echo "run.sh: $1"; exit 2; }
 }
-newest_header=$(ls -t "$src"/src/*.h "$here"/*.h "$here"/*.inc | head -1)
+newest_header=$(ls -t "$src"/src/*/*.h "$here"/*.h "$here"/*.inc | head -1)
 objs=""
 stale=""
 for m in $modules; do
   o="$build/obj/$m.o"
   objs="$objs $o"
-  if [ ! -f "$o" ] || [ "$src/src/$m.c" -nt "$o" ] || [ "$newest_header" -nt "$o" ]; then
+  c=$(ls "$src"/src/*/"$m.c")
+  if [ ! -f "$o" ] || [ "$c" -nt "$o" ] || [ "$newest_header" -nt "$o" ]; then
     echo "  CC       $m.c"
     case $m in
-      sk_kernel*) stale="$src/src/$m.c $o $stale" ;;
-      *) stale="$stale $src/src/$m.c $o" ;;
+      sk_kernel*) stale="$c $o $stale" ;;
+      *) stale="$stale $c $o" ;;
     esac
   fi
 done

@@ -426,7 +426,7 @@ export function runOp(sk, op, what) {
         case "evaluate":
             return evaluate(sk, op, what);
         case "copyAnimationRange": {
-            // Babylon-format clips (src/sk_banim.h): the source parsed as is.
+            // Babylon-format clips (src/io/sk_banim.h): the source parsed as is.
             const source = Skeleton.Parse(op.from, getScene());
             const ok = sk.copyAnimationRange(source, op.name, op.rescale === true);
             source.dispose();
@@ -440,14 +440,14 @@ export function runOp(sk, op, what) {
 }
 
 /**
- * Babylon-format clips (src/sk_banim.h): the seconds of a pose naming an
+ * Babylon-format clips (src/io/sk_banim.h): the seconds of a pose naming an
  * "animation" of a serialized skeleton become frames of a skeleton range
  * exactly as skinnerd computes them (C doubles = JS numbers), each played
  * by skeleton.beginAnimation(range) + Animatable.goToFrame(frame).
  */
 function clipOf(sk, name, what) {
     // The live skeleton's ranges (Parse order, then copied ones) and the
-    // first animated bone's framePerSecond, as src/sk_banim.c numbers them.
+    // first animated bone's framePerSecond, as src/io/sk_banim.c numbers them.
     const ranges = sk.getAnimationRanges().filter((r) => r);
     const first = sk.bones.find((b) => b.animations.length);
     if (!first) fail(`${what}.animation: this skeleton has no animations`);
@@ -464,7 +464,7 @@ function clipOf(sk, name, what) {
     return { range: r.name, from: r.from, to: r.to, fps };
 }
 
-/** skinnerd's layer mask (src/sk_animops.c) as a targetMask: a bone plays
+/** skinnerd's layer mask (src/io/sk_animops.c) as a targetMask: a bone plays
  * when its weight is 1 ("bone"/"include": those bones; "exclude": all but
  * those; "subtree" adds descendants; "weights" per name, "default" for the
  * rest). Other targets (the skeleton) pass. */

@@ -171,7 +171,7 @@ static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
 
 /* The binary answer of the copy: final, then world, then positions (`w`
  * and `p` from sk_poseops_world when the pose asks for them). */
-static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_eval_buffers *buf, const float *w,
+static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_pose_buffers *buf, const float *w,
                         const float *p, int fmt, sk_strbuf *out) {
   const size_t n = s->count;
   int rc = append_mats(out, buf->final, n + 1, fmt);
@@ -184,7 +184,7 @@ static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_eval
 
 /* The JSON result object: sk_pose_write_json's members, then "world",
  * "positions" and "queries", as `skinner eval` writes a pose with ops. */
-static int write_json(const sk_skeleton *s, const sk_poseops *x, const sk_pose *p0, const sk_eval_buffers *buf,
+static int write_json(const sk_skeleton *s, const sk_poseops *x, const sk_pose *p0, const sk_pose_buffers *buf,
                       const float *w, const float *p, const sk_strbuf *q, sk_strbuf *out) {
   int rc = sk_pose_write_json(s, p0, buf, NULL, out);
   if (rc)
@@ -216,7 +216,7 @@ int sk_poseops_world(sk_bones *cb, const sk_mesh *mesh, float **w, float **p) {
   return 0;
 }
 
-size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *buf, int fmt, unsigned output,
+size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_pose_buffers *buf, int fmt, unsigned output,
                                  const float *world) {
   const bool json = fmt == SK_FRAMES_JSON;
   for (size_t b = 0; b < s->count; b++) {
@@ -278,7 +278,7 @@ static int copy_reset(sk_poseops_copy *x, const sk_skeleton *s, const sk_op *ops
 }
 
 int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_poseops_copy *copy,
-                      sk_eval_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out) {
+                      sk_pose_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out) {
   const sk_poseops *x = pose->ops;
   if (fmt == SK_FRAMES_JSON && i > 0 && sk_strbuf_append(out, ",", 1))
     return SK_ENOMEM;

@@ -184,7 +184,7 @@ static bool reopen_object(sk_strbuf *out) {
  * replays the history on a fresh skeleton: the same state), so nothing
  * stays. Query results go in the pose's own "queries". */
 static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ext *x, const sk_pose *pose,
-                        sk_eval_buffers *buf, sk_strbuf *out) {
+                        sk_pose_buffers *buf, sk_strbuf *out) {
   const int fmt = ctx->o->fmt;
   sk_skeleton *c;
   if (sk_skeleton_clone(s, &c))
@@ -258,7 +258,7 @@ typedef struct range_sink {
 static int range_put(void *arg, const float *final, size_t n) {
   range_sink *k = arg;
   const size_t mats = k->s->count + 1;
-  sk_eval_buffers fb;
+  sk_pose_buffers fb;
   memset(&fb, 0, sizeof fb);
   for (size_t f = 0; f < n; f++) {
     const float *m = final + f * 16 * mats;
@@ -338,7 +338,7 @@ static int frames_answer(sk_skeleton *s, const eval_ctx *ctx, const sk_pose *pos
 /* A pose with "world"/"positions" outputs or ops, one at a time: a "pose"
  * on a scratch copy, an "evaluate" on the case skeleton's Bone API state. */
 static int ext_answer(sk_skeleton *s, eval_ctx *ctx, const pose_ext *x, bool is_pose, const sk_pose *poses, size_t n,
-                      sk_eval_buffers *buf, sk_strbuf *out, size_t *nresults) {
+                      sk_pose_buffers *buf, sk_strbuf *out, size_t *nresults) {
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) {
     if (!binary(ctx) && *nresults > 0 && sk_strbuf_append(out, ",", 1))
@@ -365,7 +365,7 @@ static int ext_answer(sk_skeleton *s, eval_ctx *ctx, const pose_ext *x, bool is_
 }
 
 static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json_t *op, const char *ptr,
-                       bool is_pose, sk_eval_buffers *buf, sk_strbuf *out, size_t *nresults, sk_error *err) {
+                       bool is_pose, sk_pose_buffers *buf, sk_strbuf *out, size_t *nresults, sk_error *err) {
   static const char *const k_op[] = {"op", NULL};
   static const char *const k_eval[] = {"op", "initialSkinMatrix", "output", "mesh", NULL};
   sk_pose *poses;
@@ -418,7 +418,7 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
 }
 
 static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json_t *op, const char *ptr,
-                  sk_eval_buffers *buf, sk_strbuf *out, size_t *nresults, sk_error *err) {
+                  sk_pose_buffers *buf, sk_strbuf *out, size_t *nresults, sk_error *err) {
   static const char *const k_set[] = {"op", "bones", NULL};
   static const char *const k_bind[] = {"op", "bone", "matrix", "keepLocal", NULL};
   static const char *const k_rest[] = {"op", "bone", "matrix", NULL};
@@ -613,9 +613,9 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
     sk_anim_destroy(anim);
     return rc;
   }
-  sk_eval_buffers buf;
-  if ((rc = sk_eval_buffers_init(&buf, s->count)) || (rc = sk_bones_init(&ctx.bones, s))) {
-    sk_eval_buffers_close(&buf);
+  sk_pose_buffers buf;
+  if ((rc = sk_pose_buffers_init(&buf, s->count)) || (rc = sk_bones_init(&ctx.bones, s))) {
+    sk_pose_buffers_close(&buf);
     sk_skeleton_destroy(s);
     sk_anim_destroy(anim);
     return sk_error_set(err, rc, "", "out of memory");
@@ -642,7 +642,7 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   if (!rc && flush_out(&ctx, out, true) != 0)
     rc = sk_error_set(err, SK_EIO, "", "writing the output failed");
-  sk_eval_buffers_close(&buf);
+  sk_pose_buffers_close(&buf);
   sk_bones_close(&ctx.bones);
   sk_sampler_destroy(ctx.sampler);
   sk_skeleton_destroy(s);

@@ -102,20 +102,20 @@ size_t sk_pose_held_bytes(const sk_pose *pose);
 
 /* Scratch and output buffers sized for one skeleton; owned by the caller,
  * reusable across poses of skeletons up to `bones` bones. */
-typedef struct sk_eval_buffers {
+typedef struct sk_pose_buffers {
   size_t bones;
   float *locals, *scratch, *final, *absolute, *local;
-} sk_eval_buffers;
-int sk_eval_buffers_init(sk_eval_buffers *b, size_t bones);
-void sk_eval_buffers_close(sk_eval_buffers *b);
+} sk_pose_buffers;
+int sk_pose_buffers_init(sk_pose_buffers *b, size_t bones);
+void sk_pose_buffers_close(sk_pose_buffers *b);
 
 /* Evaluates `pose` on `s` without changing it, into `buf` (final always;
  * absolute and local when the pose asks). */
-void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_eval_buffers *buf);
+void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_pose_buffers *buf);
 /* Appends the JSON result object of the last sk_pose_evaluate(). final_ref
  * (may be NULL): the text of matrices the final ones often equal (the
  * stored pose's), copied instead of printed where they do. */
-int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_eval_buffers *buf,
+int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_pose_buffers *buf,
                        const sk_f32_text *final_ref, sk_strbuf *out);
 
 #endif

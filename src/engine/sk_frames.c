@@ -28,7 +28,7 @@ void sk_frames_mat3x4(const float m[16], float dest[12]) {
 /* ---- scratch ---------------------------------------------------------------------- */
 
 void sk_frames_scratch_close(sk_frames_scratch *sc) {
-  sk_eval_buffers_close(&sc->buf);
+  sk_pose_buffers_close(&sc->buf);
   free(sc->input);
   free(sc->input64);
   free(sc->final);
@@ -46,10 +46,10 @@ void sk_frames_scratch_close(sk_frames_scratch *sc) {
 static int reserve_core(sk_frames_scratch *sc, size_t bones) {
   if (sc->buf.final != NULL && sc->buf.bones >= bones)
     return 0;
-  sk_eval_buffers nb;
-  if (sk_eval_buffers_init(&nb, bones) != 0)
+  sk_pose_buffers nb;
+  if (sk_pose_buffers_init(&nb, bones) != 0)
     return SK_ENOMEM;
-  sk_eval_buffers_close(&sc->buf);
+  sk_pose_buffers_close(&sc->buf);
   sc->buf = nb;
   return 0;
 }
@@ -224,7 +224,7 @@ static size_t nonfinite_bone(const sk_skeleton *s, const float *m) {
  * non-finite number: its final matrices, and for JSON the absolute and
  * local ones it asks for (all in slot order). */
 static int check_finite(const sk_model *e, const sk_pose *pose, size_t i, const float *kernel_final,
-                        const sk_eval_buffers *buf, int fmt, sk_frames_scratch *sc) {
+                        const sk_pose_buffers *buf, int fmt, sk_frames_scratch *sc) {
   const sk_skeleton *s = e->skel;
   const float *final = kernel_final ? kernel_final : buf->final;
   size_t b = (fmt != SK_FRAMES_JSON || (pose->output & SK_OUT_FINAL)) ? nonfinite_bone(s, final) : SIZE_MAX;
@@ -269,7 +269,7 @@ int sk_frames_append_binary(sk_strbuf *out, const float *final, size_t mats, int
 
 /* Pose i's answer from its final matrices (kernel) or the core's buffers. */
 static int encode(const sk_model *e, const sk_pose *pose, size_t i, const float *kernel_final,
-                  const sk_eval_buffers *buf, int fmt, sk_frames_scratch *sc, sk_strbuf *out) {
+                  const sk_pose_buffers *buf, int fmt, sk_frames_scratch *sc, sk_strbuf *out) {
   const sk_skeleton *s = e->skel;
   int rc = check_finite(e, pose, i, kernel_final, buf, fmt, sc);
   if (rc)

@@ -79,7 +79,7 @@ int sk_poseops_world(sk_bones *cb, const sk_mesh *mesh, float **w, float **p);
  * with a JSON answer its absolute and local ones when `output` asks, its
  * world matrix (and so its position) in `world` (sk_poseops_world's, or
  * NULL when not asked). SIZE_MAX when none. */
-size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_eval_buffers *buf, int fmt, unsigned output,
+size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_pose_buffers *buf, int fmt, unsigned output,
                                  const float *world);
 
 /* The scratch copy sk_poseops_answer runs a pose's ops on, kept from pose
@@ -115,7 +115,7 @@ void sk_poseops_copy_close(sk_poseops_copy *x);
  * *bad_bone the first such bone, parent-first (the answer is then
  * abandoned: at most its comma was appended). */
 int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_poseops_copy *copy,
-                      sk_eval_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out);
+                      sk_pose_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out);
 
 /* The POST /v1/skeletons/{id}/ops body {"ops": [...], "mesh"?} applied to
  * a copy of `base` (default mesh `def`, may be NULL): *out is the changed

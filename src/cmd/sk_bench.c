@@ -24,13 +24,13 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "sk_bench.h"
+
 #include "sk_bench_mix.h"
 #include "sk_kernel.h"
 #include "sk_mat.h"
 #include "sk_skeleton.h"
 #include "sk_bench_time.h"
-
-int sk_bench_main(int argc, char **argv);
 
 static double now_s(void) {
   struct timespec ts;

@@ -14,8 +14,7 @@
 #include "sk_json.h"
 #include "sk_numfmt.h"
 
-int sk_bench_main(int argc, char **argv);
-int sk_bench_clips_main(int argc, char **argv);
+#include "sk_bench.h"
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -31,7 +31,7 @@
 #include "sk_json.h"
 #include "sk_bench_time.h"
 
-int sk_bench_clips_main(int argc, char **argv);
+#include "sk_bench.h"
 
 #define BC_CHUNK 256
 #define BC_TARGET 100e6 /* bone matrices per second per core (issue 12) */

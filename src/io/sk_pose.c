@@ -59,7 +59,7 @@ int sk_pose_parse(const sk_skeleton *s, const json_t *j, const char *ptr, const 
 }
 
 
-int sk_eval_buffers_init(sk_eval_buffers *b, size_t bones) {
+int sk_pose_buffers_init(sk_pose_buffers *b, size_t bones) {
   memset(b, 0, sizeof *b);
   size_t m = 16 * (bones + 1);
   b->bones = bones;
@@ -69,13 +69,13 @@ int sk_eval_buffers_init(sk_eval_buffers *b, size_t bones) {
   b->absolute = malloc(m * sizeof(float));
   b->local = malloc(m * sizeof(float));
   if (!b->locals || !b->scratch || !b->final || !b->absolute || !b->local) {
-    sk_eval_buffers_close(b);
+    sk_pose_buffers_close(b);
     return SK_ENOMEM;
   }
   return 0;
 }
 
-void sk_eval_buffers_close(sk_eval_buffers *b) {
+void sk_pose_buffers_close(sk_pose_buffers *b) {
   free(b->locals);
   free(b->scratch);
   free(b->final);
@@ -84,7 +84,7 @@ void sk_eval_buffers_close(sk_eval_buffers *b) {
   memset(b, 0, sizeof *b);
 }
 
-void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_eval_buffers *buf) {
+void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_pose_buffers *buf) {
   assert(pose->range == NULL); /* range form: sk_pose_materialize first */
   const float *locals = NULL;
   if (pose->count > 0) {
@@ -97,7 +97,7 @@ void sk_pose_evaluate(const sk_skeleton *s, const sk_pose *pose, sk_eval_buffers
                        (pose->output & SK_OUT_LOCAL) ? buf->local : NULL);
 }
 
-int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_eval_buffers *buf,
+int sk_pose_write_json(const sk_skeleton *s, const sk_pose *pose, const sk_pose_buffers *buf,
                        const sk_f32_text *final_ref, sk_strbuf *out) {
   return sk_json_write_result_ref(out, s->count, (pose->output & SK_OUT_FINAL) ? buf->final : NULL, final_ref,
                                   (pose->output & SK_OUT_ABSOLUTE) ? buf->absolute : NULL,

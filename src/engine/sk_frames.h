@@ -65,7 +65,7 @@ extern const sk_frames_sample_fn sk_frames_sample_range;
 /* Grow-only buffers one thread reuses across calls (zero-initialise; close
  * with sk_frames_scratch_close). Never shared between threads. */
 typedef struct sk_frames_scratch {
-  sk_eval_buffers buf; /* the scalar core's */
+  sk_pose_buffers buf; /* the scalar core's */
   float *input, *final; /* kernel SoA input; output (64-byte aligned so the kernel may stream) */
   double *input64;      /* kernel TRS64 rows */
   size_t input_cap, input64_cap, final_cap;
