@@ -50,7 +50,7 @@ static const char digit_pairs[200] =
  * table entry and three 64x32-bit products decide the shortest digits with
  * no digit-removal loop, about half the time of Ryu's float path on the
  * matrix-like values of tests/bench/numfmt_bench.c. Checked exhaustively
- * when it replaced the Ryu float path (commit 361d600 and before): for all
+ * against the Ryu float path it replaced: for all
  * 2^32 float32 bit patterns both print the same bytes, layout included.
  * tests/check_sk_numfmt.c checks a stride over all patterns against
  * printf/strtof (round trip, shortest, correctly rounded) on every run.

@@ -617,8 +617,8 @@ static int run_sizes(const bench_opts *o, const size_t *pose_counts, size_t npos
 }
 
 /* The kernel targets, from fixed rows of this run; names[] holds their
- * text. The first four are issue 12's; the last two are proposed in place
- * of its two rate goals: shares of what this CPU can do with the kernel's
+ * text. The first four are fixed goals; the last two stand beside its two
+ * rate goals as shares of what this CPU can do with the kernel's
  * instructions (the mix bound) rather than fixed rates (docs/kernel.md). */
 #define SK_BENCH_TARGETS 6
 static void kernel_targets(const row *rows, size_t nrows, const char *best, size_t big, unsigned threads,

@@ -276,8 +276,7 @@ static double time_route(const bc_asset *a, int reps, double budget) {
 /* ---- glTF layers with a bone mask or an additive layer ---------------------
  * Fox's Walk with Survey over it, masked to the upper body (the subtree of
  * b_Spine01_02) or added (reference 0, weight 0.5), through the daemon's
- * sample step and answer (sk_layers' runs since 470d203; frame by frame
- * before), against the plain two-layer blend of Walk and Run that
+ * sample step and answer (sk_layers' runs), against the plain two-layer blend of Walk and Run that
  * sk_sample's blocks take, in the same run. */
 static int layer_rows(const char *dir, int reps, double budget, bool json) {
   char path[4096];

@@ -223,7 +223,7 @@ void sk_routes__batch_after(sk_http_req *req, void *arg, int status) {
 }
 
 /* Estimated loop time to evaluate and encode a parsed batch, in us, from
- * per-matrix costs measured on the 2-core EPYC of issue 4 (loaded):
+ * per-matrix costs measured on a loaded 2-core AMD EPYC:
  * scalar core ~150 ns, batch kernel ~7 ns, JSON encoding of 16 floats
  * ~650 ns (sk_numfmt), binary copy ~1 ns. Above --inline-limit the batch
  * goes to the pool, whose hand-off (suspend, queue, resume, MHD run) costs

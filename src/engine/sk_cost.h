@@ -11,7 +11,7 @@
  * sampling, evaluation or answer allocation.
  *
  * Work is counted in units of about one bone matrix of the scalar core
- * (~150 ns on the 2-core EPYC of issue 4):
+ * (~150 ns on a loaded 2-core AMD EPYC):
  *   sampling   frames x sum over layers of (channels the clip drives + bones)
  *              (one channel sample, binary search and lerp/slerp, ~50-80 ns,
  *              and one bone's TRS blend and override, are each counted as one)
