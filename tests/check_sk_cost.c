@@ -49,7 +49,7 @@ static int cost_of(const char *text, const sk_cost_limits *l, int fmt, sk_cost *
   do {                                                                                                           \
     sk_cost c_;                                                                                                  \
     sk_error e_;                                                                                                 \
-    ck_assert_int_eq(cost_of(body_, &l, SK_COST_JSON, &c_, &e_), SK_ETOOBIG);                                    \
+    ck_assert_int_eq(cost_of(body_, &l, SK_FMT_JSON, &c_, &e_), SK_ETOOBIG);                                    \
     ck_assert_str_eq(e_.pointer, ptr_);                                                                          \
     ck_assert_msg(strstr(e_.text, flag_) != NULL, "\"%s\" does not name %s", e_.text, flag_);                  \
   } while (0)
@@ -72,7 +72,7 @@ START_TEST(counts_of_a_plain_pose) {
   sk_cost_limits l = limits();
   sk_cost c;
   sk_error e;
-  ck_assert_int_eq(cost_of("{}", &l, SK_COST_JSON, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{}", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.poses, 1);
   ck_assert_uint_eq(c.sample, 0);
   /* 11 matrices evaluated, 11 written as JSON at 4 units each */
@@ -80,13 +80,13 @@ START_TEST(counts_of_a_plain_pose) {
   ck_assert_uint_eq(c.answer, 11 * 16 * (SK_NUMFMT_F32_MAX + 1) + 40);
   ck_assert(sk_cost_inline(&c, &l));
   /* binary: exact sizes, final matrices only whatever "output" says */
-  ck_assert_int_eq(cost_of("{\"output\":[\"final\",\"local\"]}", &l, SK_COST_F32, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{\"output\":[\"final\",\"local\"]}", &l, SK_FMT_F32, &c, &e), 0);
   ck_assert_uint_eq(c.answer, 11 * 64);
   ck_assert_uint_eq(c.eval, 11);
-  ck_assert_int_eq(cost_of("{}", &l, SK_COST_MAT3X4, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{}", &l, SK_FMT_MAT3X4, &c, &e), 0);
   ck_assert_uint_eq(c.answer, 11 * 48);
   /* all three outputs as JSON: 11 + 10 + 10 matrices written */
-  ck_assert_int_eq(cost_of("{\"output\":[\"final\",\"absolute\",\"local\"]}", &l, SK_COST_JSON, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{\"output\":[\"final\",\"absolute\",\"local\"]}", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.eval, 11 + 4 * 31);
   ck_assert_uint_eq(c.answer, 31 * 16 * (SK_NUMFMT_F32_MAX + 1) + 40);
 }
@@ -97,17 +97,17 @@ START_TEST(counts_of_clip_work) {
   sk_cost c;
   sk_error e;
   /* one frame of "walk": its 30 channels and 10 bone blends */
-  ck_assert_int_eq(cost_of("{\"animation\":\"walk\",\"time\":0.5}", &l, SK_COST_JSON, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{\"animation\":\"walk\",\"time\":0.5}", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.sample, 40);
   ck_assert_uint_eq(c.poses, 1);
   /* 0 to 1 s at 30 fps: 31 frames, as sk_eval expands them */
-  ck_assert_int_eq(cost_of("{\"animation\":0,\"from\":0,\"to\":1,\"fps\":30}", &l, SK_COST_JSON, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{\"animation\":0,\"from\":0,\"to\":1,\"fps\":30}", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.poses, 31);
   ck_assert_uint_eq(c.sample, 31 * 40);
-  ck_assert_int_eq(cost_of("{\"animation\":\"walk\",\"times\":[0,0.1,0.2]}", &l, SK_COST_JSON, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{\"animation\":\"walk\",\"times\":[0,0.1,0.2]}", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.poses, 3);
   /* layers add up per frame */
-  ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"},{\"animation\":1,\"weight\":2}]}", &l, SK_COST_JSON,
+  ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"},{\"animation\":1,\"weight\":2}]}", &l, SK_FMT_JSON,
                            &c, &e),
                    0);
   ck_assert_uint_eq(c.sample, 40 + 60010);
@@ -117,18 +117,18 @@ START_TEST(counts_of_clip_work) {
    * it counted as one, under every limit) */
   ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"},{\"animation\":\"walk\",\"time\":0.3}],"
                            "\"from\":0,\"to\":1,\"fps\":30}",
-                           &l, SK_COST_JSON, &c, &e),
+                           &l, SK_FMT_JSON, &c, &e),
                    0);
   ck_assert_uint_eq(c.poses, 31);
   ck_assert_uint_eq(c.sample, 31 * 80);
-  ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"}],\"times\":[0,0.5]}", &l, SK_COST_JSON, &c, &e),
+  ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"}],\"times\":[0,0.5]}", &l, SK_FMT_JSON, &c, &e),
                    0);
   ck_assert_uint_eq(c.poses, 2);
   /* unknown clips and malformed ranges count nothing: the parser refuses them */
-  ck_assert_int_eq(cost_of("{\"animation\":\"nope\",\"from\":1,\"to\":0,\"fps\":30}", &l, SK_COST_JSON, &c, &e), 0);
+  ck_assert_int_eq(cost_of("{\"animation\":\"nope\",\"from\":1,\"to\":0,\"fps\":30}", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.poses, 1);
   ck_assert_uint_eq(c.sample, 10);
-  ck_assert_int_eq(cost_of("[1,2]", &l, SK_COST_JSON, &c, &e), 0);
+  ck_assert_int_eq(cost_of("[1,2]", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.poses, 1);
 }
 END_TEST
@@ -188,7 +188,7 @@ START_TEST(a_batch_is_refused_at_the_pose_that_crossed) {
   for (; i < 100 && rc == 0; i++) {
     char p[SK_ERROR_POINTER_MAX] = "/poses";
     sk_pointer_push_index(p, sizeof p, i);
-    rc = sk_cost_add_pose_json(&c, &l, &g_skel, &g_anim, pose, p, SK_COST_JSON, &e);
+    rc = sk_cost_add_pose_json(&c, &l, &g_skel, &g_anim, pose, p, SK_FMT_JSON, &e);
   }
   json_decref(pose);
   /* each pose: 2 x 40 sampling + 2 x (11 + 44) evaluation = 190 */
@@ -199,7 +199,7 @@ START_TEST(a_batch_is_refused_at_the_pose_that_crossed) {
   memset(&c, 0, sizeof c);
   sk_error_clear(&e);
   l = limits();
-  ck_assert_int_eq(sk_cost_add_poses(&c, &l, &g_skel, 1024, SK_OUT_FINAL, SK_COST_F32, "/poses", &e), 0);
+  ck_assert_int_eq(sk_cost_add_poses(&c, &l, &g_skel, 1024, SK_OUT_FINAL, SK_FMT_F32, "/poses", &e), 0);
   ck_assert_uint_eq(c.answer, 1024 * 11 * 64);
   ck_assert_uint_eq(sk_cost_work(&c), 1024 * 11);
 }
@@ -214,7 +214,7 @@ START_TEST(counts_saturate_instead_of_wrapping) {
   memset(&c, 0, sizeof c);
   sk_error e;
   sk_error_clear(&e);
-  ck_assert_int_eq(sk_cost_add_poses(&c, &l, &g_skel, UINT64_MAX / 2, SK_OUT_FINAL, SK_COST_JSON, "", &e), 0);
+  ck_assert_int_eq(sk_cost_add_poses(&c, &l, &g_skel, UINT64_MAX / 2, SK_OUT_FINAL, SK_FMT_JSON, "", &e), 0);
   ck_assert_uint_eq(c.answer, UINT64_MAX);
   ck_assert_uint_eq(c.eval, UINT64_MAX);
 }

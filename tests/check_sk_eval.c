@@ -193,11 +193,11 @@ START_TEST(binary_output_is_the_final_matrices_of_every_result) {
         want12[12 * m + 4 * c + row] = want[16 * m + 4 * row + c];
   json_decref(r);
   sk_strbuf b = {0};
-  ck_assert_int_eq(run_fmt(k_case, SK_FRAMES_F32, &b, &e), 0);
+  ck_assert_int_eq(run_fmt(k_case, SK_FMT_F32, &b, &e), 0);
   ck_assert_uint_eq(b.len, sizeof want);
   ck_assert(memcmp(b.data, want, sizeof want) == 0);
   b.len = 0;
-  ck_assert_int_eq(run_fmt(k_case, SK_FRAMES_MAT3X4, &b, &e), 0);
+  ck_assert_int_eq(run_fmt(k_case, SK_FMT_MAT3X4, &b, &e), 0);
   ck_assert_uint_eq(b.len, sizeof want12);
   ck_assert(memcmp(b.data, want12, sizeof want12) == 0);
   sk_strbuf_free(&b);
@@ -225,7 +225,7 @@ START_TEST(binary_output_refuses_what_it_cannot_carry) {
       {"{\"op\": \"pose\"}, {\"op\": \"query\", \"bone\": \"tip\", \"get\": \"scale\"}", "/ops/1"},
   };
   for (size_t i = 0; i < sizeof k_bad / sizeof *k_bad; i++)
-    for (int fmt = SK_FRAMES_F32; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+    for (int fmt = SK_FMT_F32; fmt <= SK_FMT_MAT3X4; fmt++) {
       char text[1024];
       snprintf(text, sizeof text, SKEL2 "\"ops\": [%s]}", k_bad[i].ops);
       sk_strbuf b = {0};
@@ -239,7 +239,7 @@ START_TEST(binary_output_refuses_what_it_cannot_carry) {
   const char *text = SKEL2 "\"ops\": [{\"op\": \"pose\"}]}";
   ck_assert_int_eq(sk_json_load(text, strlen(text), &c, &e), 0);
   sk_strbuf b = {0};
-  const sk_eval_opts failing = {.fmt = SK_FRAMES_F32, .flush = refuse_writes};
+  const sk_eval_opts failing = {.fmt = SK_FMT_F32, .flush = refuse_writes};
   ck_assert_int_eq(sk_eval_case_opts(c, &failing, &b, &e), SK_EIO);
   const sk_eval_opts unknown = {.fmt = 3};
   ck_assert_int_eq(sk_eval_case_opts(c, &unknown, &b, &e), SK_EINVAL);

@@ -34,7 +34,7 @@ static void answer_in_batches(const fixture *f, const sk_pose *poses, size_t n, 
   sk_frames_scratch sc = {0};
   const sk_frames_opts o = {.fmt = fmt};
   for (size_t i = 0; i < n; i += k) {
-    if (i > 0 && fmt == SK_FRAMES_JSON)
+    if (i > 0 && fmt == SK_FMT_JSON)
       ck_assert_int_eq(sk_strbuf_append(out, ",", 1), 0);
     ck_assert_int_eq(sk_frames_eval(&f->e->model, poses + i, n - i < k ? n - i : k, &o, &sc, out), 0);
   }
@@ -80,13 +80,13 @@ START_TEST(a_frame_answers_the_same_bytes_alone_and_in_batches_of_1_to_67) {
   sk_pose *poses = all_frames(&f, &n);
   ck_assert_uint_gt(n, 140);
   ck_assert(sk_frames_uses_kernel(&f.e->model, poses, 2, &(sk_frames_opts){0}));
-  for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+  for (int fmt = SK_FMT_JSON; fmt <= SK_FMT_MAT3X4; fmt++) {
     sk_strbuf singles = {0};
     answer_in_batches(&f, poses, n, 1, fmt, &singles);
     for (size_t k = 2; k <= 67; k++) {
       sk_strbuf got = {0};
       answer_in_batches(&f, poses, n, k, fmt, &got);
-      assert_same(&singles, &got, fmt == SK_FRAMES_JSON ? "json" : "binary", k);
+      assert_same(&singles, &got, fmt == SK_FMT_JSON ? "json" : "binary", k);
       sk_strbuf_free(&got);
     }
     sk_strbuf_free(&singles);
@@ -101,13 +101,13 @@ START_TEST(slices_a_file_and_threads_give_the_whole_answers_bytes) {
   sk_test_entry_open(&f, "Fox.glb");
   size_t n;
   sk_pose *poses = all_frames(&f, &n);
-  for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+  for (int fmt = SK_FMT_JSON; fmt <= SK_FMT_MAT3X4; fmt++) {
     const sk_frames_opts o = {.fmt = fmt};
     sk_strbuf whole = {0};
-    if (fmt == SK_FRAMES_JSON)
+    if (fmt == SK_FMT_JSON)
       sk_strbuf_append(&whole, "{\"results\":[", 12);
     answer_in_batches(&f, poses, n, n, fmt, &whole);
-    if (fmt == SK_FRAMES_JSON)
+    if (fmt == SK_FMT_JSON)
       sk_strbuf_append(&whole, "]}", 2);
     /* through a strbuf sink */
     sk_strbuf sunk = {0};
@@ -129,21 +129,21 @@ START_TEST(slices_a_file_and_threads_give_the_whole_answers_bytes) {
     ck_assert_int_eq(sk_frames_run_init(&run, &f.e->model, poses, n, &o), 0);
     ck_assert(run.kernel);
     sk_strbuf sl = {0};
-    if (fmt == SK_FRAMES_JSON)
+    if (fmt == SK_FMT_JSON)
       sk_strbuf_append(&sl, "{\"results\":[", 12);
     while (!sk_frames_run_done(&run))
       ck_assert_int_eq(sk_frames_run_next(&run, &sl, 1000), 0);
-    if (fmt == SK_FRAMES_JSON)
+    if (fmt == SK_FMT_JSON)
       sk_strbuf_append(&sl, "]}", 2);
     sk_frames_run_close(&run);
     assert_same(&whole, &sl, "slices", n);
     /* split across two kernel threads */
     sk_strbuf th = {0};
     sk_frames_scratch sc = {0};
-    if (fmt == SK_FRAMES_JSON)
+    if (fmt == SK_FMT_JSON)
       sk_strbuf_append(&th, "{\"results\":[", 12);
     ck_assert_int_eq(sk_frames_eval(&f.e->model, poses, n, &(sk_frames_opts){.fmt = fmt, .threads = 2}, &sc, &th), 0);
-    if (fmt == SK_FRAMES_JSON)
+    if (fmt == SK_FMT_JSON)
       sk_strbuf_append(&th, "]}", 2);
     sk_frames_scratch_close(&sc);
     assert_same(&whole, &th, "two threads", n);
@@ -197,11 +197,11 @@ START_TEST(raw_slices_give_the_whole_answers_bytes_in_any_buffer) {
     sk_pose *poses;
     size_t n;
   } sets[] = {{range, nr}, {mixed, nf}};
-  const sk_frames_opts opts[] = {{.fmt = SK_FRAMES_F32}, {.fmt = SK_FRAMES_MAT3X4},
-                                 {.fmt = SK_FRAMES_F32, .precision = SK_FRAMES_FAST}};
+  const sk_frames_opts opts[] = {{.fmt = SK_FMT_F32}, {.fmt = SK_FMT_MAT3X4},
+                                 {.fmt = SK_FMT_F32, .precision = SK_FRAMES_FAST}};
   for (size_t set = 0; set < 2; set++)
     for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
-      const size_t pb = mats * (opts[k].fmt == SK_FRAMES_F32 ? 64 : 48);
+      const size_t pb = mats * (opts[k].fmt == SK_FMT_F32 ? 64 : 48);
       sk_strbuf whole = {0};
       sk_frames_scratch sc = {0};
       ck_assert_int_eq(sk_frames_eval(&f.e->model, sets[set].poses, sets[set].n, &opts[k], &sc, &whole), 0);
@@ -236,17 +236,17 @@ START_TEST(raw_slices_give_the_whole_answers_bytes_in_any_buffer) {
   ck_assert_ptr_nonnull(buf);
   sk_frames_run run;
   size_t w = 1;
-  ck_assert_int_eq(sk_frames_run_init(&run, &f.e->model, range, nr, &(sk_frames_opts){.fmt = SK_FRAMES_JSON}), 0);
+  ck_assert_int_eq(sk_frames_run_init(&run, &f.e->model, range, nr, &(sk_frames_opts){.fmt = SK_FMT_JSON}), 0);
   ck_assert_int_eq(sk_frames_run_next_raw(&run, buf, 1u << 20, &w), SK_EINVAL);
   ck_assert_uint_eq(w, 0);
   sk_frames_run_close(&run);
-  ck_assert_int_eq(sk_frames_run_init(&run, &f.e->model, range, 1, &(sk_frames_opts){.fmt = SK_FRAMES_F32}), 0);
+  ck_assert_int_eq(sk_frames_run_init(&run, &f.e->model, range, 1, &(sk_frames_opts){.fmt = SK_FMT_F32}), 0);
   ck_assert(!run.kernel);
   ck_assert_int_eq(sk_frames_run_next_raw(&run, buf, 1u << 20, &w), SK_EINVAL);
   sk_frames_run_close(&run);
   /* what a raw run holds covers the 16-pose run and grows with its buffer */
-  ck_assert_uint_ge(sk_frames_run_raw_bytes(&f.e->model, SK_FRAMES_F32, 0), sk_frames_run_bytes(&f.e->model, true));
-  ck_assert_uint_ge(sk_frames_run_raw_bytes(&f.e->model, SK_FRAMES_MAT3X4, 1u << 20),
+  ck_assert_uint_ge(sk_frames_run_raw_bytes(&f.e->model, SK_FMT_F32, 0), sk_frames_run_bytes(&f.e->model, true));
+  ck_assert_uint_ge(sk_frames_run_raw_bytes(&f.e->model, SK_FMT_MAT3X4, 1u << 20),
                     SK_FRAMES_RAW_POSES * mats * 16 * (sizeof(float) + sizeof(double)));
   free(buf);
   sk_pose_array_free(range, nr);
@@ -272,8 +272,8 @@ START_TEST(fast_binary_is_within_1e5_and_json_stays_exact) {
   const size_t mats = f.e->skel->count + 1;
   sk_strbuf exact = {0}, fast = {0}, one = {0};
   sk_frames_scratch sc = {0};
-  ck_assert_int_eq(sk_frames_eval(&f.e->model, poses, n, &(sk_frames_opts){.fmt = SK_FRAMES_F32}, &sc, &exact), 0);
-  const sk_frames_opts fo = {.fmt = SK_FRAMES_F32, .precision = SK_FRAMES_FAST};
+  ck_assert_int_eq(sk_frames_eval(&f.e->model, poses, n, &(sk_frames_opts){.fmt = SK_FMT_F32}, &sc, &exact), 0);
+  const sk_frames_opts fo = {.fmt = SK_FMT_F32, .precision = SK_FRAMES_FAST};
   ck_assert(!sk_frames_uses_kernel(&f.e->model, poses, 1, &fo)); /* a single pose stays on the exact core */
   ck_assert_int_eq(sk_frames_eval(&f.e->model, poses, n, &fo, &sc, &fast), 0);
   ck_assert_int_eq(sk_frames_eval(&f.e->model, poses + 5, 1, &fo, &sc, &one), 0);
@@ -311,13 +311,13 @@ START_TEST(plans_and_bounds) {
   size_t n;
   sk_pose *poses = parse(&f, "{\"animation\": \"Walk\", \"times\": [0, 0.1, 0.2]}", &n);
   ck_assert_uint_eq(n, 3);
-  const sk_frames_opts json = {0}, f32 = {.fmt = SK_FRAMES_F32}, m34 = {.fmt = SK_FRAMES_MAT3X4};
+  const sk_frames_opts json = {0}, f32 = {.fmt = SK_FMT_F32}, m34 = {.fmt = SK_FMT_MAT3X4};
   ck_assert(!sk_frames_uses_kernel(&f.e->model, poses, 1, &json)); /* a single exact pose: the core */
   ck_assert(sk_frames_uses_kernel(&f.e->model, poses, 3, &json));
   const size_t mats = f.e->skel->count + 1;
-  ck_assert_uint_eq(sk_frames_answer_bound(&f.e->model, poses, 3, SK_FRAMES_F32), 3 * mats * 64);
-  ck_assert_uint_eq(sk_frames_answer_bound(&f.e->model, poses, 3, SK_FRAMES_MAT3X4), 3 * mats * 48);
-  ck_assert_uint_ge(sk_frames_answer_bound(&f.e->model, poses, 3, SK_FRAMES_JSON), 3 * mats * 16 * 2);
+  ck_assert_uint_eq(sk_frames_answer_bound(&f.e->model, poses, 3, SK_FMT_F32), 3 * mats * 64);
+  ck_assert_uint_eq(sk_frames_answer_bound(&f.e->model, poses, 3, SK_FMT_MAT3X4), 3 * mats * 48);
+  ck_assert_uint_ge(sk_frames_answer_bound(&f.e->model, poses, 3, SK_FMT_JSON), 3 * mats * 16 * 2);
   ck_assert(sk_frames_cost_us(&f.e->model, poses, 3, &json) > sk_frames_cost_us(&f.e->model, poses, 3, &f32));
   ck_assert(sk_frames_cost_us(&f.e->model, poses, 1, &m34) > 0);
   sk_cost_limits l = {0};
@@ -335,7 +335,7 @@ START_TEST(plans_and_bounds) {
   sk_frames_scratch sc = {0};
   ck_assert_int_eq(sk_frames_eval(&f.e->model, poses, 3, &json, &sc, &out), 0);
   ck_assert_ptr_nonnull(strstr(out.data, "\"absolute\":"));
-  ck_assert_uint_le(out.len, sk_frames_answer_bound(&f.e->model, poses, 3, SK_FRAMES_JSON));
+  ck_assert_uint_le(out.len, sk_frames_answer_bound(&f.e->model, poses, 3, SK_FMT_JSON));
   sk_frames_scratch_close(&sc);
   sk_strbuf_free(&out);
   sk_pose_array_free(poses, n);
@@ -415,8 +415,8 @@ START_TEST(an_overflow_is_refused_naming_the_bone_on_every_path) {
   sk_pose *fine = parse(&f, "{\"animation\": \"Walk\", \"time\": 0.3}", &one);
   /* poses: fine, then the three overflowing frames */
   sk_pose all[4] = {fine[0], poses[0], poses[1], poses[2]};
-  const sk_frames_opts opts[] = {{.fmt = SK_FRAMES_JSON}, {.fmt = SK_FRAMES_F32}, {.fmt = SK_FRAMES_MAT3X4},
-                                 {.fmt = SK_FRAMES_F32, .precision = SK_FRAMES_FAST}};
+  const sk_frames_opts opts[] = {{.fmt = SK_FMT_JSON}, {.fmt = SK_FMT_F32}, {.fmt = SK_FMT_MAT3X4},
+                                 {.fmt = SK_FMT_F32, .precision = SK_FRAMES_FAST}};
   for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
     for (size_t cnt = 2; cnt <= 4; cnt += 2) { /* 2: one pose over; 4: the kernel's batch */
       sk_frames_scratch sc = {0};
@@ -436,7 +436,7 @@ START_TEST(an_overflow_is_refused_naming_the_bone_on_every_path) {
     sk_strbuf_free(&sunk);
     /* raw slices (a streamed binary answer): in the first slice, or after
      * a slice of the fine pose alone */
-    for (size_t cap = 1u << 20; opts[k].fmt != SK_FRAMES_JSON && cap > 0; cap = cap == 1u << 20 ? 48 * 26 * 16 : 0) {
+    for (size_t cap = 1u << 20; opts[k].fmt != SK_FMT_JSON && cap > 0; cap = cap == 1u << 20 ? 48 * 26 * 16 : 0) {
       sk_frames_run run;
       ck_assert_int_eq(sk_frames_run_init(&run, &f.e->model, all, 4, &opts[k]), 0);
       char *buf = malloc(cap);

@@ -30,7 +30,7 @@ static sk_pose *parse(const fixture *f, sk_frames_sample_fn fn, const char *text
   ck_assert_msg(sk_poseops_sample(fn, &f->e->model, j, "", fmt, owner, &poses, n, &err) == 0, "%s: %s at %s", text,
                 err.text, err.pointer);
   json_decref(j);
-  if (fmt != SK_FRAMES_JSON)
+  if (fmt != SK_FMT_JSON)
     for (size_t i = 0; i < *n; i++)
       poses[i].output = SK_OUT_FINAL; /* what the routes do for binary answers */
   return poses;
@@ -41,7 +41,7 @@ static void answer(const fixture *f, const sk_pose *poses, size_t n, size_t k, c
                    sk_strbuf *out) {
   sk_frames_scratch sc = {0};
   for (size_t i = 0; i < n; i += k) {
-    if (i > 0 && o->fmt == SK_FRAMES_JSON)
+    if (i > 0 && o->fmt == SK_FMT_JSON)
       ck_assert_int_eq(sk_strbuf_append(out, ",", 1), 0);
     ck_assert_int_eq(sk_frames_eval(&f->e->model, poses + i, n - i < k ? n - i : k, o, &sc, out), 0);
   }
@@ -63,7 +63,7 @@ static void assert_same(const sk_strbuf *a, const sk_strbuf *b, const char *what
  * Returns whether it did. */
 static bool compare_body(const fixture *f, const char *body, int want_range, const size_t *ks, size_t nk) {
   bool took = false;
-  for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+  for (int fmt = SK_FMT_JSON; fmt <= SK_FMT_MAT3X4; fmt++) {
     sk_poseops *ol, *oe;
     size_t nl, ne;
     sk_pose *lazy = parse(f, sk_frames_sample_range, body, fmt, &ol, &nl);
@@ -166,17 +166,17 @@ START_TEST(outputs_and_ops_that_need_overrides_get_the_same_bytes) {
     if (c == 0) {
       sk_poseops *ol, *oe;
       size_t nl, ne;
-      sk_pose *lazy = parse(&f, sk_frames_sample_range, bodies[c], SK_FRAMES_JSON, &ol, &nl);
-      sk_pose *eager = parse(&f, sk_frames_sample_default, bodies[c], SK_FRAMES_JSON, &oe, &ne);
+      sk_pose *lazy = parse(&f, sk_frames_sample_range, bodies[c], SK_FMT_JSON, &ol, &nl);
+      sk_pose *eager = parse(&f, sk_frames_sample_default, bodies[c], SK_FMT_JSON, &oe, &ne);
       ck_assert_ptr_nonnull(lazy[0].range);
-      const sk_frames_opts o = {.fmt = SK_FRAMES_JSON};
+      const sk_frames_opts o = {.fmt = SK_FMT_JSON};
       ck_assert(!sk_frames_uses_kernel(&f.e->model, lazy, nl, &o));
       sk_strbuf a = {0}, b = {0};
       answer(&f, eager, ne, ne, &o, &a);
       for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
         b.len = 0;
         answer(&f, lazy, nl, ks[i], &o, &b);
-        assert_same(&a, &b, "absolute and local", bodies[c], SK_FRAMES_JSON, ks[i]);
+        assert_same(&a, &b, "absolute and local", bodies[c], SK_FMT_JSON, ks[i]);
       }
       ck_assert_ptr_nonnull(strstr(a.data, "\"absolute\":"));
       sk_strbuf_free(&a);
@@ -248,7 +248,7 @@ END_TEST
  * override form, answer the same bytes in every batch size; the range form
  * holds item 1's frames (a range of several frames) and the last item's. */
 static void compare_mixed(const fixture *f, const char *const *items, size_t ni) {
-  for (int fmt = SK_FRAMES_JSON; fmt <= SK_FRAMES_MAT3X4; fmt++) {
+  for (int fmt = SK_FMT_JSON; fmt <= SK_FMT_MAT3X4; fmt++) {
     sk_pose *all[2] = {NULL, NULL};
     size_t n[2] = {0, 0};
     sk_poseops *owner[2][8];
@@ -367,7 +367,7 @@ static char *body_of(json_t *j) {
 static bool assert_rows_are_the_overrides(const fixture *f, const char *body) {
   sk_poseops *o;
   size_t n;
-  sk_pose *p = parse(f, sk_frames_sample_range, body, SK_FRAMES_F32, &o, &n);
+  sk_pose *p = parse(f, sk_frames_sample_range, body, SK_FMT_F32, &o, &n);
   sk_pose_range *r = p[0].range;
   ck_assert_ptr_nonnull(r);
   ck_assert_ptr_nonnull(r->anim);
@@ -680,7 +680,7 @@ START_TEST(babylon_ranges_keep_relative_zeros_linear_blends_and_later_channels) 
   /* the -0 really arises: the first frame's rotation is (+0, 0, +0, 1) */
   sk_poseops *o;
   size_t n;
-  sk_pose *p = parse(&f, sk_frames_sample_range, "{\"animation\": \"all\", \"times\": [0, 0.1]}", SK_FRAMES_JSON, &o,
+  sk_pose *p = parse(&f, sk_frames_sample_range, "{\"animation\": \"all\", \"times\": [0, 0.1]}", SK_FMT_JSON, &o,
                      &n);
   sk_override ov[3];
   ck_assert_uint_eq(sk_pose_range_materialize(p[0].range, 0, ov), 3);
@@ -790,7 +790,7 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
   sk_frames_scratch shared = {0};
   for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
     const fixture *e = &f[seq[i].asset];
-    const sk_frames_opts o = {.fmt = SK_FRAMES_F32, .precision = seq[i].prec};
+    const sk_frames_opts o = {.fmt = SK_FMT_F32, .precision = seq[i].prec};
     sk_poseops *owner;
     size_t n;
     sk_pose *poses = parse(e, sk_frames_sample_range, seq[i].body, o.fmt, &owner, &n);
@@ -809,7 +809,7 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
    * slice (121 frames), so the second round would keep the first's rows. */
   const char *walk = "{\"animation\": \"Walk\", \"from\": 0, \"to\": 2, \"fps\": 60, \"loop\": true}";
   for (int round = 0; round < 2; round++) {
-    const sk_frames_opts o = {.fmt = SK_FRAMES_F32};
+    const sk_frames_opts o = {.fmt = SK_FMT_F32};
     sk_poseops *owner;
     size_t n;
     sk_pose *poses = parse(&f[0], sk_frames_sample_range, walk, o.fmt, &owner, &n);
@@ -843,8 +843,8 @@ START_TEST(materialised_frames_memory_and_lifetime) {
   const char *body = "{\"animation\": \"Walk\", \"from\": 0, \"to\": 4, \"fps\": 60, \"loop\": true}";
   sk_poseops *ol, *oe;
   size_t nl, ne;
-  sk_pose *lazy = parse(&f, sk_frames_sample_range, body, SK_FRAMES_JSON, &ol, &nl);
-  sk_pose *eager = parse(&f, sk_frames_sample_default, body, SK_FRAMES_JSON, &oe, &ne);
+  sk_pose *lazy = parse(&f, sk_frames_sample_range, body, SK_FMT_JSON, &ol, &nl);
+  sk_pose *eager = parse(&f, sk_frames_sample_default, body, SK_FMT_JSON, &oe, &ne);
   ck_assert_uint_eq(nl, 241);
   const size_t nb = f.e->skel->count;
   sk_override *scratch = malloc(nb * sizeof *scratch);
@@ -902,7 +902,7 @@ START_TEST(ranges_hold_the_entrys_shared_sampler) {
                      "\"Run\", \"weight\": 0.3, \"time\": 0.1, \"loop\": true}], \"from\": 0, \"to\": 2, \"fps\": 45}";
   sk_poseops *o1, *o2;
   size_t n1, n2;
-  sk_pose *p1 = parse(&f, sk_frames_sample_range, body, SK_FRAMES_F32, &o1, &n1);
+  sk_pose *p1 = parse(&f, sk_frames_sample_range, body, SK_FMT_F32, &o1, &n1);
   ck_assert_ptr_nonnull(p1[0].range);
   ck_assert_ptr_eq(p1[0].range->sampler, shared);
   ck_assert_uint_lt(p1[0].range->bytes, sk_sampler_memory(shared));
@@ -911,15 +911,15 @@ START_TEST(ranges_hold_the_entrys_shared_sampler) {
   bool replaced;
   ck_assert_int_eq(sk_cache_put_full(bare.cache, "b", s, NULL, NULL, &replaced, &bare.e), 0);
   bare.e->anim = an; /* an entry whose anim has no shared sampler */
-  sk_pose *p2 = parse(&bare, sk_frames_sample_range, body, SK_FRAMES_F32, &o2, &n2);
+  sk_pose *p2 = parse(&bare, sk_frames_sample_range, body, SK_FMT_F32, &o2, &n2);
   ck_assert_ptr_nonnull(p2[0].range);
   ck_assert(!sk_sampler_is_shared(p2[0].range->sampler));
   ck_assert_uint_eq(n1, n2);
-  const sk_frames_opts fo = {.fmt = SK_FRAMES_F32};
+  const sk_frames_opts fo = {.fmt = SK_FMT_F32};
   sk_strbuf a = {0}, b = {0};
   answer(&f, p1, n1, 64, &fo, &a);
   answer(&bare, p2, n2, 64, &fo, &b);
-  assert_same(&a, &b, "shared vs private sampler", body, SK_FRAMES_F32, 64);
+  assert_same(&a, &b, "shared vs private sampler", body, SK_FMT_F32, 64);
   sk_strbuf_free(&a);
   sk_strbuf_free(&b);
   /* the poses outlive the entry: their hold keeps the anim and sampler */

@@ -64,31 +64,31 @@ START_TEST(test_errors_name_the_field) {
   leg(&f);
   sk_error err;
   ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"rotate\", \"bone\": \"knee\", \"axis\": [1, 0, 0], \"amount\": 1}]}",
-                                SK_FRAMES_JSON, &err),
+                                SK_FMT_JSON, &err),
                    SK_EUNKNOWN); /* a 422: a field of the body, not a missing resource */
   ck_assert_str_eq(err.pointer, "/poses/2/ops/0/bone");
   ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"rotate\", \"bone\": \"shin\", \"axis\": [0, 0, 0], \"amount\": 1}]}",
-                                SK_FRAMES_JSON, &err),
+                                SK_FMT_JSON, &err),
                    SK_ERANGE);
   ck_assert_str_eq(err.pointer, "/poses/2/ops/0/axis");
-  ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"twist\", \"bone\": \"shin\"}]}", SK_FRAMES_JSON, &err), SK_ERANGE);
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"twist\", \"bone\": \"shin\"}]}", SK_FMT_JSON, &err), SK_ERANGE);
   ck_assert_str_eq(err.pointer, "/poses/2/ops/0/op");
   ck_assert_ptr_nonnull(strstr(err.text, "twist"));
-  ck_assert_int_eq(sample_error(&f, "{\"mesh\": {\"scaling\": [1, 0, 1]}}", SK_FRAMES_JSON, &err), SK_ESINGULAR);
+  ck_assert_int_eq(sample_error(&f, "{\"mesh\": {\"scaling\": [1, 0, 1]}}", SK_FMT_JSON, &err), SK_ESINGULAR);
   ck_assert_str_eq(err.pointer, "/poses/2/mesh");
   ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"ik\", \"bone\": \"hip\", \"target\": [0, 0, 0]}]}",
-                                SK_FRAMES_JSON, &err),
+                                SK_FMT_JSON, &err),
                    SK_ERANGE);
   ck_assert_str_eq(err.pointer, "/poses/2/ops/0/bone");
-  ck_assert_int_eq(sample_error(&f, "{\"output\": [\"world\", \"final\", \"world\"]}", SK_FRAMES_JSON, &err), SK_EDUPLICATE);
+  ck_assert_int_eq(sample_error(&f, "{\"output\": [\"world\", \"final\", \"world\"]}", SK_FMT_JSON, &err), SK_EDUPLICATE);
   ck_assert_str_eq(err.pointer, "/poses/2/output/2");
   ck_assert_int_eq(sample_error(&f, "{\"ops\": [{\"op\": \"setScale\", \"bone\": \"foot\", \"scale\": [2, 2, 2]},"
                                     "{\"op\": \"query\", \"bone\": \"foot\", \"get\": \"scale\"}]}",
-                                SK_FRAMES_F32, &err),
+                                SK_FMT_F32, &err),
                    SK_ERANGE);
   ck_assert_str_eq(err.pointer, "/poses/2/ops/1");
   /* the clip sampler still judges the rest: an unknown key after the extras are out */
-  ck_assert_int_eq(sample_error(&f, "{\"ops\": [], \"bonez\": {}}", SK_FRAMES_JSON, &err), SK_EUNKNOWN);
+  ck_assert_int_eq(sample_error(&f, "{\"ops\": [], \"bonez\": {}}", SK_FMT_JSON, &err), SK_EUNKNOWN);
   ck_assert_str_eq(err.pointer, "/poses/2/bonez");
   fixture_close(&f);
 }
@@ -101,7 +101,7 @@ START_TEST(test_plain_poses_stay_plain) {
   sk_poseops *owner = NULL;
   sk_pose *poses = NULL;
   size_t n = 0;
-  ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, &f.e->model, j, "", SK_FRAMES_JSON, &owner, &poses, &n, NULL), 0);
+  ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, &f.e->model, j, "", SK_FMT_JSON, &owner, &poses, &n, NULL), 0);
   ck_assert_ptr_null(owner);
   ck_assert_uint_eq(n, 1);
   ck_assert_ptr_null(poses[0].ops);
@@ -128,7 +128,7 @@ static void frames_batch_on(const sk_cache_entry *e, const char *const *texts, s
     poses[k] = one[0];
     free(one);
     json_decref(j);
-    if (fmt != SK_FRAMES_JSON)
+    if (fmt != SK_FMT_JSON)
       poses[k].output = SK_OUT_FINAL; /* as sk_routes__binary_outputs does */
   }
   const sk_frames_opts fo = {.fmt = fmt};
@@ -159,7 +159,7 @@ START_TEST(test_json_answer_is_skinner_eval_s) {
   fixture f;
   leg(&f);
   sk_strbuf got = {0};
-  frames_answer(&f, k_pose, SK_FRAMES_JSON, 1, &got);
+  frames_answer(&f, k_pose, SK_FMT_JSON, 1, &got);
   /* skinner eval: the same pose op on the same skeleton */
   char c[4096];
   ck_assert_int_lt(snprintf(c, sizeof c, "{\"skeleton\": %s, \"ops\": [%.*s, \"op\": \"pose\"}]}", k_skel,
@@ -176,7 +176,7 @@ START_TEST(test_json_answer_is_skinner_eval_s) {
   ck_assert_ptr_nonnull(strstr(got.data, "\"queries\":[{\"query\":\"absolutePosition\",\"bone\":\"foot\""));
   /* two copies in one batch: the same object twice, comma-separated */
   sk_strbuf two = {0};
-  frames_answer(&f, k_pose, SK_FRAMES_JSON, 2, &two);
+  frames_answer(&f, k_pose, SK_FMT_JSON, 2, &two);
   ck_assert_uint_eq(two.len, 2 * got.len + 1);
   ck_assert_int_eq(memcmp(two.data + got.len + 1, got.data, got.len), 0);
   sk_strbuf_free(&two);
@@ -193,9 +193,9 @@ START_TEST(test_binary_layout) {
       "{\"ops\": [{\"op\": \"ik\", \"bone\": \"shin\", \"target\": [0.3, 0.3, 0.2]}],"
       " \"output\": [\"final\", \"world\", \"positions\"]}";
   sk_strbuf js = {0}, f32 = {0}, m34 = {0};
-  frames_answer(&f, pose, SK_FRAMES_JSON, 1, &js);
-  frames_answer(&f, pose, SK_FRAMES_F32, 2, &f32);
-  frames_answer(&f, pose, SK_FRAMES_MAT3X4, 1, &m34);
+  frames_answer(&f, pose, SK_FMT_JSON, 1, &js);
+  frames_answer(&f, pose, SK_FMT_F32, 2, &f32);
+  frames_answer(&f, pose, SK_FMT_MAT3X4, 1, &m34);
   const size_t nb = 5, per = 16 * (nb + 1) + 16 * nb + 3 * nb;
   ck_assert_uint_eq(f32.len, 2 * per * sizeof(float));
   ck_assert_uint_eq(m34.len, (12 * (nb + 1) + 12 * nb + 3 * nb) * sizeof(float));
@@ -245,11 +245,11 @@ START_TEST(test_every_pose_starts_from_the_stored_skeleton) {
       "          {\"op\": \"query\", \"bone\": \"foot\", \"get\": \"absolutePosition\"}],"
       " \"output\": [\"final\", \"local\"]}";
   sk_strbuf alone_a = {0}, alone_b = {0}, both = {0};
-  frames_answer(&f, a, SK_FRAMES_JSON, 1, &alone_a);
-  frames_answer(&f, b, SK_FRAMES_JSON, 1, &alone_b);
+  frames_answer(&f, a, SK_FMT_JSON, 1, &alone_a);
+  frames_answer(&f, b, SK_FMT_JSON, 1, &alone_b);
   ck_assert_ptr_nonnull(strstr(alone_b.data, "{\"query\":\"absolutePosition\",\"bone\":\"prop\",\"value\":[0,0,0]}"));
   const char *ab[2] = {a, b};
-  frames_batch_on(f.e, ab, 2, SK_FRAMES_JSON, NULL, &both);
+  frames_batch_on(f.e, ab, 2, SK_FMT_JSON, NULL, &both);
   ck_assert_uint_eq(both.len, alone_a.len + 1 + alone_b.len);
   ck_assert_int_eq(memcmp(both.data, alone_a.data, alone_a.len), 0);
   ck_assert_int_eq(memcmp(both.data + alone_a.len + 1, alone_b.data, alone_b.len), 0);
@@ -261,7 +261,7 @@ START_TEST(test_every_pose_starts_from_the_stored_skeleton) {
   const char *a_idle[2] = {a, idle};
   sk_frames_scratch kept = {0};
   sk_strbuf ignored = {0};
-  frames_batch_on(f.e, a_idle, 2, SK_FRAMES_JSON, &kept, &ignored);
+  frames_batch_on(f.e, a_idle, 2, SK_FMT_JSON, &kept, &ignored);
   const sk_skeleton *st = f.e->skel, *cp = kept.ops_copy.c;
   ck_assert_ptr_nonnull(cp);
   for (size_t k = 0; k < st->count; k++) {
@@ -294,8 +294,8 @@ START_TEST(test_every_pose_starts_from_the_stored_skeleton) {
   sk_frames_scratch sc = {0};
   for (size_t k = 0; k < 5; k++) {
     sk_strbuf shared = {0}, fresh = {0};
-    frames_batch_on(order[k], texts[k], counts[k], SK_FRAMES_JSON, &sc, &shared);
-    frames_batch_on(order[k], texts[k], counts[k], SK_FRAMES_JSON, NULL, &fresh);
+    frames_batch_on(order[k], texts[k], counts[k], SK_FMT_JSON, &sc, &shared);
+    frames_batch_on(order[k], texts[k], counts[k], SK_FMT_JSON, NULL, &fresh);
     ck_assert_uint_eq(shared.len, fresh.len);
     ck_assert_int_eq(memcmp(shared.data, fresh.data, fresh.len), 0);
     ck_assert_ptr_nonnull(strstr(shared.data, k == 1 ? "\"bone\":\"arm\"" : k == 3 ? "\"bone\":\"b\"" : "\"bone\":\"foot\""));
@@ -336,14 +336,14 @@ START_TEST(test_a_new_skeleton_at_an_old_address_is_copied_whole) {
   ck_assert_uint_eq(other->names_size, st->names_size);
   sk_frames_scratch sc = {0};
   sk_strbuf before = {0}, shared = {0}, fresh = {0};
-  frames_batch_on(f.e, &pose, 1, SK_FRAMES_F32, &sc, &before);
+  frames_batch_on(f.e, &pose, 1, SK_FMT_F32, &sc, &before);
   for (size_t k = 0; k < st->count; k++) { /* the new skeleton, at the old address */
     const char *name = st->bones[k].name;
     st->bones[k] = other->bones[k];
     st->bones[k].name = name;
   }
-  frames_batch_on(f.e, &pose, 1, SK_FRAMES_F32, &sc, &shared);
-  frames_batch_on(f.e, &pose, 1, SK_FRAMES_F32, NULL, &fresh);
+  frames_batch_on(f.e, &pose, 1, SK_FMT_F32, &sc, &shared);
+  frames_batch_on(f.e, &pose, 1, SK_FMT_F32, NULL, &fresh);
   ck_assert_uint_eq(shared.len, fresh.len);
   ck_assert_int_eq(memcmp(shared.data, fresh.data, fresh.len), 0);
   ck_assert_int_ne(memcmp(before.data, fresh.data, fresh.len), 0); /* the case means something */

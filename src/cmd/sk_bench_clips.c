@@ -216,7 +216,7 @@ static double time_route_body(const sk_model *e, const char *body, sk_frames_sam
   json_t *j = json_loads(body, 0, NULL);
   sk_frames_scratch sc = {0};
   sk_strbuf out = {0};
-  const sk_frames_opts o = {.fmt = SK_FRAMES_F32};
+  const sk_frames_opts o = {.fmt = SK_FMT_F32};
   double rates[31] = {0};
   for (int k = 0; k < reps && j != NULL; k++) {
     size_t frames = 0;

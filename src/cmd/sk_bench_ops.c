@@ -32,7 +32,7 @@ static double time_request(const sk_model *e, const char *body, int fmt, int rep
     size_t n = 0;
     sk_strbuf out = {0};
     if (sk_poseops_sample(sk_frames_sample_range, e, j, "", fmt, &owner, &poses, &n, NULL) == 0) {
-      if (fmt != SK_FRAMES_JSON)
+      if (fmt != SK_FMT_JSON)
         for (size_t i = 0; i < n; i++)
           poses[i].output = SK_OUT_FINAL;
       sk_frames_eval(e, poses, n, &fo, &sc, &out);
@@ -89,7 +89,7 @@ int sk_bench_ops_fox(const char *dir, bool quick, bool json, bool first) {
       "\"ops\":[{\"op\":\"ik\",\"bone\":\"b_LeftLeg02_016\",\"target\":[-4,30,-50]}]}"};
   static const char *const k_rows[3] = {"range", "range+ik", "ik+pos"};
   const int reps = quick ? 3 : 9;
-  const int fmts[2] = {SK_FRAMES_F32, SK_FRAMES_JSON};
+  const int fmts[2] = {SK_FMT_F32, SK_FMT_JSON};
   for (int f = 0; f < 2; f++) {
     size_t frames = 0;
     double base = 0;

@@ -61,7 +61,7 @@ typedef struct eval_ctx {
   const sk_eval_opts *o;
 } eval_ctx;
 
-static bool binary(const eval_ctx *ctx) { return ctx->o->fmt != SK_FRAMES_JSON; }
+static bool binary(const eval_ctx *ctx) { return ctx->o->fmt != SK_FMT_JSON; }
 
 /* The answer leaves `out` through o->flush once it holds a megabyte (or at
  * the end, `last`), so a shot of any length is written in pieces. */
@@ -112,7 +112,6 @@ typedef struct pose_ext {
 
 static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_t *op, const char *ptr, bool is_pose,
                           pose_ext *x, sk_error *err) {
-  static const char *const k_outputs[] = {"final", "absolute", "local", "world", "positions"};
   char p[SK_ERROR_POINTER_MAX];
   memset(x, 0, sizeof *x);
   x->has_mesh = ctx->has_mesh;
@@ -126,21 +125,22 @@ static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_
     unsigned seen = 0;
     for (size_t i = 0; kept != NULL && !rc && i < json_array_size(out); i++) {
       const char *name = json_string_value(json_array_get(out, i));
-      size_t k = 0;
-      while (name != NULL && k < 5 && strcmp(name, k_outputs[k]) != 0)
-        k++;
+      const unsigned bit = name == NULL ? 0 : sk_answer_output_bit(name, strlen(name));
       sk_pose__sub_pointer(p, sizeof p, ptr, "output");
       sk_pointer_push_index(p, sizeof p, i);
-      if (name == NULL || k == 5)
-        rc = sk_error_set(err, SK_ERANGE, p, "expected \"final\", \"absolute\", \"local\", \"world\" or \"positions\"");
-      else if (seen & (1u << k))
+      char names[SK_ANSWER_NAMES_MAX];
+      if (bit == 0) {
+        sk_answer_output_names(names, sizeof names, " or ");
+        rc = sk_error_set(err, SK_ERANGE, p, "expected %s", names);
+      } else if (seen & bit) {
         rc = sk_error_set(err, SK_EDUPLICATE, p, "output listed twice");
-      seen |= 1u << k;
-      if (!rc && k < 3)
+      }
+      seen |= bit;
+      if (!rc && (bit & sk_answer_family_mask(SK_OUTPUT_CORE)))
         json_array_append_new(kept, json_string(name));
     }
-    x->world = seen & (1u << 3);
-    x->positions = seen & (1u << 4);
+    x->world = seen & SK_OUT_WORLD;
+    x->positions = seen & SK_OUT_POSITIONS;
     if (kept == NULL || json_object_set_new(x->op, "output", kept) != 0)
       rc = rc ? rc : sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   }
@@ -163,8 +163,10 @@ static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_
     queries |= x->ops[k].kind == SK_OP_QUERY;
   if (!rc && json_is_array(out) && json_array_size(out) == 0 && !queries) {
     sk_pose__sub_pointer(p, sizeof p, ptr, "output");
-    rc = sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of \"final\", \"absolute\", "
-                                         "\"local\", \"world\", \"positions\" (or leave it out for [\"final\"])");
+    char names[SK_ANSWER_NAMES_MAX];
+    sk_answer_output_names(names, sizeof names, ", ");
+    rc = sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of %s (or leave it out for "
+                                         "[\"final\"])", names);
   }
   if (rc) {
     json_decref(x->op);
@@ -214,11 +216,11 @@ static int pose_on_copy(const sk_skeleton *s, const eval_ctx *ctx, const pose_ex
     if (sk_poseops_nonfinite_bone(c, buf, fmt, p0.output, w) != SIZE_MAX)
       rc = SK_ENOTFINITE;
   }
-  if (!rc && fmt != SK_FRAMES_JSON) /* final matrices only (binary_refusals) */
+  if (!rc && fmt != SK_FMT_JSON) /* final matrices only (binary_refusals) */
     rc = sk_frames_append_binary(out, buf->final, s->count + 1, fmt);
   else if (!rc)
     rc = sk_pose_write_json(c, &p0, buf, NULL, out);
-  if (!rc && fmt == SK_FRAMES_JSON) {
+  if (!rc && fmt == SK_FMT_JSON) {
     bool first = reopen_object(out);
     rc = sk_ops_write_world_arrays(w, p, s->count, x->world, x->positions, first, out);
     first = first && !x->world && !x->positions;
@@ -573,7 +575,7 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
   static const sk_eval_opts zeroed = {0};
   if (o == NULL)
     o = &zeroed;
-  if (o->fmt != SK_FRAMES_JSON && o->fmt != SK_FRAMES_F32 && o->fmt != SK_FRAMES_MAT3X4)
+  if (o->fmt != SK_FMT_JSON && o->fmt != SK_FMT_F32 && o->fmt != SK_FMT_MAT3X4)
     return sk_error_set(err, SK_EINVAL, "", "unknown answer format %d", o->fmt);
   const char *base_dir = o->base_dir;
   static const char *const k_case[] = {"skeleton", "ops", "mesh", NULL};

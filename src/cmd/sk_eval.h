@@ -25,8 +25,8 @@ int sk_eval_case_at(const json_t *c, const char *base_dir, sk_strbuf *out, sk_er
  * current directory, everything in `out`. */
 typedef struct sk_eval_opts {
   const char *base_dir; /* relative "gltf" paths are taken from here; NULL: the current directory */
-  /* sk_frames.h's SK_FRAMES_JSON (0): the result object above. SK_FRAMES_F32 or
-   * SK_FRAMES_MAT3X4: no JSON at all, only each result's final matrices, one
+  /* sk_frames.h's SK_FMT_JSON (0): the result object above. SK_FMT_F32 or
+   * SK_FMT_MAT3X4: no JSON at all, only each result's final matrices, one
    * result after another, as skinnerd's application/octet-stream or
    * application/x-skinner-mat3x4 answer to the same pose carries them (the
    * same bytes). A result that would carry anything else (an "output" other

@@ -44,10 +44,10 @@ static int read_all(FILE *f, sk_strbuf *b) {
 /* --format's names, as skinner frames spells them (f32x12: the 3x4 rows). */
 static int eval_format(const char *name) {
   if (strcmp(name, "json") == 0)
-    return SK_FRAMES_JSON;
+    return SK_FMT_JSON;
   if (strcmp(name, "f32") == 0)
-    return SK_FRAMES_F32;
-  return strcmp(name, "f32x12") == 0 ? SK_FRAMES_MAT3X4 : -1;
+    return SK_FMT_F32;
+  return strcmp(name, "f32x12") == 0 ? SK_FMT_MAT3X4 : -1;
 }
 
 static int write_file(void *arg, const char *data, size_t len) { return fwrite(data, 1, len, arg) == len ? 0 : -1; }
@@ -131,7 +131,7 @@ static int cmd_eval(int argc, char **argv) {
   json_decref(c);
   sk_strbuf_free(&in);
   sk_strbuf_free(&out);
-  if (!rc && a.fmt == SK_FRAMES_JSON && fputc('\n', of.f) == EOF)
+  if (!rc && a.fmt == SK_FMT_JSON && fputc('\n', of.f) == EOF)
     rc = sk_error_set(&err, SK_EIO, "", "writing the output failed");
   if (!rc)
     rc = sk_outfile_commit(&of, &err);

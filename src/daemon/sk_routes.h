@@ -74,8 +74,7 @@ sk_http_handler sk_routes_admin_handler(sk_routes *r);
  * wherever /metrics is served. Unset: the listener serving the request. */
 void sk_routes_set_listener(sk_routes *r, sk_http *public_http);
 
-/* Response formats for poses. */
-enum { SK_FMT_JSON = 0, SK_FMT_F32 = 1, SK_FMT_MAT3X4 = 2 };
+/* Response formats for poses: sk_answer.h's SK_FMT_*. */
 
 /* Picks among `offers` (n media types, in server preference order) by an
  * Accept header (NULL: anything), honouring q-values, type/ and * / *

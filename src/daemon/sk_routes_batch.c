@@ -29,11 +29,6 @@
  * 32 KiB (docs/clips.md, "The HTTP answer path"). */
 #define SK_ROUTES_STREAM_BLOCK_BINARY (128u << 10)
 
-
-_Static_assert((int)SK_FRAMES_JSON == (int)SK_FMT_JSON && (int)SK_FRAMES_F32 == (int)SK_FMT_F32 &&
-                   (int)SK_FRAMES_MAT3X4 == (int)SK_FMT_MAT3X4,
-               "formats");
-
 static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes);
 static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj);
 
@@ -107,9 +102,10 @@ int sk_routes__binary_outputs(sk_pose *poses, size_t n, int fmt, size_t first, b
         sk_pointer_push_index(p, sizeof p, first + i);
       }
       sk_pointer_push(p, sizeof p, "output");
-      return sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of \"final\", "
-                                              "\"absolute\", \"local\", \"world\", \"positions\" (or leave it "
-                                              "out for [\"final\"])");
+      char names[SK_ANSWER_NAMES_MAX];
+      sk_answer_output_names(names, sizeof names, ", ");
+      return sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of %s (or leave it out for "
+                                              "[\"final\"])", names);
     }
   if (fmt == SK_FMT_JSON)
     return 0;
@@ -378,9 +374,7 @@ static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes)
       extra += sk_poseops_answer_bytes(s, bj->poses[i].ops, bj->fmt);
     held += sk_pose_held_bytes(&bj->poses[i]); /* overrides as grown, or a share of its range */
     if (bj->fmt == SK_FMT_JSON)
-      floats += 16 * (((bj->poses[i].output & SK_OUT_FINAL) ? mats : 0) +
-                      ((bj->poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
-                      ((bj->poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
+      floats += 16 * sk_answer_core_matrices(bj->poses[i].output, s->count);
   }
   *poses_bytes = held;
   if (bj->fmt == SK_FMT_JSON)

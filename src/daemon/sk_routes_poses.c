@@ -17,11 +17,6 @@
 #include "sk_problem.h"
 #include "sk_routes_int.h"
 
-/* sk_cost's answer formats are sk_routes' SK_FMT_* */
-_Static_assert((int)SK_COST_JSON == (int)SK_FMT_JSON && (int)SK_COST_F32 == (int)SK_FMT_F32 &&
-                   (int)SK_COST_MAT3X4 == (int)SK_FMT_MAT3X4,
-               "formats");
-
 static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch);
 
 /* Parses one pose object that may name clips (the /pose body): sampling

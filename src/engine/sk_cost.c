@@ -42,21 +42,19 @@ static void join(char *dest, const char *ptr, const char *key) {
 /* Bytes of one pose's answer. */
 static uint64_t answer_bytes(size_t bones, unsigned outputs, int fmt) {
   uint64_t mats = (uint64_t)bones + 1;
-  if (fmt == SK_COST_F32)
+  if (fmt == SK_FMT_F32)
     return mats * 16 * sizeof(float);
-  if (fmt == SK_COST_MAT3X4)
+  if (fmt == SK_FMT_MAT3X4)
     return mats * 12 * sizeof(float);
   /* {"final":[..],"absolute":[..],"local":[..]} and the comma between poses */
-  uint64_t floats = 16 * (((outputs & SK_OUT_FINAL) ? mats : 0) + ((outputs & SK_OUT_ABSOLUTE) ? bones : 0) +
-                          ((outputs & SK_OUT_LOCAL) ? bones : 0));
+  uint64_t floats = 16 * sk_answer_core_matrices(outputs, bones);
   return floats * (SK_NUMFMT_F32_MAX + 1) + 40;
 }
 
 static uint64_t json_matrices(size_t bones, unsigned outputs, int fmt) {
-  if (fmt != SK_COST_JSON)
+  if (fmt != SK_FMT_JSON)
     return 0;
-  return ((outputs & SK_OUT_FINAL) ? bones + 1 : 0) + ((outputs & SK_OUT_ABSOLUTE) ? bones : 0) +
-         ((outputs & SK_OUT_LOCAL) ? bones : 0);
+  return sk_answer_core_matrices(outputs, bones);
 }
 
 /* The limits every addition checks; `ptr` names the pose that crossed one. */
@@ -75,7 +73,7 @@ static int check_totals(const sk_cost *c, const sk_cost_limits *l, const char *p
 
 int sk_cost_add_poses(sk_cost *c, const sk_cost_limits *l, const sk_skeleton *s, uint64_t n, unsigned outputs, int fmt,
                       const char *ptr, sk_error *err) {
-  if (fmt != SK_COST_JSON)
+  if (fmt != SK_FMT_JSON)
     outputs = SK_OUT_FINAL;
   uint64_t per = (uint64_t)s->count + 1 + SK_COST_JSON_MATRIX * json_matrices(s->count, outputs, fmt);
   c->poses = sat_add(c->poses, n);

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "sk_anim.h"
+#include "sk_answer.h"
 #include "sk_error.h"
 #include "sk_skeleton.h"
 
@@ -62,8 +63,7 @@ typedef struct sk_cost {
   uint64_t answer; /* answer bytes (bound for JSON, exact for binary) */
 } sk_cost;
 
-/* Answer formats (the values of sk_routes' SK_FMT_*). */
-enum { SK_COST_JSON = 0, SK_COST_F32 = 1, SK_COST_MAT3X4 = 2 };
+/* Answer formats: sk_answer.h's SK_FMT_*. */
 
 /* Adds one pose object `j` (the body of /pose, or /poses/<i>, at pointer
  * `ptr`) for skeleton `s` with clips `anim` (may be NULL) answered in

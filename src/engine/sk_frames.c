@@ -134,7 +134,7 @@ int sk_frames_check_cost(const sk_model *e, const sk_pose *poses, size_t n, cons
 double sk_frames_cost_us(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o) {
   double mats = (double)n * (double)(e->skel->count + 1);
   double eval = sk_frames_uses_kernel(e, poses, n, o) ? 7 : 150;
-  double enc = o->fmt == SK_FRAMES_JSON ? 650 : 1;
+  double enc = o->fmt == SK_FMT_JSON ? 650 : 1;
   double ops = 0; /* sk_poseops work units, ~150 ns each */
   for (size_t i = 0; i < n; i++)
     if (poses[i].ops != NULL)
@@ -145,8 +145,8 @@ double sk_frames_cost_us(const sk_model *e, const sk_pose *poses, size_t n, cons
 size_t sk_frames_answer_bound(const sk_model *e, const sk_pose *poses, size_t n, int fmt) {
   const sk_skeleton *s = e->skel;
   size_t mats = s->count + 1, floats = 0;
-  if (fmt != SK_FRAMES_JSON) {
-    size_t bytes = n * mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+  if (fmt != SK_FMT_JSON) {
+    size_t bytes = n * mats * (fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
     for (size_t i = 0; i < n; i++)
       if (poses[i].ops != NULL) /* world matrices and positions after the finals */
         bytes += sk_poseops_answer_bytes(s, poses[i].ops, fmt);
@@ -154,8 +154,7 @@ size_t sk_frames_answer_bound(const sk_model *e, const sk_pose *poses, size_t n,
   }
   size_t extra = 0;
   for (size_t i = 0; i < n; i++) {
-    floats += 16 * (((poses[i].output & SK_OUT_FINAL) ? mats : 0) + ((poses[i].output & SK_OUT_ABSOLUTE) ? s->count : 0) +
-                    ((poses[i].output & SK_OUT_LOCAL) ? s->count : 0));
+    floats += 16 * sk_answer_core_matrices(poses[i].output, s->count);
     if (poses[i].ops != NULL)
       extra += sk_poseops_answer_bytes(s, poses[i].ops, fmt);
   }
@@ -227,10 +226,10 @@ static int check_finite(const sk_model *e, const sk_pose *pose, size_t i, const 
                         const sk_pose_buffers *buf, int fmt, sk_frames_scratch *sc) {
   const sk_skeleton *s = e->skel;
   const float *final = kernel_final ? kernel_final : buf->final;
-  size_t b = (fmt != SK_FRAMES_JSON || (pose->output & SK_OUT_FINAL)) ? nonfinite_bone(s, final) : SIZE_MAX;
-  if (b == SIZE_MAX && fmt == SK_FRAMES_JSON && !kernel_final && (pose->output & SK_OUT_ABSOLUTE))
+  size_t b = (fmt != SK_FMT_JSON || (pose->output & SK_OUT_FINAL)) ? nonfinite_bone(s, final) : SIZE_MAX;
+  if (b == SIZE_MAX && fmt == SK_FMT_JSON && !kernel_final && (pose->output & SK_OUT_ABSOLUTE))
     b = nonfinite_bone(s, buf->absolute);
-  if (b == SIZE_MAX && fmt == SK_FRAMES_JSON && !kernel_final && (pose->output & SK_OUT_LOCAL))
+  if (b == SIZE_MAX && fmt == SK_FMT_JSON && !kernel_final && (pose->output & SK_OUT_LOCAL))
     b = nonfinite_bone(s, buf->local);
   if (b == SIZE_MAX)
     return 0;
@@ -255,7 +254,7 @@ int sk_frames_nonfinite_error(const sk_model *e, const sk_frames_scratch *sc, bo
 }
 
 int sk_frames_append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt) {
-  if (fmt == SK_FRAMES_F32)
+  if (fmt == SK_FMT_F32)
     return sk_strbuf_append(out, (const char *)final, mats * 16 * sizeof(float));
   if (sk_strbuf_reserve(out, mats * 12 * sizeof(float)))
     return SK_ENOMEM;
@@ -274,7 +273,7 @@ static int encode(const sk_model *e, const sk_pose *pose, size_t i, const float 
   int rc = check_finite(e, pose, i, kernel_final, buf, fmt, sc);
   if (rc)
     return rc;
-  if (fmt != SK_FRAMES_JSON)
+  if (fmt != SK_FMT_JSON)
     return sk_frames_append_binary(out, kernel_final ? kernel_final : buf->final, s->count + 1, fmt);
   if (i > 0 && sk_strbuf_append(out, ",", 1))
     return SK_ENOMEM;
@@ -334,9 +333,9 @@ static int core_answer(const sk_model *e, const sk_pose *pose, size_t i, sk_fram
 static int eval_kernel(const sk_model *e, const sk_pose *poses, size_t n, const sk_frames_opts *o,
                        sk_frames_scratch *sc, sk_strbuf *out) {
   const size_t mats = e->skel->count + 1, total = n * mats * 16;
-  const bool fast = o->precision == SK_FRAMES_FAST && o->fmt != SK_FRAMES_JSON;
+  const bool fast = o->precision == SK_FRAMES_FAST && o->fmt != SK_FMT_JSON;
   float *dest;
-  if (o->fmt == SK_FRAMES_F32) { /* straight into the answer */
+  if (o->fmt == SK_FMT_F32) { /* straight into the answer */
     if (sk_strbuf_reserve(out, total * sizeof(float)))
       return SK_ENOMEM;
     dest = (float *)(void *)(out->data + out->len);
@@ -361,7 +360,7 @@ static int eval_kernel(const sk_model *e, const sk_pose *poses, size_t n, const 
     rc = sk_frames__fill_run(e, poses + i, n - i < slice ? n - i : slice, fast, sc, dest + i * mats * 16, o->threads);
   if (rc)
     return rc;
-  if (o->fmt == SK_FRAMES_F32) {
+  if (o->fmt == SK_FMT_F32) {
     /* one pass over the batch (the trailing identities are finite); the
      * pose and bone only when something overflowed */
     const bool bad = sk_frames_nonfinite(dest, n * mats);
@@ -383,7 +382,7 @@ int sk_frames_eval(const sk_model *e, const sk_pose *poses, size_t n, const sk_f
   /* Room for the usual JSON answer at once (~12 bytes a float), instead of
    * about nine doublings from 64 bytes, each copying what was written;
    * capped, past which the doublings cost little against the printing. */
-  if (o->fmt == SK_FRAMES_JSON) {
+  if (o->fmt == SK_FMT_JSON) {
     size_t floats = sk_frames_answer_bound(e, poses, n, o->fmt) / 16;
     if (sk_strbuf_reserve(out, floats < (4u << 20) / 12 ? floats * 12 + 64 : 4u << 20) != 0)
       return SK_ENOMEM;
@@ -414,7 +413,7 @@ int sk_frames_run_init(sk_frames_run *run, const sk_model *e, const sk_pose *pos
   run->poses = poses;
   run->n = n;
   run->opts = *o;
-  if (run->opts.fmt == SK_FRAMES_JSON)
+  if (run->opts.fmt == SK_FMT_JSON)
     run->opts.precision = SK_FRAMES_EXACT;
   run->kernel = sk_frames_uses_kernel(e, poses, n, &run->opts);
   int rc = run->kernel ? sk_frames__plan(e, poses, n, run->opts.precision == SK_FRAMES_FAST, &run->sc)
@@ -464,7 +463,7 @@ int sk_frames_run_next(sk_frames_run *run, sk_strbuf *out, size_t budget) {
 
 /* Pose i's binary answer from its final matrices into raw `d`. */
 static void write_binary(char *d, const float *final, size_t mats, int fmt) {
-  if (fmt == SK_FRAMES_F32) {
+  if (fmt == SK_FMT_F32) {
     memcpy(d, final, mats * 16 * sizeof(float));
     return;
   }
@@ -480,9 +479,9 @@ int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *w
   const size_t mats = e->skel->count + 1;
   const int fmt = run->opts.fmt;
   const bool fast = run->opts.precision == SK_FRAMES_FAST;
-  const size_t pb = mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+  const size_t pb = mats * (fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
   *written = 0;
-  if (!run->kernel || fmt == SK_FRAMES_JSON || cap < pb)
+  if (!run->kernel || fmt == SK_FMT_JSON || cap < pb)
     return SK_EINVAL;
   size_t w = 0;
   for (;;) {
@@ -504,7 +503,7 @@ int sk_frames_run_next_raw(sk_frames_run *run, char *dest, size_t cap, size_t *w
     k = k < SK_FRAMES_RAW_POSES ? k : SK_FRAMES_RAW_POSES;
     k = k < run->n - i ? ((i + k) & ~(size_t)15) - i : run->n - i;
     float *out = (float *)(void *)(dest + w);
-    const bool direct = k > 0 && fmt == SK_FRAMES_F32 && (uintptr_t)out % _Alignof(float) == 0;
+    const bool direct = k > 0 && fmt == SK_FMT_F32 && (uintptr_t)out % _Alignof(float) == 0;
     if (k == 0) /* under 16 poses fit: 16 into sc.final, written above as they fit */
       k = run->n - i < 16 ? run->n - i : 16;
     if (!direct) {
@@ -549,7 +548,7 @@ size_t sk_frames_run_bytes(const sk_model *e, bool kernel) {
 
 size_t sk_frames_run_raw_bytes(const sk_model *e, int fmt, size_t cap) {
   const size_t mats = e->skel->count + 1;
-  const size_t pb = mats * (fmt == SK_FRAMES_F32 ? 16 : 12) * sizeof(float);
+  const size_t pb = mats * (fmt == SK_FMT_F32 ? 16 : 12) * sizeof(float);
   size_t k = cap / pb < SK_FRAMES_RAW_POSES ? cap / pb : SK_FRAMES_RAW_POSES;
   k = (k + 15) & ~(size_t)15; /* the blocked layout's rows hold 16 poses */
   k = k < 16 ? 16 : k;
@@ -584,7 +583,7 @@ int sk_frames_write(const sk_model *e, const sk_pose *poses, size_t n, const sk_
   if (rc)
     return rc;
   sk_strbuf pending = {0};
-  bool json = o->fmt == SK_FRAMES_JSON;
+  bool json = o->fmt == SK_FMT_JSON;
   if (json && sk_strbuf_append(&pending, "{\"results\":[", 12))
     rc = SK_ENOMEM;
   while (!rc) {

@@ -20,9 +20,9 @@
  * 1e-5 x max(1, |largest entry|) of the exact answer (8.3e-6 on Fox's
  * clips, sk_kernel.h); single poses and JSON answers stay exact.
  *
- * Answer formats: SK_FRAMES_JSON ("results" entries, comma-separated, each
- * sk_json_write_result's object), SK_FRAMES_F32 ((B+1) x 16 float32 per
- * pose, little-endian as in memory), SK_FRAMES_MAT3X4 ((B+1) x 12 per
+ * Answer formats: SK_FMT_JSON ("results" entries, comma-separated, each
+ * sk_json_write_result's object), SK_FMT_F32 ((B+1) x 16 float32 per
+ * pose, little-endian as in memory), SK_FMT_MAT3X4 ((B+1) x 12 per
  * pose, sk_frames_mat3x4 of every matrix). */
 #ifndef SK_FRAMES_H
 #define SK_FRAMES_H
@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "sk_model.h"
+#include "sk_answer.h"
 #include "sk_cost.h"
 #include "sk_pose.h"
 #include "sk_poseops.h"
@@ -40,7 +41,6 @@
 #include "sk_sample.h"
 #include "sk_numfmt.h"
 
-enum { SK_FRAMES_JSON = 0, SK_FRAMES_F32 = 1, SK_FRAMES_MAT3X4 = 2 };
 enum { SK_FRAMES_EXACT = 0, SK_FRAMES_FAST = 1 };
 
 /* The clip sampling step: turns one pose request (a JSON pose object that
@@ -91,7 +91,7 @@ void sk_frames_scratch_close(sk_frames_scratch *sc);
 
 /* How to answer. Zero-initialised = JSON, exact, one thread. */
 typedef struct sk_frames_opts {
-  int fmt;          /* SK_FRAMES_JSON | F32 | MAT3X4 */
+  int fmt;          /* SK_FMT_JSON | F32 | MAT3X4 */
   int precision;    /* SK_FRAMES_EXACT, or SK_FRAMES_FAST (binary batches only; JSON and single poses stay exact) */
   unsigned threads; /* kernel threads for large batches (0 or 1: the caller's thread only) */
 } sk_frames_opts;
@@ -102,7 +102,7 @@ typedef struct sk_frames_opts {
 void sk_frames_mat3x4(const float m[16], float dest[12]);
 
 /* Appends `mats` final matrices (16 floats each) to `out` as fmt's binary
- * answer carries them (SK_FRAMES_F32 or SK_FRAMES_MAT3X4). SK_ENOMEM. */
+ * answer carries them (SK_FMT_F32 or SK_FMT_MAT3X4). SK_ENOMEM. */
 int sk_frames_append_binary(sk_strbuf *out, const float *final, size_t mats, int fmt);
 
 /* Whether matrices m[0..16 * mats) hold a non-finite float (inf or NaN). */

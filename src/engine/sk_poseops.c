@@ -33,7 +33,7 @@ static bool has_extras(const json_t *j) {
   const json_t *out = json_object_get(j, "output");
   for (size_t i = 0; i < json_array_size(out); i++) {
     const char *name = json_string_value(json_array_get(out, i));
-    if (name != NULL && (strcmp(name, "world") == 0 || strcmp(name, "positions") == 0))
+    if (name != NULL && (sk_answer_output_bit(name, strlen(name)) & sk_answer_family_mask(SK_OUTPUT_BONES)))
       return true;
   }
   return false;
@@ -54,9 +54,8 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
     for (size_t i = 0; !rc && i < json_array_size(out); i++) {
       json_t *v = json_array_get(out, i);
       const char *name = json_string_value(v);
-      bool *flag = name == NULL ? NULL : strcmp(name, "world") == 0 ? &x->world
-                                       : strcmp(name, "positions") == 0 ? &x->positions
-                                                                          : NULL;
+      const unsigned bit = name == NULL ? 0 : sk_answer_output_bit(name, strlen(name));
+      bool *flag = bit == SK_OUT_WORLD ? &x->world : bit == SK_OUT_POSITIONS ? &x->positions : NULL;
       if (flag == NULL) {
         if (json_array_append(kept, v) != 0)
           rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -91,7 +90,7 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
     if (x->ops[k].kind != SK_OP_QUERY)
       continue;
     x->nqueries++;
-    if (fmt != SK_FRAMES_JSON) {
+    if (fmt != SK_FMT_JSON) {
       sub(p, sizeof p, ptr, "ops");
       sk_pointer_push_index(p, sizeof p, k);
       rc = sk_error_set(err, SK_ERANGE, p, "binary answers carry no query results; ask for application/json");
@@ -143,14 +142,14 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
    * absolutes (IK and look-at a few times: measured ~1-1.5 passes on Fox) */
   uint64_t w = mats * (1 + 2 * (uint64_t)x->nops);
   uint64_t outs = (x->world ? s->count : 0) + (x->positions ? s->count : 0);
-  w += outs * (fmt == SK_FRAMES_JSON ? 1 + SK_COST_JSON_MATRIX : 1);
+  w += outs * (fmt == SK_FMT_JSON ? 1 + SK_COST_JSON_MATRIX : 1);
   return w + x->nqueries * SK_COST_JSON_MATRIX;
 }
 
 size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt) {
-  size_t per_mat = fmt == SK_FRAMES_MAT3X4 ? 12 : 16;
+  size_t per_mat = fmt == SK_FMT_MAT3X4 ? 12 : 16;
   size_t floats = (x->world ? s->count * per_mat : 0) + (x->positions ? s->count * 3 : 0);
-  if (fmt != SK_FRAMES_JSON)
+  if (fmt != SK_FMT_JSON)
     return floats * sizeof(float);
   /* ~16 bytes a printed float; a query at most 16 values, names bounded by
    * the skeleton's (a bone name up to 256 bytes, escaped x6) */
@@ -158,7 +157,7 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
 }
 
 static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
-  if (fmt == SK_FRAMES_F32)
+  if (fmt == SK_FMT_F32)
     return sk_strbuf_append(out, (const char *)m, n * 16 * sizeof(float));
   float d[12];
   for (size_t k = 0; k < n; k++) {
@@ -218,7 +217,7 @@ int sk_poseops_world(sk_bones *cb, const sk_mesh *mesh, float **w, float **p) {
 
 size_t sk_poseops_nonfinite_bone(const sk_skeleton *s, const sk_pose_buffers *buf, int fmt, unsigned output,
                                  const float *world) {
-  const bool json = fmt == SK_FRAMES_JSON;
+  const bool json = fmt == SK_FMT_JSON;
   for (size_t b = 0; b < s->count; b++) {
     const int32_t slot = s->bones[b].index;
     const size_t at = 16 * (size_t)(slot >= 0 ? slot : 0);
@@ -280,7 +279,7 @@ static int copy_reset(sk_poseops_copy *x, const sk_skeleton *s, const sk_op *ops
 int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_poseops_copy *copy,
                       sk_pose_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out) {
   const sk_poseops *x = pose->ops;
-  if (fmt == SK_FRAMES_JSON && i > 0 && sk_strbuf_append(out, ",", 1))
+  if (fmt == SK_FMT_JSON && i > 0 && sk_strbuf_append(out, ",", 1))
     return SK_ENOMEM;
   int rc = copy_reset(copy, s, x->ops, x->nops);
   if (rc)
@@ -290,7 +289,7 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
   sk_skeleton_apply(c, pose->overrides, pose->count);
   sk_strbuf q = {0};
   size_t nq = 0;
-  rc = sk_ops_apply(cb, x->ops, x->nops, fmt == SK_FRAMES_JSON ? &q : NULL, &nq);
+  rc = sk_ops_apply(cb, x->ops, x->nops, fmt == SK_FMT_JSON ? &q : NULL, &nq);
   /* the overrides are in the copy now */
   sk_pose p0 = *pose;
   p0.overrides = NULL;
@@ -307,7 +306,7 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
       rc = SK_ENOTFINITE;
   }
   if (!rc)
-    rc = fmt == SK_FRAMES_JSON ? write_json(c, x, &p0, buf, w, p, &q, out) : write_binary(c, x, buf, w, p, fmt, out);
+    rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, out) : write_binary(c, x, buf, w, p, fmt, out);
   free(w);
   free(p);
   sk_strbuf_free(&q);

@@ -48,7 +48,7 @@ typedef int (*sk_poseops_sample_fn)(const sk_skeleton *s, const sk_anim *anim, c
                                     const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
 
 /* Parses pose object `j` (at `ptr`) of entry `e` answered in `fmt`
- * (SK_FRAMES_JSON, _F32, _MAT3X4): its "ops", "mesh" and world outputs
+ * (SK_FMT_JSON, _F32, _MAT3X4): its "ops", "mesh" and world outputs
  * first (all validated before any sampling), then `sample` on the rest.
  * The poses and their count are what `sample` gives; with extras each pose's `ops` points at a new
  * sk_poseops pushed on *owner (free with sk_poseops_free once the poses
@@ -109,7 +109,7 @@ void sk_poseops_copy_close(sk_poseops_copy *x);
  * its answer in `fmt` to `out`: JSON, one result object (a comma first
  * when i > 0); binary, (B+1) final matrices, then B world matrices if
  * asked, then B x 3 positions if asked (matrices as 16 floats for
- * SK_FRAMES_F32, 12 for SK_FRAMES_MAT3X4). `buf` is sized for `s`.
+ * SK_FMT_F32, 12 for SK_FMT_MAT3X4). `buf` is sized for `s`.
  * Errors: SK_ENOMEM; SK_ENOTFINITE when a number of the answer would not
  * be finite (finite inputs can overflow float32 in the products), with
  * *bad_bone the first such bone, parent-first (the answer is then

@@ -322,10 +322,8 @@ static bool read_output(cursor *c, unsigned *mask) {
     size_t n;
     if (!read_string(c, &k, &n))
       return false;
-    unsigned bit = key_is(k, n, "final") ? SK_OUT_FINAL
-                   : key_is(k, n, "absolute") ? SK_OUT_ABSOLUTE
-                   : key_is(k, n, "local") ? SK_OUT_LOCAL
-                                           : 0;
+    /* the CORE kinds only: the Bone API's need the jansson path (sk_poseops) */
+    unsigned bit = sk_answer_output_bit(k, n) & sk_answer_family_mask(SK_OUTPUT_CORE);
     if (bit == 0 || (*mask & bit))
       return false;
     *mask |= bit;

@@ -513,24 +513,23 @@ int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_er
     return 0;
   ptrbuf p;
   ptr_init(&p, ptr);
-  if (!json_is_array(j))
-    return sk_error_set(err, SK_ETYPE, p.buf, "expected an array of \"final\", \"absolute\", \"local\", \"world\", \"positions\"");
+  char names[SK_ANSWER_NAMES_MAX];
+  if (!json_is_array(j)) {
+    sk_answer_output_names(names, sizeof names, ", ");
+    return sk_error_set(err, SK_ETYPE, p.buf, "expected an array of %s", names);
+  }
+  const unsigned core = sk_answer_family_mask(SK_OUTPUT_CORE);
   *mask = 0;
   for (size_t i = 0; i < json_array_size(j); i++) {
     const json_t *v = json_array_get(j, i);
     const char *s = json_string_value(v);
-    unsigned bit = 0;
-    if (s != NULL && strcmp(s, "final") == 0)
-      bit = SK_OUT_FINAL;
-    else if (s != NULL && strcmp(s, "absolute") == 0)
-      bit = SK_OUT_ABSOLUTE;
-    else if (s != NULL && strcmp(s, "local") == 0)
-      bit = SK_OUT_LOCAL;
+    unsigned bit = s != NULL ? sk_answer_output_bit(s, strlen(s)) & core : 0;
     if (bit == 0 || (*mask & bit)) {
       ptr_push_i(&p, i);
-      return sk_error_set(err, bit == 0 ? SK_ERANGE : SK_EDUPLICATE, p.buf,
-                          bit == 0 ? "expected \"final\", \"absolute\", \"local\", \"world\" or \"positions\""
-                                   : "output listed twice");
+      if (bit != 0)
+        return sk_error_set(err, SK_EDUPLICATE, p.buf, "output listed twice");
+      sk_answer_output_names(names, sizeof names, " or ");
+      return sk_error_set(err, SK_ERANGE, p.buf, "expected %s", names);
     }
     *mask |= bit;
   }

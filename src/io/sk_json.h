@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "sk_answer.h"
 #include "sk_error.h"
 #include "sk_numfmt.h"
 #include "sk_skeleton.h"
@@ -61,10 +62,10 @@ int sk_json_babylon_matrix(const json_t *v, const char *ptr, float *dest, sk_err
 int sk_json_parse_overrides(const sk_skeleton *s, const json_t *j, const char *ptr, sk_override **out,
                             size_t *count, sk_error *err);
 
-/* Result outputs. */
-enum { SK_OUT_FINAL = 1u << 0, SK_OUT_ABSOLUTE = 1u << 1, SK_OUT_LOCAL = 1u << 2 };
-/* Parses ["final", "absolute", "local"] (any subset, no repeats) into a
- * mask; NULL gives SK_OUT_FINAL. */
+/* Parses the CORE kinds of sk_answer's table (["final", "absolute",
+ * "local"], any subset, no repeats) into a mask; NULL gives SK_OUT_FINAL.
+ * Any other name is refused (the Bone API kinds are taken out before, by
+ * the callers that compute them). */
 int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_error *err);
 
 /* Appends {"final": [...], "absolute": [...], "local": [...]} with the

@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   sk_frames_scratch sc = {0};
   for (int fast = 0; fast < 2; fast++)
     for (size_t k = 1; k <= n; k = k == 1 ? n : n + 1) {
-      sk_frames_opts o = {.fmt = SK_FRAMES_F32, .precision = fast ? SK_FRAMES_FAST : SK_FRAMES_EXACT};
+      sk_frames_opts o = {.fmt = SK_FMT_F32, .precision = fast ? SK_FRAMES_FAST : SK_FRAMES_EXACT};
       sk_strbuf b = {0};
       size_t reps = 200000 / k;
       double t0 = now();

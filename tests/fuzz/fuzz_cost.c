@@ -92,7 +92,7 @@ int sk_fuzz_cost(const uint8_t *data, size_t size) {
   memset(&limits[2], 0xff, sizeof limits[2]);
   const json_t *poses = json_object_get(j, "poses");
   for (size_t li = 0; li < 3; li++) {
-    for (int fmt = SK_COST_JSON; fmt <= SK_COST_MAT3X4; fmt++) {
+    for (int fmt = SK_FMT_JSON; fmt <= SK_FMT_MAT3X4; fmt++) {
       sk_cost c = {0};
       if (json_is_array(poses)) {
         char p[SK_ERROR_POINTER_MAX];
@@ -101,7 +101,7 @@ int sk_fuzz_cost(const uint8_t *data, size_t size) {
           if (add_checked(&c, &limits[li], f, json_array_get(poses, i), p, fmt) != 0)
             break;
         }
-      } else if (add_checked(&c, &limits[li], f, j, "", fmt) == 0 && li == 0 && fmt == SK_COST_JSON) {
+      } else if (add_checked(&c, &limits[li], f, j, "", fmt) == 0 && li == 0 && fmt == SK_FMT_JSON) {
         check_bound(f, j, c.poses);
       }
       (void)sk_cost_inline(&c, &limits[li]);

@@ -72,7 +72,7 @@ static void binary_matches_json(const json_t *c, const json_t *res) {
   sk_strbuf bin = {0}, rest = {0};
   sk_error err;
   sk_error_clear(&err);
-  const sk_eval_opts o = {.fmt = SK_FRAMES_F32, .flush = take, .flush_arg = &bin};
+  const sk_eval_opts o = {.fmt = SK_FMT_F32, .flush = take, .flush_arg = &bin};
   int rc = sk_eval_case_opts(c, &o, &rest, &err);
   if (!plain) {
     SK_FUZZ_CHECK(rc == SK_ERANGE);
