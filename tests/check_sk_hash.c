@@ -33,11 +33,28 @@ START_TEST(crc32_matches_the_bitwise_definition) {
 }
 END_TEST
 
+/* The 32-bit form against FNV-1a's published vectors; the 64-bit one
+ * against its own (its offset basis is not FNV's, see sk_hash.h), with
+ * FNV's vector from FNV's basis; chaining equals one pass. */
+START_TEST(fnv1a_known_values) {
+  ck_assert_uint_eq(sk_hash_fnv64_str(14695981039346656037ull, "a"), 0xaf63dc4c8601ec8cull);
+  ck_assert_uint_eq(sk_hash_fnv64_str(SK_HASH_FNV64_INIT, ""), 1469598103934665603ull);
+  ck_assert_uint_eq(sk_hash_fnv64_str(SK_HASH_FNV64_INIT, "a"), 0x44bd8ad473cd9906ull);
+  ck_assert_uint_eq(sk_hash_fnv64_str(SK_HASH_FNV64_INIT, "foobar"), 0x88fad7c0a8ff07f2ull);
+  ck_assert_uint_eq(sk_hash_fnv64(SK_HASH_FNV64_INIT, "foobar", 6), 0x88fad7c0a8ff07f2ull);
+  ck_assert_uint_eq(sk_hash_fnv64_str(sk_hash_fnv64(SK_HASH_FNV64_INIT, "foo", 3), "bar"), 0x88fad7c0a8ff07f2ull);
+  ck_assert_uint_eq(sk_hash_fnv32_str(SK_HASH_FNV32_INIT, ""), 0x811c9dc5u);
+  ck_assert_uint_eq(sk_hash_fnv32_str(SK_HASH_FNV32_INIT, "a"), 0xe40c292cu);
+  ck_assert_uint_eq(sk_hash_fnv32_str(SK_HASH_FNV32_INIT, "foobar"), 0xbf9cf968u);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_hash");
   TCase *tc = tcase_create("golden");
   tcase_add_test(tc, crc32_known_value);
   tcase_add_test(tc, crc32_matches_the_bitwise_definition);
+  tcase_add_test(tc, fnv1a_known_values);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }

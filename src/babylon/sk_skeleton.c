@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_hash.h"
 #include "sk_mat.h"
 
 /* ---- local transforms: Babylon's Bone setters ---------------------------- */
@@ -76,12 +77,7 @@ void sk_override_fields(const sk_override *o, double position[3], double rotatio
 
 /* ---- name index ------------------------------------------------------------ */
 
-static uint32_t name_hash(const char *s) {
-  uint32_t h = 2166136261u; /* FNV-1a */
-  for (; *s != '\0'; s++)
-    h = (h ^ (unsigned char)*s) * 16777619u;
-  return h;
-}
+static uint32_t name_hash(const char *s) { return sk_hash_fnv32_str(SK_HASH_FNV32_INIT, s); }
 
 static size_t hash_capacity(size_t count) {
   size_t cap = 16;

@@ -6,6 +6,7 @@
 
 #include "sk_error.h"
 #include "sk_gltf.h"
+#include "sk_hash.h"
 #include "sk_gltf_mesh.h"
 #include "sk_ops.h"
 #include "sk_json.h"
@@ -27,12 +28,7 @@ struct sk_cache {
   char evicted[SK_CACHE_EVICTED_LIST][SK_CACHE_ID_MAX + 1];
 };
 
-static uint64_t hash_id(const char *id) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *id; id++)
-    h = (h ^ (unsigned char)*id) * 1099511628211ull;
-  return h;
-}
+static uint64_t hash_id(const char *id) { return sk_hash_fnv64_str(SK_HASH_FNV64_INIT, id); }
 
 /* One rule with the store: with and without --data-dir alike. */
 bool sk_cache_id_valid(const char *id, size_t len) { return sk_store_id_valid(id, len) != 0; }

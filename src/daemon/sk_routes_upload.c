@@ -12,6 +12,7 @@
 #include "sk_error.h"
 #include "sk_gltf.h"
 #include "sk_gltf_mesh.h"
+#include "sk_hash.h"
 #include "sk_json.h"
 #include "sk_ops.h"
 #include "sk_problem.h"
@@ -76,9 +77,7 @@ int sk_routes_content_id(const json_t *json, char dest[17]) {
   json_decref(canon);
   if (text == NULL)
     return SK_ENOMEM;
-  uint64_t h = 1469598103934665603ull;
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-    h = (h ^ *p) * 1099511628211ull;
+  uint64_t h = sk_hash_fnv64_str(SK_HASH_FNV64_INIT, text);
   free(text);
   snprintf(dest, 17, "%016llx", (unsigned long long)h);
   return 0;
@@ -143,11 +142,8 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
 
 /* A POST's id for a glTF body: FNV-1a over the file, then the selector. */
 static void gltf_derived_id(const upload_job *uj, char dest[17]) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < uj->len; i++)
-    h = (h ^ (unsigned char)uj->data[i]) * 1099511628211ull;
-  for (const char *p = uj->skin ? uj->skin : ""; *p; p++)
-    h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  uint64_t h = sk_hash_fnv64(SK_HASH_FNV64_INIT, uj->data, uj->len);
+  h = sk_hash_fnv64_str(h, uj->skin ? uj->skin : "");
   snprintf(dest, 17, "%016llx", (unsigned long long)h);
 }
 

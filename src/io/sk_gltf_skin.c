@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sk_gltf_int.h"
+#include "sk_hash.h"
 #include "sk_mat.h"
 
 /* Babylon's TransformNode TRS for a node: what prepare() copies into the bone. */
@@ -49,12 +50,7 @@ typedef struct {
   size_t mask;
 } name_set;
 
-static uint32_t str_hash(const char *s) {
-  uint32_t h = 2166136261u;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 16777619u;
-  return h;
-}
+static uint32_t str_hash(const char *s) { return sk_hash_fnv32_str(SK_HASH_FNV32_INIT, s); }
 
 static bool set_has(const name_set *ns, const char *s) {
   for (size_t at = str_hash(s) & ns->mask; ns->slot[at] != NULL; at = (at + 1) & ns->mask)
