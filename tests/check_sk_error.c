@@ -34,6 +34,10 @@ START_TEST(pointer_escapes_rfc6901) {
   char tiny[8] = "";
   sk_pointer_push(tiny, sizeof tiny, "abcdefghijkl");
   ck_assert_uint_lt(strlen(tiny), sizeof tiny);
+  sk_pointer_child(buf, sizeof buf, "/poses/3", "a~b");
+  ck_assert_str_eq(buf, "/poses/3/a~0b");
+  sk_pointer_child(buf, sizeof buf, NULL, "x");
+  ck_assert_str_eq(buf, "/x");
 }
 END_TEST
 

@@ -190,6 +190,27 @@ START_TEST(overrides_name_unknown_bones) {
 }
 END_TEST
 
+/* The one strict-key check: the member's pointer (RFC 6901 escaped under
+ * the object's), the exact text, and both lists taken. */
+START_TEST(unknown_keys_are_named_at_their_pointer) {
+  static const char *const own[] = {"a", "b", NULL};
+  static const char *const also[] = {"c", NULL};
+  json_t *ok = json_pack("{s:i, s:i, s:i}", "a", 1, "b", 2, "c", 3);
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_json_check_keys(ok, "/x", own, also, &err), 0);
+  ck_assert_int_eq(sk_json_check_keys(ok, "/x", own, NULL, &err), SK_EUNKNOWN);
+  ck_assert_str_eq(err.pointer, "/x/c");
+  ck_assert_str_eq(err.text, "unknown field \"c\"");
+  json_t *odd = json_pack("{s:i}", "d/e~f", 1);
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_json_check_keys(odd, "", own, also, &err), SK_EUNKNOWN);
+  ck_assert_str_eq(err.pointer, "/d~1e~0f");
+  json_decref(ok);
+  json_decref(odd);
+}
+END_TEST
+
 START_TEST(output_list_is_checked) {
   unsigned mask;
   sk_error e;
@@ -231,6 +252,7 @@ int main(void) {
   tcase_add_test(v, each_bad_field_is_named);
   tcase_add_test(v, overrides_name_unknown_bones);
   tcase_add_test(v, output_list_is_checked);
+  tcase_add_test(v, unknown_keys_are_named_at_their_pointer);
   suite_add_tcase(s, v);
   TCase *g = tcase_create("golden");
   tcase_add_test(g, trs_fields_compose_like_babylon);

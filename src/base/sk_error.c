@@ -100,3 +100,8 @@ size_t sk_pointer_push_index(char *buf, size_t cap, size_t index) {
   snprintf(tok, sizeof tok, "%zu", index);
   return sk_pointer_push(buf, cap, tok);
 }
+
+void sk_pointer_child(char *buf, size_t cap, const char *ptr, const char *token) {
+  snprintf(buf, cap, "%s", ptr != NULL ? ptr : "");
+  sk_pointer_push(buf, cap, token);
+}

@@ -71,5 +71,7 @@ int sk_error_set(sk_error *err, int code, const char *pointer, const char *fmt, 
 size_t sk_pointer_push(char *buf, size_t cap, const char *token);
 /* Same with an array index. */
 size_t sk_pointer_push_index(char *buf, size_t cap, size_t index);
+/* `ptr` then "/token" into buf: the pointer of a member of the value at `ptr`. */
+void sk_pointer_child(char *buf, size_t cap, const char *ptr, const char *token);
 
 #endif

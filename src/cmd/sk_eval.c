@@ -22,7 +22,7 @@
 static int op_bone(const sk_skeleton *s, const json_t *op, const char *ptr, bool required, int32_t *bone,
                    sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
-  sk_pose__sub_pointer(p, sizeof p, ptr, "bone");
+  sk_pointer_child(p, sizeof p, ptr, "bone");
   const json_t *name = json_object_get(op, "bone");
   *bone = -1;
   if (name == NULL) {
@@ -39,16 +39,7 @@ static int op_bone(const sk_skeleton *s, const json_t *op, const char *ptr, bool
 }
 
 static int check_op_keys(const json_t *op, const char *ptr, const char *const *allowed, sk_error *err) {
-  const char *key;
-  json_t *val;
-  json_object_foreach((json_t *)op, key, val) {
-    if (!sk_pose__key_allowed(key, allowed)) {
-      char p[SK_ERROR_POINTER_MAX];
-      sk_pose__sub_pointer(p, sizeof p, ptr, key);
-      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-    }
-  }
-  return 0;
+  return sk_json_check_keys(op, ptr, allowed, NULL, err);
 }
 
 /* What the Bone-API ops of a case share: Babylon's lazy absolute matrices
@@ -84,14 +75,14 @@ static int binary_refusals(const json_t *op, const char *ptr, const sk_op *ops, 
     const char *name = json_string_value(json_array_get(out, i));
     if (name != NULL && strcmp(name, "final") == 0)
       continue;
-    sk_pose__sub_pointer(p, sizeof p, ptr, "output");
+    sk_pointer_child(p, sizeof p, ptr, "output");
     sk_pointer_push_index(p, sizeof p, i);
     return sk_error_set(err, SK_ERANGE, p,
                         "binary output carries final matrices only; use --format json for \"%s\"", name ? name : "");
   }
   for (size_t k = 0; k < nops; k++)
     if (ops[k].kind == SK_OP_QUERY) {
-      sk_pose__sub_pointer(p, sizeof p, ptr, "ops");
+      sk_pointer_child(p, sizeof p, ptr, "ops");
       sk_pointer_push_index(p, sizeof p, k);
       return sk_error_set(err, SK_ERANGE, p, "a query's value is JSON; binary output carries final matrices only");
     }
@@ -126,7 +117,7 @@ static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_
     for (size_t i = 0; kept != NULL && !rc && i < json_array_size(out); i++) {
       const char *name = json_string_value(json_array_get(out, i));
       const unsigned bit = name == NULL ? 0 : sk_answer_output_bit(name, strlen(name));
-      sk_pose__sub_pointer(p, sizeof p, ptr, "output");
+      sk_pointer_child(p, sizeof p, ptr, "output");
       sk_pointer_push_index(p, sizeof p, i);
       char names[SK_ANSWER_NAMES_MAX];
       if (bit == 0) {
@@ -146,13 +137,13 @@ static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_
   }
   const json_t *mj = json_object_get(op, "mesh");
   if (!rc && mj != NULL) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "mesh");
+    sk_pointer_child(p, sizeof p, ptr, "mesh");
     rc = sk_ops_parse_mesh(mj, p, &x->has_mesh, &x->mesh, err);
     json_object_del(x->op, "mesh");
   }
   const json_t *oj = json_object_get(op, "ops");
   if (!rc && oj != NULL && is_pose) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "ops");
+    sk_pointer_child(p, sizeof p, ptr, "ops");
     rc = sk_ops_parse(s, oj, p, x->has_mesh ? &x->mesh : NULL, &x->ops, &x->nops, err);
     json_object_del(x->op, "ops");
   }
@@ -162,7 +153,7 @@ static int pose_ext_parse(const sk_skeleton *s, const eval_ctx *ctx, const json_
   for (size_t k = 0; k < x->nops; k++)
     queries |= x->ops[k].kind == SK_OP_QUERY;
   if (!rc && json_is_array(out) && json_array_size(out) == 0 && !queries) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "output");
+    sk_pointer_child(p, sizeof p, ptr, "output");
     char names[SK_ANSWER_NAMES_MAX];
     sk_answer_output_names(names, sizeof names, ", ");
     rc = sk_error_set(err, SK_ERANGE, p, "\"output\" is empty; ask for at least one of %s (or leave it out for "
@@ -430,7 +421,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json
   if (!json_is_object(op))
     return sk_error_set(err, SK_ETYPE, ptr, "expected an op object");
   const char *name = json_string_value(json_object_get(op, "op"));
-  sk_pose__sub_pointer(p, sizeof p, ptr, "op");
+  sk_pointer_child(p, sizeof p, ptr, "op");
   if (name == NULL)
     return sk_error_set(err, SK_EMISSING, p, "every op needs an \"op\" string");
 
@@ -440,7 +431,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json
     sk_override *o;
     size_t n;
     const json_t *bones = json_object_get(op, "bones");
-    sk_pose__sub_pointer(p, sizeof p, ptr, "bones");
+    sk_pointer_child(p, sizeof p, ptr, "bones");
     if (bones == NULL)
       return sk_error_set(err, SK_EMISSING, p, "\"set\" needs \"bones\"");
     if ((rc = sk_json_parse_overrides(s, bones, p, &o, &n, err)))
@@ -471,7 +462,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json
     if ((rc = op_bone(s, op, ptr, true, &bone, err)))
       return rc;
     float m[16];
-    sk_pose__sub_pointer(p, sizeof p, ptr, "matrix");
+    sk_pointer_child(p, sizeof p, ptr, "matrix");
     const json_t *mj = json_object_get(op, "matrix");
     if (mj == NULL)
       return sk_error_set(err, SK_EMISSING, p, "\"%s\" needs a \"matrix\"", name);
@@ -484,7 +475,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json
     }
     const json_t *kl = json_object_get(op, "keepLocal");
     if (kl != NULL && !json_is_boolean(kl)) {
-      sk_pose__sub_pointer(p, sizeof p, ptr, "keepLocal");
+      sk_pointer_child(p, sizeof p, ptr, "keepLocal");
       return sk_error_set(err, SK_ETYPE, p, "expected true or false");
     }
     if (sk_skeleton_set_bind(s, bone, m, json_is_true(kl)) != 0)

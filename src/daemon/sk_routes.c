@@ -100,19 +100,7 @@ sk_cache_entry *sk_routes__body_and_entry(sk_routes *r, sk_http_req *req, const 
 }
 
 int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_error *err) {
-  const char *key;
-  json_t *val;
-  json_object_foreach((json_t *)obj, key, val) {
-    bool ok = false;
-    for (const char *const *a = allowed; *a && !ok; a++)
-      ok = strcmp(*a, key) == 0;
-    if (!ok) {
-      char p[SK_ERROR_POINTER_MAX] = "";
-      sk_pointer_push(p, sizeof p, key);
-      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-    }
-  }
-  return 0;
+  return sk_json_check_keys(obj, "", allowed, NULL, err);
 }
 
 /* ---- the route table ------------------------------------------------------------------ */

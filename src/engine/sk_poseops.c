@@ -8,11 +8,6 @@
 #include "sk_json.h"
 #include "sk_mat.h"
 
-static void sub(char *buf, size_t cap, const char *ptr, const char *key) {
-  snprintf(buf, cap, "%s", ptr);
-  sk_pointer_push(buf, cap, key);
-}
-
 /* An unknown bone inside an op is a field of the body (422), not a missing
  * resource: sk_ops says SK_ENOTFOUND, which sk_problem would answer 404. */
 static int body_code(int rc, sk_error *err) {
@@ -62,7 +57,7 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
         continue;
       }
       if (*flag) {
-        sub(p, sizeof p, ptr, "output");
+        sk_pointer_child(p, sizeof p, ptr, "output");
         sk_pointer_push_index(p, sizeof p, i);
         rc = sk_error_set(err, SK_EDUPLICATE, p, "output listed twice");
       }
@@ -78,12 +73,12 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
     x->mesh = e->mesh;
   const json_t *mj = json_object_get(stripped, "mesh");
   if (!rc && mj != NULL) {
-    sub(p, sizeof p, ptr, "mesh");
+    sk_pointer_child(p, sizeof p, ptr, "mesh");
     rc = sk_ops_parse_mesh(mj, p, &x->has_mesh, &x->mesh, err);
   }
   const json_t *oj = json_object_get(stripped, "ops");
   if (!rc && oj != NULL) {
-    sub(p, sizeof p, ptr, "ops");
+    sk_pointer_child(p, sizeof p, ptr, "ops");
     rc = body_code(sk_ops_parse(e->skel, oj, p, x->has_mesh ? &x->mesh : NULL, &x->ops, &x->nops, err), err);
   }
   for (size_t k = 0; !rc && k < x->nops; k++) {
@@ -91,7 +86,7 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
       continue;
     x->nqueries++;
     if (fmt != SK_FMT_JSON) {
-      sub(p, sizeof p, ptr, "ops");
+      sk_pointer_child(p, sizeof p, ptr, "ops");
       sk_pointer_push_index(p, sizeof p, k);
       rc = sk_error_set(err, SK_ERANGE, p, "binary answers carry no query results; ask for application/json");
     }
@@ -321,15 +316,10 @@ int sk_poseops_apply_body(const sk_skeleton *base, const sk_mesh *def, const jso
   *nq = 0;
   if (!json_is_object(j))
     return sk_error_set(err, SK_ETYPE, "", "expected {\"ops\": [op, ...], \"mesh\"?}");
-  const char *key;
-  json_t *val;
-  json_object_foreach((json_t *)j, key, val) {
-    if (strcmp(key, "ops") != 0 && strcmp(key, "mesh") != 0) {
-      char p[SK_ERROR_POINTER_MAX];
-      sub(p, sizeof p, "", key);
-      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-    }
-  }
+  static const char *const k_keys[] = {"ops", "mesh", NULL};
+  int rc = sk_json_check_keys(j, "", k_keys, NULL, err);
+  if (rc)
+    return rc;
   const json_t *oj = json_object_get(j, "ops");
   if (oj == NULL)
     return sk_error_set(err, SK_EMISSING, "/ops", "a body needs \"ops\"");
@@ -337,7 +327,6 @@ int sk_poseops_apply_body(const sk_skeleton *base, const sk_mesh *def, const jso
   sk_mesh mesh;
   if (def != NULL)
     mesh = *def;
-  int rc = 0;
   if (json_object_get(j, "mesh") != NULL &&
       (rc = sk_ops_parse_mesh(json_object_get(j, "mesh"), "/mesh", &has_mesh, &mesh, err)) != 0)
     return rc;

@@ -8,33 +8,15 @@
 #include "sk_banim.h"
 #include "sk_json.h"
 
-static int sub_pointer(char *buf, size_t cap, const char *ptr, const char *key) {
-  snprintf(buf, cap, "%s", ptr);
-  sk_pointer_push(buf, cap, key);
-  return 0;
-}
-
 static int check_op_keys(const json_t *op, const char *ptr, const char *const *allowed, sk_error *err) {
-  const char *key;
-  json_t *val;
-  json_object_foreach((json_t *)op, key, val) {
-    bool ok = false;
-    for (const char *const *a = allowed; *a != NULL && !ok; a++)
-      ok = strcmp(*a, key) == 0;
-    if (!ok) {
-      char p[SK_ERROR_POINTER_MAX];
-      sub_pointer(p, sizeof p, ptr, key);
-      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-    }
-  }
-  return 0;
+  return sk_json_check_keys(op, ptr, allowed, NULL, err);
 }
 
 /* Names of bones (array of strings) marked in `mark`. */
 static int mask_names(const sk_skeleton *s, const json_t *v, const char *ptr, const char *key, uint8_t *mark,
                       sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
-  sub_pointer(p, sizeof p, ptr, key);
+  sk_pointer_child(p, sizeof p, ptr, key);
   if (!json_is_array(v))
     return sk_error_set(err, SK_ETYPE, p, "expected an array of bone names");
   for (size_t i = 0; i < json_array_size(v); i++) {
@@ -75,7 +57,7 @@ static int parse_mask(const sk_skeleton *s, const json_t *m, const char *ptr, fl
   if (bone != NULL) {
     const char *n = json_string_value(bone);
     int32_t b = n != NULL ? sk_skeleton_find(s, n) : -1;
-    sub_pointer(p, sizeof p, ptr, "bone");
+    sk_pointer_child(p, sizeof p, ptr, "bone");
     if (b < 0)
       rc = sk_error_set(err, n == NULL ? SK_ETYPE : SK_ENOTFOUND, p, n == NULL ? "expected a bone name" : "no bone named \"%s\"", n);
     else
@@ -86,11 +68,11 @@ static int parse_mask(const sk_skeleton *s, const json_t *m, const char *ptr, fl
   if (!rc && exclude != NULL)
     rc = mask_names(s, exclude, ptr, "exclude", exc, err);
   if (!rc && subtree != NULL && !json_is_boolean(subtree)) {
-    sub_pointer(p, sizeof p, ptr, "subtree");
+    sk_pointer_child(p, sizeof p, ptr, "subtree");
     rc = sk_error_set(err, SK_ETYPE, p, "expected true or false");
   }
   if (!rc && dflt != NULL && !(rc = sk_json_member_number(dflt, ptr, "default", &d, err)) && !(d >= 0 && d <= 1)) {
-    sub_pointer(p, sizeof p, ptr, "default");
+    sk_pointer_child(p, sizeof p, ptr, "default");
     rc = sk_error_set(err, SK_ERANGE, p, "a bone weight is between 0 and 1");
   }
   /* Bones are stored parents first: one pass carries marks down. */
@@ -104,7 +86,7 @@ static int parse_mask(const sk_skeleton *s, const json_t *m, const char *ptr, fl
   for (size_t b = 0; !rc && b < s->count; b++)
     w[b] = exc[b] ? 0.0f : inc[b] ? 1.0f : (float)d;
   if (!rc && weights != NULL) {
-    sub_pointer(p, sizeof p, ptr, "weights");
+    sk_pointer_child(p, sizeof p, ptr, "weights");
     if (!json_is_object(weights))
       rc = sk_error_set(err, SK_ETYPE, p, "expected {\"<bone>\": weight, ...}");
     const char *key;
@@ -137,7 +119,7 @@ int sk_animops_layer_ext(const sk_skeleton *s, const json_t *o, const char *ptr,
     return rc;
   if ((v = json_object_get(o, "reference")) != NULL) {
     char p[SK_ERROR_POINTER_MAX];
-    sub_pointer(p, sizeof p, ptr, "reference");
+    sk_pointer_child(p, sizeof p, ptr, "reference");
     if (!x->additive)
       return sk_error_set(err, SK_ETYPE, p, "\"reference\" is the frame an additive layer is relative to; add \"additive\": true");
     if ((rc = sk_json_member_number(v, ptr, "reference", &x->reference, err)))
@@ -147,7 +129,7 @@ int sk_animops_layer_ext(const sk_skeleton *s, const json_t *o, const char *ptr,
   }
   if ((v = json_object_get(o, "mask")) != NULL) {
     char p[SK_ERROR_POINTER_MAX];
-    sub_pointer(p, sizeof p, ptr, "mask");
+    sk_pointer_child(p, sizeof p, ptr, "mask");
     if ((rc = parse_mask(s, v, p, w, err)))
       return rc;
     x->bone_weights = w;
@@ -162,9 +144,9 @@ int sk_animops_copy_range(const sk_skeleton *s, json_t **cur, sk_anim **anim, co
   if (rc)
     return rc;
   char pf[SK_ERROR_POINTER_MAX], pn[SK_ERROR_POINTER_MAX], pr[SK_ERROR_POINTER_MAX];
-  sub_pointer(pf, sizeof pf, ptr, "from");
-  sub_pointer(pn, sizeof pn, ptr, "name");
-  sub_pointer(pr, sizeof pr, ptr, "rescale");
+  sk_pointer_child(pf, sizeof pf, ptr, "from");
+  sk_pointer_child(pn, sizeof pn, ptr, "name");
+  sk_pointer_child(pr, sizeof pr, ptr, "rescale");
   if (*cur == NULL)
     return sk_error_set(err, SK_EUNSUPPORTED, ptr, "copyAnimationRange needs a skeleton in Babylon's serialize() format");
   const json_t *from = json_object_get(op, "from"), *name = json_object_get(op, "name"),

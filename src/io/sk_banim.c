@@ -43,25 +43,8 @@ static void track_free(banim_track *t) {
   free(t->flags);
 }
 
-static int err_here(sk_error *err, const ptrbuf *p, int code, const char *fmt, const char *a) {
-  return sk_error_set(err, code, p->buf, fmt, a);
-}
-
 static int check_keys(const json_t *obj, const char *const *allowed, ptrbuf *p, sk_error *err) {
-  const char *key;
-  json_t *val;
-  json_object_foreach((json_t *)obj, key, val) {
-    bool ok = false;
-    for (const char *const *a = allowed; *a != NULL && !ok; a++)
-      ok = strcmp(*a, key) == 0;
-    if (!ok) {
-      size_t at = push(p, key);
-      int rc = err_here(err, p, SK_EUNKNOWN, "unknown field \"%s\"", key);
-      pop(p, at);
-      return rc;
-    }
-  }
-  return 0;
+  return sk_json_check_keys(obj, p->buf, allowed, NULL, err);
 }
 
 /* A finite number (float range, as everywhere in skinnerd). */

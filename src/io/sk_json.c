@@ -124,22 +124,29 @@ int sk_json_doubles(const json_t *j, size_t n, const char *ptr, double *dest, sk
   return read_numbers(j, n, ptr, dest, NULL, err);
 }
 
-/* Rejects keys of `obj` not in `allowed` (NULL-terminated). */
-static int check_keys(const json_t *obj, const char *const *allowed, ptrbuf *p, sk_error *err) {
+static bool key_in(const char *key, const char *const *list) {
+  for (; list != NULL && *list != NULL; list++)
+    if (strcmp(*list, key) == 0)
+      return true;
+  return false;
+}
+
+int sk_json_check_keys(const json_t *obj, const char *ptr, const char *const *allowed, const char *const *also,
+                       sk_error *err) {
   const char *key;
   json_t *val;
   json_object_foreach((json_t *)obj, key, val) {
-    bool ok = false;
-    for (const char *const *a = allowed; *a != NULL && !ok; a++)
-      ok = strcmp(*a, key) == 0;
-    if (!ok) {
-      size_t at = ptr_push(p, key);
-      int rc = sk_error_set(err, SK_EUNKNOWN, p->buf, "unknown field \"%s\"", key);
-      ptr_pop(p, at);
-      return rc;
+    if (!key_in(key, allowed) && !key_in(key, also)) {
+      char p[SK_ERROR_POINTER_MAX];
+      sk_pointer_child(p, sizeof p, ptr, key);
+      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
     }
   }
   return 0;
+}
+
+static int check_keys(const json_t *obj, const char *const *allowed, ptrbuf *p, sk_error *err) {
+  return sk_json_check_keys(obj, p->buf, allowed, NULL, err);
 }
 
 /* ---- TRS fields shared by bone definitions and overrides ---------------- */

@@ -66,6 +66,13 @@ int sk_json_parse_overrides(const sk_skeleton *s, const json_t *j, const char *p
  * "local"], any subset, no repeats) into a mask; NULL gives SK_OUT_FINAL.
  * Any other name is refused (the Bone API kinds are taken out before, by
  * the callers that compute them). */
+/* Refuses a member of the object `obj` (at pointer `ptr`) named in neither
+ * `allowed` nor `also` (NULL-terminated lists; `also` may be NULL):
+ * SK_EUNKNOWN, "unknown field \"name\"", pointing at the member. 0 when
+ * every member is known. */
+int sk_json_check_keys(const json_t *obj, const char *ptr, const char *const *allowed, const char *const *also,
+                       sk_error *err);
+
 int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_error *err);
 
 /* Appends {"final": [...], "absolute": [...], "local": [...]} with the

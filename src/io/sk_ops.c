@@ -53,14 +53,9 @@ static const op_spec *find_spec(const char *name) {
 
 bool sk_ops_known(const char *name) { return name != NULL && find_spec(name) != NULL; }
 
-static void sub(char *buf, size_t cap, const char *ptr, const char *key) {
-  snprintf(buf, cap, "%s", ptr);
-  sk_pointer_push(buf, cap, key);
-}
-
 static int number(const json_t *v, const char *ptr, const char *key, double *out, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
-  sub(p, sizeof p, ptr, key);
+  sk_pointer_child(p, sizeof p, ptr, key);
   if (v == NULL)
     return sk_error_set(err, SK_EMISSING, p, "this op needs \"%s\"", key);
   if (!json_is_number(v))
@@ -73,7 +68,7 @@ static int number(const json_t *v, const char *ptr, const char *key, double *out
 
 static int vector(const json_t *o, const char *ptr, const char *key, size_t n, double *out, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
-  sub(p, sizeof p, ptr, key);
+  sk_pointer_child(p, sizeof p, ptr, key);
   const json_t *v = json_object_get(o, key);
   if (v == NULL)
     return sk_error_set(err, SK_EMISSING, p, "this op needs \"%s\"", key);
@@ -81,19 +76,7 @@ static int vector(const json_t *o, const char *ptr, const char *key, size_t n, d
 }
 
 static int check_keys(const json_t *o, const char *ptr, const char *const *allowed, sk_error *err) {
-  const char *key;
-  json_t *val;
-  json_object_foreach((json_t *)o, key, val) {
-    const char *const *a = allowed;
-    while (*a != NULL && strcmp(*a, key) != 0)
-      a++;
-    if (*a == NULL) {
-      char p[SK_ERROR_POINTER_MAX];
-      sub(p, sizeof p, ptr, key);
-      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-    }
-  }
-  return 0;
+  return sk_json_check_keys(o, ptr, allowed, NULL, err);
 }
 
 /* ---- mesh ------------------------------------------------------------------------ */
@@ -113,7 +96,7 @@ static int mesh_node(const json_t *j, const char *ptr, sk_mesh_node *n, sk_error
   bool euler = json_object_get(j, "rotation") != NULL, quat = json_object_get(j, "rotationQuaternion") != NULL;
   if (euler && quat) {
     char p[SK_ERROR_POINTER_MAX];
-    sub(p, sizeof p, ptr, "rotation");
+    sk_pointer_child(p, sizeof p, ptr, "rotation");
     return sk_error_set(err, SK_ETYPE, p, "give \"rotation\" or \"rotationQuaternion\", not both");
   }
   if (quat)
@@ -153,7 +136,7 @@ int sk_ops_parse_mesh(const json_t *j, const char *ptr, bool *has, sk_mesh *mesh
 
 static int parse_query(const json_t *j, const char *ptr, sk_op *op, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
-  sub(p, sizeof p, ptr, "get");
+  sk_pointer_child(p, sizeof p, ptr, "get");
   const char *get = json_string_value(json_object_get(j, "get"));
   if (get == NULL)
     return sk_error_set(err, json_object_get(j, "get") ? SK_ETYPE : SK_EMISSING, p,
@@ -170,7 +153,7 @@ static int parse_query(const json_t *j, const char *ptr, sk_op *op, sk_error *er
                          : NULL;
   const char *other = need != NULL && strcmp(need, "axis") == 0 ? "point" : "axis";
   if (json_object_get(j, other) != NULL || (need == NULL && json_object_get(j, "point") != NULL)) {
-    sub(p, sizeof p, ptr, json_object_get(j, other) != NULL ? other : "point");
+    sk_pointer_child(p, sizeof p, ptr, json_object_get(j, other) != NULL ? other : "point");
     return sk_error_set(err, SK_EUNKNOWN, p, "query \"%s\" takes no \"%s\"", get,
                         json_object_get(j, other) != NULL ? other : "point");
   }
@@ -187,7 +170,7 @@ static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_o
   const json_t *pb = json_object_get(j, "poleTargetBone");
   if (json_object_get(j, "poleTarget") != NULL) {
     if (pb != NULL) {
-      sub(p, sizeof p, ptr, "poleTargetBone");
+      sk_pointer_child(p, sizeof p, ptr, "poleTargetBone");
       return sk_error_set(err, SK_ETYPE, p, "give \"poleTarget\" or \"poleTargetBone\", not both");
     }
     if ((rc = vector(j, ptr, "poleTarget", 3, o->pole_target, err)))
@@ -195,7 +178,7 @@ static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_o
     o->has_pole_target = true;
   }
   if (pb != NULL) {
-    sub(p, sizeof p, ptr, "poleTargetBone");
+    sk_pointer_child(p, sizeof p, ptr, "poleTargetBone");
     if (!json_is_string(pb))
       return sk_error_set(err, SK_ETYPE, p, "expected a bone name");
     if ((o->pole_target_bone = sk_skeleton_find(s, json_string_value(pb))) < 0)
@@ -208,7 +191,7 @@ static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_o
     if ((rc = vector(j, ptr, "bendAxis", 3, o->bend_axis, err)))
       return rc;
     if (o->bend_axis[0] == 0 && o->bend_axis[1] == 0 && o->bend_axis[2] == 0) {
-      sub(p, sizeof p, ptr, "bendAxis");
+      sk_pointer_child(p, sizeof p, ptr, "bendAxis");
       return sk_error_set(err, SK_ERANGE, p, "the axis must not have zero length");
     }
     o->has_bend_axis = true;
@@ -220,7 +203,7 @@ static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_o
       return rc;
   const char *why;
   if ((rc = sk_ctrl_ik_check(s, op->bone, o, &why))) {
-    sub(p, sizeof p, ptr, "bone");
+    sk_pointer_child(p, sizeof p, ptr, "bone");
     return sk_error_set(err, rc, p, "%s", why);
   }
   return 0;
@@ -241,7 +224,7 @@ static int parse_look(const json_t *j, const char *ptr, sk_op *op, sk_error *err
     if ((rc = vector(j, ptr, axes[k], 3, av[k], err)))
       return rc;
     if (k > 0 && av[k][0] == 0 && av[k][1] == 0 && av[k][2] == 0) {
-      sub(p, sizeof p, ptr, axes[k]);
+      sk_pointer_child(p, sizeof p, ptr, axes[k]);
       return sk_error_set(err, SK_ERANGE, p, "the axis must not have zero length");
     }
     *ah[k] = true;
@@ -249,7 +232,7 @@ static int parse_look(const json_t *j, const char *ptr, sk_op *op, sk_error *err
   const json_t *sp = json_object_get(j, "upAxisSpace");
   if (sp != NULL) {
     const char *t = json_string_value(sp);
-    sub(p, sizeof p, ptr, "upAxisSpace");
+    sk_pointer_child(p, sizeof p, ptr, "upAxisSpace");
     if (t == NULL || (strcmp(t, "local") != 0 && strcmp(t, "world") != 0 && strcmp(t, "bone") != 0))
       return sk_error_set(err, SK_ERANGE, p, "expected \"local\", \"world\" or \"bone\"");
     o->up_axis_space = t[0] == 'l' ? 0 : t[0] == 'w' ? 1 : 2;
@@ -271,7 +254,7 @@ static int parse_look(const json_t *j, const char *ptr, sk_op *op, sk_error *err
       return rc;
   const json_t *ua = json_object_get(j, "useAbsoluteValueForYaw");
   if (ua != NULL && !json_is_boolean(ua)) {
-    sub(p, sizeof p, ptr, "useAbsoluteValueForYaw");
+    sk_pointer_child(p, sizeof p, ptr, "useAbsoluteValueForYaw");
     return sk_error_set(err, SK_ETYPE, p, "expected true or false");
   }
   o->use_absolute_value_for_yaw = json_is_true(ua);
@@ -325,7 +308,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
   memset(op, 0, sizeof *op);
   if (!json_is_object(j))
     return sk_error_set(err, SK_ETYPE, ptr, "expected an op object");
-  sub(p, sizeof p, ptr, "op");
+  sk_pointer_child(p, sizeof p, ptr, "op");
   const char *name = json_string_value(json_object_get(j, "op"));
   const op_spec *spec = name != NULL ? find_spec(name) : NULL;
   if (spec == NULL)
@@ -338,7 +321,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
   if (rc)
     return rc;
 
-  sub(p, sizeof p, ptr, "bone");
+  sk_pointer_child(p, sizeof p, ptr, "bone");
   const json_t *bone = json_object_get(j, "bone");
   op->bone = -1;
   if (bone == NULL && spec->kind != SK_OP_SET_CURRENT_POSE_AS_REST)
@@ -352,7 +335,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
   if (spec->vec != NULL && (rc = vector(j, ptr, spec->vec, (size_t)spec->vec_len, op->v, err)))
     return rc;
   if (spec->axis && !(op->v[0] != 0 || op->v[1] != 0 || op->v[2] != 0)) {
-    sub(p, sizeof p, ptr, spec->vec);
+    sk_pointer_child(p, sizeof p, ptr, spec->vec);
     return sk_error_set(err, SK_ERANGE, p, "the axis must not have zero length");
   }
   if (spec->num != NULL && (rc = number(json_object_get(j, spec->num), ptr, spec->num, &op->amount, err)))
@@ -364,7 +347,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
         return rc;
   }
   if (spec->kind == SK_OP_SET_ROTATION_MATRIX) {
-    sub(p, sizeof p, ptr, "matrix");
+    sk_pointer_child(p, sizeof p, ptr, "matrix");
     const json_t *m = json_object_get(j, "matrix");
     if (m == NULL)
       return sk_error_set(err, SK_EMISSING, p, "\"setRotationMatrix\" needs a \"matrix\"");
@@ -374,7 +357,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
   if (spec->kind == SK_OP_SCALE) {
     const json_t *sc = json_object_get(j, "scaleChildren");
     if (sc != NULL && !json_is_boolean(sc)) {
-      sub(p, sizeof p, ptr, "scaleChildren");
+      sk_pointer_child(p, sizeof p, ptr, "scaleChildren");
       return sk_error_set(err, SK_ETYPE, p, "expected true or false");
     }
     op->flag = json_is_true(sc);
@@ -390,7 +373,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
     const json_t *sp = json_object_get(j, "space");
     if (sp != NULL) {
       const char *t = json_string_value(sp);
-      sub(p, sizeof p, ptr, "space");
+      sk_pointer_child(p, sizeof p, ptr, "space");
       if (t == NULL || (strcmp(t, "local") != 0 && strcmp(t, "world") != 0))
         return sk_error_set(err, SK_ERANGE, p, "expected \"local\" or \"world\"");
       op->space = t[0] == 'w' ? SK_SPACE_WORLD : SK_SPACE_LOCAL;
@@ -399,7 +382,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
       op->space = SK_SPACE_WORLD;
     const json_t *mj = json_object_get(j, "mesh");
     if (mj != NULL) {
-      sub(p, sizeof p, ptr, "mesh");
+      sk_pointer_child(p, sizeof p, ptr, "mesh");
       if ((rc = sk_ops_parse_mesh(mj, p, &op->has_mesh, &op->mesh, err)))
         return rc;
     } else if (default_mesh != NULL) {

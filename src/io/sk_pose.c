@@ -26,31 +26,25 @@ int sk_pose_parse(const sk_skeleton *s, const json_t *j, const char *ptr, const 
   pose->output = SK_OUT_FINAL;
   if (!json_is_object(j))
     return sk_error_set(err, SK_ETYPE, ptr, "expected a pose object");
-  const char *key;
-  json_t *val;
-  json_object_foreach((json_t *)j, key, val) {
-    if (!sk_pose__key_allowed(key, own) && !sk_pose__key_allowed(key, extra_keys)) {
-      sk_pose__sub_pointer(p, sizeof p, ptr, key);
-      return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-    }
-  }
-  int rc;
+  int rc = sk_json_check_keys(j, ptr, own, extra_keys, err);
+  if (rc)
+    return rc;
   const json_t *bones = json_object_get(j, "bones");
   if (bones != NULL) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "bones");
+    sk_pointer_child(p, sizeof p, ptr, "bones");
     if ((rc = sk_json_parse_overrides(s, bones, p, &pose->overrides, &pose->count, err)))
       return rc;
   }
   const json_t *ism = json_object_get(j, "initialSkinMatrix");
   if (ism != NULL && !json_is_null(ism)) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "initialSkinMatrix");
+    sk_pointer_child(p, sizeof p, ptr, "initialSkinMatrix");
     if ((rc = sk_json_floats(ism, 16, p, pose->initial_skin, err))) {
       sk_pose_close(pose);
       return rc;
     }
     pose->has_initial_skin = true;
   }
-  sk_pose__sub_pointer(p, sizeof p, ptr, "output");
+  sk_pointer_child(p, sizeof p, ptr, "output");
   if ((rc = sk_json_parse_output(json_object_get(j, "output"), p, &pose->output, err))) {
     sk_pose_close(pose);
     return rc;

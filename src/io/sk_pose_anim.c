@@ -31,7 +31,7 @@ void sk_pose_array_free(sk_pose *poses, size_t count) {
 /* A clip named by name (or "animation<k>", or "k") or by integer index. */
 static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size_t *clip, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
-  sk_pose__sub_pointer(p, sizeof p, ptr, "animation");
+  sk_pointer_child(p, sizeof p, ptr, "animation");
   if (json_is_integer(v)) {
     json_int_t k = json_integer_value(v);
     if (k < 0 || (size_t)k >= anim->clip_count)
@@ -57,20 +57,13 @@ static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, boo
   if (is_layer) {
     if (!json_is_object(o))
       return sk_error_set(err, SK_ETYPE, ptr, "expected a layer object {\"animation\", \"time\", \"weight\"}");
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)o, key, val) {
-      if (!sk_pose__key_allowed(key, k_layer)) {
-        char p[SK_ERROR_POINTER_MAX];
-        sk_pose__sub_pointer(p, sizeof p, ptr, key);
-        return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
-      }
-    }
+    if ((rc = sk_json_check_keys(o, ptr, k_layer, NULL, err)) != 0)
+      return rc;
   }
   const json_t *a = json_object_get(o, "animation");
   if (a == NULL) {
     char p[SK_ERROR_POINTER_MAX];
-    sk_pose__sub_pointer(p, sizeof p, ptr, "animation");
+    sk_pointer_child(p, sizeof p, ptr, "animation");
     return sk_error_set(err, SK_EMISSING, p, "a layer needs an \"animation\"");
   }
   if ((rc = anim_clip(anim, a, ptr, &l->clip, err)))
@@ -85,7 +78,7 @@ static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, boo
       return rc;
     if (l->weight < 0) {
       char p[SK_ERROR_POINTER_MAX];
-      sk_pose__sub_pointer(p, sizeof p, ptr, "weight");
+      sk_pointer_child(p, sizeof p, ptr, "weight");
       return sk_error_set(err, SK_ERANGE, p, "weights must not be negative");
     }
   }
@@ -103,22 +96,22 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
   if (ts == NULL && !range)
     return 0;
   if (json_is_string(from)) { /* what the daemon's /pose takes as a retargeting source */
-    sk_pose__sub_pointer(p, sizeof p, ptr, "from");
+    sk_pointer_child(p, sizeof p, ptr, "from");
     return sk_error_set(err, SK_ETYPE, p,
                         "\"from\" starts a frame range here (seconds); a skeleton id (retargeting) is taken by "
                         "a single POST .../pose body under 32 KiB only");
   }
   if (has_time) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "time");
+    sk_pointer_child(p, sizeof p, ptr, "time");
     return sk_error_set(err, SK_ETYPE, p, "give \"time\", or \"times\", or \"from\"/\"to\"/\"fps\", not several");
   }
   if (ts != NULL && range) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "times");
+    sk_pointer_child(p, sizeof p, ptr, "times");
     return sk_error_set(err, SK_ETYPE, p, "give \"times\" or \"from\"/\"to\"/\"fps\", not both");
   }
   int rc;
   if (ts != NULL) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "times");
+    sk_pointer_child(p, sizeof p, ptr, "times");
     if (!json_is_array(ts) || json_array_size(ts) == 0)
       return sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of times in seconds");
     if (json_array_size(ts) > SK_POSE_MAX_FRAMES)
@@ -146,25 +139,25 @@ static int anim_frames(const json_t *j, const char *ptr, bool has_time, double *
   double *dst[3] = {&f, &t, &r};
   for (int k = 0; k < 3; k++) {
     if (vals[k] == NULL) {
-      sk_pose__sub_pointer(p, sizeof p, ptr, names[k]);
+      sk_pointer_child(p, sizeof p, ptr, names[k]);
       return sk_error_set(err, SK_EMISSING, p, "a frame range needs \"from\", \"to\" and \"fps\"");
     }
     if ((rc = sk_json_member_number(vals[k], ptr, names[k], dst[k], err)))
       return rc;
   }
   if (!(r > 0)) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "fps");
+    sk_pointer_child(p, sizeof p, ptr, "fps");
     return sk_error_set(err, SK_ERANGE, p, "fps must be positive");
   }
   if (t < f) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "to");
+    sk_pointer_child(p, sizeof p, ptr, "to");
     return sk_error_set(err, SK_ERANGE, p, "\"to\" is before \"from\"");
   }
   /* The small epsilon keeps `to` itself when (to - from) * fps is an
    * integer up to rounding (0.1 * 30 = 3.0000000000000004). */
   double frames = floor((t - f) * r + 1e-9) + 1;
   if (!(frames <= SK_POSE_MAX_FRAMES)) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "fps");
+    sk_pointer_child(p, sizeof p, ptr, "fps");
     return sk_error_set(err, SK_ETOOBIG, p, "%.0f frames; the limit is %d", frames, SK_POSE_MAX_FRAMES);
   }
   *n = (size_t)frames;
@@ -259,14 +252,14 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
   if (a == NULL && layers == NULL) {
     for (const char *const *k = k_anim_keys; *k != NULL && !rc; k++)
       if (json_object_get(j, *k) != NULL) {
-        sk_pose__sub_pointer(p, sizeof p, ptr, *k);
+        sk_pointer_child(p, sizeof p, ptr, *k);
         rc = sk_error_set(err, SK_EMISSING, p, "\"%s\" needs an \"animation\" or \"layers\"", *k);
       }
     goto done;
   }
   sp->animated = true;
   if (anim == NULL || anim->clip_count == 0) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
+    sk_pointer_child(p, sizeof p, ptr, a != NULL ? "animation" : "layers");
     rc = sk_error_set(err, SK_ENOTFOUND, p,
                       "this skeleton has no animations (glTF imports and Babylon skeletons with bone animations "
                       "carry clips)");
@@ -277,19 +270,19 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     goto done;
   }
   if (a != NULL && layers != NULL) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "layers");
+    sk_pointer_child(p, sizeof p, ptr, "layers");
     rc = sk_error_set(err, SK_ETYPE, p, "give \"animation\" or \"layers\", not both");
     goto done;
   }
   if (layers != NULL) {
-    sk_pose__sub_pointer(p, sizeof p, ptr, "layers");
+    sk_pointer_child(p, sizeof p, ptr, "layers");
     /* A frame range applies to every layer (each layer's "time" becomes an
      * offset); a pose-level "time" or "loop" would be ambiguous. */
     static const char *const single[] = {"time", "loop", NULL};
     for (const char *const *k = single; *k != NULL && !rc; k++)
       if (json_object_get(j, *k) != NULL) {
         char q[SK_ERROR_POINTER_MAX];
-        sk_pose__sub_pointer(q, sizeof q, ptr, *k);
+        sk_pointer_child(q, sizeof q, ptr, *k);
         rc = sk_error_set(err, SK_ETYPE, q, "with \"layers\", give \"%s\" inside each layer", *k);
       }
     if (!rc && (!json_is_array(layers) || json_array_size(layers) == 0))

@@ -19,11 +19,6 @@ static inline bool sk_pose__key_allowed(const char *key, const char *const *a) {
 }
 
 /* buf = ptr + "/" + key (escaped), truncated to `cap`. */
-static inline void sk_pose__sub_pointer(char *buf, size_t cap, const char *ptr, const char *key) {
-  snprintf(buf, cap, "%s", ptr);
-  sk_pointer_push(buf, cap, key);
-}
-
 /* A pose object that may name clips, parsed but not sampled: the base pose
  * (user overrides, initial skin, outputs), and for clip poses the layers
  * and the frame times (NULL for a single time). */
