@@ -1,6 +1,7 @@
 #include "sk_sample_int.h"
 
 #include "sk_anim_math.h"
+#include "sk_cpu.h"
 #include "sk_vsin.h"
 
 #include <math.h>
@@ -70,26 +71,26 @@ struct sk_sample_ctx {
 #include "sk_sample_lanes.h"
 #endif
 
-/* The named path ("avx512", "avx2", "generic"), or the best this CPU has
- * for NULL; NULL when the CPU lacks it. */
-static const samp_lanes *lanes_path(const char *name) {
+/* The path of ISA `isa` (-1: the best this CPU has); NULL when the CPU
+ * lacks it or no path has that ISA. */
+static const samp_lanes *lanes_path(int isa) {
 #ifdef SAMP_X86
-  if ((name == NULL || strcmp(name, "avx512") == 0) && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx2"))
+  if ((isa < 0 || isa == SK_ISA_AVX512) && sk_cpu_has(SK_CPU_AVX512F | SK_CPU_AVX2))
     return &lanes_avx512;
-  if ((name == NULL || strcmp(name, "avx2") == 0) && __builtin_cpu_supports("avx2"))
+  if ((isa < 0 || isa == SK_ISA_AVX2) && sk_cpu_has(SK_CPU_AVX2))
     return &lanes_avx2;
 #endif
-  if (name == NULL || strcmp(name, "generic") == 0)
+  if (isa < 0 || isa == SK_ISA_SCALAR)
     return &lanes_generic;
   return NULL;
 }
 
 int sk_sample_ctx_set_path(sk_sample_ctx *c, const char *path) {
-  if (c == NULL || path == NULL ||
-      (strcmp(path, "avx512") != 0 && strcmp(path, "avx2") != 0 && strcmp(path, "generic") != 0))
+  /* "avx512", "avx2" or "generic" (the plain C lanes) */
+  const int isa = sk_isa_parse(path);
+  if (c == NULL || (isa != SK_ISA_AVX512 && isa != SK_ISA_AVX2 && isa != SK_ISA_SCALAR))
     return SK_EINVAL;
-  const samp_lanes *v = lanes_path(path);
+  const samp_lanes *v = lanes_path(isa);
   if (v == NULL)
     return SK_EUNSUPPORTED;
   c->lanes = v;
@@ -217,7 +218,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
   }
   c->s = s;
   c->bones = nb;
-  c->lanes = lanes_path(NULL);
+  c->lanes = lanes_path(-1);
   size_t rot = 1;
   c->lines = 1;
   for (size_t i = 0; i < count; i++) {

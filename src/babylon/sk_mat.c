@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sk_cpu.h"
 #include "sk_fdlibm.h"
 
 /* Four doubles per vector, a row of the product at a time: each lane sums
@@ -55,16 +56,17 @@ __attribute__((target("avx2"))) static void mul_avx2(const float a[16], const fl
  * parent-to-child chain of products 40 % slower (16 against 11.5 ns per
  * product), while independent products gained nothing. */
 void sk_mat_mul(const float a[16], const float b[16], float dest[16]) {
-  if (__builtin_cpu_supports("avx2"))
+  if (sk_cpu_has(SK_CPU_AVX2))
     mul_avx2(a, b, dest);
   else
     mul_v4(a, b, dest);
 }
 
 int sk_mat_mul_on(const char *isa, const float a[16], const float b[16], float dest[16]) {
-  if (strcmp(isa, "avx2") == 0 && __builtin_cpu_supports("avx2"))
+  const int which = sk_isa_parse(isa);
+  if (which == SK_ISA_AVX2 && sk_cpu_has(SK_CPU_AVX2))
     mul_avx2(a, b, dest);
-  else if (strcmp(isa, "generic") == 0)
+  else if (which == SK_ISA_SCALAR)
     mul_v4(a, b, dest);
   else
     return -1;
@@ -74,7 +76,7 @@ int sk_mat_mul_on(const char *isa, const float a[16], const float b[16], float d
 void sk_mat_mul(const float a[16], const float b[16], float dest[16]) { SK_MAT_MUL_V4(sk_mat_row) }
 
 int sk_mat_mul_on(const char *isa, const float a[16], const float b[16], float dest[16]) {
-  if (strcmp(isa, "generic") != 0)
+  if (sk_isa_parse(isa) != SK_ISA_SCALAR)
     return -1;
   sk_mat_mul(a, b, dest);
   return 0;

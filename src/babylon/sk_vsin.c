@@ -1,5 +1,6 @@
 #include "sk_vsin.h"
 
+#include "sk_cpu.h"
 #include "sk_error.h"
 #include "sk_fdlibm.h"
 
@@ -75,34 +76,28 @@ static void run_acos_scalar(const double *x, double *y, size_t n) {
 
 typedef void (*vsin_fn)(const double *x, double *y, size_t n);
 
-/* Whether this CPU runs a path: __builtin_cpu_supports reads what libgcc
- * found at start-up, so a call costs a load (the path is picked at every
- * call, and sk_sample calls once per frame and layer). */
-#ifdef SK_VSIN_X86
-static bool has_avx512(void) { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2"); }
-static bool has_avx2(void) { return __builtin_cpu_supports("avx2"); }
-#endif
-static bool has_scalar(void) { return true; }
-
 typedef struct vsin_path {
   const char *name;
-  bool (*has)(void);
+  sk_isa isa;
+  unsigned needs; /* sk_cpu features; asking costs a load (sk_cpu.h): the
+                   * path is picked at every call, and sk_sample calls once
+                   * per frame and layer */
   vsin_fn run, run_acos;
 } vsin_path;
 
 /* Best first. */
 static const vsin_path k_paths[] = {
 #ifdef SK_VSIN_X86
-    {"avx512", has_avx512, run_avx512, run_acos_avx512},
-    {"avx2", has_avx2, run_avx2, run_acos_avx2},
+    {"avx512", SK_ISA_AVX512, SK_CPU_AVX512F | SK_CPU_AVX2, run_avx512, run_acos_avx512},
+    {"avx2", SK_ISA_AVX2, SK_CPU_AVX2, run_avx2, run_acos_avx2},
 #endif
-    {"scalar", has_scalar, run_scalar, run_acos_scalar},
+    {"scalar", SK_ISA_SCALAR, 0, run_scalar, run_acos_scalar},
 };
 #define NPATHS (sizeof k_paths / sizeof k_paths[0])
 
 static const vsin_path *best(void) {
   for (size_t i = 0; i < NPATHS; i++)
-    if (k_paths[i].has())
+    if (sk_cpu_has(k_paths[i].needs))
       return &k_paths[i];
   return &k_paths[NPATHS - 1];
 }
@@ -114,18 +109,18 @@ const char *sk_vsin_path(void) { return best()->name; }
 void sk_vsin_acos(const double *x, double *y, size_t n) { best()->run_acos(x, y, n); }
 
 static int run_on(const char *path, bool acos, const double *x, double *y, size_t n) {
-  if (path == NULL)
+  /* "avx512", "avx2" or "scalar" */
+  const int isa = sk_isa_parse(path);
+  if (isa != SK_ISA_AVX512 && isa != SK_ISA_AVX2 && isa != SK_ISA_SCALAR)
     return SK_EINVAL;
   for (size_t i = 0; i < NPATHS; i++)
-    if (strcmp(path, k_paths[i].name) == 0) {
-      if (!k_paths[i].has())
+    if ((int)k_paths[i].isa == isa) {
+      if (!sk_cpu_has(k_paths[i].needs))
         return SK_EUNSUPPORTED;
       (acos ? k_paths[i].run_acos : k_paths[i].run)(x, y, n);
       return 0;
     }
-  if (strcmp(path, "avx512") == 0 || strcmp(path, "avx2") == 0)
-    return SK_EUNSUPPORTED;
-  return SK_EINVAL;
+  return SK_EUNSUPPORTED; /* a known ISA this build has no code for */
 }
 
 int sk_vsin_on(const char *path, const double *x, double *y, size_t n) { return run_on(path, false, x, y, n); }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_cpu.h"
 #include "sk_error.h"
 #include "sk_numfmt_int.h"
 
@@ -677,8 +678,7 @@ SK_AVX512 static char *put_f32_commas_avx512(char *p, const float *v, size_t cou
 }
 
 static int have_avx512_numfmt(void) {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd");
+  return sk_cpu_has(SK_CPU_AVX512F | SK_CPU_AVX512BW | SK_CPU_AVX512DQ | SK_CPU_AVX512CD);
 }
 #endif
 
@@ -848,9 +848,10 @@ int sk_strbuf_append_f32_array(sk_strbuf *b, const float *v, size_t count) {
 }
 
 int sk_strbuf_append_f32_array_on(const char *isa, sk_strbuf *b, const float *v, size_t count) {
-  if (strcmp(isa, "generic") == 0) return append_f32_array(b, v, count, 0, NULL);
+  const int which = sk_isa_parse(isa);
+  if (which == SK_ISA_SCALAR) return append_f32_array(b, v, count, 0, NULL);
 #ifdef SK_NUMFMT_X86
-  if (strcmp(isa, "avx512") == 0 && have_avx512_numfmt()) return append_f32_array(b, v, count, 1, NULL);
+  if (which == SK_ISA_AVX512 && have_avx512_numfmt()) return append_f32_array(b, v, count, 1, NULL);
 #endif
   return -1;
 }

@@ -32,6 +32,8 @@
  * write of the same register. */
 #include "sk_bench_mix.h"
 
+#include "sk_cpu.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SK_BENCH_MIX 1
 #else
@@ -103,7 +105,7 @@ __attribute__((target("avx512f"))) static void mix_avx512(size_t iterations) {
 
 bool sk_bench_mix_supported(void) {
 #if SK_BENCH_MIX
-  return __builtin_cpu_supports("avx512f");
+  return sk_cpu_has(SK_CPU_AVX512F);
 #else
   return false;
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sk_clips.h"
+#include "sk_cpu.h"
 #include "sk_json.h"
 #include "sk_kernel.h"
 #include "sk_mat.h"
@@ -196,9 +197,9 @@ static bool nonfinite_base(const float *m, size_t mats) { NONFINITE_BODY }
 
 bool sk_frames_nonfinite(const float *m, size_t mats) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f"))
+  if (sk_cpu_has(SK_CPU_AVX512F))
     return nonfinite_avx512(m, mats);
-  if (__builtin_cpu_supports("avx2"))
+  if (sk_cpu_has(SK_CPU_AVX2))
     return nonfinite_avx2(m, mats);
 #endif
   return nonfinite_base(m, mats);

@@ -2,6 +2,7 @@
 
 #include "sk_kernel_impl.h"
 #include "sk_kernel_store.h"
+#include "sk_cpu.h"
 #include "sk_mat.h"
 
 #include <pthread.h>
@@ -510,6 +511,8 @@ typedef void (*sk_kernel_fn)(const sk_kernel_job *job, size_t begin, size_t end,
 
 typedef struct sk_kernel_path_desc {
   const char *name;
+  sk_isa isa;
+  unsigned needs; /* sk_cpu features */
   sk_kernel_fn run;
   sk_kernel_fn run_fast; /* precision FAST: the float32 path of the same ISA */
   size_t align; /* stream stores need the output aligned to this */
@@ -518,43 +521,35 @@ typedef struct sk_kernel_path_desc {
 /* Best first. */
 static const sk_kernel_path_desc sk_kernel_paths[] = {
 #ifdef SK_KERNEL_X86
-    {"avx512", run_avx512, sk_kernel_f32_run_avx512, 64},
-    {"avx2", run_avx2, sk_kernel_f32_run_avx2, 32},
-    {"sse2", run_sse2, sk_kernel_f32_run_sse2, 16},
+    {"avx512", SK_ISA_AVX512, SK_CPU_AVX512F | SK_CPU_AVX2 | SK_CPU_FMA, run_avx512, sk_kernel_f32_run_avx512, 64},
+    {"avx2", SK_ISA_AVX2, SK_CPU_AVX2 | SK_CPU_FMA, run_avx2, sk_kernel_f32_run_avx2, 32},
+    {"sse2", SK_ISA_SSE2, SK_CPU_SSE2, run_sse2, sk_kernel_f32_run_sse2, 16},
 #endif
-    {"scalar", run_scalar, sk_kernel_f32_run_scalar, 0},
+    {"scalar", SK_ISA_SCALAR, 0, run_scalar, sk_kernel_f32_run_scalar, 0},
 };
 #define SK_KERNEL_NPATHS (sizeof sk_kernel_paths / sizeof sk_kernel_paths[0])
 
-static bool cpu_has(const char *name) {
-#ifdef SK_KERNEL_X86
-  if (strcmp(name, "avx512") == 0)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (strcmp(name, "avx2") == 0)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (strcmp(name, "sse2") == 0)
-    return __builtin_cpu_supports("sse2");
-#endif
-  return strcmp(name, "scalar") == 0;
+/* The row of `path` (NULL: the best this CPU runs), NULL for a name no row
+ * has. */
+static const sk_kernel_path_desc *path_row(const char *path) {
+  const int isa = path != NULL ? sk_isa_parse(path) : -1;
+  for (size_t i = 0; i < SK_KERNEL_NPATHS; i++)
+    if (path != NULL ? (int)sk_kernel_paths[i].isa == isa : sk_cpu_has(sk_kernel_paths[i].needs))
+      return &sk_kernel_paths[i];
+  return path != NULL ? NULL : &sk_kernel_paths[SK_KERNEL_NPATHS - 1];
 }
 
 int sk_kernel_path_check(const char *path) {
-  if (path == NULL)
+  if (path == NULL || sk_isa_parse(path) < 0)
     return SK_EINVAL;
-  for (size_t i = 0; i < SK_KERNEL_NPATHS; i++)
-    if (strcmp(path, sk_kernel_paths[i].name) == 0)
-      return cpu_has(path) ? 0 : SK_EUNSUPPORTED;
-  /* Known names this build has no code for (x86 paths elsewhere). */
-  if (strcmp(path, "avx512") == 0 || strcmp(path, "avx2") == 0 || strcmp(path, "sse2") == 0)
-    return SK_EUNSUPPORTED;
-  return SK_EINVAL;
+  const sk_kernel_path_desc *d = path_row(path);
+  /* A known ISA this build has no code for (x86 paths elsewhere). */
+  return d != NULL && sk_cpu_has(d->needs) ? 0 : SK_EUNSUPPORTED;
 }
 
 static const sk_kernel_path_desc *path_for(const char *path) {
-  for (size_t i = 0; i < SK_KERNEL_NPATHS; i++)
-    if (path != NULL ? strcmp(path, sk_kernel_paths[i].name) == 0 : cpu_has(sk_kernel_paths[i].name))
-      return &sk_kernel_paths[i];
-  return &sk_kernel_paths[SK_KERNEL_NPATHS - 1];
+  const sk_kernel_path_desc *d = path_row(path);
+  return d != NULL ? d : &sk_kernel_paths[SK_KERNEL_NPATHS - 1];
 }
 
 const char *sk_kernel_path(void) { return path_for(NULL)->name; }
