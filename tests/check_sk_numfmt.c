@@ -467,41 +467,6 @@ END_TEST
 
 /* ---- strbuf ------------------------------------------------------------- */
 
-START_TEST(test_strbuf_append_grows_and_terminates) {
-  sk_strbuf b = {0};
-  ck_assert_int_eq(sk_strbuf_append(&b, "abc", 3), 0);
-  ck_assert_uint_eq(b.len, 3);
-  ck_assert_str_eq(b.data, "abc");
-  ck_assert_int_eq(sk_strbuf_append(&b, "", 0), 0);
-  ck_assert_str_eq(b.data, "abc");
-  /* Many small appends across several reallocations keep every byte. */
-  for (int i = 0; i < 10000; i++) {
-    char piece[16];
-    const int n = snprintf(piece, sizeof piece, ",%d", i);
-    ck_assert_int_eq(sk_strbuf_append(&b, piece, (size_t)n), 0);
-  }
-  ck_assert_uint_lt(b.len, b.cap);
-  ck_assert_uint_eq(strlen(b.data), b.len);
-  ck_assert(strncmp(b.data, "abc,0,1,2,", 10) == 0);
-  ck_assert(strcmp(b.data + b.len - 5, ",9999") == 0);
-  sk_strbuf_free(&b);
-  ck_assert_ptr_null(b.data);
-  ck_assert_uint_eq(b.len, 0);
-  ck_assert_uint_eq(b.cap, 0);
-  sk_strbuf_free(&b); /* idempotent */
-}
-END_TEST
-
-START_TEST(test_strbuf_reserve_keeps_len) {
-  sk_strbuf b = {0};
-  ck_assert_int_eq(sk_strbuf_reserve(&b, 1000), 0);
-  ck_assert_uint_eq(b.len, 0);
-  ck_assert_uint_ge(b.cap, 1001);
-  ck_assert_str_eq(b.data, "");
-  sk_strbuf_free(&b);
-}
-END_TEST
-
 START_TEST(test_strbuf_failure_is_sticky) {
   sk_strbuf b = {0};
   ck_assert_int_eq(sk_strbuf_append(&b, "[1]", 3), 0);
@@ -746,8 +711,6 @@ static Suite *numfmt_suite(void) {
   suite_add_tcase(s, roundtrip);
 
   TCase *strbuf = tcase_create("strbuf");
-  tcase_add_test(strbuf, test_strbuf_append_grows_and_terminates);
-  tcase_add_test(strbuf, test_strbuf_reserve_keeps_len);
   tcase_add_test(strbuf, test_strbuf_failure_is_sticky);
   tcase_add_test(strbuf, test_strbuf_f32_array_small);
   tcase_add_test(strbuf, test_strbuf_f32_array_large);

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "sk_error.h"
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 #include "sk_skeleton.h"
 
 /* Babylon's glTF loader default (GLTFFileLoader.targetFps). */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "sk_error.h"
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 
 /* A bone's local transform with Babylon's lazily decomposed TRS cache.
  * Babylon re-composes lazily; composing eagerly after each setter gives the

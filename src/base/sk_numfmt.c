@@ -682,54 +682,12 @@ static int have_avx512_numfmt(void) {
 }
 #endif
 
-/* ---- sk_strbuf -------------------------------------------------------- */
+/* ---- float arrays into an sk_strbuf ------------------------------------ */
 
 /* Floats formatted per reservation in sk_strbuf_append_f32_array: bounds the
  * worst-case over-reservation (25 bytes per float against ~10 typical) to
  * ~100 KiB instead of 2.5x the whole array. */
 #define F32_ARRAY_CHUNK 4096
-
-void sk_strbuf_free(sk_strbuf *b) {
-  free(b->data);
-  b->data = NULL;
-  b->len = 0;
-  b->cap = 0;
-  b->failed = 0;
-}
-
-int sk_strbuf_reserve(sk_strbuf *b, size_t extra) {
-  if (b->failed) return SK_ENOMEM;
-  /* +1 for the NUL kept behind len. */
-  if (extra > SIZE_MAX - 1 - b->len) goto fail;
-  const size_t need = b->len + extra + 1;
-  if (need <= b->cap) return 0;
-  size_t cap = b->cap < 64 ? 64 : b->cap;
-  while (cap < need) {
-    if (cap > SIZE_MAX / 2) {
-      cap = need;
-      break;
-    }
-    cap *= 2;
-  }
-  char *data = realloc(b->data, cap);
-  if (data == NULL) goto fail;
-  if (b->data == NULL) data[0] = '\0';
-  b->data = data;
-  b->cap = cap;
-  return 0;
-fail:
-  b->failed = 1;
-  return SK_ENOMEM;
-}
-
-int sk_strbuf_append(sk_strbuf *b, const char *s, size_t n) {
-  const int rc = sk_strbuf_reserve(b, n);
-  if (rc != 0) return rc;
-  if (n > 0) memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-  return 0;
-}
 
 /* v[0..n), each followed by a comma, from p; returns the end. vector: 1
  * for the AVX-512 writer (the caller checked the CPU). Writes at most

@@ -38,7 +38,7 @@
 #include <uv.h>
 
 #include "sk_budget.h"
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 
 typedef struct sk_http sk_http;
 typedef struct sk_http_req sk_http_req;

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 
 /* Route labels: the route patterns, never raw paths (ids would explode the
  * label space). */

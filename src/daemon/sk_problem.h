@@ -7,7 +7,7 @@
 
 #include "sk_error.h"
 #include "sk_http.h"
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 
 #define SK_PROBLEM_BASE "https://skinnerd.dev/problems/"
 #define SK_PROBLEM_TYPE "application/problem+json"

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "sk_kernel.h"
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 #include "sk_sample.h"
 #include "sk_skeleton.h"
 

@@ -39,7 +39,7 @@
 #include "sk_poseops.h"
 #include "sk_clips.h"
 #include "sk_sample.h"
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 
 enum { SK_FRAMES_EXACT = 0, SK_FRAMES_FAST = 1 };
 

@@ -37,7 +37,7 @@
 #include "sk_bone.h"
 #include "sk_ctrl.h"
 #include "sk_error.h"
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 
 #define SK_MESH_MAX_DEPTH 64
 

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sk_numfmt.h"
+#include "sk_buf.h"
 #include "sk_skeleton.h"
 
 #define SK_RECORD_VERSION 2
