@@ -126,7 +126,10 @@ int sk_routes__check_keys(const json_t *obj, const char *const *allowed, sk_erro
  * clip). A method not listed: 405; a query parameter not listed for the
  * method: 400; a body of another type: 415, over --max-body: 413; no
  * acceptable answer type: 406. Bodies of pool_upload bytes (32 KiB) and
- * more go to the pooled handler; admin routes are also on --admin-listen. */
+ * more go to the pooled handler; admin routes are also on --admin-listen.
+ * A path ending in '/' (not per id) is that path and every path under it.
+ * Every row, and every path no row matches, passes the gate first
+ * (on_begin): a route added here cannot be answered before it. */
 /* clang-format off */
 static const sk_route k_routes[] = {
 /*   id                   path             per id  methods                                query (methods, names)        bodies             answers      admin  handle                 pooled */
@@ -142,9 +145,31 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_OPS,        "/ops",          true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,        sk_routes__ops_pooled},
     {SK_ROUTE_ANIMATION,  "/animations/",  true,   M(GET) | M(HEAD),                      Q_NONE,                       BODY_NONE,         JSON_OFFER,  false, sk_routes__animation,  NULL},
     {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, NULL},
+    /* the preview page (sk_ui): counted under "other", never needs a token (sk_routes__access_refused) */
+    {SK_ROUTE_OTHER,      "/ui",           false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
+    {SK_ROUTE_OTHER,      "/ui/",          false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
 };
 /* clang-format on */
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])
+
+const sk_route *sk_routes__table(size_t *n) {
+  *n = NROUTES;
+  return k_routes;
+}
+
+void sk_routes__ui(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  (void)r, (void)m;
+  sk_ui_answer(req);
+}
+
+/* A row's path matches [url, url + len): exactly, or as a prefix when it
+ * ends in '/'. */
+static bool path_matches(const char *path, const char *url, size_t len) {
+  size_t n = strlen(path);
+  if (n > 0 && path[n - 1] == '/')
+    return len >= n && strncmp(url, path, n) == 0;
+  return n == len && strncmp(url, path, len) == 0;
+}
 
 /* Matches the path (query string ignored) against the table. */
 static void route_match(const char *url, sk_route_match *m) {
@@ -152,7 +177,7 @@ static void route_match(const char *url, sk_route_match *m) {
   static const char base[] = "/v1/skeletons";
   const size_t blen = sizeof base - 1, plen = strcspn(url, "?#"), len = plen;
   for (size_t i = 0; i < NROUTES; i++)
-    if (!k_routes[i].per_id && strlen(k_routes[i].path) == len && strncmp(url, k_routes[i].path, len) == 0) {
+    if (!k_routes[i].per_id && path_matches(k_routes[i].path, url, len)) {
       m->route = &k_routes[i];
       return;
     }
@@ -220,12 +245,14 @@ void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap) {
 static void free_match(void *data) { free(data); }
 
 /* The request's match: made on the first call, kept in req->data. NULL
- * when out of memory (a 503 is answered). */
+ * when out of memory (a 503 is answered, and the connection closes: the
+ * gate has not seen the request's framing). */
 static sk_route_match *request_match(sk_http_req *req) {
   if (req->data != NULL)
     return req->data;
   sk_route_match *m = malloc(sizeof *m);
   if (m == NULL) {
+    req->close_after = true;
     sk_problem(req, SK_ENOMEM, "", "out of memory");
     return NULL;
   }
@@ -236,18 +263,47 @@ static sk_route_match *request_match(sk_http_req *req) {
   return m;
 }
 
-/* Headers are in: match, then reject what can be rejected without the body. */
-static void on_begin(void *ctx, sk_http_req *req) {
-  sk_routes *r = ctx;
-  if (sk_ui_serve(req)) /* /ui and /ui/...: the preview page, answered whole here */
-    return;
+/* The listener a request came in on: the admin one serves the admin
+ * rows only; with one, /metrics is off the public one. */
+enum { LISTENER_PUBLIC, LISTENER_ADMIN };
+
+/* The route as `listener` serves it: NULL when it serves none there; *why
+ * then names the listener's rule (NULL: no route at all). */
+static const sk_route *served_here(const sk_routes *r, const sk_route *rt, int listener, const char **why) {
+  *why = NULL;
+  if (rt == NULL)
+    return NULL;
+  if (listener == LISTENER_ADMIN && !rt->admin)
+    *why = "the admin listener serves /healthz, /readyz and /metrics only";
+  else if (listener == LISTENER_PUBLIC && rt->id == SK_ROUTE_METRICS && r->cfg.metrics_admin_only)
+    *why = "/metrics is served on the admin listener only (--admin-listen)";
+  return *why == NULL ? rt : NULL;
+}
+
+/* Headers are in. The gate comes first for every request, whatever it
+ * asks for (a row of the table, a path no row matches, a row this listener
+ * does not serve): CORS decoration, then framing, Host and the bearer
+ * token (sk_routes__access_refused). Nothing answers a request before it,
+ * so a request whose framing is in doubt is refused and its connection
+ * closed before a byte past its headers is read. Then what can be
+ * rejected without the body. */
+static void on_begin(sk_routes *r, sk_http_req *req, int listener) {
   sk_route_match *m = request_match(req);
   if (m == NULL)
     return;
   sk_routes__decorate_init(r, req, m); /* first: the refusals below carry CORS headers too */
-  if (sk_routes__access_refused(r, req, req->route))
+  const char *why;
+  const sk_route *rt = served_here(r, m->route, listener, &why);
+  if (rt != m->route) { /* not served here: no route, for the gate's scope, the metrics and handle() */
+    m->route = NULL;
+    req->route = SK_ROUTE_OTHER;
+  }
+  if (sk_routes__access_refused(r, req, rt))
     return;
-  const sk_route *rt = m->route;
+  if (why != NULL) {
+    sk_problem(req, SK_ENOTFOUND, "", "%s", why);
+    return;
+  }
   if (rt == NULL) {
     no_route(req);
     return;
@@ -351,30 +407,11 @@ static void on_complete(void *ctx, sk_http_req *req) {
   sk_metrics_observe(r->metrics, req->route, req->method_id, req->status, secs);
 }
 
-/* The public listener: with an admin listener, /metrics stays off it. */
-static void on_begin_public(void *ctx, sk_http_req *req) {
-  sk_routes *r = ctx;
-  if (r->cfg.metrics_admin_only && strncmp(req->url, "/metrics", 8) == 0 && strchr("?#", req->url[8]) != NULL) {
-    req->route = SK_ROUTE_OTHER;
-    sk_problem(req, SK_ENOTFOUND, "", "/metrics is served on the admin listener only (--admin-listen)");
-    return;
-  }
-  on_begin(ctx, req);
-}
+static void on_begin_public(void *ctx, sk_http_req *req) { on_begin(ctx, req, LISTENER_PUBLIC); }
 
 /* The admin listener: the operational routes and nothing else, so its
  * small connection budget is never spent on the API. */
-static void on_begin_admin(void *ctx, sk_http_req *req) {
-  const sk_route_match *m = request_match(req);
-  if (m == NULL)
-    return;
-  if (m->route == NULL || !m->route->admin) {
-    req->route = SK_ROUTE_OTHER;
-    sk_problem(req, SK_ENOTFOUND, "", "the admin listener serves /healthz, /readyz and /metrics only");
-    return;
-  }
-  on_begin(ctx, req);
-}
+static void on_begin_admin(void *ctx, sk_http_req *req) { on_begin(ctx, req, LISTENER_ADMIN); }
 
 sk_http_handler sk_routes_handler(sk_routes *r) {
   sk_http_handler h = {r, on_begin_public, on_handle, on_complete};

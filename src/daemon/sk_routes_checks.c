@@ -113,9 +113,20 @@ int sk_routes__gltf_type(const char *ct) {
 
 /* ---- the checks every route shares, before the body ---------------------------------- */
 
+/* The scope a request on `rt` (NULL: no route) needs. Browsers send
+ * preflights without credentials and OPTIONS reveals nothing but the
+ * route's methods (no skeleton is looked up); a browser navigating to the
+ * preview page sends no token either, and the page's files are built into
+ * the binary (every API call the page makes then needs its own). */
+static int request_scope(const sk_route *rt, int method) {
+  if (method == SK_METHOD_OPTIONS || (rt != NULL && rt->handle == sk_routes__ui))
+    return SK_SCOPE_NONE;
+  return sk_access_scope(rt != NULL ? rt->id : SK_ROUTE_OTHER, method);
+}
+
 /* Framing, Host and bearer token (sk_access), before anything else looks
  * at the request. True when refused (the answer is set). */
-bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, int route) {
+bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, const sk_route *rt) {
   static const char *const names[] = {"Host", "Content-Length", "Transfer-Encoding"};
   unsigned counts[3];
   sk_http_header_counts(req, names, counts, 3);
@@ -128,9 +139,7 @@ bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, int route) {
       .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
       .transfer_encoding_count = counts[2],
       .authorization = sk_http_header(req, "Authorization"),
-      /* Browsers send preflights without credentials; OPTIONS reveals
-       * nothing but the route's methods (no skeleton is looked up). */
-      .scope = req->method_id == SK_METHOD_OPTIONS ? SK_SCOPE_NONE : sk_access_scope(route, req->method_id),
+      .scope = request_scope(rt, req->method_id),
   };
   sk_access_verdict v;
   sk_access_check(r->cfg.access, &rq, &v);

@@ -100,9 +100,10 @@ void sk_routes__allow_text(const sk_route *rt, char *buf, size_t cap);
  * In on_begin's order; each answers the problem itself and returns true
  * when it refused the request. */
 
-/* Framing, Host and bearer token (sk_access) for the route id `route`
- * (SK_ROUTE_*, SK_ROUTE_OTHER when unmatched): 400, 401, 403, 421. */
-bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, int route);
+/* The gate's checks: framing, Host and bearer token (sk_access) for the
+ * route `rt` (NULL: no route, or none this listener serves): 400, 401,
+ * 403, 421. on_begin runs it before anything else can answer. */
+bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, const sk_route *rt);
 /* A method the route does not take: 405 with Allow. */
 bool sk_routes__method_refused(sk_http_req *req, const sk_route *rt);
 /* Strict query strings: a parameter the route and method do not take (a
@@ -114,6 +115,12 @@ bool sk_routes__query_refused(sk_http_req *req, const sk_route *rt);
 bool sk_routes__body_refused(sk_routes *r, sk_http_req *req, const sk_route *rt);
 /* No answer type of the route is acceptable by Accept: 406. */
 bool sk_routes__answer_refused(sk_http_req *req, const sk_route *rt);
+
+/* The route table (sk_routes.c), in matching order: *n rows. For tests
+ * that walk every route. */
+const sk_route *sk_routes__table(size_t *n);
+/* GET/HEAD /ui and /ui/...: the preview page (sk_ui_answer). */
+void sk_routes__ui(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 
 /* ---- operational routes (sk_routes_admin.c) ---- */
 

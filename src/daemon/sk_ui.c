@@ -69,17 +69,12 @@ static void ui_problem(sk_http_req *req, int status, const char *kind, const cha
   sk_http_respond(req, status, "application/problem+json", b.data, b.len, true, headers);
 }
 
-bool sk_ui_serve(sk_http_req *req) {
+void sk_ui_answer(sk_http_req *req) {
   const char *url = req->url;
   size_t plen = strcspn(url, "?#");
-  if (plen < 3 || strncmp(url, "/ui", 3) != 0 || (plen > 3 && url[3] != '/'))
-    return false;
-  if (req->method_id != SK_METHOD_GET && req->method_id != SK_METHOD_HEAD) {
-    static const char *const allow[] = {"Allow", "GET, HEAD", NULL};
-    char detail[96];
-    snprintf(detail, sizeof detail, "%.32s is not allowed here; use GET, HEAD", req->method);
-    ui_problem(req, 405, "method-not-allowed", "Method not allowed", detail, allow);
-    return true;
+  if (plen < 3 || strncmp(url, "/ui", 3) != 0 || (plen > 3 && url[3] != '/')) { /* a caller's bug: stay safe */
+    ui_problem(req, 404, "not-found", "Not found", "not a path of the preview page", NULL);
+    return;
   }
   if (plen == 3) {
     /* Relative URLs in the page resolve against /ui/, not /. libmicrohttpd
@@ -92,7 +87,7 @@ bool sk_ui_serve(sk_http_req *req) {
       snprintf(loc, sizeof loc, "/ui/?id=%s", id);
     const char *const hdr[] = {"Location", loc, NULL};
     sk_http_respond(req, 301, "text/plain; charset=utf-8", (void *)"see /ui/\n", 9, false, hdr);
-    return true;
+    return;
   }
   const sk_ui_file *f = sk_ui_find(url + 4, plen - 4);
   if (f == NULL) {
@@ -100,13 +95,12 @@ bool sk_ui_serve(sk_http_req *req) {
     snprintf(detail, sizeof detail, "the preview page has no file \"%.*s\"", (int)(plen - 4 > 128 ? 128 : plen - 4),
              url + 4);
     ui_problem(req, 404, "not-found", "Not found", detail, NULL);
-    return true;
+    return;
   }
   const char *const hdr[] = {"ETag", f->etag, "Cache-Control", "no-cache", "X-Content-Type-Options", "nosniff", NULL};
   if (sk_ui_etag_matches(sk_http_header(req, "If-None-Match"), f->etag)) {
     sk_http_respond(req, 304, NULL, (void *)"", 0, false, hdr);
-    return true;
+    return;
   }
   sk_http_respond(req, 200, f->content_type, (void *)f->data, f->len, false, hdr);
-  return true;
 }

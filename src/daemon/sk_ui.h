@@ -2,7 +2,7 @@
  *
  * tools/embed.py turns the files of ui/ into src/sk_ui_files.c at build
  * time, so the page always matches the daemon that serves it and nothing
- * needs installing. Routes (GET and HEAD only):
+ * needs installing. Routes (GET and HEAD only, rows of the route table):
  *   /ui          301 to /ui/ (query kept)
  *   /ui/         index.html
  *   /ui/<file>   the file, or 404 problem+json
@@ -38,9 +38,11 @@ const sk_ui_file *sk_ui_find(const char *name, size_t len);
  * (RFC 9110 13.1.2 uses the weak comparison for If-None-Match). */
 bool sk_ui_etag_matches(const char *if_none_match, const char *etag);
 
-/* Answers `req` when its path is /ui or under /ui/ and returns true; else
- * returns false and leaves `req` alone. Call from the routes' begin(): the
- * answer is set before any body is read. */
-bool sk_ui_serve(sk_http_req *req);
+/* Answers a GET or HEAD of /ui or of a path under /ui/: the route
+ * table's two /ui rows (sk_routes.c) call it from their handler, so the
+ * request has passed the gate every route passes first (framing, Host,
+ * access, CORS) and the method check (405 with "Allow: GET, HEAD"). There
+ * is deliberately no way to serve the page before that gate. */
+void sk_ui_answer(sk_http_req *req);
 
 #endif
