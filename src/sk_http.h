@@ -76,6 +76,9 @@ typedef struct sk_http_config {
                                   per chunk) and answers are counted in it [NULL] */
   struct sk_tls *tls;          /* HTTPS with this certificate (borrowed, outlives the
                                   server; swapped by sk_tls_reload); NULL: plain HTTP */
+  const char *tls_priorities;  /* GnuTLS priority string with `tls`, borrowed; checked
+                                  beforehand with sk_tls_check_priorities
+                                  [NULL: SK_TLS_DEFAULT_PRIORITIES] */
 } sk_http_config;
 
 /* Connection counters of one listener (loop thread). */
