@@ -27,8 +27,10 @@
  * newcomers wait in the listen backlog, so idle connections (no request
  * bytes since they opened or since their last answer, by TCP_INFO) are
  * closed oldest first to make room; idle ones are also closed after
- * idle_timeout_ms; per_ip_limit caps one address (MHD closes the excess
- * right after accept). */
+ * idle_timeout_ms (under TLS, where the handshake's bytes hide requests
+ * from TCP_INFO, idle means no complete headers and nothing received for
+ * 1 s); per_ip_limit caps one address (MHD closes the excess right after
+ * accept). */
 #ifndef SK_HTTP_H
 #define SK_HTTP_H
 
