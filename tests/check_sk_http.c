@@ -6,7 +6,9 @@
 
 #include "sk_error.h"
 #include "sk_http.h"
+#include "sk_http_int.h"
 #include "sk_httpc.h"
+#include "sk_tls.h"
 #include "sk_testutil.h"
 
 typedef struct server {
@@ -414,6 +416,79 @@ START_TEST(bodies_and_answers_are_counted_in_the_budget) {
 }
 END_TEST
 
+/* ---- the options handed to libmicrohttpd ------------------------------------ */
+
+/* The slot of `opt` in items[0..n), or NULL; fails when it is there twice. */
+static const struct MHD_OptionItem *option(const struct MHD_OptionItem *items, size_t n, enum MHD_OPTION opt) {
+  const struct MHD_OptionItem *found = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (items[i].option == opt) {
+      ck_assert_msg(found == NULL, "option %d set twice", (int)opt);
+      found = &items[i];
+    }
+  return found;
+}
+
+/* Before: with a certificate, the certificate callback overwrote the
+ * per-address cap's slot, so --max-per-ip did nothing under TLS. Every
+ * setting, TLS or not, has a slot of its own with its value. */
+START_TEST(every_setting_reaches_libmicrohttpd_with_and_without_tls) {
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  for (int tls = 0; tls < 2; tls++)
+    for (int passed = 0; passed < 2; passed++) {
+      sk_http_config c = {.per_ip_limit = 8, .conn_timeout_s = 7, .conn_memory = 12345, .conn_limit = 99,
+                          .listen_fd = passed ? 42 : 0, .tls = tls ? (struct sk_tls *)&ss : NULL,
+                          .tls_priorities = passed ? "NORMAL" : NULL};
+      struct MHD_OptionItem items[SK_HTTP_MAX_OPTIONS];
+      size_t n = sk_http__options(&c, &ss, items, SK_HTTP_MAX_OPTIONS);
+      ck_assert_uint_lt(n, SK_HTTP_MAX_OPTIONS);
+      ck_assert_int_eq(items[n].option, MHD_OPTION_END);
+      const struct MHD_OptionItem *o;
+      ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_PER_IP_CONNECTION_LIMIT));
+      ck_assert_int_eq(o->value, 8);
+      ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_CONNECTION_TIMEOUT));
+      ck_assert_int_eq(o->value, 7);
+      ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_CONNECTION_MEMORY_LIMIT));
+      ck_assert_int_eq(o->value, 12345);
+      ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_CONNECTION_LIMIT));
+      ck_assert_int_eq(o->value, 99);
+      if (passed) {
+        ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_LISTEN_SOCKET));
+        ck_assert_int_eq(o->value, 42);
+        ck_assert_ptr_null(option(items, n, MHD_OPTION_SOCK_ADDR));
+      } else {
+        ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_SOCK_ADDR));
+        ck_assert_ptr_eq(o->ptr_value, &ss);
+        ck_assert_ptr_null(option(items, n, MHD_OPTION_LISTEN_SOCKET));
+      }
+      if (tls) {
+        ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_HTTPS_CERT_CALLBACK));
+        ck_assert_ptr_nonnull(o->ptr_value);
+        ck_assert_ptr_nonnull(o = option(items, n, MHD_OPTION_HTTPS_PRIORITIES));
+        ck_assert_str_eq(o->ptr_value, passed ? "NORMAL" : SK_TLS_DEFAULT_PRIORITIES);
+      } else {
+        ck_assert_ptr_null(option(items, n, MHD_OPTION_HTTPS_CERT_CALLBACK));
+        ck_assert_ptr_null(option(items, n, MHD_OPTION_HTTPS_PRIORITIES));
+      }
+    }
+  /* no cap configured: no slot (MHD would keep its address tree for nothing) */
+  sk_http_config c = {.conn_limit = 1};
+  struct MHD_OptionItem items[SK_HTTP_MAX_OPTIONS];
+  size_t n = sk_http__options(&c, &ss, items, SK_HTTP_MAX_OPTIONS);
+  ck_assert_ptr_null(option(items, n, MHD_OPTION_PER_IP_CONNECTION_LIMIT));
+}
+END_TEST
+
+START_TEST(the_default_tls_priorities_are_accepted_by_gnutls_and_a_bad_string_is_named) {
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_tls_check_priorities(SK_TLS_DEFAULT_PRIORITIES, &err), 0);
+  ck_assert_int_eq(sk_tls_check_priorities("NORMAL:+NO-SUCH-THING", &err), SK_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.text, "+NO-SUCH-THING"));
+}
+END_TEST
+
 static Suite *http_suite(void) {
   Suite *s = suite_create("sk_http");
   TCase *t = tcase_create("lifecycle");
@@ -427,6 +502,10 @@ static Suite *http_suite(void) {
   tcase_add_test(t, a_passed_listening_socket_is_served);
   tcase_add_test(t, a_streamed_answer_arrives_whole_and_its_producer_is_released);
   tcase_add_test(t, bodies_and_answers_are_counted_in_the_budget);
+  suite_add_tcase(s, t);
+  t = tcase_create("options");
+  tcase_add_test(t, every_setting_reaches_libmicrohttpd_with_and_without_tls);
+  tcase_add_test(t, the_default_tls_priorities_are_accepted_by_gnutls_and_a_bad_string_is_named);
   suite_add_tcase(s, t);
   t = tcase_create("errors");
   tcase_add_test(t, bodies_over_the_limit_are_not_stored);

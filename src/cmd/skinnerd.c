@@ -183,6 +183,10 @@ static int setup_access(const sk_config *o, int listen_fd, sk_access **access, s
     }
     sk_access_set_tokens(*access, tokens);
   }
+  if (o->tls_priorities[0] != '\0' && sk_tls_check_priorities(o->tls_priorities, &err) != 0) {
+    fprintf(stderr, "skinnerd: --tls-priorities: %s\n", err.text);
+    goto fail;
+  }
   if (o->tls_cert[0] != '\0' && sk_tls_create(o->tls_cert, o->tls_key, tls, &err) != 0) {
     fprintf(stderr, "skinnerd: --tls-cert/--tls-key: %s\n", err.text);
     goto fail;
@@ -317,7 +321,8 @@ static sk_http_config public_http(daemon *dm) {
                           .per_ip_limit = (unsigned)c->max_per_ip,
                           .idle_timeout_ms = (unsigned)c->idle_timeout * 1000u,
                           .budget = &dm->budget,
-                          .tls = dm->tls};
+                          .tls = dm->tls,
+                          .tls_priorities = c->tls_priorities[0] != '\0' ? c->tls_priorities : NULL};
 }
 
 /* The admin listener's own small budget: a few health checkers and a

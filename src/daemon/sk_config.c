@@ -95,6 +95,10 @@ static const option k_options[] = {
      "plain HTTP", "serve HTTPS with this PEM certificate chain (and --tls-key)"},
     {"tls-key", "FILE", "SKINNERD_TLS_KEY", OPT_PATH, F(tls_key), sizeof(((sk_config *)0)->tls_key), NO, NO, NO,
      "plain HTTP", "the PEM key of --tls-cert; both or neither"},
+    {"tls-priorities", "STRING", "SKINNERD_TLS_PRIORITIES", OPT_PATH, F(tls_priorities),
+     sizeof(((sk_config *)0)->tls_priorities), NO, NO, NO, "TLS 1.2 and 1.3, forward-secret AEAD ciphers only",
+     "the GnuTLS priority string of HTTPS (docs/security.md), checked\n"
+     "at start"},
     {"allowed-hosts", "LIST", "SKINNERD_ALLOWED_HOSTS", OPT_PATH, F(allowed_hosts),
      sizeof(((sk_config *)0)->allowed_hosts), NO, NO, NO, "loopback names on a loopback listener, else any",
      "Host header values accepted, comma separated, port optional;\n"

@@ -27,6 +27,7 @@ typedef struct sk_config {
   bool cache_set;               /* --cache-mb given: never lowered silently */
   char tokens[SK_CONFIG_PATH_MAX], tls_cert[SK_CONFIG_PATH_MAX], tls_key[SK_CONFIG_PATH_MAX];
   char allowed_hosts[SK_CONFIG_PATH_MAX]; /* "" when not given */
+  char tls_priorities[SK_CONFIG_PATH_MAX]; /* "" when not given: SK_TLS_DEFAULT_PRIORITIES */
   unsigned long long max_frames, max_layers, max_work, max_answer_mb, max_skeleton_mb;
   char cors_origins[SK_CONFIG_PATH_MAX]; /* comma separated, "" when none (sk_cors) */
 } sk_config;

@@ -744,37 +744,52 @@ static int listen_address(const sk_http_config *c, struct sockaddr_storage *ss, 
   return 0;
 }
 
-/* libmicrohttpd on that address (or the passed socket), external epoll. */
-static struct MHD_Daemon *start_mhd(sk_http *h, struct sockaddr_storage *ss, unsigned flags) {
-  /* A passed socket (MHD_OPTION_LISTEN_SOCKET, an int) or our address
-   * (MHD_OPTION_SOCK_ADDR, a pointer): an option array carries either
-   * without a second copy of the call. The socket's family must match
-   * MHD_USE_IPv6, i.e. the host given. */
-  struct MHD_OptionItem where[3] = {
-      {MHD_OPTION_SOCK_ADDR, 0, ss},
-      {MHD_OPTION_END, 0, NULL},
-      {MHD_OPTION_END, 0, NULL},
-  };
-  if (h->cfg.per_ip_limit > 0) /* MHD then keeps a tree of addresses, checked at accept */
-    where[1] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->cfg.per_ip_limit, NULL};
-  if (h->cfg.listen_fd > 0) {
-    where[0].option = MHD_OPTION_LISTEN_SOCKET;
-    where[0].value = h->cfg.listen_fd;
-    where[0].ptr_value = NULL;
-  }
-  if (h->cfg.tls != NULL) {
+size_t sk_http__options(const sk_http_config *c, struct sockaddr_storage *ss, struct MHD_OptionItem *dest,
+                        size_t cap) {
+  size_t n = 0;
+#define SK_OPT(o, v, p)                                                                                              \
+  do {                                                                                                               \
+    if (n + 1 < cap)                                                                                                 \
+      dest[n++] = (struct MHD_OptionItem){(o), (intptr_t)(v), (p)};                                                  \
+  } while (0)
+  /* A passed socket (an int) or our address (a pointer). The socket's
+   * family must match MHD_USE_IPv6, i.e. the host given. */
+  if (c->listen_fd > 0)
+    SK_OPT(MHD_OPTION_LISTEN_SOCKET, c->listen_fd, NULL);
+  else
+    SK_OPT(MHD_OPTION_SOCK_ADDR, 0, ss);
+  if (c->per_ip_limit > 0) /* MHD then keeps a tree of addresses, checked at accept */
+    SK_OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->per_ip_limit, NULL);
+  SK_OPT(MHD_OPTION_CONNECTION_TIMEOUT, c->conn_timeout_s, NULL);
+  SK_OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->conn_memory, NULL);
+  SK_OPT(MHD_OPTION_CONNECTION_LIMIT, c->conn_limit, NULL);
+  if (c->tls != NULL) {
     /* POSIX lets a function pointer travel as void *, which is how
      * MHD_OPTION_ARRAY carries this option. */
-    flags |= MHD_USE_TLS;
-    where[1].option = MHD_OPTION_HTTPS_CERT_CALLBACK;
-    where[1].ptr_value = (void *)tls_cert;
+    SK_OPT(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)tls_cert);
+    /* libmicrohttpd 0.9.75 hands this string to gnutls_priority_init as
+     * is, in place of its "@SYSTEM" default (it has no _APPEND option). */
+    SK_OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(c->tls_priorities != NULL ? c->tls_priorities
+                                                                               : SK_TLS_DEFAULT_PRIORITIES));
   }
+#undef SK_OPT
+  dest[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+  return n;
+}
+
+/* libmicrohttpd on that address (or the passed socket), external epoll.
+ * The settings from the configuration go through sk_http__options, one
+ * array slot each (a shared slot once lost --max-per-ip under TLS); the
+ * callbacks, which are not configuration, follow as arguments. */
+static struct MHD_Daemon *start_mhd(sk_http *h, struct sockaddr_storage *ss, unsigned flags) {
+  struct MHD_OptionItem opts[SK_HTTP_MAX_OPTIONS];
+  sk_http__options(&h->cfg, ss, opts, SK_HTTP_MAX_OPTIONS);
+  if (h->cfg.tls != NULL)
+    flags |= MHD_USE_TLS;
   /* Port 0 with a passed socket: MHD then reads the bound port from the
    * socket (with --listen's port it reported that one, not the real one). */
   return MHD_start_daemon(flags, (uint16_t)(h->cfg.listen_fd > 0 ? 0 : h->cfg.port), NULL, NULL, on_request, h,
-                          MHD_OPTION_ARRAY, where, MHD_OPTION_CONNECTION_TIMEOUT, h->cfg.conn_timeout_s,
-                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->cfg.conn_memory, MHD_OPTION_CONNECTION_LIMIT,
-                          h->cfg.conn_limit, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                          MHD_OPTION_ARRAY, opts, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                           MHD_OPTION_NOTIFY_CONNECTION, sk_http__on_connection, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
                           MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, h, MHD_OPTION_END);
 }

@@ -27,8 +27,10 @@
  * newcomers wait in the listen backlog, so idle connections (no request
  * bytes since they opened or since their last answer, by TCP_INFO) are
  * closed oldest first to make room; idle ones are also closed after
- * idle_timeout_ms; per_ip_limit caps one address (MHD closes the excess
- * right after accept). */
+ * idle_timeout_ms (under TLS, where the handshake's bytes hide requests
+ * from TCP_INFO, idle means no complete headers and nothing received for
+ * 1 s); per_ip_limit caps one address (MHD closes the excess right after
+ * accept). */
 #ifndef SK_HTTP_H
 #define SK_HTTP_H
 
@@ -76,6 +78,9 @@ typedef struct sk_http_config {
                                   per chunk) and answers are counted in it [NULL] */
   struct sk_tls *tls;          /* HTTPS with this certificate (borrowed, outlives the
                                   server; swapped by sk_tls_reload); NULL: plain HTTP */
+  const char *tls_priorities;  /* GnuTLS priority string with `tls`, borrowed; checked
+                                  beforehand with sk_tls_check_priorities
+                                  [NULL: SK_TLS_DEFAULT_PRIORITIES] */
 } sk_http_config;
 
 /* Connection counters of one listener (loop thread). */

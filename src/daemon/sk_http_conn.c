@@ -16,6 +16,15 @@
  * send its request is younger than that. */
 #define SK_HTTP_EVICT_MIN_IDLE_MS 100u
 
+/* Under TLS the kernel's byte count cannot tell a request from the
+ * handshake (or from a TLS alert or a session ticket's answer), and the
+ * decrypted bytes stay inside libmicrohttpd. So a TLS connection is idle
+ * when no request's headers are complete and nothing at all arrived for
+ * this long: enough for a handshake's round trips and the first request
+ * right after it. A request trickled slower than that is idle too, which
+ * only brings forward a cut the header deadline would make later. */
+#define SK_HTTP_TLS_MIN_IDLE_MS 1000u
+
 /* The kernel's struct tcp_info goes on past glibc's copy (which ends at
  * tcpi_total_retrans); the ABI only ever appends, and <linux/tcp.h> cannot
  * be included beside <netinet/tcp.h> (which uv.h pulls in). */
@@ -39,13 +48,16 @@ static bool tcp_rx(int fd, uint64_t *bytes, uint32_t *quiet_ms) {
   return true;
 }
 
-/* No request bytes pending: nothing received since since_ns, and nothing
- * for at least `min_quiet_ms`. */
+/* No request bytes pending: nothing received since since_ns (plain HTTP;
+ * under TLS see SK_HTTP_TLS_MIN_IDLE_MS), and nothing for at least
+ * `min_quiet_ms`. */
 static bool conn_idle(const conn_state *c, uint32_t min_quiet_ms) {
   uint64_t rx;
   uint32_t quiet;
   if (c->cut || c->body_done || c->headers_ns != 0 || !tcp_rx(c->fd, &rx, &quiet))
     return false;
+  if (c->http->cfg.tls != NULL)
+    return quiet >= (min_quiet_ms > SK_HTTP_TLS_MIN_IDLE_MS ? min_quiet_ms : SK_HTTP_TLS_MIN_IDLE_MS);
   return rx == c->rx_mark && quiet >= min_quiet_ms;
 }
 
@@ -132,7 +144,9 @@ void sk_http__on_sweep(uv_timer_t *t) {
   for (conn_state *c = h->conns; c != NULL; c = c->next) {
     if (c->cut || c->body_done)
       continue;
-    if (c->headers_ns == 0 && now - c->since_ns > idle_ns && conn_idle(c, 0)) {
+    /* quiet for the whole timeout: with plain HTTP the same as no byte
+     * since since_ns; what makes it hold under TLS */
+    if (c->headers_ns == 0 && now - c->since_ns > idle_ns && conn_idle(c, h->cfg.idle_timeout_ms)) {
       conn_cut(c);
       idle++;
       continue;

@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <uv.h>
 
 #include "sk_http.h"
@@ -46,6 +47,17 @@ typedef struct conn_state {
   bool cut;            /* shut down by the sweep */
   uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
 } conn_state;
+
+/* Slots sk_http__options fills at most, MHD_OPTION_END included. */
+#define SK_HTTP_MAX_OPTIONS 12
+
+/* The libmicrohttpd options that carry the settings of `c` (defaults
+ * filled), one slot each, into dest[0..cap) and an MHD_OPTION_END after
+ * them; returns how many (without the end). `ss` is the listening address
+ * (borrowed into the SOCK_ADDR slot). Exposed for the test that every
+ * setting reaches libmicrohttpd. */
+size_t sk_http__options(const sk_http_config *c, struct sockaddr_storage *ss, struct MHD_OptionItem *dest,
+                        size_t cap);
 
 /* Logs at `level` (0 error .. 3 debug) when the configured level allows. */
 void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

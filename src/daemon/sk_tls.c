@@ -122,6 +122,17 @@ void sk_tls_current(const sk_tls *t, gnutls_pcert_st **pcert, unsigned *npcert, 
   *key = t->cur->key;
 }
 
+int sk_tls_check_priorities(const char *priorities, sk_error *err) {
+  gnutls_priority_t p;
+  const char *at = NULL;
+  int grc = gnutls_priority_init(&p, priorities, &at);
+  if (grc < 0)
+    return sk_error_set(err, SK_EINVAL, NULL, "not a GnuTLS priority string: %s at \"%.40s\"", gnutls_strerror(grc),
+                        at != NULL ? at : priorities);
+  gnutls_priority_deinit(p);
+  return 0;
+}
+
 unsigned sk_tls_generation(const sk_tls *t) { return t->generations; }
 
 void sk_tls_destroy(sk_tls *t) {

@@ -23,6 +23,21 @@
 
 typedef struct sk_tls sk_tls;
 
+/* The protocols and ciphers offered by default (--tls-priorities): TLS 1.3
+ * and 1.2 only, and in 1.2 only ephemeral elliptic-curve key exchange
+ * (forward secrecy) with AEAD ciphers (AES-GCM, ChaCha20-Poly1305); no
+ * TLS 1.0/1.1, no RSA key exchange, no CBC, no SHA-1 MAC. The server's
+ * order wins. Built on NORMAL, so GnuTLS's curves and signature
+ * algorithms stay its own. */
+#define SK_TLS_DEFAULT_PRIORITIES                                                                                     \
+  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:"             \
+  "-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
+
+/* Checks a GnuTLS priority string the way libmicrohttpd will use it
+ * (gnutls_priority_init). 0, or SK_EINVAL with err->text quoting the part
+ * GnuTLS refused. */
+int sk_tls_check_priorities(const char *priorities, sk_error *err);
+
 /* Loads a PEM certificate chain and its PEM private key. *out is new.
  * Errors: SK_EIO (unreadable file), SK_EFORMAT (not PEM, or the key does
  * not match the certificate), SK_ENOMEM; err->text names the file. */
