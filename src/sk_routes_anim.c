@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sk_anim.h"
+#include "sk_answer_cost.h"
 #include "sk_banim.h"
 #include "sk_cost.h"
 #include "sk_eval.h"
@@ -78,6 +79,36 @@ int sk_routes__babylon_clips(const sk_routes *r, const json_t *j, const sk_skele
   return rc;
 }
 
+/* One clip's detail on its way out (sk_answer_send): the entry is a
+ * reference, immutable, so the pool may write from it. */
+typedef struct clip_answer {
+  sk_cache_entry *e;
+  size_t clip;
+} clip_answer;
+
+static int clip_build(void *arg, sk_strbuf *out) {
+  const clip_answer *ca = arg;
+  return sk_anim_write_clip_json(ca->e->anim, ca->e->skel, ca->clip, out);
+}
+
+static void clip_release(void *arg) {
+  clip_answer *ca = arg;
+  sk_cache_entry_unref(ca->e);
+  free(ca);
+}
+
+/* Answers clip ca->clip of ca->e (takes `ca`) with `status`: costed, then
+ * written inline or on the pool (a clip's key times can be tens of MB).
+ * The 201 of a stored copy is not refused: the write is done, and the
+ * clip fit --max-skeleton-mb. */
+static void answer_clip(sk_routes *r, sk_http_req *req, clip_answer *ca, int status) {
+  const sk_answer a = {.bound = sk_answer_cost_clip(ca->e->anim, ca->e->skel, ca->clip),
+                       .max_answer = r->cfg.cost.max_answer, .status = status, .what = "the clip's detail",
+                       .after_write = status == 201,
+                       .build = clip_build, .release = clip_release, .arg = ca};
+  sk_answer_send(req, &a);
+}
+
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
   if (e == NULL)
@@ -89,10 +120,14 @@ void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *
     sk_cache_entry_unref(e);
     return;
   }
-  sk_strbuf b = {0};
-  sk_anim_write_clip_json(e->anim, e->skel, clip, &b); /* out of memory: b.failed, answered 503 */
-  sk_cache_entry_unref(e);
-  sk_routes__respond_json(req, 200, &b, NULL);
+  clip_answer *ca = malloc(sizeof *ca);
+  if (ca == NULL) {
+    sk_cache_entry_unref(e);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  *ca = (clip_answer){e, clip};
+  answer_clip(r, req, ca, 200);
 }
 
 /* The Babylon text `e` was uploaded with, parsed with its tree's bound
@@ -236,10 +271,14 @@ static void copy_publish(sk_http_req *req, copy_job *cj) {
     return;
   }
   copy_job_free(cj);
-  sk_strbuf b = {0};
-  sk_anim_write_clip_json(now->anim, now->skel, clip, &b);
-  sk_cache_entry_unref(now);
-  sk_routes__respond_json(req, 201, &b, NULL);
+  clip_answer *ca = malloc(sizeof *ca);
+  if (ca == NULL) {
+    sk_cache_entry_unref(now);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  *ca = (clip_answer){now, clip};
+  answer_clip(r, req, ca, 201);
 }
 
 static void copy_after(sk_http_req *req, void *arg, int status) {
