@@ -153,7 +153,7 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_POSES,      "/poses",        true,   M(POST),                               Q_NONE,                       BODY_JSON,         POSE_OFFERS, false, sk_routes__poses,      sk_routes__pose_pooled},
     {SK_ROUTE_OPS,        "/ops",          true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,        sk_routes__ops_pooled},
     {SK_ROUTE_ANIMATION,  "/animations/",  true,   M(GET) | M(HEAD),                      Q_NONE,                       BODY_NONE,         JSON_OFFER,  false, sk_routes__animation,  NULL},
-    {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, NULL},
+    {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, sk_routes__animations_pooled},
 };
 /* clang-format on */
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])

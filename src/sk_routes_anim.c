@@ -5,6 +5,7 @@
  * load: the text is what the client sent, so a reload parses exactly the
  * bits it parsed the first time). */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,6 +225,11 @@ typedef struct copy_job {
   sk_anim *anim;             /* the result */
   sk_error err;
   int rc;
+  /* A body of pool_upload bytes and more, parsed on the pool first: */
+  const char *body;          /* borrowed from the request */
+  size_t body_len;
+  char from[SK_CACHE_ID_MAX + 1]; /* the source's id, found there */
+  bool from_too_long;
 } copy_job;
 
 static void copy_job_free(copy_job *cj) {
@@ -299,6 +305,30 @@ static void copy_after(sk_http_req *req, void *arg, int status) {
   }
 }
 
+/* Finds the source `from` (a borrowed id), then copies inline or, for
+ * large texts, on the pool. Takes `cj`; answers. Loop thread. */
+static void start_copy(sk_routes *r, sk_http_req *req, copy_job *cj, const char *from) {
+  int rc = 0;
+  if ((cj->src = sk_cache_get(r->cache, from)) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", from);
+  if (rc) {
+    sk_problem_err(req, &cj->err, rc);
+    copy_job_free(cj);
+    return;
+  }
+  const sk_cache_entry *e = cj->dst;
+  size_t text = (e->anim ? e->anim->source_len : 0) + (cj->src->anim ? cj->src->anim->source_len : 0);
+  if (text >= r->cfg.pool_upload) {
+    if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+      copy_job_free(cj);
+    }
+    return;
+  }
+  copy_work(cj);
+  copy_publish(req, cj);
+}
+
 void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   json_t *j;
   sk_cache_entry *e = sk_routes__body_and_entry(r, req, m, &j);
@@ -316,26 +346,86 @@ void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match 
   sk_error_clear(&cj->err);
   const char *from = NULL, *name = NULL;
   int rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
-  if (!rc && (cj->src = sk_cache_get(r->cache, from)) == NULL)
-    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", from);
   if (!rc && (cj->name = strdup(name)) == NULL)
     rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
-  json_decref(j);
   if (rc) {
+    json_decref(j);
     sk_problem_err(req, &cj->err, rc);
     copy_job_free(cj);
     return;
   }
-  size_t text = (e->anim ? e->anim->source_len : 0) + (cj->src->anim ? cj->src->anim->source_len : 0);
-  if (text >= r->cfg.pool_upload) {
-    if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
-      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
-      copy_job_free(cj);
-    }
+  start_copy(r, req, cj, from);
+  json_decref(j);
+}
+
+/* A large body's parse on the pool, its tree's bound reserved in the
+ * memory budget first (sk_routes__load_pooled; 503 when it does not fit):
+ * a --max-body body parsed on the loop thread held it for ~65 ms a MB,
+ * outside the budget. Leaves the names in cj; the tree is freed here. */
+static void copy_parse_work(void *arg) {
+  copy_job *cj = arg;
+  json_t *j = NULL;
+  size_t tree = 0;
+  const char *from = NULL, *name = NULL;
+  cj->rc = sk_routes__load_pooled(cj->routes, cj->body, cj->body_len, &j, &tree, &cj->err);
+  if (!cj->rc)
+    cj->rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
+  if (!cj->rc && (cj->name = strdup(name)) == NULL)
+    cj->rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  if (!cj->rc) {
+    cj->from_too_long = strlen(from) >= sizeof cj->from;
+    snprintf(cj->from, sizeof cj->from, "%s", from);
+  }
+  json_decref(j);
+  sk_budget_release(cj->routes->cfg.budget, tree);
+}
+
+/* Errors in the loop path's order: the body's syntax (400), the skeleton
+ * (404), then the body's own fields. */
+static void copy_parse_after(sk_http_req *req, void *arg, int status) {
+  copy_job *cj = arg;
+  sk_routes *r = cj->routes;
+  const sk_route_match *m = req->data;
+  if (status == SK_EBUSY) {
+    sk_problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+    copy_job_free(cj);
     return;
   }
-  copy_work(cj);
-  copy_publish(req, cj);
+  bool syntax = cj->rc == SK_ESYNTAX || cj->rc == SK_EBUSY || cj->rc == SK_ENOMEM;
+  if (!syntax && (cj->dst = sk_routes__entry_or_404(r, req, m)) == NULL) {
+    copy_job_free(cj);
+    return;
+  }
+  if (cj->rc) {
+    sk_problem_err(req, &cj->err, cj->rc);
+    copy_job_free(cj);
+    return;
+  }
+  if (cj->from_too_long) {
+    sk_problem(req, SK_ENOTFOUND, "/from", "no skeleton with that id (longer than %d bytes)", SK_CACHE_ID_MAX);
+    copy_job_free(cj);
+    return;
+  }
+  char from[SK_CACHE_ID_MAX + 1];
+  memcpy(from, cj->from, sizeof from);
+  start_copy(r, req, cj, from);
+}
+
+void sk_routes__animations_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  (void)m;
+  copy_job *cj = calloc(1, sizeof *cj);
+  if (cj == NULL) {
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  cj->routes = r;
+  sk_error_clear(&cj->err);
+  cj->body = req->body.data;
+  cj->body_len = req->body.len;
+  if (sk_http_defer(req, copy_parse_work, copy_parse_after, cj) != 0) {
+    free(cj);
+    sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+  }
 }
 
 /* ---- a retargeted pose: "from": "<skeleton id>" on a clip pose --------------------------- */

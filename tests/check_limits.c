@@ -496,6 +496,39 @@ START_TEST(a_clip_detail_over_max_answer_mb_is_refused_before_it_is_written) {
 }
 END_TEST
 
+/* An 8 MB POST /animations body of empty objects (~100 bytes of tree a
+ * 3-byte "{}," once parsed) under --memory-mb 64: parsed on the pool with
+ * its tree's bound reserved first, so it is a 503 before parsing and the
+ * daemon's peak RSS stays put (before: parsed on the loop thread, outside
+ * the budget, ~324 MB). */
+START_TEST(a_tree_bomb_posted_to_animations_is_refused_before_it_is_parsed) {
+  const char *const args[] = {"--max-body", "8388608", "--threads", "2", "--memory-mb", "64", NULL};
+  start(args);
+  put_asset("fox", "Fox.glb");
+  probe_start();
+  sk_strbuf b = {0};
+  static const char head[] = "{\"from\":\"fox\",\"animation\":\"Walk\",\"pad\":[{}";
+  sk_strbuf_append(&b, head, sizeof head - 1);
+  while (b.len < 8000000)
+    sk_strbuf_append(&b, ",{}", 3);
+  sk_strbuf_append(&b, "]}", 2);
+  ck_assert(!b.failed);
+  long before = status_kb("VmHWM");
+  sk_httpc_resp r;
+  attack("an 8 MB tree bomb posted to /animations", "/v1/skeletons/fox/animations", b.data, b.len, &r);
+  long after = status_kb("VmHWM");
+  ck_assert_msg(r.status == 503, "%d %.300s", r.status, r.body ? r.body : "");
+  ck_assert_msg(r.body != NULL && strstr(r.body, "--memory-mb") != NULL, "%.300s", r.body ? r.body : "");
+  ck_assert_ptr_nonnull(strstr(r.head, "\r\nRetry-After: 1\r\n"));
+  expect_hwm(after - before, 48 * 1024, "VmHWM growth");
+  expect_loop_free("the tree bomb on /animations");
+  sk_httpc_free(&r);
+  sk_strbuf_free(&b);
+  probe_stop("a tree bomb was posted to /animations");
+  stop();
+}
+END_TEST
+
 static Suite *limits_suite(void) {
   Suite *s = suite_create("limits");
   TCase *t = tcase_create("attacks");
@@ -511,6 +544,7 @@ static Suite *limits_suite(void) {
   tcase_add_test(t, normal_requests_stay_exact_after_every_attack);
   tcase_add_test(t, a_clip_detail_flood_leaves_the_loop_and_healthz_free);
   tcase_add_test(t, a_clip_detail_over_max_answer_mb_is_refused_before_it_is_written);
+  tcase_add_test(t, a_tree_bomb_posted_to_animations_is_refused_before_it_is_parsed);
   suite_add_tcase(s, t);
   return s;
 }
