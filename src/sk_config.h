@@ -29,6 +29,7 @@ typedef struct sk_config {
   char allowed_hosts[SK_CONFIG_PATH_MAX]; /* "" when not given */
   unsigned long long max_frames, max_layers, max_work, max_answer_mb, max_skeleton_mb;
   char cors_origins[SK_CONFIG_PATH_MAX]; /* comma separated, "" when none (sk_cors) */
+  unsigned long long stream_mb_per_ip;   /* SK_CONFIG_AUTO: a quarter of the budget; 0: no cap */
 } sk_config;
 
 #define SK_CONFIG_AUTO (~0ull)

@@ -32,6 +32,7 @@ struct sk_http {
   bool closed;           /* a connection closed during the current MHD_run */
   struct conn_state *conns, *conns_tail; /* every open connection, newest first */
   sk_http_conn_stats stats;
+  sk_http_req *streams;  /* requests holding streamed answers (sk_http_reserve_stream) */
 };
 
 /* Per connection (MHD's socket context): when the request being read

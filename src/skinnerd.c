@@ -317,7 +317,10 @@ static sk_http_config public_http(daemon *dm) {
                           .per_ip_limit = (unsigned)c->max_per_ip,
                           .idle_timeout_ms = (unsigned)c->idle_timeout * 1000u,
                           .budget = &dm->budget,
-                          .tls = dm->tls};
+                          .tls = dm->tls,
+                          .stream_per_addr = c->stream_mb_per_ip == SK_CONFIG_AUTO ? 0
+                                             : c->stream_mb_per_ip == 0       ? SIZE_MAX
+                                                                              : (size_t)c->stream_mb_per_ip << 20};
 }
 
 /* The admin listener's own small budget: a few health checkers and a
