@@ -48,6 +48,9 @@ typedef struct conn_state {
   uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
 } conn_state;
 
+/* Takes a completed request out of the streams' list, if it is there
+ * (sk_http_stream.c). */
+void sk_http__stream_unlink(sk_http *h, sk_http_req *req);
 /* Logs at `level` (0 error .. 3 debug) when the configured level allows. */
 void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Runs libmicrohttpd once and re-arms the loop's poll and timer for it. */
