@@ -59,6 +59,49 @@ static char *many_channels_gltf(int nch, size_t *len) {
   return b.data;
 }
 
+
+/* One joint and `nch` rotation channels that all share one sampler of
+ * `nkeys` keys (times i / 100 s, identity rotations): a small upload whose
+ * clip detail lists nch x nkeys key times. */
+static char *long_sampler_gltf(int nch, int nkeys, size_t *len) {
+  size_t nd = (size_t)nkeys * 5;
+  float *data = calloc(nd, sizeof *data);
+  char *enc = malloc(nd * sizeof *data / 3 * 4 + 8);
+  ck_assert(data != NULL && enc != NULL);
+  for (int i = 0; i < nkeys; i++) {
+    data[i] = (float)i / 100.0f;
+    data[nkeys + 4 * i + 3] = 1;
+  }
+  b64((const unsigned char *)data, nd * sizeof *data, enc);
+  sk_strbuf b = {0};
+  char head[1024];
+  int n = snprintf(head, sizeof head,
+                   "{\"asset\":{\"version\":\"2.0\"},\"nodes\":[{\"name\":\"j\"}],\"skins\":[{\"joints\":[0]}],"
+                   "\"buffers\":[{\"byteLength\":%zu,\"uri\":\"data:application/octet-stream;base64,",
+                   nd * sizeof *data);
+  sk_strbuf_append(&b, head, (size_t)n);
+  sk_strbuf_append(&b, enc, strlen(enc));
+  n = snprintf(head, sizeof head,
+               "\"}],\"bufferViews\":[{\"buffer\":0,\"byteLength\":%d},{\"buffer\":0,\"byteOffset\":%d,"
+               "\"byteLength\":%d}],\"accessors\":[{\"bufferView\":0,\"componentType\":5126,\"count\":%d,"
+               "\"type\":\"SCALAR\",\"min\":[0],\"max\":[%g]},{\"bufferView\":1,\"componentType\":5126,\"count\":%d,"
+               "\"type\":\"VEC4\"}],\"animations\":[{\"samplers\":[{\"input\":0,\"output\":1}],\"channels\":[",
+               nkeys * 4, nkeys * 4, nkeys * 16, nkeys, (double)data[nkeys - 1], nkeys);
+  sk_strbuf_append(&b, head, (size_t)n);
+  static const char ch[] = "{\"sampler\":0,\"target\":{\"node\":0,\"path\":\"rotation\"}}";
+  for (int i = 0; i < nch; i++) {
+    if (i > 0)
+      sk_strbuf_append(&b, ",", 1);
+    sk_strbuf_append(&b, ch, sizeof ch - 1);
+  }
+  sk_strbuf_append(&b, "]}]}", 4);
+  ck_assert(!b.failed);
+  free(data);
+  free(enc);
+  *len = b.len;
+  return b.data;
+}
+
 /* ---- tests ---------------------------------------------------------------------- */
 
 /* Starts the daemon with the prober running and the 60 000-channel glTF stored as "many". */
@@ -350,6 +393,142 @@ START_TEST(normal_requests_stay_exact_after_every_attack) {
 }
 END_TEST
 
+
+/* ---- a clip's detail: costed before it is written (issue 31) -------------------- */
+
+#define CLIP_PATH "/v1/skeletons/keys/animations/animation0"
+
+/* 500 channels x 2000 keys: an 80 KB upload whose clip detail is ~18 MB. */
+static void put_long_sampler(void) {
+  size_t len;
+  char *g = long_sampler_gltf(500, 2000, &len);
+  ck_assert_uint_lt(len, 256 * 1024);
+  put_body("keys", "model/gltf+json", g, len);
+  free(g);
+}
+
+typedef struct {
+  pthread_t t;
+  double until;
+  int ok, busy, other;
+  size_t last_len;
+} flood_client;
+
+static void *flood_main(void *arg) {
+  flood_client *c = arg;
+  while (sk_test_now() < c->until) {
+    sk_httpc_resp r;
+    if (sk_httpc_request(D.host, D.port, "GET", CLIP_PATH, "", NULL, 0, &r) != 0)
+      r.status = 0;
+    if (r.status == 200) {
+      c->ok++;
+      c->last_len = r.len;
+    } else if (r.status == 503)
+      c->busy++;
+    else
+      c->other++;
+    sk_httpc_free(&r);
+  }
+  return NULL;
+}
+
+/* 8 clients looping on an 18 MB clip detail for 2 s: the answers are written
+ * on the pool, so no loop iteration takes 50 ms of CPU and /healthz keeps
+ * its p99 under 50 ms (before: each answer was written on the loop, ~100 ms
+ * a request, and /healthz waited 0.8 s at the median). */
+START_TEST(a_clip_detail_flood_leaves_the_loop_and_healthz_free) {
+  start(k_args);
+  put_long_sampler();
+  probe_start();
+  loop_read(&g_loop_before);
+  flood_client c[8];
+  double until = sk_test_now() + 2.0;
+  for (int i = 0; i < 8; i++) {
+    c[i] = (flood_client){.until = until};
+    ck_assert_int_eq(pthread_create(&c[i].t, NULL, flood_main, &c[i]), 0);
+  }
+  int ok = 0, busy = 0, other = 0;
+  size_t len = 0;
+  for (int i = 0; i < 8; i++) {
+    pthread_join(c[i].t, NULL);
+    ok += c[i].ok;
+    busy += c[i].busy;
+    other += c[i].other;
+    len = c[i].last_len ? c[i].last_len : len;
+  }
+  loop_read(&g_loop_after);
+  size_t n = P_count();
+  double ms[PROBES_MAX];
+  memcpy(ms, P.ms, n * sizeof ms[0]);
+  qsort(ms, n, sizeof ms[0], cmp_double);
+  fprintf(stderr,
+          "limits: clip-detail flood (8 clients, 2 s, %zu-byte answers): %d x 200, %d x 503, %d other; /healthz "
+          "%zu probes p50 %.1f ms, max %.1f ms; loop iterations <= %g ms (CPU <= %g ms)\n",
+          len, ok, busy, other, n, n ? ms[n / 2] : 0.0, n ? ms[n - 1] : 0.0,
+          loop_longest(g_loop_before.wall, g_loop_after.wall), loop_longest(g_loop_before.cpu, g_loop_after.cpu));
+  ck_assert_int_gt(ok, 0);
+  ck_assert_int_eq(other, 0);
+  ck_assert_uint_gt(len, 8u << 20);
+  const unsigned long long cpu = loop_over(g_loop_before.cpu, g_loop_after.cpu, 50);
+  ck_assert_msg(cpu == 0, "%llu loop iterations used over 50 ms of CPU during the clip-detail flood", cpu);
+  probe_stop("8 clients looped on an 18 MB clip detail");
+  stop();
+}
+END_TEST
+
+/* The detail's bound (~34 MB) is over --max-answer-mb 8: a 413 naming the
+ * flag, before a byte of it is written (the loop stays free). */
+START_TEST(a_clip_detail_over_max_answer_mb_is_refused_before_it_is_written) {
+  const char *const args[] = {"--max-body", "8388608", "--threads", "2", "--max-answer-mb", "8", NULL};
+  start(args);
+  put_long_sampler();
+  probe_start();
+  sk_httpc_resp r;
+  double ms = attack_with("GET", "a 34 MB-bound (18 MB) clip detail under --max-answer-mb 8", CLIP_PATH, NULL, 0, &r);
+  expect_problem(&r, 413, "", "--max-answer-mb");
+  ck_assert_msg(ms < 1000, "413 after %.0f ms", ms);
+  expect_loop_free("the refused clip detail");
+  const unsigned long long cpu = loop_over(g_loop_before.cpu, g_loop_after.cpu, 10);
+  ck_assert_msg(cpu == 0, "%llu loop iterations used over 10 ms of CPU: the detail was written", cpu);
+  sk_httpc_free(&r);
+  probe_stop("a clip detail was refused by its estimate");
+  stop();
+}
+END_TEST
+
+/* An 8 MB POST /animations body of empty objects (~100 bytes of tree a
+ * 3-byte "{}," once parsed) under --memory-mb 64: parsed on the pool with
+ * its tree's bound reserved first, so it is a 503 before parsing and the
+ * daemon's peak RSS stays put (before: parsed on the loop thread, outside
+ * the budget, ~324 MB). */
+START_TEST(a_tree_bomb_posted_to_animations_is_refused_before_it_is_parsed) {
+  const char *const args[] = {"--max-body", "8388608", "--threads", "2", "--memory-mb", "64", NULL};
+  start(args);
+  put_asset("fox", "Fox.glb");
+  probe_start();
+  sk_strbuf b = {0};
+  static const char head[] = "{\"from\":\"fox\",\"animation\":\"Walk\",\"pad\":[{}";
+  sk_strbuf_append(&b, head, sizeof head - 1);
+  while (b.len < 8000000)
+    sk_strbuf_append(&b, ",{}", 3);
+  sk_strbuf_append(&b, "]}", 2);
+  ck_assert(!b.failed);
+  long before = status_kb("VmHWM");
+  sk_httpc_resp r;
+  attack("an 8 MB tree bomb posted to /animations", "/v1/skeletons/fox/animations", b.data, b.len, &r);
+  long after = status_kb("VmHWM");
+  ck_assert_msg(r.status == 503, "%d %.300s", r.status, r.body ? r.body : "");
+  ck_assert_msg(r.body != NULL && strstr(r.body, "--memory-mb") != NULL, "%.300s", r.body ? r.body : "");
+  ck_assert_ptr_nonnull(strstr(r.head, "\r\nRetry-After: 1\r\n"));
+  expect_hwm(after - before, 48 * 1024, "VmHWM growth");
+  expect_loop_free("the tree bomb on /animations");
+  sk_httpc_free(&r);
+  sk_strbuf_free(&b);
+  probe_stop("a tree bomb was posted to /animations");
+  stop();
+}
+END_TEST
+
 static Suite *limits_suite(void) {
   Suite *s = suite_create("limits");
   TCase *t = tcase_create("attacks");
@@ -363,6 +542,9 @@ static Suite *limits_suite(void) {
   tcase_add_test(t, a_49_byte_frame_range_on_a_real_asset_is_refused_before_sampling);
   tcase_add_test(t, clip_work_on_the_pool_answers_what_the_loop_answers);
   tcase_add_test(t, normal_requests_stay_exact_after_every_attack);
+  tcase_add_test(t, a_clip_detail_flood_leaves_the_loop_and_healthz_free);
+  tcase_add_test(t, a_clip_detail_over_max_answer_mb_is_refused_before_it_is_written);
+  tcase_add_test(t, a_tree_bomb_posted_to_animations_is_refused_before_it_is_parsed);
   suite_add_tcase(s, t);
   return s;
 }

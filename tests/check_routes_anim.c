@@ -556,6 +556,62 @@ START_TEST(a_copy_is_refused_with_the_field_that_is_wrong) {
 }
 END_TEST
 
+
+/* `body` and 40 000 spaces: over the 32 KiB from which a body is parsed
+ * on the pool. New. */
+static char *padded(const char *body) {
+  size_t n = strlen(body);
+  char *p = malloc(n + 40001);
+  ck_assert_ptr_nonnull(p);
+  memcpy(p, body, n);
+  memset(p + n, ' ', 40000);
+  p[n + 40000] = 0;
+  return p;
+}
+
+/* A large body is parsed on the pool (its tree reserved in the budget
+ * first) and answers what the same body answers inline: the errors in the
+ * same order (400, 404, then the fields) and the same stored copy. */
+START_TEST(a_large_copy_body_is_parsed_on_the_pool_and_answers_as_a_small_one) {
+  start(NULL);
+  sk_fixture_put_json(&D, "small", k_small);
+  sk_fixture_put_json(&D, "other", k_small);
+  static const struct {
+    const char *path, *body;
+    int status;
+    const char *kind;
+  } cases[] = {
+      {"/v1/skeletons/small/animations", "{\"from\":\"nobody\",\"animation\":\"Wave\"}", 404, "not-found"},
+      {"/v1/skeletons/small/animations", "{\"from\":\"other\",\"animation\":\"Nope\"}", 404, "not-found"},
+      {"/v1/skeletons/small/animations", "{\"from\":1,\"animation\":\"Wave\"}", 422, "wrong-type"},
+      {"/v1/skeletons/small/animations", "{\"from\":\"other\",\"animation\":\"Wave\",\"name\":\"x\"}", 422,
+       "unknown-reference"},
+      {"/v1/skeletons/nobody/animations", "{\"from\":\"other\",\"animation\":\"Wave\"}", 404, "not-found"},
+      {"/v1/skeletons/nobody/animations", "{\"from\":", 400, "malformed-json"},
+      {"/v1/skeletons/small/animations", "[1,", 400, "malformed-json"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *big = padded(cases[i].body);
+    expect_problem("POST", cases[i].path, cases[i].body, cases[i].status, cases[i].kind);
+    expect_problem("POST", cases[i].path, big, cases[i].status, cases[i].kind);
+    free(big);
+  }
+  sk_fixture_put_json(&D, "bare1", k_bare);
+  sk_fixture_put_json(&D, "bare2", k_bare);
+  sk_fixture_put_json(&D, "src", k_src);
+  static const char copy[] = "{\"from\":\"src\",\"animation\":\"Rise\",\"rescale\":true}";
+  char *big = padded(copy);
+  char *pooled = answer("POST", "/v1/skeletons/bare1/animations", big, 201);
+  char *inline_ = answer("POST", "/v1/skeletons/bare2/animations", copy, 201);
+  ck_assert_ptr_nonnull(strstr(pooled, "\"name\":\"Rise\""));
+  ck_assert_str_eq(pooled, inline_);
+  free(big);
+  free(pooled);
+  free(inline_);
+  stop();
+}
+END_TEST
+
 /* ---- limits ------------------------------------------------------------------- */
 
 START_TEST(babylon_clips_over_max_skeleton_mb_are_refused_with_413) {
@@ -669,6 +725,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 240);
   tcase_add_test(t, another_skeletons_range_poses_as_copyAnimationRange_does_at_pose_time_and_as_a_stored_copy);
   tcase_add_test(t, a_copy_is_refused_with_the_field_that_is_wrong);
+  tcase_add_test(t, a_large_copy_body_is_parsed_on_the_pool_and_answers_as_a_small_one);
   tcase_add_test(t, a_copy_between_large_skeletons_runs_on_the_pool_and_answers_as_skinner_eval);
   suite_add_tcase(s, t);
   t = tcase_create("clips");

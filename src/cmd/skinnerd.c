@@ -322,7 +322,10 @@ static sk_http_config public_http(daemon *dm) {
                           .idle_timeout_ms = (unsigned)c->idle_timeout * 1000u,
                           .budget = &dm->budget,
                           .tls = dm->tls,
-                          .tls_priorities = c->tls_priorities[0] != '\0' ? c->tls_priorities : NULL};
+                          .tls_priorities = c->tls_priorities[0] != '\0' ? c->tls_priorities : NULL,
+                          .stream_per_addr = c->stream_mb_per_ip == SK_CONFIG_AUTO ? 0
+                                             : c->stream_mb_per_ip == 0       ? SIZE_MAX
+                                                                              : (size_t)c->stream_mb_per_ip << 20};
 }
 
 /* The admin listener's own small budget: a few health checkers and a

@@ -88,6 +88,13 @@ static const option k_options[] = {
      "and answers being sent; past it a request gets 503 with Retry-After;\n"
      "--cache-mb defaults to the smaller of 256 and half of it; a larger\n"
      "--cache-mb (or 0) is lowered to it"},
+    {"stream-mb-per-ip", "N", "SKINNERD_STREAM_MB_PER_IP", OPT_UINT, F(stream_mb_per_ip), NO, SK_CONFIG_AUTO, 0,
+     1ull << 30, "a quarter of --memory-mb; 0 = no cap",
+     "the share of the memory budget kept for other clients: the streamed\n"
+     "answers to one client address (a slow reader holds its stream's\n"
+     "buffers while it reads) may hold more than N MiB only while N MiB\n"
+     "of the budget stay free; past that a new stream to that address\n"
+     "gets 503 with Retry-After"},
     {"tokens", "FILE", "SKINNERD_TOKENS", OPT_PATH, F(tokens), sizeof(((sk_config *)0)->tokens), NO, NO, NO,
      "none: no authentication",
      "bearer tokens, one \"TOKEN SCOPE\" a line, scope read, write or admin"},

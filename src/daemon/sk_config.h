@@ -30,6 +30,7 @@ typedef struct sk_config {
   char tls_priorities[SK_CONFIG_PATH_MAX]; /* "" when not given: SK_TLS_DEFAULT_PRIORITIES */
   unsigned long long max_frames, max_layers, max_work, max_answer_mb, max_skeleton_mb;
   char cors_origins[SK_CONFIG_PATH_MAX]; /* comma separated, "" when none (sk_cors) */
+  unsigned long long stream_mb_per_ip;   /* SK_CONFIG_AUTO: a quarter of the budget; 0: no cap */
 } sk_config;
 
 #define SK_CONFIG_AUTO (~0ull)

@@ -506,6 +506,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   if (req->cleanup != NULL)
     req->cleanup(req->data);
   sk_strbuf_free(&req->body);
+  sk_http__stream_unlink(h, req);
   sk_budget_release(h->cfg.budget, req->held);
   free(req);
   h->active--;

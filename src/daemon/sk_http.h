@@ -81,6 +81,11 @@ typedef struct sk_http_config {
   const char *tls_priorities;  /* GnuTLS priority string with `tls`, borrowed; checked
                                   beforehand with sk_tls_check_priorities
                                   [NULL: SK_TLS_DEFAULT_PRIORITIES] */
+  size_t stream_per_addr;      /* the share of the budget kept for other clients: the
+                                  streamed answers of one client address may hold more only
+                                  while that much stays free (sk_http_reserve_stream), so a
+                                  few slow readers cannot pin the whole budget; SIZE_MAX: no
+                                  cap [0: a quarter of the budget's limit] */
 } sk_http_config;
 
 /* Connection counters of one listener (loop thread). */
@@ -132,6 +137,9 @@ struct sk_http_req {
   size_t held;              /* bytes this request holds in the budget (body, answer) */
   size_t body_reserved;     /* of which for the body's buffer */
   size_t answer_reserved;   /* of which reserved ahead for the answer (sk_http_reserve) */
+  size_t stream_held;       /* what this request counts against its address's stream cap */
+  unsigned char addr[17];   /* the client's address family and bytes, once streaming */
+  sk_http_req *stream_prev, *stream_next; /* the listener's requests with stream_held */
 };
 
 /* Starts listening on `loop`. *out is new; sk_http_destroy() after the loop
@@ -181,6 +189,17 @@ int sk_http_respond(sk_http_req *req, int status, const char *content_type, void
  * against it first. 0, or SK_EBUSY when the budget has no room (nothing
  * reserved). Loop thread. */
 int sk_http_reserve(sk_http_req *req, size_t bytes);
+
+/* sk_http_reserve for an answer about to be streamed (the producer's
+ * buffers), which a slow reader holds for as long as it reads: also
+ * refused when the streamed answers from the client's address would then
+ * hold more than the config's stream_per_addr, counting all this request
+ * holds (its body, parsed poses and these bytes), and the budget would
+ * have less than stream_per_addr left for other clients. 0; SK_EBUSY when the
+ * budget has no room; SK_ETOOBIG when the address's cap is reached (*cap
+ * says how many bytes it is, for the 503's detail). Nothing is reserved
+ * on failure. Loop thread. */
+int sk_http_reserve_stream(sk_http_req *req, size_t bytes, size_t *cap);
 
 /* Counts `bytes` for this request's answer without refusing them, even
  * past the budget: for operational answers that must get out while the

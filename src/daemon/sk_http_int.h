@@ -33,6 +33,7 @@ struct sk_http {
   bool closed;           /* a connection closed during the current MHD_run */
   struct conn_state *conns, *conns_tail; /* every open connection, newest first */
   sk_http_conn_stats stats;
+  sk_http_req *streams;  /* requests holding streamed answers (sk_http_reserve_stream) */
 };
 
 /* Per connection (MHD's socket context): when the request being read
@@ -59,6 +60,9 @@ typedef struct conn_state {
 size_t sk_http__options(const sk_http_config *c, struct sockaddr_storage *ss, struct MHD_OptionItem *dest,
                         size_t cap);
 
+/* Takes a completed request out of the streams' list, if it is there
+ * (sk_http_stream.c). */
+void sk_http__stream_unlink(sk_http *h, sk_http_req *req);
 /* Logs at `level` (0 error .. 3 debug) when the configured level allows. */
 void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Runs libmicrohttpd once and re-arms the loop's poll and timer for it. */

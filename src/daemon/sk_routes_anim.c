@@ -5,10 +5,12 @@
  * load: the text is what the client sent, so a reload parses exactly the
  * bits it parsed the first time). */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sk_anim.h"
+#include "sk_reply.h"
 #include "sk_banim.h"
 #include "sk_cost.h"
 #include "sk_pose.h"
@@ -78,6 +80,36 @@ int sk_routes__babylon_clips(const sk_routes *r, const json_t *j, const sk_skele
   return rc;
 }
 
+/* One clip's detail on its way out (sk_reply_send): the entry is a
+ * reference, immutable, so the pool may write from it. */
+typedef struct clip_answer {
+  sk_cache_entry *e;
+  size_t clip;
+} clip_answer;
+
+static int clip_build(void *arg, sk_strbuf *out) {
+  const clip_answer *ca = arg;
+  return sk_anim_write_clip_json(ca->e->anim, ca->e->skel, ca->clip, out);
+}
+
+static void clip_release(void *arg) {
+  clip_answer *ca = arg;
+  sk_cache_entry_unref(ca->e);
+  free(ca);
+}
+
+/* Answers clip ca->clip of ca->e (takes `ca`) with `status`: costed, then
+ * written inline or on the pool (a clip's key times can be tens of MB).
+ * The 201 of a stored copy is not refused: the write is done, and the
+ * clip fit --max-skeleton-mb. */
+static void answer_clip(sk_routes *r, sk_http_req *req, clip_answer *ca, int status) {
+  const sk_reply a = {.bound = sk_reply_cost_clip(ca->e->anim, ca->e->skel, ca->clip),
+                       .max_answer = r->cfg.cost.max_answer, .status = status, .what = "the clip's detail",
+                       .after_write = status == 201,
+                       .build = clip_build, .release = clip_release, .arg = ca};
+  sk_reply_send(req, &a);
+}
+
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
   if (e == NULL)
@@ -89,10 +121,14 @@ void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *
     sk_cache_entry_unref(e);
     return;
   }
-  sk_strbuf b = {0};
-  sk_anim_write_clip_json(e->anim, e->skel, clip, &b); /* out of memory: b.failed, answered 503 */
-  sk_cache_entry_unref(e);
-  sk_routes__respond_json(req, 200, &b, NULL);
+  clip_answer *ca = malloc(sizeof *ca);
+  if (ca == NULL) {
+    sk_cache_entry_unref(e);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  *ca = (clip_answer){e, clip};
+  answer_clip(r, req, ca, 200);
 }
 
 /* The Babylon text `e` was uploaded with, parsed with its tree's bound
@@ -189,6 +225,11 @@ typedef struct copy_job {
   sk_anim *anim;             /* the result */
   sk_error err;
   int rc;
+  /* A body of pool_upload bytes and more, parsed on the pool first: */
+  const char *body;          /* borrowed from the request */
+  size_t body_len;
+  char from[SK_CACHE_ID_MAX + 1]; /* the source's id, found there */
+  bool from_too_long;
 } copy_job;
 
 static void copy_job_free(copy_job *cj) {
@@ -236,10 +277,14 @@ static void copy_publish(sk_http_req *req, copy_job *cj) {
     return;
   }
   copy_job_free(cj);
-  sk_strbuf b = {0};
-  sk_anim_write_clip_json(now->anim, now->skel, clip, &b);
-  sk_cache_entry_unref(now);
-  sk_routes__respond_json(req, 201, &b, NULL);
+  clip_answer *ca = malloc(sizeof *ca);
+  if (ca == NULL) {
+    sk_cache_entry_unref(now);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  *ca = (clip_answer){now, clip};
+  answer_clip(r, req, ca, 201);
 }
 
 static void copy_after(sk_http_req *req, void *arg, int status) {
@@ -260,6 +305,30 @@ static void copy_after(sk_http_req *req, void *arg, int status) {
   }
 }
 
+/* Finds the source `from` (a borrowed id), then copies inline or, for
+ * large texts, on the pool. Takes `cj`; answers. Loop thread. */
+static void start_copy(sk_routes *r, sk_http_req *req, copy_job *cj, const char *from) {
+  int rc = 0;
+  if ((cj->src = sk_cache_get(r->cache, from)) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", from);
+  if (rc) {
+    sk_problem_err(req, &cj->err, rc);
+    copy_job_free(cj);
+    return;
+  }
+  const sk_cache_entry *e = cj->dst;
+  size_t text = (e->anim ? e->anim->source_len : 0) + (cj->src->anim ? cj->src->anim->source_len : 0);
+  if (text >= r->cfg.pool_upload) {
+    if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+      copy_job_free(cj);
+    }
+    return;
+  }
+  copy_work(cj);
+  copy_publish(req, cj);
+}
+
 void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   json_t *j;
   sk_cache_entry *e = sk_routes__body_and_entry(r, req, m, &j);
@@ -277,26 +346,86 @@ void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match 
   sk_error_clear(&cj->err);
   const char *from = NULL, *name = NULL;
   int rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
-  if (!rc && (cj->src = sk_cache_get(r->cache, from)) == NULL)
-    rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", from);
   if (!rc && (cj->name = strdup(name)) == NULL)
     rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
-  json_decref(j);
   if (rc) {
+    json_decref(j);
     sk_problem_err(req, &cj->err, rc);
     copy_job_free(cj);
     return;
   }
-  size_t text = (e->anim ? e->anim->source_len : 0) + (cj->src->anim ? cj->src->anim->source_len : 0);
-  if (text >= r->cfg.pool_upload) {
-    if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
-      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
-      copy_job_free(cj);
-    }
+  start_copy(r, req, cj, from);
+  json_decref(j);
+}
+
+/* A large body's parse on the pool, its tree's bound reserved in the
+ * memory budget first (sk_routes__load_pooled; 503 when it does not fit):
+ * a --max-body body parsed on the loop thread held it for ~65 ms a MB,
+ * outside the budget. Leaves the names in cj; the tree is freed here. */
+static void copy_parse_work(void *arg) {
+  copy_job *cj = arg;
+  json_t *j = NULL;
+  size_t tree = 0;
+  const char *from = NULL, *name = NULL;
+  cj->rc = sk_routes__load_pooled(cj->routes, cj->body, cj->body_len, &j, &tree, &cj->err);
+  if (!cj->rc)
+    cj->rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
+  if (!cj->rc && (cj->name = strdup(name)) == NULL)
+    cj->rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  if (!cj->rc) {
+    cj->from_too_long = strlen(from) >= sizeof cj->from;
+    snprintf(cj->from, sizeof cj->from, "%s", from);
+  }
+  json_decref(j);
+  sk_budget_release(cj->routes->cfg.budget, tree);
+}
+
+/* Errors in the loop path's order: the body's syntax (400), the skeleton
+ * (404), then the body's own fields. */
+static void copy_parse_after(sk_http_req *req, void *arg, int status) {
+  copy_job *cj = arg;
+  sk_routes *r = cj->routes;
+  const sk_route_match *m = req->data;
+  if (status == SK_EBUSY) {
+    sk_problem(req, SK_EBUSY, "", "the request waited past its deadline; retry later");
+    copy_job_free(cj);
     return;
   }
-  copy_work(cj);
-  copy_publish(req, cj);
+  bool syntax = cj->rc == SK_ESYNTAX || cj->rc == SK_EBUSY || cj->rc == SK_ENOMEM;
+  if (!syntax && (cj->dst = sk_routes__entry_or_404(r, req, m)) == NULL) {
+    copy_job_free(cj);
+    return;
+  }
+  if (cj->rc) {
+    sk_problem_err(req, &cj->err, cj->rc);
+    copy_job_free(cj);
+    return;
+  }
+  if (cj->from_too_long) {
+    sk_problem(req, SK_ENOTFOUND, "/from", "no skeleton with that id (longer than %d bytes)", SK_CACHE_ID_MAX);
+    copy_job_free(cj);
+    return;
+  }
+  char from[SK_CACHE_ID_MAX + 1];
+  memcpy(from, cj->from, sizeof from);
+  start_copy(r, req, cj, from);
+}
+
+void sk_routes__animations_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  (void)m;
+  copy_job *cj = calloc(1, sizeof *cj);
+  if (cj == NULL) {
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  cj->routes = r;
+  sk_error_clear(&cj->err);
+  cj->body = req->body.data;
+  cj->body_len = req->body.len;
+  if (sk_http_defer(req, copy_parse_work, copy_parse_after, cj) != 0) {
+    free(cj);
+    sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+  }
 }
 
 /* ---- a retargeted pose: "from": "<skeleton id>" on a clip pose --------------------------- */

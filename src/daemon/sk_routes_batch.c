@@ -321,7 +321,8 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   }
   st->bj = bj;
   const sk_frames_opts fo = sk_routes__frames_opts(r, bj->fmt, 1);
-  int rc = sk_http_reserve(req, stream_bytes(bj, sk_frames_uses_kernel(&bj->entry->model, bj->poses, bj->n, &fo)));
+  size_t cap = 0;
+  int rc = sk_http_reserve_stream(req, stream_bytes(bj, sk_frames_uses_kernel(&bj->entry->model, bj->poses, bj->n, &fo)), &cap);
   if (rc == 0)
     rc = sk_frames_run_init(&st->run, &bj->entry->model, bj->poses, bj->n, &fo);
   if (rc == 0 && bj->fmt == SK_FMT_JSON)
@@ -339,7 +340,13 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   }
   if (rc != 0) {
     stream_release(st);
-    if (rc == SK_EBUSY)
+    if (rc == SK_ETOOBIG) /* the cap on one address's slow readers: others keep their share */
+      sk_problem(req, SK_EBUSY, "",
+                 "the streamed answers to this client address would hold more than their %zu bytes "
+                 "(--stream-mb-per-ip) while the memory budget (--memory-mb) keeps that much for other clients; "
+                 "retry once they are read",
+                 cap);
+    else if (rc == SK_EBUSY)
       sk_problem(req, SK_EBUSY, "", "the answer's buffers do not fit in the memory budget (--memory-mb) now; retry later");
     else
       sk_problem(req, SK_ENOMEM, "", "out of memory");

@@ -201,6 +201,9 @@ int sk_routes__keep_babylon_source(const sk_routes *r, const json_t *j, const sk
 /* POST /v1/skeletons/{id}/animations: stores a copy of another skeleton's
  * Babylon range on this one (copyAnimationRange), persisted. */
 void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* ... with a body of pool_upload bytes and more: parsed on the pool, its
+ * tree reserved in the memory budget first. */
+void sk_routes__animations_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* A /pose whose "from" is a skeleton id (a frame range's "from" is a
  * number): plays that skeleton's range "animation" on `e` by bone name, as
  * copyAnimationRange (with "rescale") would copy it, without storing the

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_reply.h"
 #include "sk_error.h"
 #include "sk_pose.h"
 #include "sk_json.h"
@@ -138,6 +139,29 @@ static void collect(void *arg, const sk_cache_entry *e) {
   l->v[l->n++] = e;
 }
 
+/* The listing's rows, copied on the loop thread for any thread to write. */
+typedef struct list_answer {
+  size_t n;
+  struct {
+    char id[SK_CACHE_ID_MAX + 1];
+    size_t bones;
+  } v[];
+} list_answer;
+
+static int list_build(void *arg, sk_strbuf *b) {
+  const list_answer *la = arg;
+  sk_strbuf_append(b, "{\"skeletons\":[", 14);
+  for (size_t i = 0; i < la->n; i++) {
+    sk_strbuf_append(b, i ? ",{\"id\":" : "{\"id\":", i ? 7 : 6);
+    sk_json_write_string(b, la->v[i].id);
+    sk_strbuf_append(b, ",\"bones\":", 9);
+    write_uint(b, la->v[i].bones);
+    sk_strbuf_append(b, "}", 1);
+  }
+  sk_strbuf_append(b, "]}", 2);
+  return b->failed ? SK_ENOMEM : 0;
+}
+
 static void get_list(sk_routes *r, sk_http_req *req) {
   sk_cache_stats st;
   sk_cache_get_stats(r->cache, &st);
@@ -148,18 +172,25 @@ static void get_list(sk_routes *r, sk_http_req *req) {
   }
   sk_cache_foreach(r->cache, collect, &l);
   qsort(l.v, l.n, sizeof *l.v, cmp_entry_id);
-  sk_strbuf b = {0};
-  sk_strbuf_append(&b, "{\"skeletons\":[", 14);
-  for (size_t i = 0; i < l.n; i++) {
-    sk_strbuf_append(&b, i ? ",{\"id\":" : "{\"id\":", i ? 7 : 6);
-    sk_json_write_string(&b, l.v[i]->id);
-    sk_strbuf_append(&b, ",\"bones\":", 9);
-    write_uint(&b, l.v[i]->bone_count);
-    sk_strbuf_append(&b, "}", 1);
+  /* The ids and counts copied (the entries are the loop's), then costed
+   * and written like every read answer (sk_reply_send). */
+  list_answer *la = calloc(1, sizeof *la + l.n * sizeof la->v[0]);
+  if (la == NULL) {
+    free(l.v);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
   }
-  sk_strbuf_append(&b, "]}", 2);
+  size_t bound = 16;
+  for (size_t i = 0; i < l.n; i++) {
+    memcpy(la->v[i].id, l.v[i]->id, sizeof la->v[i].id);
+    la->v[i].bones = l.v[i]->bone_count;
+    bound += 40 + sk_reply_cost_string(l.v[i]->id);
+  }
+  la->n = l.n;
   free(l.v);
-  sk_routes__respond_json(req, 200, &b, NULL);
+  const sk_reply a = {.bound = bound, .max_answer = r->cfg.cost.max_answer, .status = 200,
+                       .what = "the skeleton listing", .build = list_build, .release = free, .arg = la};
+  sk_reply_send(req, &a);
 }
 
 const char *sk_routes__store_failure(int rc) {
@@ -171,14 +202,22 @@ const char *sk_routes__store_failure(int rc) {
   }
 }
 
+static int skeleton_build(void *arg, sk_strbuf *out) {
+  write_skeleton(out, arg);
+  return out->failed ? SK_ENOMEM : 0;
+}
+
+static void skeleton_release(void *arg) { sk_cache_entry_unref(arg); }
+
+/* A skeleton's JSON is 48 floats a bone: costed (sk_reply), and
+ * written on the pool for the large ones (the entry is immutable). */
 static void get_skeleton(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
   if (e == NULL)
     return;
-  sk_strbuf b = {0};
-  write_skeleton(&b, e);
-  sk_cache_entry_unref(e);
-  sk_routes__respond_json(req, 200, &b, NULL);
+  const sk_reply a = {.bound = sk_reply_cost_skeleton(e), .max_answer = r->cfg.cost.max_answer, .status = 200,
+                       .what = "the skeleton's JSON", .build = skeleton_build, .release = skeleton_release, .arg = e};
+  sk_reply_send(req, &a);
 }
 
 static void delete_skeleton(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
