@@ -154,9 +154,19 @@ typedef struct sk_cache_loaded {
   char *mesh_json, *skins_json; /* as in sk_cache_entry */
   int32_t skin;
 } sk_cache_loaded;
+/* sk_cache_load_stored's codes: 0; SK_ENOTFOUND (no record); SK_EBUSY (its
+ * parse, reserved in the cache's budget first, does not fit now: a 503);
+ * SK_ENOMEM; SK_EFORMAT (the record is damaged: hand the id to
+ * sk_cache_drop_damaged on the loop thread). */
 bool sk_cache_stored_only(sk_cache *c, const char *id);
 int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out);
 int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_cache_loaded *in);
+/* A stored-only `id` whose record turned out damaged: drops it from the
+ * table (so listings agree with the 404 of its GET), counts it in
+ * `damaged` and tells the attach's `skipped` callback (the log). The file
+ * stays for inspection. Nothing when `id` is no longer stored-only. Loop
+ * thread. */
+void sk_cache_drop_damaged(sk_cache *c, const char *id);
 /* Frees what `l` owns and zeroes it. */
 void sk_cache_loaded_clear(sk_cache_loaded *l);
 
@@ -175,6 +185,7 @@ typedef struct sk_cache_stats {
   size_t bytes, max_bytes;
   uint64_t evictions, reloads;
   size_t tombstones, tombstone_bytes; /* evicted without a store, remembered (not in `bytes`) */
+  uint64_t damaged; /* records skipped at start-up or dropped at a read-back as damaged */
 } sk_cache_stats;
 void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st);
 
