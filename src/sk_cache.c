@@ -1,6 +1,7 @@
 #include "sk_cache.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ struct sk_cache {
   uint64_t damaged;                    /* records skipped or dropped as damaged */
   void (*skipped)(void *arg, const char *file, const char *why); /* from attach; may be NULL */
   void *skipped_arg;
+  uint64_t eager_ns;                   /* start-up imports records for this long, then lists them stored-only */
 };
 
 static uint64_t hash_id(const char *id) {
@@ -58,6 +60,7 @@ int sk_cache_create(size_t max_bytes, sk_cache **out) {
     return SK_ENOMEM;
   }
   c->max_bytes = max_bytes;
+  c->eager_ns = (uint64_t)(SK_CACHE_EAGER_LOAD_S * 1e9);
   *out = c;
   return 0;
 }
@@ -648,8 +651,19 @@ int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced,
   return sk_cache_put_full(c, id, skel, NULL, &json_source, replaced, out);
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void sk_cache_set_eager_load(sk_cache *c, double seconds) {
+  c->eager_ns = seconds > 0 ? (uint64_t)(seconds * 1e9) : 0;
+}
+
 typedef struct {
   sk_cache *c;
+  uint64_t until; /* now_ns() past which records are listed stored-only */
   int loaded;
   void (*skipped)(void *arg, const char *file, const char *why);
   void *arg;
@@ -706,6 +720,8 @@ void sk_cache_drop_damaged(sk_cache *c, const char *id) {
 static int load_one(void *arg, const char *key, const void *data, size_t len) {
   load_ctx *l = arg;
   sk_cache_entry *e;
+  if (now_ns() >= l->until) /* read back on first use, on the pool: start-up stays bounded */
+    return stored_only_entry(l->c, key, data, len);
   int rc = entry_from_record(l->c, key, data, len, &e);
   if (rc == SK_ENOMEM)
     return rc;
@@ -728,7 +744,7 @@ int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *ar
   c->store = store;
   c->skipped = skipped;
   c->skipped_arg = arg;
-  load_ctx l = {c, 0, skipped, arg};
+  load_ctx l = {c, now_ns() + c->eager_ns, 0, skipped, arg};
   int rc = sk_store_load_all(store, load_one, store_skipped, &l);
   return rc < 0 ? rc : l.loaded;
 }

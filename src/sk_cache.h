@@ -134,11 +134,20 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
 
 /* Attaches a store (borrowed; outlives the cache) and loads every intact
  * record into the cache (evicting past the limit as usual; evicted ones stay
- * stored). `skipped(arg, file, why)` hears about damaged records. Returns
+ * stored; past sk_cache_set_eager_load's time, or when a record's parse does
+ * not fit the budget, listed stored only). `skipped(arg, file, why)` hears about damaged records. Returns
  * the number loaded, or a negative SK_E* code. */
 int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
                           void *arg);
 
+/* How long sk_cache_attach_store imports records (a glTF one is re-imported
+ * from its file: 2-30 ms each) before it lists the rest as stored only
+ * (their skeleton part decoded and checked, read back on first use, as if
+ * evicted), so that start-up with thousands of records stays inside a
+ * service manager's start timeout. Default SK_CACHE_EAGER_LOAD_S; 0: list
+ * every record stored only. Call before attaching. */
+#define SK_CACHE_EAGER_LOAD_S 2.0
+void sk_cache_set_eager_load(sk_cache *c, double seconds);
 /* A reload in two steps, so the slow part (reading the record, rebuilding
  * a glTF skeleton's clips: ~350 ms for a 3 MB file) runs off the loop
  * thread: sk_cache_stored_only says `id` was evicted but is on disk (the
