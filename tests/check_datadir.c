@@ -421,6 +421,75 @@ START_TEST(fifos_symlinks_and_directories_named_rec_are_skipped_at_start_up) {
 }
 END_TEST
 
+/* A sample's value from /metrics, -1 when absent. */
+static double metric(const char *name) {
+  sk_httpc_resp r;
+  req("GET", "/metrics", NULL, &r);
+  char key[128];
+  snprintf(key, sizeof key, "\n%s ", name);
+  const char *p = strstr(r.body, key);
+  double v = p ? strtod(p + strlen(key), NULL) : -1;
+  sk_httpc_free(&r);
+  return v;
+}
+
+static bool listed(const char *id) {
+  sk_httpc_resp r;
+  req("GET", "/v1/skeletons", NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  char q[64];
+  snprintf(q, sizeof q, "\"%s\"", id);
+  bool found = strstr(r.body, q) != NULL;
+  sk_httpc_free(&r);
+  return found;
+}
+
+static void expect_ready_with_warning(bool warning) {
+  sk_httpc_resp r;
+  req("GET", "/readyz", NULL, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_msg((strstr(r.body, "\"warnings\":[\"") != NULL) == warning, "%s", r.body);
+  ck_assert_msg(!warning || strstr(r.body, "damaged record") != NULL, "%s", r.body);
+  sk_httpc_free(&r);
+}
+
+/* Issue 31: a record damaged while its skeleton was evicted answered 404
+ * on GET while GET /v1/skeletons still listed it, nothing logged or
+ * counted. Now it is dropped from the listing, counted and /readyz warns. */
+START_TEST(a_record_damaged_while_evicted_is_dropped_from_the_listing_and_counted) {
+  const char *const args[] = {"--data-dir", g_dir, "--cache-mb", "1", "--max-bones", "4096", NULL};
+  sk_fixture_start(&D, args);
+  ck_assert_double_eq(metric("skinnerd_store_damaged_records"), 0);
+  expect_ready_with_warning(false);
+  put_chain("a", 3000, 201); /* over 1 MB: the next put evicts it */
+  put_chain("b", 3000, 201);
+  ck_assert(listed("a"));
+  char p[256];
+  snprintf(p, sizeof p, "%s/a.rec", g_dir);
+  FILE *f = fopen(p, "r+b");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(fseek(f, 4096, SEEK_SET), 0);
+  int c = fgetc(f);
+  ck_assert_int_eq(fseek(f, 4096, SEEK_SET), 0);
+  fputc(c ^ 0x20, f);
+  fclose(f);
+  ck_assert_int_eq(bones_of("a"), -404);
+  ck_assert(!listed("a"));
+  ck_assert(listed("b"));
+  ck_assert_double_eq(metric("skinnerd_store_damaged_records"), 1);
+  expect_ready_with_warning(true);
+  ck_assert_int_eq(bones_of("b"), 3000);
+  /* After a restart the same file is skipped, counted, and not listed. */
+  stop();
+  sk_fixture_start(&D, args);
+  ck_assert(!listed("a"));
+  ck_assert_int_eq(bones_of("a"), -404);
+  ck_assert_double_eq(metric("skinnerd_store_damaged_records"), 1);
+  expect_ready_with_warning(true);
+  stop();
+}
+END_TEST
+
 static char *get_body(const char *path) {
   sk_httpc_resp r;
   req("GET", path, NULL, &r);
@@ -591,6 +660,7 @@ static Suite *datadir_suite(void) {
   tcase_add_checked_fixture(t, setup_dir, teardown_dir);
   tcase_set_timeout(t, 60);
   tcase_add_test(t, fifos_symlinks_and_directories_named_rec_are_skipped_at_start_up);
+  tcase_add_test(t, a_record_damaged_while_evicted_is_dropped_from_the_listing_and_counted);
   tcase_add_test(t, a_restart_keeps_everything_acknowledged_bit_for_bit);
   tcase_add_test(t, records_of_the_previous_format_load_and_are_rewritten_in_the_new_one_on_change);
   tcase_add_test(t, racing_uploads_of_one_id_end_on_disk_as_in_memory);

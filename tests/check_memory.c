@@ -550,6 +550,176 @@ START_TEST(an_evicted_skeleton_is_named_in_the_upload_answer_and_its_requests_sa
 }
 END_TEST
 
+/* ---- glTF tree bombs -------------------------------------------------------------- */
+
+/* A valid glTF of about `size` bytes with one skin of `bones` joints (a
+ * root and its children) whose "extras" are a long list of {}: ~80x its
+ * size as a jansson tree. `glb`: the same JSON as the chunk of a GLB. New
+ * (free()), *len its bytes. */
+static void app(sk_strbuf *b, const char *text) { sk_strbuf_append(b, text, strlen(text)); }
+
+static char *tree_bomb(size_t size, size_t bones, bool glb, size_t *len) {
+  sk_strbuf h = {0};
+  char t[64];
+  app(&h, "{\"asset\":{\"version\":\"2.0\"},\"nodes\":[{\"name\":\"j0\",\"children\":[");
+  for (size_t i = 1; i < bones; i++)
+    sk_strbuf_append(&h, t, (size_t)snprintf(t, sizeof t, "%s%zu", i > 1 ? "," : "", i));
+  app(&h, "]}");
+  for (size_t i = 1; i < bones; i++)
+    sk_strbuf_append(&h, t, (size_t)snprintf(t, sizeof t, ",{\"name\":\"j%zu\"}", i));
+  app(&h, "],\"skins\":[{\"joints\":[0");
+  for (size_t i = 1; i < bones; i++)
+    sk_strbuf_append(&h, t, (size_t)snprintf(t, sizeof t, ",%zu", i));
+  app(&h, "]}],\"extras\":[{}");
+  ck_assert(!h.failed && h.len + 2 < size);
+  size_t n = (size - h.len - 2) / 3, jlen = h.len + 3 * n + 2;
+  jlen = (jlen + 3) & ~(size_t)3; /* GLB chunks are 4-byte aligned: padded with spaces */
+  size_t at = glb ? 20 : 0;
+  char *b = malloc(at + jlen + 1);
+  ck_assert_ptr_nonnull(b);
+  memset(b + at, ' ', jlen);
+  memcpy(b + at, h.data, h.len);
+  char *p = b + at + h.len;
+  for (size_t i = 0; i < n; i++, p += 3)
+    memcpy(p, ",{}", 3);
+  memcpy(p, "]}", 2);
+  if (glb) {
+    const uint32_t words[5] = {0x46546C67u, 2, (uint32_t)(20 + jlen), (uint32_t)jlen, 0x4E4F534Au};
+    for (int w = 0; w < 5; w++)
+      for (int k = 0; k < 4; k++)
+        b[4 * w + k] = (char)(words[w] >> (8 * k) & 0xff);
+  }
+  b[at + jlen] = 0;
+  *len = at + jlen;
+  sk_strbuf_free(&h);
+  return b;
+}
+
+typedef struct bomb_client {
+  const char *method, *path, *ct;
+  const char *body;
+  size_t len;
+  sk_httpc_resp r;
+} bomb_client;
+
+static void *bomb_thread(void *arg) {
+  bomb_client *c = arg;
+  char h[128] = "";
+  if (c->ct != NULL)
+    snprintf(h, sizeof h, "Content-Type: %s\r\n", c->ct);
+  if (sk_httpc_request(D.host, D.port, c->method, c->path, h, c->body, c->len, &c->r) != 0)
+    c->r.status = 0;
+  return NULL;
+}
+
+/* N requests at once; each must be answered 503 + Retry-After (naming the
+ * budget) or `ok`. Returns how many got 503. */
+static int bombard(bomb_client *c, int n, int ok) {
+  pthread_t t[16];
+  ck_assert_int_le(n, 16);
+  for (int i = 0; i < n; i++)
+    ck_assert_int_eq(pthread_create(&t[i], NULL, bomb_thread, &c[i]), 0);
+  for (int i = 0; i < n; i++)
+    pthread_join(t[i], NULL);
+  int busy = 0;
+  for (int i = 0; i < n; i++) {
+    ck_assert_msg(c[i].r.status == 503 || c[i].r.status == ok, "%s %s: status %d %.300s", c[i].method, c[i].path,
+                  c[i].r.status, c[i].r.body ? c[i].r.body : c[i].r.error);
+    if (c[i].r.status == 503) {
+      busy++;
+      ck_assert_ptr_nonnull(strcasestr(c[i].r.head, "\r\nRetry-After: 1\r\n"));
+      ck_assert_ptr_nonnull(strstr(c[i].r.body, "--memory-mb"));
+    }
+    sk_httpc_free(&c[i].r);
+  }
+  return busy;
+}
+
+/* Issue 31: a glTF's JSON was parsed before anything was reserved; 8 such
+ * PUTs under --memory-mb 64 --threads 4 reached VmHWM 1 245 MB. */
+START_TEST(glTF_tree_bombs_are_reserved_before_they_are_parsed) {
+  const char *const args[] = {"--memory-mb", "64", "--threads", "4", "--max-body", "8388608", NULL};
+  start(args);
+  size_t glen, blen;
+  char *gltf = tree_bomb(4000000, 1, false, &glen), *glb = tree_bomb(4000000, 1, true, &blen);
+  enum { N = 8 };
+  bomb_client c[N];
+  char paths[N][64];
+  for (int i = 0; i < N; i++) {
+    snprintf(paths[i], sizeof paths[i], "/v1/skeletons/bomb%d", i);
+    c[i] = (bomb_client){"PUT", paths[i], i % 2 ? "model/gltf-binary" : "model/gltf+json", i % 2 ? glb : gltf,
+                         i % 2 ? blen : glen, {0}};
+  }
+  int busy = bombard(c, N, 201);
+  long hwm = vm_hwm_kb(D.pid);
+  printf("8 concurrent 4 MB {}-list glTF/GLB PUTs under --memory-mb 64 --threads 4: %d got 503; VmHWM %ld kB "
+         "(bound 200 MB)\n",
+         busy, hwm);
+  expect_hwm_below(hwm, 200 * 1024);
+  ck_assert(metric("skinnerd_memory_high_water_bytes") <= 64.0 * (1 << 20));
+  sk_fixture_expect_healthy(&D);
+  free(gltf);
+  free(glb);
+  stop();
+}
+END_TEST
+
+/* The same bombs stored (under a budget that fits them), then read back
+ * under --memory-mb 64: at start-up (one at a time) and by 8 GETs at once
+ * of evicted ones (8 GETs were 325 -> 1 751 MB). */
+START_TEST(stored_glTF_tree_bombs_are_read_back_inside_the_budget) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/sk_memory_test.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  enum { N = 8 };
+  size_t glen, blen;
+  /* 2000 bones: each skeleton is over --cache-mb 1, so at most one is resident */
+  char *gltf = tree_bomb(4000000, 2000, false, &glen), *glb = tree_bomb(4000000, 2000, true, &blen);
+  const char *const big[] = {"--memory-mb", "2048", "--max-body", "8388608", "--max-bones", "4096", "--cache-mb", "1",
+                             "--data-dir", dir, NULL};
+  start(big);
+  for (int i = 0; i < N; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "bomb%d", i);
+    sk_fixture_put(&D, id, i % 2 ? "model/gltf-binary" : "model/gltf+json", i % 2 ? glb : gltf, i % 2 ? blen : glen);
+  }
+  stop();
+  const char *const small[] = {"--memory-mb", "64", "--cache-mb", "1",   "--threads", "4",
+                               "--max-bones",  "4096", "--data-dir", dir, NULL};
+  start(small);
+  long at_start = vm_hwm_kb(D.pid);
+  bomb_client c[N];
+  char paths[N][64];
+  for (int i = 0; i < N; i++) {
+    snprintf(paths[i], sizeof paths[i], "/v1/skeletons/bomb%d", i);
+    c[i] = (bomb_client){"GET", paths[i], NULL, NULL, 0, {0}};
+  }
+  int busy = bombard(c, N, 200);
+  long hwm = vm_hwm_kb(D.pid);
+  printf("start-up with 8 stored 4 MB {}-list glTF/GLB records, then 8 concurrent GETs, under --memory-mb 64 "
+         "--cache-mb 1 --threads 4: VmHWM %ld kB after start-up, %ld kB after the GETs (%d got 503; bound 200 MB)\n",
+         at_start, hwm, busy);
+  expect_hwm_below(at_start, 200 * 1024);
+  expect_hwm_below(hwm, 200 * 1024);
+  /* Still listed, all of them: stored, not lost. */
+  sk_httpc_resp r;
+  req("GET", "/v1/skeletons", NULL, NULL, &r);
+  for (int i = 0; i < N; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "\"bomb%d\"", i);
+    ck_assert_msg(strstr(r.body, id) != NULL, "%s not listed: %.300s", id, r.body);
+  }
+  sk_httpc_free(&r);
+  sk_fixture_expect_healthy(&D);
+  stop();
+  free(gltf);
+  free(glb);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *memory_suite(void) {
   Suite *s = suite_create("memory");
   TCase *t = tcase_create("budget");
@@ -560,6 +730,8 @@ static Suite *memory_suite(void) {
   tcase_add_test(t, half_sent_bodies_pin_at_most_the_budget_and_the_rest_get_503);
   tcase_add_test(t, a_chunked_body_past_the_budget_gets_503);
   tcase_add_test(t, an_evicted_skeleton_is_named_in_the_upload_answer_and_its_requests_say_resend);
+  tcase_add_test(t, glTF_tree_bombs_are_reserved_before_they_are_parsed);
+  tcase_add_test(t, stored_glTF_tree_bombs_are_read_back_inside_the_budget);
   suite_add_tcase(s, t);
   return s;
 }

@@ -1,6 +1,7 @@
 /* sk_cache: lookup, replace, delete, LRU eviction by bytes, and references
  * that keep a replaced or evicted version alive for its readers. */
 #include "sk_cache.h"
+#include "sk_gltf_mesh.h"
 #include "sk_json.h"
 #include "sk_sample.h"
 #include "sk_testasset.h"
@@ -299,6 +300,113 @@ START_TEST(entries_keep_their_clips_shared_sampler) {
 }
 END_TEST
 
+/* ---- a store: read-backs inside the budget, damaged records ------------------------ */
+
+static const char k_gltf[] = "{\"asset\":{\"version\":\"2.0\"},\"nodes\":[{\"name\":\"j0\",\"children\":[1]},"
+                             "{\"name\":\"j1\",\"translation\":[0,1,0]}],\"skins\":[{\"joints\":[0,1]}]}";
+
+static void put_gltf(sk_cache *c, const char *id) {
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_gltf_extra x;
+  size_t est;
+  ck_assert_int_eq(sk_gltf_import_extra(k_gltf, strlen(k_gltf), NULL, 0, 0, &est, true, &s, &a, &x, NULL), 0);
+  sk_cache_source src = {.gltf = k_gltf, .gltf_len = strlen(k_gltf), .skins_json = x.skins_json, .skin_index = 0};
+  ck_assert_int_eq(sk_cache_put_full(c, id, s, a, &src, NULL, NULL), 0);
+  sk_gltf_extra_clear(&x);
+}
+
+typedef struct skip_log {
+  int calls;
+  char file[64], why[160];
+} skip_log;
+
+static void on_skip(void *arg, const char *file, const char *why) {
+  skip_log *l = arg;
+  l->calls++;
+  snprintf(l->file, sizeof l->file, "%s", file);
+  snprintf(l->why, sizeof l->why, "%s", why);
+}
+
+/* Issue 31: a read-back parsed the stored glTF before reserving anything,
+ * and a record damaged while evicted stayed listed with nothing logged. */
+START_TEST(read_backs_reserve_their_parse_and_damaged_records_are_dropped_counted_and_told) {
+  char dir[] = "/tmp/sk_cache_test.XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  sk_store *st;
+  ck_assert_int_eq(sk_store_open(dir, &st, NULL), 0);
+  sk_cache *c;
+  ck_assert_int_eq(sk_cache_create(1, &c), 0); /* every put evicts the one before */
+  skip_log log = {0};
+  ck_assert_int_eq(sk_cache_attach_store(c, st, on_skip, &log), 0);
+  put_gltf(c, "a");
+  put_gltf(c, "b");
+  ck_assert(sk_cache_stored_only(c, "a"));
+  /* A budget with no room left for the parse: SK_EBUSY, nothing built. */
+  sk_budget full;
+  sk_budget_init(&full, 1);
+  sk_cache_set_budget(c, &full);
+  sk_cache_loaded l;
+  ck_assert_int_eq(sk_cache_load_stored(c, "a", &l), SK_EBUSY);
+  ck_assert_ptr_null(l.skel);
+  sk_budget_stats bs;
+  sk_cache_set_budget(c, NULL);
+  sk_budget_get_stats(&full, &bs);
+  ck_assert_uint_eq(bs.used, 0); /* nothing held after the refusal */
+  ck_assert_uint_ge(bs.refused, 1);
+  /* Room again: it reads back. */
+  ck_assert_int_eq(sk_cache_load_stored(c, "a", &l), 0);
+  ck_assert_uint_eq(l.skel->count, 2);
+  sk_cache_loaded_clear(&l);
+  /* Damaged on disk while evicted: SK_EFORMAT, then dropped, counted, told. */
+  char p[96];
+  snprintf(p, sizeof p, "%s/a.rec", dir);
+  FILE *f = fopen(p, "r+b");
+  ck_assert_ptr_nonnull(f);
+  fseek(f, 40, SEEK_SET);
+  fputc('#', f);
+  fclose(f);
+  ck_assert_int_eq(sk_cache_load_stored(c, "a", &l), SK_EFORMAT);
+  int n = 0;
+  sk_cache_foreach(c, count_ids, &n);
+  ck_assert_int_eq(n, 2);
+  sk_cache_drop_damaged(c, "a");
+  sk_cache_drop_damaged(c, "b"); /* resident: not a stored-only id, nothing happens */
+  n = 0;
+  sk_cache_foreach(c, count_ids, &n);
+  ck_assert_int_eq(n, 1);
+  ck_assert_ptr_null(sk_cache_get(c, "a"));
+  sk_cache_stats cs;
+  sk_cache_get_stats(c, &cs);
+  ck_assert_uint_eq(cs.damaged, 1);
+  ck_assert_int_eq(log.calls, 1);
+  ck_assert_str_eq(log.file, "a.rec");
+  ck_assert_ptr_nonnull(strstr(log.why, "damaged while its skeleton was evicted"));
+  sk_cache_destroy(c);
+  /* With no time for eager imports, start-up lists the intact record as
+   * stored only, counts the damaged one, and the first get reads it back. */
+  ck_assert_int_eq(sk_cache_create(0, &c), 0);
+  sk_cache_set_eager_load(c, 0);
+  ck_assert_int_eq(sk_cache_attach_store(c, st, on_skip, &log), 0);
+  ck_assert(sk_cache_stored_only(c, "b"));
+  sk_cache_get_stats(c, &cs);
+  ck_assert_uint_eq(cs.stored, 1);
+  ck_assert_uint_eq(cs.count, 0);
+  ck_assert_uint_eq(cs.damaged, 1);
+  ck_assert_int_eq(log.calls, 2);
+  ck_assert_str_eq(log.why, "checksum mismatch");
+  sk_cache_entry *e = sk_cache_get(c, "b");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_uint_eq(e->skel->count, 2);
+  ck_assert_ptr_nonnull(e->anim);
+  sk_cache_entry_unref(e);
+  sk_cache_destroy(c);
+  sk_store_close(st);
+  snprintf(p, sizeof p, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(p), 0);
+}
+END_TEST
+
 static Suite *cache_suite(void) {
   Suite *s = suite_create("sk_cache");
   TCase *t = tcase_create("validity");
@@ -313,6 +421,9 @@ static Suite *cache_suite(void) {
   tcase_add_test(t, tombstones_are_capped);
   tcase_add_test(t, the_cache_is_charged_to_the_budget);
   tcase_add_test(t, entries_keep_their_clips_shared_sampler);
+  suite_add_tcase(s, t);
+  t = tcase_create("store");
+  tcase_add_test(t, read_backs_reserve_their_parse_and_damaged_records_are_dropped_counted_and_told);
   suite_add_tcase(s, t);
   return s;
 }

@@ -446,6 +446,44 @@ START_TEST(test_fuzz_mutations) {
 }
 END_TEST
 
+/* What a memory budget reserves before the parse: the JSON tree (of the
+ * GLB JSON chunk, not of the whole container), each data: URI's string and
+ * decoded bytes, the BIN chunk twice (the container's copy, buffer 0's). */
+START_TEST(test_parse_bound_covers_the_tree_the_data_uris_and_the_bin_chunk) {
+  const char head[] = "{\"asset\":{\"version\":\"2.0\"},\"buffers\":[{\"byteLength\":3,\"uri\":"
+                      "\"data:application/octet-stream;base64,";
+  size_t enc = 1u << 20, len = sizeof head - 1 + enc + 4;
+  char *doc = malloc(len + 1);
+  memcpy(doc, head, sizeof head - 1);
+  memset(doc + sizeof head - 1, 'A', enc);
+  memcpy(doc + sizeof head - 1 + enc, "\"}]}", 5);
+  size_t bound = sk_gltf_parse_bound(doc, len);
+  ck_assert_uint_ge(bound, sk_json_tree_bound(doc, len) + enc / 4 * 3);
+  /* a {}-list: ~80x its size as a tree, and the bound says so */
+  size_t n = 100000, blen = 2 + 3 * n;
+  char *bomb = malloc(blen + 1);
+  bomb[0] = '[';
+  for (size_t i = 0; i < n; i++)
+    memcpy(bomb + 1 + 3 * i, i ? ",{}" : " {}", 3);
+  bomb[blen - 1] = ']';
+  ck_assert_uint_ge(sk_gltf_parse_bound(bomb, blen), 80 * blen);
+  /* a GLB: its JSON chunk as the tree, plus twice the rest */
+  size_t jlen = (len + 3) & ~(size_t)3, bin = 4096, total = 20 + jlen + 8 + bin;
+  unsigned char *glb = calloc(1, total);
+  const uint32_t words[5] = {0x46546C67u, 2, (uint32_t)total, (uint32_t)jlen, 0x4E4F534Au};
+  for (int w = 0; w < 5; w++)
+    for (int k = 0; k < 4; k++)
+      glb[4 * w + k] = (unsigned char)(words[w] >> (8 * k));
+  memset(glb + 20, ' ', jlen);
+  memcpy(glb + 20, doc, len);
+  ck_assert_uint_ge(sk_gltf_parse_bound(glb, total), bound + 2 * bin);
+  ck_assert_uint_lt(sk_gltf_parse_bound(glb, total), bound + 2 * (bin + 8) + 4096);
+  free(glb);
+  free(bomb);
+  free(doc);
+}
+END_TEST
+
 static Suite *gltf_suite(void) {
   Suite *s = suite_create("sk_gltf");
   TCase *t = tcase_create("babylon");
@@ -460,6 +498,7 @@ static Suite *gltf_suite(void) {
   tcase_add_test(t, test_skin_selector);
   tcase_add_test(t, test_duplicate_and_missing_names);
   tcase_add_test(t, test_glb_container_errors);
+  tcase_add_test(t, test_parse_bound_covers_the_tree_the_data_uris_and_the_bin_chunk);
   suite_add_tcase(s, t);
   t = tcase_create("fuzz");
   tcase_set_timeout(t, 600);

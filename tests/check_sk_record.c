@@ -437,6 +437,23 @@ START_TEST(fields_out_of_range_are_format_errors_even_with_a_good_crc) {
 }
 END_TEST
 
+/* Issue 31: a record with a recomputed CRC and a NaN in a local matrix was
+ * served. What the skeleton builder refuses on upload (a non-finite local
+ * matrix, bind or rest) is refused on decode too. */
+START_TEST(non_finite_values_are_format_errors_even_with_a_good_crc) {
+  const size_t skel = 24 + 4;
+  sk_skeleton *s = json_skeleton(k_skel);
+  const size_t bone1 = skel + 12 + s->names_size + 556;
+  sk_skeleton_destroy(s);
+  const uint32_t nan = 0x7fc00000u, inf = 0x7f800000u, ninf = 0xff800000u;
+  ck_assert_int_eq(with_u32(bone1 + 28, nan), SK_EFORMAT);           /* local matrix [0] */
+  ck_assert_int_eq(with_u32(bone1 + 28 + 4 * 13, inf), SK_EFORMAT);  /* local matrix translation */
+  ck_assert_int_eq(with_u32(bone1 + 172 + 4 * 5, ninf), SK_EFORMAT); /* bind */
+  ck_assert_int_eq(with_u32(bone1 + 236 + 4 * 15, nan), SK_EFORMAT); /* rest */
+  ck_assert_int_eq(with_u32(bone1 + 28 + 4 * 13, 0x3f800000u), 0);   /* 1.0 there: fine */
+}
+END_TEST
+
 START_TEST(a_selector_too_long_to_keep_is_refused_at_encode) {
   sk_skeleton *s = json_skeleton(k_skel);
   char *skin = malloc(SK_RECORD_SKIN_MAX + 2);
@@ -489,6 +506,7 @@ static Suite *record_suite(void) {
   tcase_add_test(t, every_truncation_and_every_flipped_bit_is_a_format_error);
   tcase_add_test(t, fields_out_of_range_are_format_errors_even_with_a_good_crc);
   tcase_add_test(t, a_selector_too_long_to_keep_is_refused_at_encode);
+  tcase_add_test(t, non_finite_values_are_format_errors_even_with_a_good_crc);
   tcase_add_test(t, version_1_records_damaged_anywhere_are_format_errors);
   suite_add_tcase(s, t);
   return s;

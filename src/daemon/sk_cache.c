@@ -1,6 +1,7 @@
 #include "sk_cache.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,10 @@ struct sk_cache {
   size_t tombstones;
   size_t evicted_n;                    /* ids the last put evicted without a store */
   char evicted[SK_CACHE_EVICTED_LIST][SK_CACHE_ID_MAX + 1];
+  uint64_t damaged;                    /* records skipped or dropped as damaged */
+  void (*skipped)(void *arg, const char *file, const char *why); /* from attach; may be NULL */
+  void *skipped_arg;
+  uint64_t eager_ns;                   /* start-up imports records for this long, then lists them stored-only */
 };
 
 static uint64_t hash_id(const char *id) { return sk_hash_fnv64_str(SK_HASH_FNV64_INIT, id); }
@@ -51,6 +56,7 @@ int sk_cache_create(size_t max_bytes, sk_cache **out) {
     return SK_ENOMEM;
   }
   c->max_bytes = max_bytes;
+  c->eager_ns = (uint64_t)(SK_CACHE_EAGER_LOAD_S * 1e9);
   *out = c;
   return 0;
 }
@@ -341,13 +347,20 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
 
 /* The clips of a record's Babylon skeleton JSON text, parsed as the upload
  * parsed it, keeping the text (a later retarget or PATCH needs it). */
-static int babylon_clips(const void *text, size_t len, sk_skeleton **fresh, sk_anim **anim) {
+static int babylon_clips(sk_budget *budget, const void *text, size_t len, sk_skeleton **fresh, sk_anim **anim) {
   json_t *j;
-  if (sk_json_load(text, len, &j, NULL) != 0)
+  /* the tree's bound first, as an upload's body reserves it */
+  size_t bound = sk_json_tree_bound(text, len);
+  if (sk_budget_reserve(budget, bound) != 0)
+    return SK_EBUSY;
+  if (sk_json_load(text, len, &j, NULL) != 0) {
+    sk_budget_release(budget, bound);
     return SK_EFORMAT;
+  }
   json_object_del(j, "mesh"); /* the default mesh: the record's own part */
   int rc = sk_json_parse_skeleton_anim(j, "", 0, fresh, anim, NULL);
   json_decref(j);
+  sk_budget_release(budget, bound);
   if (!rc && *anim == NULL) /* a Babylon skeleton kept for its text alone (a later retarget) */
     rc = sk_anim_create_babylon_empty((*fresh)->count, anim);
   if (!rc && ((*anim)->source = malloc(len)) == NULL)
@@ -367,8 +380,10 @@ static int babylon_clips(const void *text, size_t len, sk_skeleton **fresh, sk_a
 /* A record's bytes back to the skeleton and: for a glTF one, its clips,
  * default mesh and skins list (rebuilt from the file kept in the record);
  * for a Babylon JSON text, its clips; a JSON one's mesh is in the record.
- * Touches no cache state. */
-static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
+ * Touches no cache state. Each parse is reserved in `budget` first (NULL:
+ * not counted): SK_EBUSY when it does not fit now, SK_ENOMEM, or SK_EFORMAT
+ * for a record this build cannot read back (damaged). */
+static int decode_record(sk_budget *budget, const void *data, size_t len, sk_cache_loaded *out) {
   sk_record rec;
   memset(out, 0, sizeof *out);
   out->skin = -1;
@@ -380,7 +395,7 @@ static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
   if (rec.gltf != NULL && rec.json) {
     /* A Babylon text: the record is the skeleton, the text gives the clips. */
     sk_skeleton *fresh = NULL;
-    rc = babylon_clips(rec.gltf, rec.gltf_len, &fresh, &out->anim);
+    rc = babylon_clips(budget, rec.gltf, rec.gltf_len, &fresh, &out->anim);
     if (!rc && (fresh->count != out->skel->count || out->anim->bone_count != out->skel->count))
       rc = SK_EFORMAT;
     sk_skeleton_destroy(fresh);
@@ -391,8 +406,8 @@ static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
     sk_skeleton *fresh = NULL;
     size_t estimate;
     sk_gltf_extra x;
-    rc = sk_gltf_import_extra(rec.gltf, rec.gltf_len, rec.skin, 0, 0, &estimate, true, &fresh, &out->anim, &x,
-                              NULL);
+    rc = sk_gltf_import_budgeted(budget, rec.gltf, rec.gltf_len, rec.skin, 0, 0, &estimate, true, &fresh,
+                                 &out->anim, &x, NULL);
     if (!rc && (fresh->count != out->skel->count || out->anim->bone_count != out->skel->count))
       rc = SK_EFORMAT;
     sk_skeleton_destroy(fresh);
@@ -417,7 +432,7 @@ static int decode_record(const void *data, size_t len, sk_cache_loaded *out) {
   sk_record_clear(&rec);
   if (rc)
     sk_cache_loaded_clear(out);
-  return rc;
+  return rc == 0 || rc == SK_EBUSY || rc == SK_ENOMEM ? rc : SK_EFORMAT;
 }
 
 /* Builds an entry from loaded parts (all stolen). */
@@ -433,7 +448,7 @@ static int entry_from_loaded(sk_cache *c, const char *id, sk_cache_loaded *l, sk
 static int entry_from_record(sk_cache *c, const char *id, const void *data, size_t len, sk_cache_entry **out) {
   sk_cache_loaded l;
   *out = NULL;
-  int rc = decode_record(data, len, &l);
+  int rc = decode_record(c->budget, data, len, &l);
   return rc ? rc : entry_from_loaded(c, id, &l, out);
 }
 
@@ -446,9 +461,12 @@ int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
   void *data;
   size_t len;
   memset(out, 0, sizeof *out);
-  if (c->store == NULL || sk_store_get(c->store, id, &data, &len) != 0)
+  if (c->store == NULL)
     return SK_ENOTFOUND;
-  int rc = decode_record(data, len, out);
+  int rc = sk_store_get(c->store, id, &data, &len);
+  if (rc) /* a file that fails its checks is damaged; one that is gone is not */
+    return rc == SK_EFORMAT ? SK_EFORMAT : SK_ENOTFOUND;
+  rc = decode_record(c->budget, data, len, out);
   free(data);
   if (rc == 0) /* here, where the record is decoded (the routes' pool), not where it is adopted */
     sk_sampler_share(out->anim, SK_SAMPLER_SHARE_MAX);
@@ -480,13 +498,21 @@ static int reload(sk_cache *c, const char *id, sk_cache_entry **out) {
   void *data;
   size_t len;
   *out = NULL;
-  if (c->store == NULL || sk_store_get(c->store, id, &data, &len) != 0)
+  if (c->store == NULL)
     return SK_ENOTFOUND;
+  int rc = sk_store_get(c->store, id, &data, &len);
+  if (rc) {
+    if (rc == SK_EFORMAT)
+      sk_cache_drop_damaged(c, id);
+    return SK_ENOTFOUND;
+  }
   const sk_cache_entry *ghost = *find_slot(c, id);
   const uint64_t version = ghost != NULL ? ghost->version : 0;
   sk_cache_entry *e;
-  int rc = entry_from_record(c, id, data, len, &e);
+  rc = entry_from_record(c, id, data, len, &e);
   free(data);
+  if (rc == SK_EFORMAT)
+    sk_cache_drop_damaged(c, id);
   if (rc)
     return rc;
   if (version != 0) /* as in sk_cache_adopt_stored */
@@ -558,22 +584,84 @@ int sk_cache_put(sk_cache *c, const char *id, sk_skeleton *skel, bool *replaced,
   return sk_cache_put_full(c, id, skel, NULL, &json_source, replaced, out);
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void sk_cache_set_eager_load(sk_cache *c, double seconds) {
+  c->eager_ns = seconds > 0 ? (uint64_t)(seconds * 1e9) : 0;
+}
+
 typedef struct {
   sk_cache *c;
+  uint64_t until; /* now_ns() past which records are listed stored-only */
   int loaded;
   void (*skipped)(void *arg, const char *file, const char *why);
   void *arg;
 } load_ctx;
 
+/* A damaged record: counted, and told to the attach's callback (the log). */
+static void count_skipped(sk_cache *c, const char *file, const char *why) {
+  c->damaged++;
+  if (c->skipped != NULL)
+    c->skipped(c->skipped_arg, file, why);
+}
+
+static void store_skipped(void *arg, const char *file, const char *why) {
+  load_ctx *l = arg;
+  count_skipped(l->c, file, why);
+}
+
+/* Lists a record whose read-back does not fit the budget at start-up as
+ * stored only (as if evicted), from its skeleton part alone. */
+static int stored_only_entry(sk_cache *c, const char *key, const void *data, size_t len) {
+  sk_record rec;
+  int rc = sk_record_decode(data, len, &rec);
+  if (rc) {
+    count_skipped(c, key, "not a skeleton record of this build");
+    return rc == SK_ENOMEM ? rc : 0;
+  }
+  sk_cache_entry *ghost = calloc(1, sizeof *ghost);
+  if (ghost == NULL) {
+    sk_record_clear(&rec);
+    return SK_ENOMEM;
+  }
+  snprintf(ghost->id, sizeof ghost->id, "%s", key);
+  ghost->bone_count = rec.skel->count;
+  ghost->bytes = sizeof *ghost;
+  ghost->version = ++c->next_version;
+  ghost->refs = 1;
+  sk_record_clear(&rec);
+  link_entry(c, ghost, NULL);
+  if (c->count > c->nbuckets)
+    grow(c);
+  return 0;
+}
+
+void sk_cache_drop_damaged(sk_cache *c, const char *id) {
+  sk_cache_entry **slot = find_slot(c, id);
+  if (c->store == NULL || *slot == NULL || (*slot)->tombstone || (*slot)->skel != NULL)
+    return; /* a put, delete or reload came first */
+  char file[SK_CACHE_ID_MAX + 8];
+  snprintf(file, sizeof file, "%s.rec", id);
+  remove_entry(c, slot);
+  count_skipped(c, file, "damaged while its skeleton was evicted: dropped from the listing, the file kept");
+}
+
 static int load_one(void *arg, const char *key, const void *data, size_t len) {
   load_ctx *l = arg;
   sk_cache_entry *e;
+  if (now_ns() >= l->until) /* read back on first use, on the pool: start-up stays bounded */
+    return stored_only_entry(l->c, key, data, len);
   int rc = entry_from_record(l->c, key, data, len, &e);
   if (rc == SK_ENOMEM)
     return rc;
+  if (rc == SK_EBUSY) /* its parse does not fit the budget now: read back on first use */
+    return stored_only_entry(l->c, key, data, len);
   if (rc) {
-    if (l->skipped)
-      l->skipped(l->arg, key, "not a skeleton record of this build");
+    count_skipped(l->c, key, "not a skeleton record of this build");
     return 0;
   }
   link_entry(l->c, e, NULL);
@@ -587,8 +675,10 @@ static int load_one(void *arg, const char *key, const void *data, size_t len) {
 int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
                           void *arg) {
   c->store = store;
-  load_ctx l = {c, 0, skipped, arg};
-  int rc = sk_store_load_all(store, load_one, skipped, &l);
+  c->skipped = skipped;
+  c->skipped_arg = arg;
+  load_ctx l = {c, now_ns() + c->eager_ns, 0, skipped, arg};
+  int rc = sk_store_load_all(store, load_one, store_skipped, &l);
   return rc < 0 ? rc : l.loaded;
 }
 
@@ -622,6 +712,7 @@ void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st) {
   st->max_bytes = c->max_bytes;
   st->evictions = c->evictions;
   st->tombstones = c->tombstones;
+  st->damaged = c->damaged;
   st->tombstone_bytes = c->tombstones * sizeof(sk_cache_entry);
 }
 

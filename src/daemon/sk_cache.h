@@ -119,11 +119,20 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
 
 /* Attaches a store (borrowed; outlives the cache) and loads every intact
  * record into the cache (evicting past the limit as usual; evicted ones stay
- * stored). `skipped(arg, file, why)` hears about damaged records. Returns
+ * stored; past sk_cache_set_eager_load's time, or when a record's parse does
+ * not fit the budget, listed stored only). `skipped(arg, file, why)` hears about damaged records. Returns
  * the number loaded, or a negative SK_E* code. */
 int sk_cache_attach_store(sk_cache *c, sk_store *store, void (*skipped)(void *arg, const char *file, const char *why),
                           void *arg);
 
+/* How long sk_cache_attach_store imports records (a glTF one is re-imported
+ * from its file: 2-30 ms each) before it lists the rest as stored only
+ * (their skeleton part decoded and checked, read back on first use, as if
+ * evicted), so that start-up with thousands of records stays inside a
+ * service manager's start timeout. Default SK_CACHE_EAGER_LOAD_S; 0: list
+ * every record stored only. Call before attaching. */
+#define SK_CACHE_EAGER_LOAD_S 2.0
+void sk_cache_set_eager_load(sk_cache *c, double seconds);
 /* A reload in two steps, so the slow part (reading the record, rebuilding
  * a glTF skeleton's clips: ~350 ms for a 3 MB file) runs off the loop
  * thread: sk_cache_stored_only says `id` was evicted but is on disk (the
@@ -139,9 +148,19 @@ typedef struct sk_cache_loaded {
   char *mesh_json, *skins_json; /* as in sk_cache_entry */
   int32_t skin;
 } sk_cache_loaded;
+/* sk_cache_load_stored's codes: 0; SK_ENOTFOUND (no record); SK_EBUSY (its
+ * parse, reserved in the cache's budget first, does not fit now: a 503);
+ * SK_ENOMEM; SK_EFORMAT (the record is damaged: hand the id to
+ * sk_cache_drop_damaged on the loop thread). */
 bool sk_cache_stored_only(sk_cache *c, const char *id);
 int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out);
 int sk_cache_adopt_stored(sk_cache *c, const char *id, sk_cache_loaded *in);
+/* A stored-only `id` whose record turned out damaged: drops it from the
+ * table (so listings agree with the 404 of its GET), counts it in
+ * `damaged` and tells the attach's `skipped` callback (the log). The file
+ * stays for inspection. Nothing when `id` is no longer stored-only. Loop
+ * thread. */
+void sk_cache_drop_damaged(sk_cache *c, const char *id);
 /* Frees what `l` owns and zeroes it. */
 void sk_cache_loaded_clear(sk_cache_loaded *l);
 
@@ -160,6 +179,7 @@ typedef struct sk_cache_stats {
   size_t bytes, max_bytes;
   uint64_t evictions, reloads;
   size_t tombstones, tombstone_bytes; /* evicted without a store, remembered (not in `bytes`) */
+  uint64_t damaged; /* records skipped at start-up or dropped at a read-back as damaged */
 } sk_cache_stats;
 void sk_cache_get_stats(const sk_cache *c, sk_cache_stats *st);
 

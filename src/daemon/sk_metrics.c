@@ -187,5 +187,10 @@ int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf 
         "# TYPE skinnerd_cache_tombstones gauge\nskinnerd_cache_tombstones %llu\n",
         (unsigned long long)g->cache_tombstones);
   }
+  put(out,
+      "# HELP skinnerd_store_damaged_records Records of the data directory skipped at start-up or dropped at a "
+      "read-back because they are damaged (each one is logged).\n"
+      "# TYPE skinnerd_store_damaged_records gauge\nskinnerd_store_damaged_records %llu\n",
+      (unsigned long long)g->store_damaged_records);
   return out->failed ? SK_ENOMEM : 0;
 }

@@ -76,6 +76,7 @@ typedef struct sk_metrics_gauges {
    * memory_used_bytes is non-zero. */
   uint64_t memory_limit_bytes, memory_used_bytes, memory_high_bytes, memory_refused;
   uint64_t cache_tombstones; /* ids evicted without a data directory, remembered */
+  uint64_t store_damaged_records; /* data-directory records skipped or dropped as damaged (always written) */
 } sk_metrics_gauges;
 
 /* Zeroes every counter. */

@@ -348,9 +348,17 @@ static void reload_after(sk_http_req *req, void *arg, int status) {
   if (status == SK_EBUSY) {
     sk_problem(req, SK_EBUSY, "", "the skeleton's reload waited past its deadline; retry later");
   } else {
-    /* A record that cannot be read back stays stored-only: the handler's
-     * sk_cache_get answers as it always did for it. */
-    if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, &rj->loaded) != 0)
+    /* A damaged record is dropped (logged, counted), so the handler's 404
+     * and the listing agree; one whose parse does not fit the budget now
+     * stays stored-only and is answered 503. */
+    if (rj->rc == SK_EFORMAT)
+      sk_cache_drop_damaged(r->cache, rj->id);
+    if (rj->rc == SK_EBUSY || rj->rc == SK_ENOMEM)
+      sk_problem(req, SK_EBUSY, "",
+                 "reading skeleton \"%s\" back from the data directory does not fit in the memory budget "
+                 "(--memory-mb) now; retry later",
+                 rj->id);
+    else if (rj->rc == 0 && sk_cache_adopt_stored(r->cache, rj->id, &rj->loaded) != 0)
       sk_problem(req, SK_ENOMEM, "", "out of memory");
     sk_route_match *m = request_match(req);
     if (req->resp == NULL && m != NULL)
@@ -368,7 +376,7 @@ static int defer_reload(sk_routes *r, sk_http_req *req, const sk_route_match *m)
   snprintf(rj->id, sizeof rj->id, "%s", m->id);
   if (sk_http_defer(req, reload_work, reload_after, rj) != 0) {
     free(rj);
-    return SK_EBUSY; /* the handler reloads it inline, as before */
+    return SK_EBUSY;
   }
   return 0;
 }
@@ -394,8 +402,15 @@ static void on_handle(void *ctx, sk_http_req *req) {
   /* A blind PUT or DELETE needs no stored version; a conditional one is
    * checked against it (sk_routes__preconditions). */
   bool blind = (req->method_id == SK_METHOD_PUT || req->method_id == SK_METHOD_DELETE) && !sk_routes__conditional(req);
-  if (m->id_ok && !blind && sk_cache_stored_only(r->cache, m->id) && defer_reload(r, req, m) == 0)
-    return; /* dispatched once the skeleton is back in memory */
+  if (m->id_ok && !blind && sk_cache_stored_only(r->cache, m->id)) {
+    int rc = defer_reload(r, req, m);
+    if (rc == 0)
+      return; /* dispatched once the skeleton is back in memory */
+    if (rc == SK_EBUSY) { /* not inline on the loop: a read-back is a glTF import */
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight to read skeleton \"%s\" back; retry later", m->id);
+      return;
+    }
+  }
   dispatch(r, req, m);
 }
 

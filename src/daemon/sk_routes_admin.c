@@ -17,6 +17,26 @@ void sk_routes__healthz(sk_routes *r, sk_http_req *req, const sk_route_match *m)
   respond_static_json(req, 200, "{\"status\":\"ok\"}");
 }
 
+/* Ready, with a warning when damaged records were skipped: the service
+ * works, but some stored skeletons are gone until someone looks at the log. */
+static void readyz_ready(sk_routes *r, sk_http_req *req) {
+  sk_cache_stats st;
+  sk_cache_get_stats(r->cache, &st);
+  if (st.damaged == 0) {
+    respond_static_json(req, 200, "{\"status\":\"ready\"}");
+    return;
+  }
+  sk_strbuf b = {0};
+  char text[160];
+  int n = snprintf(text, sizeof text,
+                   "{\"status\":\"ready\",\"warnings\":[\"%llu damaged record(s) in the data directory skipped; "
+                   "see the log\"]}",
+                   (unsigned long long)st.damaged);
+  if (n > 0 && (size_t)n < sizeof text)
+    sk_strbuf_append(&b, text, (size_t)n);
+  sk_routes__respond_json(req, 200, &b, NULL);
+}
+
 void sk_routes__readyz(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   (void)m;
   if (sk_http_stopping(req->http))
@@ -24,7 +44,7 @@ void sk_routes__readyz(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   else if (sk_cache_store_full(r->cache)) /* until a put succeeds again */
     respond_static_json(req, 503, "{\"status\":\"out-of-storage\"}");
   else
-    respond_static_json(req, 200, "{\"status\":\"ready\"}");
+    readyz_ready(r, req);
 }
 
 void sk_routes__metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
@@ -49,7 +69,8 @@ void sk_routes__metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m)
                          .memory_used_bytes = bs.used,
                          .memory_high_bytes = bs.high,
                          .memory_refused = bs.refused,
-                         .cache_tombstones = st.tombstones};
+                         .cache_tombstones = st.tombstones,
+                         .store_damaged_records = st.damaged};
   sk_strbuf b = {0};
   if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
     sk_strbuf_free(&b);

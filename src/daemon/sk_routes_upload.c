@@ -117,9 +117,19 @@ typedef struct upload_job {
 static int import_gltf(const sk_routes *r, upload_job *uj) {
   sk_gltf *g;
   size_t skin, estimate = 0;
+  /* The parse's own cost first: a 4 MB list of {} is ~320 MB as a tree,
+   * and a data: URI is its string plus its decoded bytes. */
+  size_t bound = sk_gltf_parse_bound(uj->data, uj->len);
+  if (sk_budget_reserve(r->cfg.budget, bound) != 0)
+    return sk_error_set(&uj->err, SK_EBUSY, "",
+                        "parsing this %zu-byte glTF takes up to %zu bytes, more than the memory budget "
+                        "(--memory-mb) has now; retry later",
+                        uj->len, bound);
   int rc = sk_gltf_parse(uj->data, uj->len, &g, &uj->err);
-  if (rc)
+  if (rc) {
+    sk_budget_release(r->cfg.budget, bound);
     return rc;
+  }
   if (!(rc = sk_gltf_find_skin(g, uj->skin, &skin, &uj->err)) &&
       !(rc = sk_gltf_estimate(g, skin, r->cfg.max_skeleton, &estimate, &uj->err))) {
     if (sk_budget_reserve(r->cfg.budget, estimate) != 0)
@@ -137,6 +147,7 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
   if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
     sk_error_set(&uj->err, rc, "", "out of memory");
   sk_gltf_destroy(g);
+  sk_budget_release(r->cfg.budget, bound);
   return rc;
 }
 

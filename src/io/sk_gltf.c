@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sk_gltf_int.h"
+#include "sk_json.h"
 #include "sk_mat.h"
 
 #define GLB_MAGIC 0x46546C67u /* "glTF" */
@@ -162,6 +163,29 @@ static int parse_glb(sk_gltf *g, const uint8_t *d, size_t len, sk_error *err) {
   }
   g->is_glb = true;
   return parse_json_text(g, (const char *)json, jlen, err);
+}
+
+size_t sk_gltf_parse_bound(const void *data, size_t len) {
+  const uint8_t *d = data;
+  const char *json = data;
+  size_t jlen = len, bin = 0;
+  if (len >= 20 && rd32(d) == GLB_MAGIC) {
+    /* A GLB: the JSON chunk is the tree; everything after it may be a BIN
+     * chunk, copied once for the container and once more for buffer 0. An
+     * inconsistent header fails in parse_glb before anything is copied. */
+    uint32_t j = rd32(d + 12);
+    if (j <= len - 20) {
+      json = (const char *)d + 20;
+      jlen = j;
+      bin = 2 * (len - 20 - j);
+    }
+  }
+  /* Data URIs are strings of the JSON (their text counts in the tree), each
+   * decoded to 3/4 of its length; the node table takes one slot per object. */
+  size_t nodes = 0;
+  for (size_t i = 0; i < jlen; i++)
+    nodes += json[i] == '{';
+  return sizeof(sk_gltf) + sk_json_tree_bound(json, jlen) + jlen / 4 * 3 + 3 + bin + nodes * sizeof(size_t) * 2;
 }
 
 static int decode_nodes(sk_gltf *g, sk_error *err);

@@ -49,6 +49,11 @@ typedef struct sk_gltf sk_gltf;
  * only read during the call. On success *out is new (sk_gltf_destroy). */
 int sk_gltf_parse(const void *data, size_t len, sk_gltf **out, sk_error *err);
 void sk_gltf_destroy(sk_gltf *g);
+/* Upper bound, in bytes, of what sk_gltf_parse(data, len) allocates: the
+ * JSON tree of the document or of the GLB JSON chunk (sk_json_tree_bound),
+ * every data: URI decoded, the BIN chunk's copies and the node table.
+ * Reads the bytes only; what a memory budget reserves before the parse. */
+size_t sk_gltf_parse_bound(const void *data, size_t len);
 
 /* The document's JSON (borrowed, valid while `g` lives). */
 const json_t *sk_gltf_json(const sk_gltf *g);

@@ -310,21 +310,40 @@ int sk_gltf_extra_fill(const sk_gltf *g, size_t skin, bool want_skins, sk_gltf_e
   return rc;
 }
 
-int sk_gltf_import_extra(const void *data, size_t len, const char *skin_selector, size_t max_bones,
-                         size_t max_bytes, size_t *estimate, bool want_skins, sk_skeleton **skeleton,
-                         sk_anim **anim, sk_gltf_extra *extra, sk_error *err) {
+/* The import, with each allocation step reserved in `budget` first (NULL:
+ * not counted): the parse's bound, then the skin's estimate. Both are given
+ * back before returning; the caller counts what it keeps. */
+static int import_extra(sk_budget *budget, const void *data, size_t len, const char *skin_selector,
+                        size_t max_bones, size_t max_bytes, size_t *estimate, bool want_skins,
+                        sk_skeleton **skeleton, sk_anim **anim, sk_gltf_extra *extra, sk_error *err) {
   *skeleton = NULL;
   *anim = NULL;
   *estimate = 0;
   memset(extra, 0, sizeof *extra);
+  size_t bound = budget != NULL ? sk_gltf_parse_bound(data, len) : 0, held = 0;
+  if (sk_budget_reserve(budget, bound) != 0)
+    return sk_error_set(err, SK_EBUSY, "",
+                        "parsing this %zu-byte glTF takes up to %zu bytes, more than the memory budget "
+                        "(--memory-mb) has now; retry later",
+                        len, bound);
   sk_gltf *g;
   int rc = sk_gltf_parse(data, len, &g, err);
-  if (rc)
+  if (rc) {
+    sk_budget_release(budget, bound);
     return rc;
+  }
   size_t skin;
   if (!(rc = sk_gltf_find_skin(g, skin_selector, &skin, err)) &&
-      !(rc = sk_gltf_estimate(g, skin, max_bytes, estimate, err)) &&
-      !(rc = sk_gltf_load_skin(g, skin, max_bones, skeleton, anim, err)) &&
+      !(rc = sk_gltf_estimate(g, skin, max_bytes, estimate, err))) {
+    if (budget != NULL && sk_budget_reserve(budget, *estimate) != 0)
+      rc = sk_error_set(err, SK_EBUSY, "",
+                        "the skeleton (an estimated %zu bytes) does not fit in the memory budget (--memory-mb) now; "
+                        "retry later",
+                        *estimate);
+    else
+      held = budget != NULL ? *estimate : 0;
+  }
+  if (!rc && !(rc = sk_gltf_load_skin(g, skin, max_bones, skeleton, anim, err)) &&
       (rc = sk_gltf_extra_fill(g, skin, want_skins, extra)) != 0) {
     sk_error_set(err, rc, "", "out of memory");
     sk_skeleton_destroy(*skeleton);
@@ -333,5 +352,20 @@ int sk_gltf_import_extra(const void *data, size_t len, const char *skin_selector
     *anim = NULL;
   }
   sk_gltf_destroy(g);
+  sk_budget_release(budget, bound + held);
   return rc;
+}
+
+int sk_gltf_import_extra(const void *data, size_t len, const char *skin_selector, size_t max_bones,
+                         size_t max_bytes, size_t *estimate, bool want_skins, sk_skeleton **skeleton,
+                         sk_anim **anim, sk_gltf_extra *extra, sk_error *err) {
+  return import_extra(NULL, data, len, skin_selector, max_bones, max_bytes, estimate, want_skins, skeleton, anim,
+                      extra, err);
+}
+
+int sk_gltf_import_budgeted(sk_budget *budget, const void *data, size_t len, const char *skin_selector,
+                            size_t max_bones, size_t max_bytes, size_t *estimate, bool want_skins,
+                            sk_skeleton **skeleton, sk_anim **anim, sk_gltf_extra *extra, sk_error *err) {
+  return import_extra(budget, data, len, skin_selector, max_bones, max_bytes, estimate, want_skins, skeleton, anim,
+                      extra, err);
 }

@@ -32,6 +32,7 @@
 #include <stddef.h>
 
 #include "sk_anim.h"
+#include "sk_budget.h"
 #include "sk_error.h"
 #include "sk_gltf.h"
 #include "sk_skeleton.h"
@@ -65,6 +66,15 @@ void sk_gltf_extra_clear(sk_gltf_extra *x);
 int sk_gltf_import_extra(const void *data, size_t len, const char *skin_selector, size_t max_bones,
                          size_t max_bytes, size_t *estimate, bool want_skins, sk_skeleton **skeleton,
                          sk_anim **anim, sk_gltf_extra *extra, sk_error *err);
+
+/* sk_gltf_import_extra inside a memory budget (borrowed; NULL: not
+ * counted): the parse's bound (sk_gltf_parse_bound) is reserved before the
+ * parse and the skin's estimate before the build, SK_EBUSY (nothing built)
+ * when either does not fit now; both are given back before it returns.
+ * For read-backs of stored records, where the caller counts the result. */
+int sk_gltf_import_budgeted(sk_budget *budget, const void *data, size_t len, const char *skin_selector,
+                            size_t max_bones, size_t max_bytes, size_t *estimate, bool want_skins,
+                            sk_skeleton **skeleton, sk_anim **anim, sk_gltf_extra *extra, sk_error *err);
 
 /* The mesh part alone for an already parsed file (the routes' import). */
 int sk_gltf_extra_fill(const sk_gltf *g, size_t skin, bool want_skins, sk_gltf_extra *extra);

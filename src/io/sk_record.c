@@ -1,5 +1,6 @@
 #include "sk_record.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,17 @@ static void encode_bone(const sk_bone *b, uint32_t name_off, unsigned char *p) {
     put_f32s(p + 172 + 64 * k, m[k], 16);
 }
 
+/* The invariants the skeleton builder establishes on every value it takes
+ * (sk_skeleton_build refuses a non-finite local matrix, bind, rest or
+ * length): a record that breaks them was not written by a build, whatever
+ * its checksum says, and would put NaN into every answer. 1 when broken. */
+static int bone_not_finite(const sk_bone *b) {
+  for (int i = 0; i < 16; i++)
+    if (!isfinite(b->local.matrix[i]) || !isfinite(b->bind[i]) || !isfinite(b->rest[i]))
+      return 1;
+  return b->has_length && !isfinite(b->length);
+}
+
 /* 0, or 1 when the flags hold a bit no version-2 writer sets. */
 static int decode_bone(const unsigned char *p, sk_bone *b, uint32_t *name_off) {
   memset(b, 0, sizeof *b);
@@ -103,7 +115,7 @@ static int decode_bone(const unsigned char *p, sk_bone *b, uint32_t *name_off) {
   float *m[6] = {b->bind, b->rest, b->abs_bind, b->abs_inv_bind, b->absolute, b->world};
   for (int k = 0; k < 6; k++)
     get_f32s(p + 172 + 64 * k, m[k], 16);
-  return (flags & ~(uint32_t)(FLAG_HAS_LENGTH | FLAG_NEED_DECOMPOSE)) != 0;
+  return (flags & ~(uint32_t)(FLAG_HAS_LENGTH | FLAG_NEED_DECOMPOSE)) != 0 || bone_not_finite(b);
 }
 
 int sk_record_skeleton_encode(const sk_skeleton *s, sk_strbuf *out) {
@@ -307,6 +319,7 @@ int sk_record_skeleton_decode_v1(const void *data, size_t len, size_t *used, sk_
     float *m[6] = {x->bind, x->rest, x->abs_bind, x->abs_inv_bind, x->absolute, x->world};
     for (int k = 0; k < 6; k++)
       get_f32s(b + V1_BIND + 64 * k, m[k], 16);
+    bad |= bone_not_finite(x);
   }
   int rc = SK_EFORMAT;
   if (bad)
