@@ -6,10 +6,14 @@ checked and decoded before the daemon listens) and reports the records'
 size on disk.
 
     tests/bench/datadir_load.py [--skinnerd ./skinnerd] [-n 1000] [-b 100] [--runs 5]
-                                [--writer OTHER_SKINNERD]
+                                [--writer OTHER_SKINNERD] [--glb FILE] [--baseline OTHER_SKINNERD]
 
 --writer stores the records with another build (say, one that writes an
-older record version) and times --skinnerd starting on them.
+older record version) and times --skinnerd starting on them. --glb stores
+N copies of a glTF binary instead of chains of B bones (heavy records:
+the file is kept in each). --baseline times another build's start-ups on
+the same directory, alternating with --skinnerd's, and prints the ratio of
+the medians (new / baseline), so both see the same machine.
 
 Not a `make check` test: the figures go in docs/data-dir.md."""
 import argparse
@@ -53,15 +57,21 @@ def main():
     ap.add_argument("-b", type=int, default=100)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--writer", default=None)
+    ap.add_argument("--glb", default=None)
+    ap.add_argument("--baseline", default=None)
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="sk_datadir_load.")
     try:
         p, port, _ = start(a.writer or a.skinnerd, d)
-        body = chain(a.b)
-        c = http.client.HTTPConnection("127.0.0.1", port)
+        if a.glb:
+            with open(a.glb, "rb") as f:
+                body, ctype = f.read(), "model/gltf-binary"
+        else:
+            body, ctype = chain(a.b), "application/json"
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         t0 = time.monotonic()
         for i in range(a.n):
-            c.request("PUT", "/v1/skeletons/s%d" % i, body, {"Content-Type": "application/json"})
+            c.request("PUT", "/v1/skeletons/s%d" % i, body, {"Content-Type": ctype})
             r = c.getresponse()
             r.read()
             assert r.status == 201, r.status
@@ -69,16 +79,24 @@ def main():
         stop(p)
         recs = [f for f in os.listdir(d) if f.endswith(".rec")]
         size = sum(os.path.getsize(os.path.join(d, f)) for f in recs)
-        times = []
+        builds = [a.skinnerd] + ([a.baseline] if a.baseline else [])
+        times = {b: [] for b in builds}
         for _ in range(a.runs):
-            p, port, t = start(a.skinnerd, d)
-            times.append(t)
-            stop(p)
-        times.sort()
-        print("%s%s: %d records of %d bones: %d bytes on disk (%.0f per record, %.1f per bone); "
-              "PUT %.2f ms each (fsync'ed); start-up median %.0f ms (min %.0f, max %.0f, %d runs)"
-              % (a.skinnerd, " on records written by " + a.writer if a.writer else "", len(recs), a.b, size, size / len(recs), size / len(recs) / a.b,
-                 1000 * put_s / a.n, 1000 * times[len(times) // 2], 1000 * times[0], 1000 * times[-1], a.runs))
+            for b in builds:
+                p, port, t = start(b, d)
+                times[b].append(t)
+                stop(p)
+        what = os.path.basename(a.glb) if a.glb else "%d bones" % a.b
+        med = {}
+        for b in builds:
+            ts = sorted(times[b])
+            med[b] = ts[len(ts) // 2]
+            print("%s%s: %d records of %s: %d bytes on disk (%.0f per record); "
+                  "PUT %.2f ms each (fsync'ed); start-up median %.0f ms (min %.0f, max %.0f, %d runs)"
+                  % (b, " on records written by " + a.writer if a.writer else "", len(recs), what, size,
+                     size / len(recs), 1000 * put_s / a.n, 1000 * med[b], 1000 * ts[0], 1000 * ts[-1], a.runs))
+        if a.baseline:
+            print("start-up new / baseline: %.2f" % (med[a.skinnerd] / med[a.baseline]))
     finally:
         shutil.rmtree(d)
 
