@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Issue 11's access and framing attacks against one skinnerd binary, as a
-table (the before/after figures of docs/security.md):
+table (the before/after figures of docs/history/security.md):
 
     python3 tests/bench/access_attacks.py ./skinnerd [/path/to/old/skinnerd]
 

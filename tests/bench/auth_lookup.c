@@ -1,7 +1,7 @@
 /* Cost of one bearer token lookup (SHA-256 of the presented token, then a
  * constant-time compare with every table entry), for 1, 100 and 4096
  * tokens: `make tests/bench/auth_lookup && tests/bench/auth_lookup`.
- * Not a test; the figures are in docs/security.md. */
+ * Not a test; the figures are in docs/history/security.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

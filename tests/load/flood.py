@@ -14,7 +14,7 @@ address works on Linux loopback), waits --settle seconds, then times
 --samples sequential GET /healthz on --probe-port (default: the public
 port) from --probe-src, each on a fresh connection, and prints one line:
   flood: idle N slow-body N slow-head N; healthz on :PORT n K p50 X ms p99 Y ms max Z ms failed F
-Used for the figures in docs/connections.md; not part of `make check`
+Used for the figures in docs/history/connections.md; not part of `make check`
 (tests/check_fairness.c is the test).
 """
 import argparse, resource, shlex, socket, subprocess, threading, time
