@@ -9,6 +9,7 @@
 #include "config.h"
 #include "sk_cost.h"
 #include "sk_gltf.h"
+#include "sk_http.h"
 #include "sk_skeleton.h"
 
 /* OPT_LIST: a repeated flag adds to the comma-separated list (the
@@ -38,7 +39,7 @@ static const option k_options[] = {
      "stdout is always \"listening on ADDR:PORT\""},
     {"threads", "N", "SKINNERD_THREADS", OPT_UINT, F(threads), NO, NO /* CPUs */, 1, 1024, "CPUs",
      "thread-pool size for large batches"},
-    {"max-body", "BYTES", "SKINNERD_MAX_BODY", OPT_UINT, F(max_body), NO, 4u << 20, 1, SIZE_MAX / 2, NULL,
+    {"max-body", "BYTES", "SKINNERD_MAX_BODY", OPT_UINT, F(max_body), NO, SK_HTTP_MAX_BODY_DEFAULT, 1, SIZE_MAX / 2, NULL,
      "largest request body"},
     {"max-bones", "N", "SKINNERD_MAX_BONES", OPT_UINT, F(max_bones), NO, 1024, 1, SK_SKELETON_MAX_BONES, NULL,
      "largest skeleton"},

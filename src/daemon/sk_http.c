@@ -694,7 +694,7 @@ static void fill_defaults(sk_http_config *c) {
   if (c->host == NULL)
     c->host = "127.0.0.1";
   if (c->max_body == 0)
-    c->max_body = 1u << 20;
+    c->max_body = SK_HTTP_MAX_BODY_DEFAULT;
   if (c->conn_timeout_s == 0)
     c->conn_timeout_s = 30;
   /* libmicrohttpd 0.9.75 zeroes the pool for every request (under callgrind

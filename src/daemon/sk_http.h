@@ -53,12 +53,16 @@ typedef struct sk_http_handler {
 } sk_http_handler;
 
 /* Zeroed fields take the defaults in brackets. */
+/* The body limit when none is set: skinnerd's --max-body default too, so
+ * the library and the daemon agree. */
+#define SK_HTTP_MAX_BODY_DEFAULT ((size_t)4 << 20)
+
 typedef struct sk_http_config {
   const char *host;            /* numeric IPv4 or IPv6 address ["127.0.0.1"] */
   unsigned port;               /* 0: any free port */
   int listen_fd;               /* > 0: an already bound, listening socket to serve
                                   (systemd socket activation); host/port unused */
-  size_t max_body;             /* bytes [1 MiB] */
+  size_t max_body;             /* bytes [SK_HTTP_MAX_BODY_DEFAULT] */
   unsigned conn_timeout_s;     /* idle connection timeout [30] */
   size_t conn_memory;          /* per-connection buffer for headers and body chunks [16 KiB] */
   unsigned conn_limit;         /* simultaneous connections [1024] */

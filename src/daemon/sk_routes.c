@@ -447,7 +447,7 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
     return SK_ENOMEM;
   r->cfg = *cfg;
   if (r->cfg.max_body == 0)
-    r->cfg.max_body = 1u << 20;
+    r->cfg.max_body = SK_HTTP_MAX_BODY_DEFAULT;
   if (r->cfg.max_bones == 0)
     r->cfg.max_bones = 1024;
   if (r->cfg.max_batch == 0)

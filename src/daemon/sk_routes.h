@@ -36,7 +36,7 @@
 
 /* Zeroed fields take the defaults in brackets. */
 typedef struct sk_routes_config {
-  size_t max_body;     /* bytes, checked against Content-Length [1 MiB] */
+  size_t max_body;     /* bytes, checked against Content-Length [SK_HTTP_MAX_BODY_DEFAULT] */
   size_t max_bones;    /* per skeleton [1024] */
   size_t max_batch;    /* poses per batch request [1024] */
   size_t inline_limit; /* estimated us of evaluation + encoding up to which a
