@@ -349,13 +349,12 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
  * parsed it, keeping the text (a later retarget or PATCH needs it). */
 static int babylon_clips(sk_budget *budget, const void *text, size_t len, sk_skeleton **fresh, sk_anim **anim) {
   json_t *j;
+  size_t bound;
   /* the tree's bound first, as an upload's body reserves it */
-  size_t bound = sk_json_tree_bound(text, len);
-  if (sk_budget_reserve(budget, bound) != 0)
-    return SK_EBUSY;
-  if (sk_json_load(text, len, &j, NULL) != 0) {
+  int lrc = sk_json_load_budgeted(budget, text, len, &j, &bound, NULL);
+  if (lrc != 0) {
     sk_budget_release(budget, bound);
-    return SK_EFORMAT;
+    return lrc == SK_EBUSY ? SK_EBUSY : SK_EFORMAT;
   }
   json_object_del(j, "mesh"); /* the default mesh: the record's own part */
   int rc = sk_json_parse_skeleton_anim(j, "", 0, fresh, anim, NULL);

@@ -66,16 +66,7 @@ json_t *sk_routes__load_body(sk_http_req *req) {
 
 int sk_routes__load_pooled(const sk_routes *r, const char *text, size_t len, json_t **out, size_t *reserved,
                            sk_error *err) {
-  *out = NULL;
-  *reserved = 0;
-  size_t bound = sk_json_tree_bound(text, len);
-  if (sk_budget_reserve(r->cfg.budget, bound) != 0)
-    return sk_error_set(err, SK_EBUSY, "",
-                        "parsing this %zu-byte body takes up to %zu bytes, more than the memory budget "
-                        "(--memory-mb) has now; retry later",
-                        len, bound);
-  *reserved = bound;
-  return sk_json_load(text, len, out, err);
+  return sk_json_load_budgeted(r->cfg.budget, text, len, out, reserved, err);
 }
 
 sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m) {

@@ -65,6 +65,20 @@ size_t sk_json_tree_bound(const char *text, size_t len) {
   return 256 * objects + 160 * arrays + 64 * (separators + 1) + 48 * quotes + len;
 }
 
+int sk_json_load_budgeted(sk_budget *budget, const char *text, size_t len, json_t **out, size_t *reserved,
+                          sk_error *err) {
+  *out = NULL;
+  *reserved = 0;
+  const size_t bound = sk_json_tree_bound(text, len);
+  if (sk_budget_reserve(budget, bound) != 0)
+    return sk_error_set(err, SK_EBUSY, "",
+                        "parsing this %zu-byte body takes up to %zu bytes, more than the memory budget "
+                        "(--memory-mb) has now; retry later",
+                        len, bound);
+  *reserved = bound;
+  return sk_json_load(text, len, out, err);
+}
+
 int sk_json_member_number(const json_t *v, const char *ptr, const char *key, double *out, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
   snprintf(p, sizeof p, "%s", ptr);

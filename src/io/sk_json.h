@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "sk_answer.h"
+#include "sk_budget.h"
 #include "sk_error.h"
 #include "sk_numfmt.h"
 #include "sk_skeleton.h"
@@ -27,6 +28,14 @@ int sk_json_load(const char *text, size_t len, json_t **out, sk_error *err);
  * A 4 MB body of "{}," builds a ~230 MB tree: this is what lets a server
  * count the tree against a memory budget before building it. */
 size_t sk_json_tree_bound(const char *text, size_t len);
+
+/* sk_json_load with the tree's bound reserved in `budget` first (NULL:
+ * not counted): SK_EBUSY, the text naming --memory-mb, when it does not
+ * fit now; else sk_json_load's answer. *reserved is what stays reserved
+ * (the bound once reserved, 0 before): the caller releases it when the
+ * tree is gone, on failure too. */
+int sk_json_load_budgeted(sk_budget *budget, const char *text, size_t len, json_t **out, size_t *reserved,
+                          sk_error *err);
 
 /* The value `v` found under `key` of the object at JSON pointer `ptr`, as a
  * finite number (SK_ETYPE, SK_ENOTFINITE) or a boolean (SK_ETYPE); errors
