@@ -1,5 +1,6 @@
-/* sk_ui: the embedded preview page. Unit tests of the lookup and the ETag
- * comparison, then the real skinnerd serving /ui over HTTP. */
+/* sk_ui: the embedded preview page and contract. Unit tests of the lookup
+ * and the ETag comparison, then the real skinnerd serving /ui and
+ * /openapi.yaml over HTTP. */
 #include "sk_httpc.h"
 #include "sk_testutil.h"
 #include "sk_ui.h"
@@ -138,6 +139,54 @@ START_TEST(unknown_files_and_other_methods_get_problem_json) {
 }
 END_TEST
 
+/* The contract is the bytes of proto/ (read through tests/.., as
+ * SK_TEST_DATA names tests/), so a tool given http://host/openapi.yaml
+ * reads what the repository holds and resolves its schemas/ references. */
+START_TEST(skinnerd_serves_the_contract_as_the_files_of_proto) {
+  ck_assert_msg(sk_daemon_start(&D, NULL) == 0, "skinnerd did not start");
+  static const char *const files[][3] = {
+      {"/openapi.yaml", "../proto/openapi.yaml", "application/yaml"},
+      {"/schemas/pose.json", "../proto/schemas/pose.json", "application/json"},
+      {"/schemas/common.json", "../proto/schemas/common.json", "application/json"},
+  };
+  sk_httpc_resp r;
+  char h[256];
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    size_t len;
+    unsigned char *want = sk_test_read_file(files[i][1], &len);
+    ck_assert_ptr_nonnull(want);
+    get("GET", files[i][0], NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(sk_httpc_header(&r, "Content-Type", h, sizeof h), files[i][2]);
+    ck_assert_uint_eq(r.len, len);
+    ck_assert_mem_eq(r.body, want, len);
+    char etag[64], inm[128];
+    ck_assert_ptr_nonnull(sk_httpc_header(&r, "ETag", etag, sizeof etag));
+    sk_httpc_free(&r);
+    snprintf(inm, sizeof inm, "If-None-Match: %s\r\n", etag);
+    get("GET", files[i][0], inm, &r);
+    ck_assert_int_eq(r.status, 304);
+    sk_httpc_free(&r);
+    free(want);
+  }
+  ck_assert_uint_eq(sk_ui_spec_file_count, 19); /* openapi.yaml and the 18 schemas */
+  get("GET", "/schemas/nope.json", NULL, &r);
+  ck_assert_int_eq(r.status, 404);
+  ck_assert_str_eq(sk_httpc_header(&r, "Content-Type", h, sizeof h), "application/problem+json");
+  sk_httpc_free(&r);
+  get("GET", "/ui/openapi.yaml", NULL, &r); /* the page's files and the contract stay apart */
+  ck_assert_int_eq(r.status, 404);
+  sk_httpc_free(&r);
+  int rc = sk_httpc_request(D.host, D.port, "POST", "/openapi.yaml", "Content-Type: text/plain\r\n", "x", 1, &r);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(r.status, 405);
+  ck_assert_str_eq(sk_httpc_header(&r, "Allow", h, sizeof h), "GET, HEAD");
+  sk_httpc_free(&r);
+  int st = sk_daemon_stop(&D, SIGTERM);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
 static Suite *ui_suite(void) {
   Suite *s = suite_create("sk_ui");
   TCase *tc = tcase_create("lookup");
@@ -150,6 +199,7 @@ static Suite *ui_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, skinnerd_serves_the_page_with_etags_and_redirects_bare_ui);
   tcase_add_test(tc, unknown_files_and_other_methods_get_problem_json);
+  tcase_add_test(tc, skinnerd_serves_the_contract_as_the_files_of_proto);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -17,4 +17,4 @@ src_daemon_libskd_la_SOURCES = \
 	src/daemon/sk_ui.h
 src_daemon_libskd_la_CPPFLAGS = $(SK_CPPFLAGS) $(SK_INC_daemon)
 src_daemon_libskd_la_CFLAGS = $(WING_CFLAGS)
-nodist_src_daemon_libskd_la_SOURCES = src/daemon/sk_ui_files.c
+nodist_src_daemon_libskd_la_SOURCES = src/daemon/sk_ui_files.c src/daemon/sk_ui_spec_files.c

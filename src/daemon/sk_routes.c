@@ -139,6 +139,9 @@ static const sk_route k_routes[] = {
     /* the preview page (sk_ui): counted under "other", never needs a token (sk_routes__access_refused) */
     {SK_ROUTE_OTHER,      "/ui",           false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
     {SK_ROUTE_OTHER,      "/ui/",          false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
+    /* the contract (proto/, embedded by sk_ui): counted under "other", scope read as any other GET */
+    {SK_ROUTE_OTHER,      "/openapi.yaml", false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__spec,       NULL},
+    {SK_ROUTE_OTHER,      "/schemas/",     false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__spec,       NULL},
 };
 /* clang-format on */
 #define NROUTES (sizeof k_routes / sizeof k_routes[0])
@@ -151,6 +154,11 @@ const sk_route *sk_routes__table(size_t *n) {
 void sk_routes__ui(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   (void)r, (void)m;
   sk_ui_answer(req);
+}
+
+void sk_routes__spec(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  (void)r, (void)m;
+  sk_ui_spec_answer(req);
 }
 
 /* A row's path matches [url, url + len): exactly, or as a prefix when it

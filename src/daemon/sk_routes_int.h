@@ -121,6 +121,8 @@ bool sk_routes__answer_refused(sk_http_req *req, const sk_route *rt);
 const sk_route *sk_routes__table(size_t *n);
 /* GET/HEAD /ui and /ui/...: the preview page (sk_ui_answer). */
 void sk_routes__ui(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* GET/HEAD /openapi.yaml and /schemas/...: the contract (sk_ui_spec_answer). */
+void sk_routes__spec(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 
 /* ---- operational routes (sk_routes_admin.c) ---- */
 

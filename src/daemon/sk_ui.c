@@ -9,15 +9,23 @@
 
 #define ID_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
+static const sk_ui_file *find_in(const sk_ui_file *files, size_t count, const char *name, size_t len) {
+  for (size_t i = 0; i < count; i++)
+    if (strlen(files[i].name) == len && memcmp(files[i].name, name, len) == 0)
+      return &files[i];
+  return NULL;
+}
+
 const sk_ui_file *sk_ui_find(const char *name, size_t len) {
   if (len == 0) {
     name = "index.html";
     len = strlen(name);
   }
-  for (size_t i = 0; i < sk_ui_file_count; i++)
-    if (strlen(sk_ui_files[i].name) == len && memcmp(sk_ui_files[i].name, name, len) == 0)
-      return &sk_ui_files[i];
-  return NULL;
+  return find_in(sk_ui_files, sk_ui_file_count, name, len);
+}
+
+const sk_ui_file *sk_ui_spec_find(const char *name, size_t len) {
+  return find_in(sk_ui_spec_files, sk_ui_spec_file_count, name, len);
 }
 
 bool sk_ui_etag_matches(const char *inm, const char *etag) {
@@ -69,6 +77,15 @@ static void ui_problem(sk_http_req *req, int status, const char *kind, const cha
   sk_http_respond(req, status, "application/problem+json", b.data, b.len, true, headers);
 }
 
+static void serve(sk_http_req *req, const sk_ui_file *f) {
+  const char *const hdr[] = {"ETag", f->etag, "Cache-Control", "no-cache", "X-Content-Type-Options", "nosniff", NULL};
+  if (sk_ui_etag_matches(sk_http_header(req, "If-None-Match"), f->etag)) {
+    sk_http_respond(req, 304, NULL, (void *)"", 0, false, hdr);
+    return;
+  }
+  sk_http_respond(req, 200, f->content_type, (void *)f->data, f->len, false, hdr);
+}
+
 void sk_ui_answer(sk_http_req *req) {
   const char *url = req->url;
   size_t plen = strcspn(url, "?#");
@@ -97,10 +114,19 @@ void sk_ui_answer(sk_http_req *req) {
     ui_problem(req, 404, "not-found", "Not found", detail, NULL);
     return;
   }
-  const char *const hdr[] = {"ETag", f->etag, "Cache-Control", "no-cache", "X-Content-Type-Options", "nosniff", NULL};
-  if (sk_ui_etag_matches(sk_http_header(req, "If-None-Match"), f->etag)) {
-    sk_http_respond(req, 304, NULL, (void *)"", 0, false, hdr);
+  serve(req, f);
+}
+
+void sk_ui_spec_answer(sk_http_req *req) {
+  const char *url = req->url;
+  size_t plen = strcspn(url, "?#");
+  const sk_ui_file *f = plen > 1 && url[0] == '/' ? sk_ui_spec_find(url + 1, plen - 1) : NULL;
+  if (f == NULL) {
+    char detail[192];
+    snprintf(detail, sizeof detail, "the contract has no file \"%.*s\" (see /openapi.yaml)",
+             (int)(plen > 128 ? 128 : plen), url);
+    ui_problem(req, 404, "not-found", "Not found", detail, NULL);
     return;
   }
-  sk_http_respond(req, 200, f->content_type, (void *)f->data, f->len, false, hdr);
+  serve(req, f);
 }

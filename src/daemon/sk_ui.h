@@ -8,7 +8,8 @@
  *   /ui/<file>   the file, or 404 problem+json
  * Every file carries a strong ETag (a hash of its bytes) and
  * "Cache-Control: no-cache": browsers revalidate and get 304 until the
- * daemon is rebuilt with another page. */
+ * daemon is rebuilt with another page. The API's contract (proto/) is
+ * embedded and served the same way at /openapi.yaml and /schemas/. */
 #ifndef SK_UI_H
 #define SK_UI_H
 
@@ -29,9 +30,20 @@ typedef struct sk_ui_file {
 extern const sk_ui_file sk_ui_files[];
 extern const size_t sk_ui_file_count;
 
+/* The API's contract, embedded the same way (src/daemon/sk_ui_spec_files.c,
+ * generated from proto/): "openapi.yaml" and "schemas/<name>.json", the
+ * bytes of the files, so the relative $refs of GET /openapi.yaml resolve
+ * against the daemon that serves it. */
+extern const sk_ui_file sk_ui_spec_files[];
+extern const size_t sk_ui_spec_file_count;
+
 /* The file at `name` (len bytes, no leading slash; "" is index.html), or
  * NULL. Borrowed, static. */
 const sk_ui_file *sk_ui_find(const char *name, size_t len);
+
+/* The contract file at `name` ("openapi.yaml", "schemas/pose.json"), or
+ * NULL. Borrowed, static. */
+const sk_ui_file *sk_ui_spec_find(const char *name, size_t len);
 
 /* True when an If-None-Match header value (NULL: absent) matches `etag`:
  * "*", or one of a comma-separated list, weak "W/" prefixes ignored
@@ -44,5 +56,10 @@ bool sk_ui_etag_matches(const char *if_none_match, const char *etag);
  * access, CORS) and the method check (405 with "Allow: GET, HEAD"). There
  * is deliberately no way to serve the page before that gate. */
 void sk_ui_answer(sk_http_req *req);
+
+/* Answers a GET or HEAD of /openapi.yaml or /schemas/<name>.json (the
+ * route table's two spec rows, past the same gate): the embedded file with
+ * its ETag, or 404 problem+json. */
+void sk_ui_spec_answer(sk_http_req *req);
 
 #endif
