@@ -93,6 +93,12 @@ static void on_handle(void *ctx, sk_http_req *req) {
                            release_pattern, NULL);
     return;
   }
+  if (strcmp(req->url, "/marked") == 0) { /* a handler that marks both phases */
+    sk_http_mark(req, SK_HTTP_PARSED);
+    sk_http_mark(req, SK_HTTP_EVALUATED);
+    sk_http_respond(req, 200, "text/plain", (void *)"m\n", 2, false, NULL);
+    return;
+  }
   if (strncmp(req->url, "/slow/", 6) == 0) {
     uintptr_t ms = (uintptr_t)strtoul(req->url + 6, NULL, 10);
     if (sk_http_defer(req, slow_work, slow_after, (void *)ms) != 0)
@@ -191,6 +197,33 @@ START_TEST(requests_get_their_answers_and_port_0_picks_a_port) {
   sk_httpc_free(&r);
   stop(&s);
   ck_assert_int_eq(s.completed, 1);
+}
+END_TEST
+
+/* Every answer has Server-Timing: "total" alone, or the phases the
+ * handler marked before it, durations in ms. */
+START_TEST(every_answer_has_server_timing_with_the_marked_phases) {
+  server s;
+  memset(&s, 0, sizeof s);
+  start(&s);
+  sk_httpc_resp r;
+  char v[160];
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "PUT", "/echo", NULL, "hello", 5, &r), 0);
+  ck_assert_ptr_nonnull(sk_httpc_header(&r, "Server-Timing", v, sizeof v));
+  double total = -1;
+  ck_assert_int_eq(sscanf(v, "total;dur=%lf", &total), 1);
+  ck_assert(total >= 0 && total < 10000);
+  sk_httpc_free(&r);
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "GET", "/marked", NULL, NULL, 0, &r), 0);
+  ck_assert_ptr_nonnull(sk_httpc_header(&r, "Server-Timing", v, sizeof v));
+  double p = -1, e = -1, w = -1, t = -1;
+  ck_assert_int_eq(sscanf(v, "parse;dur=%lf, evaluate;dur=%lf, write;dur=%lf, total;dur=%lf", &p, &e, &w, &t), 4);
+  ck_assert(p >= 0 && e >= 0 && w >= 0 && t >= p + e + w - 0.003); /* each rounded to 1 us */
+  sk_httpc_free(&r);
+  ck_assert_int_eq(sk_httpc_request("127.0.0.1", s.port, "GET", "/slow/1", NULL, NULL, 0, &r), 0); /* via the pool */
+  ck_assert_ptr_nonnull(sk_httpc_header(&r, "Server-Timing", v, sizeof v));
+  sk_httpc_free(&r);
+  stop(&s);
 }
 END_TEST
 
@@ -494,6 +527,7 @@ static Suite *http_suite(void) {
   TCase *t = tcase_create("lifecycle");
   tcase_set_timeout(t, 30);
   tcase_add_test(t, requests_get_their_answers_and_port_0_picks_a_port);
+  tcase_add_test(t, every_answer_has_server_timing_with_the_marked_phases);
   tcase_add_test(t, a_small_request_is_served_while_a_job_runs);
   tcase_add_test(t, jobs_past_the_cap_get_503);
   tcase_add_test(t, a_job_queued_past_its_deadline_is_answered_503);

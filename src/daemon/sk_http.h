@@ -125,6 +125,7 @@ struct sk_http_req {
    * returns headers to add (NULL or NULL-terminated name, value pairs,
    * valid until it returns): CORS and ETag headers every answer needs. */
   const char *const *(*decorate)(sk_http_req *req, int status);
+  uint64_t mark_ns[2];      /* sk_http_mark: when the body was parsed, the answer built (0: not marked) */
   /* Private below. */
   struct MHD_Connection *conn;
   struct MHD_Response *resp;
@@ -210,6 +211,15 @@ int sk_http_reserve_stream(sk_http_req *req, size_t bytes, size_t *cap);
  * budget is full (/metrics), bounded by their nature. Released when the
  * request completes. Loop thread. */
 void sk_http_charge(sk_http_req *req, size_t bytes);
+
+/* The phases of Server-Timing (W3C Server Timing): every
+ * answer carries "Server-Timing" with `total` (headers in -> answer set,
+ * in ms), and, when the handler marked them, `parse` (headers in -> body
+ * parsed), `evaluate` (parsed -> answer built: evaluation and encoding,
+ * pool wait included) and `write` (built -> answer set). A mark is one
+ * clock read; the header is formatted into a fixed buffer (loop thread). */
+enum { SK_HTTP_PARSED = 0, SK_HTTP_EVALUATED = 1 };
+void sk_http_mark(sk_http_req *req, int phase);
 
 /* Fills dest[0..cap) with the answer's next bytes and returns how many
  * (1..cap); 0 when the answer is complete; negative to cut the connection

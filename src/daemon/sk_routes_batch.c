@@ -213,8 +213,10 @@ void sk_routes__batch_after(sk_http_req *req, void *arg, int status) {
     sk_problem_err(req, &bj->err, bj->rc);
   else if (bj->rc)
     sk_problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
-  else
+  else {
+    sk_http_mark(req, SK_HTTP_EVALUATED); /* back from the pool */
     sk_routes__respond_poses(bj->routes, req, bj->entry->skel, bj->n, bj->fmt, &bj->out);
+  }
   sk_routes__batch_free(bj);
 }
 
@@ -397,6 +399,7 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   sk_error err;
   sk_error_clear(&err);
   bj->in_poses = req->route == SK_ROUTE_POSES;
+  sk_http_mark(req, SK_HTTP_PARSED);
   if (sk_routes__parsed_cost(r, bj, req->route == SK_ROUTE_POSES ? "/poses" : "", &err) != 0) {
     sk_routes__batch_free(bj);
     sk_problem_err(req, &err, SK_ETOOBIG);
@@ -429,6 +432,7 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   if (fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
   rc = sk_frames_eval(&bj->entry->model, bj->poses, bj->n, &fo, &r->sc, &bj->out);
+  sk_http_mark(req, SK_HTTP_EVALUATED);
   if (rc == SK_ENOTFINITE) {
     sk_frames_nonfinite_error(&bj->entry->model, &r->sc, req->route == SK_ROUTE_POSES, &err);
     sk_routes__batch_free(bj);

@@ -114,7 +114,9 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   }
   sk_strbuf b = {0};
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
+  sk_http_mark(req, SK_HTTP_PARSED);
   int erc = sk_frames_eval(&e->model, &pose, 1, &fo, &r->sc, &b);
+  sk_http_mark(req, SK_HTTP_EVALUATED);
   sk_pose_close(&pose);
   sk_poseops_free(opsets);
   if (erc == SK_ENOTFINITE) {
