@@ -1,4 +1,6 @@
 /* sk_metrics: the Prometheus text exposition, line by line. */
+#include "config.h"
+#include "sk_error.h"
 #include "sk_metrics.h"
 #include "sk_testutil.h"
 
@@ -130,6 +132,61 @@ START_TEST(refusals_of_the_governance_checks_have_their_own_status) {
 }
 END_TEST
 
+/* proc(5)'s fields counted from the last ')': a command name with spaces
+ * and parentheses does not shift them. utime 300 + stime 150 ticks at
+ * 100 Hz, started 12345 ticks after a boot at 1.7e9 s, 8 MiB virtual,
+ * 512 pages resident. */
+START_TEST(process_figures_from_proc_self_stat) {
+  const char *stat = "4242 (sk d) (x) S 1 4242 4242 0 -1 4194560 900 0 0 0 300 150 0 0 20 0 5 0 12345 8388608 512 "
+                     "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+  sk_metrics_process p = {0};
+  ck_assert_int_eq(sk_metrics_parse_stat(stat, 1.7e9, 100, 4096, &p), 0);
+  ck_assert_double_eq(p.cpu_seconds, 4.5);
+  ck_assert_double_eq(p.start_time_seconds, 1.7e9 + 123.45);
+  ck_assert_uint_eq(p.virtual_bytes, 8388608);
+  ck_assert_uint_eq(p.resident_bytes, 512 * 4096);
+  ck_assert_int_eq(sk_metrics_parse_stat("4242 (sk) S 1 2", 0, 100, 4096, &p), SK_EINVAL); /* cut short */
+  ck_assert_int_eq(sk_metrics_parse_stat("no parenthesis", 0, 100, 4096, &p), SK_EINVAL);
+  ck_assert_int_eq(sk_metrics_parse_stat(stat, 0, 0, 4096, &p), SK_EINVAL);
+  /* this process, read for real */
+  sk_metrics_process self;
+  ck_assert_int_eq(sk_metrics_read_process(&self), 0);
+  ck_assert(self.ok);
+  ck_assert_uint_gt(self.resident_bytes, 0);
+  ck_assert_uint_ge(self.open_fds, 3); /* stdin, stdout, stderr */
+  ck_assert_uint_ge(self.max_fds, self.open_fds);
+  ck_assert(self.start_time_seconds > 1.5e9);
+}
+END_TEST
+
+/* Prometheus' client conventions: the process_* names and types, after
+ * skinnerd_build_info (always written, its labels stripped to plain
+ * characters so no value needs escaping). */
+START_TEST(build_info_and_process_metrics) {
+  sk_metrics *m = calloc(1, sizeof *m);
+  sk_metrics_init(m);
+  sk_metrics_process p = {.ok = true, .cpu_seconds = 1.25, .start_time_seconds = 1700000000.5,
+                          .resident_bytes = 1 << 20, .virtual_bytes = 1 << 24, .open_fds = 12, .max_fds = 1024};
+  sk_metrics_gauges g = {.libmicrohttpd = "0.9.75", .libuv = "1.44.2", .gnutls = "3.7\"9\\", .process = &p};
+  char *t = write_text(m, &g);
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE skinnerd_build_info gauge\nskinnerd_build_info{version=\"" PACKAGE_VERSION
+                                  "\",libmicrohttpd=\"0.9.75\",libuv=\"1.44.2\",gnutls=\"3.79\"} 1\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.25\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE process_open_fds gauge\nprocess_open_fds 12\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE process_max_fds gauge\nprocess_max_fds 1024\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 1048576\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes 16777216\n"));
+  ck_assert_ptr_nonnull(strstr(t, "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds 1700000000.50\n"));
+  free(t);
+  p.ok = false; /* not read: no process_* lines */
+  t = write_text(m, &g);
+  ck_assert_ptr_null(strstr(t, "process_"));
+  ck_assert_ptr_nonnull(strstr(t, "skinnerd_build_info{"));
+  free(t);
+  free(m);
+}
+END_TEST
+
 static Suite *metrics_suite(void) {
   Suite *s = suite_create("sk_metrics");
   TCase *t = tcase_create("golden");
@@ -138,6 +195,8 @@ static Suite *metrics_suite(void) {
   tcase_add_test(t, connection_counters_of_the_public_listener);
   tcase_add_test(t, memory_budget_gauges_only_with_a_budget);
   tcase_add_test(t, refusals_of_the_governance_checks_have_their_own_status);
+  tcase_add_test(t, build_info_and_process_metrics);
+  tcase_add_test(t, process_figures_from_proc_self_stat);
   suite_add_tcase(s, t);
   return s;
 }

@@ -1,9 +1,14 @@
 #include "sk_metrics.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include "config.h"
 #include "sk_error.h"
 
 static const int k_statuses[] = {SK_METRICS_STATUSES};
@@ -100,6 +105,121 @@ static void write_loop(const sk_metrics *m, sk_strbuf *out) {
   }
 }
 
+int sk_metrics_parse_stat(const char *stat, double btime, long hz, long page, sk_metrics_process *p) {
+  /* "pid (comm) state ppid ...": comm may hold spaces and parentheses, so
+   * the fields are counted from the last ')'; utime, stime, starttime,
+   * vsize and rss are fields 14, 15, 22, 23 and 24 of proc(5). */
+  const char *s = stat != NULL ? strrchr(stat, ')') : NULL;
+  if (s == NULL || hz <= 0 || page <= 0)
+    return SK_EINVAL;
+  unsigned long long f[25] = {0};
+  int field = 2;
+  for (s++; *s && field < 24;) {
+    while (*s == ' ')
+      s++;
+    if (!*s)
+      break;
+    field++;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s) { /* the state letter */
+      end = (char *)s + strcspn(s, " ");
+      v = 0;
+    }
+    f[field] = v;
+    s = end;
+  }
+  if (field < 24)
+    return SK_EINVAL;
+  p->cpu_seconds = (double)(f[14] + f[15]) / (double)hz;
+  p->start_time_seconds = btime + (double)f[22] / (double)hz;
+  p->virtual_bytes = f[23];
+  p->resident_bytes = f[24] * (unsigned long long)page;
+  return 0;
+}
+
+/* Reads a small /proc file whole into buf (NUL-terminated). */
+static int read_small(const char *path, char *buf, size_t cap) {
+  FILE *fp = fopen(path, "r");
+  if (fp == NULL)
+    return SK_EIO;
+  size_t n = fread(buf, 1, cap - 1, fp);
+  fclose(fp);
+  buf[n] = 0;
+  return n > 0 ? 0 : SK_EIO;
+}
+
+int sk_metrics_read_process(sk_metrics_process *p) {
+  memset(p, 0, sizeof *p);
+  char stat[1024], boot[8192];
+  if (read_small("/proc/self/stat", stat, sizeof stat) != 0 || read_small("/proc/stat", boot, sizeof boot) != 0)
+    return SK_EIO;
+  const char *bt = strstr(boot, "\nbtime ");
+  if (bt == NULL || sk_metrics_parse_stat(stat, strtod(bt + 7, NULL), sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE), p))
+    return SK_EIO;
+  DIR *d = opendir("/proc/self/fd");
+  if (d != NULL) {
+    uint64_t n = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;)
+      n += de->d_name[0] != '.';
+    closedir(d);
+    p->open_fds = n > 0 ? n - 1 : 0; /* less the one opendir held */
+  }
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+    p->max_fds = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+  p->ok = true;
+  return 0;
+}
+
+/* A label value from a library's version string: its plain characters
+ * only, so no quote or backslash needs escaping. */
+static void label_value(const char *in, char *out, size_t cap) {
+  size_t n = 0;
+  for (; in != NULL && *in && n + 1 < cap; in++)
+    if ((*in >= '0' && *in <= '9') || (*in >= 'a' && *in <= 'z') || (*in >= 'A' && *in <= 'Z') ||
+        strchr("._+-~", *in) != NULL)
+      out[n++] = *in;
+  out[n] = 0;
+}
+
+/* skinnerd_build_info and, when read, the process_* figures: written last,
+ * after the daemon's own metrics. */
+static void write_build_and_process(const sk_metrics_gauges *g, sk_strbuf *out) {
+  char mhd[40], uv[40], tls[40];
+  label_value(g->libmicrohttpd, mhd, sizeof mhd);
+  label_value(g->libuv, uv, sizeof uv);
+  label_value(g->gnutls, tls, sizeof tls);
+  put(out,
+      "# HELP skinnerd_build_info The daemon's version and the libraries it runs with; always 1.\n"
+      "# TYPE skinnerd_build_info gauge\n"
+      "skinnerd_build_info{version=\"%s\",libmicrohttpd=\"%s\",libuv=\"%s\",gnutls=\"%s\"} 1\n",
+      PACKAGE_VERSION, mhd, uv, tls);
+  const sk_metrics_process *p = g->process;
+  if (p == NULL || !p->ok)
+    return;
+  put(out,
+      "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+      "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.9g\n",
+      p->cpu_seconds);
+  put(out,
+      "# HELP process_open_fds Number of open file descriptors.\n# TYPE process_open_fds gauge\n"
+      "process_open_fds %llu\n"
+      "# HELP process_max_fds Maximum number of open file descriptors.\n# TYPE process_max_fds gauge\n"
+      "process_max_fds %llu\n",
+      (unsigned long long)p->open_fds, (unsigned long long)p->max_fds);
+  put(out,
+      "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+      "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes %llu\n"
+      "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+      "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %llu\n",
+      (unsigned long long)p->virtual_bytes, (unsigned long long)p->resident_bytes);
+  put(out,
+      "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+      "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %.2f\n",
+      p->start_time_seconds);
+}
+
 int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf *out) {
   put(out, "# HELP skinnerd_requests_total HTTP requests answered, by route pattern, method and status.\n"
            "# TYPE skinnerd_requests_total counter\n");
@@ -192,5 +312,6 @@ int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf 
       "read-back because they are damaged (each one is logged).\n"
       "# TYPE skinnerd_store_damaged_records gauge\nskinnerd_store_damaged_records %llu\n",
       (unsigned long long)g->store_damaged_records);
+  write_build_and_process(g, out);
   return out->failed ? SK_ENOMEM : 0;
 }

@@ -6,6 +6,7 @@
 #ifndef SK_METRICS_H
 #define SK_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sk_buf.h"
@@ -67,6 +68,16 @@ typedef struct sk_metrics {
 
 enum { SK_METRICS_LOOP_WALL = 0, SK_METRICS_LOOP_CPU = 1 };
 
+/* The process itself, as Prometheus' client libraries export it
+ * (process_cpu_seconds_total, process_resident_memory_bytes, ...). */
+typedef struct sk_metrics_process {
+  bool ok;                   /* false: not read (no /proc); no process_* lines */
+  double cpu_seconds;        /* user + system */
+  double start_time_seconds; /* since the Unix epoch */
+  uint64_t resident_bytes, virtual_bytes;
+  uint64_t open_fds, max_fds;
+} sk_metrics_process;
+
 /* Gauges owned by other modules, sampled when the text is written. */
 typedef struct sk_metrics_gauges {
   uint64_t cache_skeletons, cache_bytes, cache_evictions, jobs_in_flight;
@@ -77,6 +88,9 @@ typedef struct sk_metrics_gauges {
   uint64_t memory_limit_bytes, memory_used_bytes, memory_high_bytes, memory_refused;
   uint64_t cache_tombstones; /* ids evicted without a data directory, remembered */
   uint64_t store_damaged_records; /* data-directory records skipped or dropped as damaged (always written) */
+  /* skinnerd_build_info's labels besides the version (borrowed; NULL: left out). */
+  const char *libmicrohttpd, *libuv, *gnutls;
+  const sk_metrics_process *process; /* borrowed; NULL or !ok: no process_* lines */
 } sk_metrics_gauges;
 
 /* Zeroes every counter. */
@@ -91,6 +105,13 @@ void sk_metrics_add_poses(sk_metrics *m, uint64_t poses, uint64_t bone_matrices)
 /* Counts one loop iteration that kept the loop thread busy for `wall`
  * seconds (not counting its wait for I/O), `cpu` of them on a core. */
 void sk_metrics_observe_loop(sk_metrics *m, double wall, double cpu);
+/* This process's figures from /proc/self/stat, /proc/stat (boot time),
+ * /proc/self/fd and RLIMIT_NOFILE into *p. 0, or SK_EIO with p->ok false. */
+int sk_metrics_read_process(sk_metrics_process *p);
+/* The /proc/self/stat line `stat` with the boot time `btime` (s since the
+ * epoch), `hz` clock ticks per second and `page` bytes into p's CPU,
+ * start-time and memory fields. 0 or SK_EINVAL (a line it cannot read). */
+int sk_metrics_parse_stat(const char *stat, double btime, long hz, long page, sk_metrics_process *p);
 /* Appends the Prometheus text exposition. 0 or SK_ENOMEM. */
 int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf *out);
 

@@ -2,7 +2,10 @@
  * served on the public listener and on the admin one (--admin-listen).
  * Their clients are probes and scrapers, so they take any query parameter
  * (Q_ANY in the route table). */
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
 #include <string.h>
+#include <uv.h>
 
 #include "sk_error.h"
 #include "sk_problem.h"
@@ -70,7 +73,13 @@ void sk_routes__metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m)
                          .memory_high_bytes = bs.high,
                          .memory_refused = bs.refused,
                          .cache_tombstones = st.tombstones,
-                         .store_damaged_records = st.damaged};
+                         .store_damaged_records = st.damaged,
+                         .libmicrohttpd = MHD_get_version(),
+                         .libuv = uv_version_string(),
+                         .gnutls = gnutls_check_version(NULL)};
+  sk_metrics_process proc;
+  if (sk_metrics_read_process(&proc) == 0) /* a few /proc reads, per scrape only */
+    g.process = &proc;
   sk_strbuf b = {0};
   if (sk_metrics_write(r->metrics, &g, &b) != 0 || b.data == NULL) {
     sk_strbuf_free(&b);
