@@ -192,56 +192,6 @@ static int respond_oom(sk_http_req *req) {
   return SK_ENOMEM;
 }
 
-void sk_http_mark(sk_http_req *req, int phase) {
-  if (phase == SK_HTTP_PARSED || phase == SK_HTTP_EVALUATED)
-    req->mark_ns[phase] = uv_hrtime();
-}
-
-/* Appends "name;dur=M.UUU" (ns as ms, rounded down to the microsecond)
- * at p, with ", " before it unless first; returns the new end. Digits by
- * hand: snprintf's %f costs ~0.3 us a number, a fair share of a small
- * pose's ~11 us, and this runs on every answer. */
-static char *put_phase(char *p, const char *name, uint64_t ns, bool first) {
-  if (!first) {
-    *p++ = ',';
-    *p++ = ' ';
-  }
-  while (*name)
-    *p++ = *name++;
-  memcpy(p, ";dur=", 5);
-  p += 5;
-  uint64_t us = ns / 1000, ms = us / 1000;
-  char digits[20];
-  int n = 0;
-  do
-    digits[n++] = (char)('0' + ms % 10);
-  while ((ms /= 10) != 0);
-  while (n > 0)
-    *p++ = digits[--n];
-  *p++ = '.';
-  *p++ = (char)('0' + us % 1000 / 100);
-  *p++ = (char)('0' + us % 100 / 10);
-  *p++ = (char)('0' + us % 10);
-  return p;
-}
-
-/* The Server-Timing value of `req` answered now: at most four phases of
- * at most 14 + 20 + 4 bytes, so SK_HTTP_TIMING_MAX always holds it. */
-#define SK_HTTP_TIMING_MAX 192
-static void server_timing(const sk_http_req *req, char buf[SK_HTTP_TIMING_MAX]) {
-  const uint64_t now = uv_hrtime(), t0 = req->start_ns, p = req->mark_ns[0], e = req->mark_ns[1];
-  const uint64_t from = p >= t0 && p != 0 ? p : t0;
-  char *w = buf;
-  if (from != t0)
-    w = put_phase(w, "parse", p - t0, true);
-  if (e >= from && e != 0 && now >= e) {
-    w = put_phase(w, "evaluate", e - from, w == buf);
-    w = put_phase(w, "write", now - e, false);
-  }
-  w = put_phase(w, "total", now >= t0 ? now - t0 : 0, w == buf);
-  *w = 0;
-}
-
 /* Adds the content type, `headers`, Server-Timing and Connection: close
  * when due, and makes `r` the answer. Frees `r` and answers a bare 503 on
  * failure. */
@@ -257,7 +207,7 @@ static int set_response(sk_http_req *req, struct MHD_Response *r, int status, co
     if (MHD_add_response_header(r, p[0], p[1]) != MHD_YES)
       goto oom_r;
   char timing[SK_HTTP_TIMING_MAX];
-  server_timing(req, timing);
+  sk_http__server_timing(req, timing);
   if (MHD_add_response_header(r, "Server-Timing", timing) != MHD_YES)
     goto oom_r;
   if ((req->close_after || req->http->stopping) &&

@@ -1,6 +1,6 @@
 /* Private to the sk_http module (sk_http.c: requests, answers, jobs and
  * lifecycle; sk_http_conn.c: per-connection deadlines and admission at the
- * connection limit). Not for other modules. */
+ * connection limit; sk_http_timing.c: Server-Timing). Not for other modules. */
 #ifndef SK_HTTP_INT_H
 #define SK_HTTP_INT_H
 
@@ -76,5 +76,11 @@ void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socke
 void sk_http__conn_next(conn_state *c);
 /* Once a second: cuts connections past their header, body or idle deadline. */
 void sk_http__on_sweep(uv_timer_t *t);
+
+/* The Server-Timing value of `req` answered now (sk_http_timing.c): at
+ * most four phases of at most 13 + 20 + 6 bytes, so SK_HTTP_TIMING_MAX
+ * always holds it with its NUL. */
+#define SK_HTTP_TIMING_MAX 192
+void sk_http__server_timing(const sk_http_req *req, char buf[SK_HTTP_TIMING_MAX]);
 
 #endif
