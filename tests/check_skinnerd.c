@@ -194,6 +194,41 @@ START_TEST(skeletons_are_created_listed_read_replaced_and_deleted) {
 }
 END_TEST
 
+/* A GLB sent with a JSON type is named (415 with the type to use), on PUT
+ * and on POST; its JSON-looking cousin, a body that is not JSON, stays a
+ * 400 malformed-json. */
+START_TEST(a_glb_sent_as_json_is_named_not_reported_as_bad_json) {
+  start(NULL);
+  size_t len;
+  unsigned char *glb = sk_test_read_asset("Fox.glb", &len);
+  static const char *const paths[][2] = {{"PUT", "/v1/skeletons/fox"}, {"POST", "/v1/skeletons"}};
+  for (int i = 0; i < 2; i++) {
+    sk_httpc_resp r;
+    ck_assert_int_eq(sk_httpc_request(D.host, D.port, paths[i][0], paths[i][1], "Content-Type: application/json\r\n",
+                                      (const char *)glb, len, &r),
+                     0);
+    expect_problem(&r, 415, "unsupported-media-type", "");
+    ck_assert_ptr_nonnull(strstr(r.body, "binary glTF (GLB"));
+    ck_assert_ptr_nonnull(strstr(r.body, "model/gltf-binary"));
+    sk_httpc_free(&r);
+  }
+  sk_httpc_resp r;
+  req("PUT", "/v1/skeletons/fox", NULL, "glTF is not JSON", &r); /* the magic and 12 bytes or more: named too */
+  expect_problem(&r, 415, "unsupported-media-type", "");
+  sk_httpc_free(&r);
+  req("PUT", "/v1/skeletons/fox", NULL, "glTF", &r); /* too short to be a GLB: plain bad JSON */
+  expect_problem(&r, 400, "malformed-json", "");
+  sk_httpc_free(&r);
+  ck_assert_int_eq(sk_httpc_request(D.host, D.port, "PUT", "/v1/skeletons/fox", "Content-Type: model/gltf-binary\r\n",
+                                    (const char *)glb, len, &r),
+                   0);
+  ck_assert_int_eq(r.status, 201); /* the right type still works */
+  sk_httpc_free(&r);
+  free(glb);
+  stop();
+}
+END_TEST
+
 START_TEST(patch_is_all_or_nothing_and_matches_the_eval_setters) {
   start(NULL);
   const char *skel = "{\"bones\":[{\"name\":\"hips\"},{\"name\":\"spine\",\"parent\":\"hips\",\"position\":[0,1,0]}]}";
@@ -501,6 +536,7 @@ static Suite *skinnerd_suite(void) {
   suite_add_tcase(s, t);
   t = tcase_create("errors");
   tcase_add_test(t, every_kind_of_bad_input_gets_its_problem);
+  tcase_add_test(t, a_glb_sent_as_json_is_named_not_reported_as_bad_json);
   tcase_add_test(t, a_chunked_body_over_the_limit_gets_413);
   tcase_add_test(t, conn_memory_bounds_the_headers);
   tcase_add_test(t, a_client_in_the_backlog_gets_in_when_slots_free);

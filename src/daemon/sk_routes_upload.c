@@ -274,6 +274,15 @@ static void upload_after(sk_http_req *req, void *arg, int status) {
  * estimate is over --max-skeleton-mb. Bodies of pool_upload bytes and
  * more (32 KiB) are parsed and built on the pool. */
 void sk_routes__put_skeleton(sk_routes *r, sk_http_req *req, const char *given_id) {
+  /* A GLB labelled as JSON would be a 400 malformed-json at line 1: name
+   * what it is and the type to send instead. */
+  if (sk_routes__gltf_type(sk_http_header(req, "Content-Type")) == 0 && req->body.len >= 12 &&
+      memcmp(req->body.data, "glTF", 4) == 0) {
+    sk_problem(req, SK_EUNSUPPORTED, "",
+               "the body is a binary glTF (GLB: it starts with \"glTF\"), not JSON; send it with Content-Type: "
+               "model/gltf-binary");
+    return;
+  }
   upload_job *uj = calloc(1, sizeof *uj);
   if (uj == NULL) {
     sk_problem(req, SK_ENOMEM, "", "out of memory");
