@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -211,6 +212,39 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertEqual(e.exception.pointer, "/fps")
         self.assertIn("--max-frames", e.exception.detail)
         self.assertIsInstance(e.exception, sk.SkinnerdError)
+
+    def test_one_client_shared_by_8_threads(self):
+        want = self.c.pose("fox", animation="Walk", time=0.5, format="mat4").data
+        got, errors = [], []
+
+        def run():
+            try:
+                for _ in range(25):
+                    got.append(self.c.pose("fox", animation="Walk", time=0.5, format="mat4").data)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+            finally:
+                self.c.close()  # this thread's connection
+
+        threads = [threading.Thread(target=run) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(got), 200)
+        self.assertTrue(all(g == want for g in got))
+
+    def test_a_connection_the_daemon_closed_while_idle_is_reopened(self):
+        d = Daemon("--idle-timeout", "1")
+        try:
+            c = sk.Client(d.url)
+            c.upload("page", PAGE)
+            time.sleep(3)  # the daemon closes the kept-alive connection (--idle-timeout 1, swept each second)
+            self.assertEqual(len(c.pose("page")["final"]), 64)
+            c.close()
+        finally:
+            d.stop()
 
     def test_operational_routes(self):
         self.assertEqual(self.c.healthz(), {"status": "ok"})

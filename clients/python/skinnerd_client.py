@@ -640,7 +640,7 @@ class Client:
                 rest = self.frames(sid, animation, fps, k, end, format, **fields)
                 return self._merge([first, rest], fmt)
             except Unprocessable as e:
-                if e.pointer != "/frames":
+                if e.pointer != "/frames" or "unknown field" not in (e.detail or ""):
                     raise
                 self._frames_index = False  # a daemon before frame indices: "unknown field"
             except TooLarge as e:
