@@ -211,6 +211,37 @@ START_TEST(unknown_keys_are_named_at_their_pointer) {
 }
 END_TEST
 
+/* "Did you mean": the nearest allowed name (sk_near) when one is close,
+ * the bare text when none is. */
+START_TEST(unknown_keys_and_bones_name_the_nearest_valid_name) {
+  static const char *const own[] = {"matrix", "position", "rotation", NULL};
+  static const char *const also[] = {"rotationQuaternion", NULL};
+  json_t *typo = json_pack("{s:i}", "rotaton", 1), *far = json_pack("{s:i}", "frames", 1);
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_json_check_keys(typo, "/bones/b", own, also, &err), SK_EUNKNOWN);
+  ck_assert_str_eq(err.text, "unknown field \"rotaton\"; did you mean \"rotation\"?");
+  ck_assert_str_eq(err.pointer, "/bones/b/rotaton");
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_json_check_keys(far, "", own, also, &err), SK_EUNKNOWN);
+  ck_assert_str_eq(err.text, "unknown field \"frames\"");
+  json_decref(typo);
+  json_decref(far);
+  json_t *sj = json_loads("{\"bones\":[{\"name\":\"hips\"},{\"name\":\"upperArm\",\"parent\":\"hips\"}]}", 0, NULL);
+  sk_skeleton *s = NULL;
+  ck_assert_int_eq(sk_json_parse_skeleton(sj, "", 16, &s, &err), 0);
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_json_no_bone(s, "upperarm_", "/bones/upperarm_", &err), SK_ENOTFOUND);
+  ck_assert_str_eq(err.text, "no bone named \"upperarm_\"; did you mean \"upperArm\"?");
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_json_no_bone(s, "tail", "/bones/tail", &err), SK_ENOTFOUND);
+  ck_assert_str_eq(err.text, "no bone named \"tail\"");
+  ck_assert_str_eq(err.pointer, "/bones/tail");
+  sk_skeleton_destroy(s);
+  json_decref(sj);
+}
+END_TEST
+
 START_TEST(output_list_is_checked) {
   unsigned mask;
   sk_error e;
@@ -253,6 +284,7 @@ int main(void) {
   tcase_add_test(v, overrides_name_unknown_bones);
   tcase_add_test(v, output_list_is_checked);
   tcase_add_test(v, unknown_keys_are_named_at_their_pointer);
+  tcase_add_test(v, unknown_keys_and_bones_name_the_nearest_valid_name);
   suite_add_tcase(s, v);
   TCase *g = tcase_create("golden");
   tcase_add_test(g, trs_fields_compose_like_babylon);

@@ -197,6 +197,17 @@ class ClientAgainstDaemon(unittest.TestCase):
         with self.assertRaises(sk.NotFound) as e:
             self.c.pose("fox", {"nope": {"rotation": [0, 0, 0]}})
         self.assertEqual(e.exception.pointer, "/bones/nope")
+        for fields, pointer, hint in (({"bones": {"b_Head_5": {"rotation": [0, 0, 0]}}}, "/bones/b_Head_5", "b_Head_05"),
+                                      ({"bones": {"b_Head_05": {"rotaton": [0, 0, 0]}}}, "/bones/b_Head_05/rotaton",
+                                       "rotation"),
+                                      ({"animation": "walk", "time": 0}, "/animation", "Walk"),
+                                      ({"animaton": "Walk", "time": 0}, "/animaton", "animation"),
+                                      ({"ops": [{"op": "lookat", "bone": "b_Head_05", "target": [0, 0, 1]}]},
+                                       "/ops/0/op", "lookAt")):
+            with self.assertRaises(sk.SkinnerdError) as e:
+                self.c.pose("fox", **fields)
+            self.assertEqual(e.exception.pointer, pointer)
+            self.assertTrue(e.exception.detail.endswith('; did you mean "%s"?' % hint), e.exception.detail)
         with self.assertRaises(sk.BadRequest) as e:
             self.c.request("POST", "/v1/skeletons/fox/pose", b'{"bones": ', content_type="application/json")
         self.assertEqual(e.exception.kind, "malformed-json")

@@ -300,7 +300,7 @@ static int patch_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **o
       sk_pointer_push(p, sizeof p, name);
       int32_t bone = sk_skeleton_find(c, name);
       if (bone < 0) {
-        rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+        rc = sk_json_no_bone(c, name, p, err);
         break;
       }
       if (!json_is_object(spec)) {
@@ -419,7 +419,7 @@ static int rest_apply(const sk_skeleton *base, const json_t *j, sk_skeleton **ou
     if (name == NULL)
       rc = sk_error_set(err, SK_ETYPE, p, "expected a bone name");
     else if (bone < 0)
-      rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", name);
+      rc = sk_json_no_bone(c, name, p, err);
     else
       sk_skeleton_bone_return_to_rest(c, bone);
   }

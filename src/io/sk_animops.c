@@ -98,7 +98,7 @@ static int parse_mask(const sk_skeleton *s, const json_t *m, const char *ptr, fl
       double x;
       if (b < 0) {
         sk_pointer_push(p, sizeof p, key);
-        rc = sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", key);
+        rc = sk_json_no_bone(s, key, p, err);
       } else if (!(rc = sk_json_member_number(val, p, key, &x, err)) && !(x >= 0 && x <= 1)) {
         sk_pointer_push(p, sizeof p, key);
         rc = sk_error_set(err, SK_ERANGE, p, "a bone weight is between 0 and 1");

@@ -8,6 +8,7 @@
 
 #include "sk_banim.h"
 #include "sk_mat.h"
+#include "sk_near.h"
 
 /* A JSON pointer under construction: push a token, recurse, pop. */
 typedef struct {
@@ -153,6 +154,14 @@ int sk_json_check_keys(const json_t *obj, const char *ptr, const char *const *al
     if (!key_in(key, allowed) && !key_in(key, also)) {
       char p[SK_ERROR_POINTER_MAX];
       sk_pointer_child(p, sizeof p, ptr, key);
+      sk_near n;
+      sk_near_init(&n, key);
+      for (const char *const *l = allowed; l != NULL && *l != NULL; l++)
+        sk_near_offer(&n, *l);
+      for (const char *const *l = also; l != NULL && *l != NULL; l++)
+        sk_near_offer(&n, *l);
+      if (n.best != NULL)
+        return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"; did you mean \"%s\"?", key, n.best);
       return sk_error_set(err, SK_EUNKNOWN, p, "unknown field \"%s\"", key);
     }
   }
@@ -478,6 +487,16 @@ int sk_json_parse_skeleton_anim(const json_t *j, const char *ptr, size_t max_bon
   return rc;
 }
 
+int sk_json_no_bone(const sk_skeleton *s, const char *name, const char *ptr, sk_error *err) {
+  sk_near n;
+  sk_near_init(&n, name);
+  for (size_t i = 0; i < s->count; i++)
+    sk_near_offer(&n, s->bones[i].name);
+  if (n.best != NULL)
+    return sk_error_set(err, SK_ENOTFOUND, ptr, "no bone named \"%s\"; did you mean \"%s\"?", name, n.best);
+  return sk_error_set(err, SK_ENOTFOUND, ptr, "no bone named \"%s\"", name);
+}
+
 static const char *const k_override_keys[] = {"matrix", "position", "rotation", "rotationQuaternion", "scaling", NULL};
 
 int sk_json_parse_overrides(const sk_skeleton *s, const json_t *j, const char *ptr, sk_override **out,
@@ -501,7 +520,7 @@ int sk_json_parse_overrides(const sk_skeleton *s, const json_t *j, const char *p
     size_t at = ptr_push(&p, key);
     int32_t bone = sk_skeleton_find(s, key);
     if (bone < 0)
-      rc = sk_error_set(err, SK_ENOTFOUND, p.buf, "no bone named \"%s\"", key);
+      rc = sk_json_no_bone(s, key, p.buf, err);
     else if (!json_is_object(val))
       rc = sk_error_set(err, SK_ETYPE, p.buf, "expected an object, got %s", json_type_name(val));
     else if (!(rc = check_keys(val, k_override_keys, &p, err))) {

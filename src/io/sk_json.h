@@ -77,10 +77,16 @@ int sk_json_parse_overrides(const sk_skeleton *s, const json_t *j, const char *p
  * the callers that compute them). */
 /* Refuses a member of the object `obj` (at pointer `ptr`) named in neither
  * `allowed` nor `also` (NULL-terminated lists; `also` may be NULL):
- * SK_EUNKNOWN, "unknown field \"name\"", pointing at the member. 0 when
+ * SK_EUNKNOWN, "unknown field \"name\"", pointing at the member, with
+ * '; did you mean "x"?' when an allowed name is close (sk_near). 0 when
  * every member is known. */
 int sk_json_check_keys(const json_t *obj, const char *ptr, const char *const *allowed, const char *const *also,
                        sk_error *err);
+
+/* The 404 of a bone name `s` lacks, at `ptr`: 'no bone named "x"', with
+ * '; did you mean "y"?' when a bone's name is close (sk_near). Returns
+ * SK_ENOTFOUND. */
+int sk_json_no_bone(const sk_skeleton *s, const char *name, const char *ptr, sk_error *err);
 
 int sk_json_parse_output(const json_t *j, const char *ptr, unsigned *mask, sk_error *err);
 

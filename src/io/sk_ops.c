@@ -7,6 +7,7 @@
 
 #include "sk_json.h"
 #include "sk_mat.h"
+#include "sk_near.h"
 
 /* ---- op table ------------------------------------------------------------------ */
 
@@ -182,7 +183,7 @@ static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_o
     if (!json_is_string(pb))
       return sk_error_set(err, SK_ETYPE, p, "expected a bone name");
     if ((o->pole_target_bone = sk_skeleton_find(s, json_string_value(pb))) < 0)
-      return sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", json_string_value(pb));
+      return sk_json_no_bone(s, json_string_value(pb), p, err);
   }
   if (json_object_get(j, "poleTargetLocalOffset") &&
       (rc = vector(j, ptr, "poleTargetLocalOffset", 3, o->pole_target_local_offset, err)))
@@ -311,6 +312,14 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
   sk_pointer_child(p, sizeof p, ptr, "op");
   const char *name = json_string_value(json_object_get(j, "op"));
   const op_spec *spec = name != NULL ? find_spec(name) : NULL;
+  if (spec == NULL && name != NULL) {
+    sk_near n;
+    sk_near_init(&n, name);
+    for (size_t i = 0; i < sizeof k_specs / sizeof k_specs[0]; i++)
+      sk_near_offer(&n, k_specs[i].name);
+    if (n.best != NULL)
+      return sk_error_set(err, SK_ERANGE, p, "unknown op \"%s\"; did you mean \"%s\"?", name, n.best);
+  }
   if (spec == NULL)
     return sk_error_set(err, name ? SK_ERANGE : SK_EMISSING, p, name ? "unknown op \"%s\"" : "every op needs an \"op\"",
                         name);
@@ -330,7 +339,7 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
     if (!json_is_string(bone))
       return sk_error_set(err, SK_ETYPE, p, "expected a bone name");
     if ((op->bone = sk_skeleton_find(s, json_string_value(bone))) < 0)
-      return sk_error_set(err, SK_ENOTFOUND, p, "no bone named \"%s\"", json_string_value(bone));
+      return sk_json_no_bone(s, json_string_value(bone), p, err);
   }
   if (spec->vec != NULL && (rc = vector(j, ptr, spec->vec, (size_t)spec->vec_len, op->v, err)))
     return rc;

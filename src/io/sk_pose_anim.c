@@ -12,8 +12,9 @@
 #include "sk_animops.h"
 #include "sk_banim_add.h"
 #include "sk_banim_blend.h"
-#include "sk_layers.h"
 #include "sk_json.h"
+#include "sk_layers.h"
+#include "sk_near.h"
 #include "sk_pose_int.h"
 #include "sk_pose_range.h"
 #include "sk_sample.h"
@@ -42,8 +43,16 @@ static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size
   }
   if (!json_is_string(v))
     return sk_error_set(err, SK_ETYPE, p, "expected an animation name or index");
-  if (sk_anim_find_clip(anim, json_string_value(v), clip) != 0)
+  if (sk_anim_find_clip(anim, json_string_value(v), clip) != 0) {
+    sk_near n;
+    sk_near_init(&n, json_string_value(v));
+    for (size_t k = 0; k < anim->clip_count; k++)
+      sk_near_offer(&n, anim->clips[k].name);
+    if (n.best != NULL)
+      return sk_error_set(err, SK_ENOTFOUND, p, "no animation named \"%s\"; did you mean \"%s\"?",
+                          json_string_value(v), n.best);
     return sk_error_set(err, SK_ENOTFOUND, p, "no animation named \"%s\"", json_string_value(v));
+  }
   return 0;
 }
 
