@@ -8,7 +8,8 @@ Reads README.md, docs/**/*.md, proto/*.md and man/* and checks:
     x.h, a test program `tests/check_x` means tests/check_x.c, paths with a
     placeholder (<id>, NAME, *, {...}, …) or under a build output are skipped;
   - every `docs/x.md`, "Section" (a doc named with a quoted section) names a
-    heading of that doc.
+    heading of that doc, and every docs/ file named, also in the comments of
+    src/, tests/, systemd/, ui/ and tools/.
 
 Prints `docs_links: N passed, N failed`; exit 0 or 1.
 """
@@ -69,6 +70,19 @@ def sources():
     return [os.path.relpath(f, TOP) if os.path.isabs(f) else f for f in files]
 
 
+def code_files():
+    out = []
+    for root in ("src", "tests", "systemd", "ui", "tools"):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(TOP, root)):
+            dirnames[:] = [d for d in dirnames if d not in ("node_modules", ".deps", ".libs") and not d.endswith(".out")]
+            for f in filenames:
+                if f.endswith((".c", ".h", ".py", ".sh", ".mjs", ".js", ".in", ".cfg", ".conf", ".mk", ".md")):
+                    rel = os.path.relpath(os.path.join(dirpath, f), TOP)
+                    if rel != "tests/docs_links.py":
+                        out.append(rel)
+    return sorted(out)
+
+
 def main():
     for src in sources():
         text = open(os.path.join(TOP, src), encoding="utf-8").read()
@@ -90,6 +104,18 @@ def main():
             if not os.path.exists(os.path.join(TOP, doc)):
                 continue  # reported above
             check("%s cites %s, \"%s\"" % (src, doc, section), section in headings(doc), "no such heading")
+    for src in code_files():
+        try:
+            text = open(os.path.join(TOP, src), encoding="utf-8").read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        flat = re.sub(r"\s*\n\s*(?:\*|#|//)?\s*", " ", text)  # citations wrapped in comments
+        for m in re.finditer(r"docs/[a-z0-9_/-]+\.md", text):
+            check("%s names %s" % (src, m.group(0)), os.path.exists(os.path.join(TOP, m.group(0))), "no such doc")
+        for m in SECTION_RE.finditer(flat):
+            doc, section = m.group(1), " ".join(m.group(2).split())
+            if os.path.exists(os.path.join(TOP, doc)):
+                check("%s cites %s, \"%s\"" % (src, doc, section), section in headings(doc), "no such heading")
     print("docs_links: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
