@@ -8,7 +8,8 @@
 // every clip asks for "vertices", "normals" and "bounds" at many clip times through every
 // pose form: the rest pose, one POST /pose per time, one /poses batch of them (which must
 // be the singles' bytes), a "times" range (each result the single's bytes) and a
-// "from"/"to"/"fps" range (frame k at from + k/fps). Babylon's numbers come from
+// "from"/"to"/"fps" range (frame k at from + k/fps), and, for assets with 2 clips or more,
+// weighted "layers" (one pose and a "times" range of offsets). Babylon's numbers come from
 // babylon_mesh.mjs in this process. A daemon number d matches Babylon's b when
 // Object.is(Math.fround(d), b): the same float32, sign of zero included. When the daemon
 // also knows "morphWeights" or "boundsConservative", those are checked too (weights equal to
@@ -194,12 +195,22 @@ function babylonPoses(asset, poses) {
     const sk = scene.skeletons.find((s) => s.id === "skeleton0");
     const flags = skinnedFlags(scene, sk);
     const out = [];
-    for (const { group, time } of poses) {
+    for (const { group, time, layers } of poses) {
         restore();
         if (group) {
             group.start(false, 1, group.from, group.to);
             group.pause();
             group.goToFrame(time * FPS);
+        }
+        if (layers) {
+            // Weighted layers through Babylon's own blending, as babylon_gltf.mjs sampleLayers.
+            for (const l of layers) {
+                l.group.start(false, 1, l.group.from, l.group.to);
+                l.group.pause();
+                l.group.weight = l.weight;
+            }
+            for (const l of layers) l.group.goToFrame(l.time * FPS, true);
+            scene._animate();
         }
         sk.prepare(true);
         const prims = [];
@@ -228,6 +239,10 @@ function babylonPoses(asset, poses) {
             }
         }
         if (group) group.stop();
+        for (const l of layers ?? []) {
+            l.group.stop();
+            l.group.weight = -1;
+        }
         out.push({ primitives: prims, morphWeights: weights });
     }
     restore();
@@ -344,11 +359,35 @@ async function runAsset(d, tests, file, quick, full, support) {
                 await extras(d, sid, k, ft, fs, what, support);
             }
         }
+        if (anims.length >= 2) await layerForms(d, sid, file, asset, anims, groups);
         if (anims.length === 0) await extras(d, sid, null, [0], [rest], `${file} rest`, support);
     } finally {
         asset.scene.dispose();
         asset.engine.dispose();
         await req(d, "DELETE", `/v1/skeletons/${sid}`);
+    }
+}
+
+/** Weighted glTF layers (weights adding up to 1): one /pose each and a "times" range. */
+async function layerForms(d, sid, file, asset, anims, groups) {
+    const group = (k) => groups.find((g) => g.name === (anims[k].name || `animation${k}`));
+    const specs = [[[0, 0.3, 0.7], [1, 0.2, 0.3]], [[1, 0.55, 0.5], [0, 1.1, 0.5]]];
+    if (anims.length >= 3) specs.push([[0, 0.4, 0.2], [1, 0.25, 0.5], [2, 0.6, 0.3]]);
+    for (const spec of specs) {
+        const what = `${file} layers ${JSON.stringify(spec)}`;
+        const layers = spec.map(([k, time, weight]) => ({ animation: k, time, weight }));
+        const snap = babylonPoses(asset, [{ group: null, time: 0, layers: spec.map(([k, time, weight]) => ({ group: group(k), time, weight })) }])[0];
+        const r = await req(d, "POST", `/v1/skeletons/${sid}/pose`, { layers, output: OUT });
+        const why = r.status === 200 ? compareAnswer(parse(r.body), snap) : `${r.status} ${r.body.toString().slice(0, 300)}`;
+        check(`${what} /pose`, !why, why);
+        // The same layers as a range: frame times are offsets added to each layer's time.
+        const offs = [0, 0.1, 0.35];
+        const snaps = babylonPoses(asset, offs.map((o) => ({ group: null, time: 0, layers: spec.map(([k, time, weight]) => ({ group: group(k), time: time + o, weight })) })));
+        const rr = await req(d, "POST", `/v1/skeletons/${sid}/pose`, { layers, times: offs, output: OUT });
+        const res = parse(rr.body)?.results;
+        const w = rr.status !== 200 ? `${rr.status} ${rr.body.toString().slice(0, 300)}` : !Array.isArray(res) || res.length !== offs.length ? "wrong result count"
+            : res.map((a, i) => compareAnswer(a, snaps[i]) && `offset ${offs[i]} ${compareAnswer(a, snaps[i])}`).find(Boolean);
+        check(`${what} "times" range`, !w, w);
     }
 }
 

@@ -51,6 +51,16 @@ function answer(entry, pose) {
         group.pause();
         group.goToFrame((pose.time ?? 0) * FPS);
     }
+    const layers = (pose.layers ?? []).map((l) => {
+        const name = json.animations[l.animation].name || `animation${l.animation}`;
+        const g = scene.animationGroups.find((x) => x.name === name);
+        g.start(false, 1, g.from, g.to);
+        g.pause();
+        g.weight = l.weight;
+        return { g, time: l.time + (pose.time ?? 0) };
+    });
+    for (const l of layers) l.g.goToFrame(l.time * FPS, true);
+    if (layers.length) scene._animate();
     sk.prepare(true);
     const verts = [];
     const bounds = [];
@@ -73,6 +83,10 @@ function answer(entry, pose) {
         bounds.push(`{"primitive":${JSON.stringify(primitive)},"min":${nums([bb.minimum.x, bb.minimum.y, bb.minimum.z])},"max":${nums([bb.maximum.x, bb.maximum.y, bb.maximum.z])}}`);
     }
     if (group) group.stop();
+    for (const l of layers) {
+        l.g.stop();
+        l.g.weight = -1;
+    }
     restore();
     const parts = [];
     for (const o of pose.output ?? []) {
