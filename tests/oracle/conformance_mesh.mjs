@@ -26,8 +26,10 @@ import { loadAsset } from "./babylon_mesh.mjs";
 
 const FPS = 60;
 const OUT = ["vertices", "normals", "bounds"];
+// FILE or FILE@SKIN (uploaded with ?skin=SKIN).
 const ASSETS = ["Fox.glb", "CesiumMan.glb", "RiggedFigure.glb", "RobotExpressive.glb", "mannequiny-0.3.0.glb",
-    "skin_morph.glb", "skin_8inf.glb", "skin_mirror.glb"];
+    "skin_morph.glb", "skin_8inf.glb", "skin_mirror.glb", "RiggedSimple.glb", "SimpleSkin.gltf",
+    "SimpleSkin-multi-target.gltf", "RecursiveSkeletons.glb@5"];
 const MAX_REPORT = 20;
 const BIG_MESH = 5000; // vertices
 
@@ -192,7 +194,7 @@ function skinnedFlags(scene, sk) {
 
 function babylonPoses(asset, poses) {
     const { scene, restore } = asset;
-    const sk = scene.skeletons.find((s) => s.id === "skeleton0");
+    const sk = scene.skeletons.find((s) => s.id === `skeleton${asset.skin}`);
     const flags = skinnedFlags(scene, sk);
     const out = [];
     for (const { group, time, layers } of poses) {
@@ -294,13 +296,17 @@ async function extras(d, sid, k, times, snaps, what, support) {
     }
 }
 
-async function runAsset(d, tests, file, quick, full, support) {
-    const sid = file.replace(/[^A-Za-z0-9._-]/g, "_");
+async function runAsset(d, tests, entry, quick, full, support) {
+    const [file, skinText] = entry.split("@");
+    const skin = Number(skinText ?? 0);
+    const sid = entry.replace(/[^A-Za-z0-9._-]/g, "_");
     const bytes = readFileSync(join(tests, "data", file));
-    const up = await req(d, "PUT", `/v1/skeletons/${sid}`, bytes, "model/gltf-binary");
+    const glb = file.endsWith(".glb");
+    const up = await req(d, "PUT", `/v1/skeletons/${sid}${skinText ? `?skin=${skin}` : ""}`, bytes, glb ? "model/gltf-binary" : "model/gltf+json");
     if (!check(`PUT ${file}`, up.status === 201 || up.status === 200, `${up.status} ${up.body.toString().slice(0, 300)}`)) return;
     const json = parseGlbJson(bytes);
     const asset = await loadAsset(join(tests, "data", file));
+    asset.skin = skin;
     const groups = asset.scene.animationGroups;
     try {
         // The rest pose.

@@ -40,7 +40,7 @@ function glbJson(bytes) {
 function answer(entry, pose) {
     const { asset, json } = entry;
     const { scene, restore } = asset;
-    const sk = scene.skeletons.find((s) => s.id === "skeleton0");
+    const sk = scene.skeletons.find((s) => s.id === `skeleton${entry.skin}`);
     restore();
     let group = null;
     if (pose.animation !== undefined) {
@@ -114,18 +114,20 @@ const server = http.createServer((rq, rs) => {
     rq.on("data", (c) => chunks.push(c));
     rq.on("end", async () => {
         const body = Buffer.concat(chunks);
-        const m = /^\/v1\/skeletons\/([A-Za-z0-9._-]+)(\/pose|\/poses)?$/.exec(rq.url);
+        const m = /^\/v1\/skeletons\/([A-Za-z0-9._-]+)(\/pose|\/poses)?(?:\?skin=(\d+))?$/.exec(rq.url);
         const send = (status, text) => {
             rs.writeHead(status, { "Content-Type": "application/json" });
             rs.end(text);
         };
         try {
             if (!m) return send(404, "{}");
-            const [, id, route] = m;
+            const [, id, route, skin] = m;
             if (rq.method === "PUT" && !route) {
-                const file = join(dir, `${id}.glb`);
+                const isGlb = body.readUInt32LE(0) === 0x46546c67;
+                const file = join(dir, `${id}.${isGlb ? "glb" : "gltf"}`);
                 writeFileSync(file, body);
-                store.set(id, { asset: await loadAsset(file), json: glbJson(body) });
+                const json = isGlb ? glbJson(body) : JSON.parse(body.toString("utf8"));
+                store.set(id, { asset: await loadAsset(file), json, skin: Number(skin ?? 0) });
                 return send(201, JSON.stringify({ id }));
             }
             if (rq.method === "DELETE" && !route) {
