@@ -14,17 +14,21 @@
 // Object.is(Math.fround(d), b): the same float32, sign of zero included. When the daemon
 // also knows "morphWeights" or "boundsConservative", those are checked too (weights equal to
 // Babylon's influences, as doubles or as float32; conservative boxes contain the exact box).
+// Then the odd inputs of tests/data/mesh_bad (badInputs; "--asset bad" alone runs them).
 // Prints the first mismatches (asset, form, time, primitive, vertex, component, ulps) and
 //   conformance-mesh: P passed, F failed (N numbers compared)
 // Exit status: 0 all passed, 1 a mismatch, 77 the daemon does not know "vertices" yet.
 
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { loadAsset } from "./babylon_mesh.mjs";
 
 const FPS = 60;
+const here = fileURLToPath(new URL(".", import.meta.url));
 const OUT = ["vertices", "normals", "bounds"];
 // FILE or FILE@SKIN (uploaded with ?skin=SKIN).
 const ASSETS = ["Fox.glb", "CesiumMan.glb", "RiggedFigure.glb", "RobotExpressive.glb", "mannequiny-0.3.0.glb",
@@ -52,7 +56,7 @@ const check = (name, ok, detail = "") => {
 function startDaemon(bin) {
     return new Promise((resolve, reject) => {
         const p = spawn(bin, ["--listen", "127.0.0.1:0", "--max-answer-mb", "512", "--max-body", "8388608",
-            "--memory-mb", "2048"], { stdio: ["ignore", "pipe", "pipe"] });
+            "--memory-mb", "2048", "--idle-timeout", "300"], { stdio: ["ignore", "pipe", "pipe"] });
         let out = "";
         let err = "";
         p.stderr.on("data", (d) => (err += d));
@@ -83,7 +87,17 @@ function stopDaemon(d) {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-function req(d, method, path, body, ctype = "application/json") {
+/** One request; a kept-alive socket the server closed meanwhile (idle timeout) is retried once. */
+async function req(d, method, path, body, ctype = "application/json") {
+    try {
+        return await req1(d, method, path, body, ctype);
+    } catch (e) {
+        if (e.code !== "ECONNRESET" || d.p.exitCode !== null || d.p.signalCode !== null) throw e;
+        return req1(d, method, path, body, ctype);
+    }
+}
+
+function req1(d, method, path, body, ctype) {
     return new Promise((resolve, reject) => {
         const data = body === undefined ? null : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
         const headers = { Host: "localhost" };
@@ -397,6 +411,63 @@ async function layerForms(d, sid, file, asset, anims, groups) {
     }
 }
 
+const BAD = ["joint_past_end", "joint_identity", "nan_position", "weights_half", "weights_negative", "weights_zero",
+    "targets_mismatch", "no_skin_attrs"];
+
+/**
+ * tests/data/mesh_bad/*.glb (make_mesh_assets.mjs): skinnerd either refuses the upload with
+ * a 4xx problem naming a JSON pointer, or answers Babylon's numbers; where Babylon's loader
+ * throws or its vertices hold NaN (which JSON cannot carry), it must refuse.
+ */
+async function badInputs(d, tests) {
+    const tmp = mkdtempSync(join(tmpdir(), "conformance-mesh-"));
+    try {
+        await badInputsIn(d, tests, tmp);
+    } finally {
+        rmSync(tmp, { recursive: true, force: true });
+    }
+}
+
+async function badInputsIn(d, tests, tmp) {
+    for (const name of BAD) {
+        const file = join(tests, "data", "mesh_bad", `${name}.glb`);
+        const what = `mesh_bad/${name}.glb`;
+        // In a child process: a failed load leaves Babylon promises that throw later.
+        const rq = join(tmp, `${name}.json`);
+        writeFileSync(rq, JSON.stringify({ file, skin: 0, poses: [{ animation: null, time: 0 }, { animation: 0, time: 0.5 }] }));
+        const child = spawnSync(process.execPath, [join(here, "babylon_mesh.mjs"), "--requests", rq], { encoding: "utf8", maxBuffer: 1 << 26 });
+        const asset = child.status === 0;
+        let snaps = null;
+        let nan = false;
+        if (asset) {
+            const unnull = (a) => (a ? a.map((x) => (x === null ? NaN : x)) : null);
+            snaps = child.stdout.trim().split("\n").map((l) => JSON.parse(l)).map((sn) => ({
+                primitives: sn.primitives.map((p) => ({ ...p, positions: unnull(p.positions), normals: unnull(p.normals) })),
+            }));
+            nan = snaps.some((sn) => sn.primitives.some((p) => p.skinned && [p.positions, p.normals ?? []].some((a) => a.some((x) => Number.isNaN(x)))));
+        }
+        const sid = `bad_${name}`;
+        const up = await req(d, "PUT", `/v1/skeletons/${sid}`, readFileSync(file), "model/gltf-binary");
+        const prob = parse(up.body);
+        if (up.status >= 400 && up.status < 500) {
+            check(`${what}: refused with a problem naming a pointer`, typeof prob?.pointer === "string" && prob.pointer !== "", up.body.toString().slice(0, 300));
+            say(`# ${what}: ${up.status} at ${prob?.pointer}: ${prob?.detail}`);
+            continue;
+        }
+        if (!check(`${what}: uploads (${up.status}) or is refused with a 4xx`, up.status === 200 || up.status === 201, up.body.toString().slice(0, 300))) continue;
+        if (!asset) check(`${what}: Babylon's loader refuses it, so must skinnerd`, false);
+        else if (nan) check(`${what}: Babylon's vertices hold NaN here, so skinnerd must refuse the upload (422 naming the accessor)`, false);
+        else {
+            const r0 = await req(d, "POST", `/v1/skeletons/${sid}/pose`, { output: OUT });
+            const r1 = await req(d, "POST", `/v1/skeletons/${sid}/pose`, { animation: 0, time: 0.5, output: OUT });
+            const why = [r0, r1].map((r, i) => (r.status === 200 ? compareAnswer(parse(r.body), snaps[i]) : `${r.status} ${r.body.toString().slice(0, 200)}`)).find(Boolean);
+            check(`${what}: accepted, so Babylon's numbers (rest and t=0.5)`, !why, why);
+            say(`# ${what}: accepted, answers ${why ? "differ from" : "equal"} Babylon's`);
+        }
+        await req(d, "DELETE", `/v1/skeletons/${sid}`);
+    }
+}
+
 function parseGlbJson(bytes) {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (dv.getUint32(0, true) !== 0x46546c67) return JSON.parse(bytes.toString("utf8"));
@@ -431,12 +502,13 @@ async function main(argv) {
         }
         await req(d, "DELETE", "/v1/skeletons/probe");
         const support = {};
-        for (const file of pick.length ? pick : ASSETS) {
+        for (const file of pick.length ? pick.filter((x) => x !== "bad") : ASSETS) {
             const t0 = Date.now();
             const before = passed + failed;
             await runAsset(d, tests, file, quick, full, support);
             say(`# ${file}: ${passed + failed - before} checks, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
         }
+        if (!pick.length || pick.includes("bad")) await badInputs(d, tests);
     } finally {
         await stopDaemon(d);
         agent.destroy();

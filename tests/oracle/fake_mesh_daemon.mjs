@@ -20,6 +20,8 @@ const FPS = 60;
 const FAULT = process.env.FAKE_MESH_FAULT === "1";
 const dir = mkdtempSync(join(tmpdir(), "fake-mesh-"));
 const store = new Map();
+// A failed Babylon load leaves promises that throw later; a stand-in shrugs them off.
+process.on("uncaughtException", (e) => process.stderr.write(`fake_mesh_daemon: ${e.message}\n`));
 
 function f32str(x) {
     if (Object.is(x, -0)) return "-0";
@@ -127,7 +129,19 @@ const server = http.createServer((rq, rs) => {
                 const file = join(dir, `${id}.${isGlb ? "glb" : "gltf"}`);
                 writeFileSync(file, body);
                 const json = isGlb ? glbJson(body) : JSON.parse(body.toString("utf8"));
-                store.set(id, { asset: await loadAsset(file), json, skin: Number(skin ?? 0) });
+                // As skinnerd should: refuse what Babylon cannot load or skins to NaN.
+                let asset;
+                try {
+                    asset = await loadAsset(file);
+                } catch (err) {
+                    return send(422, JSON.stringify({ status: 422, detail: String(err).slice(0, 100), pointer: "/meshes/0" }));
+                }
+                const e = { asset, json, skin: Number(skin ?? 0) };
+                if (/NaN|null/.test(answer(e, { output: ["vertices", "normals"] }))) {
+                    asset.engine.dispose();
+                    return send(422, JSON.stringify({ status: 422, detail: "NaN vertices", pointer: "/meshes/0/primitives/0/attributes/POSITION" }));
+                }
+                store.set(id, e);
                 return send(201, JSON.stringify({ id }));
             }
             if (rq.method === "DELETE" && !route) {
@@ -154,6 +168,7 @@ const server = http.createServer((rq, rs) => {
         }
     });
 });
+server.keepAliveTimeout = 300000;
 server.listen(0, "127.0.0.1", () => process.stdout.write(`listening on 127.0.0.1:${server.address().port}\n`));
 process.on("SIGTERM", () => {
     server.close();
