@@ -91,7 +91,9 @@ function answer(entry, pose) {
     }
     restore();
     const parts = [];
+    const final = nums(sk._transformMatrices);
     for (const o of pose.output ?? []) {
+        if (o === "final") parts.push(`"final":${final}`);
         if (o === "vertices") parts.push(`"vertices":[${verts.join(",")}]`);
         if (o === "bounds") parts.push(`"bounds":[${bounds.join(",")}]`);
     }
@@ -99,7 +101,7 @@ function answer(entry, pose) {
 }
 
 function poseText(entry, pose) {
-    const bad = (pose.output ?? []).findIndex((o) => !["vertices", "normals", "bounds"].includes(o));
+    const bad = (pose.output ?? []).findIndex((o) => !["final", "vertices", "normals", "bounds"].includes(o));
     if (bad >= 0) return { status: 422, text: JSON.stringify({ status: 422, detail: "unknown output", pointer: `/output/${bad}` }) };
     let times = null;
     if (Array.isArray(pose.times)) times = pose.times;
