@@ -532,8 +532,9 @@ async function main(argv) {
         for (const file of pick.length ? pick.filter((x) => x !== "bad") : ASSETS) {
             const t0 = Date.now();
             const before = passed + failed;
+            const failedBefore = failed;
             await runAsset(d, tests, file, quick, full, support);
-            say(`# ${file}: ${passed + failed - before} checks, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+            say(`# ${file}: ${passed + failed - before} checks, ${failed - failedBefore} failed, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
         }
         if (!pick.length || pick.includes("bad")) await badInputs(d, tests);
     } finally {
