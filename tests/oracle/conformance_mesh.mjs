@@ -9,7 +9,8 @@
 // pose form: the rest pose, one POST /pose per time, one /poses batch of them (which must
 // be the singles' bytes), a "times" range (each result the single's bytes) and a
 // "from"/"to"/"fps" range (frame k at from + k/fps), and, for assets with 2 clips or more,
-// weighted "layers" (one pose and a "times" range of offsets). Babylon's numbers come from
+// weighted "layers" (one pose and a "times" range of offsets), and "bounds" (with
+// "boundsConservative") on every frame at 60 fps (meshes over 5000 vertices only with --full). Babylon's numbers come from
 // babylon_mesh.mjs in this process. A daemon number d matches Babylon's b when
 // Object.is(Math.fround(d), b): the same float32, sign of zero included. When the daemon
 // also knows "morphWeights" or "boundsConservative", those are checked too (weights equal to
@@ -378,6 +379,7 @@ async function runAsset(d, tests, entry, quick, full, support) {
                 const why = res.map((a, f) => compareAnswer(a, fs[f]) && `frame ${f} (t=${ft[f]}) ${compareAnswer(a, fs[f])}`).find(Boolean);
                 check(`${what} from/to/fps range equals Babylon`, !why, why);
                 await extras(d, sid, k, ft, fs, what, support);
+                if (full || verts <= BIG_MESH) await everyFrame(d, sid, k, group, asset, what, support);
             }
         }
         if (anims.length >= 2) await layerForms(d, sid, file, asset, anims, groups);
@@ -387,6 +389,57 @@ async function runAsset(d, tests, entry, quick, full, support) {
         asset.engine.dispose();
         await req(d, "DELETE", `/v1/skeletons/${sid}`);
     }
+}
+
+/**
+ * Every frame of the clip at 60 fps (Babylon's frame rate), frame f at f / 60: "bounds"
+ * equal to Babylon's, and "boundsConservative" (when the daemon has it) containing them.
+ */
+async function everyFrame(d, sid, k, group, asset, what, support) {
+    const { scene, restore } = asset;
+    const sk = scene.skeletons.find((s) => s.id === `skeleton${asset.skin}`);
+    const meshes = scene.meshes.filter((m) => m.skeleton === sk && m.getTotalVertices() > 0 && m.getVerticesData("matricesIndices"));
+    const frames = Math.floor(group.to) + 1;
+    const outs = support.boundsConservative ? ["bounds", "boundsConservative"] : ["bounds"];
+    let bad = null;
+    let loose = null;
+    for (let c = 0; c < frames && !bad; c += 512) {
+        const times = [];
+        for (let f = c; f < Math.min(frames, c + 512); f++) times.push(f / FPS);
+        const r = await req(d, "POST", `/v1/skeletons/${sid}/pose`, { animation: k, times, output: outs });
+        const res = parse(r.body)?.results;
+        if (r.status !== 200 || !Array.isArray(res) || res.length !== times.length) {
+            bad = `${r.status} ${r.body.toString().slice(0, 200)}`;
+            break;
+        }
+        restore();
+        group.start(false, 1, group.from, group.to);
+        group.pause();
+        times.forEach((t, i) => {
+            if (bad) return;
+            group.goToFrame(t * FPS);
+            sk.prepare(true);
+            for (const m of meshes) {
+                m.refreshBoundingInfo(true, true);
+                const bb = m.getBoundingInfo().boundingBox;
+                const min = [bb.minimum.x, bb.minimum.y, bb.minimum.z];
+                const max = [bb.maximum.x, bb.maximum.y, bb.maximum.z];
+                const ptr = (m._internalMetadata?.gltf?.pointers ?? []).find((x) => /^\/meshes\/\d+\/primitives\/\d+$/.test(x));
+                const b = (res[i].bounds ?? []).find((x) => x.primitive === ptr);
+                const why = !b ? `no bounds for ${ptr}` : firstDiff(b.min, min, 0) ?? firstDiff(b.max, max, 0);
+                if (why) bad = `frame ${c + i} (t=${t}) ${ptr} ${why}`;
+                if (outs.length === 2 && !loose) {
+                    const cb = (res[i].boundsConservative ?? []).find((x) => x.primitive === ptr) ?? res[i].boundsConservative?.[0];
+                    if (!cb || ![0, 1, 2].every((j) => cb.min[j] <= min[j] && cb.max[j] >= max[j]))
+                        loose = `frame ${c + i} (t=${t}) ${ptr}: conservative ${JSON.stringify(cb)}, exact ${JSON.stringify([min, max])}`;
+                }
+            }
+        });
+        group.stop();
+    }
+    restore();
+    check(`${what} "bounds" on every frame (${frames} at 60 fps)`, !bad, bad);
+    if (outs.length === 2) check(`${what} "boundsConservative" contains the exact box on every frame`, !loose, loose);
 }
 
 /**
