@@ -213,12 +213,12 @@ function babylonPoses(asset, poses) {
     const sk = scene.skeletons.find((s) => s.id === `skeleton${asset.skin}`);
     const flags = skinnedFlags(scene, sk);
     const out = [];
-    for (const { group, time, layers } of poses) {
+    for (const { group, time, frame, layers } of poses) {
         restore();
         if (group) {
             group.start(false, 1, group.from, group.to);
             group.pause();
-            group.goToFrame(time * FPS);
+            group.goToFrame(frame ?? time * FPS);
         }
         if (layers) {
             // Weighted layers through Babylon's own blending, as babylon_gltf.mjs sampleLayers.
@@ -365,6 +365,18 @@ async function runAsset(d, tests, entry, quick, full, support) {
                     : res.map((a, i) => compareAnswer(a, snaps[i]) && `t=${times[i]} ${compareAnswer(a, snaps[i])}`).find(Boolean) ?? "numbers equal Babylon's, bytes differ from the singles";
                 check(`${what} "times" range equals the singles`, false, why);
             } else check(`${what} "times" range`, true);
+            // "loop": true past the end: frame fmod(time * 60, end frame) (docs/clips.md), as
+            // Babylon's goToFrame of that frame.
+            if (group.to > 0) {
+                const lt = [group.to / FPS * 1.37, group.to / FPS * 2.5 + 0.01];
+                const ls = lt.map((t) => ({ group, frame: (t * FPS) % group.to }));
+                const lsnaps = babylonPoses(asset, ls);
+                for (let i = 0; i < lt.length; i++) {
+                    const r = await req(d, "POST", `/v1/skeletons/${sid}/pose`, { animation: k, time: lt[i], loop: true, output: OUT });
+                    const why = r.status === 200 ? compareAnswer(parse(r.body), lsnaps[i]) : `${r.status} ${r.body.toString().slice(0, 300)}`;
+                    check(`${what} /pose loop t=${lt[i]}`, !why, why);
+                }
+            }
             // A "from"/"to"/"fps" range over the clip.
             const from = 0;
             const to = group.to / FPS;

@@ -51,7 +51,8 @@ function answer(entry, pose) {
         group = scene.animationGroups.find((g) => g.name === name);
         group.start(false, 1, group.from, group.to);
         group.pause();
-        group.goToFrame((pose.time ?? 0) * FPS);
+        const f = (pose.time ?? 0) * FPS;
+        group.goToFrame(pose.loop ? f % group.to : f);
     }
     const layers = (pose.layers ?? []).map((l) => {
         const name = json.animations[l.animation].name || `animation${l.animation}`;
