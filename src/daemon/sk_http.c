@@ -192,21 +192,20 @@ static int respond_oom(sk_http_req *req) {
   return SK_ENOMEM;
 }
 
-/* Adds the content type, `headers` and Connection: close when due, and
- * makes `r` the answer. Frees `r` and answers a bare 503 on failure. */
+/* Adds the content type, `headers`, the decoration `deco` and Connection:
+ * close when `close`, and makes `r` the answer. Frees `r` and answers a
+ * bare 503 on failure. */
 static int set_response(sk_http_req *req, struct MHD_Response *r, int status, const char *content_type,
-                        const char *const *headers) {
+                        const char *const *headers, const char *const *deco, bool close) {
   if (content_type != NULL && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES)
     goto oom_r;
   for (const char *const *p = headers; p != NULL && p[0] != NULL; p += 2)
     if (MHD_add_response_header(r, p[0], p[1]) != MHD_YES)
       goto oom_r;
-  for (const char *const *p = req->decorate != NULL ? req->decorate(req, status) : NULL; p != NULL && p[0] != NULL;
-       p += 2)
+  for (const char *const *p = deco; p != NULL && p[0] != NULL; p += 2)
     if (MHD_add_response_header(r, p[0], p[1]) != MHD_YES)
       goto oom_r;
-  if ((req->close_after || req->http->stopping) &&
-      MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)
+  if (close && MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)
     goto oom_r;
   req->resp = r;
   req->status = status;
@@ -214,6 +213,96 @@ static int set_response(sk_http_req *req, struct MHD_Response *r, int status, co
 oom_r:
   MHD_destroy_response(r);
   return respond_oom(req);
+}
+
+static const char *const *decoration(sk_http_req *req, int status) {
+  return req->decorate != NULL ? req->decorate(req, status) : NULL;
+}
+
+static bool closing(const sk_http_req *req) { return req->close_after || req->http->stopping; }
+
+/* Appends s and its NUL to the key; false when it does not fit. */
+static bool key_add(char *key, size_t *n, const char *s) {
+  size_t len = strlen(s) + 1;
+  if (len > SK_HTTP_KEPT_KEY - *n)
+    return false;
+  memcpy(key + *n, s, len);
+  *n += len;
+  return true;
+}
+
+/* Every header an answer carries, as one text (content type, headers,
+ * decoration, close): two answers with the same text and length can be
+ * the same response. False when over SK_HTTP_KEPT_KEY. */
+static bool answer_key(const char *content_type, const char *const *headers, const char *const *deco, bool close,
+                       char key[SK_HTTP_KEPT_KEY], size_t *n) {
+  *n = 0;
+  if (!key_add(key, n, content_type != NULL ? content_type : "") || !key_add(key, n, close ? "c" : "k"))
+    return false;
+  for (const char *const *p = headers; p != NULL && p[0] != NULL; p += 2)
+    if (!key_add(key, n, p[0]) || !key_add(key, n, p[1]))
+      return false;
+  key_add(key, n, "");
+  for (const char *const *p = deco; p != NULL && p[0] != NULL; p += 2)
+    if (!key_add(key, n, p[0]) || !key_add(key, n, p[1]))
+      return false;
+  return true;
+}
+
+void sk_http__kept_drop(conn_state *c) {
+  if (c->kept != NULL)
+    MHD_destroy_response(c->kept); /* the body goes with it (free callback) */
+  c->kept = NULL;
+  c->kept_body = NULL;
+  c->kept_len = c->kept_key_len = 0;
+}
+
+/* An owned answer of up to SK_HTTP_KEPT_MAX bytes on a connection with
+ * state: a pose client asks the same kind of question again and again, and
+ * creating the libmicrohttpd response with its headers (an allocation per
+ * header and two string copies, each checked) cost ~4 500 instructions of
+ * a pose request's ~62 000 under callgrind. So the connection keeps its
+ * last such response; an answer with the same header text and length is
+ * copied into the kept body and the kept response queued again. Safe
+ * because libmicrohttpd runs one request at a time per connection: when a
+ * handler answers, the previous answer on the connection has gone out and
+ * nothing reads the kept body. The kept bytes are per-connection memory
+ * like libmicrohttpd's own pool (--conn-memory), bounded by
+ * SK_HTTP_KEPT_MAX per connection, not answers being sent: outside the
+ * budget, which counted this answer like any other (count_answer).
+ * Takes `body` in every case. */
+static int respond_kept(sk_http_req *req, int status, const char *content_type, char *body, size_t len,
+                        const char *const *headers) {
+  conn_state *c = req->cstate;
+  const char *const *deco = decoration(req, status);
+  const bool close = closing(req);
+  char key[SK_HTTP_KEPT_KEY];
+  size_t klen;
+  bool keyed = answer_key(content_type, headers, deco, close, key, &klen);
+  if (keyed && c->kept != NULL && c->kept_len == len && c->kept_key_len == klen && memcmp(c->kept_key, key, klen) == 0) {
+    memcpy(c->kept_body, body, len);
+    free(body);
+    req->resp = c->kept;
+    req->resp_kept = true;
+    req->status = status;
+    return 0;
+  }
+  struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+  if (r == NULL) {
+    free(body);
+    return respond_oom(req);
+  }
+  int rc = set_response(req, r, status, content_type, headers, deco, close);
+  if (rc != 0 || !keyed)
+    return rc;
+  sk_http__kept_drop(c);
+  c->kept = r; /* our reference moves to the connection */
+  c->kept_body = body;
+  c->kept_len = len;
+  memcpy(c->kept_key, key, klen);
+  c->kept_key_len = klen;
+  req->resp_kept = true;
+  return 0;
 }
 
 int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
@@ -230,10 +319,12 @@ int sk_http_respond(sk_http_req *req, int status, const char *content_type, void
     return sk_http_respond(req, 503, "application/problem+json", (void *)k_over_budget, sizeof k_over_budget - 1,
                            false, retry);
   }
+  if (own && req->cstate != NULL && len > 0 && len <= SK_HTTP_KEPT_MAX)
+    return respond_kept(req, status, content_type, body, len, headers);
   struct MHD_Response *r =
       MHD_create_response_from_buffer(len, body, own ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
   if (r != NULL)
-    return set_response(req, r, status, content_type, headers);
+    return set_response(req, r, status, content_type, headers, decoration(req, status), closing(req));
   if (own)
     free(body);
   return respond_oom(req);
@@ -282,7 +373,7 @@ int sk_http_respond_stream(sk_http_req *req, int status, const char *content_typ
     stream_free(st);
     return respond_oom(req);
   }
-  return set_response(req, r, status, content_type, headers);
+  return set_response(req, r, status, content_type, headers, decoration(req, status), closing(req));
 }
 
 static enum MHD_Result queue(sk_http_req *req) {
@@ -290,7 +381,8 @@ static enum MHD_Result queue(sk_http_req *req) {
   if (req->resp == NULL)
     return MHD_NO;
   enum MHD_Result rc = MHD_queue_response(req->conn, (unsigned)req->status, req->resp);
-  MHD_destroy_response(req->resp); /* MHD holds its own reference */
+  if (!req->resp_kept)
+    MHD_destroy_response(req->resp); /* MHD holds its own reference */
   req->resp = NULL;
   return rc;
 }
@@ -501,7 +593,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   if (h->cfg.log_level >= 3)
     sk_http__logf(h, 3, "%s %s -> %d in %.0f us", req->method, req->url, req->status,
           (double)(uv_hrtime() - req->start_ns) * 1e-3);
-  if (req->resp != NULL)
+  if (req->resp != NULL && !req->resp_kept)
     MHD_destroy_response(req->resp);
   if (req->cleanup != NULL)
     req->cleanup(req->data);

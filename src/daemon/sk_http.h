@@ -129,6 +129,7 @@ struct sk_http_req {
   struct MHD_Connection *conn;
   struct MHD_Response *resp;
   bool handled, queued, suspended;
+  bool resp_kept;          /* resp is the connection's kept answer (not ours to destroy) */
   bool in_after, requeued; /* inside a job's after-callback; it deferred again */
   size_t discarded;
   uv_work_t work;

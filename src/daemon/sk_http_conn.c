@@ -125,6 +125,7 @@ void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socke
       c->next->prev = c->prev;
     else
       h->conns_tail = c->prev;
+    sk_http__kept_drop(c);
     free(c);
     *socket_context = NULL;
   }
