@@ -52,7 +52,7 @@ typedef struct conn_state {
   uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
   bool body_done;      /* the whole body is in (handled, queued or on the pool) */
   bool cut;            /* shut down by the sweep */
-  uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
+  bool answered;       /* an answer went out: since_ns is its time (see conn_idle) */
   /* The connection's last owned answer of up to SK_HTTP_KEPT_MAX bytes,
    * kept for the next one (sk_http.c, respond_kept): one reference to the
    * response, its body (freed with it) and the header text it carries. */
