@@ -36,10 +36,11 @@ struct sk_http {
   sk_http_req *streams;  /* requests holding streamed answers (sk_http_reserve_stream) */
 };
 
-/* Answers kept per connection (conn_state.kept): bodies up to this size
- * (a single pose is 4 224 bytes binary, ~5 KB as JSON), header text up to
- * SK_HTTP_KEPT_KEY bytes. */
-#define SK_HTTP_KEPT_MAX 8192u
+/* Answers kept per connection (conn_state.kept): bodies up to the
+ * connection's pool size (--conn-memory, 16 KiB by default) and at most
+ * this (a 65-bone pose is 4 224 bytes binary, ~9 KB as JSON), header text
+ * up to SK_HTTP_KEPT_KEY bytes. */
+#define SK_HTTP_KEPT_MAX 65536u
 #define SK_HTTP_KEPT_KEY 384u
 
 /* Per connection (MHD's socket context): when the request being read
