@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per single-pose request, end to end, under callgrind. Not a test.
 
-  python3 tests/bench/http_callgrind.py [--requests N] [--top K] [--json] SKINNERD [SKINNERD ...]
+  python3 tests/bench/http_callgrind.py [--requests N] [--top K] [--json] [--syscalls] SKINNERD [SKINNERD ...]
 
 For each build: skinnerd runs under `valgrind --tool=callgrind`; the
 65-bone skeleton of http_bench.py is PUT and 50 requests warm the daemon;
@@ -18,8 +18,10 @@ builds compare in one run without alternating.
 import argparse
 import json
 import os
+import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -66,21 +68,8 @@ def run(exe, n, accept, top, tmp, keep=None, tag="0"):
         if not m:
             raise SystemExit("%s did not start under valgrind (%r)" % (exe, line))
         port = int(m.group(1))
-        st, _, b = http_bench.request(port, "PUT", "/v1/skeletons/bench65", {"Content-Type": "application/json"},
-                                      json.dumps(http_bench.skeleton65()).encode())
-        if st not in (200, 201):
-            raise SystemExit("PUT: %d %r" % (st, b[:200]))
-        import random
-        body = json.dumps(http_bench.small_pose(random.Random(4242))).encode()
-        req = ("POST /v1/skeletons/bench65/pose HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-               "Accept: %s\r\nContent-Length: %d\r\n\r\n" % (port, accept, len(body))).encode() + body
-        s = socket.create_connection(("127.0.0.1", port), timeout=120)
+        s, req = connect_warm(port, accept)
         buf = b""
-        for _ in range(50):  # warm: allocator, caches, the connection's pool
-            send_all(s, req)
-            st, buf = read_answer(s, buf)
-            if st != 200:
-                raise SystemExit("pose: %d" % st)
         ctl = ["callgrind_control"]
         subprocess.run(ctl + ["-z", str(p.pid)], check=True, capture_output=True, cwd=tmp)
         for _ in range(n):
@@ -115,12 +104,64 @@ def run(exe, n, accept, top, tmp, keep=None, tag="0"):
     return total / n, rows[:top]
 
 
+def syscalls(exe, n, accept):
+    """{name: calls per request} over n requests, strace attached after the warm-up."""
+    tmp = tempfile.mkdtemp(prefix="skinnerd-st-")
+    out = os.path.join(tmp, "strace.txt")
+    p = subprocess.Popen([os.path.abspath(exe), "--listen", "127.0.0.1:0", "--threads", "1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        port = int(re.match(rb"listening on 127\.0\.0\.1:(\d+)", p.stdout.readline()).group(1))
+        s, req = connect_warm(port, accept)
+        st = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(p.pid)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        st.stderr.readline()  # "strace: Process N attached"
+        time.sleep(0.3)
+        buf = b""
+        for _ in range(n):
+            s.sendall(req)
+            _, buf = read_answer(s, buf)
+        st.send_signal(signal.SIGINT)
+        st.wait(timeout=30)
+        s.close()
+    finally:
+        p.terminate()
+        p.wait()
+    calls = {}
+    for line in open(out):
+        f = line.split()
+        if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
+            calls[f[-1]] = int(f[3]) / n
+    shutil.rmtree(tmp, ignore_errors=True)
+    return calls
+
+
+def connect_warm(port, accept):
+    """The skeleton PUT, a keep-alive connection and 50 warm-up requests: (socket, request bytes)."""
+    st, _, b = http_bench.request(port, "PUT", "/v1/skeletons/bench65", {"Content-Type": "application/json"},
+                                  json.dumps(http_bench.skeleton65()).encode())
+    if st not in (200, 201):
+        raise SystemExit("PUT: %d %r" % (st, b[:200]))
+    body = json.dumps(http_bench.small_pose(random.Random(4242))).encode()
+    req = ("POST /v1/skeletons/bench65/pose HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+           "Accept: %s\r\nContent-Length: %d\r\n\r\n" % (port, accept, len(body))).encode() + body
+    s = socket.create_connection(("127.0.0.1", port), timeout=120)
+    buf = b""
+    for _ in range(50):  # warm: allocator, caches, the connection's pool
+        s.sendall(req)
+        st, buf = read_answer(s, buf)
+        if st != 200:
+            raise SystemExit("pose: %d" % st)
+    return s, req
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("skinnerd", nargs="+")
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--keep", metavar="DIR", help="copy each build's dump into DIR (for callgrind_annotate)")
+    ap.add_argument("--syscalls", action="store_true", help="also system calls per request (strace -c)")
     ap.add_argument("--json", action="store_true", help="the JSON answer instead of the binary one")
     a = ap.parse_args()
     for tool in ("valgrind", "callgrind_control"):
@@ -140,6 +181,10 @@ def main():
             print("%-50s %8.0f instructions per request%s" % (exe, ir, rel))
             for v, name in rows:
                 print("    %8.0f  %s" % (v / a.requests, name))
+            if a.syscalls:
+                calls = syscalls(exe, a.requests, accept)
+                print("    %.2f system calls per request: %s" % (sum(calls.values()), ", ".join(
+                    "%s %.2f" % kv for kv in sorted(calls.items(), key=lambda kv: -kv[1]) if kv[1] >= 0.01)))
             sys.stdout.flush()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
