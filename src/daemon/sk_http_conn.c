@@ -48,18 +48,9 @@ static bool tcp_rx(int fd, uint64_t *bytes, uint32_t *quiet_ms) {
   return true;
 }
 
-/* After an answer, "nothing received since" is read off the kernel's
- * clock of the last data received (ms, counted in jiffies, so up to one
- * jiffy short: 10 ms at HZ 100) instead of a byte count taken at the
- * answer: that getsockopt(TCP_INFO) cost 0.6-0.9 us per request here,
- * more than the rest of the connection bookkeeping. Bytes that arrive
- * within this slack of the answer count as before it. */
-#define SK_HTTP_RX_SLACK_MS 10u
-
 /* No request bytes pending: nothing received since since_ns (plain HTTP;
  * under TLS see SK_HTTP_TLS_MIN_IDLE_MS), and nothing for at least
- * `min_quiet_ms`. A connection that has had no answer yet must have
- * received no byte at all. */
+ * `min_quiet_ms`. */
 static bool conn_idle(const conn_state *c, uint32_t min_quiet_ms) {
   uint64_t rx;
   uint32_t quiet;
@@ -67,12 +58,7 @@ static bool conn_idle(const conn_state *c, uint32_t min_quiet_ms) {
     return false;
   if (c->http->cfg.tls != NULL)
     return quiet >= (min_quiet_ms > SK_HTTP_TLS_MIN_IDLE_MS ? min_quiet_ms : SK_HTTP_TLS_MIN_IDLE_MS);
-  if (quiet < min_quiet_ms)
-    return false;
-  if (!c->answered)
-    return rx == 0;
-  const uint64_t since_ms = (uv_hrtime() - c->since_ns) / 1000000u;
-  return (uint64_t)quiet + SK_HTTP_RX_SLACK_MS >= since_ms;
+  return rx == c->rx_mark && quiet >= min_quiet_ms;
 }
 
 static void conn_cut(conn_state *c) {
@@ -190,9 +176,18 @@ void sk_http__on_sweep(uv_timer_t *t) {
   sk_http__run_mhd(h);
 }
 
-void sk_http__conn_next(conn_state *c) {
+void sk_http__conn_next(conn_state *c, uint64_t request_bytes) {
   c->since_ns = uv_hrtime();
   c->headers_ns = 0;
   c->body_done = false;
-  c->answered = true;
+  /* Bytes counted here exclude any of the next request that arrived
+   * before this call (libmicrohttpd completes a request in a later pass
+   * than the one that sent its answer): such a connection is not idle. */
+  uint32_t quiet;
+  if (c->http->cfg.tls != NULL)
+    return; /* conn_idle reads no byte count under TLS */
+  if (request_bytes != 0)
+    c->rx_mark += request_bytes;
+  else if (!tcp_rx(c->fd, &c->rx_mark, &quiet))
+    c->rx_mark = UINT64_MAX; /* never idle: see conn_idle */
 }

@@ -53,7 +53,7 @@ typedef struct conn_state {
   uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
   bool body_done;      /* the whole body is in (handled, queued or on the pool) */
   bool cut;            /* shut down by the sweep */
-  bool answered;       /* an answer went out: since_ns is its time (see conn_idle) */
+  uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
   /* The connection's last owned answer of up to SK_HTTP_KEPT_MAX bytes,
    * kept for the next one (sk_http.c, respond_kept): one reference to the
    * response, its body (freed with it) and the header text it carries. */
@@ -88,8 +88,11 @@ void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socke
                             enum MHD_ConnectionNotificationCode code);
 /* Drops the answer `c` keeps, if any (the connection closed). */
 void sk_http__kept_drop(conn_state *c);
-/* An answer went out on `c`: the next request's clock starts now. */
-void sk_http__conn_next(conn_state *c);
+/* An answer went out on `c`: the next request's clock starts now.
+ * `request_bytes`: the bytes of the request just answered as they came
+ * over the wire (header block and body), when known, else 0: the kernel's
+ * count is then read (a system call). */
+void sk_http__conn_next(conn_state *c, uint64_t request_bytes);
 /* Once a second: cuts connections past their header, body or idle deadline. */
 void sk_http__on_sweep(uv_timer_t *t);
 
