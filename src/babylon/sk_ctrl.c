@@ -18,17 +18,22 @@ static bool has_child(const sk_skeleton *s, int32_t bone, int32_t *first) {
   return false;
 }
 
+/* BoneIKController's `_notEnoughInformation` for a bone with a parent: a
+ * leaf whose length is 0 or unset. The constructor returns early and
+ * update() does nothing. */
+static bool leaf_without_length(const sk_skeleton *s, int32_t bone) {
+  const sk_bone *b2 = &s->bones[bone];
+  return !has_child(s, bone, NULL) && !(b2->has_length && b2->length != 0);
+}
+
 int sk_ctrl_ik_check(const sk_skeleton *s, int32_t bone, const sk_ik_options *o, const char **why) {
   int32_t p = s->bones[bone].parent;
   if (p < 0) {
     *why = "IK needs a bone with a parent (the chain is parent -> bone)";
     return SK_ERANGE;
   }
-  const sk_bone *b2 = &s->bones[bone];
-  if (!has_child(s, bone, NULL) && !(b2->has_length && b2->length != 0)) {
-    *why = "IK needs a bone with children or a non-zero length";
-    return SK_ERANGE;
-  }
+  if (leaf_without_length(s, bone))
+    return 0; /* Babylon answers: the controller leaves the bones as they are */
   if (!o->has_pole_target && o->pole_target_bone < 0 && s->bones[p].parent < 0) {
     *why = "IK needs a pole: \"poleTarget\", \"poleTargetBone\", or a grandparent";
     return SK_ERANGE;
@@ -184,6 +189,8 @@ static double ik_frame(sk_bones *b, const ik *k, const sk_mesh *mesh, const sk_i
 }
 
 void sk_ctrl_ik(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_options *o) {
+  if (leaf_without_length(b->s, bone))
+    return;
   if (mesh == NULL)
     mesh = &k_identity_mesh;
   ik k;

@@ -306,7 +306,12 @@ function boneOp(sk, op, what, dfltMesh = caseMesh) {
             if ("maxAngle" in op) opts.maxAngle = num(op, "maxAngle", what);
             if ("slerpAmount" in op) opts.slerpAmount = num(op, "slerpAmount", what);
             const ik = new BoneIKController(mesh, bone, opts);
-            if (ik._notEnoughInformation) fail(`${what}.bone: not enough information for IK`);
+            if (ik._notEnoughInformation) {
+                // A leaf of length 0: Babylon logs an error and update() does nothing. Without a
+                // parent too, but skinnerd refuses that one (422), as it refuses a missing pole.
+                if (!bone.getParent()) fail(`${what}.bone: not enough information for IK`);
+                return null;
+            }
             ik.targetPosition.copyFrom(vec3(op.target, `${what}.target`));
             if ("poleTarget" in op) {
                 // A pole given as a position: no pole bone (the options would default it to the grandparent).
