@@ -118,6 +118,17 @@ START_TEST(ik_chains_without_what_babylon_needs_are_refused) {
                      "\"poleTargetBone\":\"a\"}]",
                SK_ETYPE, "/ops/0/poleTargetBone");
   expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\"}]", SK_EMISSING, "/ops/0/target");
+  /* the target as doubles or as a mesh's world position, not both; a pole one way */
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"targetMesh\":{}}]", SK_ETYPE,
+               "/ops/0/targetMesh");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"targetMesh\":null}]", SK_ETYPE, "/ops/0/targetMesh");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"targetMesh\":{\"scaling\":[0,1,1]}}]", SK_ESINGULAR,
+               "/ops/0/targetMesh");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"poleTarget\":[0,1,0],"
+                     "\"poleTargetMesh\":{}}]",
+               SK_ETYPE, "/ops/0/poleTargetMesh");
+  expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"poleTargetMesh\":{\"postion\":[1,2,3]}}]",
+               SK_EUNKNOWN, "/ops/0/poleTargetMesh/postion");
   expect_error(NULL, "[{\"op\":\"ik\",\"bone\":\"b\",\"target\":[0,0,1],\"space\":\"world\"}]", SK_EUNKNOWN,
                "/ops/0/space");
 }

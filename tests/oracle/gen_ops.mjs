@@ -151,10 +151,18 @@ function ikOp(g, skeleton, tags) {
     if (!ok.length) return null;
     const b = g.pick(ok);
     const op = { op: "ik", bone: b.name, target: vec(g, 3) };
+    if (MIRROR && g.chance(0.3)) {
+        // the target as a mesh's world position (float32), not doubles
+        delete op.target;
+        op.targetMesh = meshSpec(g);
+        tags.add("ik target mesh");
+    }
     const grand = byName.get(b.parent).parent;
-    const pole = g.pick(grand ? ["default", "position", "bone"] : ["position", "bone"]);
+    const poles = grand ? ["default", "position", "bone"] : ["position", "bone"];
+    const pole = g.pick(MIRROR ? [...poles, "mesh"] : poles);
     if (pole === "position") op.poleTarget = vec(g, 3);
     if (pole === "bone") op.poleTargetBone = g.pick(bones).name;
+    if (pole === "mesh") op.poleTargetMesh = meshSpec(g);
     if (pole !== "position" && g.chance(0.6)) op.poleTargetLocalOffset = vec(g);
     if (g.chance(0.3)) op.poleAngle = angle(g);
     if (g.chance(0.3)) op.bendAxis = nonZeroAxis(g);
