@@ -151,6 +151,41 @@ START_TEST(world_and_positions_cover_every_bone_in_order) {
 }
 END_TEST
 
+/* "targetMesh" is "target" rounded to float32 (a world matrix's
+ * translation), whatever the mesh's other fields; "target" is used as
+ * given. On a three-bone chain with a pole. */
+START_TEST(a_target_mesh_is_the_target_rounded_to_float32) {
+  static const char *skel = "{\"bones\":[{\"name\":\"a\",\"position\":[1,2,3]},{\"name\":\"b\",\"parent\":\"a\","
+                            "\"position\":[0,1,0]},{\"name\":\"c\",\"parent\":\"b\",\"position\":[0,1,0]}]}";
+  static const double t[3] = {0.1, 0.7, 2.3};
+  char target[3][192], ops[3][1024];
+  snprintf(target[0], sizeof target[0], "\"target\":[%.17g,%.17g,%.17g]", (double)(float)t[0], (double)(float)t[1],
+           (double)(float)t[2]);
+  snprintf(target[1], sizeof target[1], "\"targetMesh\":{\"position\":[%.17g,%.17g,%.17g]}", t[0], t[1], t[2]);
+  snprintf(target[2], sizeof target[2], "\"targetMesh\":{\"position\":[%.17g,%.17g,%.17g],\"scaling\":[-1,2,1]}", t[0],
+           t[1], t[2]);
+  sk_strbuf out[3] = {{0}};
+  for (int k = 0; k < 3; k++) {
+    snprintf(ops[k], sizeof ops[k],
+             "{\"skeleton\":%s,\"ops\":[{\"op\":\"ik\",\"bone\":\"b\",%s,\"poleTarget\":[0,0,3]},"
+             "{\"op\":\"evaluate\",\"output\":[\"final\",\"local\"]}]}",
+             skel, target[k]);
+    json_t *c = json_loads(ops[k], 0, NULL);
+    ck_assert_ptr_nonnull(c);
+    sk_error e;
+    sk_error_clear(&e);
+    ck_assert_msg(sk_eval_case(c, &out[k], &e) == 0, "%s at %s", e.text, e.pointer);
+    json_decref(c);
+  }
+  for (int k = 1; k < 3; k++) {
+    ck_assert_uint_eq(out[k].len, out[0].len);
+    ck_assert(memcmp(out[k].data, out[0].data, out[0].len) == 0);
+  }
+  for (int k = 0; k < 3; k++)
+    sk_strbuf_free(&out[k]);
+}
+END_TEST
+
 START_TEST(a_pose_with_ops_leaves_no_trace) {
   sk_error e;
   sk_strbuf out = {0};
@@ -334,6 +369,7 @@ int main(void) {
   tc = tcase_create("golden");
   tcase_add_test(tc, world_and_positions_cover_every_bone_in_order);
   tcase_add_test(tc, a_pose_with_ops_leaves_no_trace);
+  tcase_add_test(tc, a_target_mesh_is_the_target_rounded_to_float32);
   suite_add_tcase(s, tc);
   tc = tcase_create("babylon");
   tcase_set_timeout(tc, 300);
