@@ -2,7 +2,9 @@
  * [start, end], frame k at k / fps) answers the same bytes however it is
  * split: one whole bake, chunks of 1, 64, 777 and 1000 frames, resumed
  * halfway, in one /poses batch of chunks, and frame by frame as single
- * poses at "time": k / fps; `skinner eval` (ops) gives the daemon's bytes.
+ * poses at "time": k / fps; `skinner eval` (ops) gives the daemon's bytes;
+ * every other range form (layers, additive, masked, "bones" on top, ops,
+ * Babylon-format clips) splits into the same bytes too.
  * A bad "frames" is a 4xx naming its field. */
 #include <math.h>
 
@@ -16,6 +18,7 @@ enum { N = 10000 };
 static const char k_clip[] = "\"animation\":\"Survey\",\"loop\":true";
 
 static sk_daemon g_d;
+static const char *g_id = "fox"; /* the skeleton ask() poses */
 
 static void start(const char *const *args) {
   sk_fixture_start(&g_d, args);
@@ -32,8 +35,9 @@ static const char *accept_of(bool binary) {
  * is one entry), the bytes for binary. */
 static void ask(const char *body, bool batch, bool binary, sk_strbuf *out) {
   sk_httpc_resp r;
-  sk_fixture_request(&g_d, "POST", batch ? "/v1/skeletons/fox/poses" : "/v1/skeletons/fox/pose", accept_of(binary),
-                     body, strlen(body), &r);
+  char path[128];
+  snprintf(path, sizeof path, "/v1/skeletons/%s/%s", g_id, batch ? "poses" : "pose");
+  sk_fixture_request(&g_d, "POST", path, accept_of(binary), body, strlen(body), &r);
   ck_assert_msg(r.status == 200, "%d %.300s for %.200s", r.status, r.body, body);
   const char *p = r.body;
   size_t n = r.len;
@@ -217,6 +221,56 @@ START_TEST(skinner_eval_ops_give_the_daemons_bytes_in_any_chunks) {
 }
 END_TEST
 
+/* Every range form by index (layers with an offset, an additive layer, a
+ * masked one, "bones" on top, Bone-API ops on every frame, and Fox's Walk
+ * in Babylon's format, alone and in layers): chunks of 64 and 333 frames
+ * and a resume at 500 are the whole [0, 1000) range, JSON and binary. */
+START_TEST(every_range_form_splits_into_the_same_bytes) {
+  start(NULL);
+  size_t len;
+  unsigned char *babylon = sk_test_read_asset("fox-walk-babylon.json", &len);
+  sk_fixture_put(&g_d, "foxb", "application/json", babylon, len);
+  free(babylon);
+  static const char *const forms[] = {
+      "\"layers\":[{\"animation\":\"Walk\",\"weight\":0.7,\"loop\":true},"
+      "{\"animation\":\"Run\",\"time\":0.2,\"weight\":0.3,\"loop\":true}]",
+      "\"layers\":[{\"animation\":\"Survey\",\"loop\":true},"
+      "{\"animation\":\"Walk\",\"additive\":true,\"reference\":0.1,\"loop\":true}]",
+      "\"layers\":[{\"animation\":\"Survey\",\"loop\":true},"
+      "{\"animation\":\"Run\",\"loop\":true,\"mask\":{\"bone\":\"b_Spine01_02\",\"subtree\":true}}]",
+      "\"animation\":\"Walk\",\"loop\":true,\"bones\":{\"b_Head_05\":{\"rotationQuaternion\":[0,0.2,0,0.98]}}",
+      "\"animation\":\"Run\",\"loop\":true,"
+      "\"ops\":[{\"op\":\"setAxisAngle\",\"bone\":\"b_Neck_04\",\"axis\":[0,1,0],\"angle\":0.4,\"space\":\"world\"}]",
+      /* from here on: the Babylon-format skeleton */
+      "\"animation\":\"Walk\",\"loop\":true",
+      "\"layers\":[{\"animation\":\"Walk\",\"weight\":0.6,\"loop\":true},"
+      "{\"animation\":\"Walk\",\"time\":0.3,\"weight\":0.4,\"loop\":true}]"};
+  enum { FIRST_BABYLON = 5 };
+  static const size_t k_split[] = {64, 333};
+  for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+    for (int binary = 0; binary < 2; binary++) {
+      g_id = f < FIRST_BABYLON ? "fox" : "foxb";
+      sk_strbuf whole = {0}, got = {0};
+      char b[640];
+      snprintf(b, sizeof b, "{%s,\"fps\":24,\"frames\":[0,1000]}", forms[f]);
+      ask(b, false, binary, &whole);
+      for (size_t c = 0; c < 3; c++) {
+        const size_t step = c < 2 ? k_split[c] : 500;
+        for (size_t k = 0; k < 1000; k += step) {
+          snprintf(b, sizeof b, "{%s,\"fps\":24,\"frames\":[%zu,%zu]}", forms[f], k, k + step < 1000 ? k + step : 1000);
+          ask(b, false, binary, &got);
+        }
+        same(&whole, &got, forms[f], step);
+        got.len = 0;
+      }
+      sk_strbuf_free(&got);
+      sk_strbuf_free(&whole);
+    }
+  g_id = "fox";
+  sk_fixture_stop(&g_d);
+}
+END_TEST
+
 static void expect_problem(const char *body, int status, const char *pointer) {
   sk_httpc_resp r;
   const char *path = strncmp(body, "{\"poses\"", 8) == 0 ? "/v1/skeletons/fox/poses" : "/v1/skeletons/fox/pose";
@@ -250,6 +304,7 @@ int main(void) {
   tcase_add_test(t, a_10000_frame_shot_in_chunks_resumed_and_alone_is_one_whole_bake);
   tcase_add_test(t, json_answers_agree_too);
   tcase_add_test(t, skinner_eval_ops_give_the_daemons_bytes_in_any_chunks);
+  tcase_add_test(t, every_range_form_splits_into_the_same_bytes);
   suite_add_tcase(s, t);
   TCase *v = tcase_create("validity");
   tcase_add_test(v, a_bad_frames_is_refused_at_its_field);
