@@ -419,6 +419,39 @@ START_TEST(a_connection_that_sends_nothing_is_closed_after_the_idle_timeout) {
 }
 END_TEST
 
+/* The same after an answer on a keep-alive connection: one that sends
+ * nothing more is closed after the idle timeout; one that starts its next
+ * request (well after the answer) waits for its header deadline. */
+START_TEST(after_an_answer_a_quiet_keep_alive_connection_is_closed_after_the_idle_timeout) {
+  const char *const args[] = {"--idle-timeout", "1", NULL};
+  start(args, 0);
+  int quiet = connect_from("127.0.0.2", D.port, 0);
+  int talker = connect_from("127.0.0.2", D.port, 0);
+  ck_assert_int_ge(quiet, 0);
+  ck_assert_int_ge(talker, 0);
+  const char *get = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  int fds[2] = {quiet, talker};
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(sk_httpc_send_all(fds[i], get, strlen(get)), 0);
+    char buf[1024];
+    ssize_t n = recv(fds[i], buf, sizeof buf - 1, 0); /* the small answer comes in one segment */
+    ck_assert_int_gt(n, 12);
+    ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "answer %d", i);
+  }
+  usleep(200000);
+  ck_assert_int_eq(sk_httpc_send_all(talker, "GET /healthz HTTP/1.1\r\n", 23), 0);
+  double t0 = sk_test_now();
+  ck_assert_msg(closed_silently(quiet, 4000), "a quiet keep-alive connection outlived --idle-timeout 1 by 3 s");
+  double dt = sk_test_now() - t0;
+  char c;
+  ck_assert_msg(recv(talker, &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN, "a connection with bytes was closed");
+  ck_assert_msg(dt > 0.6, "closed after %.2f s, before the idle timeout", dt);
+  close(quiet);
+  close(talker);
+  stop();
+}
+END_TEST
+
 /* ---- the admin listener ----------------------------------------------------------- */
 
 START_TEST(the_admin_listener_serves_health_and_metrics_and_takes_metrics_off_the_public_port) {
@@ -564,6 +597,7 @@ static Suite *suite(void) {
   tcase_add_test(t, clients_over_the_per_address_cap_are_closed_while_another_address_is_served);
   tcase_add_test(t, at_the_connection_limit_idle_connections_make_room_oldest_first);
   tcase_add_test(t, a_connection_that_sends_nothing_is_closed_after_the_idle_timeout);
+  tcase_add_test(t, after_an_answer_a_quiet_keep_alive_connection_is_closed_after_the_idle_timeout);
   suite_add_tcase(s, t);
   t = tcase_create("flood");
   tcase_set_timeout(t, 90);

@@ -130,6 +130,24 @@ START_TEST(counts_of_clip_work) {
   ck_assert_uint_eq(c.sample, 10);
   ck_assert_int_eq(cost_of("[1,2]", &l, SK_FMT_JSON, &c, &e), 0);
   ck_assert_uint_eq(c.poses, 1);
+  /* frames by index, [start, end): as many frames as from/to would give */
+  ck_assert_int_eq(cost_of("{\"animation\":0,\"frames\":[30,61],\"fps\":30}", &l, SK_FMT_JSON, &c, &e), 0);
+  ck_assert_uint_eq(c.poses, 31);
+  ck_assert_uint_eq(c.sample, 31 * 40);
+  ck_assert_int_eq(cost_of("{\"layers\":[{\"animation\":\"walk\"},{\"animation\":\"walk\",\"time\":0.3}],"
+                           "\"frames\":[0,31],\"fps\":30}",
+                           &l, SK_FMT_JSON, &c, &e),
+                   0);
+  ck_assert_uint_eq(c.sample, 31 * 80);
+  /* reversed, fractional or doubled forms count one: the parser refuses them */
+  static const char *const bad[] = {"{\"animation\":0,\"frames\":[5,4],\"fps\":30}",
+                                    "{\"animation\":0,\"frames\":[0,1e9],\"fps\":30}",
+                                    "{\"animation\":0,\"frames\":[0,2000],\"from\":0,\"to\":1,\"fps\":30}",
+                                    "{\"animation\":0,\"frames\":[0,2000]}"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    ck_assert_int_eq(cost_of(bad[k], &l, SK_FMT_JSON, &c, &e), 0);
+    ck_assert_uint_eq(c.poses, 1);
+  }
 }
 END_TEST
 
@@ -139,6 +157,9 @@ START_TEST(each_limit_names_its_field_and_flag) {
   EXPECT_REFUSED("{\"animation\":\"huge\",\"from\":0,\"to\":100,\"fps\":60}", "/fps", "--max-frames");
   EXPECT_REFUSED("{\"animation\":\"walk\",\"from\":0,\"to\":1e300,\"fps\":1e300}", "/fps", "--max-frames");
   EXPECT_REFUSED("{\"layers\":[{\"animation\":\"walk\"}],\"from\":0,\"to\":100,\"fps\":60}", "/fps", "--max-frames");
+  EXPECT_REFUSED("{\"animation\":\"walk\",\"frames\":[0,1025],\"fps\":30}", "/frames", "--max-frames");
+  EXPECT_REFUSED("{\"animation\":\"walk\",\"frames\":[9007199254739000,9007199254740992],\"fps\":30}", "/frames",
+                 "--max-frames");
   /* within the frame limit, over the work limit, blended: 601 frames x (60 010 + 40) */
   EXPECT_REFUSED("{\"layers\":[{\"animation\":\"huge\"},{\"animation\":\"walk\"}],\"from\":0,\"to\":10,\"fps\":60}",
                  "", "--max-work");

@@ -10,7 +10,8 @@
  *
  * Bit-exactness against Babylon is tests/check_sk_ops (generated "ik" ops);
  * here: a reachable target is reached, an unreachable one gives a straight
- * chain pointing at it, and the chains Babylon cannot solve are refused. */
+ * chain pointing at it, the chains Babylon cannot solve are refused, and
+ * a leaf of length 0 (Babylon's controller does nothing) is left alone. */
 #include <math.h>
 
 #include "sk_ctrl.h"
@@ -71,10 +72,37 @@ START_TEST(chains_babylon_cannot_solve_are_refused) {
   const char *why = NULL;
   ck_assert_int_eq(sk_ctrl_ik_check(s, 0, &o, &why), SK_ERANGE); /* no parent */
   ck_assert_ptr_nonnull(why);
-  ck_assert_int_eq(sk_ctrl_ik_check(s, 3, &o, &why), SK_ERANGE); /* leaf, no length */
   ck_assert_int_eq(sk_ctrl_ik_check(s, 1, &o, &why), SK_ERANGE); /* no grandparent, no pole */
   o.has_pole_target = true;
   ck_assert_int_eq(sk_ctrl_ik_check(s, 1, &o, &why), 0);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* A leaf of length 0: Babylon's constructor sets _notEnoughInformation
+ * and update() returns at once, so the op is taken (was refused with 422
+ * until Babylon's answer was checked) and changes nothing, bit for bit. */
+START_TEST(ik_on_a_leaf_of_length_0_is_taken_and_changes_nothing) {
+  sk_skeleton *s = leg();
+  sk_bones b;
+  ck_assert_int_eq(sk_bones_init(&b, s), 0);
+  sk_ik_options o = {.target = {0.5, 4.4, 0.6}, .has_pole_target = true, .pole_target = {0, 0, 3}};
+  const char *why = NULL;
+  ck_assert_int_eq(sk_ctrl_ik_check(s, 3, &o, &why), 0);
+  o.has_pole_target = false;
+  o.pole_target_bone = -1;
+  ck_assert_int_eq(sk_ctrl_ik_check(s, 3, &o, &why), 0); /* the pole is never read */
+  float before[4][16], abs_before[4][16];
+  for (int k = 0; k < 4; k++) {
+    memcpy(before[k], s->bones[k].local.matrix, sizeof before[k]);
+    memcpy(abs_before[k], sk_bones_absolute(&b, k), sizeof abs_before[k]);
+  }
+  sk_ctrl_ik(&b, 3, NULL, &o);
+  for (int k = 0; k < 4; k++) {
+    ck_assert(memcmp(before[k], s->bones[k].local.matrix, sizeof before[k]) == 0);
+    ck_assert(memcmp(abs_before[k], sk_bones_absolute(&b, k), sizeof abs_before[k]) == 0);
+  }
+  sk_bones_close(&b);
   sk_skeleton_destroy(s);
 }
 END_TEST
@@ -87,6 +115,7 @@ int main(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("validity");
   tcase_add_test(tc, chains_babylon_cannot_solve_are_refused);
+  tcase_add_test(tc, ik_on_a_leaf_of_length_0_is_taken_and_changes_nothing);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }

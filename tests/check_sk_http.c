@@ -227,6 +227,94 @@ START_TEST(every_answer_has_server_timing_with_the_marked_phases) {
 }
 END_TEST
 
+/* One answer with a Content-Length off a keep-alive connection: its head
+ * (status line and headers) and body into the buffers. -1 on failure. */
+static int read_one(int fd, char *head, size_t hcap, char *body, size_t bcap) {
+  size_t len = 0;
+  char buf[4096];
+  char *end = NULL;
+  while (end == NULL) {
+    ssize_t k = recv(fd, buf + len, sizeof buf - 1 - len, 0);
+    if (k <= 0)
+      return -1;
+    len += (size_t)k;
+    buf[len] = 0;
+    end = strstr(buf, "\r\n\r\n");
+  }
+  size_t hl = (size_t)(end - buf);
+  if (hl >= hcap)
+    return -1;
+  memcpy(head, buf, hl);
+  head[hl] = 0;
+  const char *cl = strstr(head, "\r\nContent-Length:"); /* libmicrohttpd's spelling */
+  size_t want = cl != NULL ? strtoul(cl + 17, NULL, 10) : 0, have = len - hl - 4;
+  if (want >= bcap || have > want)
+    return -1;
+  memcpy(body, end + 4, have);
+  while (have < want) {
+    ssize_t k = recv(fd, body + have, want - have, 0);
+    if (k <= 0)
+      return -1;
+    have += (size_t)k;
+  }
+  body[want] = 0;
+  return 0;
+}
+
+/* One keep-alive connection: answers of the same length and headers reuse
+ * the connection's kept response (sk_http.c, respond_kept), so each must
+ * still carry its own bytes, and one with other headers or another length
+ * its own headers. */
+START_TEST(answers_on_one_connection_carry_their_own_bytes_and_headers) {
+  server s;
+  memset(&s, 0, sizeof s);
+  start(&s);
+  int fd = sk_httpc_connect("127.0.0.1", s.port);
+  ck_assert_int_ge(fd, 0);
+  static const struct {
+    const char *method, *body;
+  } steps[] = {{"PUT", "aaaa"}, {"PUT", "bbbb"}, {"POST", "cccc"}, {"PUT", "dd"}, {"PUT", "eeee"}, {"PUT", "ffff"}};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    char head[256];
+    int n = snprintf(head, sizeof head, "%s /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n%s",
+                     steps[i].method, strlen(steps[i].body), steps[i].body);
+    ck_assert_int_eq(sk_httpc_send_all(fd, head, (size_t)n), 0);
+    char ahead[1024], abody[64], want[64];
+    ck_assert_int_eq(read_one(fd, ahead, sizeof ahead, abody, sizeof abody), 0);
+    ck_assert_msg(strncmp(ahead, "HTTP/1.1 200", 12) == 0, "%s", ahead);
+    ck_assert_str_eq(abody, steps[i].body);
+    snprintf(want, sizeof want, "\r\nX-Method: %s\r\n", steps[i].method);
+    ck_assert_msg(strstr(strcat(ahead, "\r\n"), want) != NULL, "no %s in %s", want, ahead);
+  }
+  close(fd);
+  stop(&s);
+  ck_assert_int_eq(s.completed, 6);
+}
+END_TEST
+
+/* A kept response reused for the next answer (respond_kept) carries that
+ * answer's own Server-Timing, once: the header is replaced, not added. */
+START_TEST(a_reused_answer_carries_its_own_server_timing_once) {
+  server s;
+  memset(&s, 0, sizeof s);
+  start(&s);
+  int fd = sk_httpc_connect("127.0.0.1", s.port);
+  ck_assert_int_ge(fd, 0);
+  for (int i = 0; i < 5; i++) {
+    static const char put[] = "PUT /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n\r\nabcd";
+    ck_assert_int_eq(sk_httpc_send_all(fd, put, sizeof put - 1), 0);
+    char ahead[1024], abody[64];
+    ck_assert_int_eq(read_one(fd, ahead, sizeof ahead, abody, sizeof abody), 0);
+    const char *st = strstr(ahead, "\r\nServer-Timing: total;dur=");
+    ck_assert_msg(st != NULL, "no Server-Timing in %s", ahead);
+    ck_assert_msg(strstr(st + 2, "Server-Timing") == NULL, "two Server-Timing headers in %s", ahead);
+    ck_assert_str_eq(abody, "abcd");
+  }
+  close(fd);
+  stop(&s);
+}
+END_TEST
+
 START_TEST(a_small_request_is_served_while_a_job_runs) {
   server s;
   memset(&s, 0, sizeof s);
@@ -528,6 +616,8 @@ static Suite *http_suite(void) {
   tcase_set_timeout(t, 30);
   tcase_add_test(t, requests_get_their_answers_and_port_0_picks_a_port);
   tcase_add_test(t, every_answer_has_server_timing_with_the_marked_phases);
+  tcase_add_test(t, answers_on_one_connection_carry_their_own_bytes_and_headers);
+  tcase_add_test(t, a_reused_answer_carries_its_own_server_timing_once);
   tcase_add_test(t, a_small_request_is_served_while_a_job_runs);
   tcase_add_test(t, jobs_past_the_cap_get_503);
   tcase_add_test(t, a_job_queued_past_its_deadline_is_answered_503);

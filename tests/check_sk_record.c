@@ -3,7 +3,7 @@
  * TCases: "previous" (the version-1 records committed in
  * tests/data/records-v1 decode to exactly what version 1's own reader
  * restored, kept there as .expect), "golden" (the version-2 bytes at the
- * offsets docs/data-dir.md gives), "round_trip" (encode then decode keeps
+ * offsets proto/record.md gives), "round_trip" (encode then decode keeps
  * every bit), "validity" (each damaged or inconsistent record is
  * SK_EFORMAT, never a crash or a half-built skeleton). */
 #include <stdint.h>

@@ -2,6 +2,8 @@
  * layout and content-derived ids. The routes themselves are driven over
  * HTTP in check_skinnerd and check_skinnerd_poses. */
 #include "sk_routes.h"
+
+#include <stdio.h>
 #include "sk_testutil.h"
 
 static const char *const offers[] = {"application/json", "application/octet-stream", "application/x-skinner-mat3x4"};
@@ -21,6 +23,25 @@ START_TEST(accept_headers_pick_by_q_then_server_order) {
   ck_assert_int_eq(sk_routes_negotiate("*/*;q=0.1, application/json;q=0", offers, 3), 1);
   ck_assert_int_eq(sk_routes_negotiate("text/html, application/octet-stream ; q=0.3", offers, 3), 1);
   ck_assert_int_eq(sk_routes_negotiate("application/json; charset=utf-8", offers, 3), 0);
+}
+END_TEST
+
+/* A lone media range takes a short path; the same range with an empty
+ * parameter list (";") takes the general parse, which must agree. */
+START_TEST(a_lone_media_range_picks_as_the_general_parse_does) {
+  static const char *const ranges[] = {"", " ", "\t", "*/*", " */* ", "application/*", "application/json",
+                                       "APPLICATION/OCTET-STREAM", "application/x-skinner-mat3x4", "text/*",
+                                       "text/html", "application/json x", "application/jsonx", "application",
+                                       "*", "application/octet-stream\t", "  application/x-skinner-mat3x4"};
+  static const char *const one[] = {"application/octet-stream"};
+  for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+    char general[64];
+    snprintf(general, sizeof general, "%s;", ranges[i]);
+    ck_assert_msg(sk_routes_negotiate(ranges[i], offers, 3) == sk_routes_negotiate(general, offers, 3), "\"%s\"",
+                  ranges[i]);
+    ck_assert_msg(sk_routes_negotiate(ranges[i], one, 1) == sk_routes_negotiate(general, one, 1), "\"%s\" (one offer)",
+                  ranges[i]);
+  }
 }
 END_TEST
 
@@ -96,6 +117,7 @@ static Suite *routes_suite(void) {
   Suite *s = suite_create("sk_routes");
   TCase *t = tcase_create("golden");
   tcase_add_test(t, accept_headers_pick_by_q_then_server_order);
+  tcase_add_test(t, a_lone_media_range_picks_as_the_general_parse_does);
   tcase_add_test(t, json_content_types);
   tcase_add_test(t, mat3x4_is_the_first_three_columns_as_rows);
   tcase_add_test(t, content_ids_ignore_key_order_and_spacing);

@@ -120,11 +120,55 @@ for c in range(3):
         ok = ok and want == have
 check("each character of the shot equals skinner eval's blended range", ok)
 
+# --frames START:END (frame k at k / fps): a 10 000-frame shot in chunks of 1,
+# 64, 777 and 1000 frames, or resumed halfway, is the whole shot's bytes,
+# which are the single poses' at "time": k / fps (skinner eval).
+N = 10000
+SHOT = ["frames", FOX, "--clip", "Survey", "--loop", "--fps", "30"]
+POSE = 25 * 64
+
+
+def frames_of(a, b, extra=()):
+    r = run(SHOT + ["--frames", "%d:%d" % (a, b)] + list(extra))
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout
+
+
+whole = frames_of(0, N)
+check("--frames 0:10000 holds 10 000 frames", len(whole) == N * POSE)
+r = run(SHOT + ["--from", "0", "--to", repr((N - 1) / 30)])
+check("--frames from 0 is the --from 0 shot", r.returncode == 0 and r.stdout == whole)
+for c in (64, 777, 1000):
+    got = b"".join(frames_of(k, min(k + c, N)) for k in range(0, N, c))
+    check("--frames in chunks of %d is the whole shot" % c, got == whole)
+got = b"".join(frames_of(k, k + 1) for k in range(4990, 5010))
+check("--frames in chunks of 1 (frames 4990..5009) is the whole shot", got == whole[4990 * POSE:5010 * POSE])
+check("--frames resumed halfway is the whole shot", frames_of(0, N // 2) + frames_of(N // 2, N) == whole)
+r = run(SHOT + ["--frames", "%d:%d" % (N // 2, N), "--header"])
+magic, fpm, mats, chars, frames, fps, zero = struct.unpack("<8sIIIIfI", r.stdout[:32])
+check("a resumed shot's header counts its frames", r.returncode == 0 and frames == N // 2 and
+      r.stdout[32:] == whole[N // 2 * POSE:])
+case = {"skeleton": {"gltf": os.path.abspath(FOX)},
+        "ops": [{"op": "pose", "animation": "Survey", "loop": True, "time": k / 30} for k in range(N)]}
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(case, f)
+r = run(["eval", "--format", "f32", f.name])
+os.unlink(f.name)
+check("--frames equals skinner eval's single poses at k / fps", r.returncode == 0 and r.stdout == whole)
+two = ["--characters", "2", "--stagger", "0.25"]
+w2 = frames_of(0, 2000, two)
+check("two staggered characters: --frames in chunks of 777 is the whole shot",
+      b"".join(frames_of(k, min(k + 777, 2000), two) for k in range(0, 2000, 777)) == w2)
+
 # Bad input: exit 2, one line.
 for args, what in ((["--clip", "Nope"], "unknown clip"), (["--format", "f64"], "unknown format"),
                    (["--fps", "0"], "fps 0"), (["--from", "2", "--to", "1"], "to before from"),
                    (["--characters", "0"], "no characters"), (["--clip", "Walk*-1"], "negative weight"),
-                   (["--clip", "Walk*inf"], "infinite weight"), (["--clip", "Walk@nan"], "offset not a number")):
+                   (["--clip", "Walk*inf"], "infinite weight"), (["--clip", "Walk@nan"], "offset not a number"),
+                   (["--frames", "5:4"], "--frames reversed"), (["--frames", "5:5"], "--frames empty"),
+                   (["--frames", "1.5:4"], "--frames not integers"), (["--frames", "-1:4"], "--frames negative"),
+                   (["--frames", "4"], "--frames without END"), (["--frames", "0:4", "--from", "0"],
+                                                                  "--frames with --from")):
     r = run(["frames", FOX] + args)
     check("%s exits 2 with one line" % what, r.returncode == 2 and r.stderr.count(b"\n") == 1 and r.stdout == b"")
 r = run(["frames", "/nonexistent.glb"])

@@ -506,7 +506,7 @@ def main():
     args = ap.parse_args()
     only = bool(args.ops or args.anim or args.layers)
     conf = os.path.join(DATA, "conformance")
-    ops = args.ops if only else [os.path.join(conf, "ops.jsonl")]
+    ops = args.ops if only else [os.path.join(conf, "ops.jsonl"), os.path.join(conf, "ops_mirror.jsonl")]
     anim = args.anim if only else [os.path.join(conf, "anim.jsonl"), os.path.join(conf, "banim_layers.jsonl")]
     layers = args.layers if only else [os.path.join(conf, "layers.jsonl")]
     tmp = tempfile.mkdtemp()

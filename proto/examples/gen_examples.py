@@ -423,6 +423,13 @@ def main():
     add(name="pose-babylon-clip-range", description="A frame range of a Babylon range: one result per frame.",
         method="POST", path="/v1/skeletons/clips/pose", headers=J, body=clip_range, request_schema="pose.json",
         status=200, response_schema="batch-result.json", response_body={"results": r_range})
+    add(name="pose-babylon-clip-frames", description="The same range by frame index: frames [3, 7) at 10 fps are "
+        "frames 3..6 of the range from 0 (frame k at k / fps), the bytes whatever the chunk.", method="POST",
+        path="/v1/skeletons/clips/pose", headers=J, body={"animation": "Rise", "frames": [3, 7], "fps": 10},
+        request_schema="pose.json", status=200, response_schema="batch-result.json",
+        response_body={"results": r_range[3:7]})
+    err("pose-frames-reversed", "POST", "/v1/skeletons/clips/pose", 422, "/frames/1", headers=J,
+        body={"animation": "Rise", "frames": [7, 3], "fps": 10}, request_schema="pose.json")
     err("unknown-clip", "GET", "/v1/skeletons/clips/animations/Nope", 404, "")
     add(name="put-retarget-target", description="Babylon JSON without animations: a retarget target.", method="PUT",
         path="/v1/skeletons/target", headers=J, body=target, request_schema="skeleton.json", status=201,

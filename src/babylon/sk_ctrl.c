@@ -18,18 +18,23 @@ static bool has_child(const sk_skeleton *s, int32_t bone, int32_t *first) {
   return false;
 }
 
+/* BoneIKController's `_notEnoughInformation` for a bone with a parent: a
+ * leaf whose length is 0 or unset. The constructor returns early and
+ * update() does nothing. */
+static bool leaf_without_length(const sk_skeleton *s, int32_t bone) {
+  const sk_bone *b2 = &s->bones[bone];
+  return !has_child(s, bone, NULL) && !(b2->has_length && b2->length != 0);
+}
+
 int sk_ctrl_ik_check(const sk_skeleton *s, int32_t bone, const sk_ik_options *o, const char **why) {
   int32_t p = s->bones[bone].parent;
   if (p < 0) {
     *why = "IK needs a bone with a parent (the chain is parent -> bone)";
     return SK_ERANGE;
   }
-  const sk_bone *b2 = &s->bones[bone];
-  if (!has_child(s, bone, NULL) && !(b2->has_length && b2->length != 0)) {
-    *why = "IK needs a bone with children or a non-zero length";
-    return SK_ERANGE;
-  }
-  if (!o->has_pole_target && o->pole_target_bone < 0 && s->bones[p].parent < 0) {
+  if (leaf_without_length(s, bone))
+    return 0; /* Babylon answers: the controller leaves the bones as they are */
+  if (!o->has_pole_target && !o->has_pole_target_mesh && o->pole_target_bone < 0 && s->bones[p].parent < 0) {
     *why = "IK needs a pole: \"poleTarget\", \"poleTargetBone\", or a grandparent";
     return SK_ERANGE;
   }
@@ -126,7 +131,9 @@ static void ik_init(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_
   if (ang > M_PI)
     ang = M_PI;
   k->max_reach = sqrt(k->len1 * k->len1 + k->len2 * k->len2 - 2 * k->len1 * k->len2 * sk_fdlibm_cos(ang));
-  k->pole_bone = o->has_pole_target ? -1 : o->pole_target_bone >= 0 ? o->pole_target_bone : s->bones[k->bone1].parent;
+  k->pole_bone = o->has_pole_target || o->has_pole_target_mesh ? -1
+                 : o->pole_target_bone >= 0                    ? o->pole_target_bone
+                                                               : s->bones[k->bone1].parent;
   if (o->has_bend_axis)
     memcpy(k->bend, o->bend_axis, sizeof k->bend);
 }
@@ -136,6 +143,8 @@ static double ik_frame(sk_bones *b, const ik *k, const sk_mesh *mesh, const sk_i
   double pole[3], bone_pos[3], up[3], x[3], y[3], z[3];
   if (k->pole_bone >= 0)
     sk_bone_get_absolute_position_from_local(b, k->pole_bone, o->pole_target_local_offset, mesh, pole);
+  else if (o->has_pole_target_mesh)
+    sk_bone_transform_coords(o->pole_target_local_offset, o->pole_target_mesh, pole);
   else
     memcpy(pole, o->pole_target, sizeof pole);
   sk_bone_get_position(b, k->bone1, SK_SPACE_WORLD, mesh, bone_pos);
@@ -184,6 +193,8 @@ static double ik_frame(sk_bones *b, const ik *k, const sk_mesh *mesh, const sk_i
 }
 
 void sk_ctrl_ik(sk_bones *b, int32_t bone, const sk_mesh *mesh, const sk_ik_options *o) {
+  if (leaf_without_length(b->s, bone))
+    return;
   if (mesh == NULL)
     mesh = &k_identity_mesh;
   ik k;

@@ -17,6 +17,11 @@ typedef struct sk_ik_options {
   bool has_pole_target;       /* poleTargetPosition given: no pole bone */
   double pole_target[3];
   int32_t pole_target_bone;   /* -1: Babylon's default, the grandparent */
+  /* poleTargetMesh given (its world matrix): the pole is
+   * poleTargetLocalOffset through it (Vector3.TransformCoordinates, in
+   * doubles), and no pole bone */
+  bool has_pole_target_mesh;
+  float pole_target_mesh[16];
   double pole_target_local_offset[3];
   double pole_angle;
   bool has_bend_axis;
@@ -25,9 +30,11 @@ typedef struct sk_ik_options {
   double slerp_amount;
 } sk_ik_options;
 
-/* What update() needs: the bone has a parent, has children or a length,
- * and a pole (a pole position, a pole bone or a grandparent). 0, or
- * SK_ERANGE with `why` set to a static explanation. */
+/* What update() needs: the bone has a parent, and a pole (a pole
+ * position, a pole mesh, a pole bone or a grandparent). A leaf of length 0 (or none)
+ * passes: Babylon's controller then has not enough information and
+ * update() does nothing, and so does sk_ctrl_ik. 0, or SK_ERANGE with
+ * `why` set to a static explanation. */
 int sk_ctrl_ik_check(const sk_skeleton *s, int32_t bone, const sk_ik_options *o, const char **why);
 
 /* Runs the controller on `bone` (Babylon's bone2; its parent is bone1).

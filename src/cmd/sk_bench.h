@@ -1,4 +1,4 @@
-/* sk_bench: `skinner bench`, the kernel and clip benchmarks (docs/performance.md). */
+/* sk_bench: `skinner bench`, the kernel and clip benchmarks (docs/kernel.md, docs/clips.md). */
 #ifndef SK_BENCH_H
 #define SK_BENCH_H
 

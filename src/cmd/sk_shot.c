@@ -134,7 +134,7 @@ static int state_open(const sk_shot *sh, shot_state *st) {
 /* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
 static int compute_chunk(const sk_shot *sh, shot_state *st, size_t f0, size_t n, float *dst) {
   for (size_t k = 0; k < n; k++)
-    st->times[k] = sh->from + (double)(f0 + k) / sh->fps;
+    st->times[k] = sh->by_index ? (double)(sh->first + f0 + k) / sh->fps : sh->from + (double)(f0 + k) / sh->fps;
   /* One character of 4x4 matrices is the kernel's own output layout. */
   if (sh->characters == 1 && sh->floats_per_matrix == 16)
     return sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, dst);
@@ -226,6 +226,8 @@ static void frames_usage(FILE *f) {
           "                       repeat to blend layers (at most %d)\n"
           "  --loop               wrap every layer's time into the clip\n"
           "  --from S --to S --fps R   frames from..to inclusive (default 0, the first clip's duration, 60)\n"
+          "  --frames START:END   frames START..END-1 instead, frame k at k / fps: chunks and resumed\n"
+          "                       shots give the bytes of one whole shot\n"
           "  --characters N       N characters per frame (default 1); character c is offset c * --stagger\n"
           "  --stagger S          seconds between characters (default 0)\n"
           "  --format f32|f32x12  16 floats per matrix, or 12 (3x4, as application/x-skinner-mat3x4)\n"
@@ -244,6 +246,25 @@ static int parse_num(const char *opt, const char *v, double *out) {
     fprintf(stderr, "skinner frames: %s needs a finite number\n", opt);
     return 2;
   }
+  return 0;
+}
+
+/* START:END, integers 0 <= START < END <= 2^53 (frame indices exact as
+ * doubles). */
+static int parse_frames(const char *v, uint64_t *first, uint64_t *end) {
+  const uint64_t max = UINT64_C(1) << 53;
+  char *colon, *tail;
+  errno = 0;
+  unsigned long long a = v != NULL && *v >= '0' && *v <= '9' ? strtoull(v, &colon, 10) : max + 1;
+  bool ok = a <= max && errno == 0 && *colon == ':' && colon[1] >= '0' && colon[1] <= '9';
+  unsigned long long b = ok ? strtoull(colon + 1, &tail, 10) : 0;
+  ok = ok && errno == 0 && *tail == '\0' && b <= max;
+  if (!ok)
+    return fprintf(stderr, "skinner frames: --frames needs START:END, two integer frame indices (END excluded)\n"), 2;
+  if (b <= a)
+    return fprintf(stderr, "skinner frames: --frames %s: END must be after START (END is excluded)\n", v), 2;
+  *first = a;
+  *end = b;
   return 0;
 }
 
@@ -317,8 +338,9 @@ static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_ani
 typedef struct frames_args {
   const char *file, *skin, *out, *clips[SK_FRAMES_MAX_LAYERS];
   size_t nclips;
-  bool loop, header, has_to;
+  bool loop, header, has_to, has_from, has_frames;
   double from, to, fps, characters, stagger;
+  uint64_t first, end; /* --frames START:END */
   int fpm, engine;
 } frames_args;
 
@@ -349,6 +371,10 @@ static int parse_args(int argc, char **argv, frames_args *a) {
       a->clips[a->nclips++] = v;
     } else if (strcmp(o, "--from") == 0) {
       rc = parse_num(o, v, &a->from);
+      a->has_from = true;
+    } else if (strcmp(o, "--frames") == 0) {
+      rc = parse_frames(v, &a->first, &a->end);
+      a->has_frames = true;
     } else if (strcmp(o, "--to") == 0) {
       rc = parse_num(o, v, &a->to);
       a->has_to = true;
@@ -377,6 +403,8 @@ static int parse_args(int argc, char **argv, frames_args *a) {
     return fprintf(stderr, "skinner frames: which glTF file? (see skinner frames --help)\n"), 2;
   if (!(a->fps > 0))
     return fprintf(stderr, "skinner frames: --fps must be positive\n"), 2;
+  if (a->has_frames && (a->has_from || a->has_to))
+    return fprintf(stderr, "skinner frames: --frames replaces --from and --to; give one or the other\n"), 2;
   if (!(a->characters >= 1 && a->characters <= 4096 && a->characters == floor(a->characters)))
     return fprintf(stderr, "skinner frames: --characters must be an integer in 1..4096\n"), 2;
   return 0;
@@ -395,14 +423,16 @@ static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
   }
   sh.layer_count = a->nclips ? a->nclips : 1;
   double to = a->has_to ? a->to : sk_anim_clip_duration(an, sh.layers[0].clip);
-  if (to < a->from)
+  if (!a->has_frames && to < a->from)
     return fprintf(stderr, "skinner frames: --to is before --from\n"), 2;
-  /* The frame count of a pose request's from/to/fps (sk_eval.c). */
-  double frames = floor((to - a->from) * a->fps + 1e-9) + 1;
+  /* The frame count of a pose request's from/to/fps (sk_pose_frames.c). */
+  double frames = a->has_frames ? (double)(a->end - a->first) : floor((to - a->from) * a->fps + 1e-9) + 1;
   if (!(frames <= UINT32_MAX))
     return fprintf(stderr, "skinner frames: %.0f frames; the limit is %u\n", frames, UINT32_MAX), 2;
   sh.from = a->from;
   sh.fps = a->fps;
+  sh.by_index = a->has_frames;
+  sh.first = a->first;
   sh.frames = (size_t)frames;
   sh.characters = (size_t)a->characters;
   sh.stagger = a->stagger;

@@ -6,6 +6,7 @@
 #define SK_SHOT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sk_anim.h"
@@ -22,7 +23,9 @@ typedef struct sk_shot {
   const sk_rig *rig;       /* borrowed; needed for SK_CLIPS_KERNEL */
   sk_anim_layer layers[SK_FRAMES_MAX_LAYERS]; /* time = offset in seconds (sk_sample_layer_time) */
   size_t layer_count;
-  double from, fps;        /* frame k at from + k / fps */
+  double from, fps;        /* frame k at from + k / fps, or with `by_index` */
+  bool by_index;           /* frame k at (first + k) / fps, one division (--frames): any split, the same bytes */
+  uint64_t first;
   size_t frames;           /* F */
   size_t characters;       /* N: character c adds c * stagger seconds to every layer's offset */
   double stagger;

@@ -26,7 +26,7 @@ static void usage(FILE *f) {
           "       skinner bench --clips [--json] [--quick] [--data DIR]\n"
           "                                benchmark the clip pipeline on Fox and mannequiny\n"
           "       skinner frames FILE.glb [--clip NAME]... [--from S --to S --fps R] [--characters N]\n"
-          "                      [--format f32|f32x12] [--header] [-o FILE]\n"
+          "                      [--frames START:END] [--format f32|f32x12] [--header] [-o FILE]\n"
           "                                binary final matrices of a shot (see skinner frames --help)\n"
           "       skinner --version | --help\n"
           "Bad input exits with status 2 and one line naming the field (JSON pointer).\n");

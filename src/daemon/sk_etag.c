@@ -1,10 +1,26 @@
 #include "sk_etag.h"
 
-#include <stdio.h>
 #include <string.h>
 
+/* The bytes of "%08x-%llu" in quotes, written by hand: every answer about
+ * a skeleton carries its tag, and snprintf cost ~1 200 instructions of a
+ * pose request's ~63 000 under callgrind (tests/bench/http_callgrind.py). */
 void sk_etag_format(uint32_t epoch, uint64_t version, char dest[SK_ETAG_MAX]) {
-  snprintf(dest, SK_ETAG_MAX, "\"%08x-%llu\"", (unsigned)epoch, (unsigned long long)version);
+  static const char hex[] = "0123456789abcdef";
+  char digits[20];
+  size_t n = 0, k = 0;
+  dest[n++] = '"';
+  for (int shift = 28; shift >= 0; shift -= 4)
+    dest[n++] = hex[(epoch >> shift) & 15u];
+  dest[n++] = '-';
+  do {
+    digits[k++] = (char)('0' + version % 10);
+    version /= 10;
+  } while (version != 0);
+  while (k > 0)
+    dest[n++] = digits[--k];
+  dest[n++] = '"';
+  dest[n] = '\0';
 }
 
 static bool ows(char c) { return c == ' ' || c == '\t'; }

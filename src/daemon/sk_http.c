@@ -95,8 +95,62 @@ const char *sk_http_query(sk_http_req *req, const char *name) {
   return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* The headers the routes ask for on every request (framing, Host, the
+ * token, negotiation, CORS, versions). Looking each up in libmicrohttpd
+ * walks its header list every time (~14 lookups a pose request, ~1 800
+ * instructions under callgrind, plus a counting pass of ~800); one pass
+ * records each one's first value, as a lookup finds it, and its count. */
+static const struct known_header {
+  const char *name;
+  size_t len;
+} k_known[SK_HTTP_KNOWN_HEADERS] = {
+#define KH(s) {s, sizeof s - 1}
+    KH("Host"),   KH("Content-Length"), KH("Transfer-Encoding"), KH("Authorization"), KH("Accept"),
+    KH("Content-Type"), KH("Origin"), KH("If-Match"), KH("If-None-Match"), KH("Access-Control-Request-Method"),
+    KH("Access-Control-Request-Headers"),
+#undef KH
+};
+
+/* The index of `name` in k_known, or -1. The routes pass the same string
+ * literals as k_known, which the linker merges (mergeable string
+ * sections), so the pointer usually decides; the comparison is for the
+ * rest and for the names libmicrohttpd hands to scan_header. */
+static int known_index(const char *name) {
+  for (int i = 0; i < SK_HTTP_KNOWN_HEADERS; i++)
+    if (k_known[i].name == name)
+      return i;
+  size_t len = strlen(name);
+  for (int i = 0; i < SK_HTTP_KNOWN_HEADERS; i++)
+    if (k_known[i].len == len && strcasecmp(k_known[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind;
+  sk_http_req *req = cls;
+  int i = key != NULL ? known_index(key) : -1;
+  if (i >= 0) {
+    if (req->hdr_count[i] == 0)
+      req->hdr_value[i] = value;
+    req->hdr_count[i]++;
+  }
+  return MHD_YES;
+}
+
+static void scan_headers(sk_http_req *req) {
+  if (req->hdr_scanned)
+    return;
+  MHD_get_connection_values(req->conn, MHD_HEADER_KIND, scan_header, req);
+  req->hdr_scanned = true;
+}
+
 const char *sk_http_header(sk_http_req *req, const char *name) {
-  return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+  int i = known_index(name);
+  if (i < 0)
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+  scan_headers(req);
+  return req->hdr_value[i];
 }
 
 typedef struct sk_http_query_list {
@@ -121,6 +175,16 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
 }
 
 void sk_http_header_counts(sk_http_req *req, const char *const *names, unsigned *counts, size_t n) {
+  int idx[8];
+  bool known = n <= 8;
+  for (size_t i = 0; known && i < n; i++)
+    known = (idx[i] = known_index(names[i])) >= 0;
+  if (known) {
+    scan_headers(req);
+    for (size_t i = 0; i < n; i++)
+      counts[i] = req->hdr_count[idx[i]];
+    return;
+  }
   header_counts hc = {names, counts, n};
   memset(counts, 0, n * sizeof *counts);
   MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header, &hc);
@@ -142,160 +206,13 @@ size_t sk_http_query_names(sk_http_req *req, const char **names, size_t cap) {
   return ql.count;
 }
 
-/* Owned answers up to this size are counted but never refused: a problem
- * body or a small JSON answer must always get out (at most one per
- * connection, so bounded by --max-connections). */
-#define SK_HTTP_SMALL_ANSWER 4096u
-
-/* The 503 for an answer that does not fit in the budget. */
-static const char k_over_budget[] =
-    "{\"type\":\"https://skinnerd.dev/problems/overloaded\",\"title\":\"Busy\",\"status\":503,"
-    "\"detail\":\"the answer does not fit in the memory budget (--memory-mb) now; retry later\",\"pointer\":\"\"}";
-
-int sk_http_reserve(sk_http_req *req, size_t bytes) {
-  if (sk_budget_reserve(req->http->cfg.budget, bytes) != 0)
-    return SK_EBUSY;
-  req->held += bytes;
-  req->answer_reserved += bytes;
-  return 0;
-}
-
-void sk_http_charge(sk_http_req *req, size_t bytes) {
-  sk_budget_charge(req->http->cfg.budget, bytes);
-  req->held += bytes;
-  req->answer_reserved += bytes;
-}
-
-/* Counts an owned answer body of `len` bytes: against what was reserved
- * ahead first, the rest reserved now. SK_EBUSY when it does not fit. */
-static int count_answer(sk_http_req *req, size_t len) {
-  sk_budget *b = req->http->cfg.budget;
-  if (b == NULL || len <= req->answer_reserved)
-    return 0;
-  size_t extra = len - req->answer_reserved;
-  if (extra <= SK_HTTP_SMALL_ANSWER)
-    sk_budget_charge(b, extra);
-  else if (sk_budget_reserve(b, extra) != 0)
-    return SK_EBUSY;
-  req->held += extra;
-  req->answer_reserved = len;
-  return 0;
-}
-
-/* The answer when even an answer cannot be made: a bare 503. */
-static int respond_oom(sk_http_req *req) {
-  struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  if (r != NULL)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-  req->resp = r;
-  req->status = 503;
-  return SK_ENOMEM;
-}
-
-/* Adds the content type, `headers`, Server-Timing and Connection: close
- * when due, and makes `r` the answer. Frees `r` and answers a bare 503 on
- * failure. */
-static int set_response(sk_http_req *req, struct MHD_Response *r, int status, const char *content_type,
-                        const char *const *headers) {
-  if (content_type != NULL && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES)
-    goto oom_r;
-  for (const char *const *p = headers; p != NULL && p[0] != NULL; p += 2)
-    if (MHD_add_response_header(r, p[0], p[1]) != MHD_YES)
-      goto oom_r;
-  for (const char *const *p = req->decorate != NULL ? req->decorate(req, status) : NULL; p != NULL && p[0] != NULL;
-       p += 2)
-    if (MHD_add_response_header(r, p[0], p[1]) != MHD_YES)
-      goto oom_r;
-  char timing[SK_HTTP_TIMING_MAX];
-  sk_http__server_timing(req, timing);
-  if (MHD_add_response_header(r, "Server-Timing", timing) != MHD_YES)
-    goto oom_r;
-  if ((req->close_after || req->http->stopping) &&
-      MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)
-    goto oom_r;
-  req->resp = r;
-  req->status = status;
-  return 0;
-oom_r:
-  MHD_destroy_response(r);
-  return respond_oom(req);
-}
-
-int sk_http_respond(sk_http_req *req, int status, const char *content_type, void *body, size_t len, bool own,
-                    const char *const *headers) {
-  if (req->resp != NULL) {
-    if (own)
-      free(body);
-    return SK_EINVAL;
-  }
-  if (own && count_answer(req, len) != 0) {
-    free(body);
-    static const char *const retry[] = {MHD_HTTP_HEADER_RETRY_AFTER, "1", NULL};
-    sk_http__logf(req->http, 2, "%s %s: a %zu-byte answer is over the memory budget", req->method, req->url, len);
-    return sk_http_respond(req, 503, "application/problem+json", (void *)k_over_budget, sizeof k_over_budget - 1,
-                           false, retry);
-  }
-  struct MHD_Response *r =
-      MHD_create_response_from_buffer(len, body, own ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-  if (r != NULL)
-    return set_response(req, r, status, content_type, headers);
-  if (own)
-    free(body);
-  return respond_oom(req);
-}
-
-/* A streamed answer's producer, as libmicrohttpd's content reader. */
-typedef struct stream {
-  sk_http_producer produce;
-  void *arg;
-  void (*release)(void *arg);
-} stream;
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
-  (void)pos;
-  stream *st = cls;
-  long n = st->produce(st->arg, buf, max);
-  if (n == 0)
-    return MHD_CONTENT_READER_END_OF_STREAM;
-  if (n < 0 || (size_t)n > max)
-    return MHD_CONTENT_READER_END_WITH_ERROR;
-  return (ssize_t)n;
-}
-
-static void stream_free(void *cls) {
-  stream *st = cls;
-  if (st->release != NULL)
-    st->release(st->arg);
-  free(st);
-}
-
-int sk_http_respond_stream(sk_http_req *req, int status, const char *content_type, uint64_t length, size_t block,
-                           sk_http_producer produce, void *arg, void (*release)(void *arg),
-                           const char *const *headers) {
-  stream *st = req->resp == NULL ? malloc(sizeof *st) : NULL;
-  if (st == NULL) {
-    if (release != NULL)
-      release(arg);
-    return req->resp != NULL ? SK_EINVAL : respond_oom(req);
-  }
-  st->produce = produce;
-  st->arg = arg;
-  st->release = release;
-  struct MHD_Response *r = MHD_create_response_from_callback(
-      length == SK_HTTP_LENGTH_UNKNOWN ? MHD_SIZE_UNKNOWN : length, block, stream_read, st, stream_free);
-  if (r == NULL) {
-    stream_free(st);
-    return respond_oom(req);
-  }
-  return set_response(req, r, status, content_type, headers);
-}
-
 static enum MHD_Result queue(sk_http_req *req) {
   req->queued = true;
   if (req->resp == NULL)
     return MHD_NO;
   enum MHD_Result rc = MHD_queue_response(req->conn, (unsigned)req->status, req->resp);
-  MHD_destroy_response(req->resp); /* MHD holds its own reference */
+  if (!req->resp_kept)
+    MHD_destroy_response(req->resp); /* MHD holds its own reference */
   req->resp = NULL;
   return rc;
 }
@@ -338,7 +255,7 @@ static void body_drop(sk_http_req *req) {
  * budget, and its buffer is allocated at its exact size (no doublings).
  * False when it does not fit. */
 static bool body_admit(sk_http *h, sk_http_req *req) {
-  const char *cl = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char *cl = sk_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
   unsigned long long len = cl != NULL ? strtoull(cl, NULL, 10) : 0;
   if (len == 0 || len > h->cfg.max_body)
     return true; /* nothing to reserve, or a 413 on the way */
@@ -489,6 +406,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   return queue(req);
 }
 
+/* The bytes of a completed request as they came over the wire, when they
+ * are known without asking the kernel: its header block (request line to
+ * the empty line, libmicrohttpd's count) and a body of exactly its
+ * Content-Length, read whole. 0 (unknown) for a chunked body, one not
+ * read or dropped, or a request that did not end normally: the next
+ * idle check must know whether bytes came after the answer
+ * (sk_http_conn.c), and getsockopt(TCP_INFO) after every answer cost
+ * 0.6-0.9 us here, a tenth of the libmicrohttpd ceiling's request. */
+static uint64_t wire_bytes(sk_http_req *req, enum MHD_RequestTerminationCode toe) {
+  if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || req->discard_body || req->body_too_large || req->over_budget ||
+      req->close_after || sk_http_header(req, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL)
+    return 0;
+  const char *cl = sk_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  unsigned long long len = cl != NULL ? strtoull(cl, NULL, 10) : 0;
+  if (len != req->body.len)
+    return 0;
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+  if (ci == NULL || ci->header_size == 0)
+    return 0;
+  return (uint64_t)ci->header_size + len;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   (void)conn;
@@ -500,13 +439,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && req->queued == false)
     req->status = 0; /* the client left before an answer */
   if (req->cstate != NULL)
-    sk_http__conn_next(req->cstate);
+    sk_http__conn_next(req->cstate, wire_bytes(req, toe));
   if (h->h.complete != NULL)
     h->h.complete(h->h.ctx, req);
   if (h->cfg.log_level >= 3)
     sk_http__logf(h, 3, "%s %s -> %d in %.0f us", req->method, req->url, req->status,
           (double)(uv_hrtime() - req->start_ns) * 1e-3);
-  if (req->resp != NULL)
+  if (req->resp != NULL && !req->resp_kept)
     MHD_destroy_response(req->resp);
   if (req->cleanup != NULL)
     req->cleanup(req->data);

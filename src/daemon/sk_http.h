@@ -100,6 +100,10 @@ typedef struct sk_http_conn_stats {
   uint64_t deadline_cut;  /* closed past their header or body deadline */
 } sk_http_conn_stats;
 
+/* Headers sk_http_header() answers from one pass over the request's
+ * headers (the names the routes ask for; sk_http.c, k_known). */
+#define SK_HTTP_KNOWN_HEADERS 11
+
 struct sk_http_req {
   /* Read-only for handlers. */
   sk_http *http;
@@ -130,6 +134,10 @@ struct sk_http_req {
   struct MHD_Connection *conn;
   struct MHD_Response *resp;
   bool handled, queued, suspended;
+  bool resp_kept;          /* resp is the connection's kept answer (not ours to destroy) */
+  bool hdr_scanned;        /* hdr_value/hdr_count hold the known headers (sk_http.c) */
+  const char *hdr_value[SK_HTTP_KNOWN_HEADERS];
+  unsigned hdr_count[SK_HTTP_KNOWN_HEADERS];
   bool in_after, requeued; /* inside a job's after-callback; it deferred again */
   size_t discarded;
   uv_work_t work;

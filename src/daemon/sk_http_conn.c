@@ -125,6 +125,7 @@ void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socke
       c->next->prev = c->prev;
     else
       h->conns_tail = c->prev;
+    sk_http__kept_drop(c);
     free(c);
     *socket_context = NULL;
   }
@@ -175,11 +176,18 @@ void sk_http__on_sweep(uv_timer_t *t) {
   sk_http__run_mhd(h);
 }
 
-void sk_http__conn_next(conn_state *c) {
+void sk_http__conn_next(conn_state *c, uint64_t request_bytes) {
   c->since_ns = uv_hrtime();
   c->headers_ns = 0;
   c->body_done = false;
+  /* Bytes counted here exclude any of the next request that arrived
+   * before this call (libmicrohttpd completes a request in a later pass
+   * than the one that sent its answer): such a connection is not idle. */
   uint32_t quiet;
-  if (!tcp_rx(c->fd, &c->rx_mark, &quiet))
+  if (c->http->cfg.tls != NULL)
+    return; /* conn_idle reads no byte count under TLS */
+  if (request_bytes != 0)
+    c->rx_mark += request_bytes;
+  else if (!tcp_rx(c->fd, &c->rx_mark, &quiet))
     c->rx_mark = UINT64_MAX; /* never idle: see conn_idle */
 }

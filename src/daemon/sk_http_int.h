@@ -36,6 +36,15 @@ struct sk_http {
   sk_http_req *streams;  /* requests holding streamed answers (sk_http_reserve_stream) */
 };
 
+/* Answers kept per connection (conn_state.kept): bodies up to the
+ * connection's pool size (--conn-memory, 16 KiB by default) and at most
+ * this (a 65-bone pose is 4 224 bytes binary, ~9 KB as JSON), header text
+ * up to SK_HTTP_KEPT_KEY bytes. */
+#define SK_HTTP_KEPT_MAX 65536u
+#define SK_HTTP_KEPT_KEY 384u
+/* The Server-Timing header's text, at most (sk_http__server_timing). */
+#define SK_HTTP_TIMING_MAX 192
+
 /* Per connection (MHD's socket context): when the request being read
  * began, so a client that trickles bytes cannot hold a slot for ever. */
 typedef struct conn_state {
@@ -47,6 +56,14 @@ typedef struct conn_state {
   bool body_done;      /* the whole body is in (handled, queued or on the pool) */
   bool cut;            /* shut down by the sweep */
   uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
+  /* The connection's last owned answer of up to SK_HTTP_KEPT_MAX bytes,
+   * kept for the next one (sk_http.c, respond_kept): one reference to the
+   * response, its body (freed with it) and the header text it carries. */
+  struct MHD_Response *kept;
+  char *kept_body;
+  size_t kept_len, kept_key_len;
+  char kept_key[SK_HTTP_KEPT_KEY];
+  char kept_timing[SK_HTTP_TIMING_MAX]; /* the kept response's Server-Timing, replaced on reuse */
 } conn_state;
 
 /* Slots sk_http__options fills at most, MHD_OPTION_END included. */
@@ -72,15 +89,19 @@ void sk_http__run_mhd(sk_http *h);
  * tracks every open connection and makes room at the connection limit. */
 void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                             enum MHD_ConnectionNotificationCode code);
-/* An answer went out on `c`: the next request's clock starts now. */
-void sk_http__conn_next(conn_state *c);
+/* Drops the answer `c` keeps, if any (the connection closed). */
+void sk_http__kept_drop(conn_state *c);
+/* An answer went out on `c`: the next request's clock starts now.
+ * `request_bytes`: the bytes of the request just answered as they came
+ * over the wire (header block and body), when known, else 0: the kernel's
+ * count is then read (a system call). */
+void sk_http__conn_next(conn_state *c, uint64_t request_bytes);
 /* Once a second: cuts connections past their header, body or idle deadline. */
 void sk_http__on_sweep(uv_timer_t *t);
 
-/* The Server-Timing value of `req` answered now (sk_http_timing.c): at
- * most four phases of at most 13 + 20 + 6 bytes, so SK_HTTP_TIMING_MAX
- * always holds it with its NUL. */
-#define SK_HTTP_TIMING_MAX 192
+/* The Server-Timing value of `req` answered now (sk_http_timing.c) into
+ * buf: at most four phases of at most 13 + 20 + 6 bytes, so
+ * SK_HTTP_TIMING_MAX always holds it with its NUL. */
 void sk_http__server_timing(const sk_http_req *req, char buf[SK_HTTP_TIMING_MAX]);
 
 #endif

@@ -1,11 +1,11 @@
 #include "sk_cost.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sk_json.h"
 #include "sk_numfmt.h"
+#include "sk_pose_frames.h"
 
 void sk_cost_limits_fill(sk_cost_limits *l) {
   if (l->max_frames == 0)
@@ -118,25 +118,6 @@ static uint64_t clip_keys(const sk_anim *anim, const json_t *v) {
   return n;
 }
 
-/* Frames of one pose object as the parser will expand them: 1 unless
- * "times" or a valid "from"/"to"/"fps" range is given. Sets `key` to the
- * field an error names. */
-static uint64_t pose_frames(const json_t *j, const char **key) {
-  const json_t *ts = json_object_get(j, "times");
-  *key = "times";
-  if (json_is_array(ts))
-    return json_array_size(ts) ? json_array_size(ts) : 1;
-  const json_t *from = json_object_get(j, "from"), *to = json_object_get(j, "to"), *fps = json_object_get(j, "fps");
-  *key = "fps";
-  if (!json_is_number(from) || !json_is_number(to) || !json_is_number(fps))
-    return 1;
-  double f = json_number_value(from), t = json_number_value(to), r = json_number_value(fps);
-  if (!isfinite(f) || !isfinite(t) || !isfinite(r) || !(r > 0) || t < f)
-    return 1;
-  double frames = floor((t - f) * r + 1e-9) + 1; /* as sk_eval's anim_frames */
-  return frames < 1.8e19 ? (uint64_t)frames : UINT64_MAX;
-}
-
 int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton *s, const sk_anim *anim,
                           const json_t *j, const char *ptr, int fmt, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
@@ -153,7 +134,7 @@ int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton
   /* A layered pose takes "times" or a range as a single clip does (the
    * parser's anim_frames for both): counted before anything else. */
   const char *key;
-  const uint64_t frames = pose_frames(j, &key);
+  const uint64_t frames = sk_pose_frames_count(j, &key);
   if (frames > l->max_frames) {
     join(p, ptr, key);
     return sk_error_set(err, SK_ETOOBIG, p, "%llu frames; the limit is %llu (--max-frames)",

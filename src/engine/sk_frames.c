@@ -97,7 +97,7 @@ bool sk_frames_uses_kernel(const sk_model *e, const sk_pose *poses, size_t n, co
   (void)o;
   /* One pose is the core's: the same bits, and faster than a 16-lane
    * kernel block holding one pose (Fox, f32 answers: 1.1 us against 5 us
-   * for the fast kernel, docs/design.md), so no precision changes that. */
+   * for the fast kernel, docs/history/kernel.md), so no precision changes that. */
   if (e->rig == NULL || n < 2 || s->count == 0)
     return false;
   for (size_t i = 0; i < n; i++) {
@@ -167,7 +167,7 @@ size_t sk_frames_answer_bound(const sk_model *e, const sk_pose *poses, size_t n,
 /* Whether matrices m[0..16 * mats) hold a non-finite float: its exponent
  * bits all set (inf or NaN), which adding one to the exponent carries into
  * the sign bit. Integer ORs, a matrix a step: 3-4 ns a matrix on the loaded
- * 2-core test machine before the accumulators, against ~7 for the batch kernel and ~650 for JSON encoding (docs/contract.md). */
+ * 2-core test machine before the accumulators, against ~7 for the batch kernel and ~650 for JSON encoding (docs/history/kernel.md). */
 /* Any non-finite float in m[0 .. 16 * mats): an exponent of all ones is
  * one that carries into bit 31 when 1 is added at the exponent's lowest
  * bit. One 64-byte vector of 32-bit lanes a matrix (GNU vector types: one

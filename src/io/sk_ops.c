@@ -161,14 +161,62 @@ static int parse_query(const json_t *j, const char *ptr, sk_op *op, sk_error *er
   return need != NULL ? vector(j, ptr, need, 3, op->v, err) : 0;
 }
 
-/* The options of an "ik" op; "target" is already in op->v. */
+/* The world matrix of the mesh node at `key` of `j`, which must be a node
+ * (null is refused: the option would be absent). */
+static int option_mesh(const json_t *j, const char *ptr, const char *key, float world[16], sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sk_pointer_child(p, sizeof p, ptr, key);
+  const json_t *m = json_object_get(j, key);
+  bool has;
+  sk_mesh mesh;
+  if (json_is_null(m))
+    return sk_error_set(err, SK_ETYPE, p, "expected a mesh node {\"position\", \"rotation\", \"scaling\", \"parent\"}");
+  int rc = sk_ops_parse_mesh(m, p, &has, &mesh, err);
+  if (!rc)
+    memcpy(world, mesh.world, sizeof mesh.world);
+  return rc;
+}
+
+/* The IK target: "target" (in op->v: targetPosition, doubles as given) or
+ * "targetMesh" (Babylon's targetMesh: its getAbsolutePosition(), the
+ * float32 translation of its world matrix). */
+static int parse_ik_target(const json_t *j, const char *ptr, sk_op *op, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sk_ik_options *o = &op->ik;
+  if (json_object_get(j, "targetMesh") == NULL) {
+    memcpy(o->target, op->v, sizeof o->target);
+    return 0;
+  }
+  sk_pointer_child(p, sizeof p, ptr, "targetMesh");
+  if (json_object_get(j, "target") != NULL)
+    return sk_error_set(err, SK_ETYPE, p, "give \"target\" or \"targetMesh\", not both");
+  float w[16];
+  int rc = option_mesh(j, ptr, "targetMesh", w, err);
+  for (int i = 0; !rc && i < 3; i++)
+    o->target[i] = op->v[i] = w[12 + i];
+  return rc;
+}
+
+/* The options of an "ik" op; "target" is already in op->v unless a
+ * "targetMesh" gives it. */
 static int parse_ik(const sk_skeleton *s, const json_t *j, const char *ptr, sk_op *op, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
   sk_ik_options *o = &op->ik;
-  int rc;
-  memcpy(o->target, op->v, sizeof o->target);
+  int rc = parse_ik_target(j, ptr, op, err);
+  if (rc)
+    return rc;
   o->pole_target_bone = -1;
   const json_t *pb = json_object_get(j, "poleTargetBone");
+  const bool pm = json_object_get(j, "poleTargetMesh") != NULL;
+  if (pm && (json_object_get(j, "poleTarget") != NULL || pb != NULL)) {
+    sk_pointer_child(p, sizeof p, ptr, "poleTargetMesh");
+    return sk_error_set(err, SK_ETYPE, p, "give one of \"poleTarget\", \"poleTargetMesh\" and \"poleTargetBone\"");
+  }
+  if (pm) {
+    if ((rc = option_mesh(j, ptr, "poleTargetMesh", o->pole_target_mesh, err)))
+      return rc;
+    o->has_pole_target_mesh = true;
+  }
   if (json_object_get(j, "poleTarget") != NULL) {
     if (pb != NULL) {
       sk_pointer_child(p, sizeof p, ptr, "poleTargetBone");
@@ -264,8 +312,9 @@ static int parse_look(const json_t *j, const char *ptr, sk_op *op, sk_error *err
 
 /* The fields `spec`'s op may have (NULL-terminated, at most 20). */
 static void allowed_keys(const op_spec *spec, const char **keys) {
-  static const char *const k_ik[] = {"op", "bone", "target", "poleTarget", "poleTargetBone", "poleTargetLocalOffset",
-                                     "poleAngle", "bendAxis", "maxAngle", "slerpAmount", "mesh", NULL};
+  static const char *const k_ik[] = {"op", "bone", "target", "targetMesh", "poleTarget", "poleTargetMesh",
+                                     "poleTargetBone", "poleTargetLocalOffset", "poleAngle", "bendAxis",
+                                     "maxAngle", "slerpAmount", "mesh", NULL};
   static const char *const k_look[] = {"op", "bone", "target", "upAxis", "upAxisSpace", "yawAxis", "pitchAxis",
                                        "minYaw", "maxYaw", "minPitch", "maxPitch", "adjustYaw", "adjustPitch",
                                        "adjustRoll", "slerpAmount", "useAbsoluteValueForYaw", "mesh", NULL};
@@ -341,7 +390,8 @@ int sk_ops_parse_one(const sk_skeleton *s, const json_t *j, const char *ptr, con
     if ((op->bone = sk_skeleton_find(s, json_string_value(bone))) < 0)
       return sk_json_no_bone(s, json_string_value(bone), p, err);
   }
-  if (spec->vec != NULL && (rc = vector(j, ptr, spec->vec, (size_t)spec->vec_len, op->v, err)))
+  const bool target_mesh = spec->kind == SK_OP_IK && json_object_get(j, "targetMesh") != NULL;
+  if (spec->vec != NULL && !target_mesh && (rc = vector(j, ptr, spec->vec, (size_t)spec->vec_len, op->v, err)))
     return rc;
   if (spec->axis && !(op->v[0] != 0 || op->v[1] != 0 || op->v[2] != 0)) {
     sk_pointer_child(p, sizeof p, ptr, spec->vec);

@@ -16,10 +16,15 @@
  * with get one of position, absolutePosition, direction, rotation,
  * rotationQuaternion, rotationMatrix, scale, absolutePositionFromLocal,
  * localPositionFromAbsolute. A query appends {"query", "bone", "value"}.
- *   ik {target, poleTarget? | poleTargetBone? + poleTargetLocalOffset?,
- *       poleAngle?, bendAxis?, maxAngle?, slerpAmount?, mesh?}: one
- *       update() of a fresh BoneIKController(mesh, bone, options); "bone"
- *       is Babylon's bone (the lower one), its parent turns too.
+ *   ik {target | targetMesh, poleTarget? | poleTargetMesh? |
+ *       poleTargetBone? + poleTargetLocalOffset?, poleAngle?, bendAxis?,
+ *       maxAngle?, slerpAmount?, mesh?}: one update() of a fresh
+ *       BoneIKController(mesh, bone, options); "bone" is Babylon's bone
+ *       (the lower one), its parent turns too. "target" is targetPosition
+ *       (doubles as given); "targetMesh" a node whose float32 world
+ *       translation is the target, as Babylon reads a targetMesh. A leaf
+ *       of length 0 is taken and left alone (Babylon's update() does
+ *       nothing for it).
  *   lookAt {target, upAxis?, upAxisSpace? ("local" | "world" | "bone"),
  *       yawAxis?, pitchAxis?, minYaw?, maxYaw?, minPitch?, maxPitch?,
  *       adjustYaw?, adjustPitch?, adjustRoll?, slerpAmount?,

@@ -58,6 +58,8 @@ void sk_pose_close(sk_pose *pose);
  *             and no "time": one pose per frame, frame k at from + k/fps,
  *             up to and including `to`; with "layers": each layer's "time"
  *             is an offset added to the frame time, sk_sample_layer_time)
+ *   or "frames": [start, end], "fps"   (frame k at k/fps for k in
+ *             [start, end): the form to split, sk_pose_frames.h)
  * Every pose of a range has frame_range set, also when the range holds one
  * frame ("times": [t], or from == to): callers answer it as a range
  * ({"results": [...]}) whatever its count.
@@ -73,7 +75,7 @@ void sk_pose_close(sk_pose *pose);
 
 /* Parses a pose object for `s` with clips `anim` (may be NULL: then any
  * animation key is SK_ENOTFOUND). *poses is a new array of *count poses:
- * 1, or one per frame for "times"/"from"-"to"-"fps". Release with
+ * 1, or one per frame for "times", "from"-"to"-"fps" or "frames". Release with
  * sk_pose_array_free(). Errors carry pointers below `ptr`: unknown clip
  * SK_ENOTFOUND, bad types SK_ETYPE, bad numbers SK_ERANGE/SK_ENOTFINITE,
  * too many frames SK_ETOOBIG. */

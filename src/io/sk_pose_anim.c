@@ -15,11 +15,13 @@
 #include "sk_json.h"
 #include "sk_layers.h"
 #include "sk_near.h"
+#include "sk_pose_frames.h"
 #include "sk_pose_int.h"
 #include "sk_pose_range.h"
 #include "sk_sample.h"
 
-static const char *const k_anim_keys[] = {"animation", "time", "loop", "layers", "times", "from", "to", "fps", NULL};
+static const char *const k_anim_keys[] = {"animation", "time", "loop", "layers", "times", "from", "to", "fps",
+                                          "frames", NULL};
 
 void sk_pose_array_free(sk_pose *poses, size_t count) {
   if (poses == NULL)
@@ -91,89 +93,6 @@ static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, boo
       return sk_error_set(err, SK_ERANGE, p, "weights must not be negative");
     }
   }
-  return 0;
-}
-
-/* Frame times of a batch, or a NULL list for a single pose. */
-static int anim_frames(const json_t *j, const char *ptr, bool has_time, double **times, size_t *n, sk_error *err) {
-  char p[SK_ERROR_POINTER_MAX];
-  const json_t *ts = json_object_get(j, "times");
-  const json_t *from = json_object_get(j, "from"), *to = json_object_get(j, "to"), *fps = json_object_get(j, "fps");
-  *times = NULL;
-  *n = 1;
-  bool range = from != NULL || to != NULL || fps != NULL;
-  if (ts == NULL && !range)
-    return 0;
-  if (json_is_string(from)) { /* what the daemon's /pose takes as a retargeting source */
-    sk_pointer_child(p, sizeof p, ptr, "from");
-    return sk_error_set(err, SK_ETYPE, p,
-                        "\"from\" starts a frame range here (seconds); a skeleton id (retargeting) is taken by "
-                        "a single POST .../pose body under 32 KiB only");
-  }
-  if (has_time) {
-    sk_pointer_child(p, sizeof p, ptr, "time");
-    return sk_error_set(err, SK_ETYPE, p, "give \"time\", or \"times\", or \"from\"/\"to\"/\"fps\", not several");
-  }
-  if (ts != NULL && range) {
-    sk_pointer_child(p, sizeof p, ptr, "times");
-    return sk_error_set(err, SK_ETYPE, p, "give \"times\" or \"from\"/\"to\"/\"fps\", not both");
-  }
-  int rc;
-  if (ts != NULL) {
-    sk_pointer_child(p, sizeof p, ptr, "times");
-    if (!json_is_array(ts) || json_array_size(ts) == 0)
-      return sk_error_set(err, SK_ETYPE, p, "expected a non-empty array of times in seconds");
-    if (json_array_size(ts) > SK_POSE_MAX_FRAMES)
-      return sk_error_set(err, SK_ETOOBIG, p, "%zu frames; the limit is %d", json_array_size(ts), SK_POSE_MAX_FRAMES);
-    *n = json_array_size(ts);
-    if ((*times = malloc(*n * sizeof **times)) == NULL)
-      return sk_error_set(err, SK_ENOMEM, p, "out of memory");
-    for (size_t i = 0; i < *n; i++) {
-      char q[SK_ERROR_POINTER_MAX];
-      snprintf(q, sizeof q, "%s", p);
-      sk_pointer_push_index(q, sizeof q, i);
-      const json_t *v = json_array_get(ts, i);
-      if (!json_is_number(v) || !isfinite(json_number_value(v))) {
-        free(*times);
-        *times = NULL;
-        return sk_error_set(err, SK_ETYPE, q, "expected a finite number of seconds");
-      }
-      (*times)[i] = json_number_value(v);
-    }
-    return 0;
-  }
-  double f, t, r;
-  static const char *const names[3] = {"from", "to", "fps"};
-  const json_t *vals[3] = {from, to, fps};
-  double *dst[3] = {&f, &t, &r};
-  for (int k = 0; k < 3; k++) {
-    if (vals[k] == NULL) {
-      sk_pointer_child(p, sizeof p, ptr, names[k]);
-      return sk_error_set(err, SK_EMISSING, p, "a frame range needs \"from\", \"to\" and \"fps\"");
-    }
-    if ((rc = sk_json_member_number(vals[k], ptr, names[k], dst[k], err)))
-      return rc;
-  }
-  if (!(r > 0)) {
-    sk_pointer_child(p, sizeof p, ptr, "fps");
-    return sk_error_set(err, SK_ERANGE, p, "fps must be positive");
-  }
-  if (t < f) {
-    sk_pointer_child(p, sizeof p, ptr, "to");
-    return sk_error_set(err, SK_ERANGE, p, "\"to\" is before \"from\"");
-  }
-  /* The small epsilon keeps `to` itself when (to - from) * fps is an
-   * integer up to rounding (0.1 * 30 = 3.0000000000000004). */
-  double frames = floor((t - f) * r + 1e-9) + 1;
-  if (!(frames <= SK_POSE_MAX_FRAMES)) {
-    sk_pointer_child(p, sizeof p, ptr, "fps");
-    return sk_error_set(err, SK_ETOOBIG, p, "%.0f frames; the limit is %d", frames, SK_POSE_MAX_FRAMES);
-  }
-  *n = (size_t)frames;
-  if ((*times = malloc(*n * sizeof **times)) == NULL)
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  for (size_t i = 0; i < *n; i++)
-    (*times)[i] = f + (double)i / r;
   return 0;
 }
 
@@ -338,7 +257,7 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     }
     sp->layered = true;
     if (!rc)
-      rc = anim_frames(j, ptr, false, &sp->times, &sp->nf, err);
+      rc = sk_pose_frames_parse(j, ptr, false, &sp->times, &sp->nf, err);
   } else {
     sp->nl = 1;
     if ((sp->l = malloc(sizeof *sp->l)) == NULL)
@@ -346,7 +265,7 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     else
       rc = anim_layer(anim, j, ptr, false, sp->l, err);
     if (!rc)
-      rc = anim_frames(j, ptr, json_object_get(j, "time") != NULL, &sp->times, &sp->nf, err);
+      rc = sk_pose_frames_parse(j, ptr, json_object_get(j, "time") != NULL, &sp->times, &sp->nf, err);
   }
   if (!rc && (double)sp->nf * (double)(s->count ? s->count : 1) > SK_POSE_MAX_FRAME_BONES)
     rc = sk_error_set(err, SK_ETOOBIG, ptr, "%zu frames of %zu bones; at most %u bone poses per request", sp->nf,

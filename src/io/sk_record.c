@@ -8,7 +8,7 @@
 #include "sk_error.h"
 #include "sk_hash.h"
 
-/* Version 2 (docs/data-dir.md has the same table):
+/* Version 2 (proto/record.md has the same table):
  *   record:   magic "SKREC\0" (6) | version u16 | flags u32 (bit 0: with a mesh part; bit 1: the
  *             source is Babylon skeleton JSON text, not glTF) | skin length u32 | glTF length u64 |
  *             skin | glTF | skeleton part | [mesh part: length u32 | the default mesh's JSON text] |

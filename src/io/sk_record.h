@@ -6,7 +6,7 @@
  * bone names, one fixed-size block per bone and a CRC-32, every number a
  * little-endian fixed-width integer or IEEE 754 value at a stated offset.
  * Nothing depends on a struct's layout, the compiler or the host's byte
- * order; docs/data-dir.md lists every byte and how a version 3 would be
+ * order; proto/record.md lists every byte and how a version 3 would be
  * added. Version 1 (the memory images of sk_bone that earlier builds wrote,
  * x86-64/aarch64 layout) is still read, decoded at its fixed offsets, so an
  * upgrade keeps every stored skeleton; a record is rewritten in version 2

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The data-directory cases of issue 11, against one build, with curl:
 #   tests/bench/datadir_bugs.sh ./skinnerd
-# (docs/data-dir.md has the before/after table these printed). The tmpfs
+# (docs/history/data-dir.md has the before/after table these printed). The tmpfs
 # cases need root (unshare -m, nsenter); they are skipped otherwise.
 set -u
 X=$(realpath "$1"); D=$(mktemp -d); B=; P=; PORT=

@@ -15,7 +15,7 @@ the file is kept in each). --baseline times another build's start-ups on
 the same directory, alternating with --skinnerd's, and prints the ratio of
 the medians (new / baseline), so both see the same machine.
 
-Not a `make check` test: the figures go in docs/data-dir.md."""
+Not a `make check` test: the figures go in docs/history/data-dir.md."""
 import argparse
 import http.client
 import json

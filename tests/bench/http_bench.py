@@ -496,8 +496,8 @@ def main():
         for server, _, _, _ in runs:
             rs = per[server]
             r = {k: median([x[k] for x in rs]) for k in ("rps", "p50_us", "p99_us")}
-            cpu = [x["cpu_us_per_req"] for x in rs if x["cpu_us_per_req"] is not None]
-            r["cpu_us_per_req"] = median(cpu) if cpu else None
+            cpu_us = [x["cpu_us_per_req"] for x in rs if x["cpu_us_per_req"] is not None]
+            r["cpu_us_per_req"] = median(cpu_us) if cpu_us else None
             r["non2xx"] = sum(x["non2xx"] for x in rs)
             r["socket_errors"] = sum(x["socket_errors"] for x in rs)
             r["rounds_rps"] = [round(x["rps"]) for x in rs]

@@ -300,19 +300,28 @@ function boneOp(sk, op, what, dfltMesh = caseMesh) {
             const mesh = t ?? meshNode({}, `${what}.mesh`);
             const opts = {};
             if ("poleTargetBone" in op) opts.poleTargetBone = boneByName(sk, op.poleTargetBone, `${what}.poleTargetBone`);
+            // Meshes as targets: update() reads targetMesh.getAbsolutePosition() (float32) and
+            // poleTargetLocalOffset through poleTargetMesh's world matrix.
+            if ("targetMesh" in op) opts.targetMesh = meshNode(op.targetMesh, `${what}.targetMesh`);
+            if ("poleTargetMesh" in op) opts.poleTargetMesh = meshNode(op.poleTargetMesh, `${what}.poleTargetMesh`);
             if ("poleTargetLocalOffset" in op) opts.poleTargetLocalOffset = vec3(op.poleTargetLocalOffset, `${what}.poleTargetLocalOffset`);
             if ("poleAngle" in op) opts.poleAngle = num(op, "poleAngle", what);
             if ("bendAxis" in op) opts.bendAxis = axis(op, "bendAxis", what);
             if ("maxAngle" in op) opts.maxAngle = num(op, "maxAngle", what);
             if ("slerpAmount" in op) opts.slerpAmount = num(op, "slerpAmount", what);
             const ik = new BoneIKController(mesh, bone, opts);
-            if (ik._notEnoughInformation) fail(`${what}.bone: not enough information for IK`);
-            ik.targetPosition.copyFrom(vec3(op.target, `${what}.target`));
+            if (ik._notEnoughInformation) {
+                // A leaf of length 0: Babylon logs an error and update() does nothing. Without a
+                // parent too, but skinnerd refuses that one (422), as it refuses a missing pole.
+                if (!bone.getParent()) fail(`${what}.bone: not enough information for IK`);
+                return null;
+            }
+            if (!("targetMesh" in op)) ik.targetPosition.copyFrom(vec3(op.target, `${what}.target`));
             if ("poleTarget" in op) {
                 // A pole given as a position: no pole bone (the options would default it to the grandparent).
                 ik.poleTargetBone = undefined;
                 ik.poleTargetPosition.copyFrom(vec3(op.poleTarget, `${what}.poleTarget`));
-            } else if (!ik.poleTargetBone) fail(`${what}.bone: IK needs a pole`);
+            } else if (!ik.poleTargetBone && !ik.poleTargetMesh) fail(`${what}.bone: IK needs a pole`);
             ik.update();
             return null;
         }

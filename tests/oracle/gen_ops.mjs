@@ -2,7 +2,7 @@
 // Seeded random generator of `skinner eval` cases for Babylon's Bone API
 // (issue 13): world-space setters, read-backs, meshes, world/positions outputs.
 //
-//   node gen_ops.mjs --seed S --count N [--named]
+//   node gen_ops.mjs --seed S --count N [--named] [--mirror 1]
 //
 // Prints N cases as JSON Lines (with --named: {"name": "ops<S>-<k> ...", "case"}),
 // for babylon_eval.mjs --jsonl. Same seed, same output (mulberry32, no
@@ -64,7 +64,34 @@ function trsMatrix(g, sk) {
     return Array.from(m.m);
 }
 
+// --mirror 1: every mesh mirrored or non-uniform (one, two or three
+// negative axes, uniform ones too), in parent chains up to four deep whose
+// nodes are mirrored as well; a mesh on every case; world-space rotation
+// setters, ik (with leaf bones of length 0) and lookAt drawn more often.
+let MIRROR = false;
+
+function mirroredScaling(g, kind) {
+    if (kind === "negative-uniform") {
+        const s = -rnd(g.range(0.5, 1.8));
+        return [s, s, s];
+    }
+    const s = kind === "nonuniform" || g.chance(0.3) ? scaling(g, "nonuniform") : scaling(g, "uniform");
+    const axes = kind === "negative1" ? 1 : kind === "negative2" ? 2 : kind === "negative3" ? 3 : 0;
+    const first = g.int(0, 2);
+    for (let i = 0; i < axes; i++) s[(first + i) % 3] *= -1;
+    return s;
+}
+
 function meshSpec(g, depth = 0) {
+    if (MIRROR) {
+        const kind = g.pick(["nonuniform", "negative1", "negative1", "negative2", "negative3", "negative-uniform"]);
+        const m = { position: vec(g, 3) };
+        if (g.chance(0.5)) m.rotation = euler(g);
+        else m.rotationQuaternion = quaternion(g);
+        m.scaling = mirroredScaling(g, kind);
+        if (depth < 3 && g.chance(0.5)) m.parent = meshSpec(g, depth + 1);
+        return m;
+    }
     const kind = g.pick(["plain", "nonuniform", "negative"]);
     const m = { position: vec(g, 3) };
     if (g.chance(0.5)) m.rotation = euler(g);
@@ -72,6 +99,13 @@ function meshSpec(g, depth = 0) {
     m.scaling = kind === "plain" ? scaling(g, "uniform") : scaling(g, kind === "negative" ? "negative" : "nonuniform");
     if (depth < 2 && g.chance(0.3)) m.parent = meshSpec(g, depth + 1);
     return m;
+}
+
+/** The tags of a mesh chain: how deep, and whether some node is mirrored. */
+function meshTags(m, tags) {
+    let depth = 0, mirrored = 0;
+    for (let n = m; n; n = n.parent, depth++) mirrored += n.scaling.filter((x) => x < 0).length % 2;
+    tags.add(`mesh chain ${depth}${mirrored ? " mirrored" : ""}`);
 }
 
 function skeletonSpec(g, tags) {
@@ -108,13 +142,27 @@ function ikOp(g, skeleton, tags) {
     const bones = skeleton.bones;
     const byName = new Map(bones.map((b) => [b.name, b]));
     const ok = bones.filter((b) => b.parent && (bones.some((c) => c.parent === b.name) || b.length));
+    // a leaf of length 0: Babylon's controller has not enough information and update() does nothing
+    const leaves = MIRROR ? bones.filter((b) => b.parent && !b.length && !bones.some((c) => c.parent === b.name)) : [];
+    if (leaves.length && g.chance(0.15)) {
+        tags.add("ik leaf of length 0");
+        return { op: "ik", bone: g.pick(leaves).name, target: vec(g, 3), poleTarget: vec(g, 3) };
+    }
     if (!ok.length) return null;
     const b = g.pick(ok);
     const op = { op: "ik", bone: b.name, target: vec(g, 3) };
+    if (MIRROR && g.chance(0.3)) {
+        // the target as a mesh's world position (float32), not doubles
+        delete op.target;
+        op.targetMesh = meshSpec(g);
+        tags.add("ik target mesh");
+    }
     const grand = byName.get(b.parent).parent;
-    const pole = g.pick(grand ? ["default", "position", "bone"] : ["position", "bone"]);
+    const poles = grand ? ["default", "position", "bone"] : ["position", "bone"];
+    const pole = g.pick(MIRROR ? [...poles, "mesh"] : poles);
     if (pole === "position") op.poleTarget = vec(g, 3);
     if (pole === "bone") op.poleTargetBone = g.pick(bones).name;
+    if (pole === "mesh") op.poleTargetMesh = meshSpec(g);
     if (pole !== "position" && g.chance(0.6)) op.poleTargetLocalOffset = vec(g);
     if (g.chance(0.3)) op.poleAngle = angle(g);
     if (g.chance(0.3)) op.bendAxis = nonZeroAxis(g);
@@ -123,6 +171,7 @@ function ikOp(g, skeleton, tags) {
     const m = g.r();
     if (m < 0.15) op.mesh = null;
     else if (m < 0.3) op.mesh = meshSpec(g);
+    if (MIRROR && op.mesh) meshTags(op.mesh, tags);
     tags.add(`ik pole ${pole}`);
     return op;
 }
@@ -154,17 +203,21 @@ function lookOp(g, names, tags) {
     return op;
 }
 
+const WORLD_ROTATIONS = ["setAxisAngle", "setYawPitchRoll", "setRotation", "setRotationQuaternion", "setRotationMatrix",
+    "rotate"];
+
 function boneOp(g, names, tags, inPose, skeleton) {
-    if (g.chance(0.15)) {
+    if (g.chance(MIRROR ? 0.3 : 0.15)) {
         const ik = ikOp(g, skeleton, tags);
         if (ik) return ik;
     }
     if (g.chance(0.12)) return lookOp(g, names, tags);
     const bone = g.pick(names);
-    const kind = g.pick([...SPACED, "setAbsolutePosition", "scale", "setScale", "query", "query", "query",
-        ...(inPose ? [] : ["setCurrentPoseAsRest"])]);
+    const kind = MIRROR && g.chance(0.5) ? g.pick(WORLD_ROTATIONS)
+        : g.pick([...SPACED, "setAbsolutePosition", "scale", "setScale", "query", "query", "query",
+            ...(inPose ? [] : ["setCurrentPoseAsRest"])]);
     const op = { op: kind, bone };
-    const space = g.chance(0.5) ? "world" : "local";
+    const space = g.chance(MIRROR ? 0.8 : 0.5) ? "world" : "local";
     switch (kind) {
         case "translate": op.vector = vec(g); break;
         case "setPosition":
@@ -195,6 +248,7 @@ function boneOp(g, names, tags, inPose, skeleton) {
         if (m < 0.12) op.mesh = null;
         else if (m < 0.27) op.mesh = meshSpec(g);
         if ("mesh" in op) tags.add(op.mesh === null ? "mesh null" : "op mesh");
+        if (MIRROR && op.mesh) meshTags(op.mesh, tags);
     }
     tags.add(kind === "query" ? `get ${op.get}` : `${kind}${spaced ? ` ${space}` : ""}`);
     return op;
@@ -211,9 +265,10 @@ function makeCase(g) {
     const skeleton = skeletonSpec(g, tags);
     const names = skeleton.bones.map((b) => b.name);
     const c = { skeleton };
-    if (g.chance(0.6)) {
+    if (g.chance(MIRROR ? 1 : 0.6)) {
         c.mesh = meshSpec(g);
         tags.add("case mesh");
+        if (MIRROR) meshTags(c.mesh, tags);
     }
     const ops = [];
     if (g.chance(0.3)) {
@@ -248,9 +303,10 @@ function allSmall(v) {
 }
 
 function main(argv) {
-    const o = parseGenArgs("gen_ops.mjs", argv, { seed: 1, count: 10 });
+    const o = parseGenArgs("gen_ops.mjs", argv, { seed: 1, count: 10, mirror: 0 }, ["--mirror"]);
     if (o === null) return 2;
     const { seed, count, named } = o;
+    MIRROR = o.mirror === 1;
     const g = new Gen(seed);
     const out = [];
     for (let k = 0; k < count; k++) {
