@@ -27,6 +27,7 @@
 
 #include "sk_anim.h"
 #include "sk_budget.h"
+#include "sk_list.h"
 #include "sk_model.h"
 #include "sk_skeleton.h"
 #include "sk_store.h"
@@ -48,7 +49,8 @@ typedef struct sk_cache_entry {
   uint64_t version;  /* increases on every put of any id; kept across an eviction and reload */
   /* Private below. */
   int refs;          /* atomic */
-  struct sk_cache_entry *hnext, *lru_prev, *lru_next; /* tombstones: lru_* link the tombstone list */
+  struct sk_cache_entry *hnext;
+  sk_list lru; /* the LRU list's node; a tombstone's links the tombstone list */
   bool linked;
   bool tombstone;    /* evicted without a store: only the id is left, for a clear 404 */
 } sk_cache_entry;
