@@ -32,7 +32,7 @@ static inline void sk_test_entry_open(sk_test_entry *f, const char *asset) {
   ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
   bool replaced;
   ck_assert_int_eq(sk_cache_put_full(f->cache, "a", s, an, NULL, &replaced, &f->e), 0);
-  ck_assert_ptr_nonnull(f->e->rig);
+  ck_assert_ptr_nonnull(f->e->model->rig);
 }
 
 static inline void sk_test_entry_close(sk_test_entry *f) {

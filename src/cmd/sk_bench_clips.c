@@ -205,7 +205,7 @@ static double time_kernel(bc_asset *a, int reps, double budget) {
 /* The daemon's pose route without HTTP: one frame range of BC_ROUTE_FRAMES
  * frames parsed and sampled (sk_frames_sample_range, the routes' sample
  * step) and answered in binary float32 (sk_frames_eval), on a model
- * as an upload builds it (sk_model_init). */
+ * as an upload builds it (sk_model_create). */
 #define BC_ROUTE_FRAMES 1024
 
 /* The rate of `fn` (a routes' sample step) and sk_frames_eval on the pose
@@ -261,15 +261,15 @@ static double time_route_entry(const sk_model *e, size_t clip, bool blend, sk_fr
 static double time_route(const bc_asset *a, int reps, double budget) {
   sk_skeleton *s;
   sk_anim *an;
-  sk_model model;
+  sk_model *model = NULL;
   if (import_file(a->path, &s, &an, NULL) != 0)
     return 0;
   sk_sampler_share(an, SK_SAMPLER_SHARE_MAX); /* as an upload's pool job builds it */
-  if (sk_model_init(&model, s, an, NULL, NULL, -1) != 0)
+  if (sk_model_create(s, an, NULL, NULL, -1, &model) != 0)
     return 0;
-  const sk_model *e = &model;
+  const sk_model *e = model;
   const double rate = time_route_entry(e, a->clip_index, false, sk_frames_sample_range, reps, budget);
-  sk_model_close(&model);
+  sk_model_unref(model);
   return rate;
 }
 
@@ -283,15 +283,15 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
   snprintf(path, sizeof path, "%s/Fox.glb", dir);
   sk_skeleton *s;
   sk_anim *an;
-  sk_model model;
+  sk_model *model = NULL;
   if (import_file(path, &s, &an, NULL) != 0) {
     fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
     return 2;
   }
   sk_sampler_share(an, SK_SAMPLER_SHARE_MAX); /* as an upload's pool job builds it */
-  if (sk_model_init(&model, s, an, NULL, NULL, -1) != 0)
+  if (sk_model_create(s, an, NULL, NULL, -1, &model) != 0)
     return 2;
-  const sk_model *e = &model;
+  const sk_model *e = model;
   char body[3][512];
   const double to = (BC_ROUTE_FRAMES - 1) / 60.0;
   snprintf(body[0], sizeof body[0],
@@ -323,7 +323,7 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
              k == 0 ? "Walk and Run 0.3 s later, half each" : k == 1 ? "Survey over the upper body" : "Survey added, 0.5",
              of);
   }
-  sk_model_close(&model);
+  sk_model_unref(model);
   return 0;
 }
 
@@ -342,7 +342,7 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
 
 /* The model of the Babylon-format skeleton `j` (not consumed) in *m and
  * the index of its clip "Walk"; 2 when it does not load (*m untouched). */
-static int babylon_model(const json_t *j, sk_model *m, size_t *clip) {
+static int babylon_model(const json_t *j, sk_model **m, size_t *clip) {
   sk_skeleton *s = NULL;
   sk_anim *an = NULL;
   if (j == NULL || sk_json_parse_skeleton_anim(j, "", 0, &s, &an, NULL) != 0 || an == NULL ||
@@ -351,7 +351,7 @@ static int babylon_model(const json_t *j, sk_model *m, size_t *clip) {
     sk_skeleton_destroy(s);
     return 2;
   }
-  return sk_model_init(m, s, an, NULL, NULL, -1) != 0 ? 2 : 0;
+  return sk_model_create(s, an, NULL, NULL, -1, m) != 0 ? 2 : 0;
 }
 
 /* The Hermite and STEP forms of the clip: their range form's rate over the
@@ -365,10 +365,10 @@ static void babylon_keys_rows(const char *dir, double plain, int reps, double bu
   json_error_t je;
   for (int k = 0; f != NULL && k < 2; k++) {
     json_t *rec = json_loadf(f, JSON_DISABLE_EOF_CHECK, &je);
-    sk_model model;
+    sk_model *model = NULL;
     size_t clip;
     if (babylon_model(json_object_get(json_object_get(rec, "case"), "skeleton"), &model, &clip) == 0) {
-      const sk_model *e = &model;
+      const sk_model *e = model;
       const double rate = time_route_entry(e, clip, false, sk_frames_sample_range, reps, budget);
       const double of = plain > 0 ? rate / plain : 0;
       if (json)
@@ -378,7 +378,7 @@ static void babylon_keys_rows(const char *dir, double plain, int reps, double bu
         printf("%-22s %-7s %6zu %14.2f %8s  (Babylon's format, every key %s: %.2f of the route row)\n",
                BC_BABYLON_FILE ":Walk", kinds[k], e->skel->count, rate / 1e6, "-", k == 0 ? "with tangents" : "STEP",
                of);
-      sk_model_close(&model);
+      sk_model_unref(model);
     }
     json_decref(rec);
     /* the reader stopped at the end of the record, before its newline */
@@ -396,7 +396,7 @@ static int babylon_rows(const char *dir, int reps, double budget, bool json) {
   snprintf(path, sizeof path, "%s/%s", dir, BC_BABYLON_FILE);
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
-  sk_model model;
+  sk_model *model = NULL;
   size_t clip;
   const int rc = babylon_model(j, &model, &clip);
   json_decref(j);
@@ -404,7 +404,7 @@ static int babylon_rows(const char *dir, int reps, double budget, bool json) {
     fprintf(stderr, "skinner bench --clips: %s: cannot load it\n", path);
     return rc;
   }
-  const sk_model *e = &model;
+  const sk_model *e = model;
   const double range = time_route_entry(e, clip, false, sk_frames_sample_range, reps, budget);
   const double ovr = time_route_entry(e, clip, false, sk_frames_sample_default, reps, budget);
   const double blend = time_route_entry(e, clip, true, sk_frames_sample_range, reps, budget);
@@ -422,7 +422,7 @@ static int babylon_rows(const char *dir, int reps, double budget, bool json) {
            "each; %.2f of the route row)\n",
            name, "route", e->skel->count, range / 1e6, "-", of, ovr / 1e6, name, "blend", e->skel->count, blend / 1e6,
            "-", BC_BLEND_OFFSET, of_route);
-  sk_model_close(&model);
+  sk_model_unref(model);
   babylon_keys_rows(dir, range, reps, budget, json);
   return 0;
 }

@@ -42,7 +42,7 @@ bool sk_cache_id_valid(const char *id, size_t len) { return sk_store_id_valid(id
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s) {
   /* + about 96 bytes per bone for the kernel rig (opaque; inverse bind + step)
    * + the base evaluation: a world per bone and a final per slot */
-  return sizeof(sk_cache_entry) + sizeof *s + s->count * (sizeof *s->bones + 96) + s->names_size +
+  return sizeof(sk_cache_entry) + sizeof(sk_model) + sizeof *s + s->count * (sizeof *s->bones + 96) + s->names_size +
          (s->hash_mask + 1) * sizeof *s->hash + 16 * (2 * s->count + 1) * sizeof(float);
 }
 
@@ -71,7 +71,7 @@ void sk_cache_entry_unref(sk_cache_entry *e) {
     return;
   /* acq_rel: the thread that frees must see every other holder's reads done. */
   if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    sk_model_close(&e->model);
+    sk_model_unref(e->model);
     free(e);
   }
 }
@@ -85,7 +85,7 @@ void sk_cache_loaded_clear(sk_cache_loaded *l) {
 }
 
 static void lru_unlink(sk_cache_entry *e) {
-  if (e->skel == NULL)
+  if (e->model == NULL)
     return; /* stored-only entries are not in the LRU list */
   sk_list_remove(&e->lru);
 }
@@ -116,7 +116,7 @@ static void remove_entry(sk_cache *c, sk_cache_entry **slot) {
   }
   lru_unlink(e);
   c->count--;
-  if (e->skel != NULL)
+  if (e->model != NULL)
     c->resident--;
   c->bytes -= e->bytes;
   sk_cache_entry_unref(e);
@@ -161,7 +161,7 @@ sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
   sk_cache_entry *e = *find_slot(c, id);
   if (e == NULL || e->tombstone)
     return NULL;
-  if (e->skel == NULL) { /* evicted but stored: bring it back */
+  if (e->model == NULL) { /* evicted but stored: bring it back */
     sk_cache_entry *loaded = NULL;
     if (reload(c, id, &loaded) != 0)
       return NULL;
@@ -198,7 +198,7 @@ static void link_entry(sk_cache *c, sk_cache_entry *e, bool *replaced) {
   }
   c->count++;
   c->bytes += e->bytes;
-  if (e->skel != NULL) {
+  if (e->model != NULL) {
     c->resident++;
     sk_list_insert_head(&c->lru, &e->lru);
   }
@@ -243,18 +243,20 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     return SK_ENOMEM;
   }
   sk_list_init(&e->lru);
-  int rc = sk_model_init(&e->model, skel, anim, mesh_json, skins_json, skin);
+  int rc = sk_model_create(skel, anim, mesh_json, skins_json, skin, &e->model);
   if (rc != 0) {
     free(e);
     return rc;
   }
+  const sk_model *m = e->model;
+  e->bone_count = m->bone_count;
   snprintf(e->id, sizeof e->id, "%s", id);
   sk_sampler *shared = sk_sampler_hold_shared(anim);
   const size_t shared_bytes = sk_sampler_memory(shared);
   sk_sampler_destroy(shared);
-  e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&e->base_final_text) + shared_bytes +
-             (anim ? sk_anim_memory(anim) : 0) + (e->mesh_json ? strlen(e->mesh_json) + 1 : 0) +
-             (e->skins_json ? strlen(e->skins_json) + 1 : 0);
+  e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&m->base_final_text) + shared_bytes +
+             (anim ? sk_anim_memory(anim) : 0) + (m->mesh_json ? strlen(m->mesh_json) + 1 : 0) +
+             (m->skins_json ? strlen(m->skins_json) + 1 : 0);
   e->version = ++c->next_version;
   e->refs = 1; /* the table's */
   *out = e;
@@ -426,7 +428,7 @@ static int entry_from_record(sk_cache *c, const char *id, const void *data, size
 
 bool sk_cache_stored_only(sk_cache *c, const char *id) {
   const sk_cache_entry *e = *find_slot(c, id);
-  return c->store != NULL && e != NULL && !e->tombstone && e->skel == NULL;
+  return c->store != NULL && e != NULL && !e->tombstone && e->model == NULL;
 }
 
 int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
@@ -522,8 +524,8 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
     sk_cache_entry *old = *find_slot(c, id);
     sk_cache_loaded l = {0};
     l.skin = -1;
-    if (old != NULL && !old->tombstone && old->skel != NULL) {
-      rc = new_entry(c, id, skel, anim, old->mesh_json, old->skins_json, old->skin, &e);
+    if (old != NULL && !old->tombstone && old->model != NULL) {
+      rc = new_entry(c, id, skel, anim, old->model->mesh_json, old->model->skins_json, old->model->skin, &e);
     } else {
       if (sk_cache_load_stored(c, id, &l) != 0) {
         memset(&l, 0, sizeof l);
@@ -536,7 +538,7 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
   if (rc)
     return rc;
   /* Durable before anyone can see it: the client hears 2xx only after this. */
-  if (c->store != NULL && (rc = persist(c, id, e->skel, src, e->mesh_json)) != 0) {
+  if (c->store != NULL && (rc = persist(c, id, e->model->skel, src, e->model->mesh_json)) != 0) {
     sk_cache_entry_unref(e);
     return rc;
   }
@@ -615,7 +617,7 @@ static int stored_only_entry(sk_cache *c, const char *key, const void *data, siz
 
 void sk_cache_drop_damaged(sk_cache *c, const char *id) {
   sk_cache_entry **slot = find_slot(c, id);
-  if (c->store == NULL || *slot == NULL || (*slot)->tombstone || (*slot)->skel != NULL)
+  if (c->store == NULL || *slot == NULL || (*slot)->tombstone || (*slot)->model != NULL)
     return; /* a put, delete or reload came first */
   char file[SK_CACHE_ID_MAX + 8];
   snprintf(file, sizeof file, "%s.rec", id);

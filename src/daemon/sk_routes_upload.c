@@ -323,7 +323,8 @@ static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, boo
     return;
   }
   sk_strbuf b = {0};
-  sk_routes__write_summary(&b, e->id, e->skel, e->mesh_json, e->skins_json, e->skin, e->anim);
+  sk_routes__write_summary(&b, e->id, e->model->skel, e->model->mesh_json, e->model->skins_json, e->model->skin,
+                           e->model->anim);
   const char *gone[SK_CACHE_EVICTED_LIST];
   size_t ngone = sk_cache_last_evicted(r->cache, gone, SK_CACHE_EVICTED_LIST);
   if (ngone > 0 && b.len > 0) {
