@@ -32,9 +32,9 @@
 static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes);
 static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj);
 
-/* How sk_frames answers in `fmt`: always exact. (--fast-binary is accepted
- * and ignored: the float32 kernel measured no faster than the exact one on
- * Fox, docs/design.md.) */
+/* How sk_frames answers in `fmt`: always exact. (--fast-binary is
+ * deprecated and ignored, sk_config_finish warns: the float32 kernel
+ * measured no faster than the exact one on Fox, docs/design.md.) */
 sk_frames_opts sk_routes__frames_opts(const sk_routes *r, int fmt, unsigned threads) {
   (void)r;
   return (sk_frames_opts){.fmt = fmt, .precision = SK_FRAMES_EXACT, .threads = threads};
