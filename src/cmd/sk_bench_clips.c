@@ -277,7 +277,10 @@ static double time_route(const bc_asset *a, int reps, double budget) {
  * Fox's Walk with Survey over it, masked to the upper body (the subtree of
  * b_Spine01_02) or added (reference 0, weight 0.5), through the daemon's
  * sample step and answer (sk_layers' runs), against the plain two-layer blend of Walk and Run that
- * sk_sample's blocks take, in the same run. */
+ * sk_sample's blocks take, in the same run. Then one pose of each, the
+ * per-call cost of a single pose (the frame path: what a request pays
+ * besides the frame, such as making an additive layer's keys): the
+ * additive one against the plain one, in the same run. */
 static int layer_rows(const char *dir, int reps, double budget, bool json) {
   char path[4096];
   snprintf(path, sizeof path, "%s/Fox.glb", dir);
@@ -308,20 +311,29 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
            "\"additive\": true, \"reference\": 0, \"weight\": 0.5, \"loop\": true}], \"from\": 0, \"to\": %.17g, "
            "\"fps\": 60}",
            to);
-  static const char *const row[3] = {"layers", "masked", "additive"};
-  double rate[3];
-  for (int k = 0; k < 3; k++)
-    rate[k] = time_route_body(e, body[k], sk_frames_sample_range, reps, budget);
-  for (int k = 0; k < 3; k++) {
-    const double of = rate[0] > 0 ? rate[k] / rate[0] : 0;
+  static const char *const one[2] = {
+      "{\"layers\": [{\"animation\": \"Walk\", \"time\": 0.3, \"weight\": 1}, {\"animation\": \"Run\", "
+      "\"time\": 0.6, \"weight\": 1}]}",
+      "{\"layers\": [{\"animation\": \"Walk\", \"time\": 0.3, \"weight\": 1}, {\"animation\": \"Survey\", "
+      "\"time\": 0.3, \"additive\": true, \"reference\": 0, \"weight\": 0.5}]}"};
+  static const char *const row[5] = {"layers", "masked", "additive", "layers-1", "additive-1"};
+  double rate[5];
+  for (int k = 0; k < 5; k++)
+    rate[k] = time_route_body(e, k < 3 ? body[k] : one[k - 3], sk_frames_sample_range, reps, budget);
+  for (int k = 0; k < 5; k++) {
+    const double of = rate[k < 3 ? 0 : 3] > 0 ? rate[k] / rate[k < 3 ? 0 : 3] : 0;
     if (json)
-      printf(",{\"clip\":\"Fox.glb:Walk\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g,\"of_layers\":%.4f}", row[k],
-             e->skel->count, rate[k], of);
+      printf(",{\"clip\":\"Fox.glb:Walk\",\"row\":\"%s\",\"bones\":%zu,\"rate\":%.6g,\"%s\":%.4f}", row[k],
+             e->skel->count, rate[k], k < 3 ? "of_layers" : "of_one", of);
     else
-      printf("%-22s %-7s %6zu %14.2f %8s  (route; %s; %.2f of the plain two-layer row)\n", "Fox.glb:Walk", row[k],
+      printf("%-22s %-7s %6zu %14.2f %8s  (route; %s; %.2f of the %s row)\n", "Fox.glb:Walk", row[k],
              e->skel->count, rate[k] / 1e6, "-",
-             k == 0 ? "Walk and Run 0.3 s later, half each" : k == 1 ? "Survey over the upper body" : "Survey added, 0.5",
-             of);
+             k == 0   ? "Walk and Run 0.3 s later, half each"
+             : k == 1 ? "Survey over the upper body"
+             : k == 2 ? "Survey added, 0.5"
+             : k == 3 ? "one pose of Walk and Run"
+                      : "one pose, Survey added",
+             of, k < 3 ? "plain two-layer" : "one-pose plain");
   }
   sk_model_unref(model);
   return 0;
