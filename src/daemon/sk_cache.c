@@ -255,6 +255,7 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
   const size_t shared_bytes = sk_sampler_memory(shared);
   sk_sampler_destroy(shared);
   e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&m->base_final_text) + shared_bytes +
+             sk_anim_additive_memory(anim) +
              (anim ? sk_anim_memory(anim) : 0) + (m->mesh_json ? strlen(m->mesh_json) + 1 : 0) +
              (m->skins_json ? strlen(m->skins_json) + 1 : 0);
   e->version = ++c->next_version;
@@ -442,8 +443,10 @@ int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
     return rc == SK_EFORMAT ? SK_EFORMAT : SK_ENOTFOUND;
   rc = decode_record(c->budget, data, len, out);
   free(data);
-  if (rc == 0) /* here, where the record is decoded (the routes' pool), not where it is adopted */
+  if (rc == 0) { /* here, where the record is decoded (the routes' pool), not where it is adopted */
     sk_sampler_share(out->anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(out->anim, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
   return rc;
 }
 

@@ -142,8 +142,10 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
   }
   if (!rc)
     rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
-  if (!rc) /* here, on the pool: the cache would build it on the loop */
+  if (!rc) { /* here, on the pool: the cache would build them on the loop */
     sk_sampler_share(uj->anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(uj->anim, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
   if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
     sk_error_set(&uj->err, rc, "", "out of memory");
   sk_gltf_destroy(g);

@@ -71,12 +71,16 @@ int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, con
     sk_f32_text_build(&m->base_final_text, m->base_final, 16 * (skel->count + 1), 16);
   }
   /* Frame ranges hold the anim's sampler of every clip instead of building
-   * one per request. Optional: without it, they build their own. Built here
-   * only for small clips (a small upload, parsed on the loop anyway); large
-   * ones got theirs where they were parsed, on the pool, or none (over the
-   * cap: building it again here would stall the loop for nothing). */
-  if (anim != NULL && sk_anim_memory(anim) <= SK_MODEL_SHARE_INLINE)
+   * one per request, and additive layers at the default reference read
+   * the keys made additive once. Optional: without them, requests build
+   * their own. Built here only for small clips (a small upload, parsed on
+   * the loop anyway); large ones got theirs where they were parsed, on the
+   * pool, or none (over the cap: building them again here would stall the
+   * loop for nothing). */
+  if (anim != NULL && sk_anim_memory(anim) <= SK_MODEL_SHARE_INLINE) {
     sk_sampler_share(anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(anim, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
   *out = m;
   return 0;
 }
