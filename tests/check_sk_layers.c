@@ -237,10 +237,10 @@ START_TEST(additive_keys_made_at_upload_give_the_same_bytes) {
         l[0].time = l[1].time = frame_time(k, &rng);
         ck_assert_int_eq(sk_anim_sample_layers_ext(a, l, x, 2, before + (size_t)k * frame, scratch), 0);
       }
-      ck_assert_int_eq(sk_anim_additive_share(a, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+      ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
       const size_t kept = sk_anim_additive_memory(a);
       ck_assert_uint_gt(kept, 0);
-      ck_assert_int_eq(sk_anim_additive_share(a, SK_ANIM_ADDITIVE_SHARE_MAX), 0); /* once */
+      ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0); /* once */
       ck_assert_uint_eq(sk_anim_additive_memory(a), kept);
       rng = 3;
       for (int k = 0; k < 150; k++) {
@@ -276,20 +276,20 @@ START_TEST(additive_keys_made_at_upload_give_the_same_bytes) {
   }
   sk_layers_ctx *c = NULL;
   ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), SK_ETOOBIG);
-  ck_assert_int_eq(sk_anim_additive_share(a, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+  ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
   ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), 0);
   sk_layers_close(c);
   x[0].reference = 0.1; /* one layer whose keys a context makes: under the budget again */
   ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), 0);
   sk_layers_close(c);
-  ck_assert_int_eq(sk_anim_additive_share(a, 1), 0); /* already kept: nothing to do */
+  ck_assert_int_eq(sk_anim_additive_share(a, s, 1), 0); /* already kept: nothing to do */
   free(l);
   free(x);
   sk_anim_destroy(a);
   sk_skeleton_destroy(s);
   /* a cap too small keeps nothing */
   sk_test_import_asset("Fox.glb", NULL, &s, &a);
-  ck_assert_int_eq(sk_anim_additive_share(a, 64), SK_ETOOBIG);
+  ck_assert_int_eq(sk_anim_additive_share(a, s, 64), SK_ETOOBIG);
   ck_assert_uint_eq(sk_anim_additive_memory(a), 0);
   sk_anim_destroy(a);
   sk_skeleton_destroy(s);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_banim_add.h"
 #include "sk_vsin.h"
 
 sk_anim *sk_anim_ref(sk_anim *a) {
@@ -35,6 +36,7 @@ void sk_anim_destroy(sk_anim *a) {
   if (a->derived != NULL)
     a->derived_free(a->derived);
   additive_free(a->additive);
+  sk_banim_add__kept_free(a->babylon_additive);
   for (size_t c = 0; c < a->clip_count; c++) {
     sk_anim_clip *clip = &a->clips[c];
     for (size_t k = 0; k < clip->channel_count; k++) {
@@ -543,8 +545,10 @@ static void additive_free(struct sk_anim_additive *t) {
   free(t);
 }
 
-int sk_anim_additive_share(sk_anim *a, size_t max_bytes) {
-  if (a == NULL || a->babylon || a->clip_count == 0 || __atomic_load_n(&a->additive, __ATOMIC_ACQUIRE) != NULL)
+int sk_anim_additive_share(sk_anim *a, const sk_skeleton *s, size_t max_bytes) {
+  if (a != NULL && a->babylon)
+    return sk_banim_add__share(a, s, max_bytes);
+  if (a == NULL || a->clip_count == 0 || __atomic_load_n(&a->additive, __ATOMIC_ACQUIRE) != NULL)
     return 0;
   size_t n = 0, bytes = 0;
   for (size_t c = 0; c < a->clip_count; c++)
@@ -578,8 +582,11 @@ int sk_anim_additive_share(sk_anim *a, size_t max_bytes) {
 }
 
 size_t sk_anim_additive_memory(const sk_anim *a) {
-  const struct sk_anim_additive *t = a != NULL ? __atomic_load_n(&a->additive, __ATOMIC_ACQUIRE) : NULL;
-  return t != NULL ? t->bytes : 0;
+  if (a == NULL)
+    return 0;
+  const struct sk_anim_additive *t = __atomic_load_n(&a->additive, __ATOMIC_ACQUIRE);
+  const sk_banim_add_kept *k = __atomic_load_n(&a->babylon_additive, __ATOMIC_ACQUIRE);
+  return (t != NULL ? t->bytes : 0) + (k != NULL ? k->bytes : 0);
 }
 
 const double *sk_anim__additive_ref0(const sk_anim *a, size_t clip, size_t k) {

@@ -117,6 +117,9 @@ typedef struct sk_anim {
    * clips offline; NULL until then. Published with a compare-and-swap,
    * read with acquire loads, never changed after. */
   struct sk_anim_additive *additive;
+  /* Appended: the same for Babylon-format clips (sk_banim_add.h's
+   * sk_banim_add_kept), or NULL. */
+  struct sk_banim_add_kept *babylon_additive;
 } sk_anim;
 
 /* *out = new Babylon-format clips of a `bone_count`-bone skeleton with no
@@ -124,14 +127,17 @@ typedef struct sk_anim {
  * without animations (a later copyAnimationRange needs it). SK_ENOMEM. */
 int sk_anim_create_babylon_empty(size_t bone_count, sk_anim **out);
 
-/* Makes every glTF channel's keys additive against frame 0 (what an
- * additive layer with reference 0 plays: sk_anim_sample_layers_ext and
- * sk_layers then read them instead of making them per call) and keeps
- * them with the clips. Any thread, once per `a` (a second call, or a
- * Babylon-format `a`, does nothing). SK_ETOOBIG (nothing kept: layers make
- * their keys as before) past `max_bytes` of doubles; SK_ENOMEM. */
+/* Makes every clip's keys additive against reference 0 (what an additive
+ * layer with the default reference plays) and keeps them with the clips:
+ * glTF channels' keys as sk_anim_sample_layers_ext and sk_layers read
+ * them, Babylon-format clips' layers (unmasked) as sk_banim_add makes
+ * them, for the clips `s` (the skeleton of `a`; names the bones of the
+ * Babylon checks) can make additive. Requests then read them instead of
+ * making them per call or per request. Any thread, once per `a` (a second
+ * call does nothing). SK_ETOOBIG (nothing kept: layers make their keys as
+ * before) past `max_bytes`; SK_ENOMEM. */
 #define SK_ANIM_ADDITIVE_SHARE_MAX (8u << 20)
-int sk_anim_additive_share(sk_anim *a, size_t max_bytes);
+int sk_anim_additive_share(sk_anim *a, const sk_skeleton *s, size_t max_bytes);
 /* Bytes sk_anim_additive_share keeps (0 when it did not run). */
 size_t sk_anim_additive_memory(const sk_anim *a);
 

@@ -295,7 +295,7 @@ static int layer_rows(const char *dir, int reps, double budget, bool json) {
     return 2;
   }
   sk_sampler_share(an, SK_SAMPLER_SHARE_MAX); /* as an upload's pool job builds them */
-  sk_anim_additive_share(an, SK_ANIM_ADDITIVE_SHARE_MAX);
+  sk_anim_additive_share(an, s, SK_ANIM_ADDITIVE_SHARE_MAX);
   if (sk_model_create(s, an, NULL, NULL, -1, &model) != 0)
     return 2;
   const sk_model *e = model;

@@ -594,6 +594,9 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
     rc = sk_json_parse_skeleton_anim(skel, "/skeleton", 0, &s, &anim, err);
   if (rc)
     return rc;
+  /* The additive keys an upload keeps with its clips: the same bytes, and
+   * the conformance cases then play them as skinnerd does. Optional. */
+  sk_anim_additive_share(anim, s, SK_ANIM_ADDITIVE_SHARE_MAX);
   eval_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.o = o;

@@ -445,7 +445,7 @@ int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
   free(data);
   if (rc == 0) { /* here, where the record is decoded (the routes' pool), not where it is adopted */
     sk_sampler_share(out->anim, SK_SAMPLER_SHARE_MAX);
-    sk_anim_additive_share(out->anim, SK_ANIM_ADDITIVE_SHARE_MAX);
+    sk_anim_additive_share(out->anim, out->skel, SK_ANIM_ADDITIVE_SHARE_MAX);
   }
   return rc;
 }

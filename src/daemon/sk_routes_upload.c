@@ -144,7 +144,7 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
     rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
   if (!rc) { /* here, on the pool: the cache would build them on the loop */
     sk_sampler_share(uj->anim, SK_SAMPLER_SHARE_MAX);
-    sk_anim_additive_share(uj->anim, SK_ANIM_ADDITIVE_SHARE_MAX);
+    sk_anim_additive_share(uj->anim, uj->s, SK_ANIM_ADDITIVE_SHARE_MAX);
   }
   if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
     sk_error_set(&uj->err, rc, "", "out of memory");
@@ -224,8 +224,10 @@ static void upload_build(upload_job *uj) {
   }
   if (!uj->rc) /* Babylon's format: its clips, estimated and reserved first, and its text */
     uj->rc = sk_routes__babylon_clips(r, j, uj->s, uj->data, uj->len, &uj->anim, &uj->reserved, &uj->err);
-  if (!uj->rc && uj->anim != NULL) /* the clips' sampler, here on the pool as for glTF */
+  if (!uj->rc && uj->anim != NULL) { /* the clips' sampler and additive keys, here on the pool as for glTF */
     sk_sampler_share(uj->anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(uj->anim, uj->s, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
   if (mesh != NULL)
     json_object_set_new(j, "mesh", mesh);
   if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)

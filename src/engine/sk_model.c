@@ -79,7 +79,7 @@ int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, con
    * loop for nothing). */
   if (anim != NULL && sk_anim_memory(anim) <= SK_MODEL_SHARE_INLINE) {
     sk_sampler_share(anim, SK_SAMPLER_SHARE_MAX);
-    sk_anim_additive_share(anim, SK_ANIM_ADDITIVE_SHARE_MAX);
+    sk_anim_additive_share(anim, skel, SK_ANIM_ADDITIVE_SHARE_MAX);
   }
   *out = m;
   return 0;
