@@ -143,6 +143,13 @@ START_TEST(keys_made_once_or_per_call_blend_alike) {
 }
 END_TEST
 
+/* The skeleton and clips of case `c` (new). */
+static void parse_case(const json_t *c, sk_skeleton **s, sk_anim **a) {
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_json_parse_skeleton_anim(json_object_get(c, "skeleton"), "", 0, s, a, &e), 0);
+}
+
 /* Keys kept with the clips (sk_anim_additive_share, as an upload does)
  * blend, for reference 0 without a mask, to the bits of keys made per
  * call; a mask or another reference still makes its own. */
@@ -151,9 +158,7 @@ START_TEST(keys_kept_at_upload_blend_alike) {
                         "[{\"name\":\"Walk\",\"from\":5,\"to\":20}]", "[]");
   sk_skeleton *s;
   sk_anim *a;
-  sk_error e;
-  sk_error_clear(&e);
-  ck_assert_int_eq(sk_json_parse_skeleton_anim(json_object_get(c, "skeleton"), "", 0, &s, &a, &e), 0);
+  parse_case(c, &s, &a);
   for (int k = 0; k < 8; k++) {
     sk_anim_layer l[2] = {{.clip = 0, .time = 0.05 * k, .weight = 0.7}, {.clip = 0, .time = 0.3 + 0.04 * k, .weight = 0.5}};
     sk_anim_layer_ext x[2] = {{0}, {.additive = true, .reference = 0}};
@@ -171,7 +176,7 @@ START_TEST(keys_kept_at_upload_blend_alike) {
     /* a fresh anim for the next time: the kept keys go with the clips */
     sk_anim_destroy(a);
     sk_skeleton_destroy(s);
-    ck_assert_int_eq(sk_json_parse_skeleton_anim(json_object_get(c, "skeleton"), "", 0, &s, &a, &e), 0);
+    parse_case(c, &s, &a);
   }
   ck_assert_int_eq(sk_anim_additive_share(a, s, 16), SK_ETOOBIG); /* past the cap: nothing kept */
   ck_assert_ptr_null(sk_banim_add_kept_layer(a, 0));
@@ -188,9 +193,7 @@ START_TEST(a_clip_refused_at_reference_0_is_not_kept) {
                         "[{\"name\":\"Walk\",\"from\":0,\"to\":20}]", "[]");
   sk_skeleton *s;
   sk_anim *a;
-  sk_error e;
-  sk_error_clear(&e);
-  ck_assert_int_eq(sk_json_parse_skeleton_anim(json_object_get(c, "skeleton"), "", 0, &s, &a, &e), 0);
+  parse_case(c, &s, &a);
   ck_assert_int_ne(sk_banim_add_check(a, 0, 0, s, "", NULL), 0); /* the animation ends before the range */
   ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
   ck_assert_ptr_null(sk_banim_add_kept_layer(a, 0));

@@ -8,22 +8,7 @@
 #include "sk_testutil.h"
 
 /* A chain of `n` bones. */
-static sk_skeleton *chain(int n) {
-  json_t *bones = json_array();
-  for (int i = 0; i < n; i++) {
-    char name[16], parent[16];
-    snprintf(name, sizeof name, "b%d", i);
-    snprintf(parent, sizeof parent, "b%d", i - 1);
-    json_array_append_new(bones, i ? json_pack("{s:s,s:s,s:[f,f,f]}", "name", name, "parent", parent, "position", 0.0,
-                                               1.0, 0.0)
-                                   : json_pack("{s:s}", "name", name));
-  }
-  json_t *j = json_pack("{s:o}", "bones", bones);
-  sk_skeleton *s;
-  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
-  json_decref(j);
-  return s;
-}
+static sk_skeleton *chain(int n) { return sk_test_chain(n); }
 
 START_TEST(ids_follow_the_id_syntax) {
   ck_assert(sk_cache_id_valid("a", 1));

@@ -184,6 +184,22 @@ START_TEST(refusals_match_the_per_frame_blend) {
 }
 END_TEST
 
+/* Additive layers of clip 0 (reference 0), one more than the keys of
+ * SK_LAYERS_KEEP_KEYS hold; *l and *x new (free). Returns how many. */
+static size_t budget_layers(const sk_anim *a, sk_anim_layer **l, sk_anim_layer_ext **x) {
+  size_t keys = 0;
+  for (size_t k = 0; k < a->clips[0].channel_count; k++)
+    keys += a->clips[0].channels[k].count;
+  const size_t n = SK_LAYERS_KEEP_KEYS / keys + 1;
+  *l = calloc(n, sizeof **l);
+  *x = calloc(n, sizeof **x);
+  for (size_t i = 0; i < n; i++) {
+    (*l)[i] = (sk_anim_layer){.clip = 0, .weight = 0.01};
+    (*x)[i].additive = true;
+  }
+  return n;
+}
+
 /* Additive layers whose keys would add up past SK_LAYERS_KEEP_KEYS are
  * declined (the pose parser then blends frame by frame); one fewer layer
  * is taken. */
@@ -191,16 +207,9 @@ START_TEST(additive_keys_past_the_budget_are_declined) {
   sk_skeleton *s;
   sk_anim *a;
   sk_test_import_asset("Fox.glb", NULL, &s, &a);
-  size_t keys = 0;
-  for (size_t k = 0; k < a->clips[0].channel_count; k++)
-    keys += a->clips[0].channels[k].count;
-  const size_t n = SK_LAYERS_KEEP_KEYS / keys + 1;
-  sk_anim_layer *l = calloc(n, sizeof *l);
-  sk_anim_layer_ext *x = calloc(n, sizeof *x);
-  for (size_t i = 0; i < n; i++) {
-    l[i] = (sk_anim_layer){.clip = 0, .weight = 0.01};
-    x[i].additive = true;
-  }
+  sk_anim_layer *l;
+  sk_anim_layer_ext *x;
+  const size_t n = budget_layers(a, &l, &x);
   sk_layers_ctx *c = NULL;
   ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), SK_ETOOBIG);
   ck_assert_ptr_null(c);
@@ -264,16 +273,9 @@ START_TEST(additive_keys_made_at_upload_give_the_same_bytes) {
   sk_skeleton *s;
   sk_anim *a;
   sk_test_import_asset("Fox.glb", NULL, &s, &a);
-  size_t keys = 0;
-  for (size_t k = 0; k < a->clips[0].channel_count; k++)
-    keys += a->clips[0].channels[k].count;
-  const size_t n = SK_LAYERS_KEEP_KEYS / keys + 1;
-  sk_anim_layer *l = calloc(n, sizeof *l);
-  sk_anim_layer_ext *x = calloc(n, sizeof *x);
-  for (size_t i = 0; i < n; i++) {
-    l[i] = (sk_anim_layer){.clip = 0, .weight = 0.01};
-    x[i].additive = true;
-  }
+  sk_anim_layer *l;
+  sk_anim_layer_ext *x;
+  const size_t n = budget_layers(a, &l, &x);
   sk_layers_ctx *c = NULL;
   ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), SK_ETOOBIG);
   ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
