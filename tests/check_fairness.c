@@ -9,78 +9,33 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 
+#include "sk_fixture.h"
 #include "sk_httpc.h"
 #include "sk_testskel.h"
 #include "sk_testutil.h"
 
-typedef struct daemon2 {
-  pid_t pid;
-  unsigned port, admin_port; /* admin_port 0: no admin listener */
-} daemon2;
-
-static daemon2 D;
-
-static int read_line(int fd, char *line, size_t cap) {
-  size_t n = 0;
-  while (n + 1 < cap) {
-    ssize_t k = read(fd, line + n, 1);
-    if (k <= 0 || line[n] == '\n')
-      break;
-    n++;
-  }
-  line[n] = 0;
-  return (int)n;
-}
+static sk_daemon D;
 
 /* Starts skinnerd on 127.0.0.1:0 with `extra` args; with `admin`, also
- * --admin-listen 127.0.0.1:0 and the second stdout line is parsed. */
+ * --admin-listen 127.0.0.1:0 (its port from the second stdout line). */
 static void start(const char *const *extra, int admin) {
-  const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
-  const char *argv[32];
+  const char *args[32];
   int argc = 0;
-  argv[argc++] = exe;
-  argv[argc++] = "--listen";
-  argv[argc++] = "127.0.0.1:0";
   if (admin) {
-    argv[argc++] = "--admin-listen";
-    argv[argc++] = "127.0.0.1:0";
+    args[argc++] = "--admin-listen";
+    args[argc++] = "127.0.0.1:0";
   }
   for (; extra != NULL && *extra != NULL && argc < 30; extra++)
-    argv[argc++] = *extra;
-  argv[argc] = NULL;
-  int p[2];
-  ck_assert_int_eq(pipe(p), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(p[1], 1);
-    close(p[0]);
-    close(p[1]);
-    execv(exe, (char *const *)argv);
-    _exit(127);
-  }
-  close(p[1]);
-  char line[256];
-  memset(&D, 0, sizeof D);
-  D.pid = pid;
-  read_line(p[0], line, sizeof line);
-  ck_assert_msg(sscanf(line, "listening on 127.0.0.1:%u", &D.port) == 1, "first line: \"%s\"", line);
+    args[argc++] = *extra;
+  args[argc] = NULL;
+  sk_fixture_start(&D, args);
   if (admin) {
-    read_line(p[0], line, sizeof line);
-    ck_assert_msg(sscanf(line, "admin listening on 127.0.0.1:%u", &D.admin_port) == 1, "second line: \"%s\"", line);
+    ck_assert_uint_ne(D.admin_port, 0);
     ck_assert_uint_ne(D.admin_port, D.port);
   }
-  close(p[0]);
 }
 
-static void stop(void) {
-  int st = 0;
-  kill(D.pid, SIGTERM);
-  waitpid(D.pid, &st, 0);
-  D.pid = 0;
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd did not exit 0 after SIGTERM (status %d)", st);
-}
+static void stop(void) { sk_fixture_stop(&D); }
 
 /* A socket bound to `src`, connecting to 127.0.0.1:port; non-blocking when
  * `nb` (the connect is then only started). -1 on failure. */
@@ -532,7 +487,8 @@ static int listener(unsigned *port) {
 }
 
 /* systemd passes the sockets of skinnerd.socket in order from fd 3: with a
- * second ListenStream=, fd 4 is the admin listener. */
+ * second ListenStream=, fd 4 is the admin listener. Started by hand: the
+ * fixture's start gives --listen, this one must inherit fds 3 and 4. */
 START_TEST(under_socket_activation_a_second_socket_is_the_admin_listener) {
   const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
   unsigned pub_port, admin_port;
@@ -560,11 +516,11 @@ START_TEST(under_socket_activation_a_second_socket_is_the_admin_listener) {
   D.pid = pid;
   char line[256];
   unsigned fd, port;
-  read_line(p[0], line, sizeof line);
+  sk_daemon__read_line(p[0], line, sizeof line);
   ck_assert_msg(sscanf(line, "listening on inherited socket (fd %u), port %u", &fd, &port) == 2 && fd == 3 &&
                     port == pub_port,
                 "first line: \"%s\"", line);
-  read_line(p[0], line, sizeof line);
+  sk_daemon__read_line(p[0], line, sizeof line);
   ck_assert_msg(sscanf(line, "admin listening on inherited socket (fd %u), port %u", &fd, &port) == 2 && fd == 4 &&
                     port == admin_port,
                 "second line: \"%s\"", line);

@@ -27,70 +27,30 @@
  * ends with it instead of waiting for the idle timeout. */
 #define HIDDEN "DELETE " SKEL " HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
-typedef struct listener {
-  pid_t pid;
-  unsigned port, admin_port;
-} listener;
-
-static listener L;
+static sk_daemon L;
 static char tokens_path[64];
-
-static int read_line(int fd, char *line, size_t cap) {
-  size_t n = 0;
-  while (n + 1 < cap) {
-    ssize_t k = read(fd, line + n, 1);
-    if (k <= 0 || line[n] == '\n')
-      break;
-    n++;
-  }
-  line[n] = 0;
-  return (int)n;
-}
 
 /* skinnerd on 127.0.0.1:0 and an admin listener on 127.0.0.1:0; with
  * `tokens`, --tokens with a reader and a writer. */
 static void start(bool tokens) {
-  const char *exe = getenv("SKINNERD") ? getenv("SKINNERD") : "./skinnerd";
-  const char *argv[16] = {exe, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"};
-  int argc = 5;
+  const char *extra[8] = {"--admin-listen", "127.0.0.1:0"};
+  int n = 2;
   if (tokens) {
     snprintf(tokens_path, sizeof tokens_path, "/tmp/sk_gate_%d.tokens", (int)getpid());
     FILE *f = fopen(tokens_path, "w");
     ck_assert_ptr_nonnull(f);
     fputs(TW " write\n" TR " read\n", f);
     fclose(f);
-    argv[argc++] = "--tokens";
-    argv[argc++] = tokens_path;
+    extra[n++] = "--tokens";
+    extra[n++] = tokens_path;
   }
-  argv[argc] = NULL;
-  int p[2];
-  ck_assert_int_eq(pipe(p), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(p[1], 1);
-    close(p[0]);
-    close(p[1]);
-    execv(exe, (char *const *)argv);
-    _exit(127);
-  }
-  close(p[1]);
-  memset(&L, 0, sizeof L);
-  L.pid = pid;
-  char line[256];
-  read_line(p[0], line, sizeof line);
-  ck_assert_msg(sscanf(line, "listening on 127.0.0.1:%u", &L.port) == 1, "first line: \"%s\"", line);
-  read_line(p[0], line, sizeof line);
-  ck_assert_msg(sscanf(line, "admin listening on 127.0.0.1:%u", &L.admin_port) == 1, "second line: \"%s\"", line);
-  close(p[0]);
+  extra[n] = NULL;
+  sk_fixture_start(&L, extra);
+  ck_assert_uint_ne(L.admin_port, 0);
 }
 
 static void stop(void) {
-  int st = 0;
-  kill(L.pid, SIGTERM);
-  waitpid(L.pid, &st, 0);
-  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "skinnerd status %d", st);
+  sk_fixture_stop(&L);
   if (tokens_path[0] != '\0')
     unlink(tokens_path);
   tokens_path[0] = '\0';

@@ -143,6 +143,66 @@ START_TEST(keys_made_once_or_per_call_blend_alike) {
 }
 END_TEST
 
+/* The skeleton and clips of case `c` (new). */
+static void parse_case(const json_t *c, sk_skeleton **s, sk_anim **a) {
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_json_parse_skeleton_anim(json_object_get(c, "skeleton"), "", 0, s, a, &e), 0);
+}
+
+/* Keys kept with the clips (sk_anim_additive_share, as an upload does)
+ * blend, for reference 0 without a mask, to the bits of keys made per
+ * call; a mask or another reference still makes its own. */
+START_TEST(keys_kept_at_upload_blend_alike) {
+  json_t *c = case_json(POS("[{\"frame\":0,\"values\":[0,0,0,null,[0,0,0]]},{\"frame\":20,\"values\":[3,0,0,[0,0,0]]}]"),
+                        "[{\"name\":\"Walk\",\"from\":5,\"to\":20}]", "[]");
+  sk_skeleton *s;
+  sk_anim *a;
+  parse_case(c, &s, &a);
+  for (int k = 0; k < 8; k++) {
+    sk_anim_layer l[2] = {{.clip = 0, .time = 0.05 * k, .weight = 0.7}, {.clip = 0, .time = 0.3 + 0.04 * k, .weight = 0.5}};
+    sk_anim_layer_ext x[2] = {{0}, {.additive = true, .reference = 0}};
+    sk_override per_call[2], kept[2];
+    size_t d1, d2;
+    ck_assert_ptr_null(sk_banim_add_kept_layer(a, 0));
+    ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, per_call, &d1), 0);
+    ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+    ck_assert_ptr_nonnull(sk_banim_add_kept_layer(a, 0));
+    ck_assert_uint_gt(sk_anim_additive_memory(a), 0);
+    ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, kept, &d2), 0);
+    ck_assert_uint_eq(d1, d2);
+    ck_assert_int_eq(memcmp(per_call, kept, sizeof kept), 0);
+    ck_assert(per_call[0].position[0] != 0); /* the additive layer did add something */
+    /* a fresh anim for the next time: the kept keys go with the clips */
+    sk_anim_destroy(a);
+    sk_skeleton_destroy(s);
+    parse_case(c, &s, &a);
+  }
+  ck_assert_int_eq(sk_anim_additive_share(a, s, 16), SK_ETOOBIG); /* past the cap: nothing kept */
+  ck_assert_ptr_null(sk_banim_add_kept_layer(a, 0));
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+  json_decref(c);
+}
+END_TEST
+
+/* A clip that Babylon cannot make additive against reference 0 is not
+ * kept: its requests are refused as before. */
+START_TEST(a_clip_refused_at_reference_0_is_not_kept) {
+  json_t *c = case_json(POS("[{\"frame\":0,\"values\":[0,0,0]},{\"frame\":10,\"values\":[1,0,0]}]"),
+                        "[{\"name\":\"Walk\",\"from\":0,\"to\":20}]", "[]");
+  sk_skeleton *s;
+  sk_anim *a;
+  parse_case(c, &s, &a);
+  ck_assert_int_ne(sk_banim_add_check(a, 0, 0, s, "", NULL), 0); /* the animation ends before the range */
+  ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+  ck_assert_ptr_null(sk_banim_add_kept_layer(a, 0));
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+  json_decref(c);
+}
+END_TEST
+
 /* ---- validity ------------------------------------------------------------- */
 
 static void expect_refusal(const char *anim, const char *ranges, const char *layer, int code, const char *pointer,
@@ -219,6 +279,8 @@ int main(void) {
   tcase_add_test(g, a_key_inserted_at_the_range_start_cuts_a_hermite_segment);
   tcase_add_test(g, a_reference_of_the_clip_duration_plays);
   tcase_add_test(g, keys_made_once_or_per_call_blend_alike);
+  tcase_add_test(g, keys_kept_at_upload_blend_alike);
+  tcase_add_test(g, a_clip_refused_at_reference_0_is_not_kept);
   suite_add_tcase(s, g);
   TCase *c = tcase_create("conformance");
   tcase_set_timeout(c, 300);

@@ -98,13 +98,14 @@ END_TEST
  * Fox's Walk in Babylon's format beside its override form's rate, with its
  * two-layer blend row against that route row, and its Hermite and STEP
  * variants against that route row too; Fox's two-layer routes, plain,
- * masked and additive, against the plain one. */
+ * masked and additive, against the plain one, and one pose of the plain
+ * and the additive one at two references (of_one). */
 START_TEST(clips_quick_json_rows) {
   char data[1024];
   char *argv[] = {"bench", "--clips", "--quick", "--json", "--data", (char *)sk_test_path("data", data, sizeof data), NULL};
   json_t *j = last_json_line(sk_bench_clips_main, 6, argv);
   ck_assert(json_is_array(j));
-  size_t i, kernel = 0, interp = 0, babylon = 0, babylon_blend = 0, babylon_keys = 0, layers = 0;
+  size_t i, kernel = 0, interp = 0, babylon = 0, babylon_blend = 0, babylon_keys = 0, layers = 0, one = 0;
   const json_t *row;
   json_array_foreach(j, i, row) {
     const char *clip = json_string_value(json_object_get(row, "clip"));
@@ -122,6 +123,12 @@ START_TEST(clips_quick_json_rows) {
       ck_assert(strcmp(name, "layers") == 0 || strcmp(name, "masked") == 0 || strcmp(name, "additive") == 0);
       ck_assert(json_number_value(json_object_get(row, "of_layers")) > 0);
       layers++;
+    }
+    if (json_object_get(row, "of_one") != NULL) { /* one pose of them: plain, additive */
+      ck_assert_str_eq(clip, "Fox.glb:Walk");
+      ck_assert(strcmp(name, "layers-1") == 0 || strcmp(name, "additive-1") == 0 || strcmp(name, "additive-1r") == 0);
+      ck_assert(json_number_value(json_object_get(row, "of_one")) > 0);
+      one++;
     }
     if (strcmp(clip, "fox-walk-babylon.json:Walk") == 0 && strcmp(name, "route") == 0) {
       ck_assert(json_number_value(json_object_get(row, "overrides_rate")) > 0);
@@ -142,6 +149,7 @@ START_TEST(clips_quick_json_rows) {
   ck_assert_uint_eq(babylon_blend, 1);
   ck_assert_uint_eq(babylon_keys, 2);
   ck_assert_uint_eq(layers, 3);
+  ck_assert_uint_eq(one, 3);
   json_decref(j);
 }
 END_TEST

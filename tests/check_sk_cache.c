@@ -8,22 +8,7 @@
 #include "sk_testutil.h"
 
 /* A chain of `n` bones. */
-static sk_skeleton *chain(int n) {
-  json_t *bones = json_array();
-  for (int i = 0; i < n; i++) {
-    char name[16], parent[16];
-    snprintf(name, sizeof name, "b%d", i);
-    snprintf(parent, sizeof parent, "b%d", i - 1);
-    json_array_append_new(bones, i ? json_pack("{s:s,s:s,s:[f,f,f]}", "name", name, "parent", parent, "position", 0.0,
-                                               1.0, 0.0)
-                                   : json_pack("{s:s}", "name", name));
-  }
-  json_t *j = json_pack("{s:o}", "bones", bones);
-  sk_skeleton *s;
-  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
-  json_decref(j);
-  return s;
-}
+static sk_skeleton *chain(int n) { return sk_test_chain(n); }
 
 START_TEST(ids_follow_the_id_syntax) {
   ck_assert(sk_cache_id_valid("a", 1));
@@ -52,29 +37,31 @@ START_TEST(put_get_replace_delete) {
   ck_assert(!replaced);
   sk_cache_entry *old = sk_cache_get(c, "a");
   ck_assert_ptr_nonnull(old);
-  ck_assert_uint_eq(old->skel->count, 2);
-  ck_assert_ptr_nonnull(old->rig);
+  ck_assert_uint_eq(old->model->skel->count, 2);
+  ck_assert_ptr_nonnull(old->model->rig);
   ck_assert_int_eq(sk_cache_put(c, "a", chain(3), &replaced, NULL), 0);
   ck_assert(replaced);
   /* the old version lives on for its reader, unchanged */
-  ck_assert_uint_eq(old->skel->count, 2);
+  ck_assert_uint_eq(old->model->skel->count, 2);
   sk_cache_entry *cur = sk_cache_get(c, "a");
-  ck_assert_uint_eq(cur->skel->count, 3);
+  ck_assert_uint_eq(cur->model->skel->count, 3);
   ck_assert(cur->version > old->version);
   /* The stored pose's final matrices, evaluated and printed once at put:
    * the text answers copy for bones a pose leaves alone, counted in bytes. */
-  ck_assert_ptr_nonnull(cur->base_final);
-  ck_assert_ptr_eq(cur->base_final_text.values, cur->base_final);
-  ck_assert_uint_eq(cur->base_final_text.count, 16 * 4);
-  ck_assert_uint_eq(cur->base_final_text.group, 16);
+  ck_assert_ptr_nonnull(cur->model->base_final);
+  ck_assert_ptr_eq(cur->model->base_final_text.values, cur->model->base_final);
+  ck_assert_uint_eq(cur->model->base_final_text.count, 16 * 4);
+  ck_assert_uint_eq(cur->model->base_final_text.group, 16);
   sk_strbuf plain = {0}, copied = {0};
-  ck_assert_int_eq(sk_strbuf_append_f32_array(&plain, cur->base_final, 16 * 4), 0);
-  ck_assert_int_eq(sk_strbuf_append_f32_array_ref(&copied, cur->base_final, 16 * 4, &cur->base_final_text), 0);
+  ck_assert_int_eq(sk_strbuf_append_f32_array(&plain, cur->model->base_final, 16 * 4), 0);
+  ck_assert_int_eq(
+      sk_strbuf_append_f32_array_ref(&copied, cur->model->base_final, 16 * 4, &cur->model->base_final_text), 0);
   ck_assert_str_eq(copied.data, plain.data);
   sk_strbuf_free(&plain);
   sk_strbuf_free(&copied);
-  ck_assert_uint_ge(cur->bytes, sk_cache_skeleton_bytes(cur->skel) + sk_f32_text_bytes(&cur->base_final_text));
-  ck_assert_uint_gt(sk_f32_text_bytes(&cur->base_final_text), 0);
+  ck_assert_uint_ge(cur->bytes,
+                    sk_cache_skeleton_bytes(cur->model->skel) + sk_f32_text_bytes(&cur->model->base_final_text));
+  ck_assert_uint_gt(sk_f32_text_bytes(&cur->model->base_final_text), 0);
   sk_cache_entry_unref(old);
   sk_cache_stats st;
   sk_cache_get_stats(c, &st);
@@ -83,7 +70,7 @@ START_TEST(put_get_replace_delete) {
   ck_assert_int_eq(sk_cache_delete(c, "a"), 0);
   ck_assert_int_eq(sk_cache_delete(c, "a"), SK_ENOTFOUND);
   ck_assert_ptr_null(sk_cache_get(c, "a"));
-  ck_assert_uint_eq(cur->skel->count, 3); /* still readable */
+  ck_assert_uint_eq(cur->model->skel->count, 3); /* still readable */
   sk_cache_entry_unref(cur);
   sk_cache_get_stats(c, &st);
   ck_assert_uint_eq(st.count, 0);
@@ -110,7 +97,7 @@ START_TEST(many_ids_grow_the_table) {
     snprintf(id, sizeof id, "s%d", i);
     sk_cache_entry *e = sk_cache_get(c, id);
     ck_assert_ptr_nonnull(e);
-    ck_assert_uint_eq(e->skel->count, (size_t)(1 + i % 4));
+    ck_assert_uint_eq(e->model->skel->count, (size_t)(1 + i % 4));
     sk_cache_entry_unref(e);
   }
   int n = 0;
@@ -140,7 +127,7 @@ START_TEST(least_recently_used_is_evicted_past_the_byte_limit) {
   ck_assert_uint_eq(st.evictions, 1);
   ck_assert(st.bytes <= st.max_bytes);
   ck_assert_ptr_null(sk_cache_get(c, "b"));
-  ck_assert_uint_eq(held->skel->count, 10); /* a reader of b is unaffected */
+  ck_assert_uint_eq(held->model->skel->count, 10); /* a reader of b is unaffected */
   sk_cache_entry_unref(held);
   /* one entry bigger than the whole limit still goes in, alone */
   ck_assert_int_eq(sk_cache_put(c, "huge", chain(100), NULL, NULL), 0);
@@ -160,8 +147,8 @@ START_TEST(stored_locals_are_decomposed_once_at_put) {
   json_decref(j);
   sk_cache_entry *e;
   ck_assert_int_eq(sk_cache_put(c, "m", s, NULL, &e), 0);
-  ck_assert(!e->skel->bones[0].local.need_decompose);
-  ck_assert(fabs(e->skel->bones[0].local.position[2] - 3) < 1e-12);
+  ck_assert(!e->model->skel->bones[0].local.need_decompose);
+  ck_assert(fabs(e->model->skel->bones[0].local.position[2] - 3) < 1e-12);
   sk_cache_entry_unref(e);
   sk_cache_destroy(c);
 }
@@ -277,21 +264,21 @@ START_TEST(entries_keep_their_clips_shared_sampler) {
   bool replaced;
   sk_cache_entry *e;
   ck_assert_int_eq(sk_cache_put_full(c, "fox", s, an, NULL, &replaced, &e), 0);
-  sk_sampler *h = sk_sampler_hold_shared(e->anim);
+  sk_sampler *h = sk_sampler_hold_shared(e->model->anim);
   ck_assert_ptr_nonnull(h);
-  ck_assert_uint_ge(e->bytes, sk_anim_memory(e->anim) + sk_sampler_memory(h));
+  ck_assert_uint_ge(e->bytes, sk_anim_memory(e->model->anim) + sk_sampler_memory(h));
   sk_sampler_destroy(h);
   sk_cache_entry_unref(e);
   sk_test_import_asset("mannequiny-0.3.0.glb", NULL, &s, &an);
   ck_assert_uint_gt(sk_anim_memory(an), 256u << 10);
   ck_assert_int_eq(sk_cache_put_full(c, "big", s, an, NULL, &replaced, &e), 0);
-  ck_assert_ptr_null(sk_sampler_hold_shared(e->anim)); /* not built on the caller's (the loop's) time */
+  ck_assert_ptr_null(sk_sampler_hold_shared(e->model->anim)); /* not built on the caller's (the loop's) time */
   const size_t plain = e->bytes;
   sk_cache_entry_unref(e);
   sk_test_import_asset("mannequiny-0.3.0.glb", NULL, &s, &an);
   ck_assert_int_eq(sk_sampler_share(an, SK_SAMPLER_SHARE_MAX), 0); /* as the upload's pool job does */
   ck_assert_int_eq(sk_cache_put_full(c, "big", s, an, NULL, &replaced, &e), 0);
-  h = sk_sampler_hold_shared(e->anim);
+  h = sk_sampler_hold_shared(e->model->anim);
   ck_assert_ptr_nonnull(h);
   ck_assert_uint_eq(e->bytes, plain + sk_sampler_memory(h));
   sk_sampler_destroy(h);
@@ -397,8 +384,8 @@ START_TEST(read_backs_reserve_their_parse_and_damaged_records_are_dropped_counte
   ck_assert_str_eq(log.why, "checksum mismatch");
   sk_cache_entry *e = sk_cache_get(c, "b");
   ck_assert_ptr_nonnull(e);
-  ck_assert_uint_eq(e->skel->count, 2);
-  ck_assert_ptr_nonnull(e->anim);
+  ck_assert_uint_eq(e->model->skel->count, 2);
+  ck_assert_ptr_nonnull(e->model->anim);
   sk_cache_entry_unref(e);
   sk_cache_destroy(c);
   sk_store_close(st);

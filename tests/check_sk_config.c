@@ -146,6 +146,31 @@ START_TEST(memory_and_cache_are_derived_together) {
 }
 END_TEST
 
+/* --fast-binary still parses (units that pass it start) and says at start
+ * that it does nothing; without it, or at log level error, nothing is said. */
+START_TEST(fast_binary_is_a_deprecated_no_op_with_a_warning) {
+  static const char *const cases[][3] = {{"--fast-binary", NULL, NULL},
+                                         {NULL, NULL, NULL},
+                                         {"--fast-binary", "--log-level", "error"}};
+  static const bool warns[] = {true, false, false};
+  for (size_t k = 0; k < 3; k++) {
+    sk_config c;
+    sk_config_defaults(&c, 2);
+    char err[256];
+    const char *list[4] = {cases[k][0], cases[k][1], cases[k][2], NULL};
+    ck_assert_int_eq(args(&c, list, err), 0);
+    char *log_text = NULL;
+    size_t ln;
+    FILE *log = open_memstream(&log_text, &ln);
+    ck_assert_int_eq(sk_config_finish(&c, 300, log, log), 0);
+    fclose(log);
+    ck_assert_int_eq(strstr(log_text, "--fast-binary (SKINNERD_FAST_BINARY) is deprecated and has no effect") != NULL,
+                     warns[k]);
+    free(log_text);
+  }
+}
+END_TEST
+
 START_TEST(help_lists_every_flag_with_its_variable_and_default) {
   char *text = NULL;
   size_t n;
@@ -169,6 +194,7 @@ static Suite *suite(void) {
   tcase_add_test(t, defaults_come_from_the_table);
   tcase_add_test(t, the_command_line_wins_over_the_environment);
   tcase_add_test(t, memory_and_cache_are_derived_together);
+  tcase_add_test(t, fast_binary_is_a_deprecated_no_op_with_a_warning);
   tcase_add_test(t, help_lists_every_flag_with_its_variable_and_default);
   tcase_add_test(t, a_repeated_list_flag_adds_and_replaces_the_environments_list);
   suite_add_tcase(s, t);

@@ -307,7 +307,7 @@ START_TEST(a_reused_answer_carries_its_own_server_timing_once) {
     ck_assert_int_eq(read_one(fd, ahead, sizeof ahead, abody, sizeof abody), 0);
     const char *st = strstr(ahead, "\r\nServer-Timing: total;dur=");
     ck_assert_msg(st != NULL, "no Server-Timing in %s", ahead);
-    ck_assert_msg(strstr(st + 2, "Server-Timing") == NULL, "two Server-Timing headers in %s", ahead);
+    ck_assert_msg(strstr(st + 15, "Server-Timing") == NULL, "two Server-Timing headers in %s", ahead);
     ck_assert_str_eq(abody, "abcd");
   }
   close(fd);

@@ -184,6 +184,22 @@ START_TEST(refusals_match_the_per_frame_blend) {
 }
 END_TEST
 
+/* Additive layers of clip 0 (reference 0), one more than the keys of
+ * SK_LAYERS_KEEP_KEYS hold; *l and *x new (free). Returns how many. */
+static size_t budget_layers(const sk_anim *a, sk_anim_layer **l, sk_anim_layer_ext **x) {
+  size_t keys = 0;
+  for (size_t k = 0; k < a->clips[0].channel_count; k++)
+    keys += a->clips[0].channels[k].count;
+  const size_t n = SK_LAYERS_KEEP_KEYS / keys + 1;
+  *l = calloc(n, sizeof **l);
+  *x = calloc(n, sizeof **x);
+  for (size_t i = 0; i < n; i++) {
+    (*l)[i] = (sk_anim_layer){.clip = 0, .weight = 0.01};
+    (*x)[i].additive = true;
+  }
+  return n;
+}
+
 /* Additive layers whose keys would add up past SK_LAYERS_KEEP_KEYS are
  * declined (the pose parser then blends frame by frame); one fewer layer
  * is taken. */
@@ -191,16 +207,9 @@ START_TEST(additive_keys_past_the_budget_are_declined) {
   sk_skeleton *s;
   sk_anim *a;
   sk_test_import_asset("Fox.glb", NULL, &s, &a);
-  size_t keys = 0;
-  for (size_t k = 0; k < a->clips[0].channel_count; k++)
-    keys += a->clips[0].channels[k].count;
-  const size_t n = SK_LAYERS_KEEP_KEYS / keys + 1;
-  sk_anim_layer *l = calloc(n, sizeof *l);
-  sk_anim_layer_ext *x = calloc(n, sizeof *x);
-  for (size_t i = 0; i < n; i++) {
-    l[i] = (sk_anim_layer){.clip = 0, .weight = 0.01};
-    x[i].additive = true;
-  }
+  sk_anim_layer *l;
+  sk_anim_layer_ext *x;
+  const size_t n = budget_layers(a, &l, &x);
   sk_layers_ctx *c = NULL;
   ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), SK_ETOOBIG);
   ck_assert_ptr_null(c);
@@ -208,6 +217,82 @@ START_TEST(additive_keys_past_the_budget_are_declined) {
   sk_layers_close(c);
   free(l);
   free(x);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
+/* The keys made additive once (sk_anim_additive_share, as an upload does)
+ * give, for reference 0 (and -0), the bytes of keys made per call: on the
+ * frame path and in a context's runs, on every asset. A context over them
+ * makes none of its own, so the key budget no longer declines those
+ * layers; other references still make theirs. */
+START_TEST(additive_keys_made_at_upload_give_the_same_bytes) {
+  static const char *const assets[] = {"Fox.glb", "CesiumMan.glb", "RobotExpressive.glb", "gltf/rig65.gltf"};
+  for (size_t as = 0; as < sizeof assets / sizeof assets[0]; as++) {
+    sk_skeleton *s;
+    sk_anim *a;
+    sk_test_import_asset(assets[as], NULL, &s, &a);
+    const size_t nb = a->bone_count, frame = nb * SK_ANIM_TRS, nc = a->clip_count;
+    sk_anim_layer l[2] = {{.clip = 0, .weight = 1, .loop = true}, {.clip = (nc > 1 ? 1 : 0), .weight = 0.5}};
+    sk_anim_layer_ext x[2] = {{0}, {.additive = true, .reference = 0}};
+    double *before = malloc(150 * frame * sizeof *before), *after = malloc(frame * sizeof *after);
+    double *scratch = malloc(frame * sizeof *scratch);
+    uint64_t rng = 3;
+    for (int ref = 0; ref < 2; ref++) {
+      x[1].reference = ref == 0 ? 0.0 : -0.0;
+      ck_assert_uint_eq(sk_anim_additive_memory(a), 0);
+      for (int k = 0; k < 150; k++) {
+        l[0].time = l[1].time = frame_time(k, &rng);
+        ck_assert_int_eq(sk_anim_sample_layers_ext(a, l, x, 2, before + (size_t)k * frame, scratch), 0);
+      }
+      ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+      const size_t kept = sk_anim_additive_memory(a);
+      ck_assert_uint_gt(kept, 0);
+      ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0); /* once */
+      ck_assert_uint_eq(sk_anim_additive_memory(a), kept);
+      rng = 3;
+      for (int k = 0; k < 150; k++) {
+        l[0].time = l[1].time = frame_time(k, &rng);
+        ck_assert_int_eq(sk_anim_sample_layers_ext(a, l, x, 2, after, scratch), 0);
+        ck_assert_msg(memcmp(after, before + (size_t)k * frame, frame * sizeof *after) == 0, "%s: frame %d", assets[as],
+                      k);
+      }
+      runs_agree(a, l, x, 2, true, assets[as]); /* the runs against the frame path, both on the kept keys */
+      /* a fresh copy for the -0 round: the kept keys go with the clips */
+      sk_anim_destroy(a);
+      sk_skeleton_destroy(s);
+      sk_test_import_asset(assets[as], NULL, &s, &a);
+      rng = 3;
+    }
+    free(before), free(after), free(scratch);
+    sk_anim_destroy(a);
+    sk_skeleton_destroy(s);
+  }
+  /* past the budget: declined with keys made per context, taken with kept ones */
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_test_import_asset("Fox.glb", NULL, &s, &a);
+  sk_anim_layer *l;
+  sk_anim_layer_ext *x;
+  const size_t n = budget_layers(a, &l, &x);
+  sk_layers_ctx *c = NULL;
+  ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), SK_ETOOBIG);
+  ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+  ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), 0);
+  sk_layers_close(c);
+  x[0].reference = 0.1; /* one layer whose keys a context makes: under the budget again */
+  ck_assert_int_eq(sk_layers_open(a, l, x, n, NULL, &c), 0);
+  sk_layers_close(c);
+  ck_assert_int_eq(sk_anim_additive_share(a, s, 1), 0); /* already kept: nothing to do */
+  free(l);
+  free(x);
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+  /* a cap too small keeps nothing */
+  sk_test_import_asset("Fox.glb", NULL, &s, &a);
+  ck_assert_int_eq(sk_anim_additive_share(a, s, 64), SK_ETOOBIG);
+  ck_assert_uint_eq(sk_anim_additive_memory(a), 0);
   sk_anim_destroy(a);
   sk_skeleton_destroy(s);
 }
@@ -221,6 +306,7 @@ int main(void) {
   tcase_add_test(c, a_mask_lerps_and_slerps_from_the_rest_pose);
   tcase_add_test(c, refusals_match_the_per_frame_blend);
   tcase_add_test(c, additive_keys_past_the_budget_are_declined);
+  tcase_add_test(c, additive_keys_made_at_upload_give_the_same_bytes);
   suite_add_tcase(s, c);
   return sk_test_run(s);
 }

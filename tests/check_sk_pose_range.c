@@ -27,7 +27,7 @@ static sk_pose *parse(const fixture *f, sk_frames_sample_fn fn, const char *text
   sk_error err;
   sk_error_clear(&err);
   *owner = NULL;
-  ck_assert_msg(sk_poseops_sample(fn, &f->e->model, j, "", fmt, owner, &poses, n, &err) == 0, "%s: %s at %s", text,
+  ck_assert_msg(sk_poseops_sample(fn, f->e->model, j, "", fmt, owner, &poses, n, &err) == 0, "%s: %s at %s", text,
                 err.text, err.pointer);
   json_decref(j);
   if (fmt != SK_FMT_JSON)
@@ -43,7 +43,7 @@ static void answer(const fixture *f, const sk_pose *poses, size_t n, size_t k, c
   for (size_t i = 0; i < n; i += k) {
     if (i > 0 && o->fmt == SK_FMT_JSON)
       ck_assert_int_eq(sk_strbuf_append(out, ",", 1), 0);
-    ck_assert_int_eq(sk_frames_eval(&f->e->model, poses + i, n - i < k ? n - i : k, o, &sc, out), 0);
+    ck_assert_int_eq(sk_frames_eval(f->e->model, poses + i, n - i < k ? n - i : k, o, &sc, out), 0);
   }
   sk_frames_scratch_close(&sc);
 }
@@ -91,13 +91,13 @@ static bool compare_body(const fixture *f, const char *body, int want_range, con
         sk_strbuf th = {0};
         sk_frames_scratch sc = {0};
         const sk_frames_opts o2 = {.fmt = fmt, .threads = 2};
-        ck_assert_int_eq(sk_frames_eval(&f->e->model, lazy, nl, &o2, &sc, &th), 0);
+        ck_assert_int_eq(sk_frames_eval(f->e->model, lazy, nl, &o2, &sc, &th), 0);
         sk_frames_scratch_close(&sc);
         assert_same(&ref, &th, "two threads", body, fmt, nl);
         sk_strbuf_free(&th);
         /* streamed in slices (16 poses at a time), as the routes pull them */
         sk_frames_run run;
-        ck_assert_int_eq(sk_frames_run_init(&run, &f->e->model, lazy, nl, &o), 0);
+        ck_assert_int_eq(sk_frames_run_init(&run, f->e->model, lazy, nl, &o), 0);
         sk_strbuf sl = {0};
         while (!sk_frames_run_done(&run))
           ck_assert_int_eq(sk_frames_run_next(&run, &sl, 1000), 0);
@@ -170,7 +170,7 @@ START_TEST(outputs_and_ops_that_need_overrides_get_the_same_bytes) {
       sk_pose *eager = parse(&f, sk_frames_sample_default, bodies[c], SK_FMT_JSON, &oe, &ne);
       ck_assert_ptr_nonnull(lazy[0].range);
       const sk_frames_opts o = {.fmt = SK_FMT_JSON};
-      ck_assert(!sk_frames_uses_kernel(&f.e->model, lazy, nl, &o));
+      ck_assert(!sk_frames_uses_kernel(f.e->model, lazy, nl, &o));
       sk_strbuf a = {0}, b = {0};
       answer(&f, eager, ne, ne, &o, &a);
       for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
@@ -445,7 +445,7 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
     }
     fixture f;
     babylon_entry_open(&f, json_object_get(json_object_get(rec, "case"), "skeleton"));
-    const sk_anim *a = f.e->anim;
+    const sk_anim *a = f.e->model->anim;
     for (size_t c = 0; a != NULL && c < a->clip_count; c++) {
       const double d = sk_anim_clip_duration(a, c);
       char *body = body_of(json_pack("{s:s, s:f, s:f, s:f, s:b}", "animation", a->clips[c].name, "from", -0.05,
@@ -460,7 +460,7 @@ START_TEST(babylon_ranges_give_the_override_forms_bytes) {
       /* "bones" on top: fields on a bone the clip moves by its fields and on
        * one it leaves alone keep the range form; on a bone it holds a
        * "_matrix" for, the override form */
-      const sk_skeleton *sk = f.e->skel;
+      const sk_skeleton *sk = f.e->model->skel;
       size_t fields = SIZE_MAX, held = SIZE_MAX, idle = SIZE_MAX;
       for (size_t k = 0; k < a->clips[c].channel_count; k++) {
         const sk_anim_channel *ch = &a->clips[c].channels[k];
@@ -566,8 +566,8 @@ START_TEST(babylon_layer_ranges_give_the_override_forms_bytes) {
     }
     fixture f;
     babylon_entry_open(&f, rec != NULL ? json_object_get(json_object_get(rec, "case"), "skeleton") : fox);
-    const sk_anim *a = f.e->anim;
-    const sk_skeleton *sk = f.e->skel;
+    const sk_anim *a = f.e->model->anim;
+    const sk_skeleton *sk = f.e->model->skel;
     const char *c0 = a->clips[0].name, *c1 = a->clips[a->clip_count > 1 ? 1 : 0].name;
     const double d = sk_anim_clip_duration(a, 0);
     char *body[5] = {
@@ -702,8 +702,8 @@ START_TEST(babylon_ranges_in_mixed_batches_give_the_override_forms_bytes) {
   while (done < 12 && (rec = sk_jsonl_next(&in)) != NULL) {
     fixture f;
     babylon_entry_open(&f, json_object_get(json_object_get(rec, "case"), "skeleton"));
-    const sk_anim *a = f.e->anim;
-    const sk_skeleton *s = f.e->skel;
+    const sk_anim *a = f.e->model->anim;
+    const sk_skeleton *s = f.e->model->skel;
     for (size_t c = 0; a != NULL && c < a->clip_count; c++) {
       const sk_anim_clip *cl = &a->clips[c];
       size_t fields = SIZE_MAX, idle = SIZE_MAX;
@@ -795,7 +795,7 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
     size_t n;
     sk_pose *poses = parse(e, sk_frames_sample_range, seq[i].body, o.fmt, &owner, &n);
     sk_strbuf got = {0}, want = {0};
-    ck_assert_int_eq(sk_frames_eval(&e->e->model, poses, n, &o, &shared, &got), 0);
+    ck_assert_int_eq(sk_frames_eval(e->e->model, poses, n, &o, &shared, &got), 0);
     answer(e, poses, n, n, &o, &want);
     assert_same(&want, &got, "shared scratch", seq[i].body, o.fmt, n);
     sk_strbuf_free(&got);
@@ -817,10 +817,10 @@ START_TEST(a_scratch_reused_across_requests_answers_as_a_fresh_one) {
     if (round == 1) {
       sk_sample_rest row;
       ck_assert_uint_ge(sk_sample_ctx_rest(poses[0].range->ctx, &row, 1), 1);
-      f[0].e->anim->rest[row.bone * SK_ANIM_TRS + row.comp] += 0.25;
+      f[0].e->model->anim->rest[row.bone * SK_ANIM_TRS + row.comp] += 0.25;
     }
     sk_strbuf got = {0}, want = {0};
-    ck_assert_int_eq(sk_frames_eval(&f[0].e->model, poses, n, &o, &shared, &got), 0);
+    ck_assert_int_eq(sk_frames_eval(f[0].e->model, poses, n, &o, &shared, &got), 0);
     answer(&f[0], poses, n, n, &o, &want);
     assert_same(&want, &got, "shared scratch, new rest value", walk, o.fmt, n);
     sk_strbuf_free(&got);
@@ -846,7 +846,7 @@ START_TEST(materialised_frames_memory_and_lifetime) {
   sk_pose *lazy = parse(&f, sk_frames_sample_range, body, SK_FMT_JSON, &ol, &nl);
   sk_pose *eager = parse(&f, sk_frames_sample_default, body, SK_FMT_JSON, &oe, &ne);
   ck_assert_uint_eq(nl, 241);
-  const size_t nb = f.e->skel->count;
+  const size_t nb = f.e->model->skel->count;
   sk_override *scratch = malloc(nb * sizeof *scratch);
   size_t held_lazy = 0, held_eager = 0;
   for (size_t s = 0; s < nl; s++) {
@@ -889,10 +889,10 @@ END_TEST
 START_TEST(ranges_hold_the_entrys_shared_sampler) {
   fixture f;
   sk_test_entry_open(&f, "Fox.glb");
-  sk_sampler *shared = sk_sampler_hold_shared(f.e->anim);
+  sk_sampler *shared = sk_sampler_hold_shared(f.e->model->anim);
   ck_assert_ptr_nonnull(shared);
   ck_assert(sk_sampler_is_shared(shared));
-  ck_assert_uint_ge(f.e->bytes, sk_anim_memory(f.e->anim) + sk_sampler_memory(shared));
+  ck_assert_uint_ge(f.e->bytes, sk_anim_memory(f.e->model->anim) + sk_sampler_memory(shared));
   fixture bare = {0};
   sk_skeleton *s;
   sk_anim *an;
@@ -910,7 +910,7 @@ START_TEST(ranges_hold_the_entrys_shared_sampler) {
   ck_assert_int_eq(sk_cache_create(0, &bare.cache), 0);
   bool replaced;
   ck_assert_int_eq(sk_cache_put_full(bare.cache, "b", s, NULL, NULL, &replaced, &bare.e), 0);
-  bare.e->anim = an; /* an entry whose anim has no shared sampler */
+  bare.e->model->anim = an; /* an entry whose anim has no shared sampler */
   sk_pose *p2 = parse(&bare, sk_frames_sample_range, body, SK_FMT_F32, &o2, &n2);
   ck_assert_ptr_nonnull(p2[0].range);
   ck_assert(!sk_sampler_is_shared(p2[0].range->sampler));
@@ -932,7 +932,7 @@ START_TEST(ranges_hold_the_entrys_shared_sampler) {
   sk_pose_array_free(p2, n2);
   sk_poseops_free(o1);
   sk_poseops_free(o2);
-  bare.e->anim = NULL;
+  bare.e->model->anim = NULL;
   sk_anim_destroy(an);
   sk_test_entry_close(&bare);
 }

@@ -52,7 +52,7 @@ static int sample_error(const fixture *f, const char *text, int fmt, sk_error *e
   sk_pose *poses = NULL;
   size_t n = 0;
   sk_error_clear(err);
-  int rc = sk_poseops_sample(sk_frames_sample_default, &f->e->model, j, "/poses/2", fmt, &owner, &poses, &n, err);
+  int rc = sk_poseops_sample(sk_frames_sample_default, f->e->model, j, "/poses/2", fmt, &owner, &poses, &n, err);
   json_decref(j);
   ck_assert_ptr_null(owner); /* nothing kept on failure */
   sk_pose_array_free(poses, rc ? 0 : n);
@@ -101,7 +101,8 @@ START_TEST(test_plain_poses_stay_plain) {
   sk_poseops *owner = NULL;
   sk_pose *poses = NULL;
   size_t n = 0;
-  ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, &f.e->model, j, "", SK_FMT_JSON, &owner, &poses, &n, NULL), 0);
+  ck_assert_int_eq(
+      sk_poseops_sample(sk_frames_sample_default, f.e->model, j, "", SK_FMT_JSON, &owner, &poses, &n, NULL), 0);
   ck_assert_ptr_null(owner);
   ck_assert_uint_eq(n, 1);
   ck_assert_ptr_null(poses[0].ops);
@@ -123,7 +124,7 @@ static void frames_batch_on(const sk_cache_entry *e, const char *const *texts, s
     ck_assert_ptr_nonnull(j);
     sk_pose *one = NULL;
     size_t m = 0;
-    ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, &e->model, j, "", fmt, &owner, &one, &m, NULL), 0);
+    ck_assert_int_eq(sk_poseops_sample(sk_frames_sample_default, e->model, j, "", fmt, &owner, &one, &m, NULL), 0);
     ck_assert_uint_eq(m, 1);
     poses[k] = one[0];
     free(one);
@@ -132,9 +133,9 @@ static void frames_batch_on(const sk_cache_entry *e, const char *const *texts, s
       poses[k].output = SK_OUT_FINAL; /* as sk_routes__binary_outputs does */
   }
   const sk_frames_opts fo = {.fmt = fmt};
-  ck_assert(!sk_frames_uses_kernel(&e->model, poses, n, &fo));
+  ck_assert(!sk_frames_uses_kernel(e->model, poses, n, &fo));
   sk_frames_scratch own = {0};
-  ck_assert_int_eq(sk_frames_eval(&e->model, poses, n, &fo, sc != NULL ? sc : &own, out), 0);
+  ck_assert_int_eq(sk_frames_eval(e->model, poses, n, &fo, sc != NULL ? sc : &own, out), 0);
   sk_frames_scratch_close(&own);
   for (size_t k = 0; k < n; k++)
     sk_pose_close(&poses[k]);
@@ -262,7 +263,7 @@ START_TEST(test_every_pose_starts_from_the_stored_skeleton) {
   sk_frames_scratch kept = {0};
   sk_strbuf ignored = {0};
   frames_batch_on(f.e, a_idle, 2, SK_FMT_JSON, &kept, &ignored);
-  const sk_skeleton *st = f.e->skel, *cp = kept.ops_copy.c;
+  const sk_skeleton *st = f.e->model->skel, *cp = kept.ops_copy.c;
   ck_assert_ptr_nonnull(cp);
   for (size_t k = 0; k < st->count; k++) {
     ck_assert_str_eq(cp->bones[k].name, st->bones[k].name);
@@ -331,7 +332,7 @@ START_TEST(test_a_new_skeleton_at_an_old_address_is_copied_whole) {
   sk_skeleton *other;
   ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &other, NULL), 0);
   json_decref(j);
-  sk_skeleton *st = f.e->skel;
+  sk_skeleton *st = f.e->model->skel;
   ck_assert_uint_eq(other->count, st->count);
   ck_assert_uint_eq(other->names_size, st->names_size);
   sk_frames_scratch sc = {0};
@@ -367,26 +368,27 @@ START_TEST(test_apply_body_all_or_nothing) {
   json_t *bad = json_loads("{\"ops\": [{\"op\": \"setScale\", \"bone\": \"foot\", \"scale\": [2, 2, 2]},"
                            "{\"op\": \"rotate\", \"bone\": \"foot\", \"axis\": [0, 0, 0], \"amount\": 1}]}",
                            0, NULL);
-  ck_assert_int_eq(sk_poseops_apply_body(f.e->skel, NULL, bad, &out, &q, &nq, &err), SK_ERANGE);
+  ck_assert_int_eq(sk_poseops_apply_body(f.e->model->skel, NULL, bad, &out, &q, &nq, &err), SK_ERANGE);
   ck_assert_ptr_null(out);
   ck_assert_uint_eq(nq, 0);
   ck_assert_str_eq(err.pointer, "/ops/1/axis");
   json_decref(bad);
   json_t *extra = json_loads("{\"ops\": [], \"opz\": 1}", 0, NULL);
   sk_error_clear(&err); /* the first error wins */
-  ck_assert_int_eq(sk_poseops_apply_body(f.e->skel, NULL, extra, &out, &q, &nq, &err), SK_EUNKNOWN);
+  ck_assert_int_eq(sk_poseops_apply_body(f.e->model->skel, NULL, extra, &out, &q, &nq, &err), SK_EUNKNOWN);
   ck_assert_str_eq(err.pointer, "/opz");
   json_decref(extra);
   float before[16];
-  memcpy(before, f.e->skel->bones[3].local.matrix, sizeof before);
+  memcpy(before, f.e->model->skel->bones[3].local.matrix, sizeof before);
   json_t *good = json_loads("{\"ops\": [{\"op\": \"setScale\", \"bone\": \"foot\", \"scale\": [2, 2, 2]},"
                             "{\"op\": \"query\", \"bone\": \"foot\", \"get\": \"scale\"}]}",
                             0, NULL);
-  ck_assert_int_eq(sk_poseops_apply_body(f.e->skel, NULL, good, &out, &q, &nq, NULL), 0);
+  ck_assert_int_eq(sk_poseops_apply_body(f.e->model->skel, NULL, good, &out, &q, &nq, NULL), 0);
   ck_assert_ptr_nonnull(out);
   ck_assert_uint_eq(nq, 1);
   ck_assert_str_eq(q.data, "{\"query\":\"scale\",\"bone\":\"foot\",\"value\":[2,2,2]}");
-  ck_assert_int_eq(memcmp(before, f.e->skel->bones[3].local.matrix, sizeof before), 0); /* the stored one: untouched */
+  ck_assert_int_eq(memcmp(before, f.e->model->skel->bones[3].local.matrix, sizeof before),
+                   0); /* the stored one: untouched */
   ck_assert(out->bones[3].local.matrix[0] == 2);
   sk_skeleton_destroy(out);
   json_decref(good);

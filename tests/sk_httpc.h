@@ -231,6 +231,7 @@ typedef struct sk_daemon {
   pid_t pid;
   char host[64];
   unsigned port;
+  unsigned admin_port; /* 0: no admin listener */
 } sk_daemon;
 
 /* True when the daemon runs under AddressSanitizer: its RSS then holds
@@ -255,9 +256,22 @@ static inline bool sk_daemon_sanitized(const sk_daemon *d) {
   return asan;
 }
 
+/* One stdout line of the daemon's (no newline) into line[0..cap). */
+static inline void sk_daemon__read_line(int fd, char *line, size_t cap) {
+  size_t n = 0;
+  while (n + 1 < cap) {
+    ssize_t k = read(fd, line + n, 1);
+    if (k <= 0 || line[n] == '\n')
+      break;
+    n++;
+  }
+  line[n] = 0;
+}
+
 /* Starts `exe` (SKINNERD, or "./skinnerd") with --listen 127.0.0.1:0 and the
  * extra NULL-terminated args, reads "listening on ADDR:PORT" from its
- * stdout. Returns 0 or -1. */
+ * stdout, and with --admin-listen among the args the second line, "admin
+ * listening on ADDR:PORT", into d->admin_port. Returns 0 or -1. */
 static inline int sk_daemon_start(sk_daemon *d, const char *const *extra) {
   const char *exe = getenv("SKINNERD");
   if (exe == NULL)
@@ -267,11 +281,14 @@ static inline int sk_daemon_start(sk_daemon *d, const char *const *extra) {
     return -1;
   const char *argv[32];
   int argc = 0;
+  bool admin = false;
   argv[argc++] = exe;
   argv[argc++] = "--listen";
   argv[argc++] = "127.0.0.1:0";
-  for (; extra != NULL && *extra != NULL && argc < 30; extra++)
+  for (; extra != NULL && *extra != NULL && argc < 30; extra++) {
+    admin = admin || strncmp(*extra, "--admin-listen", 14) == 0;
     argv[argc++] = *extra;
+  }
   argv[argc] = NULL;
   pid_t pid = fork();
   if (pid < 0)
@@ -285,18 +302,17 @@ static inline int sk_daemon_start(sk_daemon *d, const char *const *extra) {
     _exit(127);
   }
   close(p[1]);
-  char line[256];
-  size_t n = 0;
-  while (n + 1 < sizeof line) {
-    ssize_t k = read(p[0], line + n, 1);
-    if (k <= 0 || line[n] == '\n')
-      break;
-    n++;
-  }
-  line[n] = 0;
+  char line[256], second[256] = "";
+  sk_daemon__read_line(p[0], line, sizeof line);
+  if (admin)
+    sk_daemon__read_line(p[0], second, sizeof second);
   close(p[0]); /* later stdout writes get EPIPE/SIGPIPE-ignored; skinnerd prints nothing more */
   d->pid = pid;
-  if (sscanf(line, "listening on %63[0-9.]:%u", d->host, &d->port) != 2) {
+  d->admin_port = 0;
+  char admin_host[64];
+  if (sscanf(line, "listening on %63[0-9.]:%u", d->host, &d->port) != 2 ||
+      (admin && sscanf(second, "admin listening on %63[0-9.]:%u", admin_host, &d->admin_port) != 2)) {
+    fprintf(stderr, "skinnerd's stdout: \"%s\", \"%s\"\n", line, second);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     d->pid = 0;

@@ -6,7 +6,26 @@
 
 #include "sk_cache.h"
 #include "sk_gltf.h"
+#include "sk_json.h"
 #include "sk_testutil.h"
+
+/* A chain of `n` bones, each one unit above its parent (new). */
+static inline sk_skeleton *sk_test_chain(int n) {
+  json_t *bones = json_array();
+  for (int i = 0; i < n; i++) {
+    char name[16], parent[16];
+    snprintf(name, sizeof name, "b%d", i);
+    snprintf(parent, sizeof parent, "b%d", i - 1);
+    json_array_append_new(bones, i ? json_pack("{s:s,s:s,s:[f,f,f]}", "name", name, "parent", parent, "position", 0.0,
+                                               1.0, 0.0)
+                                   : json_pack("{s:s}", "name", name));
+  }
+  json_t *j = json_pack("{s:o}", "bones", bones);
+  sk_skeleton *s;
+  ck_assert_int_eq(sk_json_parse_skeleton(j, "", 0, &s, NULL), 0);
+  json_decref(j);
+  return s;
+}
 
 /* Imports `asset` (skin `skin`, NULL: the first) into *s and *an (new). */
 static inline void sk_test_import_asset(const char *asset, const char *skin, sk_skeleton **s, sk_anim **an) {
@@ -32,7 +51,7 @@ static inline void sk_test_entry_open(sk_test_entry *f, const char *asset) {
   ck_assert_int_eq(sk_cache_create(0, &f->cache), 0);
   bool replaced;
   ck_assert_int_eq(sk_cache_put_full(f->cache, "a", s, an, NULL, &replaced, &f->e), 0);
-  ck_assert_ptr_nonnull(f->e->rig);
+  ck_assert_ptr_nonnull(f->e->model->rig);
 }
 
 static inline void sk_test_entry_close(sk_test_entry *f) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_banim_add.h"
 #include "sk_vsin.h"
 
 sk_anim *sk_anim_ref(sk_anim *a) {
@@ -23,6 +24,9 @@ int sk_anim_create_babylon_empty(size_t bone_count, sk_anim **out) {
   return 0;
 }
 
+struct sk_anim_additive;
+static void additive_free(struct sk_anim_additive *t);
+
 void sk_anim_destroy(sk_anim *a) {
   if (a == NULL)
     return;
@@ -31,6 +35,8 @@ void sk_anim_destroy(sk_anim *a) {
     return;
   if (a->derived != NULL)
     a->derived_free(a->derived);
+  additive_free(a->additive);
+  sk_banim_add__kept_free(a->babylon_additive);
   for (size_t c = 0; c < a->clip_count; c++) {
     sk_anim_clip *clip = &a->clips[c];
     for (size_t k = 0; k < clip->channel_count; k++) {
@@ -515,6 +521,79 @@ int sk_anim__additive_values(const sk_anim_channel *ch, double ref_frame, double
   return additive_values(ch, ref_frame, out);
 }
 
+/* The keys additive layers play made additive once (sk_anim_additive_share):
+ * dv[first[clip] + k] for channel k of a clip, NULL where it has none. */
+struct sk_anim_additive {
+  size_t bytes, n; /* n: entries of dv */
+  size_t *first;
+  double **dv;
+};
+
+static bool additive_channel(const sk_anim_channel *ch) { return ch->path != SK_ANIM_MATRIX && ch->values != NULL; }
+
+static size_t additive_bytes(const sk_anim_channel *ch) {
+  return ch->count * (size_t)path_width(ch->path) * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof(double);
+}
+
+static void additive_free(struct sk_anim_additive *t) {
+  if (t == NULL)
+    return;
+  for (size_t i = 0; t->dv != NULL && i < t->n; i++)
+    free(t->dv[i]);
+  free(t->dv);
+  free(t->first);
+  free(t);
+}
+
+int sk_anim_additive_share(sk_anim *a, const sk_skeleton *s, size_t max_bytes) {
+  if (a != NULL && a->babylon)
+    return sk_banim_add__share(a, s, max_bytes);
+  if (a == NULL || a->clip_count == 0 || __atomic_load_n(&a->additive, __ATOMIC_ACQUIRE) != NULL)
+    return 0;
+  size_t n = 0, bytes = 0;
+  for (size_t c = 0; c < a->clip_count; c++)
+    for (size_t k = 0; k < a->clips[c].channel_count; k++, n++)
+      bytes += additive_channel(&a->clips[c].channels[k]) ? additive_bytes(&a->clips[c].channels[k]) : 0;
+  bytes += sizeof(struct sk_anim_additive) + a->clip_count * sizeof(size_t) + n * sizeof(double *);
+  if (bytes > max_bytes)
+    return SK_ETOOBIG;
+  struct sk_anim_additive *t = calloc(1, sizeof *t);
+  if (t == NULL || (t->first = malloc(a->clip_count * sizeof *t->first)) == NULL ||
+      (t->dv = calloc(n ? n : 1, sizeof *t->dv)) == NULL) {
+    additive_free(t);
+    return SK_ENOMEM;
+  }
+  t->bytes = bytes;
+  t->n = n;
+  for (size_t c = 0, i = 0; c < a->clip_count; c++) {
+    t->first[c] = i;
+    for (size_t k = 0; k < a->clips[c].channel_count; k++, i++) {
+      const sk_anim_channel *ch = &a->clips[c].channels[k];
+      if (additive_channel(ch) && additive_values(ch, 0, &t->dv[i]) != 0) {
+        additive_free(t);
+        return SK_ENOMEM;
+      }
+    }
+  }
+  struct sk_anim_additive *none = NULL;
+  if (!__atomic_compare_exchange_n(&a->additive, &none, t, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    additive_free(t); /* another thread published first */
+  return 0;
+}
+
+size_t sk_anim_additive_memory(const sk_anim *a) {
+  if (a == NULL)
+    return 0;
+  const struct sk_anim_additive *t = __atomic_load_n(&a->additive, __ATOMIC_ACQUIRE);
+  const sk_banim_add_kept *k = __atomic_load_n(&a->babylon_additive, __ATOMIC_ACQUIRE);
+  return (t != NULL ? t->bytes : 0) + (k != NULL ? k->bytes : 0);
+}
+
+const double *sk_anim__additive_ref0(const sk_anim *a, size_t clip, size_t k) {
+  const struct sk_anim_additive *t = __atomic_load_n(&a->additive, __ATOMIC_ACQUIRE);
+  return t != NULL ? t->dv[t->first[clip] + k] : NULL;
+}
+
 void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double frame, double *out) {
   sample_channel_v(ch, dv, frame, out);
 }
@@ -596,11 +675,13 @@ static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_lay
     double wt = sk_anim__additive_weight(l, x, ch->bone);
     if (wt == 0)
       continue;
-    double *dv, d[4];
-    if (additive_values(ch, ref, &dv))
+    /* reference 0: the keys made once, at upload */
+    const double *dv = ref == 0 ? sk_anim__additive_ref0(a, l->clip, k) : NULL;
+    double *own = NULL, d[4];
+    if (dv == NULL && additive_values(ch, ref, &own))
       return SK_ENOMEM;
-    sample_channel_v(ch, dv, frame, d);
-    free(dv);
+    sample_channel_v(ch, dv != NULL ? dv : own, frame, d);
+    free(own);
     double *t = trs + (size_t)ch->bone * SK_ANIM_TRS;
     if (ch->path == SK_ANIM_ROTATION) {
       double q[4];

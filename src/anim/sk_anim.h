@@ -111,12 +111,35 @@ typedef struct sk_anim {
    * compare-and-swap, read with acquire loads; never changed after. */
   void *derived;
   void (*derived_free)(void *);
+  /* Appended: the glTF channels' keys made additive against frame 0, the
+   * additive layers' default reference (sk_anim_additive_share), built
+   * once where the clips are published, as ozz-animation builds additive
+   * clips offline; NULL until then. Published with a compare-and-swap,
+   * read with acquire loads, never changed after. */
+  struct sk_anim_additive *additive;
+  /* Appended: the same for Babylon-format clips (sk_banim_add.h's
+   * sk_banim_add_kept), or NULL. */
+  struct sk_banim_add_kept *babylon_additive;
 } sk_anim;
 
 /* *out = new Babylon-format clips of a `bone_count`-bone skeleton with no
  * clip yet: what keeps the source text of a Babylon skeleton uploaded
  * without animations (a later copyAnimationRange needs it). SK_ENOMEM. */
 int sk_anim_create_babylon_empty(size_t bone_count, sk_anim **out);
+
+/* Makes every clip's keys additive against reference 0 (what an additive
+ * layer with the default reference plays) and keeps them with the clips:
+ * glTF channels' keys as sk_anim_sample_layers_ext and sk_layers read
+ * them, Babylon-format clips' layers (unmasked) as sk_banim_add makes
+ * them, for the clips `s` (the skeleton of `a`; names the bones of the
+ * Babylon checks) can make additive. Requests then read them instead of
+ * making them per call or per request. Any thread, once per `a` (a second
+ * call does nothing). SK_ETOOBIG (nothing kept: layers make their keys as
+ * before) past `max_bytes`; SK_ENOMEM. */
+#define SK_ANIM_ADDITIVE_SHARE_MAX (8u << 20)
+int sk_anim_additive_share(sk_anim *a, const sk_skeleton *s, size_t max_bytes);
+/* Bytes sk_anim_additive_share keeps (0 when it did not run). */
+size_t sk_anim_additive_memory(const sk_anim *a);
 
 /* Drops a reference; the last one frees `a` and everything it owns. Clips
  * are immutable once built, so versions of a stored skeleton share them.
@@ -269,6 +292,9 @@ void sk_anim__slerp_n(const double *l, size_t ls, const double *q, size_t qs, do
  * layer (*out new: doubles in ch->values' layout; 0 or SK_ENOMEM), and a
  * glTF channel's value at `frame` read from such doubles. */
 int sk_anim__additive_values(const sk_anim_channel *ch, double ref_frame, double **out);
+/* Channel `k` of clip `clip` made additive against frame 0 by
+ * sk_anim_additive_share (borrowed, lives with `a`), or NULL: not kept. */
+const double *sk_anim__additive_ref0(const sk_anim *a, size_t clip, size_t k);
 void sk_anim__sample_values(const sk_anim_channel *ch, const double *dv, double frame, double *out);
 
 /* sk_anim__sample_values at frames[0..m) into out[0 .. m * width), with

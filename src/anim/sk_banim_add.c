@@ -238,3 +238,58 @@ void sk_banim_add_layers_free(sk_banim_add_layer *layers, size_t n) {
     sk_banim_add_layer_close(&layers[i]);
   free(layers);
 }
+
+void sk_banim_add__kept_free(sk_banim_add_kept *k) {
+  if (k == NULL)
+    return;
+  sk_banim_add_layers_free(k->layers, k->count);
+  free(k->kept);
+  free(k);
+}
+
+/* What one made-additive channel holds (sk_anim_memory's measure). */
+static size_t channel_bytes(const sk_anim_channel *ch) {
+  const size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3;
+  size_t n = sizeof *ch + ch->count * sizeof(double) + (ch->key_flags != NULL ? ch->count : 0);
+  if (ch->path == SK_ANIM_MATRIX)
+    return n + ch->count * 16 * sizeof(float);
+  return n + (ch->values64 != NULL ? ch->count * 3 * w * sizeof(double) : ch->count * w * 3 * sizeof(float));
+}
+
+int sk_banim_add__share(sk_anim *a, const sk_skeleton *s, size_t max_bytes) {
+  if (a == NULL || !a->babylon || s == NULL || a->clip_count == 0 ||
+      __atomic_load_n(&a->babylon_additive, __ATOMIC_ACQUIRE) != NULL)
+    return 0;
+  sk_banim_add_kept *k = calloc(1, sizeof *k);
+  if (k == NULL || (k->layers = calloc(a->clip_count, sizeof *k->layers)) == NULL ||
+      (k->kept = calloc(a->clip_count, sizeof *k->kept)) == NULL) {
+    sk_banim_add__kept_free(k);
+    return SK_ENOMEM;
+  }
+  k->count = a->clip_count;
+  k->bytes = sizeof *k + a->clip_count * (sizeof *k->layers + sizeof *k->kept);
+  for (size_t c = 0; c < a->clip_count; c++) {
+    if (sk_banim_add_check(a, c, 0, s, "", NULL) != 0)
+      continue; /* refused at every request: nothing to keep */
+    if (sk_banim_add_layer_make(a, c, 0, NULL, &k->layers[c]) != 0) {
+      sk_banim_add__kept_free(k);
+      return SK_ENOMEM;
+    }
+    k->kept[c] = true;
+    for (size_t i = 0; i < k->layers[c].count; i++)
+      k->bytes += channel_bytes(&k->layers[c].channels[i]);
+    if (k->bytes > max_bytes) {
+      sk_banim_add__kept_free(k);
+      return SK_ETOOBIG;
+    }
+  }
+  sk_banim_add_kept *none = NULL;
+  if (!__atomic_compare_exchange_n(&a->babylon_additive, &none, k, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    sk_banim_add__kept_free(k); /* another thread published first */
+  return 0;
+}
+
+const sk_banim_add_layer *sk_banim_add_kept_layer(const sk_anim *a, size_t clip) {
+  const sk_banim_add_kept *k = __atomic_load_n(&a->babylon_additive, __ATOMIC_ACQUIRE);
+  return k != NULL && clip < k->count && k->kept[clip] ? &k->layers[clip] : NULL;
+}

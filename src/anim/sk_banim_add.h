@@ -73,4 +73,21 @@ void sk_banim_add_layer_close(sk_banim_add_layer *l);
 /* Closes layers[0..n) and frees the array (malloc'd); NULL is a no-op. */
 void sk_banim_add_layers_free(sk_banim_add_layer *layers, size_t n);
 
+/* The additive layers a Babylon-format anim keeps (sk_anim_additive_share):
+ * layers[clip] is the clip made additive against reference 0 with no
+ * mask, kept[clip] false where the clip fails sk_banim_add_check there. */
+typedef struct sk_banim_add_kept {
+  size_t bytes, count;
+  sk_banim_add_layer *layers;
+  bool *kept;
+} sk_banim_add_kept;
+
+/* sk_anim_additive_share for Babylon-format `a` (`s` names the bones of
+ * the checks). 0, SK_ETOOBIG past `max_bytes` (nothing kept), SK_ENOMEM. */
+int sk_banim_add__share(sk_anim *a, const sk_skeleton *s, size_t max_bytes);
+void sk_banim_add__kept_free(sk_banim_add_kept *k);
+/* Clip `clip` of `a` made additive against reference 0 with no mask, as
+ * kept (borrowed, lives with `a`), or NULL: not kept. */
+const sk_banim_add_layer *sk_banim_add_kept_layer(const sk_anim *a, size_t clip);
+
 #endif

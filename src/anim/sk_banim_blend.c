@@ -183,6 +183,8 @@ static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_an
   static const int offset[3] = {0, 3, 7};
   sk_banim_add_layer own = {0};
   const sk_banim_add_layer *add = x->babylon_add;
+  if (add == NULL && x->reference == 0 && x->bone_weights == NULL) /* made at upload */
+    add = sk_banim_add_kept_layer(a, l->clip);
   if (add == NULL && sk_banim_add_layer_make(a, l->clip, x->reference, x->bone_weights, &own) != 0)
     return SK_ENOMEM;
   if (add == NULL)

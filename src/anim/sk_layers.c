@@ -25,7 +25,8 @@ typedef struct wlayer {
 typedef struct achan {
   size_t layer;
   const sk_anim_channel *ch;
-  double *dv; /* owned */
+  const double *dv; /* own, or the keys sk_anim_additive_share made at upload */
+  double *own;      /* owned: keys made for this context, or NULL */
   double wt;
   sk_anim_cursor cur; /* its key from frame to frame */
 } achan;
@@ -53,7 +54,7 @@ void sk_layers_close(sk_layers_ctx *c) {
   for (size_t k = 0; c->wl != NULL && k < c->nwl; k++)
     sk_sample_ctx_destroy(c->wl[k].ctx);
   for (size_t k = 0; c->ac != NULL && k < c->nac; k++)
-    free(c->ac[k].dv);
+    free(c->ac[k].own);
   sk_sampler_destroy(c->sampler);
   free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q), free(c->d), free(c->fr);
   free(c);
@@ -93,13 +94,16 @@ static int plan_weighted(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
 }
 
 /* add_layer's channels: those that add something, their keys made
- * additive against the layer's reference frame. */
+ * additive against the layer's reference frame (for reference 0, the keys
+ * made at upload, sk_anim_additive_share, when they were). */
 static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
-  size_t n = 0, keys = 0; /* the channels and keys it would keep made additive */
+  size_t n = 0, keys = 0; /* the channels, and the keys it would make additive itself */
   for (size_t i = 0; ext != NULL && i < c->count; i++) {
     const sk_anim_clip *clip = &c->a->clips[c->layers[i].clip];
+    const bool ref0 = sk_anim__reference_frame(&ext[i]) == 0;
     for (size_t k = 0; ext[i].additive && c->layers[i].weight > 0 && k < clip->channel_count; k++, n++)
-      keys += clip->channels[k].count;
+      if (!ref0 || sk_anim__additive_ref0(c->a, c->layers[i].clip, k) == NULL)
+        keys += clip->channels[k].count;
   }
   if (keys > SK_LAYERS_KEEP_KEYS)
     return SK_ETOOBIG;
@@ -120,11 +124,16 @@ static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
         continue;
       achan *x = &c->ac[c->nac];
       *x = (achan){.layer = i, .ch = ch, .wt = wt};
-      if (sk_anim__additive_values(ch, ref, &x->dv) != 0)
+      if ((x->dv = ref == 0 ? sk_anim__additive_ref0(c->a, l->clip, k) : NULL) != NULL) {
+        c->nac++;
+        continue;
+      }
+      if (sk_anim__additive_values(ch, ref, &x->own) != 0)
         return SK_ENOMEM;
+      x->dv = x->own;
       c->nac++;
       const size_t width = ch->path == SK_ANIM_ROTATION ? 4 : 3;
-      c->bytes += ch->count * width * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof *x->dv;
+      c->bytes += ch->count * width * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof *x->own;
     }
   }
   return 0;

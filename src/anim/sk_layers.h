@@ -25,7 +25,8 @@
 typedef struct sk_layers_ctx sk_layers_ctx;
 
 /* A context keeps every additive layer's keys made additive (doubles: up
- * to 96 bytes a key for a CUBICSPLINE rotation); past this many keys
+ * to 96 bytes a key for a CUBICSPLINE rotation), except those the clips
+ * keep already (reference 0, sk_anim_additive_share); past this many keys
  * together it declines (SK_ETOOBIG) and the caller blends frame by frame,
  * making them per channel and frame as sk_anim_sample_layers_ext does, so
  * many additive layers of a long clip cannot multiply its memory (the

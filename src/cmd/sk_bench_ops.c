@@ -49,7 +49,7 @@ static double time_request(const sk_model *e, const char *body, int fmt, int rep
   return us[reps / 2];
 }
 
-static int load_fox(const char *dir, sk_model *m) {
+static int load_fox(const char *dir, sk_model **m) {
   char path[4096];
   snprintf(path, sizeof path, "%s/Fox.glb", dir);
   FILE *f = fopen(path, "rb");
@@ -66,19 +66,19 @@ static int load_fox(const char *dir, sk_model *m) {
   int rc = d.failed ? SK_ENOMEM : sk_gltf_import(d.data, d.len, NULL, 0, &s, &an, NULL);
   sk_strbuf_free(&d);
   if (!rc)
-    return sk_model_init(m, s, an, NULL, NULL, -1);
+    return sk_model_create(s, an, NULL, NULL, -1, m);
   sk_anim_destroy(an);
   sk_skeleton_destroy(s);
   return rc;
 }
 
 int sk_bench_ops_fox(const char *dir, bool quick, bool json, bool first) {
-  sk_model model;
+  sk_model *model = NULL;
   if (load_fox(dir, &model) != 0) {
     fprintf(stderr, "skinner bench --clips: cannot load %s/Fox.glb for the ops rows\n", dir);
     return 2;
   }
-  const sk_model *e = &model;
+  const sk_model *e = model;
   /* Walk 0..0.7 s, 1024 frames; the IK target is the left foot lifted, as
    * tests/gltf/ctrl's real-asset case (Babylon's glTF answer) */
   static const char *const k_bodies[3] = {
@@ -108,6 +108,6 @@ int sk_bench_ops_fox(const char *dir, bool quick, bool json, bool first) {
                "Fox.glb:Walk", k_rows[r], e->bone_count, us, "-", fmt, frames, us / base);
     }
   }
-  sk_model_close(&model);
+  sk_model_unref(model);
   return 0;
 }

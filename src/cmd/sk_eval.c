@@ -306,24 +306,28 @@ static int plain_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx,
 /* poses[0..n) through sk_frames, the pipeline skinnerd answers with: one
  * pose by the exact core, a range or batch wanting final matrices by the
  * exact batch kernel, the same bytes either way (sk_frames.h). The model is
- * built from the case skeleton as it is now (ops before this one may have
- * changed it). */
-static int frames_answer(sk_skeleton *s, const eval_ctx *ctx, const sk_pose *poses, size_t n, sk_strbuf *out,
+ * published from a copy of the case skeleton as it is now (ops before this
+ * one may have changed it, and may change it again after), by the
+ * constructor an upload goes through. */
+static int frames_answer(const sk_skeleton *s, const eval_ctx *ctx, const sk_pose *poses, size_t n, sk_strbuf *out,
                          size_t *nresults) {
-  sk_model m;
-  int rc = sk_model_view_init(&m, s, n > 1);
+  sk_skeleton *copy = NULL;
+  sk_model *m = NULL;
+  int rc = sk_skeleton_clone(s, &copy);
+  if (!rc)
+    rc = sk_model_create(copy, NULL, NULL, NULL, -1, &m);
   const sk_frames_opts o = {.fmt = ctx->o->fmt, .precision = SK_FRAMES_EXACT, .threads = 1};
   if (!rc && !binary(ctx) && *nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
     rc = SK_ENOMEM;
   /* in slices, each flushed: the bytes sk_frames_eval gives, never held whole */
   sk_frames_run run;
-  if (!rc && (rc = sk_frames_run_init(&run, &m, poses, n, &o)) == 0) {
+  if (!rc && (rc = sk_frames_run_init(&run, m, poses, n, &o)) == 0) {
     while (!rc && !sk_frames_run_done(&run))
       if ((rc = sk_frames_run_next(&run, out, SK_EVAL_FLUSH_BYTES)) == 0)
         rc = flush_out(ctx, out, false);
     sk_frames_run_close(&run);
   }
-  sk_model_view_close(&m);
+  sk_model_unref(m);
   *nresults += n;
   return rc;
 }
@@ -590,6 +594,9 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
     rc = sk_json_parse_skeleton_anim(skel, "/skeleton", 0, &s, &anim, err);
   if (rc)
     return rc;
+  /* The additive keys an upload keeps with its clips: the same bytes, and
+   * the conformance cases then play them as skinnerd does. Optional. */
+  sk_anim_additive_share(anim, s, SK_ANIM_ADDITIVE_SHARE_MAX);
   eval_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.o = o;

@@ -11,6 +11,7 @@
 #include "sk_gltf_mesh.h"
 #include "sk_ops.h"
 #include "sk_json.h"
+#include "sk_list.h"
 #include "sk_record.h"
 #include "sk_sample.h"
 
@@ -20,10 +21,10 @@ struct sk_cache {
   size_t count;    /* entries in the table, stored-only ones included */
   size_t resident, bytes, max_bytes;
   uint64_t evictions, reloads, next_version;
-  sk_cache_entry *lru_head, *lru_tail; /* head = most recently used; resident entries only */
+  sk_list lru;                         /* first = most recently used; resident entries only */
   sk_store *store;                     /* borrowed, or NULL */
   sk_budget *budget;                   /* borrowed, or NULL */
-  sk_cache_entry *tomb_head, *tomb_tail; /* tombstones, oldest first */
+  sk_list tombs;                       /* tombstones, oldest first */
   size_t tombstones;
   size_t evicted_n;                    /* ids the last put evicted without a store */
   char evicted[SK_CACHE_EVICTED_LIST][SK_CACHE_ID_MAX + 1];
@@ -41,7 +42,7 @@ bool sk_cache_id_valid(const char *id, size_t len) { return sk_store_id_valid(id
 size_t sk_cache_skeleton_bytes(const sk_skeleton *s) {
   /* + about 96 bytes per bone for the kernel rig (opaque; inverse bind + step)
    * + the base evaluation: a world per bone and a final per slot */
-  return sizeof(sk_cache_entry) + sizeof *s + s->count * (sizeof *s->bones + 96) + s->names_size +
+  return sizeof(sk_cache_entry) + sizeof(sk_model) + sizeof *s + s->count * (sizeof *s->bones + 96) + s->names_size +
          (s->hash_mask + 1) * sizeof *s->hash + 16 * (2 * s->count + 1) * sizeof(float);
 }
 
@@ -56,6 +57,8 @@ int sk_cache_create(size_t max_bytes, sk_cache **out) {
     return SK_ENOMEM;
   }
   c->max_bytes = max_bytes;
+  sk_list_init(&c->lru);
+  sk_list_init(&c->tombs);
   c->eager_ns = (uint64_t)(SK_CACHE_EAGER_LOAD_S * 1e9);
   *out = c;
   return 0;
@@ -68,7 +71,7 @@ void sk_cache_entry_unref(sk_cache_entry *e) {
     return;
   /* acq_rel: the thread that frees must see every other holder's reads done. */
   if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    sk_model_close(&e->model);
+    sk_model_unref(e->model);
     free(e);
   }
 }
@@ -81,28 +84,14 @@ void sk_cache_loaded_clear(sk_cache_loaded *l) {
   memset(l, 0, sizeof *l);
 }
 
-static void lru_unlink(sk_cache *c, sk_cache_entry *e) {
-  if (e->skel == NULL)
+static void lru_unlink(sk_cache_entry *e) {
+  if (e->model == NULL)
     return; /* stored-only entries are not in the LRU list */
-  if (e->lru_prev)
-    e->lru_prev->lru_next = e->lru_next;
-  else
-    c->lru_head = e->lru_next;
-  if (e->lru_next)
-    e->lru_next->lru_prev = e->lru_prev;
-  else
-    c->lru_tail = e->lru_prev;
-  e->lru_prev = e->lru_next = NULL;
+  sk_list_remove(&e->lru);
 }
 
-static void lru_push_front(sk_cache *c, sk_cache_entry *e) {
-  e->lru_prev = NULL;
-  e->lru_next = c->lru_head;
-  if (c->lru_head)
-    c->lru_head->lru_prev = e;
-  c->lru_head = e;
-  if (c->lru_tail == NULL)
-    c->lru_tail = e;
+static sk_cache_entry *lru_last(const sk_cache *c) {
+  return sk_list_empty(&c->lru) ? NULL : sk_list_data(sk_list_tail(&c->lru), sk_cache_entry, lru);
 }
 
 static sk_cache_entry **find_slot(sk_cache *c, const char *id) {
@@ -110,18 +99,6 @@ static sk_cache_entry **find_slot(sk_cache *c, const char *id) {
   while (*pp != NULL && strcmp((*pp)->id, id) != 0)
     pp = &(*pp)->hnext;
   return pp;
-}
-
-static void tomb_unlink(sk_cache *c, sk_cache_entry *e) {
-  if (e->lru_prev)
-    e->lru_prev->lru_next = e->lru_next;
-  else
-    c->tomb_head = e->lru_next;
-  if (e->lru_next)
-    e->lru_next->lru_prev = e->lru_prev;
-  else
-    c->tomb_tail = e->lru_prev;
-  e->lru_prev = e->lru_next = NULL;
 }
 
 /* Unlinks `e` from table and LRU and drops the table's reference. */
@@ -132,14 +109,14 @@ static void remove_entry(sk_cache *c, sk_cache_entry **slot) {
   e->linked = false;
   sk_budget_release(c->budget, e->bytes);
   if (e->tombstone) { /* not counted in `count`, `bytes` or the LRU */
-    tomb_unlink(c, e);
+    sk_list_remove(&e->lru);
     c->tombstones--;
     sk_cache_entry_unref(e);
     return;
   }
-  lru_unlink(c, e);
+  lru_unlink(e);
   c->count--;
-  if (e->skel != NULL)
+  if (e->model != NULL)
     c->resident--;
   c->bytes -= e->bytes;
   sk_cache_entry_unref(e);
@@ -184,16 +161,16 @@ sk_cache_entry *sk_cache_get(sk_cache *c, const char *id) {
   sk_cache_entry *e = *find_slot(c, id);
   if (e == NULL || e->tombstone)
     return NULL;
-  if (e->skel == NULL) { /* evicted but stored: bring it back */
+  if (e->model == NULL) { /* evicted but stored: bring it back */
     sk_cache_entry *loaded = NULL;
     if (reload(c, id, &loaded) != 0)
       return NULL;
     c->reloads++;
     return loaded;
   }
-  if (c->lru_head != e) {
-    lru_unlink(c, e);
-    lru_push_front(c, e);
+  if (sk_list_head(&c->lru) != &e->lru) {
+    lru_unlink(e);
+    sk_list_insert_head(&c->lru, &e->lru);
   }
   sk_cache_entry_ref(e);
   return e;
@@ -214,22 +191,16 @@ static void link_entry(sk_cache *c, sk_cache_entry *e, bool *replaced) {
   e->linked = true;
   sk_budget_charge(c->budget, e->bytes);
   if (e->tombstone) { /* newest last; the oldest go past the cap */
-    e->lru_prev = c->tomb_tail;
-    e->lru_next = NULL;
-    if (c->tomb_tail)
-      c->tomb_tail->lru_next = e;
-    else
-      c->tomb_head = e;
-    c->tomb_tail = e;
+    sk_list_insert_tail(&c->tombs, &e->lru);
     if (++c->tombstones > SK_CACHE_TOMBSTONES_MAX)
-      remove_entry(c, find_slot(c, c->tomb_head->id));
+      remove_entry(c, find_slot(c, sk_list_data(sk_list_head(&c->tombs), sk_cache_entry, lru)->id));
     return;
   }
   c->count++;
   c->bytes += e->bytes;
-  if (e->skel != NULL) {
+  if (e->model != NULL) {
     c->resident++;
-    lru_push_front(c, e);
+    sk_list_insert_head(&c->lru, &e->lru);
   }
 }
 
@@ -237,8 +208,8 @@ static void link_entry(sk_cache *c, sk_cache_entry *e, bool *replaced) {
  * With a store, an evicted entry leaves a stored-only entry behind; without
  * one, a tombstone, and its id is noted for the put's answer. */
 static void evict(sk_cache *c, const sk_cache_entry *keep) {
-  while (c->max_bytes > 0 && c->bytes > c->max_bytes && c->lru_tail != NULL && c->lru_tail != keep) {
-    sk_cache_entry *victim = c->lru_tail;
+  sk_cache_entry *victim;
+  while (c->max_bytes > 0 && c->bytes > c->max_bytes && (victim = lru_last(c)) != NULL && victim != keep) {
     c->evictions++;
     if (c->store == NULL) {
       if (c->evicted_n < SK_CACHE_EVICTED_LIST)
@@ -250,6 +221,7 @@ static void evict(sk_cache *c, const sk_cache_entry *keep) {
       remove_entry(c, find_slot(c, victim->id));
       continue;
     }
+    sk_list_init(&ghost->lru);
     memcpy(ghost->id, victim->id, sizeof ghost->id);
     ghost->bone_count = victim->bone_count;
     ghost->bytes = sizeof *ghost;
@@ -270,18 +242,22 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     sk_anim_destroy(anim);
     return SK_ENOMEM;
   }
-  int rc = sk_model_init(&e->model, skel, anim, mesh_json, skins_json, skin);
+  sk_list_init(&e->lru);
+  int rc = sk_model_create(skel, anim, mesh_json, skins_json, skin, &e->model);
   if (rc != 0) {
     free(e);
     return rc;
   }
+  const sk_model *m = e->model;
+  e->bone_count = m->bone_count;
   snprintf(e->id, sizeof e->id, "%s", id);
   sk_sampler *shared = sk_sampler_hold_shared(anim);
   const size_t shared_bytes = sk_sampler_memory(shared);
   sk_sampler_destroy(shared);
-  e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&e->base_final_text) + shared_bytes +
-             (anim ? sk_anim_memory(anim) : 0) + (e->mesh_json ? strlen(e->mesh_json) + 1 : 0) +
-             (e->skins_json ? strlen(e->skins_json) + 1 : 0);
+  e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&m->base_final_text) + shared_bytes +
+             sk_anim_additive_memory(anim) +
+             (anim ? sk_anim_memory(anim) : 0) + (m->mesh_json ? strlen(m->mesh_json) + 1 : 0) +
+             (m->skins_json ? strlen(m->skins_json) + 1 : 0);
   e->version = ++c->next_version;
   e->refs = 1; /* the table's */
   *out = e;
@@ -453,7 +429,7 @@ static int entry_from_record(sk_cache *c, const char *id, const void *data, size
 
 bool sk_cache_stored_only(sk_cache *c, const char *id) {
   const sk_cache_entry *e = *find_slot(c, id);
-  return c->store != NULL && e != NULL && !e->tombstone && e->skel == NULL;
+  return c->store != NULL && e != NULL && !e->tombstone && e->model == NULL;
 }
 
 int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
@@ -467,8 +443,10 @@ int sk_cache_load_stored(sk_cache *c, const char *id, sk_cache_loaded *out) {
     return rc == SK_EFORMAT ? SK_EFORMAT : SK_ENOTFOUND;
   rc = decode_record(c->budget, data, len, out);
   free(data);
-  if (rc == 0) /* here, where the record is decoded (the routes' pool), not where it is adopted */
+  if (rc == 0) { /* here, where the record is decoded (the routes' pool), not where it is adopted */
     sk_sampler_share(out->anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(out->anim, out->skel, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
   return rc;
 }
 
@@ -549,8 +527,8 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
     sk_cache_entry *old = *find_slot(c, id);
     sk_cache_loaded l = {0};
     l.skin = -1;
-    if (old != NULL && !old->tombstone && old->skel != NULL) {
-      rc = new_entry(c, id, skel, anim, old->mesh_json, old->skins_json, old->skin, &e);
+    if (old != NULL && !old->tombstone && old->model != NULL) {
+      rc = new_entry(c, id, skel, anim, old->model->mesh_json, old->model->skins_json, old->model->skin, &e);
     } else {
       if (sk_cache_load_stored(c, id, &l) != 0) {
         memset(&l, 0, sizeof l);
@@ -563,7 +541,7 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
   if (rc)
     return rc;
   /* Durable before anyone can see it: the client hears 2xx only after this. */
-  if (c->store != NULL && (rc = persist(c, id, e->skel, src, e->mesh_json)) != 0) {
+  if (c->store != NULL && (rc = persist(c, id, e->model->skel, src, e->model->mesh_json)) != 0) {
     sk_cache_entry_unref(e);
     return rc;
   }
@@ -627,6 +605,7 @@ static int stored_only_entry(sk_cache *c, const char *key, const void *data, siz
     sk_record_clear(&rec);
     return SK_ENOMEM;
   }
+  sk_list_init(&ghost->lru);
   snprintf(ghost->id, sizeof ghost->id, "%s", key);
   ghost->bone_count = rec.skel->count;
   ghost->bytes = sizeof *ghost;
@@ -641,7 +620,7 @@ static int stored_only_entry(sk_cache *c, const char *key, const void *data, siz
 
 void sk_cache_drop_damaged(sk_cache *c, const char *id) {
   sk_cache_entry **slot = find_slot(c, id);
-  if (c->store == NULL || *slot == NULL || (*slot)->tombstone || (*slot)->skel != NULL)
+  if (c->store == NULL || *slot == NULL || (*slot)->tombstone || (*slot)->model != NULL)
     return; /* a put, delete or reload came first */
   char file[SK_CACHE_ID_MAX + 8];
   snprintf(file, sizeof file, "%s.rec", id);

@@ -27,28 +27,25 @@
 
 #include "sk_anim.h"
 #include "sk_budget.h"
+#include "sk_list.h"
 #include "sk_model.h"
 #include "sk_skeleton.h"
 #include "sk_store.h"
 
 #define SK_CACHE_ID_MAX 128
 
-/* A published version of one id: its model (sk_model, what the pipeline
- * takes as &e->model; its fields are also members of the entry) and the
- * cache's own bookkeeping. */
+/* A published version of one id: its model (what the pipeline takes) and
+ * the cache's own bookkeeping. */
 typedef struct sk_cache_entry {
   char id[SK_CACHE_ID_MAX + 1];
-  union {
-    sk_model model;
-    struct {
-      SK_MODEL_FIELDS
-    };
-  };
+  sk_model *model;   /* a reference; NULL for an entry only stored (evicted, on disk) and for a tombstone */
+  size_t bone_count; /* model->bone_count, kept when the model is evicted */
   size_t bytes;      /* what this entry counts against --cache-mb */
   uint64_t version;  /* increases on every put of any id; kept across an eviction and reload */
   /* Private below. */
   int refs;          /* atomic */
-  struct sk_cache_entry *hnext, *lru_prev, *lru_next; /* tombstones: lru_* link the tombstone list */
+  struct sk_cache_entry *hnext;
+  sk_list lru; /* the LRU list's node; a tombstone's links the tombstone list */
   bool linked;
   bool tombstone;    /* evicted without a store: only the id is left, for a clear 404 */
 } sk_cache_entry;
@@ -168,8 +165,8 @@ void sk_cache_loaded_clear(sk_cache_loaded *l);
  * (read-only) when the record cannot be removed (nothing changed). */
 int sk_cache_delete(sk_cache *c, const char *id);
 
-/* Calls `fn` on every entry, in memory or only stored (then `skel`, `rig`
- * and `anim` are NULL; `id` and `bone_count` are set). Borrowed references,
+/* Calls `fn` on every entry, in memory or only stored (then `model` is
+ * NULL; `id` and `bone_count` are set). Borrowed references,
  * valid during the call. */
 void sk_cache_foreach(sk_cache *c, void (*fn)(void *arg, const sk_cache_entry *e), void *arg);
 

@@ -51,8 +51,8 @@ static const option k_options[] = {
      "batches estimated to take up to US microseconds are evaluated on\n"
      "the I/O thread, larger ones on the pool; 0 sends every batch to the pool"},
     {"fast-binary", NULL, "SKINNERD_FAST_BINARY", OPT_SWITCH, F(fast_binary), NO, 0, 0, 1, "off",
-     "accepted for compatibility, no effect: every answer is exact, and\n"
-     "the float32 kernel measured no faster"},
+     "deprecated, no effect (a warning at start): every answer is exact,\n"
+     "and the float32 kernel measured no faster"},
     {"data-dir", "DIR", "SKINNERD_DATA_DIR", OPT_PATH, F(data_dir), sizeof(((sk_config *)0)->data_dir), NO, NO, NO,
      "memory only",
      "keep every skeleton on disk (durable before the 2xx) and reload\n"
@@ -297,6 +297,11 @@ int sk_config_finish(sk_config *c, unsigned long long machine_mb, FILE *log, FIL
       fprintf(log, "skinnerd: --cache-mb %llu lowered to --memory-mb %llu\n", c->cache_mb, c->memory_mb);
     c->cache_mb = c->memory_mb;
   }
+  /* Kept so that units and scripts that still pass it start; said so that
+   * their owners can drop it (it once traded exactness for speed). */
+  if (c->fast_binary && c->log_level >= 1)
+    fprintf(log, "skinnerd: --fast-binary (SKINNERD_FAST_BINARY) is deprecated and has no effect: every answer is "
+                 "exact\n");
   return 0;
 }
 

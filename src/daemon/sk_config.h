@@ -17,7 +17,7 @@ typedef struct sk_config {
   unsigned long long threads;
   unsigned long long max_body, max_bones, max_batch, cache_mb, inline_limit;
   int log_level; /* 0 error, 1 warn, 2 info, 3 debug */
-  int fast_binary;
+  int fast_binary; /* deprecated: parsed for compatibility, no effect (sk_config_finish warns) */
   char data_dir[SK_CONFIG_PATH_MAX];
   unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
   unsigned long long max_per_ip, idle_timeout;
@@ -51,8 +51,8 @@ int sk_config_parse_args(sk_config *c, int argc, char **argv, FILE *out, FILE *e
 /* The checks that need every setting (--tls-cert with --tls-key), then the
  * derived ones: --memory-mb's default from the machine (`machine_mb`), and
  * --cache-mb fitted inside the budget (lowering a given one says so on
- * `log` at log level warn and up). Returns 0, or -1 after saying why on
- * `err`. */
+ * `log` at log level warn and up, as does the deprecated --fast-binary).
+ * Returns 0, or -1 after saying why on `err`. */
 int sk_config_finish(sk_config *c, unsigned long long machine_mb, FILE *log, FILE *err);
 
 /* Prints the usage: every option from the table, with its environment

@@ -311,6 +311,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     req = calloc(1, sizeof *req);
     if (req == NULL)
       return MHD_NO; /* drops the connection: nothing better is possible */
+    sk_list_init(&req->job);
+    sk_list_init(&req->stream);
     req->http = h;
     req->conn = conn;
     req->url = url;
@@ -450,23 +452,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   if (req->cleanup != NULL)
     req->cleanup(req->data);
   sk_strbuf_free(&req->body);
-  sk_http__stream_unlink(h, req);
+  sk_http__stream_unlink(req);
   sk_budget_release(h->cfg.budget, req->held);
   free(req);
   h->active--;
 }
 
 /* ---- thread-pool jobs ------------------------------------------------------ */
-
-static void job_unlink(sk_http *h, sk_http_req *req) {
-  if (req->job_prev)
-    req->job_prev->job_next = req->job_next;
-  else
-    h->jobs_head = req->job_next;
-  if (req->job_next)
-    req->job_next->job_prev = req->job_prev;
-  req->job_prev = req->job_next = NULL;
-}
 
 static void on_work(uv_work_t *w) {
   sk_http_req *req = w->data;
@@ -484,7 +476,7 @@ static void on_after_work(uv_work_t *w, int status) {
   sk_http_req *req = w->data;
   sk_http *h = req->http;
   h->jobs--;
-  job_unlink(h, req);
+  sk_list_remove(&req->job);
   req->in_after = true;
   req->requeued = false;
   req->after_cb(req, req->work_arg, status == UV_ECANCELED ? SK_EBUSY : 0);
@@ -521,10 +513,7 @@ int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_ht
     MHD_suspend_connection(req->conn);
   req->suspended = true;
   h->jobs++;
-  req->job_next = h->jobs_head;
-  if (h->jobs_head)
-    h->jobs_head->job_prev = req;
-  h->jobs_head = req;
+  sk_list_insert_head(&h->job_list, &req->job);
   if (!uv_is_active((uv_handle_t *)&h->house))
     uv_timer_start(&h->house, on_house, 50, 50);
   return 0;
@@ -547,9 +536,12 @@ static void finish_stop(sk_http *h) {
   uv_timer_stop(&h->house);
   /* Suspended connections must be resumed or MHD_stop_daemon() hangs on
    * them; jobs are all done here, so this only matters for robustness. */
-  for (sk_http_req *r = h->jobs_head; r != NULL; r = r->job_next)
+  sk_list *q;
+  sk_list_foreach(q, &h->job_list) {
+    sk_http_req *r = sk_list_data(q, sk_http_req, job);
     if (r->suspended)
       MHD_resume_connection(r->conn);
+  }
   /* Stop watching the epoll fd before MHD closes it. */
   uv_poll_stop(&h->poll);
   MHD_stop_daemon(h->mhd);
@@ -571,9 +563,12 @@ static void finish_stop(sk_http *h) {
 static void on_house(uv_timer_t *t) {
   sk_http *h = t->data;
   uint64_t now = uv_hrtime();
-  for (sk_http_req *r = h->jobs_head; r != NULL; r = r->job_next)
+  sk_list *q;
+  sk_list_foreach(q, &h->job_list) {
+    sk_http_req *r = sk_list_data(q, sk_http_req, job);
     if (now > r->deadline_ns)
       uv_cancel((uv_req_t *)&r->work); /* UV_EBUSY when running: fine */
+  }
   if (h->stopping && !h->stopped) {
     if (h->jobs == 0 && (h->active == 0 || now > h->stop_deadline_ns))
       finish_stop(h);
@@ -769,6 +764,9 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
   sk_http *h = calloc(1, sizeof *h);
   if (h == NULL)
     return SK_ENOMEM;
+  sk_list_init(&h->job_list);
+  sk_list_init(&h->conns);
+  sk_list_init(&h->streams);
   h->loop = loop;
   h->cfg = *cfg;
   h->h = *hd;

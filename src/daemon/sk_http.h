@@ -41,6 +41,7 @@
 
 #include "sk_budget.h"
 #include "sk_buf.h"
+#include "sk_list.h"
 
 typedef struct sk_http sk_http;
 typedef struct sk_http_req sk_http_req;
@@ -145,14 +146,14 @@ struct sk_http_req {
   void (*after_cb)(sk_http_req *req, void *arg, int status);
   void *work_arg;
   uint64_t deadline_ns;
-  sk_http_req *job_prev, *job_next;
+  sk_list job;              /* in the listener's jobs on the pool */
   struct conn_state *cstate; /* the connection's deadline state, or NULL */
   size_t held;              /* bytes this request holds in the budget (body, answer) */
   size_t body_reserved;     /* of which for the body's buffer */
   size_t answer_reserved;   /* of which reserved ahead for the answer (sk_http_reserve) */
   size_t stream_held;       /* what this request counts against its address's stream cap */
   unsigned char addr[17];   /* the client's address family and bytes, once streaming */
-  sk_http_req *stream_prev, *stream_next; /* the listener's requests with stream_held */
+  sk_list stream;           /* in the listener's requests with stream_held */
 };
 
 /* Starts listening on `loop`. *out is new; sk_http_destroy() after the loop

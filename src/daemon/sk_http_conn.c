@@ -75,11 +75,16 @@ static void conn_cut(conn_state *c) {
  * the header and body deadlines bound those. */
 static void make_room(sk_http *h) {
   unsigned want = h->cfg.conn_limit / 32 > 0 ? h->cfg.conn_limit / 32 : 1, got = 0;
-  for (conn_state *c = h->conns_tail; c != NULL && got < want; c = c->prev)
+  sk_list *q;
+  sk_list_foreach_reverse(q, &h->conns) {
+    if (got >= want)
+      break;
+    conn_state *c = sk_list_data(q, conn_state, node);
     if (conn_idle(c, SK_HTTP_EVICT_MIN_IDLE_MS)) {
       conn_cut(c);
       got++;
     }
+  }
   h->stats.evicted += got;
   if (got > 0)
     sk_http__logf(h, 3, "at the connection limit (%u): closed %u idle connections", h->cfg.conn_limit, got);
@@ -99,12 +104,7 @@ void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socke
     c->fd = ci->connect_fd;
     c->http = h;
     c->since_ns = uv_hrtime();
-    c->next = h->conns;
-    if (h->conns != NULL)
-      h->conns->prev = c;
-    else
-      h->conns_tail = c;
-    h->conns = c;
+    sk_list_insert_head(&h->conns, &c->node);
     *socket_context = c;
     if (++h->stats.open >= h->cfg.conn_limit)
       make_room(h);
@@ -117,14 +117,7 @@ void sk_http__on_connection(void *cls, struct MHD_Connection *conn, void **socke
     if (c == NULL)
       return;
     h->stats.open--;
-    if (c->prev != NULL)
-      c->prev->next = c->next;
-    else
-      h->conns = c->next;
-    if (c->next != NULL)
-      c->next->prev = c->prev;
-    else
-      h->conns_tail = c->prev;
+    sk_list_remove(&c->node);
     sk_http__kept_drop(c);
     free(c);
     *socket_context = NULL;
@@ -142,7 +135,9 @@ void sk_http__on_sweep(uv_timer_t *t) {
   uint64_t now = uv_hrtime();
   unsigned cut = 0, idle = 0;
   uint64_t idle_ns = (uint64_t)h->cfg.idle_timeout_ms * 1000000u;
-  for (conn_state *c = h->conns; c != NULL; c = c->next) {
+  sk_list *q;
+  sk_list_foreach(q, &h->conns) {
+    conn_state *c = sk_list_data(q, conn_state, node);
     if (c->cut || c->body_done)
       continue;
     /* quiet for the whole timeout: with plain HTTP the same as no byte

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "sk_http.h"
+#include "sk_list.h"
 
 struct sk_http {
   uv_loop_t *loop;
@@ -28,12 +29,12 @@ struct sk_http {
   void (*done)(void *arg);
   void *done_arg;
   unsigned jobs, active; /* jobs on the pool; requests begun and not completed */
-  sk_http_req *jobs_head;
+  sk_list job_list;      /* the requests with a job on the pool (sk_http_req.job) */
   uv_timer_t sweep;      /* once a second: connections past their header or body deadline */
   bool closed;           /* a connection closed during the current MHD_run */
-  struct conn_state *conns, *conns_tail; /* every open connection, newest first */
+  sk_list conns;         /* every open connection (conn_state.node), newest first */
   sk_http_conn_stats stats;
-  sk_http_req *streams;  /* requests holding streamed answers (sk_http_reserve_stream) */
+  sk_list streams;       /* requests holding streamed answers (sk_http_req.stream) */
 };
 
 /* Answers kept per connection (conn_state.kept): bodies up to the
@@ -48,7 +49,7 @@ struct sk_http {
 /* Per connection (MHD's socket context): when the request being read
  * began, so a client that trickles bytes cannot hold a slot for ever. */
 typedef struct conn_state {
-  struct conn_state *prev, *next;
+  sk_list node;        /* in sk_http.conns */
   sk_http *http;       /* for the TLS certificate callback */
   int fd;
   uint64_t since_ns;   /* connection opened, or the previous answer went out */
@@ -79,7 +80,7 @@ size_t sk_http__options(const sk_http_config *c, struct sockaddr_storage *ss, st
 
 /* Takes a completed request out of the streams' list, if it is there
  * (sk_http_stream.c). */
-void sk_http__stream_unlink(sk_http *h, sk_http_req *req);
+void sk_http__stream_unlink(sk_http_req *req);
 /* Logs at `level` (0 error .. 3 debug) when the configured level allows. */
 void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Runs libmicrohttpd once and re-arms the loop's poll and timer for it. */

@@ -51,9 +51,14 @@ int sk_http_reserve_stream(sk_http_req *req, size_t bytes, size_t *cap) {
    * than keeping a table for the rare moment a stream starts. */
   if (*cap != SIZE_MAX && req->stream_held == 0 && client_addr(req, addr)) {
     size_t held = req->held + bytes;
-    for (const sk_http_req *o = h->streams; o != NULL && held <= *cap; o = o->stream_next)
+    const sk_list *q;
+    sk_list_foreach(q, &h->streams) {
+      const sk_http_req *o = sk_list_data(q, const sk_http_req, stream);
+      if (held > *cap)
+        break;
       if (memcmp(o->addr, addr, sizeof addr) == 0)
         held += o->stream_held;
+    }
     /* Past its share, an address's streams may still use the budget while a
      * share stays free for everyone else: one client's readers are then
      * served as before, and a crowd of them cannot take the last share. */
@@ -67,24 +72,15 @@ int sk_http_reserve_stream(sk_http_req *req, size_t bytes, size_t *cap) {
       return SK_EBUSY;
     memcpy(req->addr, addr, sizeof addr);
     req->stream_held = req->held;
-    req->stream_prev = NULL;
-    req->stream_next = h->streams;
-    if (h->streams != NULL)
-      h->streams->stream_prev = req;
-    h->streams = req;
+    sk_list_insert_head(&h->streams, &req->stream);
     return 0;
   }
   return sk_http_reserve(req, bytes);
 }
 
-void sk_http__stream_unlink(sk_http *h, sk_http_req *req) {
+void sk_http__stream_unlink(sk_http_req *req) {
   if (req->stream_held == 0)
     return;
-  if (req->stream_prev != NULL)
-    req->stream_prev->stream_next = req->stream_next;
-  else
-    h->streams = req->stream_next;
-  if (req->stream_next != NULL)
-    req->stream_next->stream_prev = req->stream_prev;
+  sk_list_remove(&req->stream);
   req->stream_held = 0;
 }

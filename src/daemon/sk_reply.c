@@ -36,7 +36,7 @@ size_t sk_reply_cost_clips(const sk_anim *a) {
 }
 
 size_t sk_reply_cost_skeleton(const sk_cache_entry *e) {
-  const sk_skeleton *s = e->skel;
+  const sk_skeleton *s = e->model->skel;
   size_t n = 128 + sk_reply_cost_string(e->id);
   for (size_t i = 0; i < s->count; i++) {
     const sk_bone *b = &s->bones[i];
@@ -45,8 +45,9 @@ size_t sk_reply_cost_skeleton(const sk_cache_entry *e) {
     /* order and slots; the bone: name, parent, index, length, 3 matrices */
     n += name + 1 + INT + 64 + name + parent + INT + F64 + 3 * (16 * F32 + 2);
   }
-  n += e->anim != NULL ? sk_reply_cost_clips(e->anim) : 2;
-  n += 32 + (e->mesh_json ? strlen(e->mesh_json) : 4) + INT + (e->skins_json ? strlen(e->skins_json) : 0);
+  n += e->model->anim != NULL ? sk_reply_cost_clips(e->model->anim) : 2;
+  n += 32 + (e->model->mesh_json ? strlen(e->model->mesh_json) : 4) + INT +
+       (e->model->skins_json ? strlen(e->model->skins_json) : 0);
   return n;
 }
 

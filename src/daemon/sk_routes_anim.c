@@ -89,7 +89,7 @@ typedef struct clip_answer {
 
 static int clip_build(void *arg, sk_strbuf *out) {
   const clip_answer *ca = arg;
-  return sk_anim_write_clip_json(ca->e->anim, ca->e->skel, ca->clip, out);
+  return sk_anim_write_clip_json(ca->e->model->anim, ca->e->model->skel, ca->clip, out);
 }
 
 static void clip_release(void *arg) {
@@ -103,10 +103,10 @@ static void clip_release(void *arg) {
  * The 201 of a stored copy is not refused: the write is done, and the
  * clip fit --max-skeleton-mb. */
 static void answer_clip(sk_routes *r, sk_http_req *req, clip_answer *ca, int status) {
-  const sk_reply a = {.bound = sk_reply_cost_clip(ca->e->anim, ca->e->skel, ca->clip),
-                       .max_answer = r->cfg.cost.max_answer, .status = status, .what = "the clip's detail",
-                       .after_write = status == 201,
-                       .build = clip_build, .release = clip_release, .arg = ca};
+  const sk_reply a = {.bound = sk_reply_cost_clip(ca->e->model->anim, ca->e->model->skel, ca->clip),
+                      .max_answer = r->cfg.cost.max_answer, .status = status, .what = "the clip's detail",
+                      .after_write = status == 201,
+                      .build = clip_build, .release = clip_release, .arg = ca};
   sk_reply_send(req, &a);
 }
 
@@ -115,9 +115,10 @@ void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *
   if (e == NULL)
     return;
   size_t clip;
-  if (!m->clip_ok || m->clip[0] == 0 || e->anim == NULL || sk_anim_find_clip(e->anim, m->clip, &clip) != 0) {
-    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id, m->clip_ok ? m->clip : "(too long)",
-               e->anim == NULL ? " (it has no animations)" : "");
+  if (!m->clip_ok || m->clip[0] == 0 || e->model->anim == NULL ||
+      sk_anim_find_clip(e->model->anim, m->clip, &clip) != 0) {
+    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id,
+               m->clip_ok ? m->clip : "(too long)", e->model->anim == NULL ? " (it has no animations)" : "");
     sk_cache_entry_unref(e);
     return;
   }
@@ -139,12 +140,12 @@ static json_t *babylon_text(const sk_routes *r, const sk_cache_entry *e, const c
                             sk_error *err) {
   json_t *j = NULL;
   size_t got = 0;
-  if (e->anim == NULL || e->anim->source == NULL)
+  if (e->model->anim == NULL || e->model->anim->source == NULL)
     sk_error_set(err, SK_EUNSUPPORTED, ptr,
                  "skeleton \"%s\" was not uploaded in Babylon's Skeleton.serialize() format (bones with "
                  "\"parentBoneIndex\"): copyAnimationRange needs that format on both sides",
                  e->id);
-  else if (sk_routes__load_pooled(r, e->anim->source, e->anim->source_len, &j, &got, err) != 0)
+  else if (sk_routes__load_pooled(r, e->model->anim->source, e->model->anim->source_len, &j, &got, err) != 0)
     j = NULL; /* it parsed at upload: the budget or memory */
   *reserved += got;
   return j;
@@ -179,7 +180,7 @@ static int copy_range(const sk_routes *r, const sk_cache_entry *dst, const sk_ca
       (rc = sk_json_parse_skeleton(again, "", r->cfg.max_bones, &fresh, err)) == 0)
     rc = sk_routes__babylon_clips(r, again, fresh, text, strlen(text), anim, &reserved, err);
   reserved += got;
-  if (!rc && (*anim == NULL || (*anim)->bone_count != dst->skel->count))
+  if (!rc && (*anim == NULL || (*anim)->bone_count != dst->model->skel->count))
     rc = sk_error_set(err, SK_EINVAL, "", "the copy does not fit the stored skeleton");
   if (rc) {
     sk_anim_destroy(*anim);
@@ -254,7 +255,7 @@ static void copy_publish(sk_http_req *req, copy_job *cj) {
   sk_cache_entry *now = NULL;
   int rc = cj->rc;
   sk_error *err = &cj->err;
-  if (!rc && sk_skeleton_clone(cj->dst->skel, &clone) != 0)
+  if (!rc && sk_skeleton_clone(cj->dst->model->skel, &clone) != 0)
     rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   if (!rc && sk_anim_find_clip(cj->anim, cj->name, &clip) != 0)
     rc = sk_error_set(err, SK_EINVAL, "/animation", "the copied range is missing"); /* copy_range adds it */
@@ -262,7 +263,7 @@ static void copy_publish(sk_http_req *req, copy_job *cj) {
     /* The stored skeleton (PATCHes included) with the new clips; the
      * record keeps the new text. */
     const sk_cache_source text = {.gltf = cj->anim->source, .gltf_len = cj->anim->source_len,
-                                  .mesh_json = cj->dst->mesh_json, .json = true};
+                                  .mesh_json = cj->dst->model->mesh_json, .json = true};
     rc = sk_cache_put_full(r->cache, cj->dst->id, clone, cj->anim, &text, NULL, &now);
     clone = NULL;
     cj->anim = NULL;
@@ -317,7 +318,8 @@ static void start_copy(sk_routes *r, sk_http_req *req, copy_job *cj, const char 
     return;
   }
   const sk_cache_entry *e = cj->dst;
-  size_t text = (e->anim ? e->anim->source_len : 0) + (cj->src->anim ? cj->src->anim->source_len : 0);
+  size_t text =
+      (e->model->anim ? e->model->anim->source_len : 0) + (cj->src->model->anim ? cj->src->model->anim->source_len : 0);
   if (text >= r->cfg.pool_upload) {
     if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
       sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
@@ -457,11 +459,12 @@ static void retarget_work(void *arg) {
   if ((cj->rc = copy_range(r, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err)) != 0)
     return;
   sk_cost cost = {0};
-  if (sk_cost_add_pose_json(&cost, &r->cfg.cost, cj->dst->skel, cj->anim, rj->pose, "", rj->fmt, &cj->err) != 0) {
+  const sk_skeleton *dst = cj->dst->model->skel;
+  if (sk_cost_add_pose_json(&cost, &r->cfg.cost, dst, cj->anim, rj->pose, "", rj->fmt, &cj->err) != 0) {
     cj->rc = SK_ETOOBIG;
     return;
   }
-  cj->rc = r->cfg.sample(cj->dst->skel, cj->anim, rj->pose, "", NULL, &rj->poses, &rj->n, &cj->err);
+  cj->rc = r->cfg.sample(dst, cj->anim, rj->pose, "", NULL, &rj->poses, &rj->n, &cj->err);
   if (!cj->rc && rj->n > r->cfg.max_batch)
     cj->rc = sk_error_set(&cj->err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", rj->n,
                           r->cfg.max_batch);
@@ -503,9 +506,9 @@ static void retarget_after(sk_http_req *req, void *arg, int status) {
   }
   sk_strbuf b = {0};
   const sk_frames_opts fo = sk_routes__frames_opts(r, rj->fmt, 1);
-  if (sk_frames_eval(&rj->copy.dst->model, rj->poses, 1, &fo, &r->sc, &b) != 0)
+  if (sk_frames_eval(rj->copy.dst->model, rj->poses, 1, &fo, &r->sc, &b) != 0)
     b.failed = 1;
-  sk_routes__respond_poses(r, req, rj->copy.dst->skel, 1, rj->fmt, &b);
+  sk_routes__respond_poses(r, req, rj->copy.dst->model->skel, 1, rj->fmt, &b);
   retarget_free(rj);
 }
 

@@ -32,9 +32,9 @@
 static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes);
 static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj);
 
-/* How sk_frames answers in `fmt`: always exact. (--fast-binary is accepted
- * and ignored: the float32 kernel measured no faster than the exact one on
- * Fox, docs/history/kernel.md.) */
+/* How sk_frames answers in `fmt`: always exact. (--fast-binary is
+ * deprecated and ignored, sk_config_finish warns: the float32 kernel
+ * measured no faster than the exact one on Fox, docs/history/kernel.md.) */
 sk_frames_opts sk_routes__frames_opts(const sk_routes *r, int fmt, unsigned threads) {
   (void)r;
   return (sk_frames_opts){.fmt = fmt, .precision = SK_FRAMES_EXACT, .threads = threads};
@@ -154,9 +154,9 @@ static void batch_work(void *arg) {
   const sk_frames_opts fo = sk_routes__frames_opts(bj->routes, bj->fmt, bj->routes->cfg.kernel_threads);
   if (bj->fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  bj->rc = sk_frames_eval(&bj->entry->model, bj->poses, bj->n, &fo, &sc, &bj->out);
+  bj->rc = sk_frames_eval(bj->entry->model, bj->poses, bj->n, &fo, &sc, &bj->out);
   if (bj->rc == SK_ENOTFINITE)
-    sk_frames_nonfinite_error(&bj->entry->model, &sc, nonfinite_in_batch(bj), &bj->err);
+    sk_frames_nonfinite_error(bj->entry->model, &sc, nonfinite_in_batch(bj), &bj->err);
   if (bj->fmt == SK_FMT_JSON && !bj->bare && !bj->rc && sk_strbuf_append(&bj->out, "]}", 2))
     bj->rc = SK_ENOMEM;
   sk_frames_scratch_close(&sc);
@@ -215,7 +215,7 @@ void sk_routes__batch_after(sk_http_req *req, void *arg, int status) {
     sk_problem(req, SK_ENOMEM, "", "out of memory evaluating the batch");
   else {
     sk_http_mark(req, SK_HTTP_EVALUATED); /* back from the pool */
-    sk_routes__respond_poses(bj->routes, req, bj->entry->skel, bj->n, bj->fmt, &bj->out);
+    sk_routes__respond_poses(bj->routes, req, bj->entry->model->skel, bj->n, bj->fmt, &bj->out);
   }
   sk_routes__batch_free(bj);
 }
@@ -229,14 +229,14 @@ void sk_routes__batch_after(sk_http_req *req, void *arg, int status) {
  * as JSON (~2.7 ms) does not. */
 static double batch_cost_us(const sk_routes_batch *bj) {
   const sk_frames_opts fo = sk_routes__frames_opts(bj->routes, bj->fmt, 1);
-  return sk_frames_cost_us(&bj->entry->model, bj->poses, bj->n, &fo);
+  return sk_frames_cost_us(bj->entry->model, bj->poses, bj->n, &fo);
 }
 
 /* Evaluation and answer size of parsed poses (the fast parser's, or
  * already costed from JSON), before either is started. */
 int sk_routes__parsed_cost(const sk_routes *r, const sk_routes_batch *bj, const char *ptr, sk_error *err) {
   const sk_frames_opts fo = sk_routes__frames_opts(r, bj->fmt, 1);
-  return sk_frames_check_cost(&bj->entry->model, bj->poses, bj->n, &fo, &r->cfg.cost, ptr, err);
+  return sk_frames_check_cost(bj->entry->model, bj->poses, bj->n, &fo, &r->cfg.cost, ptr, err);
 }
 
 /* A batch answer produced as its client reads it: a bounded `pending`
@@ -305,16 +305,16 @@ static size_t stream_block(const sk_routes_batch *bj) {
  * skeleton version it reads, which an eviction or a replacement takes out
  * of the cache's count but not out of memory while the stream holds it. */
 static size_t stream_bytes(const sk_routes_batch *bj, bool kernel) {
-  const size_t mats = bj->entry->skel->count + 1;
+  const size_t mats = bj->entry->model->skel->count + 1;
   size_t pose_text = bj->fmt == SK_FMT_JSON ? mats * 16 * 3 * 16 + 64 : mats * 16 * sizeof(float);
-  size_t eval = kernel && bj->fmt != SK_FMT_JSON ? sk_frames_run_raw_bytes(&bj->entry->model, bj->fmt, stream_block(bj))
-                                                  : sk_frames_run_bytes(&bj->entry->model, kernel);
+  size_t eval = kernel && bj->fmt != SK_FMT_JSON ? sk_frames_run_raw_bytes(bj->entry->model, bj->fmt, stream_block(bj))
+                                                 : sk_frames_run_bytes(bj->entry->model, kernel);
   return 2 * (SK_ROUTES_STREAM_SLICE + pose_text) + eval + stream_block(bj) + bj->entry->bytes;
 }
 
 /* Answers `bj` as a stream; takes `bj`. */
 static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
-  const sk_skeleton *s = bj->entry->skel;
+  const sk_skeleton *s = bj->entry->model->skel;
   pose_stream *st = calloc(1, sizeof *st);
   if (st == NULL) {
     sk_routes__batch_free(bj);
@@ -324,9 +324,10 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   st->bj = bj;
   const sk_frames_opts fo = sk_routes__frames_opts(r, bj->fmt, 1);
   size_t cap = 0;
-  int rc = sk_http_reserve_stream(req, stream_bytes(bj, sk_frames_uses_kernel(&bj->entry->model, bj->poses, bj->n, &fo)), &cap);
+  int rc = sk_http_reserve_stream(req, stream_bytes(bj, sk_frames_uses_kernel(bj->entry->model, bj->poses, bj->n, &fo)),
+                                  &cap);
   if (rc == 0)
-    rc = sk_frames_run_init(&st->run, &bj->entry->model, bj->poses, bj->n, &fo);
+    rc = sk_frames_run_init(&st->run, bj->entry->model, bj->poses, bj->n, &fo);
   if (rc == 0 && bj->fmt == SK_FMT_JSON)
     rc = sk_strbuf_append(&st->pending, "{\"results\":[", 12);
   /* The first slice before the status: an overflow there is still a 422. */
@@ -335,7 +336,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   if (rc == SK_ENOTFINITE) {
     sk_error err;
     sk_error_clear(&err);
-    sk_frames_nonfinite_error(&bj->entry->model, &st->run.sc, req->route == SK_ROUTE_POSES, &err);
+    sk_frames_nonfinite_error(bj->entry->model, &st->run.sc, req->route == SK_ROUTE_POSES, &err);
     stream_release(st);
     sk_problem_err(req, &err, SK_ENOTFINITE);
     return;
@@ -365,7 +366,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   decimal_size(poses, bj->n);
   decimal_size(mats, s->count + 1);
   const char *hdr[] = {"Skinner-Bone-Count", bones, "Skinner-Pose-Count", poses, "Skinner-Matrix-Count", mats, NULL};
-  uint64_t len = sk_frames_answer_bound(&bj->entry->model, bj->poses, bj->n, bj->fmt); /* exact for binary */
+  uint64_t len = sk_frames_answer_bound(bj->entry->model, bj->poses, bj->n, bj->fmt); /* exact for binary */
   sk_http_respond_stream(req, 200, fmt_type(bj->fmt), len, stream_block(bj), stream_produce, st,
                          stream_release, hdr);
 }
@@ -374,7 +375,7 @@ static void stream_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
  * holds: ~16 bytes per float of JSON (the longest shortest float is 15
  * characters), exact for binary. */
 static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes) {
-  const sk_skeleton *s = bj->entry->skel;
+  const sk_skeleton *s = bj->entry->model->skel;
   size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses, extra = 0;
   for (const sk_poseops *x = bj->opsets; x != NULL; x = x->next)
     held += sizeof *x + x->nops * sizeof *x->ops;
@@ -431,16 +432,16 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj) {
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
   if (fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
-  rc = sk_frames_eval(&bj->entry->model, bj->poses, bj->n, &fo, &r->sc, &bj->out);
+  rc = sk_frames_eval(bj->entry->model, bj->poses, bj->n, &fo, &r->sc, &bj->out);
   sk_http_mark(req, SK_HTTP_EVALUATED);
   if (rc == SK_ENOTFINITE) {
-    sk_frames_nonfinite_error(&bj->entry->model, &r->sc, req->route == SK_ROUTE_POSES, &err);
+    sk_frames_nonfinite_error(bj->entry->model, &r->sc, req->route == SK_ROUTE_POSES, &err);
     sk_routes__batch_free(bj);
     sk_problem_err(req, &err, SK_ENOTFINITE);
     return;
   }
   if (rc != 0 || (fmt == SK_FMT_JSON && !bj->bare && sk_strbuf_append(&bj->out, "]}", 2)))
     bj->out.failed = 1;
-  sk_routes__respond_poses(r, req, bj->entry->skel, bj->n, fmt, &bj->out);
+  sk_routes__respond_poses(r, req, bj->entry->model->skel, bj->n, fmt, &bj->out);
   sk_routes__batch_free(bj);
 }

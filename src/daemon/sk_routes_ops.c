@@ -54,8 +54,8 @@ static int ops_cost(const sk_routes *r, const sk_skeleton *s, const json_t *j, u
 }
 
 static void apply(ops_job *jb) {
-  jb->rc = sk_poseops_apply_body(jb->entry->skel, jb->entry->has_mesh ? &jb->entry->mesh : NULL, jb->json, &jb->copy,
-                                 &jb->queries, &jb->nq, &jb->err);
+  jb->rc = sk_poseops_apply_body(jb->entry->model->skel, jb->entry->model->has_mesh ? &jb->entry->model->mesh : NULL,
+                                 jb->json, &jb->copy, &jb->queries, &jb->nq, &jb->err);
 }
 
 /* Publishes the copy and answers, or answers the job's problem. Frees jb. */
@@ -71,7 +71,7 @@ static void finish(sk_http_req *req, ops_job *jb) {
     return;
   }
   sk_cache_entry *e = NULL;
-  sk_anim *anim = sk_anim_ref(jb->entry->anim);
+  sk_anim *anim = sk_anim_ref(jb->entry->model->anim);
   sk_skeleton *copy = jb->copy;
   jb->copy = NULL;
   int rc = sk_cache_put_full(r->cache, jb->entry->id, copy, anim, NULL, NULL, &e);
@@ -111,7 +111,7 @@ static void job_work(void *arg) {
     if (jb->entry == NULL)
       jb->rc = sk_error_set(&jb->err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", jb->id);
     else
-      jb->rc = ops_cost(jb->routes, jb->entry->skel, jb->json, &work, &jb->err);
+      jb->rc = ops_cost(jb->routes, jb->entry->model->skel, jb->json, &work, &jb->err);
   }
   if (!jb->rc)
     apply(jb);
@@ -169,7 +169,7 @@ static void post_ops(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   jb->entry = e;
   jb->json = j;
   uint64_t work = 0;
-  if ((jb->rc = ops_cost(r, e->skel, j, &work, &jb->err)) != 0) {
+  if ((jb->rc = ops_cost(r, e->model->skel, j, &work, &jb->err)) != 0) {
     finish(req, jb);
     return;
   }

@@ -22,7 +22,7 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
 /* Parses one pose object that may name clips (the /pose body): sampling
  * happens here, so it runs where sk_cost said it may. */
 static int parse_single(const sk_routes *r, sk_routes_batch *bj, const json_t *j, sk_error *err) {
-  int rc = sk_poseops_sample(r->cfg.sample, &bj->entry->model, j, "", bj->fmt, &bj->opsets, &bj->poses, &bj->n, err);
+  int rc = sk_poseops_sample(r->cfg.sample, bj->entry->model, j, "", bj->fmt, &bj->opsets, &bj->poses, &bj->n, err);
   if (!rc && bj->n > r->cfg.max_batch)
     rc = sk_error_set(err, SK_ETOOBIG, "", "%zu frames; the limit is %zu (--max-batch)", bj->n, r->cfg.max_batch);
   if (!rc)
@@ -36,7 +36,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_pose pose;
   sk_poseops *opsets = NULL; /* what `pose` borrows */
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
-  int rc = e ? sk_fastpose_parse(e->skel, req->body.data, req->body.len, &pose) : SK_FASTPOSE_DECLINE;
+  int rc = e ? sk_fastpose_parse(e->model->skel, req->body.data, req->body.len, &pose) : SK_FASTPOSE_DECLINE;
   if (rc == SK_ENOMEM) {
     sk_cache_entry_unref(e);
     sk_problem(req, SK_ENOMEM, "", "out of memory");
@@ -53,7 +53,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
     sk_error err;
     sk_error_clear(&err);
     sk_cost cost = {0};
-    if (sk_cost_add_pose_json(&cost, &r->cfg.cost, e->skel, e->anim, j, "", fmt, &err) != 0) {
+    if (sk_cost_add_pose_json(&cost, &r->cfg.cost, e->model->skel, e->model->anim, j, "", fmt, &err) != 0) {
       json_decref(j);
       sk_cache_entry_unref(e);
       sk_problem_err(req, &err, SK_ETOOBIG);
@@ -65,7 +65,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
     }
     sk_pose *poses = NULL;
     size_t n = 0;
-    rc = sk_poseops_sample(r->cfg.sample, &e->model, j, "", fmt, &opsets, &poses, &n, &err);
+    rc = sk_poseops_sample(r->cfg.sample, e->model, j, "", fmt, &opsets, &poses, &n, &err);
     json_decref(j);
     if (!rc && n > r->cfg.max_batch) {
       sk_pose_array_free(poses, n);
@@ -115,14 +115,14 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_strbuf b = {0};
   const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
   sk_http_mark(req, SK_HTTP_PARSED);
-  int erc = sk_frames_eval(&e->model, &pose, 1, &fo, &r->sc, &b);
+  int erc = sk_frames_eval(e->model, &pose, 1, &fo, &r->sc, &b);
   sk_http_mark(req, SK_HTTP_EVALUATED);
   sk_pose_close(&pose);
   sk_poseops_free(opsets);
   if (erc == SK_ENOTFINITE) {
     sk_error err;
     sk_error_clear(&err);
-    sk_frames_nonfinite_error(&e->model, &r->sc, false, &err);
+    sk_frames_nonfinite_error(e->model, &r->sc, false, &err);
     sk_strbuf_free(&b);
     sk_cache_entry_unref(e);
     sk_problem_err(req, &err, SK_ENOTFINITE);
@@ -130,7 +130,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   }
   if (erc != 0)
     b.failed = 1;
-  sk_routes__respond_poses(r, req, e->skel, 1, fmt, &b);
+  sk_routes__respond_poses(r, req, e->model->skel, 1, fmt, &b);
   sk_cache_entry_unref(e);
 }
 
@@ -149,7 +149,8 @@ static int parse_batch(const sk_routes *r, sk_routes_batch *bj, const json_t *j,
     sk_pointer_push_index(p, sizeof p, i);
     sk_pose *item = NULL;
     size_t k = 0;
-    rc = sk_poseops_sample(r->cfg.sample, &bj->entry->model, json_array_get(poses, i), p, fmt, &bj->opsets, &item, &k, err);
+    rc = sk_poseops_sample(r->cfg.sample, bj->entry->model, json_array_get(poses, i), p, fmt, &bj->opsets, &item, &k,
+                           err);
     if (rc)
       break;
     /* A frame range inside a batch contributes one pose per frame. */
@@ -226,7 +227,8 @@ static int batch_shape_cost(const sk_routes *r, const sk_cache_entry *e, const j
   for (size_t i = 0; !rc && i < json_array_size(poses); i++) {
     char p[SK_ERROR_POINTER_MAX] = "/poses";
     sk_pointer_push_index(p, sizeof p, i);
-    rc = sk_cost_add_pose_json(cost, &r->cfg.cost, e->skel, e->anim, json_array_get(poses, i), p, fmt, err);
+    rc = sk_cost_add_pose_json(cost, &r->cfg.cost, e->model->skel, e->model->anim, json_array_get(poses, i), p, fmt,
+                               err);
   }
   return rc;
 }
@@ -241,8 +243,9 @@ static void pose_body_work(void *arg) {
   sk_error *err = &bj->err;
   const char *ptr = bj->batch ? "/poses" : "";
   int rc;
-  if (bj->batch && bj->entry != NULL &&
-      sk_fastpose_parse_batch(bj->entry->skel, bj->body, bj->body_len, r->cfg.max_batch, &bj->poses, &bj->n) == 0) {
+  const sk_model *m = bj->entry != NULL ? bj->entry->model : NULL;
+  if (bj->batch && m != NULL &&
+      sk_fastpose_parse_batch(m->skel, bj->body, bj->body_len, r->cfg.max_batch, &bj->poses, &bj->n) == 0) {
     rc = sk_routes__binary_outputs(bj->poses, bj->n, bj->fmt, 0, true, err);
   } else {
     json_t *j = NULL;
@@ -255,8 +258,7 @@ static void pose_body_work(void *arg) {
     else if (bj->batch) {
       if ((rc = batch_shape_cost(r, bj->entry, j, bj->fmt, &cost, err)) == 0)
         rc = parse_batch(r, bj, j, err);
-    } else if ((rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, bj->entry->skel, bj->entry->anim, j, "", bj->fmt,
-                                           err)) == 0) {
+    } else if ((rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, m->skel, m->anim, j, "", bj->fmt, err)) == 0) {
       rc = parse_single(r, bj, j, err);
     }
     json_decref(j);
@@ -296,7 +298,8 @@ static void post_poses(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   sk_routes_batch *bj = NULL;
   sk_cache_entry *e = m->id_ok ? sk_cache_get(r->cache, m->id) : NULL;
   if (e != NULL && (bj = calloc(1, sizeof *bj)) != NULL) {
-    int fr = sk_fastpose_parse_batch(e->skel, req->body.data, req->body.len, r->cfg.max_batch, &bj->poses, &bj->n);
+    int fr =
+        sk_fastpose_parse_batch(e->model->skel, req->body.data, req->body.len, r->cfg.max_batch, &bj->poses, &bj->n);
     if (fr == 0) {
       bj->routes = r;
       bj->entry = e;

@@ -83,7 +83,7 @@ void sk_routes__write_summary(sk_strbuf *b, const char *id, const sk_skeleton *s
 
 /* {"id","order","slots","bones":[{"name","parent","index","length"?,"local","bind","rest"}],...} */
 static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
-  const sk_skeleton *s = e->skel;
+  const sk_skeleton *s = e->model->skel;
   sk_strbuf_append(b, "{\"id\":", 6);
   sk_json_write_string(b, e->id);
   sk_strbuf_append(b, ",\"order\":", 9);
@@ -114,11 +114,11 @@ static void write_skeleton(sk_strbuf *b, const sk_cache_entry *e) {
     sk_strbuf_append(b, "}", 1);
   }
   sk_strbuf_append(b, "],\"animations\":", 15);
-  if (e->anim != NULL)
-    sk_anim_write_clips_json(e->anim, b);
+  if (e->model->anim != NULL)
+    sk_anim_write_clips_json(e->model->anim, b);
   else
     sk_strbuf_append(b, "[]", 2);
-  write_mesh_skins(b, e->mesh_json, e->skins_json, e->skin);
+  write_mesh_skins(b, e->model->mesh_json, e->model->skins_json, e->model->skin);
   sk_strbuf_append(b, "}", 1);
 }
 
@@ -266,7 +266,7 @@ static void finish_update(sk_routes *r, sk_http_req *req, sk_cache_entry *e, sk_
   }
   char id[SK_CACHE_ID_MAX + 1];
   memcpy(id, e->id, sizeof id);
-  sk_anim *anim = sk_anim_ref(e->anim);
+  sk_anim *anim = sk_anim_ref(e->model->anim);
   sk_cache_entry_unref(e);
   publish(r, req, id, c, anim);
 }
@@ -390,7 +390,7 @@ static void patch_bones(sk_routes *r, sk_http_req *req, const sk_route_match *m)
   sk_error err;
   sk_error_clear(&err);
   sk_skeleton *c = NULL;
-  int rc = patch_apply(e->skel, j, &c, &err);
+  int rc = patch_apply(e->model->skel, j, &c, &err);
   json_decref(j);
   finish_update(r, req, e, c, rc, &err);
 }
@@ -439,7 +439,7 @@ static void post_rest(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   sk_error err;
   sk_error_clear(&err);
   sk_skeleton *c = NULL;
-  int rc = rest_apply(e->skel, j, &c, &err);
+  int rc = rest_apply(e->model->skel, j, &c, &err);
   json_decref(j);
   finish_update(r, req, e, c, rc, &err);
 }
@@ -474,9 +474,9 @@ static void json_body_work(void *arg) {
   if (jb->entry == NULL)
     jb->rc = sk_error_set(&jb->err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", jb->id);
   else if (jb->bones)
-    jb->rc = patch_apply(jb->entry->skel, j, &jb->copy, &jb->err);
+    jb->rc = patch_apply(jb->entry->model->skel, j, &jb->copy, &jb->err);
   else
-    jb->rc = rest_apply(jb->entry->skel, j, &jb->copy, &jb->err);
+    jb->rc = rest_apply(jb->entry->model->skel, j, &jb->copy, &jb->err);
   json_decref(j);
   sk_budget_release(jb->routes->cfg.budget, tree);
 }

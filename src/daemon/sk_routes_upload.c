@@ -142,8 +142,10 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
   }
   if (!rc)
     rc = sk_gltf_load_skin(g, skin, r->cfg.max_bones, &uj->s, &uj->anim, &uj->err);
-  if (!rc) /* here, on the pool: the cache would build it on the loop */
+  if (!rc) { /* here, on the pool: the cache would build them on the loop */
     sk_sampler_share(uj->anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(uj->anim, uj->s, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
   if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
     sk_error_set(&uj->err, rc, "", "out of memory");
   sk_gltf_destroy(g);
@@ -222,8 +224,10 @@ static void upload_build(upload_job *uj) {
   }
   if (!uj->rc) /* Babylon's format: its clips, estimated and reserved first, and its text */
     uj->rc = sk_routes__babylon_clips(r, j, uj->s, uj->data, uj->len, &uj->anim, &uj->reserved, &uj->err);
-  if (!uj->rc && uj->anim != NULL) /* the clips' sampler, here on the pool as for glTF */
+  if (!uj->rc && uj->anim != NULL) { /* the clips' sampler and additive keys, here on the pool as for glTF */
     sk_sampler_share(uj->anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(uj->anim, uj->s, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
   if (mesh != NULL)
     json_object_set_new(j, "mesh", mesh);
   if (!uj->rc && !uj->has_id && sk_routes_content_id(j, uj->id) != 0)
@@ -332,7 +336,8 @@ static void store_and_answer(sk_routes *r, sk_http_req *req, const char *id, boo
     return;
   }
   sk_strbuf b = {0};
-  sk_routes__write_summary(&b, e->id, e->skel, e->mesh_json, e->skins_json, e->skin, e->anim);
+  sk_routes__write_summary(&b, e->id, e->model->skel, e->model->mesh_json, e->model->skins_json, e->model->skin,
+                           e->model->anim);
   const char *gone[SK_CACHE_EVICTED_LIST];
   size_t ngone = sk_cache_last_evicted(r->cache, gone, SK_CACHE_EVICTED_LIST);
   if (ngone > 0 && b.len > 0) {

@@ -15,7 +15,7 @@
  * a frame answers the same bytes alone, in a /poses batch of any size, in a
  * frame range, streamed or whole (tests/check_sk_frames.c,
  * tests/check_frames_identity.c). The one exception is opt-in:
- * SK_FRAMES_FAST (skinnerd --fast-binary) runs binary batch answers (two
+ * SK_FRAMES_FAST (library callers only: skinnerd never sets it) runs binary batch answers (two
  * or more poses) through the kernel's float32 precision, within
  * 1e-5 x max(1, |largest entry|) of the exact answer (8.3e-6 on Fox's
  * clips, sk_kernel.h); single poses and JSON answers stay exact.

@@ -31,13 +31,22 @@ static void model_mesh(sk_model *m) {
   json_decref(j);
 }
 
-int sk_model_init(sk_model *m, sk_skeleton *skel, sk_anim *anim, const char *mesh_json, const char *skins_json,
-                  int32_t skin) {
-  memset(m, 0, sizeof *m);
+static void model_free(sk_model *m);
+
+int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, const char *skins_json, int32_t skin,
+                    sk_model **out) {
+  *out = NULL;
+  sk_model *m = calloc(1, sizeof *m);
+  if (m == NULL) {
+    sk_skeleton_destroy(skel);
+    sk_anim_destroy(anim);
+    return SK_ENOMEM;
+  }
+  m->refs = 1;
   m->skel = skel;
   m->anim = anim;
   if (!dup_text(mesh_json, &m->mesh_json) || !dup_text(skins_json, &m->skins_json)) {
-    sk_model_close(m);
+    model_free(m);
     return SK_ENOMEM;
   }
   m->skin = skin;
@@ -45,7 +54,7 @@ int sk_model_init(sk_model *m, sk_skeleton *skel, sk_anim *anim, const char *mes
   sk_skeleton_prepare(skel);
   m->bone_count = skel->count;
   if (sk_rig_create(skel, &m->rig) != 0) {
-    sk_model_close(m);
+    model_free(m);
     return SK_ENOMEM;
   }
   /* The stored pose, evaluated once: a small pose recomputes only the
@@ -62,16 +71,21 @@ int sk_model_init(sk_model *m, sk_skeleton *skel, sk_anim *anim, const char *mes
     sk_f32_text_build(&m->base_final_text, m->base_final, 16 * (skel->count + 1), 16);
   }
   /* Frame ranges hold the anim's sampler of every clip instead of building
-   * one per request. Optional: without it, they build their own. Built here
-   * only for small clips (a small upload, parsed on the loop anyway); large
-   * ones got theirs where they were parsed, on the pool, or none (over the
-   * cap: building it again here would stall the loop for nothing). */
-  if (anim != NULL && sk_anim_memory(anim) <= SK_MODEL_SHARE_INLINE)
+   * one per request, and additive layers at the default reference read
+   * the keys made additive once. Optional: without them, requests build
+   * their own. Built here only for small clips (a small upload, parsed on
+   * the loop anyway); large ones got theirs where they were parsed, on the
+   * pool, or none (over the cap: building them again here would stall the
+   * loop for nothing). */
+  if (anim != NULL && sk_anim_memory(anim) <= SK_MODEL_SHARE_INLINE) {
     sk_sampler_share(anim, SK_SAMPLER_SHARE_MAX);
+    sk_anim_additive_share(anim, skel, SK_ANIM_ADDITIVE_SHARE_MAX);
+  }
+  *out = m;
   return 0;
 }
 
-void sk_model_close(sk_model *m) {
+static void model_free(sk_model *m) {
   sk_rig_destroy(m->rig);
   sk_f32_text_free(&m->base_final_text);
   free(m->base_world);
@@ -79,32 +93,18 @@ void sk_model_close(sk_model *m) {
   sk_anim_destroy(m->anim);
   free(m->mesh_json);
   free(m->skins_json);
-  memset(m, 0, sizeof *m);
+  free(m);
 }
 
-int sk_model_view_init(sk_model *m, sk_skeleton *s, bool batch) {
-  memset(m, 0, sizeof *m);
-  m->skel = s;
-  m->bone_count = s->count;
-  if (!batch)
-    return 0;
-  /* The rig snapshots the inverse binds and the base evaluation the
-   * locals: both after any op that changed them. */
-  m->base_world = malloc(16 * (2 * s->count + 1) * sizeof(float));
-  if (m->base_world == NULL) {
-    sk_model_view_close(m);
-    return SK_ENOMEM;
-  }
-  /* Without a rig the exact core answers: the same bytes, slower. */
-  if (sk_rig_create(s, &m->rig) != 0)
-    m->rig = NULL;
-  m->base_final = m->base_world + 16 * s->count;
-  sk_skeleton_evaluate_base(s, m->base_world, m->base_final);
-  return 0;
+sk_model *sk_model_ref(sk_model *m) {
+  __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+  return m;
 }
 
-void sk_model_view_close(sk_model *m) {
-  sk_rig_destroy(m->rig);
-  free(m->base_world);
-  memset(m, 0, sizeof *m);
+void sk_model_unref(sk_model *m) {
+  if (m == NULL)
+    return;
+  /* acq_rel: the thread that frees must see every other holder's reads done. */
+  if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    model_free(m);
 }

@@ -5,15 +5,15 @@
  * derives it again: the batch kernel's rig, the stored pose evaluated
  * (world and final matrices, and the finals' JSON text), the glTF or
  * Babylon-format clips with their shared sampler, the default mesh and the
- * glTF skins list. After sk_model_init it is immutable: any number of
- * threads read it at once. Who keeps it alive is the holder's business
- * (the daemon's cache entry embeds one and counts references to the
- * entry; `skinner eval` and the benches keep one on the stack).
+ * glTF skins list. It is one allocation, built once by sk_model_create and
+ * immutable after: any number of threads read it at once. It is
+ * reference-counted (atomically: the daemon's pool threads read models),
+ * so whoever holds a reference (the daemon's cache entry, `skinner eval`,
+ * a bench) never sees it freed under it.
  *
- * The fields are a macro so that sk_cache_entry can embed them both as a
- * named `sk_model model` (what the pipeline takes) and as plain members
- * (what the daemon's handlers read), the way libuv's UV_HANDLE_FIELDS
- * shares one layout between handle types. */
+ * The fields are a macro, in the spirit of libuv's UV_HANDLE_FIELDS, so
+ * that the published members read as one list that other wings' members
+ * (the mesh wing's) join. */
 #ifndef SK_MODEL_H
 #define SK_MODEL_H
 
@@ -34,7 +34,7 @@
   float *base_final; /* base_final points into the same allocation */                                              \
   sk_f32_text base_final_text; /* owned: base_final as JSON, per matrix (empty without base_final) */             \
   sk_anim *anim;     /* owned reference; the clips, NULL for skeletons without any */                              \
-  size_t bone_count; /* = skel->count (also for a daemon entry whose skeleton is evicted) */                       \
+  size_t bone_count; /* = skel->count */                                                                         \
   /* The skeleton's default mesh (Babylon's tNode for world-space ops and the                                     \
    * "world"/"positions" outputs when a request names none): from a glTF                                          \
    * upload, the skinned mesh's node chain as Babylon's loader builds it; from                                    \
@@ -53,34 +53,29 @@
 
 typedef struct sk_model {
   SK_MODEL_FIELDS
+  /* Private below. */
+  int refs; /* atomic */
 } sk_model;
 
-/* Clips whose samplers are built by sk_model_init itself, on the thread
+/* Clips whose samplers are built by sk_model_create itself, on the thread
  * that publishes: bigger ones got theirs where they were parsed (the
  * daemon's pool) or none. */
 #define SK_MODEL_SHARE_INLINE (256u << 10)
 
-/* Builds the published form in *m (zeroed first) from `skel` and `anim`
- * (both stolen, on failure too; `anim` may be NULL) and copies of
- * `mesh_json` and `skins_json` (may be NULL): prepares the skeleton
- * (sk_skeleton_prepare), builds the rig, the stored pose's matrices and
- * their text (optional: left NULL/empty without memory), the default mesh
- * from `mesh_json`, and the clips' shared sampler when they are small.
- * 0, or SK_ENOMEM with *m released. Release with sk_model_close. */
-int sk_model_init(sk_model *m, sk_skeleton *skel, sk_anim *anim, const char *mesh_json, const char *skins_json,
-                  int32_t skin);
-/* Frees what *m owns and zeroes it. */
-void sk_model_close(sk_model *m);
+/* Builds the published form from `skel` and `anim` (both stolen, on
+ * failure too; `anim` may be NULL) and copies of `mesh_json` and
+ * `skins_json` (may be NULL): prepares the skeleton (sk_skeleton_prepare),
+ * builds the rig, the stored pose's matrices and their text (optional:
+ * left NULL/empty without memory), the default mesh from `mesh_json`, and
+ * the clips' shared sampler when they are small. *out is new, with one
+ * reference. 0, or SK_ENOMEM (*out NULL). */
+int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, const char *skins_json, int32_t skin,
+                    sk_model **out);
 
-/* A model over a skeleton that is still being edited (skinner eval's
- * cases: ops between poses change it): `skel` is borrowed and must outlive
- * the view. With `batch`, the rig and the stored pose's matrices are built
- * (a batch or range runs on the batch kernel); without, neither (the exact
- * core answers one pose, which is the cheapest for one pose). No JSON text
- * of the stored pose is kept: it saves no bytes, only printing, and would
- * cost printing once. 0 or SK_ENOMEM (*m closed). Release with
- * sk_model_view_close. */
-int sk_model_view_init(sk_model *m, sk_skeleton *skel, bool batch);
-void sk_model_view_close(sk_model *m);
+/* Adds a reference (any thread). Returns `m`. */
+sk_model *sk_model_ref(sk_model *m);
+/* Drops a reference (any thread); the last one frees the model and what
+ * it owns. NULL is fine. */
+void sk_model_unref(sk_model *m);
 
 #endif

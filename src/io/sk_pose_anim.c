@@ -350,7 +350,9 @@ static int pose_unanimated(sk_pose_spec *sp, const char *ptr, sk_pose **poses, s
   return 0;
 }
 
-/* Additive layers of Babylon clips: their keys made additive once for
+/* Additive layers of Babylon clips: the layer kept with the clips for
+ * reference 0 without a mask (sk_anim_additive_share, made at upload),
+ * else their keys made additive once for
  * every frame of a range, up to SK_BANIM_ADD_KEEP_KEYS keys together (a
  * layer past that makes its keys per frame, one layer at a time, so many
  * layers of a long clip cannot multiply its memory). *adds (new, NULL when
@@ -366,6 +368,9 @@ static int babylon_adds_make(const sk_anim *anim, sk_pose_spec *sp, sk_banim_add
   for (size_t i = 0; i < sp->nl; i++) {
     if (!sp->lx[i].additive)
       continue;
+    if (sp->lx[i].reference == 0 && sp->lx[i].bone_weights == NULL &&
+        (sp->lx[i].babylon_add = sk_banim_add_kept_layer(anim, sp->l[i].clip)) != NULL)
+      continue; /* made at upload (sk_anim_additive_share) */
     const sk_anim_clip *c = &anim->clips[sp->l[i].clip];
     for (size_t k = 0; k < c->channel_count; k++)
       kept += c->channels[k].count;

@@ -39,10 +39,11 @@ int main(int argc, char **argv) {
   sk_anim *an;
   sk_error err;
   sk_error_clear(&err);
-  sk_model model;
-  if (sk_gltf_import(d, (size_t)len, NULL, 0, &s, &an, &err) != 0 || sk_model_init(&model, s, an, NULL, NULL, -1) != 0)
+  sk_model *model = NULL;
+  if (sk_gltf_import(d, (size_t)len, NULL, 0, &s, &an, &err) != 0 ||
+      sk_model_create(s, an, NULL, NULL, -1, &model) != 0)
     return 1;
-  const sk_model *e = &model;
+  const sk_model *e = model;
   json_t *j = json_loads("{\"animation\":\"Survey\",\"from\":0,\"to\":3.4,\"fps\":18.5}", 0, NULL);
   sk_pose *p;
   size_t n;
@@ -66,7 +67,7 @@ int main(int argc, char **argv) {
   sk_frames_scratch_close(&sc);
   sk_pose_array_free(p, n);
   json_decref(j);
-  sk_model_close(&model);
+  sk_model_unref(model);
   free(d);
   return 0;
 }
