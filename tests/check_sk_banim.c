@@ -79,7 +79,7 @@ START_TEST(weighted_gltf_layers_agree_with_babylon_bit_for_bit) {
     json_decref(rec);
   }
   sk_jsonl_close(&in);
-  ck_assert_int_ge(cases, 24);
+  ck_assert_int_ge(cases, 26);
 }
 END_TEST
 

@@ -309,9 +309,10 @@ void sk_anim__add_vectors(double *trs, const double *s, size_t n, double w);
  * late bindings, which sk_anim_sample_layers_ext follows, blend per bone
  * and path only the layers that drive it, mixing in the rest value when
  * their total is under 1: the same bits when every weighted layer drives
- * the same paths, the weights add up to exactly 1, no layer has a mask and
- * the rest values of the paths none drives blend to themselves (or one
- * weighted layer). False also when out of memory. */
+ * the same paths, the weights add up to exactly 1 (or over 1 with three
+ * or more layers) and no layer has a mask (or one weighted layer), the
+ * paths none drives set to their rest values after the blend. False also
+ * when out of memory. */
 bool sk_anim__blend_plain(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count);
 
 /* Internal (sk_layers, sk_sample): which paths of each bone weighted

@@ -110,24 +110,6 @@ void sk_anim__late_blend(const sk_anim *a, const double *const *src, const doubl
   }
 }
 
-/* The plain blend of n copies of rest TRS r by weights w, compared with r:
- * what the fast paths give a bone's path no layer drives. */
-static bool rest_blends_to_itself(const double *r, const double *w, size_t n, uint8_t driven) {
-  double t[SK_ANIM_TRS];
-  memcpy(t, r, sizeof t);
-  for (int j = 0; j < 3; j++)
-    t[j] *= w[0], t[7 + j] *= w[0];
-  double cum = w[0];
-  for (size_t k = 1; k < n; k++) {
-    for (int j = 0; j < 3; j++)
-      t[j] += r[j] * w[k], t[7 + j] += r[7 + j] * w[k];
-    cum += w[k];
-    sk_anim__quat_slerp(t + 3, r + 3, w[k] / cum, t + 3);
-  }
-  return ((driven & 1) || memcmp(t, r, 3 * sizeof *t) == 0) && ((driven & 2) || memcmp(t + 3, r + 3, 4 * sizeof *t) == 0) &&
-         ((driven & 4) || memcmp(t + 7, r + 7, 3 * sizeof *t) == 0);
-}
-
 bool sk_anim__blend_plain(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count) {
   double total = 0;
   size_t nw = 0;
@@ -135,15 +117,13 @@ bool sk_anim__blend_plain(const sk_anim *a, const sk_anim_layer *layers, const s
     if (ext == NULL || !ext[i].additive)
       total += layers[i].weight;
   const size_t nb = a->bone_count;
-  double *w = malloc((count ? count : 1) * sizeof *w);
   uint8_t *first = malloc(nb ? nb : 1), *bits = malloc(nb ? nb : 1);
-  const bool ok = w != NULL && first != NULL && bits != NULL;
+  const bool ok = first != NULL && bits != NULL;
   bool plain = true;
   double T = 0;
   for (size_t i = 0; ok && i < count; i++) {
     if ((ext != NULL && ext[i].additive) || total == 0 || layers[i].weight / total == 0)
       continue;
-    w[nw] = layers[i].weight / total;
     T += sk_anim__late_weight(layers[i].weight, total);
     if (ext != NULL && ext[i].bone_weights != NULL)
       plain = false;
@@ -153,9 +133,6 @@ bool sk_anim__blend_plain(const sk_anim *a, const sk_anim_layer *layers, const s
   }
   if (nw >= 2 && !(T == 1.0 || (T > 1.0 && nw >= 3))) /* two of T > 1: Babylon slerps by w1 / T at once */
     plain = false;
-  for (size_t b = 0; ok && plain && nw >= 2 && b < nb; b++)
-    if (first[b] != 7 && !rest_blends_to_itself(a->rest + b * SK_ANIM_TRS, w, nw, first[b]))
-      plain = false;
-  free(w), free(first), free(bits);
+  free(first), free(bits);
   return ok && (plain || nw < 2);
 }

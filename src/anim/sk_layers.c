@@ -52,6 +52,7 @@ struct sk_layers_ctx {
   uint8_t *drives;     /* [nwl][nb] */
   const double **src;  /* [2 * nwl] */
   double *lw;          /* [2 * nwl] */
+  uint8_t *undriven;   /* [nb]: paths no weighted layer drives (plain blend of 2+), set to rest after it */
 };
 
 
@@ -64,7 +65,7 @@ void sk_layers_close(sk_layers_ctx *c) {
     free(c->ac[k].dv);
   sk_sampler_destroy(c->sampler);
   free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q), free(c->d), free(c->fr);
-  free(c->late), free(c->drives), free(c->src), free(c->lw);
+  free(c->late), free(c->drives), free(c->src), free(c->lw), free(c->undriven);
   free(c);
 }
 
@@ -173,6 +174,14 @@ int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_
   int rc = plan_weighted(c, ext);
   if (!rc && c->nwl > 1 && !sk_anim__blend_plain(a, layers, ext, count))
     rc = plan_late(c, ext);
+  else if (!rc && c->nwl > 1 && (c->undriven = malloc(c->nb ? c->nb : 1)) == NULL)
+    rc = SK_ENOMEM;
+  else if (!rc && c->nwl > 1) { /* every weighted layer drives the same paths */
+    sk_anim__layer_drives(a, &layers[c->wl[0].layer], NULL, c->undriven);
+    for (size_t b = 0; b < c->nb; b++)
+      c->undriven[b] = (uint8_t)(~c->undriven[b] & 7u);
+    c->bytes += c->nb;
+  }
   if (!rc)
     rc = plan_additive(c, ext);
   if (!rc) {
@@ -263,6 +272,12 @@ static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double
     sk_anim__add_vectors(trs, c->scratch, n, w);
     sk_anim__slerp_n(trs + 3, SK_ANIM_TRS, c->scratch + 3, SK_ANIM_TRS, amount, trs + 3, SK_ANIM_TRS, n);
   }
+  static const int at[3] = {0, 3, 7}, width[3] = {3, 4, 3};
+  for (size_t b = 0; c->undriven != NULL && b < c->nb; b++) /* as Babylon leaves them */
+    for (int p = 0; c->undriven[b] && p < 3; p++)
+      for (size_t f = 0; (c->undriven[b] & (1u << p)) && f < m; f++)
+        memcpy(trs + (f * c->nb + b) * SK_ANIM_TRS + at[p], c->a->rest + b * SK_ANIM_TRS + at[p],
+               (size_t)width[p] * sizeof *trs);
   if (c->nwl == 0) /* additive layers only: on top of the rest pose */
     for (size_t f = 0; f < m; f++)
       memcpy(trs + f * c->nb * SK_ANIM_TRS, c->a->rest, c->nb * SK_ANIM_TRS * sizeof *trs);

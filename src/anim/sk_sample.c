@@ -198,7 +198,7 @@ static int blend_plan(sk_sample_ctx *c) {
         c->bl.ts[c->bl.nts++] = b * SK_ANIM_TRS;
       if (at_rest[b * SK_ANIM_TRS + 7] < c->count)
         c->bl.ts[c->bl.nts++] = b * SK_ANIM_TRS + 7;
-      for (int k = 0; c->drives != NULL && k < 3; k++)
+      for (int k = 0; k < 3; k++)
         if (at_rest[b * SK_ANIM_TRS + (size_t)kinds[k][0]] == c->count) /* Babylon leaves it alone */
           memcpy(c->bvals + b * SK_ANIM_TRS + kinds[k][0], rest + b * SK_ANIM_TRS + kinds[k][0],
                  (size_t)kinds[k][1] * sizeof *c->bvals);
@@ -569,6 +569,11 @@ static const double *blend_layers(sk_sample_ctx *c, double *r) {
       }
     }
     blend_rotations(c, r, l->trs, l->amount);
+  }
+  for (size_t k = 0; k < c->nbrest; k++) { /* what no layer drives: its rest value, as Babylon leaves it */
+    const samp_rest *rs = &c->brest[k];
+    memcpy(r + rs->bone * SK_ANIM_TRS + rs->comp, c->bvals + rs->bone * SK_ANIM_TRS + rs->comp,
+           (size_t)rs->width * sizeof *r);
   }
   return r;
 }
