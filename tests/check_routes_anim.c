@@ -191,11 +191,12 @@ START_TEST(weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_ht
 }
 END_TEST
 
-START_TEST(additive_and_masked_gltf_layers_answer_what_skinner_eval_answers) {
-  start(NULL);
+/* Every case of the glTF layer file `file` through /pose: the bytes of
+ * skinner eval's results (the daemon running). Returns the cases. */
+static int gltf_layer_cases_answer_as_skinner_eval(const char *file) {
   char base[1024];
   sk_jsonl in;
-  sk_jsonl_open(&in, "conformance/layers.jsonl");
+  sk_jsonl_open(&in, file);
   sk_test_path("", base, sizeof base);
   int cases = 0;
   json_t *rec;
@@ -223,6 +224,13 @@ START_TEST(additive_and_masked_gltf_layers_answer_what_skinner_eval_answers) {
       ck_assert_ptr_nonnull(at);
       at += 12;
       char *want = strndup(at, out.len - (size_t)(at - out.data) - 2);
+      if (json_object_get(json_array_get(ops, i), "times") != NULL) { /* a range: /pose answers {"results": [...]} */
+        char *w = malloc(strlen(want) + 16);
+        ck_assert_ptr_nonnull(w);
+        sprintf(w, "{\"results\":[%s]}", want);
+        free(want);
+        want = w;
+      }
       json_t *op = json_deep_copy(json_array_get(ops, i));
       json_object_del(op, "op");
       char *body = json_dumps(op, JSON_COMPACT), *got = answer("POST", url, body, 200);
@@ -238,7 +246,21 @@ START_TEST(additive_and_masked_gltf_layers_answer_what_skinner_eval_answers) {
     json_decref(rec);
   }
   sk_jsonl_close(&in);
-  ck_assert_int_ge(cases, 12);
+  return cases;
+}
+
+START_TEST(additive_and_masked_gltf_layers_answer_what_skinner_eval_answers) {
+  start(NULL);
+  ck_assert_int_ge(gltf_layer_cases_answer_as_skinner_eval("conformance/layers.jsonl"), 12);
+  stop();
+}
+END_TEST
+
+/* Weighted glTF layers that check_sk_banim holds to Babylon bit for bit
+ * (layers_weighted.jsonl): the same bytes over HTTP, "times" ranges too. */
+START_TEST(weighted_gltf_layers_answer_what_skinner_eval_answers) {
+  start(NULL);
+  ck_assert_int_ge(gltf_layer_cases_answer_as_skinner_eval("conformance/layers_weighted.jsonl"), 26);
   stop();
 }
 END_TEST
@@ -720,6 +742,7 @@ static Suite *suite(void) {
   tcase_add_test(t, weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_http);
   tcase_add_test(t, additive_layers_and_fractional_masks_of_babylon_clips_are_refused_with_415);
   tcase_add_test(t, additive_and_masked_gltf_layers_answer_what_skinner_eval_answers);
+  tcase_add_test(t, weighted_gltf_layers_answer_what_skinner_eval_answers);
   suite_add_tcase(s, t);
   t = tcase_create("retarget");
   tcase_set_timeout(t, 240);

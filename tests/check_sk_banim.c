@@ -13,6 +13,8 @@
 #include "sk_jsonl.h"
 #include "sk_testutil.h"
 
+#include <string.h>
+
 /* ---- conformance ---------------------------------------------------------- */
 
 START_TEST(every_babylon_clip_case_agrees_bit_for_bit) { sk_evalcases_run("conformance/anim.jsonl", 260, 1800); }
@@ -35,6 +37,49 @@ END_TEST
  * looping and clamped (tests/conformance/banim_fox_keys.jsonl). */
 START_TEST(the_fox_walk_with_hermite_and_step_keys_agrees_bit_for_bit) {
   sk_evalcases_run("conformance/banim_fox_keys.jsonl", 2, 100);
+}
+END_TEST
+
+/* Weighted glTF layers whose clips drive different bones and paths, weight
+ * sums exactly 1, under and over 1 in doubles, masks, one pose and a
+ * "times" range (tests/oracle/babylon_layers_weighted.mjs): every float of
+ * every "final" bit for bit, the sign of zero included. */
+START_TEST(weighted_gltf_layers_agree_with_babylon_bit_for_bit) {
+  char base[1024];
+  sk_jsonl in;
+  sk_jsonl_open(&in, "conformance/layers_weighted.jsonl");
+  sk_test_path("", base, sizeof base);
+  int cases = 0;
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
+    const char *name = json_string_value(json_object_get(rec, "name"));
+    sk_strbuf out = {0};
+    sk_error e;
+    sk_error_clear(&e);
+    int rc = sk_eval_case_at(json_object_get(rec, "case"), base, &out, &e);
+    ck_assert_msg(rc == 0, "%s: %s at %s: %s", name, sk_errname(rc), e.pointer, e.text);
+    json_t *got = json_loadb(out.data, out.len, JSON_DECODE_INT_AS_REAL, NULL); /* "-0" keeps its sign */
+    const json_t *gr = json_object_get(got, "results");
+    const json_t *wr = json_object_get(json_object_get(rec, "expected"), "results");
+    ck_assert_uint_eq(json_array_size(gr), json_array_size(wr));
+    for (size_t r = 0; r < json_array_size(wr); r++) {
+      const json_t *g = json_object_get(json_array_get(gr, r), "final");
+      const json_t *w = json_object_get(json_array_get(wr, r), "final");
+      ck_assert_uint_eq(json_array_size(g), json_array_size(w));
+      for (size_t i = 0; i < json_array_size(w); i++) {
+        const float gf = (float)json_number_value(json_array_get(g, i));
+        const float wf = (float)json_number_value(json_array_get(w, i));
+        ck_assert_msg(memcmp(&gf, &wf, sizeof gf) == 0, "%s: result %zu number %zu: %.9g, Babylon %.9g", name, r, i,
+                      (double)gf, (double)wf);
+      }
+    }
+    cases++;
+    json_decref(got);
+    sk_strbuf_free(&out);
+    json_decref(rec);
+  }
+  sk_jsonl_close(&in);
+  ck_assert_int_ge(cases, 26);
 }
 END_TEST
 
@@ -548,6 +593,7 @@ int main(void) {
   tcase_add_test(c, the_fox_walk_in_babylons_format_agrees_bit_for_bit);
   tcase_add_test(c, the_fox_walk_with_hermite_and_step_keys_agrees_bit_for_bit);
   tcase_add_test(c, additive_and_masked_gltf_layers_agree_with_babylon);
+  tcase_add_test(c, weighted_gltf_layers_agree_with_babylon_bit_for_bit);
   suite_add_tcase(s, c);
   return sk_test_run(s);
 }

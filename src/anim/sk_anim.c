@@ -717,6 +717,34 @@ void sk_anim__add_vectors(double *trs, const double *s, size_t n, double w) {
   }
 }
 
+/* The nw >= 2 weighted layers of sk_anim_sample_layers_ext, each sampled
+ * whole, then late_blend. */
+static int late_layers(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count,
+                       double total, size_t nw, double *trs) {
+  const size_t nb = a->bone_count, fs = nb * SK_ANIM_TRS;
+  double *buf = malloc((fs ? fs : 1) * nw * sizeof *buf), *w = malloc(nw * 2 * sizeof *w);
+  const double **src = malloc(nw * 2 * sizeof *src);
+  uint8_t *drives = malloc((nb ? nb : 1) * nw);
+  int rc = buf == NULL || w == NULL || src == NULL || drives == NULL ? SK_ENOMEM : 0;
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < count; i++) {
+    const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
+    if ((ext != NULL && ext[i].additive) || layers[i].weight / total == 0)
+      continue;
+    double *dst = buf + k * fs;
+    sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, dst);
+    if (mask != NULL)
+      sk_anim__apply_bone_weights(a, mask, dst, 1);
+    sk_anim__layer_drives(a, &layers[i], mask, drives + k * nb);
+    src[k] = dst;
+    w[k++] = sk_anim__late_weight(layers[i].weight, total);
+  }
+  if (!rc)
+    sk_anim__late_blend(a, src, w, drives, nw, src + nw, w + nw, trs);
+  free(buf), free(w), free(src), free(drives);
+  return rc;
+}
+
 int sk_anim_sample_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, double *trs, double *scratch) {
   return sk_anim_sample_layers_ext(a, layers, NULL, count, trs, scratch);
 }
@@ -736,11 +764,20 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
   if (!(all > 0) || !isfinite(all))
     return SK_ERANGE;
   const size_t n = a->bone_count;
-  /* Cumulative weight of the layers blended so far; zero-weight layers are
+  size_t nw = 0;
+  for (size_t i = 0; total != 0 && i < count; i++)
+    nw += !EXT(i)->additive && layers[i].weight / total != 0;
+  if (nw >= 2) { /* Babylon's late bindings, target by target */
+    int rc = late_layers(a, layers, ext, count, total, nw, trs);
+    if (rc)
+      return rc;
+  }
+  /* One weighted layer: it plays as it is (a group alone, unweighted).
+   * Cumulative weight of the layers blended so far; zero-weight layers are
    * skipped so they never divide by zero. */
   double cum = 0;
   bool first = true;
-  for (size_t i = 0; i < count; i++) {
+  for (size_t i = 0; nw < 2 && i < count; i++) {
     if (EXT(i)->additive)
       continue;
     double w = layers[i].weight / total;
@@ -762,7 +799,7 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
     for (size_t b = 0; b < n; b++)
       sk_anim__quat_slerp(trs + b * SK_ANIM_TRS + 3, scratch + b * SK_ANIM_TRS + 3, amount, trs + b * SK_ANIM_TRS + 3);
   }
-  if (first) /* additive layers only: on top of the rest pose */
+  if (first && nw < 2) /* additive layers only: on top of the rest pose */
     memcpy(trs, a->rest, n * SK_ANIM_TRS * sizeof *trs);
   for (size_t i = 0; i < count; i++)
     if (EXT(i)->additive && layers[i].weight > 0 && add_layer(a, &layers[i], EXT(i), trs))

@@ -328,6 +328,42 @@ void sk_anim__scale_vectors(double *trs, size_t n, double w);
 void sk_anim__apply_bone_weights(const sk_anim *a, const float *bw, double *trs, size_t m);
 void sk_anim__add_vectors(double *trs, const double *s, size_t n, double w);
 
+/* Internal (sk_layers, sk_sample and their callers): whether the weighted
+ * layers of `layers` (ext NULL: all plain) blend with the plain blend's
+ * bits (every layer's weight over the total, vectors summed, a cumulative
+ * slerp over all of them), so a context may blend them at once. Babylon's
+ * late bindings, which sk_anim_sample_layers_ext follows, blend per bone
+ * and path only the layers that drive it, mixing in the rest value when
+ * their total is under 1: the same bits when every weighted layer drives
+ * the same paths, the weights add up to exactly 1 (or over 1 with three
+ * or more layers) and no layer has a mask (or one weighted layer), the
+ * paths none drives set to their rest values after the blend. False also
+ * when out of memory. */
+bool sk_anim__blend_plain(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count);
+
+/* Internal (sk_layers, sk_sample): which paths of each bone weighted
+ * layer `l` drives, bits[b] |= 1 << path (a _matrix channel: all three;
+ * none where `mask`, if not NULL, is 0). */
+void sk_anim__layer_drives(const sk_anim *a, const sk_anim_layer *l, const float *mask, uint8_t *bits);
+/* Internal (sk_layers, sk_sample): Babylon's late animation bindings over
+ * nw >= 2 weighted layers, src[k] (TRS of every bone, masks applied) of
+ * normalised weight w[k] driving drives[k * bone_count + b], into trs:
+ * per bone and path only the layers that drive it, with their total T
+ * (under 1: the rest value mixed in with 1 - T; else weights over T;
+ * rotations by cumulative slerp, two of T >= 1 in one slerp, one from the
+ * rest by min(1, T)); paths none drives keep the rest value. v and ws:
+ * scratch of nw. */
+/* A weighted layer's weight in sk_anim__late_blend, of the weighted
+ * layers' total weight `total` (> 0): as given when the total is 1 or more
+ * (Babylon's group weights: it normalises them target by target), else
+ * normalised (weights under 1 together are scaled up, not mixed with the
+ * rest pose). */
+static inline double sk_anim__late_weight(double weight, double total) {
+  return total >= 1.0 ? weight : weight / total;
+}
+void sk_anim__late_blend(const sk_anim *a, const double *const *src, const double *w, const uint8_t *drives, size_t nw,
+                         const double **v, double *ws, double *trs);
+
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);
 

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,14 @@ struct sk_layers_ctx {
   double *q;       /* [run][4]: an additive rotation's targets */
   double *d;       /* [run][4]: an additive channel's values */
   double *fr;      /* [run]: an additive layer's frames */
+  /* Weighted layers that the plain blend would not give Babylon's bits
+   * (sk_anim__blend_plain false): every layer's run kept, [nwl][run][nb][TRS],
+   * then sk_anim__late_blend frame by frame; NULL otherwise. */
+  double *late;
+  uint8_t *drives;     /* [nwl][nb] */
+  const double **src;  /* [2 * nwl] */
+  double *lw;          /* [2 * nwl] */
+  uint8_t *undriven;   /* [nb]: paths no weighted layer drives (plain blend of 2+), set to rest after it */
 };
 
 
@@ -57,6 +66,7 @@ void sk_layers_close(sk_layers_ctx *c) {
     free(c->ac[k].own);
   sk_sampler_destroy(c->sampler);
   free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q), free(c->d), free(c->fr);
+  free(c->late), free(c->drives), free(c->src), free(c->lw), free(c->undriven);
   free(c);
 }
 
@@ -139,6 +149,27 @@ static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
   return 0;
 }
 
+/* The late bindings' plan: what each weighted layer drives; its runs'
+ * memory once the run length is known (sk_layers_open). */
+static int plan_late(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
+  const size_t nb = c->nb ? c->nb : 1;
+  double total = 0; /* as plan_weighted sums it */
+  for (size_t i = 0; i < c->count; i++)
+    if (ext == NULL || !ext[i].additive)
+      total += c->layers[i].weight;
+  c->drives = malloc(c->nwl * nb);
+  c->src = malloc(2 * c->nwl * sizeof *c->src);
+  c->lw = malloc(2 * c->nwl * sizeof *c->lw);
+  if (c->drives == NULL || c->src == NULL || c->lw == NULL)
+    return SK_ENOMEM;
+  for (size_t k = 0; k < c->nwl; k++) {
+    sk_anim__layer_drives(c->a, &c->layers[c->wl[k].layer], c->wl[k].mask, c->drives + k * nb);
+    c->lw[k] = sk_anim__late_weight(c->layers[c->wl[k].layer].weight, total);
+  }
+  c->bytes += c->nwl * (nb + 4 * sizeof(double));
+  return 0;
+}
+
 int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_layer_ext *ext, size_t count,
                    sk_sampler *smp, sk_layers_ctx **out) {
   *out = NULL;
@@ -150,6 +181,16 @@ int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_
   }
   *c = (sk_layers_ctx){.a = a, .layers = layers, .count = count, .nb = a->bone_count, .sampler = smp};
   int rc = plan_weighted(c, ext);
+  if (!rc && c->nwl > 1 && !sk_anim__blend_plain(a, layers, ext, count))
+    rc = plan_late(c, ext);
+  else if (!rc && c->nwl > 1 && (c->undriven = malloc(c->nb ? c->nb : 1)) == NULL)
+    rc = SK_ENOMEM;
+  else if (!rc && c->nwl > 1) { /* every weighted layer drives the same paths */
+    sk_anim__layer_drives(a, &layers[c->wl[0].layer], NULL, c->undriven);
+    for (size_t b = 0; b < c->nb; b++)
+      c->undriven[b] = (uint8_t)(~c->undriven[b] & 7u);
+    c->bytes += c->nb;
+  }
   if (!rc)
     rc = plan_additive(c, ext);
   if (!rc) {
@@ -161,9 +202,13 @@ int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_
     c->q = malloc(c->run * 4 * sizeof *c->q);
     c->d = malloc(c->run * 4 * sizeof *c->d);
     c->fr = malloc(c->run * sizeof *c->fr);
+    if (c->drives != NULL) {
+      c->late = malloc(c->nwl * c->run * frame);
+      c->bytes += c->nwl * c->run * frame;
+    }
     c->bytes += sizeof *c + (c->nwl > 1 ? c->run * frame : 0) + c->run * 10 * sizeof(double) +
                 c->count * (sizeof *c->wl + sizeof *c->ac);
-    rc = (c->nwl > 1 && c->scratch == NULL) || c->lt == NULL || c->q == NULL || c->d == NULL || c->fr == NULL
+    rc = (c->nwl > 1 && c->scratch == NULL) || (c->drives != NULL && c->late == NULL) || c->lt == NULL || c->q == NULL || c->d == NULL || c->fr == NULL
              ? SK_ENOMEM
              : 0;
   }
@@ -194,8 +239,29 @@ static void sample_layer(sk_layers_ctx *c, const wlayer *L, const double *times,
     sk_anim_sample(c->a, l->clip, c->lt[f], l->loop, dst + f * c->nb * SK_ANIM_TRS);
 }
 
+/* Babylon's late bindings over m frames into trs: every weighted layer's
+ * frames, then sk_anim__late_blend frame by frame. */
+static void run_late(sk_layers_ctx *c, const double *times, size_t m, double *trs) {
+  const size_t fs = c->nb * SK_ANIM_TRS, lay = c->run * fs;
+  for (size_t k = 0; k < c->nwl; k++) {
+    double *dst = c->late + k * lay;
+    sample_layer(c, &c->wl[k], times, m, dst);
+    if (c->wl[k].mask != NULL)
+      sk_anim__apply_bone_weights(c->a, c->wl[k].mask, dst, m);
+  }
+  for (size_t f = 0; f < m; f++) {
+    for (size_t k = 0; k < c->nwl; k++)
+      c->src[k] = c->late + k * lay + f * fs;
+    sk_anim__late_blend(c->a, c->src, c->lw, c->drives, c->nwl, c->src + c->nwl, c->lw + c->nwl, trs + f * fs);
+  }
+}
+
 /* The weighted blend of sk_anim_sample_layers_ext over m frames into trs. */
 static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double *trs) {
+  if (c->late != NULL) {
+    run_late(c, times, m, trs);
+    return;
+  }
   const size_t n = m * c->nb;
   double cum = 0;
   for (size_t k = 0; k < c->nwl; k++) {
@@ -215,6 +281,12 @@ static void run_weighted(sk_layers_ctx *c, const double *times, size_t m, double
     sk_anim__add_vectors(trs, c->scratch, n, w);
     sk_anim__slerp_n(trs + 3, SK_ANIM_TRS, c->scratch + 3, SK_ANIM_TRS, amount, trs + 3, SK_ANIM_TRS, n);
   }
+  static const int at[3] = {0, 3, 7}, width[3] = {3, 4, 3};
+  for (size_t b = 0; c->undriven != NULL && b < c->nb; b++) /* as Babylon leaves them */
+    for (int p = 0; c->undriven[b] && p < 3; p++)
+      for (size_t f = 0; (c->undriven[b] & (1u << p)) && f < m; f++)
+        memcpy(trs + (f * c->nb + b) * SK_ANIM_TRS + at[p], c->a->rest + b * SK_ANIM_TRS + at[p],
+               (size_t)width[p] * sizeof *trs);
   if (c->nwl == 0) /* additive layers only: on top of the rest pose */
     for (size_t f = 0; f < m; f++)
       memcpy(trs + f * c->nb * SK_ANIM_TRS, c->a->rest, c->nb * SK_ANIM_TRS * sizeof *trs);

@@ -5,6 +5,7 @@
 #include "sk_vsin.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,15 @@ struct sk_sample_ctx {
   samp_rest *brest;       /* owned: the components no layer drives, and */
   size_t nbrest;
   double *bvals;          /* owned: their blended values, B * SK_ANIM_TRS */
+  /* Layers the plain blend would not give Babylon's bits (sk_anim__blend_plain
+   * false): frame by frame, each layer's TRS, then sk_anim__late_blend
+   * (rows: the driven components written from it); NULL otherwise. */
+  uint8_t *drives;   /* owned: [count][B] */
+  const double **lsrc; /* owned: [2 * count] */
+  double *lw;        /* owned: [2 * count] */
+  samp_rest *driven; /* owned: the components some layer drives */
+  size_t ndriven;
+  size_t bytes_late;
 };
 
 /* ---- the group paths ------------------------------------------------------ */
@@ -118,6 +128,7 @@ void sk_sample_ctx_destroy(sk_sample_ctx *c) {
   free(c->bl.ts);
   free(c->brest);
   free(c->bvals);
+  free(c->drives), free(c->lsrc), free(c->lw), free(c->driven);
   free(c);
 }
 
@@ -187,12 +198,38 @@ static int blend_plan(sk_sample_ctx *c) {
         c->bl.ts[c->bl.nts++] = b * SK_ANIM_TRS;
       if (at_rest[b * SK_ANIM_TRS + 7] < c->count)
         c->bl.ts[c->bl.nts++] = b * SK_ANIM_TRS + 7;
+      for (int k = 0; k < 3; k++)
+        if (at_rest[b * SK_ANIM_TRS + (size_t)kinds[k][0]] == c->count) /* Babylon leaves it alone */
+          memcpy(c->bvals + b * SK_ANIM_TRS + kinds[k][0], rest + b * SK_ANIM_TRS + kinds[k][0],
+                 (size_t)kinds[k][1] * sizeof *c->bvals);
+        else if (c->drives != NULL)
+          c->driven[c->ndriven++] = (samp_rest){.bone = b, .comp = kinds[k][0], .width = kinds[k][1]};
     }
   }
   free(at_rest);
   free(all);
   free(src);
   return rc;
+}
+
+/* What each active layer drives (the late bindings' blend, frame by frame). */
+static int late_plan(sk_sample_ctx *c, const sk_anim_layer *layers, size_t count, double total) {
+  const size_t nb1 = c->bones ? c->bones : 1;
+  c->drives = malloc(c->count * nb1);
+  c->lsrc = malloc(2 * c->count * sizeof *c->lsrc);
+  c->lw = malloc(2 * c->count * sizeof *c->lw);
+  c->driven = malloc(3 * nb1 * sizeof *c->driven);
+  if (c->drives == NULL || c->lsrc == NULL || c->lw == NULL || c->driven == NULL)
+    return SK_ENOMEM;
+  for (size_t i = 0, k = 0; i < count; i++) {
+    if (layers[i].weight / total == 0)
+      continue; /* dropped, as sk_sample_ctx_create drops it */
+    sk_anim__layer_drives(c->s->anim, &layers[i], NULL, c->drives + k * nb1);
+    c->lw[k] = sk_anim__late_weight(layers[i].weight, total);
+    k++;
+  }
+  c->bytes_late = c->count * (nb1 + 4 * sizeof(double)) + 3 * nb1 * sizeof *c->driven;
+  return 0;
 }
 
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out) {
@@ -281,7 +318,8 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
       const sk_sample_out lo = {.f64 = c->lblocks + i * SAMP_BLOCK * nb1, .offset = c->boff, .pose_stride = SAMP_BW};
       c->lanes->rest_fill(c->layers[i].clip->rest, c->layers[i].clip->rest_count, s->anim->rest, 0, SAMP_BW, &lo);
     }
-    if (blend_plan(c) != 0) {
+    if ((!sk_anim__blend_plain(s->anim, layers, NULL, count) && late_plan(c, layers, count, total) != 0) ||
+        blend_plan(c) != 0) {
       sk_sample_ctx_destroy(c);
       return SK_ENOMEM;
     }
@@ -293,6 +331,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
                            : 0);
   for (size_t i = 0; i < c->count; i++)
     c->bytes += trs_bytes + (c->layers[i].clip->line_count + 1) * (sizeof(size_t) + sizeof(double));
+  c->bytes += c->bytes_late;
   *out = c;
   return 0;
 }
@@ -500,6 +539,12 @@ static void blend_rotations(sk_sample_ctx *c, double *r, const double *l, double
  * SK_ANIM_TRS). The weights are read once: `r` could alias a layer's
  * TRS as far as the compiler knows. */
 static const double *blend_layers(sk_sample_ctx *c, double *r) {
+  if (c->drives != NULL) {
+    for (size_t i = 0; i < c->count; i++)
+      c->lsrc[i] = c->layers[i].trs;
+    sk_anim__late_blend(c->s->anim, c->lsrc, c->lw, c->drives, c->count, c->lsrc + c->count, c->lw + c->count, r);
+    return r;
+  }
   const size_t n = c->bones;
   const samp_layer *l0 = &c->layers[0];
   const double w0 = l0->w;
@@ -525,6 +570,11 @@ static const double *blend_layers(sk_sample_ctx *c, double *r) {
     }
     blend_rotations(c, r, l->trs, l->amount);
   }
+  for (size_t k = 0; k < c->nbrest; k++) { /* what no layer drives: its rest value, as Babylon leaves it */
+    const samp_rest *rs = &c->brest[k];
+    memcpy(r + rs->bone * SK_ANIM_TRS + rs->comp, c->bvals + rs->bone * SK_ANIM_TRS + rs->comp,
+           (size_t)rs->width * sizeof *r);
+  }
   return r;
 }
 
@@ -546,6 +596,16 @@ static void put_aos(const double *trs, size_t bones, size_t p, const sk_sample_o
  * caller's rows hold them. Lanes of a partial block past its frames hold
  * older values: computed, never stored. */
 static void run_rows_blend(sk_sample_ctx *c, const double *times, size_t begin, size_t end, const sk_sample_out *out) {
+  if (c->drives != NULL) { /* the late bindings: a frame's TRS, its driven rows */
+    for (size_t p = begin; p < end; p++) {
+      for (size_t i = 0; i < c->count; i++)
+        layer_sample(c, &c->layers[i], times[p], c->layers[i].trs);
+      c->lanes->rest_fill(c->driven, c->ndriven, blend_layers(c, c->blend), p, 1, out);
+      if (!out->rest_kept)
+        c->lanes->rest_fill(c->brest, c->nbrest, c->bvals, p, 1, out);
+    }
+    return;
+  }
   const size_t n = c->bones, per = SAMP_BLOCK * (n ? n : 1);
   for (size_t p0 = begin; p0 < end;) {
     size_t p1 = (p0 / SAMP_BW + 1) * SAMP_BW;
