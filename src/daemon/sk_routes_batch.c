@@ -80,10 +80,10 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
-/* The pose asks for the Bone API's outputs or query results (sk_poseops),
- * which "output" alone does not show. */
+/* The pose asks for the Bone API's outputs, query results or the mesh
+ * outputs (sk_poseops), which "output" alone does not show. */
 static bool asks_world(const sk_pose *p) {
-  return p->ops != NULL && (p->ops->world || p->ops->positions || p->ops->nqueries > 0);
+  return p->ops != NULL && (p->ops->world || p->ops->positions || p->ops->nqueries > 0 || p->ops->mesh_out != 0);
 }
 
 /* A pose whose "output" is empty is a 422 there (any format). Binary

@@ -240,12 +240,19 @@ static int check_finite(const sk_model *e, const sk_pose *pose, size_t i, const 
 }
 
 int sk_frames_nonfinite_error(const sk_model *e, const sk_frames_scratch *sc, bool batch, sk_error *err) {
-  const sk_bone *bone = &e->skel->bones[sc->bad_bone];
   char p[SK_ERROR_POINTER_MAX] = "";
   if (batch) {
     snprintf(p, sizeof p, "/poses");
     sk_pointer_push_index(p, sizeof p, sc->bad_pose);
   }
+  if (sc->bad_bone >= e->skel->count) { /* a skinned vertex (sk_poseops_answer) */
+    sk_pointer_push(p, sizeof p, "output");
+    return sk_error_set(err, SK_ENOTFINITE, p,
+                        "a skinned vertex overflows float32 in pose %zu of the answer: the inputs are finite but "
+                        "their products are not; scale them down",
+                        sc->bad_pose);
+  }
+  const sk_bone *bone = &e->skel->bones[sc->bad_bone];
   sk_pointer_push(p, sizeof p, "bones");
   sk_pointer_push(p, sizeof p, bone->name);
   return sk_error_set(err, SK_ENOTFINITE, p,

@@ -71,7 +71,14 @@ int sk_model_init(sk_model *m, sk_skeleton *skel, sk_anim *anim, const char *mes
   return 0;
 }
 
+void sk_model_set_geom(sk_model *m, sk_geom *geom, const sk_mesh_hook *hook) {
+  sk_geom_unref(m->geom);
+  m->geom = sk_geom_ref(geom);
+  m->mesh_hook = hook;
+}
+
 void sk_model_close(sk_model *m) {
+  sk_geom_unref(m->geom);
   sk_rig_destroy(m->rig);
   sk_f32_text_free(&m->base_final_text);
   free(m->base_world);
@@ -104,6 +111,7 @@ int sk_model_view_init(sk_model *m, sk_skeleton *s, bool batch) {
 }
 
 void sk_model_view_close(sk_model *m) {
+  sk_geom_unref(m->geom);
   sk_rig_destroy(m->rig);
   free(m->base_world);
   memset(m, 0, sizeof *m);

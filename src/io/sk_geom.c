@@ -1,0 +1,349 @@
+#include "sk_geom.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAIL(ptr, ...) sk_error_set(err, SK_EFORMAT, (ptr), __VA_ARGS__)
+
+/* The primitives to keep: (mesh, first node) pairs, each mesh once. */
+typedef struct {
+  size_t mesh, node;
+} mesh_use;
+
+static const json_t *item(const json_t *root, const char *name, size_t i) {
+  return json_array_get(json_object_get(root, name), i);
+}
+
+static bool index_of(const json_t *v, size_t *out) {
+  if (!json_is_integer(v) || json_integer_value(v) < 0)
+    return false;
+  *out = (size_t)json_integer_value(v);
+  return true;
+}
+
+/* The meshes skin `skin` skins, in node order; *n of them (new array). */
+static int mesh_uses(const json_t *root, size_t skin, mesh_use **out, size_t *n) {
+  const json_t *nodes = json_object_get(root, "nodes");
+  *out = NULL;
+  *n = 0;
+  mesh_use *u = NULL;
+  for (size_t i = 0; i < json_array_size(nodes); i++) {
+    const json_t *node = json_array_get(nodes, i);
+    size_t s, m;
+    if (!index_of(json_object_get(node, "skin"), &s) || s != skin || !index_of(json_object_get(node, "mesh"), &m) ||
+        item(root, "meshes", m) == NULL)
+      continue;
+    bool seen = false;
+    for (size_t k = 0; k < *n && !seen; k++)
+      seen = u[k].mesh == m;
+    if (seen)
+      continue;
+    mesh_use *grown = realloc(u, (*n + 1) * sizeof *u);
+    if (grown == NULL) {
+      free(u);
+      return SK_ENOMEM;
+    }
+    u = grown;
+    u[(*n)++] = (mesh_use){m, i};
+  }
+  *out = u;
+  return 0;
+}
+
+/* An attribute's accessor index, or false when the attribute is absent. */
+static bool attribute(const json_t *attrs, const char *name, size_t *acc) {
+  return index_of(json_object_get(attrs, name), acc);
+}
+
+static uint64_t acc_count(const json_t *root, size_t acc) {
+  const json_t *c = json_object_get(item(root, "accessors", acc), "count");
+  return json_is_integer(c) && json_integer_value(c) > 0 ? (uint64_t)json_integer_value(c) : 0;
+}
+
+int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, size_t *bytes, sk_error *err) {
+  const json_t *root = sk_gltf_json(g);
+  mesh_use *u;
+  size_t n;
+  *bytes = 0;
+  if (mesh_uses(root, skin, &u, &n) != 0)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  uint64_t total = 64, peak = 0;
+  int rc = 0;
+  for (size_t k = 0; !rc && k < n; k++) {
+    const json_t *prims = json_object_get(item(root, "meshes", u[k].mesh), "primitives");
+    total += json_array_size(prims) * (uint64_t)(sizeof(sk_geom_prim) + 64);
+    for (size_t p = 0; !rc && p < json_array_size(prims); p++) {
+      const json_t *attrs = json_object_get(json_array_get(prims, p), "attributes");
+      size_t acc;
+      if (!attribute(attrs, "POSITION", &acc))
+        continue;
+      const uint64_t count = acc_count(root, acc);
+      const json_t *targets = json_object_get(json_array_get(prims, p), "targets");
+      /* positions, normals, 8 joints (u16) and 8 weights, per target two
+       * float arrays and its influence; the read of one accessor at once */
+      uint64_t add = count * (6 * sizeof(float) + 8 * (sizeof(uint16_t) + sizeof(float))) +
+                     json_array_size(targets) * (count * 6 * sizeof(float) + sizeof(sk_geom_target) + 8);
+      total += add;
+      if (count * 4 * sizeof(float) > peak)
+        peak = count * 4 * sizeof(float);
+      if (limit != 0 && base + total + peak > limit) {
+        char ptr[SK_ERROR_POINTER_MAX];
+        snprintf(ptr, sizeof ptr, "/accessors/%zu/count", acc);
+        rc = sk_error_set(err, SK_ETOOBIG, ptr,
+                          "the skeleton, its clips and its skinned mesh would take about %llu bytes in memory; "
+                          "the limit is %zu (--max-skeleton-mb)",
+                          (unsigned long long)(base + total + peak), limit);
+      }
+    }
+  }
+  free(u);
+  total += peak;
+  *bytes = total > SIZE_MAX ? SIZE_MAX : (size_t)total;
+  return rc;
+}
+
+/* ---- building ------------------------------------------------------------- */
+
+static void prim_free(sk_geom_prim *p) {
+  free(p->pos);
+  free(p->nrm);
+  free(p->joints);
+  free(p->weights);
+  for (uint32_t t = 0; p->targets != NULL && t < p->ntargets; t++) {
+    free(p->targets[t].pos);
+    free(p->targets[t].nrm);
+  }
+  free(p->targets);
+  free(p->influence);
+}
+
+static void geom_free(sk_geom *geom) {
+  for (uint32_t i = 0; i < geom->nprims; i++)
+    prim_free(&geom->prims[i]);
+  free(geom->prims);
+  free(geom);
+}
+
+sk_geom *sk_geom_ref(sk_geom *geom) {
+  if (geom != NULL)
+    __atomic_add_fetch(&geom->refs, 1, __ATOMIC_RELAXED);
+  return geom;
+}
+
+void sk_geom_unref(sk_geom *geom) {
+  if (geom != NULL && __atomic_sub_fetch(&geom->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    geom_free(geom);
+}
+
+/* Reads accessor `acc` (attribute `name` of the primitive at `pptr`) as
+ * floats of type `type` with `count` elements (0: any), each finite. */
+static int read_attr(sk_gltf *g, size_t acc, const char *type, uint64_t count, float **out, size_t *n,
+                     sk_error *err) {
+  char ptr[SK_ERROR_POINTER_MAX];
+  const json_t *a = item(sk_gltf_json(g), "accessors", acc);
+  const char *t = json_string_value(json_object_get(a, "type"));
+  if (a != NULL && (t == NULL || strcmp(t, type) != 0)) {
+    snprintf(ptr, sizeof ptr, "/accessors/%zu/type", acc);
+    return FAIL(ptr, "expected \"%s\" for this attribute", type);
+  }
+  size_t ncomp;
+  int rc = sk_gltf_read_accessor(g, acc, out, n, &ncomp, err);
+  if (rc)
+    return rc;
+  if (count != 0 && *n != count) {
+    snprintf(ptr, sizeof ptr, "/accessors/%zu/count", acc);
+    free(*out);
+    *out = NULL;
+    return FAIL(ptr, "expected %llu (the POSITION count of the primitive)", (unsigned long long)count);
+  }
+  for (size_t i = 0; i < *n * ncomp; i++)
+    if (!isfinite((*out)[i])) {
+      snprintf(ptr, sizeof ptr, "/accessors/%zu", acc);
+      free(*out);
+      *out = NULL;
+      return sk_error_set(err, SK_EFORMAT, ptr, "element %zu holds a non-finite value", i / ncomp);
+    }
+  return 0;
+}
+
+/* JOINTS_k/WEIGHTS_k (accessors ja, wa) into lanes [lane, lane + 4) of
+ * the primitive's influences. */
+static int read_influences(sk_gltf *g, sk_geom_prim *p, size_t ja, size_t wa, unsigned lane, size_t joints,
+                           sk_error *err) {
+  float *j = NULL, *w = NULL;
+  size_t n;
+  int rc = read_attr(g, ja, "VEC4", p->count, &j, &n, err);
+  if (!rc)
+    rc = read_attr(g, wa, "VEC4", p->count, &w, &n, err);
+  for (size_t v = 0; !rc && v < p->count; v++)
+    for (unsigned k = 0; !rc && k < 4; k++) {
+      const float jf = j[4 * v + k], wf = w[4 * v + k];
+      const size_t at = (size_t)v * p->influences + lane + k;
+      p->weights[at] = wf;
+      p->joints[at] = 0;
+      if (!(wf > 0)) /* Babylon skips the influence: its joint is never read */
+        continue;
+      if (jf < 0 || jf != floorf(jf) || jf >= (float)joints) {
+        char ptr[SK_ERROR_POINTER_MAX];
+        snprintf(ptr, sizeof ptr, "/accessors/%zu", ja);
+        rc = FAIL(ptr, "vertex %zu: joint %g with weight %g is not one of the skin's %zu joints", v, (double)jf,
+                  (double)wf, joints);
+      } else {
+        p->joints[at] = (uint16_t)jf;
+      }
+    }
+  free(j);
+  free(w);
+  return rc;
+}
+
+/* Morph targets of primitive `pj` (at `pptr`) on its loaded positions and
+ * normals; default influences from `node`, else `mesh`. */
+static int read_targets(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t *node, const json_t *mesh,
+                        const char pptr[64], sk_error *err) {
+  const json_t *targets = json_object_get(pj, "targets");
+  char ptr[96];
+  if (json_array_size(targets) > SK_GEOM_MAX_TARGETS) {
+    snprintf(ptr, sizeof ptr, "%s/targets", pptr);
+    return sk_error_set(err, SK_ETOOBIG, ptr, "at most %d morph targets per primitive", SK_GEOM_MAX_TARGETS);
+  }
+  p->ntargets = (uint32_t)json_array_size(targets);
+  if (p->ntargets == 0)
+    return 0;
+  p->targets = calloc(p->ntargets, sizeof *p->targets);
+  p->influence = calloc(p->ntargets, sizeof *p->influence);
+  if (p->targets == NULL || p->influence == NULL)
+    return sk_error_set(err, SK_ENOMEM, pptr, "out of memory");
+  const json_t *weights = json_object_get(node, "weights");
+  if (weights == NULL)
+    weights = json_object_get(mesh, "weights");
+  int rc = 0;
+  for (uint32_t t = 0; !rc && t < p->ntargets; t++) {
+    const json_t *tj = json_array_get(targets, t), *wv = json_array_get(weights, t);
+    p->influence[t] = json_is_number(wv) ? json_number_value(wv) : 0;
+    const char *names[2] = {"POSITION", "NORMAL"};
+    float *base[2] = {p->pos, p->nrm}, **dest[2] = {&p->targets[t].pos, &p->targets[t].nrm};
+    for (int k = 0; !rc && k < 2; k++) {
+      size_t acc, n;
+      /* the loader sets a target attribute only where the mesh has it */
+      if (!attribute(tj, names[k], &acc) || base[k] == NULL)
+        continue;
+      if ((rc = read_attr(g, acc, "VEC3", p->count, dest[k], &n, err)) != 0)
+        break;
+      for (size_t i = 0; i < (size_t)p->count * 3; i++)
+        (*dest[k])[i] = (*dest[k])[i] + base[k][i]; /* float32 + float32, rounded once: the loader's sum */
+    }
+  }
+  return rc;
+}
+
+static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t *node, const json_t *mesh,
+                     size_t joints, sk_error *err) {
+  char pptr[64], ptr[SK_ERROR_POINTER_MAX]; /* two u32 indices: 36 bytes at most */
+  snprintf(pptr, sizeof pptr, "/meshes/%u/primitives/%u", p->mesh, p->prim);
+  const json_t *attrs = json_object_get(pj, "attributes");
+  size_t acc, j0, w0, j1 = 0, w1 = 0, n;
+  if (!attribute(attrs, "POSITION", &acc)) {
+    snprintf(ptr, sizeof ptr, "%s/attributes", pptr);
+    return sk_error_set(err, SK_EFORMAT, ptr, "a skinned primitive needs POSITION");
+  }
+  int rc = read_attr(g, acc, "VEC3", 0, &p->pos, &n, err);
+  if (rc)
+    return rc;
+  if (n > UINT32_MAX)
+    return sk_error_set(err, SK_ETOOBIG, pptr, "too many vertices");
+  p->count = (uint32_t)n;
+  if (attribute(attrs, "NORMAL", &acc) && (rc = read_attr(g, acc, "VEC3", p->count, &p->nrm, &n, err)) != 0)
+    return rc;
+  if (attribute(attrs, "JOINTS_0", &j0) && attribute(attrs, "WEIGHTS_0", &w0)) {
+    const bool extra = attribute(attrs, "JOINTS_1", &j1) && attribute(attrs, "WEIGHTS_1", &w1);
+    p->influences = extra ? 8 : 4;
+    p->joints = calloc((size_t)p->count * p->influences + 1, sizeof *p->joints);
+    p->weights = calloc((size_t)p->count * p->influences + 1, sizeof *p->weights);
+    if (p->joints == NULL || p->weights == NULL)
+      return sk_error_set(err, SK_ENOMEM, pptr, "out of memory");
+    rc = read_influences(g, p, j0, w0, 0, joints, err);
+    if (!rc && extra)
+      rc = read_influences(g, p, j1, w1, 4, joints, err);
+    if (rc)
+      return rc;
+  }
+  return read_targets(g, p, pj, node, mesh, pptr, err);
+}
+
+static size_t prim_bytes(const sk_geom_prim *p) {
+  size_t v = p->count, b = sizeof *p + v * 3 * sizeof(float) * (1 + (p->nrm != NULL));
+  b += v * p->influences * (sizeof(uint16_t) + sizeof(float));
+  for (uint32_t t = 0; t < p->ntargets; t++)
+    b += sizeof(sk_geom_target) + sizeof(double) + v * 3 * sizeof(float) * ((p->targets[t].pos != NULL) + (p->targets[t].nrm != NULL));
+  return b;
+}
+
+/* Appends the primitives of use `u` to `geom`. */
+static int add_mesh(sk_gltf *g, sk_geom *geom, const mesh_use *u, size_t joints, sk_error *err) {
+  const json_t *root = sk_gltf_json(g);
+  const json_t *mesh = item(root, "meshes", u->mesh), *node = item(root, "nodes", u->node);
+  const json_t *prims = json_object_get(mesh, "primitives");
+  const size_t np = json_array_size(prims);
+  if (geom->nprims + np > SK_GEOM_MAX_PRIMS) {
+    char ptr[SK_ERROR_POINTER_MAX];
+    snprintf(ptr, sizeof ptr, "/meshes/%zu/primitives", u->mesh);
+    return sk_error_set(err, SK_ETOOBIG, ptr, "the skin's meshes have more than %d primitives", SK_GEOM_MAX_PRIMS);
+  }
+  sk_geom_prim *grown = realloc(geom->prims, (geom->nprims + np) * sizeof *grown);
+  if (grown == NULL)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  geom->prims = grown;
+  int rc = 0;
+  for (size_t k = 0; !rc && k < np; k++) {
+    sk_geom_prim *p = &geom->prims[geom->nprims++];
+    memset(p, 0, sizeof *p);
+    p->mesh = (uint32_t)u->mesh;
+    p->prim = (uint32_t)k;
+    rc = read_prim(g, p, json_array_get(prims, k), node, mesh, joints, err);
+    if (!rc && k > 0 && p->ntargets != geom->prims[geom->nprims - 1 - k].ntargets) {
+      char ptr[SK_ERROR_POINTER_MAX];
+      snprintf(ptr, sizeof ptr, "/meshes/%zu/primitives/%zu/targets", u->mesh, k);
+      rc = FAIL(ptr, "expected %u targets, as primitive 0 of the mesh has", geom->prims[geom->nprims - 1 - k].ntargets);
+    }
+    if (!rc) {
+      geom->vertices += p->count;
+      geom->bytes += prim_bytes(p);
+      if (p->ntargets > geom->max_targets)
+        geom->max_targets = p->ntargets;
+    }
+  }
+  return rc;
+}
+
+int sk_geom_build(sk_gltf *g, size_t skin, sk_geom **out, sk_error *err) {
+  *out = NULL;
+  const json_t *root = sk_gltf_json(g);
+  const size_t joints = json_array_size(json_object_get(item(root, "skins", skin), "joints"));
+  mesh_use *u;
+  size_t n;
+  if (mesh_uses(root, skin, &u, &n) != 0)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (n == 0) {
+    free(u);
+    return 0;
+  }
+  sk_geom *geom = calloc(1, sizeof *geom);
+  int rc = geom == NULL ? sk_error_set(err, SK_ENOMEM, "", "out of memory") : 0;
+  if (geom != NULL)
+    geom->bytes = sizeof *geom;
+  for (size_t k = 0; !rc && k < n; k++)
+    rc = add_mesh(g, geom, &u[k], joints, err);
+  free(u);
+  if (rc) {
+    if (geom != NULL)
+      geom_free(geom);
+    return rc;
+  }
+  geom->refs = 1;
+  *out = geom;
+  return 0;
+}

@@ -1,0 +1,108 @@
+#include "sk_skin.h"
+
+#include <float.h>
+#include <string.h>
+
+bool sk_skin_validate(const sk_skin_job *job) {
+  if (job == NULL || job->prim == NULL || job->final == NULL || (job->pos == NULL && job->nrm == NULL))
+    return false;
+  return !job->bounds || job->pos != NULL;
+}
+
+/* Step 1 into dest (count x 3): base with the morph targets' deltas
+ * (`which` 0 positions, 1 normals). */
+static void morph(const sk_geom_prim *p, const double *influence, const float *base, int which, float *dest) {
+  const size_t n = (size_t)p->count * 3;
+  bool any = false;
+  for (uint32_t t = 0; t < p->ntargets && !any; t++)
+    any = influence[t] != 0 && (which == 0 ? p->targets[t].pos : p->targets[t].nrm) != NULL;
+  if (!any) {
+    memcpy(dest, base, n * sizeof *dest);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    double value = base[i];
+    for (uint32_t t = 0; t < p->ntargets; t++) {
+      const float *td = which == 0 ? p->targets[t].pos : p->targets[t].nrm;
+      if (influence[t] != 0 && td != NULL)
+        value += ((double)td[i] - (double)base[i]) * influence[t];
+    }
+    dest[i] = (float)value;
+  }
+}
+
+/* Step 2: the weighted sum of vertex v's skin matrices, in float32. */
+static void blend(const sk_geom_prim *p, const float *final, size_t v, float m[16]) {
+  memset(m, 0, 16 * sizeof *m);
+  const unsigned k = p->influences;
+  const uint16_t *j = p->joints + v * k;
+  const float *w = p->weights + v * k;
+  for (unsigned i = 0; i < k; i++) {
+    if (!(w[i] > 0))
+      continue;
+    const float *b = final + 16 * (size_t)j[i];
+    for (int c = 0; c < 16; c++) {
+      const float scaled = b[c] * w[i]; /* FromFloat32ArrayToRefScaled: one float32 rounding */
+      m[c] = m[c] + scaled;             /* addToSelf: one float32 rounding */
+    }
+  }
+}
+
+/* Step 3 in place on data[0..3). */
+static void transform_point(const float m[16], float *d) {
+  const double x = d[0], y = d[1], z = d[2];
+  const double rx = x * m[0] + y * m[4] + z * m[8] + m[12];
+  const double ry = x * m[1] + y * m[5] + z * m[9] + m[13];
+  const double rz = x * m[2] + y * m[6] + z * m[10] + m[14];
+  const double rw = 1 / (x * m[3] + y * m[7] + z * m[11] + m[15]);
+  d[0] = (float)(rx * rw);
+  d[1] = (float)(ry * rw);
+  d[2] = (float)(rz * rw);
+}
+
+static void transform_normal(const float m[16], float *d) {
+  const double x = d[0], y = d[1], z = d[2];
+  d[0] = (float)(x * m[0] + y * m[4] + z * m[8]);
+  d[1] = (float)(x * m[1] + y * m[5] + z * m[9]);
+  d[2] = (float)(x * m[2] + y * m[6] + z * m[10]);
+}
+
+static void bounds(const float *pos, size_t count, float min[3], float max[3]) {
+  /* Number.MAX_VALUE as the start: no float32 is above it, so the first
+   * vertex always sets both (count >= 1 for every glTF accessor). */
+  double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
+  for (size_t v = 0; v < count; v++)
+    for (int a = 0; a < 3; a++) {
+      const double x = pos[3 * v + a];
+      if (x < lo[a])
+        lo[a] = x;
+      if (x > hi[a])
+        hi[a] = x;
+    }
+  for (int a = 0; a < 3; a++) {
+    min[a] = (float)lo[a];
+    max[a] = (float)hi[a];
+  }
+}
+
+void sk_skin_run(sk_skin_job *job) {
+  const sk_geom_prim *p = job->prim;
+  const double *infl = job->influence != NULL ? job->influence : p->influence;
+  float *nrm = p->nrm != NULL ? job->nrm : NULL;
+  if (job->pos != NULL)
+    morph(p, infl, p->pos, 0, job->pos);
+  if (nrm != NULL)
+    morph(p, infl, p->nrm, 1, nrm);
+  if (p->influences > 0) {
+    float m[16];
+    for (size_t v = 0; v < p->count; v++) {
+      blend(p, job->final, v, m);
+      if (job->pos != NULL)
+        transform_point(m, job->pos + 3 * v);
+      if (nrm != NULL)
+        transform_normal(m, nrm + 3 * v);
+    }
+  }
+  if (job->bounds)
+    bounds(job->pos, p->count, job->min, job->max);
+}

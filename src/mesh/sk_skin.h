@@ -1,0 +1,61 @@
+/* sk_skin: one primitive's vertices posed, as Babylon.js 9.34 computes
+ * them on the CPU: AbstractMesh._getData (getPositionData(true, true),
+ * getNormalsData(true, true)) and Mesh.refreshBoundingInfo(true, true).
+ *
+ * The job, step by step, and why each step's arithmetic is what it is:
+ *  1. morph (ApplyMorph): per float of the attribute, value = base in
+ *     doubles, value += (target - base) x influence for every target with a
+ *     non-zero influence, in target order, then stored to float32 once;
+ *     `target` is the loader's base + delta already rounded to float32
+ *     (sk_geom.h);
+ *  2. skin (ApplySkeleton): per vertex the matrix sum of the influences
+ *     with weight > 0, first the four of JOINTS_0/WEIGHTS_0 then, with 8
+ *     influences, JOINTS_1/WEIGHTS_1: Babylon's Matrix is a Float32Array,
+ *     so FromFloat32ArrayToRefScaled stores float32(m x w) (a product of
+ *     two float32 values in doubles is exact, so this is the float32
+ *     product) and addToSelf float32(sum + that) (a sum of two float32
+ *     values rounded once: the float32 sum). Float32 arithmetic, as long
+ *     as nothing contracts it to a fused multiply-add (the build's
+ *     -ffp-contract=off);
+ *  3. transform (Vector3.TransformCoordinatesFromFloatsToRef) in doubles,
+ *     left to right as written, with the divide by w (rx x (1 / rw)), then
+ *     stored to float32; normals by TransformNormalFromFloatsToRef (the
+ *     3 x 3 part, no w, no renormalisation);
+ *  4. bounds (extractMinAndMax): the first strict minimum and maximum per
+ *     axis of the posed positions (no bias: glTF geometry has none).
+ * A primitive without influences (sk_geom_prim.influences 0) stops after
+ * the morph, as Babylon's _getData does without weights data.
+ *
+ * The job never allocates and never validates per vertex: sk_geom_build
+ * checked the joints against the skin (so every slot read is one of
+ * `slots`) and every input is finite. Outputs may still overflow float32:
+ * the caller checks them. */
+#ifndef SK_SKIN_H
+#define SK_SKIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sk_geom.h"
+
+typedef struct sk_skin_job {
+  /* in */
+  const sk_geom_prim *prim;
+  const float *final; /* skin matrices, `slots` x 16 floats in slot order */
+  size_t slots;
+  const double *influence; /* prim->ntargets influences, or NULL: the primitive's defaults */
+  /* out (borrowed arrays of prim->count x 3 floats; NULL: not computed) */
+  float *pos;
+  float *nrm; /* ignored when the primitive has no NORMAL */
+  bool bounds;       /* fill min/max (needs pos) */
+  float min[3], max[3];
+} sk_skin_job;
+
+/* Whether the job can run: prim, final and pos (or nrm) set, bounds only
+ * with pos. */
+bool sk_skin_validate(const sk_skin_job *job);
+
+/* Runs the job (validated). */
+void sk_skin_run(sk_skin_job *job);
+
+#endif
