@@ -36,11 +36,12 @@
 typedef struct sk_mesh_hook {
   /* Appends the JSON members of the MESH outputs in `outputs` (SK_OUT_*
    * bits) of `geom` posed by the skin matrices `final` (`slots` x 16
-   * floats, slot order, as sk_pose_evaluate leaves them), each member
-   * preceded by a comma unless `first`. 0, SK_ENOMEM, or SK_ENOTFINITE
-   * (nothing appended) when a number would not be finite. */
-  int (*write_json)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots, bool first,
-                    sk_strbuf *out);
+   * floats, slot order, as sk_pose_evaluate leaves them) with the morph
+   * weights of clip `clip` (-1: none, the defaults) at `frame`, each
+   * member preceded by a comma unless `first`. 0, SK_ENOMEM, or
+   * SK_ENOTFINITE (nothing appended) when a number would not be finite. */
+  int (*write_json)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots, long clip, double frame,
+                    bool first, sk_strbuf *out);
 } sk_mesh_hook;
 
 #define SK_MODEL_FIELDS                                                                                              \

@@ -50,6 +50,14 @@ static int mesh_output(const sk_model *e, sk_poseops *x, unsigned bit, const cha
                         "meshes, to ask for \"vertices\", \"normals\" or \"bounds\"");
   if (fmt != SK_FMT_JSON)
     return sk_error_set(err, SK_ERANGE, p, "binary answers carry no mesh outputs; ask for application/json");
+  for (uint32_t k = 0; k < e->geom->nprims; k++) {
+    const sk_geom_prim *q = &e->geom->prims[k];
+    if (q->unweighted >= 0)
+      return sk_error_set(err, SK_ERANGE, p,
+                          "vertex %lld of /meshes/%u/primitives/%u has no weight above 0 (/accessors/%u): Babylon "
+                          "skins it to NaN; fix the file's weights to ask for the mesh",
+                          (long long)q->unweighted, q->mesh, q->prim, q->weights_accessor);
+  }
   x->mesh_out |= bit;
   x->geom = e->geom;
   x->mesh_hook = e->mesh_hook;
@@ -126,6 +134,44 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
   return rc;
 }
 
+/* Each pose of the object gets its clip frame (the geometry's morph
+ * weights are animated): *x becomes a block of `count` copies. */
+static int mesh_clock(const sk_model *e, const json_t *j, const char *ptr, sk_poseops **x, size_t count,
+                      sk_error *err) {
+  sk_pose_clock clk;
+  if (sk_pose_anim_clock(e->anim, j, &clk) != 0)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  if (clk.layers) {
+    char p[SK_ERROR_POINTER_MAX];
+    sk_pointer_child(p, sizeof p, ptr, "layers");
+    return sk_error_set(err, SK_ERANGE, p,
+                        "the mesh's morph weights are animated: its mesh outputs take one \"animation\", not "
+                        "\"layers\"");
+  }
+  int rc = 0;
+  if (clk.clip >= 0 && count > 0) {
+    sk_poseops *b = count > 1 ? calloc(count, sizeof *b) : *x;
+    if (b == NULL) {
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    } else {
+      const sk_anim_clip *c = &e->anim->clips[clk.clip];
+      for (size_t i = 0; i < count; i++) {
+        if (b != *x)
+          b[i] = **x;
+        b[i].block = count;
+        b[i].mesh_clip = clk.clip;
+        b[i].mesh_frame = sk_anim__clip_frame(c, clk.times != NULL && i < clk.n ? clk.times[i] : clk.time, clk.loop);
+      }
+      if (b != *x) {
+        free(*x);
+        *x = b;
+      }
+    }
+  }
+  free(clk.times);
+  return rc;
+}
+
 int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json_t *j, const char *ptr, int fmt,
                       sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err) {
   if (!has_extras(j))
@@ -137,16 +183,23 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
     json_decref(stripped);
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   }
+  x->mesh_clip = -1;
+  x->block = 1;
   int rc = parse_extras(e, stripped, ptr, fmt, x, err);
   if (!rc)
     rc = sample(e->skel, e->anim, stripped, ptr, NULL, poses, count, err);
+  if (!rc && x->mesh_out != 0 && e->geom->nweights > 0 && (rc = mesh_clock(e, j, ptr, &x, *count, err)) != 0) {
+    sk_pose_array_free(*poses, *count);
+    *poses = NULL;
+    *count = 0;
+  }
   json_decref(stripped);
   if (rc) {
     sk_poseops_free(x);
     return rc;
   }
   for (size_t i = 0; i < *count; i++)
-    (*poses)[i].ops = x;
+    (*poses)[i].ops = x + (x->block > 1 ? i : 0);
   x->next = *owner;
   *owner = x;
   return 0;
@@ -355,7 +408,8 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
    * the answer before any of it is appended (*bad_bone stays SIZE_MAX) */
   sk_strbuf mesh = {0};
   if (!rc && x->mesh_out != 0) /* skin matrices in slot order, (count + 1): what ApplySkeleton reads */
-    rc = x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, true, &mesh);
+    rc = x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_clip, x->mesh_frame, true,
+                                  &mesh);
   if (!rc)
     rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, &mesh, out) : write_binary(c, x, buf, w, p, fmt, out);
   free(w);

@@ -49,6 +49,13 @@ typedef struct sk_poseops {
   unsigned mesh_out;
   const sk_geom *geom;
   const sk_mesh_hook *mesh_hook;
+  /* The clip frame of this pose for animated morph weights (mesh_clip -1:
+   * none). A pose object with mesh outputs whose poses sample clip times
+   * gives each pose its own copy (one block, `block` of them at the
+   * owner's address; only the owner is on the list). */
+  long mesh_clip;
+  double mesh_frame;
+  size_t block;
   struct sk_poseops *next; /* the owner list */
 } sk_poseops;
 

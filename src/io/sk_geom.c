@@ -1,6 +1,8 @@
 #include "sk_geom.h"
 
 #include <math.h>
+
+#include "sk_anim.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,11 @@ static void geom_free(sk_geom *geom) {
   for (uint32_t i = 0; i < geom->nprims; i++)
     prim_free(&geom->prims[i]);
   free(geom->prims);
+  for (uint32_t i = 0; i < geom->nweights; i++) {
+    free(geom->weights[i].frames);
+    free(geom->weights[i].values);
+  }
+  free(geom->weights);
   free(geom);
 }
 
@@ -270,6 +277,14 @@ static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t
       rc = read_influences(g, p, j1, w1, 4, joints, err);
     if (rc)
       return rc;
+    p->weights_accessor = (uint32_t)w0;
+    for (size_t v = 0; v < p->count && p->unweighted < 0; v++) {
+      bool any = false;
+      for (unsigned k = 0; k < p->influences; k++)
+        any = any || p->weights[v * p->influences + k] > 0;
+      if (!any)
+        p->unweighted = (int64_t)v;
+    }
   }
   return read_targets(g, p, pj, node, mesh, pptr, err);
 }
@@ -301,6 +316,7 @@ static int add_mesh(sk_gltf *g, sk_geom *geom, const mesh_use *u, size_t joints,
   for (size_t k = 0; !rc && k < np; k++) {
     sk_geom_prim *p = &geom->prims[geom->nprims++];
     memset(p, 0, sizeof *p);
+    p->unweighted = -1;
     p->mesh = (uint32_t)u->mesh;
     p->prim = (uint32_t)k;
     rc = read_prim(g, p, json_array_get(prims, k), node, mesh, joints, err);
@@ -314,6 +330,125 @@ static int add_mesh(sk_gltf *g, sk_geom *geom, const mesh_use *u, size_t joints,
       geom->bytes += prim_bytes(p);
       if (p->ntargets > geom->max_targets)
         geom->max_targets = p->ntargets;
+    }
+  }
+  return rc;
+}
+
+/* ---- morph weight channels ----------------------------------------------- */
+
+/* A sampler's key times (new; free), or NULL. */
+static float *sampler_times(sk_gltf *g, const json_t *smp, size_t *n, sk_error *err) {
+  size_t acc, nc;
+  float *t = NULL;
+  if (!index_of(json_object_get(smp, "input"), &acc) || sk_gltf_read_accessor(g, acc, &t, n, &nc, err) != 0)
+    return NULL;
+  if (nc != 1 || *n == 0) {
+    free(t);
+    return NULL;
+  }
+  return t;
+}
+
+/* The frame animation `an`'s group ends on: its channels' last keys (the
+ * ones on nodes, any of the four paths), x 60, as sk_gltf's clips. */
+static double anim_end(sk_gltf *g, const json_t *an, sk_error *err) {
+  const json_t *chs = json_object_get(an, "channels"), *smps = json_object_get(an, "samplers");
+  double end = 0;
+  for (size_t c = 0; c < json_array_size(chs); c++) {
+    const json_t *ch = json_array_get(chs, c), *target = json_object_get(ch, "target");
+    const char *path = json_string_value(json_object_get(target, "path"));
+    size_t s, n;
+    if (path == NULL || json_object_get(target, "node") == NULL || !index_of(json_object_get(ch, "sampler"), &s) ||
+        (strcmp(path, "translation") && strcmp(path, "rotation") && strcmp(path, "scale") && strcmp(path, "weights")))
+      continue;
+    float *t = sampler_times(g, json_array_get(smps, s), &n, err);
+    if (t != NULL && (double)t[n - 1] * SK_ANIM_FPS > end)
+      end = (double)t[n - 1] * SK_ANIM_FPS;
+    free(t);
+  }
+  return end;
+}
+
+/* Channel `ch` of animation `a` (ending at `end`) on mesh `mesh` with
+ * `ntargets` targets into *w. */
+static int read_weights(sk_gltf *g, size_t a, const json_t *an, const json_t *ch, double end, uint32_t mesh,
+                        uint32_t ntargets, sk_geom_weights *w, sk_error *err) {
+  const json_t *smp = json_array_get(json_object_get(an, "samplers"), (size_t)json_integer_value(json_object_get(ch, "sampler")));
+  const char *ip = json_string_value(json_object_get(smp, "interpolation"));
+  w->interp = ip == NULL || strcmp(ip, "LINEAR") == 0 ? SK_ANIM_LINEAR
+              : strcmp(ip, "STEP") == 0              ? SK_ANIM_STEP
+                                                     : SK_ANIM_CUBICSPLINE;
+  w->clip = (uint32_t)a;
+  w->mesh = mesh;
+  w->ntargets = ntargets;
+  size_t nt, nv, nc, acc;
+  float *times = sampler_times(g, smp, &nt, err), *vals = NULL;
+  char ptr[SK_ERROR_POINTER_MAX];
+  if (times == NULL)
+    return err != NULL && err->code ? err->code : FAIL("/animations", "a weights channel without key times");
+  if (!index_of(json_object_get(smp, "output"), &acc) || sk_gltf_read_accessor(g, acc, &vals, &nv, &nc, err) != 0) {
+    free(times);
+    return err != NULL && err->code ? err->code : FAIL("/animations", "a weights channel without values");
+  }
+  const size_t per = (w->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * (size_t)ntargets;
+  int rc = 0;
+  snprintf(ptr, sizeof ptr, "/accessors/%zu", acc);
+  if (nv * nc != nt * per)
+    rc = FAIL(ptr, "%zu values for %zu keys of %u morph targets; expected %zu", nv * nc, nt, ntargets, nt * per);
+  for (size_t i = 0; !rc && i < nv * nc; i++)
+    if (!isfinite(vals[i]))
+      rc = FAIL(ptr, "value %zu is not finite", i);
+  const size_t pre = times[0] * SK_ANIM_FPS > 0, post = (double)times[nt - 1] * SK_ANIM_FPS < end;
+  w->count = nt + pre + post;
+  if (!rc && ((w->frames = malloc(w->count * sizeof *w->frames)) == NULL ||
+              (w->values = malloc(w->count * per * sizeof *w->values)) == NULL))
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  if (!rc) { /* padded as AnimationGroup.normalize(0) pads (sk_gltf's pad_keys) */
+    if (pre) {
+      w->frames[0] = 0;
+      memcpy(w->values, vals, per * sizeof *vals);
+    }
+    for (size_t i = 0; i < nt; i++)
+      w->frames[pre + i] = (double)times[i] * SK_ANIM_FPS;
+    memcpy(w->values + pre * per, vals, nt * per * sizeof *vals);
+    if (post) {
+      w->frames[w->count - 1] = end;
+      memcpy(w->values + (w->count - 1) * per, vals + (nt - 1) * per, per * sizeof *vals);
+    }
+  }
+  free(times);
+  free(vals);
+  return rc;
+}
+
+/* Every "weights" channel on node `use->node` (whose mesh has `ntargets`
+ * targets: Babylon ignores the channel without targets). */
+static int add_weights(sk_gltf *g, sk_geom *geom, const mesh_use *use, uint32_t ntargets, sk_error *err) {
+  const json_t *anims = json_object_get(sk_gltf_json(g), "animations");
+  int rc = 0;
+  for (size_t a = 0; !rc && ntargets > 0 && a < json_array_size(anims); a++) {
+    const json_t *an = json_array_get(anims, a), *chs = json_object_get(an, "channels");
+    double end = -1;
+    for (size_t c = 0; !rc && c < json_array_size(chs); c++) {
+      const json_t *ch = json_array_get(chs, c), *target = json_object_get(ch, "target");
+      const char *path = json_string_value(json_object_get(target, "path"));
+      size_t node;
+      if (path == NULL || strcmp(path, "weights") != 0 || !index_of(json_object_get(target, "node"), &node) ||
+          node != use->node)
+        continue;
+      if (end < 0)
+        end = anim_end(g, an, err);
+      sk_geom_weights *grown = realloc(geom->weights, (geom->nweights + 1) * sizeof *grown);
+      if (grown == NULL)
+        return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+      geom->weights = grown;
+      sk_geom_weights *w = &geom->weights[geom->nweights++];
+      memset(w, 0, sizeof *w);
+      rc = read_weights(g, a, an, ch, end, (uint32_t)use->mesh, ntargets, w, err);
+      if (!rc)
+        geom->bytes += sizeof *w + w->count * (sizeof(double) + (w->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) *
+                                                                      (size_t)ntargets * sizeof(float));
     }
   }
   return rc;
@@ -335,8 +470,12 @@ int sk_geom_build(sk_gltf *g, size_t skin, sk_geom **out, sk_error *err) {
   int rc = geom == NULL ? sk_error_set(err, SK_ENOMEM, "", "out of memory") : 0;
   if (geom != NULL)
     geom->bytes = sizeof *geom;
-  for (size_t k = 0; !rc && k < n; k++)
+  for (size_t k = 0; !rc && k < n; k++) {
+    const uint32_t first = geom->nprims;
     rc = add_mesh(g, geom, &u[k], joints, err);
+    if (!rc && geom->nprims > first)
+      rc = add_weights(g, geom, &u[k], geom->prims[first].ntargets, err);
+  }
   free(u);
   if (rc) {
     if (geom != NULL)

@@ -25,7 +25,9 @@
  * is not an integer, or is not below the skin's joint count where its
  * weight is > 0 ("/accessors/N"; Babylon would read past its matrices:
  * NaN), primitives of one mesh with different target counts
- * ("/meshes/M/primitives/P/targets", Babylon's loader throws).
+ * ("/meshes/M/primitives/P/targets", Babylon's loader throws). A vertex
+ * without a weight above 0 is kept and named when a pose asks
+ * (sk_geom_prim.unweighted).
  *
  * Immutable after sk_geom_build; reference counted (atomically): a PATCH
  * publishes a new skeleton version sharing the same geometry. */
@@ -60,12 +62,34 @@ typedef struct sk_geom_prim {
   uint32_t ntargets;
   sk_geom_target *targets; /* owned, ntargets */
   double *influence;       /* owned, ntargets default influences */
+  /* The first vertex with no weight above 0, or -1: Babylon skins it by a
+   * zero matrix, 0 x (1 / 0), NaN. Kept (the upload stays as valid as it
+   * was) and refused when a pose asks for the mesh (sk_poseops). */
+  int64_t unweighted;
+  uint32_t weights_accessor; /* WEIGHTS_0's index, for that refusal */
 } sk_geom_prim;
+
+/* A glTF "weights" channel on the node whose mesh the geometry keeps, as
+ * Babylon's loader animates MorphTarget.influence: keys at input x 60
+ * frames padded to [0, end of the animation] (AnimationGroup.normalize(0),
+ * the first and last keys copied), `ntargets` floats a key (x 3 with
+ * CUBICSPLINE: in-tangent, value, out-tangent, as the file has them). */
+typedef struct sk_geom_weights {
+  uint32_t clip; /* the glTF animation index (= the sk_anim clip) */
+  uint32_t mesh; /* the glTF mesh whose primitives it drives */
+  uint32_t ntargets;
+  int interp;    /* SK_ANIM_LINEAR, _STEP, _CUBICSPLINE */
+  size_t count;
+  double *frames; /* owned */
+  float *values;  /* owned */
+} sk_geom_weights;
 
 typedef struct sk_geom {
   int refs;
   uint32_t nprims;
   sk_geom_prim *prims; /* owned */
+  uint32_t nweights;
+  sk_geom_weights *weights; /* owned, in file order (a later channel on a mesh wins) */
   uint64_t vertices;   /* sum of the primitives' counts */
   uint32_t max_targets;
   size_t bytes;        /* what the geometry holds in memory */

@@ -32,11 +32,11 @@ static int append_array(sk_strbuf *out, const char *key, const float *v, size_t 
 
 /* One primitive posed into pos/nrm (scratch of count x 3 each), its items
  * appended to `verts` and `box`. */
-static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, float *pos,
-                      float *nrm, bool sep, sk_strbuf *verts, sk_strbuf *box) {
+static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
+                      float *pos, float *nrm, bool sep, sk_strbuf *verts, sk_strbuf *box) {
   const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
-  sk_skin_job job = {.prim = p, .final = final, .slots = slots, .pos = pos, .nrm = want_n ? nrm : NULL,
-                     .bounds = (outputs & SK_OUT_BOUNDS) != 0};
+  sk_skin_job job = {.prim = p, .final = final, .slots = slots, .influence = infl, .pos = pos,
+                     .nrm = want_n ? nrm : NULL, .bounds = (outputs & SK_OUT_BOUNDS) != 0};
   if (!sk_skin_validate(&job))
     return SK_ENOMEM;
   sk_skin_run(&job);
@@ -55,19 +55,24 @@ static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *fina
   return rc ? SK_ENOMEM : 0;
 }
 
-int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots, bool first,
-                          sk_strbuf *out) {
+int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots, long clip,
+                          double frame, bool first, sk_strbuf *out) {
   size_t most = 1;
   for (uint32_t i = 0; i < geom->nprims; i++)
     if (geom->prims[i].count > most)
       most = geom->prims[i].count;
   float *pos = malloc(most * 3 * sizeof *pos), *nrm = malloc(most * 3 * sizeof *nrm);
+  double *infl = malloc((geom->max_targets + 1) * sizeof *infl);
   sk_strbuf verts = {0}, box = {0};
-  int rc = pos == NULL || nrm == NULL ? SK_ENOMEM : 0;
-  for (uint32_t i = 0; !rc && i < geom->nprims; i++)
-    rc = write_prim(&geom->prims[i], outputs, final, slots, pos, nrm, i > 0, &verts, &box);
+  int rc = pos == NULL || nrm == NULL || infl == NULL ? SK_ENOMEM : 0;
+  for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
+    const sk_geom_prim *p = &geom->prims[i];
+    sk_skin_influences(geom, p->mesh, p->ntargets, clip, frame, p->influence, infl);
+    rc = write_prim(p, outputs, final, slots, infl, pos, nrm, i > 0, &verts, &box);
+  }
   free(pos);
   free(nrm);
+  free(infl);
   /* assembled only once every primitive is finite: an SK_ENOTFINITE answer appends nothing */
   if (!rc && (outputs & SK_OUT_VERTICES))
     rc = (!first && append_str(out, ",")) || append_str(out, "\"vertices\":[") ||

@@ -3,6 +3,9 @@
 #include <float.h>
 #include <string.h>
 
+#include "sk_anim.h"
+#include "sk_anim_math.h"
+
 bool sk_skin_validate(const sk_skin_job *job) {
   if (job == NULL || job->prim == NULL || job->final == NULL || (job->pos == NULL && job->nrm == NULL))
     return false;
@@ -105,4 +108,57 @@ void sk_skin_run(sk_skin_job *job) {
   }
   if (job->bounds)
     bounds(job->pos, p->count, job->min, job->max);
+}
+
+/* One weights channel at `frame` into out[0..ntargets). */
+static void sample_weights(const sk_geom_weights *w, double frame, double *out) {
+  const size_t n = w->count, nt = w->ntargets;
+  const bool cubic = w->interp == SK_ANIM_CUBICSPLINE;
+  const size_t stride = cubic ? 3 * nt : nt, vo = cubic ? nt : 0;
+  if (frame < w->frames[0])
+    frame = w->frames[0];
+  else if (frame > w->frames[n - 1])
+    frame = w->frames[n - 1];
+  size_t lo = 0, hi = n; /* the largest key at or before the frame, as Babylon's walk ends */
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (frame >= w->frames[mid])
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const float *sv = w->values + lo * stride + vo;
+  if (lo + 1 >= n || w->interp == SK_ANIM_STEP) {
+    for (size_t i = 0; i < nt; i++)
+      out[i] = sv[i];
+    return;
+  }
+  const float *ev = w->values + (lo + 1) * stride + vo;
+  const double frame_delta = w->frames[lo + 1] - w->frames[lo];
+  const double gradient = (frame - w->frames[lo]) / frame_delta;
+  if (!cubic) {
+    for (size_t i = 0; i < nt; i++)
+      out[i] = (double)sv[i] + ((double)ev[i] - (double)sv[i]) * gradient;
+    return;
+  }
+  const float *out_t = w->values + lo * stride + 2 * nt, *in_t = w->values + (lo + 1) * stride;
+  const double invfps = 1 / SK_ANIM_FPS;
+  for (size_t i = 0; i < nt; i++) {
+    const double v1 = sv[i], v2 = ev[i];
+    const double t1 = ((double)out_t[i] * invfps) * frame_delta, t2 = ((double)in_t[i] * invfps) * frame_delta;
+    sk_anim__hermite(&v1, &t1, &v2, &t2, gradient, 1, &out[i]);
+  }
+}
+
+void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip, double frame,
+                        const double *defaults, double *dest) {
+  const sk_geom_weights *last = NULL;
+  for (uint32_t k = 0; clip >= 0 && k < geom->nweights; k++)
+    if (geom->weights[k].clip == (uint32_t)clip && geom->weights[k].mesh == mesh && geom->weights[k].ntargets == ntargets)
+      last = &geom->weights[k];
+  if (last == NULL) {
+    memcpy(dest, defaults, ntargets * sizeof *dest);
+    return;
+  }
+  sample_weights(last, frame, dest);
 }

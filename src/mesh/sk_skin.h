@@ -51,6 +51,16 @@ typedef struct sk_skin_job {
   float min[3], max[3];
 } sk_skin_job;
 
+/* The influences of mesh `mesh`'s `ntargets` morph targets at `frame` of
+ * clip `clip` (-1: none) into dest: `defaults` where no "weights" channel
+ * of the clip drives the mesh, else the last such channel in file order
+ * sampled as Babylon's Animation._interpolate samples a FLOAT animation
+ * after RuntimeAnimation.goToFrame's clamp (STEP: the key before; LINEAR:
+ * start + (end - start) x gradient; CUBICSPLINE: Hermite with the tangents
+ * x 1/60 x the key interval). */
+void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip, double frame,
+                        const double *defaults, double *dest);
+
 /* Whether the job can run: prim, final and pos (or nrm) set, bounds only
  * with pos. */
 bool sk_skin_validate(const sk_skin_job *job);
