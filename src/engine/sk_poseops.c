@@ -223,9 +223,13 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
   w += outs * (fmt == SK_FMT_JSON ? 1 + SK_COST_JSON_MATRIX : 1);
   if (x->mesh_out != 0) {
     /* skinning a vertex (8 influences and a morph target or two) ~ one
-     * core matrix; printing its 3 floats ~ 3/16 of a matrix's 16 */
+     * core matrix; printing its 3 floats ~ 3/16 of a matrix's 16; the
+     * conservative bounds ~ one matrix a joint box (no vertex) */
     const uint64_t v = x->geom->vertices;
-    w += v * (1 + x->geom->max_targets / 4);
+    if (x->mesh_out & (SK_OUT_VERTICES | SK_OUT_BOUNDS))
+      w += v * (1 + x->geom->max_targets / 4);
+    for (uint32_t k = 0; (x->mesh_out & SK_OUT_BOUNDS_CONSERVATIVE) && k < x->geom->nprims; k++)
+      w += 1 + x->geom->prims[k].nboxes * (1 + (uint64_t)x->geom->prims[k].ntargets / 8);
     w += v * 3 * SK_COST_JSON_MATRIX / 16 * (((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0));
   }
   return w + x->nqueries * SK_COST_JSON_MATRIX;
@@ -241,7 +245,8 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
   size_t mesh = 0;
   if (x->mesh_out != 0) { /* ~16 bytes a float, 64 per primitive item */
     const size_t arrays = ((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0);
-    mesh = (size_t)x->geom->vertices * 3 * 16 * arrays + (size_t)x->geom->nprims * 2 * (64 + 6 * 16) + 64;
+    mesh = (size_t)x->geom->vertices * 3 * 16 * arrays + (size_t)x->geom->nprims * 2 * (64 + 6 * 16) * 2 +
+           (size_t)x->geom->nprims * (32 + 26 * (size_t)x->geom->max_targets) + 4 * 32;
   }
   return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh;
 }

@@ -38,7 +38,9 @@ enum {
   X(POSITIONS, "positions", SK_OUTPUT_BONES, 0) \
   X(VERTICES, "vertices", SK_OUTPUT_MESH, 0)     \
   X(NORMALS, "normals", SK_OUTPUT_MESH, 0)       \
-  X(BOUNDS, "bounds", SK_OUTPUT_MESH, 0)
+  X(BOUNDS, "bounds", SK_OUTPUT_MESH, 0)         \
+  X(MORPH_WEIGHTS, "morphWeights", SK_OUTPUT_MESH, 0) \
+  X(BOUNDS_CONSERVATIVE, "boundsConservative", SK_OUTPUT_MESH, 0)
 
 enum {
 #define SK_OUTPUT_INDEX(kind, name, family, extra) SK_OUT_INDEX_##kind,

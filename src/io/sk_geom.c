@@ -72,6 +72,7 @@ int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, s
   *bytes = 0;
   if (mesh_uses(root, skin, &u, &n) != 0)
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  const uint64_t joints = json_array_size(json_object_get(item(root, "skins", skin), "joints")) + 1;
   uint64_t total = 64, peak = 0;
   int rc = 0;
   for (size_t k = 0; !rc && k < n; k++) {
@@ -87,7 +88,9 @@ int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, s
       /* positions, normals, 8 joints (u16) and 8 weights, per target two
        * float arrays and its influence; the read of one accessor at once */
       uint64_t add = count * (6 * sizeof(float) + 8 * (sizeof(uint16_t) + sizeof(float))) +
-                     json_array_size(targets) * (count * 6 * sizeof(float) + sizeof(sk_geom_target) + 8);
+                     json_array_size(targets) * (count * 6 * sizeof(float) + sizeof(sk_geom_target) + 8) +
+                     /* the conservative bounds' boxes, per joint; the joint map */
+                     joints * (sizeof(uint16_t) + sizeof(int32_t) + 6 * sizeof(double) * (1 + json_array_size(targets)));
       total += add;
       if (count * 4 * sizeof(float) > peak)
         peak = count * 4 * sizeof(float);
@@ -120,6 +123,9 @@ static void prim_free(sk_geom_prim *p) {
   }
   free(p->targets);
   free(p->influence);
+  free(p->box_joint);
+  free(p->boxes);
+  free(p->dboxes);
 }
 
 static void geom_free(sk_geom *geom) {
@@ -247,6 +253,67 @@ static int read_targets(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const jso
   return rc;
 }
 
+static void box_grow(double *box, const double *v) {
+  for (int a = 0; a < 3; a++) {
+    if (v[a] < box[a])
+      box[a] = v[a];
+    if (v[a] > box[3 + a])
+      box[3 + a] = v[a];
+  }
+}
+
+/* Vertex v into box k: its base position and its targets' deltas. */
+static void box_add(sk_geom_prim *p, uint32_t k, size_t v) {
+  const double b[3] = {p->pos[3 * v], p->pos[3 * v + 1], p->pos[3 * v + 2]};
+  box_grow(p->boxes + 6 * (size_t)k, b);
+  for (uint32_t t = 0; t < p->ntargets; t++) {
+    const float *tp = p->targets[t].pos;
+    double d[3] = {0, 0, 0};
+    for (int a = 0; tp != NULL && a < 3; a++)
+      d[a] = (double)tp[3 * v + a] - b[a];
+    box_grow(p->dboxes + 6 * ((size_t)k * p->ntargets + t), d);
+  }
+}
+
+/* The per-joint boxes of the conservative bounds (sk_geom_prim.nboxes). */
+static int build_boxes(sk_geom_prim *p, size_t joints, sk_error *err) {
+  int32_t *slot = malloc((joints + 1) * sizeof *slot);
+  const size_t most = p->influences > 0 ? joints : 1;
+  p->box_joint = calloc(most + 1, sizeof *p->box_joint);
+  p->boxes = malloc((most + 1) * 6 * sizeof *p->boxes);
+  p->dboxes = p->ntargets > 0 ? malloc((most + 1) * p->ntargets * 6 * sizeof *p->dboxes) : NULL;
+  if (slot == NULL || p->box_joint == NULL || p->boxes == NULL || (p->ntargets > 0 && p->dboxes == NULL)) {
+    free(slot);
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  }
+  for (size_t j = 0; j <= joints; j++)
+    slot[j] = -1;
+  for (size_t k = 0; k < (most + 1) * 6; k++)
+    p->boxes[k] = k % 6 < 3 ? INFINITY : -INFINITY;
+  for (size_t k = 0; p->dboxes != NULL && k < (most + 1) * p->ntargets * 6; k++)
+    p->dboxes[k] = k % 6 < 3 ? INFINITY : -INFINITY;
+  for (size_t v = 0; v < p->count; v++) {
+    if (p->influences == 0) {
+      p->nboxes = 1;
+      box_add(p, 0, v);
+      continue;
+    }
+    for (unsigned i = 0; i < p->influences; i++) {
+      const size_t at = v * p->influences + i;
+      if (!(p->weights[at] > 0))
+        continue;
+      const uint16_t j = p->joints[at];
+      if (slot[j] < 0) {
+        slot[j] = (int32_t)p->nboxes;
+        p->box_joint[p->nboxes++] = j;
+      }
+      box_add(p, (uint32_t)slot[j], v);
+    }
+  }
+  free(slot);
+  return 0;
+}
+
 static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t *node, const json_t *mesh,
                      size_t joints, sk_error *err) {
   char pptr[64], ptr[SK_ERROR_POINTER_MAX]; /* two u32 indices: 36 bytes at most */
@@ -286,7 +353,8 @@ static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t
         p->unweighted = (int64_t)v;
     }
   }
-  return read_targets(g, p, pj, node, mesh, pptr, err);
+  rc = read_targets(g, p, pj, node, mesh, pptr, err);
+  return rc ? rc : build_boxes(p, joints, err);
 }
 
 static size_t prim_bytes(const sk_geom_prim *p) {
@@ -294,7 +362,7 @@ static size_t prim_bytes(const sk_geom_prim *p) {
   b += v * p->influences * (sizeof(uint16_t) + sizeof(float));
   for (uint32_t t = 0; t < p->ntargets; t++)
     b += sizeof(sk_geom_target) + sizeof(double) + v * 3 * sizeof(float) * ((p->targets[t].pos != NULL) + (p->targets[t].nrm != NULL));
-  return b;
+  return b + (size_t)(p->nboxes + 1) * (sizeof(uint16_t) + 6 * sizeof(double) * (1 + p->ntargets));
 }
 
 /* Appends the primitives of use `u` to `geom`. */

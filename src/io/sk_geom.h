@@ -67,6 +67,15 @@ typedef struct sk_geom_prim {
    * was) and refused when a pose asks for the mesh (sk_poseops). */
   int64_t unweighted;
   uint32_t weights_accessor; /* WEIGHTS_0's index, for that refusal */
+  /* Per-joint boxes for the conservative bounds: for each of the `nboxes`
+   * joints that influence a vertex (weight > 0), the box of those
+   * vertices' positions (min xyz, max xyz) and per morph target the box of
+   * their deltas (target - base, in doubles as ApplyMorph takes them). A
+   * primitive without influences has one box (joint 0) of all vertices. */
+  uint32_t nboxes;
+  uint16_t *box_joint; /* owned, nboxes */
+  double *boxes;       /* owned, nboxes x 6 */
+  double *dboxes;      /* owned, nboxes x ntargets x 6, or NULL without targets */
 } sk_geom_prim;
 
 /* A glTF "weights" channel on the node whose mesh the geometry keeps, as

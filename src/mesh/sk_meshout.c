@@ -32,8 +32,48 @@ static int append_array(sk_strbuf *out, const char *key, const float *v, size_t 
 
 /* One primitive posed into pos/nrm (scratch of count x 3 each), its items
  * appended to `verts` and `box`. */
+/* The primitive's conservative box item into `cons`. */
+static int write_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl, float *pos,
+                              bool sep, sk_strbuf *cons) {
+  float min[3], max[3];
+  sk_skin_bounds_conservative(p, final, slots, infl, pos, min, max);
+  if (!all_finite(min, 3) || !all_finite(max, 3))
+    return SK_ENOTFINITE;
+  return (sep && append_str(cons, ",")) || append_prim(cons, p) || append_array(cons, ",\"min\":", min, 3) ||
+                 append_array(cons, ",\"max\":", max, 3) || append_str(cons, "}")
+             ? SK_ENOMEM
+             : 0;
+}
+
+/* "morphWeights" items: each mesh with targets once, its influences. */
+static int write_weights(const sk_geom *geom, long clip, double frame, double *infl, sk_strbuf *out) {
+  bool sep = false;
+  for (uint32_t i = 0; i < geom->nprims; i++) {
+    const sk_geom_prim *p = &geom->prims[i];
+    if (p->ntargets == 0 || (i > 0 && geom->prims[i - 1].mesh == p->mesh))
+      continue;
+    sk_skin_influences(geom, p->mesh, p->ntargets, clip, frame, p->influence, infl);
+    char b[64];
+    int n = snprintf(b, sizeof b, "%s{\"mesh\":\"/meshes/%u\",\"weights\":[", sep ? "," : "", p->mesh);
+    if (n < 0 || (size_t)n >= sizeof b || sk_strbuf_append(out, b, (size_t)n))
+      return SK_ENOMEM;
+    for (uint32_t t = 0; t < p->ntargets; t++) {
+      char num[32];
+      size_t len = sk_numfmt_f64(infl[t], num);
+      if ((t > 0 && append_str(out, ",")) || sk_strbuf_append(out, num, len))
+        return SK_ENOMEM;
+    }
+    if (append_str(out, "]}"))
+      return SK_ENOMEM;
+    sep = true;
+  }
+  return 0;
+}
+
 static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
                       float *pos, float *nrm, bool sep, sk_strbuf *verts, sk_strbuf *box) {
+  if (!(outputs & (SK_OUT_VERTICES | SK_OUT_BOUNDS))) /* normals go with vertices */
+    return 0;
   const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
   sk_skin_job job = {.prim = p, .final = final, .slots = slots, .influence = infl, .pos = pos,
                      .nrm = want_n ? nrm : NULL, .bounds = (outputs & SK_OUT_BOUNDS) != 0};
@@ -63,31 +103,38 @@ int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *fi
       most = geom->prims[i].count;
   float *pos = malloc(most * 3 * sizeof *pos), *nrm = malloc(most * 3 * sizeof *nrm);
   double *infl = malloc((geom->max_targets + 1) * sizeof *infl);
-  sk_strbuf verts = {0}, box = {0};
+  sk_strbuf verts = {0}, box = {0}, weights = {0}, cons = {0};
   int rc = pos == NULL || nrm == NULL || infl == NULL ? SK_ENOMEM : 0;
   for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
     const sk_geom_prim *p = &geom->prims[i];
     sk_skin_influences(geom, p->mesh, p->ntargets, clip, frame, p->influence, infl);
     rc = write_prim(p, outputs, final, slots, infl, pos, nrm, i > 0, &verts, &box);
+    if (!rc && (outputs & SK_OUT_BOUNDS_CONSERVATIVE))
+      rc = write_conservative(p, final, slots, infl, pos, i > 0, &cons);
   }
+  if (!rc && (outputs & SK_OUT_MORPH_WEIGHTS))
+    rc = write_weights(geom, clip, frame, infl, &weights);
   free(pos);
   free(nrm);
   free(infl);
-  /* assembled only once every primitive is finite: an SK_ENOTFINITE answer appends nothing */
-  if (!rc && (outputs & SK_OUT_VERTICES))
-    rc = (!first && append_str(out, ",")) || append_str(out, "\"vertices\":[") ||
-                 sk_strbuf_append(out, verts.data, verts.len) || append_str(out, "]")
-             ? SK_ENOMEM
-             : 0;
-  first = first && !(outputs & SK_OUT_VERTICES);
-  if (!rc && (outputs & SK_OUT_BOUNDS))
-    rc = (!first && append_str(out, ",")) || append_str(out, "\"bounds\":[") || sk_strbuf_append(out, box.data, box.len) ||
-                 append_str(out, "]")
-             ? SK_ENOMEM
-             : 0;
-  if (!rc && (verts.failed || box.failed || out->failed))
+  /* assembled only once every primitive is finite: an SK_ENOTFINITE answer
+   * appends nothing; the members in the table's order */
+  const sk_strbuf *parts[4] = {&verts, &box, &weights, &cons};
+  const char *names[4] = {"\"vertices\":[", "\"bounds\":[", "\"morphWeights\":[", "\"boundsConservative\":["};
+  const unsigned bits[4] = {SK_OUT_VERTICES, SK_OUT_BOUNDS, SK_OUT_MORPH_WEIGHTS, SK_OUT_BOUNDS_CONSERVATIVE};
+  for (int k = 0; k < 4 && !rc; k++) {
+    if (!(outputs & bits[k]))
+      continue;
+    if ((!first && append_str(out, ",")) || append_str(out, names[k]) ||
+        (parts[k]->len > 0 && sk_strbuf_append(out, parts[k]->data, parts[k]->len)) || append_str(out, "]"))
+      rc = SK_ENOMEM;
+    first = false;
+  }
+  if (!rc && (verts.failed || box.failed || weights.failed || cons.failed || out->failed))
     rc = SK_ENOMEM;
   sk_strbuf_free(&verts);
   sk_strbuf_free(&box);
+  sk_strbuf_free(&weights);
+  sk_strbuf_free(&cons);
   return rc;
 }

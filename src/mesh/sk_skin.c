@@ -1,6 +1,7 @@
 #include "sk_skin.h"
 
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "sk_anim.h"
@@ -161,4 +162,57 @@ void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, l
     return;
   }
   sample_weights(last, frame, dest);
+}
+
+static bool affine(const float *m) { return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1; }
+
+void sk_skin_bounds_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl,
+                                 float *pos, float min[3], float max[3]) {
+  bool exact = p->influences == 0;
+  for (uint32_t k = 0; k < p->nboxes && !exact; k++)
+    exact = !affine(final + 16 * (size_t)p->box_joint[k]);
+  if (exact) {
+    sk_skin_job job = {.prim = p, .final = final, .slots = slots, .influence = infl, .pos = pos, .bounds = true};
+    sk_skin_run(&job);
+    memcpy(min, job.min, sizeof job.min);
+    memcpy(max, job.max, sizeof job.max);
+    return;
+  }
+  double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
+  for (uint32_t k = 0; k < p->nboxes; k++) {
+    double b[6];
+    memcpy(b, p->boxes + 6 * (size_t)k, sizeof b);
+    for (uint32_t t = 0; t < p->ntargets; t++) {
+      if (infl[t] == 0)
+        continue;
+      const double *d = p->dboxes + 6 * ((size_t)k * p->ntargets + t);
+      for (int a = 0; a < 3; a++) {
+        const double u = d[a] * infl[t], v = d[3 + a] * infl[t];
+        b[a] += u < v ? u : v;
+        b[3 + a] += u < v ? v : u;
+      }
+    }
+    const float *m = final + 16 * (size_t)p->box_joint[k];
+    for (int c = 0; c < 8; c++) {
+      const double x = b[(c & 1) ? 3 : 0], y = b[(c & 2) ? 4 : 1], z = b[(c & 4) ? 5 : 2];
+      const double r[3] = {x * m[0] + y * m[4] + z * m[8] + m[12], x * m[1] + y * m[5] + z * m[9] + m[13],
+                           x * m[2] + y * m[6] + z * m[10] + m[14]};
+      for (int a = 0; a < 3; a++) {
+        if (r[a] < lo[a])
+          lo[a] = r[a];
+        if (r[a] > hi[a])
+          hi[a] = r[a];
+      }
+    }
+  }
+  double big = 0;
+  for (int a = 0; a < 3; a++)
+    big = fmax(big, fmax(fabs(lo[a]), fabs(hi[a])));
+  const double pad = big * 0x1p-16 + FLT_MIN;
+  for (int a = 0; a < 3; a++) {
+    /* rounded outward to float32 */
+    float l = (float)(lo[a] - pad), h = (float)(hi[a] + pad);
+    min[a] = (double)l > lo[a] - pad ? nextafterf(l, -INFINITY) : l;
+    max[a] = (double)h < hi[a] + pad ? nextafterf(h, INFINITY) : h;
+  }
 }

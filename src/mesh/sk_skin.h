@@ -61,6 +61,22 @@ typedef struct sk_skin_job {
 void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip, double frame,
                         const double *defaults, double *dest);
 
+/* A box that contains the exact bounds of primitive `p` posed by `final`
+ * with morph influences `infl` (p->ntargets), from the per-joint boxes of
+ * sk_geom (no vertex is touched): each joint's box of base positions plus
+ * the influences times its targets' delta boxes (interval arithmetic),
+ * its 8 corners through the joint's skin matrix, all unioned, padded by
+ * 2^-16 of the largest coordinate for the float32 roundings of the exact
+ * path. Why the union holds the skinned vertex: with affine skin matrices
+ * (last column 0, 0, 0, 1) the blended matrix's w is the weight sum s, and
+ * Babylon's divide by w makes the vertex the convex combination
+ * sum (w_i / s) M_i p of points inside the boxes' images. A primitive
+ * with a non-affine matrix among its joints, or without influences, gets
+ * the exact bounds instead (computed here into the scratch `pos`, count x
+ * 3 floats). */
+void sk_skin_bounds_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl,
+                                 float *pos, float min[3], float max[3]);
+
 /* Whether the job can run: prim, final and pos (or nrm) set, bounds only
  * with pos. */
 bool sk_skin_validate(const sk_skin_job *job);
