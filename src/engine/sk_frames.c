@@ -121,6 +121,11 @@ int sk_frames_check_cost(const sk_model *e, const sk_pose *poses, size_t n, cons
       cost.answer += sk_poseops_answer_bytes(e->skel, poses[i].ops, o->fmt);
       if (sk_cost_work(&cost) > l->max_work)
         return sk_error_set(err, SK_ETOOBIG, ptr, "the ops and outputs of %zu poses are over the work limit", i + 1);
+      if (cost.answer > l->max_answer && poses[i].ops->mesh_out != 0)
+        return sk_error_set(err, SK_ETOOBIG, ptr,
+                            "the answer's skinned mesh outputs of %zu poses would be over %llu bytes "
+                            "(--max-answer-mb); ask for fewer frames or outputs",
+                            i + 1, (unsigned long long)l->max_answer);
       if (cost.answer > l->max_answer)
         return sk_error_set(err, SK_ETOOBIG, ptr, "the answer would be over %llu bytes",
                             (unsigned long long)l->max_answer);
