@@ -293,6 +293,29 @@ START_TEST(estimate_bounds_the_build_and_refuses_past_the_limit) {
 }
 END_TEST
 
+/* skin_morph.glb (tests/data/gen): its animated weights are kept and counted
+ * in the estimate with the rest. */
+START_TEST(weights_channels_are_kept_and_estimated) {
+  size_t len, bytes;
+  unsigned char *d = sk_test_read_asset("skin_morph.glb", &len);
+  sk_gltf *g;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_int_eq(sk_gltf_parse(d, len, &g, &err), 0);
+  ck_assert_int_eq(sk_geom_estimate(g, 0, 0, 0, &bytes, &err), 0);
+  sk_geom *geom;
+  ck_assert_int_eq(sk_geom_build(g, 0, &geom, &err), 0);
+  ck_assert_uint_gt(geom->nweights, 0);
+  ck_assert_uint_gt(geom->prims[0].ntargets, 0);
+  ck_assert_uint_eq(geom->weights[0].ntargets, geom->prims[0].ntargets);
+  ck_assert(geom->weights[0].frames[0] == 0); /* padded from frame 0 or keyed there */
+  ck_assert_uint_ge(bytes, geom->bytes);
+  sk_geom_unref(geom);
+  sk_gltf_destroy(g);
+  free(d);
+}
+END_TEST
+
 /* The import keeps it, and a file without a skinned node keeps none. */
 START_TEST(import_extra_carries_the_geometry) {
   spec s;
@@ -345,6 +368,7 @@ int main(void) {
   tcase_add_test(golden, zero_weight_joints_are_not_checked);
   tcase_add_test(golden, a_vertex_without_weight_is_marked);
   tcase_add_test(golden, import_extra_carries_the_geometry);
+  tcase_add_test(golden, weights_channels_are_kept_and_estimated);
   suite_add_tcase(s, golden);
   TCase *validity = tcase_create("validity");
   tcase_add_test(validity, refusals_name_the_accessor);

@@ -104,6 +104,38 @@ int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, s
       }
     }
   }
+  /* the "weights" channels kept: per key a double frame (two pads) and the
+   * output values, the largest input and output read at once */
+  const json_t *anims = json_object_get(root, "animations");
+  for (size_t a = 0; !rc && n > 0 && a < json_array_size(anims); a++) {
+    const json_t *an = json_array_get(anims, a), *chs = json_object_get(an, "channels");
+    for (size_t c = 0; !rc && c < json_array_size(chs); c++) {
+      const json_t *target = json_object_get(json_array_get(chs, c), "target");
+      const char *path = json_string_value(json_object_get(target, "path"));
+      size_t node, smp, in, out;
+      bool ours = false;
+      for (size_t k = 0; k < n && !ours; k++)
+        ours = index_of(json_object_get(target, "node"), &node) && node == u[k].node;
+      const json_t *sj = index_of(json_object_get(json_array_get(chs, c), "sampler"), &smp)
+                             ? json_array_get(json_object_get(an, "samplers"), smp)
+                             : NULL;
+      if (path == NULL || strcmp(path, "weights") != 0 || !ours || !index_of(json_object_get(sj, "input"), &in) ||
+          !index_of(json_object_get(sj, "output"), &out))
+        continue;
+      const uint64_t keys = acc_count(root, in) + 2, vals = acc_count(root, out);
+      total += sizeof(sk_geom_weights) + keys * sizeof(double) + vals * sizeof(float) * 2;
+      if ((keys + vals) * sizeof(float) > peak)
+        peak = (keys + vals) * sizeof(float);
+      if (limit != 0 && base + total + peak > limit) {
+        char ptr[SK_ERROR_POINTER_MAX];
+        snprintf(ptr, sizeof ptr, "/accessors/%zu/count", out);
+        rc = sk_error_set(err, SK_ETOOBIG, ptr,
+                          "the skeleton, its clips and its skinned mesh would take about %llu bytes in memory; "
+                          "the limit is %zu (--max-skeleton-mb)",
+                          (unsigned long long)(base + total + peak), limit);
+      }
+    }
+  }
   free(u);
   total += peak;
   *bytes = total > SIZE_MAX ? SIZE_MAX : (size_t)total;
