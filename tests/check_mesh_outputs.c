@@ -182,6 +182,27 @@ START_TEST(a_restart_answers_the_same_bytes_from_the_record) {
 }
 END_TEST
 
+/* A PATCH publishes a new version with the same geometry: the mesh follows
+ * the changed bone, and POST /rest brings back the first answer's bytes. */
+START_TEST(a_patch_keeps_the_mesh_and_poses_it) {
+  json_decref(put_asset("fox", "Fox.glb"));
+  const char *body = "{\"output\": [\"bounds\"]}";
+  size_t n0, n1, n2;
+  char *before = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n0);
+  const char *patch = "{\"bones\": {\"b_Neck_04\": {\"rotation\": [0, 0, 1.2]}}}";
+  free(ask_text("PATCH", "/v1/skeletons/fox/bones", "application/json", NULL, patch, strlen(patch), 200, NULL));
+  char *patched = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n1);
+  ck_assert_msg(n0 != n1 || memcmp(before, patched, n0) != 0, "the bounds did not move: %s", patched);
+  free(ask_text("POST", "/v1/skeletons/fox/rest", NULL, NULL, "", 0, 200, NULL));
+  char *rest = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n2);
+  ck_assert_uint_eq(n0, n2);
+  ck_assert_mem_eq(before, rest, n0);
+  free(before);
+  free(patched);
+  free(rest);
+}
+END_TEST
+
 START_TEST(refusals_name_the_output_or_the_limit) {
   /* a JSON skeleton has no mesh */
   const char *plain = "{\"bones\": [{\"name\": \"root\", \"parent\": null, \"matrix\": [1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]}]}";
@@ -238,6 +259,7 @@ int main(void) {
   tcase_add_test(tc, conservative_bounds_contain_the_exact_box_on_every_frame_of_every_clip);
   tcase_add_test(tc, every_pose_form_answers_the_same_mesh);
   tcase_add_test(tc, a_restart_answers_the_same_bytes_from_the_record);
+  tcase_add_test(tc, a_patch_keeps_the_mesh_and_poses_it);
   tcase_add_test(tc, refusals_name_the_output_or_the_limit);
   tcase_add_test(tc, a_bad_skinned_primitive_is_refused_at_upload);
   suite_add_tcase(s, tc);
