@@ -19,7 +19,7 @@ START_TEST(two_influences_blend_the_matrices) {
   float final[32], pos[3] = {1, 1, 1}, nrm[3] = {0, 0, 1}, out[3], nout[3];
   memcpy(final, k_translate, sizeof k_translate);
   memcpy(final + 16, k_scale2, sizeof k_scale2);
-  uint16_t joints[4] = {0, 1, 0, 0};
+  uint32_t joints[4] = {0, 1, 0, 0};
   float weights[4] = {0.5f, 0.5f, 0, 0};
   sk_geom_prim p = {.count = 1, .influences = 4, .pos = pos, .nrm = nrm, .joints = joints, .weights = weights};
   sk_skin_job job = {.prim = &p, .final = final, .slots = 2, .pos = out, .nrm = nout, .bounds = true};
@@ -37,7 +37,7 @@ START_TEST(transform_divides_by_w) {
   float final[16], pos[3] = {2, 4, 6}, out[3];
   memcpy(final, k_scale2, sizeof k_scale2);
   final[15] = 4; /* w = 4 */
-  uint16_t joints[4] = {0};
+  uint32_t joints[4] = {0};
   float weights[4] = {1, 0, 0, 0};
   sk_geom_prim p = {.count = 1, .influences = 4, .pos = pos, .joints = joints, .weights = weights};
   sk_skin_job job = {.prim = &p, .final = final, .slots = 1, .pos = out};
@@ -50,7 +50,7 @@ END_TEST
 START_TEST(zero_and_negative_weights_are_skipped) {
   float final[16], pos[3] = {1, 1, 1}, out[3];
   memcpy(final, k_translate, sizeof k_translate);
-  uint16_t joints[8] = {0, 9, 9, 9, 9, 9, 9, 0};
+  uint32_t joints[8] = {0, 9, 9, 9, 9, 9, 9, 0};
   float weights[8] = {0.5f, 0, -1, 0, 0, -0.0f, 0, 0.5f};
   sk_geom_prim p = {.count = 1, .influences = 8, .pos = pos, .joints = joints, .weights = weights};
   sk_skin_job job = {.prim = &p, .final = final, .slots = 1, .pos = out};
@@ -71,7 +71,7 @@ START_TEST(morph_applies_before_skinning) {
   sk_skin_job job = {.prim = &p, .final = final, .slots = 1, .pos = out};
   sk_skin_run(&job); /* no influences: morphed, not skinned */
   ck_assert(out[0] == 2 && out[1] == 2 && out[2] == 1);
-  uint16_t joints[4] = {0};
+  uint32_t joints[4] = {0};
   float weights[4] = {1, 0, 0, 0};
   p.influences = 4;
   p.joints = joints;
@@ -100,7 +100,7 @@ START_TEST(rounds_where_babylon_stores) {
   fin[5] = fin[10] = fin[15] = 1;
   fin[16] = 0x1p-24f;
   fin[31] = 1;
-  uint16_t joints[4] = {0, 1, 1, 0};
+  uint32_t joints[4] = {0, 1, 1, 0};
   float weights[4] = {1, 1, 1, 0};
   float one[3] = {1, 0, 0};
   sk_geom_prim q = {.count = 1, .influences = 4, .pos = one, .joints = joints, .weights = weights};

@@ -87,10 +87,10 @@ int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, s
       const json_t *targets = json_object_get(json_array_get(prims, p), "targets");
       /* positions, normals, 8 joints (u16) and 8 weights, per target two
        * float arrays and its influence; the read of one accessor at once */
-      uint64_t add = count * (6 * sizeof(float) + 8 * (sizeof(uint16_t) + sizeof(float))) +
+      uint64_t add = count * (6 * sizeof(float) + 8 * (sizeof(uint32_t) + sizeof(float))) +
                      json_array_size(targets) * (count * 6 * sizeof(float) + sizeof(sk_geom_target) + 8) +
                      /* the conservative bounds' boxes, per joint; the joint map */
-                     joints * (sizeof(uint16_t) + sizeof(int32_t) + 6 * sizeof(double) * (1 + json_array_size(targets)));
+                     joints * (sizeof(uint32_t) + sizeof(int32_t) + 6 * sizeof(double) * (1 + json_array_size(targets)));
       total += add;
       if (count * 4 * sizeof(float) > peak)
         peak = count * 4 * sizeof(float);
@@ -237,7 +237,7 @@ static int read_influences(sk_gltf *g, sk_geom_prim *p, size_t ja, size_t wa, un
         rc = FAIL(ptr, "vertex %zu: joint %g with weight %g is not one of the skin's %zu joints", v, (double)jf,
                   (double)wf, joints);
       } else {
-        p->joints[at] = (uint16_t)jf;
+        p->joints[at] = (uint32_t)jf;
       }
     }
   free(j);
@@ -334,7 +334,7 @@ static int build_boxes(sk_geom_prim *p, size_t joints, sk_error *err) {
       const size_t at = v * p->influences + i;
       if (!(p->weights[at] > 0))
         continue;
-      const uint16_t j = p->joints[at];
+      const uint32_t j = p->joints[at];
       if (slot[j] < 0) {
         slot[j] = (int32_t)p->nboxes;
         p->box_joint[p->nboxes++] = j;
@@ -391,10 +391,10 @@ static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t
 
 static size_t prim_bytes(const sk_geom_prim *p) {
   size_t v = p->count, b = sizeof *p + v * 3 * sizeof(float) * (1 + (p->nrm != NULL));
-  b += v * p->influences * (sizeof(uint16_t) + sizeof(float));
+  b += v * p->influences * (sizeof(uint32_t) + sizeof(float));
   for (uint32_t t = 0; t < p->ntargets; t++)
     b += sizeof(sk_geom_target) + sizeof(double) + v * 3 * sizeof(float) * ((p->targets[t].pos != NULL) + (p->targets[t].nrm != NULL));
-  return b + (size_t)(p->nboxes + 1) * (sizeof(uint16_t) + 6 * sizeof(double) * (1 + p->ntargets));
+  return b + (size_t)(p->nboxes + 1) * (sizeof(uint32_t) + 6 * sizeof(double) * (1 + p->ntargets));
 }
 
 /* Appends the primitives of use `u` to `geom`. */

@@ -57,7 +57,7 @@ typedef struct sk_geom_prim {
   unsigned influences; /* 0 (not skinned), 4 or 8 */
   float *pos;          /* owned, count x 3 */
   float *nrm;          /* owned, count x 3, or NULL without NORMAL */
-  uint16_t *joints;    /* owned, count x influences (0 where the weight is <= 0) */
+  uint32_t *joints;    /* owned, count x influences (0 where the weight is <= 0) */
   float *weights;      /* owned, count x influences */
   uint32_t ntargets;
   sk_geom_target *targets; /* owned, ntargets */
@@ -73,7 +73,7 @@ typedef struct sk_geom_prim {
    * their deltas (target - base, in doubles as ApplyMorph takes them). A
    * primitive without influences has one box (joint 0) of all vertices. */
   uint32_t nboxes;
-  uint16_t *box_joint; /* owned, nboxes */
+  uint32_t *box_joint; /* owned, nboxes */
   double *boxes;       /* owned, nboxes x 6 */
   double *dboxes;      /* owned, nboxes x ntargets x 6, or NULL without targets */
 } sk_geom_prim;

@@ -39,7 +39,7 @@ static void morph(const sk_geom_prim *p, const double *influence, const float *b
 static void blend(const sk_geom_prim *p, const float *final, size_t v, float m[16]) {
   memset(m, 0, 16 * sizeof *m);
   const unsigned k = p->influences;
-  const uint16_t *j = p->joints + v * k;
+  const uint32_t *j = p->joints + v * k;
   const float *w = p->weights + v * k;
   for (unsigned i = 0; i < k; i++) {
     if (!(w[i] > 0))
