@@ -375,7 +375,7 @@ static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes)
   const sk_skeleton *s = bj->entry->skel;
   size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses, extra = 0;
   for (const sk_poseops *x = bj->opsets; x != NULL; x = x->next)
-    held += sizeof *x + x->nops * sizeof *x->ops;
+    held += x->block * sizeof *x + x->nops * sizeof *x->ops; /* a block: one copy a pose (mesh clip frames) */
   for (size_t i = 0; i < bj->n; i++) {
     if (bj->poses[i].ops != NULL) /* Bone-API outputs and queries (sk_poseops) */
       extra += sk_poseops_answer_bytes(s, bj->poses[i].ops, bj->fmt);
