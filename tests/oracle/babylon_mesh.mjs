@@ -10,12 +10,13 @@
 //
 // One JSON line per time:
 //   {"time": t, "animation": name|null, "morphWeights": [{"mesh": "/meshes/M", "weights": [...]}],
-//    "primitives": [{"primitive": "/meshes/M/primitives/P", "positions": [...], "normals": [...],
+//    "primitives": [{"primitive": "/meshes/M/primitives/P", "skinned": bool, "positions": [...], "normals": [...],
 //                    "min": [x,y,z], "max": [x,y,z]}]}
 // positions = mesh.getPositionData(true, true), normals = mesh.getNormalsData(true, true),
 // min/max = boundingBox.minimum/maximum after mesh.refreshBoundingInfo(true, true). Every
 // number is a float32 value printed as the shortest double that reads back as it (so
-// Math.fround(x) === x), except morph weights, which are Babylon's doubles.
+// Math.fround(x) === x), except morph weights, which are Babylon's doubles; NaN prints as
+// null. "skinned" is false for a primitive without JOINTS_0/WEIGHTS_0 (returned as loaded).
 // Without --animation (or with "rest") the rest pose is used; times are then ignored
 // (one line).
 //
@@ -125,7 +126,8 @@ function snapshot(scene, sk, normals) {
     for (const mesh of scene.meshes) {
         if (mesh.skeleton !== sk || mesh.getTotalVertices() === 0) continue;
         const primitive = pointerOf(mesh);
-        const item = { primitive, positions: f32(mesh.getPositionData(true, true)) };
+        const skinned = !!(mesh.getVerticesData("matricesIndices") && mesh.getVerticesData("matricesWeights"));
+        const item = { primitive, skinned, positions: f32(mesh.getPositionData(true, true)) };
         if (normals) {
             const n = mesh.getNormalsData(true, true);
             if (n) item.normals = f32(n);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Tests conformance_mesh.mjs itself, without skinnerd's mesh outputs: fake_mesh_daemon.mjs
 # answers with Babylon's own numbers (every check must pass), then with one float32 ulp
-# off in each answer (it must fail and name the vertex, component and ulps).
+# off in each answer (it must fail and name the vertex, component and ulps); and the
+# ray-hit reference's self-check.
 # Exit 77 when node or the pinned Babylon is missing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +27,11 @@ echo "$out" | head -1
 if [ $rc -ne 1 ] || ! echo "$out" | grep -q '^FAIL skin_mirror.glb rest pose: /meshes/0/primitives/0 positions vertex 2 y: .* 1 ulps$'; then
     echo "$out"
     echo "FAIL: an answer one ulp off is not reported (exit $rc)"
+    exit 1
+fi
+# The ray-hit reference (ray_reference.mjs) on centroid rays of a posed mesh.
+if ! node "$here/ray_reference.mjs" "$tests/data/skin_morph.glb" --animation 0 --time 0.5 --self-check 2>/dev/null; then
+    echo "FAIL: ray_reference.mjs --self-check"
     exit 1
 fi
 echo "conformance-mesh-selftest: passed"

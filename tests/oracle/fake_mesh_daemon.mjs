@@ -20,6 +20,8 @@ const FPS = 60;
 const FAULT = process.env.FAKE_MESH_FAULT === "1";
 const dir = mkdtempSync(join(tmpdir(), "fake-mesh-"));
 const store = new Map();
+// A failed Babylon load leaves promises that throw later; a stand-in shrugs them off.
+process.on("uncaughtException", (e) => process.stderr.write(`fake_mesh_daemon: ${e.message}\n`));
 
 function f32str(x) {
     if (Object.is(x, -0)) return "-0";
@@ -40,7 +42,7 @@ function glbJson(bytes) {
 function answer(entry, pose) {
     const { asset, json } = entry;
     const { scene, restore } = asset;
-    const sk = scene.skeletons.find((s) => s.id === "skeleton0");
+    const sk = scene.skeletons.find((s) => s.id === `skeleton${entry.skin}`);
     restore();
     let group = null;
     if (pose.animation !== undefined) {
@@ -49,8 +51,19 @@ function answer(entry, pose) {
         group = scene.animationGroups.find((g) => g.name === name);
         group.start(false, 1, group.from, group.to);
         group.pause();
-        group.goToFrame((pose.time ?? 0) * FPS);
+        const f = (pose.time ?? 0) * FPS;
+        group.goToFrame(pose.loop ? f % group.to : f);
     }
+    const layers = (pose.layers ?? []).map((l) => {
+        const name = json.animations[l.animation].name || `animation${l.animation}`;
+        const g = scene.animationGroups.find((x) => x.name === name);
+        g.start(false, 1, g.from, g.to);
+        g.pause();
+        g.weight = l.weight;
+        return { g, time: l.time + (pose.time ?? 0) };
+    });
+    for (const l of layers) l.g.goToFrame(l.time * FPS, true);
+    if (layers.length) scene._animate();
     sk.prepare(true);
     const verts = [];
     const bounds = [];
@@ -73,9 +86,15 @@ function answer(entry, pose) {
         bounds.push(`{"primitive":${JSON.stringify(primitive)},"min":${nums([bb.minimum.x, bb.minimum.y, bb.minimum.z])},"max":${nums([bb.maximum.x, bb.maximum.y, bb.maximum.z])}}`);
     }
     if (group) group.stop();
+    for (const l of layers) {
+        l.g.stop();
+        l.g.weight = -1;
+    }
     restore();
     const parts = [];
+    const final = nums(sk._transformMatrices);
     for (const o of pose.output ?? []) {
+        if (o === "final") parts.push(`"final":${final}`);
         if (o === "vertices") parts.push(`"vertices":[${verts.join(",")}]`);
         if (o === "bounds") parts.push(`"bounds":[${bounds.join(",")}]`);
     }
@@ -83,7 +102,7 @@ function answer(entry, pose) {
 }
 
 function poseText(entry, pose) {
-    const bad = (pose.output ?? []).findIndex((o) => !["vertices", "normals", "bounds"].includes(o));
+    const bad = (pose.output ?? []).findIndex((o) => !["final", "vertices", "normals", "bounds"].includes(o));
     if (bad >= 0) return { status: 422, text: JSON.stringify({ status: 422, detail: "unknown output", pointer: `/output/${bad}` }) };
     let times = null;
     if (Array.isArray(pose.times)) times = pose.times;
@@ -100,18 +119,32 @@ const server = http.createServer((rq, rs) => {
     rq.on("data", (c) => chunks.push(c));
     rq.on("end", async () => {
         const body = Buffer.concat(chunks);
-        const m = /^\/v1\/skeletons\/([A-Za-z0-9._-]+)(\/pose|\/poses)?$/.exec(rq.url);
+        const m = /^\/v1\/skeletons\/([A-Za-z0-9._-]+)(\/pose|\/poses)?(?:\?skin=(\d+))?$/.exec(rq.url);
         const send = (status, text) => {
             rs.writeHead(status, { "Content-Type": "application/json" });
             rs.end(text);
         };
         try {
             if (!m) return send(404, "{}");
-            const [, id, route] = m;
+            const [, id, route, skin] = m;
             if (rq.method === "PUT" && !route) {
-                const file = join(dir, `${id}.glb`);
+                const isGlb = body.readUInt32LE(0) === 0x46546c67;
+                const file = join(dir, `${id}.${isGlb ? "glb" : "gltf"}`);
                 writeFileSync(file, body);
-                store.set(id, { asset: await loadAsset(file), json: glbJson(body) });
+                const json = isGlb ? glbJson(body) : JSON.parse(body.toString("utf8"));
+                // As skinnerd should: refuse what Babylon cannot load or skins to NaN.
+                let asset;
+                try {
+                    asset = await loadAsset(file);
+                } catch (err) {
+                    return send(422, JSON.stringify({ status: 422, detail: String(err).slice(0, 100), pointer: "/meshes/0" }));
+                }
+                const e = { asset, json, skin: Number(skin ?? 0) };
+                if (/NaN|null/.test(answer(e, { output: ["vertices", "normals"] }))) {
+                    asset.engine.dispose();
+                    return send(422, JSON.stringify({ status: 422, detail: "NaN vertices", pointer: "/meshes/0/primitives/0/attributes/POSITION" }));
+                }
+                store.set(id, e);
                 return send(201, JSON.stringify({ id }));
             }
             if (rq.method === "DELETE" && !route) {
@@ -138,6 +171,7 @@ const server = http.createServer((rq, rs) => {
         }
     });
 });
+server.keepAliveTimeout = 300000;
 server.listen(0, "127.0.0.1", () => process.stdout.write(`listening on 127.0.0.1:${server.address().port}\n`));
 process.on("SIGTERM", () => {
     server.close();

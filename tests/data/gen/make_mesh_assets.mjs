@@ -13,10 +13,11 @@
 //    non-uniform scale, a joint with negative scale, the skinned node itself with a
 //    (ignored) negative scale; clip "flex" animates a non-uniform scale through negative
 //    values and rotations.
+//  * mesh_bad/*.glb: bad or odd input (badVariant below).
 // Licence: made for this project, same licence as the project (tests/data/LICENSES.md).
 
 import { Document, NodeIO } from "@gltf-transform/core";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 
 const OUT = new URL("..", import.meta.url);
 
@@ -318,7 +319,65 @@ function skinMirror() {
     return doc;
 }
 
+/**
+ * Bad or odd input on a 2-joint tube (tests/data/mesh_bad/NAME.glb), to pin down what
+ * Babylon does with it (conformance_mesh.mjs: skinnerd must either refuse the upload with a
+ * 4xx naming a JSON pointer, or answer Babylon's numbers):
+ *  joint_past_end: a joint index 3 (2 joints; Babylon reads past its matrices: NaN);
+ *  joint_identity: a joint index 2 == joint count (Babylon reads its trailing identity);
+ *  nan_position: a NaN in POSITION; weights_half: weights summing to 0.5;
+ *  weights_negative: a negative weight beside a positive one (Babylon skips weights <= 0);
+ *  weights_zero: a vertex whose weights are all 0 (Babylon: 1/0, NaN);
+ *  targets_mismatch: two primitives with 1 and 2 morph targets (Babylon's loader throws);
+ *  no_skin_attrs: a second primitive without JOINTS_0/WEIGHTS_0 on the skinned node.
+ */
+function badVariant(name) {
+    const { doc, acc } = newDoc(`mesh_bad/${name}`);
+    const scene = doc.createScene("scene");
+    const j0 = doc.createNode("a");
+    const j1 = doc.createNode("b").setTranslation([0, 1, 0]);
+    j0.addChild(j1);
+    const skin = skinFor(doc, acc, [j0, j1], j0);
+    const mesh = doc.createMesh("tube");
+    const prims = name === "targets_mismatch" || name === "no_skin_attrs" ? 2 : 1;
+    for (let p = 0; p < prims; p++) {
+        const t = tube(4, 4, p, p + 1, () => 0.2);
+        const n = t.pos.length / 3;
+        const J = new Uint16Array(4 * n), W = new Float32Array(4 * n);
+        for (let v = 0; v < n; v++) chainWeights(t.ys[v], [0, 1]).forEach(([j, x], k) => { J[4 * v + k] = j; W[4 * v + k] = x; });
+        if (name === "joint_past_end") { J[4 * 5] = 3; W[4 * 5] = 1; W[4 * 5 + 1] = 0; }
+        if (name === "joint_identity") { J[4 * 5] = 2; W[4 * 5] = 0.5; J[4 * 5 + 1] = 1; W[4 * 5 + 1] = 0.5; }
+        if (name === "nan_position") t.pos[3 * 6 + 1] = NaN;
+        if (name === "weights_half") for (let i = 0; i < W.length; i++) W[i] *= 0.5;
+        if (name === "weights_negative") { J[4 * 5 + 2] = 1; W[4 * 5 + 2] = -0.25; }
+        if (name === "weights_zero") W.fill(0, 4 * 5, 4 * 6);
+        const prim = doc.createPrimitive()
+            .setAttribute("POSITION", acc("VEC3", new Float32Array(t.pos)))
+            .setAttribute("NORMAL", acc("VEC3", new Float32Array(t.nrm)))
+            .setIndices(acc("SCALAR", new Uint16Array(t.idx)));
+        if (!(name === "no_skin_attrs" && p === 1)) prim.setAttribute("JOINTS_0", acc("VEC4", J)).setAttribute("WEIGHTS_0", acc("VEC4", W));
+        if (name === "targets_mismatch")
+            for (let k = 0; k <= p; k++) prim.addTarget(doc.createPrimitiveTarget(`t${k}`).setAttribute("POSITION", acc("VEC3", new Float32Array(t.pos.map((x) => 0.1 * x)))));
+        mesh.addPrimitive(prim);
+    }
+    const body = doc.createNode("tube").setMesh(mesh).setSkin(skin);
+    scene.addChild(j0).addChild(body);
+    const anim = doc.createAnimation("sway");
+    const s = doc.createAnimationSampler().setInput(acc("SCALAR", new Float32Array([0, 1])))
+        .setOutput(acc("VEC4", new Float32Array([...quatAxis(0, 0, 1, 0), ...quatAxis(0, 0, 1, 0.7)]))).setInterpolation("LINEAR");
+    anim.addSampler(s).addChannel(doc.createAnimationChannel().setTargetNode(j1).setTargetPath("rotation").setSampler(s));
+    return doc;
+}
+export const BAD = ["joint_past_end", "joint_identity", "nan_position", "weights_half", "weights_negative", "weights_zero",
+    "targets_mismatch", "no_skin_attrs"];
+
 const io = new NodeIO();
+mkdirSync(new URL("mesh_bad/", OUT), { recursive: true });
+for (const name of BAD) {
+    const bytes = await io.writeBinary(badVariant(name));
+    writeFileSync(new URL(`mesh_bad/${name}.glb`, OUT), bytes);
+    console.error(`make_mesh_assets: tests/data/mesh_bad/${name}.glb, ${bytes.length} bytes`);
+}
 for (const [name, make] of [["skin_morph", skinMorph], ["skin_8inf", skin8], ["skin_mirror", skinMirror]]) {
     const bytes = await io.writeBinary(make());
     writeFileSync(new URL(`${name}.glb`, OUT), bytes);
