@@ -204,17 +204,16 @@ START_TEST(zero_weight_joints_are_not_checked) {
 }
 END_TEST
 
-/* Kept, and named for the refusal a mesh request gets (sk_poseops). */
-START_TEST(a_vertex_without_weight_is_marked) {
+/* Babylon skins a vertex without weight to NaN: refused at WEIGHTS_0. */
+START_TEST(a_vertex_without_weight_is_refused) {
   spec s;
   default_spec(&s);
   s.w0[8] = s.w0[9] = 0;
+  expect_error(&s, SK_EFORMAT, "/accessors/3");
   sk_geom *geom;
   sk_error err;
-  ck_assert_int_eq(geom_of(&s, &geom, &err), 0);
-  ck_assert_int_eq(geom->prims[0].unweighted, 2);
-  ck_assert_uint_eq(geom->prims[0].weights_accessor, 3);
-  sk_geom_unref(geom);
+  ck_assert_int_eq(geom_of(&s, &geom, &err), SK_EFORMAT);
+  ck_assert_str_eq(err.text, "vertex 2 has no weight above 0: Babylon skins it by a zero matrix, to NaN");
   default_spec(&s);
   ck_assert_int_eq(geom_of(&s, &geom, &err), 0);
   ck_assert_int_eq(geom->prims[0].unweighted, -1);
@@ -366,7 +365,7 @@ int main(void) {
   tcase_add_test(golden, eight_influences_take_joints_1_and_weights_1);
   tcase_add_test(golden, targets_are_absolute_and_weights_default_from_node_then_mesh);
   tcase_add_test(golden, zero_weight_joints_are_not_checked);
-  tcase_add_test(golden, a_vertex_without_weight_is_marked);
+  tcase_add_test(golden, a_vertex_without_weight_is_refused);
   tcase_add_test(golden, import_extra_carries_the_geometry);
   tcase_add_test(golden, weights_channels_are_kept_and_estimated);
   suite_add_tcase(s, golden);

@@ -33,15 +33,25 @@
  * above it (mesh/): whoever publishes a model fills one in (the daemon's
  * cache, the tools), so a new output kind of the SK_OUTPUT_MESH family is
  * its SK_OUTPUT_MAP row plus its writer here. */
+/* A pose's clip frames for the morph weights: one per layer, or one with
+ * weight 1 for a single "animation" (`blend` false); none: the file's. */
+#define SK_MESH_LAYERS_MAX 16
+typedef struct sk_mesh_layer {
+  long clip;
+  double frame;
+  double weight;
+} sk_mesh_layer;
+
 typedef struct sk_mesh_hook {
   /* Appends the JSON members of the MESH outputs in `outputs` (SK_OUT_*
    * bits) of `geom` posed by the skin matrices `final` (`slots` x 16
    * floats, slot order, as sk_pose_evaluate leaves them) with the morph
-   * weights of clip `clip` (-1: none, the defaults) at `frame`, each
-   * member preceded by a comma unless `first`. 0, SK_ENOMEM, or
-   * SK_ENOTFINITE (nothing appended) when a number would not be finite. */
-  int (*write_json)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots, long clip, double frame,
-                    bool first, sk_strbuf *out);
+   * weights of `layers[0..n)` (blended as weighted layers when `blend`;
+   * n 0: the file's), each member preceded by a comma unless `first`. 0,
+   * SK_ENOMEM, or SK_ENOTFINITE (nothing appended) when a number would not
+   * be finite. */
+  int (*write_json)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                    const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out);
 } sk_mesh_hook;
 
 #define SK_MODEL_FIELDS                                                                                              \

@@ -134,33 +134,43 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
   return rc;
 }
 
-/* Each pose of the object gets its clip frame (the geometry's morph
+/* Each pose of the object gets its clip frames (the geometry's morph
  * weights are animated): *x becomes a block of `count` copies. */
 static int mesh_clock(const sk_model *e, const json_t *j, const char *ptr, sk_poseops **x, size_t count,
                       sk_error *err) {
   sk_pose_clock clk;
   if (sk_pose_anim_clock(e->anim, j, &clk) != 0)
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  if (clk.layers) {
-    char p[SK_ERROR_POINTER_MAX];
-    sk_pointer_child(p, sizeof p, ptr, "layers");
-    return sk_error_set(err, SK_ERANGE, p,
-                        "the mesh's morph weights are animated: its mesh outputs take one \"animation\", not "
-                        "\"layers\"");
-  }
+  char p[SK_ERROR_POINTER_MAX];
+  sk_pointer_child(p, sizeof p, ptr, "layers");
   int rc = 0;
-  if (clk.clip >= 0 && count > 0) {
+  if (clk.layers && (clk.additive || clk.nlayers > SK_MESH_LAYERS_MAX))
+    rc = sk_error_set(err, SK_ERANGE, p,
+                      "the mesh's morph weights are animated: its mesh outputs take at most %d layers, none "
+                      "additive or masked",
+                      SK_MESH_LAYERS_MAX);
+  const size_t nl = clk.layers ? clk.nlayers : clk.clip >= 0 ? 1 : 0;
+  if (!rc && nl > 0 && count > 0) {
     sk_poseops *b = count > 1 ? calloc(count, sizeof *b) : *x;
     if (b == NULL) {
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     } else {
-      const sk_anim_clip *c = &e->anim->clips[clk.clip];
       for (size_t i = 0; i < count; i++) {
         if (b != *x)
           b[i] = **x;
         b[i].block = count;
-        b[i].mesh_clip = clk.clip;
-        b[i].mesh_frame = sk_anim__clip_frame(c, clk.times != NULL && i < clk.n ? clk.times[i] : clk.time, clk.loop);
+        b[i].mesh_nlayers = nl;
+        b[i].mesh_blend = clk.layers;
+        /* a range's frame time, each layer's "time" an offset to it (sk_sample_layer_time) */
+        const bool range = clk.times != NULL && i < clk.n;
+        const double t = range ? clk.times[i] : clk.time;
+        for (size_t k = 0; k < nl; k++) {
+          const sk_anim_layer *l = clk.layers ? &clk.layer[k] : NULL;
+          const long clip = l ? (long)l->clip : clk.clip;
+          const double lt = l == NULL ? t : range ? (l->time == 0 ? t : l->time + t) : l->time;
+          b[i].mesh_layers[k] = (sk_mesh_layer){
+              clip, sk_anim__clip_frame(&e->anim->clips[clip], lt, l ? l->loop : clk.loop), l ? l->weight : 1};
+        }
       }
       if (b != *x) {
         free(*x);
@@ -169,6 +179,7 @@ static int mesh_clock(const sk_model *e, const json_t *j, const char *ptr, sk_po
     }
   }
   free(clk.times);
+  free(clk.layer);
   return rc;
 }
 
@@ -183,7 +194,6 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
     json_decref(stripped);
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   }
-  x->mesh_clip = -1;
   x->block = 1;
   int rc = parse_extras(e, stripped, ptr, fmt, x, err);
   if (!rc)
@@ -413,8 +423,8 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
    * the answer before any of it is appended (*bad_bone stays SIZE_MAX) */
   sk_strbuf mesh = {0};
   if (!rc && x->mesh_out != 0) /* skin matrices in slot order, (count + 1): what ApplySkeleton reads */
-    rc = x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_clip, x->mesh_frame, true,
-                                  &mesh);
+    rc = x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_layers, x->mesh_nlayers,
+                                  x->mesh_blend, true, &mesh);
   if (!rc)
     rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, &mesh, out) : write_binary(c, x, buf, w, p, fmt, out);
   free(w);

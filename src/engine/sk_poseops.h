@@ -49,12 +49,13 @@ typedef struct sk_poseops {
   unsigned mesh_out;
   const sk_geom *geom;
   const sk_mesh_hook *mesh_hook;
-  /* The clip frame of this pose for animated morph weights (mesh_clip -1:
-   * none). A pose object with mesh outputs whose poses sample clip times
+  /* The clip frames of this pose for animated morph weights (none: the
+   * file's weights; with "layers", one a layer, blended). A pose object with mesh outputs whose poses sample clip times
    * gives each pose its own copy (one block, `block` of them at the
    * owner's address; only the owner is on the list). */
-  long mesh_clip;
-  double mesh_frame;
+  sk_mesh_layer mesh_layers[SK_MESH_LAYERS_MAX];
+  size_t mesh_nlayers;
+  bool mesh_blend;
   size_t block;
   struct sk_poseops *next; /* the owner list */
 } sk_poseops;

@@ -384,6 +384,11 @@ static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t
       if (!any)
         p->unweighted = (int64_t)v;
     }
+    if (p->unweighted >= 0) {
+      snprintf(ptr, sizeof ptr, "/accessors/%zu", w0);
+      return FAIL(ptr, "vertex %lld has no weight above 0: Babylon skins it by a zero matrix, to NaN",
+                  (long long)p->unweighted);
+    }
   }
   rc = read_targets(g, p, pj, node, mesh, pptr, err);
   return rc ? rc : build_boxes(p, joints, err);

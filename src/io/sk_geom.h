@@ -25,9 +25,9 @@
  * is not an integer, or is not below the skin's joint count where its
  * weight is > 0 ("/accessors/N"; Babylon would read past its matrices:
  * NaN), primitives of one mesh with different target counts
- * ("/meshes/M/primitives/P/targets", Babylon's loader throws). A vertex
- * without a weight above 0 is kept and named when a pose asks
- * (sk_geom_prim.unweighted).
+ * ("/meshes/M/primitives/P/targets", Babylon's loader throws), a vertex
+ * without any weight above 0 ("/accessors/N" of WEIGHTS_0: Babylon skins
+ * it to NaN).
  *
  * Immutable after sk_geom_build; reference counted (atomically): a PATCH
  * publishes a new skeleton version sharing the same geometry. */
@@ -63,8 +63,8 @@ typedef struct sk_geom_prim {
   sk_geom_target *targets; /* owned, ntargets */
   double *influence;       /* owned, ntargets default influences */
   /* The first vertex with no weight above 0, or -1: Babylon skins it by a
-   * zero matrix, 0 x (1 / 0), NaN. Kept (the upload stays as valid as it
-   * was) and refused when a pose asks for the mesh (sk_poseops). */
+   * zero matrix, 0 x (1 / 0), NaN. sk_geom_build refuses such a
+   * primitive; sk_poseops still checks, for geometry built elsewhere. */
   int64_t unweighted;
   uint32_t weights_accessor; /* WEIGHTS_0's index, for that refusal */
   /* Per-joint boxes for the conservative bounds: for each of the `nboxes`

@@ -46,13 +46,26 @@ static int write_conservative(const sk_geom_prim *p, const float *final, size_t 
 }
 
 /* "morphWeights" items: each mesh with targets once, its influences. */
-static int write_weights(const sk_geom *geom, long clip, double frame, double *infl, sk_strbuf *out) {
+/* The pose's layers as sk_skin takes them. */
+typedef struct {
+  long clip[SK_MESH_LAYERS_MAX];
+  double frame[SK_MESH_LAYERS_MAX], weight[SK_MESH_LAYERS_MAX];
+  size_t n;
+  bool blend;
+} mesh_clock;
+
+static void influences(const sk_geom *geom, const sk_geom_prim *p, const mesh_clock *c, double *infl) {
+  sk_skin_influences_layers(geom, p->mesh, p->ntargets, c->clip, c->frame, c->weight, c->n, c->blend, p->influence,
+                            infl);
+}
+
+static int write_weights(const sk_geom *geom, const mesh_clock *c, double *infl, sk_strbuf *out) {
   bool sep = false;
   for (uint32_t i = 0; i < geom->nprims; i++) {
     const sk_geom_prim *p = &geom->prims[i];
     if (p->ntargets == 0 || (i > 0 && geom->prims[i - 1].mesh == p->mesh))
       continue;
-    sk_skin_influences(geom, p->mesh, p->ntargets, clip, frame, p->influence, infl);
+    influences(geom, p, c, infl);
     char b[64];
     int n = snprintf(b, sizeof b, "%s{\"mesh\":\"/meshes/%u\",\"weights\":[", sep ? "," : "", p->mesh);
     if (n < 0 || (size_t)n >= sizeof b || sk_strbuf_append(out, b, (size_t)n))
@@ -95,8 +108,8 @@ static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *fina
   return rc ? SK_ENOMEM : 0;
 }
 
-int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots, long clip,
-                          double frame, bool first, sk_strbuf *out) {
+int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out) {
   size_t most = 1;
   for (uint32_t i = 0; i < geom->nprims; i++)
     if (geom->prims[i].count > most)
@@ -105,15 +118,21 @@ int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *fi
   double *infl = malloc((geom->max_targets + 1) * sizeof *infl);
   sk_strbuf verts = {0}, box = {0}, weights = {0}, cons = {0};
   int rc = pos == NULL || nrm == NULL || infl == NULL ? SK_ENOMEM : 0;
+  mesh_clock c = {.n = n < SK_MESH_LAYERS_MAX ? n : SK_MESH_LAYERS_MAX, .blend = blend};
+  for (size_t k = 0; k < c.n; k++) {
+    c.clip[k] = layers[k].clip;
+    c.frame[k] = layers[k].frame;
+    c.weight[k] = layers[k].weight;
+  }
   for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
     const sk_geom_prim *p = &geom->prims[i];
-    sk_skin_influences(geom, p->mesh, p->ntargets, clip, frame, p->influence, infl);
+    influences(geom, p, &c, infl);
     rc = write_prim(p, outputs, final, slots, infl, pos, nrm, i > 0, &verts, &box);
     if (!rc && (outputs & SK_OUT_BOUNDS_CONSERVATIVE))
       rc = write_conservative(p, final, slots, infl, pos, i > 0, &cons);
   }
   if (!rc && (outputs & SK_OUT_MORPH_WEIGHTS))
-    rc = write_weights(geom, clip, frame, infl, &weights);
+    rc = write_weights(geom, &c, infl, &weights);
   free(pos);
   free(nrm);
   free(infl);

@@ -25,7 +25,7 @@
 extern const sk_mesh_hook sk_mesh_hook_json;
 
 /* sk_mesh_hook.write_json. */
-int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots, long clip,
-                          double frame, bool first, sk_strbuf *out);
+int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out);
 
 #endif

@@ -151,12 +151,60 @@ static void sample_weights(const sk_geom_weights *w, double frame, double *out) 
   }
 }
 
-void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip, double frame,
-                        const double *defaults, double *dest) {
+/* The channel of `clip` that drives `mesh` (the last in file order), or NULL. */
+static const sk_geom_weights *channel_of(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip) {
   const sk_geom_weights *last = NULL;
   for (uint32_t k = 0; clip >= 0 && k < geom->nweights; k++)
     if (geom->weights[k].clip == (uint32_t)clip && geom->weights[k].mesh == mesh && geom->weights[k].ntargets == ntargets)
       last = &geom->weights[k];
+  return last;
+}
+
+void sk_skin_influences_layers(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, const long *clips,
+                               const double *frames, const double *weights, size_t n, bool blend,
+                               const double *defaults, double *dest) {
+  if (!blend || n == 0) {
+    if (n == 0)
+      memcpy(dest, defaults, ntargets * sizeof *dest);
+    else
+      sk_skin_influences(geom, mesh, ntargets, clips[0], frames[0], defaults, dest);
+    return;
+  }
+  double total = 0;
+  bool any = false;
+  for (size_t i = 0; i < n; i++)
+    if (channel_of(geom, mesh, ntargets, clips[i]) != NULL) {
+      total += weights[i];
+      any = true;
+    }
+  if (!any) {
+    memcpy(dest, defaults, ntargets * sizeof *dest);
+    return;
+  }
+  double v[SK_GEOM_MAX_TARGETS];
+  bool started = false;
+  if (total < 1) {
+    for (uint32_t t = 0; t < ntargets; t++)
+      dest[t] = defaults[t] * (1 - total);
+    started = true;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const sk_geom_weights *w = channel_of(geom, mesh, ntargets, clips[i]);
+    if (w == NULL)
+      continue;
+    const double r = total < 1 ? weights[i] : weights[i] / total;
+    if (total >= 1 && r == 0)
+      continue;
+    sample_weights(w, frames[i], v);
+    for (uint32_t t = 0; t < ntargets; t++)
+      dest[t] = !started ? (r == 1 ? v[t] : v[t] * r) : dest[t] + v[t] * r;
+    started = true;
+  }
+}
+
+void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip, double frame,
+                        const double *defaults, double *dest) {
+  const sk_geom_weights *last = channel_of(geom, mesh, ntargets, clip);
   if (last == NULL) {
     memcpy(dest, defaults, ntargets * sizeof *dest);
     return;

@@ -77,6 +77,18 @@ void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, l
 void sk_skin_bounds_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl,
                                  float *pos, float min[3], float max[3]);
 
+/* The influences with weighted layers (`blend`), as Babylon's late
+ * animation bindings blend a float per target: of the layers whose clip
+ * has a weights channel for the mesh, W = the sum of their weights in
+ * layer order; W >= 1: v = v_1 x (w_1 / W) (v_1 itself when that ratio is
+ * 1), then v += v_i x (w_i / W), ratios of 0 skipped; W < 1: v = default
+ * x (1 - W), then v += v_i x w_i; no such layer: the defaults. Without
+ * `blend`, layer 0 alone (or none: the defaults). `layers` holds clip,
+ * frame and weight as sk_model's sk_mesh_layer. */
+void sk_skin_influences_layers(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, const long *clips,
+                               const double *frames, const double *weights, size_t n, bool blend,
+                               const double *defaults, double *dest);
+
 /* Whether the job can run: prim, final and pos (or nrm) set, bounds only
  * with pos. */
 bool sk_skin_validate(const sk_skin_job *job);
