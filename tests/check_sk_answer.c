@@ -6,7 +6,7 @@
 #include "sk_testutil.h"
 
 START_TEST(table_rows_give_bits_names_and_families) {
-  ck_assert_uint_eq(SK_OUT_KINDS, 5);
+  ck_assert_uint_eq(SK_OUT_KINDS, 10);
   ck_assert_uint_eq(SK_OUT_FINAL, 1u);
   ck_assert_uint_eq(SK_OUT_ABSOLUTE, 2u);
   ck_assert_uint_eq(SK_OUT_LOCAL, 4u);
@@ -14,6 +14,13 @@ START_TEST(table_rows_give_bits_names_and_families) {
   ck_assert_uint_eq(SK_OUT_POSITIONS, 16u);
   ck_assert_uint_eq(sk_answer_family_mask(SK_OUTPUT_CORE), SK_OUT_FINAL | SK_OUT_ABSOLUTE | SK_OUT_LOCAL);
   ck_assert_uint_eq(sk_answer_family_mask(SK_OUTPUT_BONES), SK_OUT_WORLD | SK_OUT_POSITIONS);
+  ck_assert_uint_eq(SK_OUT_VERTICES, 32u);
+  ck_assert_uint_eq(SK_OUT_NORMALS, 64u);
+  ck_assert_uint_eq(SK_OUT_BOUNDS, 128u);
+  ck_assert_uint_eq(SK_OUT_MORPH_WEIGHTS, 256u);
+  ck_assert_uint_eq(SK_OUT_BOUNDS_CONSERVATIVE, 512u);
+  ck_assert_uint_eq(sk_answer_family_mask(SK_OUTPUT_MESH), SK_OUT_VERTICES | SK_OUT_NORMALS | SK_OUT_BOUNDS |
+                                                               SK_OUT_MORPH_WEIGHTS | SK_OUT_BOUNDS_CONSERVATIVE);
   for (size_t k = 0; k < SK_OUT_KINDS; k++) {
     const char *n = sk_answer_outputs[k].name;
     ck_assert_uint_eq(sk_answer_output_bit(n, strlen(n)), sk_answer_outputs[k].bit);
@@ -36,6 +43,7 @@ START_TEST(core_matrices_count_the_identity_slot_once) {
   ck_assert_uint_eq(sk_answer_core_matrices(SK_OUT_ABSOLUTE | SK_OUT_LOCAL, 65), 130);
   ck_assert_uint_eq(sk_answer_core_matrices(SK_OUT_FINAL | SK_OUT_ABSOLUTE | SK_OUT_LOCAL, 3), 10);
   ck_assert_uint_eq(sk_answer_core_matrices(SK_OUT_WORLD | SK_OUT_POSITIONS, 65), 0);
+  ck_assert_uint_eq(sk_answer_core_matrices(SK_OUT_VERTICES | SK_OUT_BOUNDS, 65), 0);
   ck_assert_uint_eq(sk_answer_core_matrices(0, 65), 0);
 }
 END_TEST

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "sk_gltf.h"
+#include "sk_gltf_mesh.h"
 #include "sk_outfile.h"
+#include "sk_skin.h"
 #include "sk_frames.h"
 
 /* The format is little-endian; a big-endian host swaps before writing. */
@@ -99,13 +101,23 @@ static void state_close(shot_state *st, size_t nctx) {
   sk_clips_runner_close(&st->runner);
 }
 
+/* Floats a frame of the point cache takes. */
+static size_t mesh_row_floats(const sk_shot *sh) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < sh->geom->nprims; i++)
+    n += sh->output == SK_SHOT_BOUNDS ? 6 : (size_t)sh->geom->prims[i].count * 3;
+  return n;
+}
+
 static int state_open(const sk_shot *sh, shot_state *st) {
   memset(st, 0, sizeof *st);
   st->mats = sh->skel->count + 1;
-  st->row_floats = st->mats * (size_t)sh->floats_per_matrix;
+  st->row_floats = sh->output != SK_SHOT_MATRICES ? mesh_row_floats(sh) : st->mats * (size_t)sh->floats_per_matrix;
   /* About 4096 poses in flight whatever N is: a few MB for 65 bones. */
   st->chunk = 4096 / sh->characters;
   st->chunk = st->chunk < 16 ? 16 : st->chunk > 256 ? 256 : st->chunk;
+  if (sh->output != SK_SHOT_MATRICES) /* about 4 MB of points in flight */
+    st->chunk = st->row_floats > (1u << 20) / 16 ? 1 : st->chunk < (1u << 20) / st->row_floats ? st->chunk : (1u << 20) / st->row_floats;
   int rc = sk_clips_runner_init(&st->runner, sh->skel, sh->rig, sh->engine, st->chunk);
   if (rc)
     return rc;
@@ -131,10 +143,52 @@ static int state_open(const sk_shot *sh, shot_state *st) {
   return 0;
 }
 
+/* The point cache of frames [0, n) from their skin matrices in st->finals:
+ * sk_skin with the morph weights of the layer's clip at each frame's time,
+ * as the daemon answers the same range. */
+static int mesh_chunk(const sk_shot *sh, shot_state *st, size_t n, float *dst) {
+  const sk_geom *g = sh->geom;
+  const sk_anim_layer *l = &sh->layers[0];
+  double infl[SK_GEOM_MAX_TARGETS + 1];
+  float *scratch = NULL;
+  if (sh->output == SK_SHOT_BOUNDS) {
+    size_t most = 1;
+    for (uint32_t i = 0; i < g->nprims; i++)
+      most = g->prims[i].count > most ? g->prims[i].count : most;
+    if ((scratch = malloc(most * 3 * sizeof *scratch)) == NULL)
+      return SK_ENOMEM;
+  }
+  for (size_t k = 0; k < n; k++) {
+    const double frame =
+        sk_anim__clip_frame(&sh->anim->clips[l->clip], sk_sample_layer_time(l->time, st->times[k]), l->loop);
+    float *d = dst + k * st->row_floats;
+    for (uint32_t i = 0; i < g->nprims; i++) {
+      const sk_geom_prim *p = &g->prims[i];
+      sk_skin_influences(g, p->mesh, p->ntargets, (long)l->clip, frame, p->influence, infl);
+      sk_skin_job job = {.prim = p, .final = st->finals + k * st->mats * 16, .slots = st->mats, .influence = infl,
+                         .pos = sh->output == SK_SHOT_BOUNDS ? scratch : d, .bounds = sh->output == SK_SHOT_BOUNDS};
+      sk_skin_run(&job);
+      if (sh->output == SK_SHOT_BOUNDS) {
+        memcpy(d, job.min, sizeof job.min);
+        memcpy(d + 3, job.max, sizeof job.max);
+        d += 6;
+      } else {
+        d += (size_t)p->count * 3;
+      }
+    }
+  }
+  free(scratch);
+  return 0;
+}
+
 /* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
 static int compute_chunk(const sk_shot *sh, shot_state *st, size_t f0, size_t n, float *dst) {
   for (size_t k = 0; k < n; k++)
     st->times[k] = sh->by_index ? (double)(sh->first + f0 + k) / sh->fps : sh->from + (double)(f0 + k) / sh->fps;
+  if (sh->output != SK_SHOT_MATRICES) {
+    int rc = sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, st->finals);
+    return rc ? rc : mesh_chunk(sh, st, n, dst);
+  }
   /* One character of 4x4 matrices is the kernel's own output layout. */
   if (sh->characters == 1 && sh->floats_per_matrix == 16)
     return sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, dst);
@@ -161,6 +215,9 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
       sh->layer_count > SK_FRAMES_MAX_LAYERS || sh->characters == 0 || sh->characters > 4096 ||
       (sh->floats_per_matrix != 16 && sh->floats_per_matrix != 12) || !(sh->fps > 0) ||
       sh->frames > UINT32_MAX || sh->skel->count + 1 > UINT32_MAX)
+    return SK_EINVAL;
+  if (sh->output != SK_SHOT_MATRICES &&
+      (sh->geom == NULL || sh->anim == NULL || sh->characters != 1 || sh->layer_count != 1 || sh->header))
     return SK_EINVAL;
   shot_state st;
   int rc = state_open(sh, &st);
@@ -234,6 +291,9 @@ static void frames_usage(FILE *f) {
           "  --header             start with the 32-byte header of proto/frames.md\n"
           "  --engine kernel|exact  kernel: the exact batch kernel (default); exact: the scalar core;\n"
           "                       both give Babylon's bits, the same bytes\n"
+          "  --output matrices|vertices|bounds  matrices (default); or a point cache of the skin's skinned\n"
+          "                       primitives per frame, float32: positions (count x 3 each) or min xyz max xyz\n"
+          "                       (docs/mesh.md; one --clip, one character, no --header)\n"
           "  -o FILE              write to FILE (default: stdout)\n",
           SK_FRAMES_MAX_LAYERS);
 }
@@ -299,7 +359,7 @@ static int parse_clip(const sk_anim *an, const char *spec, sk_anim_layer *l) {
   return 0;
 }
 
-static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_anim **an) {
+static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_anim **an, sk_geom **geom) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
     fprintf(stderr, "skinner frames: %s: %s\n", path, strerror(errno));
@@ -320,8 +380,14 @@ static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_ani
   }
   sk_error err;
   sk_error_clear(&err);
-  int rc = sk_gltf_import(data.data != NULL ? data.data : "", data.len, skin, 0, s, an, &err);
+  sk_gltf_extra x;
+  size_t est;
+  int rc = sk_gltf_import_extra(data.data != NULL ? data.data : "", data.len, skin, 0, 0, &est, false, s, an, &x, &err);
   sk_strbuf_free(&data);
+  if (!rc) {
+    *geom = sk_geom_ref(x.geom);
+    sk_gltf_extra_clear(&x);
+  }
   if (rc) {
     fprintf(stderr, "skinner frames: %s at \"%s\": %s\n", path, err.pointer, err.text);
     return 2;
@@ -329,6 +395,8 @@ static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_ani
   if (*an == NULL || (*an)->clip_count == 0) {
     fprintf(stderr, "skinner frames: %s has no animations\n", path);
     sk_skeleton_destroy(*s);
+    sk_geom_unref(*geom);
+    *geom = NULL;
     sk_anim_destroy(*an);
     return 2;
   }
@@ -341,7 +409,7 @@ typedef struct frames_args {
   bool loop, header, has_to, has_from, has_frames;
   double from, to, fps, characters, stagger;
   uint64_t first, end; /* --frames START:END */
-  int fpm, engine;
+  int fpm, engine, output;
 } frames_args;
 
 static int parse_args(int argc, char **argv, frames_args *a) {
@@ -388,6 +456,9 @@ static int parse_args(int argc, char **argv, frames_args *a) {
       a->fpm = strcmp(v, "f32") == 0 ? 16 : 12;
     } else if (strcmp(o, "--engine") == 0 && v != NULL && (!strcmp(v, "exact") || !strcmp(v, "kernel"))) {
       a->engine = strcmp(v, "exact") == 0 ? SK_CLIPS_EXACT : SK_CLIPS_KERNEL;
+    } else if (strcmp(o, "--output") == 0 && v != NULL &&
+               (!strcmp(v, "matrices") || !strcmp(v, "vertices") || !strcmp(v, "bounds"))) {
+      a->output = v[0] == 'm' ? SK_SHOT_MATRICES : v[0] == 'v' ? SK_SHOT_VERTICES : SK_SHOT_BOUNDS;
     } else if (o[0] != '-' && a->file == NULL) {
       a->file = o;
       val = false;
@@ -407,13 +478,20 @@ static int parse_args(int argc, char **argv, frames_args *a) {
     return fprintf(stderr, "skinner frames: --frames replaces --from and --to; give one or the other\n"), 2;
   if (!(a->characters >= 1 && a->characters <= 4096 && a->characters == floor(a->characters)))
     return fprintf(stderr, "skinner frames: --characters must be an integer in 1..4096\n"), 2;
+  if (a->output != SK_SHOT_MATRICES && (a->characters != 1 || a->nclips > 1 || a->header))
+    return fprintf(stderr, "skinner frames: --output vertices|bounds takes one --clip, one character, no --header\n"), 2;
   return 0;
 }
 
-static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an) {
+static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an, const sk_geom *geom) {
   sk_shot sh;
   memset(&sh, 0, sizeof sh);
   sh.skel = s;
+  sh.output = a->output;
+  sh.geom = geom;
+  sh.anim = an;
+  if (a->output != SK_SHOT_MATRICES && geom == NULL)
+    return fprintf(stderr, "skinner frames: %s: no node with this skin has a mesh\n", a->file), 2;
   for (size_t i = 0; i < (a->nclips ? a->nclips : 1); i++) {
     if (a->nclips == 0)
       sh.layers[0] = (sk_anim_layer){.clip = 0, .weight = 1};
@@ -476,9 +554,11 @@ int sk_shot_main(int argc, char **argv) {
     return rc < 0 ? 0 : rc;
   sk_skeleton *s = NULL;
   sk_anim *an = NULL;
-  if ((rc = load_file(a.file, a.skin, &s, &an)))
+  sk_geom *geom = NULL;
+  if ((rc = load_file(a.file, a.skin, &s, &an, &geom)))
     return rc;
-  rc = run_shot(&a, s, an);
+  rc = run_shot(&a, s, an, geom);
+  sk_geom_unref(geom);
   sk_anim_destroy(an);
   sk_skeleton_destroy(s);
   return rc;

@@ -11,6 +11,7 @@
 
 #include "sk_anim.h"
 #include "sk_clips.h"
+#include "sk_geom.h"
 
 #define SK_FRAMES_MAGIC "SKFRAME1"
 #define SK_SHOT_HEADER_BYTES 32
@@ -32,7 +33,18 @@ typedef struct sk_shot {
   int floats_per_matrix;   /* 16 (f32) or 12 (f32x12: the daemon's application/x-skinner-mat3x4) */
   bool header;
   int engine;              /* SK_CLIPS_EXACT or SK_CLIPS_KERNEL */
+  /* Appended: a point cache instead of matrices (SK_SHOT_VERTICES: per
+   * frame every primitive's posed positions, count x 3 floats, in sk_geom
+   * order; SK_SHOT_BOUNDS: per frame and primitive min xyz, max xyz), the
+   * daemon's "vertices"/"bounds" numbers as raw float32 (docs/mesh.md).
+   * Needs `geom` and `anim` (borrowed), one character, one layer, no
+   * header. SK_SHOT_MATRICES (0): as before. */
+  int output;
+  const sk_geom *geom;
+  const sk_anim *anim;
 } sk_shot;
+
+enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };
 
 /* Writes the shot to `out` (NULL: computes every frame and writes nothing,
  * to time the in-memory rate). Errors: SK_EINVAL, SK_ENOMEM, SK_EIO (a

@@ -12,6 +12,7 @@
 #include "sk_ops.h"
 #include "sk_json.h"
 #include "sk_list.h"
+#include "sk_meshout.h"
 #include "sk_record.h"
 #include "sk_sample.h"
 
@@ -81,6 +82,7 @@ void sk_cache_loaded_clear(sk_cache_loaded *l) {
   sk_anim_destroy(l->anim);
   free(l->mesh_json);
   free(l->skins_json);
+  sk_geom_unref(l->geom);
   memset(l, 0, sizeof *l);
 }
 
@@ -232,9 +234,10 @@ static void evict(sk_cache *c, const sk_cache_entry *keep) {
   }
 }
 
-/* `mesh_json` and `skins_json` are copied (may be NULL). */
+/* `mesh_json` and `skins_json` are copied (may be NULL), `geom` gets a
+ * reference (may be NULL). */
 static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *anim, const char *mesh_json,
-                     const char *skins_json, int32_t skin, sk_cache_entry **out) {
+                     const char *skins_json, int32_t skin, sk_geom *geom, sk_cache_entry **out) {
   *out = NULL;
   sk_cache_entry *e = calloc(1, sizeof *e);
   if (e == NULL) {
@@ -248,6 +251,7 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     free(e);
     return rc;
   }
+  sk_model_set_geom(e->model, geom, &sk_mesh_hook_json);
   const sk_model *m = e->model;
   e->bone_count = m->bone_count;
   snprintf(e->id, sizeof e->id, "%s", id);
@@ -257,7 +261,7 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
   e->bytes = sk_cache_skeleton_bytes(skel) + sk_f32_text_bytes(&m->base_final_text) + shared_bytes +
              sk_anim_additive_memory(anim) +
              (anim ? sk_anim_memory(anim) : 0) + (m->mesh_json ? strlen(m->mesh_json) + 1 : 0) +
-             (m->skins_json ? strlen(m->skins_json) + 1 : 0);
+             (m->skins_json ? strlen(m->skins_json) + 1 : 0) + (geom != NULL ? geom->bytes : 0);
   e->version = ++c->next_version;
   e->refs = 1; /* the table's */
   *out = e;
@@ -390,6 +394,7 @@ static int decode_record(sk_budget *budget, const void *data, size_t len, sk_cac
       out->mesh_json = x.mesh_json;
       out->skins_json = x.skins_json;
       out->skin = (int32_t)x.skin;
+      out->geom = x.geom;
     } else {
       sk_gltf_extra_clear(&x);
     }
@@ -412,7 +417,7 @@ static int decode_record(sk_budget *budget, const void *data, size_t len, sk_cac
 
 /* Builds an entry from loaded parts (all stolen). */
 static int entry_from_loaded(sk_cache *c, const char *id, sk_cache_loaded *l, sk_cache_entry **out) {
-  int rc = new_entry(c, id, l->skel, l->anim, l->mesh_json, l->skins_json, l->skin, out);
+  int rc = new_entry(c, id, l->skel, l->anim, l->mesh_json, l->skins_json, l->skin, l->geom, out);
   l->skel = NULL;
   l->anim = NULL;
   sk_cache_loaded_clear(l);
@@ -519,7 +524,8 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
   sk_cache_entry *e;
   int rc;
   if (src != NULL) {
-    rc = new_entry(c, id, skel, anim, src->mesh_json, src->skins_json, src->skins_json ? src->skin_index : -1, &e);
+    rc = new_entry(c, id, skel, anim, src->mesh_json, src->skins_json, src->skins_json ? src->skin_index : -1,
+                   src->geom, &e);
   } else {
     /* A changed copy (PATCH, /rest): same mesh and skins as the entry it
      * replaces, which the caller just read (resident unless evicted since:
@@ -528,13 +534,13 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
     sk_cache_loaded l = {0};
     l.skin = -1;
     if (old != NULL && !old->tombstone && old->model != NULL) {
-      rc = new_entry(c, id, skel, anim, old->model->mesh_json, old->model->skins_json, old->model->skin, &e);
+      rc = new_entry(c, id, skel, anim, old->model->mesh_json, old->model->skins_json, old->model->skin, old->model->geom, &e);
     } else {
       if (sk_cache_load_stored(c, id, &l) != 0) {
         memset(&l, 0, sizeof l);
         l.skin = -1;
       }
-      rc = new_entry(c, id, skel, anim, l.mesh_json, l.skins_json, l.skin, &e);
+      rc = new_entry(c, id, skel, anim, l.mesh_json, l.skins_json, l.skin, l.geom, &e);
       sk_cache_loaded_clear(&l);
     }
   }

@@ -88,6 +88,7 @@ typedef struct sk_cache_source {
   const char *skins_json;
   int32_t skin_index;
   bool json;            /* `gltf` holds Babylon skeleton JSON text: its clips are re-parsed on load */
+  sk_geom *geom;        /* borrowed (the entry takes a reference), or NULL: the skinned primitives */
   /* The record, already written by sk_cache_stage (borrowed; NULL or not
    * ready: the put writes it). The put commits it, or leaves it ready for
    * the caller's sk_cache_discard when it fails before the store. */
@@ -144,6 +145,7 @@ typedef struct sk_cache_loaded {
   sk_anim *anim;
   char *mesh_json, *skins_json; /* as in sk_cache_entry */
   int32_t skin;
+  sk_geom *geom; /* a reference, or NULL */
 } sk_cache_loaded;
 /* sk_cache_load_stored's codes: 0; SK_ENOTFOUND (no record); SK_EBUSY (its
  * parse, reserved in the cache's budget first, does not fit now: a 503);

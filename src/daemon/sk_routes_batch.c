@@ -80,10 +80,10 @@ void sk_routes__respond_poses(sk_routes *r, sk_http_req *req, const sk_skeleton 
     sk_http_respond(req, 200, fmt_type(fmt), data, len, true, hdr);
 }
 
-/* The pose asks for the Bone API's outputs or query results (sk_poseops),
- * which "output" alone does not show. */
+/* The pose asks for the Bone API's outputs, query results or the mesh
+ * outputs (sk_poseops), which "output" alone does not show. */
 static bool asks_world(const sk_pose *p) {
-  return p->ops != NULL && (p->ops->world || p->ops->positions || p->ops->nqueries > 0);
+  return p->ops != NULL && (p->ops->world || p->ops->positions || p->ops->nqueries > 0 || p->ops->mesh_out != 0);
 }
 
 /* A pose whose "output" is empty is a 422 there (any format). Binary
@@ -378,7 +378,7 @@ static size_t batch_answer_bound(const sk_routes_batch *bj, size_t *poses_bytes)
   const sk_skeleton *s = bj->entry->model->skel;
   size_t mats = s->count + 1, floats = 0, held = bj->n * sizeof *bj->poses, extra = 0;
   for (const sk_poseops *x = bj->opsets; x != NULL; x = x->next)
-    held += sizeof *x + x->nops * sizeof *x->ops;
+    held += x->block * sizeof *x + x->nops * sizeof *x->ops; /* a block: one copy a pose (mesh clip frames) */
   for (size_t i = 0; i < bj->n; i++) {
     if (bj->poses[i].ops != NULL) /* Bone-API outputs and queries (sk_poseops) */
       extra += sk_poseops_answer_bytes(s, bj->poses[i].ops, bj->fmt);

@@ -130,8 +130,11 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
     sk_budget_release(r->cfg.budget, bound);
     return rc;
   }
+  size_t geom_bytes = 0;
   if (!(rc = sk_gltf_find_skin(g, uj->skin, &skin, &uj->err)) &&
-      !(rc = sk_gltf_estimate(g, skin, r->cfg.max_skeleton, &estimate, &uj->err))) {
+      !(rc = sk_gltf_estimate(g, skin, r->cfg.max_skeleton, &estimate, &uj->err)) &&
+      !(rc = sk_geom_estimate(g, skin, estimate, r->cfg.max_skeleton, &geom_bytes, &uj->err))) {
+    estimate += geom_bytes; /* the skinned primitives are kept with the skeleton */
     if (sk_budget_reserve(r->cfg.budget, estimate) != 0)
       rc = sk_error_set(&uj->err, SK_EBUSY, "",
                         "the skeleton (an estimated %zu bytes) does not fit in the memory budget (--memory-mb) now; "
@@ -148,6 +151,8 @@ static int import_gltf(const sk_routes *r, upload_job *uj) {
   }
   if (!rc && (rc = sk_gltf_extra_fill(g, skin, true, &uj->extra)) != 0)
     sk_error_set(&uj->err, rc, "", "out of memory");
+  if (!rc)
+    rc = sk_geom_build(g, skin, &uj->extra.geom, &uj->err);
   sk_gltf_destroy(g);
   sk_budget_release(r->cfg.budget, bound);
   return rc;
@@ -169,6 +174,7 @@ static sk_cache_source upload_source(upload_job *uj) {
     src.skin = uj->skin;
     src.skins_json = uj->extra.skins_json;
     src.skin_index = (int32_t)uj->extra.skin;
+    src.geom = uj->extra.geom;
   } else if (uj->anim != NULL) { /* Babylon clips: the record keeps the text, re-parsed on load */
     src.gltf = uj->anim->source;
     src.gltf_len = uj->anim->source_len;

@@ -121,6 +121,11 @@ int sk_frames_check_cost(const sk_model *e, const sk_pose *poses, size_t n, cons
       cost.answer += sk_poseops_answer_bytes(e->skel, poses[i].ops, o->fmt);
       if (sk_cost_work(&cost) > l->max_work)
         return sk_error_set(err, SK_ETOOBIG, ptr, "the ops and outputs of %zu poses are over the work limit", i + 1);
+      if (cost.answer > l->max_answer && poses[i].ops->mesh_out != 0)
+        return sk_error_set(err, SK_ETOOBIG, ptr,
+                            "the answer's skinned mesh outputs of %zu poses would be over %llu bytes "
+                            "(--max-answer-mb); ask for fewer frames or outputs",
+                            i + 1, (unsigned long long)l->max_answer);
       if (cost.answer > l->max_answer)
         return sk_error_set(err, SK_ETOOBIG, ptr, "the answer would be over %llu bytes",
                             (unsigned long long)l->max_answer);
@@ -240,12 +245,19 @@ static int check_finite(const sk_model *e, const sk_pose *pose, size_t i, const 
 }
 
 int sk_frames_nonfinite_error(const sk_model *e, const sk_frames_scratch *sc, bool batch, sk_error *err) {
-  const sk_bone *bone = &e->skel->bones[sc->bad_bone];
   char p[SK_ERROR_POINTER_MAX] = "";
   if (batch) {
     snprintf(p, sizeof p, "/poses");
     sk_pointer_push_index(p, sizeof p, sc->bad_pose);
   }
+  if (sc->bad_bone >= e->skel->count) { /* a skinned vertex (sk_poseops_answer) */
+    sk_pointer_push(p, sizeof p, "output");
+    return sk_error_set(err, SK_ENOTFINITE, p,
+                        "a skinned vertex overflows float32 in pose %zu of the answer: the inputs are finite but "
+                        "their products are not; scale them down",
+                        sc->bad_pose);
+  }
+  const sk_bone *bone = &e->skel->bones[sc->bad_bone];
   sk_pointer_push(p, sizeof p, "bones");
   sk_pointer_push(p, sizeof p, bone->name);
   return sk_error_set(err, SK_ENOTFINITE, p,

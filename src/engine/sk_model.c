@@ -85,7 +85,14 @@ int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, con
   return 0;
 }
 
+void sk_model_set_geom(sk_model *m, sk_geom *geom, const sk_mesh_hook *hook) {
+  sk_geom_unref(m->geom);
+  m->geom = sk_geom_ref(geom);
+  m->mesh_hook = hook;
+}
+
 static void model_free(sk_model *m) {
+  sk_geom_unref(m->geom);
   sk_rig_destroy(m->rig);
   sk_f32_text_free(&m->base_final_text);
   free(m->base_world);

@@ -23,9 +23,36 @@
 
 #include "sk_anim.h"
 #include "sk_bone.h"
+#include "sk_buf.h"
+#include "sk_geom.h"
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
 #include "sk_skeleton.h"
+
+/* How the pipeline (engine/) reaches the mesh wing's writers, which live
+ * above it (mesh/): whoever publishes a model fills one in (the daemon's
+ * cache, the tools), so a new output kind of the SK_OUTPUT_MESH family is
+ * its SK_OUTPUT_MAP row plus its writer here. */
+/* A pose's clip frames for the morph weights: one per layer, or one with
+ * weight 1 for a single "animation" (`blend` false); none: the file's. */
+#define SK_MESH_LAYERS_MAX 16
+typedef struct sk_mesh_layer {
+  long clip;
+  double frame;
+  double weight;
+} sk_mesh_layer;
+
+typedef struct sk_mesh_hook {
+  /* Appends the JSON members of the MESH outputs in `outputs` (SK_OUT_*
+   * bits) of `geom` posed by the skin matrices `final` (`slots` x 16
+   * floats, slot order, as sk_pose_evaluate leaves them) with the morph
+   * weights of `layers[0..n)` (blended as weighted layers when `blend`;
+   * n 0: the file's), each member preceded by a comma unless `first`. 0,
+   * SK_ENOMEM, or SK_ENOTFINITE (nothing appended) when a number would not
+   * be finite. */
+  int (*write_json)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                    const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out);
+} sk_mesh_hook;
 
 #define SK_MODEL_FIELDS                                                                                              \
   sk_skeleton *skel; /* owned; immutable after publication */                                                      \
@@ -49,7 +76,13 @@
   /* owned, or NULL for JSON skeletons: the glTF file's skins list                                                \
    * (sk_gltf_skins_json) and which of them this skeleton is. */                                                  \
   char *skins_json;                                                                                                \
-  int32_t skin;
+  int32_t skin;                                                                                                    \
+  /* A reference (sk_model_close drops it), or NULL: the skin's skinned                                          \
+   * primitives (glTF uploads), and the mesh wing's writer of the MESH                                             \
+   * outputs (borrowed, static; NULL: none), both set by the publisher                                             \
+   * after sk_model_create with sk_model_set_geom. */                                                               \
+  sk_geom *geom;                                                                                                   \
+  const sk_mesh_hook *mesh_hook;
 
 typedef struct sk_model {
   SK_MODEL_FIELDS
@@ -71,6 +104,9 @@ typedef struct sk_model {
  * reference. 0, or SK_ENOMEM (*out NULL). */
 int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, const char *skins_json, int32_t skin,
                     sk_model **out);
+/* Gives *m a reference to `geom` (taken here; may be NULL) and the mesh
+ * wing's writer `hook` (may be NULL). Before the model is published. */
+void sk_model_set_geom(sk_model *m, sk_geom *geom, const sk_mesh_hook *hook);
 
 /* Adds a reference (any thread). Returns `m`. */
 sk_model *sk_model_ref(sk_model *m);

@@ -28,10 +28,40 @@ static bool has_extras(const json_t *j) {
   const json_t *out = json_object_get(j, "output");
   for (size_t i = 0; i < json_array_size(out); i++) {
     const char *name = json_string_value(json_array_get(out, i));
-    if (name != NULL && (sk_answer_output_bit(name, strlen(name)) & sk_answer_family_mask(SK_OUTPUT_BONES)))
+    if (name != NULL && (sk_answer_output_bit(name, strlen(name)) &
+                         (sk_answer_family_mask(SK_OUTPUT_BONES) | sk_answer_family_mask(SK_OUTPUT_MESH))))
       return true;
   }
   return false;
+}
+
+/* A MESH output (`bit`) at output index i: the model's geometry and
+ * writer must be there, the answer JSON. */
+static int mesh_output(const sk_model *e, sk_poseops *x, unsigned bit, const char *ptr, size_t i, int fmt,
+                       sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sk_pointer_child(p, sizeof p, ptr, "output");
+  sk_pointer_push_index(p, sizeof p, i);
+  if (x->mesh_out & bit)
+    return sk_error_set(err, SK_EDUPLICATE, p, "output listed twice");
+  if (e->geom == NULL || e->mesh_hook == NULL)
+    return sk_error_set(err, SK_ERANGE, p,
+                        "this skeleton has no skinned mesh: upload its glTF file, whose nodes with this skin have "
+                        "meshes, to ask for \"vertices\", \"normals\" or \"bounds\"");
+  if (fmt != SK_FMT_JSON)
+    return sk_error_set(err, SK_ERANGE, p, "binary answers carry no mesh outputs; ask for application/json");
+  for (uint32_t k = 0; k < e->geom->nprims; k++) {
+    const sk_geom_prim *q = &e->geom->prims[k];
+    if (q->unweighted >= 0)
+      return sk_error_set(err, SK_ERANGE, p,
+                          "vertex %lld of /meshes/%u/primitives/%u has no weight above 0 (/accessors/%u): Babylon "
+                          "skins it to NaN; fix the file's weights to ask for the mesh",
+                          (long long)q->unweighted, q->mesh, q->prim, q->weights_accessor);
+  }
+  x->mesh_out |= bit;
+  x->geom = e->geom;
+  x->mesh_hook = e->mesh_hook;
+  return 0;
 }
 
 /* Takes the extras out of `stripped` (a copy of the pose object) into `x`. */
@@ -51,6 +81,10 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
       const char *name = json_string_value(v);
       const unsigned bit = name == NULL ? 0 : sk_answer_output_bit(name, strlen(name));
       bool *flag = bit == SK_OUT_WORLD ? &x->world : bit == SK_OUT_POSITIONS ? &x->positions : NULL;
+      if (bit & sk_answer_family_mask(SK_OUTPUT_MESH)) {
+        rc = mesh_output(e, x, bit, ptr, i, fmt, err);
+        continue;
+      }
       if (flag == NULL) {
         if (json_array_append(kept, v) != 0)
           rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -62,6 +96,10 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
         rc = sk_error_set(err, SK_EDUPLICATE, p, "output listed twice");
       }
       *flag = true;
+    }
+    if (!rc && (x->mesh_out & SK_OUT_NORMALS) && !(x->mesh_out & SK_OUT_VERTICES)) {
+      sk_pointer_child(p, sizeof p, ptr, "output");
+      rc = sk_error_set(err, SK_ERANGE, p, "\"normals\" comes with \"vertices\": ask for both");
     }
     if (!rc && json_object_set_new(stripped, "output", kept) != 0)
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
@@ -96,6 +134,55 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
   return rc;
 }
 
+/* Each pose of the object gets its clip frames (the geometry's morph
+ * weights are animated): *x becomes a block of `count` copies. */
+static int mesh_clock(const sk_model *e, const json_t *j, const char *ptr, sk_poseops **x, size_t count,
+                      sk_error *err) {
+  sk_pose_clock clk;
+  if (sk_pose_anim_clock(e->anim, j, &clk) != 0)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  char p[SK_ERROR_POINTER_MAX];
+  sk_pointer_child(p, sizeof p, ptr, "layers");
+  int rc = 0;
+  if (clk.layers && (clk.additive || clk.nlayers > SK_MESH_LAYERS_MAX))
+    rc = sk_error_set(err, SK_ERANGE, p,
+                      "the mesh's morph weights are animated: its mesh outputs take at most %d layers, none "
+                      "additive or masked",
+                      SK_MESH_LAYERS_MAX);
+  const size_t nl = clk.layers ? clk.nlayers : clk.clip >= 0 ? 1 : 0;
+  if (!rc && nl > 0 && count > 0) {
+    sk_poseops *b = count > 1 ? calloc(count, sizeof *b) : *x;
+    if (b == NULL) {
+      rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    } else {
+      for (size_t i = 0; i < count; i++) {
+        if (b != *x)
+          b[i] = **x;
+        b[i].block = count;
+        b[i].mesh_nlayers = nl;
+        b[i].mesh_blend = clk.layers;
+        /* a range's frame time, each layer's "time" an offset to it (sk_sample_layer_time) */
+        const bool range = clk.times != NULL && i < clk.n;
+        const double t = range ? clk.times[i] : clk.time;
+        for (size_t k = 0; k < nl; k++) {
+          const sk_anim_layer *l = clk.layers ? &clk.layer[k] : NULL;
+          const long clip = l ? (long)l->clip : clk.clip;
+          const double lt = l == NULL ? t : range ? (l->time == 0 ? t : l->time + t) : l->time;
+          b[i].mesh_layers[k] = (sk_mesh_layer){
+              clip, sk_anim__clip_frame(&e->anim->clips[clip], lt, l ? l->loop : clk.loop), l ? l->weight : 1};
+        }
+      }
+      if (b != *x) {
+        free(*x);
+        *x = b;
+      }
+    }
+  }
+  free(clk.times);
+  free(clk.layer);
+  return rc;
+}
+
 int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json_t *j, const char *ptr, int fmt,
                       sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err) {
   if (!has_extras(j))
@@ -107,16 +194,22 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
     json_decref(stripped);
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   }
+  x->block = 1;
   int rc = parse_extras(e, stripped, ptr, fmt, x, err);
   if (!rc)
     rc = sample(e->skel, e->anim, stripped, ptr, NULL, poses, count, err);
+  if (!rc && x->mesh_out != 0 && e->geom->nweights > 0 && (rc = mesh_clock(e, j, ptr, &x, *count, err)) != 0) {
+    sk_pose_array_free(*poses, *count);
+    *poses = NULL;
+    *count = 0;
+  }
   json_decref(stripped);
   if (rc) {
     sk_poseops_free(x);
     return rc;
   }
   for (size_t i = 0; i < *count; i++)
-    (*poses)[i].ops = x;
+    (*poses)[i].ops = x + (x->block > 1 ? i : 0);
   x->next = *owner;
   *owner = x;
   return 0;
@@ -138,6 +231,17 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
   uint64_t w = mats * (1 + 2 * (uint64_t)x->nops);
   uint64_t outs = (x->world ? s->count : 0) + (x->positions ? s->count : 0);
   w += outs * (fmt == SK_FMT_JSON ? 1 + SK_COST_JSON_MATRIX : 1);
+  if (x->mesh_out != 0) {
+    /* skinning a vertex (8 influences and a morph target or two) ~ one
+     * core matrix; printing its 3 floats ~ 3/16 of a matrix's 16; the
+     * conservative bounds ~ one matrix a joint box (no vertex) */
+    const uint64_t v = x->geom->vertices;
+    if (x->mesh_out & (SK_OUT_VERTICES | SK_OUT_BOUNDS))
+      w += v * (1 + x->geom->max_targets / 4);
+    for (uint32_t k = 0; (x->mesh_out & SK_OUT_BOUNDS_CONSERVATIVE) && k < x->geom->nprims; k++)
+      w += 1 + x->geom->prims[k].nboxes * (1 + (uint64_t)x->geom->prims[k].ntargets / 8);
+    w += v * 3 * SK_COST_JSON_MATRIX / 16 * (((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0));
+  }
   return w + x->nqueries * SK_COST_JSON_MATRIX;
 }
 
@@ -148,7 +252,13 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
     return floats * sizeof(float);
   /* ~16 bytes a printed float; a query at most 16 values, names bounded by
    * the skeleton's (a bone name up to 256 bytes, escaped x6) */
-  return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64);
+  size_t mesh = 0;
+  if (x->mesh_out != 0) { /* ~16 bytes a float, 64 per primitive item */
+    const size_t arrays = ((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0);
+    mesh = (size_t)x->geom->vertices * 3 * 16 * arrays + (size_t)x->geom->nprims * 2 * (64 + 6 * 16) * 2 +
+           (size_t)x->geom->nprims * (32 + 26 * (size_t)x->geom->max_targets) + 4 * 32;
+  }
+  return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh;
 }
 
 static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
@@ -177,9 +287,10 @@ static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_pose
 }
 
 /* The JSON result object: sk_pose_write_json's members, then "world",
- * "positions" and "queries", as `skinner eval` writes a pose with ops. */
+ * "positions", the mesh members (`mesh`, written by the model's hook) and
+ * "queries", as `skinner eval` writes a pose with ops. */
 static int write_json(const sk_skeleton *s, const sk_poseops *x, const sk_pose *p0, const sk_pose_buffers *buf,
-                      const float *w, const float *p, const sk_strbuf *q, sk_strbuf *out) {
+                      const float *w, const float *p, const sk_strbuf *q, const sk_strbuf *mesh, sk_strbuf *out) {
   int rc = sk_pose_write_json(s, p0, buf, NULL, out);
   if (rc)
     return rc;
@@ -187,6 +298,11 @@ static int write_json(const sk_skeleton *s, const sk_poseops *x, const sk_pose *
   bool first = out->len > 0 && out->data[out->len - 1] == '{';
   rc = sk_ops_write_world_arrays(w, p, s->count, x->world, x->positions, first, out);
   first = first && !x->world && !x->positions;
+  if (!rc && mesh->len > 0) {
+    if ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, mesh->data, mesh->len))
+      rc = SK_ENOMEM;
+    first = false;
+  }
   if (!rc && x->nops > 0 &&
       ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, "\"queries\":[", 11) ||
        (q->len > 0 && sk_strbuf_append(out, q->data, q->len)) || sk_strbuf_append(out, "]", 1)))
@@ -291,7 +407,10 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
   p0.count = 0;
   float *w = NULL, *p = NULL; /* world matrices and positions, computed once */
   if (!rc) {
-    sk_pose_evaluate(c, &p0, buf);
+    sk_pose pe = p0; /* the mesh outputs read the skin matrices, asked or not */
+    if (x->mesh_out != 0)
+      pe.output |= SK_OUT_FINAL;
+    sk_pose_evaluate(c, &pe, buf);
     if (x->world || x->positions)
       rc = sk_poseops_world(cb, x->has_mesh ? &x->mesh : NULL, &w, &p);
   }
@@ -300,11 +419,18 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
     if (*bad_bone != SIZE_MAX)
       rc = SK_ENOTFINITE;
   }
+  /* the mesh members first, so that a vertex overflowing float32 abandons
+   * the answer before any of it is appended (*bad_bone stays SIZE_MAX) */
+  sk_strbuf mesh = {0};
+  if (!rc && x->mesh_out != 0) /* skin matrices in slot order, (count + 1): what ApplySkeleton reads */
+    rc = x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_layers, x->mesh_nlayers,
+                                  x->mesh_blend, true, &mesh);
   if (!rc)
-    rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, out) : write_binary(c, x, buf, w, p, fmt, out);
+    rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, &mesh, out) : write_binary(c, x, buf, w, p, fmt, out);
   free(w);
   free(p);
   sk_strbuf_free(&q);
+  sk_strbuf_free(&mesh);
   if (rc == SK_ENOTFINITE)
     return rc;
   return rc || out->failed ? SK_ENOMEM : 0;

@@ -10,7 +10,11 @@
  *                  outputs (absent: the stored skeleton's default mesh);
  *   "output": [..., "world", "positions"]   absolute x mesh world (16
  *                  floats a bone) and its translation (3 floats a bone),
- *                  for every bone, slot or not, in `order`.
+ *                  for every bone, slot or not, in `order`;
+ *   "output": [..., "vertices", "normals", "bounds"]   the skinned mesh
+ *                  (SK_OUTPUT_MESH: the model's geometry written by its
+ *                  sk_mesh_hook, JSON answers only; "normals" goes with
+ *                  "vertices"). A model without geometry refuses them.
  * Query results come back in the pose's result object as "queries": [...]
  * (sk_ops' {"query", "bone", "value"} objects, in op order).
  *
@@ -40,6 +44,19 @@ typedef struct sk_poseops {
   sk_mesh mesh;
   bool world, positions;
   size_t nqueries;
+  /* The MESH outputs asked (SK_OUT_* bits; 0: none), of the model's
+   * geometry (borrowed: the model outlives the poses) by its writer. */
+  unsigned mesh_out;
+  const sk_geom *geom;
+  const sk_mesh_hook *mesh_hook;
+  /* The clip frames of this pose for animated morph weights (none: the
+   * file's weights; with "layers", one a layer, blended). A pose object with mesh outputs whose poses sample clip times
+   * gives each pose its own copy (one block, `block` of them at the
+   * owner's address; only the owner is on the list). */
+  sk_mesh_layer mesh_layers[SK_MESH_LAYERS_MAX];
+  size_t mesh_nlayers;
+  bool mesh_blend;
+  size_t block;
   struct sk_poseops *next; /* the owner list */
 } sk_poseops;
 
@@ -112,8 +129,9 @@ void sk_poseops_copy_close(sk_poseops_copy *x);
  * SK_FMT_F32, 12 for SK_FMT_MAT3X4). `buf` is sized for `s`.
  * Errors: SK_ENOMEM; SK_ENOTFINITE when a number of the answer would not
  * be finite (finite inputs can overflow float32 in the products), with
- * *bad_bone the first such bone, parent-first (the answer is then
- * abandoned: at most its comma was appended). */
+ * *bad_bone the first such bone, parent-first, or SIZE_MAX when it is a
+ * skinned vertex (the answer is then abandoned: at most its comma was
+ * appended). */
 int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_poseops_copy *copy,
                       sk_pose_buffers *buf, int fmt, size_t *bad_bone, sk_strbuf *out);
 

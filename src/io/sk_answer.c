@@ -33,9 +33,14 @@ uint64_t sk_answer_core_matrices(unsigned mask, uint64_t bones) {
 }
 
 size_t sk_answer_output_names(char *dest, size_t size, const char *last) {
-  size_t at = 0;
-  for (size_t k = 0; k < SK_OUT_KINDS; k++) {
-    const char *sep = k == 0 ? "" : k + 1 == SK_OUT_KINDS ? last : ", ";
+  size_t at = 0, named = 0;
+  for (size_t k = 0; k < SK_OUT_KINDS; k++)
+    named += sk_answer_outputs[k].family != SK_OUTPUT_MESH;
+  for (size_t k = 0, i = 0; k < SK_OUT_KINDS; k++) {
+    if (sk_answer_outputs[k].family == SK_OUTPUT_MESH)
+      continue;
+    const char *sep = i == 0 ? "" : i + 1 == named ? last : ", ";
+    i++;
     int n = snprintf(at < size ? dest + at : NULL, at < size ? size - at : 0, "%s\"%s\"", sep,
                      sk_answer_outputs[k].name);
     at += n > 0 ? (size_t)n : 0;

@@ -25,6 +25,7 @@ enum { SK_FMT_JSON = 0, SK_FMT_F32 = 1, SK_FMT_MAT3X4 = 2 };
 enum {
   SK_OUTPUT_CORE = 0,  /* matrices of the exact core or the kernel (sk_pose, sk_frames) */
   SK_OUTPUT_BONES = 1, /* read back through Babylon's Bone API on a scratch copy (sk_poseops, sk_ops) */
+  SK_OUTPUT_MESH = 2,  /* the skinned mesh (mesh/, through sk_model's sk_mesh_hook, on sk_poseops' path) */
 };
 
 /* X(KIND, "name", family, extra): `extra` matrices per pose beyond one per
@@ -34,7 +35,12 @@ enum {
   X(ABSOLUTE, "absolute", SK_OUTPUT_CORE, 0) \
   X(LOCAL, "local", SK_OUTPUT_CORE, 0)       \
   X(WORLD, "world", SK_OUTPUT_BONES, 0)      \
-  X(POSITIONS, "positions", SK_OUTPUT_BONES, 0)
+  X(POSITIONS, "positions", SK_OUTPUT_BONES, 0) \
+  X(VERTICES, "vertices", SK_OUTPUT_MESH, 0)     \
+  X(NORMALS, "normals", SK_OUTPUT_MESH, 0)       \
+  X(BOUNDS, "bounds", SK_OUTPUT_MESH, 0)         \
+  X(MORPH_WEIGHTS, "morphWeights", SK_OUTPUT_MESH, 0) \
+  X(BOUNDS_CONSERVATIVE, "boundsConservative", SK_OUTPUT_MESH, 0)
 
 enum {
 #define SK_OUTPUT_INDEX(kind, name, family, extra) SK_OUT_INDEX_##kind,
@@ -70,9 +76,10 @@ unsigned sk_answer_output_bit(const char *name, size_t len);
  * skeleton of `bones` bones. */
 uint64_t sk_answer_core_matrices(unsigned mask, uint64_t bones);
 
-/* Writes every kind's name quoted and joined, the last two by `last`
- * (", " or " or "), as refusals of an unknown output list them
- * ("final", "absolute", ... "positions"), into dest[0..size) (truncated,
+/* Writes every skeleton kind's name (the CORE and BONES families; the
+ * MESH kinds are refused on their own path, sk_poseops) quoted and joined,
+ * the last two by `last` (", " or " or "), as refusals of an unknown
+ * output list them ("final", "absolute", ... "positions"), into dest[0..size) (truncated,
  * NUL-terminated when size > 0). Returns the length of the whole text:
  * SK_ANSWER_NAMES_MAX is enough. */
 #define SK_ANSWER_NAMES_MAX 128

@@ -290,6 +290,7 @@ int sk_gltf_skins_json(const sk_gltf *g, json_t **out) {
 void sk_gltf_extra_clear(sk_gltf_extra *x) {
   free(x->mesh_json);
   free(x->skins_json);
+  sk_geom_unref(x->geom);
   memset(x, 0, sizeof *x);
 }
 
@@ -333,8 +334,11 @@ static int import_extra(sk_budget *budget, const void *data, size_t len, const c
     return rc;
   }
   size_t skin;
+  size_t geom_bytes = 0;
   if (!(rc = sk_gltf_find_skin(g, skin_selector, &skin, err)) &&
-      !(rc = sk_gltf_estimate(g, skin, max_bytes, estimate, err))) {
+      !(rc = sk_gltf_estimate(g, skin, max_bytes, estimate, err)) &&
+      !(rc = sk_geom_estimate(g, skin, *estimate, max_bytes, &geom_bytes, err))) {
+    *estimate += geom_bytes;
     if (budget != NULL && sk_budget_reserve(budget, *estimate) != 0)
       rc = sk_error_set(err, SK_EBUSY, "",
                         "the skeleton (an estimated %zu bytes) does not fit in the memory budget (--memory-mb) now; "
@@ -346,6 +350,18 @@ static int import_extra(sk_budget *budget, const void *data, size_t len, const c
   if (!rc && !(rc = sk_gltf_load_skin(g, skin, max_bones, skeleton, anim, err)) &&
       (rc = sk_gltf_extra_fill(g, skin, want_skins, extra)) != 0) {
     sk_error_set(err, rc, "", "out of memory");
+  }
+  if (!rc && *skeleton != NULL) {
+    /* A read-back (budget given) keeps a record an earlier build accepted
+     * whose geometry this one refuses: it answers without a mesh. */
+    sk_error gerr = {0};
+    rc = sk_geom_build(g, skin, &extra->geom, budget != NULL ? &gerr : err);
+    if (rc && budget != NULL && rc != SK_ENOMEM)
+      rc = 0;
+    else if (rc)
+      sk_gltf_extra_clear(extra);
+  }
+  if (rc && *skeleton != NULL) {
     sk_skeleton_destroy(*skeleton);
     sk_anim_destroy(*anim);
     *skeleton = NULL;

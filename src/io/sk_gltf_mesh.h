@@ -34,6 +34,7 @@
 #include "sk_anim.h"
 #include "sk_budget.h"
 #include "sk_error.h"
+#include "sk_geom.h"
 #include "sk_gltf.h"
 #include "sk_skeleton.h"
 
@@ -57,12 +58,15 @@ typedef struct sk_gltf_extra {
   size_t skin;     /* the skin selected */
   char *mesh_json; /* new (free()), compact; NULL: no default mesh */
   char *skins_json; /* new (free()), compact skins list; NULL unless asked */
+  sk_geom *geom;    /* a reference (sk_geom_unref), or NULL: the skin's skinned primitives */
 } sk_gltf_extra;
 
 void sk_gltf_extra_clear(sk_gltf_extra *x);
 
 /* sk_gltf_import_bounded that also fills `extra` (the skins list only when
- * `want_skins`). On failure `extra` is cleared. */
+ * `want_skins`; the geometry, sk_geom_build, counted in *estimate and
+ * against `max_bytes` with the skeleton, sk_geom_estimate). On failure
+ * `extra` is cleared. */
 int sk_gltf_import_extra(const void *data, size_t len, const char *skin_selector, size_t max_bones,
                          size_t max_bytes, size_t *estimate, bool want_skins, sk_skeleton **skeleton,
                          sk_anim **anim, sk_gltf_extra *extra, sk_error *err);

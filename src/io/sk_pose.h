@@ -81,6 +81,25 @@ void sk_pose_close(sk_pose *pose);
  * too many frames SK_ETOOBIG. */
 int sk_pose_parse_anim(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                        const char *const *extra_keys, sk_pose **poses, size_t *count, sk_error *err);
+/* Which clip and times the poses of pose object `j` sample (what the mesh
+ * outputs need for animated morph weights): after sk_pose_parse_anim
+ * accepted `j`. clip -1 without "animation"; `layers` true with "layers"
+ * (clip -1 then, the layers in `layer`); times[0..n) one per pose (new;
+ * free), or NULL with n 1 and `time`. 0 or SK_ENOMEM. */
+typedef struct sk_pose_clock {
+  long clip;
+  bool loop, layers;
+  double time;
+  double *times;
+  size_t n;
+  /* with "layers": each layer as parsed (new; free; time = the layer's
+   * "time", an offset in a range), and whether one is additive or masked */
+  sk_anim_layer *layer;
+  size_t nlayers;
+  bool additive;
+} sk_pose_clock;
+int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out);
+
 /* Closes and frees an array from sk_pose_parse_anim. NULL is a no-op. */
 void sk_pose_array_free(sk_pose *poses, size_t count);
 

@@ -58,6 +58,40 @@ static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size
   return 0;
 }
 
+static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
+                      sk_error *err);
+
+int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out) {
+  memset(out, 0, sizeof *out);
+  out->clip = -1;
+  out->n = 1;
+  const json_t *ls = json_object_get(j, "layers");
+  out->layers = ls != NULL;
+  const json_t *a = json_object_get(j, "animation");
+  size_t clip;
+  if (anim == NULL || (!out->layers && (a == NULL || anim_clip(anim, a, "", &clip, NULL) != 0)))
+    return 0;
+  if (out->layers) {
+    out->layer = calloc(json_array_size(ls) + 1, sizeof *out->layer);
+    if (out->layer == NULL)
+      return SK_ENOMEM;
+    for (size_t i = 0; i < json_array_size(ls); i++) {
+      const json_t *o = json_array_get(ls, i);
+      if (anim_layer(anim, o, "", true, &out->layer[out->nlayers], NULL) == 0)
+        out->nlayers++;
+      out->additive = out->additive || json_is_true(json_object_get(o, "additive")) || json_object_get(o, "mask") != NULL;
+    }
+  } else {
+    out->clip = (long)clip;
+    out->loop = json_is_true(json_object_get(j, "loop"));
+  }
+  const json_t *v = json_object_get(j, "time");
+  out->time = json_is_number(v) ? json_number_value(v) : 0;
+  sk_error err = {0};
+  int rc = sk_pose_frames_parse(j, "", v != NULL, &out->times, &out->n, &err);
+  return rc == SK_ENOMEM ? rc : 0;
+}
+
 /* One layer object, or the pose itself for the single-"animation" form. */
 static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
                       sk_error *err) {

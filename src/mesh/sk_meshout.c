@@ -1,0 +1,159 @@
+#include "sk_meshout.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_answer.h"
+#include "sk_numfmt.h"
+#include "sk_skin.h"
+
+const sk_mesh_hook sk_mesh_hook_json = {.write_json = sk_meshout_write_json};
+
+static bool all_finite(const float *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(v[i]))
+      return false;
+  return true;
+}
+
+static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
+
+static int append_prim(sk_strbuf *out, const sk_geom_prim *p) {
+  char b[96];
+  int n = snprintf(b, sizeof b, "{\"primitive\":\"/meshes/%u/primitives/%u\"", p->mesh, p->prim);
+  return n < 0 || (size_t)n >= sizeof b ? SK_ENOMEM : (sk_strbuf_append(out, b, (size_t)n) ? SK_ENOMEM : 0);
+}
+
+static int append_array(sk_strbuf *out, const char *key, const float *v, size_t n) {
+  return append_str(out, key) || sk_strbuf_append_f32_array(out, v, n) ? SK_ENOMEM : 0;
+}
+
+/* One primitive posed into pos/nrm (scratch of count x 3 each), its items
+ * appended to `verts` and `box`. */
+/* The primitive's conservative box item into `cons`. */
+static int write_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl, float *pos,
+                              bool sep, sk_strbuf *cons) {
+  float min[3], max[3];
+  sk_skin_bounds_conservative(p, final, slots, infl, pos, min, max);
+  if (!all_finite(min, 3) || !all_finite(max, 3))
+    return SK_ENOTFINITE;
+  return (sep && append_str(cons, ",")) || append_prim(cons, p) || append_array(cons, ",\"min\":", min, 3) ||
+                 append_array(cons, ",\"max\":", max, 3) || append_str(cons, "}")
+             ? SK_ENOMEM
+             : 0;
+}
+
+/* "morphWeights" items: each mesh with targets once, its influences. */
+/* The pose's layers as sk_skin takes them. */
+typedef struct {
+  long clip[SK_MESH_LAYERS_MAX];
+  double frame[SK_MESH_LAYERS_MAX], weight[SK_MESH_LAYERS_MAX];
+  size_t n;
+  bool blend;
+} mesh_clock;
+
+static void influences(const sk_geom *geom, const sk_geom_prim *p, const mesh_clock *c, double *infl) {
+  sk_skin_influences_layers(geom, p->mesh, p->ntargets, c->clip, c->frame, c->weight, c->n, c->blend, p->influence,
+                            infl);
+}
+
+static int write_weights(const sk_geom *geom, const mesh_clock *c, double *infl, sk_strbuf *out) {
+  bool sep = false;
+  for (uint32_t i = 0; i < geom->nprims; i++) {
+    const sk_geom_prim *p = &geom->prims[i];
+    if (p->ntargets == 0 || (i > 0 && geom->prims[i - 1].mesh == p->mesh))
+      continue;
+    influences(geom, p, c, infl);
+    char b[64];
+    int n = snprintf(b, sizeof b, "%s{\"mesh\":\"/meshes/%u\",\"weights\":[", sep ? "," : "", p->mesh);
+    if (n < 0 || (size_t)n >= sizeof b || sk_strbuf_append(out, b, (size_t)n))
+      return SK_ENOMEM;
+    for (uint32_t t = 0; t < p->ntargets; t++) {
+      char num[32];
+      size_t len = sk_numfmt_f64(infl[t], num);
+      if ((t > 0 && append_str(out, ",")) || sk_strbuf_append(out, num, len))
+        return SK_ENOMEM;
+    }
+    if (append_str(out, "]}"))
+      return SK_ENOMEM;
+    sep = true;
+  }
+  return 0;
+}
+
+static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
+                      float *pos, float *nrm, bool sep, sk_strbuf *verts, sk_strbuf *box) {
+  if (!(outputs & (SK_OUT_VERTICES | SK_OUT_BOUNDS))) /* normals go with vertices */
+    return 0;
+  const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
+  sk_skin_job job = {.prim = p, .final = final, .slots = slots, .influence = infl, .pos = pos,
+                     .nrm = want_n ? nrm : NULL, .bounds = (outputs & SK_OUT_BOUNDS) != 0};
+  if (!sk_skin_validate(&job))
+    return SK_ENOMEM;
+  sk_skin_run(&job);
+  const size_t n = (size_t)p->count * 3;
+  if (!all_finite(pos, n) || (want_n && !all_finite(nrm, n)))
+    return SK_ENOTFINITE;
+  int rc = 0;
+  if (outputs & SK_OUT_VERTICES) {
+    rc = (sep && append_str(verts, ",")) || append_prim(verts, p) || append_array(verts, ",\"positions\":", pos, n) ||
+         (want_n && append_array(verts, ",\"normals\":", nrm, n)) || append_str(verts, "}");
+  }
+  if (!rc && (outputs & SK_OUT_BOUNDS)) {
+    rc = (sep && append_str(box, ",")) || append_prim(box, p) || append_array(box, ",\"min\":", job.min, 3) ||
+         append_array(box, ",\"max\":", job.max, 3) || append_str(box, "}");
+  }
+  return rc ? SK_ENOMEM : 0;
+}
+
+int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out) {
+  size_t most = 1;
+  for (uint32_t i = 0; i < geom->nprims; i++)
+    if (geom->prims[i].count > most)
+      most = geom->prims[i].count;
+  float *pos = malloc(most * 3 * sizeof *pos), *nrm = malloc(most * 3 * sizeof *nrm);
+  double *infl = malloc((geom->max_targets + 1) * sizeof *infl);
+  sk_strbuf verts = {0}, box = {0}, weights = {0}, cons = {0};
+  int rc = pos == NULL || nrm == NULL || infl == NULL ? SK_ENOMEM : 0;
+  mesh_clock c = {.n = n < SK_MESH_LAYERS_MAX ? n : SK_MESH_LAYERS_MAX, .blend = blend};
+  for (size_t k = 0; k < c.n; k++) {
+    c.clip[k] = layers[k].clip;
+    c.frame[k] = layers[k].frame;
+    c.weight[k] = layers[k].weight;
+  }
+  for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
+    const sk_geom_prim *p = &geom->prims[i];
+    influences(geom, p, &c, infl);
+    rc = write_prim(p, outputs, final, slots, infl, pos, nrm, i > 0, &verts, &box);
+    if (!rc && (outputs & SK_OUT_BOUNDS_CONSERVATIVE))
+      rc = write_conservative(p, final, slots, infl, pos, i > 0, &cons);
+  }
+  if (!rc && (outputs & SK_OUT_MORPH_WEIGHTS))
+    rc = write_weights(geom, &c, infl, &weights);
+  free(pos);
+  free(nrm);
+  free(infl);
+  /* assembled only once every primitive is finite: an SK_ENOTFINITE answer
+   * appends nothing; the members in the table's order */
+  const sk_strbuf *parts[4] = {&verts, &box, &weights, &cons};
+  const char *names[4] = {"\"vertices\":[", "\"bounds\":[", "\"morphWeights\":[", "\"boundsConservative\":["};
+  const unsigned bits[4] = {SK_OUT_VERTICES, SK_OUT_BOUNDS, SK_OUT_MORPH_WEIGHTS, SK_OUT_BOUNDS_CONSERVATIVE};
+  for (int k = 0; k < 4 && !rc; k++) {
+    if (!(outputs & bits[k]))
+      continue;
+    if ((!first && append_str(out, ",")) || append_str(out, names[k]) ||
+        (parts[k]->len > 0 && sk_strbuf_append(out, parts[k]->data, parts[k]->len)) || append_str(out, "]"))
+      rc = SK_ENOMEM;
+    first = false;
+  }
+  if (!rc && (verts.failed || box.failed || weights.failed || cons.failed || out->failed))
+    rc = SK_ENOMEM;
+  sk_strbuf_free(&verts);
+  sk_strbuf_free(&box);
+  sk_strbuf_free(&weights);
+  sk_strbuf_free(&cons);
+  return rc;
+}

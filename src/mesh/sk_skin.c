@@ -1,0 +1,266 @@
+#include "sk_skin.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "sk_anim.h"
+#include "sk_anim_math.h"
+
+bool sk_skin_validate(const sk_skin_job *job) {
+  if (job == NULL || job->prim == NULL || job->final == NULL || (job->pos == NULL && job->nrm == NULL))
+    return false;
+  return !job->bounds || job->pos != NULL;
+}
+
+/* Step 1 into dest (count x 3): base with the morph targets' deltas
+ * (`which` 0 positions, 1 normals). */
+static void morph(const sk_geom_prim *p, const double *influence, const float *base, int which, float *dest) {
+  const size_t n = (size_t)p->count * 3;
+  bool any = false;
+  for (uint32_t t = 0; t < p->ntargets && !any; t++)
+    any = influence[t] != 0 && (which == 0 ? p->targets[t].pos : p->targets[t].nrm) != NULL;
+  if (!any) {
+    memcpy(dest, base, n * sizeof *dest);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    double value = base[i];
+    for (uint32_t t = 0; t < p->ntargets; t++) {
+      const float *td = which == 0 ? p->targets[t].pos : p->targets[t].nrm;
+      if (influence[t] != 0 && td != NULL)
+        value += ((double)td[i] - (double)base[i]) * influence[t];
+    }
+    dest[i] = (float)value;
+  }
+}
+
+/* Step 2: the weighted sum of vertex v's skin matrices, in float32. */
+static void blend(const sk_geom_prim *p, const float *final, size_t v, float m[16]) {
+  memset(m, 0, 16 * sizeof *m);
+  const unsigned k = p->influences;
+  const uint32_t *j = p->joints + v * k;
+  const float *w = p->weights + v * k;
+  for (unsigned i = 0; i < k; i++) {
+    if (!(w[i] > 0))
+      continue;
+    const float *b = final + 16 * (size_t)j[i];
+    for (int c = 0; c < 16; c++) {
+      const float scaled = b[c] * w[i]; /* FromFloat32ArrayToRefScaled: one float32 rounding */
+      m[c] = m[c] + scaled;             /* addToSelf: one float32 rounding */
+    }
+  }
+}
+
+/* Step 3 in place on data[0..3). */
+static void transform_point(const float m[16], float *d) {
+  const double x = d[0], y = d[1], z = d[2];
+  const double rx = x * m[0] + y * m[4] + z * m[8] + m[12];
+  const double ry = x * m[1] + y * m[5] + z * m[9] + m[13];
+  const double rz = x * m[2] + y * m[6] + z * m[10] + m[14];
+  const double rw = 1 / (x * m[3] + y * m[7] + z * m[11] + m[15]);
+  d[0] = (float)(rx * rw);
+  d[1] = (float)(ry * rw);
+  d[2] = (float)(rz * rw);
+}
+
+static void transform_normal(const float m[16], float *d) {
+  const double x = d[0], y = d[1], z = d[2];
+  d[0] = (float)(x * m[0] + y * m[4] + z * m[8]);
+  d[1] = (float)(x * m[1] + y * m[5] + z * m[9]);
+  d[2] = (float)(x * m[2] + y * m[6] + z * m[10]);
+}
+
+static void bounds(const float *pos, size_t count, float min[3], float max[3]) {
+  /* Number.MAX_VALUE as the start: no float32 is above it, so the first
+   * vertex always sets both (count >= 1 for every glTF accessor). */
+  double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
+  for (size_t v = 0; v < count; v++)
+    for (int a = 0; a < 3; a++) {
+      const double x = pos[3 * v + a];
+      if (x < lo[a])
+        lo[a] = x;
+      if (x > hi[a])
+        hi[a] = x;
+    }
+  for (int a = 0; a < 3; a++) {
+    min[a] = (float)lo[a];
+    max[a] = (float)hi[a];
+  }
+}
+
+void sk_skin_run(sk_skin_job *job) {
+  const sk_geom_prim *p = job->prim;
+  const double *infl = job->influence != NULL ? job->influence : p->influence;
+  float *nrm = p->nrm != NULL ? job->nrm : NULL;
+  if (job->pos != NULL)
+    morph(p, infl, p->pos, 0, job->pos);
+  if (nrm != NULL)
+    morph(p, infl, p->nrm, 1, nrm);
+  if (p->influences > 0) {
+    float m[16];
+    for (size_t v = 0; v < p->count; v++) {
+      blend(p, job->final, v, m);
+      if (job->pos != NULL)
+        transform_point(m, job->pos + 3 * v);
+      if (nrm != NULL)
+        transform_normal(m, nrm + 3 * v);
+    }
+  }
+  if (job->bounds)
+    bounds(job->pos, p->count, job->min, job->max);
+}
+
+/* One weights channel at `frame` into out[0..ntargets). */
+static void sample_weights(const sk_geom_weights *w, double frame, double *out) {
+  const size_t n = w->count, nt = w->ntargets;
+  const bool cubic = w->interp == SK_ANIM_CUBICSPLINE;
+  const size_t stride = cubic ? 3 * nt : nt, vo = cubic ? nt : 0;
+  if (frame < w->frames[0])
+    frame = w->frames[0];
+  else if (frame > w->frames[n - 1])
+    frame = w->frames[n - 1];
+  size_t lo = 0, hi = n; /* the largest key at or before the frame, as Babylon's walk ends */
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (frame >= w->frames[mid])
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const float *sv = w->values + lo * stride + vo;
+  if (lo + 1 >= n || w->interp == SK_ANIM_STEP) {
+    for (size_t i = 0; i < nt; i++)
+      out[i] = sv[i];
+    return;
+  }
+  const float *ev = w->values + (lo + 1) * stride + vo;
+  const double frame_delta = w->frames[lo + 1] - w->frames[lo];
+  const double gradient = (frame - w->frames[lo]) / frame_delta;
+  if (!cubic) {
+    for (size_t i = 0; i < nt; i++)
+      out[i] = (double)sv[i] + ((double)ev[i] - (double)sv[i]) * gradient;
+    return;
+  }
+  const float *out_t = w->values + lo * stride + 2 * nt, *in_t = w->values + (lo + 1) * stride;
+  const double invfps = 1 / SK_ANIM_FPS;
+  for (size_t i = 0; i < nt; i++) {
+    const double v1 = sv[i], v2 = ev[i];
+    const double t1 = ((double)out_t[i] * invfps) * frame_delta, t2 = ((double)in_t[i] * invfps) * frame_delta;
+    sk_anim__hermite(&v1, &t1, &v2, &t2, gradient, 1, &out[i]);
+  }
+}
+
+/* The channel of `clip` that drives `mesh` (the last in file order), or NULL. */
+static const sk_geom_weights *channel_of(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip) {
+  const sk_geom_weights *last = NULL;
+  for (uint32_t k = 0; clip >= 0 && k < geom->nweights; k++)
+    if (geom->weights[k].clip == (uint32_t)clip && geom->weights[k].mesh == mesh && geom->weights[k].ntargets == ntargets)
+      last = &geom->weights[k];
+  return last;
+}
+
+void sk_skin_influences_layers(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, const long *clips,
+                               const double *frames, const double *weights, size_t n, bool blend,
+                               const double *defaults, double *dest) {
+  if (!blend || n == 0) {
+    if (n == 0)
+      memcpy(dest, defaults, ntargets * sizeof *dest);
+    else
+      sk_skin_influences(geom, mesh, ntargets, clips[0], frames[0], defaults, dest);
+    return;
+  }
+  double total = 0;
+  bool any = false;
+  for (size_t i = 0; i < n; i++)
+    if (channel_of(geom, mesh, ntargets, clips[i]) != NULL) {
+      total += weights[i];
+      any = true;
+    }
+  if (!any) {
+    memcpy(dest, defaults, ntargets * sizeof *dest);
+    return;
+  }
+  double v[SK_GEOM_MAX_TARGETS];
+  bool started = false;
+  if (total < 1) {
+    for (uint32_t t = 0; t < ntargets; t++)
+      dest[t] = defaults[t] * (1 - total);
+    started = true;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const sk_geom_weights *w = channel_of(geom, mesh, ntargets, clips[i]);
+    if (w == NULL)
+      continue;
+    const double r = total < 1 ? weights[i] : weights[i] / total;
+    if (total >= 1 && r == 0)
+      continue;
+    sample_weights(w, frames[i], v);
+    for (uint32_t t = 0; t < ntargets; t++)
+      dest[t] = !started ? (r == 1 ? v[t] : v[t] * r) : dest[t] + v[t] * r;
+    started = true;
+  }
+}
+
+void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, long clip, double frame,
+                        const double *defaults, double *dest) {
+  const sk_geom_weights *last = channel_of(geom, mesh, ntargets, clip);
+  if (last == NULL) {
+    memcpy(dest, defaults, ntargets * sizeof *dest);
+    return;
+  }
+  sample_weights(last, frame, dest);
+}
+
+static bool affine(const float *m) { return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1; }
+
+void sk_skin_bounds_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl,
+                                 float *pos, float min[3], float max[3]) {
+  bool exact = p->influences == 0;
+  for (uint32_t k = 0; k < p->nboxes && !exact; k++)
+    exact = !affine(final + 16 * (size_t)p->box_joint[k]);
+  if (exact) {
+    sk_skin_job job = {.prim = p, .final = final, .slots = slots, .influence = infl, .pos = pos, .bounds = true};
+    sk_skin_run(&job);
+    memcpy(min, job.min, sizeof job.min);
+    memcpy(max, job.max, sizeof job.max);
+    return;
+  }
+  double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
+  for (uint32_t k = 0; k < p->nboxes; k++) {
+    double b[6];
+    memcpy(b, p->boxes + 6 * (size_t)k, sizeof b);
+    for (uint32_t t = 0; t < p->ntargets; t++) {
+      if (infl[t] == 0)
+        continue;
+      const double *d = p->dboxes + 6 * ((size_t)k * p->ntargets + t);
+      for (int a = 0; a < 3; a++) {
+        const double u = d[a] * infl[t], v = d[3 + a] * infl[t];
+        b[a] += u < v ? u : v;
+        b[3 + a] += u < v ? v : u;
+      }
+    }
+    const float *m = final + 16 * (size_t)p->box_joint[k];
+    for (int c = 0; c < 8; c++) {
+      const double x = b[(c & 1) ? 3 : 0], y = b[(c & 2) ? 4 : 1], z = b[(c & 4) ? 5 : 2];
+      const double r[3] = {x * m[0] + y * m[4] + z * m[8] + m[12], x * m[1] + y * m[5] + z * m[9] + m[13],
+                           x * m[2] + y * m[6] + z * m[10] + m[14]};
+      for (int a = 0; a < 3; a++) {
+        if (r[a] < lo[a])
+          lo[a] = r[a];
+        if (r[a] > hi[a])
+          hi[a] = r[a];
+      }
+    }
+  }
+  double big = 0;
+  for (int a = 0; a < 3; a++)
+    big = fmax(big, fmax(fabs(lo[a]), fabs(hi[a])));
+  const double pad = big * 0x1p-16 + FLT_MIN;
+  for (int a = 0; a < 3; a++) {
+    /* rounded outward to float32 */
+    float l = (float)(lo[a] - pad), h = (float)(hi[a] + pad);
+    min[a] = (double)l > lo[a] - pad ? nextafterf(l, -INFINITY) : l;
+    max[a] = (double)h < hi[a] + pad ? nextafterf(h, INFINITY) : h;
+  }
+}

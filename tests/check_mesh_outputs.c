@@ -1,0 +1,267 @@
+/* End to end: the mesh outputs of a glTF upload ("vertices", "normals",
+ * "bounds", "morphWeights", "boundsConservative"), through the real
+ * skinnerd on 127.0.0.1 and a port it picks, with a data directory under
+ * /tmp (removed by the test). Their bits against Babylon are
+ * tests/oracle/conformance_mesh.sh; here: the conservative box contains
+ * the exact one on every 30 fps frame of every clip of every asset, the
+ * pose forms agree, a record read back answers the same bytes, and each
+ * refusal (no mesh, binary, size, bad geometry) names its field. */
+#define _GNU_SOURCE
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "sk_fixture.h"
+#include "sk_httpc.h"
+#include "sk_testutil.h"
+
+static sk_daemon D;
+static char g_dir[64];
+
+static void start(const char *max_answer_mb) {
+  const char *const args[] = {"--data-dir", g_dir, "--max-answer-mb", max_answer_mb, "--max-body", "8388608", NULL};
+  sk_fixture_start(&D, args);
+}
+
+static void setup(void) {
+  snprintf(g_dir, sizeof g_dir, "/tmp/sk_meshout_test.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(g_dir));
+  start("512");
+}
+
+static void teardown(void) {
+  if (D.pid > 0)
+    sk_fixture_stop(&D);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The answer's body (new; free) for a request whose status must be `status`. */
+static char *ask_text(const char *method, const char *path, const char *ct, const char *accept, const void *body,
+                      size_t len, int status, size_t *n) {
+  char h[256] = "";
+  if (ct != NULL)
+    snprintf(h, sizeof h, "Content-Type: %s\r\n%s%s%s", ct, accept ? "Accept: " : "", accept ? accept : "",
+             accept ? "\r\n" : "");
+  sk_httpc_resp r;
+  sk_fixture_request(&D, method, path, h, body, len, &r);
+  ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.400s", method, path, r.status, status, r.body);
+  char *text = malloc(r.len + 1);
+  memcpy(text, r.body, r.len);
+  text[r.len] = 0;
+  if (n != NULL)
+    *n = r.len;
+  sk_httpc_free(&r);
+  return text;
+}
+
+static json_t *ask(const char *method, const char *path, const char *body, int status) {
+  char *t = ask_text(method, path, "application/json", NULL, body, strlen(body), status, NULL);
+  json_t *j = json_loads(t, 0, NULL);
+  ck_assert_msg(j != NULL, "%s %s: not JSON: %.200s", method, path, t);
+  free(t);
+  return j;
+}
+
+static json_t *put_asset(const char *id, const char *asset) {
+  size_t len;
+  unsigned char *d = sk_test_read_asset(asset, &len);
+  char path[256];
+  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
+  char *t = ask_text("PUT", path, asset[strlen(asset) - 1] == 'b' ? "model/gltf-binary" : "model/gltf+json", NULL, d,
+                     len, 201, NULL);
+  free(d);
+  json_t *j = json_loads(t, 0, NULL);
+  free(t);
+  return j;
+}
+
+static void expect_problem(const char *path, const char *body, const char *accept, int status, const char *pointer,
+                           const char *detail_part) {
+  char *t = ask_text("POST", path, "application/json", accept, body, strlen(body), status, NULL);
+  json_t *j = json_loads(t, 0, NULL);
+  ck_assert_msg(j != NULL, "not JSON: %s", t);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "pointer")), pointer);
+  const char *detail = json_string_value(json_object_get(j, "detail"));
+  ck_assert_msg(detail != NULL && strstr(detail, detail_part) != NULL, "detail %s lacks %s", detail, detail_part);
+  json_decref(j);
+  free(t);
+}
+
+/* Every 30 fps frame of every clip, as one frame range per clip: each
+ * result's conservative box holds its exact box, primitive by primitive. */
+static void conservative_holds(const char *id, const char *asset, size_t *frames) {
+  json_t *summary = put_asset(id, asset);
+  const json_t *anims = json_object_get(summary, "animations");
+  ck_assert_uint_gt(json_array_size(anims), 0);
+  for (size_t a = 0; a < json_array_size(anims); a++) {
+    const double dur = json_number_value(json_object_get(json_array_get(anims, a), "duration"));
+    char body[256], path[128];
+    snprintf(body, sizeof body,
+             "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": 30, \"output\": [\"bounds\", "
+             "\"boundsConservative\"]}",
+             a, dur);
+    snprintf(path, sizeof path, "/v1/skeletons/%s/pose", id);
+    json_t *j = ask("POST", path, body, 200);
+    const json_t *results = json_object_get(j, "results");
+    ck_assert_uint_gt(json_array_size(results), 0);
+    for (size_t f = 0; f < json_array_size(results); f++) {
+      const json_t *r = json_array_get(results, f);
+      const json_t *exact = json_object_get(r, "bounds"), *cons = json_object_get(r, "boundsConservative");
+      ck_assert_uint_eq(json_array_size(exact), json_array_size(cons));
+      for (size_t p = 0; p < json_array_size(exact); p++) {
+        const json_t *e = json_array_get(exact, p), *c = json_array_get(cons, p);
+        ck_assert_str_eq(json_string_value(json_object_get(e, "primitive")),
+                         json_string_value(json_object_get(c, "primitive")));
+        for (size_t k = 0; k < 3; k++) {
+          const double emin = json_number_value(json_array_get(json_object_get(e, "min"), k));
+          const double emax = json_number_value(json_array_get(json_object_get(e, "max"), k));
+          const double cmin = json_number_value(json_array_get(json_object_get(c, "min"), k));
+          const double cmax = json_number_value(json_array_get(json_object_get(c, "max"), k));
+          ck_assert_msg(cmin <= emin && cmax >= emax, "%s clip %zu frame %zu primitive %zu axis %zu: [%g, %g] not in [%g, %g]",
+                        asset, a, f, p, k, emin, emax, cmin, cmax);
+        }
+      }
+      (*frames)++;
+    }
+    json_decref(j);
+  }
+  json_decref(summary);
+}
+
+START_TEST(conservative_bounds_contain_the_exact_box_on_every_frame_of_every_clip) {
+  const char *assets[] = {"Fox.glb", "CesiumMan.glb", "RiggedFigure.glb", "RobotExpressive.glb",
+                          "mannequiny-0.3.0.glb", "skin_morph.glb", "skin_8inf.glb", "skin_mirror.glb"};
+  size_t frames = 0;
+  for (size_t i = 0; i < sizeof assets / sizeof assets[0]; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "a%zu", i);
+    conservative_holds(id, assets[i], &frames);
+  }
+  ck_assert_uint_gt(frames, 1000);
+}
+END_TEST
+
+/* A single pose, a /poses item and a one-frame range answer the same object. */
+START_TEST(every_pose_form_answers_the_same_mesh) {
+  json_decref(put_asset("fox", "Fox.glb"));
+  const char *out = "\"output\": [\"final\", \"vertices\", \"normals\", \"bounds\", \"boundsConservative\"]";
+  char one[256], many[512], range[256];
+  snprintf(one, sizeof one, "{\"animation\": \"Walk\", \"time\": 0.3, %s}", out);
+  snprintf(many, sizeof many, "{\"poses\": [{\"animation\": \"Walk\", \"time\": 0.1, %s}, %s]}", out, one);
+  snprintf(range, sizeof range, "{\"animation\": \"Walk\", \"times\": [0.1, 0.3], %s}", out);
+  json_t *a = ask("POST", "/v1/skeletons/fox/pose", one, 200);
+  json_t *b = ask("POST", "/v1/skeletons/fox/poses", many, 200);
+  json_t *c = ask("POST", "/v1/skeletons/fox/pose", range, 200);
+  ck_assert(json_equal(a, json_array_get(json_object_get(b, "results"), 1)));
+  ck_assert(json_equal(a, json_array_get(json_object_get(c, "results"), 1)));
+  const json_t *v = json_array_get(json_object_get(a, "vertices"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(v, "primitive")), "/meshes/0/primitives/0");
+  ck_assert_uint_eq(json_array_size(json_object_get(v, "positions")), 3 * 1728);
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+}
+END_TEST
+
+/* The record keeps the file; read back, the mesh is rebuilt from it. */
+START_TEST(a_restart_answers_the_same_bytes_from_the_record) {
+  json_decref(put_asset("morph", "skin_morph.glb"));
+  const char *body = "{\"animation\": 0, \"time\": 0.4, \"output\": [\"vertices\", \"normals\", \"morphWeights\"]}";
+  size_t n1, n2;
+  char *before = ask_text("POST", "/v1/skeletons/morph/pose", "application/json", NULL, body, strlen(body), 200, &n1);
+  ck_assert_ptr_nonnull(strstr(before, "\"morphWeights\":[{\"mesh\":\"/meshes/0\",\"weights\":["));
+  sk_fixture_stop(&D);
+  start("512");
+  char *after = ask_text("POST", "/v1/skeletons/morph/pose", "application/json", NULL, body, strlen(body), 200, &n2);
+  ck_assert_uint_eq(n1, n2);
+  ck_assert_mem_eq(before, after, n1);
+  free(before);
+  free(after);
+}
+END_TEST
+
+/* A PATCH publishes a new version with the same geometry: the mesh follows
+ * the changed bone, and POST /rest brings back the first answer's bytes. */
+START_TEST(a_patch_keeps_the_mesh_and_poses_it) {
+  json_decref(put_asset("fox", "Fox.glb"));
+  const char *body = "{\"output\": [\"bounds\"]}";
+  size_t n0, n1, n2;
+  char *before = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n0);
+  const char *patch = "{\"bones\": {\"b_Neck_04\": {\"rotation\": [0, 0, 1.2]}}}";
+  free(ask_text("PATCH", "/v1/skeletons/fox/bones", "application/json", NULL, patch, strlen(patch), 200, NULL));
+  char *patched = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n1);
+  ck_assert_msg(n0 != n1 || memcmp(before, patched, n0) != 0, "the bounds did not move: %s", patched);
+  free(ask_text("POST", "/v1/skeletons/fox/rest", NULL, NULL, "", 0, 200, NULL));
+  char *rest = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n2);
+  ck_assert_uint_eq(n0, n2);
+  ck_assert_mem_eq(before, rest, n0);
+  free(before);
+  free(patched);
+  free(rest);
+}
+END_TEST
+
+START_TEST(refusals_name_the_output_or_the_limit) {
+  /* a JSON skeleton has no mesh */
+  const char *plain = "{\"bones\": [{\"name\": \"root\", \"parent\": null, \"matrix\": [1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]}]}";
+  char *t = ask_text("PUT", "/v1/skeletons/plain", "application/json", NULL, plain, strlen(plain), 201, NULL);
+  free(t);
+  expect_problem("/v1/skeletons/plain/pose", "{\"output\": [\"final\", \"bounds\"]}", NULL, 422, "/output/1",
+                 "has no skinned mesh");
+  json_decref(put_asset("fox", "Fox.glb"));
+  expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"vertices\"]}", "application/octet-stream", 422,
+                 "/output/0", "binary answers carry no mesh outputs");
+  expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"normals\"]}", NULL, 422, "/output",
+                 "\"normals\" comes with \"vertices\"");
+  expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"bounds\", \"bounds\"]}", NULL, 422, "/output/1",
+                 "output listed twice");
+  /* the answer's size is costed before the work: 40 frames of Fox's
+   * vertices and normals are ~13 MB against a 1 MB limit */
+  sk_fixture_stop(&D);
+  start("1");
+  expect_problem("/v1/skeletons/fox/pose",
+                 "{\"animation\": 0, \"from\": 0, \"to\": 1.3, \"fps\": 30, \"output\": [\"vertices\", \"normals\"]}",
+                 NULL, 413, "", "--max-answer-mb");
+}
+END_TEST
+
+/* Geometry is validated at upload: a POSITION accessor of the wrong type
+ * is a 422 at its "type". */
+START_TEST(a_bad_skinned_primitive_is_refused_at_upload) {
+  size_t len;
+  unsigned char *d = sk_test_read_asset("SimpleSkin.gltf", &len);
+  json_t *g = json_loadb((const char *)d, len, 0, NULL);
+  free(d);
+  ck_assert_ptr_nonnull(g);
+  const json_t *prim = json_array_get(json_object_get(json_array_get(json_object_get(g, "meshes"), 0), "primitives"), 0);
+  const json_int_t acc = json_integer_value(json_object_get(json_object_get(prim, "attributes"), "POSITION"));
+  json_object_set_new(json_array_get(json_object_get(g, "accessors"), (size_t)acc), "type", json_string("VEC2"));
+  char *text = json_dumps(g, JSON_COMPACT);
+  json_decref(g);
+  char *t = ask_text("PUT", "/v1/skeletons/bad", "model/gltf+json", NULL, text, strlen(text), 422, NULL);
+  json_t *j = json_loads(t, 0, NULL);
+  char want[64];
+  snprintf(want, sizeof want, "/accessors/%lld/type", (long long)acc);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "pointer")), want);
+  json_decref(j);
+  free(t);
+  free(text);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("mesh_outputs");
+  TCase *tc = tcase_create("daemon");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, conservative_bounds_contain_the_exact_box_on_every_frame_of_every_clip);
+  tcase_add_test(tc, every_pose_form_answers_the_same_mesh);
+  tcase_add_test(tc, a_restart_answers_the_same_bytes_from_the_record);
+  tcase_add_test(tc, a_patch_keeps_the_mesh_and_poses_it);
+  tcase_add_test(tc, refusals_name_the_output_or_the_limit);
+  tcase_add_test(tc, a_bad_skinned_primitive_is_refused_at_upload);
+  suite_add_tcase(s, tc);
+  return sk_test_run(s);
+}
