@@ -6,6 +6,7 @@
 
 #include "sk_anim.h"
 #include "sk_anim_math.h"
+#include "sk_skinv.h"
 
 bool sk_skin_validate(const sk_skin_job *job) {
   if (job == NULL || job->prim == NULL || job->final == NULL || (job->pos == NULL && job->nrm == NULL))
@@ -13,18 +14,17 @@ bool sk_skin_validate(const sk_skin_job *job) {
   return !job->bounds || job->pos != NULL;
 }
 
-/* Step 1 into dest (count x 3): base with the morph targets' deltas
- * (`which` 0 positions, 1 normals). */
-static void morph(const sk_geom_prim *p, const double *influence, const float *base, int which, float *dest) {
-  const size_t n = (size_t)p->count * 3;
-  bool any = false;
-  for (uint32_t t = 0; t < p->ntargets && !any; t++)
-    any = influence[t] != 0 && (which == 0 ? p->targets[t].pos : p->targets[t].nrm) != NULL;
-  if (!any) {
-    memcpy(dest, base, n * sizeof *dest);
-    return;
-  }
-  for (size_t i = 0; i < n; i++) {
+bool sk_skin__morphs(const sk_geom_prim *p, const double *influence, int which) {
+  for (uint32_t t = 0; t < p->ntargets; t++)
+    if (influence[t] != 0 && (which == 0 ? p->targets[t].pos : p->targets[t].nrm) != NULL)
+      return true;
+  return false;
+}
+
+/* Step 1, floats [3 v0, 3 v1) (`which` 0 positions, 1 normals). */
+void sk_skin__morph(const sk_geom_prim *p, const double *influence, int which, size_t v0, size_t v1, float *dest) {
+  const float *base = which == 0 ? p->pos : p->nrm;
+  for (size_t i = 3 * v0; i < 3 * v1; i++) {
     double value = base[i];
     for (uint32_t t = 0; t < p->ntargets; t++) {
       const float *td = which == 0 ? p->targets[t].pos : p->targets[t].nrm;
@@ -52,9 +52,9 @@ static void blend(const sk_geom_prim *p, const float *final, size_t v, float m[1
   }
 }
 
-/* Step 3 in place on data[0..3). */
-static void transform_point(const float m[16], float *d) {
-  const double x = d[0], y = d[1], z = d[2];
+/* Step 3 from s[0..3) to d[0..3) (s == d allowed). */
+static void transform_point(const float m[16], const float *s, float *d) {
+  const double x = s[0], y = s[1], z = s[2];
   const double rx = x * m[0] + y * m[4] + z * m[8] + m[12];
   const double ry = x * m[1] + y * m[5] + z * m[9] + m[13];
   const double rz = x * m[2] + y * m[6] + z * m[10] + m[14];
@@ -64,52 +64,26 @@ static void transform_point(const float m[16], float *d) {
   d[2] = (float)(rz * rw);
 }
 
-static void transform_normal(const float m[16], float *d) {
-  const double x = d[0], y = d[1], z = d[2];
+static void transform_normal(const float m[16], const float *s, float *d) {
+  const double x = s[0], y = s[1], z = s[2];
   d[0] = (float)(x * m[0] + y * m[4] + z * m[8]);
   d[1] = (float)(x * m[1] + y * m[5] + z * m[9]);
   d[2] = (float)(x * m[2] + y * m[6] + z * m[10]);
 }
 
-static void bounds(const float *pos, size_t count, float min[3], float max[3]) {
-  /* Number.MAX_VALUE as the start: no float32 is above it, so the first
-   * vertex always sets both (count >= 1 for every glTF accessor). */
-  double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
-  for (size_t v = 0; v < count; v++)
-    for (int a = 0; a < 3; a++) {
-      const double x = pos[3 * v + a];
-      if (x < lo[a])
-        lo[a] = x;
-      if (x > hi[a])
-        hi[a] = x;
-    }
-  for (int a = 0; a < 3; a++) {
-    min[a] = (float)lo[a];
-    max[a] = (float)hi[a];
+void sk_skin__scalar(const sk_geom_prim *p, const float *final, size_t v0, size_t v1, const float *sp, float *dp,
+                     const float *sn, float *dn) {
+  float m[16];
+  for (size_t v = v0; v < v1; v++) {
+    blend(p, final, v, m);
+    if (dp != NULL)
+      transform_point(m, sp + 3 * v, dp + 3 * v);
+    if (dn != NULL)
+      transform_normal(m, sn + 3 * v, dn + 3 * v);
   }
 }
 
-void sk_skin_run(sk_skin_job *job) {
-  const sk_geom_prim *p = job->prim;
-  const double *infl = job->influence != NULL ? job->influence : p->influence;
-  float *nrm = p->nrm != NULL ? job->nrm : NULL;
-  if (job->pos != NULL)
-    morph(p, infl, p->pos, 0, job->pos);
-  if (nrm != NULL)
-    morph(p, infl, p->nrm, 1, nrm);
-  if (p->influences > 0) {
-    float m[16];
-    for (size_t v = 0; v < p->count; v++) {
-      blend(p, job->final, v, m);
-      if (job->pos != NULL)
-        transform_point(m, job->pos + 3 * v);
-      if (nrm != NULL)
-        transform_normal(m, nrm + 3 * v);
-    }
-  }
-  if (job->bounds)
-    bounds(job->pos, p->count, job->min, job->max);
-}
+void sk_skin_run(sk_skin_job *job) { sk_skinv_run(job, NULL, 1); }
 
 /* One weights channel at `frame` into out[0..ntargets). */
 static void sample_weights(const sk_geom_weights *w, double frame, double *out) {

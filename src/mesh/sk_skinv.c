@@ -1,0 +1,246 @@
+/* The vertex kernel: sk_skin's steps 2-4 in SIMD lanes, one vertex at a
+ * time, with the same bytes as the scalar job (sk_skin.c).
+ *
+ * Exactness, step by step.
+ *  - Blend (step 2) is float32 arithmetic in Babylon too: each entry is
+ *    float32(b x w) (a product of two float32 values, exact in the double
+ *    Babylon computes, rounded once when stored into the Float32Array) and
+ *    float32(m + that) (a sum of two float32 values rounded once). IEEE
+ *    float32 lanes (mulps, addps) round each once: the same bits, 16
+ *    entries in one 512-bit or two 256-bit registers. Never fused: an FMA
+ *    would skip the product's rounding. A weight that is not > 0 is
+ *    skipped as the scalar job skips it, by a lane mask rather than adding
+ *    0 x b (which could turn an entry's -0 into +0, or 0 x inf into NaN).
+ *  - Transform (step 3) is double arithmetic: rx = ((x m0 + y m4) + z m8)
+ *    + m12, rw = 1 / (((x m3 + y m7) + z m11) + m15), then float32(rx x
+ *    rw). The four rows are four lanes of doubles (the matrix columns
+ *    m0..3, m4..7, m8..11, m12..15 widened), so each lane does its row's
+ *    operations in Babylon's order. x m_k is a product of two float32
+ *    values, exact in a double, so fma(y, m4, x m0) rounds once where
+ *    Babylon's "x m0 + y m4" rounds once (in the add): the same bits, and
+ *    the same for z m8. The + m12, the divide and the product by 1/rw stay
+ *    separate operations (1/rw is not a float32 value: never fused).
+ *    Normals: the same three lanes without the w row.
+ *  - Bounds (step 4): the strict compare per axis in vertex order, as the
+ *    scalar job (the first minimum wins among equal values, so -0 and +0
+ *    keep the scalar's order). Threads keep it: each range's first strict
+ *    minimum, combined in range order with the same strict compare, is the
+ *    whole array's first strict minimum.
+ *  - Morph (step 1) is the scalar job's code on the range (it is a copy
+ *    unless a target has a non-zero influence). */
+#define _POSIX_C_SOURCE 200809L
+#include "sk_skinv.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "sk_cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SKV_X86 1
+#include <immintrin.h>
+#endif
+
+typedef void (*skv_fn)(const sk_geom_prim *p, const float *final, size_t v0, size_t v1, const float *sp, float *dp,
+                       const float *sn, float *dn);
+
+#ifdef SKV_X86
+/* Step 3 on the blended columns c0..c3 (doubles): the point s to d. */
+#define SKV_POINT(c0, c1, c2, c3, s, d)                                                                           \
+  do {                                                                                                            \
+    const __m256d x_ = _mm256_set1_pd((s)[0]), y_ = _mm256_set1_pd((s)[1]), z_ = _mm256_set1_pd((s)[2]);      \
+    /* fused: x_ c0 and y_ c1, z_ c2 are products of two float32 values (exact) */                              \
+    const __m256d r_ = _mm256_add_pd(_mm256_fmadd_pd(z_, c2, _mm256_fmadd_pd(y_, c1, _mm256_mul_pd(x_, c0))), c3); \
+    const __m256d inv_ = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_permute4x64_pd(r_, 0xFF));                    \
+    const __m128 f_ = _mm256_cvtpd_ps(_mm256_mul_pd(r_, inv_));                                                   \
+    _mm_storel_pi((__m64 *)(d), f_);                                                                              \
+    _mm_store_ss((d) + 2, _mm_movehl_ps(f_, f_));                                                                 \
+  } while (0)
+
+#define SKV_NORMAL(c0, c1, c2, s, d)                                                                              \
+  do {                                                                                                            \
+    const __m256d x_ = _mm256_set1_pd((s)[0]), y_ = _mm256_set1_pd((s)[1]), z_ = _mm256_set1_pd((s)[2]);      \
+    const __m128 f_ = _mm256_cvtpd_ps(_mm256_fmadd_pd(z_, c2, _mm256_fmadd_pd(y_, c1, _mm256_mul_pd(x_, c0))));  \
+    _mm_storel_pi((__m64 *)(d), f_);                                                                              \
+    _mm_store_ss((d) + 2, _mm_movehl_ps(f_, f_));                                                                 \
+  } while (0)
+
+__attribute__((target("avx2,fma"))) static void skin_avx2(const sk_geom_prim *p, const float *final, size_t v0,
+                                                          size_t v1, const float *sp, float *dp, const float *sn,
+                                                          float *dn) {
+  const unsigned k = p->influences;
+  const __m256 zero = _mm256_setzero_ps();
+  for (size_t v = v0; v < v1; v++) {
+    const uint32_t *j = p->joints + v * k;
+    const float *w = p->weights + v * k;
+    __m256 lo = zero, hi = zero;
+    for (unsigned i = 0; i < k; i++) {
+      const __m256 ws = _mm256_set1_ps(w[i]), keep = _mm256_cmp_ps(ws, zero, _CMP_GT_OQ);
+      const float *b = final + 16 * (size_t)j[i];
+      lo = _mm256_blendv_ps(lo, _mm256_add_ps(lo, _mm256_mul_ps(_mm256_loadu_ps(b), ws)), keep);
+      hi = _mm256_blendv_ps(hi, _mm256_add_ps(hi, _mm256_mul_ps(_mm256_loadu_ps(b + 8), ws)), keep);
+    }
+    const __m256d c0 = _mm256_cvtps_pd(_mm256_castps256_ps128(lo)), c1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1));
+    const __m256d c2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), c3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1));
+    if (dp != NULL)
+      SKV_POINT(c0, c1, c2, c3, sp + 3 * v, dp + 3 * v);
+    if (dn != NULL)
+      SKV_NORMAL(c0, c1, c2, sn + 3 * v, dn + 3 * v);
+  }
+}
+
+__attribute__((target("avx512f,avx2,fma"))) static void skin_avx512(const sk_geom_prim *p, const float *final,
+                                                                    size_t v0, size_t v1, const float *sp, float *dp,
+                                                                    const float *sn, float *dn) {
+  const unsigned k = p->influences;
+  for (size_t v = v0; v < v1; v++) {
+    const uint32_t *j = p->joints + v * k;
+    const float *w = p->weights + v * k;
+    __m512 m = _mm512_setzero_ps();
+    for (unsigned i = 0; i < k; i++) {
+      const __mmask16 keep = (__mmask16)-(int)(w[i] > 0);
+      const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(final + 16 * (size_t)j[i]), _mm512_set1_ps(w[i]));
+      m = _mm512_mask_add_ps(m, keep, m, scaled);
+    }
+    const __m256 lo = _mm512_castps512_ps256(m), hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1));
+    const __m256d c0 = _mm256_cvtps_pd(_mm256_castps256_ps128(lo)), c1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1));
+    const __m256d c2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), c3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1));
+    if (dp != NULL)
+      SKV_POINT(c0, c1, c2, c3, sp + 3 * v, dp + 3 * v);
+    if (dn != NULL)
+      SKV_NORMAL(c0, c1, c2, sn + 3 * v, dn + 3 * v);
+  }
+}
+#endif
+
+typedef struct skv_path {
+  const char *name;
+  sk_isa isa;
+  unsigned needs;
+  skv_fn skin;
+} skv_path;
+
+/* Best first. */
+static const skv_path skv_paths[] = {
+#ifdef SKV_X86
+    {"avx512", SK_ISA_AVX512, SK_CPU_AVX512F | SK_CPU_AVX2 | SK_CPU_FMA, skin_avx512},
+    {"avx2", SK_ISA_AVX2, SK_CPU_AVX2 | SK_CPU_FMA, skin_avx2},
+#endif
+    {"scalar", SK_ISA_SCALAR, 0, sk_skin__scalar},
+};
+#define SKV_NPATHS (sizeof skv_paths / sizeof skv_paths[0])
+
+static const skv_path *path_for(const char *name) {
+  const int isa = name != NULL ? sk_isa_parse(name) : -1;
+  for (size_t i = 0; i < SKV_NPATHS; i++)
+    if ((name == NULL || (int)skv_paths[i].isa == isa) && sk_cpu_has(skv_paths[i].needs))
+      return &skv_paths[i];
+  return name != NULL ? NULL : &skv_paths[SKV_NPATHS - 1];
+}
+
+const char *sk_skinv_path(void) { return path_for(NULL)->name; }
+
+int sk_skinv_path_check(const char *path) { return path != NULL && path_for(path) != NULL ? 0 : -1; }
+
+/* Step 4 over vertices [v0, v1), continuing lo/hi. */
+static void bounds_range(const float *pos, size_t v0, size_t v1, float lo[3], float hi[3]) {
+  for (size_t v = v0; v < v1; v++)
+    for (int a = 0; a < 3; a++) {
+      const float x = pos[3 * v + a];
+      if (x < lo[a])
+        lo[a] = x;
+      if (x > hi[a])
+        hi[a] = x;
+    }
+}
+
+typedef struct skv_range {
+  const sk_skin_job *job;
+  const skv_path *path;
+  size_t v0, v1;
+  float lo[3], hi[3];
+} skv_range;
+
+/* Vertices of a block: skinned, then their bounds while still in L1. */
+#define SKV_BLOCK 512
+
+static void *run_range(void *arg) {
+  skv_range *r = arg;
+  const sk_skin_job *job = r->job;
+  const sk_geom_prim *p = job->prim;
+  const double *infl = job->influence != NULL ? job->influence : p->influence;
+  float *nrm = p->nrm != NULL ? job->nrm : NULL;
+  const float *sp = p->pos, *sn = p->nrm;
+  for (int a = 0; a < 3; a++) {
+    /* +-inf where the scalar job starts from +-DBL_MAX: both lose to every
+     * finite value and give the same float32 when nothing is below them. */
+    r->lo[a] = INFINITY;
+    r->hi[a] = -INFINITY;
+  }
+  for (size_t b = r->v0; b < r->v1; b += SKV_BLOCK) {
+    const size_t e = b + SKV_BLOCK < r->v1 ? b + SKV_BLOCK : r->v1;
+    if (job->pos != NULL && sk_skin__morphs(p, infl, 0)) {
+      sk_skin__morph(p, infl, 0, b, e, job->pos);
+      sp = job->pos;
+    }
+    if (nrm != NULL && sk_skin__morphs(p, infl, 1)) {
+      sk_skin__morph(p, infl, 1, b, e, nrm);
+      sn = nrm;
+    }
+    if (p->influences > 0) {
+      r->path->skin(p, job->final, b, e, sp, job->pos, sn, nrm);
+    } else {
+      if (job->pos != NULL && sp != job->pos)
+        memcpy(job->pos + 3 * b, sp + 3 * b, (e - b) * 3 * sizeof(float));
+      if (nrm != NULL && sn != nrm)
+        memcpy(nrm + 3 * b, sn + 3 * b, (e - b) * 3 * sizeof(float));
+    }
+    if (job->bounds)
+      bounds_range(job->pos, b, e, r->lo, r->hi);
+  }
+  return NULL;
+}
+
+void sk_skinv_run(sk_skin_job *job, const char *path, unsigned threads) {
+  const skv_path *pp = path_for(path);
+  if (pp == NULL)
+    pp = &skv_paths[SKV_NPATHS - 1];
+  const size_t count = job->prim->count;
+  if (threads > SK_SKINV_MAX_THREADS)
+    threads = SK_SKINV_MAX_THREADS;
+  /* Ranges of whole blocks (multiples of 16 vertices: no cache line of the
+   * outputs is written by two threads). */
+  size_t chunk = threads > 1 ? (count + threads - 1) / threads : count;
+  chunk = (chunk + 15) & ~(size_t)15;
+  skv_range range[SK_SKINV_MAX_THREADS];
+  unsigned used = 0;
+  for (size_t b = 0; used == 0 || (b < count && used < SK_SKINV_MAX_THREADS); b += chunk, used++)
+    range[used] = (skv_range){.job = job, .path = pp, .v0 = b, .v1 = b + chunk < count ? b + chunk : count};
+  pthread_t tid[SK_SKINV_MAX_THREADS];
+  bool started[SK_SKINV_MAX_THREADS] = {false};
+  for (unsigned i = 1; i < used; i++)
+    started[i] = pthread_create(&tid[i], NULL, run_range, &range[i]) == 0;
+  run_range(&range[0]);
+  for (unsigned i = 1; i < used; i++) {
+    if (started[i])
+      pthread_join(tid[i], NULL);
+    else
+      run_range(&range[i]);
+  }
+  if (!job->bounds)
+    return;
+  float lo[3], hi[3];
+  memcpy(lo, range[0].lo, sizeof lo);
+  memcpy(hi, range[0].hi, sizeof hi);
+  for (unsigned i = 1; i < used; i++)
+    for (int a = 0; a < 3; a++) {
+      if (range[i].lo[a] < lo[a])
+        lo[a] = range[i].lo[a];
+      if (range[i].hi[a] > hi[a])
+        hi[a] = range[i].hi[a];
+    }
+  memcpy(job->min, lo, sizeof lo);
+  memcpy(job->max, hi, sizeof hi);
+}
