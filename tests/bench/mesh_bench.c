@@ -9,6 +9,10 @@
  * applyBoneTransform loop on the same asset, PASS/MISS against 30x. The
  * skin matrices of every frame are computed first and not timed.
  *
+ * Per asset also the vertex kernel (sk_skinv's best path) against the
+ * scalar job; then a generated mesh of 200k vertices (mesh_bench_large.inc):
+ * 1 vs 2 threads and the kernel against its bounds.
+ *
  *   tests/bench/mesh_bench [--baseline FILE] [ASSET.glb ...]   (default: mannequiny, Fox, CesiumMan) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -21,6 +25,7 @@
 #include "sk_gltf_mesh.h"
 #include "sk_pose.h"
 #include "sk_skin.h"
+#include "sk_skinv.h"
 
 static double now(void) {
   struct timespec ts;
@@ -47,7 +52,7 @@ static unsigned char *slurp(const char *path, size_t *len) {
 static volatile float g_sink;
 
 /* One pass over every frame: mode 0 exact positions, 1 exact positions and
- * box, 2 the conservative box. */
+ * box, 2 the conservative box, 3 exact positions on the scalar path. */
 static double pass(const sk_geom *g, const float *finals, size_t frames, size_t slots, float *pos, int mode) {
   const bool conservative = mode == 2;
   const double t0 = now();
@@ -59,7 +64,7 @@ static double pass(const sk_geom *g, const float *finals, size_t frames, size_t 
         sk_skin_bounds_conservative(p, finals + f * slots * 16, slots, p->influence, pos, min, max);
       } else {
         sk_skin_job job = {.prim = p, .final = finals + f * slots * 16, .slots = slots, .pos = pos, .bounds = mode == 1};
-        sk_skin_run(&job);
+        sk_skinv_run(&job, mode == 3 ? "scalar" : NULL, 1);
         min[0] = mode == 1 ? job.min[0] : pos[0];
         max[0] = mode == 1 ? job.max[0] : pos[1];
       }
@@ -121,11 +126,12 @@ static int bench(const char *path, const char *base_file, int *misses) {
   for (uint32_t i = 0; i < g->nprims; i++)
     most = g->prims[i].count > most ? g->prims[i].count : most;
   float *pos = malloc(most * 3 * sizeof *pos);
-  double best_pos = 1e30, best_exact = 1e30, best_cons = 1e30;
-  for (int round = 0; round < 7; round++) { /* alternating: the noise hits all three */
+  double best_pos = 1e30, best_exact = 1e30, best_cons = 1e30, best_scalar = 1e30;
+  for (int round = 0; round < 7; round++) { /* alternating: the noise hits all four */
     double a = pass(g, finals, frames, slots, pos, 0), b = pass(g, finals, frames, slots, pos, 1),
-           c = pass(g, finals, frames, slots, pos, 2);
+           c = pass(g, finals, frames, slots, pos, 2), e = pass(g, finals, frames, slots, pos, 3);
     best_pos = a < best_pos ? a : best_pos;
+    best_scalar = e < best_scalar ? e : best_scalar;
     best_exact = b < best_exact ? b : best_exact;
     best_cons = c < best_cons ? c : best_cons;
   }
@@ -135,6 +141,8 @@ static int bench(const char *path, const char *base_file, int *misses) {
          path, (unsigned long long)g->vertices, frames, best_exact / frames * 1e6, rate * 1e-6,
          best_cons / frames * 1e6, ratio, ratio >= 20 ? "PASS" : "MISS");
   *misses += ratio < 20;
+  printf("%-28s vertex kernel (%s) %.1f M vertices/s, scalar job %.1f M vertices/s: %.2fx\n", "", sk_skinv_path(),
+         rate * 1e-6, g->vertices * frames / best_scalar * 1e-6, best_scalar / best_pos);
   double bab, thr;
   baseline(base_file, path, &bab, &thr);
   if (bab > 0 && thr > 0) {
@@ -157,6 +165,8 @@ static int bench(const char *path, const char *base_file, int *misses) {
   return 0;
 }
 
+#include "mesh_bench_large.inc"
+
 int main(int argc, char **argv) {
   const char *defaults[] = {"tests/data/mannequiny-0.3.0.glb", "tests/data/Fox.glb", "tests/data/CesiumMan.glb"};
   int misses = 0, bad = 0, first = 1;
@@ -171,6 +181,7 @@ int main(int argc, char **argv) {
   else
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
       bad |= bench(defaults[i], base_file, &misses);
+  bad |= bench_large(&misses);
   printf("bench-mesh: %d MISS\n", misses);
   return bad ? 2 : 0; /* a MISS is a finding, not a failed run */
 }
