@@ -67,51 +67,70 @@ typedef void (*skv_fn)(const sk_geom_prim *p, const float *final, size_t v0, siz
     _mm_store_ss((d) + 2, _mm_movehl_ps(f_, f_));                                                                 \
   } while (0)
 
+/* The blend of vertex v with K influences (a constant after inlining:
+ * the loop unrolls). */
+#define SKV_AVX2 __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
+#define SKV_AVX512 __attribute__((target("avx512f,avx2,fma"))) static inline __attribute__((always_inline))
+
+SKV_AVX2 void blend_avx2(const uint32_t *j, const float *w, const float *final, unsigned K, __m256 *lo, __m256 *hi) {
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 l = zero, h = zero;
+  _Pragma("GCC unroll 8") for (unsigned i = 0; i < K; i++) {
+    const __m256 ws = _mm256_set1_ps(w[i]), keep = _mm256_cmp_ps(ws, zero, _CMP_GT_OQ);
+    const float *b = final + 16 * (size_t)j[i];
+    l = _mm256_blendv_ps(l, _mm256_add_ps(l, _mm256_mul_ps(_mm256_loadu_ps(b), ws)), keep);
+    h = _mm256_blendv_ps(h, _mm256_add_ps(h, _mm256_mul_ps(_mm256_loadu_ps(b + 8), ws)), keep);
+  }
+  *lo = l;
+  *hi = h;
+}
+
+SKV_AVX512 void blend_avx512(const uint32_t *j, const float *w, const float *final, unsigned K, __m256 *lo,
+                             __m256 *hi) {
+  const __m512 zero = _mm512_setzero_ps();
+  __m512 m = zero;
+  _Pragma("GCC unroll 8") for (unsigned i = 0; i < K; i++) {
+    const __m512 ws = _mm512_set1_ps(w[i]);
+    const __mmask16 keep = _mm512_cmp_ps_mask(ws, zero, _CMP_GT_OQ);
+    m = _mm512_mask_add_ps(m, keep, m, _mm512_mul_ps(_mm512_loadu_ps(final + 16 * (size_t)j[i]), ws));
+  }
+  *lo = _mm512_castps512_ps256(m);
+  *hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1));
+}
+
+/* The vertex loop of one ISA (BLEND: its blend) for K influences. */
+#define SKV_LOOP(ISA, BLEND, K)                                                                                  \
+  for (size_t v = v0; v < v1; v++) {                                                                              \
+    __m256 lo, hi;                                                                                                \
+    BLEND(p->joints + v * (K), p->weights + v * (K), final, (K), &lo, &hi);                                       \
+    const __m256d c0 = _mm256_cvtps_pd(_mm256_castps256_ps128(lo)), c1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1)); \
+    const __m256d c2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), c3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1)); \
+    if (dp != NULL)                                                                                               \
+      SKV_POINT(c0, c1, c2, c3, sp + 3 * v, dp + 3 * v);                                                          \
+    if (dn != NULL)                                                                                               \
+      SKV_NORMAL(c0, c1, c2, sn + 3 * v, dn + 3 * v);                                                             \
+  }
+
 __attribute__((target("avx2,fma"))) static void skin_avx2(const sk_geom_prim *p, const float *final, size_t v0,
                                                           size_t v1, const float *sp, float *dp, const float *sn,
                                                           float *dn) {
-  const unsigned k = p->influences;
-  const __m256 zero = _mm256_setzero_ps();
-  for (size_t v = v0; v < v1; v++) {
-    const uint32_t *j = p->joints + v * k;
-    const float *w = p->weights + v * k;
-    __m256 lo = zero, hi = zero;
-    for (unsigned i = 0; i < k; i++) {
-      const __m256 ws = _mm256_set1_ps(w[i]), keep = _mm256_cmp_ps(ws, zero, _CMP_GT_OQ);
-      const float *b = final + 16 * (size_t)j[i];
-      lo = _mm256_blendv_ps(lo, _mm256_add_ps(lo, _mm256_mul_ps(_mm256_loadu_ps(b), ws)), keep);
-      hi = _mm256_blendv_ps(hi, _mm256_add_ps(hi, _mm256_mul_ps(_mm256_loadu_ps(b + 8), ws)), keep);
-    }
-    const __m256d c0 = _mm256_cvtps_pd(_mm256_castps256_ps128(lo)), c1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1));
-    const __m256d c2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), c3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1));
-    if (dp != NULL)
-      SKV_POINT(c0, c1, c2, c3, sp + 3 * v, dp + 3 * v);
-    if (dn != NULL)
-      SKV_NORMAL(c0, c1, c2, sn + 3 * v, dn + 3 * v);
-  }
+  if (p->influences == 4)
+    SKV_LOOP(avx2, blend_avx2, 4)
+  else if (p->influences == 8)
+    SKV_LOOP(avx2, blend_avx2, 8)
+  else /* sk_geom keeps 4 or 8; other counts (hand-built primitives) take the scalar steps */
+    sk_skin__scalar(p, final, v0, v1, sp, dp, sn, dn);
 }
 
 __attribute__((target("avx512f,avx2,fma"))) static void skin_avx512(const sk_geom_prim *p, const float *final,
                                                                     size_t v0, size_t v1, const float *sp, float *dp,
                                                                     const float *sn, float *dn) {
-  const unsigned k = p->influences;
-  for (size_t v = v0; v < v1; v++) {
-    const uint32_t *j = p->joints + v * k;
-    const float *w = p->weights + v * k;
-    __m512 m = _mm512_setzero_ps();
-    for (unsigned i = 0; i < k; i++) {
-      const __mmask16 keep = (__mmask16)-(int)(w[i] > 0);
-      const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(final + 16 * (size_t)j[i]), _mm512_set1_ps(w[i]));
-      m = _mm512_mask_add_ps(m, keep, m, scaled);
-    }
-    const __m256 lo = _mm512_castps512_ps256(m), hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1));
-    const __m256d c0 = _mm256_cvtps_pd(_mm256_castps256_ps128(lo)), c1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1));
-    const __m256d c2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), c3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1));
-    if (dp != NULL)
-      SKV_POINT(c0, c1, c2, c3, sp + 3 * v, dp + 3 * v);
-    if (dn != NULL)
-      SKV_NORMAL(c0, c1, c2, sn + 3 * v, dn + 3 * v);
-  }
+  if (p->influences == 4)
+    SKV_LOOP(avx512, blend_avx512, 4)
+  else if (p->influences == 8)
+    SKV_LOOP(avx512, blend_avx512, 8)
+  else /* sk_geom keeps 4 or 8; other counts (hand-built primitives) take the scalar steps */
+    sk_skin__scalar(p, final, v0, v1, sp, dp, sn, dn);
 }
 #endif
 
