@@ -2,7 +2,10 @@
  * (as the bone kernel: sk_cpu names the paths) and vertex ranges over
  * threads for large primitives. Every path gives the scalar job's bytes
  * (positions, normals, bounds); why each step may run in SIMD lanes is
- * argued in sk_skinv.c next to the code. */
+ * argued in sk_skinv.c next to the code. The SIMD paths read the matrix
+ * of every joint slot, weight > 0 or not (masked, never added): joints
+ * must be below `slots` everywhere, as sk_geom_build leaves them (0 where
+ * the weight is <= 0). */
 #ifndef SK_SKINV_H
 #define SK_SKINV_H
 
