@@ -12,6 +12,7 @@
 #include "sk_anim.h"
 #include "sk_reply.h"
 #include "sk_banim.h"
+#include "sk_clipbounds.h"
 #include "sk_cost.h"
 #include "sk_pose.h"
 #include "sk_frames.h"
@@ -130,6 +131,76 @@ void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *
   }
   *ca = (clip_answer){e, clip};
   answer_clip(r, req, ca, 200);
+}
+
+/* A clip's bounds on their way out: built on the pool from the immutable model. */
+typedef struct bounds_answer {
+  sk_cache_entry *e;
+  size_t clip;
+  double fps;
+} bounds_answer;
+
+static int bounds_build(void *arg, sk_strbuf *out) {
+  const bounds_answer *ba = arg;
+  sk_error err;
+  sk_error_clear(&err);
+  return sk_clipbounds_write(ba->e->model, ba->clip, ba->fps, out, &err);
+}
+
+static void bounds_release(void *arg) {
+  bounds_answer *ba = arg;
+  sk_cache_entry_unref(ba->e);
+  free(ba);
+}
+
+/* "fps": a plain decimal number, e.g. 30 or 29.97. */
+static bool parse_fps(const char *v, double *fps) {
+  if (v == NULL || *v == 0 || strlen(v) > 32 || strspn(v, "0123456789.") != strlen(v))
+    return false;
+  char *end;
+  *fps = strtod(v, &end);
+  return *end == 0;
+}
+
+void sk_routes__clip_bounds(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  if (e == NULL)
+    return;
+  size_t clip;
+  if (!m->clip_ok || m->clip[0] == 0 || e->model->anim == NULL ||
+      sk_anim_find_clip(e->model->anim, m->clip, &clip) != 0) {
+    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id,
+               m->clip_ok ? m->clip : "(too long)", e->model->anim == NULL ? " (it has no animations)" : "");
+    sk_cache_entry_unref(e);
+    return;
+  }
+  double fps;
+  const char *q = sk_http_query(req, "fps");
+  if (!parse_fps(q, &fps)) {
+    sk_problem(req, q == NULL ? SK_EMISSING : SK_ETYPE, "fps",
+               "the query parameter fps (frames a second, a decimal number such as 30) is %s",
+               q == NULL ? "required" : "not a number");
+    sk_cache_entry_unref(e);
+    return;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  size_t bound;
+  if (sk_clipbounds_check(e->model, clip, fps, &r->cfg.cost, &bound, &err) != 0) {
+    sk_problem_err(req, &err, SK_ERANGE);
+    sk_cache_entry_unref(e);
+    return;
+  }
+  bounds_answer *ba = malloc(sizeof *ba);
+  if (ba == NULL) {
+    sk_cache_entry_unref(e);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  *ba = (bounds_answer){e, clip, fps};
+  const sk_reply a = {.bound = bound, .max_answer = r->cfg.cost.max_answer, .status = 200, .pooled = true,
+                      .what = "the clip's bounds", .build = bounds_build, .release = bounds_release, .arg = ba};
+  sk_reply_send(req, &a);
 }
 
 /* The Babylon text `e` was uploaded with, parsed with its tree's bound
