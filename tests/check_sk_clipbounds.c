@@ -120,6 +120,39 @@ START_TEST(the_clip_box_is_the_union_of_the_range_answer) {
 }
 END_TEST
 
+static char *get_text(const char *path, size_t *n) {
+  sk_httpc_resp r;
+  sk_fixture_request(&D, "GET", path, "", NULL, 0, &r);
+  ck_assert_msg(r.status == 200, "GET %s: %d: %.300s", path, r.status, r.body);
+  char *t = malloc(r.len + 1);
+  memcpy(t, r.body, r.len);
+  t[r.len] = 0;
+  *n = r.len;
+  sk_httpc_free(&r);
+  return t;
+}
+
+/* Kept per skeleton version: a repeat answers the same bytes, a new
+ * upload under the id (a new version) its own. */
+START_TEST(the_memo_follows_the_skeleton_version) {
+  json_decref(put_asset("x", "skin_morph.glb"));
+  const char *path = "/v1/skeletons/x/animations/0/bounds?fps=30";
+  size_t n0, n1, n2;
+  char *first = get_text(path, &n0), *again = get_text(path, &n1);
+  ck_assert_uint_eq(n0, n1);
+  ck_assert_mem_eq(first, again, n0);
+  size_t len;
+  unsigned char *d = sk_test_read_asset("skin_mirror.glb", &len);
+  json_decref(ask("PUT", "/v1/skeletons/x", "model/gltf-binary", d, len, 200));
+  free(d);
+  char *other = get_text(path, &n2);
+  ck_assert_msg(n0 != n2 || memcmp(first, other, n0) != 0, "the memo answered the old version: %s", other);
+  free(first);
+  free(again);
+  free(other);
+}
+END_TEST
+
 static void expect_problem(const char *path, int status, const char *pointer, const char *detail_part) {
   json_t *j = ask("GET", path, NULL, NULL, 0, status);
   if (pointer != NULL)
@@ -154,6 +187,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, the_clip_box_is_the_union_of_the_range_answer);
   tcase_add_test(tc, refusals_name_the_parameter_or_the_limit);
+  tcase_add_test(tc, the_memo_follows_the_skeleton_version);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }

@@ -83,6 +83,8 @@ static void answer_after(sk_http_req *req, void *arg, int status) {
   else if (j->rc != 0 || j->out.data == NULL)
     sk_problem(req, SK_ENOMEM, "", "out of memory writing %s", j->a.what);
   else {
+    if (j->a.keep != NULL)
+      j->a.keep(j->a.arg, j->out.data, j->out.len);
     size_t len = j->out.len;
     void *data = j->out.data;
     memset(&j->out, 0, sizeof j->out);

@@ -61,6 +61,9 @@ typedef struct sk_reply {
                           the cost, not the bytes: a clip's bounds) */
   const char *what;    /* the answer's name in a problem ("the clip's detail") */
   int (*build)(void *arg, sk_strbuf *out);
+  /* May be NULL: sees the built text (borrowed) on the loop thread before
+   * it is sent, to keep a copy (a memo). */
+  void (*keep)(void *arg, const char *text, size_t len);
   void (*release)(void *arg);
   void *arg;
 } sk_reply;

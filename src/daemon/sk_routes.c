@@ -488,6 +488,7 @@ void sk_routes_destroy(sk_routes *r) {
   if (r == NULL)
     return;
   sk_frames_scratch_close(&r->sc);
+  sk_routes__memo_clear(r);
   free(r);
 }
 
