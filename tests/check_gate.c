@@ -146,6 +146,11 @@ static size_t walk_table(target *t) {
       snprintf(path, sizeof path, SKEL "%s%s", rt->path, strcmp(rt->path, "/animations/") == 0 ? "c" : "");
     else
       snprintf(path, sizeof path, "%s", rt->path);
+    char *brace = strstr(path, "{clip}"); /* a clip segment inside the row's path */
+    if (brace != NULL) {
+      memmove(brace + 1, brace + 6, strlen(brace + 6) + 1);
+      *brace = 'c';
+    }
     ui_bare |= strcmp(path, "/ui") == 0;
     ui_dir |= strcmp(path, "/ui/") == 0;
     bool open = rt->id == SK_ROUTE_HEALTHZ || rt->id == SK_ROUTE_READYZ || strncmp(path, "/ui", 3) == 0;

@@ -5,7 +5,8 @@
  * tests/oracle/conformance_mesh.sh; here: the conservative box contains
  * the exact one on every 30 fps frame of every clip of every asset, the
  * pose forms agree, a record read back answers the same bytes, and each
- * refusal (no mesh, binary, size, bad geometry) names its field. */
+ * refusal (no mesh, size, bad geometry) names its field; binary answers
+ * carry the JSON answers' floats (proto/mesh.md). */
 #define _GNU_SOURCE
 #include <stdbool.h>
 
@@ -211,8 +212,6 @@ START_TEST(refusals_name_the_output_or_the_limit) {
   expect_problem("/v1/skeletons/plain/pose", "{\"output\": [\"final\", \"bounds\"]}", NULL, 422, "/output/1",
                  "has no skinned mesh");
   json_decref(put_asset("fox", "Fox.glb"));
-  expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"vertices\"]}", "application/octet-stream", 422,
-                 "/output/0", "binary answers carry no mesh outputs");
   expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"normals\"]}", NULL, 422, "/output",
                  "\"normals\" comes with \"vertices\"");
   expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"bounds\", \"bounds\"]}", NULL, 422, "/output/1",
@@ -251,6 +250,92 @@ START_TEST(a_bad_skinned_primitive_is_refused_at_upload) {
 }
 END_TEST
 
+/* Consumes the floats of JSON array `a` from the binary answer at *at. */
+static void same_floats(const float *bin, size_t nbin, size_t *at, const json_t *a, const char *what) {
+  ck_assert_msg(*at + json_array_size(a) <= nbin, "%s: binary too short", what);
+  for (size_t k = 0; k < json_array_size(a); k++, (*at)++) {
+    const float want = (float)json_number_value(json_array_get(a, k));
+    ck_assert_msg(memcmp(&want, &bin[*at], sizeof want) == 0, "%s float %zu: %.9g, want %.9g", what, k,
+                  (double)bin[*at], (double)want);
+  }
+}
+
+/* One pose's floats (`bin`, after its final matrices) against its JSON result. */
+static size_t pose_matches(const float *bin, size_t nbin, const json_t *r) {
+  size_t at = 0;
+  const json_t *v = json_object_get(r, "vertices");
+  for (size_t i = 0; i < json_array_size(v); i++) {
+    same_floats(bin, nbin, &at, json_object_get(json_array_get(v, i), "positions"), "positions");
+    if (json_object_get(json_array_get(v, i), "normals") != NULL)
+      same_floats(bin, nbin, &at, json_object_get(json_array_get(v, i), "normals"), "normals");
+  }
+  const char *boxes[2] = {"bounds", "boundsConservative"};
+  for (int b = 0; b < 2; b++) {
+    const json_t *list = json_object_get(r, boxes[b]);
+    if (b == 1) {
+      const json_t *w = json_object_get(r, "morphWeights");
+      for (size_t i = 0; i < json_array_size(w); i++)
+        same_floats(bin, nbin, &at, json_object_get(json_array_get(w, i), "weights"), "morphWeights");
+    }
+    for (size_t i = 0; i < json_array_size(list); i++) {
+      same_floats(bin, nbin, &at, json_object_get(json_array_get(list, i), "min"), boxes[b]);
+      same_floats(bin, nbin, &at, json_object_get(json_array_get(list, i), "max"), boxes[b]);
+    }
+  }
+  return at;
+}
+
+/* `body` to `path` as JSON and as float32: each pose's binary is its B+1
+ * final matrices, then its mesh floats, equal to the JSON numbers. */
+static void binary_matches_json(const char *path, const char *body, size_t bones, size_t poses) {
+  json_t *j = ask("POST", path, body, 200);
+  size_t n;
+  char *bin = ask_text("POST", path, "application/json", "application/octet-stream", body, strlen(body), 200, &n);
+  const json_t *results = json_object_get(j, "results");
+  ck_assert_uint_eq(results != NULL ? json_array_size(results) : 1, poses);
+  ck_assert_uint_eq(n % sizeof(float), 0);
+  const float *f = (const float *)(void *)bin;
+  const size_t total = n / sizeof(float), mats = (bones + 1) * 16;
+  size_t at = 0;
+  for (size_t i = 0; i < poses; i++) {
+    const json_t *r = results != NULL ? json_array_get(results, i) : j;
+    const json_t *fin = json_object_get(r, "final");
+    size_t k = 0;
+    if (fin != NULL)
+      same_floats(f + at, mats, &k, fin, "final");
+    ck_assert_uint_le(at + mats, total);
+    at += mats;
+    at += pose_matches(f + at, total - at, r);
+  }
+  ck_assert_uint_eq(at, total);
+  free(bin);
+  json_decref(j);
+}
+
+START_TEST(binary_answers_carry_the_mesh_floats_on_every_pose_form) {
+  const char *assets[] = {"Fox.glb", "skin_morph.glb"};
+  for (size_t a = 0; a < 2; a++) {
+    char id[8], pose[64], poses[64];
+    snprintf(id, sizeof id, "m%zu", a);
+    snprintf(pose, sizeof pose, "/v1/skeletons/%s/pose", id);
+    snprintf(poses, sizeof poses, "/v1/skeletons/%s/poses", id);
+    json_t *summary = put_asset(id, assets[a]);
+    const size_t bones = json_array_size(json_object_get(summary, "order"));
+    json_decref(summary);
+    const char *out = "\"output\": [\"final\", \"vertices\", \"normals\", \"bounds\", \"morphWeights\", "
+                      "\"boundsConservative\"]";
+    char one[256], many[512], range[256];
+    snprintf(one, sizeof one, "{\"animation\": 0, \"time\": 0.3, %s}", out);
+    snprintf(many, sizeof many, "{\"poses\": [{\"animation\": 0, \"time\": 0.1, \"output\": [\"bounds\"]}, %s]}",
+             one);
+    snprintf(range, sizeof range, "{\"animation\": 0, \"from\": 0, \"to\": 0.5, \"fps\": 10, %s}", out);
+    binary_matches_json(pose, one, bones, 1);
+    binary_matches_json(poses, many, bones, 2);
+    binary_matches_json(pose, range, bones, 6);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("mesh_outputs");
   TCase *tc = tcase_create("daemon");
@@ -262,6 +347,7 @@ int main(void) {
   tcase_add_test(tc, a_patch_keeps_the_mesh_and_poses_it);
   tcase_add_test(tc, refusals_name_the_output_or_the_limit);
   tcase_add_test(tc, a_bad_skinned_primitive_is_refused_at_upload);
+  tcase_add_test(tc, binary_answers_carry_the_mesh_floats_on_every_pose_form);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }

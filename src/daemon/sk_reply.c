@@ -78,9 +78,13 @@ static void answer_after(sk_http_req *req, void *arg, int status) {
   answer_job *j = arg;
   if (status == SK_EBUSY)
     sk_problem(req, SK_EBUSY, "", "%s waited past its deadline; retry later", j->a.what);
+  else if (j->rc == SK_ENOTFINITE)
+    sk_problem(req, SK_ENOTFINITE, "", "%s would hold a number past float32's range", j->a.what);
   else if (j->rc != 0 || j->out.data == NULL)
     sk_problem(req, SK_ENOMEM, "", "out of memory writing %s", j->a.what);
   else {
+    if (j->a.keep != NULL)
+      j->a.keep(j->a.arg, j->out.data, j->out.len);
     size_t len = j->out.len;
     void *data = j->out.data;
     memset(&j->out, 0, sizeof j->out);
@@ -118,7 +122,7 @@ void sk_reply_send(sk_http_req *req, const sk_reply *a) {
     return;
   }
   j->a = *a;
-  if (a->bound < SK_REPLY_INLINE) {
+  if (a->bound < SK_REPLY_INLINE && !a->pooled) {
     answer_work(j);
     answer_after(req, j, 0);
     return;

@@ -57,8 +57,13 @@ typedef struct sk_reply {
   bool after_write;    /* the answer of a write already published: neither
                           max_answer nor the budget refuse it (it is charged,
                           sk_http_charge), since nothing can be undone now */
+  bool pooled;         /* built on the pool whatever its bound (the work is
+                          the cost, not the bytes: a clip's bounds) */
   const char *what;    /* the answer's name in a problem ("the clip's detail") */
   int (*build)(void *arg, sk_strbuf *out);
+  /* May be NULL: sees the built text (borrowed) on the loop thread before
+   * it is sent, to keep a copy (a memo). */
+  void (*keep)(void *arg, const char *text, size_t len);
   void (*release)(void *arg);
   void *arg;
 } sk_reply;

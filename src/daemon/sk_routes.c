@@ -136,6 +136,8 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_OPS,        "/ops",          true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,        sk_routes__ops_pooled},
     {SK_ROUTE_ANIMATION,  "/animations/",  true,   M(GET) | M(HEAD),                      Q_NONE,                       BODY_NONE,         JSON_OFFER,  false, sk_routes__animation,  NULL},
     {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, sk_routes__animations_pooled},
+    /* the clip's segment is matched as /animations/'s (route_match) */
+    {SK_ROUTE_CLIP_BOUNDS, "/animations/{clip}/bounds", true, M(GET) | M(HEAD),          Q(M(GET) | M(HEAD), "fps"),   BODY_NONE,         JSON_OFFER,  false, sk_routes__clip_bounds, NULL},
     /* the preview page (sk_ui): counted under "other", never needs a token (sk_routes__access_refused) */
     {SK_ROUTE_OTHER,      "/ui",           false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
     {SK_ROUTE_OTHER,      "/ui/",          false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
@@ -194,14 +196,24 @@ static void route_match(const char *url, sk_route_match *m) {
   /* /animations/{clip}: one more segment, any bytes but '/' */
   static const char anim[] = "/animations/";
   const size_t alen = sizeof anim - 1;
-  if (m->route == NULL && tlen > alen && strncmp(tail, anim, alen) == 0 && memchr(tail + alen, '/', tlen - alen) == NULL)
+  /* /animations/{clip}/bounds: that segment, then "/bounds" */
+  static const char bounds[] = "/bounds";
+  const size_t bnlen = sizeof bounds - 1;
+  size_t clen = tlen > alen ? tlen - alen : 0;
+  int want = SK_ROUTE_ANIMATION;
+  if (clen > bnlen && strncmp(tail + tlen - bnlen, bounds, bnlen) == 0 &&
+      memchr(tail + alen, '/', clen - bnlen) == NULL && clen - bnlen > 0) {
+    clen -= bnlen;
+    want = SK_ROUTE_CLIP_BOUNDS;
+  }
+  if (m->route == NULL && clen > 0 && strncmp(tail, anim, alen) == 0 && memchr(tail + alen, '/', clen) == NULL)
     for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
-      if (k_routes[i].id == SK_ROUTE_ANIMATION) {
+      if (k_routes[i].id == want) {
         m->route = &k_routes[i];
-        m->clip_ok = tlen - alen <= SK_ROUTES_CLIP_MAX;
+        m->clip_ok = clen <= SK_ROUTES_CLIP_MAX;
         if (m->clip_ok) {
-          memcpy(m->clip, tail + alen, tlen - alen);
-          m->clip[tlen - alen] = 0;
+          memcpy(m->clip, tail + alen, clen);
+          m->clip[clen] = 0;
         }
       }
   if (m->route == NULL)
@@ -476,6 +488,7 @@ void sk_routes_destroy(sk_routes *r) {
   if (r == NULL)
     return;
   sk_frames_scratch_close(&r->sc);
+  sk_routes__memo_clear(r);
   free(r);
 }
 

@@ -12,6 +12,7 @@
 #include "sk_anim.h"
 #include "sk_reply.h"
 #include "sk_banim.h"
+#include "sk_clipbounds.h"
 #include "sk_cost.h"
 #include "sk_pose.h"
 #include "sk_frames.h"
@@ -130,6 +131,137 @@ void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *
   }
   *ca = (clip_answer){e, clip};
   answer_clip(r, req, ca, 200);
+}
+
+/* A clip's bounds on their way out: built on the pool from the immutable model. */
+typedef struct bounds_answer {
+  sk_routes *r;
+  sk_cache_entry *e;
+  size_t clip;
+  double fps;
+} bounds_answer;
+
+static void memo_drop(sk_routes *r, sk_routes_memo *m) {
+  if (m->text != NULL)
+    sk_budget_release(r->cfg.budget, m->len);
+  free(m->text);
+  memset(m, 0, sizeof *m);
+}
+
+void sk_routes__memo_clear(sk_routes *r) {
+  for (size_t k = 0; k < SK_ROUTES_MEMOS; k++)
+    memo_drop(r, &r->memo[k]);
+}
+
+static sk_routes_memo *memo_find(sk_routes *r, const sk_cache_entry *e, size_t clip, double fps) {
+  for (size_t k = 0; k < SK_ROUTES_MEMOS; k++) {
+    sk_routes_memo *m = &r->memo[k];
+    if (m->text != NULL && m->version == e->version && m->clip == clip && m->fps == fps && strcmp(m->id, e->id) == 0)
+      return m;
+  }
+  return NULL;
+}
+
+/* sk_reply.keep: the least recently used slot (or one of an older
+ * version of the same id) takes a copy, when the budget has room. */
+static void bounds_keep(void *arg, const char *text, size_t len) {
+  const bounds_answer *ba = arg;
+  sk_routes *r = ba->r;
+  if (memo_find(r, ba->e, ba->clip, ba->fps) != NULL)
+    return;
+  sk_routes_memo *slot = &r->memo[0];
+  for (size_t k = 0; k < SK_ROUTES_MEMOS; k++) {
+    sk_routes_memo *m = &r->memo[k];
+    if (m->text == NULL || (strcmp(m->id, ba->e->id) == 0 && m->version != ba->e->version)) {
+      slot = m;
+      break;
+    }
+    if (m->used < slot->used)
+      slot = m;
+  }
+  memo_drop(r, slot);
+  char *copy = malloc(len ? len : 1);
+  if (copy == NULL || sk_budget_reserve(r->cfg.budget, len) != 0) {
+    free(copy);
+    return;
+  }
+  memcpy(copy, text, len);
+  *slot = (sk_routes_memo){.version = ba->e->version, .used = ++r->memo_clock, .clip = ba->clip, .fps = ba->fps,
+                           .text = copy, .len = len};
+  snprintf(slot->id, sizeof slot->id, "%s", ba->e->id);
+}
+
+static int bounds_build(void *arg, sk_strbuf *out) {
+  const bounds_answer *ba = arg;
+  sk_error err;
+  sk_error_clear(&err);
+  return sk_clipbounds_write(ba->e->model, ba->clip, ba->fps, out, &err);
+}
+
+static void bounds_release(void *arg) {
+  bounds_answer *ba = arg;
+  sk_cache_entry_unref(ba->e);
+  free(ba);
+}
+
+/* "fps": a plain decimal number, e.g. 30 or 29.97. */
+static bool parse_fps(const char *v, double *fps) {
+  if (v == NULL || *v == 0 || strlen(v) > 32 || strspn(v, "0123456789.") != strlen(v))
+    return false;
+  char *end;
+  *fps = strtod(v, &end);
+  return *end == 0;
+}
+
+void sk_routes__clip_bounds(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
+  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  if (e == NULL)
+    return;
+  size_t clip;
+  if (!m->clip_ok || m->clip[0] == 0 || e->model->anim == NULL ||
+      sk_anim_find_clip(e->model->anim, m->clip, &clip) != 0) {
+    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id,
+               m->clip_ok ? m->clip : "(too long)", e->model->anim == NULL ? " (it has no animations)" : "");
+    sk_cache_entry_unref(e);
+    return;
+  }
+  double fps;
+  const char *q = sk_http_query(req, "fps");
+  if (!parse_fps(q, &fps)) {
+    sk_problem(req, q == NULL ? SK_EMISSING : SK_ETYPE, "fps",
+               "the query parameter fps (frames a second, a decimal number such as 30) is %s",
+               q == NULL ? "required" : "not a number");
+    sk_cache_entry_unref(e);
+    return;
+  }
+  sk_error err;
+  sk_error_clear(&err);
+  size_t bound;
+  if (sk_clipbounds_check(e->model, clip, fps, &r->cfg.cost, &bound, &err) != 0) {
+    sk_problem_err(req, &err, SK_ERANGE);
+    sk_cache_entry_unref(e);
+    return;
+  }
+  sk_routes_memo *hit = memo_find(r, e, clip, fps);
+  if (hit != NULL) {
+    hit->used = ++r->memo_clock;
+    sk_strbuf b = {0};
+    sk_strbuf_append(&b, hit->text, hit->len);
+    sk_cache_entry_unref(e);
+    sk_routes__respond_json(req, 200, &b, NULL);
+    return;
+  }
+  bounds_answer *ba = malloc(sizeof *ba);
+  if (ba == NULL) {
+    sk_cache_entry_unref(e);
+    sk_problem(req, SK_ENOMEM, "", "out of memory");
+    return;
+  }
+  *ba = (bounds_answer){r, e, clip, fps};
+  const sk_reply a = {.bound = bound, .max_answer = r->cfg.cost.max_answer, .status = 200, .pooled = true,
+                      .what = "the clip's bounds", .build = bounds_build, .keep = bounds_keep, .release = bounds_release,
+                      .arg = ba};
+  sk_reply_send(req, &a);
 }
 
 /* The Babylon text `e` was uploaded with, parsed with its tree's bound

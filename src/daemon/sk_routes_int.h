@@ -16,8 +16,23 @@
 #include "sk_frames.h"
 #include "sk_routes.h"
 
+/* A clip's bounds answered before (sk_routes__clip_bounds), for the
+ * skeleton version it was computed on: loop thread only, its bytes
+ * reserved in the memory budget while kept. */
+#define SK_ROUTES_MEMOS 16
+typedef struct sk_routes_memo {
+  char id[SK_CACHE_ID_MAX + 1];
+  uint64_t version, used;
+  size_t clip;
+  double fps;
+  char *text; /* owned; NULL: a free slot */
+  size_t len;
+} sk_routes_memo;
+
 struct sk_routes {
   sk_routes_config cfg;
+  sk_routes_memo memo[SK_ROUTES_MEMOS];
+  uint64_t memo_clock;
   sk_cache *cache;      /* borrowed */
   sk_metrics *metrics;  /* borrowed */
   sk_frames_scratch sc; /* loop thread only: reused by every inline pose and batch */
@@ -184,6 +199,10 @@ void sk_routes__put_skeleton(sk_routes *r, sk_http_req *req, const char *given_i
  * each channel's key frames (sk_anim_write_clip_json); 404 problem+json for
  * an unknown skeleton or clip. */
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* GET /v1/skeletons/{id}/animations/{clip}/bounds?fps=F (sk_clipbounds). */
+void sk_routes__clip_bounds(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* Drops every memo (sk_routes_destroy). */
+void sk_routes__memo_clear(sk_routes *r);
 /* The clips of an upload `j` (text[0..len)) built into `s`: none (*anim
  * NULL) unless it is in Babylon's serialize() format; then their size is
  * estimated first (sk_banim_estimate) and refused past --max-skeleton-mb

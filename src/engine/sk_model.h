@@ -52,6 +52,10 @@ typedef struct sk_mesh_hook {
    * be finite. */
   int (*write_json)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
                     const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out);
+  /* The same outputs as little-endian float32 (proto/mesh.md), appended
+   * raw; exactly sk_geom_f32_floats(geom, outputs) floats. Same codes. */
+  int (*write_f32)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                   const sk_mesh_layer *layers, size_t n, bool blend, sk_strbuf *out);
 } sk_mesh_hook;
 
 #define SK_MODEL_FIELDS                                                                                              \

@@ -48,8 +48,8 @@ static int mesh_output(const sk_model *e, sk_poseops *x, unsigned bit, const cha
     return sk_error_set(err, SK_ERANGE, p,
                         "this skeleton has no skinned mesh: upload its glTF file, whose nodes with this skin have "
                         "meshes, to ask for \"vertices\", \"normals\" or \"bounds\"");
-  if (fmt != SK_FMT_JSON)
-    return sk_error_set(err, SK_ERANGE, p, "binary answers carry no mesh outputs; ask for application/json");
+  if (fmt != SK_FMT_JSON && e->mesh_hook->write_f32 == NULL)
+    return sk_error_set(err, SK_ERANGE, p, "binary answers carry no mesh outputs here; ask for application/json");
   for (uint32_t k = 0; k < e->geom->nprims; k++) {
     const sk_geom_prim *q = &e->geom->prims[k];
     if (q->unweighted >= 0)
@@ -240,7 +240,9 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
       w += v * (1 + x->geom->max_targets / 4);
     for (uint32_t k = 0; (x->mesh_out & SK_OUT_BOUNDS_CONSERVATIVE) && k < x->geom->nprims; k++)
       w += 1 + x->geom->prims[k].nboxes * (1 + (uint64_t)x->geom->prims[k].ntargets / 8);
-    w += v * 3 * SK_COST_JSON_MATRIX / 16 * (((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0));
+    /* binary: a copy of the floats, ~1/16 of a matrix each */
+    const uint64_t print = fmt == SK_FMT_JSON ? SK_COST_JSON_MATRIX : 1;
+    w += v * 3 * print / 16 * (((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0));
   }
   return w + x->nqueries * SK_COST_JSON_MATRIX;
 }
@@ -248,8 +250,8 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
 size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt) {
   size_t per_mat = fmt == SK_FMT_MAT3X4 ? 12 : 16;
   size_t floats = (x->world ? s->count * per_mat : 0) + (x->positions ? s->count * 3 : 0);
-  if (fmt != SK_FMT_JSON)
-    return floats * sizeof(float);
+  if (fmt != SK_FMT_JSON) /* exact: the Content-Length of a streamed binary answer */
+    return (floats + (x->mesh_out != 0 ? sk_geom_f32_floats(x->geom, x->mesh_out) : 0)) * sizeof(float);
   /* ~16 bytes a printed float; a query at most 16 values, names bounded by
    * the skeleton's (a bone name up to 256 bytes, escaped x6) */
   size_t mesh = 0;
@@ -274,14 +276,17 @@ static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
 }
 
 /* The binary answer of the copy: final, then world, then positions (`w`
- * and `p` from sk_poseops_world when the pose asks for them). */
+ * and `p` from sk_poseops_world when the pose asks for them), then the
+ * mesh outputs' floats (`mesh`, proto/mesh.md). */
 static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_pose_buffers *buf, const float *w,
-                        const float *p, int fmt, sk_strbuf *out) {
+                        const float *p, int fmt, const sk_strbuf *mesh, sk_strbuf *out) {
   const size_t n = s->count;
   int rc = append_mats(out, buf->final, n + 1, fmt);
   if (!rc && x->world)
     rc = append_mats(out, w, n, fmt);
   if (!rc && x->positions && sk_strbuf_append(out, (const char *)p, n * 3 * sizeof(float)))
+    rc = SK_ENOMEM;
+  if (!rc && mesh->len > 0 && sk_strbuf_append(out, mesh->data, mesh->len))
     rc = SK_ENOMEM;
   return rc;
 }
@@ -423,10 +428,13 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
    * the answer before any of it is appended (*bad_bone stays SIZE_MAX) */
   sk_strbuf mesh = {0};
   if (!rc && x->mesh_out != 0) /* skin matrices in slot order, (count + 1): what ApplySkeleton reads */
-    rc = x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_layers, x->mesh_nlayers,
-                                  x->mesh_blend, true, &mesh);
+    rc = fmt == SK_FMT_JSON ? x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_layers,
+                                                       x->mesh_nlayers, x->mesh_blend, true, &mesh)
+                            : x->mesh_hook->write_f32(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_layers,
+                                                      x->mesh_nlayers, x->mesh_blend, &mesh);
   if (!rc)
-    rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, &mesh, out) : write_binary(c, x, buf, w, p, fmt, out);
+    rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, &mesh, out)
+                            : write_binary(c, x, buf, w, p, fmt, &mesh, out);
   free(w);
   free(p);
   sk_strbuf_free(&q);

@@ -13,7 +13,8 @@
  *                  for every bone, slot or not, in `order`;
  *   "output": [..., "vertices", "normals", "bounds"]   the skinned mesh
  *                  (SK_OUTPUT_MESH: the model's geometry written by its
- *                  sk_mesh_hook, JSON answers only; "normals" goes with
+ *                  sk_mesh_hook, JSON or float32 after the matrices;
+ *                  "normals" goes with
  *                  "vertices"). A model without geometry refuses them.
  * Query results come back in the pose's result object as "queries": [...]
  * (sk_ops' {"query", "bone", "value"} objects, in op order).

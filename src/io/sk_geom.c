@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "sk_anim.h"
+#include "sk_answer.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,4 +591,18 @@ int sk_geom_build(sk_gltf *g, size_t skin, sk_geom **out, sk_error *err) {
   geom->refs = 1;
   *out = geom;
   return 0;
+}
+
+uint64_t sk_geom_f32_floats(const sk_geom *geom, unsigned outputs) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < geom->nprims; i++) {
+    const sk_geom_prim *p = &geom->prims[i];
+    if (outputs & SK_OUT_VERTICES)
+      n += (uint64_t)p->count * 3 * (1 + ((outputs & SK_OUT_NORMALS) && p->nrm != NULL));
+    n += 6 * (((outputs & SK_OUT_BOUNDS) != 0) + ((outputs & SK_OUT_BOUNDS_CONSERVATIVE) != 0));
+    /* morph weights once a mesh, as the JSON items */
+    if ((outputs & SK_OUT_MORPH_WEIGHTS) && p->ntargets > 0 && (i == 0 || geom->prims[i - 1].mesh != p->mesh))
+      n += p->ntargets;
+  }
+  return n;
 }

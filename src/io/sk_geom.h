@@ -115,6 +115,12 @@ int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, s
  * node uses the skin with a mesh). Errors as above; SK_ENOMEM. */
 int sk_geom_build(sk_gltf *g, size_t skin, sk_geom **out, sk_error *err);
 
+/* Floats of the binary answer of the MESH outputs in `outputs` (SK_OUT_*
+ * bits) for one pose (proto/mesh.md): positions (and normals where the
+ * primitive has NORMAL), 6 per primitive for each box, one per morph
+ * target of each mesh with targets. */
+uint64_t sk_geom_f32_floats(const sk_geom *geom, unsigned outputs);
+
 /* Reference counting; unref(NULL) is a no-op. Any thread. */
 sk_geom *sk_geom_ref(sk_geom *geom);
 void sk_geom_unref(sk_geom *geom);

@@ -9,7 +9,7 @@
 #include "sk_numfmt.h"
 #include "sk_skin.h"
 
-const sk_mesh_hook sk_mesh_hook_json = {.write_json = sk_meshout_write_json};
+const sk_mesh_hook sk_mesh_hook_json = {.write_json = sk_meshout_write_json, .write_f32 = sk_meshout_write_f32};
 
 static bool all_finite(const float *v, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -149,6 +149,84 @@ int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *fi
       rc = SK_ENOMEM;
     first = false;
   }
+  if (!rc && (verts.failed || box.failed || weights.failed || cons.failed || out->failed))
+    rc = SK_ENOMEM;
+  sk_strbuf_free(&verts);
+  sk_strbuf_free(&box);
+  sk_strbuf_free(&weights);
+  sk_strbuf_free(&cons);
+  return rc;
+}
+
+static int append_raw(sk_strbuf *out, const void *v, size_t floats) {
+  return sk_strbuf_append(out, (const char *)v, floats * sizeof(float)) ? SK_ENOMEM : 0;
+}
+
+/* One primitive's binary parts: positions (and normals) into `verts`, its
+ * exact box into `box`, its conservative box into `cons`. */
+static int f32_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
+                    float *pos, float *nrm, sk_strbuf *verts, sk_strbuf *box, sk_strbuf *cons) {
+  const size_t n = (size_t)p->count * 3;
+  if (outputs & (SK_OUT_VERTICES | SK_OUT_BOUNDS)) {
+    const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
+    sk_skin_job job = {.prim = p, .final = final, .slots = slots, .influence = infl, .pos = pos,
+                       .nrm = want_n ? nrm : NULL, .bounds = (outputs & SK_OUT_BOUNDS) != 0};
+    if (!sk_skin_validate(&job))
+      return SK_ENOMEM;
+    sk_skin_run(&job);
+    if (!all_finite(pos, n) || (want_n && !all_finite(nrm, n)))
+      return SK_ENOTFINITE;
+    if ((outputs & SK_OUT_VERTICES) && (append_raw(verts, pos, n) || (want_n && append_raw(verts, nrm, n))))
+      return SK_ENOMEM;
+    if ((outputs & SK_OUT_BOUNDS) && (append_raw(box, job.min, 3) || append_raw(box, job.max, 3)))
+      return SK_ENOMEM;
+  }
+  if (outputs & SK_OUT_BOUNDS_CONSERVATIVE) {
+    float min[3], max[3];
+    sk_skin_bounds_conservative(p, final, slots, infl, pos, min, max);
+    if (!all_finite(min, 3) || !all_finite(max, 3))
+      return SK_ENOTFINITE;
+    if (append_raw(cons, min, 3) || append_raw(cons, max, 3))
+      return SK_ENOMEM;
+  }
+  return 0;
+}
+
+int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                         const sk_mesh_layer *layers, size_t n, bool blend, sk_strbuf *out) {
+  size_t most = 1;
+  for (uint32_t i = 0; i < geom->nprims; i++)
+    if (geom->prims[i].count > most)
+      most = geom->prims[i].count;
+  float *pos = malloc(most * 3 * sizeof *pos), *nrm = malloc(most * 3 * sizeof *nrm);
+  double *infl = malloc((geom->max_targets + 1) * sizeof *infl);
+  sk_strbuf verts = {0}, box = {0}, weights = {0}, cons = {0};
+  int rc = pos == NULL || nrm == NULL || infl == NULL ? SK_ENOMEM : 0;
+  mesh_clock c = {.n = n < SK_MESH_LAYERS_MAX ? n : SK_MESH_LAYERS_MAX, .blend = blend};
+  for (size_t k = 0; k < c.n; k++) {
+    c.clip[k] = layers[k].clip;
+    c.frame[k] = layers[k].frame;
+    c.weight[k] = layers[k].weight;
+  }
+  for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
+    const sk_geom_prim *p = &geom->prims[i];
+    influences(geom, p, &c, infl);
+    rc = f32_prim(p, outputs, final, slots, infl, pos, nrm, &verts, &box, &cons);
+    /* the weights as float32: the JSON answer's doubles rounded once */
+    const bool mesh_first = i == 0 || geom->prims[i - 1].mesh != p->mesh;
+    for (uint32_t t = 0; !rc && (outputs & SK_OUT_MORPH_WEIGHTS) && mesh_first && t < p->ntargets; t++) {
+      const float w = (float)infl[t];
+      rc = append_raw(&weights, &w, 1);
+    }
+  }
+  free(pos);
+  free(nrm);
+  free(infl);
+  /* appended only once every primitive is finite, in the table's order */
+  const sk_strbuf *parts[4] = {&verts, &box, &weights, &cons};
+  for (int k = 0; k < 4 && !rc; k++)
+    if (parts[k]->len > 0 && sk_strbuf_append(out, parts[k]->data, parts[k]->len))
+      rc = SK_ENOMEM;
   if (!rc && (verts.failed || box.failed || weights.failed || cons.failed || out->failed))
     rc = SK_ENOMEM;
   sk_strbuf_free(&verts);

@@ -28,4 +28,8 @@ extern const sk_mesh_hook sk_mesh_hook_json;
 int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
                           const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out);
 
+/* sk_mesh_hook.write_f32: the binary layout of proto/mesh.md. */
+int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                         const sk_mesh_layer *layers, size_t n, bool blend, sk_strbuf *out);
+
 #endif
