@@ -7,6 +7,9 @@ import { Api, ApiError } from "./api.js";
 import { loadSkinnedMesh } from "./glb.js";
 import { fmt, handedness, identity, invert, lookAt, meshWorld, mul, perspective, rayPlane, transformPoint } from "./mat.js";
 import { Renderer } from "./render.js";
+import { findGlb, glbPut, memoryGlb } from "./store.js";
+import { ServerMesh } from "./servermesh.js";
+import { perFrame, readMetrics, timingText } from "./timing.js";
 
 const FPS = 30;          // frames per second fetched for playback
 const CHUNK = 1;         // seconds per range request
@@ -22,7 +25,7 @@ const st = {
   clip: null, time: 0, playing: false, speed: 1, loop: true,
   ops: [], edit: null, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
   cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
-  fitted: false, timing: { ms: 0, frames: 0 },
+  fitted: false, timing: null, metrics: { last: null, window: null },
 };
 
 // ---- errors: always visible, never a blank page -----------------------------
@@ -42,40 +45,6 @@ window.addEventListener("error", (ev) => showError(ev.error || ev.message));
 window.addEventListener("unhandledrejection", (ev) => showError(ev.reason));
 $("error-close").onclick = () => ($("error").hidden = true);
 function status(text) { $("status").textContent = text; }
-
-// ---- the GLB kept in the page (IndexedDB, per skeleton id) -------------------
-
-function idb() {
-  return new Promise((resolve, reject) => {
-    const r = indexedDB.open("skinnerd-preview", 1);
-    r.onupgradeneeded = () => r.result.createObjectStore("glb");
-    r.onsuccess = () => resolve(r.result);
-    r.onerror = () => reject(r.error);
-  });
-}
-async function glbPut(id, buf) {
-  try {
-    const db = await idb();
-    await new Promise((res, rej) => { const t = db.transaction("glb", "readwrite"); t.objectStore("glb").put(buf, id); t.oncomplete = res; t.onerror = () => rej(t.error); });
-  } catch (e) { console.warn("IndexedDB unavailable; the mesh stays in memory only", e); }
-}
-async function glbGet(id) {
-  try {
-    const db = await idb();
-    return await new Promise((res, rej) => { const r = db.transaction("glb").objectStore("glb").get(id); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
-  } catch { return undefined; }
-}
-const memoryGlb = new Map();
-
-// The mesh for skeleton `id`: the GLB uploaded from this browser, else the
-// sample built into the daemon under that id (Fox as "fox"), else none.
-async function findGlb(id) {
-  if (memoryGlb.has(id)) return memoryGlb.get(id);
-  const kept = await glbGet(id);
-  if (kept) return kept;
-  const res = await fetch(`samples/${encodeURIComponent(id)}.glb`);
-  return res.ok ? res.arrayBuffer() : null;
-}
 
 // ---- skeletons ------------------------------------------------------------------
 
@@ -141,6 +110,7 @@ async function open(id) {
   }
   chooseWorld(info.mesh ?? null);
   renderer.setMesh(st.mesh);
+  serverMesh.clear();
   updateClipUi();
   await seek(0);
   status(`${id}: ${st.bones.length} bones, ${info.animations.length} clips${st.meshNote ? " · " + st.meshNote : ""}`);
@@ -210,7 +180,7 @@ function chunk(k) {
   const to = Math.min(from + CHUNK - 1 / FPS / 2, st.clip.duration);
   const gen = st.gen;
   const p = api.framesMat3x4(st.id, poseBody({ from, to, fps: FPS })).then((r) => {
-    st.timing = { ms: r.ms, frames: r.poses };
+    st.timing = { ms: r.ms, frames: r.poses, at: performance.now() };
     showTiming();
     return { from, ...r, gen };
   });
@@ -247,21 +217,24 @@ async function seek(t, latest = false) {
   st.time = t;
   const gen = st.gen, id = st.id;
   const r = await api.framesMat3x4(st.id, poseBody(st.clip ? { time: t } : {}));
-  st.timing = { ms: r.ms, frames: 1 };
+  st.timing = { ms: r.ms, frames: 1, at: performance.now() };
   showTiming();
   if (gen !== st.gen && !(latest && id === st.id)) return;
-  applyMats(r.data.subarray(0, r.mats * 12));
+  applyMats(r.data.subarray(0, r.mats * 12), t);
   updateTimeUi();
   if (st.picked) refreshNumbers();
 }
 
-function applyMats(mats) {
+// `time`: the clip time the matrices are of (a range's frame time, not the playhead's).
+function applyMats(mats, time) {
   st.lastMats = mats;
+  st.drawnTime = time;
   renderer.setBones(mats);
   st.lastWorlds = boneWorlds(mats);
   if (!st.fitted) fitCamera();
   updateArmature();
   draw();
+  serverMesh.update();
 }
 
 // World matrices of the bones from the final matrices: world = absBind ×
@@ -364,7 +337,7 @@ function matrices() {
 
 function draw() {
   const { view, proj } = matrices();
-  renderer.draw(view, proj, { mesh: $("show-mesh").checked, armature: $("show-armature").checked, flat: st.flat });
+  renderer.draw(view, proj, { mesh: $("show-mesh").checked, armature: $("show-armature").checked, flat: st.flat, server: serverMesh.on && st.drawServer !== false });
 }
 
 function project(p) {
@@ -394,7 +367,7 @@ function tick(now) {
   if (!c || c.gen !== st.gen) return; // the range is on its way: hold the frame
   st.time = t;
   const i = Math.min(Math.round((t - c.from) * FPS), c.poses - 1);
-  applyMats(c.data.subarray(i * c.mats * 12, (i + 1) * c.mats * 12));
+  applyMats(c.data.subarray(i * c.mats * 12, (i + 1) * c.mats * 12), c.from + i / FPS);
   st.framesShown = (st.framesShown || 0) + 1;
   updateTimeUi();
 }
@@ -416,30 +389,32 @@ function updateTimeUi() {
   $("time").textContent = `${st.time.toFixed(3)} s`;
 }
 
+// The "server" box, rewritten on every metrics sample and request (timing.js).
 function showTiming() {
-  const t = st.timing, m = st.serverPerFrame;
-  $("timing").textContent = `${t.frames} frame(s) in ${t.ms.toFixed(1)} ms round trip = ${(t.ms / Math.max(t.frames, 1)).toFixed(3)} ms/frame` +
-    (m !== undefined ? `\ndaemon: ${(m * 1e6).toFixed(1)} µs per frame (/metrics, last 2 s)` : "") +
-    `\nrange requests: ${FPS} fps, ${CHUNK} s each, ${AHEAD} ahead of the playhead`;
+  const now = performance.now(), m = st.metrics;
+  let playing = null;
+  if (st.playing && st.clip) {
+    const shown = st.framesShown || 0, w = st.fpsWindow;
+    if (!w || now - w.at > 2000) st.fpsWindow = { at: now, shown, fps: w ? ((shown - w.shown) * 1000) / (now - w.at) : null };
+    playing = { fps: st.fpsWindow.fps, cached: [...st.chunks.keys()].filter((k) => k.startsWith(`${st.gen}:`)).length };
+  }
+  $("timing").textContent = timingText({
+    last: st.timing, now, window: m.window, total: m.last, windowSeconds: METRICS_EVERY / 1000, playing,
+    ranges: { fps: FPS, chunk: CHUNK, ahead: AHEAD },
+  });
 }
 
-// The daemon's own time per frame: the growth of its pose-route duration sum
-// over the growth of its poses-evaluated counter between two /metrics reads
-// (every client's poses, headers in to answer sent).
-let lastMetrics = null;
+// The daemon's own time per frame: the growth of its pose routes' duration
+// sums over the growth of its poses-evaluated counter between two /metrics
+// reads (every client's poses, headers in to answer sent).
+const METRICS_EVERY = 2000;
 async function sampleMetrics() {
   if (document.hidden) return;
   try {
-    const text = await (await fetch("/metrics")).text();
-    const num = (re) => { const m = re.exec(text); return m ? Number(m[1]) : NaN; };
-    const sum = num(/^skinnerd_request_duration_seconds_sum\{route="\/v1\/skeletons\/\{id\}\/pose"\} (\S+)$/m);
-    const poses = num(/^skinnerd_poses_evaluated_total (\S+)$/m);
-    if (lastMetrics && poses > lastMetrics.poses) {
-      st.serverPerFrame = (sum - lastMetrics.sum) / (poses - lastMetrics.poses);
-      showTiming();
-    }
-    lastMetrics = { sum, poses };
+    const cur = readMetrics(await (await fetch("/metrics")).text());
+    if (cur) { st.metrics.window = perFrame(st.metrics.last, cur); st.metrics.last = cur; }
   } catch { /* the numbers panel only: the error banner is for what the user asked */ }
+  showTiming();
 }
 
 // ---- picking and editing ---------------------------------------------------------
@@ -673,6 +648,18 @@ async function upload(file) {
 // ---- wiring ----------------------------------------------------------------------------
 
 const renderer = new Renderer($("canvas"));
+// The server-skinned overlay is of exactly the matrices drawn and the pose
+// body they came from, at the frame's own time.
+const serverMesh = new ServerMesh({
+  api, renderer,
+  snapshot: () => (st.mesh && st.lastMats ? {
+    key: st.mesh, id: st.id, mesh: st.mesh, mats: st.lastMats.slice(), time: st.clip ? st.drawnTime : null,
+    body: poseBody(st.clip ? { time: st.drawnTime } : {}),
+  } : null),
+  current: () => st.mesh,
+  shown: (text) => { $("server-mesh").textContent = text; if (st.lastWorlds) draw(); },
+  failed: (e) => { $("show-server").checked = false; showError(e); },
+});
 
 function wire() {
   $("skeletons").onchange = () => open($("skeletons").value).catch(showError);
@@ -684,6 +671,7 @@ function wire() {
   $("loop").onchange = () => { st.loop = $("loop").checked; st.gen++; };
   $("show-mesh").onchange = draw;
   $("show-armature").onchange = draw;
+  $("show-server").onchange = () => serverMesh.set($("show-server").checked);
   $("clip").onchange = () => {
     const v = $("clip").value;
     st.clip = v === "" ? null : st.info.animations.find((a) => String(a.index) === v);
@@ -819,6 +807,8 @@ window.skPreview = {
   idle: () => sending || Promise.resolve(),
   // The pose and the joint positions the page draws now (world space).
   drawn() { return st.bones.map((b) => { const w = st.lastWorlds.get(b.name).world; return [w[12], w[13], w[14]]; }); },
+  // The server-skinned overlay on or off; resolves once its answer is shown.
+  serverMesh(on) { $("show-server").checked = on; return serverMesh.set(on).then(() => serverMesh.result); },
   setPlaying, setClip(name) {
     st.clip = st.info.animations.find((a) => a.name === name || String(a.index) === String(name)) || null;
     $("clip").value = st.clip ? String(st.clip.index) : "";
@@ -827,7 +817,7 @@ window.skPreview = {
   },
   setSize(w, h) { if (!w) { st.fixedSize = false; fitCanvas(); return; } st.fixedSize = true; const cv = $("canvas"); cv.width = w; cv.height = h; cv.style.width = `${w}px`; cv.style.height = `${h}px`; if (st.lastWorlds) draw(); },
   setView(opts) { Object.assign(st.cam, opts); if (st.lastWorlds) draw(); },
-  show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
+  show(opts) { if ("flat" in opts) st.flat = opts.flat; if ("server" in opts) st.drawServer = opts.server; if ("mesh" in opts) $("show-mesh").checked = opts.mesh; if ("armature" in opts) $("show-armature").checked = opts.armature; draw(); },
   // Where bone `name`'s joint is drawn, in CSS pixels from the page's corner.
   screenOf(name) {
     const handle = { handle: "target", pole: "pole" }[name];
@@ -861,8 +851,12 @@ function fitCanvas() {
 async function main() {
   wire();
   fitCanvas();
-  setInterval(sampleMetrics, 2000);
+  setInterval(sampleMetrics, METRICS_EVERY);
+  showTiming();
   window.addEventListener("resize", fitCanvas);
+  // The banner, a wrapped header or controls row change the view's height
+  // without a window resize: the canvas follows, so the controls stay visible.
+  if (window.ResizeObserver) new ResizeObserver(() => fitCanvas()).observe($("view"));
   requestAnimationFrame(tick);
   const list = await refreshList();
   const want = new URLSearchParams(location.search).get("id");

@@ -112,7 +112,7 @@ function smoothNormals(pos, idx) {
 // The skinned mesh of the skin the daemon uses by default (skin 0, as a PUT
 // without ?skin= stores): every node with a mesh and that skin (RobotExpressive
 // has several) drawn with the one world matrix Babylon gives them.
-// { world, apiMesh (world as the API's "mesh"), primitives: [{position, normal, joints, weights, indices}], jointCount, bounds }
+// { world, apiMesh (world as the API's "mesh"), primitives: [{position, normal, joints, weights, indices, pointer ("/meshes/M/primitives/P")}], jointCount, bounds }
 export function loadSkinnedMesh(buf, skinIndex = 0) {
   const g = parseGlb(buf);
   const json = g.json;
@@ -143,7 +143,7 @@ export function loadSkinnedMesh(buf, skinIndex = 0) {
       for (const i of indices) if (i >= count) throw new Error(`/meshes/${node.mesh}/primitives/${k}/indices: index ${i} >= ${count}`);
       for (let i = 0; i < count; i++)
         for (let c = 0; c < 3; c++) { lo[c] = Math.min(lo[c], position[3 * i + c]); hi[c] = Math.max(hi[c], position[3 * i + c]); }
-      primitives.push({ position, normal: normal || smoothNormals(position, indices), joints, weights, indices });
+      primitives.push({ position, normal: normal || smoothNormals(position, indices), joints, weights, indices, pointer: `/meshes/${node.mesh}/primitives/${k}` });
     });
   }
   if (!primitives.length) throw new Error(`skin ${skinIndex}'s meshes have no triangle primitive with POSITION, JOINTS_0 and WEIGHTS_0`);

@@ -50,6 +50,18 @@ in vec3 vColor;
 out vec4 outColor;
 void main() { outColor = vec4(vColor, 1.0); }`;
 
+// The server-skinned mesh: positions already skinned (mesh space), one colour.
+const PLAIN_VS = `#version 300 es
+layout(location = 0) in vec3 aPos;
+uniform mat4 uModel, uView, uProj;
+void main() { gl_Position = uProj * uView * uModel * vec4(aPos, 1.0); }`;
+
+const PLAIN_FS = `#version 300 es
+precision mediump float;
+uniform vec3 uColor;
+out vec4 outColor;
+void main() { outColor = vec4(uColor, 1.0); }`;
+
 export const CLEAR = [0.1, 0.1, 0.12];
 
 function compile(gl, vs, fs) {
@@ -74,6 +86,10 @@ export class Renderer {
     this.canvas = canvas;
     this.prog = compile(gl, VS, FS);
     this.lineProg = compile(gl, LINE_VS, LINE_FS);
+    this.plainProg = compile(gl, PLAIN_VS, PLAIN_FS);
+    this.pu = {};
+    for (const n of ["uModel", "uView", "uProj", "uColor"]) this.pu[n] = gl.getUniformLocation(this.plainProg, n);
+    this.server = [];
     this.u = {};
     for (const n of ["uBones", "uModel", "uView", "uProj", "uColor", "uFlat"]) this.u[n] = gl.getUniformLocation(this.prog, n);
     this.lu = { uView: gl.getUniformLocation(this.lineProg, "uView"), uProj: gl.getUniformLocation(this.lineProg, "uProj") };
@@ -120,6 +136,48 @@ export class Renderer {
     }
   }
 
+  // The server-skinned primitives: [{ positions (Float32Array), indices }],
+  // drawn as their triangles' edges (or filled, for the silhouette test).
+  setServerMesh(prims) {
+    const gl = this.gl;
+    for (const m of this.server) { gl.deleteVertexArray(m.vao); m.bufs.forEach((b) => gl.deleteBuffer(b)); }
+    this.server = [];
+    for (const p of prims || []) {
+      const vao = gl.createVertexArray(), pb = gl.createBuffer(), tb = gl.createBuffer(), eb = gl.createBuffer();
+      gl.bindVertexArray(vao);
+      gl.bindBuffer(gl.ARRAY_BUFFER, pb);
+      gl.bufferData(gl.ARRAY_BUFFER, p.positions, gl.STATIC_DRAW);
+      gl.enableVertexAttribArray(0);
+      gl.vertexAttribPointer(0, 3, gl.FLOAT, false, 0, 0);
+      gl.bindVertexArray(null);
+      const edges = new Uint32Array(p.indices.length * 2);
+      for (let t = 0; t < p.indices.length; t += 3)
+        for (let e = 0; e < 3; e++) { edges[2 * (t + e)] = p.indices[t + e]; edges[2 * (t + e) + 1] = p.indices[t + (e + 1) % 3]; }
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, tb);
+      gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, p.indices, gl.STATIC_DRAW);
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, eb);
+      gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, edges, gl.STATIC_DRAW);
+      this.server.push({ vao, bufs: [pb, tb, eb], tris: tb, edges: eb, count: p.indices.length });
+    }
+  }
+
+  drawServer(view, proj, flat) {
+    const gl = this.gl;
+    gl.useProgram(this.plainProg);
+    gl.uniformMatrix4fv(this.pu.uModel, false, this.model);
+    gl.uniformMatrix4fv(this.pu.uView, false, view);
+    gl.uniformMatrix4fv(this.pu.uProj, false, proj);
+    if (flat) gl.uniform3f(this.pu.uColor, 1, 1, 1);
+    else gl.uniform3f(this.pu.uColor, 0.3, 1, 0.45);
+    for (const m of this.server) {
+      gl.bindVertexArray(m.vao);
+      // The element buffer is part of the VAO's state: bind it inside.
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, flat ? m.tris : m.edges);
+      if (flat) gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
+      else gl.drawElements(gl.LINES, m.count * 2, gl.UNSIGNED_INT, 0);
+    }
+  }
+
   // `mats`: Float32Array of (B+1) × 12 floats, the server's mat3x4 answer.
   setBones(mats) {
     const gl = this.gl;
@@ -144,7 +202,9 @@ export class Renderer {
     this.pointCount = points.length;
   }
 
-  draw(view, proj, { mesh = true, armature = true, flat = false } = {}) {
+  // server: draw the server-skinned mesh (setServerMesh) too, as edges over
+  // the GPU-skinned one (hidden ones stay hidden), or filled when flat.
+  draw(view, proj, { mesh = true, armature = true, flat = false, server = false } = {}) {
     const gl = this.gl;
     gl.viewport(0, 0, this.canvas.width, this.canvas.height);
     gl.clearColor(CLEAR[0], CLEAR[1], CLEAR[2], 1);
@@ -162,11 +222,15 @@ export class Renderer {
       if (flat) gl.uniform3f(this.u.uColor, 1, 1, 1);
       else gl.uniform3f(this.u.uColor, 0.85, 0.55, 0.3);
       gl.uniform1i(this.u.uFlat, flat ? 1 : 0);
+      // Pushed back a little so the server mesh's edges on it pass the depth test.
+      if (server) { gl.enable(gl.POLYGON_OFFSET_FILL); gl.polygonOffset(1, 1); }
       for (const m of this.meshes) {
         gl.bindVertexArray(m.vao);
         gl.drawElements(gl.TRIANGLES, m.count, gl.UNSIGNED_INT, 0);
       }
+      gl.disable(gl.POLYGON_OFFSET_FILL);
     }
+    if (server && this.model && this.server.length) this.drawServer(view, proj, flat);
     if (armature && this.lineCount + this.pointCount > 0) {
       gl.disable(gl.DEPTH_TEST); // the armature is inside the mesh: draw it on top
       gl.useProgram(this.lineProg);

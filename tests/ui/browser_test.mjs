@@ -9,7 +9,9 @@
 // joints are the "positions" of the same request sent here with fetch; Babylon
 // given the bones' answered local rotations draws the same silhouette; the IK
 // end reaches the target, the look-at aims the head), and errors (a 422 for a
-// bad op among them) must be shown.
+// bad op among them) must be shown. The server mesh toggle must agree with
+// the GPU-skinned mesh (the panel's number and the silhouettes), and the
+// page's text must hold no NaN or undefined at two window sizes.
 //
 // env: SKINNERD (./skinnerd), SK_TEST_DATA (tests), CHROMIUM (/usr/bin/chromium),
 //      UI_TEST_OUT (screenshots and masks; tests/ui_browser.out)
@@ -29,6 +31,8 @@ const SKINNERD = process.env.SKINNERD || "./skinnerd";
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const SIZE = 400;
 const IOU_MIN = 0.97;
+const SERVER_TOL = 1e-5; // of the mesh's size: float32 matrices skinned in doubles against Babylon's float32 sum
+const SERVER_IOU = 0.99; // the same triangles drawn twice: only antialiased edge pixels differ
 mkdirSync(OUT, { recursive: true });
 
 let passed = 0, failed = 0;
@@ -272,6 +276,8 @@ async function main() {
     await ui.goto(`${daemon.base}/ui/`);
     check(await ui.evaluate(() => window.skPreview.ready), "the page loads with no skeleton stored and says so");
     check(/no skeleton stored yet/.test(await ui.$eval("#status", (e) => e.textContent)), "an empty daemon: the page asks for an upload");
+    const emptyText = await ui.evaluate(() => document.body.innerText);
+    check(!/\b(NaN|undefined)\b/.test(emptyText) && /daemon: /.test(emptyText), "an empty daemon: the server box says so, no NaN or undefined");
 
     const ref = await browser.newPage();
     await ref.goto(`${refsrv.base}/ref/`);
@@ -300,6 +306,92 @@ async function main() {
         }
       }
     }
+
+    // The server-skinned mesh (issue 33): the "server mesh" toggle draws the
+    // daemon's "vertices" (POST /pose) over the GPU-skinned mesh. Per GLB at
+    // three clip times the panel's own number (the page's skinning of the
+    // drawn matrices against the daemon's positions) is within SERVER_TOL of
+    // the mesh's size, and the daemon's triangles filled cover the GPU mesh's
+    // silhouette (IoU >= SERVER_IOU); the daemon's triangles of another time
+    // are the negative control.
+    for (const [, id] of models) {
+      await ui.evaluate(async (id, s) => {
+        const p = window.skPreview;
+        await p.open(id);
+        p.setPlaying(false);
+        p.setSize(s, s);
+      }, id, SIZE);
+      const clip = await ui.evaluate(() => window.skPreview.state.info.animations[0]);
+      const masks = [];
+      for (let k = 0; k < 3; k++) {
+        const t = +(clip.duration * (k + 0.5) / 3).toFixed(4), name = `${id}-server-${k}`;
+        const r = await ui.evaluate(async (clip, t) => {
+          const p = window.skPreview;
+          p.setClip(clip);
+          await p.seek(t);
+          const res = await p.serverMesh(true);
+          return res && { vertices: res.vertices, worst: res.worst, size: res.size, unmatched: res.unmatched, time: res.time,
+            text: document.getElementById("server-mesh").textContent };
+        }, clip.name, t);
+        check(r && r.time === t && r.vertices > 0 && r.unmatched === 0 && r.worst <= SERVER_TOL * r.size && !/NaN|undefined/.test(r.text),
+          `${id} ${clip.name} t=${t}s server mesh: ${r && r.vertices} vertices, page vs daemon worst ${r && r.worst.toExponential(2)} <= ${SERVER_TOL} x size ${r && r.size.toFixed(3)}; the panel says "${r && r.text.replace(/\n/g, " / ")}"`);
+        await ui.evaluate(() => window.skPreview.show({ armature: false, flat: true, mesh: true, server: false }));
+        const gpu = await pageMask(ui, `${name}-gpu`);
+        await ui.evaluate(() => window.skPreview.show({ mesh: false, server: true }));
+        const srv = await pageMask(ui, `${name}-daemon`);
+        saveOverlap(name, gpu, srv);
+        masks.push({ gpu, srv, t });
+        const v = iou(gpu, srv);
+        check(v >= SERVER_IOU && gpu.reduce((a, x) => a + x, 0) > 500, `${id} t=${t}s: the daemon's triangles cover the GPU-skinned silhouette (IoU ${v.toFixed(4)} >= ${SERVER_IOU})`);
+      }
+      const neg = iou(masks[0].gpu, masks[2].srv);
+      check(neg < SERVER_IOU, `${id}: negative control, the daemon's mesh at t=${masks[2].t}s against the GPU's at t=${masks[0].t}s: IoU ${neg.toFixed(4)} < ${SERVER_IOU}`);
+      // Seen as a user sees it: the green edges over the shaded mesh.
+      await ui.evaluate(() => { const p = window.skPreview; p.setSize(null); p.show({ armature: true, flat: false, mesh: true, server: undefined }); });
+      await fullShot(ui, `${id}-server-mesh`);
+      await ui.evaluate(() => window.skPreview.serverMesh(false));
+    }
+
+    // The page's text (issue 35) at two window sizes, with a clip looping, a
+    // bone picked and the server mesh on: no "NaN" or "undefined" anywhere in
+    // it (text and field values); no box cut off at its edge, the controls
+    // inside the window and the right panel scrolling to its last box; the
+    // server box changes while the clip loops from ranges already fetched.
+    for (const [w, h] of [[1300, 800], [1024, 640]]) {
+      await ui.setViewport({ width: w, height: h });
+      await ui.evaluate(async () => {
+        const p = window.skPreview;
+        await p.open("fox");
+        p.pick("b_Neck_04");
+        await p.serverMesh(true);
+        p.setPlaying(true);
+      });
+      await new Promise((r) => setTimeout(r, 2500));
+      const seen = () => ui.evaluate(() => {
+        const text = document.body.innerText + "\n" + [...document.querySelectorAll("input, select")].map((e) => e.value).join("\n");
+        const cut = [...document.querySelectorAll("aside pre, #controls, header, #right h3")]
+          .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id || e.tagName);
+        const box = (id) => document.getElementById(id).getBoundingClientRect();
+        const right = document.getElementById("right"), keep = right.scrollTop;
+        right.scrollTop = right.scrollHeight;
+        const last = box("server-mesh"), panel = box("right");
+        right.scrollTop = keep;
+        return { bad: text.split("\n").filter((l) => /\b(NaN|undefined)\b/.test(l)), cut, timing: document.getElementById("timing").textContent,
+          controls: box("controls").bottom <= Math.min(innerHeight, box("view").bottom) + 0.5 && box("controls").right <= innerWidth + 0.5,
+          lastBox: last.bottom <= panel.bottom + 0.5 && last.top >= panel.top, playing: window.skPreview.state.playing };
+      });
+      const a = await seen();
+      await new Promise((r) => setTimeout(r, 2500));
+      const b = await seen();
+      await fullShot(ui, `numbers-${w}x${h}`);
+      check(a.bad.length === 0 && b.bad.length === 0, `${w}x${h}: no NaN or undefined in the page (${[...a.bad, ...b.bad].join(" | ")})`);
+      check(a.cut.length === 0 && a.controls && a.lastBox, `${w}x${h}: no box cut off (${a.cut.join(", ")}), controls in the window (${a.controls}), the panel scrolls to its last box (${a.lastBox})`);
+      check(a.playing && b.playing && a.timing !== b.timing && /daemon: /.test(b.timing),
+        `${w}x${h}: the server box follows a looping clip ("${a.timing.replace(/\n/g, " / ")}" then "${b.timing.replace(/\n/g, " / ")}")`);
+      await ui.evaluate(async () => { const p = window.skPreview; p.setPlaying(false); await p.serverMesh(false); p.pick(null); });
+    }
+    await ui.setViewport({ width: 1300, height: 800 });
+    await ui.evaluate((s) => { window.skPreview.setSize(s, s); window.skPreview.show({ armature: false, flat: true }); }, SIZE);
 
     // A skeleton uploaded by another client (fetch here, not the page): no
     // GLB in the page, so the armature is drawn in the daemon's default mesh

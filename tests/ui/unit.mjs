@@ -1,4 +1,5 @@
-// Unit tests of the page's pure modules (ui/mat.js, ui/glb.js) under node:
+// Unit tests of the page's pure modules (ui/mat.js, ui/glb.js, ui/timing.js,
+// ui/servermesh.js) under node:
 // no browser needed. Prints "ui_unit: N passed, N failed".
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -9,6 +10,8 @@ const UI = join(HERE, "..", "..", "ui");
 const DATA = resolve(process.env.SK_TEST_DATA || join(HERE, ".."), "data");
 const { compose, decompose, handedness, identity, invert, meshWorld, mul, qaxis, qmul, rayPlane, rotationOf, yawPitchRoll } = await import(join(UI, "mat.js"));
 const { loadSkinnedMesh, parseGlb } = await import(join(UI, "glb.js"));
+const { perFrame, readMetrics, timingText } = await import(join(UI, "timing.js"));
+const { compareVertices, serverMeshText, skinPositions } = await import(join(UI, "servermesh.js"));
 
 let passed = 0, failed = 0;
 function check(ok, what) {
@@ -113,6 +116,48 @@ dv.setUint32(0, 0x46546c67, true); dv.setUint32(4, 2, true); dv.setUint32(8, glb
 dv.setUint32(12, jbytes.length, true); dv.setUint32(16, 0x4e4f534a, true);
 glb.set(jbytes, 20);
 check(throwsLike(() => loadSkinnedMesh(glb.buffer), /no skinned mesh for skin 0/), "a GLB without a skin: \"no skinned mesh\"");
+
+// ---- timing.js: the numbers panel never reads NaN ---------------------------------
+
+const fresh = "# TYPE skinnerd_poses_evaluated_total counter\nskinnerd_poses_evaluated_total 0\n";
+const later = 'skinnerd_request_duration_seconds_sum{route="/v1/skeletons/{id}"} 0.5\n' +
+  'skinnerd_request_duration_seconds_sum{route="/v1/skeletons/{id}/pose"} 0.003\n' +
+  'skinnerd_request_duration_seconds_sum{route="/v1/skeletons/{id}/poses"} 0.001\nskinnerd_poses_evaluated_total 40\n';
+const m0 = readMetrics(fresh), m1 = readMetrics(later);
+check(m0 && m0.sum === 0 && m0.poses === 0, "a daemon that answered no pose yet (no pose histogram): sum 0, not NaN");
+check(m1 && Math.abs(m1.sum - 0.004) < 1e-15 && m1.poses === 40, "the /pose and /poses duration sums, not other routes'");
+check(readMetrics("not metrics") === null, "text without skinnerd_poses_evaluated_total: null");
+const pf = perFrame(m0, m1);
+check(pf && Math.abs(pf.seconds - 1e-4) < 1e-15 && pf.poses === 40, "per frame = Δsum / Δposes");
+check(perFrame(m1, m1) === null && perFrame(null, m1) === null, "no poses in between (a clip looping from fetched ranges): null");
+const texts = [
+  timingText({ last: null, now: 0, window: null, total: null, windowSeconds: 2, playing: null, ranges: { fps: 30, chunk: 1, ahead: 2 } }),
+  timingText({ last: { ms: 4, frames: 30, at: 0 }, now: 5000, window: null, total: m0, windowSeconds: 2, playing: { fps: null, cached: 3 }, ranges: { fps: 30, chunk: 1, ahead: 2 } }),
+  timingText({ last: { ms: 4, frames: 30, at: 0 }, now: 5000, window: null, total: m1, windowSeconds: 2, playing: { fps: 59.8, cached: 3 }, ranges: { fps: 30, chunk: 1, ahead: 2 } }),
+  timingText({ last: { ms: 4, frames: 0, at: 0 }, now: 10, window: pf, total: m1, windowSeconds: 2, playing: null, ranges: { fps: 30, chunk: 1, ahead: 2 } }),
+];
+check(texts.every((t) => !/NaN|undefined|Infinity/.test(t)), `the server box in every state has no NaN, undefined or Infinity:\n${texts.join("\n--\n")}`);
+check(/5 s ago/.test(texts[1]) && /since it started/.test(texts[2]) && /100\.0 µs per frame/.test(texts[3]), "the box says how old the last request is and where the daemon's number comes from");
+
+// ---- servermesh.js: the page's skinning against the daemon's vertices ---------------
+
+{
+  const fox = loadSkinnedMesh(file("Fox.glb"));
+  const joints = fox.jointCount, rest = new Float32Array(12 * joints);
+  for (let j = 0; j < joints; j++) { rest[12 * j] = rest[12 * j + 5] = rest[12 * j + 10] = 1; rest[12 * j + 3] = 2; }
+  const p = fox.primitives[0], skinned = skinPositions(p, rest);
+  check(p.pointer === "/meshes/0/primitives/0", `Fox's primitive is named by its JSON pointer (${p.pointer})`);
+  check(close(skinned.slice(0, 3), [p.position[0] + 2, p.position[1], p.position[2]], 1e-6), "identity matrices moved by x + 2 skin every vertex by x + 2");
+  const answer = [{ primitive: p.pointer, positions: Array.from(skinned, (v) => Math.fround(v)) }];
+  const r = compareVertices(fox, rest, answer);
+  check(r.vertices === p.position.length / 3 && r.worst < 1e-4 && r.unmatched === 0 && r.prims.length === 1,
+    `the same positions answered: ${r.vertices} vertices, worst ${r.worst}`);
+  const moved = answer[0].positions.slice(); moved[4] += 0.5;
+  check(Math.abs(compareVertices(fox, rest, [{ ...answer[0], positions: moved }]).worst - 0.5) < 1e-4, "one coordinate off by 0.5: worst 0.5");
+  check(throwsLike(() => compareVertices(fox, rest, [{ ...answer[0], positions: moved.slice(3) }]), /\/meshes\/0\/primitives\/0: the daemon answers/), "a count mismatch names the primitive");
+  check(compareVertices(fox, rest, [{ primitive: "/meshes/9/primitives/0", positions: [] }]).unmatched === 2, "primitives in one list only are counted, not compared");
+  check(!/NaN|undefined/.test(serverMeshText(r, 1.5) + serverMeshText(r, null)), `the panel text: ${serverMeshText(r, 1.5)}`);
+}
 
 console.log(`ui_unit: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
