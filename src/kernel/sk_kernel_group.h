@@ -25,144 +25,244 @@
  *                       step s's inverse bind · w, stored to the n lanes
  *   SKK_STORE_CONST(dst, stride, m16, n, stream)  the same 16 floats to
  *                       lanes 0..n-1 (sk_kernel_store.h's, per ISA)
+ *   SKK_PAIR            (optional, default 0) 1: also SKK(group2), two
+ *                       full groups walked together
  *
- * It #undefs SKK_INIT_T, SKK_INIT_AFFINE and SKK_STORE_CONST at its end.
+ * It #undefs SKK_INIT_T, SKK_INIT_AFFINE and SKK_STORE_CONST at its end
+ * (SKK_PAIR stays for the run loop: the lanes template #undefs it).
  *
  * The world of a bone the affine fast path computes goes to its slot
  * without column 3 (waff says it is (0, 0, 0, 1)); the general path writes
  * those constants first where a non-affine product will read them. */
 
-/* One group: poses p0..p0+n-1 (n <= SKK_N), every bone in the rig's
- * processing order. World matrices live in `wslot` only while a later bone
- * still needs them (the rig assigned the slots), so the scratch stays small
- * and in L1 whatever the bone count. */
-static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, bool stream) {
-  const sk_rig *rig = job->rig;
-  const size_t nb = rig->bones;
-  const size_t fstride = 16 * (nb + 1), astride = 16 * nb;
-  float *const fbase = job->final + p0 * fstride;
-  float *const abase = job->absolute != NULL ? job->absolute + p0 * astride : NULL;
-  const bool init_affine = job->initial_skin == NULL || SKK_INIT_AFFINE(job->initial_skin);
-  SKK_INIT_T init_ops[16]; /* converted once per group, broadcast from memory like the inverse binds */
-  const SKK_INIT_T *const init = job->initial_skin != NULL ? init_ops : NULL;
-  for (int k = 0; init != NULL && k < 16; k++)
-    init_ops[k] = job->initial_skin[k];
-  /* Absolute matrices exclude the initial skin: with one, they are a second chain. */
-  const bool two_chains = abase != NULL && init != NULL;
-  V wslot[SK_RIG_MAX_LIVE][16], aslot[SK_RIG_MAX_LIVE][16];
+#ifndef SKK_PAIR
+#define SKK_PAIR 0
+#endif
+
+/* What every group of one run shares: the job's spans and strides, the
+ * initial skin converted once. */
+typedef struct SKK(walk) {
+  const sk_kernel_job *job;
+  const sk_rig *rig;
+  size_t fstride, astride;
+  bool stream, init_affine;
+  bool two_chains; /* absolute matrices exclude the initial skin: with one, they are a second chain */
+  const SKK_INIT_T *init; /* init_ops, or NULL without an initial skin */
+  SKK_INIT_T init_ops[16]; /* broadcast from memory like the inverse binds */
+} SKK(walk);
+
+/* One group's state: poses p0..p0+n-1 (n <= SKK_N). World matrices live
+ * in `wslot` only while a later bone still needs them (the rig assigned
+ * the slots), so the scratch stays small and in L1 whatever the bone count. */
+typedef struct SKK(grp) {
+  float *fbase, *abase;
+  size_t p0, n;
+  bool prefetch;
+  V *wbase, *abase_v; /* slot k's 16 vectors at base + k * vstep (SKK_WS, SKK_AS) */
+  size_t vstep;
   bool waff[SK_RIG_MAX_LIVE], aaff[SK_RIG_MAX_LIVE];
+} SKK(grp);
+#define SKK_WS(g, k) ((g)->wbase + (size_t)(k) * (g)->vstep)
+#define SKK_AS(g, k) ((g)->abase_v + (size_t)(k) * (g)->vstep)
 
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(walk_init)(SKK(walk) *wk, const sk_kernel_job *job,
+                                                                          bool stream) {
+  wk->job = job;
+  wk->rig = job->rig;
+  wk->fstride = 16 * (job->rig->bones + 1);
+  wk->astride = 16 * job->rig->bones;
+  wk->stream = stream;
+  wk->init_affine = job->initial_skin == NULL || SKK_INIT_AFFINE(job->initial_skin);
+  wk->init = job->initial_skin != NULL ? wk->init_ops : NULL;
+  for (int k = 0; wk->init != NULL && k < 16; k++)
+    wk->init_ops[k] = job->initial_skin[k];
+  wk->two_chains = job->absolute != NULL && job->initial_skin != NULL;
+}
+
+/* The slots no bone computes (unused: zeros; the trailing identity), and
+ * whether this group prefetches. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(grp_init)(const SKK(walk) *wk, SKK(grp) *g, size_t p0,
+                                                                         size_t n, V *ws, V *as, size_t vstep) {
+  const sk_kernel_job *job = wk->job;
+  const sk_rig *rig = wk->rig;
+  const bool stream = wk->stream;
+  g->p0 = p0;
+  g->n = n;
+  g->wbase = ws;
+  g->abase_v = as;
+  g->vstep = vstep;
+  g->fbase = job->final + p0 * wk->fstride;
+  g->abase = job->absolute != NULL ? job->absolute + p0 * wk->astride : NULL;
   for (size_t k = 0; k < rig->unused; k++) {
-    SKK_STORE_CONST(fbase + 16 * (size_t)rig->unused_slot[k], fstride, sk_kernel_zero16, n, stream);
-    if (abase != NULL)
-      SKK_STORE_CONST(abase + 16 * (size_t)rig->unused_slot[k], astride, sk_kernel_zero16, n, stream);
+    SKK_STORE_CONST(g->fbase + 16 * (size_t)rig->unused_slot[k], wk->fstride, sk_kernel_zero16, n, stream);
+    if (g->abase != NULL)
+      SKK_STORE_CONST(g->abase + 16 * (size_t)rig->unused_slot[k], wk->astride, sk_kernel_zero16, n, stream);
   }
-  SKK_STORE_CONST(fbase + 16 * nb, fstride, sk_kernel_identity16, n, stream);
-
+  SKK_STORE_CONST(g->fbase + 16 * rig->bones, wk->fstride, sk_kernel_identity16, n, stream);
   /* The next block's input rows: one line per row per 16 poses, each row
    * its own stream (10 or 16 per bone: 650 for 65 bones), far more than the
    * hardware prefetchers follow. Without this, 65 bones x 65536 poses ran
    * 3-4x slower. Once per 16-pose block, from its first group. */
-  const bool prefetch = p0 % 16 == 0 && p0 + SKK_PREFETCH < job->poses;
+  g->prefetch = p0 % 16 == 0 && p0 + SKK_PREFETCH < job->poses;
+}
 
-  for (size_t s = 0; s < rig->steps; s++) {
-    const sk_rig_step *st = &rig->step[s];
-    V l[16], w[16];
-    if (prefetch)
-      SKK(prefetch_bone)(job, st->bone, p0 + SKK_PREFETCH);
-    const bool laff = SKK(load_local)(job, st->bone, p0, n, l);
-    /* The common case, specialised so column 3 is known everywhere: an
-     * affine local (every TRS), affine parent world, an inverse bind the
-     * kernel's SKK_STEP_FAST accepts, and absolute matrices (if wanted)
-     * equal to the worlds. */
-    if (!two_chains && laff && SKK_STEP_FAST(st) && (st->parent_slot >= 0 ? waff[st->parent_slot] : init_affine)) {
+/* The second chain (absolute matrices without the initial skin) of step s. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(step_abs)(const SKK(walk) *wk, SKK(grp) *g,
+                                                                         const sk_rig_step *st, const V *l,
+                                                                         bool laff) {
+  V a[16];
+  bool aff;
+  if (st->parent_slot >= 0) {
+    aff = laff && g->aaff[st->parent_slot];
+    SKK(mul_vv)(l, SKK_AS(g, st->parent_slot), a, aff);
+  } else {
+    aff = laff;
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++)
+      a[k] = l[k];
+  }
+  if (st->slot >= 0) {
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++)
+      SKK_AS(g, st->slot)[k] = a[k];
+    g->aaff[st->slot] = aff;
+  }
+  if (st->out >= 0)
+    SKK(store_mats)(g->abase + 16 * (size_t)st->out, wk->astride, a, g->n, wk->stream);
+}
+
+/* The general step: any local, parent or inverse bind. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(step_general)(const SKK(walk) *wk, SKK(grp) *g,
+                                                                             size_t s, const V *l, bool laff) {
+  const sk_rig_step *st = &wk->rig->step[s];
+  const size_t n = g->n;
+  V w[16];
+  bool aff;
+  if (st->parent_slot >= 0) {
+    V *pw = SKK_WS(g, st->parent_slot);
+    aff = laff && g->waff[st->parent_slot];
+    if (g->waff[st->parent_slot] && !aff) /* the fast path left column 3 unwritten */
+      pw[3] = pw[7] = pw[11] = VZERO(), pw[15] = VSET1(1);
+    SKK(mul_vv)(l, pw, w, aff);
+  } else if (wk->init != NULL) {
+    aff = laff && wk->init_affine;
+    SKK(mul_vs)(l, wk->init, w, aff);
+  } else {
+    aff = laff;
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++)
+      w[k] = l[k];
+  }
+  if (st->slot >= 0) {
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++)
+      SKK_WS(g, st->slot)[k] = w[k];
+    g->waff[st->slot] = aff;
+  }
+  if (st->out >= 0)
+    SKK(final_out)(wk->rig, s, w, g->fbase + 16 * (size_t)st->out, wk->fstride, n, wk->stream,
+                   aff && st->inv_bind_affine);
+  if (g->abase == NULL)
+    return;
+  if (!wk->two_chains) {
+    if (st->out >= 0)
+      SKK(store_mats)(g->abase + 16 * (size_t)st->out, wk->astride, w, n, wk->stream);
+    return;
+  }
+  SKK(step_abs)(wk, g, st, l, laff);
+}
+
+/* Step s of one group: bone st->bone's world, final and absolute. */
+static SKK_ATTR inline __attribute__((always_inline)) void SKK(step)(const SKK(walk) *wk, SKK(grp) *g, size_t s) {
+  const sk_kernel_job *job = wk->job;
+  const sk_rig_step *st = &wk->rig->step[s];
+  const size_t n = g->n;
+  V l[16], w[16];
+  if (g->prefetch)
+    SKK(prefetch_bone)(job, st->bone, g->p0 + SKK_PREFETCH);
+  const bool laff = SKK(load_local)(job, st->bone, g->p0, n, l);
+  /* The common case, specialised so column 3 is known everywhere: an
+   * affine local (every TRS), affine parent world, an inverse bind the
+   * kernel's SKK_STEP_FAST accepts, and absolute matrices (if wanted)
+   * equal to the worlds. */
+  if (wk->two_chains || !laff || !SKK_STEP_FAST(st) ||
+      !(st->parent_slot >= 0 ? g->waff[st->parent_slot] : wk->init_affine)) {
+    SKK(step_general)(wk, g, s, l, laff);
+    return;
+  }
 #if SKK_FUSE
-      if (st->parent_slot >= 0 && st->out >= 0 && abase == NULL) {
-        SKK_WORLD_FINAL(rig, s, l, wslot[st->parent_slot], st->slot >= 0 ? wslot[st->slot] : NULL,
-                        fbase + 16 * (size_t)st->out, fstride, n, stream);
-        if (st->slot >= 0)
-          waff[st->slot] = true;
-        continue;
-      }
+  if (st->parent_slot >= 0 && st->out >= 0 && g->abase == NULL) {
+    SKK_WORLD_FINAL(wk->rig, s, l, SKK_WS(g, st->parent_slot), st->slot >= 0 ? SKK_WS(g, st->slot) : NULL,
+                    g->fbase + 16 * (size_t)st->out, wk->fstride, n, wk->stream);
+    if (st->slot >= 0)
+      g->waff[st->slot] = true;
+    return;
+  }
 #endif
-      if (st->parent_slot >= 0)
-        SKK(mul_vv)(l, wslot[st->parent_slot], w, true);
-      else if (init != NULL)
-        SKK(mul_vs)(l, init, w, true);
-      else {
+  if (st->parent_slot >= 0)
+    SKK(mul_vv)(l, SKK_WS(g, st->parent_slot), w, true);
+  else if (wk->init != NULL)
+    SKK(mul_vs)(l, wk->init, w, true);
+  else {
 #pragma GCC unroll 16
-        for (int k = 0; k < 16; k++)
-          w[k] = l[k];
-      }
-      SKK(fix_column3)(w);
-      /* Column 3 is known (waff): only the general path below reads it, and
-       * it writes the constants first. */
-      if (st->slot >= 0) {
+    for (int k = 0; k < 16; k++)
+      w[k] = l[k];
+  }
+  SKK(fix_column3)(w);
+  /* Column 3 is known (waff): only the general path reads it, and it
+   * writes the constants first. */
+  if (st->slot >= 0) {
 #pragma GCC unroll 16
-        for (int k = 0; k < 16; k++)
-          if (k % 4 != 3)
-            wslot[st->slot][k] = w[k];
-        waff[st->slot] = true;
-      }
-      if (st->out >= 0) {
-        SKK(final_out)(rig, s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, true);
-        if (abase != NULL)
-          SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
-      }
-      continue;
-    }
-    bool aff;
-    if (st->parent_slot >= 0) {
-      V *pw = wslot[st->parent_slot];
-      aff = laff && waff[st->parent_slot];
-      if (waff[st->parent_slot] && !aff) /* the fast path left column 3 unwritten */
-        pw[3] = pw[7] = pw[11] = VZERO(), pw[15] = VSET1(1);
-      SKK(mul_vv)(l, pw, w, aff);
-    } else if (init != NULL) {
-      aff = laff && init_affine;
-      SKK(mul_vs)(l, init, w, aff);
-    } else {
-      aff = laff;
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        w[k] = l[k];
-    }
-    if (st->slot >= 0) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        wslot[st->slot][k] = w[k];
-      waff[st->slot] = aff;
-    }
-    if (st->out >= 0)
-      SKK(final_out)(rig, s, w, fbase + 16 * (size_t)st->out, fstride, n, stream, aff && st->inv_bind_affine);
-    if (abase == NULL)
-      continue;
-    if (!two_chains) {
-      if (st->out >= 0)
-        SKK(store_mats)(abase + 16 * (size_t)st->out, astride, w, n, stream);
-      continue;
-    }
-    V a[16];
-    if (st->parent_slot >= 0) {
-      aff = laff && aaff[st->parent_slot];
-      SKK(mul_vv)(l, aslot[st->parent_slot], a, aff);
-    } else {
-      aff = laff;
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        a[k] = l[k];
-    }
-    if (st->slot >= 0) {
-#pragma GCC unroll 16
-      for (int k = 0; k < 16; k++)
-        aslot[st->slot][k] = a[k];
-      aaff[st->slot] = aff;
-    }
-    if (st->out >= 0)
-      SKK(store_mats)(abase + 16 * (size_t)st->out, astride, a, n, stream);
+    for (int k = 0; k < 16; k++)
+      if (k % 4 != 3)
+        SKK_WS(g, st->slot)[k] = w[k];
+    g->waff[st->slot] = true;
+  }
+  if (st->out >= 0) {
+    SKK(final_out)(wk->rig, s, w, g->fbase + 16 * (size_t)st->out, wk->fstride, n, wk->stream, true);
+    if (g->abase != NULL)
+      SKK(store_mats)(g->abase + 16 * (size_t)st->out, wk->astride, w, n, wk->stream);
   }
 }
 
+/* One group: poses p0..p0+n-1 (n <= SKK_N), every bone in the rig's
+ * processing order. */
+static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, bool stream) {
+  SKK(walk) wk;
+  SKK(grp) g;
+  V ws[SK_RIG_MAX_LIVE][16], as[SK_RIG_MAX_LIVE][16];
+  SKK(walk_init)(&wk, job, stream);
+  SKK(grp_init)(&wk, &g, p0, n, ws[0], as[0], 16);
+  for (size_t s = 0; s < wk.rig->steps; s++)
+    SKK(step)(&wk, &g, s);
+}
+
+#if SKK_PAIR
+/* Two full groups, poses p0..p0+2*SKK_N-1, their steps interleaved: each
+ * bone's world waits on its parent's (compose, then four dependent sums
+ * and two conversions per entry), and one group's step is about as long
+ * as the out-of-order window, so a lone group leaves the ports idle along
+ * that chain. The other group's same step is independent work to fill
+ * them. Each group's arithmetic is the lone group's, so the same bits. */
+static SKK_ATTR void SKK(group2)(const sk_kernel_job *job, size_t p0, bool stream) {
+  SKK(walk) wk;
+  SKK(grp) g0, g1; /* two variables, not an array: GCC then keeps their fields in registers */
+  /* Slot k of both groups side by side: 2 KB per slot, so the groups'
+   * slots never share 4 KB-aliased addresses (a load of one group's
+   * parent held behind the other's store of a slot 4 KB away). */
+  V ws[SK_RIG_MAX_LIVE][2][16], as[SK_RIG_MAX_LIVE][2][16];
+  SKK(walk_init)(&wk, job, stream);
+  SKK(grp_init)(&wk, &g0, p0, SKK_N, ws[0][0], as[0][0], 32);
+  SKK(grp_init)(&wk, &g1, p0 + SKK_N, SKK_N, ws[0][1], as[0][1], 32);
+  for (size_t s = 0; s < wk.rig->steps; s++) {
+    SKK(step)(&wk, &g0, s);
+    SKK(step)(&wk, &g1, s);
+  }
+}
+#endif
+
+#undef SKK_WS
+#undef SKK_AS
 #undef SKK_INIT_T
 #undef SKK_INIT_AFFINE
 #undef SKK_WORLD_FINAL

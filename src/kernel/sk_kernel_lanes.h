@@ -338,6 +338,10 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_out)(const 
  * at multiples of their width, so none straddles a 16-pose block. */
 static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end, bool stream) {
   size_t p = begin;
+#if SKK_PAIR
+  for (; end - p >= 2 * SKK_N; p += 2 * SKK_N)
+    SKK(group2)(job, p, stream);
+#endif
   for (; end - p >= SKK_N; p += SKK_N)
     SKK(group)(job, p, SKK_N, stream);
   if (p < end)
@@ -371,3 +375,4 @@ static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end
 #undef VZ
 #undef VPACK2
 #undef VPACK2F
+#undef SKK_PAIR
