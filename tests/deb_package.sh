@@ -87,7 +87,8 @@ else
 fi
 
 if [ "$mode" = systemd ]; then
-  systemctl daemon-reload && systemctl restart skinnerd.socket && ok "systemctl restart skinnerd.socket" ||
+  # postinst started both units, the socket on the drop-in's port already.
+  systemctl start skinnerd.socket && systemctl is-active --quiet skinnerd.socket && ok "skinnerd.socket active" ||
     bad "skinnerd.socket did not start"
 else
   # The unit's ExecStart and the drop-in's EnvironmentFile, as systemd would
@@ -106,7 +107,12 @@ fi
 
 up=0
 for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && { up=1; break; }; sleep 0.1; done
-[ "$up" = 1 ] && ok "GET /healthz" || { bad "the daemon did not answer /healthz"; cat "$tmp/daemon.log" 2>/dev/null; }
+if [ "$up" = 1 ]; then
+  ok "GET /healthz"
+else
+  bad "the daemon did not answer /healthz"
+  if [ "$mode" = systemd ]; then journalctl -u skinnerd --no-pager | tail -20; else cat "$tmp/daemon.log"; fi
+fi
 code=$(curl -s -o "$tmp/put.json" -w '%{http_code}' -X PUT -H 'Content-Type: application/json' \
   --data-binary @"$top/proto/examples/skeleton-babylon-page.json" "$base/v1/skeletons/page")
 case "$code" in 200|201) ok "PUT /v1/skeletons/page: $code" ;; *) bad "PUT: $code $(cat "$tmp/put.json")" ;; esac
