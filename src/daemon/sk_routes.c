@@ -136,6 +136,8 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_OPS,        "/ops",          true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,        sk_routes__ops_pooled},
     {SK_ROUTE_ANIMATION,  "/animations/",  true,   M(GET) | M(HEAD),                      Q_NONE,                       BODY_NONE,         JSON_OFFER,  false, sk_routes__animation,  NULL},
     {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, sk_routes__animations_pooled},
+    /* /animations/{clip}/rootMotion: matched by route_match, counted as the clip's detail */
+    {SK_ROUTE_ANIMATION,  "/animations/{clip}/rootMotion", true, M(GET) | M(HEAD), Q(M(GET) | M(HEAD), "source", "extractRotation", "samplesPerSecond", "minimumTravel", "minimumTurn", "directionSnapAngle", "extractLateralMotion", "rootNode", "contactNodes"), BODY_NONE, JSON_OFFER, false, sk_routes__root_motion, NULL},
     /* the preview page (sk_ui): counted under "other", never needs a token (sk_routes__access_refused) */
     {SK_ROUTE_OTHER,      "/ui",           false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
     {SK_ROUTE_OTHER,      "/ui/",          false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
@@ -194,14 +196,22 @@ static void route_match(const char *url, sk_route_match *m) {
   /* /animations/{clip}: one more segment, any bytes but '/' */
   static const char anim[] = "/animations/";
   const size_t alen = sizeof anim - 1;
-  if (m->route == NULL && tlen > alen && strncmp(tail, anim, alen) == 0 && memchr(tail + alen, '/', tlen - alen) == NULL)
+  /* /animations/{clip}/rootMotion: the clip segment, then that tail */
+  static const char rmtail[] = "/rootMotion";
+  const size_t rlen = sizeof rmtail - 1;
+  const bool rm = m->route == NULL && tlen > alen + rlen && strncmp(tail, anim, alen) == 0 &&
+                  strncmp(tail + tlen - rlen, rmtail, rlen) == 0 &&
+                  memchr(tail + alen, '/', tlen - alen - rlen) == NULL;
+  const size_t clen = rm ? tlen - alen - rlen : tlen - alen;
+  if (m->route == NULL && tlen > alen && strncmp(tail, anim, alen) == 0 &&
+      (rm || memchr(tail + alen, '/', tlen - alen) == NULL))
     for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
-      if (k_routes[i].id == SK_ROUTE_ANIMATION) {
+      if (k_routes[i].id == SK_ROUTE_ANIMATION && (k_routes[i].handle == sk_routes__root_motion) == rm) {
         m->route = &k_routes[i];
-        m->clip_ok = tlen - alen <= SK_ROUTES_CLIP_MAX;
+        m->clip_ok = clen <= SK_ROUTES_CLIP_MAX;
         if (m->clip_ok) {
-          memcpy(m->clip, tail + alen, tlen - alen);
-          m->clip[tlen - alen] = 0;
+          memcpy(m->clip, tail + alen, clen);
+          m->clip[clen] = 0;
         }
       }
   if (m->route == NULL)

@@ -184,6 +184,8 @@ void sk_routes__put_skeleton(sk_routes *r, sk_http_req *req, const char *given_i
  * each channel's key frames (sk_anim_write_clip_json); 404 problem+json for
  * an unknown skeleton or clip. */
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* GET …/animations/{clip}/rootMotion (sk_routes_rootmotion.c). */
+void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* The clips of an upload `j` (text[0..len)) built into `s`: none (*anim
  * NULL) unless it is in Babylon's serialize() format; then their size is
  * estimated first (sk_banim_estimate) and refused past --max-skeleton-mb
