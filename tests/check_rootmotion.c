@@ -24,10 +24,15 @@ static void load(const char *rel, sk_skeleton **s, sk_anim **an) {
 }
 
 static json_t *load_json(const char *rel) {
+  json_error_t je;
+  if (rel[0] == '/') { /* a generated case */
+    json_t *j = json_load_file(rel, 0, &je);
+    ck_assert_msg(j != NULL, "%s: %s", rel, je.text);
+    return j;
+  }
   size_t len;
   char *d = (char *)sk_test_read_file(rel, &len);
   ck_assert_ptr_nonnull(d);
-  json_error_t je;
   json_t *j = json_loadb(d, len, 0, &je);
   ck_assert_msg(j != NULL, "%s: %s", rel, je.text);
   free(d);
@@ -168,6 +173,27 @@ START_TEST(test_mannequiny_opts) {
 }
 END_TEST
 
+/* SK_RM_CASES: "GLB:ANSWERS ..." drawn by tests/oracle/conformance_rootmotion.sh
+ * (answers at absolute paths or relative to tests/). */
+START_TEST(test_generated_cases) {
+  const char *env = getenv("SK_RM_CASES");
+  if (env == NULL)
+    return;
+  char *list = strdup(env), *save = NULL;
+  int bad = 0, n = 0;
+  for (char *tok = strtok_r(list, " ", &save); tok != NULL; tok = strtok_r(NULL, " ", &save)) {
+    char *colon = strchr(tok, ':');
+    ck_assert_ptr_nonnull(colon);
+    *colon = 0;
+    bad += check_asset(tok, colon + 1);
+    n++;
+  }
+  free(list);
+  printf("rootmotion: %d generated cases, %d numbers differ\n", n, bad);
+  ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 /* Bad options are refused naming the option, before any work. */
 START_TEST(test_bad_options) {
   sk_skeleton *s;
@@ -213,6 +239,7 @@ int main(void) {
   tcase_add_test(tc, test_mannequiny);
   tcase_add_test(tc, test_mannequiny_opts);
   tcase_add_test(tc, test_bad_options);
+  tcase_add_test(tc, test_generated_cases);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
