@@ -154,7 +154,9 @@ static int put_name(sk_strbuf *b, const char *key, const char *name) {
   int rc = sk_strbuf_append(b, key, strlen(key));
   if (name == NULL)
     return rc || sk_strbuf_append(b, "null", 4);
-  char *s = json_dumps(json_string(name), JSON_ENCODE_ANY);
+  json_t *j = json_string(name);
+  char *s = j != NULL ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+  json_decref(j);
   if (s == NULL)
     return SK_ENOMEM;
   rc = rc || sk_strbuf_append(b, s, strlen(s));
