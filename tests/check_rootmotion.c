@@ -149,6 +149,13 @@ static int check_asset(const char *glb, const char *answers) {
         SAME(off[i], at(f, "offset", i), "offset");
       SAME(sk_rootmotion_rotation_at(&rm, frame), num(f, "turn"), "turn");
     }
+    json_array_foreach(json_object_get(c, "between"), fi, f) {
+      double off[3];
+      double turn = sk_rootmotion_motion_between(&rm, num(f, "from"), num(f, "to"), num(f, "last"), num(f, "progress"), off);
+      for (size_t i = 0; i < 3; i++)
+        SAME(off[i], at(f, "offset", i), "between offset");
+      SAME(turn, num(f, "turn"), "between turn");
+    }
     sk_rootmotion_free(&rm);
   }
   json_decref(exp);

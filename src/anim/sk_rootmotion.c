@@ -793,3 +793,64 @@ done:
     sk_rootmotion_free(out);
   return rc;
 }
+
+/* _rotateAboutUp for callers without a context. */
+static void rm_rotate(const sk_rootmotion *rm, const double v[3], double angle, double r[3]) {
+  sk_rootmotion_opts o;
+  sk_rootmotion_opts_default(&o);
+  rm_ctx x = {.o = &o, .rm = (sk_rootmotion *)rm};
+  rotate_about_up(&x, v, angle, r);
+}
+
+static double motion_in_range(const sk_rootmotion *rm, double frame, double start_yaw, const double start[3],
+                              double r[3]) {
+  double off[3];
+  sk_rootmotion_offset_at(rm, frame, off);
+  for (int i = 0; i < 3; i++)
+    off[i] -= start[i];
+  rm_rotate(rm, off, -start_yaw, r);
+  return sk_rootmotion_rotation_at(rm, frame) - start_yaw;
+}
+
+/* _cyclePower: `cycles` whole cycles of a turn and then a translation. */
+static double cycle_power(const sk_rootmotion *rm, double cycles, const double step[3], double step_yaw, double r[3]) {
+  double turn = wrap_angle(step_yaw), half = sk_fdlibm_sin(turn / 2);
+  double length = half == 0 ? cycles : sk_fdlibm_sin((cycles * turn) / 2) / half;
+  const double *up = rm->up;
+  double rise = dot3(step, up) * cycles, h[3];
+  double k = dot3(step, up);
+  h[0] = step[0] - up[0] * k, h[1] = step[1] - up[1] * k, h[2] = step[2] - up[2] * k;
+  rm_rotate(rm, h, ((cycles - 1) * turn) / 2, r);
+  for (int i = 0; i < 3; i++)
+    r[i] = r[i] * length + up[i] * rise;
+  return cycles * step_yaw;
+}
+
+double sk_rootmotion_motion_between(const sk_rootmotion *rm, double from, double to, double last_progress,
+                                    double progress, double out[3]) {
+  double range = to - from;
+  if (range == 0 || (rm->source == SK_RM_NONE && !rm->extracts_rotation)) {
+    out[0] = out[1] = out[2] = 0;
+    return 0;
+  }
+  double last_cycle = floor(last_progress / range), cycle = floor(progress / range);
+  double last_frame = from + last_progress - last_cycle * range, frame = from + progress - cycle * range;
+  double cycles = cycle - last_cycle, start[3], last_off[3];
+  double start_yaw = sk_rootmotion_rotation_at(rm, from);
+  sk_rootmotion_offset_at(rm, from, start);
+  double last_yaw = motion_in_range(rm, last_frame, start_yaw, start, last_off);
+  double yaw = motion_in_range(rm, frame, start_yaw, start, out);
+  if (cycles != 0) {
+    double step[3], all[3];
+    double step_yaw = motion_in_range(rm, to, start_yaw, start, step);
+    double cycles_yaw = cycle_power(rm, cycles, step, step_yaw, all);
+    rm_rotate(rm, out, cycles_yaw, out);
+    for (int i = 0; i < 3; i++)
+      out[i] += all[i];
+    yaw += cycles_yaw;
+  }
+  for (int i = 0; i < 3; i++)
+    out[i] -= last_off[i];
+  rm_rotate(rm, out, -last_yaw, out);
+  return yaw - last_yaw;
+}

@@ -79,6 +79,14 @@ void sk_rootmotion_free(sk_rootmotion *rm);
 void sk_rootmotion_offset_at(const sk_rootmotion *rm, double frame, double out[3]);
 double sk_rootmotion_rotation_at(const sk_rootmotion *rm, double frame);
 
+/* RootMotionClip._motionBetween: the motion of a playback of [from, to]
+ * between two progresses (frames since `from`, unwrapped: whole cycles
+ * included, as the controller accumulates them over loops), as a turn
+ * (returned, radians) and then a translation (`out`) in the character
+ * space of the earlier progress. */
+double sk_rootmotion_motion_between(const sk_rootmotion *rm, double from, double to, double last_progress,
+                                    double progress, double out[3]);
+
 /* "none", "root" or "footContact". */
 const char *sk_rootmotion_source_name(int source);
 

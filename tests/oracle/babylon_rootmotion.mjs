@@ -60,7 +60,18 @@ for (const group of scene.animationGroups) {
         const f = clip.fromFrame + ((clip.toFrame - clip.fromFrame) * k) / n;
         frames.push({ frame: f, offset: v3(clip.getOffsetAtFrame(f, new Vector3())), turn: clip.getRotationAtFrame(f) });
     }
+    // _motionBetween over the whole range and a sub-range, across loops
+    // (progress unwrapped), forwards and back: what the controller applies.
+    const between = [];
+    const span = clip.toFrame - clip.fromFrame;
+    for (const [a, b, p0, p1] of [[0, 1, 0, 0.3], [0, 1, 0.2, 2.7], [0, 1, 3.1, 0.4], [0.25, 0.75, 0.1, 5.35]]) {
+        const from = clip.fromFrame + span * a, to = clip.fromFrame + span * b, r = to - from;
+        const result = new Vector3();
+        const turn = clip._motionBetween(from, to, p0 * r, p1 * r, result);
+        between.push({ from, to, last: p0 * r, progress: p1 * r, offset: v3(result), turn });
+    }
     out.clips.push({
+        between,
         name: group.name,
         source: ["none", "root", "footContact"][clip.source],
         rootNode: clip.rootNode?.name ?? null,
