@@ -142,7 +142,9 @@ static size_t walk_table(target *t) {
   for (size_t i = 0; i < nrows; i++) {
     const sk_route *rt = &rows[i];
     char path[160];
-    if (rt->per_id)
+    if (rt->per_id && strstr(rt->path, "{clip}") != NULL)
+      snprintf(path, sizeof path, SKEL "/animations/c%s", strstr(rt->path, "{clip}") + 6);
+    else if (rt->per_id)
       snprintf(path, sizeof path, SKEL "%s%s", rt->path, strcmp(rt->path, "/animations/") == 0 ? "c" : "");
     else
       snprintf(path, sizeof path, "%s", rt->path);

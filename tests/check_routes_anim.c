@@ -358,6 +358,69 @@ START_TEST(a_gltf_clip_has_a_detail_with_its_key_times) {
 }
 END_TEST
 
+/* GET …/rootMotion against the Babylon answers of check_rootmotion: the
+ * same numbers through the default mesh chain of the upload. */
+static void expect_root_motion(const char *id, const char *answers) {
+  size_t len;
+  char *text = (char *)sk_test_read_file(answers, &len);
+  ck_assert_ptr_nonnull(text);
+  json_t *exp = json_loadb(text, len, 0, NULL);
+  free(text);
+  ck_assert_ptr_nonnull(exp);
+  size_t i;
+  const json_t *c;
+  json_array_foreach(json_object_get(exp, "clips"), i, c) {
+    char path[256];
+    snprintf(path, sizeof path, "/v1/skeletons/%s/animations/%s/rootMotion", id,
+             json_string_value(json_object_get(c, "name")));
+    char *got = answer("GET", path, NULL, 200);
+    json_t *j = json_loads(got, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "source")), json_string_value(json_object_get(c, "source")));
+    static const char *const nums[] = {"fromFrame", "toFrame", "duration", "characterHeight", "cycleDistance",
+                                       "cycleRotation", "averageSpeed", "samples"};
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+      ck_assert_msg(json_number_value(json_object_get(j, nums[k])) == json_number_value(json_object_get(c, nums[k])),
+                    "%s %s: %s", path, nums[k], got);
+    static const char *const vecs[] = {"travelDirection", "cycleOffset"};
+    for (size_t k = 0; k < 2; k++)
+      for (size_t d = 0; d < 3; d++)
+        ck_assert_msg(json_number_value(json_array_get(json_object_get(j, vecs[k]), d)) ==
+                          json_number_value(json_array_get(json_object_get(c, vecs[k]), d)),
+                      "%s %s: %s", path, vecs[k], got);
+    ck_assert(json_equal(json_object_get(j, "contactNodes"), json_object_get(c, "contactNodes")));
+    json_decref(j);
+    free(got);
+  }
+  json_decref(exp);
+}
+
+START_TEST(root_motion_is_babylons_analysis_and_bad_options_name_the_field) {
+  start(NULL);
+  sk_fixture_put_asset(&D, "fox", "Fox.glb");
+  sk_fixture_put_asset(&D, "cesium", "CesiumMan.glb");
+  sk_fixture_put_asset(&D, "mq", "mannequiny-0.3.0.glb");
+  expect_root_motion("fox", "data/rootmotion/Fox.json");
+  expect_root_motion("cesium", "data/rootmotion/CesiumMan.json");
+  expect_root_motion("mq", "data/rootmotion/mannequiny-0.3.0.json");
+  char *got = answer("GET", "/v1/skeletons/fox/animations/1/rootMotion?source=root&minimumTravel=0.05&directionSnapAngle=0.3",
+                     NULL, 200);
+  ck_assert_ptr_nonnull(strstr(got, "\"source\":\"root\""));
+  free(got);
+  expect_problem("GET", "/v1/skeletons/fox/animations/Nope/rootMotion", NULL, 404, "not-found");
+  expect_problem("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?samplesPerSecond=abc", NULL, 422, "out-of-range");
+  expect_problem("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?samplesPerSecond=0", NULL, 422, "out-of-range");
+  expect_problem("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?source=hips", NULL, 422, "out-of-range");
+  expect_problem("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?rootNode=nope", NULL, 422, "unknown-reference");
+  expect_problem("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?contactNodes=b_Hip_01,,x", NULL, 422,
+                 "unknown-reference");
+  expect_problem("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?extractRotation=yes", NULL, 422, "out-of-range");
+  expect_problem("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?speed=2", NULL, 400, "invalid-request");
+  expect_problem("POST", "/v1/skeletons/fox/animations/Walk/rootMotion", "{}", 405, "method-not-allowed");
+  stop();
+}
+END_TEST
+
 /* The results of a whole case from `skinner eval`, without the array. */
 static char *eval_case(const json_t *c) {
   sk_strbuf out = {0};
@@ -755,6 +818,7 @@ static Suite *suite(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, an_upload_lists_its_babylon_clips_and_each_clip_has_a_detail);
   tcase_add_test(t, a_gltf_clip_has_a_detail_with_its_key_times);
+  tcase_add_test(t, root_motion_is_babylons_analysis_and_bad_options_name_the_field);
   tcase_add_test(t, babylon_clips_over_max_skeleton_mb_are_refused_with_413);
   suite_add_tcase(s, t);
   t = tcase_create("persistence");

@@ -138,6 +138,8 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, sk_routes__animations_pooled},
     /* the clip's segment is matched as /animations/'s (route_match) */
     {SK_ROUTE_CLIP_BOUNDS, "/animations/{clip}/bounds", true, M(GET) | M(HEAD),          Q(M(GET) | M(HEAD), "fps"),   BODY_NONE,         JSON_OFFER,  false, sk_routes__clip_bounds, NULL},
+    /* /animations/{clip}/rootMotion: matched by route_match, counted as the clip's detail */
+    {SK_ROUTE_ANIMATION,  "/animations/{clip}/rootMotion", true, M(GET) | M(HEAD), Q(M(GET) | M(HEAD), "source", "extractRotation", "samplesPerSecond", "minimumTravel", "minimumTurn", "directionSnapAngle", "extractLateralMotion", "rootNode", "contactNodes"), BODY_NONE, JSON_OFFER, false, sk_routes__root_motion, NULL},
     /* the preview page (sk_ui): counted under "other", never needs a token (sk_routes__access_refused) */
     {SK_ROUTE_OTHER,      "/ui",           false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
     {SK_ROUTE_OTHER,      "/ui/",          false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
@@ -193,29 +195,30 @@ static void route_match(const char *url, sk_route_match *m) {
   for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
     if (k_routes[i].per_id && strlen(k_routes[i].path) == tlen && strncmp(tail, k_routes[i].path, tlen) == 0)
       m->route = &k_routes[i];
-  /* /animations/{clip}: one more segment, any bytes but '/' */
+  /* /animations/{clip}, …/{clip}/bounds, …/{clip}/rootMotion: the clip
+   * segment (any bytes but '/'), then the row whose path ends with what
+   * follows it */
   static const char anim[] = "/animations/";
   const size_t alen = sizeof anim - 1;
-  /* /animations/{clip}/bounds: that segment, then "/bounds" */
-  static const char bounds[] = "/bounds";
-  const size_t bnlen = sizeof bounds - 1;
-  size_t clen = tlen > alen ? tlen - alen : 0;
-  int want = SK_ROUTE_ANIMATION;
-  if (clen > bnlen && strncmp(tail + tlen - bnlen, bounds, bnlen) == 0 &&
-      memchr(tail + alen, '/', clen - bnlen) == NULL && clen - bnlen > 0) {
-    clen -= bnlen;
-    want = SK_ROUTE_CLIP_BOUNDS;
-  }
-  if (m->route == NULL && clen > 0 && strncmp(tail, anim, alen) == 0 && memchr(tail + alen, '/', clen) == NULL)
-    for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
-      if (k_routes[i].id == want) {
-        m->route = &k_routes[i];
-        m->clip_ok = clen <= SK_ROUTES_CLIP_MAX;
-        if (m->clip_ok) {
-          memcpy(m->clip, tail + alen, clen);
-          m->clip[clen] = 0;
-        }
+  if (m->route == NULL && tlen > alen && strncmp(tail, anim, alen) == 0) {
+    const char *seg = tail + alen, *slash = memchr(seg, '/', tlen - alen);
+    const size_t clen = slash != NULL ? (size_t)(slash - seg) : tlen - alen, sublen = tlen - alen - clen;
+    for (size_t i = 0; i < NROUTES && m->route == NULL && clen > 0; i++) {
+      const char *path = k_routes[i].path, *psub = path + alen;
+      if (!k_routes[i].per_id || strncmp(path, anim, alen) != 0)
+        continue;
+      if (strncmp(psub, "{clip}", 6) == 0)
+        psub += 6;
+      if (strlen(psub) != sublen || strncmp(seg + clen, psub, sublen) != 0)
+        continue;
+      m->route = &k_routes[i];
+      m->clip_ok = clen <= SK_ROUTES_CLIP_MAX;
+      if (m->clip_ok) {
+        memcpy(m->clip, seg, clen);
+        m->clip[clen] = 0;
       }
+    }
+  }
   if (m->route == NULL)
     return;
   m->id_ok = sk_cache_id_valid(id, idlen);

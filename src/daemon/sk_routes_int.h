@@ -203,6 +203,8 @@ void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *
 void sk_routes__clip_bounds(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* Drops every memo (sk_routes_destroy). */
 void sk_routes__memo_clear(sk_routes *r);
+/* GET …/animations/{clip}/rootMotion (sk_routes_rootmotion.c). */
+void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* The clips of an upload `j` (text[0..len)) built into `s`: none (*anim
  * NULL) unless it is in Babylon's serialize() format; then their size is
  * estimated first (sk_banim_estimate) and refused past --max-skeleton-mb
