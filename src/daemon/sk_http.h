@@ -275,10 +275,11 @@ typedef struct sk_http_upgrade_ops {
    * and write it, never close it), extra[0..n) already read from it
    * (valid during the call). The connection stays counted in the
    * connection limits until sk_http_upgrade_close. */
-  void (*ready)(void *arg, sk_http_upgrade *u, int fd, const char *extra, size_t n);
+  void (*ready)(void *arg, sk_http_upgrade *u, uv_loop_t *loop, int fd, const char *extra, size_t n);
   /* The server is stopping: finish soon, then sk_http_upgrade_close. */
   void (*stop)(void *arg);
-  /* The 101 never went out (the client left first): release `arg`. */
+  /* The 101 never went out (the client left first), or the server closed
+   * the connection itself at its stop: release `arg`, never touch `u`. */
   void (*abandon)(void *arg);
 } sk_http_upgrade_ops;
 

@@ -32,7 +32,7 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls, co
   u->cstate = ci != NULL ? ci->socket_context : NULL;
   if (u->cstate != NULL)
     u->cstate->upgraded = true;
-  u->ops->ready(u->arg, u, sock, extra, n);
+  u->ops->ready(u->arg, u, u->http->loop, sock, extra, n);
 }
 
 struct MHD_Response *sk_http__upgrade_response(sk_http_req *req, const sk_http_upgrade_ops *ops, void *arg) {

@@ -26,7 +26,8 @@
   X(METRICS, "/metrics")                                  \
   X(OPS, "/v1/skeletons/{id}/ops")                           \
   X(ANIMATION, "/v1/skeletons/{id}/animations/{clip}")   \
-  X(ANIMATIONS, "/v1/skeletons/{id}/animations")
+  X(ANIMATIONS, "/v1/skeletons/{id}/animations")        \
+  X(STREAM, "/v1/skeletons/{id}/stream")
 
 enum {
 #define SK_ROUTE_ENUM(name, label) SK_ROUTE_##name,

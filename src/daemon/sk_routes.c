@@ -136,6 +136,7 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_OPS,        "/ops",          true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__ops,        sk_routes__ops_pooled},
     {SK_ROUTE_ANIMATION,  "/animations/",  true,   M(GET) | M(HEAD),                      Q_NONE,                       BODY_NONE,         JSON_OFFER,  false, sk_routes__animation,  NULL},
     {SK_ROUTE_ANIMATIONS, "/animations",   true,   M(POST),                               Q_NONE,                       BODY_JSON,         JSON_OFFER,  false, sk_routes__animations, sk_routes__animations_pooled},
+    {SK_ROUTE_STREAM,     "/stream",       true,   M(GET),                                Q(M(GET), "format"),          BODY_NONE,         NO_OFFER,    false, sk_routes__stream,     NULL},
     /* the preview page (sk_ui): counted under "other", never needs a token (sk_routes__access_refused) */
     {SK_ROUTE_OTHER,      "/ui",           false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
     {SK_ROUTE_OTHER,      "/ui/",          false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},

@@ -268,6 +268,14 @@ void sk_routes__batch_free(sk_routes_batch *bj);
 
 void sk_routes__pose(sk_routes *r, sk_http_req *req, const sk_route_match *m);  /* POST /pose */
 void sk_routes__poses(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* POST /poses */
+/* One pose request `j` of a streaming session, evaluated into `out` as
+ * /pose answers it in `fmt` (binary; sk_routes_poses.c): *n poses,
+ * *reserved bytes of the budget to release once they are sent. Inline
+ * work only: over the loop bound, SK_ETOOBIG. */
+int sk_routes__pose_message(sk_routes *r, sk_cache_entry *e, const json_t *j, int fmt, sk_strbuf *out, size_t *n,
+                            size_t *reserved, sk_error *err);
+/* GET /v1/skeletons/{id}/stream: a WebSocket session (sk_routes_stream.c). */
+void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* /pose or /poses with a large body: parsed on the pool. */
 void sk_routes__pose_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 
