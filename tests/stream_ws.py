@@ -5,7 +5,8 @@ and its refusals, 10 000 frames with the same bytes as /pose, errors as
 problem messages, ping/pong, mat3x4, slow readers that must not slow
 /healthz nor grow the process past its budget, and close 1001 on
 shutdown. Every daemon listens on 127.0.0.1 and is stopped here."""
-import base64, hashlib, http.client, json, os, random, select, signal, socket, struct, subprocess, sys, time
+import base64, hashlib, http.client, json, os, random, select, shutil, signal, socket, ssl, struct, subprocess, sys, \
+    tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pycheck import Checks
@@ -51,13 +52,15 @@ class Daemon:
 class WS:
     """A WebSocket client: masked frames out, whole messages in."""
 
-    def __init__(self, port, path, key=None, extra=None, small=False):
+    def __init__(self, port, path, key=None, extra=None, small=False, tls=None):
         self.s = socket.socket()
         if small:  # a slow reader's buffers: the kernel's, not the test's, stay small
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 32768)
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
         self.s.settimeout(30)
         self.s.connect(("127.0.0.1", port))
+        if tls is not None:
+            self.s = tls.wrap_socket(self.s, server_hostname="localhost")
         self.key = key or base64.b64encode(os.urandom(16)).decode()
         hdr = {"Host": "127.0.0.1", "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": self.key,
                "Sec-WebSocket-Version": "13", **(extra or {})}
@@ -318,6 +321,63 @@ def per_ip(d):
     time.sleep(0.3)
 
 
+def over_tls(nb):
+    if shutil.which("openssl") is None:
+        print("# no openssl: wss:// not checked")
+        return
+    tmp = tempfile.mkdtemp()
+    key, cert = os.path.join(tmp, "k.pem"), os.path.join(tmp, "c.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "1", "-subj", "/CN=localhost"], check=True, capture_output=True)
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    d = Daemon("--tls-cert", cert, "--tls-key", key)
+    try:
+        c = http.client.HTTPSConnection("127.0.0.1", d.port, context=ctx, timeout=30)
+        c.request("PUT", "/v1/skeletons/s1", json.dumps(skeleton(nb, 1)), {"Content-Type": "application/json"})
+        r = c.getresponse()
+        r.read()
+        C.check("skeleton stored over TLS", r.status in (200, 201))
+        rnd = random.Random(11)
+        w = WS(d.port, "/v1/skeletons/s1/stream", tls=ctx)
+        C.check("wss:// upgrades", w.status == 101 and w.accept_ok())
+        bad = 0
+        for i in range(200):
+            p = pose(rnd, nb)
+            w.send({**p, "id": i})
+            op, msg = w.recv()
+            c.request("POST", "/v1/skeletons/s1/pose", json.dumps(p),
+                      {"Content-Type": "application/json", "Accept": "application/octet-stream"})
+            want = c.getresponse().read()
+            bad += op != 2 or split(msg)[4] != want
+        C.check("200 frames over wss:// have /pose's bytes (%d differ)" % bad, bad == 0)
+        w.close()
+        c.close()
+    finally:
+        C.check("the TLS daemon stops cleanly", d.stop() == 0)
+        shutil.rmtree(tmp)
+
+
+def tokens():
+    tmp = tempfile.mkdtemp()
+    path = os.path.join(tmp, "tokens")
+    with open(path, "w") as f:
+        f.write("reader-token-0123456789 read\n")
+    os.chmod(path, 0o600)
+    d = Daemon("--tokens", path)
+    try:
+        w = WS(d.port, "/v1/skeletons/s1/stream")
+        C.check("a session without a token is 401", w.status == 401)
+        w.close()
+        w = WS(d.port, "/v1/skeletons/s1/stream", extra={"Authorization": "Bearer reader-token-0123456789"})
+        C.check("a read token reaches the route (404: no skeleton s1 here)", w.status == 404)
+        w.close()
+    finally:
+        d.stop()
+        shutil.rmtree(tmp)
+
+
 def shutdown(d):
     w = WS(d.port, "/v1/skeletons/s1/stream")
     w.send(pose(random.Random(1), 4))
@@ -354,6 +414,8 @@ def main():
         slow_readers(d, nb, int(os.environ.get("SK_STREAM_READERS", "200")))
     finally:
         d.stop()
+    over_tls(nb)
+    tokens()
     d = Daemon("--max-per-ip", "3")
     d.req("PUT", "/v1/skeletons/s1", skeleton(4, 2))
     d.c.close()
