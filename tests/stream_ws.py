@@ -27,7 +27,7 @@ class Daemon:
             self.c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         h = dict(headers or {})
         if body is not None:
-            h["Content-Type"] = "application/json"
+            h.setdefault("Content-Type", "application/json")
             body = json.dumps(body) if not isinstance(body, (bytes, str)) else body
         if accept:
             h["Accept"] = accept
@@ -231,6 +231,36 @@ def same_bytes(d, nb, frames):
     w.close()
 
 
+def playback(d):
+    with open(os.path.join(os.environ.get("SK_TEST_DATA", "tests"), "data", "Fox.glb"), "rb") as f:
+        st, _, _ = d.req("PUT", "/v1/skeletons/fox", f.read(), headers={"Content-Type": "model/gltf-binary"})
+    C.check("Fox stored", st in (200, 201))
+    w = WS(d.port, "/v1/skeletons/fox/stream", small=True)
+    w.send({"play": {"animation": "Walk", "fps": 500, "frames": [10, 610]}, "id": "p"})
+    time.sleep(1.0)  # not reading: the clip pauses at the backpressure mark, nothing is skipped
+    frames, bad, text = [], 0, None
+    while True:
+        op, msg = w.recv()
+        if op == 1:
+            text = json.loads(msg)
+            break
+        frames.append(split(msg))
+    C.check("playback ends with {id, played}", text == {"id": "p", "played": 610})
+    C.check("every frame 10..609 comes once, in order", [f[1] for f in frames] == list(range(10, 610)))
+    for ident, k, n, mats, body in frames[::20]:
+        st, want, _ = d.req("POST", "/v1/skeletons/fox/pose", {"animation": "Walk", "fps": 500, "frames": [k, k + 1]},
+                            accept="application/octet-stream")
+        bad += ident != '"p"' or body != want or n != 1
+    C.check("played frames have /pose's bytes (%d differ)" % bad, bad == 0)
+    w.send({"play": {"animation": "Nope", "fps": 30, "frames": [0, 5]}, "id": 1})
+    op, msg = w.recv()
+    C.check("an unknown clip is a problem message", op == 1 and json.loads(msg)["problem"]["status"] in (404, 422))
+    w.send({"play": {"animation": "Walk", "fps": 0, "frames": [0, 5]}})
+    op, msg = w.recv()
+    C.check("fps 0 is a problem naming /play/fps", op == 1 and json.loads(msg)["problem"]["pointer"] == "/play/fps")
+    w.close()
+
+
 def healthz_ms(port):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     worst = []
@@ -411,6 +441,7 @@ def main():
         C.check("skeleton stored", st in (200, 201))
         handshake(d)
         same_bytes(d, nb, frames)
+        playback(d)
         slow_readers(d, nb, int(os.environ.get("SK_STREAM_READERS", "200")))
     finally:
         d.stop()

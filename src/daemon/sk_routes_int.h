@@ -23,6 +23,8 @@ struct sk_routes {
   sk_frames_scratch sc; /* loop thread only: reused by every inline pose and batch */
   sk_http *listener;    /* borrowed: the public listener, for /metrics; may be NULL */
   uint32_t etag_epoch;  /* this run's part of every ETag (sk_etag) */
+  /* Streaming sessions' work in the current loop iteration (sk_routes_stream.c). */
+  uint64_t stream_iter, stream_spent_ns;
 };
 
 #define SK_ROUTES_CT_JSON "application/json"

@@ -28,8 +28,10 @@
 #define SK_STREAM_OUT_HIGH ((size_t)64 * 1024)
 /* A session's turn on the loop: past this much work it yields to the
  * loop's other clients (/healthz among them) and goes on in the next
- * iteration; with 200 busy sessions an iteration then stays ~20 ms. */
+ * iteration; and all sessions together do at most SK_STREAM_ITER_NS of
+ * work an iteration, so 200 busy sessions cannot make one long. */
 #define SK_STREAM_TURN_NS 100000u
+#define SK_STREAM_ITER_NS 2000000u
 /* Bytes read from the socket at a time (and held, undecoded, at most). */
 #define SK_STREAM_IN 16384
 /* The binary header before an answer's bytes (proto/stream.md). */
@@ -43,8 +45,13 @@ typedef struct session {
   sk_http_upgrade *u; /* NULL once closed */
   uv_poll_t poll;
   uv_idle_t more; /* a turn ended with requests still to decode */
+  uv_timer_t play; /* playback: one frame a tick */
+  json_t *play_req; /* {"animation", "fps", "frames": [k, k + 1]}: the frame's /pose request */
+  long long play_k, play_end;
+  char play_id[SK_STREAM_ID_MAX + 1];
   int fd;
-  int closed; /* handles closed of the two */
+  uv_loop_t *loop;
+  int closed; /* handles closed of the three */
   bool started, finishing, close_queued, eof, stopping;
   sk_ws_reader rd;
   uint8_t in[SK_STREAM_IN];
@@ -133,6 +140,100 @@ static int take_id(json_t *j, char idtext[SK_STREAM_ID_MAX + 1], sk_error *err) 
   return 0;
 }
 
+static void arm(session *s);
+
+static void play_stop(session *s) {
+  uv_timer_stop(&s->play);
+  json_decref(s->play_req);
+  s->play_req = NULL;
+}
+
+/* One frame of the clip being played, unless the reader is behind: then
+ * the clip pauses (the frame waits for the next tick), never skipping or
+ * buffering more. */
+static void on_play(uv_timer_t *t) {
+  session *s = t->data;
+  if (s->finishing || s->close_queued || s->stopping || s->play_req == NULL) {
+    uv_timer_stop(t);
+    return;
+  }
+  if (out_pending(s) > SK_STREAM_OUT_HIGH)
+    return;
+  sk_error err;
+  sk_error_clear(&err);
+  json_t *fr = json_object_get(s->play_req, "frames");
+  json_array_set_new(fr, 0, json_integer(s->play_k));
+  json_array_set_new(fr, 1, json_integer(s->play_k + 1));
+  size_t n = 0, reserved = 0;
+  sk_strbuf b = {0};
+  sk_cache_entry *e = sk_cache_get(s->r->cache, s->id);
+  int rc = e == NULL ? sk_error_set(&err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", s->id)
+                     : sk_routes__pose_message(s->r, e, s->play_req, s->fmt, &b, &n, &reserved, &err);
+  if (rc) {
+    queue_problem(s, s->play_id, &err, rc);
+    play_stop(s);
+  } else {
+    queue_answer(s, s->play_id, (uint32_t)s->play_k, n, e->model->skel->count + 1, &b);
+    s->out_reserved += reserved;
+    if (++s->play_k == s->play_end) {
+      sk_strbuf d = {0};
+      char tail[64];
+      int tn = snprintf(tail, sizeof tail, ",\"played\":%lld}", s->play_end);
+      sk_strbuf_append(&d, "{\"id\":", 6);
+      sk_strbuf_append(&d, s->play_id[0] ? s->play_id : "null", s->play_id[0] ? strlen(s->play_id) : 4);
+      sk_strbuf_append(&d, tail, (size_t)tn);
+      if (d.failed)
+        s->out.failed = 1;
+      else
+        queue_frame(s, SK_WS_TEXT, d.data, d.len);
+      sk_strbuf_free(&d);
+      play_stop(s);
+    }
+  }
+  sk_strbuf_free(&b);
+  sk_cache_entry_unref(e);
+  arm(s);
+}
+
+/* {"play": {"animation", "fps", "frames": [start, end]}} starts pushing
+ * frames start..end-1 at fps, each the bytes of /pose's {"animation",
+ * "fps", "frames": [k, k + 1]}; {"play": null} stops. Replaces any clip
+ * being played. */
+static int play_start(session *s, const json_t *play, const char *idtext, sk_error *err) {
+  play_stop(s);
+  if (json_is_null(play))
+    return 0;
+  static const char *const k_keys[] = {"animation", "fps", "frames", NULL};
+  const json_t *anim = json_object_get(play, "animation"), *fps = json_object_get(play, "fps"),
+               *fr = json_object_get(play, "frames");
+  int rc = 0;
+  if (!json_is_object(play))
+    return sk_error_set(err, SK_ETYPE, "/play", "expected {\"animation\", \"fps\", \"frames\": [start, end]} or null");
+  if ((rc = sk_routes__check_keys(play, k_keys, err)) != 0)
+    return rc;
+  if (anim == NULL || fps == NULL || fr == NULL)
+    return sk_error_set(err, SK_EMISSING, "/play", "a playback needs \"animation\", \"fps\" and \"frames\"");
+  double f = json_number_value(fps);
+  if (!json_is_number(fps) || !(f > 0 && f <= 1000))
+    return sk_error_set(err, SK_ERANGE, "/play/fps", "expected a number in (0, 1000]");
+  if (!json_is_array(fr) || json_array_size(fr) != 2 || !json_is_integer(json_array_get(fr, 0)) ||
+      !json_is_integer(json_array_get(fr, 1)))
+    return sk_error_set(err, SK_ETYPE, "/play/frames", "expected [start, end], integers");
+  long long a = json_integer_value(json_array_get(fr, 0)), z = json_integer_value(json_array_get(fr, 1));
+  if (a < 0 || z <= a || z - a > 10000000)
+    return sk_error_set(err, SK_ERANGE, "/play/frames", "expected 0 <= start < end, at most 10^7 frames");
+  json_t *req = json_pack("{s:O,s:O,s:[I,I]}", "animation", anim, "fps", fps, "frames", a, a + 1);
+  if (req == NULL)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  s->play_req = req;
+  s->play_k = a;
+  s->play_end = z;
+  snprintf(s->play_id, sizeof s->play_id, "%s", idtext);
+  uint64_t ms = (uint64_t)(1000.0 / f);
+  uv_timer_start(&s->play, on_play, 0, ms ? ms : 1);
+  return 0;
+}
+
 static void on_request(session *s, const uint8_t *text, size_t len) {
   sk_routes *r = s->r;
   sk_error err;
@@ -147,6 +248,15 @@ static void on_request(session *s, const uint8_t *text, size_t len) {
     rc = sk_error_set(&err, SK_ETYPE, "", "expected a pose object");
   if (!rc)
     rc = take_id(j, idtext, &err);
+  if (!rc && json_object_get(j, "play") != NULL) {
+    rc = json_object_size(j) == 1 ? play_start(s, json_object_get(j, "play"), idtext, &err)
+                                  : sk_error_set(&err, SK_EINVAL, "", "\"play\" takes no other member but \"id\"");
+    if (rc)
+      queue_problem(s, idtext, &err, rc);
+    json_decref(j);
+    sk_budget_release(r->cfg.budget, tree);
+    return;
+  }
   if (!rc && (e = sk_cache_get(r->cache, s->id)) == NULL)
     rc = sk_error_set(&err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", s->id);
   if (!rc)
@@ -163,15 +273,20 @@ static void on_request(session *s, const uint8_t *text, size_t len) {
 }
 
 static void finish(session *s);
-static void arm(session *s);
 
 /* Decodes what was read while the client takes its answers. */
 static void on_more(uv_idle_t *i);
 
 static void process(session *s) {
   const uint64_t t0 = uv_hrtime();
-  bool yielded = false;
-  while (!s->close_queued && !s->stopping && s->in_off < s->in_len && out_pending(s) <= SK_STREAM_OUT_HIGH) {
+  sk_routes *r = s->r;
+  if (r->stream_iter != uv_now(s->loop)) {
+    r->stream_iter = uv_now(s->loop);
+    r->stream_spent_ns = 0;
+  }
+  bool yielded = r->stream_spent_ns > SK_STREAM_ITER_NS && s->in_off < s->in_len;
+  while (!yielded && !s->close_queued && !s->stopping && s->in_off < s->in_len &&
+         out_pending(s) <= SK_STREAM_OUT_HIGH) {
     sk_ws_event ev;
     size_t used;
     int t = sk_ws_reader_feed(&s->rd, s->in + s->in_off, s->in_len - s->in_off, &used, &ev);
@@ -188,11 +303,12 @@ static void process(session *s) {
       queue_close(s, ev.code, ev.why);
     else if (used == 0)
       break;
-    if (uv_hrtime() - t0 > SK_STREAM_TURN_NS) {
+    if (uv_hrtime() - t0 > SK_STREAM_TURN_NS || r->stream_spent_ns + (uv_hrtime() - t0) > SK_STREAM_ITER_NS) {
       yielded = true;
       break;
     }
   }
+  r->stream_spent_ns += uv_hrtime() - t0;
   if (yielded && !s->finishing)
     uv_idle_start(&s->more, on_more);
   if (s->in_off == s->in_len)
@@ -228,6 +344,8 @@ static void on_poll(uv_poll_t *p, int status, int events) {
       sk_budget_release(s->r->cfg.budget, s->out_reserved);
       s->out_reserved = 0;
       s->out.len = s->out_off = 0;
+      if (s->out.cap > SK_STREAM_OUT_HIGH)
+        sk_strbuf_free(&s->out); /* a burst's buffer is not kept for an idle session */
     }
   }
   if ((events & UV_READABLE) && s->in_len < sizeof s->in) {
@@ -262,6 +380,10 @@ static void arm(session *s) {
   int ev = pending ? UV_WRITABLE : 0;
   if (!s->close_queued && !s->eof && !s->stopping && out_pending(s) <= SK_STREAM_OUT_HIGH && s->in_len < sizeof s->in)
     ev |= UV_READABLE;
+  if (ev == 0 && uv_is_active((uv_handle_t *)&s->more)) {
+    uv_poll_stop(&s->poll); /* a full input buffer, decoded in the next turn */
+    return;
+  }
   if (ev == 0) {
     finish(s);
     return;
@@ -270,6 +392,7 @@ static void arm(session *s) {
 }
 
 static void session_free(session *s) {
+  json_decref(s->play_req);
   sk_budget_release(s->r->cfg.budget, s->out_reserved + s->base_reserved);
   sk_ws_reader_free(&s->rd);
   sk_strbuf_free(&s->out);
@@ -278,7 +401,7 @@ static void session_free(session *s) {
 
 static void on_closed(uv_handle_t *h) {
   session *s = h->data;
-  if (++s->closed < 2)
+  if (++s->closed < 3)
     return;
   if (s->u != NULL)
     sk_http_upgrade_close(s->u);
@@ -291,12 +414,14 @@ static void finish(session *s) {
   s->finishing = true;
   uv_close((uv_handle_t *)&s->poll, on_closed);
   uv_close((uv_handle_t *)&s->more, on_closed);
+  uv_close((uv_handle_t *)&s->play, on_closed);
 }
 
 static void on_ready(void *arg, sk_http_upgrade *u, uv_loop_t *loop, int fd, const char *extra, size_t n) {
   session *s = arg;
   s->u = u;
   s->fd = fd;
+  s->loop = loop;
   s->started = true;
   if (uv_poll_init_socket(loop, &s->poll, fd) != 0) {
     sk_http_upgrade_close(u);
@@ -306,6 +431,8 @@ static void on_ready(void *arg, sk_http_upgrade *u, uv_loop_t *loop, int fd, con
   s->poll.data = s;
   uv_idle_init(loop, &s->more);
   s->more.data = s;
+  uv_timer_init(loop, &s->play);
+  s->play.data = s;
   if (n > sizeof s->in)
     n = sizeof s->in; /* the client cannot have sent that much before the 101 legitimately */
   memcpy(s->in, extra, n);
@@ -333,6 +460,7 @@ static void on_abandon(void *arg) {
     s->finishing = true;
     uv_close((uv_handle_t *)&s->poll, on_closed);
     uv_close((uv_handle_t *)&s->more, on_closed);
+  uv_close((uv_handle_t *)&s->play, on_closed);
   }
 }
 
@@ -388,7 +516,10 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   if (e == NULL)
     return;
   sk_cache_entry_unref(e); /* each request reads the skeleton's version of the moment */
-  size_t base = sizeof(session) + r->cfg.pool_upload;
+  /* the session, its reader's message buffer and the part of its answers'
+   * buffer (up to twice the backpressure mark, sk_strbuf doubling) that
+   * the answers' own reservations do not count */
+  size_t base = sizeof(session) + r->cfg.pool_upload + 2 * SK_STREAM_OUT_HIGH;
   session *s = NULL;
   if (sk_budget_reserve(r->cfg.budget, base) != 0 || (s = calloc(1, sizeof *s)) == NULL) {
     if (s == NULL)
