@@ -44,6 +44,11 @@ static void on_again(uv_idle_t *i) {
   sk_http__run_mhd(i->data);
 }
 
+void sk_http__run_soon(sk_http *h) {
+  if (h->mhd != NULL)
+    uv_idle_start(&h->again, on_again);
+}
+
 static void on_poll(uv_poll_t *p, int status, int events) {
   (void)events;
   sk_http *h = p->data;
@@ -453,6 +458,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     req->cleanup(req->data);
   sk_strbuf_free(&req->body);
   sk_http__stream_unlink(req);
+  sk_http__upgrade_request_done(req);
   sk_budget_release(h->cfg.budget, req->held);
   free(req);
   h->active--;
@@ -542,6 +548,7 @@ static void finish_stop(sk_http *h) {
     if (r->suspended)
       MHD_resume_connection(r->conn);
   }
+  sk_http__upgrades_close_all(h);
   /* Stop watching the epoll fd before MHD closes it. */
   uv_poll_stop(&h->poll);
   MHD_stop_daemon(h->mhd);
@@ -570,7 +577,7 @@ static void on_house(uv_timer_t *t) {
       uv_cancel((uv_req_t *)&r->work); /* UV_EBUSY when running: fine */
   }
   if (h->stopping && !h->stopped) {
-    if (h->jobs == 0 && (h->active == 0 || now > h->stop_deadline_ns))
+    if (h->jobs == 0 && ((h->active == 0 && h->upgrades_open == 0) || now > h->stop_deadline_ns))
       finish_stop(h);
     return;
   }
@@ -589,6 +596,7 @@ void sk_http_stop(sk_http *h, void (*done)(void *arg), void *arg) {
   if (fd != MHD_INVALID_SOCKET)
     close(fd);
   sk_http__logf(h, 2, "stopping: %u requests and %u jobs in flight", h->active, h->jobs);
+  sk_http__upgrades_stop(h); /* sessions say goodbye (WebSocket 1001) and close */
   uv_timer_start(&h->house, on_house, 0, 10);
 }
 
@@ -663,7 +671,7 @@ static void fill_defaults(sk_http_config *c) {
  * flags it needs. SK_EINVAL for a bad address. */
 static int listen_address(const sk_http_config *c, struct sockaddr_storage *ss, unsigned *flags_out) {
   memset(ss, 0, sizeof *ss);
-  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE | MHD_USE_ERROR_LOG;
   if (strchr(c->host, ':') != NULL) {
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
     a6->sin6_family = AF_INET6;
@@ -767,6 +775,7 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
   sk_list_init(&h->job_list);
   sk_list_init(&h->conns);
   sk_list_init(&h->streams);
+  sk_list_init(&h->upgrades);
   h->loop = loop;
   h->cfg = *cfg;
   h->h = *hd;

@@ -154,6 +154,7 @@ struct sk_http_req {
   size_t stream_held;       /* what this request counts against its address's stream cap */
   unsigned char addr[17];   /* the client's address family and bytes, once streaming */
   sk_list stream;           /* in the listener's requests with stream_held */
+  struct sk_http_upgrade *upgrade; /* a 101 asked for and not yet started, or NULL */
 };
 
 /* Starts listening on `loop`. *out is new; sk_http_destroy() after the loop
@@ -265,6 +266,32 @@ int sk_http_respond_stream(sk_http_req *req, int status, const char *content_typ
  * Returns SK_EBUSY (nothing started) when the jobs cap is reached. */
 int sk_http_defer(sk_http_req *req, void (*work)(void *arg), void (*after)(sk_http_req *req, void *arg, int status),
                   void *arg);
+
+/* ---- protocol upgrades (sk_http_upgrade.c): WebSocket sessions ---- */
+
+typedef struct sk_http_upgrade sk_http_upgrade;
+typedef struct sk_http_upgrade_ops {
+  /* The 101 went out: the new protocol runs on `fd` (non-blocking; read
+   * and write it, never close it), extra[0..n) already read from it
+   * (valid during the call). The connection stays counted in the
+   * connection limits until sk_http_upgrade_close. */
+  void (*ready)(void *arg, sk_http_upgrade *u, uv_loop_t *loop, int fd, const char *extra, size_t n);
+  /* The server is stopping: finish soon, then sk_http_upgrade_close. */
+  void (*stop)(void *arg);
+  /* The 101 never went out (the client left first), or the server closed
+   * the connection itself at its stop: release `arg`, never touch `u`. */
+  void (*abandon)(void *arg);
+} sk_http_upgrade_ops;
+
+/* Answers 101 Switching Protocols with `headers` (as sk_http_respond);
+ * `ops` (static) and `arg` take over once it is sent. Returns 0, or
+ * SK_ENOMEM (abandon(arg) has run, a bare 503 goes out). */
+int sk_http_respond_upgrade(sk_http_req *req, const char *const *headers, const sk_http_upgrade_ops *ops, void *arg);
+/* Closes an upgraded connection (libmicrohttpd closes the socket) and
+ * frees `u`. Loop thread. */
+void sk_http_upgrade_close(sk_http_upgrade *u);
+/* Upgraded connections open now. */
+unsigned sk_http_upgrades_open(const sk_http *h);
 
 /* Jobs on the thread pool now. */
 unsigned sk_http_jobs_in_flight(const sk_http *h);

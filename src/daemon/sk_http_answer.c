@@ -273,3 +273,14 @@ int sk_http_respond_stream(sk_http_req *req, int status, const char *content_typ
   }
   return set_response(req, r, status, content_type, headers, decoration(req, status), closing(req));
 }
+
+int sk_http_respond_upgrade(sk_http_req *req, const char *const *headers, const sk_http_upgrade_ops *ops, void *arg) {
+  if (req->resp != NULL) {
+    ops->abandon(arg);
+    return SK_EINVAL;
+  }
+  struct MHD_Response *r = sk_http__upgrade_response(req, ops, arg);
+  if (r == NULL)
+    return respond_oom(req);
+  return set_response(req, r, 101, NULL, headers, decoration(req, 101), false);
+}

@@ -54,7 +54,7 @@ static bool tcp_rx(int fd, uint64_t *bytes, uint32_t *quiet_ms) {
 static bool conn_idle(const conn_state *c, uint32_t min_quiet_ms) {
   uint64_t rx;
   uint32_t quiet;
-  if (c->cut || c->body_done || c->headers_ns != 0 || !tcp_rx(c->fd, &rx, &quiet))
+  if (c->cut || c->upgraded || c->body_done || c->headers_ns != 0 || !tcp_rx(c->fd, &rx, &quiet))
     return false;
   if (c->http->cfg.tls != NULL)
     return quiet >= (min_quiet_ms > SK_HTTP_TLS_MIN_IDLE_MS ? min_quiet_ms : SK_HTTP_TLS_MIN_IDLE_MS);
@@ -138,7 +138,7 @@ void sk_http__on_sweep(uv_timer_t *t) {
   sk_list *q;
   sk_list_foreach(q, &h->conns) {
     conn_state *c = sk_list_data(q, conn_state, node);
-    if (c->cut || c->body_done)
+    if (c->cut || c->upgraded || c->body_done)
       continue;
     /* quiet for the whole timeout: with plain HTTP the same as no byte
      * since since_ns; what makes it hold under TLS */

@@ -35,6 +35,8 @@ struct sk_http {
   sk_list conns;         /* every open connection (conn_state.node), newest first */
   sk_http_conn_stats stats;
   sk_list streams;       /* requests holding streamed answers (sk_http_req.stream) */
+  sk_list upgrades;      /* upgraded connections, begun or waiting for their 101 (sk_http_upgrade.c) */
+  unsigned upgrades_open; /* of which running a protocol */
 };
 
 /* Answers kept per connection (conn_state.kept): bodies up to the
@@ -56,6 +58,7 @@ typedef struct conn_state {
   uint64_t headers_ns; /* headers of the current request complete; 0 while reading them */
   bool body_done;      /* the whole body is in (handled, queued or on the pool) */
   bool cut;            /* shut down by the sweep */
+  bool upgraded;       /* runs another protocol now: no HTTP deadlines apply */
   uint64_t rx_mark;    /* bytes the kernel had received at since_ns (0 when opened) */
   /* The connection's last owned answer of up to SK_HTTP_KEPT_MAX bytes,
    * kept for the next one (sk_http.c, respond_kept): one reference to the
@@ -83,6 +86,9 @@ size_t sk_http__options(const sk_http_config *c, struct sockaddr_storage *ss, st
 void sk_http__stream_unlink(sk_http_req *req);
 /* Logs at `level` (0 error .. 3 debug) when the configured level allows. */
 void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* One more libmicrohttpd pass in the next loop iteration (work no fd
+ * event announces, e.g. an upgraded connection closed). */
+void sk_http__run_soon(sk_http *h);
 /* Runs libmicrohttpd once and re-arms the loop's poll and timer for it. */
 void sk_http__run_mhd(sk_http *h);
 
@@ -104,5 +110,15 @@ void sk_http__on_sweep(uv_timer_t *t);
  * buf: at most four phases of at most 13 + 20 + 6 bytes, so
  * SK_HTTP_TIMING_MAX always holds it with its NUL. */
 void sk_http__server_timing(const sk_http_req *req, char buf[SK_HTTP_TIMING_MAX]);
+
+/* The MHD response of a 101 for `req` whose upgrade handler starts `u`
+ * (sk_http_upgrade.c); NULL when out of memory (u freed, abandon run). */
+struct MHD_Response *sk_http__upgrade_response(sk_http_req *req, const sk_http_upgrade_ops *ops, void *arg);
+/* A request ended: an upgrade it asked for that never started is abandoned. */
+void sk_http__upgrade_request_done(sk_http_req *req);
+/* The server is stopping: every upgraded connection is told to finish. */
+void sk_http__upgrades_stop(sk_http *h);
+/* Closes whatever upgraded connections remain (just before MHD stops). */
+void sk_http__upgrades_close_all(sk_http *h);
 
 #endif

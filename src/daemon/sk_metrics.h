@@ -27,7 +27,8 @@
   X(OPS, "/v1/skeletons/{id}/ops")                           \
   X(ANIMATION, "/v1/skeletons/{id}/animations/{clip}")   \
   X(ANIMATIONS, "/v1/skeletons/{id}/animations")  \
-  X(CLIP_BOUNDS, "/v1/skeletons/{id}/animations/{clip}/bounds")
+  X(CLIP_BOUNDS, "/v1/skeletons/{id}/animations/{clip}/bounds") \
+  X(STREAM, "/v1/skeletons/{id}/stream")
 
 enum {
 #define SK_ROUTE_ENUM(name, label) SK_ROUTE_##name,

@@ -38,6 +38,8 @@ struct sk_routes {
   sk_frames_scratch sc; /* loop thread only: reused by every inline pose and batch */
   sk_http *listener;    /* borrowed: the public listener, for /metrics; may be NULL */
   uint32_t etag_epoch;  /* this run's part of every ETag (sk_etag) */
+  /* Streaming sessions' work in the current loop iteration (sk_routes_stream.c). */
+  uint64_t stream_iter, stream_spent_ns;
 };
 
 #define SK_ROUTES_CT_JSON "application/json"
@@ -289,6 +291,14 @@ void sk_routes__batch_free(sk_routes_batch *bj);
 
 void sk_routes__pose(sk_routes *r, sk_http_req *req, const sk_route_match *m);  /* POST /pose */
 void sk_routes__poses(sk_routes *r, sk_http_req *req, const sk_route_match *m); /* POST /poses */
+/* One pose request `j` of a streaming session, evaluated into `out` as
+ * /pose answers it in `fmt` (binary; sk_routes_poses.c): *n poses,
+ * *reserved bytes of the budget to release once they are sent. Inline
+ * work only: over the loop bound, SK_ETOOBIG. */
+int sk_routes__pose_message(sk_routes *r, sk_cache_entry *e, const json_t *j, int fmt, sk_strbuf *out, size_t *n,
+                            size_t *reserved, sk_error *err);
+/* GET /v1/skeletons/{id}/stream: a WebSocket session (sk_routes_stream.c). */
+void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* /pose or /poses with a large body: parsed on the pool. */
 void sk_routes__pose_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 

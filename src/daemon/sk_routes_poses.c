@@ -372,6 +372,57 @@ static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_
   }
 }
 
+/* One pose request of a streaming session (sk_routes_stream.c): the /pose
+ * body's steps (cost, parse_single, the parsed cost) and evaluation in
+ * `fmt` (binary), so its bytes are the ones /pose answers. Work over the
+ * loop bound is refused (the session runs on the loop thread). The answer
+ * is reserved in the budget first: *reserved is what to release once the
+ * bytes are sent. *n: the poses answered. */
+int sk_routes__pose_message(sk_routes *r, sk_cache_entry *e, const json_t *j, int fmt, sk_strbuf *out, size_t *n,
+                            size_t *reserved, sk_error *err) {
+  *n = 0;
+  *reserved = 0;
+  const sk_model *m = e->model;
+  if (json_is_string(json_object_get(j, "from")))
+    return sk_error_set(err, SK_ERANGE, "/from", "a retarget (\"from\": a skeleton id) is not streamed; use /pose");
+  sk_cost cost = {0};
+  int rc = sk_cost_add_pose_json(&cost, &r->cfg.cost, m->skel, m->anim, j, "", fmt, err);
+  if (rc)
+    return rc;
+  if (!sk_cost_inline(&cost, &r->cfg.cost))
+    return sk_error_set(err, SK_ETOOBIG, "", "the request's clip work is over a session's bound; send it to /pose");
+  sk_routes_batch bj = {0};
+  bj.routes = r;
+  bj.entry = e;
+  bj.fmt = fmt;
+  rc = parse_single(r, &bj, j, err);
+  if (!rc)
+    rc = sk_routes__parsed_cost(r, &bj, "", err);
+  size_t bytes = 0;
+  for (size_t i = 0; !rc && i < bj.n; i++)
+    bytes += (m->skel->count + 1) * (fmt == SK_FMT_MAT3X4 ? 12 : 16) * sizeof(float) +
+             (bj.poses[i].ops != NULL ? sk_poseops_answer_bytes(m->skel, bj.poses[i].ops, fmt) : 0);
+  if (!rc && sk_budget_reserve(r->cfg.budget, bytes) != 0)
+    rc = sk_error_set(err, SK_EBUSY, "", "the answer (%zu bytes) does not fit in the memory budget (--memory-mb) now",
+                      bytes);
+  if (!rc) {
+    *reserved = bytes;
+    const sk_frames_opts fo = sk_routes__frames_opts(r, fmt, 1);
+    rc = sk_frames_eval(m, bj.poses, bj.n, &fo, &r->sc, out);
+    if (rc == SK_ENOTFINITE)
+      sk_frames_nonfinite_error(m, &r->sc, false, err);
+    else if (rc)
+      rc = sk_error_set(err, SK_ENOMEM, "", "out of memory writing the answer");
+    else {
+      *n = bj.n;
+      sk_metrics_add_poses(r->metrics, bj.n, bj.n * (m->skel->count + 1));
+    }
+  }
+  sk_pose_array_free(bj.poses, bj.n);
+  sk_poseops_free(bj.opsets);
+  return rc;
+}
+
 /* ---- the resource's handlers (the route table's entries) --------------------------------- */
 
 void sk_routes__pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) { post_pose(r, req, m); }
