@@ -274,6 +274,18 @@ def healthz_ms(port):
     return worst[len(worst) // 2], worst[-1]
 
 
+def sanitized(pid):
+    """True when the daemon runs under AddressSanitizer (libasan mapped, or its runtime linked in)."""
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            if "libasan" in f.read():
+                return True
+        with open("/proc/%d/exe" % pid, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
 def rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -331,7 +343,12 @@ def slow_readers(d, nb, count):
     if used and limit:
         C.check("the budget holds (%s / %s)" % (used[0].split()[-1], limit[0].split()[-1]),
                 float(used[0].split()[-1]) <= float(limit[0].split()[-1]))
-    C.check("RSS stays under 300 MB with %d slow readers (%d kB)" % (len(socks), rss), rss < 300 * 1024)
+    if sanitized(d.p.pid):
+        # As tests/sk_httpc.h's sk_daemon_sanitized: ASan's shadow memory and
+        # quarantine are not ours to bound; the budget check above holds.
+        print("  (RSS %d kB not checked against 300 MB: ASan's shadow memory and quarantine)" % rss)
+    else:
+        C.check("RSS stays under 300 MB with %d slow readers (%d kB)" % (len(socks), rss), rss < 300 * 1024)
     for w in socks:
         w.close()
 

@@ -138,10 +138,10 @@ void sk_skin_influences_layers(const sk_geom *geom, uint32_t mesh, uint32_t ntar
                                const double *frames, const double *weights, size_t n, bool blend,
                                const double *defaults, double *dest) {
   if (!blend || n == 0) {
-    if (n == 0)
-      memcpy(dest, defaults, ntargets * sizeof *dest);
-    else
+    if (n > 0)
       sk_skin_influences(geom, mesh, ntargets, clips[0], frames[0], defaults, dest);
+    else if (ntargets > 0) /* memcpy's pointers must be valid even for 0 bytes */
+      memcpy(dest, defaults, ntargets * sizeof *dest);
     return;
   }
   double total = 0;
@@ -152,7 +152,8 @@ void sk_skin_influences_layers(const sk_geom *geom, uint32_t mesh, uint32_t ntar
       any = true;
     }
   if (!any) {
-    memcpy(dest, defaults, ntargets * sizeof *dest);
+    if (ntargets > 0)
+      memcpy(dest, defaults, ntargets * sizeof *dest);
     return;
   }
   double v[SK_GEOM_MAX_TARGETS];
@@ -180,7 +181,8 @@ void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, l
                         const double *defaults, double *dest) {
   const sk_geom_weights *last = channel_of(geom, mesh, ntargets, clip);
   if (last == NULL) {
-    memcpy(dest, defaults, ntargets * sizeof *dest);
+    if (ntargets > 0) /* memcpy's pointers must be valid even for 0 bytes */
+      memcpy(dest, defaults, ntargets * sizeof *dest);
     return;
   }
   sample_weights(last, frame, dest);
