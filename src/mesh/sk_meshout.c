@@ -108,22 +108,46 @@ static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *fina
   return rc ? SK_ENOMEM : 0;
 }
 
-int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out) {
+/* The scratch both writers pose a primitive in: positions and normals of
+ * the largest primitive, one influence per target, and the pose's clock. */
+typedef struct mesh_work {
+  float *pos, *nrm;
+  double *infl;
+  mesh_clock c;
+} mesh_work;
+
+/* 0, or SK_ENOMEM; *w is to be closed either way. */
+static int work_open(const sk_geom *geom, const sk_mesh_layer *layers, size_t n, bool blend, mesh_work *w) {
   size_t most = 1;
   for (uint32_t i = 0; i < geom->nprims; i++)
     if (geom->prims[i].count > most)
       most = geom->prims[i].count;
-  float *pos = malloc(most * 3 * sizeof *pos), *nrm = malloc(most * 3 * sizeof *nrm);
-  double *infl = malloc((geom->max_targets + 1) * sizeof *infl);
-  sk_strbuf verts = {0}, box = {0}, weights = {0}, cons = {0};
-  int rc = pos == NULL || nrm == NULL || infl == NULL ? SK_ENOMEM : 0;
-  mesh_clock c = {.n = n < SK_MESH_LAYERS_MAX ? n : SK_MESH_LAYERS_MAX, .blend = blend};
-  for (size_t k = 0; k < c.n; k++) {
-    c.clip[k] = layers[k].clip;
-    c.frame[k] = layers[k].frame;
-    c.weight[k] = layers[k].weight;
+  w->pos = malloc(most * 3 * sizeof *w->pos);
+  w->nrm = malloc(most * 3 * sizeof *w->nrm);
+  w->infl = malloc((geom->max_targets + 1) * sizeof *w->infl);
+  w->c = (mesh_clock){.n = n < SK_MESH_LAYERS_MAX ? n : SK_MESH_LAYERS_MAX, .blend = blend};
+  for (size_t k = 0; k < w->c.n; k++) {
+    w->c.clip[k] = layers[k].clip;
+    w->c.frame[k] = layers[k].frame;
+    w->c.weight[k] = layers[k].weight;
   }
+  return w->pos == NULL || w->nrm == NULL || w->infl == NULL ? SK_ENOMEM : 0;
+}
+
+static void work_close(mesh_work *w) {
+  free(w->pos);
+  free(w->nrm);
+  free(w->infl);
+}
+
+int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
+                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out) {
+  mesh_work scratch;
+  int rc = work_open(geom, layers, n, blend, &scratch);
+  float *pos = scratch.pos, *nrm = scratch.nrm;
+  double *infl = scratch.infl;
+  const mesh_clock c = scratch.c;
+  sk_strbuf verts = {0}, box = {0}, weights = {0}, cons = {0};
   for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
     const sk_geom_prim *p = &geom->prims[i];
     influences(geom, p, &c, infl);
@@ -133,9 +157,7 @@ int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *fi
   }
   if (!rc && (outputs & SK_OUT_MORPH_WEIGHTS))
     rc = write_weights(geom, &c, infl, &weights);
-  free(pos);
-  free(nrm);
-  free(infl);
+  work_close(&scratch);
   /* assembled only once every primitive is finite: an SK_ENOTFINITE answer
    * appends nothing; the members in the table's order */
   const sk_strbuf *parts[4] = {&verts, &box, &weights, &cons};
@@ -194,20 +216,12 @@ static int f32_prim(const sk_geom_prim *p, unsigned outputs, const float *final,
 
 int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
                          const sk_mesh_layer *layers, size_t n, bool blend, sk_strbuf *out) {
-  size_t most = 1;
-  for (uint32_t i = 0; i < geom->nprims; i++)
-    if (geom->prims[i].count > most)
-      most = geom->prims[i].count;
-  float *pos = malloc(most * 3 * sizeof *pos), *nrm = malloc(most * 3 * sizeof *nrm);
-  double *infl = malloc((geom->max_targets + 1) * sizeof *infl);
+  mesh_work scratch;
+  int rc = work_open(geom, layers, n, blend, &scratch);
+  float *pos = scratch.pos, *nrm = scratch.nrm;
+  double *infl = scratch.infl;
+  const mesh_clock c = scratch.c;
   sk_strbuf verts = {0}, box = {0}, weights = {0}, cons = {0};
-  int rc = pos == NULL || nrm == NULL || infl == NULL ? SK_ENOMEM : 0;
-  mesh_clock c = {.n = n < SK_MESH_LAYERS_MAX ? n : SK_MESH_LAYERS_MAX, .blend = blend};
-  for (size_t k = 0; k < c.n; k++) {
-    c.clip[k] = layers[k].clip;
-    c.frame[k] = layers[k].frame;
-    c.weight[k] = layers[k].weight;
-  }
   for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
     const sk_geom_prim *p = &geom->prims[i];
     influences(geom, p, &c, infl);
@@ -219,9 +233,7 @@ int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *fin
       rc = append_raw(&weights, &w, 1);
     }
   }
-  free(pos);
-  free(nrm);
-  free(infl);
+  work_close(&scratch);
   /* appended only once every primitive is finite, in the table's order */
   const sk_strbuf *parts[4] = {&verts, &box, &weights, &cons};
   for (int k = 0; k < 4 && !rc; k++)
