@@ -79,6 +79,20 @@ sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk
   return e;
 }
 
+sk_cache_entry *sk_routes__clip_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m, size_t *clip) {
+  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  if (e == NULL)
+    return NULL;
+  const sk_anim *anim = e->model->anim;
+  if (!m->clip_ok || m->clip[0] == 0 || anim == NULL || sk_anim_find_clip(anim, m->clip, clip) != 0) {
+    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id,
+               m->clip_ok ? m->clip : "(too long)", anim == NULL ? " (it has no animations)" : "");
+    sk_cache_entry_unref(e);
+    return NULL;
+  }
+  return e;
+}
+
 sk_cache_entry *sk_routes__body_and_entry(sk_routes *r, sk_http_req *req, const sk_route_match *m, json_t **j) {
   if ((*j = sk_routes__load_body(req)) == NULL)
     return NULL;

@@ -112,17 +112,10 @@ static void answer_clip(sk_routes *r, sk_http_req *req, clip_answer *ca, int sta
 }
 
 void sk_routes__animation(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  size_t clip;
+  sk_cache_entry *e = sk_routes__clip_or_404(r, req, m, &clip);
   if (e == NULL)
     return;
-  size_t clip;
-  if (!m->clip_ok || m->clip[0] == 0 || e->model->anim == NULL ||
-      sk_anim_find_clip(e->model->anim, m->clip, &clip) != 0) {
-    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id,
-               m->clip_ok ? m->clip : "(too long)", e->model->anim == NULL ? " (it has no animations)" : "");
-    sk_cache_entry_unref(e);
-    return;
-  }
   clip_answer *ca = malloc(sizeof *ca);
   if (ca == NULL) {
     sk_cache_entry_unref(e);
@@ -214,17 +207,10 @@ static bool parse_fps(const char *v, double *fps) {
 }
 
 void sk_routes__clip_bounds(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  size_t clip;
+  sk_cache_entry *e = sk_routes__clip_or_404(r, req, m, &clip);
   if (e == NULL)
     return;
-  size_t clip;
-  if (!m->clip_ok || m->clip[0] == 0 || e->model->anim == NULL ||
-      sk_anim_find_clip(e->model->anim, m->clip, &clip) != 0) {
-    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id,
-               m->clip_ok ? m->clip : "(too long)", e->model->anim == NULL ? " (it has no animations)" : "");
-    sk_cache_entry_unref(e);
-    return;
-  }
   double fps;
   const char *q = sk_http_query(req, "fps");
   if (!parse_fps(q, &fps)) {

@@ -106,6 +106,9 @@ int sk_routes__load_pooled(const sk_routes *r, const char *text, size_t len, jso
                            sk_error *err);
 /* The stored entry for the matched id (a new reference), or a 404 answered. */
 sk_cache_entry *sk_routes__entry_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* The same, and the matched clip's index as *clip, or a 404 answered
+ * (no such clip, or none at all). */
+sk_cache_entry *sk_routes__clip_or_404(sk_routes *r, sk_http_req *req, const sk_route_match *m, size_t *clip);
 /* A JSON write's two first steps, in the order a client expects (400 for
  * the body, then 404): the body as *j (new) and the entry (a new
  * reference); NULL when either answered its problem (*j then NULL). */

@@ -200,17 +200,11 @@ static void rm_release(void *arg) {
 }
 
 void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
-  sk_cache_entry *e = sk_routes__entry_or_404(r, req, m);
+  size_t clip;
+  sk_cache_entry *e = sk_routes__clip_or_404(r, req, m, &clip);
   if (e == NULL)
     return;
-  size_t clip;
   const sk_model *md = e->model;
-  if (!m->clip_ok || m->clip[0] == 0 || md->anim == NULL || sk_anim_find_clip(md->anim, m->clip, &clip) != 0) {
-    sk_problem(req, SK_ENOTFOUND, "", "skeleton \"%s\" has no clip \"%s\"%s", e->id, m->clip_ok ? m->clip : "(too long)",
-               md->anim == NULL ? " (it has no animations)" : "");
-    sk_cache_entry_unref(e);
-    return;
-  }
   rm_answer *ra = calloc(1, sizeof *ra);
   if (ra == NULL) {
     sk_cache_entry_unref(e);
