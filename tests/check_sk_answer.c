@@ -6,7 +6,7 @@
 #include "sk_testutil.h"
 
 START_TEST(table_rows_give_bits_names_and_families) {
-  ck_assert_uint_eq(SK_OUT_KINDS, 10);
+  ck_assert_uint_eq(SK_OUT_KINDS, 11);
   ck_assert_uint_eq(SK_OUT_FINAL, 1u);
   ck_assert_uint_eq(SK_OUT_ABSOLUTE, 2u);
   ck_assert_uint_eq(SK_OUT_LOCAL, 4u);
@@ -19,8 +19,10 @@ START_TEST(table_rows_give_bits_names_and_families) {
   ck_assert_uint_eq(SK_OUT_BOUNDS, 128u);
   ck_assert_uint_eq(SK_OUT_MORPH_WEIGHTS, 256u);
   ck_assert_uint_eq(SK_OUT_BOUNDS_CONSERVATIVE, 512u);
+  ck_assert_uint_eq(SK_OUT_HITS, 1024u);
   ck_assert_uint_eq(sk_answer_family_mask(SK_OUTPUT_MESH), SK_OUT_VERTICES | SK_OUT_NORMALS | SK_OUT_BOUNDS |
-                                                               SK_OUT_MORPH_WEIGHTS | SK_OUT_BOUNDS_CONSERVATIVE);
+                                                               SK_OUT_MORPH_WEIGHTS | SK_OUT_BOUNDS_CONSERVATIVE |
+                                                               SK_OUT_HITS);
   for (size_t k = 0; k < SK_OUT_KINDS; k++) {
     const char *n = sk_answer_outputs[k].name;
     ck_assert_uint_eq(sk_answer_output_bit(n, strlen(n)), sk_answer_outputs[k].bit);

@@ -119,6 +119,15 @@ int sk_frames_check_cost(const sk_model *e, const sk_pose *poses, size_t n, cons
     if (poses[i].ops != NULL) {
       cost.eval += sk_poseops_work(e->skel, poses[i].ops, o->fmt);
       cost.answer += sk_poseops_answer_bytes(e->skel, poses[i].ops, o->fmt);
+      if (sk_cost_work(&cost) > l->max_work && poses[i].ops->nrays > 0) {
+        char p[SK_ERROR_POINTER_MAX];
+        sk_pointer_child(p, sizeof p, ptr, "rays");
+        return sk_error_set(err, SK_ETOOBIG, p,
+                            "%zu rays x %llu triangles on %zu poses are over the work limit (--max-work); ask "
+                            "for fewer rays, poses or primitives",
+                            poses[i].ops->nrays, (unsigned long long)(poses[i].ops->ray_tests / poses[i].ops->nrays),
+                            i + 1);
+      }
       if (sk_cost_work(&cost) > l->max_work)
         return sk_error_set(err, SK_ETOOBIG, ptr, "the ops and outputs of %zu poses are over the work limit", i + 1);
       if (cost.answer > l->max_answer && poses[i].ops->mesh_out != 0)

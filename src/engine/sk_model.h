@@ -56,6 +56,11 @@ typedef struct sk_mesh_hook {
    * raw; exactly sk_geom_f32_floats(geom, outputs) floats. Same codes. */
   int (*write_f32)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
                    const sk_mesh_layer *layers, size_t n, bool blend, sk_strbuf *out);
+  /* The "hits" output of rays[0..nrays) in `fmt` (JSON: the member, a
+   * comma first unless `first`; binary: SK_GEOM_HIT_WORDS words a ray).
+   * Same codes; NULL: no ray hits. */
+  int (*write_hits)(const sk_geom *geom, const sk_geom_ray *rays, size_t nrays, const float *final, size_t slots,
+                    const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, sk_strbuf *out);
 } sk_mesh_hook;
 
 #define SK_MODEL_FIELDS                                                                                              \

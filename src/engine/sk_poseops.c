@@ -23,7 +23,7 @@ static int body_code(int rc, sk_error *err) {
 static bool has_extras(const json_t *j) {
   if (!json_is_object(j))
     return false;
-  if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL)
+  if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL || json_object_get(j, "rays") != NULL)
     return true;
   const json_t *out = json_object_get(j, "output");
   for (size_t i = 0; i < json_array_size(out); i++) {
@@ -50,6 +50,8 @@ static int mesh_output(const sk_model *e, sk_poseops *x, unsigned bit, const cha
                         "meshes, to ask for \"vertices\", \"normals\" or \"bounds\"");
   if (fmt != SK_FMT_JSON && e->mesh_hook->write_f32 == NULL)
     return sk_error_set(err, SK_ERANGE, p, "binary answers carry no mesh outputs here; ask for application/json");
+  if (bit == SK_OUT_HITS && e->mesh_hook->write_hits == NULL)
+    return sk_error_set(err, SK_ERANGE, p, "ray hits are not answered here");
   for (uint32_t k = 0; k < e->geom->nprims; k++) {
     const sk_geom_prim *q = &e->geom->prims[k];
     if (q->unweighted >= 0)
@@ -101,6 +103,10 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
       sk_pointer_child(p, sizeof p, ptr, "output");
       rc = sk_error_set(err, SK_ERANGE, p, "\"normals\" comes with \"vertices\": ask for both");
     }
+    if (!rc && (x->mesh_out & SK_OUT_HITS) && json_object_get(stripped, "rays") == NULL) {
+      sk_pointer_child(p, sizeof p, ptr, "rays");
+      rc = sk_error_set(err, SK_EMISSING, p, "\"hits\" needs \"rays\": [{\"origin\": [x, y, z], \"direction\": [x, y, z]}]");
+    }
     if (!rc && json_object_set_new(stripped, "output", kept) != 0)
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     else if (rc)
@@ -129,8 +135,17 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
       rc = sk_error_set(err, SK_ERANGE, p, "binary answers carry no query results; ask for application/json");
     }
   }
+  const json_t *rj = json_object_get(stripped, "rays");
+  if (!rc && rj != NULL) {
+    sk_pointer_child(p, sizeof p, ptr, "rays");
+    if (!(x->mesh_out & SK_OUT_HITS))
+      rc = sk_error_set(err, SK_ERANGE, p, "\"rays\" go with \"hits\" in \"output\"");
+    else
+      rc = sk_geom_parse_rays(x->geom, rj, p, &x->rays, &x->nrays, &x->ray_tests, err);
+  }
   json_object_del(stripped, "mesh");
   json_object_del(stripped, "ops");
+  json_object_del(stripped, "rays");
   return rc;
 }
 
@@ -219,6 +234,7 @@ void sk_poseops_free(sk_poseops *list) {
   while (list != NULL) {
     sk_poseops *next = list->next;
     free(list->ops);
+    free(list->rays);
     free(list);
     list = next;
   }
@@ -243,6 +259,10 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
     /* binary: a copy of the floats, ~1/16 of a matrix each */
     const uint64_t print = fmt == SK_FMT_JSON ? SK_COST_JSON_MATRIX : 1;
     w += v * 3 * print / 16 * (((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0));
+    /* hits: the primitives skinned again, a ray-triangle test ~ 1/4 of a
+     * core matrix (~40 double operations), a printed hit ~ 4 floats */
+    if (x->mesh_out & SK_OUT_HITS)
+      w += v * (1 + x->geom->max_targets / 4) + x->ray_tests / 4 + x->nrays * print / 4;
   }
   return w + x->nqueries * SK_COST_JSON_MATRIX;
 }
@@ -251,7 +271,9 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
   size_t per_mat = fmt == SK_FMT_MAT3X4 ? 12 : 16;
   size_t floats = (x->world ? s->count * per_mat : 0) + (x->positions ? s->count * 3 : 0);
   if (fmt != SK_FMT_JSON) /* exact: the Content-Length of a streamed binary answer */
-    return (floats + (x->mesh_out != 0 ? sk_geom_f32_floats(x->geom, x->mesh_out) : 0)) * sizeof(float);
+    return (floats + (x->mesh_out != 0 ? sk_geom_f32_floats(x->geom, x->mesh_out) : 0) +
+            x->nrays * SK_GEOM_HIT_WORDS) *
+           sizeof(float);
   /* ~16 bytes a printed float; a query at most 16 values, names bounded by
    * the skeleton's (a bone name up to 256 bytes, escaped x6) */
   size_t mesh = 0;
@@ -259,6 +281,8 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
     const size_t arrays = ((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0);
     mesh = (size_t)x->geom->vertices * 3 * 16 * arrays + (size_t)x->geom->nprims * 2 * (64 + 6 * 16) * 2 +
            (size_t)x->geom->nprims * (32 + 26 * (size_t)x->geom->max_targets) + 4 * 32;
+    /* a hit: its primitive's name (two u32), a u32 and three doubles */
+    mesh += 16 + x->nrays * (64 + 2 * 10 + 10 + 3 * 25);
   }
   return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh;
 }
@@ -427,11 +451,15 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
   /* the mesh members first, so that a vertex overflowing float32 abandons
    * the answer before any of it is appended (*bad_bone stays SIZE_MAX) */
   sk_strbuf mesh = {0};
-  if (!rc && x->mesh_out != 0) /* skin matrices in slot order, (count + 1): what ApplySkeleton reads */
-    rc = fmt == SK_FMT_JSON ? x->mesh_hook->write_json(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_layers,
+  const unsigned others = x->mesh_out & ~(unsigned)SK_OUT_HITS;
+  if (!rc && others != 0) /* skin matrices in slot order, (count + 1): what ApplySkeleton reads */
+    rc = fmt == SK_FMT_JSON ? x->mesh_hook->write_json(x->geom, others, buf->final, c->count + 1, x->mesh_layers,
                                                        x->mesh_nlayers, x->mesh_blend, true, &mesh)
-                            : x->mesh_hook->write_f32(x->geom, x->mesh_out, buf->final, c->count + 1, x->mesh_layers,
+                            : x->mesh_hook->write_f32(x->geom, others, buf->final, c->count + 1, x->mesh_layers,
                                                       x->mesh_nlayers, x->mesh_blend, &mesh);
+  if (!rc && (x->mesh_out & SK_OUT_HITS)) /* the last mesh member, as in the table */
+    rc = x->mesh_hook->write_hits(x->geom, x->rays, x->nrays, buf->final, c->count + 1, x->mesh_layers,
+                                  x->mesh_nlayers, x->mesh_blend, fmt, mesh.len == 0, &mesh);
   if (!rc)
     rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, &mesh, out)
                             : write_binary(c, x, buf, w, p, fmt, &mesh, out);

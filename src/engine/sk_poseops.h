@@ -15,7 +15,10 @@
  *                  (SK_OUTPUT_MESH: the model's geometry written by its
  *                  sk_mesh_hook, JSON or float32 after the matrices;
  *                  "normals" goes with
- *                  "vertices"). A model without geometry refuses them.
+ *                  "vertices"). A model without geometry refuses them;
+ *   "rays": [...]  with "output": [..., "hits"]: the closest skinned
+ *                  triangle per ray (sk_geom_parse_rays, sk_ray.h), each
+ *                  needing the other.
  * Query results come back in the pose's result object as "queries": [...]
  * (sk_ops' {"query", "bone", "value"} objects, in op order).
  *
@@ -48,6 +51,11 @@ typedef struct sk_poseops {
   /* The MESH outputs asked (SK_OUT_* bits; 0: none), of the model's
    * geometry (borrowed: the model outlives the poses) by its writer. */
   unsigned mesh_out;
+  /* The pose's "rays" for the "hits" output (owned by the owner of a
+   * block: copies share them), and the ray-triangle tests they make. */
+  sk_geom_ray *rays;
+  size_t nrays;
+  uint64_t ray_tests;
   const sk_geom *geom;
   const sk_mesh_hook *mesh_hook;
   /* The clip frames of this pose for animated morph weights (none: the

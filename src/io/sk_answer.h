@@ -40,7 +40,8 @@ enum {
   X(NORMALS, "normals", SK_OUTPUT_MESH, 0)       \
   X(BOUNDS, "bounds", SK_OUTPUT_MESH, 0)         \
   X(MORPH_WEIGHTS, "morphWeights", SK_OUTPUT_MESH, 0) \
-  X(BOUNDS_CONSERVATIVE, "boundsConservative", SK_OUTPUT_MESH, 0)
+  X(BOUNDS_CONSERVATIVE, "boundsConservative", SK_OUTPUT_MESH, 0) \
+  X(HITS, "hits", SK_OUTPUT_MESH, 0)
 
 enum {
 #define SK_OUTPUT_INDEX(kind, name, family, extra) SK_OUT_INDEX_##kind,

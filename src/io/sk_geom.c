@@ -92,9 +92,15 @@ int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, s
                      json_array_size(targets) * (count * 6 * sizeof(float) + sizeof(sk_geom_target) + 8) +
                      /* the conservative bounds' boxes, per joint; the joint map */
                      joints * (sizeof(uint32_t) + sizeof(int32_t) + 6 * sizeof(double) * (1 + json_array_size(targets)));
+      /* the triangles' indices, read as floats then kept as uint32 */
+      size_t ia;
+      const uint64_t nidx = index_of(json_object_get(json_array_get(prims, p), "indices"), &ia) ? acc_count(root, ia) : 0;
+      add += nidx * sizeof(uint32_t);
       total += add;
       if (count * 4 * sizeof(float) > peak)
         peak = count * 4 * sizeof(float);
+      if (nidx * sizeof(float) > peak)
+        peak = nidx * sizeof(float);
       if (limit != 0 && base + total + peak > limit) {
         char ptr[SK_ERROR_POINTER_MAX];
         snprintf(ptr, sizeof ptr, "/accessors/%zu/count", acc);
@@ -159,6 +165,7 @@ static void prim_free(sk_geom_prim *p) {
   free(p->box_joint);
   free(p->boxes);
   free(p->dboxes);
+  free(p->tris);
 }
 
 static void geom_free(sk_geom *geom) {
@@ -347,6 +354,57 @@ static int build_boxes(sk_geom_prim *p, size_t joints, sk_error *err) {
   return 0;
 }
 
+/* The primitive's triangles for ray hits (sk_geom_prim.ntris). */
+static int read_triangles(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const char pptr[64], sk_error *err) {
+  char ptr[SK_ERROR_POINTER_MAX];
+  const json_t *mode = json_object_get(pj, "mode"), *ij = json_object_get(pj, "indices");
+  p->indices_accessor = UINT32_MAX;
+  if (mode != NULL && !(json_is_integer(mode) && json_integer_value(mode) == 4))
+    return 0; /* not TRIANGLES: no triangle to hit */
+  size_t acc;
+  if (ij == NULL) {
+    p->ntris = p->count / 3;
+    return 0;
+  }
+  if (!index_of(ij, &acc) || acc > UINT32_MAX) {
+    snprintf(ptr, sizeof ptr, "%s/indices", pptr);
+    return FAIL(ptr, "expected an accessor index");
+  }
+  const json_t *a = item(sk_gltf_json(g), "accessors", acc), *ct = json_object_get(a, "componentType");
+  const char *type = json_string_value(json_object_get(a, "type"));
+  if (a != NULL && (type == NULL || strcmp(type, "SCALAR") != 0)) {
+    snprintf(ptr, sizeof ptr, "/accessors/%zu/type", acc);
+    return FAIL(ptr, "expected \"SCALAR\" for indices");
+  }
+  if (a != NULL && !(json_is_integer(ct) && (json_integer_value(ct) == 5121 || json_integer_value(ct) == 5123 ||
+                                             json_integer_value(ct) == 5125))) {
+    snprintf(ptr, sizeof ptr, "/accessors/%zu/componentType", acc);
+    return FAIL(ptr, "indices are UNSIGNED_BYTE, UNSIGNED_SHORT or UNSIGNED_INT (5121, 5123, 5125)");
+  }
+  float *v = NULL;
+  size_t n, nc;
+  int rc = sk_gltf_read_accessor(g, acc, &v, &n, &nc, err);
+  if (rc)
+    return rc;
+  p->indices_accessor = (uint32_t)acc;
+  p->ntris = (uint32_t)(n / 3);
+  p->tris = malloc(((size_t)p->ntris * 3 + 1) * sizeof *p->tris);
+  if (p->tris == NULL)
+    rc = sk_error_set(err, SK_ENOMEM, pptr, "out of memory");
+  /* integer components read as floats are exact below 2^24; a larger one
+   * is above any vertex count an accessor can hold (SK_GLTF_MAX_FLOATS) */
+  for (size_t i = 0; !rc && i < (size_t)p->ntris * 3; i++) {
+    if (!(v[i] < (float)p->count)) {
+      snprintf(ptr, sizeof ptr, "/accessors/%zu", acc);
+      rc = FAIL(ptr, "index %zu is %.0f, not below the primitive's %u vertices", i, (double)v[i], p->count);
+    } else {
+      p->tris[i] = (uint32_t)v[i];
+    }
+  }
+  free(v);
+  return rc;
+}
+
 static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t *node, const json_t *mesh,
                      size_t joints, sk_error *err) {
   char pptr[64], ptr[SK_ERROR_POINTER_MAX]; /* two u32 indices: 36 bytes at most */
@@ -392,7 +450,9 @@ static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t
     }
   }
   rc = read_targets(g, p, pj, node, mesh, pptr, err);
-  return rc ? rc : build_boxes(p, joints, err);
+  if (!rc)
+    rc = build_boxes(p, joints, err);
+  return rc ? rc : read_triangles(g, p, pj, pptr, err);
 }
 
 static size_t prim_bytes(const sk_geom_prim *p) {
@@ -400,6 +460,7 @@ static size_t prim_bytes(const sk_geom_prim *p) {
   b += v * p->influences * (sizeof(uint32_t) + sizeof(float));
   for (uint32_t t = 0; t < p->ntargets; t++)
     b += sizeof(sk_geom_target) + sizeof(double) + v * 3 * sizeof(float) * ((p->targets[t].pos != NULL) + (p->targets[t].nrm != NULL));
+  b += p->tris != NULL ? (size_t)p->ntris * 3 * sizeof(uint32_t) : 0;
   return b + (size_t)(p->nboxes + 1) * (sizeof(uint32_t) + 6 * sizeof(double) * (1 + p->ntargets));
 }
 

@@ -27,7 +27,9 @@
  * NaN), primitives of one mesh with different target counts
  * ("/meshes/M/primitives/P/targets", Babylon's loader throws), a vertex
  * without any weight above 0 ("/accessors/N" of WEIGHTS_0: Babylon skins
- * it to NaN).
+ * it to NaN), an indices accessor that is not SCALAR unsigned byte, short
+ * or int ("/accessors/N/type", "/accessors/N/componentType") or holds a
+ * vertex index not below POSITION's count ("/accessors/N").
  *
  * Immutable after sk_geom_build; reference counted (atomically): a PATCH
  * publishes a new skeleton version sharing the same geometry. */
@@ -76,6 +78,15 @@ typedef struct sk_geom_prim {
   uint32_t *box_joint; /* owned, nboxes */
   double *boxes;       /* owned, nboxes x 6 */
   double *dboxes;      /* owned, nboxes x ntargets x 6, or NULL without targets */
+  /* The triangles ray hits test (sk_ray.h): `ntris` of them, vertex
+   * indices `tris` (owned, ntris x 3) from the primitive's indices
+   * accessor (trailing indices short of a triangle ignored, as a draw
+   * call does), or NULL without one (triangle k is vertices 3k, 3k+1,
+   * 3k+2). A primitive whose mode is not TRIANGLES (4, the default) has
+   * none: points, lines, strips and fans are never hit. */
+  uint32_t ntris;
+  uint32_t *tris;
+  uint32_t indices_accessor; /* the indices accessor, or UINT32_MAX */
 } sk_geom_prim;
 
 /* A glTF "weights" channel on the node whose mesh the geometry keeps, as
@@ -118,8 +129,30 @@ int sk_geom_build(sk_gltf *g, size_t skin, sk_geom **out, sk_error *err);
 /* Floats of the binary answer of the MESH outputs in `outputs` (SK_OUT_*
  * bits) for one pose (proto/mesh.md): positions (and normals where the
  * primitive has NORMAL), 6 per primitive for each box, one per morph
- * target of each mesh with targets. */
+ * target of each mesh with targets ("hits" adds SK_GEOM_HIT_WORDS a ray,
+ * not counted here: the rays are the pose's). */
+#define SK_GEOM_HIT_WORDS 5
 uint64_t sk_geom_f32_floats(const sk_geom *geom, unsigned outputs);
+
+/* Ray hits (the pose field "rays", the "hits" output; sk_ray.h). */
+/* Most rays a pose object takes; past it SK_ETOOBIG at "/rays". */
+#define SK_GEOM_MAX_RAYS 1024
+typedef struct sk_geom_ray {
+  double origin[3], dir[3]; /* the mesh's own space, as "vertices"; dir non-zero */
+  double max_distance;      /* hits at distance <= it count; INFINITY when absent */
+  int64_t prim;             /* the one primitive (index into prims) it tests, or -1: all */
+} sk_geom_ray;
+
+/* Parses "rays" `j` (at `ptr`, e.g. "/rays") of a pose on `geom`: an
+ * array of at most SK_GEOM_MAX_RAYS objects {"origin": [x, y, z],
+ * "direction": [x, y, z], "maxDistance"?: d >= 0, "primitive"?:
+ * "/meshes/M/primitives/P"}, numbers finite and within float32's range.
+ * *out new (free; NULL for none), *n rays, *tests the ray-triangle tests
+ * they make a pose. Errors name the field: SK_ETYPE, SK_ELENGTH,
+ * SK_ENOTFINITE, SK_EUNKNOWN (an unknown member or primitive), SK_ERANGE
+ * (a zero direction, a negative maxDistance), SK_ETOOBIG (too many). */
+int sk_geom_parse_rays(const sk_geom *geom, const json_t *j, const char *ptr, sk_geom_ray **out, size_t *n,
+                       uint64_t *tests, sk_error *err);
 
 /* Reference counting; unref(NULL) is a no-op. Any thread. */
 sk_geom *sk_geom_ref(sk_geom *geom);

@@ -7,9 +7,11 @@
 
 #include "sk_answer.h"
 #include "sk_numfmt.h"
+#include "sk_ray.h"
 #include "sk_skin.h"
 
-const sk_mesh_hook sk_mesh_hook_json = {.write_json = sk_meshout_write_json, .write_f32 = sk_meshout_write_f32};
+const sk_mesh_hook sk_mesh_hook_json = {
+    .write_json = sk_meshout_write_json, .write_f32 = sk_meshout_write_f32, .write_hits = sk_meshout_write_hits};
 
 static bool all_finite(const float *v, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -245,5 +247,70 @@ int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *fin
   sk_strbuf_free(&box);
   sk_strbuf_free(&weights);
   sk_strbuf_free(&cons);
+  return rc;
+}
+
+/* One hit (or null) as JSON. */
+static int append_hit(sk_strbuf *out, const sk_geom *geom, const sk_ray_hit *h, bool sep) {
+  if (sep && append_str(out, ","))
+    return SK_ENOMEM;
+  if (h->prim < 0)
+    return append_str(out, "null");
+  const sk_geom_prim *p = &geom->prims[h->prim];
+  char b[224], d[32], u[32], v[32];
+  d[sk_numfmt_f64(h->distance, d)] = 0;
+  u[sk_numfmt_f64(h->u, u)] = 0;
+  v[sk_numfmt_f64(h->v, v)] = 0;
+  int n = snprintf(b, sizeof b, "{\"primitive\":\"/meshes/%u/primitives/%u\",\"triangle\":%u,\"distance\":%s,"
+                   "\"barycentric\":[%s,%s]}", p->mesh, p->prim, h->tri, d, u, v);
+  return n < 0 || (size_t)n >= sizeof b || sk_strbuf_append(out, b, (size_t)n) ? SK_ENOMEM : 0;
+}
+
+static int append_hit_f32(sk_strbuf *out, const sk_ray_hit *h) {
+  const bool hit = h->prim >= 0;
+  const uint32_t w[2] = {hit ? (uint32_t)h->prim : UINT32_MAX, hit ? h->tri : UINT32_MAX};
+  const float f[3] = {hit ? (float)h->distance : 0, hit ? (float)h->u : 0, hit ? (float)h->v : 0};
+  return sk_strbuf_append(out, (const char *)w, sizeof w) || sk_strbuf_append(out, (const char *)f, sizeof f)
+             ? SK_ENOMEM
+             : 0;
+}
+
+int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t nrays, const float *final, size_t slots,
+                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, sk_strbuf *out) {
+  mesh_work w;
+  int rc = work_open(geom, layers, n, blend, &w);
+  sk_ray_hit *hits = malloc((nrays + 1) * sizeof *hits);
+  if (hits == NULL)
+    rc = SK_ENOMEM;
+  else
+    sk_ray_clear(hits, nrays);
+  for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
+    const sk_geom_prim *p = &geom->prims[i];
+    if (p->ntris == 0 || !sk_ray_wants(rays, nrays, i))
+      continue;
+    influences(geom, p, &w.c, w.infl);
+    sk_skin_job job = {.prim = p, .final = final, .slots = slots, .influence = w.infl, .pos = w.pos};
+    if (!sk_skin_validate(&job)) {
+      rc = SK_ENOMEM;
+      break;
+    }
+    sk_skin_run(&job); /* the "vertices" output's positions, bit for bit */
+    if (!all_finite(w.pos, (size_t)p->count * 3))
+      rc = SK_ENOTFINITE;
+    else
+      sk_ray_prim(p, i, w.pos, rays, nrays, hits);
+  }
+  work_close(&w);
+  sk_strbuf part = {0}; /* appended whole: an SK_ENOTFINITE answer appends nothing */
+  if (!rc && fmt == SK_FMT_JSON && ((!first && append_str(&part, ",")) || append_str(&part, "\"hits\":[")))
+    rc = SK_ENOMEM;
+  for (size_t r = 0; !rc && r < nrays; r++)
+    rc = fmt == SK_FMT_JSON ? append_hit(&part, geom, &hits[r], r > 0) : append_hit_f32(&part, &hits[r]);
+  if (!rc && fmt == SK_FMT_JSON && append_str(&part, "]"))
+    rc = SK_ENOMEM;
+  if (!rc && (part.failed || (part.len > 0 && sk_strbuf_append(out, part.data, part.len)) || out->failed))
+    rc = SK_ENOMEM;
+  sk_strbuf_free(&part);
+  free(hits);
   return rc;
 }

@@ -10,7 +10,13 @@
  * when the output also names "normals" and the primitive has NORMAL
  * (getNormalsData(true, true)); "bounds" the box of the posed positions
  * (refreshBoundingInfo(true, true)). Numbers are float32 printed shortest
- * round trip, as every float of the daemon's answers. */
+ * round trip, as every float of the daemon's answers.
+ *
+ *   "hits": [{"primitive": ..., "triangle": k, "distance": d,
+ *             "barycentric": [u, v]} | null, ...]
+ *
+ * one per ray of the pose, in ray order (sk_ray.h); numbers doubles
+ * printed shortest round trip. */
 #ifndef SK_MESHOUT_H
 #define SK_MESHOUT_H
 
@@ -31,5 +37,12 @@ int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *fi
 /* sk_mesh_hook.write_f32: the binary layout of proto/mesh.md. */
 int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
                          const sk_mesh_layer *layers, size_t n, bool blend, sk_strbuf *out);
+
+/* sk_mesh_hook.write_hits: JSON ("hits": [...], a comma first unless
+ * `first`) or binary (proto/mesh.md: SK_GEOM_HIT_WORDS little-endian
+ * words a ray: uint32 primitive index and triangle, 0xffffffff both
+ * without a hit, then float32 distance, u, v, 0 without a hit). */
+int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t nrays, const float *final, size_t slots,
+                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, sk_strbuf *out);
 
 #endif

@@ -1,0 +1,52 @@
+/* sk_ray: ray hits on a pose's skinned triangles (the "hits" output), for
+ * hit registration.
+ *
+ * The triangles are exactly the "vertices" output's: the float32 posed
+ * positions of each primitive (sk_skin) with its indices (sk_geom_prim's
+ * tris), in the mesh's own space; rays are in that space too. Per ray the
+ * closest hit over every triangle of every primitive (or of the ray's one
+ * primitive), both faces, by Möller–Trumbore in doubles on the float32
+ * vertices, written as tests/oracle/ray_reference.mjs writes it, step by
+ * step (no fused multiply-add: the build's -ffp-contract=off):
+ *   e1 = B - A, e2 = C - A, p = d x e2, det = e1 . p; |det| < 1e-12: miss;
+ *   inv = 1 / det, s = o - A, u = (s . p) inv, outside [0, 1]: miss;
+ *   q = s x e1, v = (d . q) inv, v < 0 or u + v > 1: miss;
+ *   t = (e2 . q) inv, a hit when t > 0;
+ * dot products summed left to right. The point is (1 - u - v) A + u B +
+ * v C = o + t d; its distance t |d| (|d| = sqrt(dx dx + dy dy + dz dz))
+ * must be at most the ray's maxDistance. The smallest t wins; ties keep
+ * the lowest primitive, then the lowest triangle (a strict < in that
+ * order). A hit whose t, u, v or distance is not finite is no hit. */
+#ifndef SK_RAY_H
+#define SK_RAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sk_geom.h"
+
+typedef struct sk_ray_hit {
+  int64_t prim; /* index into the geometry's primitives; -1: no hit */
+  uint32_t tri;
+  double t, distance, u, v;
+} sk_ray_hit;
+
+/* Möller–Trumbore as above on triangle (a, b, c): true and t, u, v for a
+ * hit with t > 0. */
+bool sk_ray_intersect(const double o[3], const double d[3], const float *a, const float *b, const float *c,
+                      double *t, double *u, double *v);
+
+/* Every hits[i] to no hit. */
+void sk_ray_clear(sk_ray_hit *hits, size_t n);
+
+/* Tests rays[0..n) against primitive `index` of the geometry (`p`, posed
+ * positions `pos`, p->count x 3 floats), keeping in hits[] each ray's
+ * closest so far: call once per primitive in order, after sk_ray_clear. */
+void sk_ray_prim(const sk_geom_prim *p, uint32_t index, const float *pos, const sk_geom_ray *rays, size_t n,
+                 sk_ray_hit *hits);
+
+/* Whether any of rays[0..n) tests primitive `index`. */
+bool sk_ray_wants(const sk_geom_ray *rays, size_t n, uint32_t index);
+
+#endif
