@@ -87,6 +87,82 @@ START_TEST(a_non_indexed_primitive_takes_consecutive_triples) {
 }
 END_TEST
 
+/* The fast path gives the brute force's hits bit for bit: Fox's and
+ * CesiumMan's triangles as loaded, rays aimed inside triangles, at their
+ * vertices and edges (where neighbours tie), and random ones. */
+static uint64_t g_seed = 0x9e3779b97f4a7c15ull;
+static double rnd(void) {
+  g_seed ^= g_seed << 13;
+  g_seed ^= g_seed >> 7;
+  g_seed ^= g_seed << 17;
+  return (double)(g_seed >> 11) / 9007199254740992.0;
+}
+
+START_TEST(the_fast_path_gives_the_brute_force_hits_bit_for_bit) {
+  const char *assets[] = {"Fox.glb", "CesiumMan.glb", "skin_mirror.glb"};
+  size_t compared = 0, hit = 0;
+  for (size_t a = 0; a < 3; a++) {
+    size_t len;
+    unsigned char *d = sk_test_read_asset(assets[a], &len);
+    sk_gltf *g;
+    sk_error err;
+    sk_error_clear(&err);
+    ck_assert_int_eq(sk_gltf_parse(d, len, &g, &err), 0);
+    sk_geom *geom;
+    ck_assert_int_eq(sk_geom_build(g, 0, &geom, &err), 0);
+    sk_gltf_destroy(g);
+    free(d);
+    enum { N = 600 };
+    sk_geom_ray *rays = calloc(N, sizeof *rays);
+    for (int r = 0; r < N; r++) {
+      const uint32_t pi = (uint32_t)(rnd() * geom->nprims);
+      const sk_geom_prim *p = &geom->prims[pi];
+      const uint32_t k = (uint32_t)(rnd() * p->ntris);
+      const float *v[3];
+      for (int c = 0; c < 3; c++)
+        v[c] = p->pos + 3 * (p->tris ? p->tris[3 * k + c] : 3 * k + c);
+      /* inside, on a vertex, on an edge's middle, anywhere */
+      double w1 = 0.1 + 0.5 * rnd(), w2 = 0.1 + 0.3 * rnd();
+      if (r % 4 == 1)
+        w1 = w2 = 0;
+      if (r % 4 == 2)
+        w1 = w2 = 0.5;
+      sk_geom_ray *y = &rays[r];
+      for (int c = 0; c < 3; c++) {
+        const double target = (1 - w1 - w2) * v[0][c] + w1 * v[1][c] + w2 * v[2][c];
+        y->origin[c] = target + 300 * (rnd() * 2 - 1);
+        y->dir[c] = r % 4 == 3 ? rnd() * 2 - 1 : target - y->origin[c];
+      }
+      y->max_distance = r % 7 == 0 ? 100 + 300 * rnd() : INFINITY;
+      y->prim = r % 11 == 0 ? (int64_t)pi : -1;
+    }
+    sk_ray_hit *slow = malloc(N * sizeof *slow), *fast = malloc(N * sizeof *fast);
+    sk_ray_clear(slow, N);
+    sk_ray_clear(fast, N);
+    for (uint32_t i = 0; i < geom->nprims; i++) {
+      double *scratch = malloc(sk_ray_scratch_doubles(&geom->prims[i]) * sizeof *scratch);
+      sk_ray_prim(&geom->prims[i], i, geom->prims[i].pos, rays, N, slow);
+      sk_ray_prim_fast(&geom->prims[i], i, geom->prims[i].pos, rays, N, scratch, fast);
+      free(scratch);
+    }
+    for (int r = 0; r < N; r++) {
+      ck_assert_msg(slow[r].prim == fast[r].prim && (slow[r].prim < 0 || slow[r].tri == fast[r].tri), "%s ray %d",
+                    assets[a], r);
+      ck_assert(memcmp(&slow[r].t, &fast[r].t, sizeof(double)) == 0 && memcmp(&slow[r].u, &fast[r].u, 8) == 0 &&
+                memcmp(&slow[r].v, &fast[r].v, 8) == 0 && memcmp(&slow[r].distance, &fast[r].distance, 8) == 0);
+      hit += slow[r].prim >= 0;
+      compared++;
+    }
+    free(slow);
+    free(fast);
+    free(rays);
+    sk_geom_unref(geom);
+  }
+  ck_assert_uint_eq(compared, 1800);
+  ck_assert_uint_gt(hit, 900);
+}
+END_TEST
+
 /* ---- indices at upload ------------------------------------------------------------------ */
 
 /* A skinned quad (4 vertices, joint 0) whose primitive has `prim_extra`
@@ -262,6 +338,7 @@ int main(void) {
   tcase_add_test(tc, misses_behind_beside_and_parallel);
   tcase_add_test(tc, the_closest_hit_wins_and_ties_keep_the_lowest_index);
   tcase_add_test(tc, a_non_indexed_primitive_takes_consecutive_triples);
+  tcase_add_test(tc, the_fast_path_gives_the_brute_force_hits_bit_for_bit);
   suite_add_tcase(s, tc);
   TCase *up = tcase_create("upload");
   tcase_add_test(up, indices_are_kept_and_modes_other_than_triangles_have_none);

@@ -280,7 +280,12 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
   mesh_work w;
   int rc = work_open(geom, layers, n, blend, &w);
   sk_ray_hit *hits = malloc((nrays + 1) * sizeof *hits);
-  if (hits == NULL)
+  size_t most = 0;
+  for (uint32_t i = 0; i < geom->nprims; i++)
+    if (sk_ray_scratch_doubles(&geom->prims[i]) > most)
+      most = sk_ray_scratch_doubles(&geom->prims[i]);
+  double *tris = malloc(most * sizeof *tris);
+  if (hits == NULL || tris == NULL)
     rc = SK_ENOMEM;
   else
     sk_ray_clear(hits, nrays);
@@ -298,7 +303,7 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
     if (!all_finite(w.pos, (size_t)p->count * 3))
       rc = SK_ENOTFINITE;
     else
-      sk_ray_prim(p, i, w.pos, rays, nrays, hits);
+      sk_ray_prim_fast(p, i, w.pos, rays, nrays, tris, hits);
   }
   work_close(&w);
   sk_strbuf part = {0}; /* appended whole: an SK_ENOTFINITE answer appends nothing */
@@ -312,5 +317,6 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
     rc = SK_ENOMEM;
   sk_strbuf_free(&part);
   free(hits);
+  free(tris);
   return rc;
 }

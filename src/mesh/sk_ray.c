@@ -1,6 +1,7 @@
 #include "sk_ray.h"
 
 #include <math.h>
+#include <string.h>
 
 bool sk_ray_intersect(const double o[3], const double d[3], const float *a, const float *b, const float *c,
                       double *t, double *u, double *v) {
@@ -63,4 +64,102 @@ void sk_ray_prim(const sk_geom_prim *p, uint32_t index, const float *pos, const 
       *h = (sk_ray_hit){.prim = index, .tri = k, .t = t, .distance = dist, .u = u, .v = v};
     }
   }
+}
+
+/* ---- the fast path ------------------------------------------------------------------- */
+
+/* Triangles in blocks of four, nine arrays of lanes: ax ay az, e1 xyz, e2
+ * xyz. Padding lanes are all zero: det 0, a miss. */
+#define LANES 4
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+
+size_t sk_ray_scratch_doubles(const sk_geom_prim *p) {
+  return ((size_t)p->ntris + LANES - 1) / LANES * LANES * 9 + LANES;
+}
+
+static void setup(const sk_geom_prim *p, const float *pos, double *s) {
+  const size_t blocks = ((size_t)p->ntris + LANES - 1) / LANES;
+  memset(s, 0, blocks * LANES * 9 * sizeof *s);
+  for (uint32_t k = 0; k < p->ntris; k++) {
+    const size_t i0 = p->tris ? p->tris[3 * (size_t)k] : 3 * (size_t)k;
+    const size_t i1 = p->tris ? p->tris[3 * (size_t)k + 1] : 3 * (size_t)k + 1;
+    const size_t i2 = p->tris ? p->tris[3 * (size_t)k + 2] : 3 * (size_t)k + 2;
+    double *b = s + (size_t)(k / LANES) * LANES * 9 + k % LANES;
+    for (int a = 0; a < 3; a++) {
+      const double av = pos[3 * i0 + a];
+      b[LANES * a] = av;
+      b[LANES * (3 + a)] = (double)pos[3 * i1 + a] - av; /* as sk_ray_intersect's e1, e2 */
+      b[LANES * (6 + a)] = (double)pos[3 * i2 + a] - av;
+    }
+  }
+}
+
+/* One ray over the blocks; the same operations as sk_ray_intersect, lane
+ * by lane (-ffp-contract=off: no fused multiply-add in either). */
+#define RAY_BODY                                                                                                   \
+  const double len = sqrt(ray->dir[0] * ray->dir[0] + ray->dir[1] * ray->dir[1] + ray->dir[2] * ray->dir[2]);     \
+  const v4d z = {0, 0, 0, 0};                                                                                      \
+  const v4d d0 = z + ray->dir[0], d1 = z + ray->dir[1], d2 = z + ray->dir[2];                                      \
+  const v4d o0 = z + ray->origin[0], o1 = z + ray->origin[1], o2 = z + ray->origin[2];                             \
+  const v4d eps = z + 1e-12, one = z + 1;                                                                          \
+  for (size_t b = 0; b < blocks; b++) {                                                                            \
+    const double *q = s + b * LANES * 9;                                                                           \
+    v4d a0, a1, a2, e10, e11, e12, e20, e21, e22;                                                                  \
+    memcpy(&a0, q, sizeof a0);                                                                                     \
+    memcpy(&a1, q + 4, sizeof a0);                                                                                 \
+    memcpy(&a2, q + 8, sizeof a0);                                                                                 \
+    memcpy(&e10, q + 12, sizeof a0);                                                                               \
+    memcpy(&e11, q + 16, sizeof a0);                                                                               \
+    memcpy(&e12, q + 20, sizeof a0);                                                                               \
+    memcpy(&e20, q + 24, sizeof a0);                                                                               \
+    memcpy(&e21, q + 28, sizeof a0);                                                                               \
+    memcpy(&e22, q + 32, sizeof a0);                                                                               \
+    const v4d p0 = d1 * e22 - d2 * e21, p1 = d2 * e20 - d0 * e22, p2 = d0 * e21 - d1 * e20;                        \
+    const v4d det = e10 * p0 + e11 * p1 + e12 * p2;                                                                \
+    const v4d inv = one / det;                                                                                     \
+    const v4d s0 = o0 - a0, s1 = o1 - a1, s2 = o2 - a2;                                                            \
+    const v4d u = (s0 * p0 + s1 * p1 + s2 * p2) * inv;                                                             \
+    const v4d q0 = s1 * e12 - s2 * e11, q1 = s2 * e10 - s0 * e12, q2 = s0 * e11 - s1 * e10;                        \
+    const v4d v = (d0 * q0 + d1 * q1 + d2 * q2) * inv;                                                             \
+    const v4d t = (e20 * q0 + e21 * q1 + e22 * q2) * inv;                                                          \
+    const v4l ok = ((det >= eps) | (det <= -eps)) & (u >= z) & (u <= one) & (v >= z) & (u + v <= one) & (t > z) &      \
+                   (t < z + h->t);                                                                                 \
+    if (!(ok[0] | ok[1] | ok[2] | ok[3]))                                                                          \
+      continue;                                                                                                    \
+    for (int l = 0; l < LANES; l++) {                                                                              \
+      if (!ok[l] || !(t[l] < h->t))                                                                                \
+        continue;                                                                                                  \
+      const double dist = t[l] * len;                                                                              \
+      if (!(dist <= ray->max_distance) || !isfinite(dist) || !isfinite(t[l]))                                      \
+        continue;                                                                                                  \
+      *h = (sk_ray_hit){.prim = index, .tri = (uint32_t)(b * LANES + (size_t)l), .t = t[l], .distance = dist,      \
+                        .u = u[l], .v = v[l]};                                                                     \
+    }                                                                                                              \
+  }
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void ray_avx2(const double *s, size_t blocks, uint32_t index,
+                                                     const sk_geom_ray *ray, sk_ray_hit *h) {
+  RAY_BODY
+}
+#endif
+static void ray_base(const double *s, size_t blocks, uint32_t index, const sk_geom_ray *ray, sk_ray_hit *h) {
+  RAY_BODY
+}
+
+void sk_ray_prim_fast(const sk_geom_prim *p, uint32_t index, const float *pos, const sk_geom_ray *rays, size_t n,
+                      double *scratch, sk_ray_hit *hits) {
+  if (p->ntris == 0 || !sk_ray_wants(rays, n, index))
+    return;
+  setup(p, pos, scratch);
+  const size_t blocks = ((size_t)p->ntris + LANES - 1) / LANES;
+  void (*one)(const double *, size_t, uint32_t, const sk_geom_ray *, sk_ray_hit *) = ray_base;
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx2"))
+    one = ray_avx2;
+#endif
+  for (size_t r = 0; r < n; r++)
+    if (rays[r].prim < 0 || rays[r].prim == (int64_t)index)
+      one(scratch, blocks, index, &rays[r], &hits[r]);
 }

@@ -42,9 +42,23 @@ void sk_ray_clear(sk_ray_hit *hits, size_t n);
 
 /* Tests rays[0..n) against primitive `index` of the geometry (`p`, posed
  * positions `pos`, p->count x 3 floats), keeping in hits[] each ray's
- * closest so far: call once per primitive in order, after sk_ray_clear. */
+ * closest so far: call once per primitive in order, after sk_ray_clear.
+ * One triangle, one ray at a time: the brute force the fast path is
+ * checked and measured against. */
 void sk_ray_prim(const sk_geom_prim *p, uint32_t index, const float *pos, const sk_geom_ray *rays, size_t n,
                  sk_ray_hit *hits);
+
+/* The same hits, bit for bit, faster: the pose's triangles are set up once
+ * (A and the edges B - A, C - A in doubles, as each ray would compute
+ * them) in `scratch` (sk_ray_scratch_doubles(p) doubles), then each ray
+ * runs over them four triangles a step in double lanes (avx2 or the
+ * baseline's, picked at run time), every lane the scalar steps; the
+ * closest of a step is then taken lane by lane in triangle order, with
+ * the scalar path's strict < . */
+void sk_ray_prim_fast(const sk_geom_prim *p, uint32_t index, const float *pos, const sk_geom_ray *rays, size_t n,
+                      double *scratch, sk_ray_hit *hits);
+/* Doubles of the scratch sk_ray_prim_fast takes for `p`. */
+size_t sk_ray_scratch_doubles(const sk_geom_prim *p);
 
 /* Whether any of rays[0..n) tests primitive `index`. */
 bool sk_ray_wants(const sk_geom_ray *rays, size_t n, uint32_t index);

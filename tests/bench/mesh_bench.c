@@ -13,6 +13,12 @@
  * scalar job; then a generated mesh of 200k vertices (mesh_bench_large.inc):
  * 1 vs 2 threads and the kernel against its bounds.
  *
+ * Per asset also ray hits (sk_ray) on the mid frame of clip 0: 1024 rays
+ * aimed inside random triangles, the fast path (triangles set up once,
+ * four a step in double lanes) against the brute force (one triangle, one
+ * ray at a time) in alternating rounds, the same hits checked bit for bit;
+ * rays/s of each and the ratio, PASS/MISS against 2x.
+ *
  *   tests/bench/mesh_bench [--baseline FILE] [ASSET.glb ...]   (default: mannequiny, Fox, CesiumMan) */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -24,6 +30,7 @@
 #include "sk_answer.h"
 #include "sk_gltf_mesh.h"
 #include "sk_pose.h"
+#include "sk_ray.h"
 #include "sk_skin.h"
 #include "sk_skinv.h"
 
@@ -93,6 +100,95 @@ static void baseline(const char *file, const char *path, double *babylon, double
     fclose(f);
 }
 
+enum { BENCH_RAYS = 1024 };
+
+/* Rays aimed inside random triangles of the posed primitives pos[]. */
+static void bench_rays_make(const sk_geom *g, float *const *pos, sk_geom_ray *rays) {
+  uint64_t x = 0x2545f4914f6cdd1dull;
+  for (int r = 0; r < BENCH_RAYS; r++) {
+    double u[5];
+    for (int k = 0; k < 5; k++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      u[k] = (double)(x >> 11) / 9007199254740992.0;
+    }
+    uint32_t pi = (uint32_t)(u[0] * g->nprims);
+    while (g->prims[pi].ntris == 0)
+      pi = (pi + 1) % g->nprims;
+    const sk_geom_prim *p = &g->prims[pi];
+    const uint32_t k = (uint32_t)(u[1] * p->ntris);
+    sk_geom_ray *y = &rays[r];
+    *y = (sk_geom_ray){.max_distance = 1e300, .prim = -1};
+    for (int c = 0; c < 3; c++) {
+      double t = 0;
+      for (int v = 0; v < 3; v++)
+        t += pos[pi][3 * (p->tris ? p->tris[3 * k + v] : 3 * k + v) + c] / 3;
+      y->origin[c] = t + 500 * (u[2 + c] - 0.5);
+      y->dir[c] = t - y->origin[c];
+    }
+  }
+}
+
+/* One pass of every ray over every primitive: the fast path or the brute force. */
+static double bench_rays_pass(const sk_geom *g, float *const *pos, const sk_geom_ray *rays, double *scratch,
+                              sk_ray_hit *hits, bool fast) {
+  const double t0 = now();
+  sk_ray_clear(hits, BENCH_RAYS);
+  for (uint32_t i = 0; i < g->nprims; i++) {
+    if (fast)
+      sk_ray_prim_fast(&g->prims[i], i, pos[i], rays, BENCH_RAYS, scratch, hits);
+    else
+      sk_ray_prim(&g->prims[i], i, pos[i], rays, BENCH_RAYS, hits);
+  }
+  return now() - t0;
+}
+
+static int bench_rays(const char *path, const sk_geom *g, const float *final, size_t slots, int *misses) {
+  float **pos = calloc(g->nprims, sizeof *pos);
+  size_t most = 1;
+  uint64_t tris = 0;
+  for (uint32_t i = 0; i < g->nprims; i++) {
+    const sk_geom_prim *p = &g->prims[i];
+    pos[i] = malloc(((size_t)p->count * 3 + 1) * sizeof(float));
+    sk_skin_job job = {.prim = p, .final = final, .slots = slots, .pos = pos[i]};
+    sk_skin_run(&job);
+    most = sk_ray_scratch_doubles(p) > most ? sk_ray_scratch_doubles(p) : most;
+    tris += p->ntris;
+  }
+  sk_geom_ray *rays = malloc(BENCH_RAYS * sizeof *rays);
+  sk_ray_hit *slow = malloc(BENCH_RAYS * sizeof *slow), *fast = malloc(BENCH_RAYS * sizeof *fast);
+  double *scratch = malloc(most * sizeof *scratch);
+  bench_rays_make(g, pos, rays);
+  double best_slow = 1e30, best_fast = 1e30;
+  for (int round = 0; round < 7; round++) {
+    const double a = bench_rays_pass(g, pos, rays, scratch, slow, false);
+    const double b = bench_rays_pass(g, pos, rays, scratch, fast, true);
+    best_slow = a < best_slow ? a : best_slow;
+    best_fast = b < best_fast ? b : best_fast;
+  }
+  int bad = 0, hit = 0;
+  for (int r = 0; r < BENCH_RAYS; r++) {
+    bad |= slow[r].prim != fast[r].prim || slow[r].tri != fast[r].tri || memcmp(&slow[r].t, &fast[r].t, 8) ||
+           memcmp(&slow[r].u, &fast[r].u, 8) || memcmp(&slow[r].v, &fast[r].v, 8);
+    hit += slow[r].prim >= 0;
+  }
+  const double ratio = best_slow / best_fast;
+  printf("%-28s ray hits, %llu triangles, %d rays (%d hit): fast %.3f M rays/s, brute force %.3f M rays/s: %.2fx  %s "
+         "(>= 2x)%s\n",
+         path, (unsigned long long)tris, BENCH_RAYS, hit, BENCH_RAYS / best_fast * 1e-6, BENCH_RAYS / best_slow * 1e-6,
+         ratio, ratio >= 2 ? "PASS" : "MISS", bad ? "  DIFFERENT HITS" : "");
+  *misses += ratio < 2;
+  for (uint32_t i = 0; i < g->nprims; i++)
+    free(pos[i]);
+  free(pos);
+  free(rays);
+  free(slow);
+  free(fast);
+  free(scratch);
+  return bad;
+}
+
 static int bench(const char *path, const char *base_file, int *misses) {
   size_t len, est;
   unsigned char *d = slurp(path, &len);
@@ -154,6 +250,7 @@ static int bench(const char *path, const char *base_file, int *misses) {
   } else if (base_file != NULL) {
     printf("%-28s no baseline for this asset in %s\n", "", base_file);
   }
+  const int bad = bench_rays(path, g, finals + frames / 2 * slots * 16, slots, misses);
   free(pos);
   free(finals);
   free(trs);
@@ -162,7 +259,7 @@ static int bench(const char *path, const char *base_file, int *misses) {
   sk_gltf_extra_clear(&x);
   sk_skeleton_destroy(s);
   sk_anim_destroy(an);
-  return 0;
+  return bad;
 }
 
 #include "mesh_bench_large.inc"
