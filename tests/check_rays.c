@@ -4,7 +4,7 @@
  * checked against a brute-force reference written here in doubles in
  * another form (the plane's t, then barycentrics from the Gram matrix),
  * on that same answer's "vertices" and the file's indices; every pose form
- * (/pose, /poses, "times", "from"/"to"/"fps") answers the same hits; the
+ * (/pose, /poses, "times", "from"/"to"/"fps", with "ops") answers the same hits; the
  * binary words carry the JSON numbers; the work limit refuses at /rays.
  * Bit-identity with Babylon's positions is tests/oracle/conformance_rays.sh. */
 #define _GNU_SOURCE
@@ -334,6 +334,11 @@ START_TEST(hits_match_a_brute_force_reference_on_every_asset_and_pose_form) {
       json_t *f = post_json(path, many, 200);
       ck_assert_uint_eq(json_array_size(json_object_get(f, "results")), 1);
       ck_assert(json_equal(one, json_array_get(json_object_get(f, "results"), 0)));
+      /* with (empty) ops: the Bone API's scratch-copy path, the same hits */
+      snprintf(many, 4 * cap, "{%s, \"ops\": []%s", pose, rest);
+      json_t *o = post_json(path, many, 200);
+      ck_assert(json_equal(json_object_get(one, "hits"), json_object_get(o, "hits")));
+      json_decref(o);
       json_decref(one);
       json_decref(b);
       json_decref(c);
