@@ -281,8 +281,9 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
     const size_t arrays = ((x->mesh_out & SK_OUT_VERTICES) != 0) + ((x->mesh_out & SK_OUT_NORMALS) != 0);
     mesh = (size_t)x->geom->vertices * 3 * 16 * arrays + (size_t)x->geom->nprims * 2 * (64 + 6 * 16) * 2 +
            (size_t)x->geom->nprims * (32 + 26 * (size_t)x->geom->max_targets) + 4 * 32;
-    /* a hit: its primitive's name (two u32), a u32 and three doubles */
-    mesh += 16 + x->nrays * (64 + 2 * 10 + 10 + 3 * 25);
+    /* a hit: its keys and primitive's name (two u32, 56 bytes), a u32
+     * and three doubles (25 bytes at most each): under 224 */
+    mesh += 16 + x->nrays * 224;
   }
   return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh;
 }
