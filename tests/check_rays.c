@@ -160,8 +160,9 @@ static double rnd(void) { /* xorshift64, [0, 1) */
 
 #define NRAYS 40
 
-/* Rays aimed at points inside random triangles from far outside, misses
- * aimed away, short ones (maxDistance) and one-primitive ones. */
+/* Rays aimed at points inside random triangles from far outside, at
+ * edges and vertices, misses aimed away, short ones (maxDistance) and
+ * one-primitive ones. */
 static void make_rays(const sk_geom *geom, float *const *pos, ray *rays) {
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (uint32_t pi = 0; pi < geom->nprims; pi++)
@@ -188,7 +189,11 @@ static void make_rays(const sk_geom *geom, float *const *pos, ray *rays) {
     const sk_geom_prim *p = &geom->prims[pi];
     double v[3][3], target[3];
     tri_of(p, pos[pi], (uint32_t)(rnd() * p->ntris), v);
-    const double w1 = 0.1 + 0.5 * rnd(), w2 = 0.1 + 0.3 * rnd();
+    double w1 = 0.1 + 0.5 * rnd(), w2 = 0.1 + 0.3 * rnd();
+    if (r % 8 == 3) /* an edge's middle, a vertex: neighbours tie */
+      w1 = w2 = 0.5;
+    if (r % 8 == 4)
+      w1 = w2 = 0;
     ray *y = &rays[r];
     y->max = INFINITY;
     y->prim = -1;
@@ -255,9 +260,13 @@ static void check_hits(const sk_geom *geom, const json_t *ans, const ray *rays, 
     const json_t *bc = json_object_get(h, "barycentric");
     const double u = json_number_value(json_array_get(bc, 0)), v = json_number_value(json_array_get(bc, 1));
     ck_assert_msg(want.prim >= 0, "%s ray %d: a hit (triangle %ld at %.17g), the reference none", what, r, tri, dist);
-    ck_assert_msg(fabs(dist - want.dist) <= 1e-6 * want.dist, "%s ray %d: distance %.17g, reference %.17g", what, r,
-                  dist, want.dist);
     ck_assert(u >= 0 && v >= 0 && u + v <= 1);
+    /* never nearer than the (tolerant) reference's nearest; through an
+     * edge or vertex the float32 triangles may leave a gap it falls in */
+    ck_assert_msg(dist >= want.dist * (1 - 1e-6), "%s ray %d: distance %.17g, reference %.17g", what, r, dist,
+                  want.dist);
+    ck_assert_msg(want.edge || fabs(dist - want.dist) <= 1e-6 * want.dist, "%s ray %d: distance %.17g, reference %.17g",
+                  what, r, dist, want.dist);
     if (want.edge || tie) {
       (*grazing)++;
       continue;
@@ -352,7 +361,7 @@ START_TEST(hits_match_a_brute_force_reference_on_every_asset_and_pose_form) {
   ck_assert_uint_eq(poses, 12);
   printf("rays: %zu poses x %d rays, %zu hits: %zu compared exactly, %zu grazing or tied\n", poses, NRAYS, hit, exact,
          grazing);
-  ck_assert_msg(exact >= hit * 8 / 10 && hit >= poses * NRAYS / 2, "%zu exact, %zu grazing of %zu hits", exact, grazing,
+  ck_assert_msg(exact >= hit / 2 && grazing >= poses && hit >= poses * NRAYS / 2, "%zu exact, %zu grazing of %zu hits", exact, grazing,
                 hit);
 }
 END_TEST

@@ -7,7 +7,8 @@
 // Starts SKINNERD on 127.0.0.1 (a port it picks), uploads Fox, CesiumMan, skin_mirror and
 // skin_morph, and for the first two clips at four times poses Babylon (getPositionData(true,
 // true), getIndices()), aims 48 rays at points inside random triangles from outside the mesh
-// (every 8th aimed away, every 8th with a maxDistance, every 8th on one primitive), and asks
+// (every 8th aimed away, every 8th with a maxDistance, every 8th on one primitive, every 8th at
+// an edge's middle and every 8th at a vertex, where neighbours tie), and asks
 // the daemon for "hits" at that clip time. Each daemon hit must be the reference's: the same
 // primitive and triangle, barycentrics [u, v] equal to the reference's [w1, w2] to the bit
 // (the same arithmetic on the same float32 vertices), the distance within 1e-15 relative
@@ -99,7 +100,9 @@ function makeRays(prims) {
         const n = p.indices ? p.indices.length / 3 : p.positions.length / 9;
         const k = Math.floor(rnd() * n);
         const ix = p.indices ? [0, 1, 2].map((j) => p.indices[3 * k + j]) : [3 * k, 3 * k + 1, 3 * k + 2];
-        const w1 = 0.1 + 0.5 * rnd(), w2 = 0.1 + 0.3 * rnd();
+        let w1 = 0.1 + 0.5 * rnd(), w2 = 0.1 + 0.3 * rnd();
+        if (r % 8 === 3) w1 = w2 = 0.5; // an edge's middle: two triangles tie
+        if (r % 8 === 4) w1 = w2 = 0; // a vertex: every triangle around it ties
         const target = [0, 1, 2].map((a) => (1 - w1 - w2) * p.positions[3 * ix[0] + a] + w1 * p.positions[3 * ix[1] + a] + w2 * p.positions[3 * ix[2] + a]);
         const u = [rnd() * 2 - 1, rnd() * 2 - 1, rnd() * 2 - 1], s = Math.hypot(...u) + 1e-9;
         const origin = target.map((x, a) => x + 1.5 * diag * u[a] / s);
