@@ -74,18 +74,24 @@ void sk_ray_prim(const sk_geom_prim *p, uint32_t index, const float *pos, const 
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4l __attribute__((vector_size(32)));
 
+/* Triangles set up at once: the scratch stays 288 KiB however large the
+ * primitive (chunks in triangle order keep the ties' lowest index). */
+#define CHUNK 4096u
+
 size_t sk_ray_scratch_doubles(const sk_geom_prim *p) {
-  return ((size_t)p->ntris + LANES - 1) / LANES * LANES * 9 + LANES;
+  const size_t n = p->ntris < CHUNK ? p->ntris : CHUNK;
+  return (n + LANES - 1) / LANES * LANES * 9 + LANES;
 }
 
-static void setup(const sk_geom_prim *p, const float *pos, double *s) {
-  const size_t blocks = ((size_t)p->ntris + LANES - 1) / LANES;
+/* Triangles [k0, k1) into s, block by block. */
+static void setup(const sk_geom_prim *p, const float *pos, uint32_t k0, uint32_t k1, double *s) {
+  const size_t blocks = ((size_t)(k1 - k0) + LANES - 1) / LANES;
   memset(s, 0, blocks * LANES * 9 * sizeof *s);
-  for (uint32_t k = 0; k < p->ntris; k++) {
+  for (uint32_t k = k0; k < k1; k++) {
     const size_t i0 = p->tris ? p->tris[3 * (size_t)k] : 3 * (size_t)k;
     const size_t i1 = p->tris ? p->tris[3 * (size_t)k + 1] : 3 * (size_t)k + 1;
     const size_t i2 = p->tris ? p->tris[3 * (size_t)k + 2] : 3 * (size_t)k + 2;
-    double *b = s + (size_t)(k / LANES) * LANES * 9 + k % LANES;
+    double *b = s + (size_t)((k - k0) / LANES) * LANES * 9 + (k - k0) % LANES;
     for (int a = 0; a < 3; a++) {
       const double av = pos[3 * i0 + a];
       b[LANES * a] = av;
@@ -133,18 +139,19 @@ static void setup(const sk_geom_prim *p, const float *pos, double *s) {
       const double dist = t[l] * len;                                                                              \
       if (!(dist <= ray->max_distance) || !isfinite(dist) || !isfinite(t[l]))                                      \
         continue;                                                                                                  \
-      *h = (sk_ray_hit){.prim = index, .tri = (uint32_t)(b * LANES + (size_t)l), .t = t[l], .distance = dist,      \
+      *h = (sk_ray_hit){.prim = index, .tri = first + (uint32_t)(b * LANES + (size_t)l), .t = t[l], .distance = dist,      \
                         .u = u[l], .v = v[l]};                                                                     \
     }                                                                                                              \
   }
 
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2"))) static void ray_avx2(const double *s, size_t blocks, uint32_t index,
-                                                     const sk_geom_ray *ray, sk_ray_hit *h) {
+__attribute__((target("avx2"))) static void ray_avx2(const double *s, size_t blocks, uint32_t first,
+                                                     uint32_t index, const sk_geom_ray *ray, sk_ray_hit *h) {
   RAY_BODY
 }
 #endif
-static void ray_base(const double *s, size_t blocks, uint32_t index, const sk_geom_ray *ray, sk_ray_hit *h) {
+static void ray_base(const double *s, size_t blocks, uint32_t first, uint32_t index, const sk_geom_ray *ray,
+                     sk_ray_hit *h) {
   RAY_BODY
 }
 
@@ -152,14 +159,17 @@ void sk_ray_prim_fast(const sk_geom_prim *p, uint32_t index, const float *pos, c
                       double *scratch, sk_ray_hit *hits) {
   if (p->ntris == 0 || !sk_ray_wants(rays, n, index))
     return;
-  setup(p, pos, scratch);
-  const size_t blocks = ((size_t)p->ntris + LANES - 1) / LANES;
-  void (*one)(const double *, size_t, uint32_t, const sk_geom_ray *, sk_ray_hit *) = ray_base;
+  void (*one)(const double *, size_t, uint32_t, uint32_t, const sk_geom_ray *, sk_ray_hit *) = ray_base;
 #if defined(__x86_64__) || defined(__i386__)
   if (__builtin_cpu_supports("avx2"))
     one = ray_avx2;
 #endif
-  for (size_t r = 0; r < n; r++)
-    if (rays[r].prim < 0 || rays[r].prim == (int64_t)index)
-      one(scratch, blocks, index, &rays[r], &hits[r]);
+  for (uint32_t k0 = 0; k0 < p->ntris; k0 += CHUNK) {
+    const uint32_t k1 = p->ntris - k0 < CHUNK ? p->ntris : k0 + CHUNK;
+    setup(p, pos, k0, k1, scratch);
+    const size_t blocks = ((size_t)(k1 - k0) + LANES - 1) / LANES;
+    for (size_t r = 0; r < n; r++)
+      if (rays[r].prim < 0 || rays[r].prim == (int64_t)index)
+        one(scratch, blocks, k0, index, &rays[r], &hits[r]);
+  }
 }

@@ -50,7 +50,8 @@ void sk_ray_prim(const sk_geom_prim *p, uint32_t index, const float *pos, const 
 
 /* The same hits, bit for bit, faster: the pose's triangles are set up once
  * (A and the edges B - A, C - A in doubles, as each ray would compute
- * them) in `scratch` (sk_ray_scratch_doubles(p) doubles), then each ray
+ * them), 4096 at a time, in `scratch` (sk_ray_scratch_doubles(p)
+ * doubles, at most 288 KiB), then each ray
  * runs over them four triangles a step in double lanes (avx2 or the
  * baseline's, picked at run time), every lane the scalar steps; the
  * closest of a step is then taken lane by lane in triangle order, with
