@@ -226,7 +226,7 @@ export class Client {
         this.maxFrames = opts.maxFrames ?? 1024;
         this.maxBatch = opts.maxBatch ?? 1024;
         this.extraHeaders = { ...(opts.headers || {}) };
-        this.fetchFn = opts.fetch || globalThis.fetch.bind(globalThis);
+        this.fetchFn = opts.fetch || ((input, init) => globalThis.fetch(input, init));
         this.WebSocketCtor = opts.WebSocket || globalThis.WebSocket;
     }
     /** One request; resolves with a 2xx answer, rejects with a SkinnerdError for a problem. */
