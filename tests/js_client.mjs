@@ -215,6 +215,8 @@ async function main() {
 
     await test("operational", async () => {
       check((await c.healthz()).status === "ok", "healthz");
+    const served = new Uint8Array(await (await fetch(`${d.url}/ui/skinnerd.js`)).arrayBuffer());
+    check(Buffer.compare(Buffer.from(served), readFileSync(join(JS, "dist/skinnerd.js"))) === 0, "the daemon serves dist/skinnerd.js as /ui/skinnerd.js");
       const m = await c.metrics();
       check(Object.keys(m).some((k) => k.startsWith("skinnerd_")), `metrics parsed (${Object.keys(m).length} series)`);
     });
@@ -224,6 +226,7 @@ async function main() {
     await d.stop();
     await big.stop();
   }
+  await test("tls", tlsTests);
   await test("tokens", tokenTests);
   await test("retry", retryTests);
   await test("readme", readmeTest);
@@ -287,6 +290,36 @@ async function streamTests(c, d, fox) {
   const none = await throws(c.stream("nope"), sk.ProtocolError);
   check(!none.wrong, `an unknown skeleton's stream does not open (${none.message})`);
   void fox;
+}
+
+// https and wss with a self-signed certificate the child's Node trusts (NODE_EXTRA_CA_CERTS).
+async function tlsTests() {
+  const tmp = mkdtempSync(join(tmpdir(), "js_client."));
+  const cert = join(tmp, "c.crt"), key = join(tmp, "c.key");
+  const ssl = spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"], { encoding: "utf8" });
+  if (ssl.status !== 0) { console.log("ok - # SKIP tls: no openssl"); rmSync(tmp, { recursive: true, force: true }); return; }
+  const dd = await daemon("--tls-cert", cert, "--tls-key", key);
+  try {
+    const file = join(tmp, "tls.mjs"), url = `https://127.0.0.1:${dd.port}`;
+    writeFileSync(file, `import * as sk from ${JSON.stringify(pathToFileURL(join(JS, "dist/skinnerd.js")).href)};
+const c = new sk.Client(${JSON.stringify(url)});
+await c.upload("page", ${JSON.stringify(PAGE)});
+const f = await c.pose("page", {}, "mat4");
+const s = await c.stream("page");
+const a = await s.send({});
+s.close();
+console.log(f.data.length, a.frames.data.length, new URL(s.ws.url).protocol);
+`);
+    const run = (extra) => spawnSync(process.execPath, [...process.execArgv, file], { encoding: "utf8", timeout: 60000, env: { ...process.env, ...extra } });
+    const r = run({ NODE_EXTRA_CA_CERTS: cert });
+    check(r.status === 0 && r.stdout.trim() === "64 64 wss:", `https and wss:// with a trusted certificate (${(r.stdout + r.stderr).trim().split("\n").pop()})`);
+    const no = run({ NODE_EXTRA_CA_CERTS: "" });
+    check(no.status !== 0, "a certificate nobody trusts: the client fails");
+  } finally {
+    await dd.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 async function tokenTests() {
