@@ -3,7 +3,11 @@
 // of the playhead, and edits the picked bone through the API's ops (rotate
 // about a local or world axis, IK drag, look-at), which ride along with
 // every later pose request so what the page shows is what any client gets.
+// An IK or look-at drag goes over the skeleton's WebSocket stream when the
+// upgrade works (skinnerd.js, the JS client: no HTTP round trip per step),
+// over POST /pose otherwise.
 import { Api, ApiError } from "./api.js";
+import { Client, SkinnerdError } from "./skinnerd.js";
 import { loadSkinnedMesh } from "./glb.js";
 import { fmt, handedness, identity, invert, lookAt, meshWorld, mul, perspective, rayPlane, transformPoint } from "./mat.js";
 import { Renderer } from "./render.js";
@@ -19,6 +23,7 @@ const $ = (id) => document.getElementById(id);
 const MAX_OPS = 64;       // edits kept; older rotates are merged before this
 
 const api = new Api("");
+const client = new Client(location.origin);
 const st = {
   id: null, info: null, bones: [], byName: new Map(), mesh: null, meshNote: "",
   world: identity(), display: identity(), displayInv: identity(), sendMesh: undefined, etags: new Map(),
@@ -26,6 +31,7 @@ const st = {
   ops: [], edit: null, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
   cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
   fitted: false, timing: null, metrics: { last: null, window: null },
+  stream: null, streamFor: null, streamOpening: null, streamed: 0, dragging: false,
 };
 
 // ---- errors: always visible, never a blank page -----------------------------
@@ -113,6 +119,7 @@ async function open(id) {
   serverMesh.clear();
   updateClipUi();
   await seek(0);
+  openStream(id);
   status(`${id}: ${st.bones.length} bones, ${info.animations.length} clips${st.meshNote ? " · " + st.meshNote : ""}`);
   if (st.clip) setPlaying(true);
 }
@@ -210,19 +217,67 @@ function prefetch(t) {
   }
 }
 
+// ---- the stream (proto/stream.md) ------------------------------------------------
+
+// One WebSocket session per skeleton shown, mat3x4 answers. A refused
+// upgrade (an old daemon, a proxy without WebSocket) leaves the HTTP path.
+function openStream(id) {
+  if (st.stream) { st.stream.close(); st.stream = null; }
+  st.streamFor = null;
+  showStream();
+  if (typeof WebSocket !== "function") return Promise.resolve(null);
+  const p = client.stream(id, { format: "mat3x4" }).then((s) => {
+    if (st.id !== id) { s.close(); return null; }
+    st.stream = s;
+    st.streamFor = id;
+    s.ws.addEventListener("close", () => { if (st.stream === s) { st.stream = null; showStream(); } });
+    showStream();
+    return s;
+  }, () => null);
+  st.streamOpening = p;
+  return p;
+}
+
+function showStream() {
+  const live = st.stream && st.stream.open && st.streamFor === st.id;
+  $("stream").textContent = live ? `stream: live (${st.streamed} answers)` : "stream: off (HTTP)";
+  $("stream").title = live ? "IK and look-at drags go over the WebSocket stream (GET …/stream)" : "the stream did not open: drags use POST /pose";
+}
+
+// Final matrices as mat3x4 over the stream when it is open, else POST /pose.
+async function poseMats(body, viaStream) {
+  const s = st.stream;
+  if (viaStream && s && s.open && st.streamFor === st.id) {
+    const t0 = performance.now();
+    try {
+      const f = await s.send(body);
+      st.streamed++;
+      showStream();
+      return { data: f.frames.data, poses: f.frames.poseCount, mats: f.frames.matrices, ms: performance.now() - t0 };
+    } catch (e) {
+      if (e instanceof SkinnerdError) throw new ApiError(e.status, e.problem, "pose");
+      // The session ended under the request: HTTP from here on.
+    }
+  }
+  return api.framesMat3x4(st.id, body);
+}
+
 // Exactly the pose at time t (one request): for scrubbing, pausing, tests.
 // `latest`: draw the answer even if the ops moved on meanwhile (a drag's
-// steps: the picture follows the handle instead of waiting for it to stop).
+// steps, sent over the stream when open: the picture follows the handle
+// instead of waiting for it to stop).
 async function seek(t, latest = false) {
   st.time = t;
   const gen = st.gen, id = st.id;
-  const r = await api.framesMat3x4(st.id, poseBody(st.clip ? { time: t } : {}));
+  const r = await poseMats(poseBody(st.clip ? { time: t } : {}), latest);
   st.timing = { ms: r.ms, frames: 1, at: performance.now() };
   showTiming();
   if (gen !== st.gen && !(latest && id === st.id)) return;
   applyMats(r.data.subarray(0, r.mats * 12), t);
   updateTimeUi();
-  if (st.picked) refreshNumbers();
+  // While a handle is held the numbers wait for its release (one JSON request
+  // then); a drag step the ops have moved past leaves them to the newer one.
+  if (st.picked && gen === st.gen && !(latest && st.dragging)) refreshNumbers();
 }
 
 // `time`: the clip time the matrices are of (a range's frame time, not the playhead's).
@@ -709,10 +764,15 @@ function wire() {
   let drag = null;
   cv.onpointerdown = (e) => {
     drag = { x: e.clientX, y: e.clientY, moved: false, handle: onHandle(e) };
+    st.dragging = !!drag.handle;
     cv.setPointerCapture(e.pointerId);
   };
   cv.onpointerup = (e) => {
     if (drag && !drag.moved && !drag.handle) { const b = boneAt(e); if (b) pick(b.name); }
+    if (drag && drag.handle) {
+      st.dragging = false;
+      if (drag.moved) (sending || Promise.resolve()).then(() => st.picked && refreshNumbers()).catch(showError);
+    }
     drag = null;
   };
   cv.onpointermove = (e) => {
@@ -805,6 +865,9 @@ window.skPreview = {
   startEdit, stopEdit, moveTarget, setOps, numbersBody, poseBody,
   // Resolves when the edit's drag requests have all been answered.
   idle: () => sending || Promise.resolve(),
+  // Resolves with whether the skeleton's stream is open (drags go over it).
+  streamReady: async () => { await st.streamOpening; return !!(st.stream && st.stream.open && st.streamFor === st.id); },
+  openStream,
   // The pose and the joint positions the page draws now (world space).
   drawn() { return st.bones.map((b) => { const w = st.lastWorlds.get(b.name).world; return [w[12], w[13], w[14]]; }); },
   // The server-skinned overlay on or off; resolves once its answer is shown.

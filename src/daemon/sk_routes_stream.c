@@ -533,6 +533,7 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   s->fmt = fmt;
   s->rd.require_mask = true;
   s->rd.max_message = r->cfg.pool_upload;
-  const char *hdr[] = {"Upgrade", "websocket", "Connection", "Upgrade", "Sec-WebSocket-Accept", accept, NULL};
+  /* No Connection: libmicrohttpd adds "Upgrade"; ours made it "Upgrade, Upgrade", which Node's WebSocket refuses. */
+  const char *hdr[] = {"Upgrade", "websocket", "Sec-WebSocket-Accept", accept, NULL};
   sk_http_respond_upgrade(req, hdr, &k_ops, s);
 }

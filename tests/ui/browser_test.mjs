@@ -596,6 +596,67 @@ async function main() {
         `the IK drag changes the picture (IoU with before ${iou(m0, r.mask).toFixed(4)}) as Babylon draws the API's answer for ${Object.keys(qi).join(", ")} (IoU ${r.iou.toFixed(4)})`);
     }
 
+    // Live IK over the stream (GET …/stream, WebSocket): with the handle
+    // held, every step goes out as a text message and comes back as a
+    // binary frame; no POST /pose until the handle is released.
+    {
+      await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); p.setClip("Survey"); await p.seek(1); p.show({ armature: true, flat: false }); });
+      const live = await ui.evaluate(() => window.skPreview.streamReady());
+      check(live, "the page opened the skeleton's WebSocket stream");
+      const ikBone = "b_LeftLeg02_016", end = "b_LeftFoot01_017";
+      await ui.evaluate((b) => window.skPreview.pick(b), ikBone);
+      await ui.click("#ik");
+      const cdp = await ui.createCDPSession();
+      await cdp.send("Network.enable");
+      const ws = { sent: 0, binary: 0 }, http = [];
+      cdp.on("Network.webSocketFrameSent", () => ws.sent++);
+      cdp.on("Network.webSocketFrameReceived", (f) => { if (f.response.opcode === 2) ws.binary++; });
+      const onReq = (r) => { if (/\/pose$/.test(new URL(r.url()).pathname)) http.push(r.method()); };
+      ui.on("request", onReq);
+      await ui.bringToFront();
+      const at = await ui.evaluate(() => window.skPreview.screenOf("handle"));
+      const before = await ui.evaluate(() => window.skPreview.state.streamed);
+      const steps = 8;
+      await ui.mouse.move(at.x, at.y);
+      await ui.mouse.down();
+      for (let i = 1; i <= steps; i++) {
+        await ui.mouse.move(at.x - (35 * i) / steps, at.y - (20 * i) / steps);
+        await new Promise((r) => setTimeout(r, 40));
+      }
+      await ui.evaluate(() => window.skPreview.idle());
+      await new Promise((r) => setTimeout(r, 200)); // the CDP events of the last frames
+      const held = { sent: ws.sent, binary: ws.binary, http: http.length };
+      const st = await ui.evaluate(() => ({ streamed: window.skPreview.state.streamed, target: window.skPreview.state.edit.target, text: document.body.innerText,
+        stream: document.getElementById("stream").textContent }));
+      await fullShot(ui, "ik-stream-live");
+      await ui.mouse.up();
+      await ui.mouse.move(1, 1);
+      await ui.evaluate(() => window.skPreview.idle());
+      ui.off("request", onReq);
+      await cdp.detach();
+      check(held.sent >= 2 && held.binary >= 2 && held.binary === held.sent && st.streamed - before === held.binary,
+        `while the handle is held the ik op goes over the WebSocket: ${held.sent} messages sent, ${held.binary} binary frames back (the page counted ${st.streamed - before})`);
+      check(held.http === 0, `no HTTP /pose request during the drag (${held.http})`);
+      check(!/\b(NaN|undefined)\b/.test(st.text) && /stream: live/.test(st.stream), `no NaN or undefined in the page during the live drag ("${st.stream}")`);
+      const a0 = await drawnVsApi(ui);
+      const b0len = dist(pos(a0, ikBone), pos(a0, "b_LeftLeg01_015")) + dist(pos(a0, end), pos(a0, ikBone));
+      const reach = dist(pos(a0, end), st.target);
+      check(a0.worst <= DRAWN_TOL * a0.size && reach <= 1e-4 * b0len,
+        `after the live drag the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)}) and the foot is on the handle (off by ${reach.toExponential(2)})`);
+      // The HTTP fallback: with the stream closed the same drag posts /pose.
+      await ui.evaluate(() => { const p = window.skPreview; p.state.stream.close(); });
+      await ui.waitForFunction(() => !window.skPreview.state.stream, { timeout: 10000 });
+      const http2 = [];
+      const onReq2 = (r) => { if (/\/pose$/.test(new URL(r.url()).pathname)) http2.push(r.method()); };
+      ui.on("request", onReq2);
+      await dragHandle(ui, 15, 10, 4);
+      ui.off("request", onReq2);
+      const fb = await ui.evaluate(() => ({ stream: document.getElementById("stream").textContent, text: document.body.innerText }));
+      check(http2.length >= 1 && /HTTP/.test(fb.stream) && !/\b(NaN|undefined)\b/.test(fb.text),
+        `with the stream closed the drag falls back to POST /pose (${http2.length} requests, "${fb.stream}")`);
+      await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); await p.openStream(p.state.id); });
+    }
+
     // Look-at: the head's +Z (BoneLookController's forward) turns to the handle.
     {
       await ui.evaluate(async () => { window.skPreview.stopEdit(); await window.skPreview.setOps([]); window.skPreview.show({ armature: true, flat: false }); });
