@@ -136,7 +136,10 @@ export interface paths {
          *     `positions` cover every bone in `order`; query results come back in
          *     `queries`. Binary answers put `world` (B matrices) and `positions`
          *     (B x 3 floats) after each pose's final matrices; a `query` op in a
-         *     binary answer is a 422.
+         *     binary answer is a 422. Mesh outputs (docs/mesh.md, proto/mesh.md)
+         *     include `hits`: with `rays` (at most 1024, in the mesh's own space)
+         *     the closest skinned triangle per ray, costed as rays x triangles x
+         *     poses against `--max-work` (413 at `/rays`).
          *     answers `{"results": [...]}`, one result per frame. Babylon-format
          *     clips (bone animations and ranges uploaded in Babylon JSON, or a
          *     stored copy) take `animation`, `time`, `loop` and frame ranges the
@@ -782,8 +785,8 @@ export interface components {
             bones?: components["schemas"]["boneName"][];
         };
         override: components["schemas"]["trs"];
-        /** @description Which matrices a pose answers with; default ["final"]. "world" and "positions" (Bone API, result.json) also in binary answers, after the final matrices. The mesh outputs "vertices", "normals" (with "vertices"), "bounds", "morphWeights" and "boundsConservative" (docs/mesh.md) need a glTF upload with skinned primitives and a JSON answer. */
-        output: ("final" | "absolute" | "local" | "world" | "positions" | "vertices" | "normals" | "bounds" | "morphWeights" | "boundsConservative")[];
+        /** @description Which matrices a pose answers with; default ["final"]. "world" and "positions" (Bone API, result.json) also in binary answers, after the final matrices. The mesh outputs "vertices", "normals" (with "vertices"), "bounds", "morphWeights", "boundsConservative" and "hits" (with the pose's "rays") (docs/mesh.md) need a glTF upload with skinned primitives. */
+        output: ("final" | "absolute" | "local" | "world" | "positions" | "vertices" | "normals" | "bounds" | "morphWeights" | "boundsConservative" | "hits")[];
         /** @description A TransformNode: world = Compose(scaling, rotation, position) x parent's world (computeWorldMatrix); an Euler "rotation" is Quaternion.RotationYawPitchRoll(y, x, z). Defaults (0,0,0), identity, (1,1,1). At most 64 nodes; a world matrix with determinant 0 is a 422. */
         "$defs-mesh": {
             position?: components["schemas"]["vec3"];
@@ -1001,6 +1004,15 @@ export interface components {
             output?: components["schemas"]["output"];
             /** @description Bone-API ops (bone-op.json) applied in order after "bones" or the clip sample, on a scratch copy of the stored skeleton (every frame of a range); nothing stays. Their queries come back in the result's "queries". */
             ops?: components["schemas"]["ops"];
+            /** @description With "hits" in "output" (and only then): rays in the mesh's own space (as "vertices"), at most 1024 (413 at /rays); each answered by the closest skinned triangle it hits (docs/mesh.md). A zero direction, a negative maxDistance or an unknown primitive is a 422 at the field. */
+            rays?: {
+                origin: components["schemas"]["vec3"];
+                direction: components["schemas"]["vec3"];
+                /** @description Hits farther than this from the origin (t x |direction|) do not count; default: no limit. */
+                maxDistance?: number;
+                /** @description Test this skinned primitive only. */
+                primitive?: string;
+            }[];
             /** @description The default tNode of the ops and of the "world"/"positions" outputs; absent: the stored skeleton's default mesh; null: none. */
             mesh?: components["schemas"]["meshOrNull"];
             /** @description A clip of a glTF skeleton: its name, its index as a string or integer, or animation<index> for an unnamed clip. Unknown: 404 at /animation. */
@@ -1085,6 +1097,13 @@ export interface components {
                 mesh: string;
                 weights: number[];
             }[];
+            /** @description Mesh: per ray of the pose's "rays", in order, the closest hit on the skinned triangles (the "vertices" positions with the primitive's indices; both faces; Moller-Trumbore in doubles) or null: the primitive, the triangle's index, the distance t x |direction| and the barycentrics [u, v] of the point (1 - u - v) A + u B + v C (doubles). Ties keep the lower primitive, then triangle. */
+            hits?: (null | {
+                primitive: string;
+                triangle: number;
+                distance: number;
+                barycentric: number[];
+            })[];
             /** @description Bone API: the results of the pose's query ops in op order; present whenever the pose has "ops". */
             queries?: components["schemas"]["queryResult"][];
             $defs: {
