@@ -186,12 +186,69 @@ START_TEST(a_retargeting_is_refused_with_the_field_that_is_wrong) {
 }
 END_TEST
 
+START_TEST(a_retargeted_clip_answers_the_same_bytes_after_a_restart_with_a_data_directory) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/sk_routes_retarget.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const char *const args[] = {"--data-dir", dir, NULL};
+  start(args);
+  sk_fixture_put_asset(&D, "robot", "RobotExpressive.glb");
+  sk_fixture_put_asset(&D, "mq", "mannequiny-0.3.0.glb");
+  char body[2048];
+  snprintf(body, sizeof body,
+           "{\"from\":\"robot\",\"animation\":\"Walking\",\"retarget\":{\"mapNodeNames\":%s,"
+           "\"animationGroupName\":\"RobotWalk\"}}",
+           k_map);
+  free(answer("POST", "/v1/skeletons/mq/animations", body, 201));
+  snprintf(body, sizeof body,
+           "{\"from\":\"robot\",\"animation\":\"Running\",\"retarget\":{\"mapNodeNames\":%s,"
+           "\"animationGroupName\":\"RobotRun\",\"rootNodeName\":\"Body\",\"groundReferenceNodeName\":\"Foot.R\","
+           "\"fixGroundReference\":true}}",
+           k_map);
+  free(answer("POST", "/v1/skeletons/mq/animations", body, 201));
+  static const char *const poses[] = {
+      "{\"animation\":\"RobotWalk\",\"time\":0.3,\"output\":[\"final\",\"local\"]}",
+      "{\"animation\":\"RobotRun\",\"time\":0.45,\"loop\":true}",
+      "{\"animation\":\"walk\",\"time\":0.2}",
+  };
+  char *before[3], *list = answer("GET", "/v1/skeletons/mq", NULL, 200);
+  char *detail = answer("GET", "/v1/skeletons/mq/animations/RobotRun", NULL, 200);
+  for (int k = 0; k < 3; k++)
+    before[k] = answer("POST", "/v1/skeletons/mq/pose", poses[k], 200);
+  stop();
+  start(args);
+  for (int k = 0; k < 3; k++) {
+    char *after = answer("POST", "/v1/skeletons/mq/pose", poses[k], 200);
+    ck_assert_msg(strcmp(after, before[k]) == 0, "%s after a restart", poses[k]);
+    free(after);
+  }
+  char *l2 = answer("GET", "/v1/skeletons/mq", NULL, 200), *d2 = answer("GET", "/v1/skeletons/mq/animations/RobotRun", NULL, 200);
+  ck_assert_str_eq(l2, list);
+  ck_assert_str_eq(d2, detail);
+  /* a PATCH keeps them too */
+  free(answer("PATCH", "/v1/skeletons/mq/bones", "{\"bones\":{\"head\":{\"scaling\":[2,2,2]}}}", 200));
+  stop();
+  start(args);
+  char *after = answer("POST", "/v1/skeletons/mq/pose", poses[1], 200);
+  ck_assert_str_eq(after, before[1]); /* RobotRun does not drive the head's scaling */
+  free(after);
+  for (int k = 0; k < 3; k++)
+    free(before[k]);
+  free(l2), free(d2), free(list), free(detail);
+  stop();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("routes_retarget");
   TCase *t = tcase_create("retarget");
   tcase_set_timeout(t, 120);
   tcase_add_test(t, a_retargeted_clip_is_stored_on_the_target_and_poses_as_the_library_samples_it);
   tcase_add_test(t, a_retargeting_is_refused_with_the_field_that_is_wrong);
+  tcase_add_test(t, a_retargeted_clip_answers_the_same_bytes_after_a_restart_with_a_data_directory);
   suite_add_tcase(s, t);
   return s;
 }

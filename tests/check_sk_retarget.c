@@ -214,6 +214,52 @@ START_TEST(test_no_common_bone) {
 }
 END_TEST
 
+START_TEST(the_clips_part_round_trips_and_damage_is_refused) {
+  side src, dst;
+  load("data/RobotExpressive.glb", &src);
+  load("data/mannequiny-0.3.0.glb", &dst);
+  sk_strbuf none = {0};
+  ck_assert_int_eq(sk_retarget_clips_encode(dst.a, &none), 0);
+  ck_assert_uint_eq(none.len, 0); /* a glTF file's own clips are not in it */
+  sk_retarget_opts o;
+  sk_retarget_opts_default(&o);
+  static const char *const from[] = {"Body", "Foot.L"}, *const to[] = {"pelvis", "foot.l"};
+  o.map_from = from, o.map_to = to, o.map_count = 2, o.animation_group_name = "rt";
+  size_t clip;
+  ck_assert_int_eq(sk_anim_find_clip(src.a, "Walking", &clip), 0);
+  sk_error err;
+  sk_error_clear(&err);
+  sk_anim_clip c;
+  ck_assert_int_eq(sk_retarget_clip(&src.rs, clip, &dst.rs, &o, &c, &err), 0);
+  sk_anim *na, *back;
+  ck_assert_int_eq(sk_retarget_append(dst.a, &c, &na, &err), 0);
+  sk_strbuf b = {0};
+  ck_assert_int_eq(sk_retarget_clips_encode(na, &b), 0);
+  ck_assert_uint_gt(b.len, 0);
+  ck_assert_int_eq(sk_retarget_clips_decode(dst.a, b.data, b.len, &back), 0);
+  ck_assert_uint_eq(back->clip_count, na->clip_count);
+  const sk_anim_clip *x = &na->clips[na->clip_count - 1], *y = &back->clips[back->clip_count - 1];
+  ck_assert_str_eq(y->name, "rt");
+  ck_assert_uint_eq(y->channel_count, x->channel_count);
+  for (size_t k = 0; k < x->channel_count; k++) {
+    const size_t w = x->channels[k].path == SK_ANIM_ROTATION ? 4 : 3;
+    ck_assert_int_eq(memcmp(x->channels[k].values64, y->channels[k].values64, x->channels[k].count * 3 * w * 8), 0);
+    ck_assert_int_eq(memcmp(x->channels[k].frames, y->channels[k].frames, x->channels[k].count * 8), 0);
+  }
+  sk_anim *dmg;
+  ck_assert_int_eq(sk_retarget_clips_decode(dst.a, b.data, b.len - 1, &dmg), SK_EFORMAT);
+  ck_assert_int_eq(sk_retarget_clips_decode(na, b.data, b.len, &dmg), SK_EFORMAT); /* "rt" twice */
+  b.data[4 + 4 + 2 + 1 + 8 + 4] = (char)0xff; /* the first channel's bone */
+  ck_assert_int_eq(sk_retarget_clips_decode(dst.a, b.data, b.len, &dmg), SK_EFORMAT);
+  sk_strbuf_free(&b);
+  sk_strbuf_free(&none);
+  sk_anim_destroy(back);
+  sk_anim_destroy(na);
+  unload(&src);
+  unload(&dst);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sk_retarget");
   TCase *tc = tcase_create("core");
@@ -221,6 +267,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_cases);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_no_common_bone);
+  tcase_add_test(tc, the_clips_part_round_trips_and_damage_is_refused);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -581,3 +581,155 @@ int sk_retarget_append(const sk_anim *a, sk_anim_clip *clip, sk_anim **out, sk_e
   *out = n;
   return 0;
 }
+
+/* ---- the clips part of a record (proto/record.md) ---- */
+
+static int put_le(sk_strbuf *b, uint64_t v, int bytes) {
+  unsigned char p[8];
+  for (int i = 0; i < bytes; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+  return sk_strbuf_append(b, (const char *)p, (size_t)bytes);
+}
+
+static int put_f64(sk_strbuf *b, double d) {
+  uint64_t v;
+  memcpy(&v, &d, sizeof v);
+  return put_le(b, v, 8);
+}
+
+int sk_retarget_clips_encode(const sk_anim *a, sk_strbuf *out) {
+  uint32_t n = 0;
+  for (size_t c = 0; a != NULL && !a->babylon && c < a->clip_count; c++)
+    n += a->clips[c].channel_count > 0 && a->clips[c].channels[0].values64 != NULL;
+  if (n == 0)
+    return 0;
+  int rc = put_le(out, n, 4);
+  for (size_t c = 0; !rc && c < a->clip_count; c++) {
+    const sk_anim_clip *cl = &a->clips[c];
+    if (cl->channel_count == 0 || cl->channels[0].values64 == NULL)
+      continue;
+    const size_t nl = strlen(cl->name);
+    rc = put_le(out, nl, 4) || sk_strbuf_append(out, cl->name, nl) || put_le(out, cl->named, 1) ||
+         put_f64(out, cl->end_frame) || put_le(out, cl->channel_count, 4);
+    for (size_t k = 0; !rc && k < cl->channel_count; k++) {
+      const sk_anim_channel *ch = &cl->channels[k];
+      const size_t w = (size_t)path_width(ch->path);
+      rc = put_le(out, (uint32_t)ch->bone, 4) || put_le(out, (uint64_t)ch->path, 1) ||
+           put_le(out, (uint64_t)ch->interp, 1) || put_le(out, ch->key_flags != NULL, 1) || put_le(out, ch->count, 4);
+      for (size_t i = 0; !rc && i < ch->count; i++)
+        rc = put_f64(out, ch->frames[i]);
+      for (size_t i = 0; !rc && i < ch->count * 3 * w; i++)
+        rc = put_f64(out, ch->values64[i]);
+      if (!rc && ch->key_flags != NULL)
+        rc = sk_strbuf_append(out, (const char *)ch->key_flags, ch->count);
+    }
+  }
+  return rc || out->failed ? SK_ENOMEM : 0;
+}
+
+typedef struct rd {
+  const unsigned char *p;
+  size_t len, at;
+  bool bad;
+} rd;
+
+static uint64_t get_le(rd *r, int bytes) {
+  if (r->bad || r->len - r->at < (size_t)bytes) {
+    r->bad = true;
+    return 0;
+  }
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++)
+    v |= (uint64_t)r->p[r->at + (size_t)i] << (8 * i);
+  r->at += (size_t)bytes;
+  return v;
+}
+
+static double get_f64(rd *r) {
+  uint64_t v = get_le(r, 8);
+  double d;
+  memcpy(&d, &v, sizeof d);
+  return d;
+}
+
+static int decode_channel(rd *r, size_t bones, sk_anim_channel *ch) {
+  ch->bone = (int32_t)(uint32_t)get_le(r, 4);
+  ch->path = (int)get_le(r, 1);
+  ch->interp = (int)get_le(r, 1);
+  const uint64_t flags = get_le(r, 1), n = get_le(r, 4);
+  if (r->bad || ch->bone < 0 || (size_t)ch->bone >= bones || ch->path > SK_ANIM_SCALE || ch->interp > 2 ||
+      flags > 1 || n == 0 || n > (r->len - r->at) / 8)
+    return SK_EFORMAT;
+  const size_t w = (size_t)path_width(ch->path);
+  ch->count = (size_t)n;
+  ch->frames = malloc(ch->count * sizeof *ch->frames);
+  ch->values64 = malloc(ch->count * 3 * w * sizeof *ch->values64);
+  ch->key_flags = flags ? malloc(ch->count) : NULL;
+  if (ch->frames == NULL || ch->values64 == NULL || (flags && ch->key_flags == NULL))
+    return SK_ENOMEM;
+  for (size_t i = 0; i < ch->count; i++) {
+    ch->frames[i] = get_f64(r);
+    if (!isfinite(ch->frames[i]) || (i > 0 && ch->frames[i] < ch->frames[i - 1]))
+      return SK_EFORMAT;
+  }
+  for (size_t i = 0; i < ch->count * 3 * w; i++)
+    ch->values64[i] = get_f64(r);
+  for (size_t i = 0; flags && i < ch->count; i++)
+    ch->key_flags[i] = (uint8_t)get_le(r, 1);
+  return r->bad ? SK_EFORMAT : 0;
+}
+
+static int decode_clip(rd *r, size_t bones, sk_anim_clip *c) {
+  const uint64_t nl = get_le(r, 4);
+  if (r->bad || nl == 0 || nl > r->len - r->at || memchr(r->p + r->at, 0, (size_t)nl) != NULL)
+    return SK_EFORMAT;
+  if ((c->name = strndup((const char *)r->p + r->at, (size_t)nl)) == NULL)
+    return SK_ENOMEM;
+  r->at += (size_t)nl;
+  c->named = get_le(r, 1) != 0;
+  c->end_frame = get_f64(r);
+  const uint64_t n = get_le(r, 4);
+  if (r->bad || !isfinite(c->end_frame) || n == 0 || n > (r->len - r->at) / 11)
+    return SK_EFORMAT;
+  if ((c->channels = calloc((size_t)n, sizeof *c->channels)) == NULL)
+    return SK_ENOMEM;
+  for (size_t k = 0; k < n; k++) {
+    c->channel_count++;
+    int rc = decode_channel(r, bones, &c->channels[k]);
+    if (rc)
+      return rc;
+  }
+  c->gltf_channels = c->channel_count;
+  return 0;
+}
+
+int sk_retarget_clips_decode(const sk_anim *a, const void *data, size_t len, sk_anim **out) {
+  *out = NULL;
+  rd r = {.p = data, .len = len};
+  const uint64_t n = get_le(&r, 4);
+  if (r.bad || n == 0 || n > len || a->babylon)
+    return SK_EFORMAT;
+  sk_anim *cur = (sk_anim *)a;
+  sk_anim_ref(cur);
+  int rc = 0;
+  for (uint64_t i = 0; !rc && i < n; i++) {
+    sk_anim_clip c;
+    memset(&c, 0, sizeof c);
+    sk_anim *next = NULL;
+    if ((rc = decode_clip(&r, a->bone_count, &c)) == 0)
+      rc = sk_retarget_append(cur, &c, &next, NULL) == SK_ENOMEM ? SK_ENOMEM : next == NULL ? SK_EFORMAT : 0;
+    sk_retarget_clip_free(&c);
+    if (!rc) {
+      sk_anim_destroy(cur);
+      cur = next;
+    }
+  }
+  if (!rc && r.at != len)
+    rc = SK_EFORMAT;
+  if (rc) {
+    sk_anim_destroy(cur);
+    return rc;
+  }
+  *out = cur;
+  return 0;
+}

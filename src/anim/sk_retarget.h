@@ -36,6 +36,7 @@
 #include <stddef.h>
 
 #include "sk_anim.h"
+#include "sk_buf.h"
 #include "sk_error.h"
 #include "sk_skeleton.h"
 
@@ -95,5 +96,15 @@ void sk_retarget_clip_free(sk_anim_clip *c);
  * upload). SK_EDUPLICATE (nothing moved) when a clip has that name;
  * SK_ENOMEM. */
 int sk_retarget_append(const sk_anim *a, sk_anim_clip *clip, sk_anim **out, sk_error *err);
+
+/* The retargeted clips of glTF clips `a` (those with values64 keys, which
+ * a glTF file never gives) in the data directory's byte form
+ * (proto/record.md, "clips part"), appended to `out`; nothing when there
+ * are none. 0 or SK_ENOMEM. */
+int sk_retarget_clips_encode(const sk_anim *a, sk_strbuf *out);
+/* *out = new clips: `a`'s with the encoded clips appended, every field
+ * checked (bones of `a`, paths, key counts, finite non-decreasing frames,
+ * unique names): SK_EFORMAT for anything else, SK_ENOMEM. */
+int sk_retarget_clips_decode(const sk_anim *a, const void *data, size_t len, sk_anim **out);
 
 #endif

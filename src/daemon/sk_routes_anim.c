@@ -351,6 +351,7 @@ typedef struct copy_job {
   char *name;                /* owned */
   bool rescale;
   json_t *retarget;          /* owned: the "retarget" options, or NULL: copyAnimationRange */
+  sk_strbuf clips;           /* the target's retargeted clips as the record keeps them */
   sk_anim *anim;             /* the result */
   sk_error err;
   int rc;
@@ -366,6 +367,7 @@ static void copy_job_free(copy_job *cj) {
   sk_cache_entry_unref(cj->src);
   sk_anim_destroy(cj->anim);
   json_decref(cj->retarget);
+  sk_strbuf_free(&cj->clips);
   free(cj->name);
   free(cj);
 }
@@ -454,6 +456,8 @@ static void gltf_retarget_work(copy_job *cj) {
     free(cj->name);
     cj->name = name;
     name = NULL;
+    if (sk_retarget_clips_encode(cj->anim, &cj->clips) != 0)
+      rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
   }
   free(name);
   sk_retarget_clip_free(&clip);
@@ -490,7 +494,9 @@ static void copy_publish(sk_http_req *req, copy_job *cj) {
      * record keeps the new text. */
     const sk_cache_source text = {.gltf = cj->anim->source, .gltf_len = cj->anim->source_len,
                                   .mesh_json = cj->dst->model->mesh_json, .json = true};
-    rc = sk_cache_put_full(r->cache, cj->dst->id, clone, cj->anim, cj->retarget != NULL ? NULL : &text, NULL, &now);
+    /* A retargeting keeps the file, mesh and skins; the record gets the clips. */
+    const sk_cache_source kept = {.keep = true, .clips = cj->clips.data, .clips_len = cj->clips.len};
+    rc = sk_cache_put_full(r->cache, cj->dst->id, clone, cj->anim, cj->retarget != NULL ? &kept : &text, NULL, &now);
     clone = NULL;
     cj->anim = NULL;
     if (rc)
