@@ -67,10 +67,19 @@ static size_t compared;
       fprintf(stderr, "%s: %s %.17g != %.17g\n", name, what, g_, w_);                                  \
   } while (0)
 
+/* `name`: a committed case (data/retarget/NAME.json) or a generated one
+ * (an absolute path). */
 static int check_case(const char *name) {
-  char path[256];
-  snprintf(path, sizeof path, "data/retarget/%s.json", name);
-  json_t *exp = load_json(path);
+  char path[512];
+  json_t *exp;
+  if (name[0] == '/') {
+    json_error_t je;
+    exp = json_load_file(name, 0, &je);
+    ck_assert_msg(exp != NULL, "%s: %s", name, je.text);
+  } else {
+    snprintf(path, sizeof path, "data/retarget/%s.json", name);
+    exp = load_json(path);
+  }
   side src, dst;
   snprintf(path, sizeof path, "data/%s", json_string_value(json_object_get(exp, "source")));
   load(path, &src);
@@ -260,11 +269,28 @@ START_TEST(the_clips_part_round_trips_and_damage_is_refused) {
 }
 END_TEST
 
+/* SK_RT_CASES: absolute paths of cases drawn by
+ * tests/oracle/conformance_retarget.sh. */
+START_TEST(test_generated_cases) {
+  const char *env = getenv("SK_RT_CASES");
+  if (env == NULL)
+    return;
+  char *list = strdup(env), *save = NULL;
+  int total = 0, n = 0;
+  for (char *tok = strtok_r(list, " ", &save); tok != NULL; tok = strtok_r(NULL, " ", &save), n++)
+    total += check_case(tok);
+  free(list);
+  printf("retarget: %d generated cases, %d numbers differ\n", n, total);
+  ck_assert_int_eq(total, 0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sk_retarget");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_cases);
+  tcase_add_test(tc, test_generated_cases);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_no_common_bone);
   tcase_add_test(tc, the_clips_part_round_trips_and_damage_is_refused);
