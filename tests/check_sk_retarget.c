@@ -92,8 +92,17 @@ static int check_case(const char *name) {
   size_t clip;
   ck_assert_int_eq(sk_anim_find_clip(src.a, json_string_value(json_object_get(exp, "clip")), &clip), 0);
   sk_anim_clip out;
-  ck_assert_msg(sk_retarget_clip(&src.rs, clip, &dst.rs, &rj.o, &out, &err) == 0, "%s: %s at %s", name, err.text,
-                err.pointer);
+  int rc = sk_retarget_clip(&src.rs, clip, &dst.rs, &rj.o, &out, &err);
+  if (rc == SK_EUNKNOWN && (strcmp(err.pointer, "/retarget/rootNodeName") == 0 ||
+                            strcmp(err.pointer, "/retarget/groundReferenceNodeName") == 0)) {
+    /* Refused where Babylon warns and skips the root fixing: Babylon's
+     * answer must then be the clip without it. */
+    fprintf(stderr, "%s: refused (%s), compared without root fixing\n", name, err.pointer);
+    rj.o.ground_reference_node_name = NULL;
+    sk_error_clear(&err);
+    rc = sk_retarget_clip(&src.rs, clip, &dst.rs, &rj.o, &out, &err);
+  }
+  ck_assert_msg(rc == 0, "%s: %s at %s", name, err.text, err.pointer);
   bad = 0, compared = 0;
   ck_assert_str_eq(out.name, json_string_value(json_object_get(exp, "name")));
   SAME(out.end_frame, json_number_value(json_object_get(exp, "to")), "to");

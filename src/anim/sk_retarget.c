@@ -433,7 +433,7 @@ static int build(rt_ctx *x, sk_anim_clip *out, sk_error *err) {
   const sk_anim_clip *c = x->clip;
   const char *name = o->animation_group_name != NULL ? o->animation_group_name : c->name;
   out->name = strdup(name);
-  out->named = o->animation_group_name != NULL || c->named;
+  out->named = true; /* Babylon names the group, "animation<k>" included */
   out->end_frame = c->end_frame;
   out->channels = calloc(c->channel_count + 1, sizeof *out->channels);
   if (out->name == NULL || out->channels == NULL)
