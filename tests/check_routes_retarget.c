@@ -138,6 +138,24 @@ START_TEST(a_retargeted_clip_is_stored_on_the_target_and_poses_as_the_library_sa
   json_decref(opts);
   sk_anim_destroy(src.a), sk_skeleton_destroy(src.s), free(src.above);
   sk_anim_destroy(dst.a), sk_skeleton_destroy(dst.s), free(dst.above);
+  /* a pose may retarget for itself: the same bytes as the stored clip's */
+  for (size_t t = 0; t < 3; t++) {
+    char stored[256], once[2048];
+    snprintf(stored, sizeof stored, "{\"animation\":\"RobotWalk\",\"time\":%.17g,\"output\":[\"local\",\"final\"]}",
+             times[t]);
+    snprintf(once, sizeof once,
+             "{\"from\":\"robot\",\"animation\":\"Walking\",\"retarget\":{\"mapNodeNames\":%s,"
+             "\"rootNodeName\":\"Body\",\"groundReferenceNodeName\":\"Foot.L\"},\"time\":%.17g,"
+             "\"output\":[\"local\",\"final\"]}",
+             k_map, times[t]);
+    char *a = answer("POST", "/v1/skeletons/mq/pose", stored, 200), *b = answer("POST", "/v1/skeletons/mq/pose", once, 200);
+    ck_assert_str_eq(a, b);
+    free(a), free(b);
+  }
+  expect_problem("/v1/skeletons/mq/pose",
+                 "{\"from\":\"robot\",\"animation\":\"Walking\",\"retarget\":{\"mapNodeNames\":{\"Nope\":\"x\"}},"
+                 "\"time\":0}",
+                 422, "unknown-reference", "/retarget/mapNodeNames/Nope");
   /* listed with the others, and a second one of that name is a duplicate */
   got = answer("GET", "/v1/skeletons/mq", NULL, 200);
   ck_assert_ptr_nonnull(strstr(got, "\"name\":\"RobotWalk\""));

@@ -688,6 +688,8 @@ static void retarget_free(retarget_job *rj) {
   sk_cache_entry_unref(rj->copy.dst);
   sk_cache_entry_unref(rj->copy.src);
   sk_anim_destroy(rj->copy.anim);
+  json_decref(rj->copy.retarget);
+  sk_strbuf_free(&rj->copy.clips);
   free(rj->copy.name);
   free(rj);
 }
@@ -696,7 +698,14 @@ static void retarget_work(void *arg) {
   retarget_job *rj = arg;
   copy_job *cj = &rj->copy;
   const sk_routes *r = cj->routes;
-  if ((cj->rc = copy_range(r, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err)) != 0)
+  if (cj->retarget != NULL) { /* a glTF clip retargeted for this pose only */
+    gltf_retarget_work(cj);
+    if (!cj->rc && json_object_set_new(rj->pose, "animation", json_string(cj->name)) != 0)
+      cj->rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  } else {
+    cj->rc = copy_range(r, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err);
+  }
+  if (cj->rc)
     return;
   sk_cost cost = {0};
   const sk_skeleton *dst = cj->dst->model->skel;
@@ -752,6 +761,21 @@ static void retarget_after(sk_http_req *req, void *arg, int status) {
   retarget_free(rj);
 }
 
+/* The pose's "retarget" options kept in cj; the clip, never stored, is
+ * named apart from the target's own unless animationGroupName names it. */
+static int pose_retarget_opts(const json_t *j, copy_job *cj) {
+  const json_t *rt = json_object_get(j, "retarget");
+  if ((cj->retarget = json_deep_copy(rt)) == NULL)
+    return sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  if (!json_is_object(rt) || json_object_get(rt, "animationGroupName") != NULL)
+    return 0; /* sk_retarget_json_parse names what is wrong */
+  char name[300];
+  snprintf(name, sizeof name, "retarget:%.255s", cj->name);
+  return json_object_set_new(cj->retarget, "animationGroupName", json_string(name)) != 0
+             ? sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory")
+             : 0;
+}
+
 bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt) {
   const json_t *from = json_object_get(j, "from");
   if (!json_is_string(from))
@@ -780,6 +804,11 @@ bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e,
     rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", json_string_value(from));
   else if ((cj->name = strdup(json_string_value(a))) == NULL)
     rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  else if (json_object_get(j, "retarget") != NULL && s != NULL)
+    rc = sk_error_set(&cj->err, SK_EUNKNOWN, "/rescale",
+                      "\"rescale\" is copyAnimationRange's; a retargeting takes its options in \"retarget\"");
+  else if (json_object_get(j, "retarget") != NULL)
+    rc = pose_retarget_opts(j, cj);
   cj->rescale = json_is_true(s);
   if (rc) {
     sk_problem_err(req, &cj->err, rc);
@@ -788,6 +817,7 @@ bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e,
   }
   json_object_del(j, "from"); /* the pose parser sees an ordinary clip pose */
   json_object_del(j, "rescale");
+  json_object_del(j, "retarget");
   if (sk_http_defer(req, retarget_work, retarget_after, rj) != 0) {
     sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
     retarget_free(rj);
