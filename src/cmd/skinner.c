@@ -13,6 +13,7 @@
 #include "sk_shot.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
+#include "sk_retarget_cmd.h"
 
 #include "sk_bench.h"
 
@@ -28,6 +29,8 @@ static void usage(FILE *f) {
           "       skinner frames FILE.glb [--clip NAME]... [--from S --to S --fps R] [--characters N]\n"
           "                      [--frames START:END] [--format f32|f32x12] [--header] [-o FILE]\n"
           "                                binary final matrices of a shot (see skinner frames --help)\n"
+          "       skinner retarget SOURCE.glb TARGET.glb --clip NAME [--options JSON] [-o FILE]\n"
+          "                                a clip retargeted onto another skeleton, as JSON keys\n"
           "       skinner --version | --help\n"
           "Bad input exits with status 2 and one line naming the field (JSON pointer).\n");
 }
@@ -152,6 +155,8 @@ int main(int argc, char **argv) {
     return cmd_eval(argc, argv);
   if (strcmp(argv[1], "frames") == 0)
     return sk_shot_main(argc - 1, argv + 1);
+  if (strcmp(argv[1], "retarget") == 0)
+    return sk_retarget_cmd_main(argc - 1, argv + 1);
   if (strcmp(argv[1], "bench") == 0) {
     for (int i = 2; i < argc; i++)
       if (strcmp(argv[i], "--clips") == 0)

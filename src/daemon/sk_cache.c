@@ -14,6 +14,7 @@
 #include "sk_list.h"
 #include "sk_meshout.h"
 #include "sk_record.h"
+#include "sk_retarget.h"
 #include "sk_sample.h"
 
 struct sk_cache {
@@ -270,8 +271,8 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
 
 /* The record of `skel` with the source `src` (a given one: not a PATCH's). */
 static int encode_record(const sk_skeleton *skel, const sk_cache_source *src, const char *mesh_json, sk_strbuf *b) {
-  int rc = sk_record_encode_full(skel, src->gltf, src->gltf_len, src->skin, src->json,
-                                 src->gltf == NULL || src->json ? mesh_json : NULL, b);
+  int rc = sk_record_encode_clips(skel, src->gltf, src->gltf_len, src->skin, src->json,
+                                  src->gltf == NULL || src->json ? mesh_json : NULL, src->clips, src->clips_len, b);
   return !rc && b->failed ? SK_ENOMEM : rc;
 }
 
@@ -305,14 +306,19 @@ static int persist(sk_cache *c, const char *id, const sk_skeleton *skel, const s
   size_t old_len = 0;
   sk_record prev = {0};
   sk_cache_source kept = {0};
-  if (src == NULL) {
-    /* A PATCH: the source is the record's being replaced, whatever its version. */
+  if (src == NULL || src->keep) {
+    /* A PATCH: the source is the record's being replaced, whatever its
+     * version; its retargeted clips too, unless `keep` brings new ones. */
     if (sk_store_get(c->store, id, &old, &old_len) == 0 && sk_record_decode(old, old_len, &prev) == 0) {
       kept.gltf = prev.gltf;
       kept.gltf_len = prev.gltf_len;
       kept.skin = prev.skin;
       kept.json = prev.json;
+      kept.clips = prev.clips;
+      kept.clips_len = prev.clips_len;
     }
+    if (src != NULL)
+      kept.clips = src->clips, kept.clips_len = src->clips_len;
     src = &kept;
   }
   sk_strbuf b = {0};
@@ -390,6 +396,11 @@ static int decode_record(sk_budget *budget, const void *data, size_t len, sk_cac
     if (!rc && (fresh->count != out->skel->count || out->anim->bone_count != out->skel->count))
       rc = SK_EFORMAT;
     sk_skeleton_destroy(fresh);
+    sk_anim *more = NULL;
+    if (!rc && rec.clips != NULL && (rc = sk_retarget_clips_decode(out->anim, rec.clips, rec.clips_len, &more)) == 0) {
+      sk_anim_destroy(out->anim); /* the file's clips, then the retargeted ones */
+      out->anim = more;
+    }
     if (!rc) {
       out->mesh_json = x.mesh_json;
       out->skins_json = x.skins_json;
@@ -523,7 +534,7 @@ int sk_cache_put_full(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *a
   c->evicted_n = 0;
   sk_cache_entry *e;
   int rc;
-  if (src != NULL) {
+  if (src != NULL && !src->keep) {
     rc = new_entry(c, id, skel, anim, src->mesh_json, src->skins_json, src->skins_json ? src->skin_index : -1,
                    src->geom, &e);
   } else {

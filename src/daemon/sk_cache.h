@@ -93,6 +93,13 @@ typedef struct sk_cache_source {
    * ready: the put writes it). The put commits it, or leaves it ready for
    * the caller's sk_cache_discard when it fails before the store. */
   sk_store_staged *staged;
+  /* Appended: the retargeted clips' bytes (sk_retarget_clips_encode; NULL:
+   * none), kept in the record and appended to the file's clips at a reload;
+   * with `keep`, the source, mesh and skins are the replaced entry's (as a
+   * NULL source keeps them) and only the clips are new. */
+  const void *clips;
+  size_t clips_len;
+  bool keep;
 } sk_cache_source;
 
 /* Writes the record that sk_cache_put_full(c, id, skel, ..., src) would

@@ -1,7 +1,8 @@
 /* sk_routes_anim: the clips of a stored skeleton over HTTP. One clip's
  * detail (GET /v1/skeletons/{id}/animations/{clip}), a stored retarget
  * (POST /v1/skeletons/{id}/animations: copyAnimationRange from another
- * skeleton) and what an upload of Babylon-format clips keeps (its JSON text, persisted and re-parsed on
+ * skeleton, or with "retarget" AnimatorAvatar.retargetAnimationGroup
+ * between glTF skeletons) and what an upload of Babylon-format clips keeps (its JSON text, persisted and re-parsed on
  * load: the text is what the client sent, so a reload parses exactly the
  * bits it parsed the first time). */
 #include <stdbool.h>
@@ -19,6 +20,8 @@
 #include "sk_error.h"
 #include "sk_json.h"
 #include "sk_problem.h"
+#include "sk_retarget.h"
+#include "sk_retarget_json.h"
 #include "sk_routes_int.h"
 
 static bool babylon_format(const json_t *j) {
@@ -311,9 +314,11 @@ static int copy_range(const sk_routes *r, const sk_cache_entry *dst, const sk_ca
   return rc;
 }
 
-/* Parses {"from": id, "animation": range, "rescale"?: bool}. */
-static int parse_copy(const json_t *j, const char **from, const char **name, bool *rescale, sk_error *err) {
-  static const char *const keys[] = {"from", "animation", "rescale", NULL};
+/* Parses {"from": id, "animation": range, "rescale"?: bool} or, with
+ * "retarget": {options}, a glTF clip's retargeting (*retarget borrowed). */
+static int parse_copy(const json_t *j, const char **from, const char **name, bool *rescale, const json_t **retarget,
+                      sk_error *err) {
+  static const char *const keys[] = {"from", "animation", "rescale", "retarget", NULL};
   const json_t *f = json_object_get(j, "from"), *a = json_object_get(j, "animation"), *s = json_object_get(j, "rescale");
   int rc;
   if (!json_is_object(j))
@@ -328,6 +333,10 @@ static int parse_copy(const json_t *j, const char **from, const char **name, boo
     return sk_error_set(err, SK_ETYPE, "/animation", "expected the name of a range of the source skeleton");
   if (s != NULL && !json_is_boolean(s))
     return sk_error_set(err, SK_ETYPE, "/rescale", "expected true or false");
+  *retarget = json_object_get(j, "retarget");
+  if (*retarget != NULL && s != NULL)
+    return sk_error_set(err, SK_EUNKNOWN, "/rescale",
+                        "\"rescale\" is copyAnimationRange's; a retargeting takes its options in \"retarget\"");
   *from = json_string_value(f);
   *name = json_string_value(a);
   *rescale = json_is_true(s);
@@ -341,6 +350,8 @@ typedef struct copy_job {
   sk_cache_entry *dst, *src; /* references */
   char *name;                /* owned */
   bool rescale;
+  json_t *retarget;          /* owned: the "retarget" options, or NULL: copyAnimationRange */
+  sk_strbuf clips;           /* the target's retargeted clips as the record keeps them */
   sk_anim *anim;             /* the result */
   sk_error err;
   int rc;
@@ -355,12 +366,113 @@ static void copy_job_free(copy_job *cj) {
   sk_cache_entry_unref(cj->dst);
   sk_cache_entry_unref(cj->src);
   sk_anim_destroy(cj->anim);
+  json_decref(cj->retarget);
+  sk_strbuf_free(&cj->clips);
   free(cj->name);
   free(cj);
 }
 
+/* ---- retargeting between glTF skeletons (sk_retarget) ---- */
+
+typedef struct rt_sides {
+  sk_retarget_side src, dst;
+  double *above_src, *above_dst;
+  sk_retarget_json o;
+  size_t clip;
+} rt_sides;
+
+static void rt_sides_free(rt_sides *x) {
+  free(x->above_src);
+  free(x->above_dst);
+  sk_retarget_json_free(&x->o);
+}
+
+static int rt_side(const sk_cache_entry *e, const char *ptr, sk_retarget_side *sd, double **above, sk_error *err) {
+  const sk_model *md = e->model;
+  if (md->anim == NULL || md->anim->babylon)
+    return sk_error_set(err, SK_EUNSUPPORTED, ptr,
+                        "skeleton \"%s\" was not uploaded as glTF: \"retarget\" retargets glTF clips onto glTF "
+                        "skeletons (Babylon's format: copyAnimationRange, without \"retarget\")",
+                        e->id);
+  size_t n = 0;
+  if (sk_retarget_json_above(md->mesh_json, above, &n) != 0)
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  *sd = (sk_retarget_side){.s = md->skel, .a = md->anim, .above = *above, .above_count = n};
+  return 0;
+}
+
+/* Everything checked before any work: formats, the clip, the options, the
+ * cost against --max-work and the bytes of the new clips (*bytes) against
+ * --max-skeleton-mb. Reads immutable entries: any thread. */
+static int retarget_prepare(const sk_routes *r, const copy_job *cj, rt_sides *x, size_t *bytes, sk_error *err) {
+  memset(x, 0, sizeof *x);
+  int rc;
+  if ((rc = rt_side(cj->dst, "", &x->dst, &x->above_dst, err)) != 0 ||
+      (rc = rt_side(cj->src, "/from", &x->src, &x->above_src, err)) != 0)
+    return rc;
+  if (sk_anim_find_clip(x->src.a, cj->name, &x->clip) != 0)
+    return sk_error_set(err, SK_ENOTFOUND, "/animation", "skeleton \"%s\" has no clip \"%.128s\"", cj->src->id,
+                        cj->name);
+  if ((rc = sk_retarget_json_parse(cj->retarget, &x->o, err)) != 0)
+    return rc;
+  const size_t cost = sk_retarget_cost(&x->src, x->clip, &x->dst, &x->o.o);
+  if (cost > r->cfg.cost.max_work)
+    return sk_error_set(err, SK_ETOOBIG, "/animation",
+                        "retargeting this clip costs %zu work units, over --max-work %llu", cost,
+                        (unsigned long long)r->cfg.cost.max_work);
+  const sk_anim_clip *c = &x->src.a->clips[x->clip];
+  size_t b = sk_anim_memory(x->dst.a) + sizeof *c + strlen(c->name) + 256;
+  for (size_t k = 0; k < c->channel_count; k++)
+    b += sizeof *c->channels + c->channels[k].count * (sizeof(double) * 13 + 1);
+  *bytes = b;
+  if (b > r->cfg.max_skeleton)
+    return sk_error_set(err, SK_ETOOBIG, "/animation",
+                        "the target's clips with this one would take %zu bytes; the limit is %zu (--max-skeleton-mb)",
+                        b, r->cfg.max_skeleton);
+  return 0;
+}
+
+/* Retargets (the work reserved in the memory budget first) and builds the
+ * target's new clips into cj->anim; cj->name becomes the new clip's. */
+static void gltf_retarget_work(copy_job *cj) {
+  const sk_routes *r = cj->routes;
+  rt_sides x;
+  size_t bytes = 0;
+  sk_anim_clip clip;
+  memset(&clip, 0, sizeof clip);
+  int rc = retarget_prepare(r, cj, &x, &bytes, &cj->err);
+  bool reserved = false;
+  if (!rc && sk_budget_reserve(r->cfg.budget, bytes) != 0)
+    rc = sk_error_set(&cj->err, SK_EBUSY, "", "the retargeted clips (%zu bytes) do not fit in the memory budget "
+                      "(--memory-mb) now; retry later", bytes);
+  else if (!rc)
+    reserved = true;
+  if (!rc)
+    rc = sk_retarget_clip(&x.src, x.clip, &x.dst, &x.o.o, &clip, &cj->err);
+  char *name = rc ? NULL : strdup(clip.name);
+  if (!rc && name == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  if (!rc && (rc = sk_retarget_append(x.dst.a, &clip, &cj->anim, &cj->err)) == 0) {
+    free(cj->name);
+    cj->name = name;
+    name = NULL;
+    if (sk_retarget_clips_encode(cj->anim, &cj->clips) != 0)
+      rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  }
+  free(name);
+  sk_retarget_clip_free(&clip);
+  rt_sides_free(&x);
+  if (reserved)
+    sk_budget_release(r->cfg.budget, bytes);
+  cj->rc = rc;
+}
+
 static void copy_work(void *arg) {
   copy_job *cj = arg;
+  if (cj->retarget != NULL) {
+    gltf_retarget_work(cj);
+    return;
+  }
   cj->rc = copy_range(cj->routes, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err);
 }
 
@@ -382,7 +494,9 @@ static void copy_publish(sk_http_req *req, copy_job *cj) {
      * record keeps the new text. */
     const sk_cache_source text = {.gltf = cj->anim->source, .gltf_len = cj->anim->source_len,
                                   .mesh_json = cj->dst->model->mesh_json, .json = true};
-    rc = sk_cache_put_full(r->cache, cj->dst->id, clone, cj->anim, &text, NULL, &now);
+    /* A retargeting keeps the file, mesh and skins; the record gets the clips. */
+    const sk_cache_source kept = {.keep = true, .clips = cj->clips.data, .clips_len = cj->clips.len};
+    rc = sk_cache_put_full(r->cache, cj->dst->id, clone, cj->anim, cj->retarget != NULL ? &kept : &text, NULL, &now);
     clone = NULL;
     cj->anim = NULL;
     if (rc)
@@ -438,6 +552,8 @@ static void start_copy(sk_routes *r, sk_http_req *req, copy_job *cj, const char 
   const sk_cache_entry *e = cj->dst;
   size_t text =
       (e->model->anim ? e->model->anim->source_len : 0) + (cj->src->model->anim ? cj->src->model->anim->source_len : 0);
+  if (cj->retarget != NULL) /* keys, as a Babylon text's bytes: a retargeting's size */
+    text = cj->src->model->anim != NULL ? sk_anim_memory(cj->src->model->anim) : 0;
   if (text >= r->cfg.pool_upload) {
     if (sk_http_defer(req, copy_work, copy_after, cj) != 0) {
       sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
@@ -465,8 +581,11 @@ void sk_routes__animations(sk_routes *r, sk_http_req *req, const sk_route_match 
   cj->dst = e;
   sk_error_clear(&cj->err);
   const char *from = NULL, *name = NULL;
-  int rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
+  const json_t *rt = NULL;
+  int rc = parse_copy(j, &from, &name, &cj->rescale, &rt, &cj->err);
   if (!rc && (cj->name = strdup(name)) == NULL)
+    rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  if (!rc && rt != NULL && (cj->retarget = json_deep_copy(rt)) == NULL)
     rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
   if (rc) {
     json_decref(j);
@@ -487,10 +606,13 @@ static void copy_parse_work(void *arg) {
   json_t *j = NULL;
   size_t tree = 0;
   const char *from = NULL, *name = NULL;
+  const json_t *rt = NULL;
   cj->rc = sk_routes__load_pooled(cj->routes, cj->body, cj->body_len, &j, &tree, &cj->err);
   if (!cj->rc)
-    cj->rc = parse_copy(j, &from, &name, &cj->rescale, &cj->err);
+    cj->rc = parse_copy(j, &from, &name, &cj->rescale, &rt, &cj->err);
   if (!cj->rc && (cj->name = strdup(name)) == NULL)
+    cj->rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  if (!cj->rc && rt != NULL && (cj->retarget = json_deep_copy(rt)) == NULL)
     cj->rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
   if (!cj->rc) {
     cj->from_too_long = strlen(from) >= sizeof cj->from;
@@ -566,6 +688,8 @@ static void retarget_free(retarget_job *rj) {
   sk_cache_entry_unref(rj->copy.dst);
   sk_cache_entry_unref(rj->copy.src);
   sk_anim_destroy(rj->copy.anim);
+  json_decref(rj->copy.retarget);
+  sk_strbuf_free(&rj->copy.clips);
   free(rj->copy.name);
   free(rj);
 }
@@ -574,7 +698,14 @@ static void retarget_work(void *arg) {
   retarget_job *rj = arg;
   copy_job *cj = &rj->copy;
   const sk_routes *r = cj->routes;
-  if ((cj->rc = copy_range(r, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err)) != 0)
+  if (cj->retarget != NULL) { /* a glTF clip retargeted for this pose only */
+    gltf_retarget_work(cj);
+    if (!cj->rc && json_object_set_new(rj->pose, "animation", json_string(cj->name)) != 0)
+      cj->rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  } else {
+    cj->rc = copy_range(r, cj->dst, cj->src, cj->name, cj->rescale, &cj->anim, &cj->err);
+  }
+  if (cj->rc)
     return;
   sk_cost cost = {0};
   const sk_skeleton *dst = cj->dst->model->skel;
@@ -630,6 +761,21 @@ static void retarget_after(sk_http_req *req, void *arg, int status) {
   retarget_free(rj);
 }
 
+/* The pose's "retarget" options kept in cj; the clip, never stored, is
+ * named apart from the target's own unless animationGroupName names it. */
+static int pose_retarget_opts(const json_t *j, copy_job *cj) {
+  const json_t *rt = json_object_get(j, "retarget");
+  if ((cj->retarget = json_deep_copy(rt)) == NULL)
+    return sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  if (!json_is_object(rt) || json_object_get(rt, "animationGroupName") != NULL)
+    return 0; /* sk_retarget_json_parse names what is wrong */
+  char name[300];
+  snprintf(name, sizeof name, "retarget:%.255s", cj->name);
+  return json_object_set_new(cj->retarget, "animationGroupName", json_string(name)) != 0
+             ? sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory")
+             : 0;
+}
+
 bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt) {
   const json_t *from = json_object_get(j, "from");
   if (!json_is_string(from))
@@ -658,6 +804,11 @@ bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e,
     rc = sk_error_set(&cj->err, SK_ENOTFOUND, "/from", "no skeleton with id \"%s\"", json_string_value(from));
   else if ((cj->name = strdup(json_string_value(a))) == NULL)
     rc = sk_error_set(&cj->err, SK_ENOMEM, "", "out of memory");
+  else if (json_object_get(j, "retarget") != NULL && s != NULL)
+    rc = sk_error_set(&cj->err, SK_EUNKNOWN, "/rescale",
+                      "\"rescale\" is copyAnimationRange's; a retargeting takes its options in \"retarget\"");
+  else if (json_object_get(j, "retarget") != NULL)
+    rc = pose_retarget_opts(j, cj);
   cj->rescale = json_is_true(s);
   if (rc) {
     sk_problem_err(req, &cj->err, rc);
@@ -666,6 +817,7 @@ bool sk_routes__pose_retarget(sk_routes *r, sk_http_req *req, sk_cache_entry *e,
   }
   json_object_del(j, "from"); /* the pose parser sees an ordinary clip pose */
   json_object_del(j, "rescale");
+  json_object_del(j, "retarget");
   if (sk_http_defer(req, retarget_work, retarget_after, rj) != 0) {
     sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
     retarget_free(rj);

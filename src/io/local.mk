@@ -8,6 +8,7 @@ src_io_libskio_la_SOURCES = \
 	src/io/sk_gltf_skin.c src/io/sk_json.c src/io/sk_json.h src/io/sk_ops.c src/io/sk_ops.h \
 	src/io/sk_pose.c src/io/sk_pose.h src/io/sk_pose_anim.c src/io/sk_pose_frames.c \
 	src/io/sk_pose_frames.h src/io/sk_pose_int.h src/io/sk_pose_range.c \
-	src/io/sk_pose_range.h src/io/sk_record.c src/io/sk_record.h
+	src/io/sk_pose_range.h src/io/sk_record.c src/io/sk_record.h \
+	src/io/sk_retarget_json.c src/io/sk_retarget_json.h
 src_io_libskio_la_CPPFLAGS = $(SK_CPPFLAGS) $(SK_INC_io)
 src_io_libskio_la_CFLAGS = $(WING_CFLAGS)

@@ -185,6 +185,13 @@ int sk_record_encode_src(const sk_skeleton *s, const void *gltf, size_t gltf_len
 
 int sk_record_encode_full(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
                           const char *mesh_json, sk_strbuf *out) {
+  return sk_record_encode_clips(s, gltf, gltf_len, skin, json, mesh_json, NULL, 0, out);
+}
+
+int sk_record_encode_clips(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
+                           const char *mesh_json, const void *clips, size_t clips_len, sk_strbuf *out) {
+  if (clips == NULL)
+    clips_len = 0;
   size_t skin_len = skin != NULL ? strlen(skin) : 0;
   size_t mesh_len = mesh_json != NULL ? strlen(mesh_json) : 0;
   if (skin_len > SK_RECORD_SKIN_MAX || mesh_len > SK_RECORD_MESH_MAX)
@@ -195,7 +202,10 @@ int sk_record_encode_full(const sk_skeleton *s, const void *gltf, size_t gltf_le
   unsigned char h[SK_RECORD_HEADER];
   memcpy(h, k_magic, sizeof k_magic);
   le_put(h + 6, SK_RECORD_VERSION, 2);
-  le_put(h + 8, (mesh_json != NULL ? FLAG_RECORD_MESH : 0u) | (json && gltf_len > 0 ? SK_RECORD_FLAG_JSON : 0u), 4);
+  le_put(h + 8,
+         (mesh_json != NULL ? FLAG_RECORD_MESH : 0u) | (json && gltf_len > 0 ? SK_RECORD_FLAG_JSON : 0u) |
+             (clips_len > 0 ? SK_RECORD_FLAG_CLIPS : 0u),
+         4);
   le_put(h + 12, skin_len, 4);
   le_put(h + 16, gltf_len, 8);
   if (sk_strbuf_append(out, (const char *)h, sizeof h) || sk_strbuf_append(out, skin, skin_len) ||
@@ -210,14 +220,22 @@ int sk_record_encode_full(const sk_skeleton *s, const void *gltf, size_t gltf_le
     if (sk_strbuf_append(out, (const char *)ml, sizeof ml) || sk_strbuf_append(out, mesh_json, mesh_len))
       return SK_ENOMEM;
   }
+  if (clips_len > 0) {
+    unsigned char cl[8];
+    le_put(cl, clips_len, 8);
+    if (sk_strbuf_append(out, (const char *)cl, sizeof cl) || sk_strbuf_append(out, clips, clips_len))
+      return SK_ENOMEM;
+  }
   unsigned char crc[4];
   le_put(crc, sk_hash_crc32(out->data + start, out->len - start), 4);
   return sk_strbuf_append(out, (const char *)crc, sizeof crc) ? SK_ENOMEM : 0;
 }
 
 static int decode_v2(const unsigned char *p, size_t len, sk_record *rec) {
-  if (len < SK_RECORD_HEADER + 4 || (le_get(p + 8, 4) & ~(uint64_t)(FLAG_RECORD_MESH | SK_RECORD_FLAG_JSON)) != 0)
+  if (len < SK_RECORD_HEADER + 4 ||
+      (le_get(p + 8, 4) & ~(uint64_t)(FLAG_RECORD_MESH | SK_RECORD_FLAG_JSON | SK_RECORD_FLAG_CLIPS)) != 0)
     return SK_EFORMAT;
+  bool has_clips = (le_get(p + 8, 4) & SK_RECORD_FLAG_CLIPS) != 0;
   bool has_mesh = (le_get(p + 8, 4) & FLAG_RECORD_MESH) != 0;
   rec->json = (le_get(p + 8, 4) & SK_RECORD_FLAG_JSON) != 0;
   if ((uint32_t)le_get(p + len - 4, 4) != sk_hash_crc32(p, len - 4))
@@ -258,6 +276,16 @@ static int decode_v2(const unsigned char *p, size_t len, sk_record *rec) {
     memcpy(rec->mesh_json, p + at, (size_t)ml);
     rec->mesh_json[ml] = '\0';
     at += (size_t)ml;
+  }
+  if (has_clips) {
+    if (body - at < 8)
+      return SK_EFORMAT;
+    uint64_t cl = le_get(p + at, 8);
+    at += 8;
+    if (cl == 0 || cl > body - at)
+      return SK_EFORMAT;
+    rec->clips = p + at, rec->clips_len = (size_t)cl;
+    at += (size_t)cl;
   }
   return at != body ? SK_EFORMAT : 0; /* bytes nobody accounts for */
 }

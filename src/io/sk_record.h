@@ -29,6 +29,7 @@
 #define SK_RECORD_BONE 556      /* bytes per bone */
 #define SK_RECORD_SKIN_MAX 4096 /* longest ?skin= selector kept */
 #define SK_RECORD_FLAG_JSON 2u  /* flags bit 1: the source is Babylon JSON text (bit 0: a mesh part) */
+#define SK_RECORD_FLAG_CLIPS 4u /* flags bit 2: a clips part (retargeted clips) ends the record */
 
 /* A decoded record. */
 typedef struct sk_record {
@@ -39,6 +40,8 @@ typedef struct sk_record {
   char *skin;        /* owned, NUL-terminated ?skin= selector, or NULL */
   char *mesh_json;   /* owned, NUL-terminated default mesh of a JSON skeleton, or NULL */
   bool json;         /* `gltf` is the Babylon skeleton JSON text of an upload with clips (flags bit 1) */
+  const void *clips; /* borrowed: the clips part (sk_retarget_clips_encode's bytes), or NULL */
+  size_t clips_len;
 } sk_record;
 
 /* Longest default mesh text a record keeps (a 64-node chain is ~13 KB). */
@@ -65,6 +68,11 @@ int sk_record_encode_src(const sk_skeleton *s, const void *gltf, size_t gltf_len
  * default mesh (`mesh_json`, may be NULL). The other two call this. */
 int sk_record_encode_full(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
                           const char *mesh_json, sk_strbuf *out);
+/* sk_record_encode_full with a clips part (`clips`, opaque here; NULL or 0
+ * bytes: none, and the record is sk_record_encode_full's): flags bit 2, then
+ * u64 length and the bytes after the mesh part. */
+int sk_record_encode_clips(const sk_skeleton *s, const void *gltf, size_t gltf_len, const char *skin, bool json,
+                           const char *mesh_json, const void *clips, size_t clips_len, sk_strbuf *out);
 
 /* Decodes a record of either version from data[0..len). On success `*rec`
  * holds a new skeleton and a new selector (release with sk_record_clear)
