@@ -244,6 +244,16 @@ export interface paths {
          *     not in Babylon's format or a bone's animation is not `_matrix`
          *     (pointer `/from/bones/i` names the source bone), 422 when a bone is
          *     missing or a rescale needs a length that is not there.
+         *
+         *     With `"retarget": {options}` it is Babylon's
+         *     `AnimatorAvatar.retargetAnimationGroup(clip, options)` instead, bit
+         *     for bit, between glTF skeletons of other bone names, counts and rest
+         *     poses (`mapNodeNames`, `fixRootPosition`, `fixGroundReference`, ...):
+         *     the glTF clip `animation` of `from` becomes a new clip of this
+         *     skeleton, kept across restarts. 415 when either skeleton is not
+         *     glTF, 422 naming `/retarget/mapNodeNames/<name>` for a bone that is
+         *     not there, `/retarget` when no bone is in common, 413 past
+         *     `--max-work` or `--max-skeleton-mb`.
          */
         post: operations["copyAnimationRange"];
         delete?: never;
@@ -990,6 +1000,36 @@ export interface components {
             mesh?: components["schemas"]["meshOrNull"];
         });
         ops: components["schemas"]["bone-op"][];
+        /** @description AnimatorAvatar.retargetAnimationGroup's options (IRetargetOptions), Babylon's names and defaults. fixRootPosition and fixGroundReference act only with groundReferenceNodeName. */
+        retarget: {
+            /** @description Source bone name -> target bone name (both must exist: 422 at /retarget/mapNodeNames/<name>). Unmapped bones keep their names; source channels reaching no target bone are dropped. */
+            mapNodeNames?: {
+                [key: string]: string;
+            };
+            /** @description Name of the new clip (a second clip of that name: 422 duplicate). */
+            animationGroupName?: string;
+            /** @description Correct every key for the rest poses (default true). */
+            retargetAnimationKeys?: boolean;
+            /** @description A rotation key nearly orthogonal to the one before copies it (default false). */
+            fixAnimations?: boolean;
+            /** @description Drop channels whose bone's parent chain differs by name (default false). */
+            checkHierarchy?: boolean;
+            /** @description Scale the root's travel by the root-to-ground height ratio (default true; needs groundReferenceNodeName). */
+            fixRootPosition?: boolean;
+            /** @description Keep the ground reference bone at the source's height (default false). */
+            fixGroundReference?: boolean;
+            /** @description Not supported (415 when true). */
+            fixGroundReferenceDynamicRefNode?: boolean;
+            /** @description Source name of the root bone (default: the target's root a channel reaches). */
+            rootNodeName?: string;
+            /** @description Source name of the bone on the ground (a foot). */
+            groundReferenceNodeName?: string;
+            /**
+             * @description Default: the axis of the largest root-to-ground difference.
+             * @enum {unknown}
+             */
+            groundReferenceVerticalAxis?: "X" | "Y" | "Z";
+        };
         /**
          * Pose request (POST /v1/skeletons/{id}/pose; one item of a batch)
          * @description A `pose` op of the `skinner eval` case format without "op": overrides applied on top of the stored skeleton's current local transforms, for this evaluation only (the stored skeleton does not change). Setting only some of position, rotation and scaling keeps the others exactly as Babylon's setters do. An empty object evaluates the skeleton as stored. For skeletons imported from glTF, a pose may also name clips: "animation" with "time" (and "loop"), or weighted "layers", or a frame range ("times", "from"/"to"/"fps", or "frames"/"fps" by index), which /pose answers as {"results": [...]} and a batch expands in place; "bones" overrides apply on top of the clip.
@@ -1049,6 +1089,8 @@ export interface components {
             from?: number | string;
             /** @description With a string "from": Babylon's rescaleAsRequired (default false). */
             rescale?: boolean;
+            /** @description With a string "from" naming a glTF skeleton: its glTF clip "animation" is retargeted onto this glTF skeleton for this pose only, as AnimatorAvatar.retargetAnimationGroup does (the options of animation-copy.json's "retarget"; nothing is stored). */
+            retarget?: components["schemas"]["retarget"];
             to?: number;
             fps?: number;
             /** @description A frame range by index, with "fps" (and not "from"/"to"/"times"/"time"): [start, end), integers, frame k at k / fps (one double division), so any chunking, resume or split of [0, N) answers the bytes of the whole range and of the single pose at "time": k / fps. Counted against --max-frames as from/to is; a reversed or empty range, non-integers or negative indices are 422 at the index (/frames/1, /frames/0). */
@@ -1144,16 +1186,46 @@ export interface components {
             queries: components["schemas"]["queryResult"][];
         };
         /**
-         * A stored retarget (POST /v1/skeletons/{id}/animations): Babylon's Skeleton.copyAnimationRange(source, animation, rescale) onto this skeleton
-         * @description Both skeletons must have been uploaded in Babylon's Skeleton.serialize() format (bones with parentBoneIndex); every source bone needs a _matrix animation holding the range. The copy gets the range's name; poses then play it by that name.
+         * A stored retarget (POST /v1/skeletons/{id}/animations): Babylon's Skeleton.copyAnimationRange(source, animation, rescale), or with "retarget" AnimatorAvatar.retargetAnimationGroup, onto this skeleton
+         * @description Without "retarget": both skeletons in Babylon's Skeleton.serialize() format (bones with parentBoneIndex); every source bone needs a _matrix animation holding the range; the copy gets the range's name. With "retarget": both skeletons uploaded as glTF; "animation" names a glTF clip of the source (name, index or animation<k>), retargeted onto this skeleton's bones of other names, counts and rest poses; the new clip is named animationGroupName (default the source clip's name). Poses then play it by that name.
          */
         "animation-copy": {
             /** @description Id of the stored source skeleton. */
             from: components["schemas"]["skeletonId"];
-            /** @description Name of the source skeleton's range to copy. */
+            /** @description Name of the source skeleton's range to copy (with "retarget": its glTF clip). */
             animation: string;
             /** @description Babylon's rescaleAsRequired: scale key translations by the parents' length ratio (roots: dimensionsAtRest). Default false. */
             rescale?: boolean;
+            /** @description AnimatorAvatar.retargetAnimationGroup's options (IRetargetOptions), Babylon's names and defaults. fixRootPosition and fixGroundReference act only with groundReferenceNodeName. */
+            retarget?: {
+                /** @description Source bone name -> target bone name (both must exist: 422 at /retarget/mapNodeNames/<name>). Unmapped bones keep their names; source channels reaching no target bone are dropped. */
+                mapNodeNames?: {
+                    [key: string]: string;
+                };
+                /** @description Name of the new clip (a second clip of that name: 422 duplicate). */
+                animationGroupName?: string;
+                /** @description Correct every key for the rest poses (default true). */
+                retargetAnimationKeys?: boolean;
+                /** @description A rotation key nearly orthogonal to the one before copies it (default false). */
+                fixAnimations?: boolean;
+                /** @description Drop channels whose bone's parent chain differs by name (default false). */
+                checkHierarchy?: boolean;
+                /** @description Scale the root's travel by the root-to-ground height ratio (default true; needs groundReferenceNodeName). */
+                fixRootPosition?: boolean;
+                /** @description Keep the ground reference bone at the source's height (default false). */
+                fixGroundReference?: boolean;
+                /** @description Not supported (415 when true). */
+                fixGroundReferenceDynamicRefNode?: boolean;
+                /** @description Source name of the root bone (default: the target's root a channel reaches). */
+                rootNodeName?: string;
+                /** @description Source name of the bone on the ground (a foot). */
+                groundReferenceNodeName?: string;
+                /**
+                 * @description Default: the axis of the largest root-to-ground difference.
+                 * @enum {unknown}
+                 */
+                groundReferenceVerticalAxis?: "X" | "Y" | "Z";
+            };
         };
         /** One clip: its animated bones and each channel's key frames (GET /v1/skeletons/{id}/animations/{clip}; also the answer of POST /v1/skeletons/{id}/animations) */
         clip: {
