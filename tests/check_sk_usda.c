@@ -3,7 +3,8 @@
  * SCALAR, each at its pointer), and the same bytes for every thread count
  * on a primitive big enough to be split (Fox's primitive repeated to 70k
  * vertices, with normals), in the raw point cache (positions with normals,
- * bounds, with the header) and in USD ASCII. tests/skinner_frames_usda.py
+ * bounds, with the header: frames split over threads) and in USD ASCII (a
+ * frame at a time: vertex ranges). tests/skinner_frames_usda.py
  * holds the numbers to skinnerd's. */
 #include <jansson.h>
 

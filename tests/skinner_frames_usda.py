@@ -11,7 +11,9 @@ header (docs/mesh.md, proto/mesh.md), read back and held to skinnerd:
 - chunked and resumed exports (--frames) hold the whole export's sample
   lines byte for byte and differ from it only in start/endTimeCode;
 - --header writes the documented header before the raw float32, whose body
-  is the headerless file's, and chunk bodies join into the whole body."""
+  is the headerless file's, and chunk bodies join into the whole body;
+- --threads 3 gives --threads 1's bytes (tests/check_sk_usda.c does the
+  same on a 70k-vertex primitive)."""
 import json, os, struct, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -187,6 +189,17 @@ def main():
                 check_layer(asset, clip, n, results, whole)
                 check_chunks(asset, clip, n, whole, tmp)
         check_header("skin_morph.glb", 0, n, tmp)
+        same = True
+        for output in ("vertices", "bounds"):
+            outs = []
+            for t in (1, 3):
+                path = os.path.join(tmp, "t%d.bin" % t)
+                extra = ["--normals"] if output == "vertices" else []
+                same &= skinner("RobotExpressive.glb", ["--clip", "3", "--frames", "0:50", "--output", output,
+                                                        "--threads", str(t), *extra], path) == 0
+                outs.append(open(path, "rb").read())
+            same &= outs[0] == outs[1] and len(outs[0]) > 0
+        C.check("RobotExpressive: --threads 3 writes the bytes of --threads 1 (vertices with normals, bounds)", same)
         for extra, text in ((["--format", "usda", "--header"], "--format usda takes --output vertices and no --header"),
                             (["--output", "bounds", "--format", "usda"], "--format usda takes --output vertices"),
                             (["--output", "bounds", "--normals"], "--normals goes with --output vertices"),

@@ -378,7 +378,7 @@ static int mesh_pose(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, c
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   }
   if (ctx->geom != NULL)
-    sk_model_set_geom(m, sk_geom_ref(ctx->geom), &sk_mesh_hook_json);
+    sk_model_set_geom(m, ctx->geom, &sk_mesh_hook_json); /* takes its own reference */
   json_object_del(j, "op");
   sk_poseops *owner = NULL;
   sk_pose *poses = NULL;

@@ -149,7 +149,8 @@ void sk_shot__close(sk_shot__state *st, size_t nctx) {
   free(st->outbuf[0]);
   free(st->outbuf[1]);
   free(st->times);
-  free(st->scratch);
+  for (int t = 0; t < SK_SKINV_MAX_THREADS; t++)
+    free(st->scratch[t]);
   sk_clips_runner_close(&st->runner);
 }
 
@@ -162,6 +163,18 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   st->chunk = st->chunk < 16 ? 16 : st->chunk > 256 ? 256 : st->chunk;
   if (sh->output != SK_SHOT_MATRICES) /* about 4 MB of points in flight */
     st->chunk = st->row_floats > (1u << 20) / 16 ? 1 : st->chunk < (1u << 20) / st->row_floats ? st->chunk : (1u << 20) / st->row_floats;
+  /* With threads a chunk's frames go to them whole (each thread started
+   * once per chunk, not per frame: a start and join cost some 60 us on a
+   * VM, a tenth of a 100k-vertex frame), so a chunk holds a few frames a
+   * thread, up to 64 MB of points; past that, one frame at a time split
+   * into vertex ranges (sk_skinv_run). */
+  const unsigned want = sh->threads > SK_SKINV_MAX_THREADS ? SK_SKINV_MAX_THREADS : sh->threads;
+  st->frame_threads = 1;
+  if (sh->output != SK_SHOT_MATRICES && want > 1 && st->row_floats <= (1u << 24) / (2 * want)) {
+    const size_t most = (1u << 24) / st->row_floats, per = 4 * (size_t)want;
+    st->chunk = st->chunk > per ? st->chunk : per < most ? per : most;
+    st->frame_threads = want;
+  }
   int rc = sk_clips_runner_init(&st->runner, sh->skel, sh->rig, sh->engine, st->chunk);
   if (rc)
     return rc;
@@ -178,8 +191,9 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
     size_t most = 1;
     for (uint32_t i = 0; i < sh->geom->nprims; i++)
       most = sh->geom->prims[i].count > most ? sh->geom->prims[i].count : most;
-    if ((st->scratch = malloc(most * 3 * sizeof *st->scratch)) == NULL)
-      return SK_ENOMEM;
+    for (unsigned t = 0; t < st->frame_threads || t == 0; t++)
+      if ((st->scratch[t] = malloc(most * 3 * sizeof *st->scratch[t])) == NULL)
+        return SK_ENOMEM;
   }
   sk_anim_layer l[SK_FRAMES_MAX_LAYERS];
   for (size_t c = 0; c < sh->characters; c++) {
@@ -205,9 +219,10 @@ int sk_shot__finals(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n) 
 }
 
 /* sk_skin with the morph weights of the layer's clip at the frame's time,
- * as the daemon answers the same range; a big primitive over sh->threads. */
-void sk_shot__skin(const sk_shot *sh, sk_shot__state *st, size_t k, uint32_t prim, float *pos, float *nrm,
-                   float *box) {
+ * as the daemon answers the same range; a big primitive over `vthreads`
+ * vertex ranges. */
+static void skin_one(const sk_shot *sh, const sk_shot__state *st, size_t k, uint32_t prim, float *pos, float *nrm,
+                     float *box, float *scratch, unsigned vthreads) {
   const sk_geom *g = sh->geom;
   const sk_geom_prim *p = &g->prims[prim];
   const sk_anim_layer *l = &sh->layers[0];
@@ -216,9 +231,9 @@ void sk_shot__skin(const sk_shot *sh, sk_shot__state *st, size_t k, uint32_t pri
       sk_anim__clip_frame(&sh->anim->clips[l->clip], sk_sample_layer_time(l->time, st->times[k]), l->loop);
   sk_skin_influences(g, p->mesh, p->ntargets, (long)l->clip, frame, p->influence, infl);
   sk_skin_job job = {.prim = p, .final = st->finals + k * st->mats * 16, .slots = st->mats, .influence = infl,
-                     .pos = pos != NULL ? pos : st->scratch, .nrm = p->nrm != NULL ? nrm : NULL, .bounds = box != NULL};
-  if (sh->threads > 1 && p->count >= SK_SHOT_THREADS_FROM)
-    sk_skinv_run(&job, NULL, sh->threads);
+                     .pos = pos != NULL ? pos : scratch, .nrm = p->nrm != NULL ? nrm : NULL, .bounds = box != NULL};
+  if (vthreads > 1 && p->count >= SK_SHOT_THREADS_FROM)
+    sk_skinv_run(&job, NULL, vthreads);
   else
     sk_skin_run(&job);
   if (box != NULL) {
@@ -227,21 +242,61 @@ void sk_shot__skin(const sk_shot *sh, sk_shot__state *st, size_t k, uint32_t pri
   }
 }
 
-/* The point cache of the chunk's frames [0, n) from their skin matrices in
- * st->finals. */
-static void mesh_chunk(const sk_shot *sh, sk_shot__state *st, size_t n, float *dst) {
-  for (size_t k = 0; k < n; k++) {
-    float *d = dst + k * st->row_floats;
+void sk_shot__skin(const sk_shot *sh, sk_shot__state *st, size_t k, uint32_t prim, float *pos, float *nrm,
+                   float *box) {
+  skin_one(sh, st, k, prim, pos, nrm, box, st->scratch[0], sh->threads);
+}
+
+/* Frames [k0, k1) of a chunk, on one thread: `scratch` its own, `vthreads`
+ * the vertex ranges of a big primitive (1 when frames are split). */
+typedef struct frame_range {
+  const sk_shot *sh;
+  const sk_shot__state *st;
+  size_t k0, k1;
+  float *dst, *scratch;
+  unsigned vthreads;
+} frame_range;
+
+static void *mesh_frames(void *arg) {
+  const frame_range *r = arg;
+  const sk_shot *sh = r->sh;
+  for (size_t k = r->k0; k < r->k1; k++) {
+    float *d = r->dst + k * r->st->row_floats;
     for (uint32_t i = 0; i < sh->geom->nprims; i++) {
       const sk_geom_prim *p = &sh->geom->prims[i];
       if (sh->output == SK_SHOT_BOUNDS) {
-        sk_shot__skin(sh, st, k, i, NULL, NULL, d);
+        skin_one(sh, r->st, k, i, NULL, NULL, d, r->scratch, r->vthreads);
       } else {
         const bool nrm = sh->normals && p->nrm != NULL;
-        sk_shot__skin(sh, st, k, i, d, nrm ? d + (size_t)p->count * 3 : NULL, NULL);
+        skin_one(sh, r->st, k, i, d, nrm ? d + (size_t)p->count * 3 : NULL, NULL, r->scratch, r->vthreads);
       }
       d += prim_floats(sh, p);
     }
+  }
+  return NULL;
+}
+
+/* The point cache of the chunk's frames [0, n) from their skin matrices in
+ * st->finals: split into st->frame_threads runs of whole frames (the
+ * caller's thread the first), or one run whose big primitives take
+ * sh->threads vertex ranges. Every frame is the same job either way: the
+ * same bytes. */
+static void mesh_chunk(const sk_shot *sh, sk_shot__state *st, size_t n, float *dst) {
+  unsigned used = st->frame_threads < n ? st->frame_threads : (unsigned)n;
+  frame_range r[SK_SKINV_MAX_THREADS];
+  pthread_t tid[SK_SKINV_MAX_THREADS];
+  bool started[SK_SKINV_MAX_THREADS] = {false};
+  for (unsigned t = 0; t < used; t++)
+    r[t] = (frame_range){.sh = sh, .st = st, .k0 = n * t / used, .k1 = n * (t + 1) / used, .dst = dst,
+                         .scratch = st->scratch[t], .vthreads = used > 1 ? 1 : sh->threads};
+  for (unsigned t = 1; t < used; t++)
+    started[t] = pthread_create(&tid[t], NULL, mesh_frames, &r[t]) == 0;
+  mesh_frames(&r[0]);
+  for (unsigned t = 1; t < used; t++) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    else
+      mesh_frames(&r[t]);
   }
 }
 
@@ -363,9 +418,10 @@ static void frames_usage(FILE *f) {
           "                       primitives per frame, float32: positions (count x 3 each) or min xyz max xyz\n"
           "                       (docs/mesh.md; one --clip, one character)\n"
           "  --normals            with --output vertices: each primitive's normals after its positions\n"
-          "  --threads N          threads skinning a primitive of %u vertices or more (default 1, at most %d)\n"
+          "  --threads N          point caches on N threads (default 1, at most %d): whole frames each, or one\n"
+          "                       frame's primitive of %u vertices or more split when frames are too big\n"
           "  -o FILE              write to FILE (default: stdout)\n",
-          SK_FRAMES_MAX_LAYERS, SK_SHOT_THREADS_FROM, SK_SKINV_MAX_THREADS);
+          SK_FRAMES_MAX_LAYERS, SK_SKINV_MAX_THREADS, SK_SHOT_THREADS_FROM);
 }
 
 static int parse_num(const char *opt, const char *v, double *out) {

@@ -45,9 +45,12 @@ typedef struct sk_shot {
   const sk_geom *geom;
   const sk_anim *anim;
   bool normals;
-  /* Threads that skin one primitive of SK_SHOT_THREADS_FROM vertices or
-   * more (sk_skinv_run's vertex ranges; 0 or 1: the caller's alone). The
-   * same bytes for any count. */
+  /* Point cache threads (0 or 1: the caller's alone): each chunk of frames
+   * split into runs of whole frames, one a thread; where a frame is too
+   * big for a few a thread in 64 MB (and in sk_usda, which poses a frame
+   * at a time), a primitive of SK_SHOT_THREADS_FROM vertices or more split
+   * into sk_skinv_run's vertex ranges instead. The same bytes for any
+   * count. */
   unsigned threads;
 } sk_shot;
 
@@ -57,8 +60,8 @@ enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };
  * bytes per primitive. */
 #define SK_POINTS_MAGIC "SKPOINT1"
 #define SK_POINTS_HEADER_BYTES 56
-/* Where a primitive's skinning is split over threads: below it a thread's
- * start (tens of microseconds) costs more than its share saves. */
+/* Where one frame's primitive is split into vertex ranges: below it a
+ * thread's start (tens of microseconds) costs more than its share saves. */
 #define SK_SHOT_THREADS_FROM 65536u
 
 /* Writes the shot to `out` (NULL: computes every frame and writes nothing,

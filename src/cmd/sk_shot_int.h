@@ -6,6 +6,7 @@
 #define SK_SHOT_INT_H
 
 #include "sk_shot.h"
+#include "sk_skinv.h"
 
 typedef struct sk_shot__state {
   size_t chunk, mats, row_floats;
@@ -14,7 +15,10 @@ typedef struct sk_shot__state {
   float *finals;       /* chunk * mats * 16, one character at a time */
   float *outbuf[2];    /* chunk * characters * row_floats, 64-byte aligned */
   double *times;
-  float *scratch;      /* the largest primitive's count x 3 (bounds without positions out) */
+  /* Per frame thread, the largest primitive's count x 3 (bounds without
+   * positions out); scratch[0] is sk_shot__skin's. */
+  float *scratch[SK_SKINV_MAX_THREADS];
+  unsigned frame_threads; /* threads a chunk's frames are split over (1: vertex ranges, if any) */
 } sk_shot__state;
 
 /* Sizes and allocates the state of `sh` (validated by the caller). 0 or

@@ -185,7 +185,7 @@ static void samples(const sk_shot *sh, sk_shot__state *st, uint32_t i, int what,
     for (size_t k = 0; k < n && !o->rc; k++) {
       sk_shot__skin(sh, st, k, i, NULL, what == 'n' ? nrm : NULL, what == 'p' ? ext + 6 * (f0 + k) : NULL);
       putf(o, "            %" PRIu64 ": ", time_code(sh, f0 + k));
-      put_vec3s(o, what == 'n' ? nrm : st->scratch, p->count);
+      put_vec3s(o, what == 'n' ? nrm : st->scratch[0], p->count);
       put(o, ",\n");
       flush(o, false);
     }
