@@ -126,6 +126,30 @@ def check_layer(asset, clip, n, results, path):
     C.check("%s: extent is the daemon's bounds" % asset, ext_ok)
 
 
+THREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench")
+
+
+def check_three(asset, path):
+    """three.js's USDLoader (when tests/bench has it installed) builds each
+    Mesh from the first sample: its positions are our points over our faces,
+    float32 bit for bit. Skipped without node or three."""
+    if not os.path.isdir(os.path.join(THREE, "node_modules", "three")):
+        print("skinner_frames_usda: three.js not installed in tests/bench; its reader not tried")
+        return
+    r = subprocess.run(["node", os.path.join(THREE, "usda_three.mjs"), path], capture_output=True, text=True)
+    got = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    layer = usda_read.read(open(path).read())
+    meshes = [layer.prims[p] for p in layer.order if layer.prims[p].type == "Mesh"]
+    ok = r.returncode == 0 and [g["name"] for g in got] == [m.path.split("/")[-1] for m in meshes]
+    for g, m in zip(got, meshes):
+        pts = m.attrs["points"].samples[min(m.attrs["points"].samples)]
+        fvi = [int(i) for i in m.attrs["faceVertexIndices"].default]
+        order = [g["index"][k] for k in range(len(g["index"]))] if g["index"] else range(len(g["positions"]) // 3)
+        three = [tuple(g["positions"][3 * v:3 * v + 3]) for v in order]
+        ok &= [bits(map(f32, t)) for t in three] == [bits(map(f32, pts[i])) for i in fvi]
+    C.check("%s: three.js's USDLoader reads the layer: the same meshes, the same float32 points" % asset, ok)
+
+
 def check_chunks(asset, clip, n, whole, tmp):
     text = open(whole).read()
     skel, lines = split_samples(text)
@@ -187,6 +211,7 @@ def main():
             C.check("%s: skinner frames --format usda runs" % asset, rc == 0 and len(results) == n)
             if rc == 0 and len(results) == n:
                 check_layer(asset, clip, n, results, whole)
+                check_three(asset, whole)
                 check_chunks(asset, clip, n, whole, tmp)
         check_header("skin_morph.glb", 0, n, tmp)
         same = True
