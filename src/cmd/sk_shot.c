@@ -166,12 +166,12 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   /* With threads a chunk's frames go to them whole (each thread started
    * once per chunk, not per frame: a start and join cost some 60 us on a
    * VM, a tenth of a 100k-vertex frame), so a chunk holds a few frames a
-   * thread, up to 64 MB of points; past that, one frame at a time split
-   * into vertex ranges (sk_skinv_run). */
+   * thread, up to 32 MB of points in each of the two buffers; past that,
+   * one frame at a time split into vertex ranges (sk_skinv_run). */
   const unsigned want = sh->threads > SK_SKINV_MAX_THREADS ? SK_SKINV_MAX_THREADS : sh->threads;
   st->frame_threads = 1;
-  if (sh->output != SK_SHOT_MATRICES && want > 1 && st->row_floats <= (1u << 24) / (2 * want)) {
-    const size_t most = (1u << 24) / st->row_floats, per = 4 * (size_t)want;
+  if (sh->output != SK_SHOT_MATRICES && want > 1 && st->row_floats <= (1u << 23) / (2 * want)) {
+    const size_t most = (1u << 23) / st->row_floats, per = 4 * (size_t)want;
     st->chunk = st->chunk > per ? st->chunk : per < most ? per : most;
     st->frame_threads = want;
   }

@@ -47,7 +47,7 @@ typedef struct sk_shot {
   bool normals;
   /* Point cache threads (0 or 1: the caller's alone): each chunk of frames
    * split into runs of whole frames, one a thread; where a frame is too
-   * big for a few a thread in 64 MB (and in sk_usda, which poses a frame
+   * big for a few a thread in 32 MB (and in sk_usda, which poses a frame
    * at a time), a primitive of SK_SHOT_THREADS_FROM vertices or more split
    * into sk_skinv_run's vertex ranges instead. The same bytes for any
    * count. */
