@@ -158,10 +158,45 @@ START_TEST(a_big_primitive_gives_the_same_bytes_on_any_thread_count) {
 }
 END_TEST
 
+START_TEST(a_position_past_float32_is_refused_and_nothing_past_it_written) {
+  size_t len;
+  unsigned char *d = sk_test_read_asset("Fox.glb", &len);
+  asset a;
+  asset_open((const char *)d, len, &a);
+  free(d);
+  sk_geom_prim huge = big_prim(&a.geom->prims[0], 1);
+  for (size_t i = 0; i < (size_t)huge.count * 3; i++)
+    huge.pos[i] *= 3e38f; /* a skin matrix's scale or sum takes some past FLT_MAX */
+  sk_geom g = {.refs = 1, .nprims = 1, .prims = &huge, .vertices = huge.count};
+  sk_sampler *sp;
+  ck_assert_int_eq(sk_sampler_create(a.an, &sp), 0);
+  sk_shot sh = {.skel = a.s, .sampler = sp, .layers = {{.clip = 1, .weight = 1}}, .layer_count = 1, .fps = 24,
+                .frames = 2, .characters = 1, .floats_per_matrix = 16, .engine = SK_CLIPS_EXACT,
+                .output = SK_SHOT_VERTICES, .geom = &g, .anim = a.an};
+  uint32_t tri[3] = {0, 1, 2}, *idx[1] = {tri};
+  size_t counts[1] = {3};
+  const sk_usda_faces faces = {.n = 1, .indices = idx, .counts = counts};
+  char *buf = NULL;
+  size_t blen = 0;
+  FILE *f = open_memstream(&buf, &blen);
+  ck_assert_int_eq(sk_usda_write(&sh, &faces, f), SK_ENOTFINITE);
+  fclose(f);
+  ck_assert_ptr_null(strstr(buf != NULL ? buf : "", "null")); /* no non-finite number printed */
+  free(buf);
+  sk_sampler_destroy(sp);
+  free(huge.pos);
+  free(huge.nrm);
+  free(huge.joints);
+  free(huge.weights);
+  asset_close(&a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_usda");
   TCase *v = tcase_create("validity");
   tcase_add_test(v, faces_are_triangles_of_a_scalar_indices_accessor);
+  tcase_add_test(v, a_position_past_float32_is_refused_and_nothing_past_it_written);
   suite_add_tcase(s, v);
   TCase *t = tcase_create("threads");
   tcase_set_timeout(t, 120);
