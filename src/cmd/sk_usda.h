@@ -18,7 +18,8 @@
  * is START + k with --frames START:END, k with --from (time code 0 is at
  * --from seconds). The numbers are the daemon's "vertices", "normals" and
  * "bounds" float32, printed shortest (sk_numfmt_f32): read as doubles and
- * rounded to float32, as USD reads a float3, they give back the same bits.
+ * rounded to float32, as USD reads a float3, they give back the same bits
+ * (tests/bench/numfmt_f32_via_double.c samples all float32 patterns).
  * A frame's sample line is the same bytes whatever the split of the shot,
  * so chunked or resumed exports differ from the whole one only in their
  * start/endTimeCode and the lines of frames they do not hold. Each
