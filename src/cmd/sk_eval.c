@@ -10,6 +10,7 @@
 #include "sk_gltf.h"
 #include "sk_gltf_mesh.h"
 #include "sk_json.h"
+#include "sk_meshout.h"
 #include "sk_ops.h"
 #include "sk_clips.h"
 #include "sk_frames.h"
@@ -50,6 +51,11 @@ typedef struct eval_ctx {
   sk_mesh mesh;
   sk_sampler *sampler; /* owned; built by the first frame range */
   const sk_eval_opts *o;
+  /* For the MESH outputs: the glTF skin's skinned primitives (a reference,
+   * or NULL) and the case's default mesh as JSON (owned, or NULL), what a
+   * model published from the case skeleton gets, as an upload's does. */
+  sk_geom *geom;
+  char *mesh_json;
 } eval_ctx;
 
 static bool binary(const eval_ctx *ctx) { return ctx->o->fmt != SK_FMT_JSON; }
@@ -73,12 +79,14 @@ static int binary_refusals(const json_t *op, const char *ptr, const sk_op *ops, 
   const json_t *out = json_object_get(op, "output");
   for (size_t i = 0; i < json_array_size(out); i++) {
     const char *name = json_string_value(json_array_get(out, i));
-    if (name != NULL && strcmp(name, "final") == 0)
-      continue;
+    if (name != NULL && (strcmp(name, "final") == 0 ||
+                         (sk_answer_output_bit(name, strlen(name)) & sk_answer_family_mask(SK_OUTPUT_MESH))))
+      continue; /* the mesh's floats follow the matrices, as in skinnerd's binary answer */
     sk_pointer_child(p, sizeof p, ptr, "output");
     sk_pointer_push_index(p, sizeof p, i);
     return sk_error_set(err, SK_ERANGE, p,
-                        "binary output carries final matrices only; use --format json for \"%s\"", name ? name : "");
+                        "binary output carries final matrices and mesh outputs only; use --format json for \"%s\"",
+                        name ? name : "");
   }
   for (size_t k = 0; k < nops; k++)
     if (ops[k].kind == SK_OP_QUERY) {
@@ -309,15 +317,11 @@ static int plain_range(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx,
  * published from a copy of the case skeleton as it is now (ops before this
  * one may have changed it, and may change it again after), by the
  * constructor an upload goes through. */
-static int frames_answer(const sk_skeleton *s, const eval_ctx *ctx, const sk_pose *poses, size_t n, sk_strbuf *out,
-                         size_t *nresults) {
-  sk_skeleton *copy = NULL;
-  sk_model *m = NULL;
-  int rc = sk_skeleton_clone(s, &copy);
-  if (!rc)
-    rc = sk_model_create(copy, NULL, NULL, NULL, -1, &m);
+static int model_answer(const sk_model *m, const eval_ctx *ctx, const sk_pose *poses, size_t n, sk_strbuf *out,
+                        size_t *nresults) {
   const sk_frames_opts o = {.fmt = ctx->o->fmt, .precision = SK_FRAMES_EXACT, .threads = 1};
-  if (!rc && !binary(ctx) && *nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
+  int rc = 0;
+  if (!binary(ctx) && *nresults > 0 && n > 0 && sk_strbuf_append(out, ",", 1))
     rc = SK_ENOMEM;
   /* in slices, each flushed: the bytes sk_frames_eval gives, never held whole */
   sk_frames_run run;
@@ -327,8 +331,70 @@ static int frames_answer(const sk_skeleton *s, const eval_ctx *ctx, const sk_pos
         rc = flush_out(ctx, out, false);
     sk_frames_run_close(&run);
   }
-  sk_model_unref(m);
   *nresults += n;
+  return rc;
+}
+
+static int frames_answer(const sk_skeleton *s, const eval_ctx *ctx, const sk_pose *poses, size_t n, sk_strbuf *out,
+                         size_t *nresults) {
+  sk_skeleton *copy = NULL;
+  sk_model *m = NULL;
+  int rc = sk_skeleton_clone(s, &copy);
+  if (!rc)
+    rc = sk_model_create(copy, NULL, NULL, NULL, -1, &m);
+  if (!rc)
+    rc = model_answer(m, ctx, poses, n, out, nresults);
+  sk_model_unref(m);
+  return rc;
+}
+
+/* Whether op's "output" names a MESH output. */
+static bool wants_mesh(const json_t *op) {
+  const json_t *out = json_object_get(op, "output");
+  for (size_t i = 0; i < json_array_size(out); i++) {
+    const char *name = json_string_value(json_array_get(out, i));
+    if (name != NULL && (sk_answer_output_bit(name, strlen(name)) & sk_answer_family_mask(SK_OUTPUT_MESH)))
+      return true;
+  }
+  return false;
+}
+
+/* A "pose" op naming MESH outputs: the pose object answered as skinnerd
+ * answers it (sk_poseops_sample with the daemon's sampler, then sk_frames)
+ * on a model published from the case skeleton as it is now, with its clips,
+ * the glTF skin's geometry and the mesh wing's writer: the same bytes as
+ * skinnerd's answer to the same pose of the uploaded file. Its "ops" start,
+ * as skinnerd's do, from a freshly built skeleton's Bone API state. */
+static int mesh_pose(const sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json_t *op, const char *ptr,
+                     sk_strbuf *out, size_t *nresults, sk_error *err) {
+  json_t *j = json_copy((json_t *)op);
+  sk_skeleton *copy = NULL;
+  sk_model *m = NULL;
+  int rc = j == NULL || sk_skeleton_clone(s, &copy) ? SK_ENOMEM : 0;
+  if (!rc)
+    rc = sk_model_create(copy, anim != NULL ? sk_anim_ref((sk_anim *)anim) : NULL, ctx->mesh_json, NULL, -1, &m);
+  if (rc) {
+    json_decref(j);
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  }
+  if (ctx->geom != NULL)
+    sk_model_set_geom(m, ctx->geom, &sk_mesh_hook_json); /* takes its own reference */
+  json_object_del(j, "op");
+  sk_poseops *owner = NULL;
+  sk_pose *poses = NULL;
+  size_t np = 0;
+  rc = sk_poseops_sample(sk_frames_sample_range, m, j, ptr, ctx->o->fmt, &owner, &poses, &np, err);
+  json_decref(j);
+  if (!rc) {
+    rc = model_answer(m, ctx, poses, np, out, nresults);
+    if (rc == SK_EIO)
+      rc = sk_error_set(err, rc, ptr, "writing the output failed");
+    else if (rc)
+      rc = answer_error(rc, ptr, err);
+  }
+  sk_pose_array_free(poses, np);
+  sk_poseops_free(owner);
+  sk_model_unref(m);
   return rc;
 }
 
@@ -371,6 +437,13 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
   int rc;
   if (!is_pose && (rc = check_op_keys(op, ptr, k_eval, err)))
     return rc;
+  if (wants_mesh(op)) {
+    if (!is_pose)
+      return sk_error_set(err, SK_ERANGE, ptr, "mesh outputs come with a \"pose\" op, not \"evaluate\"");
+    if (binary(ctx) && (rc = binary_refusals(op, ptr, NULL, 0, err)))
+      return rc;
+    return mesh_pose(s, anim, ctx, op, ptr, out, nresults, err);
+  }
   if ((rc = pose_ext_parse(s, ctx, op, ptr, is_pose, &x, err)))
     return rc;
   bool ext = x.world || x.positions || x.nops > 0 || (is_pose && json_object_get(op, "ops") != NULL);
@@ -503,7 +576,7 @@ static int run_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const json
  * error inside the file keeps its code; the pointer becomes /skeleton/gltf
  * and the text names the file and the pointer into the glTF JSON. */
 static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skeleton **s, sk_anim **anim,
-                              json_t **mesh, sk_error *err) {
+                              json_t **mesh, sk_geom **geom, sk_error *err) {
   static const char *const k_gltf[] = {"gltf", "skin", NULL};
   int rc = check_op_keys(skel, "/skeleton", k_gltf, err);
   if (rc)
@@ -551,6 +624,7 @@ static int load_gltf_skeleton(const json_t *skel, const char *base_dir, sk_skele
   if (rc == 0) {
     /* The file's default mesh, as the daemon stores it for an upload. */
     *mesh = x.mesh_json != NULL ? json_loads(x.mesh_json, 0, NULL) : NULL;
+    *geom = sk_geom_ref(x.geom);
     sk_gltf_extra_clear(&x);
     return 0;
   }
@@ -588,8 +662,9 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
   sk_skeleton *s;
   sk_anim *anim = NULL;
   json_t *file_mesh = NULL;
+  sk_geom *geom = NULL;
   if (json_is_object(skel) && json_object_get(skel, "gltf") != NULL)
-    rc = load_gltf_skeleton(skel, base_dir, &s, &anim, &file_mesh, err);
+    rc = load_gltf_skeleton(skel, base_dir, &s, &anim, &file_mesh, &geom, err);
   else
     rc = sk_json_parse_skeleton_anim(skel, "/skeleton", 0, &s, &anim, err);
   if (rc)
@@ -600,6 +675,7 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
   eval_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.o = o;
+  ctx.geom = geom;
   /* No "mesh" in a glTF case: the file's default mesh, as an upload of the
    * file gets (one that does not compose, a zero scale above the mesh: none,
    * as in the daemon). "mesh": null still means none. */
@@ -607,8 +683,12 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
   if (case_mesh == NULL && file_mesh != NULL &&
       sk_ops_parse_mesh(file_mesh, "/mesh", &ctx.has_mesh, &ctx.mesh, NULL) != 0)
     ctx.has_mesh = false;
+  const json_t *shown = case_mesh != NULL ? case_mesh : file_mesh;
+  ctx.mesh_json = json_is_object(shown) ? json_dumps(shown, JSON_COMPACT) : NULL;
   json_decref(file_mesh);
   if (case_mesh != NULL && (rc = sk_ops_parse_mesh(case_mesh, "/mesh", &ctx.has_mesh, &ctx.mesh, err))) {
+    free(ctx.mesh_json);
+    sk_geom_unref(geom);
     sk_skeleton_destroy(s);
     sk_anim_destroy(anim);
     return rc;
@@ -616,6 +696,8 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
   sk_pose_buffers buf;
   if ((rc = sk_pose_buffers_init(&buf, s->count)) || (rc = sk_bones_init(&ctx.bones, s))) {
     sk_pose_buffers_close(&buf);
+    free(ctx.mesh_json);
+    sk_geom_unref(geom);
     sk_skeleton_destroy(s);
     sk_anim_destroy(anim);
     return sk_error_set(err, rc, "", "out of memory");
@@ -645,6 +727,8 @@ int sk_eval_case_opts(const json_t *c, const sk_eval_opts *o, sk_strbuf *out, sk
   sk_pose_buffers_close(&buf);
   sk_bones_close(&ctx.bones);
   sk_sampler_destroy(ctx.sampler);
+  free(ctx.mesh_json);
+  sk_geom_unref(geom);
   sk_skeleton_destroy(s);
   sk_anim_destroy(anim);
   return rc;

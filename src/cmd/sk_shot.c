@@ -11,7 +11,10 @@
 #include "sk_gltf.h"
 #include "sk_gltf_mesh.h"
 #include "sk_outfile.h"
+#include "sk_shot_int.h"
 #include "sk_skin.h"
+#include "sk_skinv.h"
+#include "sk_usda.h"
 #include "sk_frames.h"
 
 /* The format is little-endian; a big-endian host swaps before writing. */
@@ -81,16 +84,64 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-typedef struct shot_state {
-  size_t chunk, mats, row_floats;
-  sk_clips_runner runner;
-  sk_sample_ctx **ctx; /* one per character */
-  float *finals;       /* chunk * mats * 16, one character at a time */
-  float *outbuf[2];    /* chunk * characters * row_floats, 64-byte aligned */
-  double *times;
-} shot_state;
+static void put_u64(uint8_t *d, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    d[i] = (uint8_t)(v >> (8 * i));
+}
 
-static void state_close(shot_state *st, size_t nctx) {
+static void put_f64(uint8_t *d, double v) {
+  uint64_t b;
+  memcpy(&b, &v, 8);
+  put_u64(d, b);
+}
+
+/* Floats primitive `p` takes in a frame of the point cache. */
+static size_t prim_floats(const sk_shot *sh, const sk_geom_prim *p) {
+  if (sh->output == SK_SHOT_BOUNDS)
+    return 6;
+  return (size_t)p->count * (sh->normals && p->nrm != NULL ? 6 : 3);
+}
+
+/* Floats a frame of the point cache takes. */
+static size_t mesh_row_floats(const sk_shot *sh) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < sh->geom->nprims; i++)
+    n += prim_floats(sh, &sh->geom->prims[i]);
+  return n;
+}
+
+/* The point cache header of proto/mesh.md: what a reader needs to find
+ * every primitive of every frame without the glTF file. */
+static int write_points_header(const sk_shot *sh, size_t row_floats, FILE *out) {
+  const sk_geom *g = sh->geom;
+  const size_t bytes = SK_POINTS_HEADER_BYTES + 16 * (size_t)g->nprims;
+  uint8_t *h = calloc(1, bytes);
+  if (h == NULL)
+    return SK_ENOMEM;
+  memcpy(h, SK_POINTS_MAGIC, 8);
+  put_u32(h + 8, (uint32_t)bytes);
+  put_u32(h + 12, (uint32_t)sh->output);
+  put_u32(h + 16, (sh->normals && sh->output == SK_SHOT_VERTICES ? 1u : 0u) | (sh->by_index ? 2u : 0u));
+  put_u32(h + 20, g->nprims);
+  put_u32(h + 24, (uint32_t)sh->frames);
+  put_u32(h + 28, (uint32_t)row_floats);
+  put_f64(h + 32, sh->fps);
+  put_f64(h + 40, sh->by_index ? 0.0 : sh->from);
+  put_u64(h + 48, sh->by_index ? sh->first : 0);
+  for (uint32_t i = 0; i < g->nprims; i++) {
+    const sk_geom_prim *p = &g->prims[i];
+    uint8_t *e = h + SK_POINTS_HEADER_BYTES + 16 * (size_t)i;
+    put_u32(e, p->mesh);
+    put_u32(e + 4, p->prim);
+    put_u32(e + 8, p->count);
+    put_u32(e + 12, (uint32_t)prim_floats(sh, p));
+  }
+  int rc = fwrite(h, 1, bytes, out) == bytes ? 0 : SK_EIO;
+  free(h);
+  return rc;
+}
+
+void sk_shot__close(sk_shot__state *st, size_t nctx) {
   for (size_t c = 0; st->ctx != NULL && c < nctx; c++)
     sk_sample_ctx_destroy(st->ctx[c]);
   free(st->ctx);
@@ -98,18 +149,12 @@ static void state_close(shot_state *st, size_t nctx) {
   free(st->outbuf[0]);
   free(st->outbuf[1]);
   free(st->times);
+  for (int t = 0; t < SK_SKINV_MAX_THREADS; t++)
+    free(st->scratch[t]);
   sk_clips_runner_close(&st->runner);
 }
 
-/* Floats a frame of the point cache takes. */
-static size_t mesh_row_floats(const sk_shot *sh) {
-  size_t n = 0;
-  for (uint32_t i = 0; i < sh->geom->nprims; i++)
-    n += sh->output == SK_SHOT_BOUNDS ? 6 : (size_t)sh->geom->prims[i].count * 3;
-  return n;
-}
-
-static int state_open(const sk_shot *sh, shot_state *st) {
+int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   memset(st, 0, sizeof *st);
   st->mats = sh->skel->count + 1;
   st->row_floats = sh->output != SK_SHOT_MATRICES ? mesh_row_floats(sh) : st->mats * (size_t)sh->floats_per_matrix;
@@ -118,6 +163,18 @@ static int state_open(const sk_shot *sh, shot_state *st) {
   st->chunk = st->chunk < 16 ? 16 : st->chunk > 256 ? 256 : st->chunk;
   if (sh->output != SK_SHOT_MATRICES) /* about 4 MB of points in flight */
     st->chunk = st->row_floats > (1u << 20) / 16 ? 1 : st->chunk < (1u << 20) / st->row_floats ? st->chunk : (1u << 20) / st->row_floats;
+  /* With threads a chunk's frames go to them whole (each thread started
+   * once per chunk, not per frame: a start and join cost some 60 us on a
+   * VM, a tenth of a 100k-vertex frame), so a chunk holds a few frames a
+   * thread, up to 32 MB of points in each of the two buffers; past that,
+   * one frame at a time split into vertex ranges (sk_skinv_run). */
+  const unsigned want = sh->threads > SK_SKINV_MAX_THREADS ? SK_SKINV_MAX_THREADS : sh->threads;
+  st->frame_threads = 1;
+  if (sh->output != SK_SHOT_MATRICES && want > 1 && st->row_floats <= (1u << 23) / (2 * want)) {
+    const size_t most = (1u << 23) / st->row_floats, per = 4 * (size_t)want;
+    st->chunk = st->chunk > per ? st->chunk : per < most ? per : most;
+    st->frame_threads = want;
+  }
   int rc = sk_clips_runner_init(&st->runner, sh->skel, sh->rig, sh->engine, st->chunk);
   if (rc)
     return rc;
@@ -130,6 +187,14 @@ static int state_open(const sk_shot *sh, shot_state *st) {
   st->times = malloc(st->chunk * sizeof *st->times);
   if (st->ctx == NULL || st->finals == NULL || st->outbuf[0] == NULL || st->outbuf[1] == NULL || st->times == NULL)
     return SK_ENOMEM;
+  if (sh->output != SK_SHOT_MATRICES) {
+    size_t most = 1;
+    for (uint32_t i = 0; i < sh->geom->nprims; i++)
+      most = sh->geom->prims[i].count > most ? sh->geom->prims[i].count : most;
+    for (unsigned t = 0; t < st->frame_threads || t == 0; t++)
+      if ((st->scratch[t] = malloc(most * 3 * sizeof *st->scratch[t])) == NULL)
+        return SK_ENOMEM;
+  }
   sk_anim_layer l[SK_FRAMES_MAX_LAYERS];
   for (size_t c = 0; c < sh->characters; c++) {
     double shift = (double)c * sh->stagger;
@@ -143,52 +208,107 @@ static int state_open(const sk_shot *sh, shot_state *st) {
   return 0;
 }
 
-/* The point cache of frames [0, n) from their skin matrices in st->finals:
- * sk_skin with the morph weights of the layer's clip at each frame's time,
- * as the daemon answers the same range. */
-static int mesh_chunk(const sk_shot *sh, shot_state *st, size_t n, float *dst) {
+static void chunk_times(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    st->times[k] = sh->by_index ? (double)(sh->first + f0 + k) / sh->fps : sh->from + (double)(f0 + k) / sh->fps;
+}
+
+int sk_shot__finals(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n) {
+  chunk_times(sh, st, f0, n);
+  return sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, st->finals);
+}
+
+/* sk_skin with the morph weights of the layer's clip at the frame's time,
+ * as the daemon answers the same range; a big primitive over `vthreads`
+ * vertex ranges. */
+static void skin_one(const sk_shot *sh, const sk_shot__state *st, size_t k, uint32_t prim, float *pos, float *nrm,
+                     float *box, float *scratch, unsigned vthreads) {
   const sk_geom *g = sh->geom;
+  const sk_geom_prim *p = &g->prims[prim];
   const sk_anim_layer *l = &sh->layers[0];
   double infl[SK_GEOM_MAX_TARGETS + 1];
-  float *scratch = NULL;
-  if (sh->output == SK_SHOT_BOUNDS) {
-    size_t most = 1;
-    for (uint32_t i = 0; i < g->nprims; i++)
-      most = g->prims[i].count > most ? g->prims[i].count : most;
-    if ((scratch = malloc(most * 3 * sizeof *scratch)) == NULL)
-      return SK_ENOMEM;
+  const double frame =
+      sk_anim__clip_frame(&sh->anim->clips[l->clip], sk_sample_layer_time(l->time, st->times[k]), l->loop);
+  sk_skin_influences(g, p->mesh, p->ntargets, (long)l->clip, frame, p->influence, infl);
+  sk_skin_job job = {.prim = p, .final = st->finals + k * st->mats * 16, .slots = st->mats, .influence = infl,
+                     .pos = pos != NULL ? pos : scratch, .nrm = p->nrm != NULL ? nrm : NULL, .bounds = box != NULL};
+  if (vthreads > 1 && p->count >= SK_SHOT_THREADS_FROM)
+    sk_skinv_run(&job, NULL, vthreads);
+  else
+    sk_skin_run(&job);
+  if (box != NULL) {
+    memcpy(box, job.min, sizeof job.min);
+    memcpy(box + 3, job.max, sizeof job.max);
   }
-  for (size_t k = 0; k < n; k++) {
-    const double frame =
-        sk_anim__clip_frame(&sh->anim->clips[l->clip], sk_sample_layer_time(l->time, st->times[k]), l->loop);
-    float *d = dst + k * st->row_floats;
-    for (uint32_t i = 0; i < g->nprims; i++) {
-      const sk_geom_prim *p = &g->prims[i];
-      sk_skin_influences(g, p->mesh, p->ntargets, (long)l->clip, frame, p->influence, infl);
-      sk_skin_job job = {.prim = p, .final = st->finals + k * st->mats * 16, .slots = st->mats, .influence = infl,
-                         .pos = sh->output == SK_SHOT_BOUNDS ? scratch : d, .bounds = sh->output == SK_SHOT_BOUNDS};
-      sk_skin_run(&job);
+}
+
+void sk_shot__skin(const sk_shot *sh, sk_shot__state *st, size_t k, uint32_t prim, float *pos, float *nrm,
+                   float *box) {
+  skin_one(sh, st, k, prim, pos, nrm, box, st->scratch[0], sh->threads);
+}
+
+/* Frames [k0, k1) of a chunk, on one thread: `scratch` its own, `vthreads`
+ * the vertex ranges of a big primitive (1 when frames are split). */
+typedef struct frame_range {
+  const sk_shot *sh;
+  const sk_shot__state *st;
+  size_t k0, k1;
+  float *dst, *scratch;
+  unsigned vthreads;
+} frame_range;
+
+static void *mesh_frames(void *arg) {
+  const frame_range *r = arg;
+  const sk_shot *sh = r->sh;
+  for (size_t k = r->k0; k < r->k1; k++) {
+    float *d = r->dst + k * r->st->row_floats;
+    for (uint32_t i = 0; i < sh->geom->nprims; i++) {
+      const sk_geom_prim *p = &sh->geom->prims[i];
       if (sh->output == SK_SHOT_BOUNDS) {
-        memcpy(d, job.min, sizeof job.min);
-        memcpy(d + 3, job.max, sizeof job.max);
-        d += 6;
+        skin_one(sh, r->st, k, i, NULL, NULL, d, r->scratch, r->vthreads);
       } else {
-        d += (size_t)p->count * 3;
+        const bool nrm = sh->normals && p->nrm != NULL;
+        skin_one(sh, r->st, k, i, d, nrm ? d + (size_t)p->count * 3 : NULL, NULL, r->scratch, r->vthreads);
       }
+      d += prim_floats(sh, p);
     }
   }
-  free(scratch);
-  return 0;
+  return NULL;
+}
+
+/* The point cache of the chunk's frames [0, n) from their skin matrices in
+ * st->finals: split into st->frame_threads runs of whole frames (the
+ * caller's thread the first), or one run whose big primitives take
+ * sh->threads vertex ranges. Every frame is the same job either way: the
+ * same bytes. */
+static void mesh_chunk(const sk_shot *sh, sk_shot__state *st, size_t n, float *dst) {
+  unsigned used = st->frame_threads < n ? st->frame_threads : (unsigned)n;
+  frame_range r[SK_SKINV_MAX_THREADS];
+  pthread_t tid[SK_SKINV_MAX_THREADS];
+  bool started[SK_SKINV_MAX_THREADS] = {false};
+  for (unsigned t = 0; t < used; t++)
+    r[t] = (frame_range){.sh = sh, .st = st, .k0 = n * t / used, .k1 = n * (t + 1) / used, .dst = dst,
+                         .scratch = st->scratch[t], .vthreads = used > 1 ? 1 : sh->threads};
+  for (unsigned t = 1; t < used; t++)
+    started[t] = pthread_create(&tid[t], NULL, mesh_frames, &r[t]) == 0;
+  mesh_frames(&r[0]);
+  for (unsigned t = 1; t < used; t++) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    else
+      mesh_frames(&r[t]);
+  }
 }
 
 /* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
-static int compute_chunk(const sk_shot *sh, shot_state *st, size_t f0, size_t n, float *dst) {
-  for (size_t k = 0; k < n; k++)
-    st->times[k] = sh->by_index ? (double)(sh->first + f0 + k) / sh->fps : sh->from + (double)(f0 + k) / sh->fps;
+static int compute_chunk(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n, float *dst) {
   if (sh->output != SK_SHOT_MATRICES) {
-    int rc = sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, st->finals);
-    return rc ? rc : mesh_chunk(sh, st, n, dst);
+    int rc = sk_shot__finals(sh, st, f0, n);
+    if (!rc)
+      mesh_chunk(sh, st, n, dst);
+    return rc;
   }
+  chunk_times(sh, st, f0, n);
   /* One character of 4x4 matrices is the kernel's own output layout. */
   if (sh->characters == 1 && sh->floats_per_matrix == 16)
     return sk_clips_finals(&st->runner, st->ctx[0], st->times, n, NULL, dst);
@@ -217,12 +337,14 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
       sh->frames > UINT32_MAX || sh->skel->count + 1 > UINT32_MAX)
     return SK_EINVAL;
   if (sh->output != SK_SHOT_MATRICES &&
-      (sh->geom == NULL || sh->anim == NULL || sh->characters != 1 || sh->layer_count != 1 || sh->header))
+      (sh->geom == NULL || sh->anim == NULL || sh->characters != 1 || sh->layer_count != 1))
     return SK_EINVAL;
-  shot_state st;
-  int rc = state_open(sh, &st);
+  sk_shot__state st;
+  int rc = sk_shot__open(sh, &st);
+  if (!rc && sh->output != SK_SHOT_MATRICES && st.row_floats > UINT32_MAX)
+    rc = SK_EINVAL;
   if (!rc && out != NULL && sh->header)
-    rc = write_header(sh, out);
+    rc = sh->output != SK_SHOT_MATRICES ? write_points_header(sh, st.row_floats, out) : write_header(sh, out);
   const bool swap = host_big_endian();
   writer w;
   memset(&w, 0, sizeof w);
@@ -269,7 +391,7 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
     sem_destroy(&w.empty);
     rc = rc ? rc : w.rc;
   }
-  state_close(&st, sh->characters);
+  sk_shot__close(&st, sh->characters);
   return rc;
 }
 
@@ -287,15 +409,19 @@ static void frames_usage(FILE *f) {
           "                       shots give the bytes of one whole shot\n"
           "  --characters N       N characters per frame (default 1); character c is offset c * --stagger\n"
           "  --stagger S          seconds between characters (default 0)\n"
-          "  --format f32|f32x12  16 floats per matrix, or 12 (3x4, as application/x-skinner-mat3x4)\n"
-          "  --header             start with the 32-byte header of proto/frames.md\n"
+          "  --format f32|f32x12|usda  16 floats per matrix, or 12 (3x4, as application/x-skinner-mat3x4);\n"
+          "                       usda: with --output vertices, USD ASCII with time-sampled points (docs/mesh.md)\n"
+          "  --header             start with the header of proto/frames.md (matrices) or proto/mesh.md (points)\n"
           "  --engine kernel|exact  kernel: the exact batch kernel (default); exact: the scalar core;\n"
           "                       both give Babylon's bits, the same bytes\n"
           "  --output matrices|vertices|bounds  matrices (default); or a point cache of the skin's skinned\n"
           "                       primitives per frame, float32: positions (count x 3 each) or min xyz max xyz\n"
-          "                       (docs/mesh.md; one --clip, one character, no --header)\n"
+          "                       (docs/mesh.md; one --clip, one character)\n"
+          "  --normals            with --output vertices: each primitive's normals after its positions\n"
+          "  --threads N          point caches on N threads (default 1, at most %d): whole frames each, or one\n"
+          "                       frame's primitive of %u vertices or more split when frames are too big\n"
           "  -o FILE              write to FILE (default: stdout)\n",
-          SK_FRAMES_MAX_LAYERS);
+          SK_FRAMES_MAX_LAYERS, SK_SKINV_MAX_THREADS, SK_SHOT_THREADS_FROM);
 }
 
 static int parse_num(const char *opt, const char *v, double *out) {
@@ -359,22 +485,22 @@ static int parse_clip(const sk_anim *an, const char *spec, sk_anim_layer *l) {
   return 0;
 }
 
-static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_anim **an, sk_geom **geom) {
+/* The file's bytes stay in *data (the USD writer reads the faces again). */
+static int load_file(const char *path, const char *skin, sk_strbuf *data, sk_skeleton **s, sk_anim **an,
+                     sk_geom **geom) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
     fprintf(stderr, "skinner frames: %s: %s\n", path, strerror(errno));
     return 2;
   }
-  sk_strbuf data = {0};
   char chunk[65536];
   size_t got;
   while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-    if (sk_strbuf_append(&data, chunk, got))
+    if (sk_strbuf_append(data, chunk, got))
       break;
-  bool bad = ferror(f) != 0 || data.failed;
+  bool bad = ferror(f) != 0 || data->failed;
   fclose(f);
   if (bad) {
-    sk_strbuf_free(&data);
     fprintf(stderr, "skinner frames: cannot read %s\n", path);
     return 1;
   }
@@ -382,8 +508,7 @@ static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_ani
   sk_error_clear(&err);
   sk_gltf_extra x;
   size_t est;
-  int rc = sk_gltf_import_extra(data.data != NULL ? data.data : "", data.len, skin, 0, 0, &est, false, s, an, &x, &err);
-  sk_strbuf_free(&data);
+  int rc = sk_gltf_import_extra(data->data != NULL ? data->data : "", data->len, skin, 0, 0, &est, false, s, an, &x, &err);
   if (!rc) {
     *geom = sk_geom_ref(x.geom);
     sk_gltf_extra_clear(&x);
@@ -406,8 +531,8 @@ static int load_file(const char *path, const char *skin, sk_skeleton **s, sk_ani
 typedef struct frames_args {
   const char *file, *skin, *out, *clips[SK_FRAMES_MAX_LAYERS];
   size_t nclips;
-  bool loop, header, has_to, has_from, has_frames;
-  double from, to, fps, characters, stagger;
+  bool loop, header, has_to, has_from, has_frames, usda, normals;
+  double from, to, fps, characters, stagger, threads;
   uint64_t first, end; /* --frames START:END */
   int fpm, engine, output;
 } frames_args;
@@ -416,6 +541,7 @@ static int parse_args(int argc, char **argv, frames_args *a) {
   memset(a, 0, sizeof *a);
   a->fps = SK_ANIM_FPS;
   a->characters = 1;
+  a->threads = 1;
   a->fpm = 16;
   /* the exact kernel gives the scalar core's bytes at about three times its rate; exact stays for cross-checks */
   a->engine = SK_CLIPS_KERNEL;
@@ -426,8 +552,8 @@ static int parse_args(int argc, char **argv, frames_args *a) {
     if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
       frames_usage(stdout);
       return -1;
-    } else if (strcmp(o, "--loop") == 0 || strcmp(o, "--header") == 0) {
-      *(o[2] == 'l' ? &a->loop : &a->header) = true;
+    } else if (strcmp(o, "--loop") == 0 || strcmp(o, "--header") == 0 || strcmp(o, "--normals") == 0) {
+      *(o[2] == 'l' ? &a->loop : o[2] == 'h' ? &a->header : &a->normals) = true;
       val = false;
     } else if (strcmp(o, "--skin") == 0 && v != NULL) {
       a->skin = v;
@@ -452,8 +578,12 @@ static int parse_args(int argc, char **argv, frames_args *a) {
       rc = parse_num(o, v, &a->characters);
     } else if (strcmp(o, "--stagger") == 0) {
       rc = parse_num(o, v, &a->stagger);
-    } else if (strcmp(o, "--format") == 0 && v != NULL && (!strcmp(v, "f32") || !strcmp(v, "f32x12"))) {
-      a->fpm = strcmp(v, "f32") == 0 ? 16 : 12;
+    } else if (strcmp(o, "--format") == 0 && v != NULL &&
+               (!strcmp(v, "f32") || !strcmp(v, "f32x12") || !strcmp(v, "usda"))) {
+      a->fpm = strcmp(v, "f32x12") == 0 ? 12 : 16;
+      a->usda = strcmp(v, "usda") == 0;
+    } else if (strcmp(o, "--threads") == 0) {
+      rc = parse_num(o, v, &a->threads);
     } else if (strcmp(o, "--engine") == 0 && v != NULL && (!strcmp(v, "exact") || !strcmp(v, "kernel"))) {
       a->engine = strcmp(v, "exact") == 0 ? SK_CLIPS_EXACT : SK_CLIPS_KERNEL;
     } else if (strcmp(o, "--output") == 0 && v != NULL &&
@@ -478,50 +608,49 @@ static int parse_args(int argc, char **argv, frames_args *a) {
     return fprintf(stderr, "skinner frames: --frames replaces --from and --to; give one or the other\n"), 2;
   if (!(a->characters >= 1 && a->characters <= 4096 && a->characters == floor(a->characters)))
     return fprintf(stderr, "skinner frames: --characters must be an integer in 1..4096\n"), 2;
-  if (a->output != SK_SHOT_MATRICES && (a->characters != 1 || a->nclips > 1 || a->header))
-    return fprintf(stderr, "skinner frames: --output vertices|bounds takes one --clip, one character, no --header\n"), 2;
+  if (a->output != SK_SHOT_MATRICES && (a->characters != 1 || a->nclips > 1))
+    return fprintf(stderr, "skinner frames: --output vertices|bounds takes one --clip, one character\n"), 2;
+  if (!(a->threads >= 1 && a->threads <= SK_SKINV_MAX_THREADS && a->threads == floor(a->threads)))
+    return fprintf(stderr, "skinner frames: --threads must be an integer in 1..%d\n", SK_SKINV_MAX_THREADS), 2;
+  if (a->normals && a->output != SK_SHOT_VERTICES)
+    return fprintf(stderr, "skinner frames: --normals goes with --output vertices\n"), 2;
+  if (a->usda && (a->output != SK_SHOT_VERTICES || a->header))
+    return fprintf(stderr, "skinner frames: --format usda takes --output vertices and no --header\n"), 2;
   return 0;
 }
 
-static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an, const sk_geom *geom) {
-  sk_shot sh;
-  memset(&sh, 0, sizeof sh);
-  sh.skel = s;
-  sh.output = a->output;
-  sh.geom = geom;
-  sh.anim = an;
-  if (a->output != SK_SHOT_MATRICES && geom == NULL)
-    return fprintf(stderr, "skinner frames: %s: no node with this skin has a mesh\n", a->file), 2;
+static int run_shot_faces(const frames_args *a, sk_shot *sh, const sk_usda_faces *faces) {
+  const sk_anim *an = sh->anim;
   for (size_t i = 0; i < (a->nclips ? a->nclips : 1); i++) {
     if (a->nclips == 0)
-      sh.layers[0] = (sk_anim_layer){.clip = 0, .weight = 1};
-    else if (parse_clip(an, a->clips[i], &sh.layers[i]))
+      sh->layers[0] = (sk_anim_layer){.clip = 0, .weight = 1};
+    else if (parse_clip(an, a->clips[i], &sh->layers[i]))
       return 2;
-    sh.layers[i].loop = a->loop;
+    sh->layers[i].loop = a->loop;
   }
-  sh.layer_count = a->nclips ? a->nclips : 1;
-  double to = a->has_to ? a->to : sk_anim_clip_duration(an, sh.layers[0].clip);
+  sh->layer_count = a->nclips ? a->nclips : 1;
+  double to = a->has_to ? a->to : sk_anim_clip_duration(an, sh->layers[0].clip);
   if (!a->has_frames && to < a->from)
     return fprintf(stderr, "skinner frames: --to is before --from\n"), 2;
   /* The frame count of a pose request's from/to/fps (sk_pose_frames.c). */
   double frames = a->has_frames ? (double)(a->end - a->first) : floor((to - a->from) * a->fps + 1e-9) + 1;
   if (!(frames <= UINT32_MAX))
     return fprintf(stderr, "skinner frames: %.0f frames; the limit is %u\n", frames, UINT32_MAX), 2;
-  sh.from = a->from;
-  sh.fps = a->fps;
-  sh.by_index = a->has_frames;
-  sh.first = a->first;
-  sh.frames = (size_t)frames;
-  sh.characters = (size_t)a->characters;
-  sh.stagger = a->stagger;
-  sh.floats_per_matrix = a->fpm;
-  sh.header = a->header;
-  sh.engine = a->engine;
+  sh->from = a->from;
+  sh->fps = a->fps;
+  sh->by_index = a->has_frames;
+  sh->first = a->first;
+  sh->frames = (size_t)frames;
+  sh->characters = (size_t)a->characters;
+  sh->stagger = a->stagger;
+  sh->floats_per_matrix = a->fpm;
+  sh->header = a->header;
+  sh->engine = a->engine;
   sk_sampler *sp = NULL;
   sk_rig *rig = NULL;
   int rc = sk_sampler_create(an, &sp);
   if (!rc && a->engine == SK_CLIPS_KERNEL)
-    rc = sk_rig_create(s, &rig);
+    rc = sk_rig_create(sh->skel, &rig);
   /* -o FILE appears whole or not at all (sk_outfile) */
   sk_outfile of = {0};
   sk_error err;
@@ -532,19 +661,45 @@ static int run_shot(const frames_args *a, sk_skeleton *s, sk_anim *an, const sk_
     sk_rig_destroy(rig);
     return 1;
   }
-  sh.sampler = sp;
-  sh.rig = rig;
+  sh->sampler = sp;
+  sh->rig = rig;
   if (!rc)
-    rc = sk_shot_write(&sh, of.f);
+    rc = faces != NULL ? sk_usda_write(sh, faces, of.f) : sk_shot_write(sh, of.f);
   if (!rc)
     rc = sk_outfile_commit(&of, &err);
   else
     sk_outfile_abort(&of);
   sk_sampler_destroy(sp);
   sk_rig_destroy(rig);
-  if (rc)
+  if (rc == SK_ENOTFINITE)
+    fprintf(stderr, "skinner frames: a posed number is not finite (float32 overflow); nothing written\n");
+  else if (rc)
     fprintf(stderr, "skinner frames: %s\n", err.code ? err.text : sk_strerror(rc));
   return rc ? 1 : 0;
+}
+
+static int run_shot(const frames_args *a, const sk_strbuf *data, sk_skeleton *s, sk_anim *an, const sk_geom *geom) {
+  sk_shot sh;
+  memset(&sh, 0, sizeof sh);
+  sh.skel = s;
+  sh.output = a->output;
+  sh.geom = geom;
+  sh.anim = an;
+  sh.normals = a->normals;
+  sh.threads = (unsigned)a->threads;
+  if (a->output != SK_SHOT_MATRICES && geom == NULL)
+    return fprintf(stderr, "skinner frames: %s: no node with this skin has a mesh\n", a->file), 2;
+  sk_usda_faces faces = {0};
+  sk_error ferr;
+  sk_error_clear(&ferr);
+  if (a->usda && sk_usda_faces_read(data->data, data->len, geom, &faces, &ferr) != 0) {
+    fprintf(stderr, "skinner frames: %s at \"%s\": %s\n", a->file, ferr.pointer, ferr.text);
+    sk_usda_faces_close(&faces);
+    return ferr.code == SK_ENOMEM ? 1 : 2;
+  }
+  int rc = run_shot_faces(a, &sh, a->usda ? &faces : NULL);
+  sk_usda_faces_close(&faces);
+  return rc;
 }
 
 int sk_shot_main(int argc, char **argv) {
@@ -555,9 +710,13 @@ int sk_shot_main(int argc, char **argv) {
   sk_skeleton *s = NULL;
   sk_anim *an = NULL;
   sk_geom *geom = NULL;
-  if ((rc = load_file(a.file, a.skin, &s, &an, &geom)))
+  sk_strbuf data = {0};
+  if ((rc = load_file(a.file, a.skin, &data, &s, &an, &geom))) {
+    sk_strbuf_free(&data);
     return rc;
-  rc = run_shot(&a, s, an, geom);
+  }
+  rc = run_shot(&a, &data, s, an, geom);
+  sk_strbuf_free(&data);
   sk_geom_unref(geom);
   sk_anim_destroy(an);
   sk_skeleton_destroy(s);

@@ -35,16 +35,34 @@ typedef struct sk_shot {
   int engine;              /* SK_CLIPS_EXACT or SK_CLIPS_KERNEL */
   /* Appended: a point cache instead of matrices (SK_SHOT_VERTICES: per
    * frame every primitive's posed positions, count x 3 floats, in sk_geom
-   * order; SK_SHOT_BOUNDS: per frame and primitive min xyz, max xyz), the
-   * daemon's "vertices"/"bounds" numbers as raw float32 (docs/mesh.md).
-   * Needs `geom` and `anim` (borrowed), one character, one layer, no
-   * header. SK_SHOT_MATRICES (0): as before. */
+   * order, each followed by its normals with `normals` where it has
+   * NORMAL; SK_SHOT_BOUNDS: per frame and primitive min xyz, max xyz), the
+   * daemon's "vertices"/"bounds" numbers as raw float32, after the point
+   * cache header of proto/mesh.md with `header` (docs/mesh.md). Needs
+   * `geom` and `anim` (borrowed), one character, one layer.
+   * SK_SHOT_MATRICES (0): as before. */
   int output;
   const sk_geom *geom;
   const sk_anim *anim;
+  bool normals;
+  /* Point cache threads (0 or 1: the caller's alone): each chunk of frames
+   * split into runs of whole frames, one a thread; where a frame is too
+   * big for a few a thread in 32 MB (and in sk_usda, which poses a frame
+   * at a time), a primitive of SK_SHOT_THREADS_FROM vertices or more split
+   * into sk_skinv_run's vertex ranges instead. The same bytes for any
+   * count. */
+  unsigned threads;
 } sk_shot;
 
 enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };
+
+/* The point cache header (proto/mesh.md): SK_POINTS_HEADER_BYTES, then 16
+ * bytes per primitive. */
+#define SK_POINTS_MAGIC "SKPOINT1"
+#define SK_POINTS_HEADER_BYTES 56
+/* Where one frame's primitive is split into vertex ranges: below it a
+ * thread's start (tens of microseconds) costs more than its share saves. */
+#define SK_SHOT_THREADS_FROM 65536u
 
 /* Writes the shot to `out` (NULL: computes every frame and writes nothing,
  * to time the in-memory rate). Errors: SK_EINVAL, SK_ENOMEM, SK_EIO (a

@@ -11,7 +11,9 @@
  *
  * Per asset also the vertex kernel (sk_skinv's best path) against the
  * scalar job; then a generated mesh of 200k vertices (mesh_bench_large.inc):
- * 1 vs 2 threads and the kernel against its bounds.
+ * 1 vs 2 threads and the kernel against its bounds; then `skinner frames
+ * --output vertices` on a 110k-vertex primitive, --threads 2 vs 1
+ * (mesh_bench_frames.inc).
  *
  * Per asset also ray hits (sk_ray) on the mid frame of clip 0: 1024 rays
  * aimed inside random triangles, the fast path (triangles set up once,
@@ -19,8 +21,11 @@
  * ray at a time) in alternating rounds, the same hits checked bit for bit;
  * rays/s of each and the ratio, PASS/MISS against 2x.
  *
- *   tests/bench/mesh_bench [--baseline FILE] [ASSET.glb ...]   (default: mannequiny, Fox, CesiumMan) */
+ *   tests/bench/mesh_bench [--baseline FILE] [ASSET.glb ...]   (default: mannequiny, Fox, CesiumMan)
+ *   tests/bench/mesh_bench --shot N   (the skinner frames shot once on N threads, for callgrind) */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +36,7 @@
 #include "sk_gltf_mesh.h"
 #include "sk_pose.h"
 #include "sk_ray.h"
+#include "sk_shot.h"
 #include "sk_skin.h"
 #include "sk_skinv.h"
 
@@ -263,11 +269,14 @@ static int bench(const char *path, const char *base_file, int *misses) {
 }
 
 #include "mesh_bench_large.inc"
+#include "mesh_bench_frames.inc"
 
 int main(int argc, char **argv) {
   const char *defaults[] = {"tests/data/mannequiny-0.3.0.glb", "tests/data/Fox.glb", "tests/data/CesiumMan.glb"};
   int misses = 0, bad = 0, first = 1;
   const char *base_file = NULL;
+  if (argc == 3 && strcmp(argv[1], "--shot") == 0)
+    return bench_frames(&misses, (unsigned)atoi(argv[2])) ? 2 : 0;
   if (argc > 2 && strcmp(argv[1], "--baseline") == 0) {
     base_file = argv[2];
     first = 3;
@@ -279,6 +288,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
       bad |= bench(defaults[i], base_file, &misses);
   bad |= bench_large(&misses);
+  bad |= bench_frames(&misses, 0);
   printf("bench-mesh: %d MISS\n", misses);
   return bad ? 2 : 0; /* a MISS is a finding, not a failed run */
 }
