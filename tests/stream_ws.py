@@ -31,8 +31,16 @@ class Daemon:
             body = json.dumps(body) if not isinstance(body, (bytes, str)) else body
         if accept:
             h["Accept"] = accept
-        self.c.request(method, path, body=body, headers=h)
-        r = self.c.getresponse()
+        try:
+            self.c.request(method, path, body=body, headers=h)
+            r = self.c.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # a kept connection left idle past --idle-timeout (a long phase on
+            # a loaded machine) is closed by the server: open a new one once
+            self.c.close()
+            self.c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            self.c.request(method, path, body=body, headers=h)
+            r = self.c.getresponse()
         data = r.read()
         return r.status, data, r
 
