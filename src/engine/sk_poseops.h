@@ -16,6 +16,8 @@
  *                  sk_mesh_hook, JSON or float32 after the matrices;
  *                  "normals" goes with
  *                  "vertices"). A model without geometry refuses them.
+ *   "rootMotion": {options}   the clip played in place, with the motion
+ *                  in each result (sk_rootframes.h);
  * Query results come back in the pose's result object as "queries": [...]
  * (sk_ops' {"query", "bone", "value"} objects, in op order).
  *
@@ -59,6 +61,11 @@ typedef struct sk_poseops {
   bool mesh_blend;
   size_t block;
   struct sk_poseops *next; /* the owner list */
+  /* Appended: "rootMotion" (sk_rootframes.h): the clip's analysis (owned
+   * by the owner on the list, borrowed by the rest of its block), and this
+   * pose's motion (offset, turn, delta offset, delta turn). */
+  struct sk_rootframes *rootframes;
+  double root_motion[8];
 } sk_poseops;
 
 /* The clip sampler's signature (sk_frames_sample_fn). */
