@@ -6,9 +6,11 @@
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_budget.h"
 #include "sk_cost.h"
 #include "sk_gltf.h"
 #include "sk_gltf_mesh.h"
@@ -182,12 +184,60 @@ START_TEST(test_cost) {
 }
 END_TEST
 
+/* The model keeps an analysis per clip and options, 16 at most, within
+ * its budget; the same options borrow the kept one. */
+START_TEST(test_memo) {
+  sk_model *m = walker();
+  sk_budget budget;
+  sk_budget_init(&budget, 0);
+  sk_model_set_budget(m, &budget);
+  sk_poseops *o1, *o2;
+  sk_pose *p1, *p2;
+  size_t n;
+  sk_error err;
+  const char *body = "{\"animation\":\"turn_walk\",\"time\":0.3,\"rootMotion\":{\"minimumTurn\":0.1}}";
+  ck_assert_int_eq(sample(m, body, &o1, &p1, &n, &err), 0);
+  ck_assert_int_eq(sample(m, body, &o2, &p2, &n, &err), 0);
+  ck_assert_ptr_eq(o1->rootframes, o2->rootframes);
+  ck_assert(!o1->rootframes_owned && !o2->rootframes_owned);
+  ck_assert_uint_eq(sk_rootframes_memo_count(m), 1);
+  sk_budget_stats st;
+  sk_budget_get_stats(&budget, &st);
+  ck_assert_uint_eq(st.used, o1->rootframes->bytes);
+  sk_pose_array_free(p1, 1), sk_pose_array_free(p2, 1);
+  sk_poseops_free(o1), sk_poseops_free(o2);
+  for (int k = 0; k < 20; k++) {
+    char b[160];
+    snprintf(b, sizeof b, "{\"animation\":\"walk\",\"time\":0.3,\"rootMotion\":{\"samplesPerSecond\":%d}}", 10 + k);
+    ck_assert_int_eq(sample(m, b, &o1, &p1, &n, &err), 0);
+    ck_assert(o1->rootframes_owned == (k >= 15));
+    sk_pose_array_free(p1, 1);
+    sk_poseops_free(o1);
+  }
+  ck_assert_uint_eq(sk_rootframes_memo_count(m), 16);
+  sk_model_unref(m);
+  sk_budget_get_stats(&budget, &st);
+  ck_assert_uint_eq(st.used, 0); /* given back with the model */
+  /* a budget without room: made for the request, not kept */
+  m = walker();
+  sk_budget_init(&budget, 1);
+  sk_model_set_budget(m, &budget);
+  ck_assert_int_eq(sample(m, body, &o1, &p1, &n, &err), 0);
+  ck_assert(o1->rootframes_owned);
+  ck_assert_uint_eq(sk_rootframes_memo_count(m), 0);
+  sk_pose_array_free(p1, 1);
+  sk_poseops_free(o1);
+  sk_model_unref(m);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sk_rootframes");
   TCase *g = tcase_create("golden");
   tcase_add_test(g, test_above);
   tcase_add_test(g, test_in_place);
   tcase_add_test(g, test_chunks_and_ends);
+  tcase_add_test(g, test_memo);
   suite_add_tcase(s, g);
   TCase *v = tcase_create("validity");
   tcase_add_test(v, test_refusals);

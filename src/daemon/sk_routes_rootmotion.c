@@ -14,6 +14,7 @@
 #include "sk_numfmt.h"
 #include "sk_problem.h"
 #include "sk_reply.h"
+#include "sk_rootframes.h"
 #include "sk_rootmotion.h"
 #include "sk_routes_int.h"
 
@@ -103,40 +104,6 @@ static int parse_options(sk_http_req *req, const sk_skeleton *s, rm_answer *ra, 
   return rc;
 }
 
-/* The nodes between the skeleton root and `__root__` from the default
- * mesh chain: the chain's Euler-rotated head is the skinned mesh (and its
- * TransformNode), which are not ancestors of the bones; the last node is
- * `__root__`, the character space itself. */
-static int above_from_mesh(const char *mesh_json, rm_answer *ra) {
-  if (mesh_json == NULL)
-    return 0;
-  json_t *j = json_loads(mesh_json, 0, NULL);
-  if (j == NULL)
-    return SK_ENOMEM;
-  size_t n = 0;
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent"))
-    n++;
-  ra->above = calloc(n + 1, SK_ANIM_TRS * sizeof *ra->above);
-  if (ra->above == NULL) {
-    json_decref(j);
-    return SK_ENOMEM;
-  }
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent")) {
-    const json_t *q = json_object_get(x, "rotationQuaternion");
-    if (q == NULL || json_object_get(x, "parent") == NULL)
-      continue;
-    double *t = ra->above + ra->above_count++ * SK_ANIM_TRS;
-    for (size_t i = 0; i < 3; i++) {
-      t[i] = json_number_value(json_array_get(json_object_get(x, "position"), i));
-      t[7 + i] = json_number_value(json_array_get(json_object_get(x, "scaling"), i));
-    }
-    for (size_t i = 0; i < 4; i++)
-      t[3 + i] = json_number_value(json_array_get(q, i));
-  }
-  json_decref(j);
-  return 0;
-}
-
 static int put_num(sk_strbuf *b, const char *key, double v) {
   char num[SK_NUMFMT_F64_MAX + 1];
   size_t n = sk_numfmt_f64(v == 0 ? 0 : v, num);
@@ -215,7 +182,7 @@ void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match
   sk_error err;
   sk_error_clear(&err);
   int rc = parse_options(req, md->skel, ra, &err);
-  if (!rc && above_from_mesh(md->mesh_json, ra) != 0)
+  if (!rc && sk_rootframes_above(md->mesh_json, &ra->above, &ra->above_count) != 0)
     rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
   /* The options' checks first, so a bad samplesPerSecond is named as such. */
   if (!rc && ra->o.samples_per_second > 0 && ra->o.samples_per_second <= SK_RM_MAX_SAMPLES_PER_SECOND) {

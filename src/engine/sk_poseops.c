@@ -131,7 +131,7 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
     }
   }
   if (!rc && json_object_get(stripped, "rootMotion") != NULL)
-    rc = sk_rootframes_parse(e, stripped, ptr, &x->rootframes, err);
+    rc = sk_rootframes_parse(e, stripped, ptr, &x->rootframes, &x->rootframes_owned, err);
   json_object_del(stripped, "mesh");
   json_object_del(stripped, "ops");
   json_object_del(stripped, "rootMotion");
@@ -259,7 +259,8 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
 void sk_poseops_free(sk_poseops *list) {
   while (list != NULL) {
     sk_poseops *next = list->next;
-    sk_rootframes_free(list->rootframes);
+    if (list->rootframes_owned)
+      sk_rootframes_free(list->rootframes);
     free(list->ops);
     free(list);
     list = next;

@@ -61,10 +61,12 @@ typedef struct sk_poseops {
   bool mesh_blend;
   size_t block;
   struct sk_poseops *next; /* the owner list */
-  /* Appended: "rootMotion" (sk_rootframes.h): the clip's analysis (owned
-   * by the owner on the list, borrowed by the rest of its block), and this
-   * pose's motion (offset, turn, delta offset, delta turn). */
+  /* Appended: "rootMotion" (sk_rootframes.h): the clip's analysis (the
+   * model's, or owned by the owner on the list when `rootframes_owned`;
+   * borrowed by the rest of its block), and this pose's motion (offset,
+   * turn, delta offset, delta turn). */
   struct sk_rootframes *rootframes;
+  bool rootframes_owned;
   double root_motion[8];
 } sk_poseops;
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_budget.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
 
@@ -142,8 +143,58 @@ static int pose_clip(const sk_model *e, const json_t *j, const char *ptr, size_t
   return name == NULL || sk_anim_find_clip(e->anim, name, clip) != 0 ? 1 : 0;
 }
 
-int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_rootframes **out, sk_error *err) {
+static bool same_opts(const sk_rootframes *rf, size_t clip, const sk_rootmotion_opts *o) {
+  const sk_rootmotion_opts *k = &rf->o;
+  return rf->clip == clip && k->source == o->source && k->extract_rotation == o->extract_rotation &&
+         memcmp(&k->samples_per_second, &o->samples_per_second, sizeof(double)) == 0 &&
+         memcmp(&k->minimum_travel, &o->minimum_travel, sizeof(double)) == 0 &&
+         memcmp(&k->minimum_turn, &o->minimum_turn, sizeof(double)) == 0 && k->has_snap == o->has_snap &&
+         (!o->has_snap || memcmp(&k->direction_snap_angle, &o->direction_snap_angle, sizeof(double)) == 0) &&
+         k->extract_lateral_motion == o->extract_lateral_motion && memcmp(k->up, o->up, sizeof k->up) == 0 &&
+         k->root_node == o->root_node && (k->contact_nodes == NULL) == (o->contact_nodes == NULL) &&
+         k->contact_count == o->contact_count &&
+         (o->contact_count == 0 || memcmp(k->contact_nodes, o->contact_nodes, o->contact_count * sizeof(int32_t)) == 0);
+}
+
+static sk_rootframes *memo_find(const sk_model *e, size_t clip, const sk_rootmotion_opts *o) {
+  for (size_t k = 0; k < SK_MODEL_ROOTFRAMES; k++) {
+    sk_rootframes *rf = __atomic_load_n(&e->rootframes[k], __ATOMIC_ACQUIRE);
+    if (rf == NULL)
+      break; /* slots fill in order */
+    if (same_opts(rf, clip, o))
+      return rf;
+  }
+  return NULL;
+}
+
+/* Keeps `rf` in a free slot of `e` when its budget has room: true, kept. */
+static bool memo_keep(const sk_model *e, sk_rootframes *rf) {
+  if (sk_budget_reserve(e->budget, rf->bytes) != 0)
+    return false;
+  sk_model *m = (sk_model *)e; /* the memo is the one thing a published model grows */
+  for (size_t k = 0; k < SK_MODEL_ROOTFRAMES; k++) {
+    sk_rootframes *expected = NULL;
+    if (__atomic_compare_exchange_n(&m->rootframes[k], &expected, rf, false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+      return true;
+    if (same_opts(expected, rf->clip, &rf->o))
+      break; /* another request made the same one first */
+  }
+  sk_budget_release(e->budget, rf->bytes);
+  return false;
+}
+
+static size_t held_bytes(const sk_rootframes *rf) {
+  const sk_rootmotion *rm = &rf->rm;
+  size_t b = sizeof *rf + (rm->samples + 1) * 4 * sizeof(float) + rm->contact_count * sizeof(int32_t);
+  for (int k = 0; k < 2; k++)
+    b += rm->inplace[k].count * (k == 0 ? 4 : 5) * sizeof(double);
+  return b;
+}
+
+int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_rootframes **out, bool *owned,
+                        sk_error *err) {
   *out = NULL;
+  *owned = false;
   char p[SK_ERROR_POINTER_MAX];
   sk_pointer_child(p, sizeof p, ptr, "rootMotion");
   size_t clip = 0;
@@ -151,33 +202,43 @@ int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_
   if (rc != 0)
     return rc < 0 ? rc : 0; /* 1: left to the sampler */
   sk_rootframes *rf = calloc(1, sizeof *rf);
-  int32_t contacts[SK_ROOTFRAMES_CONTACTS_MAX];
+  if (rf == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  rf->clip = clip;
+  if ((rc = parse_opts(e->skel, json_object_get(j, "rootMotion"), p, &rf->o, rf->contacts, err)) != 0) {
+    free(rf);
+    return rc;
+  }
+  sk_rootframes *hit = memo_find(e, clip, &rf->o);
+  if (hit != NULL) {
+    free(rf);
+    *out = hit;
+    return 0;
+  }
   double *above = NULL;
   size_t na = 0;
-  if (rf == NULL || sk_rootframes_above(e->mesh_json, &above, &na) != 0) {
+  if (sk_rootframes_above(e->mesh_json, &above, &na) != 0) {
     free(rf);
     return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
   }
-  rf->clip = clip;
-  rf->loop = json_is_true(json_object_get(j, "loop"));
-  sk_rootmotion_opts o;
-  rc = parse_opts(e->skel, json_object_get(j, "rootMotion"), p, &o, contacts, err);
   sk_error inner;
   sk_error_clear(&inner);
-  if (!rc && (rc = sk_rootmotion_analyze(e->skel, e->anim, clip, above, na, &o, &rf->rm, &inner)) != 0) {
+  if ((rc = sk_rootmotion_analyze(e->skel, e->anim, clip, above, na, &rf->o, &rf->rm, &inner)) != 0) {
     /* the analysis names its options from the root: under rootMotion here */
     char q[SK_ERROR_POINTER_MAX];
     memcpy(q, p, sizeof q);
     if (strlen(p) + strlen(inner.pointer) < sizeof q)
       strcat(q, inner.pointer);
-    sk_error_set(err, rc == SK_EFORMAT ? SK_ERANGE : rc, q, "%s", inner.text);
     rc = rc == SK_EFORMAT ? SK_ERANGE : rc;
+    sk_error_set(err, rc, q, "%s", inner.text);
   }
   free(above);
   if (rc) {
     free(rf);
     return rc;
   }
+  rf->bytes = held_bytes(rf);
+  *owned = !memo_keep(e, rf);
   *out = rf;
   return 0;
 }
@@ -187,6 +248,21 @@ void sk_rootframes_free(sk_rootframes *rf) {
     return;
   sk_rootmotion_free(&rf->rm);
   free(rf);
+}
+
+void sk_rootframes_memo_release(sk_model *m) {
+  for (size_t k = 0; k < SK_MODEL_ROOTFRAMES && m->rootframes[k] != NULL; k++) {
+    sk_budget_release(m->budget, m->rootframes[k]->bytes);
+    sk_rootframes_free(m->rootframes[k]);
+    m->rootframes[k] = NULL;
+  }
+}
+
+size_t sk_rootframes_memo_count(const sk_model *m) {
+  size_t n = 0;
+  while (n < SK_MODEL_ROOTFRAMES && __atomic_load_n(&m->rootframes[n], __ATOMIC_ACQUIRE) != NULL)
+    n++;
+  return n;
 }
 
 uint64_t sk_rootframes_cost(const sk_skeleton *s, const sk_anim *anim, const json_t *j) {
@@ -217,10 +293,10 @@ uint64_t sk_rootframes_cost(const sk_skeleton *s, const sk_anim *anim, const jso
 
 /* The clock's progress at `t` seconds: frames since fromFrame, unwrapped
  * with loop, held within [0, range] without. */
-static double progress_at(const sk_rootframes *rf, double t) {
+static double progress_at(const sk_rootframes *rf, bool loop, double t) {
   const sk_rootmotion *rm = &rf->rm;
   double p = t * SK_ANIM_FPS - rm->from_frame, range = rm->to_frame - rm->from_frame;
-  if (!rf->loop)
+  if (!loop)
     p = p < 0 ? 0 : p > range ? range : p;
   return p;
 }
@@ -243,15 +319,15 @@ int sk_rootframes_apply(const sk_rootframes *rf, const sk_anim *anim, const json
   for (size_t i = 0; i < n; i++) {
     const double t = clk.times != NULL && i < clk.n ? clk.times[i] : clk.time;
     double *v = values + i * SK_ROOTFRAMES_VALUES;
-    const double now = progress_at(rf, t);
+    const double now = progress_at(rf, clk.loop, t);
     motion(rf, 0, now, v);
     /* the frame before: k - 1 of "frames" (chunks of a bake answer as the
      * whole bake), the previous time of other ranges; none for the first */
     double before = now;
     if (fr != NULL && start + (double)i > 0)
-      before = progress_at(rf, (start + (double)i - 1) / fps);
+      before = progress_at(rf, clk.loop, (start + (double)i - 1) / fps);
     else if (clk.times != NULL && i > 0 && i - 1 < clk.n)
-      before = progress_at(rf, clk.times[i - 1]);
+      before = progress_at(rf, clk.loop, clk.times[i - 1]);
     motion(rf, before, now, v + 4);
     if (root < 0)
       continue;

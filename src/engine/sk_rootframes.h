@@ -28,8 +28,12 @@
 
 typedef struct sk_rootframes {
   size_t clip;
-  bool loop;
   sk_rootmotion rm; /* owned: the analysis with its in-place channels */
+  /* What it was asked with (the memo's key): the options, their contacts
+   * (o.contact_nodes points here), and the bytes it holds. */
+  sk_rootmotion_opts o;
+  int32_t contacts[SK_ROOTFRAMES_CONTACTS_MAX];
+  size_t bytes;
 } sk_rootframes;
 
 /* The nodes between the skeleton root and `__root__` of the default mesh
@@ -37,12 +41,21 @@ typedef struct sk_rootframes {
  * *above new (n * SK_ANIM_TRS doubles; free), *n of them. 0, SK_ENOMEM. */
 int sk_rootframes_above(const char *mesh_json, double **above, size_t *n);
 
-/* Parses the "rootMotion" member `rj` of pose object `j` (at `ptr`) of
- * model `e` and analyses the clip: *out new (sk_rootframes_free). Errors
- * name the member below <ptr>/rootMotion (422), or the pose's fields it
- * does not go with ("layers", "bones", a Babylon-format clip). */
-int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_rootframes **out, sk_error *err);
+/* Parses the "rootMotion" member of pose object `j` (at `ptr`) of model
+ * `e` and gives the clip's analysis for those options: the one `e` keeps
+ * (*owned false: borrowed, the model outlives its poses), else made now
+ * and kept when the model has a free slot of its SK_MODEL_ROOTFRAMES and
+ * its budget has room, else *owned true (sk_rootframes_free). *out NULL
+ * when the clip is unknown (the sampler refuses it). Errors name the
+ * member below <ptr>/rootMotion (422), or the pose's fields it does not go
+ * with ("layers", "bones", a Babylon-format clip). Any thread. */
+int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_rootframes **out, bool *owned,
+                        sk_error *err);
 void sk_rootframes_free(sk_rootframes *rf);
+/* Frees what sk_model `m` keeps of sk_rootframes_parse (its last reference). */
+void sk_rootframes_memo_release(sk_model *m);
+/* Analyses `m` keeps now (tests, metrics). */
+size_t sk_rootframes_memo_count(const sk_model *m);
 
 /* Work units the "rootMotion" of pose object `j` adds (its analysis), or
  * 0 without one. */
