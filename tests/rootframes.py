@@ -77,6 +77,34 @@ def check_case(d, sid, case):
     return got
 
 
+def other_forms(d):
+    """A /poses item, "times", from/to and a big range answer the
+    frames of the "frames" form; deltas are from the previous time."""
+    rm = {"source": "root", "minimumTravel": 0.05}
+    whole = {"animation": "Run", "frames": [0, 1000], "fps": 30, "loop": True, "rootMotion": rm}
+    st, big = d.req("POST", "/v1/skeletons/fox/pose", whole, accept=OCTET)
+    C.check("1000 looping frames (1.6 MB) answer 200", st == 200)
+    got = split(big, 1000) if st == 200 else []
+    parts = b""
+    for a, b in ((0, 377), (377, 999), (999, 1000)):
+        st, chunk = d.req("POST", "/v1/skeletons/fox/pose", dict(whole, frames=[a, b]), accept=OCTET)
+        parts += chunk
+    C.check("1000 frames in chunks of 377, 622, 1 are the whole answer's bytes", parts == big)
+    st, text = d.req("POST", "/v1/skeletons/fox/poses", {"poses": [
+        {"animation": "Run", "time": 7 / 30, "loop": True, "rootMotion": rm},
+        {"animation": "Run", "times": [7 / 30, 8 / 30], "loop": True, "rootMotion": rm}]}, accept=OCTET)
+    items = split(text, 3) if st == 200 else []
+    C.check("/poses items answer frames 7 and 8 (offset), delta from the previous time",
+            len(items) == 3 and items[0][0] == got[7][0] and items[0][1][:4] == got[7][1][:4] and
+            items[2] == got[8] and items[1][1][4:] == (0, 0, 0, 0))
+    st, text = d.req("POST", "/v1/skeletons/fox/pose", {"animation": "Run", "from": 0, "to": 0.3, "fps": 10,
+                                                        "loop": True, "rootMotion": rm}, accept=OCTET)
+    ft = split(text, 4) if st == 200 else []
+    C.check("from/to/fps: frame j's offset is frame 3j of 30 fps, its delta from frame j - 1",
+            len(ft) == 4 and all(ft[j][1][:4] == got[3 * j][1][:4] for j in range(4)) and
+            ft[0][1][4:] == (0, 0, 0, 0))
+
+
 def main():
     d = Daemon()
     try:
@@ -100,6 +128,7 @@ def main():
                         single[0] == got[k][0] and single[1][:4] == got[k][1][:4])
         fox = open(os.path.join(DATA, "Fox.glb"), "rb").read()
         d.req("PUT", "/v1/skeletons/fox", fox, "model/gltf-binary")
+        other_forms(d)
         for rm, ptr in (({"samplesPerSecond": 0}, "/rootMotion/samplesPerSecond"),
                         ({"samplesPerSecond": "x"}, "/rootMotion/samplesPerSecond"),
                         ({"sauce": "root"}, "/rootMotion/sauce"),
