@@ -129,6 +129,13 @@ def main():
         fox = open(os.path.join(DATA, "Fox.glb"), "rb").read()
         d.req("PUT", "/v1/skeletons/fox", fox, "model/gltf-binary")
         other_forms(d)
+        q = "/v1/skeletons/fox/animations/Run/rootMotion?source=root&minimumTravel=0.05&samplesPerSecond=50"
+        st, first = d.req("GET", q)
+        d.req("POST", "/v1/skeletons/fox/pose", {"animation": "Run", "time": 0.1,
+                                                 "rootMotion": {"source": "root", "minimumTravel": 0.05,
+                                                                "samplesPerSecond": 50}})
+        st2, again = d.req("GET", q)
+        C.check("GET rootMotion answers the same bytes from the kept analysis", st == st2 == 200 and first == again)
         for rm, ptr in (({"samplesPerSecond": 0}, "/rootMotion/samplesPerSecond"),
                         ({"samplesPerSecond": "x"}, "/rootMotion/samplesPerSecond"),
                         ({"sauce": "root"}, "/rootMotion/sauce"),

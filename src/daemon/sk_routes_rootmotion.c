@@ -25,9 +25,10 @@ typedef struct rm_answer {
   size_t clip;
   sk_rootmotion_opts o;
   int32_t contacts[RM_CONTACTS_MAX];
-  double *above; /* owned; above_count * SK_ANIM_TRS */
+  double *above; /* owned; above_count * SK_ANIM_TRS (the cost's count) */
   size_t above_count;
-  sk_rootmotion rm; /* owned once analysed */
+  sk_rootframes *rf; /* the model's analysis, or owned when `owned` */
+  bool owned;
 } rm_answer;
 
 static int parse_number(const char *v, const char *name, double *out, sk_error *err) {
@@ -134,7 +135,7 @@ static int put_name(sk_strbuf *b, const char *key, const char *name) {
 static int rm_build(void *arg, sk_strbuf *out) {
   rm_answer *ra = arg;
   const sk_model *m = ra->e->model;
-  const sk_rootmotion rm = ra->rm;
+  const sk_rootmotion rm = ra->rf->rm;
   int rc;
   const sk_skeleton *s = m->skel;
   double dist = rm.cycle_offset[0] * rm.travel_direction[0] + rm.cycle_offset[1] * rm.travel_direction[1] +
@@ -161,7 +162,8 @@ static int rm_build(void *arg, sk_strbuf *out) {
 static void rm_release(void *arg) {
   rm_answer *ra = arg;
   sk_cache_entry_unref(ra->e);
-  sk_rootmotion_free(&ra->rm);
+  if (ra->owned)
+    sk_rootframes_free(ra->rf);
   free(ra->above);
   free(ra);
 }
@@ -192,10 +194,11 @@ void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match
                         "the analysis costs %zu work units, over --max-work %llu: ask fewer samplesPerSecond", cost,
                         (unsigned long long)r->cfg.cost.max_work);
   }
-  /* Analysed here, costed above, so that Babylon's refusals and the
-   * options' are 4xx answers rather than a failed build. */
+  /* Analysed here (or the version's kept analysis, sk_rootframes_get),
+   * costed above, so that Babylon's refusals and the options' are 4xx
+   * answers rather than a failed build. */
   if (!rc)
-    rc = sk_rootmotion_analyze(md->skel, md->anim, clip, ra->above, ra->above_count, &ra->o, &ra->rm, &err);
+    rc = sk_rootframes_get(md, clip, &ra->o, &ra->rf, &ra->owned, &err);
   if (rc != 0) {
     sk_problem_err(req, &err, rc);
     rm_release(ra);

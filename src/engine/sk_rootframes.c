@@ -143,9 +143,12 @@ static int pose_clip(const sk_model *e, const json_t *j, const char *ptr, size_t
   return name == NULL || sk_anim_find_clip(e->anim, name, clip) != 0 ? 1 : 0;
 }
 
+/* Whether `rf` answers clip `clip` with options `o`: the same options, the
+ * in-place channels made when `o` asks for them (an analysis with them
+ * answers one without). */
 static bool same_opts(const sk_rootframes *rf, size_t clip, const sk_rootmotion_opts *o) {
   const sk_rootmotion_opts *k = &rf->o;
-  return rf->clip == clip && k->source == o->source && k->extract_rotation == o->extract_rotation &&
+  return rf->clip == clip && (k->in_place || !o->in_place) && k->source == o->source && k->extract_rotation == o->extract_rotation &&
          memcmp(&k->samples_per_second, &o->samples_per_second, sizeof(double)) == 0 &&
          memcmp(&k->minimum_travel, &o->minimum_travel, sizeof(double)) == 0 &&
          memcmp(&k->minimum_turn, &o->minimum_turn, sizeof(double)) == 0 && k->has_snap == o->has_snap &&
@@ -176,7 +179,7 @@ static bool memo_keep(const sk_model *e, sk_rootframes *rf) {
     sk_rootframes *expected = NULL;
     if (__atomic_compare_exchange_n(&m->rootframes[k], &expected, rf, false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
       return true;
-    if (same_opts(expected, rf->clip, &rf->o))
+    if (same_opts(expected, rf->clip, &rf->o) && same_opts(rf, expected->clip, &expected->o))
       break; /* another request made the same one first */
   }
   sk_budget_release(e->budget, rf->bytes);
@@ -191,6 +194,42 @@ static size_t held_bytes(const sk_rootframes *rf) {
   return b;
 }
 
+int sk_rootframes_get(const sk_model *e, size_t clip, const sk_rootmotion_opts *o, sk_rootframes **out, bool *owned,
+                      sk_error *err) {
+  *out = NULL;
+  *owned = false;
+  sk_rootframes *hit = memo_find(e, clip, o);
+  if (hit != NULL) {
+    *out = hit;
+    return 0;
+  }
+  if (o->contact_count > SK_ROOTFRAMES_CONTACTS_MAX)
+    return sk_error_set(err, SK_ERANGE, "/contactNodes", "at most %d contactNodes", SK_ROOTFRAMES_CONTACTS_MAX);
+  sk_rootframes *rf = calloc(1, sizeof *rf);
+  double *above = NULL;
+  size_t na = 0;
+  if (rf == NULL || sk_rootframes_above(e->mesh_json, &above, &na) != 0) {
+    free(rf);
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  }
+  rf->clip = clip;
+  rf->o = *o;
+  if (o->contact_nodes != NULL) {
+    memcpy(rf->contacts, o->contact_nodes, o->contact_count * sizeof *rf->contacts);
+    rf->o.contact_nodes = rf->contacts;
+  }
+  int rc = sk_rootmotion_analyze(e->skel, e->anim, clip, above, na, &rf->o, &rf->rm, err);
+  free(above);
+  if (rc) {
+    free(rf);
+    return rc;
+  }
+  rf->bytes = held_bytes(rf);
+  *owned = !memo_keep(e, rf);
+  *out = rf;
+  return 0;
+}
+
 int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_rootframes **out, bool *owned,
                         sk_error *err) {
   *out = NULL;
@@ -201,29 +240,13 @@ int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_
   int rc = pose_clip(e, j, ptr, &clip, err);
   if (rc != 0)
     return rc < 0 ? rc : 0; /* 1: left to the sampler */
-  sk_rootframes *rf = calloc(1, sizeof *rf);
-  if (rf == NULL)
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  rf->clip = clip;
-  if ((rc = parse_opts(e->skel, json_object_get(j, "rootMotion"), p, &rf->o, rf->contacts, err)) != 0) {
-    free(rf);
+  sk_rootmotion_opts o;
+  int32_t contacts[SK_ROOTFRAMES_CONTACTS_MAX];
+  if ((rc = parse_opts(e->skel, json_object_get(j, "rootMotion"), p, &o, contacts, err)) != 0)
     return rc;
-  }
-  sk_rootframes *hit = memo_find(e, clip, &rf->o);
-  if (hit != NULL) {
-    free(rf);
-    *out = hit;
-    return 0;
-  }
-  double *above = NULL;
-  size_t na = 0;
-  if (sk_rootframes_above(e->mesh_json, &above, &na) != 0) {
-    free(rf);
-    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  }
   sk_error inner;
   sk_error_clear(&inner);
-  if ((rc = sk_rootmotion_analyze(e->skel, e->anim, clip, above, na, &rf->o, &rf->rm, &inner)) != 0) {
+  if ((rc = sk_rootframes_get(e, clip, &o, out, owned, &inner)) != 0) {
     /* the analysis names its options from the root: under rootMotion here */
     char q[SK_ERROR_POINTER_MAX];
     memcpy(q, p, sizeof q);
@@ -232,15 +255,7 @@ int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_
     rc = rc == SK_EFORMAT ? SK_ERANGE : rc;
     sk_error_set(err, rc, q, "%s", inner.text);
   }
-  free(above);
-  if (rc) {
-    free(rf);
-    return rc;
-  }
-  rf->bytes = held_bytes(rf);
-  *owned = !memo_keep(e, rf);
-  *out = rf;
-  return 0;
+  return rc;
 }
 
 void sk_rootframes_free(sk_rootframes *rf) {

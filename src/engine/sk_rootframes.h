@@ -51,6 +51,13 @@ int sk_rootframes_above(const char *mesh_json, double **above, size_t *n);
  * with ("layers", "bones", a Babylon-format clip). Any thread. */
 int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_rootframes **out, bool *owned,
                         sk_error *err);
+/* The analysis of clip `clip` with options `o` (contacts copied): the one
+ * `e` keeps (an in-place one also answers `o` without in_place), else
+ * made now and kept as above (*owned true when not). Errors are
+ * sk_rootmotion_analyze's (pointers from the root: "/samplesPerSecond").
+ * Any thread. */
+int sk_rootframes_get(const sk_model *e, size_t clip, const sk_rootmotion_opts *o, sk_rootframes **out, bool *owned,
+                      sk_error *err);
 void sk_rootframes_free(sk_rootframes *rf);
 /* Frees what sk_model `m` keeps of sk_rootframes_parse (its last reference). */
 void sk_rootframes_memo_release(sk_model *m);
