@@ -179,6 +179,16 @@ START_TEST(test_cost) {
   ck_assert_uint_eq(sk_rootframes_cost(m->skel, m->anim, plain), 0);
   uint64_t hi = sk_rootframes_cost(m->skel, m->anim, rm), lo = sk_rootframes_cost(m->skel, m->anim, low);
   ck_assert_msg(hi > 20 * lo / 2 && lo > 0, "cost %llu vs %llu", (unsigned long long)hi, (unsigned long long)lo);
+  /* in the request's cost: a pose without it samples on the loop thread,
+   * one whose analysis is big goes to the pool (sk_cost_inline false) */
+  sk_cost_limits l = {0};
+  sk_cost_limits_fill(&l);
+  sk_cost c0 = {0}, c1 = {0};
+  sk_error err;
+  ck_assert_int_eq(sk_cost_add_pose_json(&c0, &l, m->skel, m->anim, plain, "", SK_FMT_JSON, &err), 0);
+  ck_assert_int_eq(sk_cost_add_pose_json(&c1, &l, m->skel, m->anim, rm, "", SK_FMT_JSON, &err), 0);
+  ck_assert(sk_cost_inline(&c0, &l) && !sk_cost_inline(&c1, &l));
+  ck_assert_uint_eq(c1.sample - c0.sample, hi);
   json_decref(plain), json_decref(rm), json_decref(low);
   sk_model_unref(m);
 }
