@@ -136,6 +136,10 @@ def main():
                                                                 "samplesPerSecond": 50}})
         st2, again = d.req("GET", q)
         C.check("GET rootMotion answers the same bytes from the kept analysis", st == st2 == 200 and first == again)
+        # Fox's analysis (~12k products) is past loop_work: made on the pool, refusals still 422
+        st, text = d.req("GET", "/v1/skeletons/fox/animations/Walk/rootMotion?source=root&rootNode=b_Tail01_012")
+        C.check("a refusal of an analysis made on the pool is 422 at /source (got %d)" % st,
+                st == 422 and json.loads(text).get("pointer") == "/source")
         for rm, ptr in (({"samplesPerSecond": 0}, "/rootMotion/samplesPerSecond"),
                         ({"samplesPerSecond": "x"}, "/rootMotion/samplesPerSecond"),
                         ({"sauce": "root"}, "/rootMotion/sauce"),

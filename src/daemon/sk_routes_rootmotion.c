@@ -2,7 +2,8 @@
  * motion as Babylon 9.34's RootMotionClip analyses it (sk_rootmotion), with
  * its options as query parameters under Babylon's names. The analysis is
  * costed (sk_rootmotion_cost against --max-work) before it runs, and runs
- * where sk_reply builds the answer. */
+ * on the loop thread when small, on the pool past sk_cost's loop_work; each
+ * skeleton version keeps what it made (sk_rootframes_get). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +30,9 @@ typedef struct rm_answer {
   size_t above_count;
   sk_rootframes *rf; /* the model's analysis, or owned when `owned` */
   bool owned;
+  sk_routes *r;
+  int rc; /* the analysis's on the pool, with err */
+  sk_error err;
 } rm_answer;
 
 static int parse_number(const char *v, const char *name, double *out, sk_error *err) {
@@ -168,6 +172,35 @@ static void rm_release(void *arg) {
   free(ra);
 }
 
+static void send_answer(sk_routes *r, sk_http_req *req, rm_answer *ra) {
+  const sk_model *md = ra->e->model;
+  /* Names are escaped to at most 6 bytes a byte; the numbers are short. */
+  size_t bound = 1024 + strlen(md->anim->clips[ra->clip].name) * 6 + md->skel->names_size * 6 + md->skel->count * 4;
+  const sk_reply a = {.bound = bound, .max_answer = r->cfg.cost.max_answer, .status = 200,
+                      .what = "the clip's root motion", .build = rm_build, .release = rm_release, .arg = ra};
+  sk_reply_send(req, &a);
+}
+
+/* On the pool: the immutable model's analysis (kept in it when it fits). */
+static void analyse_work(void *arg) {
+  rm_answer *ra = arg;
+  sk_error_clear(&ra->err);
+  ra->rc = sk_rootframes_get(ra->e->model, ra->clip, &ra->o, &ra->rf, &ra->owned, &ra->err);
+}
+
+static void analyse_after(sk_http_req *req, void *arg, int status) {
+  rm_answer *ra = arg;
+  if (status == SK_EBUSY || ra->rc != 0) {
+    if (status == SK_EBUSY)
+      sk_problem(req, SK_EBUSY, "", "the analysis waited past its deadline; retry later");
+    else
+      sk_problem_err(req, &ra->err, ra->rc);
+    rm_release(ra);
+    return;
+  }
+  send_answer(ra->r, req, ra);
+}
+
 void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   size_t clip;
   sk_cache_entry *e = sk_routes__clip_or_404(r, req, m, &clip);
@@ -194,19 +227,25 @@ void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match
                         "the analysis costs %zu work units, over --max-work %llu: ask fewer samplesPerSecond", cost,
                         (unsigned long long)r->cfg.cost.max_work);
   }
-  /* Analysed here (or the version's kept analysis, sk_rootframes_get),
-   * costed above, so that Babylon's refusals and the options' are 4xx
-   * answers rather than a failed build. */
-  if (!rc)
+  /* The version's kept analysis, or one made here when it is small, on the
+   * pool when it is big (past loop_work, as a pose's sampling): either
+   * way before the answer is built, so that Babylon's refusals and the
+   * options' are 4xx answers rather than a failed build. */
+  if (!rc && (ra->rf = sk_rootframes_find(md, clip, &ra->o)) == NULL &&
+      sk_rootmotion_cost(md->skel, md->anim, clip, ra->above_count, &ra->o) > r->cfg.cost.loop_work) {
+    ra->r = r;
+    if (sk_http_defer(req, analyse_work, analyse_after, ra) != 0) {
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+      rm_release(ra);
+    }
+    return;
+  }
+  if (!rc && ra->rf == NULL)
     rc = sk_rootframes_get(md, clip, &ra->o, &ra->rf, &ra->owned, &err);
   if (rc != 0) {
     sk_problem_err(req, &err, rc);
     rm_release(ra);
     return;
   }
-  /* Names are escaped to at most 6 bytes a byte; the numbers are short. */
-  size_t bound = 1024 + strlen(md->anim->clips[clip].name) * 6 + md->skel->names_size * 6 + md->skel->count * 4;
-  const sk_reply a = {.bound = bound, .max_answer = r->cfg.cost.max_answer, .status = 200,
-                      .what = "the clip's root motion", .build = rm_build, .release = rm_release, .arg = ra};
-  sk_reply_send(req, &a);
+  send_answer(r, req, ra);
 }

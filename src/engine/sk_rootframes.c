@@ -194,6 +194,10 @@ static size_t held_bytes(const sk_rootframes *rf) {
   return b;
 }
 
+sk_rootframes *sk_rootframes_find(const sk_model *e, size_t clip, const sk_rootmotion_opts *o) {
+  return memo_find(e, clip, o);
+}
+
 int sk_rootframes_get(const sk_model *e, size_t clip, const sk_rootmotion_opts *o, sk_rootframes **out, bool *owned,
                       sk_error *err) {
   *out = NULL;

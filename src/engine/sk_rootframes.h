@@ -58,6 +58,8 @@ int sk_rootframes_parse(const sk_model *e, const json_t *j, const char *ptr, sk_
  * Any thread. */
 int sk_rootframes_get(const sk_model *e, size_t clip, const sk_rootmotion_opts *o, sk_rootframes **out, bool *owned,
                       sk_error *err);
+/* The kept analysis sk_rootframes_get would give, or NULL (borrowed). */
+sk_rootframes *sk_rootframes_find(const sk_model *e, size_t clip, const sk_rootmotion_opts *o);
 void sk_rootframes_free(sk_rootframes *rf);
 /* Frees what sk_model `m` keeps of sk_rootframes_parse (its last reference). */
 void sk_rootframes_memo_release(sk_model *m);
