@@ -82,8 +82,9 @@ START_TEST(test_in_place) {
   sk_pose *poses;
   size_t n;
   sk_error err;
-  ck_assert_int_eq(sample(m, "{\"animation\":\"walk_root\",\"frames\":[0,31],\"fps\":30,\"rootMotion\":{\"directionSnapAngle\":0.1}}", &owner,
-                          &poses, &n, &err), 0);
+  const char *body = "{\"animation\":\"walk_root\",\"frames\":[0,31],\"fps\":30,"
+                     "\"rootMotion\":{\"directionSnapAngle\":0.1}}";
+  ck_assert_int_eq(sample(m, body, &owner, &poses, &n, &err), 0);
   ck_assert_uint_eq(n, 31);
   for (size_t i = 0; i < n; i++) {
     const sk_override *o = root_of(m, &poses[i]);
@@ -118,10 +119,10 @@ START_TEST(test_chunks_and_ends) {
   sk_pose *whole, *chunk;
   size_t n, nc;
   sk_error err;
-  ck_assert_int_eq(sample(m, "{\"animation\":\"turn_walk\",\"frames\":[0,70],\"fps\":30,\"loop\":true,\"rootMotion\":{}}",
-                          &ow, &whole, &n, &err), 0);
-  ck_assert_int_eq(sample(m, "{\"animation\":\"turn_walk\",\"frames\":[33,40],\"fps\":30,\"loop\":true,\"rootMotion\":{}}",
-                          &oc, &chunk, &nc, &err), 0);
+  ck_assert_int_eq(sample(m, "{\"animation\":\"turn_walk\",\"frames\":[0,70],\"fps\":30,\"loop\":true,"
+                             "\"rootMotion\":{}}", &ow, &whole, &n, &err), 0);
+  ck_assert_int_eq(sample(m, "{\"animation\":\"turn_walk\",\"frames\":[33,40],\"fps\":30,\"loop\":true,"
+                             "\"rootMotion\":{}}", &oc, &chunk, &nc, &err), 0);
   for (size_t i = 0; i < nc; i++)
     ck_assert_mem_eq(chunk[i].ops->root_motion, whole[33 + i].ops->root_motion, 8 * sizeof(double));
   /* two cycles and a third: the turn accumulates past a revolution's half */

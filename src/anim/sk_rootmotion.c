@@ -259,7 +259,8 @@ double sk_rootmotion__twist(const rm_ctx *x, const double q[4], const double ref
   second[2] = first[0] * up[1] - first[1] * up[0];
   transform_normal(first, m, tf);
   transform_normal(second, m, ts);
-  return sk_rootmotion__wrap_angle(sk_fdlibm_atan2(dot3(ts, first) - dot3(tf, second), dot3(tf, first) + dot3(ts, second)));
+  return sk_rootmotion__wrap_angle(
+      sk_fdlibm_atan2(dot3(ts, first) - dot3(tf, second), dot3(tf, first) + dot3(ts, second)));
 }
 
 static void measure_root_yaw(rm_ctx *x, float *yaw) {

@@ -24,7 +24,8 @@ static int body_code(int rc, sk_error *err) {
 static bool has_extras(const json_t *j) {
   if (!json_is_object(j))
     return false;
-  if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL || json_object_get(j, "rootMotion") != NULL)
+  if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL ||
+      json_object_get(j, "rootMotion") != NULL)
     return true;
   const json_t *out = json_object_get(j, "output");
   for (size_t i = 0; i < json_array_size(out); i++) {
@@ -232,8 +233,8 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
   int rc = parse_extras(e, stripped, ptr, fmt, x, err);
   /* rootMotion rewrites each pose's root override: poses of their own */
   bool sampled = false;
-  if (!rc && (rc = (x->rootframes != NULL ? sk_pose_parse_anim : sample)(e->skel, e->anim, stripped, ptr, NULL, poses, count,
-                                                               err)) == 0)
+  const sk_poseops_sample_fn fn = x->rootframes != NULL ? sk_pose_parse_anim : sample;
+  if (!rc && (rc = fn(e->skel, e->anim, stripped, ptr, NULL, poses, count, err)) == 0)
     sampled = true;
   if (!rc && x->mesh_out != 0 && e->geom->nweights > 0)
     rc = mesh_clock(e, j, ptr, &x, *count, err);

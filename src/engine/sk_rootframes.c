@@ -148,7 +148,8 @@ static int pose_clip(const sk_model *e, const json_t *j, const char *ptr, size_t
  * answers one without). */
 static bool same_opts(const sk_rootframes *rf, size_t clip, const sk_rootmotion_opts *o) {
   const sk_rootmotion_opts *k = &rf->o;
-  return rf->clip == clip && (k->in_place || !o->in_place) && k->source == o->source && k->extract_rotation == o->extract_rotation &&
+  return rf->clip == clip && (k->in_place || !o->in_place) && k->source == o->source &&
+         k->extract_rotation == o->extract_rotation &&
          memcmp(&k->samples_per_second, &o->samples_per_second, sizeof(double)) == 0 &&
          memcmp(&k->minimum_travel, &o->minimum_travel, sizeof(double)) == 0 &&
          memcmp(&k->minimum_turn, &o->minimum_turn, sizeof(double)) == 0 && k->has_snap == o->has_snap &&
