@@ -3,6 +3,7 @@
  * as Babylon's Vector3, matrices and the tracks float as its Float32Arrays,
  * Math.sin/cos/atan2 as V8 rounds them (sk_fdlibm). */
 #include "sk_rootmotion.h"
+#include "sk_rootmotion_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,23 +36,6 @@ const char *sk_rootmotion_source_name(int source) {
   return source == SK_RM_ROOT ? "root" : source == SK_RM_FOOT_CONTACT ? "footContact" : "none";
 }
 
-/* The analysis's working state: the clip's channels per bone and one
- * frame's local matrices. */
-typedef struct rm_ctx {
-  const sk_skeleton *s;
-  const sk_anim *a;
-  const sk_anim_clip *c;
-  const sk_rootmotion_opts *o;
-  sk_rootmotion *rm;
-  uint8_t *has;     /* per bone HAS_* */
-  int32_t *order;   /* animated bones in order of first channel (Babylon's Map order) */
-  size_t animated;
-  float *above;     /* above_count local matrices */
-  size_t above_count;
-  double *trs;      /* bone_count * SK_ANIM_TRS */
-  float *local;     /* bone_count * 16 */
-  double frame;     /* the frame trs/local hold, NAN: none */
-} rm_ctx;
 
 static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 static double len3(const double v[3]) { return sqrt(dot3(v, v)); }
@@ -62,18 +46,18 @@ static void normalize3(double v[3]) {
   double inv = 1.0 / l;
   v[0] *= inv, v[1] *= inv, v[2] *= inv;
 }
-static double wrap_angle(double angle) {
+double sk_rootmotion__wrap_angle(double angle) {
   return angle - 2 * RM_PI * floor((angle + RM_PI) / (2 * RM_PI));
 }
 
-static void horizontal(const rm_ctx *x, const double v[3], double r[3]) {
+void sk_rootmotion__horizontal(const rm_ctx *x, const double v[3], double r[3]) {
   const double *up = x->rm->up;
   double h = dot3(v, up);
   r[0] = v[0] - up[0] * h, r[1] = v[1] - up[1] * h, r[2] = v[2] - up[2] * h;
 }
 
-static void project(const rm_ctx *x, const double v[3], double r[3]) {
-  horizontal(x, v, r);
+void sk_rootmotion__project(const rm_ctx *x, const double v[3], double r[3]) {
+  sk_rootmotion__horizontal(x, v, r);
   if (!x->o->extract_lateral_motion) {
     const double *d = x->rm->travel_direction;
     double k = dot3(r, d);
@@ -82,7 +66,7 @@ static void project(const rm_ctx *x, const double v[3], double r[3]) {
 }
 
 /* Matrix.FromQuaternionToRef, stored as float. */
-static void mat_from_quat(const double q[4], float m[16]) {
+void sk_rootmotion__mat_from_quat(const double q[4], float m[16]) {
   double xx = q[0] * q[0], yy = q[1] * q[1], zz = q[2] * q[2];
   double xy = q[0] * q[1], zw = q[2] * q[3], zx = q[2] * q[0];
   double yw = q[1] * q[3], yz = q[1] * q[2], xw = q[0] * q[3];
@@ -106,7 +90,7 @@ static void transform_normal(const double v[3], const float m[16], double r[3]) 
   r[0] = a, r[1] = b, r[2] = c;
 }
 
-static void rotate_about_up(const rm_ctx *x, const double v[3], double angle, double r[3]) {
+void sk_rootmotion__rotate_about_up(const rm_ctx *x, const double v[3], double angle, double r[3]) {
   if (angle == 0) {
     memmove(r, v, 3 * sizeof *r);
     return;
@@ -117,7 +101,7 @@ static void rotate_about_up(const rm_ctx *x, const double v[3], double angle, do
   double k = sk_fdlibm_sin(angle / 2) / len3(up);
   q[0] = up[0] * k, q[1] = up[1] * k, q[2] = up[2] * k;
   float m[16];
-  mat_from_quat(q, m);
+  sk_rootmotion__mat_from_quat(q, m);
   transform_normal(v, m, r);
 }
 
@@ -144,7 +128,7 @@ static void pose_at(rm_ctx *x, double frame) {
 
 /* _matrixToCharacter: identity times each local from the node up, so the
  * first product is a copy (Matrix.multiplyToRef's identity shortcut). */
-static void to_character(rm_ctx *x, int32_t bone, double frame, float m[16]) {
+void sk_rootmotion__to_character(rm_ctx *x, int32_t bone, double frame, float m[16]) {
   pose_at(x, frame);
   bool first = true;
   sk_mat_identity(m);
@@ -164,20 +148,20 @@ static void to_character(rm_ctx *x, int32_t bone, double frame, float m[16]) {
   }
 }
 
-static void position_at(rm_ctx *x, int32_t bone, double frame, double p[3]) {
+void sk_rootmotion__position_at(rm_ctx *x, int32_t bone, double frame, double p[3]) {
   float m[16];
-  to_character(x, bone, frame, m);
+  sk_rootmotion__to_character(x, bone, frame, m);
   p[0] = m[12], p[1] = m[13], p[2] = m[14];
 }
 
-static void rotation_at(rm_ctx *x, int32_t bone, double frame, double q[4]) {
+void sk_rootmotion__rotation_at(rm_ctx *x, int32_t bone, double frame, double q[4]) {
   float m[16];
   double s[3], t[3];
-  to_character(x, bone, frame, m);
+  sk_rootmotion__to_character(x, bone, frame, m);
   sk_mat_decompose(m, s, q, t);
 }
 
-static double frame_at(const rm_ctx *x, size_t i) {
+double sk_rootmotion__frame_at(const rm_ctx *x, size_t i) {
   const sk_rootmotion *rm = x->rm;
   return rm->from_frame + ((rm->to_frame - rm->from_frame) * (double)i) / (double)rm->samples;
 }
@@ -227,7 +211,7 @@ static double measure_height(rm_ctx *x, int32_t base) {
   for (size_t b = 0; b < x->s->count; b++) {
     if (base >= 0 && (int32_t)b != base && !is_descendant(x->s, (int32_t)b, base))
       continue;
-    position_at(x, (int32_t)b, x->rm->from_frame, p);
+    sk_rootmotion__position_at(x, (int32_t)b, x->rm->from_frame, p);
     double h = dot3(p, up);
     lowest = fmin(lowest, h), highest = fmax(highest, h);
   }
@@ -245,7 +229,7 @@ static void snap_direction(rm_ctx *x, double default_angle) {
   for (int c = 0; c < 3; c++) {
     if (fabs(dot3(cand[c], x->rm->up)) > 0.5)
       continue;
-    horizontal(x, cand[c], axis);
+    sk_rootmotion__horizontal(x, cand[c], axis);
     normalize3(axis);
     for (int sgn = 1; sgn >= -1; sgn -= 2) {
       double d = sgn * dot3(axis, dir);
@@ -261,49 +245,50 @@ static void snap_direction(rm_ctx *x, double default_angle) {
 }
 
 /* _twist: the turn about up from the reference to `q`, in (-PI, PI]. */
-static double twist(const rm_ctx *x, const double q[4], const double ref_conj[4]) {
+double sk_rootmotion__twist(const rm_ctx *x, const double q[4], const double ref_conj[4]) {
   double d[4], first[3], second[3], tf[3], ts[3];
   const double *up = x->rm->up;
   sk_anim__quat_mul(q, ref_conj, d);
   float m[16];
-  mat_from_quat(d, m);
+  sk_rootmotion__mat_from_quat(d, m);
   static const double right[3] = {1, 0, 0}, fwd[3] = {0, 0, 1};
-  horizontal(x, fabs(up[0]) < 0.9 ? right : fwd, first);
+  sk_rootmotion__horizontal(x, fabs(up[0]) < 0.9 ? right : fwd, first);
   normalize3(first);
   second[0] = first[1] * up[2] - first[2] * up[1];
   second[1] = first[2] * up[0] - first[0] * up[2];
   second[2] = first[0] * up[1] - first[1] * up[0];
   transform_normal(first, m, tf);
   transform_normal(second, m, ts);
-  return wrap_angle(sk_fdlibm_atan2(dot3(ts, first) - dot3(tf, second), dot3(tf, first) + dot3(ts, second)));
+  return sk_rootmotion__wrap_angle(
+      sk_fdlibm_atan2(dot3(ts, first) - dot3(tf, second), dot3(tf, first) + dot3(ts, second)));
 }
 
 static void measure_root_yaw(rm_ctx *x, float *yaw) {
   int32_t root = x->rm->root_node;
   double ref[4], q[4], prev = 0;
-  rotation_at(x, root, x->rm->from_frame, ref);
+  sk_rootmotion__rotation_at(x, root, x->rm->from_frame, ref);
   ref[0] = -ref[0], ref[1] = -ref[1], ref[2] = -ref[2];
   for (size_t i = 0; i <= x->rm->samples; i++) {
-    rotation_at(x, root, frame_at(x, i), q);
-    double w = twist(x, q, ref);
-    prev = i == 0 ? w : prev + wrap_angle(w - wrap_angle(prev));
+    sk_rootmotion__rotation_at(x, root, sk_rootmotion__frame_at(x, i), q);
+    double w = sk_rootmotion__twist(x, q, ref);
+    prev = i == 0 ? w : prev + sk_rootmotion__wrap_angle(w - sk_rootmotion__wrap_angle(prev));
     yaw[i] = (float)prev;
   }
 }
 
 /* _rootTravelAt. */
-static void root_travel_at(rm_ctx *x, const double pos[3], const double start[3], double yaw, bool turning,
+void sk_rootmotion__root_travel_at(rm_ctx *x, const double pos[3], const double start[3], double yaw, bool turning,
                            double r[3]) {
   if (turning) {
     double pivot[3], h[3];
-    horizontal(x, start, h);
-    rotate_about_up(x, h, yaw, pivot);
-    horizontal(x, pos, r);
+    sk_rootmotion__horizontal(x, start, h);
+    sk_rootmotion__rotate_about_up(x, h, yaw, pivot);
+    sk_rootmotion__horizontal(x, pos, r);
     r[0] -= pivot[0], r[1] -= pivot[1], r[2] -= pivot[2];
     return;
   }
   double d[3] = {pos[0] - start[0], pos[1] - start[1], pos[2] - start[2]};
-  project(x, d, r);
+  sk_rootmotion__project(x, d, r);
 }
 
 static int measure_root_travel(rm_ctx *x, const float *yaw, double min_travel, bool forced, float *tr, bool *got) {
@@ -313,10 +298,10 @@ static int measure_root_travel(rm_ctx *x, const float *yaw, double min_travel, b
   if (pos == NULL)
     return SK_ENOMEM;
   for (size_t i = 0; i <= n; i++)
-    position_at(x, rm->root_node, frame_at(x, i), pos + i * 3);
+    sk_rootmotion__position_at(x, rm->root_node, sk_rootmotion__frame_at(x, i), pos + i * 3);
   const double *start = pos;
   double d[3] = {pos[n * 3] - start[0], pos[n * 3 + 1] - start[1], pos[n * 3 + 2] - start[2]}, net[3];
-  horizontal(x, d, net);
+  sk_rootmotion__horizontal(x, d, net);
   *got = false;
   if (!forced && len3(net) < min_travel) {
     free(pos);
@@ -329,13 +314,13 @@ static int measure_root_travel(rm_ctx *x, const float *yaw, double min_travel, b
   if (yaw == NULL && !x->o->extract_lateral_motion) {
     snap_direction(x, 0);
     double *dir = rm->travel_direction, k = dot3(net, dir);
-    horizontal(x, net, rm->lateral_drift);
+    sk_rootmotion__horizontal(x, net, rm->lateral_drift);
     for (int i = 0; i < 3; i++)
       rm->lateral_drift[i] -= dir[i] * k;
   }
   for (size_t i = 0; i <= n; i++) {
     double o[3];
-    root_travel_at(x, pos + i * 3, start, yaw != NULL ? yaw[i] : 0, yaw != NULL, o);
+    sk_rootmotion__root_travel_at(x, pos + i * 3, start, yaw != NULL ? yaw[i] : 0, yaw != NULL, o);
     for (int j = 0; j < 3; j++)
       tr[i * 3 + j] = (float)o[j];
   }
@@ -390,8 +375,8 @@ static void walk(rm_ctx *x, const float *yaw, const double *pos, const double *l
       if (dot3(before, up) > lowest[c] + tol || dot3(after, up) > lowest[c] + tol)
         continue;
       double step[3] = {before[0] - after[0], before[1] - after[1], before[2] - after[2]}, h[3], un[3];
-      horizontal(x, step, h);
-      rotate_about_up(x, h, -turn, un);
+      sk_rootmotion__horizontal(x, step, h);
+      sk_rootmotion__rotate_about_up(x, h, -turn, un);
       double score;
       if (tracking) {
         double dx = un[0] - previous[0], dy = un[1] - previous[1], dz = un[2] - previous[2];
@@ -417,7 +402,7 @@ static void walk(rm_ctx *x, const float *yaw, const double *pos, const double *l
     for (int j = 0; j < 3; j++)
       w->heading[j] += chosen[j];
     w->path_length += len3(chosen);
-    rotate_about_up(x, chosen, turn, turned);
+    sk_rootmotion__rotate_about_up(x, chosen, turn, turned);
     for (int j = 0; j < 3; j++) {
       w->travelled[j] += turned[j];
       tr[i * 3 + j] = (float)w->travelled[j];
@@ -457,10 +442,10 @@ static int measure_contact_travel(rm_ctx *x, const float *yaw, double min_travel
   for (size_t c = 0; c < nc; c++)
     lowest[c] = INFINITY;
   for (size_t i = 0; i <= n; i++) {
-    double f = frame_at(x, i);
+    double f = sk_rootmotion__frame_at(x, i);
     for (size_t c = 0; c < nc; c++) {
       double *p = pos + (c * (n + 1) + i) * 3;
-      position_at(x, contacts[c], f, p);
+      sk_rootmotion__position_at(x, contacts[c], f, p);
       lowest[c] = fmin(lowest[c], dot3(p, up));
     }
   }
@@ -603,6 +588,8 @@ void sk_rootmotion_free(sk_rootmotion *rm) {
     return;
   free(rm->contacts);
   free(rm->track);
+  for (int k = 0; k < 2; k++)
+    free(rm->inplace[k].frames), free(rm->inplace[k].values);
   memset(rm, 0, sizeof *rm);
 }
 
@@ -645,7 +632,7 @@ static int analyze_motion(rm_ctx *x, const sk_anim_channel *const *last, float *
   const float *turn = NULL;
   if (root >= 0 && o->extract_rotation != 0 && root_rot) {
     measure_root_yaw(x, yaw);
-    if (o->extract_rotation == 1 || fabs(wrap_angle(yaw[n])) >= o->minimum_turn)
+    if (o->extract_rotation == 1 || fabs(sk_rootmotion__wrap_angle(yaw[n])) >= o->minimum_turn)
       turn = yaw;
   }
   rm->extracts_rotation = turn != NULL;
@@ -673,9 +660,9 @@ static int analyze_motion(rm_ctx *x, const sk_anim_channel *const *last, float *
   }
   if (got && turn != NULL && !rm->removes_root_travel) {
     double start[3], pivot[3];
-    position_at(x, root, rm->from_frame, start);
+    sk_rootmotion__position_at(x, root, rm->from_frame, start);
     for (size_t i = 0; i <= n; i++) {
-      root_travel_at(x, start, start, turn[i], true, pivot);
+      sk_rootmotion__root_travel_at(x, start, start, turn[i], true, pivot);
       for (int j = 0; j < 3; j++)
         tr[i * 3 + j] = (float)((double)tr[i * 3 + j] + pivot[j]);
     }
@@ -785,6 +772,8 @@ int sk_rootmotion_analyze(const sk_skeleton *s, const sk_anim *a, size_t clip, c
   }
   out->character_height = measure_height(&x, out->root_node);
   rc = analyze_motion(&x, last, yaw, tr, err);
+  if (rc == 0 && o->in_place)
+    rc = sk_rootmotion__build_inplace(&x, last, err);
   if (rc == SK_ENOMEM)
     sk_error_set(err, SK_ENOMEM, "", "out of memory");
 done:
@@ -799,7 +788,7 @@ static void rm_rotate(const sk_rootmotion *rm, const double v[3], double angle, 
   sk_rootmotion_opts o;
   sk_rootmotion_opts_default(&o);
   rm_ctx x = {.o = &o, .rm = (sk_rootmotion *)rm};
-  rotate_about_up(&x, v, angle, r);
+  sk_rootmotion__rotate_about_up(&x, v, angle, r);
 }
 
 static double motion_in_range(const sk_rootmotion *rm, double frame, double start_yaw, const double start[3],
@@ -814,7 +803,7 @@ static double motion_in_range(const sk_rootmotion *rm, double frame, double star
 
 /* _cyclePower: `cycles` whole cycles of a turn and then a translation. */
 static double cycle_power(const sk_rootmotion *rm, double cycles, const double step[3], double step_yaw, double r[3]) {
-  double turn = wrap_angle(step_yaw), half = sk_fdlibm_sin(turn / 2);
+  double turn = sk_rootmotion__wrap_angle(step_yaw), half = sk_fdlibm_sin(turn / 2);
   double length = half == 0 ? cycles : sk_fdlibm_sin((cycles * turn) / 2) / half;
   const double *up = rm->up;
   double rise = dot3(step, up) * cycles, h[3];

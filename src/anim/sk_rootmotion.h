@@ -41,6 +41,8 @@ typedef struct sk_rootmotion_opts {
   int32_t root_node;         /* bone position, -1: Babylon's choice */
   const int32_t *contact_nodes; /* borrowed bone positions, or NULL: deduced */
   size_t contact_count;
+  /* Appended: also build the in-place root channels (sk_rootmotion.inplace). */
+  bool in_place;
 } sk_rootmotion_opts;
 
 /* Babylon's defaults. */
@@ -58,7 +60,23 @@ typedef struct sk_rootmotion {
   double lateral_drift[3], up[3];
   size_t samples; /* the track holds samples + 1 rows of x, y, z, yaw */
   float *track;   /* owned */
+  /* Appended, with opts.in_place: the root's channels of Babylon's in-place
+   * group (_buildInPlaceGroup): the root's position keys (or, for a root
+   * that only turns, keys at the track's frames) and, when the rotation is
+   * extracted, its rotation keys, with the motion left out. `frames` and
+   * `values` owned (doubles, as Babylon keeps the keys); count 0: the
+   * source's channel plays as it is. Sampled by sk_rootmotion_inplace_at. */
+  struct {
+    int interp;
+    size_t count;
+    double *frames, *values;
+  } inplace[2]; /* [0] position, [1] rotation */
 } sk_rootmotion;
+
+/* The in-place root's position (and, when rm extracts rotation, rotation)
+ * at `frame` of the clip, as the in-place group's root channels evaluate
+ * there; each left as it is where rm has no such channel. */
+void sk_rootmotion_inplace_at(const sk_rootmotion *rm, double frame, double position[3], double rotation[4]);
 
 /* Matrix products the analysis of clip `clip` costs with these options
  * (SIZE_MAX when it would overflow): what a caller reserves before it. */

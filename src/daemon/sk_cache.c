@@ -253,6 +253,7 @@ static int new_entry(sk_cache *c, const char *id, sk_skeleton *skel, sk_anim *an
     return rc;
   }
   sk_model_set_geom(e->model, geom, &sk_mesh_hook_json);
+  sk_model_set_budget(e->model, c->budget);
   const sk_model *m = e->model;
   e->bone_count = m->bone_count;
   snprintf(e->id, sizeof e->id, "%s", id);

@@ -2,7 +2,8 @@
  * motion as Babylon 9.34's RootMotionClip analyses it (sk_rootmotion), with
  * its options as query parameters under Babylon's names. The analysis is
  * costed (sk_rootmotion_cost against --max-work) before it runs, and runs
- * where sk_reply builds the answer. */
+ * on the loop thread when small, on the pool past sk_cost's loop_work; each
+ * skeleton version keeps what it made (sk_rootframes_get). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "sk_numfmt.h"
 #include "sk_problem.h"
 #include "sk_reply.h"
+#include "sk_rootframes.h"
 #include "sk_rootmotion.h"
 #include "sk_routes_int.h"
 
@@ -24,9 +26,13 @@ typedef struct rm_answer {
   size_t clip;
   sk_rootmotion_opts o;
   int32_t contacts[RM_CONTACTS_MAX];
-  double *above; /* owned; above_count * SK_ANIM_TRS */
+  double *above; /* owned; above_count * SK_ANIM_TRS (the cost's count) */
   size_t above_count;
-  sk_rootmotion rm; /* owned once analysed */
+  sk_rootframes *rf; /* the model's analysis, or owned when `owned` */
+  bool owned;
+  sk_routes *r;
+  int rc; /* the analysis's on the pool, with err */
+  sk_error err;
 } rm_answer;
 
 static int parse_number(const char *v, const char *name, double *out, sk_error *err) {
@@ -103,40 +109,6 @@ static int parse_options(sk_http_req *req, const sk_skeleton *s, rm_answer *ra, 
   return rc;
 }
 
-/* The nodes between the skeleton root and `__root__` from the default
- * mesh chain: the chain's Euler-rotated head is the skinned mesh (and its
- * TransformNode), which are not ancestors of the bones; the last node is
- * `__root__`, the character space itself. */
-static int above_from_mesh(const char *mesh_json, rm_answer *ra) {
-  if (mesh_json == NULL)
-    return 0;
-  json_t *j = json_loads(mesh_json, 0, NULL);
-  if (j == NULL)
-    return SK_ENOMEM;
-  size_t n = 0;
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent"))
-    n++;
-  ra->above = calloc(n + 1, SK_ANIM_TRS * sizeof *ra->above);
-  if (ra->above == NULL) {
-    json_decref(j);
-    return SK_ENOMEM;
-  }
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent")) {
-    const json_t *q = json_object_get(x, "rotationQuaternion");
-    if (q == NULL || json_object_get(x, "parent") == NULL)
-      continue;
-    double *t = ra->above + ra->above_count++ * SK_ANIM_TRS;
-    for (size_t i = 0; i < 3; i++) {
-      t[i] = json_number_value(json_array_get(json_object_get(x, "position"), i));
-      t[7 + i] = json_number_value(json_array_get(json_object_get(x, "scaling"), i));
-    }
-    for (size_t i = 0; i < 4; i++)
-      t[3 + i] = json_number_value(json_array_get(q, i));
-  }
-  json_decref(j);
-  return 0;
-}
-
 static int put_num(sk_strbuf *b, const char *key, double v) {
   char num[SK_NUMFMT_F64_MAX + 1];
   size_t n = sk_numfmt_f64(v == 0 ? 0 : v, num);
@@ -167,7 +139,7 @@ static int put_name(sk_strbuf *b, const char *key, const char *name) {
 static int rm_build(void *arg, sk_strbuf *out) {
   rm_answer *ra = arg;
   const sk_model *m = ra->e->model;
-  const sk_rootmotion rm = ra->rm;
+  const sk_rootmotion rm = ra->rf->rm;
   int rc;
   const sk_skeleton *s = m->skel;
   double dist = rm.cycle_offset[0] * rm.travel_direction[0] + rm.cycle_offset[1] * rm.travel_direction[1] +
@@ -194,9 +166,39 @@ static int rm_build(void *arg, sk_strbuf *out) {
 static void rm_release(void *arg) {
   rm_answer *ra = arg;
   sk_cache_entry_unref(ra->e);
-  sk_rootmotion_free(&ra->rm);
+  if (ra->owned)
+    sk_rootframes_free(ra->rf);
   free(ra->above);
   free(ra);
+}
+
+static void send_answer(sk_routes *r, sk_http_req *req, rm_answer *ra) {
+  const sk_model *md = ra->e->model;
+  /* Names are escaped to at most 6 bytes a byte; the numbers are short. */
+  size_t bound = 1024 + strlen(md->anim->clips[ra->clip].name) * 6 + md->skel->names_size * 6 + md->skel->count * 4;
+  const sk_reply a = {.bound = bound, .max_answer = r->cfg.cost.max_answer, .status = 200,
+                      .what = "the clip's root motion", .build = rm_build, .release = rm_release, .arg = ra};
+  sk_reply_send(req, &a);
+}
+
+/* On the pool: the immutable model's analysis (kept in it when it fits). */
+static void analyse_work(void *arg) {
+  rm_answer *ra = arg;
+  sk_error_clear(&ra->err);
+  ra->rc = sk_rootframes_get(ra->e->model, ra->clip, &ra->o, &ra->rf, &ra->owned, &ra->err);
+}
+
+static void analyse_after(sk_http_req *req, void *arg, int status) {
+  rm_answer *ra = arg;
+  if (status == SK_EBUSY || ra->rc != 0) {
+    if (status == SK_EBUSY)
+      sk_problem(req, SK_EBUSY, "", "the analysis waited past its deadline; retry later");
+    else
+      sk_problem_err(req, &ra->err, ra->rc);
+    rm_release(ra);
+    return;
+  }
+  send_answer(ra->r, req, ra);
 }
 
 void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
@@ -215,7 +217,7 @@ void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match
   sk_error err;
   sk_error_clear(&err);
   int rc = parse_options(req, md->skel, ra, &err);
-  if (!rc && above_from_mesh(md->mesh_json, ra) != 0)
+  if (!rc && sk_rootframes_above(md->mesh_json, &ra->above, &ra->above_count) != 0)
     rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
   /* The options' checks first, so a bad samplesPerSecond is named as such. */
   if (!rc && ra->o.samples_per_second > 0 && ra->o.samples_per_second <= SK_RM_MAX_SAMPLES_PER_SECOND) {
@@ -225,18 +227,25 @@ void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match
                         "the analysis costs %zu work units, over --max-work %llu: ask fewer samplesPerSecond", cost,
                         (unsigned long long)r->cfg.cost.max_work);
   }
-  /* Analysed here, costed above, so that Babylon's refusals and the
+  /* The version's kept analysis, or one made here when it is small, on the
+   * pool when it is big (past loop_work, as a pose's sampling): either
+   * way before the answer is built, so that Babylon's refusals and the
    * options' are 4xx answers rather than a failed build. */
-  if (!rc)
-    rc = sk_rootmotion_analyze(md->skel, md->anim, clip, ra->above, ra->above_count, &ra->o, &ra->rm, &err);
+  if (!rc && (ra->rf = sk_rootframes_find(md, clip, &ra->o)) == NULL &&
+      sk_rootmotion_cost(md->skel, md->anim, clip, ra->above_count, &ra->o) > r->cfg.cost.loop_work) {
+    ra->r = r;
+    if (sk_http_defer(req, analyse_work, analyse_after, ra) != 0) {
+      sk_problem(req, SK_EBUSY, "", "too many jobs in flight; retry later");
+      rm_release(ra);
+    }
+    return;
+  }
+  if (!rc && ra->rf == NULL)
+    rc = sk_rootframes_get(md, clip, &ra->o, &ra->rf, &ra->owned, &err);
   if (rc != 0) {
     sk_problem_err(req, &err, rc);
     rm_release(ra);
     return;
   }
-  /* Names are escaped to at most 6 bytes a byte; the numbers are short. */
-  size_t bound = 1024 + strlen(md->anim->clips[clip].name) * 6 + md->skel->names_size * 6 + md->skel->count * 4;
-  const sk_reply a = {.bound = bound, .max_answer = r->cfg.cost.max_answer, .status = 200,
-                      .what = "the clip's root motion", .build = rm_build, .release = rm_release, .arg = ra};
-  sk_reply_send(req, &a);
+  send_answer(r, req, ra);
 }

@@ -6,6 +6,7 @@
 
 #include "sk_error.h"
 #include "sk_ops.h"
+#include "sk_rootframes.h"
 #include "sk_sample.h"
 
 /* Copies `text` (NULL stays NULL) into *dest. false: out of memory. */
@@ -100,8 +101,11 @@ static void model_free(sk_model *m) {
   sk_anim_destroy(m->anim);
   free(m->mesh_json);
   free(m->skins_json);
+  sk_rootframes_memo_release(m);
   free(m);
 }
+
+void sk_model_set_budget(sk_model *m, struct sk_budget *budget) { m->budget = budget; }
 
 sk_model *sk_model_ref(sk_model *m) {
   __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);

@@ -97,7 +97,14 @@ typedef struct sk_model {
   SK_MODEL_FIELDS
   /* Private below. */
   int refs; /* atomic */
+  /* Appended: the "rootMotion" analyses made of this version (sk_rootframes:
+   * at most SK_MODEL_ROOTFRAMES, each published once by compare-and-swap,
+   * read with acquire loads, freed with the model) and the budget their
+   * bytes are counted in (borrowed, or NULL: sk_model_set_budget). */
+  struct sk_rootframes *rootframes[16];
+  struct sk_budget *budget;
 } sk_model;
+#define SK_MODEL_ROOTFRAMES 16
 
 /* Clips whose samplers are built by sk_model_create itself, on the thread
  * that publishes: bigger ones got theirs where they were parsed (the
@@ -116,6 +123,10 @@ int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, con
 /* Gives *m a reference to `geom` (taken here; may be NULL) and the mesh
  * wing's writer `hook` (may be NULL). Before the model is published. */
 void sk_model_set_geom(sk_model *m, sk_geom *geom, const sk_mesh_hook *hook);
+
+/* Gives *m the budget (borrowed; may be NULL) that what it derives on use
+ * (the rootMotion analyses) is counted in. Before the model is published. */
+void sk_model_set_budget(sk_model *m, struct sk_budget *budget);
 
 /* Adds a reference (any thread). Returns `m`. */
 sk_model *sk_model_ref(sk_model *m);

@@ -7,6 +7,7 @@
 #include "sk_frames.h"
 #include "sk_json.h"
 #include "sk_mat.h"
+#include "sk_rootframes.h"
 
 /* An unknown bone inside an op is a field of the body (422), not a missing
  * resource: sk_ops says SK_ENOTFOUND, which sk_problem would answer 404. */
@@ -23,7 +24,8 @@ static int body_code(int rc, sk_error *err) {
 static bool has_extras(const json_t *j) {
   if (!json_is_object(j))
     return false;
-  if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL || json_object_get(j, "rays") != NULL)
+  if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL || json_object_get(j, "rays") != NULL ||
+      json_object_get(j, "rootMotion") != NULL)
     return true;
   const json_t *out = json_object_get(j, "output");
   for (size_t i = 0; i < json_array_size(out); i++) {
@@ -143,9 +145,12 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
     else
       rc = sk_geom_parse_rays(x->geom, rj, p, &x->rays, &x->nrays, &x->ray_tests, err);
   }
+  if (!rc && json_object_get(stripped, "rootMotion") != NULL)
+    rc = sk_rootframes_parse(e, stripped, ptr, &x->rootframes, &x->rootframes_owned, err);
   json_object_del(stripped, "mesh");
   json_object_del(stripped, "ops");
   json_object_del(stripped, "rays");
+  json_object_del(stripped, "rootMotion");
   return rc;
 }
 
@@ -198,6 +203,36 @@ static int mesh_clock(const sk_model *e, const json_t *j, const char *ptr, sk_po
   return rc;
 }
 
+/* Each pose of the object gets its own copy of *x (one block), unless it
+ * has one already. */
+static int own_block(sk_poseops **x, size_t count) {
+  if ((*x)->block == count || count <= 1)
+    return 0;
+  sk_poseops *b = calloc(count, sizeof *b);
+  if (b == NULL)
+    return SK_ENOMEM;
+  for (size_t i = 0; i < count; i++) {
+    b[i] = **x;
+    b[i].block = count;
+  }
+  free(*x);
+  *x = b;
+  return 0;
+}
+
+/* The in-place root and each pose's motion ("rootMotion"). */
+static int root_frames(const sk_model *e, const json_t *j, const char *ptr, sk_poseops **x, sk_pose *poses,
+                       size_t count, sk_error *err) {
+  double *v = calloc(count ? count : 1, SK_ROOTFRAMES_VALUES * sizeof *v);
+  int rc = v == NULL ? SK_ENOMEM : own_block(x, count);
+  if (!rc)
+    rc = sk_rootframes_apply((*x)->rootframes, e->anim, j, poses, count, v);
+  for (size_t i = 0; !rc && i < count; i++)
+    memcpy((*x)[(*x)->block > 1 ? i : 0].root_motion, v + i * SK_ROOTFRAMES_VALUES, sizeof (*x)->root_motion);
+  free(v);
+  return rc ? sk_error_set(err, SK_ENOMEM, ptr, "out of memory") : 0;
+}
+
 int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json_t *j, const char *ptr, int fmt,
                       sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err) {
   if (!has_extras(j))
@@ -211,9 +246,16 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
   }
   x->block = 1;
   int rc = parse_extras(e, stripped, ptr, fmt, x, err);
-  if (!rc)
-    rc = sample(e->skel, e->anim, stripped, ptr, NULL, poses, count, err);
-  if (!rc && x->mesh_out != 0 && e->geom->nweights > 0 && (rc = mesh_clock(e, j, ptr, &x, *count, err)) != 0) {
+  /* rootMotion rewrites each pose's root override: poses of their own */
+  bool sampled = false;
+  const sk_poseops_sample_fn fn = x->rootframes != NULL ? sk_pose_parse_anim : sample;
+  if (!rc && (rc = fn(e->skel, e->anim, stripped, ptr, NULL, poses, count, err)) == 0)
+    sampled = true;
+  if (!rc && x->mesh_out != 0 && e->geom->nweights > 0)
+    rc = mesh_clock(e, j, ptr, &x, *count, err);
+  if (!rc && x->rootframes != NULL)
+    rc = root_frames(e, j, ptr, &x, *poses, *count, err);
+  if (rc && sampled) {
     sk_pose_array_free(*poses, *count);
     *poses = NULL;
     *count = 0;
@@ -233,6 +275,8 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
 void sk_poseops_free(sk_poseops *list) {
   while (list != NULL) {
     sk_poseops *next = list->next;
+    if (list->rootframes_owned)
+      sk_rootframes_free(list->rootframes);
     free(list->ops);
     free(list->rays);
     free(list);
@@ -270,10 +314,12 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
 size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt) {
   size_t per_mat = fmt == SK_FMT_MAT3X4 ? 12 : 16;
   size_t floats = (x->world ? s->count * per_mat : 0) + (x->positions ? s->count * 3 : 0);
+  const size_t rm = x->rootframes != NULL ? SK_ROOTFRAMES_VALUES * sizeof(double) : 0;
   if (fmt != SK_FMT_JSON) /* exact: the Content-Length of a streamed binary answer */
     return (floats + (x->mesh_out != 0 ? sk_geom_f32_floats(x->geom, x->mesh_out) : 0) +
             x->nrays * SK_GEOM_HIT_WORDS) *
-           sizeof(float);
+               sizeof(float) +
+           rm;
   /* ~16 bytes a printed float; a query at most 16 values, names bounded by
    * the skeleton's (a bone name up to 256 bytes, escaped x6) */
   size_t mesh = 0;
@@ -285,7 +331,7 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
      * and three doubles (25 bytes at most each): under 224 */
     mesh += 16 + x->nrays * 224;
   }
-  return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh;
+  return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh + (rm ? 8 * 26 + 80 : 0);
 }
 
 static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
@@ -313,6 +359,9 @@ static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_pose
     rc = SK_ENOMEM;
   if (!rc && mesh->len > 0 && sk_strbuf_append(out, mesh->data, mesh->len))
     rc = SK_ENOMEM;
+  /* rootMotion: 8 little-endian float64 (proto/rootmotion.md) */
+  if (!rc && x->rootframes != NULL && sk_strbuf_append(out, (const char *)x->root_motion, sizeof x->root_motion))
+    rc = SK_ENOMEM;
   return rc;
 }
 
@@ -331,6 +380,12 @@ static int write_json(const sk_skeleton *s, const sk_poseops *x, const sk_pose *
   if (!rc && mesh->len > 0) {
     if ((!first && sk_strbuf_append(out, ",", 1)) || sk_strbuf_append(out, mesh->data, mesh->len))
       rc = SK_ENOMEM;
+    first = false;
+  }
+  if (!rc && x->rootframes != NULL) {
+    if (!first && sk_strbuf_append(out, ",", 1))
+      rc = SK_ENOMEM;
+    rc = rc || sk_rootframes_write_json(x->root_motion, out);
     first = false;
   }
   if (!rc && x->nops > 0 &&

@@ -19,6 +19,8 @@
  *   "rays": [...]  with "output": [..., "hits"]: the closest skinned
  *                  triangle per ray (sk_geom_parse_rays, sk_ray.h), each
  *                  needing the other.
+ *   "rootMotion": {options}   the clip played in place, with the motion
+ *                  in each result (sk_rootframes.h);
  * Query results come back in the pose's result object as "queries": [...]
  * (sk_ops' {"query", "bone", "value"} objects, in op order).
  *
@@ -67,6 +69,13 @@ typedef struct sk_poseops {
   bool mesh_blend;
   size_t block;
   struct sk_poseops *next; /* the owner list */
+  /* Appended: "rootMotion" (sk_rootframes.h): the clip's analysis (the
+   * model's, or owned by the owner on the list when `rootframes_owned`;
+   * borrowed by the rest of its block), and this pose's motion (offset,
+   * turn, delta offset, delta turn). */
+  struct sk_rootframes *rootframes;
+  bool rootframes_owned;
+  double root_motion[8];
 } sk_poseops;
 
 /* The clip sampler's signature (sk_frames_sample_fn). */

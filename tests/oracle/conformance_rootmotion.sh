@@ -4,8 +4,9 @@
 #   tests/oracle/conformance_rootmotion.sh [CHECK_ROOTMOTION TESTS_DIR [SEED] [COUNT]]
 #
 # In make check (no arguments): ./tests/check_rootmotion and $SK_TEST_DATA.
-# 1. Regenerates the committed answers (gen_rootmotion.sh's cases) into a
-#    temporary directory: they must be Babylon's bytes still.
+# 1. Regenerates the committed answers (gen_rootmotion.sh's cases, and
+#    gen_rootframes.sh's per-frame ones) into a temporary directory: they
+#    must be Babylon's bytes still.
 # 2. Draws COUNT (default 12) option sets with SEED (default: time based,
 #    printed) over Fox, CesiumMan and mannequiny, has Babylon answer each
 #    (babylon_rootmotion.mjs), and runs CHECK_ROOTMOTION (tests/check_rootmotion)
@@ -26,6 +27,9 @@ cd "$here"
 node babylon_rootmotion.mjs $d/Fox.glb > $tmp/Fox.json
 node babylon_rootmotion.mjs $d/mannequiny-0.3.0.glb > $tmp/mq.json
 cmp $tmp/Fox.json $d/rootmotion/Fox.json && cmp $tmp/mq.json $d/rootmotion/mannequiny-0.3.0.json
+# the per-frame answers tests/rootframes.py checks (controller driven per frame)
+sh ./gen_rootframes.sh $tmp/rf
+for f in $d/rootframes/*.json; do cmp $tmp/rf/$(basename $f) $f; done
 cases=""
 i=0
 while [ $i -lt $count ]; do
