@@ -422,12 +422,13 @@ size_t sk_numfmt_f64(double v, char *dest) {
 #define SK_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512cd")))
 
 /* Eight floats after the vector step: each one's 16 source bytes (its 9
- * digits, '.', '0', '-', 'e', the exponent's sign and two digits), which
- * row of layout_rows shuffles them into its text, the text's length with
- * the sign, and the sign. Bit i of `slow`: float i needs the scalar path. */
+ * digits, '.', '0', '-', 'e', the exponent's sign and two digits), and in
+ * `info` the byte offset in layout_rows of the row that shuffles them into
+ * its text (sign included) in the low 16 bits, the text's length above.
+ * Bit i of `slow`: float i needs the scalar path. */
 typedef struct {
   char src[8][16];
-  uint8_t row[8], len[8], neg[8];
+  uint32_t info[8];
   __mmask8 slow;
 } f32_block8;
 
@@ -435,7 +436,10 @@ typedef struct {
  * (9 '.', 10 '0', 12 'e', 13 exponent sign, 14/15 exponent digits). Row
  * n + 5 for "0.000ddd" (n = -5..0) and "dd.ddd"/"ddd00" (n = 1..16),
  * where n is the point position; row 20 + 2k + (exponent >= 10) for
- * "d.ddde-N" with k digits. Bytes past a text's length are don't-cares. */
+ * "d.ddde-N" with k digits. Bytes past a text's length are don't-cares.
+ * Each row r is in the table twice: at 2r, and at 2r + 1 after a '-'
+ * (source byte 11), so a negative value's text is one shuffle too (its
+ * last byte dropped: a text of 16 bytes and a sign goes the scalar way). */
 #define LAYOUT_A(n, j) ((j) == 1 ? 9 : (j) < 2 - (n) ? 10 : (j) - 2 + (n))
 #define LAYOUT_B(n, j) ((j) < (n) ? ((j) <= 8 ? (j) : 10) : (j) == (n) ? 9 : (j) - 1)
 #define LAYOUT_E(k) ((k) + ((k) > 1))
@@ -448,10 +452,13 @@ typedef struct {
    : (j) == 1                         ? 9                                                                  \
    : (j) <= (x) / 2                   ? (j) - 1                                                            \
                                       : 0)
-#define LAYOUT_ROW(F, x)                                                                                   \
+#define LAYOUT_ROW1(F, x)                                                                                  \
   {F(x, 0),  F(x, 1),  F(x, 2),  F(x, 3),  F(x, 4),  F(x, 5),  F(x, 6),  F(x, 7),                           \
-   F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14), F(x, 15)}
-static const uint8_t layout_rows[40][16] __attribute__((aligned(16))) = {
+   F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14), F(x, 15)},                        \
+  {11,       F(x, 0),  F(x, 1),  F(x, 2),  F(x, 3),  F(x, 4),  F(x, 5),  F(x, 6),                           \
+   F(x, 7),  F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14)}
+#define LAYOUT_ROW(F, x) LAYOUT_ROW1(F, x)
+static const uint8_t layout_rows[80][16] __attribute__((aligned(16))) = {
     LAYOUT_ROW(LAYOUT_A, -5), LAYOUT_ROW(LAYOUT_A, -4), LAYOUT_ROW(LAYOUT_A, -3), LAYOUT_ROW(LAYOUT_A, -2),
     LAYOUT_ROW(LAYOUT_A, -1), LAYOUT_ROW(LAYOUT_A, 0),  LAYOUT_ROW(LAYOUT_B, 1),  LAYOUT_ROW(LAYOUT_B, 2),
     LAYOUT_ROW(LAYOUT_B, 3),  LAYOUT_ROW(LAYOUT_B, 4),  LAYOUT_ROW(LAYOUT_B, 5),  LAYOUT_ROW(LAYOUT_B, 6),
@@ -578,7 +585,7 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   const __m512i pow10_lo = _mm512_setr_epi64(1, 10, 100, 1000, 10000, 100000, 1000000, 10000000);
   const __m512i pow10_hi = _mm512_setr_epi64(100000000, 1000000000, 1, 1, 1, 1, 1, 1);
   const __m512i bitlen = _mm512_sub_epi64(_mm512_set1_epi64(64), _mm512_lzcnt_epi64(digits));
-  __m512i nd = _mm512_srli_epi64(_mm512_mullo_epi64(bitlen, _mm512_set1_epi64(1233)), 12);
+  __m512i nd = _mm512_srli_epi64(_mm512_mul_epu32(bitlen, _mm512_set1_epi64(1233)), 12);
   nd = _mm512_mask_add_epi64(nd, _mm512_cmpge_epu64_mask(digits, _mm512_permutex2var_epi64(pow10_lo, nd, pow10_hi)),
                              nd, one);
   nd = _mm512_max_epi64(nd, one);
@@ -593,8 +600,10 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   const __m512i hi4 = divc(low8, 0xD1B71759u, 45);
   const __m512i lo4 = _mm512_sub_epi64(low8, _mm512_mul_epu32(hi4, _mm512_set1_epi64(10000)));
   const __m512i v4 = _mm512_or_si512(hi4, _mm512_slli_epi64(lo4, 32));
-  const __m512i q2 = _mm512_srli_epi32(_mm512_mullo_epi32(v4, _mm512_set1_epi32(10486)), 20);
-  const __m512i r2 = _mm512_sub_epi32(v4, _mm512_mullo_epi32(q2, _mm512_set1_epi32(100)));
+  /* v4's halves are below 10^4, so 16-bit products serve (vpmulld is
+   * two uops on Intel): (x * 10486) >> 20 as the high half, shifted. */
+  const __m512i q2 = _mm512_srli_epi32(_mm512_mulhi_epu16(v4, _mm512_set1_epi32(10486)), 4);
+  const __m512i r2 = _mm512_sub_epi32(v4, _mm512_mullo_epi16(q2, _mm512_set1_epi32(100)));
   const __m512i v2 = _mm512_or_si512(q2, _mm512_slli_epi32(r2, 16));
   const __m512i q1 = _mm512_srli_epi16(_mm512_mullo_epi16(v2, _mm512_set1_epi16(103)), 10);
   const __m512i r1 = _mm512_sub_epi16(v2, _mm512_mullo_epi16(q1, _mm512_set1_epi16(10)));
@@ -606,7 +615,7 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   const __m512i e = _mm512_sub_epi64(n, one);
   const __m512i ae = _mm512_abs_epi64(e);
   const __m512i tens = divc(ae, 0xCCCCCCCDu, 35);
-  const __m512i ones = _mm512_sub_epi64(ae, _mm512_mullo_epi64(tens, _mm512_set1_epi64(10)));
+  const __m512i ones = _mm512_sub_epi64(ae, _mm512_mul_epu32(tens, _mm512_set1_epi64(10)));
   const __mmask8 eneg = _mm512_cmplt_epi64_mask(e, _mm512_setzero_si512());
   const __m512i esign = _mm512_mask_mov_epi64(_mm512_set1_epi64('+'), eneg, _mm512_set1_epi64('-'));
   const __m512i w0 = _mm512_or_si512(_mm512_add_epi64(top, _mm512_set1_epi64('0')), _mm512_slli_epi64(eight, 8));
@@ -632,13 +641,13 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   out->slow = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(16)) |
               _mm512_cmpeq_epi64_mask(_mm512_and_si512(bits, _mm512_set1_epi64(0x7f800000)),
                                       _mm512_set1_epi64(0x7f800000));
-  /* Which row of layout_rows: n + 5 in cases a and b, else 20 + 2k + (ae >= 10). */
+  /* Which row of layout_rows: n + 5 in cases a and b, else 20 + 2k + (ae >= 10);
+   * then 2 row + sign, as a byte offset, and the length above it. */
   const __m512i row_d = _mm512_add_epi64(_mm512_slli_epi64(nd, 1), _mm512_set1_epi64(20));
   __m512i row = _mm512_mask_add_epi64(row_d, ae10, row_d, one);
   row = _mm512_mask_mov_epi64(row, case_a | case_b, _mm512_add_epi64(n, _mm512_set1_epi64(5)));
-  _mm_storel_epi64((__m128i *)(void *)out->row, _mm512_cvtepi64_epi8(row));
-  _mm_storel_epi64((__m128i *)(void *)out->len, _mm512_cvtepi64_epi8(len));
-  _mm_storel_epi64((__m128i *)(void *)out->neg, _mm512_cvtepi64_epi8(neg));
+  const __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_add_epi64(row, row), neg), 4);
+  _mm256_storeu_si256((__m256i *)(void *)out->info, _mm512_cvtepi64_epi32(_mm512_or_si512(at, _mm512_slli_epi64(len, 16))));
   _mm512_storeu_si512(out->src[0], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), w1));
   _mm512_storeu_si512(out->src[4], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), w1));
 }
@@ -652,27 +661,49 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
   f32_text8(bits, digits, exp10, out);
 }
 
+/* v[0..8) the scalar way (a block with a long text or a non-finite
+ * value): out of line, so the vector loop stays small. */
+__attribute__((noinline)) static char *put_f32_commas8_scalar(char *p, const float *v) {
+  for (int j = 0; j < 8; j++) {
+    p += put_f32(p, v[j]);
+    *p++ = ',';
+  }
+  return p;
+}
+
+/* The texts of a block f32_decimal8 made, each followed by a comma. */
+SK_AVX512 static inline __attribute__((always_inline)) char *put_block8(char *p, const float *v,
+                                                                         const f32_block8 *blk) {
+  if (__builtin_expect(blk->slow != 0, 0)) return put_f32_commas8_scalar(p, v);
+  const char *rows = (const char *)layout_rows;
+  for (int j = 0; j < 8; j++) {
+    const uint32_t info = blk->info[j], len = info >> 16;
+    const __m128i text = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)blk->src[j]),
+                                          _mm_load_si128((const __m128i *)(const void *)(rows + (info & 0xffff))));
+    _mm_storeu_si128((__m128i *)(void *)p, text);
+    p[len] = ',';
+    p += len + 1;
+  }
+  return p;
+}
+
 /* Elements v[0..count) (count a multiple of 8), each followed by a comma.
- * Returns the end; writes up to 17 bytes from an element's start. */
+ * Returns the end; writes up to 17 bytes from an element's start. Two
+ * blocks a step: one block's steps are one long dependency chain (~240
+ * cycles in llvm-mca's model for ~320 instructions), and two independent
+ * chains side by side keep the vector units busy while each waits. */
 SK_AVX512 static char *put_f32_commas_avx512(char *p, const float *v, size_t count) {
-  f32_block8 blk;
-  for (size_t i = 0; i < count; i += 8) {
-    f32_decimal8(v + i, &blk);
-    if (__builtin_expect(blk.slow != 0, 0)) {
-      for (int j = 0; j < 8; j++) {
-        p += put_f32(p, v[i + (size_t)j]);
-        *p++ = ',';
-      }
-      continue;
-    }
-    for (int j = 0; j < 8; j++) {
-      const __m128i text = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)blk.src[j]),
-                                            _mm_load_si128((const __m128i *)(const void *)layout_rows[blk.row[j]]));
-      p[0] = '-';
-      _mm_storeu_si128((__m128i *)(void *)(p + blk.neg[j]), text);
-      p[blk.len[j]] = ',';
-      p += blk.len[j] + 1;
-    }
+  f32_block8 a, b;
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    f32_decimal8(v + i, &a);
+    f32_decimal8(v + i + 8, &b);
+    p = put_block8(p, v + i, &a);
+    p = put_block8(p, v + i + 8, &b);
+  }
+  if (i < count) {
+    f32_decimal8(v + i, &a);
+    p = put_block8(p, v + i, &a);
   }
   return p;
 }
@@ -721,6 +752,51 @@ static int vector_writer(size_t count) {
 #endif
 }
 
+/* Room for `extra` more bytes from p in b (b->len set to p's offset):
+ * the common case, room already there, without a call. 0 or SK_ENOMEM. */
+static inline int room_at(sk_strbuf *b, char **p, size_t extra) {
+  b->len = (size_t)(*p - b->data);
+  if (b->cap - b->len > extra && !b->failed) return 0;
+  if (sk_strbuf_reserve(b, extra) != 0) return SK_ENOMEM;
+  *p = b->data + b->len;
+  return 0;
+}
+
+/* Group g of v bit-identical to ref's. */
+static inline int same_group(const float *v, const sk_f32_text *ref, size_t g) {
+  return memcmp(v + g * ref->group, ref->values + g * ref->group, ref->group * sizeof *v) == 0;
+}
+
+/* v[0..count) each followed by a comma from *p, groups equal to ref's
+ * copied from its text, the others printed a run of consecutive groups at
+ * a time (one writer call per run, not per group: a pose that moves an arm
+ * prints its ~20 matrices in one or two runs). */
+static int put_commas_ref(sk_strbuf *b, char **pp, const float *v, size_t count, int vector, const sk_f32_text *ref) {
+  const size_t groups = count / ref->group;
+  char *p = *pp;
+  int rc = 0;
+  for (size_t g = 0; g < groups && rc == 0;) {
+    if (same_group(v, ref, g)) { /* same bits, same text */
+      const size_t n = ref->at[g + 1] - ref->at[g];
+      if ((rc = room_at(b, &p, n + 1)) != 0) break;
+      memcpy(p, ref->text + ref->at[g], n);
+      p[n] = ',';
+      p += n + 1;
+      g++;
+      continue;
+    }
+    size_t h = g + 1;
+    while (h < groups && !same_group(v, ref, h)) h++;
+    /* h is a same group (copied next, its test repeated) or the end. */
+    const size_t n = (h - g) * ref->group;
+    if ((rc = room_at(b, &p, PUT_COMMAS_ROOM(n))) != 0) break;
+    p = put_commas(p, v + g * ref->group, n, vector);
+    g = h;
+  }
+  *pp = p;
+  return rc;
+}
+
 /* The array's text, with groups equal to ref's (when ref is non-NULL)
  * copied from it. */
 static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vector, const sk_f32_text *ref) {
@@ -728,26 +804,19 @@ static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vect
   if (sk_strbuf_reserve(b, 2) != 0) return SK_ENOMEM; /* "[]" */
   char *p = b->data + b->len;
   *p++ = '[';
-  const size_t step = ref != NULL ? ref->group : F32_ARRAY_CHUNK;
-  for (size_t i = 0; i < count;) {
-    const size_t chunk = count - i < step ? count - i : step;
-    b->len = (size_t)(p - b->data);
-    if (sk_strbuf_reserve(b, PUT_COMMAS_ROOM(chunk)) != 0) {
-      b->len = start;
-      b->data[start] = '\0';
-      return SK_ENOMEM;
+  int rc = 0;
+  if (ref != NULL) {
+    rc = put_commas_ref(b, &p, v, count, vector, ref);
+  } else {
+    for (size_t i = 0; i < count && rc == 0; i += F32_ARRAY_CHUNK) {
+      const size_t chunk = count - i < F32_ARRAY_CHUNK ? count - i : F32_ARRAY_CHUNK;
+      if ((rc = room_at(b, &p, PUT_COMMAS_ROOM(chunk))) == 0) p = put_commas(p, v + i, chunk, vector);
     }
-    p = b->data + b->len;
-    if (ref != NULL && memcmp(v + i, ref->values + i, chunk * sizeof *v) == 0) {
-      /* Same bits, same text. */
-      const size_t g = i / ref->group, n = ref->at[g + 1] - ref->at[g];
-      memcpy(p, ref->text + ref->at[g], n);
-      p[n] = ',';
-      p += n + 1;
-    } else {
-      p = put_commas(p, v + i, chunk, vector);
-    }
-    i += chunk;
+  }
+  if (rc != 0) {
+    b->len = start;
+    if (b->data != NULL) b->data[start] = '\0';
+    return SK_ENOMEM;
   }
   /* The last comma becomes the closing bracket. */
   if (count > 0) p--;
