@@ -116,14 +116,16 @@ static inline uint32_t round_to_odd(uint64_t g, uint32_t cp) {
 
 
 /* Shortest digits for a finite non-zero float given its raw fields, the
- * closest of them to the value, ties to even digits.
+ * closest of them to the value, ties to even digits. The digits may end in
+ * decimal zeros (put_decimal32 drops them: digits * 10^exp10 is the value
+ * either way).
  *
  * The value is c * 2^q; its rounding interval is [cbl, cbr] * 2^(q-2)
  * (ends included when c is even, as strtof rounds ties to even). k is
  * chosen so that scaling by 10^-k leaves at most one multiple of 10 inside
  * the scaled interval: then either that one (a digit shorter) or the
  * integer just below or above the scaled value is the answer. */
-static decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
+SK_NUMFMT_INLINE decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
   uint32_t c;
   int32_t q;
   if (ieee_exp != 0) {
@@ -131,13 +133,7 @@ static decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
     q = (int32_t)ieee_exp - 150;
     if (q <= 0 && q > -24 && (c & ((UINT32_C(1) << -q) - 1)) == 0) {
       /* An integer below 2^24 (1, -1, 2, ... are common in matrices). */
-      uint32_t digits = c >> -q;
-      int32_t exp10 = 0;
-      while (digits % 10 == 0) {
-        digits /= 10;
-        exp10++;
-      }
-      decimal d = {digits, exp10};
+      decimal d = {c >> -q, 0};
       return d;
     }
   } else {
@@ -167,13 +163,7 @@ static decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
   const uint32_t mid = 4 * s + 2;
   const uint32_t closest = (vb > mid) | ((vb == mid) & s);
   const uint32_t up = u_in != w_in ? w_in : closest;
-  uint32_t digits = shorter ? sp + wp_in : s + up;
-  int32_t exp10 = k + (int32_t)shorter;
-  while (digits % 10 == 0) {
-    digits /= 10;
-    exp10++;
-  }
-  decimal d = {digits, exp10};
+  decimal d = {shorter ? sp + wp_in : s + up, k + (int32_t)shorter};
   return d;
 }
 
@@ -296,48 +286,59 @@ static inline uint32_t digits9(uint32_t v) {
   return k + (v >= pow10[k]);
 }
 
-/* put_decimal for float digits (at most 9), written for speed: all nine
- * digits are made at once into `nine` (zero-padded, fixed work, no branch
- * on the length), then each layout copies fixed-size pieces. Same output
- * as put_decimal, byte for byte (the exhaustive check above); stores stay
- * inside the SK_NUMFMT_F32_MAX + 1 bytes callers provide. */
+static inline void store64(char *p, uint64_t w) { memcpy(p, &w, 8); }
+
+/* put_decimal for float digits (at most 9, trailing zeros allowed),
+ * written for speed: the digits are left-aligned to nine (zeros after
+ * them) and made ASCII in two 64-bit words with multiply-shift divisions
+ * (the steps of f32_text8 below, in one register: no table, no stores and
+ * reloads of single digit pairs), the count of significant digits read
+ * off the last non-zero one, then each layout stores whole words. Same
+ * output as put_decimal, byte for byte (the exhaustive check above);
+ * stores stay inside the SK_NUMFMT_F32_MAX + 1 bytes callers provide. */
 SK_NUMFMT_INLINE size_t put_decimal32(char *dest, int negative, uint32_t digits, int32_t exp10) {
-  char nine[32];
-  const uint32_t top = digits / 100000000, low = digits - top * 100000000;
-  const uint32_t a = low / 10000, b = low - a * 10000;
-  nine[0] = (char)('0' + top);
-  memcpy(nine + 1, digit_pairs + 2 * (a / 100), 2);
-  memcpy(nine + 3, digit_pairs + 2 * (a % 100), 2);
-  memcpy(nine + 5, digit_pairs + 2 * (b / 100), 2);
-  memcpy(nine + 7, digit_pairs + 2 * (b % 100), 2);
-  memset(nine + 9, '0', sizeof nine - 9);
-  const uint32_t k = digits9(digits);
-  const char *d = nine + 9 - k; /* the k significant digits, then zeros */
+  static const uint32_t pow10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+  const uint32_t len = digits9(digits);
+  const int32_t n = exp10 + (int32_t)len; /* the point's position */
+  const uint32_t la = digits * pow10[9 - len];
+  const uint32_t top = la / 100000000, low = la - top * 100000000;
+  const uint32_t hi4 = low / 10000, lo4 = low - hi4 * 10000;
+  /* digits 2..9: two halves of 4, four pairs, eight bytes (digit 2 lowest) */
+  uint64_t x = hi4 | (uint64_t)lo4 << 32;
+  uint64_t q = ((x * 10486) >> 20) & UINT64_C(0x0000007F0000007F);
+  x = q | (x - q * 100) << 16;
+  q = ((x * 103) >> 10) & UINT64_C(0x000F000F000F000F);
+  x = q | (x - q * 10) << 8;
+  const uint64_t first8 = top | x << 8; /* digits 1..8, top >= 1 */
+  const uint32_t ninth = (uint32_t)(x >> 56);
+  const uint32_t k = ninth != 0 ? 9 : 8 - ((uint32_t)__builtin_clzll(first8) >> 3);
+  const uint64_t zeros = UINT64_C(0x3030303030303030);
+  const uint64_t w0 = first8 | zeros, w1 = ninth | zeros; /* the text's digits, then '0's */
   dest[0] = '-';
   char *p = dest + negative;
-  const int32_t n = exp10 + (int32_t)k;
   if (-6 < n && n <= 0) { /* "0.000ddd": at most 2 + 5 + 9 bytes */
     memcpy(p, "0.000000", 8);
-    memcpy(p + 2 - n, d, 16);
+    store64(p + 2 - n, w0);
+    store64(p + 10 - n, w1);
     return (size_t)(negative + 2 - n + (int32_t)k);
   }
   if (0 < n && n < (int32_t)k) { /* "dd.ddd": n <= 8 and k - n <= 8 */
-    memcpy(p, d, 8);
+    store64(p, w0);
     p[n] = '.';
-    memcpy(p + n + 1, d + n, 8);
+    /* the digits from the (n+1)th on: the 16 bytes w1:w0 shifted down n */
+    store64(p + n + 1, (w0 >> (8 * n - 8) >> 8) | (w1 << (64 - 8 * n)));
     return (size_t)(negative + (int32_t)k + 1);
   }
   if ((int32_t)k <= n && n <= 18) { /* an integer: digits, then zeros */
-    memcpy(p, d, 8);
-    p[8] = d[8];
-    if (n > (int32_t)k) /* rare: 1 and -1 are most integers in a matrix */
-      memset(p + k, '0', (size_t)(n - (int32_t)k));
+    store64(p, w0);
+    store64(p + 8, w1);
+    memcpy(p + 16, "00", 2); /* rare: 1 and -1 are most integers in a matrix */
     return (size_t)(negative + n);
   }
   /* "d.ddde-7": the point only with more than one digit. */
-  p[0] = d[0];
+  p[0] = (char)w0;
   p[1] = '.';
-  memcpy(p + 2, d + 1, 8);
+  store64(p + 2, (w0 >> 8) | (w1 << 56));
   p += k + (k > 1);
   const int32_t e = n - 1;
   const uint32_t ae = (uint32_t)(e < 0 ? -e : e); /* <= 45 */
@@ -349,7 +350,7 @@ SK_NUMFMT_INLINE size_t put_decimal32(char *dest, int negative, uint32_t digits,
 }
 
 /* sk_numfmt_f32 without the NUL, for writers that append more text. */
-static inline size_t put_f32(char *dest, float v) {
+SK_NUMFMT_INLINE size_t put_f32(char *dest, float v) {
   uint32_t bits;
   memcpy(&bits, &v, sizeof bits);
   const int negative = (int)(bits >> 31);
