@@ -689,6 +689,96 @@ START_TEST(test_f32_text_reference) {
 }
 END_TEST
 
+/* ---- the bytes of every writer, pinned ----------------------------------- */
+
+/* A hash of the text the array writers print for a stride over all 2^32
+ * float32 patterns (NaN and infinities included): 2^32 / 17 = 253 million
+ * floats, in arrays of 4099 so every block position comes up, hashed per
+ * slice. The constants are the hashes of the printer as it was before the
+ * faster one (commit 930c12d): any change of any byte of any of these
+ * texts changes them. tests/bench/numfmt_exhaustive.c --against checks all
+ * 2^32 patterns against an older build of sk_numfmt.c. */
+#define PIN_SLICES 8
+#define PIN_STRIDE 17
+
+static uint64_t pin_hash(uint64_t h, const char *p, size_t n) {
+  /* 8 bytes a step: fast enough for ~2 GB of text per run. */
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * UINT64_C(0x100000001b3);
+    h ^= h >> 29;
+  }
+  for (; i < n; i++) h = (h ^ (unsigned char)p[i]) * UINT64_C(0x100000001b3);
+  return (h ^ n) * UINT64_C(0x9E3779B97F4A7C15);
+}
+
+static uint64_t pin_slice(const char *isa, int slice_index) {
+  enum { N = 4099 };
+  static float v[N];
+  const uint64_t slice = (UINT64_C(1) << 32) / PIN_SLICES;
+  const uint64_t lo = slice * (uint64_t)slice_index, hi = lo + slice;
+  uint64_t b = lo + (PIN_STRIDE - lo % PIN_STRIDE) % PIN_STRIDE;
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  sk_strbuf t = {0};
+  while (b < hi) {
+    size_t n = 0;
+    for (; n < N && b < hi; n++, b += PIN_STRIDE) v[n] = bits_to_f32((uint32_t)b);
+    t.len = 0;
+    ck_assert_int_eq(sk_strbuf_append_f32_array_on(isa, &t, v, n), 0);
+    h = pin_hash(h, t.data, t.len);
+  }
+  sk_strbuf_free(&t);
+  return h;
+}
+
+static const uint64_t pin_f32[PIN_SLICES] = {
+    UINT64_C(0x4c627eb31e94939e),
+    UINT64_C(0x14095b9b08c3cea7),
+    UINT64_C(0x7f31c742cf5bfd05),
+    UINT64_C(0x81120654f5aaa90f),
+    UINT64_C(0x3cfda254fb406266),
+    UINT64_C(0x1113673c2d43467f),
+    UINT64_C(0x05577f516c340176),
+    UINT64_C(0x88dc9575251b2ed7),
+};
+
+START_TEST(test_f32_bytes_pinned) {
+  /* The fastest writer this CPU has (the one answers use); the generic one
+   * as well on a CPU with AVX-512, every other slice. */
+  sk_strbuf probe = {0};
+  const int vec = sk_strbuf_append_f32_array_on("avx512", &probe, NULL, 0) == 0;
+  sk_strbuf_free(&probe);
+  const uint64_t h = pin_slice(vec ? "avx512" : "generic", _i);
+  if (getenv("SK_PIN_PRINT") != NULL) printf("slice %d: UINT64_C(0x%016llx)\n", _i, (unsigned long long)h);
+  ck_assert_msg(h == pin_f32[_i], "slice %d of the float32 texts changed: hash 0x%016llx", _i,
+                (unsigned long long)h);
+  if (vec && _i % 2 == 0) ck_assert_msg(pin_slice("generic", _i) == pin_f32[_i], "slice %d, generic writer", _i);
+}
+END_TEST
+
+/* Doubles: 4 million random bit patterns (finite and not) and 4 million
+ * doubles widened from random floats, through sk_numfmt_f64. */
+START_TEST(test_f64_bytes_pinned) {
+  uint64_t state = UINT64_C(0x853c49e6748fea9b), h = UINT64_C(0xcbf29ce484222325);
+  char out[SK_NUMFMT_F64_MAX + 1];
+  for (int i = 0; i < 8000000; i++) {
+    const uint64_t r = next_random(&state);
+    double d;
+    if (i % 2 == 0) {
+      memcpy(&d, &r, sizeof d);
+    } else {
+      d = (double)bits_to_f32((uint32_t)r);
+    }
+    const size_t n = sk_numfmt_f64(d, out);
+    h = pin_hash(h, out, n);
+  }
+  if (getenv("SK_PIN_PRINT") != NULL) printf("f64: UINT64_C(0x%016llx)\n", (unsigned long long)h);
+  ck_assert_msg(h == UINT64_C(0x67d3a219a2bae00e), "the double texts changed: hash 0x%016llx", (unsigned long long)h);
+}
+END_TEST
+
 /* ---- suite -------------------------------------------------------------- */
 
 static Suite *numfmt_suite(void) {
@@ -722,6 +812,13 @@ static Suite *numfmt_suite(void) {
   tcase_add_test(writers, test_array_writers_layouts);
   tcase_add_test(writers, test_f32_text_reference);
   suite_add_tcase(s, writers);
+
+  TCase *pinned = tcase_create("pinned");
+  /* ~3 s per slice with AVX-512 (~5 s without); generous for sanitizers. */
+  tcase_set_timeout(pinned, 300);
+  tcase_add_loop_test(pinned, test_f32_bytes_pinned, 0, PIN_SLICES);
+  tcase_add_test(pinned, test_f64_bytes_pinned);
+  suite_add_tcase(s, pinned);
 
   return s;
 }

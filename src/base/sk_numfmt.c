@@ -116,14 +116,16 @@ static inline uint32_t round_to_odd(uint64_t g, uint32_t cp) {
 
 
 /* Shortest digits for a finite non-zero float given its raw fields, the
- * closest of them to the value, ties to even digits.
+ * closest of them to the value, ties to even digits. The digits may end in
+ * decimal zeros (put_decimal32 drops them: digits * 10^exp10 is the value
+ * either way).
  *
  * The value is c * 2^q; its rounding interval is [cbl, cbr] * 2^(q-2)
  * (ends included when c is even, as strtof rounds ties to even). k is
  * chosen so that scaling by 10^-k leaves at most one multiple of 10 inside
  * the scaled interval: then either that one (a digit shorter) or the
  * integer just below or above the scaled value is the answer. */
-static decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
+SK_NUMFMT_INLINE decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
   uint32_t c;
   int32_t q;
   if (ieee_exp != 0) {
@@ -131,13 +133,7 @@ static decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
     q = (int32_t)ieee_exp - 150;
     if (q <= 0 && q > -24 && (c & ((UINT32_C(1) << -q) - 1)) == 0) {
       /* An integer below 2^24 (1, -1, 2, ... are common in matrices). */
-      uint32_t digits = c >> -q;
-      int32_t exp10 = 0;
-      while (digits % 10 == 0) {
-        digits /= 10;
-        exp10++;
-      }
-      decimal d = {digits, exp10};
+      decimal d = {c >> -q, 0};
       return d;
     }
   } else {
@@ -167,13 +163,7 @@ static decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
   const uint32_t mid = 4 * s + 2;
   const uint32_t closest = (vb > mid) | ((vb == mid) & s);
   const uint32_t up = u_in != w_in ? w_in : closest;
-  uint32_t digits = shorter ? sp + wp_in : s + up;
-  int32_t exp10 = k + (int32_t)shorter;
-  while (digits % 10 == 0) {
-    digits /= 10;
-    exp10++;
-  }
-  decimal d = {digits, exp10};
+  decimal d = {shorter ? sp + wp_in : s + up, k + (int32_t)shorter};
   return d;
 }
 
@@ -296,48 +286,59 @@ static inline uint32_t digits9(uint32_t v) {
   return k + (v >= pow10[k]);
 }
 
-/* put_decimal for float digits (at most 9), written for speed: all nine
- * digits are made at once into `nine` (zero-padded, fixed work, no branch
- * on the length), then each layout copies fixed-size pieces. Same output
- * as put_decimal, byte for byte (the exhaustive check above); stores stay
- * inside the SK_NUMFMT_F32_MAX + 1 bytes callers provide. */
+static inline void store64(char *p, uint64_t w) { memcpy(p, &w, 8); }
+
+/* put_decimal for float digits (at most 9, trailing zeros allowed),
+ * written for speed: the digits are left-aligned to nine (zeros after
+ * them) and made ASCII in two 64-bit words with multiply-shift divisions
+ * (the steps of f32_text8 below, in one register: no table, no stores and
+ * reloads of single digit pairs), the count of significant digits read
+ * off the last non-zero one, then each layout stores whole words. Same
+ * output as put_decimal, byte for byte (the exhaustive check above);
+ * stores stay inside the SK_NUMFMT_F32_MAX + 1 bytes callers provide. */
 SK_NUMFMT_INLINE size_t put_decimal32(char *dest, int negative, uint32_t digits, int32_t exp10) {
-  char nine[32];
-  const uint32_t top = digits / 100000000, low = digits - top * 100000000;
-  const uint32_t a = low / 10000, b = low - a * 10000;
-  nine[0] = (char)('0' + top);
-  memcpy(nine + 1, digit_pairs + 2 * (a / 100), 2);
-  memcpy(nine + 3, digit_pairs + 2 * (a % 100), 2);
-  memcpy(nine + 5, digit_pairs + 2 * (b / 100), 2);
-  memcpy(nine + 7, digit_pairs + 2 * (b % 100), 2);
-  memset(nine + 9, '0', sizeof nine - 9);
-  const uint32_t k = digits9(digits);
-  const char *d = nine + 9 - k; /* the k significant digits, then zeros */
+  static const uint32_t pow10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+  const uint32_t len = digits9(digits);
+  const int32_t n = exp10 + (int32_t)len; /* the point's position */
+  const uint32_t la = digits * pow10[9 - len];
+  const uint32_t top = la / 100000000, low = la - top * 100000000;
+  const uint32_t hi4 = low / 10000, lo4 = low - hi4 * 10000;
+  /* digits 2..9: two halves of 4, four pairs, eight bytes (digit 2 lowest) */
+  uint64_t x = hi4 | (uint64_t)lo4 << 32;
+  uint64_t q = ((x * 10486) >> 20) & UINT64_C(0x0000007F0000007F);
+  x = q | (x - q * 100) << 16;
+  q = ((x * 103) >> 10) & UINT64_C(0x000F000F000F000F);
+  x = q | (x - q * 10) << 8;
+  const uint64_t first8 = top | x << 8; /* digits 1..8, top >= 1 */
+  const uint32_t ninth = (uint32_t)(x >> 56);
+  const uint32_t k = ninth != 0 ? 9 : 8 - ((uint32_t)__builtin_clzll(first8) >> 3);
+  const uint64_t zeros = UINT64_C(0x3030303030303030);
+  const uint64_t w0 = first8 | zeros, w1 = ninth | zeros; /* the text's digits, then '0's */
   dest[0] = '-';
   char *p = dest + negative;
-  const int32_t n = exp10 + (int32_t)k;
   if (-6 < n && n <= 0) { /* "0.000ddd": at most 2 + 5 + 9 bytes */
     memcpy(p, "0.000000", 8);
-    memcpy(p + 2 - n, d, 16);
+    store64(p + 2 - n, w0);
+    store64(p + 10 - n, w1);
     return (size_t)(negative + 2 - n + (int32_t)k);
   }
   if (0 < n && n < (int32_t)k) { /* "dd.ddd": n <= 8 and k - n <= 8 */
-    memcpy(p, d, 8);
+    store64(p, w0);
     p[n] = '.';
-    memcpy(p + n + 1, d + n, 8);
+    /* the digits from the (n+1)th on: the 16 bytes w1:w0 shifted down n */
+    store64(p + n + 1, (w0 >> (8 * n - 8) >> 8) | (w1 << (64 - 8 * n)));
     return (size_t)(negative + (int32_t)k + 1);
   }
   if ((int32_t)k <= n && n <= 18) { /* an integer: digits, then zeros */
-    memcpy(p, d, 8);
-    p[8] = d[8];
-    if (n > (int32_t)k) /* rare: 1 and -1 are most integers in a matrix */
-      memset(p + k, '0', (size_t)(n - (int32_t)k));
+    store64(p, w0);
+    store64(p + 8, w1);
+    memcpy(p + 16, "00", 2); /* rare: 1 and -1 are most integers in a matrix */
     return (size_t)(negative + n);
   }
   /* "d.ddde-7": the point only with more than one digit. */
-  p[0] = d[0];
+  p[0] = (char)w0;
   p[1] = '.';
-  memcpy(p + 2, d + 1, 8);
+  store64(p + 2, (w0 >> 8) | (w1 << 56));
   p += k + (k > 1);
   const int32_t e = n - 1;
   const uint32_t ae = (uint32_t)(e < 0 ? -e : e); /* <= 45 */
@@ -349,7 +350,7 @@ SK_NUMFMT_INLINE size_t put_decimal32(char *dest, int negative, uint32_t digits,
 }
 
 /* sk_numfmt_f32 without the NUL, for writers that append more text. */
-static inline size_t put_f32(char *dest, float v) {
+SK_NUMFMT_INLINE size_t put_f32(char *dest, float v) {
   uint32_t bits;
   memcpy(&bits, &v, sizeof bits);
   const int negative = (int)(bits >> 31);
@@ -422,12 +423,13 @@ size_t sk_numfmt_f64(double v, char *dest) {
 #define SK_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512cd")))
 
 /* Eight floats after the vector step: each one's 16 source bytes (its 9
- * digits, '.', '0', '-', 'e', the exponent's sign and two digits), which
- * row of layout_rows shuffles them into its text, the text's length with
- * the sign, and the sign. Bit i of `slow`: float i needs the scalar path. */
+ * digits, '.', '0', '-', 'e', the exponent's sign and two digits), and in
+ * `info` the byte offset in layout_rows of the row that shuffles them into
+ * its text (sign included) in the low 16 bits, the text's length above.
+ * Bit i of `slow`: float i needs the scalar path. */
 typedef struct {
   char src[8][16];
-  uint8_t row[8], len[8], neg[8];
+  uint32_t info[8];
   __mmask8 slow;
 } f32_block8;
 
@@ -435,7 +437,10 @@ typedef struct {
  * (9 '.', 10 '0', 12 'e', 13 exponent sign, 14/15 exponent digits). Row
  * n + 5 for "0.000ddd" (n = -5..0) and "dd.ddd"/"ddd00" (n = 1..16),
  * where n is the point position; row 20 + 2k + (exponent >= 10) for
- * "d.ddde-N" with k digits. Bytes past a text's length are don't-cares. */
+ * "d.ddde-N" with k digits. Bytes past a text's length are don't-cares.
+ * Each row r is in the table twice: at 2r, and at 2r + 1 after a '-'
+ * (source byte 11), so a negative value's text is one shuffle too (its
+ * last byte dropped: a text of 16 bytes and a sign goes the scalar way). */
 #define LAYOUT_A(n, j) ((j) == 1 ? 9 : (j) < 2 - (n) ? 10 : (j) - 2 + (n))
 #define LAYOUT_B(n, j) ((j) < (n) ? ((j) <= 8 ? (j) : 10) : (j) == (n) ? 9 : (j) - 1)
 #define LAYOUT_E(k) ((k) + ((k) > 1))
@@ -448,10 +453,13 @@ typedef struct {
    : (j) == 1                         ? 9                                                                  \
    : (j) <= (x) / 2                   ? (j) - 1                                                            \
                                       : 0)
-#define LAYOUT_ROW(F, x)                                                                                   \
+#define LAYOUT_ROW1(F, x)                                                                                  \
   {F(x, 0),  F(x, 1),  F(x, 2),  F(x, 3),  F(x, 4),  F(x, 5),  F(x, 6),  F(x, 7),                           \
-   F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14), F(x, 15)}
-static const uint8_t layout_rows[40][16] __attribute__((aligned(16))) = {
+   F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14), F(x, 15)},                        \
+  {11,       F(x, 0),  F(x, 1),  F(x, 2),  F(x, 3),  F(x, 4),  F(x, 5),  F(x, 6),                           \
+   F(x, 7),  F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14)}
+#define LAYOUT_ROW(F, x) LAYOUT_ROW1(F, x)
+static const uint8_t layout_rows[80][16] __attribute__((aligned(16))) = {
     LAYOUT_ROW(LAYOUT_A, -5), LAYOUT_ROW(LAYOUT_A, -4), LAYOUT_ROW(LAYOUT_A, -3), LAYOUT_ROW(LAYOUT_A, -2),
     LAYOUT_ROW(LAYOUT_A, -1), LAYOUT_ROW(LAYOUT_A, 0),  LAYOUT_ROW(LAYOUT_B, 1),  LAYOUT_ROW(LAYOUT_B, 2),
     LAYOUT_ROW(LAYOUT_B, 3),  LAYOUT_ROW(LAYOUT_B, 4),  LAYOUT_ROW(LAYOUT_B, 5),  LAYOUT_ROW(LAYOUT_B, 6),
@@ -578,7 +586,7 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   const __m512i pow10_lo = _mm512_setr_epi64(1, 10, 100, 1000, 10000, 100000, 1000000, 10000000);
   const __m512i pow10_hi = _mm512_setr_epi64(100000000, 1000000000, 1, 1, 1, 1, 1, 1);
   const __m512i bitlen = _mm512_sub_epi64(_mm512_set1_epi64(64), _mm512_lzcnt_epi64(digits));
-  __m512i nd = _mm512_srli_epi64(_mm512_mullo_epi64(bitlen, _mm512_set1_epi64(1233)), 12);
+  __m512i nd = _mm512_srli_epi64(_mm512_mul_epu32(bitlen, _mm512_set1_epi64(1233)), 12);
   nd = _mm512_mask_add_epi64(nd, _mm512_cmpge_epu64_mask(digits, _mm512_permutex2var_epi64(pow10_lo, nd, pow10_hi)),
                              nd, one);
   nd = _mm512_max_epi64(nd, one);
@@ -593,8 +601,10 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   const __m512i hi4 = divc(low8, 0xD1B71759u, 45);
   const __m512i lo4 = _mm512_sub_epi64(low8, _mm512_mul_epu32(hi4, _mm512_set1_epi64(10000)));
   const __m512i v4 = _mm512_or_si512(hi4, _mm512_slli_epi64(lo4, 32));
-  const __m512i q2 = _mm512_srli_epi32(_mm512_mullo_epi32(v4, _mm512_set1_epi32(10486)), 20);
-  const __m512i r2 = _mm512_sub_epi32(v4, _mm512_mullo_epi32(q2, _mm512_set1_epi32(100)));
+  /* v4's halves are below 10^4, so 16-bit products serve (vpmulld is
+   * two uops on Intel): (x * 10486) >> 20 as the high half, shifted. */
+  const __m512i q2 = _mm512_srli_epi32(_mm512_mulhi_epu16(v4, _mm512_set1_epi32(10486)), 4);
+  const __m512i r2 = _mm512_sub_epi32(v4, _mm512_mullo_epi16(q2, _mm512_set1_epi32(100)));
   const __m512i v2 = _mm512_or_si512(q2, _mm512_slli_epi32(r2, 16));
   const __m512i q1 = _mm512_srli_epi16(_mm512_mullo_epi16(v2, _mm512_set1_epi16(103)), 10);
   const __m512i r1 = _mm512_sub_epi16(v2, _mm512_mullo_epi16(q1, _mm512_set1_epi16(10)));
@@ -606,7 +616,7 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   const __m512i e = _mm512_sub_epi64(n, one);
   const __m512i ae = _mm512_abs_epi64(e);
   const __m512i tens = divc(ae, 0xCCCCCCCDu, 35);
-  const __m512i ones = _mm512_sub_epi64(ae, _mm512_mullo_epi64(tens, _mm512_set1_epi64(10)));
+  const __m512i ones = _mm512_sub_epi64(ae, _mm512_mul_epu32(tens, _mm512_set1_epi64(10)));
   const __mmask8 eneg = _mm512_cmplt_epi64_mask(e, _mm512_setzero_si512());
   const __m512i esign = _mm512_mask_mov_epi64(_mm512_set1_epi64('+'), eneg, _mm512_set1_epi64('-'));
   const __m512i w0 = _mm512_or_si512(_mm512_add_epi64(top, _mm512_set1_epi64('0')), _mm512_slli_epi64(eight, 8));
@@ -632,13 +642,13 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_text8(__m512i bi
   out->slow = _mm512_cmpgt_epi64_mask(len, _mm512_set1_epi64(16)) |
               _mm512_cmpeq_epi64_mask(_mm512_and_si512(bits, _mm512_set1_epi64(0x7f800000)),
                                       _mm512_set1_epi64(0x7f800000));
-  /* Which row of layout_rows: n + 5 in cases a and b, else 20 + 2k + (ae >= 10). */
+  /* Which row of layout_rows: n + 5 in cases a and b, else 20 + 2k + (ae >= 10);
+   * then 2 row + sign, as a byte offset, and the length above it. */
   const __m512i row_d = _mm512_add_epi64(_mm512_slli_epi64(nd, 1), _mm512_set1_epi64(20));
   __m512i row = _mm512_mask_add_epi64(row_d, ae10, row_d, one);
   row = _mm512_mask_mov_epi64(row, case_a | case_b, _mm512_add_epi64(n, _mm512_set1_epi64(5)));
-  _mm_storel_epi64((__m128i *)(void *)out->row, _mm512_cvtepi64_epi8(row));
-  _mm_storel_epi64((__m128i *)(void *)out->len, _mm512_cvtepi64_epi8(len));
-  _mm_storel_epi64((__m128i *)(void *)out->neg, _mm512_cvtepi64_epi8(neg));
+  const __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_add_epi64(row, row), neg), 4);
+  _mm256_storeu_si256((__m256i *)(void *)out->info, _mm512_cvtepi64_epi32(_mm512_or_si512(at, _mm512_slli_epi64(len, 16))));
   _mm512_storeu_si512(out->src[0], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), w1));
   _mm512_storeu_si512(out->src[4], _mm512_permutex2var_epi64(w0, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), w1));
 }
@@ -652,27 +662,49 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
   f32_text8(bits, digits, exp10, out);
 }
 
+/* v[0..8) the scalar way (a block with a long text or a non-finite
+ * value): out of line, so the vector loop stays small. */
+__attribute__((noinline)) static char *put_f32_commas8_scalar(char *p, const float *v) {
+  for (int j = 0; j < 8; j++) {
+    p += put_f32(p, v[j]);
+    *p++ = ',';
+  }
+  return p;
+}
+
+/* The texts of a block f32_decimal8 made, each followed by a comma. */
+SK_AVX512 static inline __attribute__((always_inline)) char *put_block8(char *p, const float *v,
+                                                                         const f32_block8 *blk) {
+  if (__builtin_expect(blk->slow != 0, 0)) return put_f32_commas8_scalar(p, v);
+  const char *rows = (const char *)layout_rows;
+  for (int j = 0; j < 8; j++) {
+    const uint32_t info = blk->info[j], len = info >> 16;
+    const __m128i text = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)blk->src[j]),
+                                          _mm_load_si128((const __m128i *)(const void *)(rows + (info & 0xffff))));
+    _mm_storeu_si128((__m128i *)(void *)p, text);
+    p[len] = ',';
+    p += len + 1;
+  }
+  return p;
+}
+
 /* Elements v[0..count) (count a multiple of 8), each followed by a comma.
- * Returns the end; writes up to 17 bytes from an element's start. */
+ * Returns the end; writes up to 17 bytes from an element's start. Two
+ * blocks a step: one block's steps are one long dependency chain (~240
+ * cycles in llvm-mca's model for ~320 instructions), and two independent
+ * chains side by side keep the vector units busy while each waits. */
 SK_AVX512 static char *put_f32_commas_avx512(char *p, const float *v, size_t count) {
-  f32_block8 blk;
-  for (size_t i = 0; i < count; i += 8) {
-    f32_decimal8(v + i, &blk);
-    if (__builtin_expect(blk.slow != 0, 0)) {
-      for (int j = 0; j < 8; j++) {
-        p += put_f32(p, v[i + (size_t)j]);
-        *p++ = ',';
-      }
-      continue;
-    }
-    for (int j = 0; j < 8; j++) {
-      const __m128i text = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)blk.src[j]),
-                                            _mm_load_si128((const __m128i *)(const void *)layout_rows[blk.row[j]]));
-      p[0] = '-';
-      _mm_storeu_si128((__m128i *)(void *)(p + blk.neg[j]), text);
-      p[blk.len[j]] = ',';
-      p += blk.len[j] + 1;
-    }
+  f32_block8 a, b;
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    f32_decimal8(v + i, &a);
+    f32_decimal8(v + i + 8, &b);
+    p = put_block8(p, v + i, &a);
+    p = put_block8(p, v + i + 8, &b);
+  }
+  if (i < count) {
+    f32_decimal8(v + i, &a);
+    p = put_block8(p, v + i, &a);
   }
   return p;
 }
@@ -721,6 +753,51 @@ static int vector_writer(size_t count) {
 #endif
 }
 
+/* Room for `extra` more bytes from p in b (b->len set to p's offset):
+ * the common case, room already there, without a call. 0 or SK_ENOMEM. */
+static inline int room_at(sk_strbuf *b, char **p, size_t extra) {
+  b->len = (size_t)(*p - b->data);
+  if (b->cap - b->len > extra && !b->failed) return 0;
+  if (sk_strbuf_reserve(b, extra) != 0) return SK_ENOMEM;
+  *p = b->data + b->len;
+  return 0;
+}
+
+/* Group g of v bit-identical to ref's. */
+static inline int same_group(const float *v, const sk_f32_text *ref, size_t g) {
+  return memcmp(v + g * ref->group, ref->values + g * ref->group, ref->group * sizeof *v) == 0;
+}
+
+/* v[0..count) each followed by a comma from *p, groups equal to ref's
+ * copied from its text, the others printed a run of consecutive groups at
+ * a time (one writer call per run, not per group: a pose that moves an arm
+ * prints its ~20 matrices in one or two runs). */
+static int put_commas_ref(sk_strbuf *b, char **pp, const float *v, size_t count, int vector, const sk_f32_text *ref) {
+  const size_t groups = count / ref->group;
+  char *p = *pp;
+  int rc = 0;
+  for (size_t g = 0; g < groups && rc == 0;) {
+    if (same_group(v, ref, g)) { /* same bits, same text */
+      const size_t n = ref->at[g + 1] - ref->at[g];
+      if ((rc = room_at(b, &p, n + 1)) != 0) break;
+      memcpy(p, ref->text + ref->at[g], n);
+      p[n] = ',';
+      p += n + 1;
+      g++;
+      continue;
+    }
+    size_t h = g + 1;
+    while (h < groups && !same_group(v, ref, h)) h++;
+    /* h is a same group (copied next, its test repeated) or the end. */
+    const size_t n = (h - g) * ref->group;
+    if ((rc = room_at(b, &p, PUT_COMMAS_ROOM(n))) != 0) break;
+    p = put_commas(p, v + g * ref->group, n, vector);
+    g = h;
+  }
+  *pp = p;
+  return rc;
+}
+
 /* The array's text, with groups equal to ref's (when ref is non-NULL)
  * copied from it. */
 static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vector, const sk_f32_text *ref) {
@@ -728,26 +805,19 @@ static int append_f32_array(sk_strbuf *b, const float *v, size_t count, int vect
   if (sk_strbuf_reserve(b, 2) != 0) return SK_ENOMEM; /* "[]" */
   char *p = b->data + b->len;
   *p++ = '[';
-  const size_t step = ref != NULL ? ref->group : F32_ARRAY_CHUNK;
-  for (size_t i = 0; i < count;) {
-    const size_t chunk = count - i < step ? count - i : step;
-    b->len = (size_t)(p - b->data);
-    if (sk_strbuf_reserve(b, PUT_COMMAS_ROOM(chunk)) != 0) {
-      b->len = start;
-      b->data[start] = '\0';
-      return SK_ENOMEM;
+  int rc = 0;
+  if (ref != NULL) {
+    rc = put_commas_ref(b, &p, v, count, vector, ref);
+  } else {
+    for (size_t i = 0; i < count && rc == 0; i += F32_ARRAY_CHUNK) {
+      const size_t chunk = count - i < F32_ARRAY_CHUNK ? count - i : F32_ARRAY_CHUNK;
+      if ((rc = room_at(b, &p, PUT_COMMAS_ROOM(chunk))) == 0) p = put_commas(p, v + i, chunk, vector);
     }
-    p = b->data + b->len;
-    if (ref != NULL && memcmp(v + i, ref->values + i, chunk * sizeof *v) == 0) {
-      /* Same bits, same text. */
-      const size_t g = i / ref->group, n = ref->at[g + 1] - ref->at[g];
-      memcpy(p, ref->text + ref->at[g], n);
-      p[n] = ',';
-      p += n + 1;
-    } else {
-      p = put_commas(p, v + i, chunk, vector);
-    }
-    i += chunk;
+  }
+  if (rc != 0) {
+    b->len = start;
+    if (b->data != NULL) b->data[start] = '\0';
+    return SK_ENOMEM;
   }
   /* The last comma becomes the closing bracket. */
   if (count > 0) p--;
