@@ -1083,6 +1083,19 @@ export interface components {
                     default?: number;
                 };
             }[];
+            /** @description With "animation" (a glTF clip, no "layers" or "bones"): play the clip in place as Babylon 9.34's RootMotionClip.animationGroup plays it, and answer each pose's motion (result.json "rootMotion"; rootmotion.md). The members are RootMotionClip's options under Babylon's names, as the query of GET .../animations/{clip}/rootMotion; {} for the defaults. A bad option is a 422 naming it under /rootMotion. */
+            rootMotion?: {
+                /** @enum {unknown} */
+                source?: "root" | "footContact";
+                extractRotation?: boolean;
+                samplesPerSecond?: number;
+                minimumTravel?: number;
+                minimumTurn?: number;
+                directionSnapAngle?: number;
+                extractLateralMotion?: boolean;
+                rootNode?: string;
+                contactNodes?: string[];
+            };
             /** @description A frame range: one pose per time, with "animation" or "layers" (each layer's "time" is then an offset added to the frame time). Answered as a range whatever its length, one frame included. */
             times?: number[];
             /** @description A number: a frame range from..to at fps frames per second (to included), with "animation" or "layers" (each layer's "time" is then an offset added to the frame time). A string (/pose only): the id of another stored Babylon-format skeleton whose range "animation" is played on this one by bone name, as Skeleton.copyAnimationRange would copy it (nothing is stored; POST /v1/skeletons/{id}/animations stores a copy). */
@@ -1146,6 +1159,13 @@ export interface components {
                 distance: number;
                 barycentric: number[];
             })[];
+            /** @description With the pose's "rootMotion" (rootmotion.md): the character's motion in character space (glTF __root__), as RootMotionClip._motionBetween gives it to RootMotionController: offset and turn (radians about the up axis) since the clip's start, accumulated across loop cycles, and the delta from the frame before (frame k - 1 of "frames", the previous time of other ranges; zeros for a range's first pose and a single pose). Doubles, shortest round trip. */
+            rootMotion?: {
+                offset: number[];
+                turn: number;
+                deltaOffset: number[];
+                deltaTurn: number;
+            };
             /** @description Bone API: the results of the pose's query ops in op order; present whenever the pose has "ops". */
             queries?: components["schemas"]["queryResult"][];
             $defs: {
