@@ -67,7 +67,7 @@ static void load(const char *rel, local_side *sd) {
   sk_error err;
   sk_error_clear(&err);
   ck_assert_int_eq(sk_gltf_import_extra(d, len, NULL, 0, 0, &est, false, &sd->s, &sd->a, &x, &err), 0);
-  ck_assert_int_eq(sk_retarget_json_above(x.mesh_json, &sd->above, &sd->n), 0);
+  ck_assert_int_eq(sk_gltf_mesh_chain_above(x.mesh_json, true, &sd->above, &sd->n), 0);
   sk_gltf_extra_clear(&x);
   free(d);
 }

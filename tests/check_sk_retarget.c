@@ -34,7 +34,7 @@ static void load(const char *rel, side *sd) {
   memset(&x, 0, sizeof x);
   ck_assert_msg(sk_gltf_import_extra(d, len, NULL, 0, 0, &est, false, &sd->s, &sd->a, &x, &err) == 0, "%s: %s", rel,
                 err.text);
-  ck_assert_int_eq(sk_retarget_json_above(x.mesh_json, &sd->above, &sd->above_count), 0);
+  ck_assert_int_eq(sk_gltf_mesh_chain_above(x.mesh_json, true, &sd->above, &sd->above_count), 0);
   sk_gltf_extra_clear(&x);
   free(d);
   sd->rs = (sk_retarget_side){.s = sd->s, .a = sd->a, .above = sd->above, .above_count = sd->above_count};

@@ -58,14 +58,14 @@ static const sk_override *root_of(const sk_model *m, const sk_pose *p) {
 START_TEST(test_above) {
   double *a;
   size_t n;
-  ck_assert_int_eq(sk_rootframes_above(NULL, &a, &n), 0);
+  ck_assert_int_eq(sk_gltf_mesh_chain_above(NULL, false, &a, &n), 0);
   ck_assert_uint_eq(n, 0);
   free(a);
   const char *chain = "{\"name\":\"body\",\"position\":[0,0,0],\"rotation\":[0,0,0],\"scaling\":[1,1,1],\"parent\":"
                       "{\"name\":\"mid\",\"position\":[1,2,3],\"rotationQuaternion\":[0,0.6,0,0.8],\"scaling\":[2,2,2],"
                       "\"parent\":{\"name\":\"__root__\",\"position\":[0,0,0],\"rotationQuaternion\":[0,1,0,0],"
                       "\"scaling\":[1,1,-1]}}}";
-  ck_assert_int_eq(sk_rootframes_above(chain, &a, &n), 0);
+  ck_assert_int_eq(sk_gltf_mesh_chain_above(chain, false, &a, &n), 0);
   ck_assert_uint_eq(n, 1); /* neither the mesh (Euler) nor __root__ */
   const double want[10] = {1, 2, 3, 0, 0.6, 0, 0.8, 2, 2, 2};
   for (int i = 0; i < 10; i++)

@@ -67,7 +67,7 @@ static int load(const char *path, side *sd, sk_error *err) {
   size_t est;
   if (!rc)
     rc = sk_gltf_import_extra(b.data, b.len, NULL, 0, 0, &est, false, &sd->s, &sd->a, &x, err);
-  if (!rc && sk_retarget_json_above(x.mesh_json, &sd->above, &sd->above_count) != 0)
+  if (!rc && sk_gltf_mesh_chain_above(x.mesh_json, true, &sd->above, &sd->above_count) != 0)
     rc = SK_ENOMEM;
   sk_gltf_extra_clear(&x);
   sk_strbuf_free(&b);

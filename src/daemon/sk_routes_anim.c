@@ -18,6 +18,7 @@
 #include "sk_pose.h"
 #include "sk_frames.h"
 #include "sk_error.h"
+#include "sk_gltf_mesh.h"
 #include "sk_json.h"
 #include "sk_problem.h"
 #include "sk_retarget.h"
@@ -395,7 +396,7 @@ static int rt_side(const sk_cache_entry *e, const char *ptr, sk_retarget_side *s
                         "skeletons (Babylon's format: copyAnimationRange, without \"retarget\")",
                         e->id);
   size_t n = 0;
-  if (sk_retarget_json_above(md->mesh_json, above, &n) != 0)
+  if (sk_gltf_mesh_chain_above(md->mesh_json, true, above, &n) != 0)
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   *sd = (sk_retarget_side){.s = md->skel, .a = md->anim, .above = *above, .above_count = n};
   return 0;

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "sk_gltf_mesh.h"
 #include "sk_numfmt.h"
 #include "sk_problem.h"
 #include "sk_reply.h"
@@ -217,7 +218,7 @@ void sk_routes__root_motion(sk_routes *r, sk_http_req *req, const sk_route_match
   sk_error err;
   sk_error_clear(&err);
   int rc = parse_options(req, md->skel, ra, &err);
-  if (!rc && sk_rootframes_above(md->mesh_json, &ra->above, &ra->above_count) != 0)
+  if (!rc && sk_gltf_mesh_chain_above(md->mesh_json, false, &ra->above, &ra->above_count) != 0)
     rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
   /* The options' checks first, so a bad samplesPerSecond is named as such. */
   if (!rc && ra->o.samples_per_second > 0 && ra->o.samples_per_second <= SK_RM_MAX_SAMPLES_PER_SECOND) {

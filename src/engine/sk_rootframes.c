@@ -13,44 +13,9 @@
 #include <string.h>
 
 #include "sk_budget.h"
+#include "sk_gltf_mesh.h"
 #include "sk_json.h"
 #include "sk_numfmt.h"
-
-int sk_rootframes_above(const char *mesh_json, double **above, size_t *n) {
-  *above = NULL;
-  *n = 0;
-  if (mesh_json == NULL)
-    return 0;
-  json_t *j = json_loads(mesh_json, 0, NULL);
-  if (j == NULL)
-    return SK_ENOMEM;
-  size_t count = 0;
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent"))
-    count++;
-  double *a = calloc(count + 1, SK_ANIM_TRS * sizeof *a);
-  if (a == NULL) {
-    json_decref(j);
-    return SK_ENOMEM;
-  }
-  /* The chain's Euler-rotated head is the skinned mesh (not an ancestor
-   * of the bones); the last node is `__root__`, character space itself. */
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent")) {
-    const json_t *q = json_object_get(x, "rotationQuaternion");
-    if (q == NULL || json_object_get(x, "parent") == NULL)
-      continue;
-    double *t = a + *n * SK_ANIM_TRS;
-    (*n)++;
-    for (size_t i = 0; i < 3; i++) {
-      t[i] = json_number_value(json_array_get(json_object_get(x, "position"), i));
-      t[7 + i] = json_number_value(json_array_get(json_object_get(x, "scaling"), i));
-    }
-    for (size_t i = 0; i < 4; i++)
-      t[3 + i] = json_number_value(json_array_get(q, i));
-  }
-  json_decref(j);
-  *above = a;
-  return 0;
-}
 
 static int bone_of(const sk_skeleton *s, const json_t *v, const char *p, int32_t *out, sk_error *err) {
   const char *name = json_string_value(v);
@@ -213,7 +178,7 @@ int sk_rootframes_get(const sk_model *e, size_t clip, const sk_rootmotion_opts *
   sk_rootframes *rf = calloc(1, sizeof *rf);
   double *above = NULL;
   size_t na = 0;
-  if (rf == NULL || sk_rootframes_above(e->mesh_json, &above, &na) != 0) {
+  if (rf == NULL || sk_gltf_mesh_chain_above(e->mesh_json, false, &above, &na) != 0) {
     free(rf);
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   }

@@ -36,10 +36,6 @@ typedef struct sk_rootframes {
   size_t bytes;
 } sk_rootframes;
 
-/* The nodes between the skeleton root and `__root__` of the default mesh
- * chain `mesh_json` (sk_model.mesh_json, may be NULL), nearest first:
- * *above new (n * SK_ANIM_TRS doubles; free), *n of them. 0, SK_ENOMEM. */
-int sk_rootframes_above(const char *mesh_json, double **above, size_t *n);
 
 /* Parses the "rootMotion" member of pose object `j` (at `ptr`) of model
  * `e` and gives the clip's analysis for those options: the one `e` keeps

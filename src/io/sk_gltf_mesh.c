@@ -385,3 +385,36 @@ int sk_gltf_import_budgeted(sk_budget *budget, const void *data, size_t len, con
   return import_extra(budget, data, len, skin_selector, max_bones, max_bytes, estimate, want_skins, skeleton, anim,
                       extra, err);
 }
+
+int sk_gltf_mesh_chain_above(const char *mesh_json, bool with_root, double **above, size_t *n) {
+  *above = NULL;
+  *n = 0;
+  if (mesh_json == NULL)
+    return 0;
+  json_t *j = json_loads(mesh_json, 0, NULL);
+  if (j == NULL)
+    return SK_ENOMEM;
+  size_t count = 0;
+  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent"))
+    count++;
+  double *a = calloc(count + 1, SK_ANIM_TRS * sizeof *a);
+  if (a == NULL) {
+    json_decref(j);
+    return SK_ENOMEM;
+  }
+  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent")) {
+    const json_t *q = json_object_get(x, "rotationQuaternion");
+    if (q == NULL || (!with_root && json_object_get(x, "parent") == NULL))
+      continue;
+    double *t = a + (*n)++ * SK_ANIM_TRS;
+    for (size_t i = 0; i < 3; i++) {
+      t[i] = json_number_value(json_array_get(json_object_get(x, "position"), i));
+      t[7 + i] = json_number_value(json_array_get(json_object_get(x, "scaling"), i));
+    }
+    for (size_t i = 0; i < 4; i++)
+      t[3 + i] = json_number_value(json_array_get(q, i));
+  }
+  json_decref(j);
+  *above = a;
+  return 0;
+}

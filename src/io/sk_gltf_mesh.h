@@ -29,6 +29,7 @@
 #define SK_GLTF_MESH_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sk_anim.h"
@@ -82,5 +83,14 @@ int sk_gltf_import_budgeted(sk_budget *budget, const void *data, size_t len, con
 
 /* The mesh part alone for an already parsed file (the routes' import). */
 int sk_gltf_extra_fill(const sk_gltf *g, size_t skin, bool want_skins, sk_gltf_extra *extra);
+
+/* The nodes above the skeleton root from a default mesh chain's compact
+ * JSON (sk_gltf_default_mesh's text; NULL: none), nearest the skeleton
+ * first: every node with a rotationQuaternion (the chain's Euler-rotated
+ * head is the skinned mesh, not an ancestor of the bones), `__root__` last
+ * when `with_root` (retargeting plays in world space; root motion stops
+ * below `__root__`, character space itself). *above is new (*n x
+ * SK_ANIM_TRS doubles: translation, quaternion, scaling). 0 or SK_ENOMEM. */
+int sk_gltf_mesh_chain_above(const char *mesh_json, bool with_root, double **above, size_t *n);
 
 #endif

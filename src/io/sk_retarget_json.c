@@ -106,32 +106,3 @@ void sk_retarget_json_free(sk_retarget_json *r) {
   r->o.map_count = 0;
 }
 
-int sk_retarget_json_above(const char *mesh_json, double **above, size_t *count) {
-  *above = NULL, *count = 0;
-  if (mesh_json == NULL)
-    return 0;
-  json_t *j = json_loads(mesh_json, 0, NULL);
-  if (j == NULL)
-    return SK_ENOMEM;
-  size_t n = 0;
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent"))
-    n++;
-  if ((*above = calloc(n + 1, SK_ANIM_TRS * sizeof **above)) == NULL) {
-    json_decref(j);
-    return SK_ENOMEM;
-  }
-  for (const json_t *x = j; x != NULL; x = json_object_get(x, "parent")) {
-    const json_t *q = json_object_get(x, "rotationQuaternion");
-    if (q == NULL)
-      continue;
-    double *t = *above + (*count)++ * SK_ANIM_TRS;
-    for (size_t i = 0; i < 3; i++) {
-      t[i] = json_number_value(json_array_get(json_object_get(x, "position"), i));
-      t[7 + i] = json_number_value(json_array_get(json_object_get(x, "scaling"), i));
-    }
-    for (size_t i = 0; i < 4; i++)
-      t[3 + i] = json_number_value(json_array_get(q, i));
-  }
-  json_decref(j);
-  return 0;
-}

@@ -24,11 +24,5 @@ typedef struct sk_retarget_json {
 int sk_retarget_json_parse(const json_t *j, sk_retarget_json *out, sk_error *err);
 void sk_retarget_json_free(sk_retarget_json *r);
 
-/* The nodes above the skeleton root for sk_retarget_side from a default
- * mesh chain's compact JSON (NULL: none): every node with a
- * rotationQuaternion, nearest the skeleton first, `__root__` last (the
- * chain's Euler-rotated head is the skinned mesh, not an ancestor of the
- * bones). *above is new (count * SK_ANIM_TRS doubles). 0 or SK_ENOMEM. */
-int sk_retarget_json_above(const char *mesh_json, double **above, size_t *count);
 
 #endif
