@@ -95,7 +95,7 @@ static int plan_weighted(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
       continue;
     wlayer *L = &c->wl[c->nwl++];
     *L = (wlayer){.layer = i, .w = w, .mask = x->bone_weights};
-    const sk_anim_layer one = {.clip = c->layers[i].clip, .weight = 1, .loop = c->layers[i].loop};
+    const sk_anim_layer one = {.clip = c->layers[i].clip, .weight = 1, .loop = c->layers[i].loop, .speed = c->layers[i].speed};
     if (c->sampler != NULL && sk_sample_ctx_create(c->sampler, &one, 1, &L->ctx) != 0)
       L->ctx = NULL;
     c->bytes += L->ctx != NULL ? sk_sample_ctx_memory(L->ctx) : 0;
@@ -236,7 +236,7 @@ static void sample_layer(sk_layers_ctx *c, const wlayer *L, const double *times,
     return;
   }
   for (size_t f = 0; f < m; f++)
-    sk_anim_sample(c->a, l->clip, c->lt[f], l->loop, dst + f * c->nb * SK_ANIM_TRS);
+    sk_anim__sample_layer_at(c->a, l, c->lt[f], dst + f * c->nb * SK_ANIM_TRS, NULL);
 }
 
 /* Babylon's late bindings over m frames into trs: every weighted layer's
@@ -302,7 +302,7 @@ static void run_additive(sk_layers_ctx *c, const double *times, size_t m, double
     const sk_anim_layer *l = &c->layers[x->layer];
     if (k == 0 || c->ac[k - 1].layer != x->layer) /* the layer's frames (its channels are together) */
       for (size_t f = 0; f < m; f++)
-        c->fr[f] = sk_anim__clip_frame(&c->a->clips[l->clip], times[f * c->count + x->layer], l->loop);
+        c->fr[f] = sk_anim__layer_frame(&c->a->clips[l->clip], times[f * c->count + x->layer], l->loop, l->speed);
     sk_anim__sample_values_run(x->ch, x->dv, c->fr, m, c->d, &x->cur);
     const size_t width = x->ch->path == SK_ANIM_ROTATION ? 4 : 3;
     double *t = trs + (size_t)x->ch->bone * SK_ANIM_TRS;

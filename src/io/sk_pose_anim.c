@@ -92,10 +92,30 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
   return rc == SK_ENOMEM ? rc : 0;
 }
 
+/* A layer's "speedRatio": positive and finite (Babylon's backwards play
+ * swaps the range ends; not taken), on clips that loop by CYCLE (a
+ * RELATIVE loop adds offsets per cycle under animate, not goToFrame). */
+static int layer_speed(const sk_anim *anim, const json_t *v, const char *ptr, sk_anim_layer *l, sk_error *err) {
+  char p[SK_ERROR_POINTER_MAX];
+  sk_pointer_child(p, sizeof p, ptr, "speedRatio");
+  int rc = sk_json_member_number(v, ptr, "speedRatio", &l->speed, err);
+  if (rc)
+    return rc;
+  if (!(l->speed > 0) || !isfinite(l->speed) || l->speed > 1e6)
+    return sk_error_set(err, SK_ERANGE, p, "\"speedRatio\" must be above 0 and at most 1e6");
+  const sk_anim_clip *c = &anim->clips[l->clip];
+  for (size_t k = 0; k < c->channel_count; k++)
+    if (c->channels[k].relative)
+      return sk_error_set(err, SK_EUNSUPPORTED, p,
+                          "\"speedRatio\" plays clips that loop by CYCLE; this one has a RELATIVE loopBehavior");
+  return 0;
+}
+
 /* One layer object, or the pose itself for the single-"animation" form. */
 static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
                       sk_error *err) {
-  static const char *const k_layer[] = {"animation", "time", "weight", "loop", "additive", "reference", "mask", NULL};
+  static const char *const k_layer[] = {"animation", "time",      "weight", "loop", "additive",
+                                       "reference", "speedRatio", "mask",   NULL};
   int rc;
   memset(l, 0, sizeof *l);
   l->weight = 1;
@@ -127,6 +147,8 @@ static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, boo
       return sk_error_set(err, SK_ERANGE, p, "weights must not be negative");
     }
   }
+  if (is_layer && (v = json_object_get(o, "speedRatio")) != NULL)
+    return layer_speed(anim, v, ptr, l, err);
   return 0;
 }
 

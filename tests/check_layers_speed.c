@@ -1,0 +1,210 @@
+/* A layer's "speedRatio" (sk_anim__layer_frame): the frame
+ * RuntimeAnimation.animate computes for an AnimationGroup started with that
+ * speed ratio. The conformance TCase replays tests/conformance/layers_speed.jsonl
+ * (tests/oracle/babylon_speed.mjs: Fox, CesiumMan, RobotExpressive; one
+ * and several weighted layers, looping and not, single poses, "times" and
+ * "frames") through `skinner eval`, every float bit for bit, and over HTTP
+ * as JSON and as float32; the others check the frame arithmetic by hand
+ * and each refusal (code + JSON pointer). */
+#include <math.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sk_anim.h"
+#include "sk_eval.h"
+#include "sk_fixture.h"
+#include "sk_httpc.h"
+#include "sk_jsonl.h"
+#include "sk_testutil.h"
+
+static const char *const k_cases = "conformance/layers_speed.jsonl";
+
+/* Every float of `g` and `w` (arrays of numbers) the same float32 bits. */
+static void same_floats(const json_t *g, const json_t *w, const char *name, size_t r) {
+  ck_assert_uint_eq(json_array_size(g), json_array_size(w));
+  for (size_t i = 0; i < json_array_size(w); i++) {
+    const float gf = (float)json_number_value(json_array_get(g, i));
+    const float wf = (float)json_number_value(json_array_get(w, i));
+    ck_assert_msg(memcmp(&gf, &wf, sizeof gf) == 0, "%s: result %zu number %zu: %.9g, Babylon %.9g", name, r, i,
+                  (double)gf, (double)wf);
+  }
+}
+
+/* ---- conformance ---------------------------------------------------------- */
+
+START_TEST(speed_ratio_layers_agree_with_babylon_bit_for_bit) {
+  char base[1024];
+  sk_jsonl in;
+  sk_jsonl_open(&in, k_cases);
+  sk_test_path("", base, sizeof base);
+  int cases = 0, poses = 0;
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
+    const char *name = json_string_value(json_object_get(rec, "name"));
+    sk_strbuf out = {0};
+    sk_error e;
+    sk_error_clear(&e);
+    int rc = sk_eval_case_at(json_object_get(rec, "case"), base, &out, &e);
+    ck_assert_msg(rc == 0, "%s: %s at %s: %s", name, sk_errname(rc), e.pointer, e.text);
+    json_t *got = json_loadb(out.data, out.len, JSON_DECODE_INT_AS_REAL, NULL); /* "-0" keeps its sign */
+    const json_t *gr = json_object_get(got, "results");
+    const json_t *wr = json_object_get(json_object_get(rec, "expected"), "results");
+    ck_assert_uint_eq(json_array_size(gr), json_array_size(wr));
+    for (size_t r = 0; r < json_array_size(wr); r++, poses++)
+      same_floats(json_object_get(json_array_get(gr, r), "final"), json_object_get(json_array_get(wr, r), "final"),
+                  name, r);
+    cases++;
+    json_decref(got);
+    sk_strbuf_free(&out);
+    json_decref(rec);
+  }
+  sk_jsonl_close(&in);
+  ck_assert_int_ge(cases, 30);
+  ck_assert_int_ge(poses, 700);
+}
+END_TEST
+
+/* The same cases over /pose: JSON "final"s and the float32 body
+ * (Accept: application/octet-stream), each Babylon's bits. */
+START_TEST(speed_ratio_layers_answer_babylon_bits_over_http_as_json_and_binary) {
+  sk_daemon d;
+  sk_fixture_start(&d, NULL);
+  const char *assets[] = {"data/Fox.glb", "data/CesiumMan.glb", "data/RobotExpressive.glb"}; /* as the cases name them */
+  for (size_t k = 0; k < 3; k++) {
+    char id[16];
+    snprintf(id, sizeof id, "a%zu", k);
+    sk_fixture_put_asset(&d, id, assets[k] + 5); /* under tests/data */
+  }
+  sk_jsonl in;
+  sk_jsonl_open(&in, k_cases);
+  int cases = 0;
+  json_t *rec;
+  while ((rec = sk_jsonl_next(&in)) != NULL) {
+    const char *name = json_string_value(json_object_get(rec, "name"));
+    const json_t *c = json_object_get(rec, "case");
+    const char *asset = json_string_value(json_object_get(json_object_get(c, "skeleton"), "gltf"));
+    size_t k = 0;
+    while (k < 3 && strcmp(assets[k], asset) != 0)
+      k++;
+    ck_assert_uint_lt(k, 3);
+    char url[64];
+    snprintf(url, sizeof url, "/v1/skeletons/a%zu/pose", k);
+    json_t *op = json_deep_copy(json_array_get(json_object_get(c, "ops"), 0));
+    json_object_del(op, "op");
+    char *body = json_dumps(op, JSON_COMPACT);
+    const json_t *wr = json_object_get(json_object_get(rec, "expected"), "results");
+    const bool range = json_object_get(op, "layers") != NULL && json_object_size(op) > 1;
+    sk_httpc_resp r;
+    ck_assert_int_eq(sk_fixture_send(&d, "POST", url, "application/json", NULL, body, strlen(body), &r), 0);
+    ck_assert_msg(r.status == 200, "%s: %d %.300s", name, r.status, r.body);
+    json_t *got = json_loadb(r.body, r.len, JSON_DECODE_INT_AS_REAL, NULL);
+    ck_assert_ptr_nonnull(got);
+    for (size_t i = 0; i < json_array_size(wr); i++) {
+      const json_t *g = range ? json_array_get(json_object_get(got, "results"), i) : got;
+      same_floats(json_object_get(g, "final"), json_object_get(json_array_get(wr, i), "final"), name, i);
+    }
+    json_decref(got);
+    sk_httpc_free(&r);
+    ck_assert_int_eq(sk_fixture_send(&d, "POST", url, "application/json", "application/octet-stream", body,
+                                     strlen(body), &r),
+                     0);
+    ck_assert_int_eq(r.status, 200);
+    size_t per = json_array_size(json_object_get(json_array_get(wr, 0), "final"));
+    ck_assert_uint_eq(r.len, json_array_size(wr) * per * sizeof(float));
+    for (size_t i = 0; i < json_array_size(wr); i++) {
+      const json_t *w = json_object_get(json_array_get(wr, i), "final");
+      for (size_t j = 0; j < per; j++) {
+        float gf, wf = (float)json_number_value(json_array_get(w, j));
+        memcpy(&gf, r.body + (i * per + j) * sizeof gf, sizeof gf);
+        ck_assert_msg(memcmp(&gf, &wf, sizeof gf) == 0, "%s: binary pose %zu number %zu", name, i, j);
+      }
+    }
+    sk_httpc_free(&r);
+    free(body);
+    json_decref(op);
+    json_decref(rec);
+    cases++;
+  }
+  sk_jsonl_close(&in);
+  ck_assert_int_ge(cases, 30);
+  sk_fixture_stop(&d);
+}
+END_TEST
+
+/* ---- golden: the frame arithmetic ---------------------------------------- */
+
+START_TEST(the_frame_is_animates_elapsed_times_fps_times_ratio_over_1000) {
+  /* 0.1 s at ratio 1.5 of a 60 fps clip: (100 * 90) / 1000 = 9 */
+  ck_assert(sk_anim__speed_frame(60, 0, 40, 0.1, true, 1.5) == 9);
+  /* looping wraps into [from, to) with JS %: 2 s * 30 fps * 1 = 60 frames, 60 % 20 = 0 */
+  ck_assert(sk_anim__speed_frame(30, 10, 30, 2, true, 1) == 10);
+  ck_assert(sk_anim__speed_frame(30, 10, 30, 2.1, true, 1) == 10 + fmod((2100.0 * 30) / 1000, 20));
+  /* not looping: the last frame from the range's length on */
+  ck_assert(sk_anim__speed_frame(30, 10, 30, 2.1, false, 1) == 30);
+  ck_assert(sk_anim__speed_frame(30, 10, 30, 0.5, false, 1) == 25);
+  /* the operations in Babylon's order: (ms * (fps * r)) / 1000, not t * fps * r */
+  const double t = 0.7, r = 1.1, fps = 60;
+  ck_assert(sk_anim__speed_frame(fps, 0, 1e9, t, false, r) == (t * 1000 * (fps * r)) / 1000);
+  /* a range of no length plays its frame */
+  ck_assert(sk_anim__speed_frame(30, 5, 5, 3, true, 2) == 5);
+}
+END_TEST
+
+START_TEST(a_ratio_differs_from_scaling_the_time_on_some_frames) {
+  /* Why the arithmetic is Babylon's and not sk_anim__clip_frame at r * t:
+   * over these frames the two disagree in the last bits somewhere. */
+  int differ = 0;
+  for (int k = 0; k < 1000; k++) {
+    const double t = k / 30.0, r = 1.3;
+    differ += sk_anim__speed_frame(60, 0, 1e9, t, false, r) != (r * t) * 60;
+  }
+  ck_assert_int_gt(differ, 0);
+}
+END_TEST
+
+/* ---- validity ------------------------------------------------------------- */
+
+static void expect_refusal(const char *layers, int code, const char *pointer) {
+  char base[1024], buf[1024];
+  sk_test_path("", base, sizeof base);
+  snprintf(buf, sizeof buf, "{\"skeleton\":{\"gltf\":\"data/Fox.glb\"},\"ops\":[{\"op\":\"pose\",\"layers\":%s}]}", layers);
+  json_t *c = json_loads(buf, 0, NULL);
+  ck_assert_ptr_nonnull(c);
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  int rc = sk_eval_case_at(c, base, &out, &e);
+  ck_assert_msg(rc == code, "%s: %s, want %s", layers, sk_errname(rc), sk_errname(code));
+  ck_assert_str_eq(e.pointer, pointer);
+  sk_strbuf_free(&out);
+  json_decref(c);
+}
+
+START_TEST(a_ratio_that_is_not_positive_finite_is_refused_naming_it) {
+  expect_refusal("[{\"animation\":\"Walk\",\"speedRatio\":0}]", SK_ERANGE, "/ops/0/layers/0/speedRatio");
+  expect_refusal("[{\"animation\":\"Walk\",\"speedRatio\":-1}]", SK_ERANGE, "/ops/0/layers/0/speedRatio");
+  expect_refusal("[{\"animation\":\"Walk\"},{\"animation\":\"Run\",\"speedRatio\":1e7}]", SK_ERANGE,
+                 "/ops/0/layers/1/speedRatio");
+  expect_refusal("[{\"animation\":\"Walk\",\"speedRatio\":\"fast\"}]", SK_ETYPE, "/ops/0/layers/0/speedRatio");
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("layers_speed");
+  TCase *conf = tcase_create("conformance");
+  tcase_set_timeout(conf, 300);
+  tcase_add_test(conf, speed_ratio_layers_agree_with_babylon_bit_for_bit);
+  tcase_add_test(conf, speed_ratio_layers_answer_babylon_bits_over_http_as_json_and_binary);
+  suite_add_tcase(s, conf);
+  TCase *golden = tcase_create("golden");
+  tcase_add_test(golden, the_frame_is_animates_elapsed_times_fps_times_ratio_over_1000);
+  tcase_add_test(golden, a_ratio_differs_from_scaling_the_time_on_some_frames);
+  suite_add_tcase(s, golden);
+  TCase *validity = tcase_create("validity");
+  tcase_add_test(validity, a_ratio_that_is_not_positive_finite_is_refused_naming_it);
+  suite_add_tcase(s, validity);
+  return s;
+}
+
+int main(void) { return sk_test_run(suite()); }
