@@ -18,8 +18,6 @@
 #include "sk_jsonl.h"
 #include "sk_testutil.h"
 
-static const char *const k_cases = "conformance/layers_speed.jsonl";
-
 /* Every float of `g` and `w` (arrays of numbers) the same float32 bits. */
 static void same_floats(const json_t *g, const json_t *w, const char *name, size_t r) {
   ck_assert_uint_eq(json_array_size(g), json_array_size(w));
@@ -33,12 +31,15 @@ static void same_floats(const json_t *g, const json_t *w, const char *name, size
 
 /* ---- conformance ---------------------------------------------------------- */
 
-START_TEST(speed_ratio_layers_agree_with_babylon_bit_for_bit) {
+static const char *const k_files[] = {"conformance/layers_speed.jsonl", "conformance/banim_speed.jsonl"};
+
+/* Every case of `rel` through skinner eval: each "final" Babylon's bits. */
+static int eval_cases(const char *rel, int *poses) {
   char base[1024];
   sk_jsonl in;
-  sk_jsonl_open(&in, k_cases);
+  sk_jsonl_open(&in, rel);
   sk_test_path("", base, sizeof base);
-  int cases = 0, poses = 0;
+  int cases = 0;
   json_t *rec;
   while ((rec = sk_jsonl_next(&in)) != NULL) {
     const char *name = json_string_value(json_object_get(rec, "name"));
@@ -51,7 +52,7 @@ START_TEST(speed_ratio_layers_agree_with_babylon_bit_for_bit) {
     const json_t *gr = json_object_get(got, "results");
     const json_t *wr = json_object_get(json_object_get(rec, "expected"), "results");
     ck_assert_uint_eq(json_array_size(gr), json_array_size(wr));
-    for (size_t r = 0; r < json_array_size(wr); r++, poses++)
+    for (size_t r = 0; r < json_array_size(wr); r++, (*poses)++)
       same_floats(json_object_get(json_array_get(gr, r), "final"), json_object_get(json_array_get(wr, r), "final"),
                   name, r);
     cases++;
@@ -60,74 +61,92 @@ START_TEST(speed_ratio_layers_agree_with_babylon_bit_for_bit) {
     json_decref(rec);
   }
   sk_jsonl_close(&in);
-  ck_assert_int_ge(cases, 30);
+  return cases;
+}
+
+START_TEST(speed_ratio_layers_agree_with_babylon_bit_for_bit) {
+  int poses = 0;
+  ck_assert_int_ge(eval_cases(k_files[0], &poses), 30);
   ck_assert_int_ge(poses, 700);
+  poses = 0;
+  ck_assert_int_ge(eval_cases(k_files[1], &poses), 4);
+  ck_assert_int_ge(poses, 160);
 }
 END_TEST
 
-/* The same cases over /pose: JSON "final"s and the float32 body
- * (Accept: application/octet-stream), each Babylon's bits. */
+/* One op of a case over /pose as JSON and as float32 (Accept:
+ * application/octet-stream): its poses are wr[*next..], Babylon's bits. */
+static void http_op(const sk_daemon *d, const char *url, const json_t *op_in, const json_t *wr, size_t *next,
+                    const char *name) {
+  json_t *op = json_deep_copy(op_in);
+  json_object_del(op, "op");
+  char *body = json_dumps(op, JSON_COMPACT);
+  sk_httpc_resp r;
+  ck_assert_int_eq(sk_fixture_send(d, "POST", url, "application/json", NULL, body, strlen(body), &r), 0);
+  ck_assert_msg(r.status == 200, "%s: %d %.300s", name, r.status, r.body);
+  json_t *got = json_loadb(r.body, r.len, JSON_DECODE_INT_AS_REAL, NULL);
+  ck_assert_ptr_nonnull(got);
+  const json_t *res = json_object_get(got, "results");
+  const size_t n = res != NULL ? json_array_size(res) : 1, first = *next;
+  ck_assert_uint_le(first + n, json_array_size(wr));
+  for (size_t i = 0; i < n; i++)
+    same_floats(json_object_get(res != NULL ? json_array_get(res, i) : got, "final"),
+                json_object_get(json_array_get(wr, first + i), "final"), name, first + i);
+  json_decref(got);
+  sk_httpc_free(&r);
+  ck_assert_int_eq(
+      sk_fixture_send(d, "POST", url, "application/json", "application/octet-stream", body, strlen(body), &r), 0);
+  ck_assert_int_eq(r.status, 200);
+  const size_t per = json_array_size(json_object_get(json_array_get(wr, first), "final"));
+  ck_assert_uint_eq(r.len, n * per * sizeof(float));
+  for (size_t i = 0; i < n; i++) {
+    const json_t *w = json_object_get(json_array_get(wr, first + i), "final");
+    for (size_t j = 0; j < per; j++) {
+      float gf, wf = (float)json_number_value(json_array_get(w, j));
+      memcpy(&gf, r.body + (i * per + j) * sizeof gf, sizeof gf);
+      ck_assert_msg(memcmp(&gf, &wf, sizeof gf) == 0, "%s: binary pose %zu number %zu", name, first + i, j);
+    }
+  }
+  *next = first + n;
+  sk_httpc_free(&r);
+  free(body);
+  json_decref(op);
+}
+
+/* The same cases over /pose: glTF assets uploaded as files, Babylon
+ * skeletons as their JSON. */
 START_TEST(speed_ratio_layers_answer_babylon_bits_over_http_as_json_and_binary) {
   sk_daemon d;
   sk_fixture_start(&d, NULL);
-  const char *assets[] = {"data/Fox.glb", "data/CesiumMan.glb", "data/RobotExpressive.glb"}; /* as the cases name them */
-  for (size_t k = 0; k < 3; k++) {
-    char id[16];
-    snprintf(id, sizeof id, "a%zu", k);
-    sk_fixture_put_asset(&d, id, assets[k] + 5); /* under tests/data */
-  }
-  sk_jsonl in;
-  sk_jsonl_open(&in, k_cases);
   int cases = 0;
-  json_t *rec;
-  while ((rec = sk_jsonl_next(&in)) != NULL) {
-    const char *name = json_string_value(json_object_get(rec, "name"));
-    const json_t *c = json_object_get(rec, "case");
-    const char *asset = json_string_value(json_object_get(json_object_get(c, "skeleton"), "gltf"));
-    size_t k = 0;
-    while (k < 3 && strcmp(assets[k], asset) != 0)
-      k++;
-    ck_assert_uint_lt(k, 3);
-    char url[64];
-    snprintf(url, sizeof url, "/v1/skeletons/a%zu/pose", k);
-    json_t *op = json_deep_copy(json_array_get(json_object_get(c, "ops"), 0));
-    json_object_del(op, "op");
-    char *body = json_dumps(op, JSON_COMPACT);
-    const json_t *wr = json_object_get(json_object_get(rec, "expected"), "results");
-    const bool range = json_object_get(op, "layers") != NULL && json_object_size(op) > 1;
-    sk_httpc_resp r;
-    ck_assert_int_eq(sk_fixture_send(&d, "POST", url, "application/json", NULL, body, strlen(body), &r), 0);
-    ck_assert_msg(r.status == 200, "%s: %d %.300s", name, r.status, r.body);
-    json_t *got = json_loadb(r.body, r.len, JSON_DECODE_INT_AS_REAL, NULL);
-    ck_assert_ptr_nonnull(got);
-    for (size_t i = 0; i < json_array_size(wr); i++) {
-      const json_t *g = range ? json_array_get(json_object_get(got, "results"), i) : got;
-      same_floats(json_object_get(g, "final"), json_object_get(json_array_get(wr, i), "final"), name, i);
-    }
-    json_decref(got);
-    sk_httpc_free(&r);
-    ck_assert_int_eq(sk_fixture_send(&d, "POST", url, "application/json", "application/octet-stream", body,
-                                     strlen(body), &r),
-                     0);
-    ck_assert_int_eq(r.status, 200);
-    size_t per = json_array_size(json_object_get(json_array_get(wr, 0), "final"));
-    ck_assert_uint_eq(r.len, json_array_size(wr) * per * sizeof(float));
-    for (size_t i = 0; i < json_array_size(wr); i++) {
-      const json_t *w = json_object_get(json_array_get(wr, i), "final");
-      for (size_t j = 0; j < per; j++) {
-        float gf, wf = (float)json_number_value(json_array_get(w, j));
-        memcpy(&gf, r.body + (i * per + j) * sizeof gf, sizeof gf);
-        ck_assert_msg(memcmp(&gf, &wf, sizeof gf) == 0, "%s: binary pose %zu number %zu", name, i, j);
+  for (size_t f = 0; f < 2; f++) {
+    sk_jsonl in;
+    sk_jsonl_open(&in, k_files[f]);
+    json_t *rec;
+    while ((rec = sk_jsonl_next(&in)) != NULL) {
+      const char *name = json_string_value(json_object_get(rec, "name"));
+      const json_t *c = json_object_get(rec, "case"), *sk = json_object_get(c, "skeleton");
+      char id[32], url[96];
+      snprintf(id, sizeof id, "c%d", cases++);
+      const char *asset = json_string_value(json_object_get(sk, "gltf"));
+      if (asset != NULL) {
+        sk_fixture_put_asset(&d, id, asset + strlen("data/")); /* the cases name them under tests/ */
+      } else {
+        char *text = json_dumps(sk, JSON_COMPACT);
+        sk_fixture_put_json(&d, id, text);
+        free(text);
       }
+      snprintf(url, sizeof url, "/v1/skeletons/%s/pose", id);
+      const json_t *ops = json_object_get(c, "ops"), *wr = json_object_get(json_object_get(rec, "expected"), "results");
+      size_t next = 0;
+      for (size_t i = 0; i < json_array_size(ops); i++)
+        http_op(&d, url, json_array_get(ops, i), wr, &next, name);
+      ck_assert_uint_eq(next, json_array_size(wr));
+      json_decref(rec);
     }
-    sk_httpc_free(&r);
-    free(body);
-    json_decref(op);
-    json_decref(rec);
-    cases++;
+    sk_jsonl_close(&in);
   }
-  sk_jsonl_close(&in);
-  ck_assert_int_ge(cases, 30);
+  ck_assert_int_ge(cases, 34);
   sk_fixture_stop(&d);
 }
 END_TEST
@@ -165,10 +184,24 @@ END_TEST
 
 /* ---- validity ------------------------------------------------------------- */
 
-static void expect_refusal(const char *layers, int code, const char *pointer) {
-  char base[1024], buf[1024];
+/* Two bones in Skeleton.serialize() form: the root's keys end at frame
+ * 20, the arm's at 30 (loopBehavior `arm_loop`); "Wave" is frames 0-10,
+ * "Rise" 10-30. */
+#define SMALL(arm_loop)                                                                                               \
+  "{\"bones\":[{\"name\":\"root\",\"parentBoneIndex\":-1,\"index\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"         \
+  "\"animation\":{\"name\":\"m\",\"property\":\"_matrix\",\"framePerSecond\":30,\"dataType\":3,\"loopBehavior\":1,"      \
+  "\"keys\":[{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"                                             \
+  "{\"frame\":20,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1]}]}},"                                                    \
+  "{\"name\":\"arm\",\"parentBoneIndex\":0,\"index\":1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],"                    \
+  "\"animation\":{\"name\":\"p\",\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,\"loopBehavior\":"      \
+  arm_loop ",\"keys\":[{\"frame\":0,\"values\":[0,1,0]},{\"frame\":10,\"values\":[0,1.5,0.25]},{\"frame\":30,"            \
+  "\"values\":[1,1,0]}]}}],"                                                                                        \
+  "\"ranges\":[{\"name\":\"Wave\",\"from\":0,\"to\":10},{\"name\":\"Rise\",\"from\":10,\"to\":30}]}"
+
+static void expect_refusal_on(const char *skeleton, const char *layers, int code, const char *pointer) {
+  char base[1024], buf[4096];
   sk_test_path("", base, sizeof base);
-  snprintf(buf, sizeof buf, "{\"skeleton\":{\"gltf\":\"data/Fox.glb\"},\"ops\":[{\"op\":\"pose\",\"layers\":%s}]}", layers);
+  snprintf(buf, sizeof buf, "{\"skeleton\":%s,\"ops\":[{\"op\":\"pose\",\"layers\":%s}]}", skeleton, layers);
   json_t *c = json_loads(buf, 0, NULL);
   ck_assert_ptr_nonnull(c);
   sk_strbuf out = {0};
@@ -181,12 +214,39 @@ static void expect_refusal(const char *layers, int code, const char *pointer) {
   json_decref(c);
 }
 
+static void expect_refusal(const char *layers, int code, const char *pointer) {
+  expect_refusal_on("{\"gltf\":\"data/Fox.glb\"}", layers, code, pointer);
+}
+
 START_TEST(a_ratio_that_is_not_positive_finite_is_refused_naming_it) {
   expect_refusal("[{\"animation\":\"Walk\",\"speedRatio\":0}]", SK_ERANGE, "/ops/0/layers/0/speedRatio");
   expect_refusal("[{\"animation\":\"Walk\",\"speedRatio\":-1}]", SK_ERANGE, "/ops/0/layers/0/speedRatio");
   expect_refusal("[{\"animation\":\"Walk\"},{\"animation\":\"Run\",\"speedRatio\":1e7}]", SK_ERANGE,
                  "/ops/0/layers/1/speedRatio");
   expect_refusal("[{\"animation\":\"Walk\",\"speedRatio\":\"fast\"}]", SK_ETYPE, "/ops/0/layers/0/speedRatio");
+}
+END_TEST
+
+START_TEST(a_ratio_on_a_clip_animate_would_play_otherwise_is_refused_with_415) {
+  /* RELATIVE loops add an offset per cycle under animate */
+  expect_refusal_on(SMALL("0"), "[{\"animation\":\"Wave\",\"speedRatio\":2}]", SK_EUNSUPPORTED,
+                    "/ops/0/layers/0/speedRatio");
+  /* the root's keys end at 20, before "Rise" does: animate would wrap it in 10-20 */
+  expect_refusal_on(SMALL("1"), "[{\"animation\":\"Rise\",\"speedRatio\":2}]", SK_EUNSUPPORTED,
+                    "/ops/0/layers/0/speedRatio");
+  /* inside every animation's keys: played */
+  char base[1024];
+  sk_test_path("", base, sizeof base);
+  json_t *c = json_loads("{\"skeleton\":" SMALL("1") ",\"ops\":[{\"op\":\"pose\",\"layers\":"
+                         "[{\"animation\":\"Wave\",\"speedRatio\":2,\"time\":0.1}]}]}",
+                         0, NULL);
+  ck_assert_ptr_nonnull(c);
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_eval_case_at(c, base, &out, &e), 0);
+  sk_strbuf_free(&out);
+  json_decref(c);
 }
 END_TEST
 
@@ -203,6 +263,7 @@ static Suite *suite(void) {
   suite_add_tcase(s, golden);
   TCase *validity = tcase_create("validity");
   tcase_add_test(validity, a_ratio_that_is_not_positive_finite_is_refused_naming_it);
+  tcase_add_test(validity, a_ratio_on_a_clip_animate_would_play_otherwise_is_refused_with_415);
   suite_add_tcase(s, validity);
   return s;
 }

@@ -104,10 +104,21 @@ static int layer_speed(const sk_anim *anim, const json_t *v, const char *ptr, sk
   if (!(l->speed > 0) || !isfinite(l->speed) || l->speed > 1e6)
     return sk_error_set(err, SK_ERANGE, p, "\"speedRatio\" must be above 0 and at most 1e6");
   const sk_anim_clip *c = &anim->clips[l->clip];
-  for (size_t k = 0; k < c->channel_count; k++)
-    if (c->channels[k].relative)
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    if (ch->relative)
       return sk_error_set(err, SK_EUNSUPPORTED, p,
                           "\"speedRatio\" plays clips that loop by CYCLE; this one has a RELATIVE loopBehavior");
+    /* animate wraps each animation in its own keys' range where the clip's
+     * is not inside it: one frame per layer no longer holds */
+    const double first = ch->frames[(ch->pads & SK_ANIM_BPAD_PAD0) && ch->count > 1 ? 1 : 0]; /* its own first key */
+    const bool short_end = c->fps > 0 && ch->frames[ch->count - 1] < c->to_frame;
+    if (short_end || (c->fps > 0 ? first > c->from_frame : ch->frames[0] > 0))
+      return sk_error_set(err, SK_EUNSUPPORTED, p,
+                          "\"speedRatio\" plays clips whose every animation holds keys over the whole clip; "
+                          "the animation of bone %d %s",
+                          (int)ch->bone, short_end ? "ends before the clip does" : "starts after the clip does");
+  }
   return 0;
 }
 
