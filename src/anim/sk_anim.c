@@ -446,17 +446,18 @@ static void sample_clip(const sk_anim *a, size_t clip, double time, bool loop, d
   sample_clip_r(a, clip, time, loop, 0, trs, cur);
 }
 
-/* A layer's clip at its time and speed ratio. */
-static void sample_layer(const sk_anim *a, const sk_anim_layer *l, double *trs) {
-  sample_clip_r(a, l->clip, l->time, l->loop, l->speed, trs, NULL);
+/* A layer's clip at its time and speed ratio (`x`, NULL: none). */
+static void sample_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *trs) {
+  sample_clip_r(a, l->clip, l->time, l->loop, x != NULL ? x->speed : 0, trs, NULL);
 }
 
 void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, double *trs) {
   sample_clip(a, clip, time, loop, trs, NULL);
 }
 
-void sk_anim__sample_layer_at(const sk_anim *a, const sk_anim_layer *l, double time, double *trs, sk_anim_cursor *cur) {
-  sample_clip_r(a, l->clip, time, l->loop, l->speed, trs, cur);
+void sk_anim__sample_layer_at(const sk_anim *a, const sk_anim_layer *l, double speed, double time, double *trs,
+                              sk_anim_cursor *cur) {
+  sample_clip_r(a, l->clip, time, l->loop, speed, trs, cur);
 }
 
 void sk_anim_sample_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur) {
@@ -702,7 +703,7 @@ void sk_anim__apply_bone_weights(const sk_anim *a, const float *bw, double *trs,
 /* Adds one additive layer onto `trs` (see sk_anim_sample_layers). */
 static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *trs) {
   const sk_anim_clip *c = &a->clips[l->clip];
-  double frame = sk_anim__layer_frame(c, l->time, l->loop, l->speed);
+  double frame = sk_anim__layer_frame(c, l->time, l->loop, x->speed);
   const double ref = sk_anim__reference_frame(x);
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
@@ -768,7 +769,7 @@ static int late_layers(const sk_anim *a, const sk_anim_layer *layers, const sk_a
     if ((ext != NULL && ext[i].additive) || layers[i].weight / total == 0)
       continue;
     double *dst = buf + k * fs;
-    sample_layer(a, &layers[i], dst);
+    sample_layer(a, &layers[i], ext != NULL ? &ext[i] : NULL, dst);
     if (mask != NULL)
       sk_anim__apply_bone_weights(a, mask, dst, 1);
     sk_anim__layer_drives(a, &layers[i], mask, drives + k * nb);
@@ -820,7 +821,7 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
     if (total == 0 || w == 0) /* weighted layers of weight 0 alone: none (0 / 0 is not a weight) */
       continue;
     double *dst = first ? trs : scratch;
-    sample_layer(a, &layers[i], dst);
+    sample_layer(a, &layers[i], EXT(i), dst);
     if (EXT(i)->bone_weights != NULL)
       sk_anim__apply_bone_weights(a, EXT(i)->bone_weights, dst, 1);
     if (first) {

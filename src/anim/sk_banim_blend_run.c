@@ -119,7 +119,7 @@ static int plan_layer(sk_banim_blend_ctx *c, const sk_anim_layer *l, const sk_an
   const float *mask = x != NULL && !additive ? x->bone_weights : NULL; /* an additive layer's is in its keys */
   L->clip = clip;
   L->loop = l->loop;
-  L->speed = l->speed;
+  L->speed = x != NULL ? x->speed : 0;
   L->ch = additive ? x->babylon_add->channels : clip->channels;
   L->nch = additive ? x->babylon_add->count : clip->channel_count;
   const size_t nch = L->nch ? L->nch : 1;
@@ -247,8 +247,9 @@ static void plan_sampled(sk_banim_blend_ctx *c, const sk_anim_layer *layers, con
   for (size_t i = 0; c->sampler != NULL && i < c->count; i++) {
     if (ext != NULL && ext[i].additive)
       continue;
-    const sk_anim_layer one = {.clip = layers[i].clip, .time = 0, .weight = 1, .loop = layers[i].loop, .speed = layers[i].speed};
-    if (sk_sample_ctx_create(c->sampler, &one, 1, &c->ly[i].sctx) != 0)
+    const sk_anim_layer one = {.clip = layers[i].clip, .time = 0, .weight = 1, .loop = layers[i].loop};
+    const sk_anim_layer_ext one_x = {.speed = ext != NULL ? ext[i].speed : 0};
+    if (sk_sample_ctx_create_ext(c->sampler, &one, &one_x, 1, &c->ly[i].sctx) != 0)
       c->ly[i].sctx = NULL;
     else
       c->bytes += sk_sample_ctx_memory(c->ly[i].sctx);

@@ -234,6 +234,11 @@ static int late_plan(sk_sample_ctx *c, const sk_anim_layer *layers, size_t count
 }
 
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out) {
+  return sk_sample_ctx_create_ext(s, layers, NULL, count, out);
+}
+
+int sk_sample_ctx_create_ext(const sk_sampler *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
+                             size_t count, sk_sample_ctx **out) {
   if (s == NULL || layers == NULL || count == 0 || out == NULL)
     return SK_EINVAL;
   *out = NULL;
@@ -279,7 +284,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     l->clip = &s->clips[layers[i].clip];
     l->offset = layers[i].time;
     l->loop = layers[i].loop;
-    l->speed = layers[i].speed;
+    l->speed = ext != NULL ? ext[i].speed : 0;
     l->w = w;
     cum = c->count == 1 ? w : cum + w;
     l->amount = w / cum;

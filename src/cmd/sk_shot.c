@@ -160,8 +160,7 @@ static int mesh_chunk(const sk_shot *sh, shot_state *st, size_t n, float *dst) {
   }
   for (size_t k = 0; k < n; k++) {
     const double frame =
-        sk_anim__layer_frame(&sh->anim->clips[l->clip], sk_sample_layer_time(l->time, st->times[k]), l->loop,
-                             l->speed);
+        sk_anim__clip_frame(&sh->anim->clips[l->clip], sk_sample_layer_time(l->time, st->times[k]), l->loop);
     float *d = dst + k * st->row_floats;
     for (uint32_t i = 0; i < g->nprims; i++) {
       const sk_geom_prim *p = &g->prims[i];

@@ -97,6 +97,9 @@ typedef struct sk_pose_clock {
   sk_anim_layer *layer;
   size_t nlayers;
   bool additive;
+  /* Appended: each layer's "speedRatio" (0: none), in layer's allocation
+   * (freeing layer frees it). */
+  double *speed;
 } sk_pose_clock;
 int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out);
 

@@ -60,6 +60,8 @@ static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size
 
 static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
                       sk_error *err);
+static int layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
+                       sk_error *err);
 
 int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out) {
   memset(out, 0, sizeof *out);
@@ -72,12 +74,15 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
   if (anim == NULL || (!out->layers && (a == NULL || anim_clip(anim, a, "", &clip, NULL) != 0)))
     return 0;
   if (out->layers) {
-    out->layer = calloc(json_array_size(ls) + 1, sizeof *out->layer);
+    const size_t n = json_array_size(ls) + 1;
+    out->layer = calloc(n, sizeof *out->layer + sizeof *out->speed);
     if (out->layer == NULL)
       return SK_ENOMEM;
+    out->speed = (double *)(void *)(out->layer + n);
     for (size_t i = 0; i < json_array_size(ls); i++) {
       const json_t *o = json_array_get(ls, i);
-      if (anim_layer(anim, o, "", true, &out->layer[out->nlayers], NULL) == 0)
+      sk_anim_layer *l = &out->layer[out->nlayers];
+      if (anim_layer(anim, o, "", true, l, NULL) == 0 && layer_speed(anim, o, "", l, &out->speed[out->nlayers], NULL) == 0)
         out->nlayers++;
       out->additive = out->additive || json_is_true(json_object_get(o, "additive")) || json_object_get(o, "mask") != NULL;
     }
@@ -95,13 +100,18 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
 /* A layer's "speedRatio": positive and finite (Babylon's backwards play
  * swaps the range ends; not taken), on clips that loop by CYCLE (a
  * RELATIVE loop adds offsets per cycle under animate, not goToFrame). */
-static int layer_speed(const sk_anim *anim, const json_t *v, const char *ptr, sk_anim_layer *l, sk_error *err) {
+static int layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
+                       sk_error *err) {
+  const json_t *v = json_object_get(o, "speedRatio");
+  *speed = 0;
+  if (v == NULL)
+    return 0;
   char p[SK_ERROR_POINTER_MAX];
   sk_pointer_child(p, sizeof p, ptr, "speedRatio");
-  int rc = sk_json_member_number(v, ptr, "speedRatio", &l->speed, err);
+  int rc = sk_json_member_number(v, ptr, "speedRatio", speed, err);
   if (rc)
     return rc;
-  if (!(l->speed > 0) || !isfinite(l->speed) || l->speed > 1e6)
+  if (!(*speed > 0) || !isfinite(*speed) || *speed > 1e6)
     return sk_error_set(err, SK_ERANGE, p, "\"speedRatio\" must be above 0 and at most 1e6");
   const sk_anim_clip *c = &anim->clips[l->clip];
   for (size_t k = 0; k < c->channel_count; k++) {
@@ -158,8 +168,6 @@ static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, boo
       return sk_error_set(err, SK_ERANGE, p, "weights must not be negative");
     }
   }
-  if (is_layer && (v = json_object_get(o, "speedRatio")) != NULL)
-    return layer_speed(anim, v, ptr, l, err);
   return 0;
 }
 
@@ -299,7 +307,9 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
       rc = anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
       if (!rc)
         rc = sk_animops_layer_ext(s, json_array_get(layers, i), q, &sp->lx[i], sp->masks + i * s->count, err);
-      if (!rc && (sp->lx[i].additive || sp->lx[i].bone_weights != NULL))
+      if (!rc)
+        rc = layer_speed(anim, json_array_get(layers, i), q, &sp->l[i], &sp->lx[i].speed, err);
+      if (!rc && (sp->lx[i].additive || sp->lx[i].bone_weights != NULL || sp->lx[i].speed != 0))
         sp->plain_layers = false;
       total += rc ? 0 : sp->l[i].weight;
     }
