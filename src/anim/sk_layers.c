@@ -36,7 +36,7 @@ typedef struct achan {
 struct sk_layers_ctx {
   const sk_anim *a;
   const sk_anim_layer *layers;
-  const sk_anim_layer_ext *ext; /* borrowed, or NULL */
+  double *speed; /* owned; count: each layer's sk_anim_layer_ext speed (ext is read at open only) */
   size_t count, nb, run, bytes;
   sk_sampler *sampler; /* owned, or NULL */
   wlayer *wl;
@@ -68,7 +68,7 @@ void sk_layers_close(sk_layers_ctx *c) {
     free(c->ac[k].own);
   sk_sampler_destroy(c->sampler);
   free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q), free(c->d), free(c->fr);
-  free(c->late), free(c->drives), free(c->src), free(c->lw), free(c->undriven);
+  free(c->late), free(c->drives), free(c->src), free(c->lw), free(c->undriven), free(c->speed);
   free(c);
 }
 
@@ -182,7 +182,13 @@ int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_
     free(c);
     return c == NULL ? SK_ENOMEM : SK_EINVAL;
   }
-  *c = (sk_layers_ctx){.a = a, .layers = layers, .ext = ext, .count = count, .nb = a->bone_count, .sampler = smp};
+  *c = (sk_layers_ctx){.a = a, .layers = layers, .count = count, .nb = a->bone_count, .sampler = smp};
+  if ((c->speed = calloc(count ? count : 1, sizeof *c->speed)) == NULL) {
+    sk_layers_close(c);
+    return SK_ENOMEM;
+  }
+  for (size_t i = 0; ext != NULL && i < count; i++)
+    c->speed[i] = ext[i].speed;
   int rc = plan_weighted(c, ext);
   if (!rc && c->nwl > 1 && !sk_anim__blend_plain(a, layers, ext, count))
     rc = plan_late(c, ext);
@@ -306,7 +312,7 @@ static void run_additive(sk_layers_ctx *c, const double *times, size_t m, double
     if (k == 0 || c->ac[k - 1].layer != x->layer) /* the layer's frames (its channels are together) */
       for (size_t f = 0; f < m; f++)
         c->fr[f] = sk_anim__layer_frame(&c->a->clips[l->clip], times[f * c->count + x->layer], l->loop,
-                                         c->ext != NULL ? c->ext[x->layer].speed : 0);
+                                         c->speed[x->layer]);
     sk_anim__sample_values_run(x->ch, x->dv, c->fr, m, c->d, &x->cur);
     const size_t width = x->ch->path == SK_ANIM_ROTATION ? 4 : 3;
     double *t = trs + (size_t)x->ch->bone * SK_ANIM_TRS;

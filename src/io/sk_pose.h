@@ -93,7 +93,8 @@ typedef struct sk_pose_clock {
   double *times;
   size_t n;
   /* with "layers": each layer as parsed (new; free; time = the layer's
-   * "time", an offset in a range), and whether one is additive or masked */
+   * "time", an offset in a range), and whether one is additive, masked or
+   * blended in ("blendIn") */
   sk_anim_layer *layer;
   size_t nlayers;
   bool additive;

@@ -84,7 +84,9 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
       sk_anim_layer *l = &out->layer[out->nlayers];
       if (anim_layer(anim, o, "", true, l, NULL) == 0 && layer_speed(anim, o, "", l, &out->speed[out->nlayers], NULL) == 0)
         out->nlayers++;
-      out->additive = out->additive || json_is_true(json_object_get(o, "additive")) || json_object_get(o, "mask") != NULL;
+      /* a blend-in would blend the morph weights too: refused with these */
+      out->additive = out->additive || json_is_true(json_object_get(o, "additive")) ||
+                      json_object_get(o, "mask") != NULL || json_object_get(o, "blendIn") != NULL;
     }
   } else {
     out->clip = (long)clip;
@@ -132,11 +134,82 @@ static int layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, co
   return 0;
 }
 
+/* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
+ * on the one glTF layer of a frame range: its snapshot (the "from" clip's
+ * pose then, or the rest pose), the paths its clip drives, the write index
+ * of the range's first frame; refused where Babylon would blend otherwise
+ * or it would not end inside the range. */
+static int layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, sk_pose_spec *sp, sk_error *err) {
+  const json_t *o = json_object_get(json_array_get(json_object_get(j, "layers"), 0), "blendIn");
+  char p[SK_ERROR_POINTER_MAX], q[SK_ERROR_POINTER_MAX];
+  snprintf(p, sizeof p, "%s", ptr);
+  sk_pointer_push(p, sizeof p, "layers");
+  sk_pointer_push_index(p, sizeof p, 0);
+  sk_pointer_push(p, sizeof p, "blendIn");
+  static const char *const k_blend[] = {"speed", "from", NULL}, *const k_from[] = {"animation", "time", "loop", NULL};
+  int rc;
+  if (!json_is_object(o))
+    return sk_error_set(err, SK_ETYPE, p, "expected {\"speed\": blendingSpeed, \"from\"?: {\"animation\", \"time\"}}");
+  if ((rc = sk_json_check_keys(o, p, k_blend, NULL, err)))
+    return rc;
+  if (anim->babylon)
+    return sk_error_set(err, SK_EUNSUPPORTED, p, "\"blendIn\" blends glTF clips (Babylon-format clips: not yet)");
+  if (sp->lx[0].additive || sp->lx[0].bone_weights != NULL)
+    return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends a plain layer in (no \"additive\", no \"mask\")");
+  if (sp->times == NULL)
+    return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends over a frame range (\"times\", \"from\"/\"to\", \"frames\")");
+  const json_t *v = json_object_get(o, "speed");
+  double speed = 0;
+  sk_pointer_child(q, sizeof q, p, "speed");
+  if (v == NULL)
+    return sk_error_set(err, SK_EMISSING, q, "\"blendIn\" needs a \"speed\" (Babylon's blendingSpeed, per frame)");
+  if ((rc = sk_json_member_number(v, p, "speed", &speed, err)))
+    return rc;
+  if (!(speed >= SK_BLENDIN_MIN_SPEED) || !(speed <= 1))
+    return sk_error_set(err, SK_ERANGE, q, "\"speed\" must be in [%g, 1] (a blend of at most %g frames)",
+                        SK_BLENDIN_MIN_SPEED, 1 / SK_BLENDIN_MIN_SPEED);
+  const size_t nb = anim->bone_count;
+  sk_pose_blendin *b = calloc(1, sizeof *b);
+  if (b == NULL || (b->snap = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *b->snap)) == NULL ||
+      (b->drv = malloc(nb ? nb * 3 : 1)) == NULL) {
+    if (b != NULL)
+      free(b->snap);
+    free(b);
+    return sk_error_set(err, SK_ENOMEM, p, "out of memory");
+  }
+  sp->blend = b;
+  sk_blendin_init(&b->st, speed);
+  const json_t *fr = json_array_get(json_object_get(j, "frames"), 0);
+  b->first = json_is_number(fr) ? (uint64_t)json_number_value(fr) : 0;
+  sk_blendin_driven(anim, sp->l[0].clip, b->drv);
+  const json_t *from = json_object_get(o, "from");
+  if (from == NULL) {
+    memcpy(b->snap, anim->rest, nb * SK_ANIM_TRS * sizeof *b->snap);
+  } else {
+    char f[SK_ERROR_POINTER_MAX];
+    sk_pointer_child(f, sizeof f, p, "from");
+    if (!json_is_object(from))
+      return sk_error_set(err, SK_ETYPE, f, "expected {\"animation\", \"time\", \"loop\"?}: the pose blended from");
+    if ((rc = sk_json_check_keys(from, f, k_from, NULL, err)))
+      return rc;
+    sk_anim_layer src;
+    if ((rc = anim_layer(anim, from, f, false, &src, err)))
+      return rc;
+    sk_anim_sample(anim, src.clip, src.time, src.loop, b->snap);
+  }
+  /* "frames" chunks are pieces of a longer shot: only a whole range must hold the blend */
+  if (fr == NULL && sk_blendin_blending(&b->st, b->first + sp->nf - 1))
+    return sk_error_set(err, SK_ERANGE, q,
+                        "a crossfade longer than the range: at blendingSpeed %g it blends over more than its %zu frames",
+                        speed, sp->nf);
+  return 0;
+}
+
 /* One layer object, or the pose itself for the single-"animation" form. */
 static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
                       sk_error *err) {
-  static const char *const k_layer[] = {"animation", "time",      "weight", "loop", "additive",
-                                       "reference", "speedRatio", "mask",   NULL};
+  static const char *const k_layer[] = {"animation",  "time", "weight",  "loop", "additive", "reference",
+                                       "speedRatio", "mask", "blendIn", NULL};
   int rc;
   memset(l, 0, sizeof *l);
   l->weight = 1;
@@ -229,6 +302,11 @@ void sk_pose__spec_close(sk_pose_spec *sp) {
   free(sp->times);
   free(sp->lx);
   free(sp->masks);
+  if (sp->blend != NULL) {
+    free(sp->blend->snap);
+    free(sp->blend->drv);
+    free(sp->blend);
+  }
   memset(sp, 0, sizeof *sp);
 }
 
@@ -335,6 +413,16 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     sp->layered = true;
     if (!rc)
       rc = sk_pose_frames_parse(j, ptr, false, &sp->times, &sp->nf, err);
+    for (size_t i = 0; !rc && i < sp->nl; i++)
+      if (json_object_get(json_array_get(layers, i), "blendIn") != NULL) {
+        char q[SK_ERROR_POINTER_MAX];
+        snprintf(q, sizeof q, "%s", p);
+        sk_pointer_push_index(q, sizeof q, i);
+        sk_pointer_push(q, sizeof q, "blendIn");
+        rc = sp->nl > 1 ? sk_error_set(err, SK_ETYPE, q, "\"blendIn\" blends one layer in: give it alone")
+                        : layer_blendin(anim, j, ptr, sp, err);
+        sp->plain_layers = false;
+      }
   } else {
     sp->nl = 1;
     if ((sp->l = malloc(sizeof *sp->l)) == NULL)
@@ -488,6 +576,8 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
   if (src != 0)
     return sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
                         src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
+  if (sp->blend != NULL) /* each frame one write of the blending animations */
+    sk_blendin_apply(anim, sp->blend->drv, sp->blend->snap, sk_blendin_factor(&sp->blend->st, sp->blend->k), trs);
   p->count = nb;
   sk_pose__merge_overrides(anim, trs, &sp->base, p->overrides);
   return 0;
@@ -715,7 +805,7 @@ static int poses_ranged_layers(const sk_anim *anim, sk_pose_spec *sp, const char
  * caller samples the frames into overrides), else 0 or SK_ENOMEM. */
 static int poses_ranged(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses,
                         size_t *count, sk_error *err) {
-  if (sp->times == NULL)
+  if (sp->times == NULL || sp->blend != NULL) /* blending: frame by frame, in order */
     return 1;
   if (anim->babylon && sp->layered && sp->nf >= 2)
     return poses_ranged_babylon_layers(s, anim, sp, ptr, poses, count, err);
@@ -794,7 +884,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
    * frames (their checks, weights and additive keys made once; NULL when
    * it does not take them: the same bits, frame by frame) */
   sk_layers_ctx *gl = NULL;
-  if (!rc && !anim->babylon && !sp.plain_layers && times != NULL && nf > 1 && rs.ctx == NULL &&
+  if (!rc && !anim->babylon && !sp.plain_layers && sp.blend == NULL && times != NULL && nf > 1 && rs.ctx == NULL &&
       sk_layers_open(anim, l, sp.lx, nl, clip_sampler(anim, l, nl, nf), &gl) != 0)
     gl = NULL;
   if (!rc && times != NULL && ((bl != NULL && sk_banim_blend_run_max(bl) > 1) || gl != NULL))
@@ -802,6 +892,8 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
       l[i].time = sk_sample_layer_time(offsets[i], times[made]);
+    if (sp.blend != NULL)
+      sp.blend->k = sp.blend->first + made;
     out[made] = sp.base;
     if (rs.ctx != NULL) {
       /* frame 0 owns the block (sk_pose.overrides_shared) */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sk_blendin.h"
 #include "sk_pose.h"
 
 /* True when `key` is in the NULL-terminated list `a` (NULL: empty). */
@@ -33,7 +34,18 @@ typedef struct sk_pose_spec {
   float *masks;          /* owned; nl * bones weights the masks point into */
   bool plain_layers;     /* no layer is additive or masked (sk_sample's case) */
   bool layered;          /* "layers" given (Babylon-format clips then blend as weighted animations) */
+  /* Appended: the one layer's "blendIn" (sk_blendin), or NULL. */
+  struct sk_pose_blendin *blend;
 } sk_pose_spec;
+
+/* A layer blended in from a snapshot over the frames (sk_blendin.h). */
+typedef struct sk_pose_blendin {
+  double *snap;   /* owned; bone_count * SK_ANIM_TRS: the snapshot pose */
+  uint8_t *drv;   /* owned; bone_count * 3: the paths the layer's clip drives */
+  uint64_t first; /* the write index of the range's first frame ("frames": its start) */
+  uint64_t k;     /* the write index of the frame sampled next */
+  sk_blendin st;
+} sk_pose_blendin;
 
 /* Parses `j` as sk_pose_parse_anim does, without sampling. On success *sp
  * owns what it holds (sk_pose__spec_close); on failure it is closed. */
