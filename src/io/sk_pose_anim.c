@@ -58,10 +58,6 @@ static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size
   return 0;
 }
 
-static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
-                      sk_error *err);
-static int layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
-                       sk_error *err);
 
 int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out) {
   memset(out, 0, sizeof *out);
@@ -82,7 +78,7 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
     for (size_t i = 0; i < json_array_size(ls); i++) {
       const json_t *o = json_array_get(ls, i);
       sk_anim_layer *l = &out->layer[out->nlayers];
-      if (anim_layer(anim, o, "", true, l, NULL) == 0 && layer_speed(anim, o, "", l, &out->speed[out->nlayers], NULL) == 0)
+      if (sk_pose__anim_layer(anim, o, "", true, l, NULL) == 0 && sk_pose__layer_speed(anim, o, "", l, &out->speed[out->nlayers], NULL) == 0)
         out->nlayers++;
       /* a blend-in would blend the morph weights too: refused with these */
       out->additive = out->additive || json_is_true(json_object_get(o, "additive")) ||
@@ -99,115 +95,9 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
   return rc == SK_ENOMEM ? rc : 0;
 }
 
-/* A layer's "speedRatio": positive and finite (Babylon's backwards play
- * swaps the range ends; not taken), on clips that loop by CYCLE (a
- * RELATIVE loop adds offsets per cycle under animate, not goToFrame). */
-static int layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
-                       sk_error *err) {
-  const json_t *v = json_object_get(o, "speedRatio");
-  *speed = 0;
-  if (v == NULL)
-    return 0;
-  char p[SK_ERROR_POINTER_MAX];
-  sk_pointer_child(p, sizeof p, ptr, "speedRatio");
-  int rc = sk_json_member_number(v, ptr, "speedRatio", speed, err);
-  if (rc)
-    return rc;
-  if (!(*speed > 0) || !isfinite(*speed) || *speed > 1e6)
-    return sk_error_set(err, SK_ERANGE, p, "\"speedRatio\" must be above 0 and at most 1e6");
-  const sk_anim_clip *c = &anim->clips[l->clip];
-  for (size_t k = 0; k < c->channel_count; k++) {
-    const sk_anim_channel *ch = &c->channels[k];
-    if (ch->relative)
-      return sk_error_set(err, SK_EUNSUPPORTED, p,
-                          "\"speedRatio\" plays clips that loop by CYCLE; this one has a RELATIVE loopBehavior");
-    /* animate wraps each animation in its own keys' range where the clip's
-     * is not inside it: one frame per layer no longer holds */
-    const double first = ch->frames[(ch->pads & SK_ANIM_BPAD_PAD0) && ch->count > 1 ? 1 : 0]; /* its own first key */
-    const bool short_end = c->fps > 0 && ch->frames[ch->count - 1] < c->to_frame;
-    if (short_end || (c->fps > 0 ? first > c->from_frame : ch->frames[0] > 0))
-      return sk_error_set(err, SK_EUNSUPPORTED, p,
-                          "\"speedRatio\" plays clips whose every animation holds keys over the whole clip; "
-                          "the animation of bone %d %s",
-                          (int)ch->bone, short_end ? "ends before the clip does" : "starts after the clip does");
-  }
-  return 0;
-}
-
-/* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
- * on the one glTF layer of a frame range: its snapshot (the "from" clip's
- * pose then, or the rest pose), the paths its clip drives, the write index
- * of the range's first frame; refused where Babylon would blend otherwise
- * or it would not end inside the range. */
-static int layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, sk_pose_spec *sp, sk_error *err) {
-  const json_t *o = json_object_get(json_array_get(json_object_get(j, "layers"), 0), "blendIn");
-  char p[SK_ERROR_POINTER_MAX], q[SK_ERROR_POINTER_MAX];
-  snprintf(p, sizeof p, "%s", ptr);
-  sk_pointer_push(p, sizeof p, "layers");
-  sk_pointer_push_index(p, sizeof p, 0);
-  sk_pointer_push(p, sizeof p, "blendIn");
-  static const char *const k_blend[] = {"speed", "from", NULL}, *const k_from[] = {"animation", "time", "loop", NULL};
-  int rc;
-  if (!json_is_object(o))
-    return sk_error_set(err, SK_ETYPE, p, "expected {\"speed\": blendingSpeed, \"from\"?: {\"animation\", \"time\"}}");
-  if ((rc = sk_json_check_keys(o, p, k_blend, NULL, err)))
-    return rc;
-  if (anim->babylon)
-    return sk_error_set(err, SK_EUNSUPPORTED, p, "\"blendIn\" blends glTF clips (Babylon-format clips: not yet)");
-  if (sp->lx[0].additive || sp->lx[0].bone_weights != NULL)
-    return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends a plain layer in (no \"additive\", no \"mask\")");
-  if (sp->times == NULL)
-    return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends over a frame range (\"times\", \"from\"/\"to\", \"frames\")");
-  const json_t *v = json_object_get(o, "speed");
-  double speed = 0;
-  sk_pointer_child(q, sizeof q, p, "speed");
-  if (v == NULL)
-    return sk_error_set(err, SK_EMISSING, q, "\"blendIn\" needs a \"speed\" (Babylon's blendingSpeed, per frame)");
-  if ((rc = sk_json_member_number(v, p, "speed", &speed, err)))
-    return rc;
-  if (!(speed >= SK_BLENDIN_MIN_SPEED) || !(speed <= 1))
-    return sk_error_set(err, SK_ERANGE, q, "\"speed\" must be in [%g, 1] (a blend of at most %g frames)",
-                        SK_BLENDIN_MIN_SPEED, 1 / SK_BLENDIN_MIN_SPEED);
-  const size_t nb = anim->bone_count;
-  sk_pose_blendin *b = calloc(1, sizeof *b);
-  if (b == NULL || (b->snap = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *b->snap)) == NULL ||
-      (b->drv = malloc(nb ? nb * 3 : 1)) == NULL) {
-    if (b != NULL)
-      free(b->snap);
-    free(b);
-    return sk_error_set(err, SK_ENOMEM, p, "out of memory");
-  }
-  sp->blend = b;
-  sk_blendin_init(&b->st, speed);
-  const json_t *fr = json_array_get(json_object_get(j, "frames"), 0);
-  b->first = json_is_number(fr) ? (uint64_t)json_number_value(fr) : 0;
-  sk_blendin_driven(anim, sp->l[0].clip, b->drv);
-  const json_t *from = json_object_get(o, "from");
-  if (from == NULL) {
-    memcpy(b->snap, anim->rest, nb * SK_ANIM_TRS * sizeof *b->snap);
-  } else {
-    char f[SK_ERROR_POINTER_MAX];
-    sk_pointer_child(f, sizeof f, p, "from");
-    if (!json_is_object(from))
-      return sk_error_set(err, SK_ETYPE, f, "expected {\"animation\", \"time\", \"loop\"?}: the pose blended from");
-    if ((rc = sk_json_check_keys(from, f, k_from, NULL, err)))
-      return rc;
-    sk_anim_layer src;
-    if ((rc = anim_layer(anim, from, f, false, &src, err)))
-      return rc;
-    sk_anim_sample(anim, src.clip, src.time, src.loop, b->snap);
-  }
-  /* "frames" chunks are pieces of a longer shot: only a whole range must hold the blend */
-  if (fr == NULL && sk_blendin_blending(&b->st, b->first + sp->nf - 1))
-    return sk_error_set(err, SK_ERANGE, q,
-                        "a crossfade longer than the range: at blendingSpeed %g it blends over more than its %zu frames",
-                        speed, sp->nf);
-  return 0;
-}
-
 /* One layer object, or the pose itself for the single-"animation" form. */
-static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
-                      sk_error *err) {
+int sk_pose__anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
+                        sk_error *err) {
   static const char *const k_layer[] = {"animation",  "time", "weight",  "loop", "additive", "reference",
                                        "speedRatio", "mask", "blendIn", NULL};
   int rc;
@@ -382,11 +272,11 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
       char q[SK_ERROR_POINTER_MAX];
       snprintf(q, sizeof q, "%s", p);
       sk_pointer_push_index(q, sizeof q, i);
-      rc = anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
+      rc = sk_pose__anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
       if (!rc)
         rc = sk_animops_layer_ext(s, json_array_get(layers, i), q, &sp->lx[i], sp->masks + i * s->count, err);
       if (!rc)
-        rc = layer_speed(anim, json_array_get(layers, i), q, &sp->l[i], &sp->lx[i].speed, err);
+        rc = sk_pose__layer_speed(anim, json_array_get(layers, i), q, &sp->l[i], &sp->lx[i].speed, err);
       if (!rc && (sp->lx[i].additive || sp->lx[i].bone_weights != NULL || sp->lx[i].speed != 0))
         sp->plain_layers = false;
       total += rc ? 0 : sp->l[i].weight;
@@ -420,7 +310,7 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
         sk_pointer_push_index(q, sizeof q, i);
         sk_pointer_push(q, sizeof q, "blendIn");
         rc = sp->nl > 1 ? sk_error_set(err, SK_ETYPE, q, "\"blendIn\" blends one layer in: give it alone")
-                        : layer_blendin(anim, j, ptr, sp, err);
+                        : sk_pose__layer_blendin(anim, j, ptr, sp, err);
         sp->plain_layers = false;
       }
   } else {
@@ -428,7 +318,7 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     if ((sp->l = malloc(sizeof *sp->l)) == NULL)
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     else
-      rc = anim_layer(anim, j, ptr, false, sp->l, err);
+      rc = sk_pose__anim_layer(anim, j, ptr, false, sp->l, err);
     if (!rc)
       rc = sk_pose_frames_parse(j, ptr, json_object_get(j, "time") != NULL, &sp->times, &sp->nf, err);
   }

@@ -53,6 +53,19 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
                         const char *const *extra_keys, sk_pose_spec *sp, sk_error *err);
 void sk_pose__spec_close(sk_pose_spec *sp);
 
+/* One layer object of a clip pose (is_layer), or the pose itself for the
+ * single-"animation" form: its clip, "time", "loop", "weight" into *l
+ * (zeroed first). 0 or an error naming the field (sk_pose_anim.c). */
+int sk_pose__anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
+                        sk_error *err);
+/* Layer object o's "speedRatio" (at ptr) for its parsed layer *l into
+ * *speed, 0 when absent (sk_pose_blend.c). */
+int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
+                         sk_error *err);
+/* The "blendIn" of pose j's one layer into sp->blend (owned by sp), after
+ * its layers and frame times are parsed (sk_pose_blend.c). */
+int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, sk_pose_spec *sp, sk_error *err);
+
 /* Clip TRS `trs` (B * SK_ANIM_TRS) as one override per bone into out[0..B),
  * with `user`'s overrides on top (sk_pose_anim.c). */
 void sk_pose__merge_overrides(const sk_anim *anim, const double *trs, const sk_pose *user, sk_override *out);
