@@ -430,6 +430,17 @@ def main():
         response_body={"results": r_range[3:7]})
     err("pose-frames-reversed", "POST", "/v1/skeletons/clips/pose", 422, "/frames/1", headers=J,
         body={"animation": "Rise", "frames": [7, 3], "fps": 10}, request_schema="pose.json")
+    clip_speed = {"layers": [{"animation": "Wave", "time": 0, "speedRatio": 1.5, "loop": True}], "from": 0,
+                  "to": 0.5, "fps": 10}
+    r_speed = babylon_eval({"skeleton": clips, "ops": [dict(op="pose", **clip_speed)]})["results"]
+    add(name="pose-babylon-clip-speed", description="A layer at 1.5 times its speed, as AnimationGroup.speedRatio "
+        "plays it: frame (ms * (fps * 1.5)) / 1000 of the elapsed time, looping in the range.", method="POST",
+        path="/v1/skeletons/clips/pose", headers=J, body=clip_speed, request_schema="pose.json", status=200,
+        response_schema="batch-result.json", response_body={"results": r_speed})
+    err("pose-speed-short-keys", "POST", "/v1/skeletons/clips/pose", 415, "/layers/0/speedRatio",
+        description="The root's keys end before \"Rise\" does: Babylon would play that bone in its own keys' range.",
+        headers=J, body={"layers": [{"animation": "Rise", "time": 0, "speedRatio": 2}], "times": [0, 0.5]},
+        request_schema="pose.json")
     err("unknown-clip", "GET", "/v1/skeletons/clips/animations/Nope", 404, "")
     add(name="put-retarget-target", description="Babylon JSON without animations: a retarget target.", method="PUT",
         path="/v1/skeletons/target", headers=J, body=target, request_schema="skeleton.json", status=201,

@@ -402,10 +402,33 @@ double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop) {
   return frame;
 }
 
-static void sample_clip(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur) {
+double sk_anim__speed_frame(double fps, double from, double to, double time, bool loop, double speed) {
+  const double range = to - from;
+  /* the operations of RuntimeAnimation.animate, in its order */
+  const double elapsed = time * 1000;
+  const double abs = (elapsed * (fps * speed)) / 1000;
+  if (!loop && abs >= range)
+    return to; /* not looping: the animation ended there */
+  if (!isfinite(abs))
+    return from;
+  if (abs < 0 && from < to)
+    return range != 0 ? to + sk_fdlibm_fmod(abs, range) : from;
+  return range != 0 ? from + sk_fdlibm_fmod(abs, range) : to;
+}
+
+double sk_anim__layer_frame(const sk_anim_clip *clip, double time, bool loop, double speed) {
+  if (speed == 0)
+    return sk_anim__clip_frame(clip, time, loop);
+  if (clip->fps > 0)
+    return sk_anim__speed_frame(clip->fps, clip->from_frame, clip->to_frame, time, loop, speed);
+  return sk_anim__speed_frame(SK_ANIM_FPS, 0, clip->end_frame, time, loop, speed);
+}
+
+static void sample_clip_r(const sk_anim *a, size_t clip, double time, bool loop, double speed, double *trs,
+                          sk_anim_cursor *cur) {
   const sk_anim_clip *c = &a->clips[clip];
   memcpy(trs, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *trs);
-  double frame = sk_anim__clip_frame(c, time, loop);
+  double frame = sk_anim__layer_frame(c, time, loop, speed);
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     static const int offset[3] = {0, 3, 7};
@@ -419,8 +442,22 @@ static void sample_clip(const sk_anim *a, size_t clip, double time, bool loop, d
   }
 }
 
+static void sample_clip(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur) {
+  sample_clip_r(a, clip, time, loop, 0, trs, cur);
+}
+
+/* A layer's clip at its time and speed ratio (`x`, NULL: none). */
+static void sample_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *trs) {
+  sample_clip_r(a, l->clip, l->time, l->loop, x != NULL ? x->speed : 0, trs, NULL);
+}
+
 void sk_anim_sample(const sk_anim *a, size_t clip, double time, bool loop, double *trs) {
   sample_clip(a, clip, time, loop, trs, NULL);
+}
+
+void sk_anim__sample_layer_at(const sk_anim *a, const sk_anim_layer *l, double speed, double time, double *trs,
+                              sk_anim_cursor *cur) {
+  sample_clip_r(a, l->clip, time, l->loop, speed, trs, cur);
 }
 
 void sk_anim_sample_at(const sk_anim *a, size_t clip, double time, bool loop, double *trs, sk_anim_cursor *cur) {
@@ -666,7 +703,7 @@ void sk_anim__apply_bone_weights(const sk_anim *a, const float *bw, double *trs,
 /* Adds one additive layer onto `trs` (see sk_anim_sample_layers). */
 static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_layer_ext *x, double *trs) {
   const sk_anim_clip *c = &a->clips[l->clip];
-  double frame = sk_anim__clip_frame(c, l->time, l->loop);
+  double frame = sk_anim__layer_frame(c, l->time, l->loop, x->speed);
   const double ref = sk_anim__reference_frame(x);
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
@@ -732,7 +769,7 @@ static int late_layers(const sk_anim *a, const sk_anim_layer *layers, const sk_a
     if ((ext != NULL && ext[i].additive) || layers[i].weight / total == 0)
       continue;
     double *dst = buf + k * fs;
-    sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, dst);
+    sample_layer(a, &layers[i], ext != NULL ? &ext[i] : NULL, dst);
     if (mask != NULL)
       sk_anim__apply_bone_weights(a, mask, dst, 1);
     sk_anim__layer_drives(a, &layers[i], mask, drives + k * nb);
@@ -784,7 +821,7 @@ int sk_anim_sample_layers_ext(const sk_anim *a, const sk_anim_layer *layers, con
     if (total == 0 || w == 0) /* weighted layers of weight 0 alone: none (0 / 0 is not a weight) */
       continue;
     double *dst = first ? trs : scratch;
-    sk_anim_sample(a, layers[i].clip, layers[i].time, layers[i].loop, dst);
+    sample_layer(a, &layers[i], EXT(i), dst);
     if (EXT(i)->bone_weights != NULL)
       sk_anim__apply_bone_weights(a, EXT(i)->bone_weights, dst, 1);
     if (first) {

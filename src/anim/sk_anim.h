@@ -175,6 +175,10 @@ typedef struct sk_anim_layer_ext {
   /* Appended: an additive layer of a Babylon-format clip made once
    * (sk_banim_add_layer_make, borrowed), or NULL: made at every call. */
   const struct sk_banim_add_layer *babylon_add;
+  /* Appended: 0, the clip plays at the layer's time as goToFrame(time *
+   * fps) does; > 0, as Babylon's AnimationGroup.speedRatio plays it
+   * (sk_anim__layer_frame). */
+  double speed;
 } sk_anim_layer_ext;
 
 /* Writes the TRS of every bone (bone_count * SK_ANIM_TRS doubles into
@@ -263,6 +267,20 @@ const float *sk_anim__sample_matrix(const sk_anim_channel *ch, double frame);
  * sk_anim_sample_overrides_at samples them. */
 const float *sk_anim__sample_matrix_at(const sk_anim_channel *ch, double frame, sk_anim_cursor *cur);
 double sk_anim__clip_frame(const sk_anim_clip *clip, double time, bool loop);
+/* The frame a layer of speed ratio `speed` plays at `time` seconds:
+ * sk_anim__clip_frame for 0; otherwise RuntimeAnimation.animate's frame
+ * for an animatable started at elapsed 0 and now `time * 1000` ms in:
+ * (ms * (fps * speed)) / 1000 frames from the clip's first frame, wrapped
+ * into the clip's range with `loop` (JS %), its last frame past the end
+ * without. glTF clips span frames [0, end] at 60 fps. */
+double sk_anim__layer_frame(const sk_anim_clip *clip, double time, bool loop, double speed);
+/* The same over frames [from, to] at `fps` (sk_sample's glTF clips). */
+double sk_anim__speed_frame(double fps, double from, double to, double time, bool loop, double speed);
+/* Layer `l`'s clip and loop at `time` (its own time unused) and speed
+ * ratio `speed`, as sk_anim_sample_at samples it (cursors `cur`, NULL:
+ * none). */
+void sk_anim__sample_layer_at(const sk_anim *a, const sk_anim_layer *l, double speed, double time, double *trs,
+                              sk_anim_cursor *cur);
 /* Internal (sk_pose_range): a TRS channel at frames[0..m) (each as
  * sk_anim__sample_babylon gives it, in that order, with the one cursor
  * `cur`) into out[0 .. m * width); a rotation channel's slerp sines

@@ -190,7 +190,7 @@ static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_an
   if (add == NULL)
     add = &own;
   memcpy(t, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *t);
-  const double frame = sk_anim__clip_frame(&a->clips[l->clip], l->time, l->loop);
+  const double frame = sk_anim__layer_frame(&a->clips[l->clip], l->time, l->loop, x->speed);
   for (size_t k = 0; k < add->count; k++) {
     const sk_anim_channel *ch = &add->channels[k];
     blend_src *b = &src[ch->bone];
@@ -321,8 +321,9 @@ int sk_banim_blend__once_frame(sk_banim_blend__once *c, const sk_anim_layer *lay
       rc = sample_additive(a, &layers[i], &ext[i], t, c->mats + i * nb * 16, src);
       continue;
     }
-    sk_anim_sample_at(a, layers[i].clip, layers[i].time, layers[i].loop, t, c->cur[i]);
-    double frame = sk_anim__clip_frame(cl, layers[i].time, layers[i].loop);
+    const double speed = ext != NULL ? ext[i].speed : 0;
+    sk_anim__sample_layer_at(a, &layers[i], speed, layers[i].time, t, c->cur[i]);
+    double frame = sk_anim__layer_frame(cl, layers[i].time, layers[i].loop, speed);
     const float *mask = ext != NULL ? ext[i].bone_weights : NULL;
     for (size_t k = 0; k < cl->channel_count; k++) {
       const sk_anim_channel *ch = &cl->channels[k];

@@ -29,6 +29,7 @@ typedef struct run_layer {
   const sk_anim_channel *ch; /* the clip's channels, or the additive layer's made ones */
   size_t nch, nslot;
   bool loop;
+  double speed; /* sk_anim_layer's */
   int32_t *slot;       /* [nch]: the channel's slot, -1 when it does not count */
   int32_t *bp;         /* [nb * 4]: slot of bone b's path p, -1 for none */
   sk_anim_cursor *cur; /* [nch] */
@@ -118,6 +119,7 @@ static int plan_layer(sk_banim_blend_ctx *c, const sk_anim_layer *l, const sk_an
   const float *mask = x != NULL && !additive ? x->bone_weights : NULL; /* an additive layer's is in its keys */
   L->clip = clip;
   L->loop = l->loop;
+  L->speed = x != NULL ? x->speed : 0;
   L->ch = additive ? x->babylon_add->channels : clip->channels;
   L->nch = additive ? x->babylon_add->count : clip->channel_count;
   const size_t nch = L->nch ? L->nch : 1;
@@ -246,7 +248,8 @@ static void plan_sampled(sk_banim_blend_ctx *c, const sk_anim_layer *layers, con
     if (ext != NULL && ext[i].additive)
       continue;
     const sk_anim_layer one = {.clip = layers[i].clip, .time = 0, .weight = 1, .loop = layers[i].loop};
-    if (sk_sample_ctx_create(c->sampler, &one, 1, &c->ly[i].sctx) != 0)
+    const sk_anim_layer_ext one_x = {.speed = ext != NULL ? ext[i].speed : 0};
+    if (sk_sample_ctx_create_ext(c->sampler, &one, &one_x, 1, &c->ly[i].sctx) != 0)
       c->ly[i].sctx = NULL;
     else
       c->bytes += sk_sample_ctx_memory(c->ly[i].sctx);
@@ -321,7 +324,7 @@ static void run_sample(sk_banim_blend_ctx *c, const double *times, size_t m) {
       continue;
     }
     for (size_t f = 0; f < m; f++)
-      L->frames[f] = sk_anim__clip_frame(L->clip, times[f * c->count + i], L->loop);
+      L->frames[f] = sk_anim__layer_frame(L->clip, times[f * c->count + i], L->loop, L->speed);
     for (size_t k = 0; k < L->nch; k++) {
       const int32_t slot = L->slot[k];
       if (slot < 0)

@@ -18,6 +18,7 @@ typedef struct wlayer {
   double w;
   const float *mask; /* bone weights, or NULL */
   sk_sample_ctx *ctx; /* its clip through the sampler, or NULL: sk_anim_sample per frame */
+  double speed;       /* sk_anim_layer_ext's */
 } wlayer;
 
 /* One channel of an additive layer that adds something (weight times bone
@@ -35,6 +36,7 @@ typedef struct achan {
 struct sk_layers_ctx {
   const sk_anim *a;
   const sk_anim_layer *layers;
+  double *speed; /* owned; count: each layer's sk_anim_layer_ext speed (ext is read at open only) */
   size_t count, nb, run, bytes;
   sk_sampler *sampler; /* owned, or NULL */
   wlayer *wl;
@@ -66,7 +68,7 @@ void sk_layers_close(sk_layers_ctx *c) {
     free(c->ac[k].own);
   sk_sampler_destroy(c->sampler);
   free(c->wl), free(c->ac), free(c->scratch), free(c->lt), free(c->q), free(c->d), free(c->fr);
-  free(c->late), free(c->drives), free(c->src), free(c->lw), free(c->undriven);
+  free(c->late), free(c->drives), free(c->src), free(c->lw), free(c->undriven), free(c->speed);
   free(c);
 }
 
@@ -94,9 +96,10 @@ static int plan_weighted(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
     if (x->additive || total == 0 || w == 0) /* as sk_anim_sample_layers_ext: weight 0 alone is no layer */
       continue;
     wlayer *L = &c->wl[c->nwl++];
-    *L = (wlayer){.layer = i, .w = w, .mask = x->bone_weights};
+    *L = (wlayer){.layer = i, .w = w, .mask = x->bone_weights, .speed = x->speed};
     const sk_anim_layer one = {.clip = c->layers[i].clip, .weight = 1, .loop = c->layers[i].loop};
-    if (c->sampler != NULL && sk_sample_ctx_create(c->sampler, &one, 1, &L->ctx) != 0)
+    const sk_anim_layer_ext one_x = {.speed = x->speed};
+    if (c->sampler != NULL && sk_sample_ctx_create_ext(c->sampler, &one, &one_x, 1, &L->ctx) != 0)
       L->ctx = NULL;
     c->bytes += L->ctx != NULL ? sk_sample_ctx_memory(L->ctx) : 0;
   }
@@ -180,6 +183,12 @@ int sk_layers_open(const sk_anim *a, const sk_anim_layer *layers, const sk_anim_
     return c == NULL ? SK_ENOMEM : SK_EINVAL;
   }
   *c = (sk_layers_ctx){.a = a, .layers = layers, .count = count, .nb = a->bone_count, .sampler = smp};
+  if ((c->speed = calloc(count ? count : 1, sizeof *c->speed)) == NULL) {
+    sk_layers_close(c);
+    return SK_ENOMEM;
+  }
+  for (size_t i = 0; ext != NULL && i < count; i++)
+    c->speed[i] = ext[i].speed;
   int rc = plan_weighted(c, ext);
   if (!rc && c->nwl > 1 && !sk_anim__blend_plain(a, layers, ext, count))
     rc = plan_late(c, ext);
@@ -236,7 +245,7 @@ static void sample_layer(sk_layers_ctx *c, const wlayer *L, const double *times,
     return;
   }
   for (size_t f = 0; f < m; f++)
-    sk_anim_sample(c->a, l->clip, c->lt[f], l->loop, dst + f * c->nb * SK_ANIM_TRS);
+    sk_anim__sample_layer_at(c->a, l, L->speed, c->lt[f], dst + f * c->nb * SK_ANIM_TRS, NULL);
 }
 
 /* Babylon's late bindings over m frames into trs: every weighted layer's
@@ -302,7 +311,8 @@ static void run_additive(sk_layers_ctx *c, const double *times, size_t m, double
     const sk_anim_layer *l = &c->layers[x->layer];
     if (k == 0 || c->ac[k - 1].layer != x->layer) /* the layer's frames (its channels are together) */
       for (size_t f = 0; f < m; f++)
-        c->fr[f] = sk_anim__clip_frame(&c->a->clips[l->clip], times[f * c->count + x->layer], l->loop);
+        c->fr[f] = sk_anim__layer_frame(&c->a->clips[l->clip], times[f * c->count + x->layer], l->loop,
+                                         c->speed[x->layer]);
     sk_anim__sample_values_run(x->ch, x->dv, c->fr, m, c->d, &x->cur);
     const size_t width = x->ch->path == SK_ANIM_ROTATION ? 4 : 3;
     double *t = trs + (size_t)x->ch->bone * SK_ANIM_TRS;

@@ -15,6 +15,7 @@ typedef struct samp_layer {
   const samp_clip *clip;
   double offset; /* seconds, see sk_sample_layer_time */
   bool loop;
+  double speed; /* sk_anim_layer's */
   double w;      /* normalised weight */
   double amount; /* w / cumulative weight: the slerp amount of this layer */
   size_t *cur;   /* key cursor per timeline */
@@ -233,6 +234,11 @@ static int late_plan(sk_sample_ctx *c, const sk_anim_layer *layers, size_t count
 }
 
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out) {
+  return sk_sample_ctx_create_ext(s, layers, NULL, count, out);
+}
+
+int sk_sample_ctx_create_ext(const sk_sampler *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
+                             size_t count, sk_sample_ctx **out) {
   if (s == NULL || layers == NULL || count == 0 || out == NULL)
     return SK_EINVAL;
   *out = NULL;
@@ -278,6 +284,7 @@ int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_
     l->clip = &s->clips[layers[i].clip];
     l->offset = layers[i].time;
     l->loop = layers[i].loop;
+    l->speed = ext != NULL ? ext[i].speed : 0;
     l->w = w;
     cum = c->count == 1 ? w : cum + w;
     l->amount = w / cum;
@@ -448,7 +455,8 @@ static double clip_frame(double end_frame, double time, bool loop) {
 static void layer_seek(samp_layer *l, double t) {
   const samp_clip *c = l->clip;
   const double time = sk_sample_layer_time(l->offset, t);
-  double frame = c->babylon != NULL ? sk_anim__clip_frame(c->babylon, time, l->loop)
+  double frame = c->babylon != NULL ? sk_anim__layer_frame(c->babylon, time, l->loop, l->speed)
+                 : l->speed != 0    ? sk_anim__speed_frame(SK_ANIM_FPS, 0, c->end_frame, time, l->loop, l->speed)
                                     : clip_frame(c->end_frame, time, l->loop);
   for (size_t k = 0; k < c->line_count; k++)
     line_seek(&c->lines[k], &l->cur[k], &l->grad[k], frame);

@@ -92,6 +92,10 @@ static inline double sk_sample_layer_time(double offset, double t) { return offs
  * non-finite or all 0, or a clip index is invalid or not in the sampler),
  * SK_ENOMEM. */
 int sk_sample_ctx_create(const sk_sampler *s, const sk_anim_layer *layers, size_t count, sk_sample_ctx **out);
+/* The same with each layer's speed ratio from ext[i].speed (NULL: none;
+ * its other fields are not read: plain layers only). */
+int sk_sample_ctx_create_ext(const sk_sampler *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
+                             size_t count, sk_sample_ctx **out);
 /* NULL is a no-op. */
 void sk_sample_ctx_destroy(sk_sample_ctx *c);
 /* LINEAR channels are sampled in groups, one channel per SIMD lane, on the

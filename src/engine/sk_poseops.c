@@ -189,7 +189,8 @@ static int mesh_clock(const sk_model *e, const json_t *j, const char *ptr, sk_po
           const long clip = l ? (long)l->clip : clk.clip;
           const double lt = l == NULL ? t : range ? (l->time == 0 ? t : l->time + t) : l->time;
           b[i].mesh_layers[k] = (sk_mesh_layer){
-              clip, sk_anim__clip_frame(&e->anim->clips[clip], lt, l ? l->loop : clk.loop), l ? l->weight : 1};
+              clip, sk_anim__layer_frame(&e->anim->clips[clip], lt, l ? l->loop : clk.loop, l ? clk.speed[k] : 0),
+              l ? l->weight : 1};
         }
       }
       if (b != *x) {

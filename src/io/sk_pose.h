@@ -93,10 +93,14 @@ typedef struct sk_pose_clock {
   double *times;
   size_t n;
   /* with "layers": each layer as parsed (new; free; time = the layer's
-   * "time", an offset in a range), and whether one is additive or masked */
+   * "time", an offset in a range), and whether one is additive, masked or
+   * blended in ("blendIn") */
   sk_anim_layer *layer;
   size_t nlayers;
   bool additive;
+  /* Appended: each layer's "speedRatio" (0: none), in layer's allocation
+   * (freeing layer frees it). */
+  double *speed;
 } sk_pose_clock;
 int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out);
 

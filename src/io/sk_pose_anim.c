@@ -58,8 +58,6 @@ static int anim_clip(const sk_anim *anim, const json_t *v, const char *ptr, size
   return 0;
 }
 
-static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
-                      sk_error *err);
 
 int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out) {
   memset(out, 0, sizeof *out);
@@ -72,14 +70,19 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
   if (anim == NULL || (!out->layers && (a == NULL || anim_clip(anim, a, "", &clip, NULL) != 0)))
     return 0;
   if (out->layers) {
-    out->layer = calloc(json_array_size(ls) + 1, sizeof *out->layer);
+    const size_t n = json_array_size(ls) + 1;
+    out->layer = calloc(n, sizeof *out->layer + sizeof *out->speed);
     if (out->layer == NULL)
       return SK_ENOMEM;
+    out->speed = (double *)(void *)(out->layer + n);
     for (size_t i = 0; i < json_array_size(ls); i++) {
       const json_t *o = json_array_get(ls, i);
-      if (anim_layer(anim, o, "", true, &out->layer[out->nlayers], NULL) == 0)
+      sk_anim_layer *l = &out->layer[out->nlayers];
+      if (sk_pose__anim_layer(anim, o, "", true, l, NULL) == 0 && sk_pose__layer_speed(anim, o, "", l, &out->speed[out->nlayers], NULL) == 0)
         out->nlayers++;
-      out->additive = out->additive || json_is_true(json_object_get(o, "additive")) || json_object_get(o, "mask") != NULL;
+      /* a blend-in would blend the morph weights too: refused with these */
+      out->additive = out->additive || json_is_true(json_object_get(o, "additive")) ||
+                      json_object_get(o, "mask") != NULL || json_object_get(o, "blendIn") != NULL;
     }
   } else {
     out->clip = (long)clip;
@@ -93,9 +96,10 @@ int sk_pose_anim_clock(const sk_anim *anim, const json_t *j, sk_pose_clock *out)
 }
 
 /* One layer object, or the pose itself for the single-"animation" form. */
-static int anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
-                      sk_error *err) {
-  static const char *const k_layer[] = {"animation", "time", "weight", "loop", "additive", "reference", "mask", NULL};
+int sk_pose__anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
+                        sk_error *err) {
+  static const char *const k_layer[] = {"animation",  "time", "weight",  "loop", "additive", "reference",
+                                       "speedRatio", "mask", "blendIn", NULL};
   int rc;
   memset(l, 0, sizeof *l);
   l->weight = 1;
@@ -188,6 +192,11 @@ void sk_pose__spec_close(sk_pose_spec *sp) {
   free(sp->times);
   free(sp->lx);
   free(sp->masks);
+  if (sp->blend != NULL) {
+    free(sp->blend->snap);
+    free(sp->blend->drv);
+    free(sp->blend);
+  }
   memset(sp, 0, sizeof *sp);
 }
 
@@ -263,10 +272,12 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
       char q[SK_ERROR_POINTER_MAX];
       snprintf(q, sizeof q, "%s", p);
       sk_pointer_push_index(q, sizeof q, i);
-      rc = anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
+      rc = sk_pose__anim_layer(anim, json_array_get(layers, i), q, true, &sp->l[i], err);
       if (!rc)
         rc = sk_animops_layer_ext(s, json_array_get(layers, i), q, &sp->lx[i], sp->masks + i * s->count, err);
-      if (!rc && (sp->lx[i].additive || sp->lx[i].bone_weights != NULL))
+      if (!rc)
+        rc = sk_pose__layer_speed(anim, json_array_get(layers, i), q, &sp->l[i], &sp->lx[i].speed, err);
+      if (!rc && (sp->lx[i].additive || sp->lx[i].bone_weights != NULL || sp->lx[i].speed != 0))
         sp->plain_layers = false;
       total += rc ? 0 : sp->l[i].weight;
     }
@@ -292,12 +303,22 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
     sp->layered = true;
     if (!rc)
       rc = sk_pose_frames_parse(j, ptr, false, &sp->times, &sp->nf, err);
+    for (size_t i = 0; !rc && i < sp->nl; i++)
+      if (json_object_get(json_array_get(layers, i), "blendIn") != NULL) {
+        char q[SK_ERROR_POINTER_MAX];
+        snprintf(q, sizeof q, "%s", p);
+        sk_pointer_push_index(q, sizeof q, i);
+        sk_pointer_push(q, sizeof q, "blendIn");
+        rc = sp->nl > 1 ? sk_error_set(err, SK_ETYPE, q, "\"blendIn\" blends one layer in: give it alone")
+                        : sk_pose__layer_blendin(anim, j, ptr, sp, err);
+        sp->plain_layers = false;
+      }
   } else {
     sp->nl = 1;
     if ((sp->l = malloc(sizeof *sp->l)) == NULL)
       rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     else
-      rc = anim_layer(anim, j, ptr, false, sp->l, err);
+      rc = sk_pose__anim_layer(anim, j, ptr, false, sp->l, err);
     if (!rc)
       rc = sk_pose_frames_parse(j, ptr, json_object_get(j, "time") != NULL, &sp->times, &sp->nf, err);
   }
@@ -445,6 +466,8 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
   if (src != 0)
     return sk_error_set(err, src == SK_ENOMEM ? SK_ENOMEM : SK_ERANGE, ptr,
                         src == SK_ENOMEM ? "out of memory" : "invalid layer weights");
+  if (sp->blend != NULL) /* each frame one write of the blending animations */
+    sk_blendin_apply(anim, sp->blend->drv, sp->blend->snap, sk_blendin_factor(&sp->blend->st, sp->blend->k), trs);
   p->count = nb;
   sk_pose__merge_overrides(anim, trs, &sp->base, p->overrides);
   return 0;
@@ -672,7 +695,7 @@ static int poses_ranged_layers(const sk_anim *anim, sk_pose_spec *sp, const char
  * caller samples the frames into overrides), else 0 or SK_ENOMEM. */
 static int poses_ranged(const sk_skeleton *s, const sk_anim *anim, sk_pose_spec *sp, const char *ptr, sk_pose **poses,
                         size_t *count, sk_error *err) {
-  if (sp->times == NULL)
+  if (sp->times == NULL || sp->blend != NULL) /* blending: frame by frame, in order */
     return 1;
   if (anim->babylon && sp->layered && sp->nf >= 2)
     return poses_ranged_babylon_layers(s, anim, sp, ptr, poses, count, err);
@@ -751,7 +774,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
    * frames (their checks, weights and additive keys made once; NULL when
    * it does not take them: the same bits, frame by frame) */
   sk_layers_ctx *gl = NULL;
-  if (!rc && !anim->babylon && !sp.plain_layers && times != NULL && nf > 1 && rs.ctx == NULL &&
+  if (!rc && !anim->babylon && !sp.plain_layers && sp.blend == NULL && times != NULL && nf > 1 && rs.ctx == NULL &&
       sk_layers_open(anim, l, sp.lx, nl, clip_sampler(anim, l, nl, nf), &gl) != 0)
     gl = NULL;
   if (!rc && times != NULL && ((bl != NULL && sk_banim_blend_run_max(bl) > 1) || gl != NULL))
@@ -759,6 +782,8 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
   for (; !rc && made < nf; made++) {
     for (size_t i = 0; times != NULL && i < nl; i++)
       l[i].time = sk_sample_layer_time(offsets[i], times[made]);
+    if (sp.blend != NULL)
+      sp.blend->k = sp.blend->first + made;
     out[made] = sp.base;
     if (rs.ctx != NULL) {
       /* frame 0 owns the block (sk_pose.overrides_shared) */

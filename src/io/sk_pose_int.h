@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sk_blendin.h"
 #include "sk_pose.h"
 
 /* True when `key` is in the NULL-terminated list `a` (NULL: empty). */
@@ -33,13 +34,37 @@ typedef struct sk_pose_spec {
   float *masks;          /* owned; nl * bones weights the masks point into */
   bool plain_layers;     /* no layer is additive or masked (sk_sample's case) */
   bool layered;          /* "layers" given (Babylon-format clips then blend as weighted animations) */
+  /* Appended: the one layer's "blendIn" (sk_blendin), or NULL. */
+  struct sk_pose_blendin *blend;
 } sk_pose_spec;
+
+/* A layer blended in from a snapshot over the frames (sk_blendin.h). */
+typedef struct sk_pose_blendin {
+  double *snap;   /* owned; bone_count * SK_ANIM_TRS: the snapshot pose */
+  uint8_t *drv;   /* owned; bone_count * 3: the paths the layer's clip drives */
+  uint64_t first; /* the write index of the range's first frame ("frames": its start) */
+  uint64_t k;     /* the write index of the frame sampled next */
+  sk_blendin st;
+} sk_pose_blendin;
 
 /* Parses `j` as sk_pose_parse_anim does, without sampling. On success *sp
  * owns what it holds (sk_pose__spec_close); on failure it is closed. */
 int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr,
                         const char *const *extra_keys, sk_pose_spec *sp, sk_error *err);
 void sk_pose__spec_close(sk_pose_spec *sp);
+
+/* One layer object of a clip pose (is_layer), or the pose itself for the
+ * single-"animation" form: its clip, "time", "loop", "weight" into *l
+ * (zeroed first). 0 or an error naming the field (sk_pose_anim.c). */
+int sk_pose__anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, bool is_layer, sk_anim_layer *l,
+                        sk_error *err);
+/* Layer object o's "speedRatio" (at ptr) for its parsed layer *l into
+ * *speed, 0 when absent (sk_pose_blend.c). */
+int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
+                         sk_error *err);
+/* The "blendIn" of pose j's one layer into sp->blend (owned by sp), after
+ * its layers and frame times are parsed (sk_pose_blend.c). */
+int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, sk_pose_spec *sp, sk_error *err);
 
 /* Clip TRS `trs` (B * SK_ANIM_TRS) as one override per bone into out[0..B),
  * with `user`'s overrides on top (sk_pose_anim.c). */

@@ -561,7 +561,8 @@ export function evalCase(c) {
                     const anims = op.layers.map((l, i) => {
                         if (l.additive !== true)
                             return sc.beginWeightedAnimation(tmp, clips[i].from, clips[i].to, l.weight ?? 1,
-                                false, 1.0, undefined, undefined, l.mask ? maskFilter(tmp, l.mask) : undefined);
+                                "speedRatio" in l ? l.loop === true : false, l.speedRatio ?? 1.0, undefined, undefined,
+                                l.mask ? maskFilter(tmp, l.mask) : undefined);
                         // An additive layer: its own parse of the skeleton (the weighted
                         // layers keep the original keys), whose range is played once (the
                         // RuntimeAnimations insert their frame-0 keys) and then made additive
@@ -590,9 +591,18 @@ export function evalCase(c) {
                     op.layers.forEach((l, i) => {
                         const off = l.time ?? 0;
                         const time = ranged ? (off === 0 ? t : off + t) : off; // sk_sample_layer_time
-                        anims[i].goToFrame(clipFrame(clips[i], time, l.loop === true), true);
+                        if ("speedRatio" in l) {
+                            // Played by the scene's step below at `time` since its start: the
+                            // scene's clock is 0 then, and 0 - (-ms) is ms exactly.
+                            anims[i]._localDelayOffset = -(time * 1000);
+                            anims[i]._pausedDelay = null;
+                            anims[i]._manualJumpDelay = null;
+                        } else anims[i].goToFrame(clipFrame(clips[i], time, l.loop === true), true);
                     });
-                    for (const a of anims) a.pause();
+                    op.layers.forEach((l, i) => {
+                        if (!("speedRatio" in l)) anims[i].pause();
+                    });
+                    sc._animationTime = 0;
                     sc._animate(0);
                     applySet(tmp, op.bones ?? {}, what);
                     results.push(evaluate(tmp, op, what));

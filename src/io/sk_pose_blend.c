@@ -1,0 +1,116 @@
+/* The time controls of a clip pose's layers (sk_pose's, as sk_pose_anim.c
+ * parses the rest): "speedRatio" (sk_anim__layer_frame) and "blendIn"
+ * (sk_blendin), each refused where Babylon would play it otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_json.h"
+#include "sk_pose_int.h"
+
+/* A layer's "speedRatio": positive and finite (Babylon's backwards play
+ * swaps the range ends; not taken), on clips that loop by CYCLE (a
+ * RELATIVE loop adds offsets per cycle under animate, not goToFrame). */
+int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
+                         sk_error *err) {
+  const json_t *v = json_object_get(o, "speedRatio");
+  *speed = 0;
+  if (v == NULL)
+    return 0;
+  char p[SK_ERROR_POINTER_MAX];
+  sk_pointer_child(p, sizeof p, ptr, "speedRatio");
+  int rc = sk_json_member_number(v, ptr, "speedRatio", speed, err);
+  if (rc)
+    return rc;
+  if (!(*speed > 0) || !isfinite(*speed) || *speed > 1e6)
+    return sk_error_set(err, SK_ERANGE, p, "\"speedRatio\" must be above 0 and at most 1e6");
+  const sk_anim_clip *c = &anim->clips[l->clip];
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    if (ch->relative)
+      return sk_error_set(err, SK_EUNSUPPORTED, p,
+                          "\"speedRatio\" plays clips that loop by CYCLE; this one has a RELATIVE loopBehavior");
+    /* animate wraps each animation in its own keys' range where the clip's
+     * is not inside it: one frame per layer no longer holds */
+    const double first = ch->frames[(ch->pads & SK_ANIM_BPAD_PAD0) && ch->count > 1 ? 1 : 0]; /* its own first key */
+    const bool short_end = c->fps > 0 && ch->frames[ch->count - 1] < c->to_frame;
+    if (short_end || (c->fps > 0 ? first > c->from_frame : ch->frames[0] > 0))
+      return sk_error_set(err, SK_EUNSUPPORTED, p,
+                          "\"speedRatio\" plays clips whose every animation holds keys over the whole clip; "
+                          "the animation of bone %d %s",
+                          (int)ch->bone, short_end ? "ends before the clip does" : "starts after the clip does");
+  }
+  return 0;
+}
+
+/* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
+ * on the one glTF layer of a frame range: its snapshot (the "from" clip's
+ * pose then, or the rest pose), the paths its clip drives, the write index
+ * of the range's first frame; refused where Babylon would blend otherwise
+ * or it would not end inside the range. */
+int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, sk_pose_spec *sp, sk_error *err) {
+  const json_t *o = json_object_get(json_array_get(json_object_get(j, "layers"), 0), "blendIn");
+  char p[SK_ERROR_POINTER_MAX], q[SK_ERROR_POINTER_MAX];
+  snprintf(p, sizeof p, "%s", ptr);
+  sk_pointer_push(p, sizeof p, "layers");
+  sk_pointer_push_index(p, sizeof p, 0);
+  sk_pointer_push(p, sizeof p, "blendIn");
+  static const char *const k_blend[] = {"speed", "from", NULL}, *const k_from[] = {"animation", "time", "loop", NULL};
+  int rc;
+  if (!json_is_object(o))
+    return sk_error_set(err, SK_ETYPE, p, "expected {\"speed\": blendingSpeed, \"from\"?: {\"animation\", \"time\"}}");
+  if ((rc = sk_json_check_keys(o, p, k_blend, NULL, err)))
+    return rc;
+  if (anim->babylon)
+    return sk_error_set(err, SK_EUNSUPPORTED, p, "\"blendIn\" blends glTF clips (Babylon-format clips: not yet)");
+  if (sp->lx[0].additive || sp->lx[0].bone_weights != NULL)
+    return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends a plain layer in (no \"additive\", no \"mask\")");
+  if (sp->times == NULL)
+    return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends over a frame range (\"times\", \"from\"/\"to\", \"frames\")");
+  const json_t *v = json_object_get(o, "speed");
+  double speed = 0;
+  sk_pointer_child(q, sizeof q, p, "speed");
+  if (v == NULL)
+    return sk_error_set(err, SK_EMISSING, q, "\"blendIn\" needs a \"speed\" (Babylon's blendingSpeed, per frame)");
+  if ((rc = sk_json_member_number(v, p, "speed", &speed, err)))
+    return rc;
+  if (!(speed >= SK_BLENDIN_MIN_SPEED) || !(speed <= 1))
+    return sk_error_set(err, SK_ERANGE, q, "\"speed\" must be in [%g, 1] (a blend of at most %g frames)",
+                        SK_BLENDIN_MIN_SPEED, 1 / SK_BLENDIN_MIN_SPEED);
+  const size_t nb = anim->bone_count;
+  sk_pose_blendin *b = calloc(1, sizeof *b);
+  if (b == NULL || (b->snap = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *b->snap)) == NULL ||
+      (b->drv = malloc(nb ? nb * 3 : 1)) == NULL) {
+    if (b != NULL)
+      free(b->snap);
+    free(b);
+    return sk_error_set(err, SK_ENOMEM, p, "out of memory");
+  }
+  sp->blend = b;
+  sk_blendin_init(&b->st, speed);
+  const json_t *fr = json_array_get(json_object_get(j, "frames"), 0);
+  b->first = json_is_number(fr) ? (uint64_t)json_number_value(fr) : 0;
+  sk_blendin_driven(anim, sp->l[0].clip, b->drv);
+  const json_t *from = json_object_get(o, "from");
+  if (from == NULL) {
+    memcpy(b->snap, anim->rest, nb * SK_ANIM_TRS * sizeof *b->snap);
+  } else {
+    char f[SK_ERROR_POINTER_MAX];
+    sk_pointer_child(f, sizeof f, p, "from");
+    if (!json_is_object(from))
+      return sk_error_set(err, SK_ETYPE, f, "expected {\"animation\", \"time\", \"loop\"?}: the pose blended from");
+    if ((rc = sk_json_check_keys(from, f, k_from, NULL, err)))
+      return rc;
+    sk_anim_layer src;
+    if ((rc = sk_pose__anim_layer(anim, from, f, false, &src, err)))
+      return rc;
+    sk_anim_sample(anim, src.clip, src.time, src.loop, b->snap);
+  }
+  /* "frames" chunks are pieces of a longer shot: only a whole range must hold the blend */
+  if (fr == NULL && sk_blendin_blending(&b->st, b->first + sp->nf - 1))
+    return sk_error_set(err, SK_ERANGE, q,
+                        "a crossfade longer than the range: at blendingSpeed %g it blends over more than its %zu frames",
+                        speed, sp->nf);
+  return 0;
+}

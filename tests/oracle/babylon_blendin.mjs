@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// Babylon.js oracle for a layer's "blendIn", bit for bit: a glTF group
+// started with enableBlending and blendingSpeed after another group's
+// goToFrame left its pose on the nodes (or from the rest pose), then its
+// goToFrame at each frame of the range in order: each write blends
+// Lerp/Slerp(the pose it found, its value, factor), the factor 0 at the
+// first write and blendingSpeed more at each. Writes `skinner eval` cases
+// (tests/conformance/layers_blendin.jsonl, held bit for bit by
+// tests/check_sk_blendin.c):
+//
+//   cd tests/oracle && node babylon_blendin.mjs > ../conformance/layers_blendin.jsonl
+//
+// A "frames" range [s, e) is played from frame 0 (writes 0..s-1 made and
+// not kept): frame k is write k, as skinnerd counts it.
+
+import { readFileSync } from "node:fs";
+
+console.log = (...args) => console.error(...args);
+const B = await import("@babylonjs/core");
+await import("@babylonjs/loaders/glTF/index.js");
+const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
+Logger.LogLevels = Logger.ErrorLogLevel;
+
+
+const FPS = 60;
+// [asset, to group, to loop, speed, from: [group, time, loop] | null, range, speedRatio?]
+// range: {times} | {from, to, fps} | {frames, fps}
+const CASES = [
+    ["data/Fox.glb", 1, true, 0.1, [2, 0.3, false], { times: [0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.3, 2.5] }],
+    ["data/Fox.glb", 2, true, 0.05, [0, 1.234, true], { from: 0, to: 1.5, fps: 30 }],
+    ["data/Fox.glb", 0, false, 0.3, null, { from: 0, to: 0.5, fps: 24 }],
+    ["data/Fox.glb", 1, true, 0.07, [2, 0.1, true], { frames: [5, 40], fps: 30 }],
+    ["data/Fox.glb", 1, true, 0.07, [2, 0.1, true], { frames: [0, 40], fps: 30 }],
+    ["data/CesiumMan.glb", 0, true, 0.125, null, { from: 0, to: 1, fps: 30 }],
+    ["data/RobotExpressive.glb", 10, true, 0.04, [0, 0.5, true], { from: 0, to: 1.2, fps: 30 }],
+    ["data/RobotExpressive.glb", 2, true, 0.2, [13, 0.25, false], { times: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6] }],
+    ["data/RobotExpressive.glb", 13, false, 0.0625, [6, 0.7, true], { from: 0.1, to: 1, fps: 20 }],
+    // with a speed ratio: played by animate (babylon_speed.mjs's clock), one scene step a frame
+    ["data/Fox.glb", 1, true, 0.08, [2, 0.3, false], { from: 0, to: 1.2, fps: 30 }, 1.6],
+    ["data/RobotExpressive.glb", 10, true, 0.1, [0, 0.5, true], { frames: [3, 30], fps: 24 }, 0.7],
+];
+
+function rangeTimes(r) {
+    if (r.times) return r.times.map((t, j) => [j, t]);
+    const out = [];
+    if (r.frames) {
+        for (let k = 0; k < r.frames[1]; k++) out.push([k, k / r.fps]);
+        return out;
+    }
+    const n = Math.floor((r.to - r.from) * r.fps + 1e-9) + 1; // checked against skinnerd's count below
+    for (let j = 0; j < n; j++) out.push([j, r.from + j / r.fps]);
+    return out;
+}
+
+const gltfFrame = (g, t, loop) => {
+    let f = t * FPS;
+    if (loop && g.to > 0) {
+        f = f % g.to;
+        if (f < 0) f += g.to;
+    }
+    return f;
+};
+
+/** Every write of the range in order; the poses of the frames the range asks for. */
+function play({ scene, sk, groups, restore }, [, bi, loop, speed, from, range, ratio]) {
+    restore();
+    if (from) {
+        const gA = groups[from[0]];
+        gA.start(false, 1, gA.from, gA.to);
+        gA.goToFrame(gltfFrame(gA, from[1], from[2]));
+        gA.stop();
+    }
+    const gB = groups[bi];
+    gB.enableBlending = true;
+    gB.blendingSpeed = speed;
+    gB.start(loop, ratio ?? 1, gB.from, gB.to);
+    if (ratio === undefined) gB.pause();
+    const finals = [];
+    const first = range.frames ? range.frames[0] : 0;
+    for (const [k, t] of rangeTimes(range)) {
+        if (ratio === undefined) gB.goToFrame(gltfFrame(gB, t, loop));
+        else {
+            for (const a of gB.animatables) {
+                a._localDelayOffset = -(t * 1000);
+                a._pausedDelay = null;
+                a._manualJumpDelay = null;
+            }
+            scene._animationTime = 0;
+            scene._animate(0);
+        }
+        if (k < first) continue;
+        sk.prepare(true);
+        finals.push(Array.from(sk._transformMatrices));
+    }
+    gB.stop();
+    gB.enableBlending = false;
+    return finals;
+}
+async function load(rel) {
+    const bytes = new Uint8Array(readFileSync(new URL(rel, new URL("..", import.meta.url))));
+    const engine = new NullEngine();
+    const scene = new Scene(engine);
+    const container = await LoadAssetContainerAsync(bytes, scene, {
+        pluginExtension: ".glb",
+        pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
+    });
+    container.addAllToScene();
+    const nodes = scene.transformNodes.concat(scene.meshes);
+    const saved = nodes.map((n) => ({ n, p: n.position.clone(), q: n.rotationQuaternion ? n.rotationQuaternion.clone() : null, s: n.scaling.clone() }));
+    const restore = () => {
+        for (const { n, p, q, s } of saved) {
+            n.position = p.clone();
+            n.rotationQuaternion = q ? q.clone() : null;
+            n.scaling = s.clone();
+        }
+    };
+    const sk = scene.skeletons.find((s) => s.id === "skeleton0") ?? scene.skeletons[0];
+    return { engine, scene, sk, groups: scene.animationGroups.slice(), restore };
+}
+
+const SIGNED = "\u0000-0\u0000";
+const keepSign = (final) => final.map((x) => (Object.is(x, -0) ? SIGNED : x));
+const line = (o) => JSON.stringify(o).replaceAll(JSON.stringify(SIGNED), "-0.0");
+
+const lines = [];
+let asset = null, rel0 = null;
+for (const c of CASES) {
+    const [rel, bi, loop, speed, from, range, ratio] = c;
+    if (rel !== rel0) {
+        if (asset) {
+            asset.scene.dispose();
+            asset.engine.dispose();
+        }
+        asset = await load(rel);
+        rel0 = rel;
+    }
+    const blendIn = { speed };
+    if (from) blendIn.from = { animation: asset.groups[from[0]].name, time: from[1], loop: from[2] };
+    const layer = { animation: asset.groups[bi].name, time: 0, loop, blendIn };
+    if (ratio !== undefined) layer.speedRatio = ratio;
+    const name = `blendIn ${rel} ${JSON.stringify([bi, loop, speed, from, range, ratio ?? null])}`;
+    const finals = play(asset, c);
+    lines.push(line({ name, case: { skeleton: { gltf: rel }, ops: [{ op: "pose", layers: [layer], ...range }] },
+        expected: { results: finals.map((f) => ({ final: keepSign(f) })) } }));
+}
+process.stdout.write(lines.join("\n") + "\n");
