@@ -257,8 +257,9 @@ async function poseMats(body, viaStream) {
       showStream();
       return { data: f.frames.data, poses: f.frames.poseCount, mats: f.frames.matrices, ms: performance.now() - t0 };
     } catch (e) {
-      if (e instanceof SkinnerdError) throw new ApiError(e.status, e.problem, "pose");
-      // The session ended under the request: HTTP from here on.
+      // 413: over a session's work bound ("send it to /pose"): HTTP answers it.
+      if (e instanceof SkinnerdError && e.status !== 413) throw new ApiError(e.status, e.problem, "pose");
+      // Else the session ended under the request: HTTP from here on.
     }
   }
   return api.framesMat3x4(st.id, body);
