@@ -1,6 +1,6 @@
 // The preview page: picks a stored skeleton, draws its skinned mesh from the
 // server's final matrices, plays its clips from frame ranges fetched ahead
-// of the playhead, and edits the picked bone through the API's ops (rotate
+// of the playhead (over the skeleton's WebSocket stream when open), and edits the picked bone through the API's ops (rotate
 // about a local or world axis, IK drag, look-at), which ride along with
 // every later pose request so what the page shows is what any client gets.
 // An IK or look-at drag goes over the skeleton's WebSocket stream when the
@@ -31,7 +31,7 @@ const st = {
   ops: [], edit: null, picked: null, gen: 0, chunks: new Map(), lastMats: null, lastWorlds: null,
   cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
   fitted: false, timing: null, metrics: { last: null, window: null },
-  stream: null, streamFor: null, streamOpening: null, streamed: 0, dragging: false,
+  stream: null, streamFor: null, streamOpening: null, streamed: 0, streamedPoses: 0, dragging: false,
 };
 
 // ---- errors: always visible, never a blank page -----------------------------
@@ -179,14 +179,15 @@ function poseBody(extra) {
 }
 
 // One range request per CHUNK seconds of the clip, cached per edit
-// generation; returns the chunk's promise.
+// generation; returns the chunk's promise. Over the stream when it is open
+// (one text message, one binary answer of CHUNK·FPS poses), else POST /pose.
 function chunk(k) {
   const key = `${st.gen}:${k}`;
   if (st.chunks.has(key)) return st.chunks.get(key);
   const from = k * CHUNK;
   const to = Math.min(from + CHUNK - 1 / FPS / 2, st.clip.duration);
   const gen = st.gen;
-  const p = api.framesMat3x4(st.id, poseBody({ from, to, fps: FPS })).then((r) => {
+  const p = poseMats(poseBody({ from, to, fps: FPS }), true).then((r) => {
     st.timing = { ms: r.ms, frames: r.poses, at: performance.now() };
     showTiming();
     return { from, ...r, gen };
@@ -241,7 +242,7 @@ function openStream(id) {
 function showStream() {
   const live = st.stream && st.stream.open && st.streamFor === st.id;
   $("stream").textContent = live ? `stream: live (${st.streamed} answers)` : "stream: off (HTTP)";
-  $("stream").title = live ? "IK and look-at drags go over the WebSocket stream (GET …/stream)" : "the stream did not open: drags use POST /pose";
+  $("stream").title = live ? "playback ranges, scrubbing, IK and look-at drags go over the WebSocket stream (GET …/stream)" : "the stream did not open: playback and drags use POST /pose";
 }
 
 // Final matrices as mat3x4 over the stream when it is open, else POST /pose.
@@ -252,11 +253,13 @@ async function poseMats(body, viaStream) {
     try {
       const f = await s.send(body);
       st.streamed++;
+      st.streamedPoses += f.frames.poseCount;
       showStream();
       return { data: f.frames.data, poses: f.frames.poseCount, mats: f.frames.matrices, ms: performance.now() - t0 };
     } catch (e) {
-      if (e instanceof SkinnerdError) throw new ApiError(e.status, e.problem, "pose");
-      // The session ended under the request: HTTP from here on.
+      // 413: over a session's work bound ("send it to /pose"): HTTP answers it.
+      if (e instanceof SkinnerdError && e.status !== 413) throw new ApiError(e.status, e.problem, "pose");
+      // Else the session ended under the request: HTTP from here on.
     }
   }
   return api.framesMat3x4(st.id, body);
@@ -265,11 +268,13 @@ async function poseMats(body, viaStream) {
 // Exactly the pose at time t (one request): for scrubbing, pausing, tests.
 // `latest`: draw the answer even if the ops moved on meanwhile (a drag's
 // steps, sent over the stream when open: the picture follows the handle
-// instead of waiting for it to stop).
-async function seek(t, latest = false) {
+// instead of waiting for it to stop). `viaStream`: over the stream when
+// open (drags and scrubbing: answers come back in order, no round trip
+// per HTTP request).
+async function seek(t, latest = false, viaStream = latest) {
   st.time = t;
   const gen = st.gen, id = st.id;
-  const r = await poseMats(poseBody(st.clip ? { time: t } : {}), latest);
+  const r = await poseMats(poseBody(st.clip ? { time: t } : {}), viaStream);
   st.timing = { ms: r.ms, frames: 1, at: performance.now() };
   showTiming();
   if (gen !== st.gen && !(latest && id === st.id)) return;
@@ -405,6 +410,7 @@ function project(p) {
 // ---- playback -------------------------------------------------------------------
 
 let lastTick = 0;
+const NUMBERS_EVERY = 1000; // ms between the picked bone's numbers while playing
 function tick(now) {
   requestAnimationFrame(tick);
   if (!st.playing || !st.clip) { lastTick = now; return; }
@@ -414,7 +420,7 @@ function tick(now) {
   let t = st.time + dt;
   if (t > dur) {
     if (st.loop && dur > 0) t %= dur;
-    else { t = dur; setPlaying(false); seek(dur).catch(showError); return; }
+    else { t = dur; setPlaying(false); seek(dur, false, true).catch(showError); return; }
   }
   prefetch(t);
   const k = Math.floor(t / CHUNK);
@@ -425,6 +431,13 @@ function tick(now) {
   applyMats(c.data.subarray(i * c.mats * 12, (i + 1) * c.mats * 12), c.from + i / FPS);
   st.framesShown = (st.framesShown || 0) + 1;
   updateTimeUi();
+  // The picked bone's numbers follow the playhead once a second (one JSON
+  // request; the stream's frames carry final matrices only).
+  if (st.picked && !st.numbersBusy && now - (st.numbersAt || 0) > NUMBERS_EVERY) {
+    st.numbersAt = now;
+    st.numbersBusy = true;
+    refreshNumbers().catch(() => {}).finally(() => (st.numbersBusy = false));
+  }
 }
 
 function setPlaying(on) {
@@ -455,7 +468,7 @@ function showTiming() {
   }
   $("timing").textContent = timingText({
     last: st.timing, now, window: m.window, total: m.last, windowSeconds: METRICS_EVERY / 1000, playing,
-    ranges: { fps: FPS, chunk: CHUNK, ahead: AHEAD },
+    ranges: { fps: FPS, chunk: CHUNK, ahead: AHEAD, via: st.stream && st.stream.open && st.streamFor === st.id ? "the stream" : "POST /pose" },
   });
 }
 
@@ -467,7 +480,9 @@ async function sampleMetrics() {
   if (document.hidden) return;
   try {
     const cur = readMetrics(await (await fetch("/metrics")).text());
-    if (cur) { st.metrics.window = perFrame(st.metrics.last, cur); st.metrics.last = cur; }
+    // Poses the stream answered count in the daemon's poses but not in the
+    // routes' times: the page's own are taken out of both readings.
+    if (cur) { cur.untimed = st.streamedPoses; st.metrics.window = perFrame(st.metrics.last, cur); st.metrics.last = cur; }
   } catch { /* the numbers panel only: the error banner is for what the user asked */ }
   showTiming();
 }
@@ -487,9 +502,10 @@ function pick(name) {
 async function refreshNumbers() {
   const b = st.byName.get(st.picked);
   if (!b) return;
-  const gen = st.gen;
-  const r = await api.poseJson(st.id, numbersBody());
+  const gen = st.gen, body = numbersBody();
+  const r = await api.poseJson(st.id, body);
   if (gen !== st.gen || st.picked !== b.name) return null;
+  $("m-time").textContent = st.clip ? `(at ${body.time.toFixed(3)} s)` : "";
   // "world" and "positions" cover every bone, in the order of GET's "bones".
   const k = st.bones.indexOf(b);
   b.curWorld = r.world.slice(16 * k, 16 * k + 16);
@@ -721,7 +737,7 @@ function wire() {
   $("refresh").onclick = () => refreshList(st.id).catch(showError);
   $("file").onchange = () => { const f = $("file").files[0]; if (f) upload(f).catch(showError); $("file").value = ""; };
   $("play").onclick = () => setPlaying(!st.playing);
-  $("scrub").oninput = () => { setPlaying(false); seek(Number($("scrub").value)).catch(showError); };
+  $("scrub").oninput = () => { setPlaying(false); seek(Number($("scrub").value), false, true).catch(showError); };
   $("speed").onchange = () => (st.speed = Number($("speed").value));
   $("loop").onchange = () => { st.loop = $("loop").checked; st.gen++; };
   $("show-mesh").onchange = draw;

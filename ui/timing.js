@@ -19,12 +19,16 @@ export function readMetrics(text) {
   return Number.isFinite(poses) ? { sum, poses } : null;
 }
 
+// Poses a reading counts that the routes' times do not cover: `untimed`
+// (set by the page: the poses its stream session received so far).
+const timed = (m) => m.poses - (Number.isFinite(m.untimed) ? m.untimed : 0);
+
 // Seconds per frame between two readings (cur after prev), or null when no
-// pose was evaluated in between.
+// timed pose was evaluated in between.
 export function perFrame(prev, cur) {
-  if (!prev || !cur || !(cur.poses > prev.poses)) return null;
-  const s = (cur.sum - prev.sum) / (cur.poses - prev.poses);
-  return Number.isFinite(s) && s >= 0 ? { seconds: s, poses: cur.poses - prev.poses } : null;
+  if (!prev || !cur || !(timed(cur) > timed(prev))) return null;
+  const n = timed(cur) - timed(prev), s = (cur.sum - prev.sum) / n;
+  return Number.isFinite(s) && s >= 0 ? { seconds: s, poses: n } : null;
 }
 
 const us = (s) => `${(s * 1e6).toFixed(1)} µs`;
@@ -40,13 +44,14 @@ export function timingText(t) {
     lines.push(`last request: ${t.last.frames} frame(s) in ${t.last.ms.toFixed(1)} ms round trip = ${perMs.toFixed(3)} ms/frame (${ago(t.now - t.last.at)})`);
   } else lines.push("last request: none yet");
   if (t.window) lines.push(`daemon: ${us(t.window.seconds)} per frame (/metrics, ${t.window.poses} poses in the last ${t.windowSeconds} s)`);
-  else if (t.total && t.total.poses > 0)
-    lines.push(`daemon: no poses in the last ${t.windowSeconds} s; ${us(t.total.sum / t.total.poses)} per frame since it started (${t.total.poses} poses)`);
+  else if (t.total && timed(t.total) > 0)
+    lines.push(`daemon: ${us(t.total.sum / timed(t.total))} per frame since it started (${timed(t.total)} poses over HTTP; none in the last ${t.windowSeconds} s)`);
   else lines.push(t.total ? "daemon: no poses evaluated yet" : "daemon: /metrics not read yet");
   if (t.playing) {
     const rate = t.playing.fps === null ? "" : `${t.playing.fps.toFixed(0)} frames/s drawn `;
     lines.push(`playing: ${rate}from ${t.playing.cached} fetched range(s)`);
   }
-  lines.push(`range requests: ${t.ranges.fps} fps, ${t.ranges.chunk} s each, ${t.ranges.ahead} ahead of the playhead`);
+  const via = t.ranges.via ? `, over ${t.ranges.via}` : "";
+  lines.push(`range requests: ${t.ranges.fps} fps, ${t.ranges.chunk} s each, ${t.ranges.ahead} ahead of the playhead${via}`);
   return lines.join("\n");
 }

@@ -657,6 +657,89 @@ async function main() {
       await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); await p.openStream(p.state.id); });
     }
 
+    // Playback and scrubbing over the stream: the range ahead of the playhead
+    // is one text message and one binary frame of 30 poses; no HTTP range
+    // POST /pose goes out; the numbers panel stays readable and current while
+    // the clip loops. With the stream closed, playback posts /pose ranges.
+    {
+      await ui.bringToFront();
+      const live = await ui.evaluate(() => window.skPreview.streamReady());
+      check(live, "the stream is open again for playback");
+      await ui.evaluate(async () => { const p = window.skPreview; p.setSize(null); p.show({ armature: true, flat: false }); p.pick("b_Head_05"); p.setClip("Survey"); await p.seek(2.5); });
+      const cdp = await ui.createCDPSession();
+      await cdp.send("Network.enable");
+      const ws = { sent: 0, binary: 0 }, ranges = [], binaryHttp = [];
+      cdp.on("Network.webSocketFrameSent", () => ws.sent++);
+      cdp.on("Network.webSocketFrameReceived", (f) => { if (f.response.opcode === 2) ws.binary++; });
+      const onReq = (r) => {
+        if (!/\/pose$/.test(new URL(r.url()).pathname)) return;
+        if (/"fps"/.test(r.postData() || "")) ranges.push(r.postData());
+        if (/mat3x4/.test(r.headers().accept || "")) binaryHttp.push(r.postData());
+      };
+      ui.on("request", onReq);
+      const play = await ui.evaluate(async () => {
+        const p = window.skPreview, st = p.state, streamed = st.streamed, sent = p.api.sent;
+        st.framesShown = 0;
+        let wrapped = false, last = st.time;
+        const texts = [], times = [];
+        p.setPlaying(true);
+        const t0 = performance.now();
+        while (performance.now() - t0 < 4500) {
+          await new Promise((r) => setTimeout(r, 250));
+          if (st.time < last) wrapped = true;
+          last = st.time;
+          texts.push(document.getElementById("timing").textContent);
+          times.push(document.getElementById("m-time").textContent);
+        }
+        const page = document.body.innerText;
+        return { frames: st.framesShown, streamed: st.streamed - streamed, http: p.api.sent - sent, wrapped, texts, times, page, time: st.time,
+          stream: document.getElementById("stream").textContent };
+      });
+      await fullShot(ui, "play-stream-live");
+      await ui.evaluate(() => window.skPreview.setPlaying(false));
+      await new Promise((r) => setTimeout(r, 300));
+      const held = { sent: ws.sent, binary: ws.binary, ranges: ranges.length };
+      check(play.frames >= 20 && play.streamed >= 3 && held.binary >= play.streamed && held.ranges === 0,
+        `playing Survey over the stream: ${play.frames} frames drawn from ${play.streamed} stream answers (${held.binary} binary WebSocket frames), ${held.ranges} HTTP range requests`);
+      check(play.wrapped, `the clip looped over the stream (playhead at ${play.time.toFixed(2)} s)`);
+      const bad = play.texts.filter((t) => /\b(NaN|undefined)\b/.test(t));
+      check(bad.length === 0 && !/\b(NaN|undefined)\b/.test(play.page) && new Set(play.texts).size >= 3 && /over the stream/.test(play.texts.at(-1)) && /stream: live/.test(play.stream),
+        `while looping over the stream the numbers panel has no NaN or undefined and changes (${new Set(play.texts).size} distinct texts of ${play.texts.length}; "${play.texts.at(-1).split("\n").join(" | ")}")`);
+      const times = [...new Set(play.times)];
+      check(times.length >= 3 && times.every((t) => /^\(at [0-9.]+ s\)$/.test(t)) && play.http <= 6,
+        `the picked bone's numbers follow the playhead (${times.join(", ")}; ${play.http} JSON requests in 4.5 s)`);
+      // Scrubbing: each input is one pose over the stream, none over HTTP.
+      const s0 = { sent: ws.sent, binary: binaryHttp.length };
+      await ui.evaluate(async () => {
+        const el = document.getElementById("scrub");
+        for (const t of [0.4, 0.8, 1.2, 1.6]) { el.value = String(t); el.dispatchEvent(new Event("input")); await new Promise((r) => setTimeout(r, 60)); }
+        await new Promise((r) => setTimeout(r, 300));
+      });
+      const scrubbed = await ui.evaluate(() => window.skPreview.state.drawnTime);
+      check(ws.sent - s0.sent >= 4 && binaryHttp.length === s0.binary && Math.abs(scrubbed - 1.6) < 1e-9,
+        `scrubbing sends single poses over the stream (${ws.sent - s0.sent} messages, ${binaryHttp.length - s0.binary} binary HTTP /pose, drawn at ${scrubbed} s)`);
+      const a0 = await drawnVsApi(ui);
+      check(a0.worst <= DRAWN_TOL * a0.size, `after scrubbing over the stream the drawn joints are the API's positions (worst ${a0.worst.toExponential(2)})`);
+      // The fallback: the stream closed, playback fetches HTTP ranges again.
+      await ui.evaluate(() => window.skPreview.state.stream.close());
+      await ui.waitForFunction(() => !window.skPreview.state.stream, { timeout: 10000 });
+      const f0 = { binary: ws.binary, ranges: ranges.length };
+      const fb = await ui.evaluate(async () => {
+        const p = window.skPreview, st = p.state;
+        st.gen++; // fresh ranges (those cached came over the stream)
+        st.framesShown = 0;
+        p.setPlaying(true);
+        await new Promise((r) => setTimeout(r, 2000));
+        p.setPlaying(false);
+        return { frames: st.framesShown, text: document.body.innerText, stream: document.getElementById("stream").textContent };
+      });
+      ui.off("request", onReq);
+      await cdp.detach();
+      check(fb.frames >= 10 && ranges.length - f0.ranges >= 1 && ws.binary === f0.binary && /HTTP/.test(fb.stream) && !/\b(NaN|undefined)\b/.test(fb.text),
+        `with the stream closed playback falls back to HTTP ranges (${ranges.length - f0.ranges} POST /pose ranges, ${fb.frames} frames, "${fb.stream}")`);
+      await ui.evaluate(async () => { const p = window.skPreview; await p.openStream(p.state.id); p.setSize(400, 400); });
+    }
+
     // Look-at: the head's +Z (BoneLookController's forward) turns to the handle.
     {
       await ui.evaluate(async () => { window.skPreview.stopEdit(); await window.skPreview.setOps([]); window.skPreview.show({ armature: true, flat: false }); });

@@ -130,6 +130,14 @@ check(readMetrics("not metrics") === null, "text without skinnerd_poses_evaluate
 const pf = perFrame(m0, m1);
 check(pf && Math.abs(pf.seconds - 1e-4) < 1e-15 && pf.poses === 40, "per frame = Δsum / Δposes");
 check(perFrame(m1, m1) === null && perFrame(null, m1) === null, "no poses in between (a clip looping from fetched ranges): null");
+// The page's stream answers count in skinnerd_poses_evaluated_total, not in
+// the /pose routes' times: they are taken out (30 of the 40 poses here).
+const ps = perFrame({ ...m0, untimed: 0 }, { ...m1, untimed: 30 });
+check(ps && Math.abs(ps.seconds - 4e-4) < 1e-15 && ps.poses === 10, `stream poses are not timed poses: ${ps && ps.seconds} s over ${ps && ps.poses}`);
+check(perFrame({ ...m1, untimed: 0 }, { ...m1, poses: 70, untimed: 30 }) === null, "only stream poses in between (playback over the stream): null, not 0 µs");
+const streamText = timingText({ last: null, now: 0, window: null, total: { ...m1, untimed: 30 }, windowSeconds: 2, playing: null,
+  ranges: { fps: 30, chunk: 1, ahead: 2, via: "the stream" } });
+check(/daemon: 400\.0 µs per frame since it started \(10 poses over HTTP/.test(streamText) && /over the stream$/.test(streamText), `the box with stream poses: ${streamText}`);
 const texts = [
   timingText({ last: null, now: 0, window: null, total: null, windowSeconds: 2, playing: null, ranges: { fps: 30, chunk: 1, ahead: 2 } }),
   timingText({ last: { ms: 4, frames: 30, at: 0 }, now: 5000, window: null, total: m0, windowSeconds: 2, playing: { fps: null, cached: 3 }, ranges: { fps: 30, chunk: 1, ahead: 2 } }),
