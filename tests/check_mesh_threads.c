@@ -91,9 +91,12 @@ static unsigned char *grid_glb(size_t *len) {
                "{\"bufferView\":6,\"componentType\":5126,\"count\":2,\"type\":\"SCALAR\",\"min\":[0],\"max\":[1]},"
                "{\"bufferView\":7,\"componentType\":5126,\"count\":2,\"type\":\"VEC4\"}],"
                "\"bufferViews\":[{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
-               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
-               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
-               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
+               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
+               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
+               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
+               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
+               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
+               "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu},"
                "{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu}],\"buffers\":[{\"byteLength\":%zu}]}",
                NV, NV, NV, NV, NI, pos, nrm - pos, nrm, jnt - nrm, jnt, wgt - jnt, wgt, idx - wgt, idx, ibm - idx, ibm,
                tin - ibm, tin, tout - tin, tout, bin - tout, bin),
