@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """skinner eval with the mesh outputs ("vertices", "normals", "bounds",
-"boundsConservative", "morphWeights"): a "pose" op of a glTF case answers
-the bytes skinnerd answers the same pose object of the uploaded file, in
-JSON and as float32 (--format f32 against application/octet-stream), on a
-single pose, a from/to/fps range, a "frames" range, weighted layers and
-Bone-API ops; and the refusals (an "evaluate" op, a skeleton without a
-mesh)."""
+"boundsConservative", "morphWeights", "hits" of the pose's "rays"): a
+"pose" op of a glTF case answers the bytes skinnerd answers the same pose
+object of the uploaded file, in JSON and as float32 (--format f32 against
+application/octet-stream), on a single pose, a from/to/fps range, a
+"frames" range, weighted layers, ray hits and Bone-API ops; and the
+refusals (an "evaluate" op, a skeleton without a mesh)."""
 import json, os, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +36,9 @@ def poses_for(asset, clips):
                                         {"animation": b, "time": 0.7, "weight": 0.4}],
                              "output": ["bounds", "morphWeights", "boundsConservative"]}),
     ]
+    rays = [{"origin": [0, 0.5, 100], "direction": [0, 0, -1]}, {"origin": [0, 100, 0], "direction": [0, -1, 0]},
+            {"origin": [0, 40, 200], "direction": [0, 0, -1], "maxDistance": 1000}]
+    out.append(("ray hits", {"animation": a, "time": 0.3, "output": ["bounds", "hits"], "rays": rays}))
     if asset == "Fox.glb":
         out.append(("Bone-API ops", {"animation": a, "time": 0.5, "output": ["final", "vertices"],
                                      "ops": [{"op": "ik", "bone": "b_LeftLeg02_016", "target": [-4, 30, -50]}]}))
@@ -63,6 +66,8 @@ def main():
                 got = ("{" + text[at:] if ranged else text[at + 11:-2]).encode() if rc == 0 and at >= 0 else b""
                 C.check("%s, %s: skinner eval's JSON is skinnerd's answer, byte for byte" % (asset, what),
                         st == 200 and rc == 0 and got == body)
+                if "rays" in pose and asset == "Fox.glb":
+                    C.check("Fox.glb: a ray hits a triangle", b'"triangle":' in got)
                 if rc != 0 or got != body:
                     print(" eval rc %d %s; daemon %d %r" % (rc, err.strip(), st, body[:200]), file=sys.stderr)
                 if "ops" in pose:

@@ -20,7 +20,10 @@ void sk_usda_faces_close(sk_usda_faces *f) {
   memset(f, 0, sizeof *f);
 }
 
-/* Primitive `p`'s triangles into *idx (*n indices). */
+/* Primitive `p`'s triangles into *idx (*n indices). The file says which
+ * primitives USD takes (mode, the indices accessor's type and count); the
+ * indices themselves are the ones sk_geom kept and checked at load
+ * (sk_geom_prim.tris), so USD faces and ray hits share one reading. */
 static int prim_faces(sk_gltf *g, const sk_geom_prim *p, uint32_t **idx, size_t *n, sk_error *err) {
   char ptr[SK_ERROR_POINTER_MAX];
   const json_t *pj = json_array_get(
@@ -46,29 +49,21 @@ static int prim_faces(sk_gltf *g, const sk_geom_prim *p, uint32_t **idx, size_t 
     snprintf(ptr, sizeof ptr, "/meshes/%u/primitives/%u/indices", p->mesh, p->prim);
     return sk_error_set(err, SK_EFORMAT, ptr, "expected an accessor index");
   }
-  const size_t acc = (size_t)json_integer_value(ij);
-  float *v = NULL;
-  size_t count, ncomp;
-  int rc = sk_gltf_read_accessor(g, acc, &v, &count, &ncomp, err);
-  if (rc)
-    return rc;
-  snprintf(ptr, sizeof ptr, "/accessors/%zu", acc);
-  /* Integers below 2^24 are exact as floats; vertex counts are below it
-   * (SK_GLTF_MAX_FLOATS bounds POSITION's 3 floats a vertex). */
-  if (ncomp != 1 || count % 3 != 0)
-    rc = sk_error_set(err, SK_EFORMAT, ptr, "indices must be SCALAR, a multiple of 3 of them (triangles)");
-  else if ((*idx = malloc((count + 1) * sizeof **idx)) == NULL)
-    rc = sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
-  for (size_t k = 0; !rc && k < count; k++) {
-    if (!(v[k] >= 0 && v[k] < (float)p->count && v[k] == floorf(v[k])))
-      rc = sk_error_set(err, SK_EFORMAT, ptr, "index %zu is %g: not a vertex of the primitive's %u", k, (double)v[k],
-                        p->count);
-    else
-      (*idx)[k] = (uint32_t)v[k];
-  }
-  free(v);
-  *n = count;
-  return rc;
+  const json_int_t acc = json_integer_value(ij);
+  const json_t *aj = json_array_get(json_object_get(sk_gltf_json(g), "accessors"), (size_t)acc);
+  const json_t *cj = json_object_get(aj, "count");
+  const char *type = json_string_value(json_object_get(aj, "type"));
+  snprintf(ptr, sizeof ptr, "/accessors/%" JSON_INTEGER_FORMAT, acc);
+  if (type == NULL || strcmp(type, "SCALAR") != 0 || !json_is_integer(cj) || json_integer_value(cj) % 3 != 0)
+    return sk_error_set(err, SK_EFORMAT, ptr, "indices must be SCALAR, a multiple of 3 of them (triangles)");
+  if (p->tris == NULL || (json_int_t)p->indices_accessor != acc ||
+      (json_int_t)p->ntris * 3 != json_integer_value(cj))
+    return sk_error_set(err, SK_EINVAL, ptr, "the geometry was not loaded from this file");
+  *n = (size_t)p->ntris * 3;
+  if ((*idx = malloc((*n + 1) * sizeof **idx)) == NULL)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  memcpy(*idx, p->tris, *n * sizeof **idx);
+  return 0;
 }
 
 int sk_usda_faces_read(const void *data, size_t len, const sk_geom *geom, sk_usda_faces *f, sk_error *err) {

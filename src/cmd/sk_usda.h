@@ -40,12 +40,14 @@ typedef struct sk_usda_faces {
   size_t *counts;     /* owned */
 } sk_usda_faces;
 
-/* Reads the faces of `geom`'s primitives from the glTF file it came from
- * (`data`, `len`): the "indices" accessor (integers below the vertex
- * count, a multiple of 3), or 0..count-1 without one. Only triangles
- * (mode 4, the default): another mode is SK_EFORMAT at
- * "/meshes/M/primitives/P/mode"; bad indices SK_EFORMAT at
- * "/accessors/N". 0 or an error (err set); *f is to be closed either way. */
+/* The faces of `geom`'s primitives: the indices sk_geom kept
+ * (sk_geom_prim.tris), or 0..count-1 without an indices accessor. The
+ * glTF file the geometry came from (`data`, `len`) says which primitives
+ * qualify: only triangles (mode 4, the default), another mode SK_EFORMAT
+ * at "/meshes/M/primitives/P/mode"; an indices accessor not SCALAR or not
+ * a multiple of 3 SK_EFORMAT at "/accessors/N"; a geometry whose indices
+ * are not that accessor's SK_EINVAL. 0 or an error (err set); *f is to
+ * be closed either way. */
 int sk_usda_faces_read(const void *data, size_t len, const sk_geom *geom, sk_usda_faces *f, sk_error *err);
 void sk_usda_faces_close(sk_usda_faces *f);
 

@@ -511,12 +511,12 @@ int sk_poseops_answer(const sk_skeleton *s, const sk_pose *pose, size_t i, sk_po
   const unsigned others = x->mesh_out & ~(unsigned)SK_OUT_HITS;
   if (!rc && others != 0) /* skin matrices in slot order, (count + 1): what ApplySkeleton reads */
     rc = fmt == SK_FMT_JSON ? x->mesh_hook->write_json(x->geom, others, buf->final, c->count + 1, x->mesh_layers,
-                                                       x->mesh_nlayers, x->mesh_blend, true, &mesh)
+                                                       x->mesh_nlayers, x->mesh_blend, true, copy->mesh_threads, &mesh)
                             : x->mesh_hook->write_f32(x->geom, others, buf->final, c->count + 1, x->mesh_layers,
-                                                      x->mesh_nlayers, x->mesh_blend, &mesh);
+                                                      x->mesh_nlayers, x->mesh_blend, copy->mesh_threads, &mesh);
   if (!rc && (x->mesh_out & SK_OUT_HITS)) /* the last mesh member, as in the table */
     rc = x->mesh_hook->write_hits(x->geom, x->rays, x->nrays, buf->final, c->count + 1, x->mesh_layers,
-                                  x->mesh_nlayers, x->mesh_blend, fmt, mesh.len == 0, &mesh);
+                                  x->mesh_nlayers, x->mesh_blend, fmt, mesh.len == 0, copy->mesh_threads, &mesh);
   if (!rc)
     rc = fmt == SK_FMT_JSON ? write_json(c, x, &p0, buf, w, p, &q, &mesh, out)
                             : write_binary(c, x, buf, w, p, fmt, &mesh, out);

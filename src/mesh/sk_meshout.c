@@ -9,6 +9,7 @@
 #include "sk_numfmt.h"
 #include "sk_ray.h"
 #include "sk_skin.h"
+#include "sk_skinv.h"
 
 const sk_mesh_hook sk_mesh_hook_json = {
     .write_json = sk_meshout_write_json, .write_f32 = sk_meshout_write_f32, .write_hits = sk_meshout_write_hits};
@@ -18,6 +19,12 @@ static bool all_finite(const float *v, size_t n) {
     if (!isfinite(v[i]))
       return false;
   return true;
+}
+
+/* The job on the threads a primitive of its size takes (sk_mesh_hook). */
+static void run_job(sk_skin_job *job, unsigned threads) {
+  const unsigned t = threads < SK_SKINV_MAX_THREADS ? threads : SK_SKINV_MAX_THREADS;
+  sk_skinv_run(job, NULL, job->prim->count >= SK_MESH_THREADS_MIN ? t : 1);
 }
 
 static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
@@ -86,7 +93,7 @@ static int write_weights(const sk_geom *geom, const mesh_clock *c, double *infl,
 }
 
 static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
-                      float *pos, float *nrm, bool sep, sk_strbuf *verts, sk_strbuf *box) {
+                      float *pos, float *nrm, bool sep, unsigned threads, sk_strbuf *verts, sk_strbuf *box) {
   if (!(outputs & (SK_OUT_VERTICES | SK_OUT_BOUNDS))) /* normals go with vertices */
     return 0;
   const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
@@ -94,7 +101,7 @@ static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *fina
                      .nrm = want_n ? nrm : NULL, .bounds = (outputs & SK_OUT_BOUNDS) != 0};
   if (!sk_skin_validate(&job))
     return SK_ENOMEM;
-  sk_skin_run(&job);
+  run_job(&job, threads);
   const size_t n = (size_t)p->count * 3;
   if (!all_finite(pos, n) || (want_n && !all_finite(nrm, n)))
     return SK_ENOTFINITE;
@@ -143,7 +150,8 @@ static void work_close(mesh_work *w) {
 }
 
 int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_strbuf *out) {
+                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, unsigned threads,
+                          sk_strbuf *out) {
   mesh_work scratch;
   int rc = work_open(geom, layers, n, blend, &scratch);
   float *pos = scratch.pos, *nrm = scratch.nrm;
@@ -153,7 +161,7 @@ int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *fi
   for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
     const sk_geom_prim *p = &geom->prims[i];
     influences(geom, p, &c, infl);
-    rc = write_prim(p, outputs, final, slots, infl, pos, nrm, i > 0, &verts, &box);
+    rc = write_prim(p, outputs, final, slots, infl, pos, nrm, i > 0, threads, &verts, &box);
     if (!rc && (outputs & SK_OUT_BOUNDS_CONSERVATIVE))
       rc = write_conservative(p, final, slots, infl, pos, i > 0, &cons);
   }
@@ -189,7 +197,7 @@ static int append_raw(sk_strbuf *out, const void *v, size_t floats) {
 /* One primitive's binary parts: positions (and normals) into `verts`, its
  * exact box into `box`, its conservative box into `cons`. */
 static int f32_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
-                    float *pos, float *nrm, sk_strbuf *verts, sk_strbuf *box, sk_strbuf *cons) {
+                    float *pos, float *nrm, unsigned threads, sk_strbuf *verts, sk_strbuf *box, sk_strbuf *cons) {
   const size_t n = (size_t)p->count * 3;
   if (outputs & (SK_OUT_VERTICES | SK_OUT_BOUNDS)) {
     const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
@@ -197,7 +205,7 @@ static int f32_prim(const sk_geom_prim *p, unsigned outputs, const float *final,
                        .nrm = want_n ? nrm : NULL, .bounds = (outputs & SK_OUT_BOUNDS) != 0};
     if (!sk_skin_validate(&job))
       return SK_ENOMEM;
-    sk_skin_run(&job);
+    run_job(&job, threads);
     if (!all_finite(pos, n) || (want_n && !all_finite(nrm, n)))
       return SK_ENOTFINITE;
     if ((outputs & SK_OUT_VERTICES) && (append_raw(verts, pos, n) || (want_n && append_raw(verts, nrm, n))))
@@ -217,7 +225,7 @@ static int f32_prim(const sk_geom_prim *p, unsigned outputs, const float *final,
 }
 
 int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                         const sk_mesh_layer *layers, size_t n, bool blend, sk_strbuf *out) {
+                         const sk_mesh_layer *layers, size_t n, bool blend, unsigned threads, sk_strbuf *out) {
   mesh_work scratch;
   int rc = work_open(geom, layers, n, blend, &scratch);
   float *pos = scratch.pos, *nrm = scratch.nrm;
@@ -227,7 +235,7 @@ int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *fin
   for (uint32_t i = 0; !rc && i < geom->nprims; i++) {
     const sk_geom_prim *p = &geom->prims[i];
     influences(geom, p, &c, infl);
-    rc = f32_prim(p, outputs, final, slots, infl, pos, nrm, &verts, &box, &cons);
+    rc = f32_prim(p, outputs, final, slots, infl, pos, nrm, threads, &verts, &box, &cons);
     /* the weights as float32: the JSON answer's doubles rounded once */
     const bool mesh_first = i == 0 || geom->prims[i - 1].mesh != p->mesh;
     for (uint32_t t = 0; !rc && (outputs & SK_OUT_MORPH_WEIGHTS) && mesh_first && t < p->ntargets; t++) {
@@ -276,7 +284,8 @@ static int append_hit_f32(sk_strbuf *out, const sk_ray_hit *h) {
 }
 
 int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t nrays, const float *final, size_t slots,
-                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, sk_strbuf *out) {
+                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, unsigned threads,
+                          sk_strbuf *out) {
   mesh_work w;
   int rc = work_open(geom, layers, n, blend, &w);
   sk_ray_hit *hits = malloc((nrays + 1) * sizeof *hits);
@@ -299,7 +308,7 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
       rc = SK_ENOMEM;
       break;
     }
-    sk_skin_run(&job); /* the "vertices" output's positions, bit for bit */
+    run_job(&job, threads); /* the "vertices" output's positions, bit for bit */
     if (!all_finite(w.pos, (size_t)p->count * 3))
       rc = SK_ENOTFINITE;
     else
