@@ -120,52 +120,41 @@ END_TEST
 
 /* ---- validity ------------------------------------------------------------- */
 
-static void expect_refusal(const char *skeleton, const char *op, int code, const char *pointer) {
-  char base[1024], buf[2048];
-  sk_test_path("", base, sizeof base);
-  snprintf(buf, sizeof buf, "{\"skeleton\":%s,\"ops\":[{\"op\":\"pose\",%s}]}", skeleton, op);
-  json_t *c = json_loads(buf, 0, NULL);
-  ck_assert_ptr_nonnull(c);
-  sk_strbuf out = {0};
-  sk_error e;
-  sk_error_clear(&e);
-  int rc = sk_eval_case_at(c, base, &out, &e);
-  ck_assert_msg(rc == code, "%s: %s, want %s", op, sk_errname(rc), sk_errname(code));
-  ck_assert_str_eq(e.pointer, pointer);
-  sk_strbuf_free(&out);
-  json_decref(c);
-}
-
 #define FOX "{\"gltf\":\"data/Fox.glb\"}"
 
 START_TEST(a_crossfade_longer_than_the_range_is_refused_naming_its_speed) {
   /* 0.1 a frame blends over 11 writes: 10 frames are too few */
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":0.1}}],"
-                      "\"from\":0,\"to\":0.3,\"fps\":30",
-                 SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":0.5}}],\"times\":[0,0.1]",
-                 SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":0.1}}],"
+                        "\"from\":0,\"to\":0.3,\"fps\":30",
+                        SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":0.5}}],\"times\":[0,0.1]",
+                        SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
 }
 END_TEST
 
 START_TEST(a_blend_babylon_would_not_make_is_refused_naming_the_field) {
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":0}}],\"times\":[0]",
-                 SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":2}}],\"times\":[0]",
-                 SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{}}],\"times\":[0]", SK_EMISSING,
-                 "/ops/0/layers/0/blendIn/speed");
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1,\"form\":{}}}],"
-                      "\"times\":[0]",
-                 SK_EUNKNOWN, "/ops/0/layers/0/blendIn/form");
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}}]", SK_ETYPE,
-                 "/ops/0/layers/0/blendIn");
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}},"
-                      "{\"animation\":\"Walk\",\"time\":0}],\"times\":[0]",
-                 SK_ETYPE, "/ops/0/layers/0/blendIn");
-  expect_refusal(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1,"
-                      "\"from\":{\"animation\":\"Nope\"}}}],\"times\":[0]",
-                 SK_ENOTFOUND, "/ops/0/layers/0/blendIn/from/animation");
+  sk_finalcases_refused(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":0}}],\"times\":[0]",
+                        SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
+  sk_finalcases_refused(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":2}}],\"times\":[0]",
+                        SK_ERANGE, "/ops/0/layers/0/blendIn/speed");
+  sk_finalcases_refused(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{}}],\"times\":[0]",
+                        SK_EMISSING, "/ops/0/layers/0/blendIn/speed");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1,\"form\":{}}}],"
+                        "\"times\":[0]",
+                        SK_EUNKNOWN, "/ops/0/layers/0/blendIn/form");
+  sk_finalcases_refused(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}}]", SK_ETYPE,
+                        "/ops/0/layers/0/blendIn");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}},"
+                        "{\"animation\":\"Walk\",\"time\":0}],\"times\":[0]",
+                        SK_ETYPE, "/ops/0/layers/0/blendIn");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1,"
+                        "\"from\":{\"animation\":\"Nope\"}}}],\"times\":[0]",
+                        SK_ENOTFOUND, "/ops/0/layers/0/blendIn/from/animation");
 }
 END_TEST
 

@@ -9,6 +9,7 @@
 #define SK_FINALCASES_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -136,6 +137,24 @@ static inline int sk_finalcases_http(const char *const *files, size_t nfiles) {
   }
   sk_fixture_stop(&d);
   return cases;
+}
+
+/* A pose op `{"op": "pose", <members>}` on `skeleton` through skinner
+ * eval is refused with `code` at `pointer`. */
+static inline void sk_finalcases_refused(const char *skeleton, const char *members, int code, const char *pointer) {
+  char base[1024], buf[4096];
+  sk_test_path("", base, sizeof base);
+  snprintf(buf, sizeof buf, "{\"skeleton\":%s,\"ops\":[{\"op\":\"pose\",%s}]}", skeleton, members);
+  json_t *c = json_loads(buf, 0, NULL);
+  ck_assert_ptr_nonnull(c);
+  sk_strbuf out = {0};
+  sk_error e;
+  sk_error_clear(&e);
+  int rc = sk_eval_case_at(c, base, &out, &e);
+  ck_assert_msg(rc == code, "%s: %s, want %s", members, sk_errname(rc), sk_errname(code));
+  ck_assert_str_eq(e.pointer, pointer);
+  sk_strbuf_free(&out);
+  json_decref(c);
 }
 
 #endif
