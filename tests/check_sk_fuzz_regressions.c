@@ -95,6 +95,9 @@ END_TEST
 START_TEST(cost_inputs_keep_their_promises) { replay("cost", sk_fuzz_cost); }
 END_TEST
 
+START_TEST(ws_inputs_keep_their_promises) { replay("ws", sk_fuzz_ws); }
+END_TEST
+
 /* The snapshot findings again, on a version-1 snapshot built here field by
  * field (no build writes version 1 any more; sk_record still reads it from
  * old records). Header: magic[8], bone_size u32 (568), local_size u32
@@ -192,7 +195,7 @@ END_TEST
 START_TEST(empty_and_tiny_inputs) {
   static const uint8_t one[] = {'{'};
   fuzz_fn fns[] = {sk_fuzz_skeleton, sk_fuzz_pose,   sk_fuzz_eval,   sk_fuzz_gltf, sk_fuzz_snapshot,
-                   sk_fuzz_banim,    sk_fuzz_tokens, sk_fuzz_access, sk_fuzz_cost};
+                   sk_fuzz_banim,    sk_fuzz_tokens, sk_fuzz_access, sk_fuzz_cost, sk_fuzz_ws};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     fns[i](one, 0);
     fns[i](one, 1);
@@ -215,6 +218,7 @@ int main(void) {
       {"tokens", tokens_inputs_keep_their_promises},
       {"access", access_inputs_keep_their_promises},
       {"cost", cost_inputs_keep_their_promises},
+      {"ws", ws_inputs_keep_their_promises},
       {"snapshot", a_names_block_past_the_end_is_a_format_error},
       {"snapshot", a_bool_byte_other_than_0_or_1_is_a_format_error},
       {"snapshot", an_empty_bone_name_is_a_format_error},

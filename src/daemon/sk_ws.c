@@ -258,11 +258,14 @@ int sk_ws_reader_feed(sk_ws_reader *r, const uint8_t *data, size_t len, size_t *
       }
     }
     size_t take = (size_t)(r->len - r->got) < len - i ? (size_t)(r->len - r->got) : len - i;
-    uint8_t *dst = r->opcode >= 8 ? r->ctrl + r->ctrl_len : r->msg + r->msg_len;
-    if (take > 0)
+    if (take > 0) {
+      /* Only with a payload: an empty first frame has no message buffer,
+       * and NULL + 0 is undefined behaviour the sanitizer build stops on. */
+      uint8_t *dst = r->opcode >= 8 ? r->ctrl + r->ctrl_len : r->msg + r->msg_len;
       memcpy(dst, data + i, take);
-    if (r->masked && take > 0)
-      sk_ws_mask(dst, take, r->mask, r->got);
+      if (r->masked)
+        sk_ws_mask(dst, take, r->mask, r->got);
+    }
     if (r->opcode >= 8)
       r->ctrl_len += take;
     else

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang (ASan + UBSan) straight from the
 # sources and runs each for a bounded time.
 #
-#   tests/fuzz/run.sh [target ...]        (default: skeleton pose eval gltf snapshot banim tokens access cost)
+#   tests/fuzz/run.sh [target ...]        (default: skeleton pose eval gltf snapshot banim tokens access cost ws)
 #
 # Environment:
 #   FUZZ_SECONDS  seconds per target (default 60)
@@ -24,7 +24,7 @@ src=${FUZZ_SRCDIR:-$(cd "$here/../.." && pwd)}
 build=${FUZZ_BUILD:-./fuzz-build}
 seconds=${FUZZ_SECONDS:-60}
 cc=${CLANG:-clang}
-targets=${*:-skeleton pose eval gltf snapshot banim tokens access cost}
+targets=${*:-skeleton pose eval gltf snapshot banim tokens access cost ws}
 
 command -v "$cc" >/dev/null 2>&1 || { echo "run.sh: $cc not found (apt-get install clang libclang-rt-14-dev)"; exit 2; }
 mkdir -p "$build/obj"
@@ -44,7 +44,7 @@ cflags="-std=c11 -g -O1 -ffp-contract=off -D_POSIX_C_SOURCE=200809L -D_DEFAULT_S
 # Every module of the core wings, and what the targets call above them.
 modules=$(cd "$src/src" && ls base/*.c babylon/*.c kernel/*.c anim/*.c io/*.c engine/*.c mesh/*.c 2>/dev/null |
   sed 's|.*/||; s|\.c$||' | tr '\n' ' ')
-modules="$modules sk_eval sk_store sk_auth sk_access"
+modules="$modules sk_eval sk_store sk_auth sk_access sk_ws"
 # Targets run FUZZ_PARALLEL at a time (default: the core count, at most
 # 2), one core each, so CI's two cores halve the wall time. The build
 # compiles and links that many at a time too, the two kernel files first:
@@ -117,6 +117,7 @@ max_len() {
     snapshot) echo 131072 ;;
     tokens) echo 16384 ;;
     access) echo 1024 ;;
+    ws) echo 16384 ;;
     cost) echo 8192 ;;
     *) echo 65536 ;;
   esac

@@ -56,5 +56,6 @@ int sk_fuzz_banim(const uint8_t *data, size_t size);
 int sk_fuzz_tokens(const uint8_t *data, size_t size);
 int sk_fuzz_access(const uint8_t *data, size_t size);
 int sk_fuzz_cost(const uint8_t *data, size_t size);
+int sk_fuzz_ws(const uint8_t *data, size_t size);
 
 #endif
