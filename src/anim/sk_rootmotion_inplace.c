@@ -192,7 +192,7 @@ int sk_rootmotion__build_inplace(rm_ctx *x, const sk_anim_channel *const *last, 
     return 0;
   const sk_anim_channel *pos = last[(size_t)root * 3 + SK_ANIM_TRANSLATION];
   const sk_anim_channel *rot = last[(size_t)root * 3 + SK_ANIM_ROTATION];
-  (void)err;
+  (void)err; /* every interpolation is taken: nothing to refuse */
   inplace_ref r = {.range = fmax(rm->to_frame - rm->from_frame, 1e-6)};
   sk_rootmotion__position_at(x, root, rm->from_frame, r.start);
   sk_rootmotion__rotation_at(x, root, rm->from_frame, r.ref_conj);
