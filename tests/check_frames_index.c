@@ -293,7 +293,52 @@ START_TEST(a_bad_frames_is_refused_at_its_field) {
   expect_problem("{\"animation\":\"Walk\",\"frames\":[0,5]}", 422, "/fps");
   expect_problem("{\"animation\":\"Walk\",\"fps\":30,\"frames\":[0,1025]}", 413, "/frames");
   expect_problem("{\"poses\":[{},{\"animation\":\"Walk\",\"fps\":30,\"frames\":[7,7]}]}", 422, "/poses/1/frames/1");
+  /* An empty range [k, k) holds no frame: refused, never an empty answer. */
+  expect_problem("{\"animation\":\"Walk\",\"fps\":30,\"frames\":[0,0]}", 422, "/frames/1");
+  expect_problem("{\"animation\":\"Walk\",\"fps\":30,\"frames\":[7,7]}", 422, "/frames/1");
+  expect_problem("{\"layers\":[{\"animation\":\"Walk\"}],\"fps\":30,\"frames\":[7,7]}", 422, "/frames/1");
+  expect_problem("{\"poses\":[{\"animation\":\"Walk\",\"fps\":30,\"frames\":[9,3]}]}", 422, "/poses/0/frames/1");
+  expect_problem("{\"animation\":\"Walk\",\"fps\":30,\"frames\":[0,5.5]}", 422, "/frames/1");
+  expect_problem("{\"animation\":\"Walk\",\"fps\":30,\"frames\":[\"0\",5]}", 422, "/frames/0");
+  expect_problem("{\"poses\":[{\"animation\":\"Walk\",\"fps\":30,\"frames\":[1.0,5]}]}", 422, "/poses/0/frames/0");
+  expect_problem("{\"poses\":[{\"animation\":\"Walk\",\"fps\":30,\"frames\":[-3,5]}]}", 422, "/poses/0/frames/0");
+  expect_problem("{\"animation\":\"Walk\",\"fps\":30,\"frames\":[0,9007199254740993]}", 422, "/frames/1");
+  expect_problem("{\"poses\":[{\"animation\":\"Walk\",\"fps\":30,\"frames\":[0,2000]}]}", 413, "/poses/0/frames");
   sk_fixture_stop(&g_d);
+}
+END_TEST
+
+/* skinner eval's ops take "frames" as the routes do: the same refusals. */
+static void expect_eval_refused(const char *op, int code, const char *pointer) {
+  char rel[] = "data/Fox.glb", path[1024];
+  sk_test_path(rel, path, sizeof path);
+  json_t *op_j = json_loads(op, 0, NULL);
+  ck_assert_ptr_nonnull(op_j);
+  json_t *c = json_pack("{s:{s:s},s:[o]}", "skeleton", "gltf", path, "ops", op_j);
+  sk_strbuf out = {0};
+  sk_error err;
+  sk_error_clear(&err);
+  const sk_eval_opts o = {.fmt = SK_FMT_F32};
+  ck_assert_msg(sk_eval_case_opts(c, &o, &out, &err) == code, "%s: %d at %s (%s), want %d", op, err.code, err.pointer,
+                err.text, code);
+  ck_assert_msg(strcmp(err.pointer, pointer) == 0, "%s: pointer %s, want %s", op, err.pointer, pointer);
+  sk_strbuf_free(&out);
+  json_decref(c);
+}
+
+START_TEST(a_bad_frames_in_an_op_is_refused_at_its_field) {
+  expect_eval_refused("{\"op\":\"pose\",\"animation\":\"Walk\",\"fps\":30,\"frames\":[7,7]}", SK_ERANGE,
+                      "/ops/0/frames/1");
+  expect_eval_refused("{\"op\":\"pose\",\"animation\":\"Walk\",\"fps\":30,\"frames\":[8,7]}", SK_ERANGE,
+                      "/ops/0/frames/1");
+  expect_eval_refused("{\"op\":\"pose\",\"animation\":\"Walk\",\"fps\":30,\"frames\":[0.5,7]}", SK_ETYPE,
+                      "/ops/0/frames/0");
+  expect_eval_refused("{\"op\":\"pose\",\"animation\":\"Walk\",\"fps\":30,\"frames\":[-1,7]}", SK_ERANGE,
+                      "/ops/0/frames/0");
+  expect_eval_refused("{\"op\":\"pose\",\"animation\":\"Walk\",\"fps\":30,\"frames\":[0,9007199254740993]}",
+                      SK_ERANGE, "/ops/0/frames/1");
+  expect_eval_refused("{\"op\":\"pose\",\"animation\":\"Walk\",\"fps\":30,\"frames\":[0,100001]}", SK_ETOOBIG,
+                      "/ops/0/frames");
 }
 END_TEST
 
@@ -308,6 +353,7 @@ int main(void) {
   suite_add_tcase(s, t);
   TCase *v = tcase_create("validity");
   tcase_add_test(v, a_bad_frames_is_refused_at_its_field);
+  tcase_add_test(v, a_bad_frames_in_an_op_is_refused_at_its_field);
   suite_add_tcase(s, v);
   return sk_test_run(s);
 }

@@ -58,6 +58,14 @@ typedef struct local_side {
   size_t n;
 } local_side;
 
+/* A Babylon-format skeleton: one bone with a _matrix animation in range "Wave". */
+static const char k_babylon[] =
+    "{\"bones\":[{\"name\":\"pelvis\",\"parentBoneIndex\":-1,\"index\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"
+    "\"animation\":{\"name\":\"m\",\"property\":\"_matrix\",\"framePerSecond\":30,\"dataType\":3,\"loopBehavior\":1,"
+    "\"keys\":[{\"frame\":0,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]},"
+    "{\"frame\":20,\"values\":[1,0,0,0,0,1,0,0,0,0,1,0,0,2,0,1]}]}}],"
+    "\"ranges\":[{\"name\":\"Wave\",\"from\":0,\"to\":20}]}";
+
 static void load(const char *rel, local_side *sd) {
   size_t len, est;
   unsigned char *d = sk_test_read_file(rel, &len);
@@ -195,6 +203,12 @@ START_TEST(a_retargeting_is_refused_with_the_field_that_is_wrong) {
            "\"groundReferenceNodeName\":\"Foot.L\",\"rootNodeName\":\"Hips\"}}",
            k_map);
   expect_problem(p, body, 422, "unknown-reference", "/retarget/rootNodeName"); /* Hips has no position keys */
+  /* Babylon-format skeletons, as target or as source: copyAnimationRange's, not retargeting's */
+  sk_fixture_put_json(&D, "bab", k_babylon);
+  expect_problem("/v1/skeletons/bab/animations", "{\"from\":\"robot\",\"animation\":\"Walking\",\"retarget\":{}}", 415,
+                 "unsupported-media-type", "");
+  expect_problem(p, "{\"from\":\"bab\",\"animation\":\"Wave\",\"retarget\":{}}", 415, "unsupported-media-type",
+                 "/from");
   /* CesiumMan's clip has 57 channels of 48 keys: over --max-work 20000 */
   expect_problem("/v1/skeletons/fox/animations", "{\"from\":\"cesium\",\"animation\":0,\"retarget\":{}}", 422,
                  "wrong-type", "/animation");

@@ -2,7 +2,8 @@
  * enableBlending / blendingSpeed blend it. The conformance TCase replays
  * tests/conformance/layers_blendin.jsonl (tests/oracle/babylon_blendin.mjs:
  * Fox, CesiumMan, RobotExpressive; from another clip's pose or the rest
- * pose, looping and not, "times", from/to/fps and "frames") through skinner
+ * pose, looping and not, "times", from/to/fps and "frames"; alone and
+ * among weighted layers) through skinner
  * eval and over /pose as JSON and float32, every float bit for bit; the
  * others check the factor's double sums, the blend by hand, chunks of
  * "frames" against the whole, and each refusal (code + JSON pointer). */
@@ -21,13 +22,13 @@ static const char *const k_cases = "conformance/layers_blendin.jsonl";
 
 START_TEST(blended_in_layers_agree_with_babylon_bit_for_bit) {
   int poses = 0;
-  ck_assert_int_ge(sk_finalcases_eval(k_cases, &poses), 9);
-  ck_assert_int_ge(poses, 240);
+  ck_assert_int_ge(sk_finalcases_eval(k_cases, &poses), 19);
+  ck_assert_int_ge(poses, 512);
 }
 END_TEST
 
 START_TEST(blended_in_layers_answer_babylon_bits_over_http_as_json_and_binary) {
-  ck_assert_int_ge(sk_finalcases_http(&k_cases, 1), 9);
+  ck_assert_int_ge(sk_finalcases_http(&k_cases, 1), 19);
 }
 END_TEST
 
@@ -54,6 +55,38 @@ static json_t *eval(const char *json) {
   "{\"skeleton\":{\"gltf\":\"data/Fox.glb\"},\"ops\":[{\"op\":\"pose\",\"layers\":[{\"animation\":\"Run\","          \
   "\"time\":0,\"loop\":true,\"blendIn\":{\"speed\":0.05,\"from\":{\"animation\":\"Walk\",\"time\":0.4}}}],"           \
   "\"fps\":30,\"frames\":" frames "}]}"
+
+#define FOX_BLEND_LAYERS(frames)                                                                                      \
+  "{\"skeleton\":{\"gltf\":\"data/Fox.glb\"},\"ops\":[{\"op\":\"pose\",\"layers\":[{\"animation\":\"Walk\","         \
+  "\"time\":0.2,\"loop\":true,\"weight\":0.3},{\"animation\":\"Run\",\"time\":0,\"loop\":true,\"weight\":0.7,"        \
+  "\"blendIn\":{\"speed\":0.05,\"from\":{\"animation\":\"Survey\",\"time\":0.4}}}],\"fps\":30,\"frames\":" frames "}]}"
+
+/* Frames [0, 60) of `form` (a FOX_BLEND* format) cut at `cuts`: each
+ * chunk's frames are the whole range's. */
+static void chunks_are_the_whole(const char *form) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, form, "[0, 60]");
+  json_t *whole = eval(buf);
+  ck_assert_uint_eq(json_array_size(whole), 60);
+  static const int cuts[] = {0, 1, 7, 19, 20, 21, 44, 60};
+  for (size_t c = 0; c + 1 < sizeof cuts / sizeof cuts[0]; c++) {
+    char fr[32];
+    snprintf(fr, sizeof fr, "[%d, %d]", cuts[c], cuts[c + 1]);
+    snprintf(buf, sizeof buf, form, fr);
+    json_t *part = eval(buf);
+    ck_assert_uint_eq(json_array_size(part), (size_t)(cuts[c + 1] - cuts[c]));
+    for (size_t i = 0; i < json_array_size(part); i++)
+      ck_assert_msg(json_equal(json_array_get(part, i), json_array_get(whole, (size_t)cuts[c] + i)), "frame %zu of %s",
+                    (size_t)cuts[c] + i, fr);
+    json_decref(part);
+  }
+  json_decref(whole);
+}
+
+START_TEST(frames_chunks_of_a_crossfade_among_layers_are_the_bytes_of_the_whole) {
+  chunks_are_the_whole(FOX_BLEND_LAYERS("%s"));
+}
+END_TEST
 
 START_TEST(frames_chunks_of_a_crossfade_are_the_bytes_of_the_whole) {
   json_t *whole = eval(FOX_BLEND("[0, 60]"));
@@ -147,10 +180,31 @@ START_TEST(a_blend_babylon_would_not_make_is_refused_naming_the_field) {
                         SK_EUNKNOWN, "/ops/0/layers/0/blendIn/form");
   sk_finalcases_refused(FOX, "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}}]", SK_ETYPE,
                         "/ops/0/layers/0/blendIn");
+  /* with other layers: one blended layer among plain weighted ones */
   sk_finalcases_refused(FOX,
                         "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}},"
-                        "{\"animation\":\"Walk\",\"time\":0}],\"times\":[0]",
-                        SK_ETYPE, "/ops/0/layers/0/blendIn");
+                        "{\"animation\":\"Walk\",\"time\":0,\"blendIn\":{\"speed\":1}}],\"times\":[0,0.1,0.2]",
+                        SK_ETYPE, "/ops/0/layers/1/blendIn");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}},"
+                        "{\"animation\":\"Walk\",\"time\":0,\"additive\":true}],\"times\":[0]",
+                        SK_ETYPE, "/ops/0/layers/1/additive");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Walk\",\"time\":0,\"mask\":{\"bone\":\"b_Head_05\"}},"
+                        "{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}}],\"times\":[0]",
+                        SK_ETYPE, "/ops/0/layers/0/mask");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}},"
+                        "{\"animation\":\"Walk\",\"time\":0,\"speedRatio\":2}],\"times\":[0]",
+                        SK_ETYPE, "/ops/0/layers/1/speedRatio");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1}},"
+                        "{\"animation\":\"Walk\",\"time\":0,\"weight\":0}],\"times\":[0]",
+                        SK_ETYPE, "/ops/0/layers/1/weight");
+  sk_finalcases_refused(FOX,
+                        "\"layers\":[{\"animation\":\"Walk\",\"time\":0},"
+                        "{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":0.2}}],\"from\":0,\"to\":0.1,\"fps\":30",
+                        SK_ERANGE, "/ops/0/layers/1/blendIn/speed");
   sk_finalcases_refused(FOX,
                         "\"layers\":[{\"animation\":\"Run\",\"time\":0,\"blendIn\":{\"speed\":1,"
                         "\"from\":{\"animation\":\"Nope\"}}}],\"times\":[0]",
@@ -165,6 +219,7 @@ static Suite *suite(void) {
   tcase_add_test(conf, blended_in_layers_agree_with_babylon_bit_for_bit);
   tcase_add_test(conf, blended_in_layers_answer_babylon_bits_over_http_as_json_and_binary);
   tcase_add_test(conf, frames_chunks_of_a_crossfade_are_the_bytes_of_the_whole);
+  tcase_add_test(conf, frames_chunks_of_a_crossfade_among_layers_are_the_bytes_of_the_whole);
   suite_add_tcase(s, conf);
   TCase *golden = tcase_create("golden");
   tcase_add_test(golden, the_factor_is_a_double_sum_of_speeds_per_write);

@@ -171,6 +171,13 @@ for args, what in ((["--clip", "Nope"], "unknown clip"), (["--format", "f64"], "
                                                                   "--frames with --from")):
     r = run(["frames", FOX] + args)
     check("%s exits 2 with one line" % what, r.returncode == 2 and r.stderr.count(b"\n") == 1 and r.stdout == b"")
+# A bad --frames names the option, whatever is wrong with it.
+for v, what in (("7:7", "empty"), ("0:0", "empty at 0"), ("9:3", "reversed"), ("0:4.5", "END not an integer"),
+                ("a:4", "START not a number"), ("-1:4", "negative"), ("0:9007199254740993", "END over 2^53"),
+                ("9007199254740993:9007199254740994", "START over 2^53"), ("0:", "END missing")):
+    r = run(["frames", FOX, "--frames", v])
+    check("--frames %s (%s) exits 2 with one line naming --frames" % (v, what),
+          r.returncode == 2 and r.stderr.count(b"\n") == 1 and b"--frames" in r.stderr and r.stdout == b"")
 r = run(["frames", "/nonexistent.glb"])
 check("a missing file exits 2", r.returncode == 2)
 r = run(["frames", "--help"])

@@ -381,6 +381,11 @@ static inline double sk_anim__late_weight(double weight, double total) {
 }
 void sk_anim__late_blend(const sk_anim *a, const double *const *src, const double *w, const uint8_t *drives, size_t nw,
                          const double **v, double *ws, double *trs);
+/* sk_anim__late_blend with the targets' original values `orig` (bone_count
+ * * SK_ANIM_TRS) in place of the rest pose: what the nodes held when the
+ * groups started (a blend's snapshot). */
+void sk_anim__late_blend_from(const sk_anim *a, const double *orig, const double *const *src, const double *w,
+                              const uint8_t *drives, size_t nw, const double **v, double *ws, double *trs);
 
 /* Bytes held by `a` (for cache accounting). */
 size_t sk_anim_memory(const sk_anim *a);

@@ -87,9 +87,14 @@ static void late_quat(const double *orig, const double *const *q, const double *
  * never registers it). */
 void sk_anim__late_blend(const sk_anim *a, const double *const *src, const double *w, const uint8_t *drives, size_t nw,
                          const double **v, double *ws, double *trs) {
+  sk_anim__late_blend_from(a, a->rest, src, w, drives, nw, v, ws, trs);
+}
+
+void sk_anim__late_blend_from(const sk_anim *a, const double *orig, const double *const *src, const double *w,
+                              const uint8_t *drives, size_t nw, const double **v, double *ws, double *trs) {
   static const int at[3] = {0, 3, 7};
   for (size_t b = 0; b < a->bone_count; b++) {
-    const double *rest = a->rest + b * SK_ANIM_TRS;
+    const double *rest = orig + b * SK_ANIM_TRS;
     double *t = trs + b * SK_ANIM_TRS;
     for (int p = 0; p < 3; p++) {
       size_t n = 0;

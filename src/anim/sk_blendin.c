@@ -1,6 +1,9 @@
 #include "sk_blendin.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "sk_error.h"
 
 #include "sk_anim_math.h"
 
@@ -49,4 +52,29 @@ void sk_blendin_apply(const sk_anim *a, const uint8_t *drv, const double *snap, 
           v[i] = sv[i] + (v[i] - sv[i]) * factor;
     }
   }
+}
+
+int sk_blendin_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, size_t blended, const uint8_t *drv,
+                      const double *snap, double factor, double *trs) {
+  const size_t nb = a->bone_count, fs = (nb ? nb : 1) * SK_ANIM_TRS;
+  double *buf = malloc(fs * count * sizeof *buf), *w = malloc(count * 2 * sizeof *w);
+  const double **src = malloc(count * 2 * sizeof *src);
+  uint8_t *drives = malloc((nb ? nb : 1) * count);
+  int rc = buf == NULL || w == NULL || src == NULL || drives == NULL ? SK_ENOMEM : 0;
+  double total = 0;
+  for (size_t i = 0; i < count; i++)
+    total += layers[i].weight;
+  for (size_t i = 0; !rc && i < count; i++) {
+    double *dst = buf + i * fs;
+    sk_anim__sample_layer_at(a, &layers[i], 0, layers[i].time, dst, NULL);
+    if (i == blended) /* the value each of its writes hands the late bindings */
+      sk_blendin_apply(a, drv, snap, factor, dst);
+    sk_anim__layer_drives(a, &layers[i], NULL, drives + i * nb);
+    src[i] = dst;
+    w[i] = sk_anim__late_weight(layers[i].weight, total);
+  }
+  if (!rc)
+    sk_anim__late_blend_from(a, snap, src, w, drives, count, src + count, w + count, trs);
+  free(buf), free(w), free(src), free(drives);
+  return rc;
 }

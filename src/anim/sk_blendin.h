@@ -43,5 +43,15 @@ void sk_blendin_driven(const sk_anim *a, size_t clip, uint8_t *drv);
  * Quaternion.Slerp(snap, trs, factor) while factor <= 1 and stays as it is
  * after; every other path takes the snapshot's value. */
 void sk_blendin_apply(const sk_anim *a, const uint8_t *drv, const double *snap, double factor, double *trs);
+/* The frame of `count` >= 2 weighted glTF layers (each weight > 0, none
+ * additive, masked or with a speed ratio) whose layer `blended` blends in
+ * (`drv`, `snap`, `factor` as sk_blendin_apply) into `trs`, as Babylon
+ * plays them as weighted groups: every layer sampled alone, the blended
+ * one's values blended from the snapshot, then the late animation
+ * bindings (sk_anim__late_blend_from) with the snapshot as the targets'
+ * original values (the groups started on the snapshot pose). 0 or
+ * SK_ENOMEM (scratch of count frames). */
+int sk_blendin_layers(const sk_anim *a, const sk_anim_layer *layers, size_t count, size_t blended, const uint8_t *drv,
+                      const double *snap, double factor, double *trs);
 
 #endif

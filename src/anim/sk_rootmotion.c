@@ -589,7 +589,7 @@ void sk_rootmotion_free(sk_rootmotion *rm) {
   free(rm->contacts);
   free(rm->track);
   for (int k = 0; k < 2; k++)
-    free(rm->inplace[k].frames), free(rm->inplace[k].values);
+    free(rm->inplace[k].frames), free(rm->inplace[k].values), free(rm->inplace[k].tangents);
   memset(rm, 0, sizeof *rm);
 }
 

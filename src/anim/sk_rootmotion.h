@@ -70,6 +70,10 @@ typedef struct sk_rootmotion {
     int interp;
     size_t count;
     double *frames, *values;
+    /* CUBICSPLINE: count * 2 * width, each key's in- and out-tangent in
+     * Babylon's key units (per frame: the loader's tangent / 60, rewritten
+     * with the curve); NULL otherwise */
+    double *tangents;
   } inplace[2]; /* [0] position, [1] rotation */
 } sk_rootmotion;
 

@@ -43,8 +43,8 @@ void sk_rootmotion__root_travel_at(rm_ctx *x, const double pos[3], const double 
 
 /* _buildInPlaceGroup's rewritten root channels into x->rm->inplace, once
  * the analysis is done (`last`: the clip's last channel per bone and
- * path). SK_EUNSUPPORTED (err at "/rootMotion") for a CUBICSPLINE root
- * channel; SK_ENOMEM. */
+ * path); LINEAR, STEP and CUBICSPLINE root keys alike. 0 or SK_ENOMEM
+ * (`err` is kept for the caller's protocol and left untouched). */
 int sk_rootmotion__build_inplace(rm_ctx *x, const sk_anim_channel *const *last, sk_error *err);
 
 #endif

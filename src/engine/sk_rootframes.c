@@ -156,7 +156,8 @@ static size_t held_bytes(const sk_rootframes *rf) {
   const sk_rootmotion *rm = &rf->rm;
   size_t b = sizeof *rf + (rm->samples + 1) * 4 * sizeof(float) + rm->contact_count * sizeof(int32_t);
   for (int k = 0; k < 2; k++)
-    b += rm->inplace[k].count * (k == 0 ? 4 : 5) * sizeof(double);
+    b += rm->inplace[k].count * (k == 0 ? 4 : 5) * sizeof(double) +
+         (rm->inplace[k].tangents != NULL ? rm->inplace[k].count * (k == 0 ? 6 : 8) * sizeof(double) : 0);
   return b;
 }
 

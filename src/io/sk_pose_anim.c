@@ -309,8 +309,8 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
         snprintf(q, sizeof q, "%s", p);
         sk_pointer_push_index(q, sizeof q, i);
         sk_pointer_push(q, sizeof q, "blendIn");
-        rc = sp->nl > 1 ? sk_error_set(err, SK_ETYPE, q, "\"blendIn\" blends one layer in: give it alone")
-                        : sk_pose__layer_blendin(anim, j, ptr, sp, err);
+        rc = sp->blend != NULL ? sk_error_set(err, SK_ETYPE, q, "\"blendIn\" blends one layer in: give it once")
+                               : sk_pose__layer_blendin(anim, j, ptr, i, sp, err);
         sp->plain_layers = false;
       }
   } else {
@@ -460,6 +460,14 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
                          : sk_banim_blend(anim, s, l, sp->lx, sp->nl, p->overrides, &driven)) != 0)
       return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
     p->count = merge_babylon(p->overrides, nb, &sp->base);
+    return 0;
+  }
+  if (sp->blend != NULL && sp->nl > 1) { /* the blended layer among weighted groups */
+    if (sk_blendin_layers(anim, sp->l, sp->nl, sp->blend->layer, sp->blend->drv, sp->blend->snap,
+                          sk_blendin_factor(&sp->blend->st, sp->blend->k), trs) != 0)
+      return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+    p->count = nb;
+    sk_pose__merge_overrides(anim, trs, &sp->base, p->overrides);
     return 0;
   }
   int src = sk_anim_sample_layers_ext(anim, sp->l, sp->lx, sp->nl, trs, scratch);

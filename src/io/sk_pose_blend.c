@@ -45,16 +45,41 @@ int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, 
 }
 
 /* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
- * on the one glTF layer of a frame range: its snapshot (the "from" clip's
+ * on one glTF layer of a frame range (alone, or among plain weighted ones): its snapshot (the "from" clip's
  * pose then, or the rest pose), the paths its clip drives, the write index
  * of the range's first frame; refused where Babylon would blend otherwise
  * or it would not end inside the range. */
-int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, sk_pose_spec *sp, sk_error *err) {
-  const json_t *o = json_object_get(json_array_get(json_object_get(j, "layers"), 0), "blendIn");
+/* With other layers every layer is a plain weighted group (what the late
+ * animation bindings mix with the blended values): refused otherwise, at
+ * the other layer's field. */
+static int check_others(const sk_pose_spec *sp, const char *ptr, sk_error *err) {
+  for (size_t i = 0; sp->nl > 1 && i < sp->nl; i++) {
+    char p[SK_ERROR_POINTER_MAX];
+    snprintf(p, sizeof p, "%s", ptr);
+    sk_pointer_push(p, sizeof p, "layers");
+    sk_pointer_push_index(p, sizeof p, i);
+    const char *field = sp->lx[i].additive                ? "additive"
+                        : sp->lx[i].bone_weights != NULL ? "mask"
+                        : sp->lx[i].speed != 0           ? "speedRatio"
+                        : !(sp->l[i].weight > 0)         ? "weight"
+                                                         : NULL;
+    if (field != NULL) {
+      sk_pointer_push(p, sizeof p, field);
+      return sk_error_set(err, SK_ETYPE, p,
+                          "\"blendIn\" with other layers blends plain weighted layers (weight above 0; no "
+                          "\"additive\", \"mask\" or \"speedRatio\")");
+    }
+  }
+  return 0;
+}
+
+int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, size_t layer, sk_pose_spec *sp,
+                           sk_error *err) {
+  const json_t *o = json_object_get(json_array_get(json_object_get(j, "layers"), layer), "blendIn");
   char p[SK_ERROR_POINTER_MAX], q[SK_ERROR_POINTER_MAX];
   snprintf(p, sizeof p, "%s", ptr);
   sk_pointer_push(p, sizeof p, "layers");
-  sk_pointer_push_index(p, sizeof p, 0);
+  sk_pointer_push_index(p, sizeof p, layer);
   sk_pointer_push(p, sizeof p, "blendIn");
   static const char *const k_blend[] = {"speed", "from", NULL}, *const k_from[] = {"animation", "time", "loop", NULL};
   int rc;
@@ -64,8 +89,10 @@ int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr
     return rc;
   if (anim->babylon)
     return sk_error_set(err, SK_EUNSUPPORTED, p, "\"blendIn\" blends glTF clips (Babylon-format clips: not yet)");
-  if (sp->lx[0].additive || sp->lx[0].bone_weights != NULL)
+  if (sp->lx[layer].additive || sp->lx[layer].bone_weights != NULL)
     return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends a plain layer in (no \"additive\", no \"mask\")");
+  if ((rc = check_others(sp, ptr, err)))
+    return rc;
   if (sp->times == NULL)
     return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends over a frame range (\"times\", \"from\"/\"to\", \"frames\")");
   const json_t *v = json_object_get(o, "speed");
@@ -91,7 +118,8 @@ int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr
   sk_blendin_init(&b->st, speed);
   const json_t *fr = json_array_get(json_object_get(j, "frames"), 0);
   b->first = json_is_number(fr) ? (uint64_t)json_number_value(fr) : 0;
-  sk_blendin_driven(anim, sp->l[0].clip, b->drv);
+  b->layer = layer;
+  sk_blendin_driven(anim, sp->l[layer].clip, b->drv);
   const json_t *from = json_object_get(o, "from");
   if (from == NULL) {
     memcpy(b->snap, anim->rest, nb * SK_ANIM_TRS * sizeof *b->snap);

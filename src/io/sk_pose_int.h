@@ -34,7 +34,7 @@ typedef struct sk_pose_spec {
   float *masks;          /* owned; nl * bones weights the masks point into */
   bool plain_layers;     /* no layer is additive or masked (sk_sample's case) */
   bool layered;          /* "layers" given (Babylon-format clips then blend as weighted animations) */
-  /* Appended: the one layer's "blendIn" (sk_blendin), or NULL. */
+  /* Appended: the "blendIn" of one layer (sk_blendin), or NULL. */
   struct sk_pose_blendin *blend;
 } sk_pose_spec;
 
@@ -42,6 +42,7 @@ typedef struct sk_pose_spec {
 typedef struct sk_pose_blendin {
   double *snap;   /* owned; bone_count * SK_ANIM_TRS: the snapshot pose */
   uint8_t *drv;   /* owned; bone_count * 3: the paths the layer's clip drives */
+  size_t layer;   /* the layer blended in (the others are plain weighted layers) */
   uint64_t first; /* the write index of the range's first frame ("frames": its start) */
   uint64_t k;     /* the write index of the frame sampled next */
   sk_blendin st;
@@ -62,9 +63,10 @@ int sk_pose__anim_layer(const sk_anim *anim, const json_t *o, const char *ptr, b
  * *speed, 0 when absent (sk_pose_blend.c). */
 int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, const sk_anim_layer *l, double *speed,
                          sk_error *err);
-/* The "blendIn" of pose j's one layer into sp->blend (owned by sp), after
+/* The "blendIn" of pose j's layer `layer` into sp->blend (owned by sp), after
  * its layers and frame times are parsed (sk_pose_blend.c). */
-int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, sk_pose_spec *sp, sk_error *err);
+int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, size_t layer, sk_pose_spec *sp,
+                           sk_error *err);
 
 /* Clip TRS `trs` (B * SK_ANIM_TRS) as one override per bone into out[0..B),
  * with `user`'s overrides on top (sk_pose_anim.c). */

@@ -10,6 +10,9 @@
 //
 //   cd tests/oracle && node babylon_blendin.mjs > ../conformance/layers_blendin.jsonl
 //
+// With other layers (LAYER_CASES) the blended layer is one weighted group
+// among others: its blended values go through the late animation bindings.
+//
 // A "frames" range [s, e) is played from frame 0 (writes 0..s-1 made and
 // not kept): frame k is write k, as skinnerd counts it.
 
@@ -38,6 +41,22 @@ const CASES = [
     // with a speed ratio: played by animate (babylon_speed.mjs's clock), one scene step a frame
     ["data/Fox.glb", 1, true, 0.08, [2, 0.3, false], { from: 0, to: 1.2, fps: 30 }, 1.6],
     ["data/RobotExpressive.glb", 10, true, 0.1, [0, 0.5, true], { frames: [3, 30], fps: 24 }, 0.7],
+];
+// With other layers, every group weighted (skinnerd's weights, normalised when
+// they add up to under 1): [asset, layers, speed, from, range], a layer
+// [group, time, loop, weight], the first one blended in; each frame every
+// group's goToFrame(frame, true) in layer order, then the scene's late
+// animation bindings mix the blended values, the groups' original values
+// being the snapshot's.
+const LAYER_CASES = [
+    ["data/Fox.glb", [[1, 0, true, 0.6], [2, 0.2, true, 0.4]], 0.1, [0, 0.3, true], { from: 0, to: 1, fps: 30 }],
+    ["data/Fox.glb", [[2, 0, true, 1], [1, 0.1, true, 1]], 0.05, null, { frames: [0, 40], fps: 30 }],
+    ["data/Fox.glb", [[2, 0, true, 1], [1, 0.1, true, 1]], 0.05, null, { frames: [7, 40], fps: 30 }],
+    ["data/Fox.glb", [[0, 0, false, 0.2], [1, 0.3, true, 0.3]], 0.15, [2, 0.5, false], { times: [0, 0.1, 0.2, 0.3, 0.5, 0.8, 1, 1.2, 1.5] }],
+    ["data/RobotExpressive.glb", [[10, 0, true, 0.5], [0, 0.2, true, 0.3], [2, 0.6, true, 0.2]], 0.08, [13, 0.25, false], { from: 0, to: 1, fps: 24 }],
+    ["data/RobotExpressive.glb", [[3, 0, true, 1], [6, 0.4, true, 0.5]], 0.2, [0, 0.5, true], { frames: [2, 20], fps: 30 }],
+    ["data/RobotExpressive.glb", [[2, 0.1, false, 0.4], [10, 0, true, 0.4], [0, 0.7, true, 0.4]], 0.0625, null, { from: 0.05, to: 1.2, fps: 20 }],
+    ["data/CesiumMan.glb", [[0, 0, true, 0.7], [0, 0.5, true, 0.3]], 0.1, null, { from: 0, to: 0.8, fps: 30 }],
 ];
 
 function rangeTimes(r) {
@@ -96,6 +115,46 @@ function play({ scene, sk, groups, restore }, [, bi, loop, speed, from, range, r
     gB.enableBlending = false;
     return finals;
 }
+/** A layered case's writes in order; the poses of the frames the range asks for. */
+function playLayers({ scene, sk, groups, restore }, [, layers, speed, from, range]) {
+    restore();
+    if (from) {
+        const gA = groups[from[0]];
+        gA.start(false, 1, gA.from, gA.to);
+        gA.goToFrame(gltfFrame(gA, from[1], from[2]));
+        gA.stop();
+    }
+    const total = layers.reduce((t, l) => t + l[3], 0);
+    // A clip in two layers is two groups: the second a clone, as two groups of one clip would be.
+    const used = layers.map(([gi], i) => (layers.findIndex((l) => l[0] === gi) < i ? groups[gi].clone(`${groups[gi].name}#${i}`) : groups[gi]));
+    used.forEach((g, i) => {
+        g.enableBlending = i === 0;
+        g.blendingSpeed = speed;
+        g.start(layers[i][2], 1, g.from, g.to);
+        g.pause();
+        g.weight = total >= 1 ? layers[i][3] : layers[i][3] / total;
+    });
+    const finals = [];
+    const first = range.frames ? range.frames[0] : 0;
+    for (const [k, t] of rangeTimes(range)) {
+        used.forEach((g, i) => {
+            const off = layers[i][1];
+            g.goToFrame(gltfFrame(g, off === 0 ? t : off + t, layers[i][2]), true); // sk_sample_layer_time
+        });
+        scene._animate();
+        if (k < first) continue;
+        sk.prepare(true);
+        finals.push(Array.from(sk._transformMatrices));
+    }
+    used.forEach((g, i) => {
+        g.stop();
+        g.enableBlending = false;
+        g.weight = -1;
+        if (g !== groups[layers[i][0]]) g.dispose();
+    });
+    return finals;
+}
+
 async function load(rel) {
     const bytes = new Uint8Array(readFileSync(new URL(rel, new URL("..", import.meta.url))));
     const engine = new NullEngine();
@@ -141,6 +200,26 @@ for (const c of CASES) {
     const name = `blendIn ${rel} ${JSON.stringify([bi, loop, speed, from, range, ratio ?? null])}`;
     const finals = play(asset, c);
     lines.push(line({ name, case: { skeleton: { gltf: rel }, ops: [{ op: "pose", layers: [layer], ...range }] },
+        expected: { results: finals.map((f) => ({ final: keepSign(f) })) } }));
+}
+for (const c of LAYER_CASES) {
+    const [rel, layers, speed, from, range] = c;
+    if (rel !== rel0) {
+        asset.scene.dispose();
+        asset.engine.dispose();
+        asset = await load(rel);
+        rel0 = rel;
+    }
+    const blendIn = { speed };
+    if (from) blendIn.from = { animation: asset.groups[from[0]].name, time: from[1], loop: from[2] };
+    const ls = layers.map(([gi, time, loop, weight], i) => {
+        const l = { animation: asset.groups[gi].name, time, loop, weight };
+        if (i === 0) l.blendIn = blendIn;
+        return l;
+    });
+    const name = `blendIn with layers ${rel} ${JSON.stringify([layers, speed, from, range])}`;
+    const finals = playLayers(asset, c);
+    lines.push(line({ name, case: { skeleton: { gltf: rel }, ops: [{ op: "pose", layers: ls, ...range }] },
         expected: { results: finals.map((f) => ({ final: keepSign(f) })) } }));
 }
 process.stdout.write(lines.join("\n") + "\n");

@@ -25,4 +25,8 @@ node babylon_rootframes.mjs $d/gen/walker.glb '[
  {"clip":"walk_root","options":{"directionSnapAngle":0.1},"fps":24,"frames":40,"loop":true},
  {"clip":"turn_walk","options":{},"fps":30,"frames":70,"loop":true},
  {"clip":"step_walk","options":{},"fps":30,"frames":40,"loop":true},
- {"clip":"walk_root","options":{},"fps":20,"frames":30,"loop":false}]' > "$out/walker.json"
+ {"clip":"walk_root","options":{},"fps":20,"frames":30,"loop":false},
+ {"clip":"cubic_walk","options":{},"fps":30,"frames":45,"loop":true},
+ {"clip":"cubic_walk","options":{"extractLateralMotion":true},"fps":24,"frames":30,"loop":false},
+ {"clip":"cubic_turn","options":{},"fps":30,"frames":70,"loop":true},
+ {"clip":"cubic_turn","options":{"extractRotation":false},"fps":30,"frames":40,"loop":true}]' > "$out/walker.json"

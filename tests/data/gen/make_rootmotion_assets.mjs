@@ -18,6 +18,8 @@
 //    over the cycle (source root with the rotation extracted: the in-place
 //    group rewrites the hips' position and rotation keys).
 //  * "step_walk": "walk_root" with STEP hips keys.
+//  * "cubic_walk", "cubic_turn": "walk_root" and "turn_walk" with CUBICSPLINE
+//    hips keys (the tangents the paths' derivatives).
 // Licence: made for this project, same licence as the project (tests/data/LICENSES.md).
 
 import { Document, NodeIO } from "@gltf-transform/core";
@@ -77,6 +79,8 @@ function walker() {
     const body = doc.createNode("body").setMesh(doc.createMesh("box").addPrimitive(prim)).setSkin(skin);
     scene.addChild(hips).addChild(body);
 
+    // CUBICSPLINE hips: each key (in-tangent, value, out-tangent), the tangents the path's derivative (per second).
+    const cubic = (f, df) => (t) => [...df(t), ...f(t), ...df(t)];
     const clip = (name, hipsPos, hipsRot, interp = "LINEAR") => {
         const anim = doc.createAnimation(name);
         const add = (node, path, type, values, ip = "LINEAR") => {
@@ -101,6 +105,14 @@ function walker() {
     clip("turn_walk", (t) => [R * (1 - Math.cos((Math.PI / 2) * t)), hipsHeight(t), R * Math.sin((Math.PI / 2) * t)],
         (t) => quatY((Math.PI / 2) * t));
     clip("step_walk", rooted, null, "STEP");
+    const dHeight = (t) => -0.03 * 4 * Math.PI * Math.sin(4 * Math.PI * t);
+    clip("cubic_walk", cubic(rooted, (t) => [0.02 * 2 * Math.PI * Math.cos(2 * Math.PI * t) + 0.04, dHeight(t), SPEED]),
+        null, "CUBICSPLINE");
+    const turnPos = (t) => [R * (1 - Math.cos((Math.PI / 2) * t)), hipsHeight(t), R * Math.sin((Math.PI / 2) * t)];
+    const a = Math.PI / 2;
+    clip("cubic_turn", cubic(turnPos, (t) => [R * a * Math.sin(a * t), dHeight(t), R * a * Math.cos(a * t)]),
+        cubic((t) => quatY(a * t), (t) => [0, (a / 2) * Math.cos((a * t) / 2), 0, -(a / 2) * Math.sin((a * t) / 2)]),
+        "CUBICSPLINE");
     return doc;
 }
 
