@@ -669,8 +669,7 @@ END_TEST
  * of evicted ones (8 GETs were 325 -> 1 751 MB). */
 START_TEST(stored_glTF_tree_bombs_are_read_back_inside_the_budget) {
   char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/sk_memory_test.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  sk_fixture_tmpdir(dir, sizeof dir, "sk_memory_test");
   enum { N = 8 };
   size_t glen, blen;
   /* 2000 bones: each skeleton is over --cache-mb 1, so at most one is resident */
@@ -714,9 +713,7 @@ START_TEST(stored_glTF_tree_bombs_are_read_back_inside_the_budget) {
   stop();
   free(gltf);
   free(glb);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert_int_eq(system(cmd), 0);
+  sk_fixture_rmdir(dir);
 }
 END_TEST
 
