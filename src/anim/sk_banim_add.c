@@ -289,6 +289,13 @@ int sk_banim_add__share(sk_anim *a, const sk_skeleton *s, size_t max_bytes) {
   return 0;
 }
 
+size_t sk_banim_add_layer_bytes(const sk_banim_add_layer *l) {
+  size_t n = l->count * sizeof *l->channels;
+  for (size_t i = 0; i < l->count; i++)
+    n += channel_bytes(&l->channels[i]);
+  return n;
+}
+
 const sk_banim_add_layer *sk_banim_add_kept_layer(const sk_anim *a, size_t clip) {
   const sk_banim_add_kept *k = __atomic_load_n(&a->babylon_additive, __ATOMIC_ACQUIRE);
   return k != NULL && clip < k->count && k->kept[clip] ? &k->layers[clip] : NULL;

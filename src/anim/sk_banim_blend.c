@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim_memo.h"
 #include "sk_banim_add.h"
 #include "sk_mat.h"
 #include "sk_banim_blend_int.h"
@@ -183,8 +184,8 @@ static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_an
   static const int offset[3] = {0, 3, 7};
   sk_banim_add_layer own = {0};
   const sk_banim_add_layer *add = x->babylon_add;
-  if (add == NULL && x->reference == 0 && x->bone_weights == NULL) /* made at upload */
-    add = sk_banim_add_kept_layer(a, l->clip);
+  if (add == NULL && x->bone_weights == NULL) /* made at upload (reference 0) or at first use */
+    add = x->reference == 0 ? sk_banim_add_kept_layer(a, l->clip) : sk_anim_memo_babylon(a, l->clip, x->reference);
   if (add == NULL && sk_banim_add_layer_make(a, l->clip, x->reference, x->bone_weights, &own) != 0)
     return SK_ENOMEM;
   if (add == NULL)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim_memo.h"
 #include "sk_animops.h"
 #include "sk_banim_add.h"
 #include "sk_banim_blend.h"
@@ -423,9 +424,12 @@ static int babylon_adds_make(const sk_anim *anim, sk_pose_spec *sp, sk_banim_add
   for (size_t i = 0; i < sp->nl; i++) {
     if (!sp->lx[i].additive)
       continue;
-    if (sp->lx[i].reference == 0 && sp->lx[i].bone_weights == NULL &&
-        (sp->lx[i].babylon_add = sk_banim_add_kept_layer(anim, sp->l[i].clip)) != NULL)
-      continue; /* made at upload (sk_anim_additive_share) */
+    const size_t clip = sp->l[i].clip;
+    const double ref = sp->lx[i].reference;
+    if (sp->lx[i].bone_weights == NULL &&
+        (sp->lx[i].babylon_add =
+             ref == 0 ? sk_banim_add_kept_layer(anim, clip) : sk_anim_memo_babylon(anim, clip, ref)) != NULL)
+      continue; /* made at upload (sk_anim_additive_share) or at first use (sk_anim_memo) */
     const sk_anim_clip *c = &anim->clips[sp->l[i].clip];
     for (size_t k = 0; k < c->channel_count; k++)
       kept += c->channels[k].count;
