@@ -122,6 +122,77 @@ START_TEST(babylon_layer_blends_as_the_per_call_one) {
 }
 END_TEST
 
+/* A masked additive layer plays the kept (every bone) layer with its mask
+ * applied by the blend, frame by frame and over runs, with the bits of a
+ * layer made per call with the mask: masked layers need no keys of their
+ * own, so they keep the run path. */
+START_TEST(a_masked_babylon_layer_plays_the_kept_keys_alike) {
+  /* b0's position and b1's scaling keyed at 0 and 20, one range 5..20 */
+  const char *text =
+      "{\"bones\":[{\"name\":\"b0\",\"parentBoneIndex\":-1,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1],"
+      "\"animation\":{\"name\":\"p\",\"property\":\"position\",\"framePerSecond\":30,\"dataType\":1,"
+      "\"loopBehavior\":1,\"keys\":[{\"frame\":0,\"values\":[0,0,0,null,[0,0,0]]},"
+      "{\"frame\":20,\"values\":[3,0,0,[0,0,0]]}]}},"
+      "{\"name\":\"b1\",\"parentBoneIndex\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1],"
+      "\"animation\":{\"name\":\"s\",\"property\":\"scaling\",\"framePerSecond\":30,\"dataType\":1,"
+      "\"loopBehavior\":1,\"keys\":[{\"frame\":0,\"values\":[1,1,1]},{\"frame\":20,\"values\":[2,3,4]}]}}],"
+      "\"ranges\":[{\"name\":\"Walk\",\"from\":5,\"to\":20}]}";
+  json_t *j = json_loads(text, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  sk_skeleton *s;
+  sk_anim *a;
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_json_parse_skeleton_anim(j, "", 0, &s, &a, &e), 0);
+  ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+  static const float masks[2][2] = {{0, 1}, {1, 0}};
+  static const double refs[2] = {0, 0.2};
+  for (int r = 0; r < 2; r++)
+    for (int mk = 0; mk < 2; mk++) {
+      sk_anim_layer l[2] = {{.clip = 0, .time = 0.1, .weight = 0.7}, {.clip = 0, .time = 0.35, .weight = 0.5}};
+      sk_anim_layer_ext x[2] = {{0}, {.additive = true, .reference = refs[r], .bone_weights = masks[mk]}};
+      sk_banim_add_layer made;
+      ck_assert_int_eq(sk_banim_add_layer_make(a, 0, refs[r], masks[mk], &made), 0);
+      ck_assert_uint_eq(made.count, 1); /* the mask left one bone's channel */
+      x[1].babylon_add = &made;
+      sk_override want[2], got[2];
+      size_t d1, d2;
+      ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, want, &d1), 0);
+      const sk_banim_add_layer *kept = r == 0 ? sk_banim_add_kept_layer(a, 0) : sk_anim_memo_babylon(a, 0, refs[r]);
+      ck_assert_ptr_nonnull(kept);
+      ck_assert_uint_eq(kept->count, 2); /* every bone */
+      x[1].babylon_add = kept;
+      ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, got, &d2), 0);
+      ck_assert_uint_eq(d1, d2);
+      ck_assert_int_eq(memcmp(want, got, sizeof got), 0);
+      x[1].babylon_add = NULL; /* the frame path finds the kept layer itself */
+      ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, got, &d2), 0);
+      ck_assert_int_eq(memcmp(want, got, sizeof got), 0);
+      /* a run of 3 frames over the kept layer, each against a per-call frame */
+      x[1].babylon_add = kept;
+      sk_banim_blend_ctx *c;
+      ck_assert_int_eq(sk_banim_blend_open(a, s, l, x, 2, &c), 0);
+      ck_assert_uint_gt(sk_banim_blend_run_max(c), 1);
+      const double times[6] = {0.1, 0.35, 0.2, 0.45, 0.3, 0.55};
+      sk_override run[3][2], *outs[3] = {run[0], run[1], run[2]};
+      size_t driven[3];
+      ck_assert_int_eq(sk_banim_blend_run(c, l, times, 3, outs, driven), 0);
+      x[1].babylon_add = &made;
+      for (int f = 0; f < 3; f++) {
+        l[0].time = times[2 * f], l[1].time = times[2 * f + 1];
+        ck_assert_int_eq(sk_banim_blend(a, s, l, x, 2, want, &d1), 0);
+        ck_assert_uint_eq(driven[f], d1);
+        ck_assert_msg(memcmp(want, run[f], sizeof want) == 0, "reference %g, mask %d, frame %d", refs[r], mk, f);
+      }
+      sk_banim_blend_close(c);
+      sk_banim_add_layer_close(&made);
+    }
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+  json_decref(j);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("sk_anim_memo");
   TCase *tc = tcase_create("memo");
@@ -129,6 +200,7 @@ int main(void) {
   tcase_add_test(tc, gltf_keys_are_the_per_call_keys_and_are_kept_once);
   tcase_add_test(tc, nothing_is_kept_past_the_budget_or_the_slots);
   tcase_add_test(tc, babylon_layer_blends_as_the_per_call_one);
+  tcase_add_test(tc, a_masked_babylon_layer_plays_the_kept_keys_alike);
   suite_add_tcase(s, tc);
   return sk_test_run(s);
 }
