@@ -19,6 +19,16 @@ static size_t clip_named(const sk_anim *a, const char *name) {
   return c;
 }
 
+/* A Babylon-format skeleton and its clips from JSON text (new). */
+static void parse_babylon(const char *text, sk_skeleton **s, sk_anim **a) {
+  json_t *j = json_loads(text, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_msg(sk_json_parse_skeleton_anim(j, "", 0, s, a, &e) == 0, "%s", e.text);
+  json_decref(j);
+}
+
 START_TEST(gltf_keys_are_the_per_call_keys_and_are_kept_once) {
   sk_skeleton *s;
   sk_anim *a;
@@ -66,6 +76,7 @@ START_TEST(nothing_is_kept_past_the_budget_or_the_slots) {
   sk_anim_memo_set_budget(a, &tiny);
   ck_assert_ptr_null(sk_anim_memo_gltf(a, 0, 0.6));
   ck_assert_uint_eq(tiny.used, 0);
+  ck_assert_uint_eq(tiny.refused, 0); /* not an answer refused: nothing counted */
   ck_assert_uint_eq(sk_anim_memo_memory(a), 0);
   sk_anim_memo_set_budget(a, NULL);
   for (int k = 0; k < SK_ANIM_MEMO_SLOTS; k++)
@@ -88,14 +99,10 @@ START_TEST(babylon_layer_blends_as_the_per_call_one) {
       "{\"frame\":20,\"values\":[3,0,0,[0,0,0]]}]}},"
       "{\"name\":\"b1\",\"parentBoneIndex\":0,\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,0,1,0,1]}],"
       "\"ranges\":[{\"name\":\"Walk\",\"from\":5,\"to\":20}]}";
-  json_t *j = json_loads(text, 0, NULL);
-  ck_assert_ptr_nonnull(j);
   sk_skeleton *s;
   sk_anim *a;
-  sk_error e;
-  sk_error_clear(&e);
-  ck_assert_int_eq(sk_json_parse_skeleton_anim(j, "", 0, &s, &a, &e), 0);
-  ck_assert_msg(sk_banim_add_check(a, 0, 0.2, s, "", &e) == 0, "%s", e.text);
+  parse_babylon(text, &s, &a);
+  ck_assert_int_eq(sk_banim_add_check(a, 0, 0.2, s, "", NULL), 0);
   sk_anim_layer l[2] = {{.clip = 0, .time = 0.1, .weight = 0.7}, {.clip = 0, .time = 0.35, .weight = 0.5}};
   sk_anim_layer_ext x[2] = {{0}, {.additive = true, .reference = 0.2}};
   const size_t nb = s->count;
@@ -118,7 +125,6 @@ START_TEST(babylon_layer_blends_as_the_per_call_one) {
   free(per_call), free(kept);
   sk_anim_destroy(a);
   sk_skeleton_destroy(s);
-  json_decref(j);
 }
 END_TEST
 
@@ -137,13 +143,9 @@ START_TEST(a_masked_babylon_layer_plays_the_kept_keys_alike) {
       "\"animation\":{\"name\":\"s\",\"property\":\"scaling\",\"framePerSecond\":30,\"dataType\":1,"
       "\"loopBehavior\":1,\"keys\":[{\"frame\":0,\"values\":[1,1,1]},{\"frame\":20,\"values\":[2,3,4]}]}}],"
       "\"ranges\":[{\"name\":\"Walk\",\"from\":5,\"to\":20}]}";
-  json_t *j = json_loads(text, 0, NULL);
-  ck_assert_ptr_nonnull(j);
   sk_skeleton *s;
   sk_anim *a;
-  sk_error e;
-  sk_error_clear(&e);
-  ck_assert_int_eq(sk_json_parse_skeleton_anim(j, "", 0, &s, &a, &e), 0);
+  parse_babylon(text, &s, &a);
   ck_assert_int_eq(sk_anim_additive_share(a, s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
   static const float masks[2][2] = {{0, 1}, {1, 0}};
   static const double refs[2] = {0, 0.2};
@@ -189,7 +191,6 @@ START_TEST(a_masked_babylon_layer_plays_the_kept_keys_alike) {
     }
   sk_anim_destroy(a);
   sk_skeleton_destroy(s);
-  json_decref(j);
 }
 END_TEST
 

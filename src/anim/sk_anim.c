@@ -707,6 +707,8 @@ static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_lay
   const sk_anim_clip *c = &a->clips[l->clip];
   double frame = sk_anim__layer_frame(c, l->time, l->loop, x->speed);
   const double ref = sk_anim__reference_frame(x);
+  /* reference 0: the keys made once, at upload; others at first use */
+  const double *const *kept = ref == 0 ? NULL : sk_anim_memo_gltf(a, l->clip, ref);
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     if (ch->path == SK_ANIM_MATRIX || ch->values == NULL)
@@ -714,8 +716,6 @@ static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_lay
     double wt = sk_anim__additive_weight(l, x, ch->bone);
     if (wt == 0)
       continue;
-    /* reference 0: the keys made once, at upload; others at first use */
-    const double *const *kept = ref == 0 ? NULL : sk_anim_memo_gltf(a, l->clip, ref);
     const double *dv = ref == 0 ? sk_anim__additive_ref0(a, l->clip, k) : kept != NULL ? kept[k] : NULL;
     double *own = NULL, d[4];
     if (dv == NULL && additive_values(ch, ref, &own))

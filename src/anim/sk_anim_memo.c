@@ -41,6 +41,21 @@ static size_t clip_keys(const sk_anim_clip *c) {
   return keys;
 }
 
+/* What an entry of clip `clip` holds, known before it is made. */
+static size_t entry_bytes(const sk_anim *a, size_t clip, bool babylon) {
+  const sk_anim_clip *c = &a->clips[clip];
+  if (babylon)
+    return sizeof(sk_anim_memo) + sk_banim_add_layer_bound(a, clip);
+  size_t n = sizeof(sk_anim_memo) + c->channel_count * sizeof(double *);
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    if (gltf_channel(ch))
+      n += ch->count * (ch->path == SK_ANIM_ROTATION ? 4u : 3u) * (ch->interp == SK_ANIM_CUBICSPLINE ? 3u : 1u) *
+           sizeof(double);
+  }
+  return n;
+}
+
 static sk_anim_memo *make_gltf(const sk_anim *a, size_t clip, double ref_frame) {
   const sk_anim_clip *c = &a->clips[clip];
   sk_anim_memo *m = calloc(1, sizeof *m);
@@ -49,18 +64,11 @@ static sk_anim_memo *make_gltf(const sk_anim *a, size_t clip, double ref_frame) 
     return NULL;
   }
   *m = (sk_anim_memo){.clip = clip, .ref = ref_frame, .dv = m->dv, .ndv = c->channel_count};
-  m->bytes = sizeof *m + c->channel_count * sizeof *m->dv;
-  for (size_t k = 0; k < c->channel_count; k++) {
-    const sk_anim_channel *ch = &c->channels[k];
-    if (!gltf_channel(ch))
-      continue;
-    if (sk_anim__additive_values(ch, ref_frame, &m->dv[k]) != 0) {
+  for (size_t k = 0; k < c->channel_count; k++)
+    if (gltf_channel(&c->channels[k]) && sk_anim__additive_values(&c->channels[k], ref_frame, &m->dv[k]) != 0) {
       memo_close(m);
       return NULL;
     }
-    const size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3;
-    m->bytes += ch->count * w * (ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1) * sizeof(double);
-  }
   return m;
 }
 
@@ -73,8 +81,20 @@ static sk_anim_memo *make_babylon(const sk_anim *a, size_t clip, double referenc
     memo_close(m);
     return NULL;
   }
-  m->bytes = sizeof *m + sk_banim_add_layer_bytes(&m->layer);
   return m;
+}
+
+/* Reserves `bytes` in `b` where it has room, without counting a refusal
+ * when it plainly has none (the caller then makes its keys as before, and
+ * sk_budget's refusals count answers refused). */
+static bool reserve(sk_budget *b, size_t bytes) {
+  sk_budget_stats st;
+  if (b != NULL) {
+    sk_budget_get_stats(b, &st);
+    if (st.limit != 0 && (bytes > st.limit || st.used > st.limit - bytes))
+      return false;
+  }
+  return sk_budget_reserve(b, bytes) == 0;
 }
 
 static bool same_key(const sk_anim_memo *m, size_t clip, double ref, bool babylon) {
@@ -97,13 +117,16 @@ static const sk_anim_memo *memo_get(const sk_anim *ca, size_t clip, double ref, 
   }
   if (k == SK_ANIM_MEMO_SLOTS || clip_keys(&a->clips[clip]) == 0)
     return NULL;
-  sk_anim_memo *made = babylon ? make_babylon(a, clip, ref) : make_gltf(a, clip, ref);
   sk_budget *b = __atomic_load_n(&a->memo_budget, __ATOMIC_ACQUIRE);
-  if (made == NULL || sk_budget_reserve(b, made->bytes) != 0) {
-    memo_close(made);
+  const size_t bytes = entry_bytes(a, clip, babylon);
+  if (!reserve(b, bytes))
+    return NULL;
+  sk_anim_memo *made = babylon ? make_babylon(a, clip, ref) : make_gltf(a, clip, ref);
+  if (made == NULL) {
+    sk_budget_release(b, bytes);
     return NULL;
   }
-  made->budget = b;
+  made->bytes = bytes, made->budget = b;
   const sk_anim_memo *won = NULL;
   for (; k < SK_ANIM_MEMO_SLOTS && won == NULL; k++) {
     sk_anim_memo *seen = NULL;
