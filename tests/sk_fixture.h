@@ -12,12 +12,14 @@
 #endif
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include <jansson.h>
 
+#include "sk_buf.h"
 #include "sk_httpc.h"
 #include "sk_testutil.h"
 
@@ -55,6 +57,41 @@ static inline int sk_fixture_send(const sk_daemon *d, const char *method, const 
   if (accept != NULL)
     snprintf(h + n, sizeof h - (size_t)n, "Accept: %s\r\n", accept);
   return sk_httpc_request(d->host, d->port, method, path, h, body, len, r);
+}
+
+/* A request that must get an answer (a JSON body, or none; `accept` or
+ * NULL); returns its status. */
+static inline int sk_fixture_must(const sk_daemon *d, const char *method, const char *path, const char *body,
+                                  const char *accept, sk_httpc_resp *r) {
+  const int rc = sk_fixture_send(d, method, path, body ? "application/json" : NULL, accept, body,
+                                 body ? strlen(body) : 0, r);
+  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
+  return r->status;
+}
+
+/* POSTs the pose request `body` to `path` (/pose or /poses), which must
+ * answer 200, and appends the answer's poses to `out`: JSON as its
+ * "results" entries, comma-joined (a bare single answer is one entry), so
+ * answers of several requests compare with one answer of them all; binary
+ * (Accept: application/octet-stream) as its bytes. */
+static inline void sk_fixture_append_poses(const sk_daemon *d, const char *path, const char *body, size_t len,
+                                           bool binary, sk_strbuf *out) {
+  sk_httpc_resp r;
+  sk_fixture_request(d, "POST", path,
+                     binary ? "Content-Type: application/json\r\nAccept: application/octet-stream\r\n"
+                            : "Content-Type: application/json\r\n",
+                     body, len, &r);
+  ck_assert_msg(r.status == 200, "%d %.300s for %.200s", r.status, r.body, body);
+  const char *p = r.body;
+  size_t n = r.len;
+  if (!binary && strncmp(p, "{\"results\":[", 12) == 0) {
+    p += 12;
+    n -= 14;
+  }
+  if (!binary && out->len > 0)
+    sk_strbuf_append(out, ",", 1);
+  sk_strbuf_append(out, p, n);
+  sk_httpc_free(&r);
 }
 
 /* One request that must be answered, with a JSON body (or none) and the
@@ -134,15 +171,9 @@ static inline void sk_fixture_teardown(sk_daemon *d, const char *dir) {
  * NULL; `n` (or NULL) gets the body's length. */
 static inline char *sk_fixture_ask_text(const sk_daemon *d, const char *method, const char *path, const char *ct,
                                         const char *accept, const void *body, size_t len, int status, size_t *n) {
-  char h[512];
-  int k = 0;
-  h[0] = 0;
-  if (ct != NULL)
-    k += snprintf(h + k, sizeof h - (size_t)k, "Content-Type: %s\r\n", ct);
-  if (accept != NULL)
-    snprintf(h + k, sizeof h - (size_t)k, "Accept: %s\r\n", accept);
   sk_httpc_resp r;
-  sk_fixture_request(d, method, path, h, body, len, &r);
+  const int rc = sk_fixture_send(d, method, path, ct, accept, body, len, &r);
+  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r.error);
   ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.400s", method, path, r.status, status, r.body);
   char *text = malloc(r.len + 1);
   ck_assert_ptr_nonnull(text);
