@@ -107,19 +107,20 @@ static const sk_anim_memo *memo_get(const sk_anim *ca, size_t clip, double ref, 
   sk_anim *a = (sk_anim *)ca; /* the slots are the one mutable, atomic part of published clips */
   if (a == NULL || clip >= a->clip_count || __atomic_load_n(&a->memo_off, __ATOMIC_RELAXED))
     return NULL;
-  size_t k = 0;
+  size_t k = 0, held = 0;
   for (; k < SK_ANIM_MEMO_SLOTS; k++) {
     const sk_anim_memo *m = __atomic_load_n(&a->memo[k], __ATOMIC_ACQUIRE);
     if (m == NULL)
       break;
     if (same_key(m, clip, ref, babylon))
       return m;
+    held += m->bytes;
   }
   if (k == SK_ANIM_MEMO_SLOTS || clip_keys(&a->clips[clip]) == 0)
     return NULL;
   sk_budget *b = __atomic_load_n(&a->memo_budget, __ATOMIC_ACQUIRE);
   const size_t bytes = entry_bytes(a, clip, babylon);
-  if (!reserve(b, bytes))
+  if (bytes > SK_ANIM_MEMO_MAX - (held < SK_ANIM_MEMO_MAX ? held : SK_ANIM_MEMO_MAX) || !reserve(b, bytes))
     return NULL;
   sk_anim_memo *made = babylon ? make_babylon(a, clip, ref) : make_gltf(a, clip, ref);
   if (made == NULL) {

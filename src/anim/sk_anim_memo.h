@@ -16,9 +16,11 @@
  * compare-and-swap and read with acquire loads, never changed, freed with
  * the clips. An entry's bytes are reserved in the budget the publisher
  * named (sk_anim_memo_set_budget) and released when the clips are freed;
- * where the budget refuses, the slots are full or an entry would make more
- * than SK_ANIM_MEMO_KEYS keys, nothing is kept and the caller makes its
- * keys as before. */
+ * where the budget refuses, the slots are full, an entry would make more
+ * than SK_ANIM_MEMO_KEYS keys or the entries would hold more than
+ * SK_ANIM_MEMO_MAX bytes together, nothing is kept and the caller makes its
+ * keys as before (so requests naming many references cannot hold the
+ * budget that answers need). */
 #ifndef SK_ANIM_MEMO_H
 #define SK_ANIM_MEMO_H
 
@@ -33,6 +35,9 @@ struct sk_banim_add_layer;
 /* Keys an entry may be made of: what one request may make additive for its
  * own use (sk_layers.h's SK_LAYERS_KEEP_KEYS, SK_BANIM_ADD_KEEP_KEYS). */
 #define SK_ANIM_MEMO_KEYS (1u << 18)
+/* Bytes the entries of one clips hold together at most: what the clips
+ * keep for reference 0 at most (SK_ANIM_ADDITIVE_SHARE_MAX). */
+#define SK_ANIM_MEMO_MAX SK_ANIM_ADDITIVE_SHARE_MAX
 
 /* The channels of glTF clip `clip` of `a` made additive against frame
  * `ref_frame` (> 0; sk_anim__reference_frame): dv[k] for channel k, NULL
