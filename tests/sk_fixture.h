@@ -13,6 +13,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -92,6 +93,22 @@ static inline void sk_fixture_append_poses(const sk_daemon *d, const char *path,
     sk_strbuf_append(out, ",", 1);
   sk_strbuf_append(out, p, n);
   sk_httpc_free(&r);
+}
+
+/* {"poses":[ `item` x n ]} (new; free): a batch body of n copies. */
+static inline char *sk_fixture_repeat_poses(const char *item, int n) {
+  size_t il = strlen(item);
+  char *b = malloc(16 + (il + 1) * (size_t)n);
+  ck_assert_ptr_nonnull(b);
+  size_t at = (size_t)sprintf(b, "{\"poses\":[");
+  for (int i = 0; i < n; i++) {
+    if (i)
+      b[at++] = ',';
+    memcpy(b + at, item, il);
+    at += il;
+  }
+  strcpy(b + at, "]}");
+  return b;
 }
 
 /* One request that must be answered, with a JSON body (or none) and the
