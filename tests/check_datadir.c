@@ -30,16 +30,13 @@ static sk_daemon D;
 static char g_dir[64];
 
 static void setup_dir(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/sk_datadir_test.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
+  sk_fixture_tmpdir(g_dir, sizeof g_dir, "sk_datadir_test");
 }
 
 static void teardown_dir(void) {
   if (D.pid > 0)
     sk_daemon_stop(&D, SIGKILL);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  ck_assert_int_eq(system(cmd), 0);
+  sk_fixture_rmdir(g_dir);
 }
 
 static void start(void) {

@@ -21,50 +21,15 @@ static void start(void) {
 }
 
 static void setup(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/sk_mesh_test.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
+  sk_fixture_tmpdir(g_dir, sizeof g_dir, "sk_mesh_test");
   start();
 }
 
-static void teardown(void) {
-  if (D.pid > 0)
-    sk_fixture_stop(&D);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  ck_assert_int_eq(system(cmd), 0);
-}
+static void teardown(void) { sk_fixture_teardown(&D, g_dir); }
 
 static void restart(void) {
   sk_fixture_stop(&D);
   start();
-}
-
-/* A request answered with a JSON body (new; json_decref), status checked. */
-static json_t *ask(const char *method, const char *path, const char *ct, const void *body, size_t len, int status) {
-  char h[128] = "";
-  if (ct != NULL)
-    snprintf(h, sizeof h, "Content-Type: %s\r\n", ct);
-  sk_httpc_resp r;
-  sk_fixture_request(&D, method, path, h, body, len, &r);
-  ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.400s", method, path, r.status, status, r.body);
-  json_t *j = json_loadb(r.body, r.len, 0, NULL);
-  ck_assert_msg(j != NULL, "%s %s: not JSON: %.200s", method, path, r.body);
-  sk_httpc_free(&r);
-  return j;
-}
-
-static json_t *ask_json(const char *method, const char *path, const char *body, int status) {
-  return ask(method, path, "application/json", body, strlen(body), status);
-}
-
-static json_t *put_asset(const char *id, const char *asset, const char *query) {
-  size_t len;
-  unsigned char *d = sk_test_read_asset(asset, &len);
-  char path[256];
-  snprintf(path, sizeof path, "/v1/skeletons/%s%s", id, query ? query : "");
-  json_t *j = ask("PUT", path, asset[strlen(asset) - 1] == 'b' ? "model/gltf-binary" : "model/gltf+json", d, len, 201);
-  free(d);
-  return j;
 }
 
 /* Numbers by value (the oracle writes 0 for 0.0), the rest exactly. */
@@ -118,20 +83,20 @@ START_TEST(a_gltf_upload_answers_and_stores_babylons_mesh_chain) {
     char id[32];
     snprintf(id, sizeof id, "m%d", k);
     json_t *want = babylon_chain(assets[k], 0);
-    json_t *up = put_asset(id, assets[k], NULL);
+    json_t *up = sk_fixture_upload(&D, id, assets[k], NULL);
     ck_assert_msg(same(json_object_get(up, "mesh"), want), "%s: upload answer mesh %s", assets[k],
                   json_dumps(json_object_get(up, "mesh"), JSON_COMPACT));
     ck_assert_int_eq(json_integer_value(json_object_get(up, "skin")), 0);
     ck_assert_uint_eq(json_array_size(json_object_get(up, "skins")), 1);
     char path[64];
     snprintf(path, sizeof path, "/v1/skeletons/%s", id);
-    json_t *got = ask("GET", path, NULL, NULL, 0, 200);
+    json_t *got = sk_fixture_ask(&D, "GET", path, NULL, NULL, 0, 200);
     ck_assert(same(json_object_get(got, "mesh"), want));
     ck_assert(json_equal(json_object_get(got, "skins"), json_object_get(up, "skins")));
     json_decref(got);
     /* evicted records re-import the file: same chain after a restart */
     restart();
-    got = ask("GET", path, NULL, NULL, 0, 200);
+    got = sk_fixture_ask(&D, "GET", path, NULL, NULL, 0, 200);
     ck_assert_msg(same(json_object_get(got, "mesh"), want), "%s: after restart", assets[k]);
     ck_assert(json_equal(json_object_get(got, "skins"), json_object_get(up, "skins")));
     json_decref(got);
@@ -142,7 +107,7 @@ START_TEST(a_gltf_upload_answers_and_stores_babylons_mesh_chain) {
 END_TEST
 
 START_TEST(the_skins_of_a_file_are_listed_with_joints_and_meshes) {
-  json_t *up = put_asset("robot", "RobotExpressive.glb", "?skin=1");
+  json_t *up = sk_fixture_upload(&D, "robot", "RobotExpressive.glb", "?skin=1");
   ck_assert_int_eq(json_integer_value(json_object_get(up, "skin")), 1);
   const json_t *skins = json_object_get(up, "skins");
   ck_assert_uint_eq(json_array_size(skins), 2);
@@ -157,7 +122,7 @@ START_TEST(the_skins_of_a_file_are_listed_with_joints_and_meshes) {
   json_decref(want);
   json_decref(up);
   /* a skin used by no mesh of the scene: listed, and no default mesh */
-  up = put_asset("chain2", "mesh_chain.gltf", "?skin=offscene");
+  up = sk_fixture_upload(&D, "chain2", "mesh_chain.gltf", "?skin=offscene");
   ck_assert(json_is_null(json_object_get(up, "mesh")));
   ck_assert_int_eq(json_integer_value(json_object_get(up, "skin")), 2);
   ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(json_object_get(up, "skins"), 2), "meshes")), 0);
@@ -165,7 +130,8 @@ START_TEST(the_skins_of_a_file_are_listed_with_joints_and_meshes) {
 }
 END_TEST
 
-static const char *k_skel = "{\"bones\":[{\"name\":\"root\"},{\"name\":\"leaf\",\"parent\":\"root\",\"position\":[0,1,0]}]";
+static const char *k_skel =
+    "{\"bones\":[{\"name\":\"root\"},{\"name\":\"leaf\",\"parent\":\"root\",\"position\":[0,1,0]}]";
 static const char *k_mesh = "{\"position\":[1,2,3],\"rotation\":[0.1,0.2,0.3],\"scaling\":[1,-2,0.5],"
                             "\"parent\":{\"rotationQuaternion\":[0,0.6,0,0.8],\"scaling\":[2,2,2]}}";
 
@@ -173,33 +139,34 @@ START_TEST(a_json_mesh_round_trips_through_put_get_patch_and_restart) {
   char body[1024];
   snprintf(body, sizeof body, "%s,\"mesh\":%s}", k_skel, k_mesh);
   json_t *want = json_loads(k_mesh, 0, NULL);
-  json_t *up = ask_json("PUT", "/v1/skeletons/j1", body, 201);
+  json_t *up = sk_fixture_ask_json(&D, "PUT", "/v1/skeletons/j1", body, 201);
   ck_assert(same(json_object_get(up, "mesh"), want));
   ck_assert_ptr_null(json_object_get(up, "skins")); /* JSON skeletons have no skins list */
   json_decref(up);
-  json_t *got = ask("GET", "/v1/skeletons/j1", NULL, NULL, 0, 200);
+  json_t *got = sk_fixture_ask(&D, "GET", "/v1/skeletons/j1", NULL, NULL, 0, 200);
   ck_assert(same(json_object_get(got, "mesh"), want));
   json_decref(got);
   /* a PATCH changes bones, not the mesh */
-  got = ask_json("PATCH", "/v1/skeletons/j1/bones", "{\"bones\":{\"leaf\":{\"position\":[0,2,0]}}}", 200);
+  got =
+      sk_fixture_ask_json(&D, "PATCH", "/v1/skeletons/j1/bones", "{\"bones\":{\"leaf\":{\"position\":[0,2,0]}}}", 200);
   ck_assert(same(json_object_get(got, "mesh"), want));
   json_decref(got);
   restart();
-  got = ask("GET", "/v1/skeletons/j1", NULL, NULL, 0, 200);
+  got = sk_fixture_ask(&D, "GET", "/v1/skeletons/j1", NULL, NULL, 0, 200);
   ck_assert_msg(same(json_object_get(got, "mesh"), want), "after restart: %s",
                 json_dumps(json_object_get(got, "mesh"), JSON_COMPACT));
   json_decref(got);
   /* "mesh": null and no "mesh" both store none */
   snprintf(body, sizeof body, "%s,\"mesh\":null}", k_skel);
-  up = ask_json("PUT", "/v1/skeletons/j1", body, 200);
+  up = sk_fixture_ask_json(&D, "PUT", "/v1/skeletons/j1", body, 200);
   ck_assert(json_is_null(json_object_get(up, "mesh")));
   json_decref(up);
   snprintf(body, sizeof body, "%s}", k_skel);
-  up = ask_json("PUT", "/v1/skeletons/j2", body, 201);
+  up = sk_fixture_ask_json(&D, "PUT", "/v1/skeletons/j2", body, 201);
   ck_assert(json_is_null(json_object_get(up, "mesh")));
   json_decref(up);
   restart();
-  got = ask("GET", "/v1/skeletons/j1", NULL, NULL, 0, 200);
+  got = sk_fixture_ask(&D, "GET", "/v1/skeletons/j1", NULL, NULL, 0, 200);
   ck_assert(json_is_null(json_object_get(got, "mesh")));
   json_decref(got);
   json_decref(want);
@@ -221,10 +188,10 @@ START_TEST(a_bad_mesh_is_422_with_a_pointer_and_nothing_is_stored) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char body[512];
     snprintf(body, sizeof body, "%s,\"mesh\":%s}", k_skel, bad[i].mesh);
-    json_t *p = ask_json("PUT", "/v1/skeletons/bad", body, bad[i].status);
+    json_t *p = sk_fixture_ask_json(&D, "PUT", "/v1/skeletons/bad", body, bad[i].status);
     expect_problem(p, bad[i].status, bad[i].pointer);
     json_decref(p);
-    json_t *g = ask("GET", "/v1/skeletons/bad", NULL, NULL, 0, 404);
+    json_t *g = sk_fixture_ask(&D, "GET", "/v1/skeletons/bad", NULL, NULL, 0, 404);
     json_decref(g);
   }
 }
@@ -234,34 +201,34 @@ END_TEST
 START_TEST(a_dry_run_lists_the_skins_and_stores_nothing) {
   size_t len;
   unsigned char *d = sk_test_read_asset("RobotExpressive.glb", &len);
-  json_t *dry = ask("PUT", "/v1/skeletons/robot?dryRun=true", "model/gltf-binary", d, len, 200);
+  json_t *dry = sk_fixture_ask(&D, "PUT", "/v1/skeletons/robot?dryRun=true", "model/gltf-binary", d, len, 200);
   ck_assert_uint_eq(json_array_size(json_object_get(dry, "skins")), 2);
   ck_assert_str_eq(json_string_value(json_object_get(dry, "id")), "robot");
-  json_t *g = ask("GET", "/v1/skeletons/robot", NULL, NULL, 0, 404);
+  json_t *g = sk_fixture_ask(&D, "GET", "/v1/skeletons/robot", NULL, NULL, 0, 404);
   json_decref(g);
   /* POST: the id it would get is the id a real POST gets */
-  json_t *dpost = ask("POST", "/v1/skeletons?skin=1&dryRun=true", "model/gltf-binary", d, len, 200);
+  json_t *dpost = sk_fixture_ask(&D, "POST", "/v1/skeletons?skin=1&dryRun=true", "model/gltf-binary", d, len, 200);
   ck_assert_int_eq(json_integer_value(json_object_get(dpost, "skin")), 1);
-  json_t *post = ask("POST", "/v1/skeletons?skin=1", "model/gltf-binary", d, len, 201);
+  json_t *post = sk_fixture_ask(&D, "POST", "/v1/skeletons?skin=1", "model/gltf-binary", d, len, 201);
   json_object_del(post, "evicted");
   ck_assert_msg(json_equal(dpost, post), "dry %s\nreal %s", json_dumps(dpost, JSON_COMPACT),
                 json_dumps(post, JSON_COMPACT));
   json_decref(post);
   json_decref(dpost);
   json_decref(dry);
-  json_t *p = ask("PUT", "/v1/skeletons/robot?dryRun=yes", "model/gltf-binary", d, len, 400);
+  json_t *p = sk_fixture_ask(&D, "PUT", "/v1/skeletons/robot?dryRun=yes", "model/gltf-binary", d, len, 400);
   json_decref(p);
   free(d);
   /* JSON: validated (mesh included) without being stored */
   char body[512];
   snprintf(body, sizeof body, "%s,\"mesh\":%s}", k_skel, k_mesh);
-  dry = ask_json("PUT", "/v1/skeletons/j9?dryRun=true", body, 200);
+  dry = sk_fixture_ask_json(&D, "PUT", "/v1/skeletons/j9?dryRun=true", body, 200);
   ck_assert_ptr_nonnull(json_object_get(json_object_get(dry, "mesh"), "parent"));
   json_decref(dry);
-  g = ask("GET", "/v1/skeletons/j9", NULL, NULL, 0, 404);
+  g = sk_fixture_ask(&D, "GET", "/v1/skeletons/j9", NULL, NULL, 0, 404);
   json_decref(g);
   snprintf(body, sizeof body, "%s,\"mesh\":{\"scaling\":[0,0,0]}}", k_skel);
-  p = ask_json("PUT", "/v1/skeletons/j9?dryRun=true", body, 422);
+  p = sk_fixture_ask_json(&D, "PUT", "/v1/skeletons/j9?dryRun=true", body, 422);
   expect_problem(p, 422, "/mesh");
   json_decref(p);
 }

@@ -44,29 +44,10 @@ static void add_frame(sk_strbuf *b, const frame *f) {
   sk_strbuf_append(b, t, strlen(t));
 }
 
-static const char *accept_of(bool binary) {
-  return binary ? "Content-Type: application/json\r\nAccept: application/octet-stream\r\n"
-                : "Content-Type: application/json\r\n";
-}
-
 /* POSTs `body` to /pose (`batch` false) or /poses and appends the answer's
- * poses to `out`: the "results" entries, comma-joined, for JSON (a bare
- * single answer is one entry); the bytes for binary. */
+ * poses to `out` (sk_fixture_append_poses). */
 static void ask(const char *body, size_t len, bool batch, bool binary, sk_strbuf *out) {
-  sk_httpc_resp r;
-  sk_fixture_request(&g_d, "POST", batch ? "/v1/skeletons/fox/poses" : "/v1/skeletons/fox/pose", accept_of(binary),
-                     body, len, &r);
-  ck_assert_msg(r.status == 200, "%d %.300s for %.200s", r.status, r.body, body);
-  const char *p = r.body;
-  size_t n = r.len;
-  if (!binary && strncmp(p, "{\"results\":[", 12) == 0) {
-    p += 12;
-    n -= 14;
-  }
-  if (!binary && out->len > 0)
-    sk_strbuf_append(out, ",", 1);
-  sk_strbuf_append(out, p, n);
-  sk_httpc_free(&r);
+  sk_fixture_append_poses(&g_d, batch ? "/v1/skeletons/fox/poses" : "/v1/skeletons/fox/pose", body, len, binary, out);
 }
 
 static void singles(const frame *f, size_t n, bool binary, sk_strbuf *out) {
@@ -253,16 +234,8 @@ static const char *const k_assets[] = {"Fox.glb",           "CesiumMan.glb", "Ri
 static char *post_pose(const char *id, const char *body, bool binary, size_t *len) {
   char path[128];
   snprintf(path, sizeof path, "/v1/skeletons/%s/pose", id);
-  sk_httpc_resp r;
-  sk_fixture_request(&g_d, "POST", path, accept_of(binary), body, strlen(body), &r);
-  ck_assert_msg(r.status == 200, "%d %.300s for %.200s", r.status, r.body, body);
-  char *d = malloc(r.len + 1);
-  ck_assert_ptr_nonnull(d);
-  memcpy(d, r.body, r.len);
-  d[r.len] = 0;
-  *len = r.len;
-  sk_httpc_free(&r);
-  return d;
+  return sk_fixture_ask_text(&g_d, "POST", path, "application/json", binary ? "application/octet-stream" : NULL, body,
+                             strlen(body), 200, len);
 }
 
 /* `skinner eval`'s answer to one pose op on the asset (in process). */

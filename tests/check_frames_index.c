@@ -25,30 +25,12 @@ static void start(const char *const *args) {
   sk_fixture_put_asset(&g_d, "fox", "Fox.glb");
 }
 
-static const char *accept_of(bool binary) {
-  return binary ? "Content-Type: application/json\r\nAccept: application/octet-stream\r\n"
-                : "Content-Type: application/json\r\n";
-}
-
 /* POSTs `body` to /pose (or /poses) and appends the answer's poses to
- * `out`: the "results" entries comma-joined for JSON (a bare single pose
- * is one entry), the bytes for binary. */
+ * `out` (sk_fixture_append_poses). */
 static void ask(const char *body, bool batch, bool binary, sk_strbuf *out) {
-  sk_httpc_resp r;
   char path[128];
   snprintf(path, sizeof path, "/v1/skeletons/%s/%s", g_id, batch ? "poses" : "pose");
-  sk_fixture_request(&g_d, "POST", path, accept_of(binary), body, strlen(body), &r);
-  ck_assert_msg(r.status == 200, "%d %.300s for %.200s", r.status, r.body, body);
-  const char *p = r.body;
-  size_t n = r.len;
-  if (!binary && strncmp(p, "{\"results\":[", 12) == 0) {
-    p += 12;
-    n -= 14;
-  }
-  if (!binary && out->len > 0)
-    sk_strbuf_append(out, ",", 1);
-  sk_strbuf_append(out, p, n);
-  sk_httpc_free(&r);
+  sk_fixture_append_poses(&g_d, path, body, strlen(body), binary, out);
 }
 
 static void range_body(char *b, size_t cap, size_t k0, size_t k1) {
@@ -272,16 +254,11 @@ START_TEST(every_range_form_splits_into_the_same_bytes) {
 END_TEST
 
 static void expect_problem(const char *body, int status, const char *pointer) {
-  sk_httpc_resp r;
   const char *path = strncmp(body, "{\"poses\"", 8) == 0 ? "/v1/skeletons/fox/poses" : "/v1/skeletons/fox/pose";
-  sk_fixture_request(&g_d, "POST", path, accept_of(false), body, strlen(body), &r);
-  ck_assert_msg(r.status == status, "%s: %d, want %d: %.300s", body, r.status, status, r.body);
-  json_t *j = json_loads(r.body, 0, NULL);
-  ck_assert_msg(j != NULL, "not JSON: %.200s", r.body);
+  json_t *j = sk_fixture_ask(&g_d, "POST", path, "application/json", body, strlen(body), status);
   const char *p = json_string_value(json_object_get(j, "pointer"));
   ck_assert_msg(p != NULL && strcmp(p, pointer) == 0, "%s: pointer %s, want %s", body, p ? p : "(none)", pointer);
   json_decref(j);
-  sk_httpc_free(&r);
 }
 
 START_TEST(a_bad_frames_is_refused_at_its_field) {

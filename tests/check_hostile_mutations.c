@@ -32,9 +32,7 @@ static int send_req(const char *method, const char *path, const char *ct, const 
 
 /* A request that must get an answer; returns its status. */
 static int must(const char *method, const char *path, const char *body, const char *accept, sk_httpc_resp *r) {
-  int rc = send_req(method, path, body ? "application/json" : NULL, accept, body, body ? strlen(body) : 0, r);
-  ck_assert_msg(rc == 0, "%s %s: no answer (%s)", method, path, r->error);
-  return r->status;
+  return sk_fixture_must(&D, method, path, body, accept, r);
 }
 
 static void put_skeleton(const char *id, const char *body) { sk_fixture_put_json(&D, id, body); }

@@ -92,22 +92,6 @@ static double healthz_ms(void) {
   return (sk_test_now() - t0) * 1e3;
 }
 
-/* {"poses":[ `item` x n ]} */
-static char *repeat_poses(const char *item, int n) {
-  size_t il = strlen(item);
-  char *b = malloc(16 + (il + 1) * (size_t)n);
-  ck_assert_ptr_nonnull(b);
-  size_t at = (size_t)sprintf(b, "{\"poses\":[");
-  for (int i = 0; i < n; i++) {
-    if (i)
-      b[at++] = ',';
-    memcpy(b + at, item, il);
-    at += il;
-  }
-  strcpy(b + at, "]}");
-  return b;
-}
-
 /* A batch of `n` poses numbered from `first`, each setting the same bones
  * (a rotation on bones 0..3, a position on bone 5), so any 16-aligned slice
  * of it takes the same kernel modes; `same_skin` false varies the initial
@@ -267,7 +251,7 @@ START_TEST(six_slow_readers_of_huge_answers_hold_bounded_buffers) {
   free(skel);
   /* The issue's attack: a 41 KB body whose JSON answer is ~600 MB
    * (1024 poses x 3073 matrices). */
-  char *body = repeat_poses("{\"output\":[\"final\",\"absolute\",\"local\"]}", 1024);
+  char *body = sk_fixture_repeat_poses("{\"output\":[\"final\",\"absolute\",\"local\"]}", 1024);
   size_t blen = strlen(body);
   ck_assert_uint_lt(blen, 48 * 1024);
   int fd[6];
@@ -669,8 +653,7 @@ END_TEST
  * of evicted ones (8 GETs were 325 -> 1 751 MB). */
 START_TEST(stored_glTF_tree_bombs_are_read_back_inside_the_budget) {
   char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/sk_memory_test.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  sk_fixture_tmpdir(dir, sizeof dir, "sk_memory_test");
   enum { N = 8 };
   size_t glen, blen;
   /* 2000 bones: each skeleton is over --cache-mb 1, so at most one is resident */
@@ -714,9 +697,7 @@ START_TEST(stored_glTF_tree_bombs_are_read_back_inside_the_budget) {
   stop();
   free(gltf);
   free(glb);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert_int_eq(system(cmd), 0);
+  sk_fixture_rmdir(dir);
 }
 END_TEST
 

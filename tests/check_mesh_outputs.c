@@ -25,62 +25,15 @@ static void start(const char *max_answer_mb) {
 }
 
 static void setup(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/sk_meshout_test.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
+  sk_fixture_tmpdir(g_dir, sizeof g_dir, "sk_meshout_test");
   start("512");
 }
 
-static void teardown(void) {
-  if (D.pid > 0)
-    sk_fixture_stop(&D);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  ck_assert_int_eq(system(cmd), 0);
-}
-
-/* The answer's body (new; free) for a request whose status must be `status`. */
-static char *ask_text(const char *method, const char *path, const char *ct, const char *accept, const void *body,
-                      size_t len, int status, size_t *n) {
-  char h[256] = "";
-  if (ct != NULL)
-    snprintf(h, sizeof h, "Content-Type: %s\r\n%s%s%s", ct, accept ? "Accept: " : "", accept ? accept : "",
-             accept ? "\r\n" : "");
-  sk_httpc_resp r;
-  sk_fixture_request(&D, method, path, h, body, len, &r);
-  ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.400s", method, path, r.status, status, r.body);
-  char *text = malloc(r.len + 1);
-  memcpy(text, r.body, r.len);
-  text[r.len] = 0;
-  if (n != NULL)
-    *n = r.len;
-  sk_httpc_free(&r);
-  return text;
-}
-
-static json_t *ask(const char *method, const char *path, const char *body, int status) {
-  char *t = ask_text(method, path, "application/json", NULL, body, strlen(body), status, NULL);
-  json_t *j = json_loads(t, 0, NULL);
-  ck_assert_msg(j != NULL, "%s %s: not JSON: %.200s", method, path, t);
-  free(t);
-  return j;
-}
-
-static json_t *put_asset(const char *id, const char *asset) {
-  size_t len;
-  unsigned char *d = sk_test_read_asset(asset, &len);
-  char path[256];
-  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
-  char *t = ask_text("PUT", path, asset[strlen(asset) - 1] == 'b' ? "model/gltf-binary" : "model/gltf+json", NULL, d,
-                     len, 201, NULL);
-  free(d);
-  json_t *j = json_loads(t, 0, NULL);
-  free(t);
-  return j;
-}
+static void teardown(void) { sk_fixture_teardown(&D, g_dir); }
 
 static void expect_problem(const char *path, const char *body, const char *accept, int status, const char *pointer,
                            const char *detail_part) {
-  char *t = ask_text("POST", path, "application/json", accept, body, strlen(body), status, NULL);
+  char *t = sk_fixture_ask_text(&D, "POST", path, "application/json", accept, body, strlen(body), status, NULL);
   json_t *j = json_loads(t, 0, NULL);
   ck_assert_msg(j != NULL, "not JSON: %s", t);
   ck_assert_str_eq(json_string_value(json_object_get(j, "pointer")), pointer);
@@ -93,7 +46,7 @@ static void expect_problem(const char *path, const char *body, const char *accep
 /* Every 30 fps frame of every clip, as one frame range per clip: each
  * result's conservative box holds its exact box, primitive by primitive. */
 static void conservative_holds(const char *id, const char *asset, size_t *frames) {
-  json_t *summary = put_asset(id, asset);
+  json_t *summary = sk_fixture_upload(&D, id, asset, NULL);
   const json_t *anims = json_object_get(summary, "animations");
   ck_assert_uint_gt(json_array_size(anims), 0);
   for (size_t a = 0; a < json_array_size(anims); a++) {
@@ -104,7 +57,7 @@ static void conservative_holds(const char *id, const char *asset, size_t *frames
              "\"boundsConservative\"]}",
              a, dur);
     snprintf(path, sizeof path, "/v1/skeletons/%s/pose", id);
-    json_t *j = ask("POST", path, body, 200);
+    json_t *j = sk_fixture_ask_json(&D, "POST", path, body, 200);
     const json_t *results = json_object_get(j, "results");
     ck_assert_uint_gt(json_array_size(results), 0);
     for (size_t f = 0; f < json_array_size(results); f++) {
@@ -120,8 +73,9 @@ static void conservative_holds(const char *id, const char *asset, size_t *frames
           const double emax = json_number_value(json_array_get(json_object_get(e, "max"), k));
           const double cmin = json_number_value(json_array_get(json_object_get(c, "min"), k));
           const double cmax = json_number_value(json_array_get(json_object_get(c, "max"), k));
-          ck_assert_msg(cmin <= emin && cmax >= emax, "%s clip %zu frame %zu primitive %zu axis %zu: [%g, %g] not in [%g, %g]",
-                        asset, a, f, p, k, emin, emax, cmin, cmax);
+          ck_assert_msg(cmin <= emin && cmax >= emax,
+                        "%s clip %zu frame %zu primitive %zu axis %zu: [%g, %g] not in [%g, %g]", asset, a, f, p, k,
+                        emin, emax, cmin, cmax);
         }
       }
       (*frames)++;
@@ -146,15 +100,15 @@ END_TEST
 
 /* A single pose, a /poses item and a one-frame range answer the same object. */
 START_TEST(every_pose_form_answers_the_same_mesh) {
-  json_decref(put_asset("fox", "Fox.glb"));
+  json_decref(sk_fixture_upload(&D, "fox", "Fox.glb", NULL));
   const char *out = "\"output\": [\"final\", \"vertices\", \"normals\", \"bounds\", \"boundsConservative\"]";
   char one[256], many[512], range[256];
   snprintf(one, sizeof one, "{\"animation\": \"Walk\", \"time\": 0.3, %s}", out);
   snprintf(many, sizeof many, "{\"poses\": [{\"animation\": \"Walk\", \"time\": 0.1, %s}, %s]}", out, one);
   snprintf(range, sizeof range, "{\"animation\": \"Walk\", \"times\": [0.1, 0.3], %s}", out);
-  json_t *a = ask("POST", "/v1/skeletons/fox/pose", one, 200);
-  json_t *b = ask("POST", "/v1/skeletons/fox/poses", many, 200);
-  json_t *c = ask("POST", "/v1/skeletons/fox/pose", range, 200);
+  json_t *a = sk_fixture_ask_json(&D, "POST", "/v1/skeletons/fox/pose", one, 200);
+  json_t *b = sk_fixture_ask_json(&D, "POST", "/v1/skeletons/fox/poses", many, 200);
+  json_t *c = sk_fixture_ask_json(&D, "POST", "/v1/skeletons/fox/pose", range, 200);
   ck_assert(json_equal(a, json_array_get(json_object_get(b, "results"), 1)));
   ck_assert(json_equal(a, json_array_get(json_object_get(c, "results"), 1)));
   const json_t *v = json_array_get(json_object_get(a, "vertices"), 0);
@@ -168,14 +122,16 @@ END_TEST
 
 /* The record keeps the file; read back, the mesh is rebuilt from it. */
 START_TEST(a_restart_answers_the_same_bytes_from_the_record) {
-  json_decref(put_asset("morph", "skin_morph.glb"));
+  json_decref(sk_fixture_upload(&D, "morph", "skin_morph.glb", NULL));
   const char *body = "{\"animation\": 0, \"time\": 0.4, \"output\": [\"vertices\", \"normals\", \"morphWeights\"]}";
   size_t n1, n2;
-  char *before = ask_text("POST", "/v1/skeletons/morph/pose", "application/json", NULL, body, strlen(body), 200, &n1);
+  char *before = sk_fixture_ask_text(&D, "POST", "/v1/skeletons/morph/pose", "application/json", NULL, body,
+                                     strlen(body), 200, &n1);
   ck_assert_ptr_nonnull(strstr(before, "\"morphWeights\":[{\"mesh\":\"/meshes/0\",\"weights\":["));
   sk_fixture_stop(&D);
   start("512");
-  char *after = ask_text("POST", "/v1/skeletons/morph/pose", "application/json", NULL, body, strlen(body), 200, &n2);
+  char *after = sk_fixture_ask_text(&D, "POST", "/v1/skeletons/morph/pose", "application/json", NULL, body,
+                                    strlen(body), 200, &n2);
   ck_assert_uint_eq(n1, n2);
   ck_assert_mem_eq(before, after, n1);
   free(before);
@@ -186,16 +142,20 @@ END_TEST
 /* A PATCH publishes a new version with the same geometry: the mesh follows
  * the changed bone, and POST /rest brings back the first answer's bytes. */
 START_TEST(a_patch_keeps_the_mesh_and_poses_it) {
-  json_decref(put_asset("fox", "Fox.glb"));
+  json_decref(sk_fixture_upload(&D, "fox", "Fox.glb", NULL));
   const char *body = "{\"output\": [\"bounds\"]}";
   size_t n0, n1, n2;
-  char *before = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n0);
+  char *before =
+      sk_fixture_ask_text(&D, "POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n0);
   const char *patch = "{\"bones\": {\"b_Neck_04\": {\"rotation\": [0, 0, 1.2]}}}";
-  free(ask_text("PATCH", "/v1/skeletons/fox/bones", "application/json", NULL, patch, strlen(patch), 200, NULL));
-  char *patched = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n1);
+  free(sk_fixture_ask_text(&D, "PATCH", "/v1/skeletons/fox/bones", "application/json", NULL, patch, strlen(patch), 200,
+                           NULL));
+  char *patched =
+      sk_fixture_ask_text(&D, "POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n1);
   ck_assert_msg(n0 != n1 || memcmp(before, patched, n0) != 0, "the bounds did not move: %s", patched);
-  free(ask_text("POST", "/v1/skeletons/fox/rest", NULL, NULL, "", 0, 200, NULL));
-  char *rest = ask_text("POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n2);
+  free(sk_fixture_ask_text(&D, "POST", "/v1/skeletons/fox/rest", NULL, NULL, "", 0, 200, NULL));
+  char *rest =
+      sk_fixture_ask_text(&D, "POST", "/v1/skeletons/fox/pose", "application/json", NULL, body, strlen(body), 200, &n2);
   ck_assert_uint_eq(n0, n2);
   ck_assert_mem_eq(before, rest, n0);
   free(before);
@@ -206,12 +166,14 @@ END_TEST
 
 START_TEST(refusals_name_the_output_or_the_limit) {
   /* a JSON skeleton has no mesh */
-  const char *plain = "{\"bones\": [{\"name\": \"root\", \"parent\": null, \"matrix\": [1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]}]}";
-  char *t = ask_text("PUT", "/v1/skeletons/plain", "application/json", NULL, plain, strlen(plain), 201, NULL);
+  const char *plain =
+      "{\"bones\": [{\"name\": \"root\", \"parent\": null, \"matrix\": [1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]}]}";
+  char *t =
+      sk_fixture_ask_text(&D, "PUT", "/v1/skeletons/plain", "application/json", NULL, plain, strlen(plain), 201, NULL);
   free(t);
   expect_problem("/v1/skeletons/plain/pose", "{\"output\": [\"final\", \"bounds\"]}", NULL, 422, "/output/1",
                  "has no skinned mesh");
-  json_decref(put_asset("fox", "Fox.glb"));
+  json_decref(sk_fixture_upload(&D, "fox", "Fox.glb", NULL));
   expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"normals\"]}", NULL, 422, "/output",
                  "\"normals\" comes with \"vertices\"");
   expect_problem("/v1/skeletons/fox/pose", "{\"output\": [\"bounds\", \"bounds\"]}", NULL, 422, "/output/1",
@@ -234,12 +196,13 @@ START_TEST(a_bad_skinned_primitive_is_refused_at_upload) {
   json_t *g = json_loadb((const char *)d, len, 0, NULL);
   free(d);
   ck_assert_ptr_nonnull(g);
-  const json_t *prim = json_array_get(json_object_get(json_array_get(json_object_get(g, "meshes"), 0), "primitives"), 0);
+  const json_t *prim =
+      json_array_get(json_object_get(json_array_get(json_object_get(g, "meshes"), 0), "primitives"), 0);
   const json_int_t acc = json_integer_value(json_object_get(json_object_get(prim, "attributes"), "POSITION"));
   json_object_set_new(json_array_get(json_object_get(g, "accessors"), (size_t)acc), "type", json_string("VEC2"));
   char *text = json_dumps(g, JSON_COMPACT);
   json_decref(g);
-  char *t = ask_text("PUT", "/v1/skeletons/bad", "model/gltf+json", NULL, text, strlen(text), 422, NULL);
+  char *t = sk_fixture_ask_text(&D, "PUT", "/v1/skeletons/bad", "model/gltf+json", NULL, text, strlen(text), 422, NULL);
   json_t *j = json_loads(t, 0, NULL);
   char want[64];
   snprintf(want, sizeof want, "/accessors/%lld/type", (long long)acc);
@@ -288,9 +251,10 @@ static size_t pose_matches(const float *bin, size_t nbin, const json_t *r) {
 /* `body` to `path` as JSON and as float32: each pose's binary is its B+1
  * final matrices, then its mesh floats, equal to the JSON numbers. */
 static void binary_matches_json(const char *path, const char *body, size_t bones, size_t poses) {
-  json_t *j = ask("POST", path, body, 200);
+  json_t *j = sk_fixture_ask_json(&D, "POST", path, body, 200);
   size_t n;
-  char *bin = ask_text("POST", path, "application/json", "application/octet-stream", body, strlen(body), 200, &n);
+  char *bin = sk_fixture_ask_text(&D, "POST", path, "application/json", "application/octet-stream", body, strlen(body),
+                                  200, &n);
   const json_t *results = json_object_get(j, "results");
   ck_assert_uint_eq(results != NULL ? json_array_size(results) : 1, poses);
   ck_assert_uint_eq(n % sizeof(float), 0);
@@ -319,7 +283,7 @@ START_TEST(binary_answers_carry_the_mesh_floats_on_every_pose_form) {
     snprintf(id, sizeof id, "m%zu", a);
     snprintf(pose, sizeof pose, "/v1/skeletons/%s/pose", id);
     snprintf(poses, sizeof poses, "/v1/skeletons/%s/poses", id);
-    json_t *summary = put_asset(id, assets[a]);
+    json_t *summary = sk_fixture_upload(&D, id, assets[a], NULL);
     const size_t bones = json_array_size(json_object_get(summary, "order"));
     json_decref(summary);
     const char *out = "\"output\": [\"final\", \"vertices\", \"normals\", \"bounds\", \"morphWeights\", "

@@ -732,8 +732,7 @@ END_TEST
 
 START_TEST(babylon_clips_answer_the_same_bytes_after_a_restart_with_a_data_directory) {
   char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/sk_routes_anim.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  sk_fixture_tmpdir(dir, sizeof dir, "sk_routes_anim");
   const char *const args[] = {"--data-dir", dir, NULL};
   start(args);
   free(answer("PUT", "/v1/skeletons/small", k_small, 201));
@@ -791,9 +790,7 @@ START_TEST(babylon_clips_answer_the_same_bytes_after_a_restart_with_a_data_direc
   free(detail);
   free(list);
   stop();
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert_int_eq(system(cmd), 0);
+  sk_fixture_rmdir(dir);
 }
 END_TEST
 

@@ -220,8 +220,7 @@ END_TEST
 
 START_TEST(a_retargeted_clip_answers_the_same_bytes_after_a_restart_with_a_data_directory) {
   char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/sk_routes_retarget.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  sk_fixture_tmpdir(dir, sizeof dir, "sk_routes_retarget");
   const char *const args[] = {"--data-dir", dir, NULL};
   start(args);
   sk_fixture_put_asset(&D, "robot", "RobotExpressive.glb");
@@ -268,9 +267,7 @@ START_TEST(a_retargeted_clip_answers_the_same_bytes_after_a_restart_with_a_data_
     free(before[k]);
   free(l2), free(d2), free(list), free(detail);
   stop();
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert_int_eq(system(cmd), 0);
+  sk_fixture_rmdir(dir);
 }
 END_TEST
 

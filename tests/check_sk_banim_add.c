@@ -151,8 +151,8 @@ static void parse_case(const json_t *c, sk_skeleton **s, sk_anim **a) {
 }
 
 /* Keys kept with the clips (sk_anim_additive_share, as an upload does)
- * blend, for reference 0 without a mask, to the bits of keys made per
- * call; a mask or another reference still makes its own. */
+ * blend, for reference 0, to the bits of keys made per call (masks and
+ * other references: tests/check_sk_anim_memo.c). */
 START_TEST(keys_kept_at_upload_blend_alike) {
   json_t *c = case_json(POS("[{\"frame\":0,\"values\":[0,0,0,null,[0,0,0]]},{\"frame\":20,\"values\":[3,0,0,[0,0,0]]}]"),
                         "[{\"name\":\"Walk\",\"from\":5,\"to\":20}]", "[]");

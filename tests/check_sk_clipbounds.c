@@ -21,41 +21,11 @@ static void start(const char *max_work) {
 }
 
 static void setup(void) {
-  snprintf(g_dir, sizeof g_dir, "/tmp/sk_clipbounds_test.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(g_dir));
+  sk_fixture_tmpdir(g_dir, sizeof g_dir, "sk_clipbounds_test");
   start("16777216");
 }
 
-static void teardown(void) {
-  if (D.pid > 0)
-    sk_fixture_stop(&D);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  ck_assert_int_eq(system(cmd), 0);
-}
-
-static json_t *ask(const char *method, const char *path, const char *ct, const void *body, size_t len, int status) {
-  char h[128] = "";
-  if (ct != NULL)
-    snprintf(h, sizeof h, "Content-Type: %s\r\n", ct);
-  sk_httpc_resp r;
-  sk_fixture_request(&D, method, path, h, body, len, &r);
-  ck_assert_msg(r.status == status, "%s %s: %d, want %d: %.400s", method, path, r.status, status, r.body);
-  json_t *j = json_loadb(r.body, r.len, 0, NULL);
-  ck_assert_msg(j != NULL, "%s %s: not JSON: %.200s", method, path, r.body);
-  sk_httpc_free(&r);
-  return j;
-}
-
-static json_t *put_asset(const char *id, const char *asset) {
-  size_t len;
-  unsigned char *d = sk_test_read_asset(asset, &len);
-  char path[128];
-  snprintf(path, sizeof path, "/v1/skeletons/%s", id);
-  json_t *j = ask("PUT", path, asset[strlen(asset) - 1] == 'b' ? "model/gltf-binary" : "model/gltf+json", d, len, 201);
-  free(d);
-  return j;
-}
+static void teardown(void) { sk_fixture_teardown(&D, g_dir); }
 
 static float num(const json_t *box, const char *key, size_t k) {
   return (float)json_number_value(json_array_get(json_object_get(box, key), k));
@@ -67,18 +37,18 @@ static void same_bits(float a, float b, const char *what) {
 
 /* Every clip of `asset` at `fps`: the route's boxes against the range's. */
 static void matches_range(const char *id, const char *asset, double fps) {
-  json_t *summary = put_asset(id, asset);
+  json_t *summary = sk_fixture_upload(&D, id, asset, NULL);
   const json_t *anims = json_object_get(summary, "animations");
   ck_assert_uint_gt(json_array_size(anims), 0);
   for (size_t a = 0; a < json_array_size(anims); a++) {
     const double dur = json_number_value(json_object_get(json_array_get(anims, a), "duration"));
     char body[256], path[160];
-    snprintf(body, sizeof body, "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": %.17g, \"output\": [\"bounds\"]}",
-             a, dur, fps);
+    snprintf(body, sizeof body,
+             "{\"animation\": %zu, \"from\": 0, \"to\": %.17g, \"fps\": %.17g, \"output\": [\"bounds\"]}", a, dur, fps);
     snprintf(path, sizeof path, "/v1/skeletons/%s/pose", id);
-    json_t *range = ask("POST", path, "application/json", body, strlen(body), 200);
+    json_t *range = sk_fixture_ask(&D, "POST", path, "application/json", body, strlen(body), 200);
     snprintf(path, sizeof path, "/v1/skeletons/%s/animations/%zu/bounds?fps=%g", id, a, fps);
-    json_t *got = ask("GET", path, NULL, NULL, 0, 200);
+    json_t *got = sk_fixture_ask(&D, "GET", path, NULL, NULL, 0, 200);
     const json_t *results = json_object_get(range, "results");
     ck_assert_int_eq(json_integer_value(json_object_get(got, "frames")), json_array_size(results));
     ck_assert_str_eq(json_string_value(json_object_get(got, "animation")),
@@ -120,32 +90,21 @@ START_TEST(the_clip_box_is_the_union_of_the_range_answer) {
 }
 END_TEST
 
-static char *get_text(const char *path, size_t *n) {
-  sk_httpc_resp r;
-  sk_fixture_request(&D, "GET", path, "", NULL, 0, &r);
-  ck_assert_msg(r.status == 200, "GET %s: %d: %.300s", path, r.status, r.body);
-  char *t = malloc(r.len + 1);
-  memcpy(t, r.body, r.len);
-  t[r.len] = 0;
-  *n = r.len;
-  sk_httpc_free(&r);
-  return t;
-}
-
 /* Kept per skeleton version: a repeat answers the same bytes, a new
  * upload under the id (a new version) its own. */
 START_TEST(the_memo_follows_the_skeleton_version) {
-  json_decref(put_asset("x", "skin_morph.glb"));
+  json_decref(sk_fixture_upload(&D, "x", "skin_morph.glb", NULL));
   const char *path = "/v1/skeletons/x/animations/0/bounds?fps=30";
   size_t n0, n1, n2;
-  char *first = get_text(path, &n0), *again = get_text(path, &n1);
+  char *first = sk_fixture_ask_text(&D, "GET", path, NULL, NULL, NULL, 0, 200, &n0),
+       *again = sk_fixture_ask_text(&D, "GET", path, NULL, NULL, NULL, 0, 200, &n1);
   ck_assert_uint_eq(n0, n1);
   ck_assert_mem_eq(first, again, n0);
   size_t len;
   unsigned char *d = sk_test_read_asset("skin_mirror.glb", &len);
-  json_decref(ask("PUT", "/v1/skeletons/x", "model/gltf-binary", d, len, 200));
+  json_decref(sk_fixture_ask(&D, "PUT", "/v1/skeletons/x", "model/gltf-binary", d, len, 200));
   free(d);
-  char *other = get_text(path, &n2);
+  char *other = sk_fixture_ask_text(&D, "GET", path, NULL, NULL, NULL, 0, 200, &n2);
   ck_assert_msg(n0 != n2 || memcmp(first, other, n0) != 0, "the memo answered the old version: %s", other);
   free(first);
   free(again);
@@ -154,7 +113,7 @@ START_TEST(the_memo_follows_the_skeleton_version) {
 END_TEST
 
 static void expect_problem(const char *path, int status, const char *pointer, const char *detail_part) {
-  json_t *j = ask("GET", path, NULL, NULL, 0, status);
+  json_t *j = sk_fixture_ask(&D, "GET", path, NULL, NULL, 0, status);
   if (pointer != NULL)
     ck_assert_str_eq(json_string_value(json_object_get(j, "pointer")), pointer);
   const char *detail = json_string_value(json_object_get(j, "detail"));
@@ -163,15 +122,16 @@ static void expect_problem(const char *path, int status, const char *pointer, co
 }
 
 START_TEST(refusals_name_the_parameter_or_the_limit) {
-  json_decref(put_asset("fox", "Fox.glb"));
+  json_decref(sk_fixture_upload(&D, "fox", "Fox.glb", NULL));
   expect_problem("/v1/skeletons/fox/animations/Walk/bounds", 422, "fps", "required");
   expect_problem("/v1/skeletons/fox/animations/Walk/bounds?fps=abc", 422, "fps", "not a number");
   expect_problem("/v1/skeletons/fox/animations/Walk/bounds?fps=0", 422, "fps", "(0, 1000]");
   expect_problem("/v1/skeletons/fox/animations/Walk/bounds?fps=30&x=1", 400, NULL, "x");
   expect_problem("/v1/skeletons/fox/animations/Nope/bounds?fps=30", 404, NULL, "no clip");
   expect_problem("/v1/skeletons/fox/animations/Survey/bounds?fps=1000", 413, "fps", "--max-frames");
-  const char *plain = "{\"bones\": [{\"name\": \"root\", \"parent\": null, \"matrix\": [1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]}]}";
-  json_decref(ask("PUT", "/v1/skeletons/plain", "application/json", plain, strlen(plain), 201));
+  const char *plain =
+      "{\"bones\": [{\"name\": \"root\", \"parent\": null, \"matrix\": [1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]}]}";
+  json_decref(sk_fixture_ask(&D, "PUT", "/v1/skeletons/plain", "application/json", plain, strlen(plain), 201));
   expect_problem("/v1/skeletons/plain/animations/0/bounds?fps=30", 404, NULL, "no clip");
   /* frames x vertices before any work: 26 frames x 1728 vertices */
   sk_fixture_stop(&D);

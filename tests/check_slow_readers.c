@@ -28,21 +28,6 @@
 
 static sk_daemon D;
 
-static char *repeat_poses(const char *item, int n) {
-  size_t il = strlen(item);
-  char *b = malloc(16 + (il + 1) * (size_t)n);
-  ck_assert_ptr_nonnull(b);
-  size_t at = (size_t)sprintf(b, "{\"poses\":[");
-  for (int i = 0; i < n; i++) {
-    if (i)
-      b[at++] = ',';
-    memcpy(b + at, item, il);
-    at += il;
-  }
-  strcpy(b + at, "]}");
-  return b;
-}
-
 static double metric(const char *name) {
   sk_httpc_resp r;
   sk_fixture_request(&D, "GET", "/metrics", NULL, NULL, 0, &r);
@@ -105,7 +90,7 @@ static int starve(int n) {
   char *skel = sk_test_tree_skeleton(1600);
   sk_fixture_put_json(&D, "big", skel);
   free(skel);
-  char *slow = repeat_poses("{\"output\":[\"final\",\"absolute\",\"local\"]}", 1024);
+  char *slow = sk_fixture_repeat_poses("{\"output\":[\"final\",\"absolute\",\"local\"]}", 1024);
   int *fd = calloc((size_t)n, sizeof *fd), ok = 0, busy = 0, other = 0;
   ck_assert_ptr_nonnull(fd);
   double t0 = sk_test_now();
@@ -118,7 +103,7 @@ static int starve(int n) {
   }
   double used = metric("skinnerd_memory_used_bytes");
   /* another client, from 127.0.0.1: a streamed batch read to its end */
-  char *mine = repeat_poses("{\"output\":[\"final\"]}", 16);
+  char *mine = sk_fixture_repeat_poses("{\"output\":[\"final\"]}", 16);
   sk_httpc_resp r;
   sk_fixture_request(&D, "POST", "/v1/skeletons/big/poses", "Content-Type: application/json\r\n", mine, strlen(mine),
                      &r);

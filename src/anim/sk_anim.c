@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim_memo.h"
 #include "sk_banim_add.h"
 #include "sk_vsin.h"
 
@@ -37,6 +38,7 @@ void sk_anim_destroy(sk_anim *a) {
     a->derived_free(a->derived);
   additive_free(a->additive);
   sk_banim_add__kept_free(a->babylon_additive);
+  sk_anim__memo_free(a);
   for (size_t c = 0; c < a->clip_count; c++) {
     sk_anim_clip *clip = &a->clips[c];
     for (size_t k = 0; k < clip->channel_count; k++) {
@@ -705,6 +707,8 @@ static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_lay
   const sk_anim_clip *c = &a->clips[l->clip];
   double frame = sk_anim__layer_frame(c, l->time, l->loop, x->speed);
   const double ref = sk_anim__reference_frame(x);
+  /* reference 0: the keys made once, at upload; others at first use */
+  const double *const *kept = ref == 0 ? NULL : sk_anim_memo_gltf(a, l->clip, ref);
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *ch = &c->channels[k];
     if (ch->path == SK_ANIM_MATRIX || ch->values == NULL)
@@ -712,8 +716,7 @@ static int add_layer(const sk_anim *a, const sk_anim_layer *l, const sk_anim_lay
     double wt = sk_anim__additive_weight(l, x, ch->bone);
     if (wt == 0)
       continue;
-    /* reference 0: the keys made once, at upload */
-    const double *dv = ref == 0 ? sk_anim__additive_ref0(a, l->clip, k) : NULL;
+    const double *dv = ref == 0 ? sk_anim__additive_ref0(a, l->clip, k) : kept != NULL ? kept[k] : NULL;
     double *own = NULL, d[4];
     if (dv == NULL && additive_values(ch, ref, &own))
       return SK_ENOMEM;

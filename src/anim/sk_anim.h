@@ -46,6 +46,8 @@ enum { SK_ANIM_KEY_STEP = 1u << 0, SK_ANIM_KEY_IN = 1u << 1, SK_ANIM_KEY_OUT = 1
 /* Doubles per bone in a TRS array: position[3], rotation quaternion
  * [x, y, z, w], scaling[3]. */
 #define SK_ANIM_TRS 10
+/* Entries sk_anim_memo keeps per clips. */
+#define SK_ANIM_MEMO_SLOTS 16
 
 typedef struct sk_anim_channel {
   int32_t bone;   /* position in sk_skeleton.bones */
@@ -120,6 +122,12 @@ typedef struct sk_anim {
   /* Appended: the same for Babylon-format clips (sk_banim_add.h's
    * sk_banim_add_kept), or NULL. */
   struct sk_banim_add_kept *babylon_additive;
+  /* Appended: other references' additive keys, made at first use
+   * (sk_anim_memo.h): its slots, the budget they are counted in
+   * (borrowed, or NULL) and its switch (atomics). */
+  struct sk_anim_memo *memo[SK_ANIM_MEMO_SLOTS];
+  struct sk_budget *memo_budget;
+  bool memo_off;
 } sk_anim;
 
 /* *out = new Babylon-format clips of a `bone_count`-bone skeleton with no

@@ -289,6 +289,17 @@ int sk_banim_add__share(sk_anim *a, const sk_skeleton *s, size_t max_bytes) {
   return 0;
 }
 
+size_t sk_banim_add_layer_bound(const sk_anim *a, size_t clip) {
+  const sk_anim_clip *c = &a->clips[clip];
+  size_t n = (c->channel_count ? c->channel_count : 1) * sizeof(sk_anim_channel);
+  for (size_t k = 0; k < c->channel_count; k++) {
+    const sk_anim_channel *ch = &c->channels[k];
+    const size_t cap = ch->count + 2, w = ch->path == SK_ANIM_ROTATION ? 4 : 3; /* sk_banim_add_channel's */
+    n += cap * (sizeof(double) + 1 + 1 + (ch->path == SK_ANIM_MATRIX ? 16 * sizeof(float) : 3 * w * sizeof(double)));
+  }
+  return n;
+}
+
 const sk_banim_add_layer *sk_banim_add_kept_layer(const sk_anim *a, size_t clip) {
   const sk_banim_add_kept *k = __atomic_load_n(&a->babylon_additive, __ATOMIC_ACQUIRE);
   return k != NULL && clip < k->count && k->kept[clip] ? &k->layers[clip] : NULL;

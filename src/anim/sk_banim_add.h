@@ -70,6 +70,10 @@ int sk_banim_add_layer_make(const sk_anim *a, size_t clip, double reference, con
                             sk_banim_add_layer *out);
 /* Frees what sk_banim_add_layer_make made; an empty (zeroed) layer is fine. */
 void sk_banim_add_layer_close(sk_banim_add_layer *l);
+/* What sk_banim_add_layer_make allocates at most for clip `clip` of `a`
+ * without a mask (bytes, the key-sharing scratch included), known before
+ * it makes anything. */
+size_t sk_banim_add_layer_bound(const sk_anim *a, size_t clip);
 /* Closes layers[0..n) and frees the array (malloc'd); NULL is a no-op. */
 void sk_banim_add_layers_free(sk_banim_add_layer *layers, size_t n);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim_memo.h"
 #include "sk_banim_add.h"
 #include "sk_mat.h"
 #include "sk_banim_blend_int.h"
@@ -183,8 +184,8 @@ static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_an
   static const int offset[3] = {0, 3, 7};
   sk_banim_add_layer own = {0};
   const sk_banim_add_layer *add = x->babylon_add;
-  if (add == NULL && x->reference == 0 && x->bone_weights == NULL) /* made at upload */
-    add = sk_banim_add_kept_layer(a, l->clip);
+  if (add == NULL) /* made at upload (reference 0) or at first use, every bone: the mask applies below */
+    add = x->reference == 0 ? sk_banim_add_kept_layer(a, l->clip) : sk_anim_memo_babylon(a, l->clip, x->reference);
   if (add == NULL && sk_banim_add_layer_make(a, l->clip, x->reference, x->bone_weights, &own) != 0)
     return SK_ENOMEM;
   if (add == NULL)
@@ -193,6 +194,8 @@ static int sample_additive(const sk_anim *a, const sk_anim_layer *l, const sk_an
   const double frame = sk_anim__layer_frame(&a->clips[l->clip], l->time, l->loop, x->speed);
   for (size_t k = 0; k < add->count; k++) {
     const sk_anim_channel *ch = &add->channels[k];
+    if (x->bone_weights != NULL && x->bone_weights[ch->bone] == 0)
+      continue; /* targetMask: this bone's animation is not started */
     blend_src *b = &src[ch->bone];
     b->trs = t + (size_t)ch->bone * SK_ANIM_TRS;
     if (ch->path == SK_ANIM_MATRIX) {

@@ -31,7 +31,9 @@
  * (fractions have no Babylon meaning here; the caller refuses them).
  * Additive layers (ext[i].additive) are made as MakeAnimationAdditive
  * makes them (sk_banim_add; once by the caller in ext[i].babylon_add, or
- * here per call) and added after the weighted ones, raw weights. 0 or
+ * kept with the clips, or here per call) and added after the weighted
+ * ones, raw weights; their masks apply here too, so ext[i].babylon_add may
+ * hold every bone's channels (the layers kept with the clips do). 0 or
  * SK_ENOMEM. Layer clips must be valid. */
 int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
                     size_t count, sk_override *out, size_t *driven);

@@ -116,7 +116,9 @@ void sk_banim_blend_close(sk_banim_blend_ctx *c) {
 static int plan_layer(sk_banim_blend_ctx *c, const sk_anim_layer *l, const sk_anim_layer_ext *x, run_layer *L) {
   const sk_anim_clip *clip = &c->a->clips[l->clip];
   const bool additive = x != NULL && x->additive;
-  const float *mask = x != NULL && !additive ? x->bone_weights : NULL; /* an additive layer's is in its keys */
+  /* an additive layer's keys may be the clip's every bone (kept with the
+   * clips): its mask applies here as a weighted layer's does */
+  const float *mask = x != NULL ? x->bone_weights : NULL;
   L->clip = clip;
   L->loop = l->loop;
   L->speed = x != NULL ? x->speed : 0;

@@ -5,6 +5,7 @@
  * the order of steps within each frame, and every operand, is the same. */
 #include "sk_layers.h"
 #include "sk_anim_math.h"
+#include "sk_anim_memo.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -106,16 +107,26 @@ static int plan_weighted(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
   return 0;
 }
 
+/* The keys of channel k of layer i's clip made additive once, kept with
+ * the clips: for reference 0 at upload (sk_anim_additive_share), for
+ * others at first use (sk_anim_memo); NULL where they are not kept. */
+static const double *kept_keys(const sk_layers_ctx *c, const sk_anim_layer_ext *x, size_t i, size_t k) {
+  const double ref = sk_anim__reference_frame(x);
+  if (ref == 0)
+    return sk_anim__additive_ref0(c->a, c->layers[i].clip, k);
+  const double *const *dv = sk_anim_memo_gltf(c->a, c->layers[i].clip, ref);
+  return dv != NULL ? dv[k] : NULL;
+}
+
 /* add_layer's channels: those that add something, their keys made
- * additive against the layer's reference frame (for reference 0, the keys
- * made at upload, sk_anim_additive_share, when they were). */
+ * additive against the layer's reference frame (kept_keys where the clips
+ * keep them). */
 static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
   size_t n = 0, keys = 0; /* the channels, and the keys it would make additive itself */
   for (size_t i = 0; ext != NULL && i < c->count; i++) {
     const sk_anim_clip *clip = &c->a->clips[c->layers[i].clip];
-    const bool ref0 = sk_anim__reference_frame(&ext[i]) == 0;
     for (size_t k = 0; ext[i].additive && c->layers[i].weight > 0 && k < clip->channel_count; k++, n++)
-      if (!ref0 || sk_anim__additive_ref0(c->a, c->layers[i].clip, k) == NULL)
+      if (kept_keys(c, &ext[i], i, k) == NULL)
         keys += clip->channels[k].count;
   }
   if (keys > SK_LAYERS_KEEP_KEYS)
@@ -137,7 +148,7 @@ static int plan_additive(sk_layers_ctx *c, const sk_anim_layer_ext *ext) {
         continue;
       achan *x = &c->ac[c->nac];
       *x = (achan){.layer = i, .ch = ch, .wt = wt};
-      if ((x->dv = ref == 0 ? sk_anim__additive_ref0(c->a, l->clip, k) : NULL) != NULL) {
+      if ((x->dv = kept_keys(c, &ext[i], i, k)) != NULL) {
         c->nac++;
         continue;
       }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim_memo.h"
 #include "sk_error.h"
 #include "sk_ops.h"
 #include "sk_rootframes.h"
@@ -105,7 +106,10 @@ static void model_free(sk_model *m) {
   free(m);
 }
 
-void sk_model_set_budget(sk_model *m, struct sk_budget *budget) { m->budget = budget; }
+void sk_model_set_budget(sk_model *m, struct sk_budget *budget) {
+  m->budget = budget;
+  sk_anim_memo_set_budget(m->anim, budget); /* clips shared with older versions: the daemon's one budget */
+}
 
 sk_model *sk_model_ref(sk_model *m) {
   __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);

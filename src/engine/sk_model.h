@@ -132,7 +132,9 @@ int sk_model_create(sk_skeleton *skel, sk_anim *anim, const char *mesh_json, con
 void sk_model_set_geom(sk_model *m, sk_geom *geom, const sk_mesh_hook *hook);
 
 /* Gives *m the budget (borrowed; may be NULL) that what it derives on use
- * (the rootMotion analyses) is counted in. Before the model is published. */
+ * (the rootMotion analyses, and its clips' additive keys of references
+ * other than 0: sk_anim_memo) is counted in. Before the model is
+ * published. */
 void sk_model_set_budget(sk_model *m, struct sk_budget *budget);
 
 /* Adds a reference (any thread). Returns `m`. */

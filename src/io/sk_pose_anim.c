@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim_memo.h"
 #include "sk_animops.h"
 #include "sk_banim_add.h"
 #include "sk_banim_blend.h"
@@ -405,9 +406,9 @@ static int pose_unanimated(sk_pose_spec *sp, const char *ptr, sk_pose **poses, s
   return 0;
 }
 
-/* Additive layers of Babylon clips: the layer kept with the clips for
- * reference 0 without a mask (sk_anim_additive_share, made at upload),
- * else their keys made additive once for
+/* Additive layers of Babylon clips, masked or not: the layer kept with the
+ * clips (reference 0: sk_anim_additive_share, made at upload; others:
+ * sk_anim_memo, made at first use), else their keys made additive once for
  * every frame of a range, up to SK_BANIM_ADD_KEEP_KEYS keys together (a
  * layer past that makes its keys per frame, one layer at a time, so many
  * layers of a long clip cannot multiply its memory). *adds (new, NULL when
@@ -423,9 +424,13 @@ static int babylon_adds_make(const sk_anim *anim, sk_pose_spec *sp, sk_banim_add
   for (size_t i = 0; i < sp->nl; i++) {
     if (!sp->lx[i].additive)
       continue;
-    if (sp->lx[i].reference == 0 && sp->lx[i].bone_weights == NULL &&
-        (sp->lx[i].babylon_add = sk_banim_add_kept_layer(anim, sp->l[i].clip)) != NULL)
-      continue; /* made at upload (sk_anim_additive_share) */
+    const size_t clip = sp->l[i].clip;
+    const double ref = sp->lx[i].reference;
+    /* made at upload (sk_anim_additive_share) or at first use (sk_anim_memo), every bone: the
+     * blend applies the mask */
+    sp->lx[i].babylon_add = ref == 0 ? sk_banim_add_kept_layer(anim, clip) : sk_anim_memo_babylon(anim, clip, ref);
+    if (sp->lx[i].babylon_add != NULL)
+      continue;
     const sk_anim_clip *c = &anim->clips[sp->l[i].clip];
     for (size_t k = 0; k < c->channel_count; k++)
       kept += c->channels[k].count;

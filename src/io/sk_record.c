@@ -137,6 +137,18 @@ int sk_record_skeleton_encode(const sk_skeleton *s, sk_strbuf *out) {
   return 0;
 }
 
+/* A decoder's bones and name offsets for `n` bones (both, or SK_ENOMEM
+ * with neither). */
+static int bones_alloc(size_t n, sk_bone **bones, uint32_t **off) {
+  *bones = malloc((n ? n : 1) * sizeof **bones);
+  *off = malloc((n ? n : 1) * sizeof **off);
+  if (*bones != NULL && *off != NULL)
+    return 0;
+  free(*bones), free(*off);
+  *bones = NULL, *off = NULL;
+  return SK_ENOMEM;
+}
+
 int sk_record_skeleton_decode(const void *data, size_t len, size_t *used, sk_skeleton **out) {
   const unsigned char *p = data;
   *out = NULL;
@@ -148,13 +160,10 @@ int sk_record_skeleton_decode(const void *data, size_t len, size_t *used, sk_ske
       (len - SKEL_HEADER - names_size) / SK_RECORD_BONE < n)
     return SK_EFORMAT;
   const unsigned char *names = p + SKEL_HEADER, *q = names + names_size;
-  sk_bone *bones = malloc((n ? n : 1) * sizeof *bones);
-  uint32_t *off = malloc((n ? n : 1) * sizeof *off);
-  if (bones == NULL || off == NULL) {
-    free(bones);
-    free(off);
+  sk_bone *bones;
+  uint32_t *off;
+  if (bones_alloc((size_t)n, &bones, &off) != 0)
     return SK_ENOMEM;
-  }
   int bad = 0;
   for (size_t i = 0; i < n; i++)
     bad |= decode_bone(q + i * SK_RECORD_BONE, &bones[i], &off[i]);
@@ -318,13 +327,10 @@ int sk_record_skeleton_decode_v1(const void *data, size_t len, size_t *used, sk_
       (len - V1_SNAP_HEADER - names_size) / per < n || names_size > UINT32_MAX)
     return SK_EFORMAT;
   const unsigned char *names = p + V1_SNAP_HEADER, *q = names + names_size;
-  sk_bone *bones = malloc((n ? n : 1) * sizeof *bones);
-  uint32_t *off = malloc((n ? n : 1) * sizeof *off);
-  if (bones == NULL || off == NULL) {
-    free(bones);
-    free(off);
+  sk_bone *bones;
+  uint32_t *off;
+  if (bones_alloc((size_t)n, &bones, &off) != 0)
     return SK_ENOMEM;
-  }
   int bad = 0;
   for (size_t i = 0; i < n && !bad; i++, q += per) {
     uint64_t o = le_get(q, 8);

@@ -174,13 +174,15 @@ def main():
             what = {"layers": "Walk and Run 0.3 s later, half each", "masked": "Survey over the upper body",
                     "additive": "Survey added at 0.5", "layers-1": "one pose of Walk and Run",
                     "additive-1": "one pose, Survey added at 0.5, reference 0 (keys made at upload)",
-                    "additive-1r": "one pose, Survey added at 0.5, reference 0.01 s (keys made per call)"}[r["row"]]
+                    "additive-1r": "one pose, Survey added at 0.5, reference 0.01 s (keys made per call)",
+                    "additive-1m": "one pose, Survey added at 0.5, reference 0.01 s (keys kept at first use)"}[r["row"]]
             of = "the one-pose plain row" if "-1" in r["row"] else "the plain two-layer row"
             print("%-28s %-7s %5d %12.2f %12s %9s   - (route, two layers: %s; %.2f of %s)" %
                   (r["clip"], r["row"], r["bones"], rate / 1e6, "", "", what, r["of_layers"], of))
             if "of_per_call" in r:  # keys made at upload against made per call, same run
-                print("%-28s %-7s %5s %12s %12s %9.2f   %s (additive-1 over additive-1r; target >= 1.5)" %
-                      (r["clip"], "kept", "", "", "", r["of_per_call"], "PASS" if r["of_per_call"] >= 1.5 else "MISS"))
+                print("%-28s %-7s %5s %12s %12s %9.2f   %s (%s over additive-1r; target >= 1.5)" %
+                      (r["clip"], "kept", "", "", "", r["of_per_call"], "PASS" if r["of_per_call"] >= 1.5 else "MISS",
+                       r["row"]))
             continue
         if "of_plain" in r:  # Babylon's format, Hermite or STEP keys (no target of its own)
             print("%-28s %-7s %5d %12.2f %12s %9s   - (Babylon's format, every key %s: %.2f of its route row)" %

@@ -16,16 +16,8 @@
 // A "frames" range [s, e) is played from frame 0 (writes 0..s-1 made and
 // not kept): frame k is write k, as skinnerd counts it.
 
-import { readFileSync } from "node:fs";
+import { FPS, loadAsset, keepSign, line } from "./babylon_common.mjs";
 
-console.log = (...args) => console.error(...args);
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
-
-
-const FPS = 60;
 // [asset, to group, to loop, speed, from: [group, time, loop] | null, range, speedRatio?]
 // range: {times} | {from, to, fps} | {frames, fps}
 const CASES = [
@@ -155,32 +147,6 @@ function playLayers({ scene, sk, groups, restore }, [, layers, speed, from, rang
     return finals;
 }
 
-async function load(rel) {
-    const bytes = new Uint8Array(readFileSync(new URL(rel, new URL("..", import.meta.url))));
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    const container = await LoadAssetContainerAsync(bytes, scene, {
-        pluginExtension: ".glb",
-        pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
-    });
-    container.addAllToScene();
-    const nodes = scene.transformNodes.concat(scene.meshes);
-    const saved = nodes.map((n) => ({ n, p: n.position.clone(), q: n.rotationQuaternion ? n.rotationQuaternion.clone() : null, s: n.scaling.clone() }));
-    const restore = () => {
-        for (const { n, p, q, s } of saved) {
-            n.position = p.clone();
-            n.rotationQuaternion = q ? q.clone() : null;
-            n.scaling = s.clone();
-        }
-    };
-    const sk = scene.skeletons.find((s) => s.id === "skeleton0") ?? scene.skeletons[0];
-    return { engine, scene, sk, groups: scene.animationGroups.slice(), restore };
-}
-
-const SIGNED = "\u0000-0\u0000";
-const keepSign = (final) => final.map((x) => (Object.is(x, -0) ? SIGNED : x));
-const line = (o) => JSON.stringify(o).replaceAll(JSON.stringify(SIGNED), "-0.0");
-
 const lines = [];
 let asset = null, rel0 = null;
 for (const c of CASES) {
@@ -190,7 +156,7 @@ for (const c of CASES) {
             asset.scene.dispose();
             asset.engine.dispose();
         }
-        asset = await load(rel);
+        asset = await loadAsset(rel);
         rel0 = rel;
     }
     const blendIn = { speed };
@@ -207,7 +173,7 @@ for (const c of LAYER_CASES) {
     if (rel !== rel0) {
         asset.scene.dispose();
         asset.engine.dispose();
-        asset = await load(rel);
+        asset = await loadAsset(rel);
         rel0 = rel;
     }
     const blendIn = { speed };

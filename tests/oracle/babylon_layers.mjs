@@ -16,14 +16,9 @@
 // AnimationGroup.goToFrame itself ignores masks). Compared within 1e-4 (a glTF
 // loader is involved, as for tests/gltf/expected).
 
-import { readFileSync } from "node:fs";
+import { B, FPS, loadAsset, maskNames } from "./babylon_common.mjs";
 
-console.log = (...args) => console.error(...args);
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger, AnimationGroup, AnimationGroupMask } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
-const FPS = 60;
+const { AnimationGroup, AnimationGroupMask } = B;
 
 // [asset under tests/, mask bone, specs]. A layer: [group, time, weight,
 // {additive?: reference seconds, mask?: skinnerd mask}].
@@ -55,52 +50,15 @@ function specs(maskBone, otherBone, ngroups) {
     return out;
 }
 
-function maskNames(sk, mask) {
-    const names = new Set(mask.include ?? mask.exclude ?? [mask.bone]);
-    if (mask.subtree) {
-        const walk = (b) => {
-            names.add(b.name);
-            for (const c of b.getChildren()) walk(c);
-        };
-        for (const b of sk.bones) if (names.has(b.name)) walk(b);
-    }
-    return [...names];
-}
-
-async function load(rel) {
-    const tests = new URL("..", import.meta.url);
-    const bytes = new Uint8Array(readFileSync(new URL(rel, tests)));
-    const ext = rel.endsWith(".glb") ? ".glb" : ".gltf";
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
-    const container = await LoadAssetContainerAsync(source, scene, {
-        pluginExtension: ext,
-        pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
-    });
-    container.addAllToScene();
-    const nodes = scene.transformNodes.concat(scene.meshes);
-    const saved = nodes.map((n) => ({ n, p: n.position.clone(), q: n.rotationQuaternion ? n.rotationQuaternion.clone() : null, s: n.scaling.clone() }));
-    const restore = () => {
-        for (const { n, p, q, s } of saved) {
-            n.position = p.clone();
-            n.rotationQuaternion = q ? q.clone() : null;
-            n.scaling = s.clone();
-        }
-    };
-    const sk = scene.skeletons.find((s) => s.id === "skeleton0") ?? scene.skeletons[0];
-    return { engine, scene, sk, groups: scene.animationGroups.slice(), restore };
-}
-
 async function run(rel, maskBone, otherBone) {
-    const probe = await load(rel);
+    const probe = await loadAsset(rel);
     const all = specs(maskBone, otherBone, probe.groups.length);
     probe.scene.dispose();
     probe.engine.dispose();
     const lines = [];
     for (let si = 0; si < all.length; si++) {
         const spec = all[si];
-        const { engine, scene, sk, groups, restore } = await load(rel);
+        const { engine, scene, sk, groups, restore } = await loadAsset(rel);
         restore();
         const used = spec.map(([gi, t, w, x = {}]) => {
             const g = groups[gi];

@@ -14,14 +14,9 @@
 // "final" is Babylon's float32 matrices with -0 kept ("-0.0"). Each case is one pose and a "times" range (offsets added to each layer's
 // time): the single-frame and the range paths of skinnerd.
 
-import { readFileSync } from "node:fs";
+import { B, FPS, loadAsset, keepSign, line, maskNames } from "./babylon_common.mjs";
 
-console.log = (...args) => console.error(...args);
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger, AnimationGroupMask } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
-const FPS = 60;
+const { AnimationGroupMask } = B;
 const OFFSETS = [0, 0.1, 0.35];
 
 // [asset under tests/, mask bone, specs]; a layer: [group, time, weight, mask?].
@@ -44,40 +39,6 @@ const ASSETS = [
         [[0, 0.5, 0.4], [2, 0.3, 0.4], [1, 0.2, 0.4]], // 1.2000000000000002, the same paths
     ]],
 ];
-
-function maskNames(sk, mask) {
-    const names = new Set(mask.include ?? mask.exclude ?? [mask.bone]);
-    if (mask.subtree) {
-        const walk = (b) => {
-            names.add(b.name);
-            for (const c of b.getChildren()) walk(c);
-        };
-        for (const b of sk.bones) if (names.has(b.name)) walk(b);
-    }
-    return [...names];
-}
-
-async function load(rel) {
-    const bytes = new Uint8Array(readFileSync(new URL(rel, new URL("..", import.meta.url))));
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    const container = await LoadAssetContainerAsync(bytes, scene, {
-        pluginExtension: ".glb",
-        pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
-    });
-    container.addAllToScene();
-    const nodes = scene.transformNodes.concat(scene.meshes);
-    const saved = nodes.map((n) => ({ n, p: n.position.clone(), q: n.rotationQuaternion ? n.rotationQuaternion.clone() : null, s: n.scaling.clone() }));
-    const restore = () => {
-        for (const { n, p, q, s } of saved) {
-            n.position = p.clone();
-            n.rotationQuaternion = q ? q.clone() : null;
-            n.scaling = s.clone();
-        }
-    };
-    const sk = scene.skeletons.find((s) => s.id === "skeleton0") ?? scene.skeletons[0];
-    return { engine, scene, sk, groups: scene.animationGroups.slice(), restore };
-}
 
 /** One frame of the spec, each layer at its time + `off`. */
 function pose({ scene, sk, groups, restore }, spec, off) {
@@ -106,14 +67,9 @@ function pose({ scene, sk, groups, restore }, spec, off) {
     return final;
 }
 
-// JSON.stringify writes -0 as 0; the cases keep its sign ("-0.0").
-const SIGNED = "\u0000-0\u0000";
-const keepSign = (final) => final.map((x) => (Object.is(x, -0) ? SIGNED : x));
-const line = (o) => JSON.stringify(o).replaceAll(JSON.stringify(SIGNED), "-0.0");
-
 const lines = [];
 for (const [rel, , specs] of ASSETS) {
-    const asset = await load(rel);
+    const asset = await loadAsset(rel);
     specs.forEach((spec, si) => {
         const layers = spec.map(([gi, time, weight, mask]) => {
             const l = { animation: asset.groups[gi].name, time, weight };

@@ -15,13 +15,7 @@
 // runs at its own time in one step. Weights under 1 are normalised first,
 // as skinnerd does (babylon_layers_weighted.mjs).
 
-import { readFileSync } from "node:fs";
-
-console.log = (...args) => console.error(...args);
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
+import { loadAsset, keepSign, line } from "./babylon_common.mjs";
 
 // a layer: [group, time offset, weight, speedRatio, loop]
 const ASSETS = [
@@ -43,28 +37,6 @@ const ASSETS = [
     ]],
 ];
 const TIMES = [0, 0.1, 0.37, 0.9, 1.234, 2.5, 3.7, 7.77];
-
-async function load(rel) {
-    const bytes = new Uint8Array(readFileSync(new URL(rel, new URL("..", import.meta.url))));
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    const container = await LoadAssetContainerAsync(bytes, scene, {
-        pluginExtension: ".glb",
-        pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
-    });
-    container.addAllToScene();
-    const nodes = scene.transformNodes.concat(scene.meshes);
-    const saved = nodes.map((n) => ({ n, p: n.position.clone(), q: n.rotationQuaternion ? n.rotationQuaternion.clone() : null, s: n.scaling.clone() }));
-    const restore = () => {
-        for (const { n, p, q, s } of saved) {
-            n.position = p.clone();
-            n.rotationQuaternion = q ? q.clone() : null;
-            n.scaling = s.clone();
-        }
-    };
-    const sk = scene.skeletons.find((s) => s.id === "skeleton0") ?? scene.skeletons[0];
-    return { engine, scene, sk, groups: scene.animationGroups.slice(), restore };
-}
 
 /** One frame: layer i at (its offset + t) seconds, or its offset alone when t is null. */
 function pose({ scene, sk, groups, restore }, spec, t) {
@@ -94,13 +66,9 @@ function pose({ scene, sk, groups, restore }, spec, t) {
     return final;
 }
 
-const SIGNED = "\u0000-0\u0000";
-const keepSign = (final) => final.map((x) => (Object.is(x, -0) ? SIGNED : x));
-const line = (o) => JSON.stringify(o).replaceAll(JSON.stringify(SIGNED), "-0.0");
-
 const lines = [];
 for (const [rel, specs] of ASSETS) {
-    const asset = await load(rel);
+    const asset = await loadAsset(rel);
     specs.forEach((spec, si) => {
         const layers = spec.map(([gi, time, weight, speedRatio, loop]) => ({ animation: asset.groups[gi].name, time, weight, speedRatio, loop }));
         const name = `speedRatio ${rel} ${si}: ${JSON.stringify(spec)}`;
