@@ -44,6 +44,18 @@ int sk_events_merge(sk_events *dst, const sk_events *src, uint32_t group, const 
   return rc;
 }
 
+int sk_events_copy(sk_events *dst, const sk_events *src) {
+  dst->count = 0;
+  dst->ev = NULL;
+  if (src->count == 0)
+    return 0;
+  if ((dst->ev = malloc(src->count * sizeof *dst->ev)) == NULL)
+    return SK_ENOMEM;
+  memcpy(dst->ev, src->ev, src->count * sizeof *dst->ev);
+  dst->count = src->count;
+  return 0;
+}
+
 void sk_events_free(sk_events *t) {
   free(t->ev);
   t->ev = NULL;
@@ -54,35 +66,42 @@ size_t sk_events_memory(const sk_events *t) { return t->count * sizeof(sk_event)
 
 uint64_t sk_events_bound(const sk_events *t, size_t steps) { return (uint64_t)t->count * steps; }
 
+enum { DONE = 1, GONE = 2 };
+
+void sk_events_start(sk_events_state *st) { memset(st, 0, sizeof *st); }
+
+size_t sk_events_step(const sk_events *t, sk_events_state *st, double from, double cur, uint32_t *out) {
+  const size_t ne = t->count < SK_EVENTS_MAX ? t->count : SK_EVENTS_MAX;
+  if (st->prev > cur) /* the loop wrapped: all but the onlyOnce events again */
+    for (size_t k = 0; k < ne; k++)
+      if (!t->ev[k].only_once)
+        st->flags[k] &= (uint8_t)~DONE;
+  st->prev = cur;
+  size_t n = 0;
+  for (size_t k = 0; k < ne; k++) {
+    const double f = t->ev[k].frame;
+    if (st->flags[k] != 0 || !(cur >= f && f >= from))
+      continue;
+    st->flags[k] = t->ev[k].only_once ? GONE : DONE;
+    out[n++] = (uint32_t)k;
+  }
+  return n;
+}
+
 size_t sk_events_run(const sk_events *t, double from, const double *frames, size_t n, size_t skip, uint32_t *idx,
                      size_t cap, size_t *off) {
-  /* done and removed flags of the runtime animation's copy of the table */
-  uint8_t state[SK_EVENTS_MAX];
-  enum { DONE = 1, GONE = 2 };
-  const size_t ne = t->count < SK_EVENTS_MAX ? t->count : SK_EVENTS_MAX;
-  memset(state, 0, sizeof state);
-  double prev = 0; /* RuntimeAnimation's _currentFrame before the first step */
+  sk_events_state st;
+  sk_events_start(&st);
+  uint32_t fired[SK_EVENTS_MAX];
   size_t used = 0;
   for (size_t i = 0; i < n; i++) {
-    const double cur = frames[i];
-    if (prev > cur)
-      for (size_t k = 0; k < ne; k++)
-        if (!t->ev[k].only_once)
-          state[k] &= (uint8_t)~DONE;
-    prev = cur;
-    if (i >= skip)
-      off[i - skip] = used;
-    for (size_t k = 0; k < ne; k++) {
-      const double f = t->ev[k].frame;
-      if (state[k] != 0 || !(cur >= f && f >= from))
-        continue;
-      state[k] = t->ev[k].only_once ? GONE : DONE;
-      if (i >= skip) {
-        if (used < cap)
-          idx[used] = (uint32_t)k;
-        used++;
-      }
-    }
+    const size_t m = sk_events_step(t, &st, from, frames[i], fired);
+    if (i < skip)
+      continue;
+    off[i - skip] = used;
+    for (size_t k = 0; k < m; k++, used++)
+      if (used < cap)
+        idx[used] = fired[k];
   }
   if (n >= skip)
     off[n - skip] = used;

@@ -46,8 +46,23 @@ int sk_events_add(sk_events *t, const char *name, double frame, bool only_once, 
 /* Appends all of `src` to `dst`, each in group `group` (a clip made of
  * several animations). Errors as sk_events_add, at ptr. */
 int sk_events_merge(sk_events *dst, const sk_events *src, uint32_t group, const char *ptr, sk_error *err);
+/* *dst = a copy of `src` (dst's old table not freed). 0 or SK_ENOMEM. */
+int sk_events_copy(sk_events *dst, const sk_events *src);
 void sk_events_free(sk_events *t);
 size_t sk_events_memory(const sk_events *t);
+
+/* A runtime animation's copy of the table: done and removed flags, and
+ * the frame of the step before (0 before the first). */
+typedef struct sk_events_state {
+  double prev;
+  uint8_t flags[SK_EVENTS_MAX];
+} sk_events_state;
+
+void sk_events_start(sk_events_state *st);
+/* One animate() step to frame `cur` of a range starting at `from`: the
+ * indices of the events it fires into out[0..) (room for t->count), in
+ * firing order; returns how many. */
+size_t sk_events_step(const sk_events *t, sk_events_state *st, double from, double cur, uint32_t *out);
 
 /* Plays the steps frames[0..n) (each the current frame Babylon computes,
  * the first at the start of playback, the runtime animation's previous
