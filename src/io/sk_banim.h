@@ -24,7 +24,7 @@
  *    normalize); per-key interpolation 1 (STEP) holds;
  *  - a bone additionally accepts "animations" [Animation, ...] (all of them
  *    apply, later ones win), an extension for tools that keep several;
- *  - an Animation accepts "events" (sk_banim_parse_events): each range's
+ *  - an Animation accepts "events" (sk_events_json.h): each range's
  *    clip holds the events of every bone's animations (sk_events).
  *
  * Errors point into the skeleton JSON (/bones/3/animation/keys/7/values). */
@@ -36,17 +36,6 @@
 #include "sk_anim.h"
 #include "sk_error.h"
 #include "sk_skeleton.h"
-
-/* A Babylon Animation's "events" (markers false: [{name, frame,
- * onlyOnce?}], a skinnerd extension, since Animation.serialize() writes
- * no events: their actions are functions) or a glTF clip's "markers"
- * ([{name, frame | time}], time in seconds at 60 frames a second) at
- * `ptr` into `out` (group 0), in addEvent's order. Errors name the item's
- * field: SK_ETYPE, SK_EMISSING, SK_EDUPLICATE (frame and time),
- * SK_ENOTFINITE, SK_ERANGE (a name of 0 or 64+ bytes), SK_ETOOBIG (more
- * than SK_EVENTS_MAX), SK_ENOMEM. A clip holds the events of all the
- * bones' animations: over SK_EVENTS_MAX together, SK_ETOOBIG at /bones. */
-int sk_banim_parse_events(const json_t *arr, const char *ptr, bool markers, sk_events *out, sk_error *err);
 
 /* Bound on the keys (and channels) all clips hold together: each range
  * keeps a copy of the keys it can reach, so many ranges over long
