@@ -42,6 +42,13 @@ int sk_eventframes_parse(const sk_anim *anim, const json_t *j, const char *ptr, 
  * where the playback stops). */
 static double step_frame(const sk_anim_clip *c, double t, bool loop) { return sk_anim__layer_frame(c, t, loop, 1); }
 
+/* Whether a playback without loop has reached its end at `t` (animate()
+ * returns false: the animatable stops, and no later step fires). */
+static bool ends_at(const sk_anim_clip *c, double t) {
+  const double fps = c->fps > 0 ? c->fps : SK_ANIM_FPS, range = c->fps > 0 ? c->to_frame - c->from_frame : c->end_frame;
+  return (t * 1000 * (fps * 1)) / 1000 >= range;
+}
+
 int sk_eventframes_apply(const sk_anim *anim, long clip, const json_t *j, size_t n, uint32_t **idx, size_t *off) {
   *idx = NULL;
   memset(off, 0, (n + 1) * sizeof *off);
@@ -59,13 +66,17 @@ int sk_eventframes_apply(const sk_anim *anim, long clip, const json_t *j, size_t
   sk_events_start(&st);
   uint32_t fired[SK_EVENTS_MAX];
   /* the steps before the chunk: frame k at k / fps, as the range's own */
-  for (double k = 0; k < skip; k++)
+  bool stopped = false;
+  for (double k = 0; k < skip && !stopped; k++) {
     sk_events_step(&c->events, &st, from, step_frame(c, k / fps, clk.loop), fired);
+    stopped = !clk.loop && ends_at(c, k / fps);
+  }
   size_t used = 0, cap = 0;
   int rc = 0;
   for (size_t i = 0; !rc && i < n; i++) {
     const double t = clk.times != NULL && i < clk.n ? clk.times[i] : clk.time;
-    const size_t m = sk_events_step(&c->events, &st, from, step_frame(c, t, clk.loop), fired);
+    const size_t m = stopped ? 0 : sk_events_step(&c->events, &st, from, step_frame(c, t, clk.loop), fired);
+    stopped = stopped || (!clk.loop && ends_at(c, t));
     if (used + m > cap) {
       size_t nc = (used + m) * 2 + 16;
       uint32_t *b = realloc(*idx, nc * sizeof *b);
@@ -98,7 +109,8 @@ uint64_t sk_eventframes_cost(const sk_anim *anim, const json_t *j) {
     return 0;
   const json_t *fr = json_object_get(j, "frames");
   double start = json_is_array(fr) ? json_number_value(json_array_get(fr, 0)) : 0;
-  uint64_t steps = sk_pose_frames_count(j, NULL);
+  const char *key = NULL;
+  uint64_t steps = sk_pose_frames_count(j, &key);
   if (start > 0 && start < 1e12)
     steps += (uint64_t)start;
   /* a step compares each event's frame: ~1/16 of a core matrix */

@@ -3,8 +3,9 @@
  * A pose object with "animation" (one clip, no "layers") may carry
  * "events": true. Its poses are then the steps of a Babylon playback of
  * the clip from its start (sk_events: each pose's time gives the current
- * frame as RuntimeAnimation.animate computes it at speed 1, the end
- * without loop),
+ * frame as RuntimeAnimation.animate computes it at speed 1; without
+ * loop, the step that reaches the clip's end is the last that fires, as
+ * the animatable stops there),
  * and each pose's answer lists the clip's events fired at that step, in
  * Babylon's firing order: JSON "events": [{"name", "frame"}, ...];
  * binary, after everything else, a u32 count then that many u32 indices
