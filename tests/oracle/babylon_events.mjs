@@ -112,4 +112,6 @@ function makeCase(ci) {
     return { name, case: { skeleton: json, ops: [pose] }, expected };
 }
 
-for (let ci = 0; ci < count; ci++) process.stdout.write(JSON.stringify(makeCase(ci)) + "\n");
+// typed arrays (Skeleton.serialize()'s matrices) as JSON arrays
+const plain = (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v);
+for (let ci = 0; ci < count; ci++) process.stdout.write(JSON.stringify(makeCase(ci), plain) + "\n");
