@@ -7,8 +7,10 @@
 # 1. Regenerates the committed cases (tests/conformance/events.jsonl, seed
 #    34, 40 cases) into a temporary file: they must be Babylon's bytes still
 #    (check_sk_eventframes replays them without Node).
-# 2. Draws COUNT (default 40) more with SEED (default: time based, printed)
-#    and has skinner eval answer both (compare_events.mjs): every pose's
+# 2. Draws COUNT (default 40) more with SEED (default: time based, printed),
+#    and COUNT / 2 glTF clips with markers (babylon_events_gltf.mjs: Fox,
+#    CesiumMan, RobotExpressive copies with animations[i].extras.markers),
+#    and has skinner eval answer all (compare_events.mjs): every pose's
 #    events the ones Babylon fired, in its order, frames ==.
 # Exit 77 (skipped) without node or the pinned Babylon (npm install in tests/oracle).
 set -eu
@@ -27,3 +29,5 @@ cmp "$tmp/committed.jsonl" "$tests/conformance/events.jsonl"
 node babylon_events.mjs "$seed" "$count" > "$tmp/drawn.jsonl"
 node compare_events.mjs "$tests/conformance/events.jsonl" "$skinner"
 node compare_events.mjs "$tmp/drawn.jsonl" "$skinner"
+node babylon_events_gltf.mjs "$tmp" "$seed" $((count / 2)) > "$tmp/gltf.jsonl"
+node compare_events.mjs "$tmp/gltf.jsonl" "$skinner"
