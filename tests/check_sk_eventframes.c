@@ -3,7 +3,7 @@
  * pose's fired events, in Babylon 9.34's order) replayed through skinner
  * eval and over /pose; the binary answer's indices against the JSON
  * names; chunks of "frames" against the whole; each refusal (code + JSON
- * pointer), at upload and per pose. */
+ * pointer), at upload and per pose; a glTF clip's markers over HTTP. */
 #include <stdio.h>
 #include <string.h>
 
@@ -198,6 +198,72 @@ START_TEST(pose_answers_events_as_json_and_binary) {
 }
 END_TEST
 
+/* CesiumMan.glb with `markers` (JSON text) on its clip: a new GLB. */
+static unsigned char *cesium_with_markers(const char *markers, size_t *len) {
+  size_t n;
+  unsigned char *glb = sk_test_read_asset("CesiumMan.glb", &n);
+  uint32_t jlen;
+  memcpy(&jlen, glb + 12, 4);
+  json_t *j = json_loadb((const char *)glb + 20, jlen, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  json_t *m = json_loads(markers, JSON_DECODE_ANY, NULL);
+  ck_assert_ptr_nonnull(m);
+  json_object_set_new(json_array_get(json_object_get(j, "animations"), 0), "extras", json_pack("{s:o}", "markers", m));
+  char *text = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  size_t tl = strlen(text), padded = (tl + 3) / 4 * 4, bin = n - 20 - jlen;
+  *len = 20 + padded + bin;
+  unsigned char *out = malloc(*len);
+  memcpy(out, glb, 20);
+  memset(out + 20, ' ', padded);
+  memcpy(out + 20, text, tl);
+  memcpy(out + 20 + padded, glb + 20 + jlen, bin);
+  uint32_t total = (uint32_t)*len, pl = (uint32_t)padded;
+  memcpy(out + 8, &total, 4);
+  memcpy(out + 12, &pl, 4);
+  free(text);
+  free(glb);
+  return out;
+}
+
+START_TEST(gltf_markers_by_frame_or_time_fire_over_http) {
+  sk_daemon d;
+  sk_fixture_start(&d, NULL);
+  size_t len;
+  unsigned char *glb = cesium_with_markers("[{\"name\":\"start\",\"frame\":0},{\"name\":\"half\",\"time\":0.5}]", &len);
+  sk_fixture_put(&d, "cm", "model/gltf-binary", glb, len);
+  free(glb);
+  sk_httpc_resp r;
+  sk_fixture_request(&d, "GET", "/v1/skeletons/cm/animations/0", NULL, NULL, 0, &r);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_msg(strstr(r.body, "\"events\":[{\"name\":\"start\",\"frame\":0,\"onlyOnce\":false},{\"name\":\"half\","
+                               "\"frame\":30,\"onlyOnce\":false}]") != NULL, "%s", r.body);
+  sk_httpc_free(&r);
+  const char *body = "{\"animation\":0,\"events\":true,\"fps\":30,\"frames\":[0,20]}";
+  sk_fixture_json_request(&d, "POST", "/v1/skeletons/cm/pose", NULL, body, &r);
+  ck_assert_msg(r.status == 200, "%d %.300s", r.status, r.body);
+  json_t *j = sk_fixture_body_json(&r);
+  sk_httpc_free(&r);
+  const json_t *res = json_object_get(j, "results");
+  ck_assert_uint_eq(json_array_size(res), 20);
+  for (size_t i = 0; i < 20; i++) {
+    const json_t *ev = json_object_get(json_array_get(res, i), "events");
+    /* frame k at k / 30 s is clip frame 2k: "half" (30) at k = 15 */
+    ck_assert_uint_eq(json_array_size(ev), i == 0 || i == 15 ? 1 : 0);
+    if (i == 15)
+      ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ev, 0), "name")), "half");
+  }
+  json_decref(j);
+  glb = cesium_with_markers("[{\"name\":\"a\",\"frame\":1,\"time\":2}]", &len);
+  sk_fixture_request(&d, "PUT", "/v1/skeletons/cm2", "Content-Type: model/gltf-binary\r\n", glb, len, &r);
+  free(glb);
+  ck_assert_int_eq(r.status, 422);
+  ck_assert_msg(strstr(r.body, "/animations/0/extras/markers/0/time") != NULL, "%s", r.body);
+  sk_httpc_free(&r);
+  sk_fixture_stop(&d);
+}
+END_TEST
+
 static Suite *eventframes_suite(void) {
   Suite *s = suite_create("sk_eventframes");
   TCase *t = tcase_create("conformance");
@@ -207,6 +273,7 @@ static Suite *eventframes_suite(void) {
   tcase_add_test(g, a_chunk_of_frames_fires_as_the_whole_bake);
   tcase_add_test(g, bad_events_are_refused_naming_the_field);
   tcase_add_test(g, pose_answers_events_as_json_and_binary);
+  tcase_add_test(g, gltf_markers_by_frame_or_time_fire_over_http);
   suite_add_tcase(s, g);
   return s;
 }
