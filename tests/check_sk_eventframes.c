@@ -188,6 +188,11 @@ START_TEST(pose_answers_events_as_json_and_binary) {
   ck_assert_uint_eq(at, r.len);
   sk_httpc_free(&r);
   json_decref(j);
+  /* the steps before a far chunk are played too: costed, refused before any */
+  const char *far = "{\"animation\":\"r\",\"loop\":true,\"events\":true,\"fps\":30,\"frames\":[1000000000000,1000000000001]}";
+  sk_fixture_json_request(&d, "POST", "/v1/skeletons/ev/pose", NULL, far, &r);
+  ck_assert_int_eq(r.status, 413);
+  sk_httpc_free(&r);
   /* the upload refuses a bad event with the field named */
   const char *bad = SKEL("[{\"name\":\"a\",\"frame\":1,\"time\":2}]");
   sk_fixture_request(&d, "PUT", "/v1/skeletons/bad", "Content-Type: application/json\r\n", bad, strlen(bad), &r);

@@ -105,13 +105,16 @@ uint64_t sk_eventframes_cost(const sk_anim *anim, const json_t *j) {
   if (!json_is_true(json_object_get(j, "events")))
     return 0;
   const long clip = clip_of(anim, json_object_get(j, "animation"));
-  if (clip < 0)
-    return 0;
+  if (clip < 0 || anim->clips[clip].events.count == 0)
+    return 0; /* nothing is played */
   const json_t *fr = json_object_get(j, "frames");
   double start = json_is_array(fr) ? json_number_value(json_array_get(fr, 0)) : 0;
   const char *key = NULL;
   uint64_t steps = sk_pose_frames_count(j, &key);
-  if (start > 0 && start < 1e12)
+  /* the steps before a chunk are played too: a far start is refused by cost */
+  if (!(start < 9e18))
+    return UINT64_MAX;
+  if (start > 0)
     steps += (uint64_t)start;
   /* a step compares each event's frame: ~1/16 of a core matrix */
   return sk_events_bound(&anim->clips[clip].events, (size_t)steps) / 16 + steps / 16 + 1;
