@@ -137,6 +137,13 @@ START_TEST(bad_events_are_refused_naming_the_field) {
   snprintf(skel, sizeof skel, SKEL("%s"), many);
   expect_refused(skel, ok, SK_ETOOBIG, "/skeleton/bones/0/animation/events");
   expect_refused(SKEL(EVENTS), "\"animation\":\"r\",\"time\":0.2,\"events\":1", SK_ETYPE, "/ops/0/events");
+  /* a range past the animation's last key: Babylon would wrap it at 30 */
+  char longer[4096];
+  snprintf(longer, sizeof longer, "%s", SKEL(EVENTS));
+  char *to = strstr(longer, "\"to\":30}");
+  ck_assert_ptr_nonnull(to);
+  memcpy(to, "\"to\":40}", 8);
+  expect_refused(longer, ok, SK_EUNSUPPORTED, "/ops/0/events");
   expect_refused(SKEL(EVENTS), "\"layers\":[{\"animation\":\"r\"}],\"time\":0.2,\"events\":true", SK_ERANGE,
                  "/ops/0/events");
 }

@@ -22,6 +22,30 @@ static long clip_of(const sk_anim *anim, const json_t *a) {
   return json_is_string(a) && sk_anim_find_clip(anim, json_string_value(a), &clip) == 0 ? (long)clip : -1;
 }
 
+/* Refuses a clip whose events Babylon would fire over another range:
+ * animate() plays each runtime animation inside its own keys, so an
+ * animation with events that ends before its range does, or a glTF clip
+ * whose keys all start after 0 (the group starts there), would not step
+ * through the frames the clip's do. */
+static int check_range(const sk_anim_clip *c, const char *p, sk_error *err) {
+  for (size_t k = 0; c->fps > 0 && k < c->events.count; k++) {
+    const uint32_t g = c->events.ev[k].group;
+    const sk_anim_channel *ch = g < c->channel_count ? &c->channels[g] : NULL;
+    if (ch != NULL && ch->count > 0 && ch->frames[ch->count - 1] < c->to_frame)
+      return sk_error_set(err, SK_EUNSUPPORTED, p,
+                          "events play on animations that hold keys over the whole range; the animation of "
+                          "bone %d ends before the range does",
+                          (int)ch->bone);
+  }
+  double first = c->channel_count > 0 ? INFINITY : 0;
+  for (size_t k = 0; c->fps == 0 && k < c->channel_count; k++)
+    if (c->channels[k].count > 0 && c->channels[k].frames[0] < first)
+      first = c->channels[k].frames[0];
+  if (c->fps == 0 && c->events.count > 0 && first > 0)
+    return sk_error_set(err, SK_EUNSUPPORTED, p, "events play on glTF clips whose keys start at 0");
+  return 0;
+}
+
 int sk_eventframes_parse(const sk_anim *anim, const json_t *j, const char *ptr, long *clip, sk_error *err) {
   char p[SK_ERROR_POINTER_MAX];
   sk_pointer_child(p, sizeof p, ptr, "events");
@@ -34,7 +58,7 @@ int sk_eventframes_parse(const sk_anim *anim, const json_t *j, const char *ptr, 
   if (json_object_get(j, "layers") != NULL || json_object_get(j, "animation") == NULL)
     return sk_error_set(err, SK_ERANGE, p, "events go with \"animation\" (one clip, no \"layers\")");
   *clip = clip_of(anim, json_object_get(j, "animation"));
-  return 0;
+  return *clip >= 0 ? check_range(&anim->clips[*clip], p, err) : 0;
 }
 
 /* The frame Babylon's runtime animation is at `t` seconds into a

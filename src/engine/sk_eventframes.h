@@ -27,7 +27,9 @@
 /* Checks the "events" member of pose object `j` (at `ptr`): *clip the
  * clip's index with "events": true, -1 with false, or when the clip is
  * unknown (the sampler refuses it). Errors: SK_ETYPE (not a boolean),
- * SK_ERANGE (no "animation", or "layers"), at <ptr>/events. */
+ * SK_ERANGE (no "animation", or "layers"), SK_EUNSUPPORTED (Babylon would
+ * step an animation with events over other frames: one that ends before
+ * its range, a glTF clip whose keys start after 0), at <ptr>/events. */
 int sk_eventframes_parse(const sk_anim *anim, const json_t *j, const char *ptr, long *clip, sk_error *err);
 
 /* The events each of the n poses of `j` fires: *idx new (free), indices
