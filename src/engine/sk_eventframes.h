@@ -1,4 +1,4 @@
-/* sk_eventframes: "events" on the pose forms (issue 34).
+/* sk_eventframes: "events" on the pose forms.
  *
  * A pose object with "animation" (one clip, no "layers") may carry
  * "events": true. Its poses are then the steps of a Babylon playback of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# AnimationEvents against Babylon 9.34 in Node, generated cases (issue 34).
+# AnimationEvents against Babylon 9.34 in Node, generated cases.
 #
 #   tests/oracle/conformance_events.sh [SKINNER TESTS_DIR [SEED] [COUNT]]
 #
