@@ -8,6 +8,6 @@ src_anim_libskanim_la_SOURCES = \
 	src/anim/sk_layers.h src/anim/sk_sample.c src/anim/sk_sample.h src/anim/sk_sample_build.c \
 	src/anim/sk_sample_int.h src/anim/sk_sample_lanes.h src/anim/sk_rootmotion.c src/anim/sk_rootmotion.h \
 	src/anim/sk_retarget.c src/anim/sk_retarget.h src/anim/sk_rootmotion_int.h src/anim/sk_rootmotion_inplace.c \
-	src/anim/sk_blendin.c src/anim/sk_blendin.h
+	src/anim/sk_blendin.c src/anim/sk_blendin.h src/anim/sk_events.c src/anim/sk_events.h
 src_anim_libskanim_la_CPPFLAGS = $(SK_CPPFLAGS) $(SK_INC_anim)
 src_anim_libskanim_la_CFLAGS = $(WING_CFLAGS)

@@ -49,6 +49,7 @@ void sk_anim_destroy(sk_anim *a) {
     }
     free(clip->channels);
     free(clip->name);
+    sk_events_free(&clip->events);
   }
   free(a->clips);
   free(a->rest);
@@ -63,7 +64,7 @@ size_t sk_anim_memory(const sk_anim *a) {
              a->source_len;
   for (size_t c = 0; c < a->clip_count; c++) {
     const sk_anim_clip *clip = &a->clips[c];
-    n += strlen(clip->name) + 1 + clip->channel_count * sizeof *clip->channels;
+    n += strlen(clip->name) + 1 + clip->channel_count * sizeof *clip->channels + sk_events_memory(&clip->events);
     for (size_t k = 0; k < clip->channel_count; k++) {
       const sk_anim_channel *ch = &clip->channels[k];
       size_t w = ch->path == SK_ANIM_ROTATION ? 4 : 3, per = ch->interp == SK_ANIM_CUBICSPLINE ? 3 : 1;

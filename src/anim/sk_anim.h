@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "sk_error.h"
+#include "sk_events.h"
 #include "sk_buf.h"
 #include "sk_skeleton.h"
 
@@ -89,6 +90,10 @@ typedef struct sk_anim_clip {
    * frame from_frame + t * fps, clamped to the range (wrapped with loop). */
   double fps;
   double from_frame, to_frame;
+  /* Appended: the clip's AnimationEvents (sk_events: a Babylon
+   * Animation's "events", a glTF clip's "markers"), owned; frames in the
+   * clip's own frames (60 a second for glTF). */
+  sk_events events;
 } sk_anim_clip;
 
 typedef struct sk_anim {

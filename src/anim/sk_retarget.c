@@ -521,9 +521,10 @@ done:
 
 static int copy_clip(const sk_anim_clip *c, sk_anim_clip *d) {
   *d = *c;
+  d->events = (sk_events){0, NULL}; /* copied below, never shared */
   d->name = strdup(c->name);
   d->channels = calloc(c->channel_count + 1, sizeof *d->channels);
-  if (d->name == NULL || d->channels == NULL)
+  if (d->name == NULL || d->channels == NULL || sk_events_copy(&d->events, &c->events) != 0)
     return SK_ENOMEM;
   for (size_t k = 0; k < c->channel_count; k++) {
     const sk_anim_channel *s = &c->channels[k];

@@ -437,7 +437,8 @@ static int run_pose_op(sk_skeleton *s, const sk_anim *anim, eval_ctx *ctx, const
   int rc;
   if (!is_pose && (rc = check_op_keys(op, ptr, k_eval, err)))
     return rc;
-  if (wants_mesh(op)) {
+  /* "events" too: the daemon's pose path answers them (sk_eventframes) */
+  if (wants_mesh(op) || (is_pose && json_object_get(op, "events") != NULL)) {
     if (!is_pose)
       return sk_error_set(err, SK_ERANGE, ptr, "mesh outputs come with a \"pose\" op, not \"evaluate\"");
     if (binary(ctx) && (rc = binary_refusals(op, ptr, NULL, 0, err)))

@@ -25,6 +25,8 @@ size_t sk_reply_cost_clip(const sk_anim *a, const sk_skeleton *s, size_t clip) {
     /* path, interpolation, key count, brackets; each key time */
     n += 96 + INT + ch->count * F64;
   }
+  for (size_t k = 0; k < c->events.count; k++) /* name, frame, onlyOnce, keys */
+    n += 48 + sk_reply_cost_string(c->events.ev[k].name) + F64;
   return n;
 }
 

@@ -7,6 +7,7 @@
 #include "sk_numfmt.h"
 #include "sk_pose_frames.h"
 #include "sk_rootframes.h"
+#include "sk_eventframes.h"
 
 void sk_cost_limits_fill(sk_cost_limits *l) {
   if (l->max_frames == 0)
@@ -160,5 +161,7 @@ int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton
   c->sample = sat_add(c->sample, sat_mul(frames, per_frame));
   /* "rootMotion": the clip's analysis, made before the frames (sampling: a big one goes to the pool) */
   c->sample = sat_add(c->sample, sk_rootframes_cost(s, anim, j));
+  /* "events": the playback's steps, those before a chunk of "frames" too */
+  c->sample = sat_add(c->sample, sk_eventframes_cost(anim, j));
   return sk_cost_add_poses(c, l, s, frames, outputs, fmt, ptr, err);
 }

@@ -8,6 +8,7 @@
 #include "sk_json.h"
 #include "sk_mat.h"
 #include "sk_rootframes.h"
+#include "sk_eventframes.h"
 
 /* An unknown bone inside an op is a field of the body (422), not a missing
  * resource: sk_ops says SK_ENOTFOUND, which sk_problem would answer 404. */
@@ -25,7 +26,7 @@ static bool has_extras(const json_t *j) {
   if (!json_is_object(j))
     return false;
   if (json_object_get(j, "ops") != NULL || json_object_get(j, "mesh") != NULL || json_object_get(j, "rays") != NULL ||
-      json_object_get(j, "rootMotion") != NULL)
+      json_object_get(j, "rootMotion") != NULL || json_object_get(j, "events") != NULL)
     return true;
   const json_t *out = json_object_get(j, "output");
   for (size_t i = 0; i < json_array_size(out); i++) {
@@ -150,7 +151,18 @@ static int parse_extras(const sk_model *e, json_t *stripped, const char *ptr, in
   json_object_del(stripped, "mesh");
   json_object_del(stripped, "ops");
   json_object_del(stripped, "rays");
+  long ev_clip = -1;
+  if (!rc && json_object_get(stripped, "events") != NULL &&
+      (rc = sk_eventframes_parse(e->anim, stripped, ptr, &ev_clip, err)) == 0 && ev_clip >= 0) {
+    x->events = true;
+    x->ev_clip = ev_clip;
+    x->ev_table = &e->anim->clips[ev_clip].events;
+  }
+  json_object_del(stripped, "mesh");
+  json_object_del(stripped, "ops");
+  json_object_del(stripped, "rays");
   json_object_del(stripped, "rootMotion");
+  json_object_del(stripped, "events");
   return rc;
 }
 
@@ -234,6 +246,27 @@ static int root_frames(const sk_model *e, const json_t *j, const char *ptr, sk_p
   return rc ? sk_error_set(err, SK_ENOMEM, ptr, "out of memory") : 0;
 }
 
+/* The events each pose fires ("events"): indices owned by the block's owner. */
+static int event_frames(const sk_model *e, const json_t *j, const char *ptr, sk_poseops **x, size_t count,
+                        sk_error *err) {
+  size_t *off = calloc(count + 1, sizeof *off);
+  uint32_t *idx = NULL;
+  int rc = off == NULL ? SK_ENOMEM : own_block(x, count);
+  if (!rc)
+    rc = sk_eventframes_apply(e->anim, (*x)->ev_clip, j, count, &idx, off);
+  for (size_t i = 0; !rc && i < count; i++) {
+    sk_poseops *p = &(*x)[(*x)->block > 1 ? i : 0];
+    p->ev_idx = idx != NULL ? idx + off[i] : NULL;
+    p->ev_n = off[i + 1] - off[i];
+  }
+  if (!rc)
+    (*x)->ev_owned = idx;
+  else
+    free(idx);
+  free(off);
+  return rc ? sk_error_set(err, SK_ENOMEM, ptr, "out of memory") : 0;
+}
+
 int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json_t *j, const char *ptr, int fmt,
                       sk_poseops **owner, sk_pose **poses, size_t *count, sk_error *err) {
   if (!has_extras(j))
@@ -256,6 +289,8 @@ int sk_poseops_sample(sk_poseops_sample_fn sample, const sk_model *e, const json
     rc = mesh_clock(e, j, ptr, &x, *count, err);
   if (!rc && x->rootframes != NULL)
     rc = root_frames(e, j, ptr, &x, *poses, *count, err);
+  if (!rc && x->events)
+    rc = event_frames(e, j, ptr, &x, *count, err);
   if (rc && sampled) {
     sk_pose_array_free(*poses, *count);
     *poses = NULL;
@@ -278,6 +313,7 @@ void sk_poseops_free(sk_poseops *list) {
     sk_poseops *next = list->next;
     if (list->rootframes_owned)
       sk_rootframes_free(list->rootframes);
+    free(list->ev_owned);
     free(list->ops);
     free(list->rays);
     free(list);
@@ -315,7 +351,8 @@ uint64_t sk_poseops_work(const sk_skeleton *s, const sk_poseops *x, int fmt) {
 size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fmt) {
   size_t per_mat = fmt == SK_FMT_MAT3X4 ? 12 : 16;
   size_t floats = (x->world ? s->count * per_mat : 0) + (x->positions ? s->count * 3 : 0);
-  const size_t rm = x->rootframes != NULL ? SK_ROOTFRAMES_VALUES * sizeof(double) : 0;
+  const size_t rm = (x->rootframes != NULL ? SK_ROOTFRAMES_VALUES * sizeof(double) : 0) +
+                    (x->events ? sk_eventframes_answer_bytes(x->ev_n, fmt == SK_FMT_JSON) : 0);
   if (fmt != SK_FMT_JSON) /* exact: the Content-Length of a streamed binary answer */
     return (floats + (x->mesh_out != 0 ? sk_geom_f32_floats(x->geom, x->mesh_out) : 0) +
             x->nrays * SK_GEOM_HIT_WORDS) *
@@ -332,7 +369,8 @@ size_t sk_poseops_answer_bytes(const sk_skeleton *s, const sk_poseops *x, int fm
      * and three doubles (25 bytes at most each): under 224 */
     mesh += 16 + x->nrays * 224;
   }
-  return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh + (rm ? 8 * 26 + 80 : 0);
+  return floats * 16 + 64 + x->nqueries * (16 * 26 + 6 * 256 + 64) + mesh + (x->rootframes != NULL ? 8 * 26 + 80 : 0) +
+         (x->events ? sk_eventframes_answer_bytes(x->ev_n, true) : 0);
 }
 
 static int append_mats(sk_strbuf *out, const float *m, size_t n, int fmt) {
@@ -363,6 +401,9 @@ static int write_binary(const sk_skeleton *s, const sk_poseops *x, const sk_pose
   /* rootMotion: 8 little-endian float64 (proto/rootmotion.md) */
   if (!rc && x->rootframes != NULL && sk_strbuf_append(out, (const char *)x->root_motion, sizeof x->root_motion))
     rc = SK_ENOMEM;
+  /* events: u32 count, u32 indices (sk_eventframes.h) */
+  if (!rc && x->events)
+    rc = sk_eventframes_write_binary(x->ev_idx, x->ev_n, out);
   return rc;
 }
 
@@ -387,6 +428,12 @@ static int write_json(const sk_skeleton *s, const sk_poseops *x, const sk_pose *
     if (!first && sk_strbuf_append(out, ",", 1))
       rc = SK_ENOMEM;
     rc = rc || sk_rootframes_write_json(x->root_motion, out);
+    first = false;
+  }
+  if (!rc && x->events) {
+    if (!first && sk_strbuf_append(out, ",", 1))
+      rc = SK_ENOMEM;
+    rc = rc || sk_eventframes_write_json(x->ev_table, x->ev_idx, x->ev_n, out);
     first = false;
   }
   if (!rc && x->nops > 0 &&

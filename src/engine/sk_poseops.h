@@ -21,6 +21,7 @@
  *                  needing the other.
  *   "rootMotion": {options}   the clip played in place, with the motion
  *                  in each result (sk_rootframes.h);
+ *   "events": true  the clip's events each pose fires (sk_eventframes.h);
  * Query results come back in the pose's result object as "queries": [...]
  * (sk_ops' {"query", "bone", "value"} objects, in op order).
  *
@@ -76,6 +77,15 @@ typedef struct sk_poseops {
   struct sk_rootframes *rootframes;
   bool rootframes_owned;
   double root_motion[8];
+  /* Appended: "events" (sk_eventframes.h): the clip's table (borrowed
+   * from the model), this pose's fired events ev_idx[0..ev_n), which
+   * point into ev_owned of the block's owner. */
+  bool events;
+  long ev_clip;
+  const sk_events *ev_table;
+  const uint32_t *ev_idx;
+  size_t ev_n;
+  uint32_t *ev_owned;
 } sk_poseops;
 
 /* The clip sampler's signature (sk_frames_sample_fn). */

@@ -101,5 +101,15 @@ int sk_anim_write_clip_json(const sk_anim *a, const sk_skeleton *s, size_t clip,
     if (open && append_str(out, "]}"))
       return SK_ENOMEM;
   }
-  return append_str(out, "]}");
+  if (append_str(out, "]"))
+    return SK_ENOMEM;
+  /* the event table in firing order: binary "events" answers index it */
+  for (size_t k = 0; k < c->events.count; k++) {
+    const sk_event *e = &c->events.ev[k];
+    if (append_str(out, k == 0 ? ",\"events\":[{\"name\":" : ",{\"name\":") || sk_json_write_string(out, e->name) ||
+        append_num(out, ",\"frame\":", e->frame == 0 ? 0 : e->frame) ||
+        append_str(out, e->only_once ? ",\"onlyOnce\":true}" : ",\"onlyOnce\":false}"))
+      return SK_ENOMEM;
+  }
+  return append_str(out, c->events.count > 0 ? "]}" : "}");
 }

@@ -1,4 +1,5 @@
 #include "sk_banim.h"
+#include "sk_events_json.h"
 
 #include <float.h>
 #include <math.h>
@@ -34,6 +35,7 @@ typedef struct {
   double fps;
   bool pad;   /* key 0 is RuntimeAnimation's frame-0 copy of key 1 (same value object) */
   bool extra; /* not the bone's first animation: Babylon gives it no ranges */
+  sk_events events; /* the Animation's "events" (owned) */
 } banim_track;
 
 static void track_free(banim_track *t) {
@@ -41,6 +43,7 @@ static void track_free(banim_track *t) {
   free(t->matrices);
   free(t->values);
   free(t->flags);
+  sk_events_free(&t->events);
 }
 
 static int check_keys(const json_t *obj, const char *const *allowed, ptrbuf *p, sk_error *err) {
@@ -155,8 +158,9 @@ static int matrix_key(const json_t *vals, ptrbuf *p, float *m, sk_error *err) {
   return sk_json_babylon_matrix(vals, p->buf, m, err);
 }
 
-static const char *const k_anim_keys[] = {"name", "property", "framePerSecond", "dataType", "loopBehavior", "keys",
-                                          "ranges", "enableBlending", "blendingSpeed", NULL};
+static const char *const k_anim_keys[] = {"name",  "property",       "framePerSecond", "dataType",
+                                          "loopBehavior", "keys", "ranges", "enableBlending",
+                                          "blendingSpeed", "events", NULL};
 static const char *const k_key_keys[] = {"frame", "values", NULL};
 
 /* The property, dataType and loop mode of one Animation. */
@@ -234,6 +238,14 @@ static int parse_animation(const json_t *a, ptrbuf *p, int32_t bone, banim_track
   int rc = check_keys(a, k_anim_keys, p, err);
   if (rc || (rc = anim_header(a, p, t, err)))
     return rc;
+  const json_t *ev = json_object_get(a, "events");
+  if (ev != NULL && !json_is_null(ev)) {
+    size_t eat = push(p, "events");
+    rc = sk_events_json_parse(ev, p->buf, false, &t->events, err);
+    pop(p, eat);
+    if (rc)
+      return rc;
+  }
   const json_t *keys = json_object_get(a, "keys");
   size_t kat = push(p, "keys");
   if (!json_is_array(keys) || json_array_size(keys) == 0) {
@@ -373,7 +385,7 @@ static int cut_channel(const banim_track *t, double from, double to, sk_anim_cha
 }
 
 static int make_clip(const banim_track *tracks, size_t nt, const char *name, bool named, double from, double to,
-                     sk_anim_clip *clip) {
+                     sk_anim_clip *clip, sk_error *err) {
   clip->name = strdup(name);
   clip->named = named;
   clip->fps = tracks[0].fps;
@@ -391,6 +403,10 @@ static int make_clip(const banim_track *tracks, size_t nt, const char *name, boo
     if (ch->frames[ch->count - 1] > clip->end_frame)
       clip->end_frame = ch->frames[ch->count - 1];
   }
+  /* the bones' runtime animations fire in turn: one group each */
+  for (size_t k = 0; k < nt; k++)
+    if (sk_events_merge(&clip->events, &tracks[k].events, (uint32_t)k, "/bones", err) != 0)
+      return err != NULL && err->code != 0 ? err->code : SK_ENOMEM;
   return 0;
 }
 
@@ -560,6 +576,11 @@ int sk_banim_estimate(const json_t *j, const char *ptr, const sk_skeleton *s, si
                (double)s->count * SK_ANIM_TRS * sizeof(double) + sizeof(sk_anim) + sizeof "animation0";
     for (size_t r = 0; r < nr; r++)
       b += (double)strlen(json_string_value(json_object_get(json_array_get(ranges, r), "name"))) + 1;
+    /* every clip holds all the animations' events */
+    double ev = 0;
+    for (size_t k = 0; k < nt; k++)
+      ev += (double)tracks[k].events.count;
+    b += (ev < SK_EVENTS_MAX ? ev : SK_EVENTS_MAX) * sizeof(sk_event) * (double)(nr ? nr : 1);
     *bytes = b < (double)SIZE_MAX / 2 ? (size_t)b : SIZE_MAX / 2;
   }
   tracks_free(tracks, nt);
@@ -610,17 +631,17 @@ int sk_banim_parse(const json_t *j, const char *ptr, const sk_skeleton *s, sk_an
     for (size_t k = 0; k < nt; k++)
       if (tracks[k].frames[tracks[k].count - 1] > last)
         last = tracks[k].frames[tracks[k].count - 1];
-    rc = make_clip(tracks, nt, "animation0", false, 0, last, &a->clips[0]);
+    rc = make_clip(tracks, nt, "animation0", false, 0, last, &a->clips[0], err);
   }
   for (size_t r = 0; !rc && r < nr; r++) {
     const json_t *rj = json_array_get(ranges, r);
     rc = make_clip(tracks, nt, json_string_value(json_object_get(rj, "name")), true,
                    json_number_value(json_object_get(rj, "from")), json_number_value(json_object_get(rj, "to")),
-                   &a->clips[r]);
+                   &a->clips[r], err);
   }
   if (rc) {
     sk_anim_destroy(a);
-    rc = sk_error_set(err, SK_ENOMEM, p.buf, "out of memory for the animation clips");
+    rc = sk_error_set(err, SK_ENOMEM, p.buf, "out of memory for the animation clips"); /* or the events' error */
   } else
     *out = a;
 done:

@@ -23,7 +23,9 @@
  *    tangents), "rotationQuaternion" (dataType 2: slerp, or Hermite +
  *    normalize); per-key interpolation 1 (STEP) holds;
  *  - a bone additionally accepts "animations" [Animation, ...] (all of them
- *    apply, later ones win), an extension for tools that keep several.
+ *    apply, later ones win), an extension for tools that keep several;
+ *  - an Animation accepts "events" (sk_events_json.h): each range's
+ *    clip holds the events of every bone's animations (sk_events).
  *
  * Errors point into the skeleton JSON (/bones/3/animation/keys/7/values). */
 #ifndef SK_BANIM_H

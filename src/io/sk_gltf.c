@@ -810,7 +810,10 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
     const json_t *an = json_array_get(anims, a);
     const json_t *chs = json_object_get(an, "channels"), *smps = json_object_get(an, "samplers");
     size_t nch = json_array_size(chs);
-    if ((rc = est_add(total, nch * (uint64_t)(sizeof(sk_anim_channel) + 32) + 256, limit,
+    /* the clip's markers (extras), as many as the clip may hold */
+    size_t nm = json_array_size(json_object_get(json_object_get(an, "extras"), "markers"));
+    nm = nm < SK_EVENTS_MAX ? nm : SK_EVENTS_MAX;
+    if ((rc = est_add(total, nch * (uint64_t)(sizeof(sk_anim_channel) + 32) + 256 + nm * sizeof(sk_event), limit,
                       sk_gltf__mkptr(&p, "animations", a, "channels", -1), err)))
       return rc;
     for (size_t c = 0; c < nch; c++) {

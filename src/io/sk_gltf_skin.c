@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_events_json.h"
 #include "sk_gltf_int.h"
 #include "sk_hash.h"
 #include "sk_mat.h"
@@ -558,6 +559,13 @@ static int load_clip(sk_gltf *g, size_t a, const json_t *an, const bone_list *bl
   for (size_t k = 0; k < cs.kept && !rc; k++)
     rc = load_channel(g, &cs, &cs.pc[k], clip, err);
   free(cs.pc);
+  /* skinnerd's extension: named markers, the clip's AnimationEvents */
+  const json_t *ex = json_object_get(an, "extras"), *mk = json_is_object(ex) ? json_object_get(ex, "markers") : NULL;
+  if (!rc && mk != NULL) {
+    char mp[SK_ERROR_POINTER_MAX];
+    snprintf(mp, sizeof mp, "%s/extras/markers", sk_gltf__mkptr(&p, "animations", a, NULL, -1));
+    rc = sk_events_json_parse(mk, mp, true, &clip->events, err);
+  }
   return rc;
 }
 

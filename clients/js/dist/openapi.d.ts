@@ -566,7 +566,7 @@ export interface components {
             linkedTransformNodeId?: unknown;
             linkedTransformNodeUniqueId?: unknown;
             metadata?: unknown;
-            /** @description Babylon Animation JSON (Animation.serialize()): property _matrix, position, scaling or rotationQuaternion; keys [{frame, values}]; docs/animation.md. */
+            /** @description Babylon Animation JSON (Animation.serialize()): property _matrix, position, scaling or rotationQuaternion; keys [{frame, values}]; docs/animation.md. Extension: "events" [{name (1-63 bytes), frame, onlyOnce?}], the Animation's AnimationEvents (Animation.serialize() writes none: their actions are functions), at most 256 a clip over all bones. */
             animation?: Record<string, never>;
             /** @description Extension: several Babylon Animation JSON objects (all apply, later ones win). */
             animations?: Record<string, never>[];
@@ -626,7 +626,7 @@ export interface components {
                     linkedTransformNodeId?: unknown;
                     linkedTransformNodeUniqueId?: unknown;
                     metadata?: unknown;
-                    /** @description Babylon Animation JSON (Animation.serialize()): property _matrix, position, scaling or rotationQuaternion; keys [{frame, values}]; docs/animation.md. */
+                    /** @description Babylon Animation JSON (Animation.serialize()): property _matrix, position, scaling or rotationQuaternion; keys [{frame, values}]; docs/animation.md. Extension: "events" [{name (1-63 bytes), frame, onlyOnce?}], the Animation's AnimationEvents (Animation.serialize() writes none: their actions are functions), at most 256 a clip over all bones. */
                     animation?: Record<string, never>;
                     /** @description Extension: several Babylon Animation JSON objects (all apply, later ones win). */
                     animations?: Record<string, never>[];
@@ -1095,6 +1095,8 @@ export interface components {
                     default?: number;
                 };
             }[];
+            /** @description With "animation" (one clip, no "layers"): the poses are the steps of a Babylon playback of the clip from its start (RuntimeAnimation.animate at each pose's time, speed 1), and each result lists the clip's events fired at its step (result.json "events"), in Babylon's order; "frames": [s, e] plays steps 0 .. s - 1 first, so chunks answer as the whole bake. docs/animation.md. */
+            events?: boolean;
             /** @description With "animation" (a glTF clip, no "layers" or "bones"): play the clip in place as Babylon 9.34's RootMotionClip.animationGroup plays it, and answer each pose's motion (result.json "rootMotion"; rootmotion.md). The members are RootMotionClip's options under Babylon's names, as the query of GET .../animations/{clip}/rootMotion; {} for the defaults. A bad option is a 422 naming it under /rootMotion. */
             rootMotion?: {
                 /** @enum {unknown} */
@@ -1171,6 +1173,11 @@ export interface components {
                 distance: number;
                 barycentric: number[];
             })[];
+            /** @description With the pose's "events": true, the clip's events fired at this pose's step, in firing order (empty when none). In a binary answer: after everything else, a u32 count then that many u32 indices into the clip's "events" (clip.json), little-endian. */
+            events?: {
+                name: string;
+                frame: number;
+            }[];
             /** @description With the pose's "rootMotion" (rootmotion.md): the character's motion in character space (glTF __root__), as RootMotionClip._motionBetween gives it to RootMotionController: offset and turn (radians about the up axis) since the clip's start, accumulated across loop cycles, and the delta from the frame before (frame k - 1 of "frames", the previous time of other ranges; zeros for a range's first pose and a single pose). Doubles, shortest round trip. */
             rootMotion?: {
                 offset: number[];
@@ -1286,6 +1293,12 @@ export interface components {
                     /** @description The channel's key frames (Babylon frames; glTF: seconds x 60, the padding keys Babylon's loader adds included). */
                     frames: number[];
                 }[];
+            }[];
+            /** @description The clip's AnimationEvents in Babylon's firing order (bone by bone, each by frame, as Animation.addEvent sorts them); present when it has any. A binary "events" answer indexes this list. */
+            events?: {
+                name: string;
+                frame: number;
+                onlyOnce: boolean;
             }[];
         };
         /**
