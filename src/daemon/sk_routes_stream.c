@@ -37,6 +37,8 @@
 /* The binary header before an answer's bytes (proto/stream.md). */
 #define SK_STREAM_HDR 16
 #define SK_STREAM_ID_MAX 64
+/* The subprotocol a client may offer (with the token one, sk_access.h). */
+#define SK_STREAM_PROTOCOL "skinner.v1"
 
 typedef struct session {
   sk_routes *r;
@@ -485,6 +487,20 @@ static bool has_token(const char *v, const char *token) {
   return false;
 }
 
+/* True when the comma-separated subprotocol list has `name` exactly
+ * (subprotocol names are case-sensitive, RFC 6455 4.1). */
+static bool offers_protocol(const char *v, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = v; p != NULL && *p;) {
+    p += strspn(p, " \t,");
+    size_t k = strcspn(p, " \t,");
+    if (k == n && memcmp(p, name, n) == 0)
+      return true;
+    p += k;
+  }
+  return false;
+}
+
 void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   static const char *const k_v13[] = {"Sec-WebSocket-Version", "13", "Upgrade", "websocket", NULL};
   if (!has_token(sk_http_header(req, "Upgrade"), "websocket") ||
@@ -502,6 +518,15 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   char accept[SK_WS_ACCEPT_LEN + 1];
   if (sk_ws_accept(sk_http_header(req, "Sec-WebSocket-Key"), accept) != 0) {
     sk_problem(req, SK_EINVAL, "", "Sec-WebSocket-Key must be base64 of 16 bytes");
+    return;
+  }
+  /* Without the header the session has no subprotocol (clients that set
+   * Authorization need none); with it, skinner.v1 is the one answered (a
+   * browser fails the handshake unless one it offered is selected, and the
+   * token entry is never echoed back). */
+  const char *protos = sk_http_header(req, "Sec-WebSocket-Protocol");
+  if (protos != NULL && !offers_protocol(protos, SK_STREAM_PROTOCOL)) {
+    sk_problem(req, SK_EINVAL, "", "Sec-WebSocket-Protocol offers no subprotocol spoken here; offer " SK_STREAM_PROTOCOL);
     return;
   }
   const char *f = sk_http_query(req, "format");
@@ -534,6 +559,7 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   s->rd.require_mask = true;
   s->rd.max_message = r->cfg.pool_upload;
   /* No Connection: libmicrohttpd adds "Upgrade"; ours made it "Upgrade, Upgrade", which Node's WebSocket refuses. */
-  const char *hdr[] = {"Upgrade", "websocket", "Sec-WebSocket-Accept", accept, NULL};
+  const char *hdr[] = {"Upgrade", "websocket", "Sec-WebSocket-Accept", accept,
+                       protos != NULL ? "Sec-WebSocket-Protocol" : NULL, SK_STREAM_PROTOCOL, NULL};
   sk_http_respond_upgrade(req, hdr, &k_ops, s);
 }
