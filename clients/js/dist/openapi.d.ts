@@ -362,7 +362,10 @@ export interface paths {
          *     an optional `"id"`; each answer is one binary message, a 16-byte
          *     header then the bytes `/pose` answers with `Accept:
          *     application/octet-stream` (or mat3x4). A failed request is a text
-         *     message `{"id", "problem"}`; the session goes on.
+         *     message `{"id", "problem"}`; the session goes on. A browser, which
+         *     cannot set Authorization on a WebSocket, sends the token as the
+         *     subprotocol `base64url.bearer.skinner.<token in base64url, no
+         *     padding>` beside `skinner.v1`, which the 101 selects.
          */
         get: operations["streamPoses"];
         put?: never;
@@ -2248,7 +2251,10 @@ export interface operations {
                 /** @description The answers' matrices, float32 4x4 (f32, the default) or 3x4 (mat3x4). */
                 format?: "f32" | "mat3x4";
             };
-            header?: never;
+            header?: {
+                /** @description Subprotocols offered, comma-separated; when present it must offer `skinner.v1` (selected in the 101) and may carry the token as `base64url.bearer.skinner.<base64url token>`, never together with Authorization. */
+                "Sec-WebSocket-Protocol"?: string;
+            };
             path: {
                 /** @description The skeleton's id, "." and ".." excepted (URL dot-segments). An id outside this pattern (a percent-encoded NUL included) is a 400 on PUT (it cannot be created) and a 404 on every other route (no such skeleton). */
                 id: components["parameters"]["SkeletonId"];
@@ -2264,7 +2270,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A bad Sec-WebSocket-Key or ?format=. */
+            /** @description A bad Sec-WebSocket-Key or ?format=; a Sec-WebSocket-Protocol without skinner.v1; `bad-credentials`: both Authorization and the token subprotocol, or two Sec-WebSocket-Protocol lines. */
             400: {
                 headers: {
                     [name: string]: unknown;
