@@ -266,6 +266,36 @@ def playback(d):
     w.send({"play": {"animation": "Walk", "fps": 0, "frames": [0, 5]}})
     op, msg = w.recv()
     C.check("fps 0 is a problem naming /play/fps", op == 1 and json.loads(msg)["problem"]["pointer"] == "/play/fps")
+    w.send({"play": {"animation": "Walk", "fps": 30, "frames": [0, 5], "speed": 0}})
+    op, msg = w.recv()
+    C.check("speed 0 is a problem naming /play/speed", op == 1 and json.loads(msg)["problem"]["pointer"] == "/play/speed")
+    # the page's edits ride along: ops (and loop) copied into every frame's /pose request
+    ops = [{"op": "rotate", "bone": "b_Head_05", "axis": [0, 1, 0], "amount": 0.7}]
+    t0 = time.monotonic()
+    w.send({"play": {"animation": "Walk", "fps": 5, "frames": [3, 13], "speed": 10, "loop": True, "ops": ops}, "id": "q"})
+    frames = []
+    while True:
+        op, msg = w.recv()
+        if op == 1:
+            text = json.loads(msg)
+            break
+        frames.append(split(msg))
+    dt = time.monotonic() - t0
+    C.check("speed 10 pushes 5 fps frames 10 times as often (10 frames in %.2f s, 2 s at speed 1)" % dt,
+            dt < 1.5 and text == {"id": "q", "played": 13} and [f[1] for f in frames] == list(range(3, 13)))
+    bad = 0
+    for ident, k, n, mats, body in frames:
+        st, want, _ = d.req("POST", "/v1/skeletons/fox/pose",
+                            {"animation": "Walk", "fps": 5, "frames": [k, k + 1], "loop": True, "ops": ops},
+                            accept="application/octet-stream")
+        bad += body != want
+    st, plain, _ = d.req("POST", "/v1/skeletons/fox/pose", {"animation": "Walk", "fps": 5, "frames": [12, 13]},
+                         accept="application/octet-stream")
+    C.check("played frames with ops have /pose's bytes with those ops (%d differ)" % bad,
+            bad == 0 and frames[-1][4] != plain)
+    w.send({"play": {"animation": "Walk", "fps": 5, "frames": [0, 3], "ops": [{"op": "rotate", "bone": "nope"}]}, "id": 2})
+    op, msg = w.recv()
+    C.check("a bad op ends the playback with its problem", op == 1 and json.loads(msg)["problem"]["pointer"].startswith("/ops/0"))
     w.close()
 
 

@@ -197,17 +197,21 @@ static void on_play(uv_timer_t *t) {
   arm(s);
 }
 
-/* {"play": {"animation", "fps", "frames": [start, end]}} starts pushing
- * frames start..end-1 at fps, each the bytes of /pose's {"animation",
- * "fps", "frames": [k, k + 1]}; {"play": null} stops. Replaces any clip
- * being played. */
+/* {"play": {"animation", "fps", "frames": [start, end], "speed"?, "loop"?,
+ * "ops"?, "mesh"?}} starts pushing frames start..end-1, one every
+ * 1 / (fps * speed) s, each the bytes of /pose's {"animation", "fps",
+ * "frames": [k, k + 1]} with the ops, mesh and loop given (a page keeps
+ * its edits while a clip plays); {"play": null} stops. Replaces any clip
+ * being played. The copied members are checked by the first frame's
+ * /pose parse, which ends the playback with its problem. */
 static int play_start(session *s, const json_t *play, const char *idtext, sk_error *err) {
   play_stop(s);
   if (json_is_null(play))
     return 0;
-  static const char *const k_keys[] = {"animation", "fps", "frames", NULL};
+  static const char *const k_keys[] = {"animation", "fps", "frames", "speed", "loop", "ops", "mesh", NULL};
+  static const char *const k_copied[] = {"loop", "ops", "mesh"};
   const json_t *anim = json_object_get(play, "animation"), *fps = json_object_get(play, "fps"),
-               *fr = json_object_get(play, "frames");
+               *fr = json_object_get(play, "frames"), *speed = json_object_get(play, "speed");
   int rc = 0;
   if (!json_is_object(play))
     return sk_error_set(err, SK_ETYPE, "/play", "expected {\"animation\", \"fps\", \"frames\": [start, end]} or null");
@@ -218,6 +222,11 @@ static int play_start(session *s, const json_t *play, const char *idtext, sk_err
   double f = json_number_value(fps);
   if (!json_is_number(fps) || !(f > 0 && f <= 1000))
     return sk_error_set(err, SK_ERANGE, "/play/fps", "expected a number in (0, 1000]");
+  double sp = speed != NULL ? json_number_value(speed) : 1;
+  if (speed != NULL && (!json_is_number(speed) || !(sp > 0 && sp <= 16)))
+    return sk_error_set(err, SK_ERANGE, "/play/speed", "expected a number in (0, 16]");
+  if (f * sp > 1000)
+    return sk_error_set(err, SK_ERANGE, "/play/speed", "fps × speed is at most 1000 frames a second");
   if (!json_is_array(fr) || json_array_size(fr) != 2 || !json_is_integer(json_array_get(fr, 0)) ||
       !json_is_integer(json_array_get(fr, 1)))
     return sk_error_set(err, SK_ETYPE, "/play/frames", "expected [start, end], integers");
@@ -225,13 +234,20 @@ static int play_start(session *s, const json_t *play, const char *idtext, sk_err
   if (a < 0 || z <= a || z - a > 10000000)
     return sk_error_set(err, SK_ERANGE, "/play/frames", "expected 0 <= start < end, at most 10^7 frames");
   json_t *req = json_pack("{s:O,s:O,s:[I,I]}", "animation", anim, "fps", fps, "frames", a, a + 1);
+  for (size_t i = 0; req != NULL && i < sizeof k_copied / sizeof k_copied[0]; i++) {
+    json_t *v = json_object_get(play, k_copied[i]);
+    if (v != NULL && json_object_set(req, k_copied[i], v) != 0) {
+      json_decref(req);
+      req = NULL;
+    }
+  }
   if (req == NULL)
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   s->play_req = req;
   s->play_k = a;
   s->play_end = z;
   snprintf(s->play_id, sizeof s->play_id, "%s", idtext);
-  uint64_t ms = (uint64_t)(1000.0 / f);
+  uint64_t ms = (uint64_t)(1000.0 / (f * sp));
   uv_timer_start(&s->play, on_play, 0, ms ? ms : 1);
   return 0;
 }
