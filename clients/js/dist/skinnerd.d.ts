@@ -249,10 +249,15 @@ export interface StreamFrame {
 }
 /** Parses one binary stream message (proto/stream.md's header, then /pose's bytes). */
 export declare function parseStreamFrame(buf: ArrayBuffer, floatsPerMatrix?: number, output?: unknown): StreamFrame;
+/** A playback (proto/stream.md): frames [s, e) at fps, pushed every 1/(fps·speed) s, with the ops, mesh and loop of every frame's /pose. */
 export interface PlayOptions {
     animation: string | number;
     fps: number;
     frames: [number, number];
+    speed?: number;
+    loop?: boolean;
+    ops?: unknown[];
+    mesh?: unknown;
 }
 /** A WebSocket session: `send` a pose request (any /pose body, ops
  * included) and get its answer; `play` a clip pushed at its fps. Each

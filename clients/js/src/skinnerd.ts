@@ -572,7 +572,11 @@ export function parseStreamFrame(buf: ArrayBuffer, floatsPerMatrix = 16, output?
 }
 
 type Pending = { resolve: (f: StreamFrame) => void; reject: (e: Error) => void; output: unknown };
-export interface PlayOptions { animation: string | number; fps: number; frames: [number, number]; }
+/** A playback (proto/stream.md): frames [s, e) at fps, pushed every 1/(fps·speed) s, with the ops, mesh and loop of every frame's /pose. */
+export interface PlayOptions {
+  animation: string | number; fps: number; frames: [number, number];
+  speed?: number; loop?: boolean; ops?: unknown[]; mesh?: unknown;
+}
 
 /** A WebSocket session: `send` a pose request (any /pose body, ops
  * included) and get its answer; `play` a clip pushed at its fps. Each
