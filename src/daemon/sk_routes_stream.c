@@ -517,12 +517,30 @@ static bool offers_protocol(const char *v, const char *name) {
   return false;
 }
 
+/* True when Accept names text/event-stream itself (not through a
+ * wildcard: a plain GET with Accept: * / * still gets the 426). */
+static bool accepts_events(const char *v) {
+  static const char t[] = "text/event-stream";
+  for (const char *p = v; p != NULL && *p;) {
+    p += strspn(p, " \t,");
+    size_t k = strcspn(p, " \t,;");
+    if (k == sizeof t - 1 && strncasecmp(p, t, k) == 0)
+      return true;
+    p += strcspn(p, ",");
+  }
+  return false;
+}
+
 void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   static const char *const k_v13[] = {"Sec-WebSocket-Version", "13", "Upgrade", "websocket", NULL};
+  if (sk_http_header(req, "Upgrade") == NULL && accepts_events(sk_http_header(req, "Accept"))) {
+    sk_routes__stream_sse(r, req, m); /* a client that cannot upgrade (sk_routes_sse.c) */
+    return;
+  }
   if (!has_token(sk_http_header(req, "Upgrade"), "websocket") ||
       !has_token(sk_http_header(req, "Connection"), "upgrade")) {
     sk_problem_send(req, 426, "upgrade-required", "Upgrade Required",
-                    "this route is a WebSocket: send Upgrade: websocket and Connection: Upgrade", "", 0, 0, k_v13);
+                    "this route is a WebSocket (send Upgrade: websocket and Connection: Upgrade) or, with Accept: text/event-stream, an event stream", "", 0, 0, k_v13);
     return;
   }
   const char *ver = sk_http_header(req, "Sec-WebSocket-Version");

@@ -2250,10 +2250,18 @@ export interface operations {
             query?: {
                 /** @description The answers' matrices, float32 4x4 (f32, the default) or 3x4 (mat3x4). */
                 format?: "f32" | "mat3x4";
+                /** @description Event stream (Accept: text/event-stream) only: the clip played. */
+                animation?: string;
+                /** @description Event stream only: frame k is at time k / fps; in (0, 1000]. */
+                fps?: number;
+                /** @description Event stream only: START,END, the frames sent (END excluded; at most 10^7). */
+                frames?: string;
             };
             header?: {
                 /** @description Subprotocols offered, comma-separated; when present it must offer `skinner.v1` (selected in the 101) and may carry the token as `base64url.bearer.skinner.<base64url token>`, never together with Authorization. */
                 "Sec-WebSocket-Protocol"?: string;
+                /** @description Event stream only: the last frame received; the stream resumes after it. */
+                "Last-Event-ID"?: string;
             };
             path: {
                 /** @description The skeleton's id, "." and ".." excepted (URL dot-segments). An id outside this pattern (a percent-encoded NUL included) is a 400 on PUT (it cannot be created) and a 404 on every other route (no such skeleton). */
@@ -2270,6 +2278,22 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description With Accept: text/event-stream and no Upgrade: the playback as Server-Sent Events, one event per frame (id: the frame index, data: base64 of /pose's bytes), then `event: end` (proto/stream.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: AACAPwAAAAA...
+                     *
+                     *     event: end
+                     *     data: {"played":90}
+                     */
+                    "text/event-stream": string;
+                };
+            };
             /** @description A bad Sec-WebSocket-Key or ?format=; a Sec-WebSocket-Protocol without skinner.v1; `bad-credentials`: both Authorization and the token subprotocol, or two Sec-WebSocket-Protocol lines. */
             400: {
                 headers: {
@@ -2283,7 +2307,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
-            /** @description Not a WebSocket upgrade, or a version other than 13 (Sec-WebSocket-Version names 13). */
+            422: components["responses"]["Invalid"];
+            /** @description Neither a WebSocket upgrade nor Accept text/event-stream, or a version other than 13 (Sec-WebSocket-Version names 13). */
             426: {
                 headers: {
                     [name: string]: unknown;
