@@ -541,6 +541,16 @@ def shutdown(d):
     w = WS(d.port, "/v1/skeletons/s1/stream")
     w.send(pose(random.Random(1), 4))
     w.recv()
+    # an event stream being read: it ends with a 503 problem event naming where to resume
+    with open(os.path.join(os.environ.get("SK_TEST_DATA", "tests"), "data", "Fox.glb"), "rb") as f:
+        d.req("PUT", "/v1/skeletons/fox", f.read(), headers={"Content-Type": "model/gltf-binary"})
+    d.c.close()
+    d.c = None
+    es = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    es.request("GET", "/v1/skeletons/fox/stream?animation=Walk&fps=30&frames=0,10000000",
+               headers={"Accept": "text/event-stream"})
+    er = es.getresponse()
+    er.readline()
     d.p.send_signal(signal.SIGTERM)
     try:
         op, msg = w.recv()
@@ -548,6 +558,11 @@ def shutdown(d):
     except (EOFError, OSError) as e:
         C.check("shutdown sends close 1001 (%s)" % e, False)
     w.close()
+    tail = er.read().decode().split("\n\n")
+    last = [e for e in tail if e.strip()][-1] if any(e.strip() for e in tail) else ""
+    C.check("shutdown ends an event stream with a 503 problem event (%s)" % last[:160],
+            last.startswith("event: problem\ndata: ") and '"status":503' in last and "reconnect with Last-Event-ID" in last)
+    es.close()
     t = time.time()
     try:
         d.p.wait(timeout=20)

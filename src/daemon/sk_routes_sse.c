@@ -26,6 +26,7 @@
 
 typedef struct sse {
   sk_routes *r;
+  sk_http *http;
   char id[SK_CACHE_ID_MAX + 1];
   int fmt;
   json_t *req; /* {"animation", "fps", "frames": [k, k + 1]} */
@@ -100,7 +101,11 @@ static long produce(void *arg, char *dest, size_t cap) {
       return 0;
     sk_error err;
     sk_error_clear(&err);
-    int rc = s->k < s->end ? next_event(s, &err) : 0;
+    int rc = 0;
+    if (s->k < s->end && sk_http_stopping(s->http)) /* the grace period is for answers, not a 10^7-frame clip */
+      rc = sk_error_set(&err, SK_EBUSY, "", "the server is shutting down; reconnect with Last-Event-ID: %lld", s->k - 1);
+    else if (s->k < s->end)
+      rc = next_event(s, &err);
     if (rc != 0 || s->ev.len == 0 || s->off == s->ev.len)
       end_event(s, &err, rc); /* past the last frame, or the problem that stops the playback */
   }
@@ -185,6 +190,7 @@ void sk_routes__stream_sse(sk_routes *r, sk_http_req *req, const sk_route_match 
     return;
   }
   s->r = r;
+  s->http = req->http;
   snprintf(s->id, sizeof s->id, "%s", m->id);
   s->fmt = fmt;
   s->req = req_j;
