@@ -283,8 +283,9 @@ START_TEST(a_browser_websocket_authenticates_with_the_token_subprotocol) {
       WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: base64url.bearer.skinner." TR_B64URL ",skinner.v1\r\n",
       WS_HEAD("/v1/skeletons/s/stream?format=mat3x4") "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TB_B64URL "\r\n",
   };
+  int fd;
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-    int fd = ws_open(good[i], buf, sizeof buf);
+    fd = ws_open(good[i], buf, sizeof buf);
     ck_assert_msg(strncmp(buf, "HTTP/1.1 101", 12) == 0, "handshake %zu got: %.300s", i, buf);
     ck_assert_msg(strstr(buf, "\r\nSec-WebSocket-Protocol: skinner.v1\r\n") != NULL, "%zu: %.400s", i, buf);
     ck_assert_ptr_null(strstr(buf, "bearer"));
@@ -295,8 +296,19 @@ START_TEST(a_browser_websocket_authenticates_with_the_token_subprotocol) {
     ck_assert_uint_eq(len, 20 + 4 * (i == 2 ? 12 : 16) * 4);
     close(fd);
   }
+  /* the event-stream fallback is a plain GET: Authorization only */
+  fd = ws_open("GET /v1/skeletons/s/stream?animation=x&fps=30&frames=0,1 HTTP/1.1\r\nHost: localhost\r\n"
+               "Accept: text/event-stream\r\nSec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TB_B64URL "\r\n",
+               buf, sizeof buf);
+  ck_assert_msg(strncmp(buf, "HTTP/1.1 401", 12) == 0, "got: %.300s", buf);
+  close(fd);
+  fd = ws_open("GET /v1/skeletons/s/stream?animation=x&fps=30&frames=0,1 HTTP/1.1\r\nHost: localhost\r\n"
+               "Accept: text/event-stream\r\nAuthorization: Bearer " TR "\r\n", buf, sizeof buf);
+  ck_assert_msg(strncmp(buf, "HTTP/1.1 404", 12) == 0 && strstr(buf, "\"pointer\":\"/animation\"") != NULL,
+                "got: %.900s", buf); /* past the token: the tree skeleton has no clip */
+  close(fd);
   /* Authorization alone still works, and needs no subprotocol */
-  int fd = ws_open(WS_HEAD("/v1/skeletons/s/stream") "Authorization: Bearer " TR "\r\n", buf, sizeof buf);
+  fd = ws_open(WS_HEAD("/v1/skeletons/s/stream") "Authorization: Bearer " TR "\r\n", buf, sizeof buf);
   ck_assert_msg(strncmp(buf, "HTTP/1.1 101", 12) == 0, "got: %.300s", buf);
   ck_assert_ptr_null(strstr(buf, "Sec-WebSocket-Protocol"));
   close(fd);

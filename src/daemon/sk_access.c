@@ -274,9 +274,10 @@ static void check_token(const sk_access *a, const sk_access_request *rq, const c
     const char *how = rq->websocket ? "this route needs a token with scope %s (Authorization: Bearer TOKEN, or the "
                                       "subprotocol " SK_ACCESS_WS_TOKEN_PREFIX "BASE64URL_TOKEN)"
                                     : "this route needs a bearer token with scope %s (Authorization: Bearer TOKEN)";
-    const char *bad = rq->authorization != NULL ? "the Authorization header is not \"Bearer TOKEN\"; this route needs scope %s"
-                                                : "the " SK_ACCESS_WS_TOKEN_PREFIX " subprotocol is not base64url (no "
-                                                  "padding) of a 16 to 256 byte token; this route needs scope %s";
+    const char *bad = rq->authorization != NULL
+                          ? "the Authorization header is not \"Bearer TOKEN\"; this route needs scope %s"
+                          : "the " SK_ACCESS_WS_TOKEN_PREFIX " subprotocol is not base64url (no "
+                            "padding) of a 16 to 256 byte token; this route needs scope %s";
     verdict(v, 401, "unauthorized", "Unauthorized", close, malformed ? bad : how, need);
     snprintf(v->www_authenticate, sizeof v->www_authenticate,
              malformed ? "Bearer realm=\"skinnerd\", error=\"invalid_request\"" : "Bearer realm=\"skinnerd\"");

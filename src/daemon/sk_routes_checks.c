@@ -153,7 +153,7 @@ bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, const sk_route *r
       .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
       .transfer_encoding_count = counts[2],
       .authorization = sk_http_header(req, "Authorization"),
-      .websocket = rt != NULL && rt->id == SK_ROUTE_STREAM,
+      .websocket = rt != NULL && rt->id == SK_ROUTE_STREAM && sk_http_header(req, "Upgrade") != NULL,
       .scope = request_scope(rt, req->method_id),
   };
   if (rq.websocket) { /* only here: the count walks every header line */

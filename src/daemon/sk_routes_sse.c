@@ -103,7 +103,8 @@ static long produce(void *arg, char *dest, size_t cap) {
     sk_error_clear(&err);
     int rc = 0;
     if (s->k < s->end && sk_http_stopping(s->http)) /* the grace period is for answers, not a 10^7-frame clip */
-      rc = sk_error_set(&err, SK_EBUSY, "", "the server is shutting down; reconnect with Last-Event-ID: %lld", s->k - 1);
+      rc = sk_error_set(&err, SK_EBUSY, "", "the server is shutting down; reconnect with Last-Event-ID: %lld",
+                        s->k - 1);
     else if (s->k < s->end)
       rc = next_event(s, &err);
     if (rc != 0 || s->ev.len == 0 || s->off == s->ev.len)
@@ -179,7 +180,10 @@ void sk_routes__stream_sse(sk_routes *r, sk_http_req *req, const sk_route_match 
   size_t cap = 0;
   int rc = sk_http_reserve_stream(req, bytes, &cap);
   if (rc != 0) {
-    sk_problem(req, SK_EBUSY, "", "an event stream (%zu bytes) does not fit in the memory budget (--memory-mb) or this address's share (--stream-mb-per-ip) now", bytes);
+    sk_problem(req, SK_EBUSY, "",
+               "an event stream (%zu bytes) does not fit in the memory budget (--memory-mb) or this address's "
+               "share (--stream-mb-per-ip) now",
+               bytes);
     return;
   }
   sse *s = calloc(1, sizeof *s);

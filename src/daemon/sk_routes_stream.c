@@ -540,7 +540,9 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   if (!has_token(sk_http_header(req, "Upgrade"), "websocket") ||
       !has_token(sk_http_header(req, "Connection"), "upgrade")) {
     sk_problem_send(req, 426, "upgrade-required", "Upgrade Required",
-                    "this route is a WebSocket (send Upgrade: websocket and Connection: Upgrade) or, with Accept: text/event-stream, an event stream", "", 0, 0, k_v13);
+                    "this route is a WebSocket (send Upgrade: websocket and Connection: Upgrade) or, with "
+                    "Accept: text/event-stream, an event stream",
+                    "", 0, 0, k_v13);
     return;
   }
   const char *ver = sk_http_header(req, "Sec-WebSocket-Version");
@@ -560,7 +562,8 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
    * token entry is never echoed back). */
   const char *protos = sk_http_header(req, "Sec-WebSocket-Protocol");
   if (protos != NULL && !offers_protocol(protos, SK_STREAM_PROTOCOL)) {
-    sk_problem(req, SK_EINVAL, "", "Sec-WebSocket-Protocol offers no subprotocol spoken here; offer " SK_STREAM_PROTOCOL);
+    sk_problem(req, SK_EINVAL, "",
+               "Sec-WebSocket-Protocol offers no subprotocol spoken here; offer " SK_STREAM_PROTOCOL);
     return;
   }
   const char *f = sk_http_query(req, "format");
