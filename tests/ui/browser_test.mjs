@@ -44,9 +44,9 @@ function check(ok, what) {
 
 // ---- the daemon and the reference server ------------------------------------------
 
-function startDaemon() {
+function startDaemon(...more) {
   return new Promise((res, rej) => {
-    const p = spawn(SKINNERD, ["--listen", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(SKINNERD, ["--listen", "127.0.0.1:0", ...more], { stdio: ["ignore", "pipe", "inherit"] });
     process.on("exit", () => p.kill("SIGKILL")); // never outlive the test, whatever ends it
     let buf = "";
     const t = setTimeout(() => rej(new Error("skinnerd did not print its address in 10 s")), 10000);
@@ -753,6 +753,36 @@ async function main() {
       check(fb.frames >= 10 && ranges.length - f0.ranges >= 1 && ws.binary === f0.binary && /HTTP/.test(fb.stream) && !/\b(NaN|undefined)\b/.test(fb.text),
         `with the stream closed playback falls back to HTTP ranges (${ranges.length - f0.ranges} POST /pose ranges, ${fb.frames} frames, "${fb.stream}")`);
       await ui.evaluate(async () => { const p = window.skPreview; await p.openStream(p.state.id); p.setSize(400, 400); });
+    }
+
+    // A browser's WebSocket cannot set Authorization: against a daemon with
+    // --tokens, the JS client (/ui/skinnerd.js, in the page) sends the token
+    // as the base64url.bearer.skinner. subprotocol beside skinner.v1.
+    {
+      const tokPath = join(OUT, "tokens");
+      writeFileSync(tokPath, "browser~~~/+=-0123456789 read\nwriter-token-0123456789 write\n");
+      const td = await startDaemon("--tokens", tokPath);
+      try {
+        const up = await fetch(`${td.base}/v1/skeletons/fox`, { method: "PUT", body: readFileSync(join(DATA, "Fox.glb")),
+          headers: { "Content-Type": "model/gltf-binary", Authorization: "Bearer writer-token-0123456789" } });
+        const r = await ui.evaluate(async (base) => {
+          const { Client } = await import("/ui/skinnerd.js");
+          const out = {};
+          const s = await new Client(base, { token: "browser~~~/+=-0123456789" }).stream("fox", { format: "mat3x4" });
+          out.protocol = s.ws.protocol;
+          const f = await s.send({ animation: "Walk", time: 0.5 });
+          out.matrices = f.frames.matrices;
+          out.finite = [...f.frames.data].every(Number.isFinite);
+          s.close();
+          out.refused = await new Client(base, { token: "unknown-token-0123456789" }).stream("fox").then(() => "opened", (e) => e.constructor.name);
+          out.none = await new Client(base).stream("fox").then(() => "opened", (e) => e.constructor.name);
+          return out;
+        }, td.base);
+        check(up.ok && r.protocol === "skinner.v1" && r.matrices === 25 && r.finite && r.refused === "ProtocolError" && r.none === "ProtocolError",
+          `in the browser the token rides the WebSocket subprotocol: the 101 selects ${r.protocol}, a pose of ${r.matrices} matrices comes back; an unknown token or none: ${r.refused}, ${r.none}`);
+      } finally {
+        td.proc.kill("SIGTERM");
+      }
     }
 
     // Look-at: the head's +Z (BoneLookController's forward) turns to the handle.
