@@ -15,6 +15,11 @@
 #define TW "writer-0123456789abcdef"
 #define TA "admin-0123456789abcdef00"
 #define TNEW "newreader-0123456789abcdef"
+/* A token whose base64url differs from its base64 ('-' for '+'). */
+#define TB "browser~~~/+=-0123456789"
+#define TB_B64URL "YnJvd3Nlcn5-fi8rPS0wMTIzNDU2Nzg5"
+#define TB_B64 "YnJvd3Nlcn5+fi8rPS0wMTIzNDU2Nzg5"
+#define TR_B64URL "cmVhZGVyLTAxMjM0NTY3ODlhYmNkZWY"
 
 static sk_daemon D;
 static char tokens_path[64];
@@ -212,6 +217,154 @@ START_TEST(an_unauthenticated_upload_is_refused_before_its_body) {
 }
 END_TEST
 
+/* ---- the WebSocket token subprotocol ------------------------------------ */
+
+#define WS_HEAD(path)                                                                                                \
+  "GET " path " HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"                         \
+  "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+
+/* Sends a handshake (`head` ends with its header lines, without the blank
+ * line) and reads the answer's head (and a refusal's body) into buf.
+ * Returns the open socket. */
+static int ws_open(const char *head, char *buf, size_t cap) {
+  int fd = sk_httpc_connect(D.host, D.port);
+  ck_assert_int_ge(fd, 0);
+  char req[1024];
+  int n = snprintf(req, sizeof req, "%s\r\n", head);
+  ck_assert_int_eq(sk_httpc_send_all(fd, req, (size_t)n), 0);
+  size_t got = 0;
+  buf[0] = 0;
+  while (strstr(buf, "\r\n\r\n") == NULL && got < cap - 1) {
+    ssize_t k = recv(fd, buf + got, 1, 0); /* byte by byte: nothing past the head is taken */
+    if (k <= 0)
+      break;
+    buf[++got] = 0;
+  }
+  const char *cl = strncmp(buf, "HTTP/1.1 101", 12) != 0 ? strcasestr(buf, "\r\nContent-Length:") : NULL;
+  size_t want = cl != NULL ? strtoul(cl + 17, NULL, 10) : 0; /* a refusal's problem+json follows */
+  ck_assert_uint_lt(got + want, cap);
+  if (want > 0) {
+    ck_assert_int_eq(recv(fd, buf + got, want, MSG_WAITALL), (ssize_t)want);
+    buf[got + want] = 0;
+  }
+  return fd;
+}
+
+/* One pose request as a masked text message; the answer's opcode and
+ * payload length (a binary answer of `/pose`'s bytes: opcode 2). */
+static int ws_roundtrip(int fd, const char *text, size_t *len) {
+  uint8_t f[256] = {0x81, (uint8_t)(0x80 | strlen(text)), 1, 2, 3, 4};
+  size_t n = strlen(text);
+  ck_assert_uint_lt(n, 126);
+  for (size_t i = 0; i < n; i++)
+    f[6 + i] = (uint8_t)text[i] ^ f[2 + i % 4];
+  ck_assert_int_eq(sk_httpc_send_all(fd, (const char *)f, 6 + n), 0);
+  uint8_t h[4];
+  ck_assert_int_eq(recv(fd, h, 2, MSG_WAITALL), 2);
+  *len = h[1] & 127;
+  if (*len == 126) {
+    ck_assert_int_eq(recv(fd, h + 2, 2, MSG_WAITALL), 2);
+    *len = (size_t)h[2] << 8 | h[3];
+  }
+  return h[0] & 15;
+}
+
+/* A browser's WebSocket cannot set Authorization: it offers
+ * ["skinner.v1", "base64url.bearer.skinner." + base64url(token)] and the
+ * 101 selects skinner.v1 (never echoing the token). */
+START_TEST(a_browser_websocket_authenticates_with_the_token_subprotocol) {
+  start_with_tokens("# test tokens\n" TR " read\n" TW " write\n" TB " read\n", NULL);
+  char *skel = sk_test_tree_skeleton(3);
+  ck_assert_int_eq(status_of("PUT", "/v1/skeletons/s", TW, skel), 201);
+  free(skel);
+  char buf[4096];
+  static const char *const good[] = {
+      WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TB_B64URL "\r\n",
+      WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: base64url.bearer.skinner." TR_B64URL ",skinner.v1\r\n",
+      WS_HEAD("/v1/skeletons/s/stream?format=mat3x4") "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TB_B64URL "\r\n",
+  };
+  int fd;
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    fd = ws_open(good[i], buf, sizeof buf);
+    ck_assert_msg(strncmp(buf, "HTTP/1.1 101", 12) == 0, "handshake %zu got: %.300s", i, buf);
+    ck_assert_msg(strstr(buf, "\r\nSec-WebSocket-Protocol: skinner.v1\r\n") != NULL, "%zu: %.400s", i, buf);
+    ck_assert_ptr_null(strstr(buf, "bearer"));
+    ck_assert_ptr_nonnull(strstr(buf, "\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"));
+    size_t len = 0;
+    ck_assert_int_eq(ws_roundtrip(fd, "{\"id\":1}", &len), 2);
+    /* header 16 + id "1" padded to 4, then 4 matrices (3 bones + root) of 16 or 12 floats */
+    ck_assert_uint_eq(len, 20 + 4 * (i == 2 ? 12 : 16) * 4);
+    close(fd);
+  }
+  /* the event-stream fallback is a plain GET: Authorization only */
+  fd = ws_open("GET /v1/skeletons/s/stream?animation=x&fps=30&frames=0,1 HTTP/1.1\r\nHost: localhost\r\n"
+               "Accept: text/event-stream\r\nSec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TB_B64URL "\r\n",
+               buf, sizeof buf);
+  ck_assert_msg(strncmp(buf, "HTTP/1.1 401", 12) == 0, "got: %.300s", buf);
+  close(fd);
+  fd = ws_open("GET /v1/skeletons/s/stream?animation=x&fps=30&frames=0,1 HTTP/1.1\r\nHost: localhost\r\n"
+               "Accept: text/event-stream\r\nAuthorization: Bearer " TR "\r\n", buf, sizeof buf);
+  ck_assert_msg(strncmp(buf, "HTTP/1.1 404", 12) == 0 && strstr(buf, "\"pointer\":\"/animation\"") != NULL,
+                "got: %.900s", buf); /* past the token: the tree skeleton has no clip */
+  close(fd);
+  /* Authorization alone still works, and needs no subprotocol */
+  fd = ws_open(WS_HEAD("/v1/skeletons/s/stream") "Authorization: Bearer " TR "\r\n", buf, sizeof buf);
+  ck_assert_msg(strncmp(buf, "HTTP/1.1 101", 12) == 0, "got: %.300s", buf);
+  ck_assert_ptr_null(strstr(buf, "Sec-WebSocket-Protocol"));
+  close(fd);
+  stop();
+}
+END_TEST
+
+START_TEST(the_token_subprotocol_is_refused_when_ambiguous_malformed_or_unknown) {
+  start_with_tokens("# test tokens\n" TR " read\n" TW " write\n" TB " read\n", NULL);
+  char *skel = sk_test_tree_skeleton(3);
+  ck_assert_int_eq(status_of("PUT", "/v1/skeletons/s", TW, skel), 201);
+  free(skel);
+  static const struct {
+    const char *head;
+    const char *status, *says;
+  } bad[] = {
+      /* both credentials: neither is picked */
+      {WS_HEAD("/v1/skeletons/s/stream") "Authorization: Bearer " TR "\r\n"
+                                         "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TB_B64URL "\r\n",
+       "HTTP/1.1 400", "both an Authorization header and the base64url.bearer.skinner. subprotocol; send one"},
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: skinner.v1\r\n"
+                                         "Sec-WebSocket-Protocol: base64url.bearer.skinner." TB_B64URL "\r\n",
+       "HTTP/1.1 400", "more than one Sec-WebSocket-Protocol header; send the subprotocols in one"},
+      /* base64 is not base64url */
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TB_B64 "\r\n",
+       "HTTP/1.1 401", "subprotocol is not base64url (no padding) of a 16 to 256 byte token"},
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner." TR_B64URL "=\r\n",
+       "HTTP/1.1 401", "subprotocol is not base64url"},
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner.c2hvcnQ\r\n",
+       "HTTP/1.1 401", "16 to 256 byte token"},
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: skinner.v1, base64url.bearer.skinner."
+                                         "dW5rbm93bi10b2tlbi0wMTIzNDU2Nzg5\r\n",
+       "HTTP/1.1 401", "the bearer token is not known"},
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: skinner.v1\r\n", "HTTP/1.1 401",
+       "(Authorization: Bearer TOKEN, or the subprotocol base64url.bearer.skinner.BASE64URL_TOKEN)"},
+      /* a token but no protocol to select: a browser would fail the handshake */
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: base64url.bearer.skinner." TB_B64URL "\r\n",
+       "HTTP/1.1 400", "Sec-WebSocket-Protocol offers no subprotocol spoken here; offer skinner.v1"},
+      {WS_HEAD("/v1/skeletons/s/stream") "Sec-WebSocket-Protocol: Skinner.V1, base64url.bearer.skinner." TB_B64URL "\r\n",
+       "HTTP/1.1 400", "offer skinner.v1"},
+  };
+  char buf[4096];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int fd = ws_open(bad[i].head, buf, sizeof buf);
+    ck_assert_msg(strncmp(buf, bad[i].status, 12) == 0, "case %zu got: %.300s", i, buf);
+    ck_assert_ptr_nonnull(strstr(buf, "application/problem+json"));
+    ck_assert_ptr_null(strstr(buf, "\r\nSec-WebSocket-Accept"));
+    ck_assert_ptr_null(strstr(buf, "\r\nSec-WebSocket-Protocol"));
+    ck_assert_msg(strstr(buf, bad[i].says) != NULL, "case %zu: no \"%s\" in %.600s", i, bad[i].says, buf);
+    ck_assert_ptr_null(strstr(buf, TB_B64URL)); /* a token is never echoed */
+    close(fd);
+  }
+  stop();
+}
+END_TEST
+
 /* ---- Host ----------------------------------------------------------------- */
 
 START_TEST(host_header_is_checked_before_routing) {
@@ -387,6 +540,11 @@ int main(void) {
   tcase_add_test(t, without_tokens_everything_stays_open);
   tcase_add_test(t, an_unauthenticated_upload_is_refused_before_its_body);
   tcase_add_test(t, a_bad_token_file_stops_the_start_with_file_and_line);
+  suite_add_tcase(s, t);
+  t = tcase_create("websocket");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, a_browser_websocket_authenticates_with_the_token_subprotocol);
+  tcase_add_test(t, the_token_subprotocol_is_refused_when_ambiguous_malformed_or_unknown);
   suite_add_tcase(s, t);
   t = tcase_create("host");
   tcase_set_timeout(t, 60);

@@ -328,7 +328,7 @@ console.log(f.data.length, a.frames.data.length, s ? new URL(s.ws.url).protocol 
 async function tokenTests() {
   const tmp = mkdtempSync(join(tmpdir(), "js_client."));
   const path = join(tmp, "tokens");
-  writeFileSync(path, "reader-token-0123456789 read\nwriter-token-0123456789 write\n");
+  writeFileSync(path, "reader-token-0123456789 read\nwriter-token-0123456789 write\nbrowser~~~/+=-0123456789 read\n");
   const dd = await daemon("--tokens", path);
   try {
     const u = await throws(new sk.Client(dd.url).skeletons(), sk.Unauthorized);
@@ -339,10 +339,21 @@ async function tokenTests() {
     const f = await throws(r.upload("page2", PAGE), sk.Forbidden);
     check(!f.wrong && f.kind === "forbidden", "a read token's upload: Forbidden");
     if (HAS_WS) {
+      check(JSON.stringify(sk.streamProtocols("browser~~~/+=-0123456789")) ===
+            '["skinner.v1","base64url.bearer.skinner.YnJvd3Nlcn5-fi8rPS0wMTIzNDU2Nzg5"]', "the token subprotocol is unpadded base64url");
       const s = await r.stream("page");
       const a = await s.send({});
-      check(a.frames.matrices === 4, "the stream carries the token as Authorization (Node's WebSocket takes headers)");
+      check(a.frames.matrices === 4, "the stream carries the token as a subprotocol, as a browser's WebSocket must");
+      check(s.ws.protocol === "skinner.v1", `the 101 selects skinner.v1, not ${s.ws.protocol}`);
       s.close();
+      const b = await new sk.Client(dd.url, { token: "browser~~~/+=-0123456789" }).stream("page");
+      check((await b.send({})).frames.matrices === 4, "a token with / + = goes through base64url");
+      b.close();
+      const h = await new sk.Client(dd.url, { token: "reader-token-0123456789", headers: { "X-Trace": "1" } }).stream("page");
+      check((await h.send({})).frames.matrices === 4, "extra headers and the token subprotocol together");
+      h.close();
+      const bad = await throws(new sk.Client(dd.url, { token: "unknown-token-0123456789" }).stream("page"), sk.ProtocolError);
+      check(!bad.wrong, "an unknown token's stream does not open");
       const no = await throws(new sk.Client(dd.url).stream("page"), sk.ProtocolError);
       check(!no.wrong, "a stream without a token does not open");
     }

@@ -3,8 +3,9 @@
 with a minimal RFC 6455 client written here (stdlib only): the handshake
 and its refusals, 10 000 frames with the same bytes as /pose, errors as
 problem messages, ping/pong, mat3x4, slow readers that must not slow
-/healthz nor grow the process past its budget, and close 1001 on
-shutdown. Every daemon listens on 127.0.0.1 and is stopped here."""
+/healthz nor grow the process past its budget, the Server-Sent Events
+fallback (bytes, Last-Event-ID, refusals, readers that stop), and close
+1001 on shutdown. Every daemon listens on 127.0.0.1 and is stopped here."""
 import base64, hashlib, http.client, json, os, random, select, shutil, signal, socket, ssl, struct, subprocess, sys, \
     tempfile, time
 
@@ -266,7 +267,110 @@ def playback(d):
     w.send({"play": {"animation": "Walk", "fps": 0, "frames": [0, 5]}})
     op, msg = w.recv()
     C.check("fps 0 is a problem naming /play/fps", op == 1 and json.loads(msg)["problem"]["pointer"] == "/play/fps")
+    w.send({"play": {"animation": "Walk", "fps": 30, "frames": [0, 5], "speed": 0}})
+    op, msg = w.recv()
+    C.check("speed 0 is a problem naming /play/speed", op == 1 and json.loads(msg)["problem"]["pointer"] == "/play/speed")
+    # the page's edits ride along: ops (and loop) copied into every frame's /pose request
+    ops = [{"op": "rotate", "bone": "b_Head_05", "axis": [0, 1, 0], "amount": 0.7}]
+    t0 = time.monotonic()
+    w.send({"play": {"animation": "Walk", "fps": 5, "frames": [3, 13], "speed": 10, "loop": True, "ops": ops}, "id": "q"})
+    frames = []
+    while True:
+        op, msg = w.recv()
+        if op == 1:
+            text = json.loads(msg)
+            break
+        frames.append(split(msg))
+    dt = time.monotonic() - t0
+    C.check("speed 10 pushes 5 fps frames 10 times as often (10 frames in %.2f s, 2 s at speed 1)" % dt,
+            dt < 1.5 and text == {"id": "q", "played": 13} and [f[1] for f in frames] == list(range(3, 13)))
+    bad = 0
+    for ident, k, n, mats, body in frames:
+        st, want, _ = d.req("POST", "/v1/skeletons/fox/pose",
+                            {"animation": "Walk", "fps": 5, "frames": [k, k + 1], "loop": True, "ops": ops},
+                            accept="application/octet-stream")
+        bad += body != want
+    st, plain, _ = d.req("POST", "/v1/skeletons/fox/pose", {"animation": "Walk", "fps": 5, "frames": [12, 13]},
+                         accept="application/octet-stream")
+    C.check("played frames with ops have /pose's bytes with those ops (%d differ)" % bad,
+            bad == 0 and frames[-1][4] != plain)
+    w.send({"play": {"animation": "Walk", "fps": 5, "frames": [0, 3], "ops": [{"op": "rotate", "bone": "nope"}]}, "id": 2})
+    op, msg = w.recv()
+    C.check("a bad op ends the playback with its problem", op == 1 and json.loads(msg)["problem"]["pointer"].startswith("/ops/0"))
     w.close()
+
+
+def sse_events(port, path, headers=None, limit=None):
+    """The events of an event stream (a list of dicts: id, event, data), its status and content type."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", path, headers={"Accept": "text/event-stream", **(headers or {})})
+    r = c.getresponse()
+    if r.status != 200:
+        body = r.read()
+        c.close()
+        return r.status, r.getheader("Content-Type"), json.loads(body)
+    events, ev = [], {}
+    for line in r:
+        line = line.decode().rstrip("\n")
+        if line == "":
+            events.append(ev)
+            ev = {}
+            if limit and len(events) >= limit:
+                break
+            continue
+        k, _, v = line.partition(": ")
+        ev[k] = v
+    c.close()
+    return r.status, r.getheader("Content-Type"), events
+
+
+def sse(d):
+    """The event-stream fallback: a playback as Server-Sent Events, /pose's bytes in base64."""
+    q = "/v1/skeletons/fox/stream?animation=Walk&fps=30&frames=5,305"
+    st, ct, evs = sse_events(d.port, q)
+    frames = [e for e in evs if "id" in e]
+    C.check("an event stream answers text/event-stream (%s %s)" % (st, ct), st == 200 and ct == "text/event-stream")
+    C.check("one event per frame 5..304, id = frame index, then end", [int(e["id"]) for e in frames] == list(range(5, 305))
+            and evs[-1] == {"event": "end", "data": '{"played":305}'})
+    bad = 0
+    for e in frames:
+        k = int(e["id"])
+        _, want, _ = d.req("POST", "/v1/skeletons/fox/pose", {"animation": "Walk", "fps": 30, "frames": [k, k + 1]},
+                           accept="application/octet-stream")
+        bad += base64.b64decode(e["data"]) != want
+    C.check("every event is /pose's bytes in base64 (%d differ)" % bad, bad == 0)
+    st, _, evs = sse_events(d.port, q + "&format=mat3x4", headers={"Last-Event-ID": "300"})
+    _, want, _ = d.req("POST", "/v1/skeletons/fox/pose", {"animation": "Walk", "fps": 30, "frames": [301, 302]},
+                       accept="application/x-skinner-mat3x4")
+    C.check("Last-Event-ID: 300 resumes at 301 (mat3x4)", [e.get("id") for e in evs] == ["301", "302", "303", "304", None]
+            and base64.b64decode(evs[0]["data"]) == want)
+    for path, hdr, status, says in [
+            (q.replace("Walk", "Nope"), {}, 404, 'no animation named \"Nope\"'),
+            (q.replace("5,305", "5"), {}, 422, "?frames= is START,END"),
+            (q.replace("fps=30", "fps=0"), {}, 422, "?fps= is a number in (0, 1000]"),
+            ("/v1/skeletons/fox/stream?fps=30&frames=0,3", {}, 422, "?animation=CLIP&fps=F&frames=START,END"),
+            (q, {"Last-Event-ID": "305"}, 400, "Last-Event-ID is the index of a frame sent, in [5, 305)"),
+            (q + "&format=f16", {}, 400, "?format= is f32")]:
+        st, ct, p = sse_events(d.port, path, headers=hdr)
+        C.check("event stream refused %d: %s (%s)" % (status, says, p.get("detail") if isinstance(p, dict) else p),
+                st == status and ct == "application/problem+json" and says in p["detail"])
+    # A reader that stops reading a long playback holds one event, not the clip.
+    rss0 = rss_kb(d.p.pid)
+    socks = []
+    for _ in range(50):
+        s = socket.create_connection(("127.0.0.1", d.port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(b"GET /v1/skeletons/fox/stream?animation=Walk&fps=1000&frames=0,10000000 HTTP/1.1\r\n"
+                  b"Host: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        socks.append(s)
+    time.sleep(1.0)
+    ms = healthz_ms(d.port)
+    rss = rss_kb(d.p.pid)
+    for s in socks:
+        s.close()
+    said = "50 event streams nobody reads: /healthz p50 %.2f ms max %.2f ms, RSS %d -> %d kB" % (ms[0], ms[1], rss0, rss)
+    print(said)
+    C.check(said, ms[1] < 50 and rss - rss0 < 64 * 1024)
 
 
 def healthz_ms(port):
@@ -437,6 +541,16 @@ def shutdown(d):
     w = WS(d.port, "/v1/skeletons/s1/stream")
     w.send(pose(random.Random(1), 4))
     w.recv()
+    # an event stream being read: it ends with a 503 problem event naming where to resume
+    with open(os.path.join(os.environ.get("SK_TEST_DATA", "tests"), "data", "Fox.glb"), "rb") as f:
+        d.req("PUT", "/v1/skeletons/fox", f.read(), headers={"Content-Type": "model/gltf-binary"})
+    d.c.close()
+    d.c = None
+    es = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    es.request("GET", "/v1/skeletons/fox/stream?animation=Walk&fps=30&frames=0,10000000",
+               headers={"Accept": "text/event-stream"})
+    er = es.getresponse()
+    er.readline()
     d.p.send_signal(signal.SIGTERM)
     try:
         op, msg = w.recv()
@@ -444,6 +558,11 @@ def shutdown(d):
     except (EOFError, OSError) as e:
         C.check("shutdown sends close 1001 (%s)" % e, False)
     w.close()
+    tail = er.read().decode().split("\n\n")
+    last = [e for e in tail if e.strip()][-1] if any(e.strip() for e in tail) else ""
+    C.check("shutdown ends an event stream with a 503 problem event (%s)" % last[:160],
+            last.startswith("event: problem\ndata: ") and '"status":503' in last and "reconnect with Last-Event-ID" in last)
+    es.close()
     t = time.time()
     try:
         d.p.wait(timeout=20)
@@ -467,6 +586,7 @@ def main():
         handshake(d)
         same_bytes(d, nb, frames)
         playback(d)
+        sse(d)
         slow_readers(d, nb, int(os.environ.get("SK_STREAM_READERS", "200")))
     finally:
         d.stop()

@@ -1,6 +1,7 @@
 // The preview page: picks a stored skeleton, draws its skinned mesh from the
-// server's final matrices, plays its clips from frame ranges fetched ahead
-// of the playhead (over the skeleton's WebSocket stream when open), and edits the picked bone through the API's ops (rotate
+// server's final matrices, plays its clips (pushed by the skeleton's
+// WebSocket stream when open, else from frame ranges fetched ahead of the
+// playhead: play.js), and edits the picked bone through the API's ops (rotate
 // about a local or world axis, IK drag, look-at), which ride along with
 // every later pose request so what the page shows is what any client gets.
 // An IK or look-at drag goes over the skeleton's WebSocket stream when the
@@ -14,10 +15,8 @@ import { Renderer } from "./render.js";
 import { findGlb, glbPut, memoryGlb } from "./store.js";
 import { ServerMesh } from "./servermesh.js";
 import { perFrame, readMetrics, timingText } from "./timing.js";
+import { AHEAD, CHUNK, FPS, createPlayback } from "./play.js";
 
-const FPS = 30;          // frames per second fetched for playback
-const CHUNK = 1;         // seconds per range request
-const AHEAD = 2;         // chunks kept requested ahead of the playhead
 const $ = (id) => document.getElementById(id);
 
 const MAX_OPS = 64;       // edits kept; older rotates are merged before this
@@ -32,7 +31,11 @@ const st = {
   cam: { yaw: 0.6, pitch: 0.25, dist: 3, target: [0, 0, 0], fovY: 0.8, near: 0.01, far: 100 },
   fitted: false, timing: null, metrics: { last: null, window: null },
   stream: null, streamFor: null, streamOpening: null, streamed: 0, streamedPoses: 0, dragging: false,
+  push: null, pushed: 0, pushRefused: null,
 };
+// The clock, the stream and playback (play.js): it calls back into the page.
+const playback = createPlayback({ st, api, client, $, poseBody, applyMats, seek, showError, showTiming, updateTimeUi, refreshNumbers });
+const { openStream, showStream, poseMats, tick, setPlaying } = playback;
 
 // ---- errors: always visible, never a blank page -----------------------------
 
@@ -176,93 +179,6 @@ function poseBody(extra) {
   if (st.clip) { body.animation = st.clip.name; if (st.loop) body.loop = true; }
   if (st.ops.length) { body.ops = st.ops; if (st.sendMesh !== undefined) body.mesh = st.sendMesh; }
   return Object.assign(body, extra);
-}
-
-// One range request per CHUNK seconds of the clip, cached per edit
-// generation; returns the chunk's promise. Over the stream when it is open
-// (one text message, one binary answer of CHUNK·FPS poses), else POST /pose.
-function chunk(k) {
-  const key = `${st.gen}:${k}`;
-  if (st.chunks.has(key)) return st.chunks.get(key);
-  const from = k * CHUNK;
-  const to = Math.min(from + CHUNK - 1 / FPS / 2, st.clip.duration);
-  const gen = st.gen;
-  const p = poseMats(poseBody({ from, to, fps: FPS }), true).then((r) => {
-    st.timing = { ms: r.ms, frames: r.poses, at: performance.now() };
-    showTiming();
-    return { from, ...r, gen };
-  });
-  p.catch((e) => { st.chunks.delete(key); if (gen === st.gen) { setPlaying(false); showError(e); } });
-  st.chunks.set(key, p);
-  return p;
-}
-
-function framesReady(k) {
-  const p = st.chunks.get(`${st.gen}:${k}`);
-  return p && p.done ? p.done : null;
-}
-
-function prefetch(t) {
-  const last = Math.floor(st.clip.duration / CHUNK - 1e-9);
-  const k0 = Math.floor(t / CHUNK);
-  for (let i = 0; i <= AHEAD; i++) {
-    let k = k0 + i;
-    if (k > last) { if (!st.loop) break; k -= last + 1; }
-    const p = chunk(k);
-    if (!p.hooked) { p.hooked = true; p.then((r) => (p.done = r)).catch(() => {}); }
-  }
-  // Drop chunks far behind the playhead so memory stays bounded.
-  for (const key of st.chunks.keys()) {
-    const [g, k] = key.split(":").map(Number);
-    if (g !== st.gen || (k < k0 - 1 && !(st.loop && k <= AHEAD))) st.chunks.delete(key);
-  }
-}
-
-// ---- the stream (proto/stream.md) ------------------------------------------------
-
-// One WebSocket session per skeleton shown, mat3x4 answers. A refused
-// upgrade (an old daemon, a proxy without WebSocket) leaves the HTTP path.
-function openStream(id) {
-  if (st.stream) { st.stream.close(); st.stream = null; }
-  st.streamFor = null;
-  showStream();
-  if (typeof WebSocket !== "function") return Promise.resolve(null);
-  const p = client.stream(id, { format: "mat3x4" }).then((s) => {
-    if (st.id !== id) { s.close(); return null; }
-    st.stream = s;
-    st.streamFor = id;
-    s.ws.addEventListener("close", () => { if (st.stream === s) { st.stream = null; showStream(); } });
-    showStream();
-    return s;
-  }, () => null);
-  st.streamOpening = p;
-  return p;
-}
-
-function showStream() {
-  const live = st.stream && st.stream.open && st.streamFor === st.id;
-  $("stream").textContent = live ? `stream: live (${st.streamed} answers)` : "stream: off (HTTP)";
-  $("stream").title = live ? "playback ranges, scrubbing, IK and look-at drags go over the WebSocket stream (GET …/stream)" : "the stream did not open: playback and drags use POST /pose";
-}
-
-// Final matrices as mat3x4 over the stream when it is open, else POST /pose.
-async function poseMats(body, viaStream) {
-  const s = st.stream;
-  if (viaStream && s && s.open && st.streamFor === st.id) {
-    const t0 = performance.now();
-    try {
-      const f = await s.send(body);
-      st.streamed++;
-      st.streamedPoses += f.frames.poseCount;
-      showStream();
-      return { data: f.frames.data, poses: f.frames.poseCount, mats: f.frames.matrices, ms: performance.now() - t0 };
-    } catch (e) {
-      // 413: over a session's work bound ("send it to /pose"): HTTP answers it.
-      if (e instanceof SkinnerdError && e.status !== 413) throw new ApiError(e.status, e.problem, "pose");
-      // Else the session ended under the request: HTTP from here on.
-    }
-  }
-  return api.framesMat3x4(st.id, body);
 }
 
 // Exactly the pose at time t (one request): for scrubbing, pausing, tests.
@@ -409,43 +325,6 @@ function project(p) {
 
 // ---- playback -------------------------------------------------------------------
 
-let lastTick = 0;
-const NUMBERS_EVERY = 1000; // ms between the picked bone's numbers while playing
-function tick(now) {
-  requestAnimationFrame(tick);
-  if (!st.playing || !st.clip) { lastTick = now; return; }
-  const dt = Math.min((now - lastTick) / 1000, 0.1) * st.speed;
-  lastTick = now;
-  const dur = st.clip.duration;
-  let t = st.time + dt;
-  if (t > dur) {
-    if (st.loop && dur > 0) t %= dur;
-    else { t = dur; setPlaying(false); seek(dur, false, true).catch(showError); return; }
-  }
-  prefetch(t);
-  const k = Math.floor(t / CHUNK);
-  const c = framesReady(k);
-  if (!c || c.gen !== st.gen) return; // the range is on its way: hold the frame
-  st.time = t;
-  const i = Math.min(Math.round((t - c.from) * FPS), c.poses - 1);
-  applyMats(c.data.subarray(i * c.mats * 12, (i + 1) * c.mats * 12), c.from + i / FPS);
-  st.framesShown = (st.framesShown || 0) + 1;
-  updateTimeUi();
-  // The picked bone's numbers follow the playhead once a second (one JSON
-  // request; the stream's frames carry final matrices only).
-  if (st.picked && !st.numbersBusy && now - (st.numbersAt || 0) > NUMBERS_EVERY) {
-    st.numbersAt = now;
-    st.numbersBusy = true;
-    refreshNumbers().catch(() => {}).finally(() => (st.numbersBusy = false));
-  }
-}
-
-function setPlaying(on) {
-  st.playing = on && !!st.clip;
-  $("play").textContent = st.playing ? "❚❚" : "▶";
-  if (!st.playing && st.picked) refreshNumbers();
-}
-
 function updateClipUi() {
   $("scrub").max = st.clip ? String(st.clip.duration) : "0";
   $("play").disabled = !st.clip;
@@ -464,11 +343,12 @@ function showTiming() {
   if (st.playing && st.clip) {
     const shown = st.framesShown || 0, w = st.fpsWindow;
     if (!w || now - w.at > 2000) st.fpsWindow = { at: now, shown, fps: w ? ((shown - w.shown) * 1000) / (now - w.at) : null };
-    playing = { fps: st.fpsWindow.fps, cached: [...st.chunks.keys()].filter((k) => k.startsWith(`${st.gen}:`)).length };
+    playing = { fps: st.fpsWindow.fps, cached: [...st.chunks.keys()].filter((k) => k.startsWith(`${st.gen}:`)).length,
+      pushed: st.push ? st.pushed : null };
   }
   $("timing").textContent = timingText({
     last: st.timing, now, window: m.window, total: m.last, windowSeconds: METRICS_EVERY / 1000, playing,
-    ranges: { fps: FPS, chunk: CHUNK, ahead: AHEAD, via: st.stream && st.stream.open && st.streamFor === st.id ? "the stream" : "POST /pose" },
+    ranges: { fps: FPS, chunk: CHUNK, ahead: AHEAD, via: playback.via() },
   });
 }
 
@@ -882,7 +762,7 @@ window.skPreview = {
   // Resolves when the edit's drag requests have all been answered.
   idle: () => sending || Promise.resolve(),
   // Resolves with whether the skeleton's stream is open (drags go over it).
-  streamReady: async () => { await st.streamOpening; return !!(st.stream && st.stream.open && st.streamFor === st.id); },
+  streamReady: async () => { await st.streamOpening; return playback.streamLive(); },
   openStream,
   // The pose and the joint positions the page draws now (world space).
   drawn() { return st.bones.map((b) => { const w = st.lastWorlds.get(b.name).world; return [w[12], w[13], w[14]]; }); },

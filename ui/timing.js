@@ -1,7 +1,8 @@
 // The numbers panel's "server" box: the last request's round trip, the
 // daemon's own time per frame from /metrics, and what playback draws. It is
 // rewritten on every sample, so it never shows an old number as current: a
-// looping clip plays from ranges already fetched and sends no requests.
+// looping clip plays from ranges already fetched, or pushed by the stream,
+// and sends no requests.
 
 // The routes whose request time is pose work (/pose and /poses): their
 // duration sums over skinnerd_poses_evaluated_total.
@@ -36,7 +37,8 @@ const ago = (ms) => (ms < 1000 ? "just now" : `${(ms / 1000).toFixed(0)} s ago`)
 
 // The box's text. t: { last: {ms, frames, at} | null, now, window: {seconds,
 // poses} | null, total: {sum, poses} | null, windowSeconds, playing: {fps,
-// cached} | null, ranges: {fps, chunk, ahead} }. Every number is finite.
+// cached, pushed?} | null (pushed: frames the stream pushed, when it plays),
+// ranges: {fps, chunk, ahead, via?} }. Every number is finite.
 export function timingText(t) {
   const lines = [];
   if (t.last) {
@@ -49,7 +51,8 @@ export function timingText(t) {
   else lines.push(t.total ? "daemon: no poses evaluated yet" : "daemon: /metrics not read yet");
   if (t.playing) {
     const rate = t.playing.fps === null ? "" : `${t.playing.fps.toFixed(0)} frames/s drawn `;
-    lines.push(`playing: ${rate}from ${t.playing.cached} fetched range(s)`);
+    if (Number.isFinite(t.playing.pushed)) lines.push(`playing: ${rate}from ${t.playing.pushed} frames pushed by the stream`);
+    else lines.push(`playing: ${rate}from ${t.playing.cached} fetched range(s)`);
   }
   const via = t.ranges.via ? `, over ${t.ranges.via}` : "";
   lines.push(`range requests: ${t.ranges.fps} fps, ${t.ranges.chunk} s each, ${t.ranges.ahead} ahead of the playhead${via}`);

@@ -11,7 +11,7 @@ src_daemon_libskd_la_SOURCES = \
 	src/daemon/sk_reply.c src/daemon/sk_reply.h src/daemon/sk_routes.c src/daemon/sk_routes.h \
 	src/daemon/sk_routes_admin.c src/daemon/sk_routes_anim.c src/daemon/sk_routes_batch.c \
 	src/daemon/sk_routes_checks.c src/daemon/sk_routes_cond.c src/daemon/sk_routes_int.h \
-	src/daemon/sk_routes_ops.c src/daemon/sk_routes_poses.c src/daemon/sk_routes_rootmotion.c src/daemon/sk_routes_skeletons.c src/daemon/sk_routes_stream.c \
+	src/daemon/sk_routes_ops.c src/daemon/sk_routes_poses.c src/daemon/sk_routes_rootmotion.c src/daemon/sk_routes_skeletons.c src/daemon/sk_routes_stream.c src/daemon/sk_routes_sse.c \
 	src/daemon/sk_routes_upload.c src/daemon/sk_store.c src/daemon/sk_store.h src/daemon/sk_systemd.c \
 	src/daemon/sk_systemd.h src/daemon/sk_tls.c src/daemon/sk_tls.h src/daemon/sk_ui.c \
 	src/daemon/sk_ui.h src/daemon/sk_ws.c src/daemon/sk_ws.h

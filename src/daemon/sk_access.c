@@ -1,5 +1,6 @@
 #include "sk_access.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,18 +207,80 @@ static const char *bearer(const char *h, size_t *len) {
   return t;
 }
 
-static void check_token(const sk_access *a, const sk_access_request *rq, sk_access_verdict *v) {
-  size_t len = 0;
-  const char *tok = bearer(rq->authorization, &len);
+static int b64url_value(unsigned char c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  return c == '-' ? 62 : c == '_' ? 63 : -1;
+}
+
+/* Decodes unpadded base64url [s, s+n) into out (cap bytes): the length,
+ * or -1 when it is not that or does not fit. */
+static long b64url_decode(const char *s, size_t n, char *out, size_t cap) {
+  if (n % 4 == 1)
+    return -1;
+  size_t o = 0;
+  uint32_t acc = 0;
+  unsigned bits = 0;
+  for (size_t i = 0; i < n; i++) {
+    int v = b64url_value((unsigned char)s[i]);
+    if (v < 0)
+      return -1;
+    acc = (acc << 6) | (uint32_t)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      if (o == cap)
+        return -1;
+      out[o++] = (char)((acc >> bits) & 0xff);
+    }
+  }
+  if ((acc & ((1u << bits) - 1)) != 0) /* non-canonical: stray low bits */
+    return -1;
+  return (long)o;
+}
+
+/* The token subprotocol in a Sec-WebSocket-Protocol value (a comma
+ * separated list): 0 when there is none, 1 with the decoded token in
+ * tok (*len bytes), -1 when it is there but not base64url of a token. */
+static int ws_token(const char *protos, char tok[SK_AUTH_TOKEN_MAX], size_t *len) {
+  static const char prefix[] = SK_ACCESS_WS_TOKEN_PREFIX;
+  const size_t pn = sizeof prefix - 1;
+  for (const char *p = protos; p != NULL && *p;) {
+    p += strspn(p, " \t,");
+    size_t n = strcspn(p, " \t,");
+    if (n >= pn && memcmp(p, prefix, pn) == 0) {
+      long got = b64url_decode(p + pn, n - pn, tok, SK_AUTH_TOKEN_MAX);
+      if (got < SK_AUTH_TOKEN_MIN)
+        return -1;
+      *len = (size_t)got;
+      return 1;
+    }
+    p += n;
+  }
+  return 0;
+}
+
+/* tok: the presented token (len bytes), NULL when none was; malformed:
+ * credentials were sent but are not a token. */
+static void check_token(const sk_access *a, const sk_access_request *rq, const char *tok, size_t len,
+                        bool malformed, sk_access_verdict *v) {
   bool close = has_body(rq);
   const char *need = sk_auth_scope_name(rq->scope);
   if (tok == NULL) {
-    verdict(v, 401, "unauthorized", "Unauthorized", close,
-            rq->authorization == NULL ? "this route needs a bearer token with scope %s (Authorization: Bearer TOKEN)"
-                                      : "the Authorization header is not \"Bearer TOKEN\"; this route needs scope %s",
-            need);
+    const char *how = rq->websocket ? "this route needs a token with scope %s (Authorization: Bearer TOKEN, or the "
+                                      "subprotocol " SK_ACCESS_WS_TOKEN_PREFIX "BASE64URL_TOKEN)"
+                                    : "this route needs a bearer token with scope %s (Authorization: Bearer TOKEN)";
+    const char *bad = rq->authorization != NULL
+                          ? "the Authorization header is not \"Bearer TOKEN\"; this route needs scope %s"
+                          : "the " SK_ACCESS_WS_TOKEN_PREFIX " subprotocol is not base64url (no "
+                            "padding) of a 16 to 256 byte token; this route needs scope %s";
+    verdict(v, 401, "unauthorized", "Unauthorized", close, malformed ? bad : how, need);
     snprintf(v->www_authenticate, sizeof v->www_authenticate,
-             rq->authorization == NULL ? "Bearer realm=\"skinnerd\"" : "Bearer realm=\"skinnerd\", error=\"invalid_request\"");
+             malformed ? "Bearer realm=\"skinnerd\", error=\"invalid_request\"" : "Bearer realm=\"skinnerd\"");
     return;
   }
   int have = sk_auth_lookup(a->tokens, tok, len);
@@ -235,6 +298,40 @@ static void check_token(const sk_access *a, const sk_access_request *rq, sk_acce
     snprintf(v->www_authenticate, sizeof v->www_authenticate,
              "Bearer realm=\"skinnerd\", error=\"insufficient_scope\", scope=\"%s\"", need);
   }
+}
+
+/* The credentials of a request: the Authorization header, or on a
+ * WebSocket route the token subprotocol (a browser's WebSocket cannot set
+ * headers). Both at once is refused rather than one of them picked: a
+ * proxy adding its own Authorization must not decide which one counts.
+ * Returns -1 with v filled when refused. */
+static int credentials(const sk_access *a, const sk_access_request *rq, sk_access_verdict *v) {
+  char wsbuf[SK_AUTH_TOKEN_MAX];
+  size_t len = 0;
+  int ws = 0;
+  if (rq->websocket && rq->ws_protocol_count > 1) {
+    verdict(v, 400, "bad-credentials", "Bad credentials", has_body(rq), "%s",
+            "more than one Sec-WebSocket-Protocol header; send the subprotocols in one");
+    return -1;
+  }
+  if (rq->websocket && rq->ws_protocol != NULL)
+    ws = ws_token(rq->ws_protocol, wsbuf, &len);
+  if (ws != 0 && rq->authorization != NULL) {
+    verdict(v, 400, "bad-credentials", "Bad credentials", has_body(rq), "%s",
+            "both an Authorization header and the " SK_ACCESS_WS_TOKEN_PREFIX " subprotocol; send one");
+    memset(wsbuf, 0, sizeof wsbuf);
+    return -1;
+  }
+  if (a->tokens != NULL && rq->scope > SK_SCOPE_NONE) {
+    if (ws != 0)
+      check_token(a, rq, ws > 0 ? wsbuf : NULL, len, ws < 0, v);
+    else {
+      const char *tok = bearer(rq->authorization, &len);
+      check_token(a, rq, tok, len, tok == NULL && rq->authorization != NULL, v);
+    }
+  }
+  memset(wsbuf, 0, sizeof wsbuf); /* no copy of a token outlives the request's headers */
+  return v->status != 0 ? -1 : 0;
 }
 
 void sk_access_check(const sk_access *a, const sk_access_request *rq, sk_access_verdict *v) {
@@ -262,6 +359,5 @@ void sk_access_check(const sk_access *a, const sk_access_request *rq, sk_access_
             "Host \"%s\" is not served here (--allowed-hosts)", shown);
     return;
   }
-  if (a->tokens != NULL && rq->scope > SK_SCOPE_NONE)
-    check_token(a, rq, v);
+  credentials(a, rq, v);
 }

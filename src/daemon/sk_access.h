@@ -4,7 +4,10 @@
  *      Transfer-Encoding beside it, and no coding but a single "chunked";
  *   2. Host: HTTP/1.1 needs exactly one, and it must be in the allowed list
  *      (the DNS-rebinding guard);
- *   3. bearer token: when a token table is set, the route's scope.
+ *   3. bearer token: when a token table is set, the route's scope; the
+ *      token comes from Authorization: Bearer, or on the WebSocket route
+ *      from the subprotocol SK_ACCESS_WS_TOKEN_PREFIX + base64url(token)
+ *      (browsers cannot set headers on a WebSocket), never both.
  * The first failing check gives the verdict; the routes layer turns it
  * into problem+json. Runs on the loop thread; the token table is swapped
  * on SIGHUP by sk_access_set_tokens(). */
@@ -18,6 +21,11 @@
 #include "sk_error.h"
 
 typedef struct sk_access sk_access;
+
+/* The Sec-WebSocket-Protocol entry that carries a token: this prefix, then
+ * the token in base64url without padding (a subprotocol is an HTTP token,
+ * which '/', '+' and '=' are not). */
+#define SK_ACCESS_WS_TOKEN_PREFIX "base64url.bearer.skinner."
 
 /* `allowed_hosts`: NULL for the default, "*" to accept any Host, or a comma
  * separated list of host names or addresses, each with an optional port
@@ -54,12 +62,15 @@ typedef struct sk_access_request {
   const char *transfer_encoding;
   unsigned transfer_encoding_count;
   const char *authorization;
+  bool websocket;                     /* the route takes the token subprotocol */
+  const char *ws_protocol;            /* Sec-WebSocket-Protocol (websocket routes) */
+  unsigned ws_protocol_count;
   int scope;                          /* sk_access_scope() */
 } sk_access_request;
 
 typedef struct sk_access_verdict {
   int status;          /* 0: pass; else 400, 401, 403 or 421 */
-  const char *kind;    /* problem type suffix: "bad-framing", "bad-host", "misdirected-request",
+  const char *kind;    /* problem type suffix: "bad-framing", "bad-host", "bad-credentials", "misdirected-request",
                           "unauthorized", "forbidden" */
   const char *title;
   char detail[200];

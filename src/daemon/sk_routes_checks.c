@@ -153,8 +153,14 @@ bool sk_routes__access_refused(sk_routes *r, sk_http_req *req, const sk_route *r
       .transfer_encoding = sk_http_header(req, "Transfer-Encoding"),
       .transfer_encoding_count = counts[2],
       .authorization = sk_http_header(req, "Authorization"),
+      .websocket = rt != NULL && rt->id == SK_ROUTE_STREAM && sk_http_header(req, "Upgrade") != NULL,
       .scope = request_scope(rt, req->method_id),
   };
+  if (rq.websocket) { /* only here: the count walks every header line */
+    static const char *const ws[] = {"Sec-WebSocket-Protocol"};
+    sk_http_header_counts(req, ws, &rq.ws_protocol_count, 1);
+    rq.ws_protocol = sk_http_header(req, "Sec-WebSocket-Protocol");
+  }
   sk_access_verdict v;
   sk_access_check(r->cfg.access, &rq, &v);
   if (v.status == 0)

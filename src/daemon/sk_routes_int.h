@@ -302,6 +302,8 @@ int sk_routes__pose_message(sk_routes *r, sk_cache_entry *e, const json_t *j, in
                             size_t *reserved, sk_error *err);
 /* GET /v1/skeletons/{id}/stream: a WebSocket session (sk_routes_stream.c). */
 void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m);
+/* GET …/stream with Accept: text/event-stream: a playback as Server-Sent Events (sk_routes_sse.c). */
+void sk_routes__stream_sse(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* /pose or /poses with a large body: parsed on the pool. */
 void sk_routes__pose_pooled(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 

@@ -37,6 +37,8 @@
 /* The binary header before an answer's bytes (proto/stream.md). */
 #define SK_STREAM_HDR 16
 #define SK_STREAM_ID_MAX 64
+/* The subprotocol a client may offer (with the token one, sk_access.h). */
+#define SK_STREAM_PROTOCOL "skinner.v1"
 
 typedef struct session {
   sk_routes *r;
@@ -195,17 +197,21 @@ static void on_play(uv_timer_t *t) {
   arm(s);
 }
 
-/* {"play": {"animation", "fps", "frames": [start, end]}} starts pushing
- * frames start..end-1 at fps, each the bytes of /pose's {"animation",
- * "fps", "frames": [k, k + 1]}; {"play": null} stops. Replaces any clip
- * being played. */
+/* {"play": {"animation", "fps", "frames": [start, end], "speed"?, "loop"?,
+ * "ops"?, "mesh"?}} starts pushing frames start..end-1, one every
+ * 1 / (fps * speed) s, each the bytes of /pose's {"animation", "fps",
+ * "frames": [k, k + 1]} with the ops, mesh and loop given (a page keeps
+ * its edits while a clip plays); {"play": null} stops. Replaces any clip
+ * being played. The copied members are checked by the first frame's
+ * /pose parse, which ends the playback with its problem. */
 static int play_start(session *s, const json_t *play, const char *idtext, sk_error *err) {
   play_stop(s);
   if (json_is_null(play))
     return 0;
-  static const char *const k_keys[] = {"animation", "fps", "frames", NULL};
+  static const char *const k_keys[] = {"animation", "fps", "frames", "speed", "loop", "ops", "mesh", NULL};
+  static const char *const k_copied[] = {"loop", "ops", "mesh"};
   const json_t *anim = json_object_get(play, "animation"), *fps = json_object_get(play, "fps"),
-               *fr = json_object_get(play, "frames");
+               *fr = json_object_get(play, "frames"), *speed = json_object_get(play, "speed");
   int rc = 0;
   if (!json_is_object(play))
     return sk_error_set(err, SK_ETYPE, "/play", "expected {\"animation\", \"fps\", \"frames\": [start, end]} or null");
@@ -216,6 +222,11 @@ static int play_start(session *s, const json_t *play, const char *idtext, sk_err
   double f = json_number_value(fps);
   if (!json_is_number(fps) || !(f > 0 && f <= 1000))
     return sk_error_set(err, SK_ERANGE, "/play/fps", "expected a number in (0, 1000]");
+  double sp = speed != NULL ? json_number_value(speed) : 1;
+  if (speed != NULL && (!json_is_number(speed) || !(sp > 0 && sp <= 16)))
+    return sk_error_set(err, SK_ERANGE, "/play/speed", "expected a number in (0, 16]");
+  if (f * sp > 1000)
+    return sk_error_set(err, SK_ERANGE, "/play/speed", "fps × speed is at most 1000 frames a second");
   if (!json_is_array(fr) || json_array_size(fr) != 2 || !json_is_integer(json_array_get(fr, 0)) ||
       !json_is_integer(json_array_get(fr, 1)))
     return sk_error_set(err, SK_ETYPE, "/play/frames", "expected [start, end], integers");
@@ -223,13 +234,20 @@ static int play_start(session *s, const json_t *play, const char *idtext, sk_err
   if (a < 0 || z <= a || z - a > 10000000)
     return sk_error_set(err, SK_ERANGE, "/play/frames", "expected 0 <= start < end, at most 10^7 frames");
   json_t *req = json_pack("{s:O,s:O,s:[I,I]}", "animation", anim, "fps", fps, "frames", a, a + 1);
+  for (size_t i = 0; req != NULL && i < sizeof k_copied / sizeof k_copied[0]; i++) {
+    json_t *v = json_object_get(play, k_copied[i]);
+    if (v != NULL && json_object_set(req, k_copied[i], v) != 0) {
+      json_decref(req);
+      req = NULL;
+    }
+  }
   if (req == NULL)
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   s->play_req = req;
   s->play_k = a;
   s->play_end = z;
   snprintf(s->play_id, sizeof s->play_id, "%s", idtext);
-  uint64_t ms = (uint64_t)(1000.0 / f);
+  uint64_t ms = (uint64_t)(1000.0 / (f * sp));
   uv_timer_start(&s->play, on_play, 0, ms ? ms : 1);
   return 0;
 }
@@ -485,12 +503,46 @@ static bool has_token(const char *v, const char *token) {
   return false;
 }
 
+/* True when the comma-separated subprotocol list has `name` exactly
+ * (subprotocol names are case-sensitive, RFC 6455 4.1). */
+static bool offers_protocol(const char *v, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = v; p != NULL && *p;) {
+    p += strspn(p, " \t,");
+    size_t k = strcspn(p, " \t,");
+    if (k == n && memcmp(p, name, n) == 0)
+      return true;
+    p += k;
+  }
+  return false;
+}
+
+/* True when Accept names text/event-stream itself (not through a
+ * wildcard: a plain GET with Accept: * / * still gets the 426). */
+static bool accepts_events(const char *v) {
+  static const char t[] = "text/event-stream";
+  for (const char *p = v; p != NULL && *p;) {
+    p += strspn(p, " \t,");
+    size_t k = strcspn(p, " \t,;");
+    if (k == sizeof t - 1 && strncasecmp(p, t, k) == 0)
+      return true;
+    p += strcspn(p, ",");
+  }
+  return false;
+}
+
 void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
   static const char *const k_v13[] = {"Sec-WebSocket-Version", "13", "Upgrade", "websocket", NULL};
+  if (sk_http_header(req, "Upgrade") == NULL && accepts_events(sk_http_header(req, "Accept"))) {
+    sk_routes__stream_sse(r, req, m); /* a client that cannot upgrade (sk_routes_sse.c) */
+    return;
+  }
   if (!has_token(sk_http_header(req, "Upgrade"), "websocket") ||
       !has_token(sk_http_header(req, "Connection"), "upgrade")) {
     sk_problem_send(req, 426, "upgrade-required", "Upgrade Required",
-                    "this route is a WebSocket: send Upgrade: websocket and Connection: Upgrade", "", 0, 0, k_v13);
+                    "this route is a WebSocket (send Upgrade: websocket and Connection: Upgrade) or, with "
+                    "Accept: text/event-stream, an event stream",
+                    "", 0, 0, k_v13);
     return;
   }
   const char *ver = sk_http_header(req, "Sec-WebSocket-Version");
@@ -502,6 +554,16 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   char accept[SK_WS_ACCEPT_LEN + 1];
   if (sk_ws_accept(sk_http_header(req, "Sec-WebSocket-Key"), accept) != 0) {
     sk_problem(req, SK_EINVAL, "", "Sec-WebSocket-Key must be base64 of 16 bytes");
+    return;
+  }
+  /* Without the header the session has no subprotocol (clients that set
+   * Authorization need none); with it, skinner.v1 is the one answered (a
+   * browser fails the handshake unless one it offered is selected, and the
+   * token entry is never echoed back). */
+  const char *protos = sk_http_header(req, "Sec-WebSocket-Protocol");
+  if (protos != NULL && !offers_protocol(protos, SK_STREAM_PROTOCOL)) {
+    sk_problem(req, SK_EINVAL, "",
+               "Sec-WebSocket-Protocol offers no subprotocol spoken here; offer " SK_STREAM_PROTOCOL);
     return;
   }
   const char *f = sk_http_query(req, "format");
@@ -534,6 +596,7 @@ void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
   s->rd.require_mask = true;
   s->rd.max_message = r->cfg.pool_upload;
   /* No Connection: libmicrohttpd adds "Upgrade"; ours made it "Upgrade, Upgrade", which Node's WebSocket refuses. */
-  const char *hdr[] = {"Upgrade", "websocket", "Sec-WebSocket-Accept", accept, NULL};
+  const char *hdr[] = {"Upgrade", "websocket", "Sec-WebSocket-Accept", accept,
+                       protos != NULL ? "Sec-WebSocket-Protocol" : NULL, SK_STREAM_PROTOCOL, NULL};
   sk_http_respond_upgrade(req, hdr, &k_ops, s);
 }

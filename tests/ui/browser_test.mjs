@@ -44,9 +44,9 @@ function check(ok, what) {
 
 // ---- the daemon and the reference server ------------------------------------------
 
-function startDaemon() {
+function startDaemon(...more) {
   return new Promise((res, rej) => {
-    const p = spawn(SKINNERD, ["--listen", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(SKINNERD, ["--listen", "127.0.0.1:0", ...more], { stdio: ["ignore", "pipe", "inherit"] });
     process.on("exit", () => p.kill("SIGKILL")); // never outlive the test, whatever ends it
     let buf = "";
     const t = setTimeout(() => rej(new Error("skinnerd did not print its address in 10 s")), 10000);
@@ -378,14 +378,15 @@ async function main() {
         right.scrollTop = keep;
         return { bad: text.split("\n").filter((l) => /\b(NaN|undefined)\b/.test(l)), cut, timing: document.getElementById("timing").textContent,
           controls: box("controls").bottom <= Math.min(innerHeight, box("view").bottom) + 0.5 && box("controls").right <= innerWidth + 0.5,
-          lastBox: last.bottom <= panel.bottom + 0.5 && last.top >= panel.top, playing: window.skPreview.state.playing };
+          lastBox: last.bottom <= panel.bottom + 0.5 && last.top >= panel.top, playing: window.skPreview.state.playing,
+          boxes: `controls ${JSON.stringify(box("controls"))}, view ${JSON.stringify(box("view"))}, window ${innerWidth}x${innerHeight}` };
       });
       const a = await seen();
       await new Promise((r) => setTimeout(r, 2500));
       const b = await seen();
       await fullShot(ui, `numbers-${w}x${h}`);
       check(a.bad.length === 0 && b.bad.length === 0, `${w}x${h}: no NaN or undefined in the page (${[...a.bad, ...b.bad].join(" | ")})`);
-      check(a.cut.length === 0 && a.controls && a.lastBox, `${w}x${h}: no box cut off (${a.cut.join(", ")}), controls in the window (${a.controls}), the panel scrolls to its last box (${a.lastBox})`);
+      check(a.cut.length === 0 && a.controls && a.lastBox, `${w}x${h}: no box cut off (${a.cut.join(", ")}), controls in the window (${a.controls}), the panel scrolls to its last box (${a.lastBox})${a.controls ? "" : `; ${a.boxes}`}`);
       check(a.playing && b.playing && a.timing !== b.timing && /daemon: /.test(b.timing),
         `${w}x${h}: the server box follows a looping clip ("${a.timing.replace(/\n/g, " / ")}" then "${b.timing.replace(/\n/g, " / ")}")`);
       await ui.evaluate(async () => { const p = window.skPreview; p.setPlaying(false); await p.serverMesh(false); p.pick(null); });
@@ -657,10 +658,11 @@ async function main() {
       await ui.evaluate(async () => { const p = window.skPreview; p.stopEdit(); await p.setOps([]); await p.openStream(p.state.id); });
     }
 
-    // Playback and scrubbing over the stream: the range ahead of the playhead
-    // is one text message and one binary frame of 30 poses; no HTTP range
-    // POST /pose goes out; the numbers panel stays readable and current while
-    // the clip loops. With the stream closed, playback posts /pose ranges.
+    // Playback and scrubbing over the stream: play is one text message
+    // ({"play"}) and the daemon pushes every frame as a binary message of
+    // /pose's bytes, drawn as it comes; no HTTP range POST /pose goes out;
+    // pause stops the push; the numbers panel stays readable and current
+    // while the clip loops. With the stream closed, playback posts /pose ranges.
     {
       await ui.bringToFront();
       const live = await ui.evaluate(() => window.skPreview.streamReady());
@@ -668,8 +670,8 @@ async function main() {
       await ui.evaluate(async () => { const p = window.skPreview; p.setSize(null); p.show({ armature: true, flat: false }); p.pick("b_Head_05"); p.setClip("Survey"); await p.seek(2.5); });
       const cdp = await ui.createCDPSession();
       await cdp.send("Network.enable");
-      const ws = { sent: 0, binary: 0 }, ranges = [], binaryHttp = [];
-      cdp.on("Network.webSocketFrameSent", () => ws.sent++);
+      const ws = { sent: 0, binary: 0, texts: [] }, ranges = [], binaryHttp = [];
+      cdp.on("Network.webSocketFrameSent", (f) => { ws.sent++; ws.texts.push(f.response.payloadData); });
       cdp.on("Network.webSocketFrameReceived", (f) => { if (f.response.opcode === 2) ws.binary++; });
       const onReq = (r) => {
         if (!/\/pose$/.test(new URL(r.url()).pathname)) return;
@@ -677,6 +679,7 @@ async function main() {
         if (/mat3x4/.test(r.headers().accept || "")) binaryHttp.push(r.postData());
       };
       ui.on("request", onReq);
+      const sent0 = ws.sent;
       const play = await ui.evaluate(async () => {
         const p = window.skPreview, st = p.state, streamed = st.streamed, sent = p.api.sent;
         st.framesShown = 0;
@@ -696,11 +699,23 @@ async function main() {
           stream: document.getElementById("stream").textContent };
       });
       await fullShot(ui, "play-stream-live");
+      const playMsgs = ws.texts.slice(sent0).map((t) => JSON.parse(t)).filter((m) => m.play);
       await ui.evaluate(() => window.skPreview.setPlaying(false));
       await new Promise((r) => setTimeout(r, 300));
       const held = { sent: ws.sent, binary: ws.binary, ranges: ranges.length };
-      check(play.frames >= 20 && play.streamed >= 3 && held.binary >= play.streamed && held.ranges === 0,
-        `playing Survey over the stream: ${play.frames} frames drawn from ${play.streamed} stream answers (${held.binary} binary WebSocket frames), ${held.ranges} HTTP range requests`);
+      const bin0 = ws.binary;
+      const paused = await ui.evaluate(async () => {
+        const st = window.skPreview.state, n = st.streamed, t = st.time;
+        await new Promise((r) => setTimeout(r, 500));
+        return { more: st.streamed - n, moved: st.time !== t, text: document.body.innerText };
+      });
+      await fullShot(ui, "play-stream-paused");
+      const stopMsg = ws.texts.slice(sent0).some((t) => JSON.parse(t).play === null);
+      check(play.frames >= 60 && play.streamed >= 60 && held.binary >= play.streamed && held.ranges === 0 && playMsgs.length >= 1 && playMsgs.length <= 3 &&
+            playMsgs.every((m) => m.play.animation === "Survey" && m.play.fps === 30 && m.play.speed === 1 && m.play.loop === true),
+        `playing Survey over the stream: ${play.frames} frames drawn from ${play.streamed} frames the daemon pushed (${held.binary} binary WebSocket frames) after ${playMsgs.length} play message(s) (${JSON.stringify(playMsgs[0])}), ${held.ranges} HTTP range requests`);
+      check(stopMsg && ws.binary === bin0 && paused.more === 0 && !paused.moved && !/\b(NaN|undefined)\b/.test(paused.text),
+        `pause sends {"play": null} and the daemon stops pushing (${ws.binary - bin0} binary frames, ${paused.more} drawn in 0.5 s; playhead moved: ${paused.moved})`);
       check(play.wrapped, `the clip looped over the stream (playhead at ${play.time.toFixed(2)} s)`);
       const bad = play.texts.filter((t) => /\b(NaN|undefined)\b/.test(t));
       check(bad.length === 0 && !/\b(NaN|undefined)\b/.test(play.page) && new Set(play.texts).size >= 3 && /over the stream/.test(play.texts.at(-1)) && /stream: live/.test(play.stream),
@@ -738,6 +753,36 @@ async function main() {
       check(fb.frames >= 10 && ranges.length - f0.ranges >= 1 && ws.binary === f0.binary && /HTTP/.test(fb.stream) && !/\b(NaN|undefined)\b/.test(fb.text),
         `with the stream closed playback falls back to HTTP ranges (${ranges.length - f0.ranges} POST /pose ranges, ${fb.frames} frames, "${fb.stream}")`);
       await ui.evaluate(async () => { const p = window.skPreview; await p.openStream(p.state.id); p.setSize(400, 400); });
+    }
+
+    // A browser's WebSocket cannot set Authorization: against a daemon with
+    // --tokens, the JS client (/ui/skinnerd.js, in the page) sends the token
+    // as the base64url.bearer.skinner. subprotocol beside skinner.v1.
+    {
+      const tokPath = join(OUT, "tokens");
+      writeFileSync(tokPath, "browser~~~/+=-0123456789 read\nwriter-token-0123456789 write\n");
+      const td = await startDaemon("--tokens", tokPath);
+      try {
+        const up = await fetch(`${td.base}/v1/skeletons/fox`, { method: "PUT", body: readFileSync(join(DATA, "Fox.glb")),
+          headers: { "Content-Type": "model/gltf-binary", Authorization: "Bearer writer-token-0123456789" } });
+        const r = await ui.evaluate(async (base) => {
+          const { Client } = await import("/ui/skinnerd.js");
+          const out = {};
+          const s = await new Client(base, { token: "browser~~~/+=-0123456789" }).stream("fox", { format: "mat3x4" });
+          out.protocol = s.ws.protocol;
+          const f = await s.send({ animation: "Walk", time: 0.5 });
+          out.matrices = f.frames.matrices;
+          out.finite = [...f.frames.data].every(Number.isFinite);
+          s.close();
+          out.refused = await new Client(base, { token: "unknown-token-0123456789" }).stream("fox").then(() => "opened", (e) => e.constructor.name);
+          out.none = await new Client(base).stream("fox").then(() => "opened", (e) => e.constructor.name);
+          return out;
+        }, td.base);
+        check(up.ok && r.protocol === "skinner.v1" && r.matrices === 25 && r.finite && r.refused === "ProtocolError" && r.none === "ProtocolError",
+          `in the browser the token rides the WebSocket subprotocol: the 101 selects ${r.protocol}, a pose of ${r.matrices} matrices comes back; an unknown token or none: ${r.refused}, ${r.none}`);
+      } finally {
+        td.proc.kill("SIGTERM");
+      }
     }
 
     // Look-at: the head's +Z (BoneLookController's forward) turns to the handle.

@@ -226,11 +226,19 @@ export declare class Client {
     frames(id: string, animation: string | number, fps: number, start: number, end: number, format?: Format, fields?: Pose): Promise<Json | Frames>;
     private chunks;
     /** A WebSocket session on `id`'s stream (proto/stream.md). The token goes
-     * as Authorization where the WebSocket takes headers (Node's does). */
+     * as the subprotocol base64url.bearer.skinner.<base64url token> beside
+     * skinner.v1, which every WebSocket can send (a browser's cannot set
+     * Authorization); extra headers go where the WebSocket takes them (Node's). */
     stream(id: string, o?: {
         format?: "mat4" | "mat3x4";
     }): Promise<StreamSession>;
 }
+/** The stream's subprotocol; with a token, the one that carries it. */
+export declare const STREAM_PROTOCOL = "skinner.v1";
+export declare const TOKEN_PROTOCOL_PREFIX = "base64url.bearer.skinner.";
+/** The Sec-WebSocket-Protocol list a stream offers (proto/stream.md):
+ * skinner.v1, and the token in base64url without padding. */
+export declare function streamProtocols(token: string | null): string[];
 /** One binary answer of a stream: the header of proto/stream.md and the bytes /pose answers. */
 export interface StreamFrame {
     /** The session's answers before this one, or the clip frame k of a playback. */
@@ -241,10 +249,15 @@ export interface StreamFrame {
 }
 /** Parses one binary stream message (proto/stream.md's header, then /pose's bytes). */
 export declare function parseStreamFrame(buf: ArrayBuffer, floatsPerMatrix?: number, output?: unknown): StreamFrame;
+/** A playback (proto/stream.md): frames [s, e) at fps, pushed every 1/(fps·speed) s, with the ops, mesh and loop of every frame's /pose. */
 export interface PlayOptions {
     animation: string | number;
     fps: number;
     frames: [number, number];
+    speed?: number;
+    loop?: boolean;
+    ops?: unknown[];
+    mesh?: unknown;
 }
 /** A WebSocket session: `send` a pose request (any /pose body, ops
  * included) and get its answer; `play` a clip pushed at its fps. Each
@@ -265,7 +278,7 @@ export declare class StreamSession {
     private readonly pending;
     private play_;
     private constructor();
-    static open(url: string, Ctor: WsCtor, floatsPerMatrix: number, headers: Record<string, string> | null): Promise<StreamSession>;
+    static open(url: string, Ctor: WsCtor, floatsPerMatrix: number, protocols: string[], headers: Record<string, string> | null): Promise<StreamSession>;
     get open(): boolean;
     /** Sends one pose request; resolves with its answer, rejects with the problem /pose would answer. */
     send(pose: Pose): Promise<StreamFrame>;

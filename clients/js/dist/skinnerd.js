@@ -458,7 +458,9 @@ export class Client {
         return merge(parts, fmt);
     }
     /** A WebSocket session on `id`'s stream (proto/stream.md). The token goes
-     * as Authorization where the WebSocket takes headers (Node's does). */
+     * as the subprotocol base64url.bearer.skinner.<base64url token> beside
+     * skinner.v1, which every WebSocket can send (a browser's cannot set
+     * Authorization); extra headers go where the WebSocket takes them (Node's). */
     stream(id, o = {}) {
         const u = new URL(this.url + Client.skelPath(id) + "/stream");
         u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
@@ -467,9 +469,25 @@ export class Client {
         const Ctor = this.WebSocketCtor;
         if (!Ctor)
             return Promise.reject(new TypeError("no WebSocket: pass { WebSocket } to the Client (Node 20: --experimental-websocket)"));
-        const headers = { ...this.extraHeaders, ...(this.token ? { Authorization: `Bearer ${this.token}` } : {}) };
-        return StreamSession.open(u.href, Ctor, o.format === "mat3x4" ? 12 : 16, Object.keys(headers).length ? headers : null);
+        const protocols = streamProtocols(this.token);
+        const headers = Object.keys(this.extraHeaders).length ? { ...this.extraHeaders } : null;
+        return StreamSession.open(u.href, Ctor, o.format === "mat3x4" ? 12 : 16, protocols, headers);
     }
+}
+/** The stream's subprotocol; with a token, the one that carries it. */
+export const STREAM_PROTOCOL = "skinner.v1";
+export const TOKEN_PROTOCOL_PREFIX = "base64url.bearer.skinner.";
+/** The Sec-WebSocket-Protocol list a stream offers (proto/stream.md):
+ * skinner.v1, and the token in base64url without padding. */
+export function streamProtocols(token) {
+    if (!token)
+        return [STREAM_PROTOCOL];
+    const bytes = new TextEncoder().encode(token);
+    let bin = "";
+    for (const b of bytes)
+        bin += String.fromCharCode(b);
+    const t = btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    return [STREAM_PROTOCOL, TOKEN_PROTOCOL_PREFIX + t];
 }
 function merge(parts, fmt) {
     if (fmt !== JSON_TYPE)
@@ -509,11 +527,12 @@ export class StreamSession {
         ws.onmessage = (ev) => this.message(ev.data);
         ws.onclose = (ev) => this.ended(ev.code, ev.reason);
     }
-    static open(url, Ctor, floatsPerMatrix, headers) {
+    static open(url, Ctor, floatsPerMatrix, protocols, headers) {
         return new Promise((resolve, reject) => {
             let ws;
             try {
-                ws = headers ? new Ctor(url, { headers }) : new Ctor(url);
+                /* Node's WebSocket (undici) takes {protocols, headers}; a browser's only the list */
+                ws = headers ? new Ctor(url, { protocols, headers }) : new Ctor(url, protocols);
             }
             catch (e) {
                 reject(e);

@@ -362,7 +362,10 @@ export interface paths {
          *     an optional `"id"`; each answer is one binary message, a 16-byte
          *     header then the bytes `/pose` answers with `Accept:
          *     application/octet-stream` (or mat3x4). A failed request is a text
-         *     message `{"id", "problem"}`; the session goes on.
+         *     message `{"id", "problem"}`; the session goes on. A browser, which
+         *     cannot set Authorization on a WebSocket, sends the token as the
+         *     subprotocol `base64url.bearer.skinner.<token in base64url, no
+         *     padding>` beside `skinner.v1`, which the 101 selects.
          */
         get: operations["streamPoses"];
         put?: never;
@@ -2260,8 +2263,19 @@ export interface operations {
             query?: {
                 /** @description The answers' matrices, float32 4x4 (f32, the default) or 3x4 (mat3x4). */
                 format?: "f32" | "mat3x4";
+                /** @description Event stream (Accept: text/event-stream) only: the clip played. */
+                animation?: string;
+                /** @description Event stream only: frame k is at time k / fps; in (0, 1000]. */
+                fps?: number;
+                /** @description Event stream only: START,END, the frames sent (END excluded; at most 10^7). */
+                frames?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Subprotocols offered, comma-separated; when present it must offer `skinner.v1` (selected in the 101) and may carry the token as `base64url.bearer.skinner.<base64url token>`, never together with Authorization. */
+                "Sec-WebSocket-Protocol"?: string;
+                /** @description Event stream only: the last frame received; the stream resumes after it. */
+                "Last-Event-ID"?: string;
+            };
             path: {
                 /** @description The skeleton's id, "." and ".." excepted (URL dot-segments). An id outside this pattern (a percent-encoded NUL included) is a 400 on PUT (it cannot be created) and a 404 on every other route (no such skeleton). */
                 id: components["parameters"]["SkeletonId"];
@@ -2277,7 +2291,23 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A bad Sec-WebSocket-Key or ?format=. */
+            /** @description With Accept: text/event-stream and no Upgrade: the playback as Server-Sent Events, one event per frame (id: the frame index, data: base64 of /pose's bytes), then `event: end` (proto/stream.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: AACAPwAAAAA...
+                     *
+                     *     event: end
+                     *     data: {"played":90}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A bad Sec-WebSocket-Key or ?format=; a Sec-WebSocket-Protocol without skinner.v1; `bad-credentials`: both Authorization and the token subprotocol, or two Sec-WebSocket-Protocol lines. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2290,7 +2320,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
-            /** @description Not a WebSocket upgrade, or a version other than 13 (Sec-WebSocket-Version names 13). */
+            422: components["responses"]["Invalid"];
+            /** @description Neither a WebSocket upgrade nor Accept text/event-stream, or a version other than 13 (Sec-WebSocket-Version names 13). */
             426: {
                 headers: {
                     [name: string]: unknown;

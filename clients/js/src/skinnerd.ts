@@ -513,16 +513,34 @@ export class Client {
   }
 
   /** A WebSocket session on `id`'s stream (proto/stream.md). The token goes
-   * as Authorization where the WebSocket takes headers (Node's does). */
+   * as the subprotocol base64url.bearer.skinner.<base64url token> beside
+   * skinner.v1, which every WebSocket can send (a browser's cannot set
+   * Authorization); extra headers go where the WebSocket takes them (Node's). */
   stream(id: string, o: { format?: "mat4" | "mat3x4" } = {}): Promise<StreamSession> {
     const u = new URL(this.url + Client.skelPath(id) + "/stream");
     u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
     if (o.format === "mat3x4") u.searchParams.set("format", "mat3x4");
     const Ctor = this.WebSocketCtor;
     if (!Ctor) return Promise.reject(new TypeError("no WebSocket: pass { WebSocket } to the Client (Node 20: --experimental-websocket)"));
-    const headers = { ...this.extraHeaders, ...(this.token ? { Authorization: `Bearer ${this.token}` } : {}) };
-    return StreamSession.open(u.href, Ctor, o.format === "mat3x4" ? 12 : 16, Object.keys(headers).length ? headers : null);
+    const protocols = streamProtocols(this.token);
+    const headers = Object.keys(this.extraHeaders).length ? { ...this.extraHeaders } : null;
+    return StreamSession.open(u.href, Ctor, o.format === "mat3x4" ? 12 : 16, protocols, headers);
   }
+}
+
+/** The stream's subprotocol; with a token, the one that carries it. */
+export const STREAM_PROTOCOL = "skinner.v1";
+export const TOKEN_PROTOCOL_PREFIX = "base64url.bearer.skinner.";
+
+/** The Sec-WebSocket-Protocol list a stream offers (proto/stream.md):
+ * skinner.v1, and the token in base64url without padding. */
+export function streamProtocols(token: string | null): string[] {
+  if (!token) return [STREAM_PROTOCOL];
+  const bytes = new TextEncoder().encode(token);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  const t = btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return [STREAM_PROTOCOL, TOKEN_PROTOCOL_PREFIX + t];
 }
 
 function merge(parts: (Json | Frames)[], fmt: string): Json | Frames | BatchResult {
@@ -554,7 +572,11 @@ export function parseStreamFrame(buf: ArrayBuffer, floatsPerMatrix = 16, output?
 }
 
 type Pending = { resolve: (f: StreamFrame) => void; reject: (e: Error) => void; output: unknown };
-export interface PlayOptions { animation: string | number; fps: number; frames: [number, number]; }
+/** A playback (proto/stream.md): frames [s, e) at fps, pushed every 1/(fps·speed) s, with the ops, mesh and loop of every frame's /pose. */
+export interface PlayOptions {
+  animation: string | number; fps: number; frames: [number, number];
+  speed?: number; loop?: boolean; ops?: unknown[]; mesh?: unknown;
+}
 
 /** A WebSocket session: `send` a pose request (any /pose body, ops
  * included) and get its answer; `play` a clip pushed at its fps. Each
@@ -576,11 +598,13 @@ export class StreamSession {
     ws.onclose = (ev: CloseEvent) => this.ended(ev.code, ev.reason);
   }
 
-  static open(url: string, Ctor: WsCtor, floatsPerMatrix: number, headers: Record<string, string> | null): Promise<StreamSession> {
+  static open(url: string, Ctor: WsCtor, floatsPerMatrix: number, protocols: string[],
+              headers: Record<string, string> | null): Promise<StreamSession> {
     return new Promise((resolve, reject) => {
       let ws: WebSocket;
       try {
-        ws = headers ? new Ctor(url, { headers }) : new Ctor(url);
+        /* Node's WebSocket (undici) takes {protocols, headers}; a browser's only the list */
+        ws = headers ? new Ctor(url, { protocols, headers }) : new Ctor(url, protocols);
       } catch (e) { reject(e); return; }
       const fail = () => reject(new ProtocolError(`the stream ${url} did not open (refused or no upgrade)`));
       ws.onerror = fail;
