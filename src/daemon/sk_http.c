@@ -116,25 +116,33 @@ static const struct known_header {
 #undef KH
 };
 
-/* The index of `name` in k_known, or -1. The routes pass the same string
- * literals as k_known, which the linker merges (mergeable string
- * sections), so the pointer usually decides; the comparison is for the
- * rest and for the names libmicrohttpd hands to scan_header. */
-static int known_index(const char *name) {
+/* The index of the header called [name, name + len) in k_known, or -1. */
+static int known_named(const char *name, size_t len) {
   for (int i = 0; i < SK_HTTP_KNOWN_HEADERS; i++)
-    if (k_known[i].name == name)
-      return i;
-  size_t len = strlen(name);
-  for (int i = 0; i < SK_HTTP_KNOWN_HEADERS; i++)
-    if (k_known[i].len == len && strcasecmp(k_known[i].name, name) == 0)
+    if (k_known[i].len == len && strncasecmp(k_known[i].name, name, len) == 0)
       return i;
   return -1;
 }
 
-static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+/* The index of `name` in k_known, or -1. The routes pass the same string
+ * literals as k_known, which the linker merges (mergeable string
+ * sections), so the pointer usually decides; the comparison is for the
+ * rest. */
+static int known_index(const char *name) {
+  for (int i = 0; i < SK_HTTP_KNOWN_HEADERS; i++)
+    if (k_known[i].name == name)
+      return i;
+  return known_named(name, strlen(name));
+}
+
+/* libmicrohttpd's names are its own copies, never our literals: straight
+ * to the comparison, with the length it already has. */
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                   const char *value, size_t value_size) {
   (void)kind;
+  (void)value_size;
   sk_http_req *req = cls;
-  int i = key != NULL ? known_index(key) : -1;
+  int i = key != NULL ? known_named(key, key_size) : -1;
   if (i >= 0) {
     if (req->hdr_count[i] == 0)
       req->hdr_value[i] = value;
@@ -146,7 +154,7 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 static void scan_headers(sk_http_req *req) {
   if (req->hdr_scanned)
     return;
-  MHD_get_connection_values(req->conn, MHD_HEADER_KIND, scan_header, req);
+  MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, scan_header, req);
   req->hdr_scanned = true;
 }
 
@@ -647,7 +655,9 @@ static void fill_defaults(sk_http_config *c) {
   /* libmicrohttpd 0.9.75 zeroes the pool for every request (under callgrind
    * the largest user-space cost of a small request), so a smaller pool is a
    * cheaper request: 16 KiB instead of MHD's default 32 KiB halves that, and
-   * still holds headers of about 15 KB. */
+   * still holds headers of about 15 KB. Not smaller: the pool's read half
+   * then splits a batch body of 6.6 KB over several reads, which cost more
+   * CPU under load than the zeroing saves (docs/performance.md). */
   if (c->conn_memory == 0)
     c->conn_memory = 16 * 1024;
   if (c->conn_limit == 0)

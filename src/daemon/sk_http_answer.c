@@ -152,8 +152,8 @@ void sk_http__kept_drop(conn_state *c) {
   c->kept_len = c->kept_key_len = 0;
 }
 
-/* An owned answer of up to --conn-memory bytes on a connection with
- * state: a pose client asks the same kind of question again and again, and
+/* An owned answer of up to --conn-memory bytes (16 KiB at least) on a
+ * connection with state: a pose client asks the same kind of question again and again, and
  * creating the libmicrohttpd response with its headers (an allocation per
  * header and two string copies, each checked) cost ~4 500 instructions of
  * a pose request's ~62 000 under callgrind. So the connection keeps its
@@ -162,9 +162,9 @@ void sk_http__kept_drop(conn_state *c) {
  * because libmicrohttpd runs one request at a time per connection: when a
  * handler answers, the previous answer on the connection has gone out and
  * nothing reads the kept body. The kept bytes are per-connection memory
- * like libmicrohttpd's own pool and bounded by its size (--conn-memory),
- * not answers being sent: outside the budget, which counted this answer
- * like any other (count_answer).
+ * like libmicrohttpd's own pool and bounded like it (--conn-memory, or
+ * 16 KiB when the pool is smaller), not answers being sent: outside the
+ * budget, which counted this answer like any other (count_answer).
  * Takes `body` in every case. */
 static int respond_kept(sk_http_req *req, int status, const char *content_type, char *body, size_t len,
                         const char *const *headers) {
@@ -217,7 +217,8 @@ int sk_http_respond(sk_http_req *req, int status, const char *content_type, void
     return sk_http_respond(req, 503, "application/problem+json", (void *)k_over_budget, sizeof k_over_budget - 1,
                            false, retry);
   }
-  if (own && req->cstate != NULL && len > 0 && len <= SK_HTTP_KEPT_MAX && len <= req->http->cfg.conn_memory)
+  const size_t kept_cap = req->http->cfg.conn_memory > SK_HTTP_KEPT_MIN ? req->http->cfg.conn_memory : SK_HTTP_KEPT_MIN;
+  if (own && req->cstate != NULL && len > 0 && len <= SK_HTTP_KEPT_MAX && len <= kept_cap)
     return respond_kept(req, status, content_type, body, len, headers);
   struct MHD_Response *r =
       MHD_create_response_from_buffer(len, body, own ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);

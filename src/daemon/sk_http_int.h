@@ -40,9 +40,11 @@ struct sk_http {
 };
 
 /* Answers kept per connection (conn_state.kept): bodies up to the
- * connection's pool size (--conn-memory, 16 KiB by default) and at most
- * this (a 65-bone pose is 4 224 bytes binary, ~9 KB as JSON), header text
- * up to SK_HTTP_KEPT_KEY bytes. */
+ * connection's pool size (--conn-memory, 16 KiB by default) or
+ * SK_HTTP_KEPT_MIN, the larger, and at most SK_HTTP_KEPT_MAX (a 65-bone
+ * pose is 4 224 bytes binary, ~9 KB as JSON: a pool lowered to 4 KiB
+ * still keeps both), header text up to SK_HTTP_KEPT_KEY bytes. */
+#define SK_HTTP_KEPT_MIN 16384u
 #define SK_HTTP_KEPT_MAX 65536u
 #define SK_HTTP_KEPT_KEY 384u
 /* The Server-Timing header's text, at most (sk_http__server_timing). */

@@ -181,13 +181,17 @@ void sk_routes__spec(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
 }
 
 /* A row's path matches [url, url + len): exactly, or as a prefix when it
- * ends in '/'. */
+ * ends in '/'. One pass, no strlen: every request tries every row, and
+ * most differ from the URL in their first bytes. */
 static bool path_matches(const char *path, const char *url, size_t len) {
-  size_t n = strlen(path);
-  if (n > 0 && path[n - 1] == '/')
-    return len >= n && strncmp(url, path, n) == 0;
-  return n == len && strncmp(url, path, len) == 0;
+  size_t i = 0;
+  while (path[i] != 0 && i < len && path[i] == url[i])
+    i++;
+  return path[i] == 0 && (i == len || (i > 0 && path[i - 1] == '/'));
 }
+
+/* [s, s + n) equals the whole of `path` (s holds no NUL before n). */
+static bool equals_path(const char *s, size_t n, const char *path) { return strncmp(s, path, n) == 0 && path[n] == 0; }
 
 /* Matches the path (query string ignored) against the table. */
 static void route_match(const char *url, sk_route_match *m) {
@@ -208,7 +212,7 @@ static void route_match(const char *url, sk_route_match *m) {
   const char *tail = id + idlen;
   const size_t tlen = rest - idlen;
   for (size_t i = 0; i < NROUTES && m->route == NULL; i++)
-    if (k_routes[i].per_id && strlen(k_routes[i].path) == tlen && strncmp(tail, k_routes[i].path, tlen) == 0)
+    if (k_routes[i].per_id && equals_path(tail, tlen, k_routes[i].path))
       m->route = &k_routes[i];
   /* /animations/{clip}, …/{clip}/bounds, …/{clip}/rootMotion: the clip
    * segment (any bytes but '/'), then the row whose path ends with what
@@ -224,7 +228,7 @@ static void route_match(const char *url, sk_route_match *m) {
         continue;
       if (strncmp(psub, "{clip}", 6) == 0)
         psub += 6;
-      if (strlen(psub) != sublen || strncmp(seg + clen, psub, sublen) != 0)
+      if (!equals_path(seg + clen, sublen, psub))
         continue;
       m->route = &k_routes[i];
       m->clip_ok = clen <= SK_ROUTES_CLIP_MAX;

@@ -184,29 +184,37 @@ size_t sk_frames_answer_bound(const sk_model *e, const sk_pose *poses, size_t n,
  * 2-core test machine before the accumulators, against ~7 for the batch kernel and ~650 for JSON encoding (docs/history/kernel.md). */
 /* Any non-finite float in m[0 .. 16 * mats): an exponent of all ones is
  * one that carries into bit 31 when 1 is added at the exponent's lowest
- * bit. One 64-byte vector of 32-bit lanes a matrix (GNU vector types: one
- * register with AVX-512, two with AVX2, four with SSE2), ORed into one
- * accumulator folded once at the end: with a scalar `bad`, gcc folded the
- * vector after every matrix. Built once per ISA below: on the baseline
- * target alone it ran as four SSE2 vectors a matrix (7 % of a range). */
+ * bit. Vectors of the ISA's register width (GNU vector types: 16 lanes
+ * with AVX-512, 8 with AVX2, 4 with SSE2), ORed into one accumulator
+ * folded once at the end: with a scalar `bad`, gcc folded the vector after
+ * every matrix, and with a 16-lane vector on AVX2 it kept the accumulator
+ * on the stack (23 instructions a matrix, stores and reloads of mixed
+ * widths). Built once per ISA below: on the baseline target alone it ran
+ * as four SSE2 vectors a matrix (7 % of a range). */
 typedef uint32_t nf_u32x16 __attribute__((vector_size(64)));
-#define NONFINITE_BODY                                                                                  \
-  const nf_u32x16 expo = (nf_u32x16){0} + 0x7f800000u, one = (nf_u32x16){0} + 0x00800000u;                 \
-  nf_u32x16 acc = {0}, u;                                                                                \
-  for (size_t k = 0; k < 16 * mats; k += 16) {                                                           \
+typedef uint32_t nf_u32x8 __attribute__((vector_size(32)));
+typedef uint32_t nf_u32x4 __attribute__((vector_size(16)));
+#define NONFINITE_BODY(V, LANES)                                                                          \
+  const V expo = (V){0} + 0x7f800000u, one = (V){0} + 0x00800000u;                                       \
+  V acc = {0}, u;                                                                                        \
+  for (size_t k = 0; k < 16 * mats; k += (LANES)) {                                                      \
     memcpy(&u, &m[k], sizeof u);                                                                         \
     acc |= (u & expo) + one;                                                                             \
   }                                                                                                      \
   uint32_t bad = 0;                                                                                      \
-  for (int i = 0; i < 16; i++)                                                                           \
+  for (int i = 0; i < (LANES); i++)                                                                      \
     bad |= acc[i];                                                                                       \
   return (bad & 0x80000000u) != 0;
 
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx512f"))) static bool nonfinite_avx512(const float *m, size_t mats) { NONFINITE_BODY }
-__attribute__((target("avx2"))) static bool nonfinite_avx2(const float *m, size_t mats) { NONFINITE_BODY }
+__attribute__((target("avx512f"))) static bool nonfinite_avx512(const float *m, size_t mats) {
+  NONFINITE_BODY(nf_u32x16, 16)
+}
+__attribute__((target("avx2"))) static bool nonfinite_avx2(const float *m, size_t mats) {
+  NONFINITE_BODY(nf_u32x8, 8)
+}
 #endif
-static bool nonfinite_base(const float *m, size_t mats) { NONFINITE_BODY }
+static bool nonfinite_base(const float *m, size_t mats) { NONFINITE_BODY(nf_u32x4, 4) }
 #undef NONFINITE_BODY
 
 bool sk_frames_nonfinite(const float *m, size_t mats) {

@@ -2,7 +2,7 @@
 """Two skinnerd builds on the single-pose request, side by side in one run. Not a test.
 
   python3 tests/bench/http_ab.py OLD_SKINNERD NEW_SKINNERD [--rounds 5] [--seconds 2]
-      [--connections 32] [--min-ratio 1.0]
+      [--connections 32] [--min-ratio 1.0] [--batch N] [--arg ARG ...]
 
 Both daemons run at once on 127.0.0.1 (free ports), each with the 65-bone
 skeleton of http_bench.py; POST /v1/skeletons/bench65/pose with the
@@ -11,7 +11,11 @@ for --seconds per round; the builds take turns (old, new, old, new...) for
 --rounds rounds, so a drift of the machine's speed hits both alike. Per row:
 each build's median requests/s and p99, and new/old as the median of the
 paired rounds (round i of new over round i of old), with PASS when it is at
-least --min-ratio, else MISS. Exit status 0 either way (a bench, not a test).
+least --min-ratio, else MISS. --batch N adds a row: POST /poses with N
+such poses, binary answer (http_bench.py's batch rows are N = 64). --arg
+passes an argument to the new build only (repeat it: --arg=--conn-memory
+--arg=8192), so one build compares with itself under two settings.
+Exit status 0 either way (a bench, not a test).
 """
 import argparse
 import atexit
@@ -37,6 +41,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=2)
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--min-ratio", type=float, default=1.0)
+    ap.add_argument("--batch", type=int, default=0, metavar="N")
+    ap.add_argument("--arg", action="append", default=[], metavar="ARG")
     a = ap.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("needs wrk (Debian package wrk)")
@@ -50,25 +56,33 @@ def main():
     print("# CPU: %s, %d cores; wrk -t1 -c%d -d%ds, %d alternating rounds per build, paired medians" % (
         cpu, os.cpu_count(), a.connections, a.seconds, a.rounds))
     skel = json.dumps(hb.skeleton65()).encode()
-    body = os.path.join(tmp, "pose.json")
-    with open(body, "wb") as f:
-        f.write(json.dumps(hb.small_pose(random.Random(4242))).encode())
+    rng = random.Random(4242)
+    single = os.path.join(tmp, "pose.json")
+    with open(single, "wb") as f:
+        f.write(json.dumps(hb.small_pose(rng)).encode())
+    batch = os.path.join(tmp, "poses.json")
+    with open(batch, "wb") as f:
+        f.write(json.dumps({"poses": [hb.small_pose(rng) for _ in range(a.batch)]}).encode())
     servers = []
-    for label, exe in (("old", a.old), ("new", a.new)):
-        p, port = hb.start_listening([exe, "--listen", "127.0.0.1:0"], log)
+    for label, exe, extra in (("old", a.old, []), ("new", a.new, a.arg)):
+        p, port = hb.start_listening([exe, "--listen", "127.0.0.1:0"] + extra, log)
         st, _, b = hb.request(port, "PUT", "/v1/skeletons/bench65", {"Content-Type": "application/json"}, skel)
         if st not in (200, 201):
             raise SystemExit("%s: PUT of the skeleton: %d %r" % (label, st, b[:200]))
         servers.append((label, p, port))
-    rows = (("single pose, binary", "application/octet-stream"), ("single pose, JSON", "application/json"))
+    pose = "/v1/skeletons/bench65/pose"
+    rows = [("single pose, binary", "application/octet-stream", pose, single),
+            ("single pose, JSON", "application/json", pose, single)]
+    if a.batch > 0:
+        rows.append(("batch of %d, binary" % a.batch, "application/octet-stream", pose + "s", batch))
     print("%-20s %-4s %10s %8s %8s %10s  %s" % ("row", "", "req/s", "p50 ms", "p99 ms", "CPU us/req",
                                               "rounds req/s"))
     verdicts = []
-    for label, accept in rows:
+    for label, accept, path, body in rows:
         hdrs = {"Content-Type": "application/json", "Accept": accept}
         answers = set()
         for _, _, port in servers:
-            st, _, ans = hb.request(port, "POST", "/v1/skeletons/bench65/pose", hdrs, open(body, "rb").read())
+            st, _, ans = hb.request(port, "POST", path, hdrs, open(body, "rb").read())
             if st != 200:
                 raise SystemExit("%s: %d %r" % (label, st, ans[:200]))
             answers.add(ans)
@@ -78,7 +92,7 @@ def main():
         per = {s[0]: [] for s in servers}
         for rnd in range(a.rounds):
             for name, p, port in servers:
-                per[name].append(hb.wrk("http://127.0.0.1:%d/v1/skeletons/bench65/pose" % port, script, a.seconds,
+                per[name].append(hb.wrk("http://127.0.0.1:%d%s" % (port, path), script, a.seconds,
                                         a.connections, warmup=1 if rnd == 0 else 0, pid=p.pid))
         for name, _, _ in servers:
             rs = per[name]
