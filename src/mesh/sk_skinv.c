@@ -10,7 +10,11 @@
  *    entries in one 512-bit or two 256-bit registers. Never fused: an FMA
  *    would skip the product's rounding. A weight that is not > 0 is
  *    skipped as the scalar job skips it, by a lane mask rather than adding
- *    0 x b (which could turn an entry's -0 into +0, or 0 x inf into NaN).
+ *    0 x b (which could turn an entry's -0 into +0, or 0 x inf into NaN),
+ *    or, in a run of class c (sk_geom.h: weights > 0 in exactly the
+ *    first c slots), by not reading the slots past c: the same adds in
+ *    the same slot order, so the same bits. The runs reorder vertices
+ *    only within a block; each vertex's arithmetic is its own.
  *  - Transform (step 3) is double arithmetic: rx = ((x m0 + y m4) + z m8)
  *    + m12, rw = 1 / (((x m3 + y m7) + z m11) + m15), then float32(rx x
  *    rw). The four rows are four lanes of doubles (the matrix columns
