@@ -164,14 +164,18 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   if (sh->output != SK_SHOT_MATRICES) /* about 4 MB of points in flight */
     st->chunk = st->row_floats > (1u << 20) / 16 ? 1 : st->chunk < (1u << 20) / st->row_floats ? st->chunk : (1u << 20) / st->row_floats;
   /* With threads a chunk's frames go to them whole (each thread started
-   * once per chunk, not per frame: a start and join cost some 60 us on a
-   * VM, a tenth of a 100k-vertex frame), so a chunk holds a few frames a
-   * thread, up to 32 MB of points in each of the two buffers; past that,
-   * one frame at a time split into vertex ranges (sk_skinv_run). */
+   * once per chunk, not per frame), one frame a thread, up to 32 MB of
+   * points in each of the two buffers; past that, one frame at a time
+   * split into vertex ranges (sk_skinv_run). One frame, not more: the
+   * buffers are fresh memory whose first touch faults its pages in, and
+   * with 4 frames a thread a 110k-vertex shot of 48 frames on 2 threads
+   * took 1.28x the CPU time of 1 thread, against 1.11x with one frame
+   * (medians of 4, make bench-mesh's CPU row), more than the thread
+   * starts it saves (some 60 us a chunk on a VM). */
   const unsigned want = sh->threads > SK_SKINV_MAX_THREADS ? SK_SKINV_MAX_THREADS : sh->threads;
   st->frame_threads = 1;
   if (sh->output != SK_SHOT_MATRICES && want > 1 && st->row_floats <= (1u << 23) / (2 * want)) {
-    const size_t most = (1u << 23) / st->row_floats, per = 4 * (size_t)want;
+    const size_t most = (1u << 23) / st->row_floats, per = want;
     st->chunk = st->chunk > per ? st->chunk : per < most ? per : most;
     st->frame_threads = want;
   }
