@@ -10,10 +10,12 @@
  * skin matrices of every frame are computed first and not timed.
  *
  * Per asset also the vertex kernel (sk_skinv's best path) against the
- * scalar job; then a generated mesh of 200k vertices (mesh_bench_large.inc):
+ * scalar job and against itself without the primitives' runs (every
+ * vertex masked, as before sk_geom_prim.order); then a generated mesh of
+ * 200k vertices (mesh_bench_large.inc):
  * 1 vs 2 threads and the kernel against its bounds; then `skinner frames
- * --output vertices` on a 110k-vertex primitive, --threads 2 vs 1
- * (mesh_bench_frames.inc).
+ * --output vertices` on a 110k-vertex primitive, --threads 2 vs 1, wall
+ * and CPU time (mesh_bench_frames.inc).
  *
  * Per asset also ray hits (sk_ray) on the mid frame of clip 0: 1024 rays
  * aimed inside random triangles, the fast path (triangles set up once,
