@@ -145,9 +145,11 @@ START_TEST(the_writers_answer_the_same_bytes_on_any_thread_count) {
   sk_strbuf want[3] = {{0}, {0}, {0}};
   for (int k = 0; k < 4; k++) {
     sk_strbuf got[3] = {{0}, {0}, {0}};
-    ck_assert_int_eq(sk_meshout_write_json(geom, outs, final, 3, NULL, 0, false, true, counts[k], &got[0]), 0);
-    ck_assert_int_eq(sk_meshout_write_f32(geom, outs, final, 3, NULL, 0, false, counts[k], &got[1]), 0);
-    ck_assert_int_eq(sk_meshout_write_hits(geom, rays, 2, final, 3, NULL, 0, false, SK_FMT_JSON, true, counts[k],
+    sk_threads th; /* counts[k] threads a job, the caller's and counts[k] - 1 spare */
+    sk_threads_init(&th, counts[k], counts[k] - 1);
+    ck_assert_int_eq(sk_meshout_write_json(geom, outs, final, 3, NULL, 0, false, true, &th, &got[0]), 0);
+    ck_assert_int_eq(sk_meshout_write_f32(geom, outs, final, 3, NULL, 0, false, &th, &got[1]), 0);
+    ck_assert_int_eq(sk_meshout_write_hits(geom, rays, 2, final, 3, NULL, 0, false, SK_FMT_JSON, true, &th,
                                            &got[2]),
                      0);
     ck_assert_ptr_nonnull(strstr(got[2].data, "\"triangle\":"));
@@ -160,6 +162,7 @@ START_TEST(the_writers_answer_the_same_bytes_on_any_thread_count) {
       ck_assert_msg(memcmp(got[w].data, want[w].data, got[w].len) == 0, "writer %d, %u threads", w, counts[k]);
       sk_strbuf_free(&got[w]);
     }
+    ck_assert_uint_eq(sk_threads_high(&th), counts[k] - 1); /* the writer took them all */
   }
   for (int w = 0; w < 3; w++)
     sk_strbuf_free(&want[w]);

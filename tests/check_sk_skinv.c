@@ -2,7 +2,8 @@
  * and 3 threads) gives the scalar job's bytes: positions, normals and
  * bounds, on every asset in tests/data at several frames of every clip,
  * and on random meshes with zero and negative-zero weights, 4 and 8
- * influences, morph targets and projective (non-affine) matrices. */
+ * influences, morph targets and projective (non-affine) matrices, with
+ * and without the primitive's runs (sk_geom_prim.order). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,12 @@ START_TEST(random_meshes_every_path) {
   sk_geom_prim p = {.count = count, .influences = k, .pos = pos, .nrm = nrm, .joints = joints, .weights = weights,
                     .ntargets = ntargets, .targets = targets, .influence = infl};
   compare_paths(&p, final, slots, infl, "random");
+  ck_assert_int_eq(sk_geom_prim_runs(&p), 0); /* every class: the same bytes run by run */
+  compare_paths(&p, final, slots, infl, "random with runs");
+  free(p.order);
+  free(p.runs);
+  p.order = NULL;
+  p.runs = NULL;
   p.influences = 0; /* morphed only */
   compare_paths(&p, final, slots, infl, "random unskinned");
   for (uint32_t t = 0; t < ntargets; t++) {

@@ -80,8 +80,9 @@ START_TEST(faces_are_triangles_of_a_scalar_indices_accessor) {
 }
 END_TEST
 
-/* Fox's primitive repeated `times` over, with made-up normals: a primitive
- * sk_shot splits over threads. Arrays owned by the returned prim. */
+/* Fox's primitive repeated `times` over, with made-up normals and its own
+ * runs: a primitive sk_shot splits over threads. Arrays owned by the
+ * returned prim. */
 static sk_geom_prim big_prim(const sk_geom_prim *p, uint32_t times) {
   sk_geom_prim b = *p;
   const size_t n = p->count, k = p->influences;
@@ -98,6 +99,9 @@ static sk_geom_prim big_prim(const sk_geom_prim *p, uint32_t times) {
     memcpy(b.joints + t * n * k, p->joints, n * k * sizeof *b.joints);
     memcpy(b.weights + t * n * k, p->weights, n * k * sizeof *b.weights);
   }
+  b.order = NULL; /* p's runs are for p's vertices */
+  b.runs = NULL;
+  ck_assert_int_eq(sk_geom_prim_runs(&b), 0);
   return b;
 }
 
@@ -154,6 +158,8 @@ START_TEST(a_big_primitive_gives_the_same_bytes_on_any_thread_count) {
   free(big.nrm);
   free(big.joints);
   free(big.weights);
+  free(big.order);
+  free(big.runs);
   asset_close(&a);
 }
 END_TEST
@@ -188,6 +194,8 @@ START_TEST(a_position_past_float32_is_refused_and_nothing_past_it_written) {
   free(huge.nrm);
   free(huge.joints);
   free(huge.weights);
+  free(huge.order);
+  free(huge.runs);
   asset_close(&a);
 }
 END_TEST

@@ -164,14 +164,18 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   if (sh->output != SK_SHOT_MATRICES) /* about 4 MB of points in flight */
     st->chunk = st->row_floats > (1u << 20) / 16 ? 1 : st->chunk < (1u << 20) / st->row_floats ? st->chunk : (1u << 20) / st->row_floats;
   /* With threads a chunk's frames go to them whole (each thread started
-   * once per chunk, not per frame: a start and join cost some 60 us on a
-   * VM, a tenth of a 100k-vertex frame), so a chunk holds a few frames a
-   * thread, up to 32 MB of points in each of the two buffers; past that,
-   * one frame at a time split into vertex ranges (sk_skinv_run). */
+   * once per chunk, not per frame), one frame a thread, up to 32 MB of
+   * points in each of the two buffers; past that, one frame at a time
+   * split into vertex ranges (sk_skinv_run). One frame, not more: the
+   * buffers are fresh memory whose first touch faults its pages in, and
+   * with 4 frames a thread a 110k-vertex shot of 48 frames on 2 threads
+   * took 1.28x the CPU time of 1 thread, against 1.11x with one frame
+   * (medians of 4, make bench-mesh's CPU row), more than the thread
+   * starts it saves (some 60 us a chunk on a VM). */
   const unsigned want = sh->threads > SK_SKINV_MAX_THREADS ? SK_SKINV_MAX_THREADS : sh->threads;
   st->frame_threads = 1;
   if (sh->output != SK_SHOT_MATRICES && want > 1 && st->row_floats <= (1u << 23) / (2 * want)) {
-    const size_t most = (1u << 23) / st->row_floats, per = 4 * (size_t)want;
+    const size_t most = (1u << 23) / st->row_floats, per = want;
     st->chunk = st->chunk > per ? st->chunk : per < most ? per : most;
     st->frame_threads = want;
   }
@@ -276,36 +280,94 @@ static void *mesh_frames(void *arg) {
   return NULL;
 }
 
-/* The point cache of the chunk's frames [0, n) from their skin matrices in
- * st->finals: split into st->frame_threads runs of whole frames (the
- * caller's thread the first), or one run whose big primitives take
- * sh->threads vertex ranges. Every frame is the same job either way: the
- * same bytes. */
-static void mesh_chunk(const sk_shot *sh, sk_shot__state *st, size_t n, float *dst) {
-  unsigned used = st->frame_threads < n ? st->frame_threads : (unsigned)n;
+/* The frame threads of one shot, started once and handed every chunk's
+ * frames: a create and join cost 100-150 us on a loaded VM, a sixth of a
+ * 110k-vertex frame, once per chunk of one frame a thread. Worker t runs
+ * r[t] when go[t] is posted and posts `done`; `stop` ends it. */
+typedef struct crew {
+  unsigned n; /* workers running: r[1..n] */
+  bool stop;
   frame_range r[SK_SKINV_MAX_THREADS];
-  pthread_t tid[SK_SKINV_MAX_THREADS];
-  bool started[SK_SKINV_MAX_THREADS] = {false};
-  for (unsigned t = 0; t < used; t++)
-    r[t] = (frame_range){.sh = sh, .st = st, .k0 = n * t / used, .k1 = n * (t + 1) / used, .dst = dst,
-                         .scratch = st->scratch[t], .vthreads = used > 1 ? 1 : sh->threads};
-  for (unsigned t = 1; t < used; t++)
-    started[t] = pthread_create(&tid[t], NULL, mesh_frames, &r[t]) == 0;
-  mesh_frames(&r[0]);
-  for (unsigned t = 1; t < used; t++) {
-    if (started[t])
-      pthread_join(tid[t], NULL);
-    else
-      mesh_frames(&r[t]);
+  struct crew_arg {
+    struct crew *c;
+    unsigned t;
+  } arg[SK_SKINV_MAX_THREADS];
+  pthread_t th[SK_SKINV_MAX_THREADS];
+  sem_t go[SK_SKINV_MAX_THREADS], done;
+} crew;
+
+static void *crew_main(void *arg) {
+  const struct crew_arg *a = arg;
+  crew *c = a->c;
+  for (;;) {
+    while (sem_wait(&c->go[a->t]) != 0)
+      ;
+    if (c->stop)
+      return NULL;
+    mesh_frames(&c->r[a->t]);
+    sem_post(&c->done);
   }
 }
 
+/* Starts up to `threads` - 1 workers (fewer when a start fails: their
+ * frames then run on the caller's thread). */
+static void crew_start(crew *c, unsigned threads) {
+  memset(c, 0, sizeof *c);
+  if (threads < 2 || sem_init(&c->done, 0, 0) != 0)
+    return;
+  for (unsigned t = 1; t < threads; t++) {
+    c->arg[t] = (struct crew_arg){.c = c, .t = t};
+    if (sem_init(&c->go[t], 0, 0) != 0)
+      break;
+    if (pthread_create(&c->th[t], NULL, crew_main, &c->arg[t]) != 0) {
+      sem_destroy(&c->go[t]);
+      break;
+    }
+    c->n = t;
+  }
+  if (c->n == 0)
+    sem_destroy(&c->done);
+}
+
+static void crew_stop(crew *c) {
+  if (c->n == 0)
+    return;
+  c->stop = true;
+  for (unsigned t = 1; t <= c->n; t++) {
+    sem_post(&c->go[t]);
+    pthread_join(c->th[t], NULL);
+    sem_destroy(&c->go[t]);
+  }
+  sem_destroy(&c->done);
+}
+
+/* The point cache of the chunk's frames [0, n) from their skin matrices in
+ * st->finals: split into st->frame_threads runs of whole frames (the
+ * caller's thread the first, the crew's the others), or one run whose big
+ * primitives take sh->threads vertex ranges. Every frame is the same job
+ * either way: the same bytes. */
+static void mesh_chunk(const sk_shot *sh, sk_shot__state *st, size_t n, float *dst, crew *c) {
+  unsigned used = st->frame_threads < n ? st->frame_threads : (unsigned)n, posted = 0;
+  frame_range *r = c->r;
+  for (unsigned t = 0; t < used; t++)
+    r[t] = (frame_range){.sh = sh, .st = st, .k0 = n * t / used, .k1 = n * (t + 1) / used, .dst = dst,
+                         .scratch = st->scratch[t], .vthreads = used > 1 ? 1 : sh->threads};
+  for (unsigned t = 1; t < used && t <= c->n; t++, posted++)
+    sem_post(&c->go[t]);
+  mesh_frames(&r[0]);
+  for (unsigned t = posted + 1; t < used; t++)
+    mesh_frames(&r[t]);
+  for (unsigned k = 0; k < posted; k++)
+    while (sem_wait(&c->done) != 0)
+      ;
+}
+
 /* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
-static int compute_chunk(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n, float *dst) {
+static int compute_chunk(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n, float *dst, crew *cr) {
   if (sh->output != SK_SHOT_MATRICES) {
     int rc = sk_shot__finals(sh, st, f0, n);
     if (!rc)
-      mesh_chunk(sh, st, n, dst);
+      mesh_chunk(sh, st, n, dst, cr);
     return rc;
   }
   chunk_times(sh, st, f0, n);
@@ -360,6 +422,8 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
     if (!w.running && full_ok)
       sem_destroy(&w.full);
   }
+  crew c;
+  crew_start(&c, rc == 0 && sh->output != SK_SHOT_MATRICES ? st.frame_threads : 1);
   int slot = 0;
   for (size_t f0 = 0; !rc && f0 < sh->frames; f0 += st.chunk) {
     size_t n = sh->frames - f0 < st.chunk ? sh->frames - f0 : st.chunk;
@@ -367,7 +431,7 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
       while (sem_wait(&w.empty) != 0)
         ;
     float *dst = st.outbuf[slot];
-    rc = compute_chunk(sh, &st, f0, n, dst);
+    rc = compute_chunk(sh, &st, f0, n, dst, &c);
     size_t floats = n * sh->characters * st.row_floats;
     if (!rc && swap)
       swap32(dst, floats);
@@ -381,6 +445,7 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
     if (rc && w.running)
       sem_post(&w.empty); /* the slot taken above was not handed over */
   }
+  crew_stop(&c);
   if (w.running) {
     while (sem_wait(&w.empty) != 0)
       ;

@@ -27,6 +27,7 @@
 #include "sk_routes.h"
 #include "sk_store.h"
 #include "sk_systemd.h"
+#include "sk_threads.h"
 #include "sk_tls.h"
 
 typedef struct daemon_state {
@@ -202,6 +203,9 @@ fail:
 typedef struct daemon {
   sk_config cfg;
   sk_budget budget;
+  /* What pool batches add to skin big primitives, for the whole process:
+   * --threads - 1 between them (each runs on its pool thread too). */
+  sk_threads mesh_threads;
   int nfds; /* sockets systemd passed (socket activation), 0 when none */
   sk_access *access;
   sk_tls *tls;
@@ -292,6 +296,7 @@ static int make_routes(daemon *dm) {
       .inline_limit = (size_t)c->inline_limit,
       .pool_always = c->inline_limit == 0, /* --inline-limit 0: every batch goes to the pool */
       .kernel_threads = (unsigned)c->threads,
+      .mesh_threads = &dm->mesh_threads,
       .budget = &dm->budget,
       .access = dm->access,
       .cost = {.max_frames = c->max_frames, .max_layers = c->max_layers, .max_work = c->max_work,
@@ -426,6 +431,7 @@ int main(int argc, char **argv) {
   if (pr != 0)
     return pr > 0 ? 0 : 2;
   sk_budget_init(&dm.budget, (size_t)(dm.cfg.memory_mb << 20));
+  sk_threads_init(&dm.mesh_threads, (unsigned)dm.cfg.threads, (unsigned)dm.cfg.threads - 1);
   setup_process(&dm.cfg);
   dm.nfds = sk_systemd_listen_fds(); /* socket activation: serve the sockets systemd bound */
   if (setup_access(&dm.cfg, dm.nfds > 0 ? SK_SYSTEMD_FDS_START : -1, &dm.access, &dm.tls) != 0)

@@ -44,6 +44,8 @@ typedef struct sk_routes_config {
                           pool [250]; SIZE_MAX: always inline */
   int pool_always;     /* every batch goes to the thread pool (--inline-limit 0) */
   unsigned kernel_threads; /* threads one large pool batch is split across [1] */
+  sk_threads *mesh_threads; /* borrowed: the process's spare threads that pool batches split big
+                               primitives over (sk_threads.h); NULL: none, one thread each */
   int metrics_admin_only; /* /metrics only through sk_routes_admin_handler();
                              the public handler answers it 404 (--admin-listen) */
   sk_budget *budget;   /* borrowed, or NULL: the memory budget, for /metrics */

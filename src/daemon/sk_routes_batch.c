@@ -151,7 +151,8 @@ static bool nonfinite_in_batch(const sk_routes_batch *bj) { return bj->batch || 
 static void batch_work(void *arg) {
   sk_routes_batch *bj = arg;
   sk_frames_scratch sc = {0};
-  const sk_frames_opts fo = sk_routes__frames_opts(bj->routes, bj->fmt, bj->routes->cfg.kernel_threads);
+  sk_frames_opts fo = sk_routes__frames_opts(bj->routes, bj->fmt, bj->routes->cfg.kernel_threads);
+  fo.mesh_threads = bj->routes->cfg.mesh_threads;
   if (bj->fmt == SK_FMT_JSON && !bj->bare)
     sk_strbuf_append(&bj->out, "{\"results\":[", 12);
   bj->rc = sk_frames_eval(bj->entry->model, bj->poses, bj->n, &fo, &sc, &bj->out);

@@ -427,7 +427,7 @@ int sk_frames_eval(const sk_model *e, const sk_pose *poses, size_t n, const sk_f
   }
   int rc = 0;
   sk_poseops_copy_forget(&sc->ops_copy); /* the last request's skeleton may be gone */
-  sc->ops_copy.mesh_threads = o->threads;
+  sc->ops_copy.mesh_threads = o->mesh_threads;
   for (size_t i = 0; i < n && !rc; i++)
     rc = core_answer(e, &poses[i], i, sc, o->fmt, out);
   if (rc == SK_ENOTFINITE)

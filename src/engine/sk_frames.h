@@ -94,6 +94,8 @@ typedef struct sk_frames_opts {
   int fmt;          /* SK_FMT_JSON | F32 | MAT3X4 */
   int precision;    /* SK_FRAMES_EXACT, or SK_FRAMES_FAST (binary batches only; JSON and single poses stay exact) */
   unsigned threads; /* kernel threads for large batches (0 or 1: the caller's thread only) */
+  sk_threads *mesh_threads; /* borrowed: the spare threads the mesh writer may split a big primitive
+                               over (sk_mesh_hook); NULL: the caller's thread only */
 } sk_frames_opts;
 
 /* The 3x4 affine of a Babylon matrix (row vectors, translation in m[12..14]):

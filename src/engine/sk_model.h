@@ -28,6 +28,7 @@
 #include "sk_kernel.h"
 #include "sk_numfmt.h"
 #include "sk_skeleton.h"
+#include "sk_threads.h"
 
 /* How the pipeline (engine/) reaches the mesh wing's writers, which live
  * above it (mesh/): whoever publishes a model fills one in (the daemon's
@@ -49,21 +50,22 @@ typedef struct sk_mesh_hook {
    * weights of `layers[0..n)` (blended as weighted layers when `blend`;
    * n 0: the file's), each member preceded by a comma unless `first`. 0,
    * SK_ENOMEM, or SK_ENOTFINITE (nothing appended) when a number would not
-   * be finite. `threads` (0 or 1: the caller's only) is how many threads
-   * a primitive of SK_MESH_THREADS_MIN vertices and more may be skinned
-   * on: more than one only from a pool thread, never over --threads. The
-   * bytes are the same for every count. */
+   * be finite. `threads` (borrowed; NULL: the caller's only) lends the
+   * spare threads a primitive of SK_MESH_THREADS_MIN vertices and more may
+   * be skinned on besides the caller's, taken while it runs: the daemon's
+   * one count for the process (--threads), handed down only to pool
+   * threads. The bytes are the same for every count. */
   int (*write_json)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                    const sk_mesh_layer *layers, size_t n, bool blend, bool first, unsigned threads, sk_strbuf *out);
+                    const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_threads *threads, sk_strbuf *out);
   /* The same outputs as little-endian float32 (proto/mesh.md), appended
    * raw; exactly sk_geom_f32_floats(geom, outputs) floats. Same codes. */
   int (*write_f32)(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                   const sk_mesh_layer *layers, size_t n, bool blend, unsigned threads, sk_strbuf *out);
+                   const sk_mesh_layer *layers, size_t n, bool blend, sk_threads *threads, sk_strbuf *out);
   /* The "hits" output of rays[0..nrays) in `fmt` (JSON: the member, a
    * comma first unless `first`; binary: SK_GEOM_HIT_WORDS words a ray).
    * Same codes; NULL: no ray hits. */
   int (*write_hits)(const sk_geom *geom, const sk_geom_ray *rays, size_t nrays, const float *final, size_t slots,
-                    const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, unsigned threads,
+                    const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, sk_threads *threads,
                     sk_strbuf *out);
 } sk_mesh_hook;
 /* Vertices from which a primitive is split over the hook's threads

@@ -142,9 +142,10 @@ typedef struct sk_poseops_copy {
    * and rests when `rests`); NULL: nothing, a whole copy comes next. */
   const sk_skeleton *from;
   bool rests;
-  /* The mesh writer's threads (sk_mesh_hook): sk_frames_eval sets its
-   * opts' count, more than 1 only on the daemon's pool; 0: one. */
-  unsigned mesh_threads;
+  /* The mesh writer's spare threads (sk_mesh_hook, borrowed): sk_frames_eval
+   * sets its opts' mesh_threads, set only on the daemon's pool; NULL: the
+   * caller's thread only. */
+  sk_threads *mesh_threads;
 } sk_poseops_copy;
 
 /* The next pose copies its skeleton whole. Call where the skeleton of the

@@ -91,7 +91,9 @@ int sk_geom_estimate(const sk_gltf *g, size_t skin, size_t base, size_t limit, s
       uint64_t add = count * (6 * sizeof(float) + 8 * (sizeof(uint32_t) + sizeof(float))) +
                      json_array_size(targets) * (count * 6 * sizeof(float) + sizeof(sk_geom_target) + 8) +
                      /* the conservative bounds' boxes, per joint; the joint map */
-                     joints * (sizeof(uint32_t) + sizeof(int32_t) + 6 * sizeof(double) * (1 + json_array_size(targets)));
+                     joints * (sizeof(uint32_t) + sizeof(int32_t) + 6 * sizeof(double) * (1 + json_array_size(targets))) +
+                     /* the vertex kernel's runs */
+                     count + (count / SK_GEOM_RUN_BLOCK + 1) * SK_GEOM_RUN_CLASSES * sizeof(uint16_t);
       /* the triangles' indices, read as floats then kept as uint32 */
       size_t ia;
       const uint64_t nidx = index_of(json_object_get(json_array_get(prims, p), "indices"), &ia) ? acc_count(root, ia) : 0;
@@ -166,6 +168,8 @@ static void prim_free(sk_geom_prim *p) {
   free(p->boxes);
   free(p->dboxes);
   free(p->tris);
+  free(p->order);
+  free(p->runs);
 }
 
 static void geom_free(sk_geom *geom) {
@@ -405,6 +409,46 @@ static int read_triangles(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const c
   return rc;
 }
 
+/* Vertex v's class (sk_geom_prim.order). */
+static unsigned run_class(const sk_geom_prim *p, size_t v) {
+  const float *w = p->weights + v * p->influences;
+  unsigned c = 0;
+  while (c < p->influences && w[c] > 0)
+    c++;
+  for (unsigned k = c; k < p->influences; k++)
+    if (w[k] > 0)
+      return 0;
+  return c;
+}
+
+int sk_geom_prim_runs(sk_geom_prim *p) {
+  if (p->influences == 0 || p->influences > SK_GEOM_RUN_CLASSES - 1)
+    return 0;
+  const size_t blocks = ((size_t)p->count + SK_GEOM_RUN_BLOCK - 1) / SK_GEOM_RUN_BLOCK;
+  uint8_t *order = malloc((size_t)p->count + 1);
+  uint16_t *runs = calloc(blocks * SK_GEOM_RUN_CLASSES + 1, sizeof *runs);
+  if (order == NULL || runs == NULL) {
+    free(order);
+    free(runs);
+    return SK_ENOMEM;
+  }
+  for (size_t b = 0; b < blocks; b++) {
+    const size_t v0 = b * SK_GEOM_RUN_BLOCK, n = p->count - v0 < SK_GEOM_RUN_BLOCK ? p->count - v0 : SK_GEOM_RUN_BLOCK;
+    uint16_t *r = runs + b * SK_GEOM_RUN_CLASSES, at[SK_GEOM_RUN_CLASSES];
+    uint8_t cls[SK_GEOM_RUN_BLOCK];
+    for (size_t i = 0; i < n; i++)
+      r[cls[i] = (uint8_t)run_class(p, v0 + i)]++;
+    at[0] = 0;
+    for (unsigned c = 1; c < SK_GEOM_RUN_CLASSES; c++)
+      at[c] = at[c - 1] + r[c - 1];
+    for (size_t i = 0; i < n; i++) /* a counting sort: stable */
+      order[v0 + at[cls[i]]++] = (uint8_t)i;
+  }
+  p->order = order;
+  p->runs = runs;
+  return 0;
+}
+
 static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t *node, const json_t *mesh,
                      size_t joints, sk_error *err) {
   char pptr[64], ptr[SK_ERROR_POINTER_MAX]; /* two u32 indices: 36 bytes at most */
@@ -452,6 +496,8 @@ static int read_prim(sk_gltf *g, sk_geom_prim *p, const json_t *pj, const json_t
   rc = read_targets(g, p, pj, node, mesh, pptr, err);
   if (!rc)
     rc = build_boxes(p, joints, err);
+  if (!rc && sk_geom_prim_runs(p) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, pptr, "out of memory");
   return rc ? rc : read_triangles(g, p, pj, pptr, err);
 }
 
@@ -461,6 +507,8 @@ static size_t prim_bytes(const sk_geom_prim *p) {
   for (uint32_t t = 0; t < p->ntargets; t++)
     b += sizeof(sk_geom_target) + sizeof(double) + v * 3 * sizeof(float) * ((p->targets[t].pos != NULL) + (p->targets[t].nrm != NULL));
   b += p->tris != NULL ? (size_t)p->ntris * 3 * sizeof(uint32_t) : 0;
+  if (p->order != NULL)
+    b += v + ((v + SK_GEOM_RUN_BLOCK - 1) / SK_GEOM_RUN_BLOCK) * SK_GEOM_RUN_CLASSES * sizeof(uint16_t);
   return b + (size_t)(p->nboxes + 1) * (sizeof(uint32_t) + 6 * sizeof(double) * (1 + p->ntargets));
 }
 

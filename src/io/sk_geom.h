@@ -47,6 +47,10 @@
 /* Most morph targets per primitive (Babylon's texture path has no bound;
  * this keeps the per-vertex loop's cost known). */
 #define SK_GEOM_MAX_TARGETS 256
+/* The vertex kernel's runs (sk_geom_prim.order): blocks of this many
+ * vertices, and the classes of a vertex (0..8, see there). */
+#define SK_GEOM_RUN_BLOCK 256
+#define SK_GEOM_RUN_CLASSES 9
 
 typedef struct sk_geom_target {
   float *pos; /* owned, count x 3, base + delta; NULL: the target moves no position */
@@ -87,6 +91,18 @@ typedef struct sk_geom_prim {
   uint32_t ntris;
   uint32_t *tris;
   uint32_t indices_accessor; /* the indices accessor, or UINT32_MAX */
+  /* Runs for the vertex kernel (sk_skinv), so that it skins each vertex
+   * with a loop of exactly its influence count, unmasked and without a
+   * branch per vertex. A vertex's class is c in 1..8 when its weights > 0
+   * are exactly its first c slots (what exporters write), else 0 (any
+   * other pattern: the kernel masks). The vertices go in blocks of
+   * SK_GEOM_RUN_BLOCK; `order` (owned, count) holds each block's indices
+   * within the block sorted stably by class, `runs` (owned, nblocks x
+   * SK_GEOM_RUN_CLASSES) the length of each class's run in that order.
+   * Both NULL without influences or in geometry built by hand (the kernel
+   * then masks every vertex); sk_geom_prim_runs builds them. */
+  uint8_t *order;
+  uint16_t *runs;
 } sk_geom_prim;
 
 /* A glTF "weights" channel on the node whose mesh the geometry keeps, as
@@ -114,6 +130,11 @@ typedef struct sk_geom {
   uint32_t max_targets;
   size_t bytes;        /* what the geometry holds in memory */
 } sk_geom;
+
+/* Builds p->order and p->runs from p->weights (p->influences 1..8; for
+ * other counts nothing is built). 0, or SK_ENOMEM (p unchanged). The
+ * caller frees them (sk_geom_build's geometry frees its own). */
+int sk_geom_prim_runs(sk_geom_prim *p);
 
 /* Upper bound, in bytes, of what sk_geom_build(g, skin) allocates at once
  * (the kept arrays plus the largest accessor read), from the file's counts

@@ -21,10 +21,12 @@ static bool all_finite(const float *v, size_t n) {
   return true;
 }
 
-/* The job on the threads a primitive of its size takes (sk_mesh_hook). */
-static void run_job(sk_skin_job *job, unsigned threads) {
-  const unsigned t = threads < SK_SKINV_MAX_THREADS ? threads : SK_SKINV_MAX_THREADS;
-  sk_skinv_run(job, NULL, job->prim->count >= SK_MESH_THREADS_MIN ? t : 1);
+/* The job on the threads a primitive of its size takes (sk_mesh_hook):
+ * the caller's and the spare ones `threads` lends it while it runs. */
+static void run_job(sk_skin_job *job, sk_threads *threads) {
+  const unsigned more = job->prim->count >= SK_MESH_THREADS_MIN ? sk_threads_take(threads, SK_SKINV_MAX_THREADS - 1) : 0;
+  sk_skinv_run(job, NULL, 1 + more);
+  sk_threads_give(threads, more);
 }
 
 static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
@@ -93,7 +95,7 @@ static int write_weights(const sk_geom *geom, const mesh_clock *c, double *infl,
 }
 
 static int write_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
-                      float *pos, float *nrm, bool sep, unsigned threads, sk_strbuf *verts, sk_strbuf *box) {
+                      float *pos, float *nrm, bool sep, sk_threads *threads, sk_strbuf *verts, sk_strbuf *box) {
   if (!(outputs & (SK_OUT_VERTICES | SK_OUT_BOUNDS))) /* normals go with vertices */
     return 0;
   const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
@@ -150,7 +152,7 @@ static void work_close(mesh_work *w) {
 }
 
 int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, unsigned threads,
+                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_threads *threads,
                           sk_strbuf *out) {
   mesh_work scratch;
   int rc = work_open(geom, layers, n, blend, &scratch);
@@ -197,7 +199,7 @@ static int append_raw(sk_strbuf *out, const void *v, size_t floats) {
 /* One primitive's binary parts: positions (and normals) into `verts`, its
  * exact box into `box`, its conservative box into `cons`. */
 static int f32_prim(const sk_geom_prim *p, unsigned outputs, const float *final, size_t slots, const double *infl,
-                    float *pos, float *nrm, unsigned threads, sk_strbuf *verts, sk_strbuf *box, sk_strbuf *cons) {
+                    float *pos, float *nrm, sk_threads *threads, sk_strbuf *verts, sk_strbuf *box, sk_strbuf *cons) {
   const size_t n = (size_t)p->count * 3;
   if (outputs & (SK_OUT_VERTICES | SK_OUT_BOUNDS)) {
     const bool want_n = (outputs & SK_OUT_NORMALS) && p->nrm != NULL;
@@ -225,7 +227,7 @@ static int f32_prim(const sk_geom_prim *p, unsigned outputs, const float *final,
 }
 
 int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                         const sk_mesh_layer *layers, size_t n, bool blend, unsigned threads, sk_strbuf *out) {
+                         const sk_mesh_layer *layers, size_t n, bool blend, sk_threads *threads, sk_strbuf *out) {
   mesh_work scratch;
   int rc = work_open(geom, layers, n, blend, &scratch);
   float *pos = scratch.pos, *nrm = scratch.nrm;
@@ -284,7 +286,7 @@ static int append_hit_f32(sk_strbuf *out, const sk_ray_hit *h) {
 }
 
 int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t nrays, const float *final, size_t slots,
-                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, unsigned threads,
+                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, sk_threads *threads,
                           sk_strbuf *out) {
   mesh_work w;
   int rc = work_open(geom, layers, n, blend, &w);

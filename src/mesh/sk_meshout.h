@@ -32,19 +32,19 @@ extern const sk_mesh_hook sk_mesh_hook_json;
 
 /* sk_mesh_hook.write_json. */
 int sk_meshout_write_json(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, unsigned threads,
+                          const sk_mesh_layer *layers, size_t n, bool blend, bool first, sk_threads *threads,
                           sk_strbuf *out);
 
 /* sk_mesh_hook.write_f32: the binary layout of proto/mesh.md. */
 int sk_meshout_write_f32(const sk_geom *geom, unsigned outputs, const float *final, size_t slots,
-                         const sk_mesh_layer *layers, size_t n, bool blend, unsigned threads, sk_strbuf *out);
+                         const sk_mesh_layer *layers, size_t n, bool blend, sk_threads *threads, sk_strbuf *out);
 
 /* sk_mesh_hook.write_hits: JSON ("hits": [...], a comma first unless
  * `first`) or binary (proto/mesh.md: SK_GEOM_HIT_WORDS little-endian
  * words a ray: uint32 primitive index and triangle, 0xffffffff both
  * without a hit, then float32 distance, u, v, 0 without a hit). */
 int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t nrays, const float *final, size_t slots,
-                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, unsigned threads,
+                          const sk_mesh_layer *layers, size_t n, bool blend, int fmt, bool first, sk_threads *threads,
                           sk_strbuf *out);
 
 #endif

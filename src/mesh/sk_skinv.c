@@ -10,7 +10,11 @@
  *    entries in one 512-bit or two 256-bit registers. Never fused: an FMA
  *    would skip the product's rounding. A weight that is not > 0 is
  *    skipped as the scalar job skips it, by a lane mask rather than adding
- *    0 x b (which could turn an entry's -0 into +0, or 0 x inf into NaN).
+ *    0 x b (which could turn an entry's -0 into +0, or 0 x inf into NaN),
+ *    or, in a run of class c (sk_geom.h: weights > 0 in exactly the
+ *    first c slots), by not reading the slots past c: the same adds in
+ *    the same slot order, so the same bits. The runs reorder vertices
+ *    only within a block; each vertex's arithmetic is its own.
  *  - Transform (step 3) is double arithmetic: rx = ((x m0 + y m4) + z m8)
  *    + m12, rw = 1 / (((x m3 + y m7) + z m11) + m15), then float32(rx x
  *    rw). The four rows are four lanes of doubles (the matrix columns
@@ -67,6 +71,13 @@ typedef void (*skv_fn)(const sk_geom_prim *p, const float *final, size_t v0, siz
     _mm_store_ss((d) + 2, _mm_movehl_ps(f_, f_));                                                                 \
   } while (0)
 
+/* Whether [v0, v1) is whole run blocks of a primitive with runs (4 or 8
+ * influences: the masked class 0 loops take those). */
+static bool has_runs(const sk_geom_prim *p, size_t v0, size_t v1) {
+  return p->order != NULL && (p->influences == 4 || p->influences == 8) && v0 % SK_GEOM_RUN_BLOCK == 0 &&
+         (v1 % SK_GEOM_RUN_BLOCK == 0 || v1 == p->count);
+}
+
 /* The blend of vertex v with K influences (a constant after inlining:
  * the loop unrolls). */
 #define SKV_AVX2 __attribute__((target("avx2,fma"))) static inline __attribute__((always_inline))
@@ -98,23 +109,81 @@ SKV_AVX512 void blend_avx512(const uint32_t *j, const float *w, const float *fin
   *hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1));
 }
 
-/* The vertex loop of one ISA (BLEND: its blend) for K influences. */
-#define SKV_LOOP(ISA, BLEND, K)                                                                                  \
-  for (size_t v = v0; v < v1; v++) {                                                                              \
+/* The blend of a vertex whose first K weights are > 0 and the rest not
+ * (its class, sk_geom.h): the masked blend with every lane kept, so the
+ * same operations in the same order, without the compare and blend. */
+SKV_AVX2 void blendu_avx2(const uint32_t *j, const float *w, const float *final, unsigned K, __m256 *lo, __m256 *hi) {
+  __m256 l = _mm256_setzero_ps(), h = _mm256_setzero_ps();
+  _Pragma("GCC unroll 8") for (unsigned i = 0; i < K; i++) {
+    const __m256 ws = _mm256_set1_ps(w[i]);
+    const float *b = final + 16 * (size_t)j[i];
+    l = _mm256_add_ps(l, _mm256_mul_ps(_mm256_loadu_ps(b), ws));
+    h = _mm256_add_ps(h, _mm256_mul_ps(_mm256_loadu_ps(b + 8), ws));
+  }
+  *lo = l;
+  *hi = h;
+}
+
+SKV_AVX512 void blendu_avx512(const uint32_t *j, const float *w, const float *final, unsigned K, __m256 *lo,
+                              __m256 *hi) {
+  __m512 m = _mm512_setzero_ps();
+  _Pragma("GCC unroll 8") for (unsigned i = 0; i < K; i++)
+    m = _mm512_add_ps(m, _mm512_mul_ps(_mm512_loadu_ps(final + 16 * (size_t)j[i]), _mm512_set1_ps(w[i])));
+  *lo = _mm512_castps512_ps256(m);
+  *hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1));
+}
+
+/* Vertex v blended by BLEND over K slots (the stride is p->influences). */
+#define SKV_VERTEX(BLEND, K, v)                                                                                   \
+  do {                                                                                                            \
     __m256 lo, hi;                                                                                                \
-    BLEND(p->joints + v * (K), p->weights + v * (K), final, (K), &lo, &hi);                                       \
+    BLEND(p->joints + (v) * p->influences, p->weights + (v) * p->influences, final, (K), &lo, &hi);               \
     const __m256d c0 = _mm256_cvtps_pd(_mm256_castps256_ps128(lo)), c1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1)); \
     const __m256d c2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi)), c3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1)); \
     if (dp != NULL)                                                                                               \
-      SKV_POINT(c0, c1, c2, c3, sp + 3 * v, dp + 3 * v);                                                          \
+      SKV_POINT(c0, c1, c2, c3, sp + 3 * (v), dp + 3 * (v));                                                      \
     if (dn != NULL)                                                                                               \
-      SKV_NORMAL(c0, c1, c2, sn + 3 * v, dn + 3 * v);                                                             \
+      SKV_NORMAL(c0, c1, c2, sn + 3 * (v), dn + 3 * (v));                                                         \
+  } while (0)
+
+/* The vertex loop of one ISA (BLEND: its masked blend) for K influences. */
+#define SKV_LOOP(ISA, BLEND, K)                                                                                  \
+  for (size_t v = v0; v < v1; v++)                                                                                \
+    SKV_VERTEX(BLEND, K, v);
+
+/* One class's run of the block at `base`: order[*at, *at + n). */
+#define SKV_RUN(BLEND, K, n)                                                                                      \
+  for (const size_t e_ = at + (n); at < e_; at++)                                                                 \
+    SKV_VERTEX(BLEND, K, base + order[at]);
+
+/* The blocks of [v0, v1) run by run: class 0 masked, class c by the
+ * unmasked blend of c slots, each a loop without a branch per vertex or
+ * per influence (a branch per weight mispredicts on mixed meshes). */
+#define SKV_RUNS(BLEND, BLENDU)                                                                                   \
+  for (size_t base = v0; base < v1; base += SK_GEOM_RUN_BLOCK) {                                                  \
+    const uint16_t *r = p->runs + base / SK_GEOM_RUN_BLOCK * SK_GEOM_RUN_CLASSES;                                 \
+    const uint8_t *order = p->order + base;                                                                       \
+    size_t at = 0;                                                                                                \
+    if (p->influences == 4)                                                                                       \
+      SKV_RUN(BLEND, 4, r[0])                                                                                     \
+    else                                                                                                          \
+      SKV_RUN(BLEND, 8, r[0])                                                                                     \
+    SKV_RUN(BLENDU, 1, r[1])                                                                                      \
+    SKV_RUN(BLENDU, 2, r[2])                                                                                      \
+    SKV_RUN(BLENDU, 3, r[3])                                                                                      \
+    SKV_RUN(BLENDU, 4, r[4])                                                                                      \
+    SKV_RUN(BLENDU, 5, r[5])                                                                                      \
+    SKV_RUN(BLENDU, 6, r[6])                                                                                      \
+    SKV_RUN(BLENDU, 7, r[7])                                                                                      \
+    SKV_RUN(BLENDU, 8, r[8])                                                                                      \
   }
 
 __attribute__((target("avx2,fma"))) static void skin_avx2(const sk_geom_prim *p, const float *final, size_t v0,
                                                           size_t v1, const float *sp, float *dp, const float *sn,
                                                           float *dn) {
-  if (p->influences == 4)
+  if (has_runs(p, v0, v1))
+    SKV_RUNS(blend_avx2, blendu_avx2)
+  else if (p->influences == 4)
     SKV_LOOP(avx2, blend_avx2, 4)
   else if (p->influences == 8)
     SKV_LOOP(avx2, blend_avx2, 8)
@@ -125,7 +194,9 @@ __attribute__((target("avx2,fma"))) static void skin_avx2(const sk_geom_prim *p,
 __attribute__((target("avx512f,avx2,fma"))) static void skin_avx512(const sk_geom_prim *p, const float *final,
                                                                     size_t v0, size_t v1, const float *sp, float *dp,
                                                                     const float *sn, float *dn) {
-  if (p->influences == 4)
+  if (has_runs(p, v0, v1))
+    SKV_RUNS(blend_avx512, blendu_avx512)
+  else if (p->influences == 4)
     SKV_LOOP(avx512, blend_avx512, 4)
   else if (p->influences == 8)
     SKV_LOOP(avx512, blend_avx512, 8)
@@ -182,8 +253,9 @@ typedef struct skv_range {
   float lo[3], hi[3];
 } skv_range;
 
-/* Vertices of a block: skinned, then their bounds while still in L1. */
-#define SKV_BLOCK 512
+/* Vertices of a block: skinned, then their bounds while still in L1
+ * (whole run blocks, sk_geom.h). */
+#define SKV_BLOCK (2 * SK_GEOM_RUN_BLOCK)
 
 static void *run_range(void *arg) {
   skv_range *r = arg;
@@ -229,10 +301,10 @@ void sk_skinv_run(sk_skin_job *job, const char *path, unsigned threads) {
   const size_t count = job->prim->count;
   if (threads > SK_SKINV_MAX_THREADS)
     threads = SK_SKINV_MAX_THREADS;
-  /* Ranges of whole blocks (multiples of 16 vertices: no cache line of the
-   * outputs is written by two threads). */
+  /* Ranges of whole run blocks (so also multiples of 16 vertices: no cache
+   * line of the outputs is written by two threads). */
   size_t chunk = threads > 1 ? (count + threads - 1) / threads : count;
-  chunk = (chunk + 15) & ~(size_t)15;
+  chunk = (chunk + SK_GEOM_RUN_BLOCK - 1) / SK_GEOM_RUN_BLOCK * SK_GEOM_RUN_BLOCK;
   skv_range range[SK_SKINV_MAX_THREADS];
   unsigned used = 0;
   for (size_t b = 0; used == 0 || (b < count && used < SK_SKINV_MAX_THREADS); b += chunk, used++)

@@ -1,0 +1,148 @@
+/* sk_threads: jobs take spare threads up to their own bound and the
+ * process's, give them back, and never hold more between them than the
+ * process has spare, however many run at once; the mesh writer takes its
+ * vertex-range threads from it (same bytes with or without them). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sk_answer.h"
+#include "sk_meshout.h"
+#include "sk_threads.h"
+#include "sk_testutil.h"
+
+START_TEST(takes_up_to_the_job_and_the_spare_bounds) {
+  sk_threads t;
+  sk_threads_init(&t, 4, 5);
+  ck_assert_uint_eq(sk_threads_take(&t, 10), 3); /* per_job - 1 */
+  ck_assert_uint_eq(sk_threads_take(&t, 1), 1);
+  ck_assert_uint_eq(sk_threads_take(&t, 3), 1); /* what is left */
+  ck_assert_uint_eq(sk_threads_take(&t, 3), 0);
+  ck_assert_uint_eq(sk_threads_high(&t), 5);
+  sk_threads_give(&t, 3);
+  ck_assert_uint_eq(sk_threads_take(&t, 2), 2);
+  ck_assert_uint_eq(sk_threads_take(&t, 0), 0);
+  sk_threads_init(&t, 0, 8); /* jobs of one thread: nothing to take */
+  ck_assert_uint_eq(sk_threads_take(&t, 2), 0);
+  ck_assert_uint_eq(sk_threads_take(NULL, 2), 0);
+  sk_threads_give(NULL, 2);
+  ck_assert_uint_eq(sk_threads_high(NULL), 0);
+}
+END_TEST
+
+static void *take_give(void *arg) {
+  sk_threads *t = arg;
+  for (int i = 0; i < 20000; i++)
+    sk_threads_give(t, sk_threads_take(t, 1 + (unsigned)i % 3));
+  return NULL;
+}
+
+START_TEST(concurrent_jobs_never_hold_more_than_the_spare) {
+  sk_threads t;
+  sk_threads_init(&t, 4, 2);
+  pthread_t th[8];
+  for (int i = 0; i < 8; i++)
+    ck_assert_int_eq(pthread_create(&th[i], NULL, take_give, &t), 0);
+  for (int i = 0; i < 8; i++)
+    pthread_join(th[i], NULL);
+  ck_assert_uint_le(sk_threads_high(&t), 2);
+  ck_assert_uint_eq(sk_threads_take(&t, 3), 2); /* every one given back */
+}
+END_TEST
+
+/* A primitive the mesh writer splits (SK_MESH_THREADS_MIN vertices). */
+typedef struct big_mesh {
+  sk_geom_prim p;
+  sk_geom g;
+  float final[3 * 16];
+} big_mesh;
+
+static void big_mesh_make(big_mesh *m) {
+  const uint32_t n = SK_MESH_THREADS_MIN + 1000;
+  memset(m, 0, sizeof *m);
+  m->p = (sk_geom_prim){.count = n, .influences = 4};
+  m->p.pos = malloc((size_t)n * 3 * sizeof(float));
+  m->p.joints = calloc((size_t)n * 4, sizeof(uint32_t));
+  m->p.weights = calloc((size_t)n * 4, sizeof(float));
+  ck_assert(m->p.pos != NULL && m->p.joints != NULL && m->p.weights != NULL);
+  for (size_t i = 0; i < (size_t)n * 3; i++)
+    m->p.pos[i] = (float)(i % 97) * 0.25f - 12;
+  for (size_t v = 0; v < n; v++) {
+    m->p.joints[4 * v] = (uint32_t)(v % 3);
+    m->p.joints[4 * v + 1] = (uint32_t)((v + 1) % 3);
+    m->p.weights[4 * v] = v % 2 ? 1.0f : 0.75f;
+    m->p.weights[4 * v + 1] = v % 2 ? 0.0f : 0.25f;
+  }
+  for (int k = 0; k < 3; k++)
+    for (int c = 0; c < 16; c++)
+      m->final[16 * k + c] = c % 5 == 0 ? 1.0f + 0.5f * (float)k : c == 12 ? (float)k : 0.0f;
+  m->g = (sk_geom){.refs = 1, .nprims = 1, .prims = &m->p, .vertices = n};
+}
+
+static void big_mesh_free(big_mesh *m) {
+  free(m->p.pos);
+  free(m->p.joints);
+  free(m->p.weights);
+}
+
+typedef struct writer_arg {
+  const big_mesh *m;
+  sk_threads *t;
+  sk_strbuf out;
+  int rc;
+} writer_arg;
+
+static void *write_mesh(void *arg) {
+  writer_arg *w = arg;
+  w->rc = sk_meshout_write_f32(&w->m->g, SK_OUT_VERTICES | SK_OUT_BOUNDS, w->m->final, 3, NULL, 0, false, w->t,
+                               &w->out);
+  return NULL;
+}
+
+START_TEST(the_mesh_writer_takes_its_threads_from_the_process_count) {
+  static big_mesh m;
+  big_mesh_make(&m);
+  writer_arg ref = {.m = &m};
+  write_mesh(&ref); /* NULL: the caller's thread only */
+  ck_assert_int_eq(ref.rc, 0);
+  sk_threads t;
+  sk_threads_init(&t, 4, 3);
+  writer_arg one = {.m = &m, .t = &t};
+  write_mesh(&one); /* alone: all three spare ones */
+  ck_assert_int_eq(one.rc, 0);
+  ck_assert_uint_eq(sk_threads_high(&t), 3);
+  ck_assert_mem_eq(one.out.data, ref.out.data, ref.out.len);
+  sk_threads_init(&t, 4, 1); /* four requests at once, one spare thread between them */
+  writer_arg w[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (writer_arg){.m = &m, .t = &t};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, write_mesh, &w[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(w[i].rc, 0);
+    ck_assert_uint_eq(w[i].out.len, ref.out.len);
+    ck_assert_mem_eq(w[i].out.data, ref.out.data, ref.out.len);
+    sk_strbuf_free(&w[i].out);
+  }
+  ck_assert_uint_le(sk_threads_high(&t), 1);
+  ck_assert_uint_eq(sk_threads_take(&t, 3), 1); /* given back */
+  sk_strbuf_free(&ref.out);
+  sk_strbuf_free(&one.out);
+  big_mesh_free(&m);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sk_threads");
+  TCase *tc = tcase_create("lifecycle");
+  tcase_add_test(tc, takes_up_to_the_job_and_the_spare_bounds);
+  tcase_add_test(tc, concurrent_jobs_never_hold_more_than_the_spare);
+  suite_add_tcase(s, tc);
+  TCase *mw = tcase_create("mesh_writer");
+  tcase_set_timeout(mw, 60);
+  tcase_add_test(mw, the_mesh_writer_takes_its_threads_from_the_process_count);
+  suite_add_tcase(s, mw);
+  return sk_test_run(s);
+}
