@@ -16,6 +16,7 @@
 #include "sk_skinv.h"
 #include "sk_usda.h"
 #include "sk_frames.h"
+#include "sk_shot_events.h"
 
 /* The format is little-endian; a big-endian host swaps before writing. */
 static bool host_big_endian(void) {
@@ -482,6 +483,7 @@ static void frames_usage(FILE *f) {
           "  --output matrices|vertices|bounds  matrices (default); or a point cache of the skin's skinned\n"
           "                       primitives per frame, float32: positions (count x 3 each) or min xyz max xyz\n"
           "                       (docs/mesh.md; one --clip, one character)\n"
+          "  --events FILE        the clip's animation events fired at each frame, JSON lines (docs/animation.md)\n"
           "  --normals            with --output vertices: each primitive's normals after its positions\n"
           "  --threads N          point caches on N threads (default 1, at most %d): whole frames each, or one\n"
           "                       frame's primitive of %u vertices or more split when frames are too big\n"
@@ -594,7 +596,7 @@ static int load_file(const char *path, const char *skin, sk_strbuf *data, sk_ske
 }
 
 typedef struct frames_args {
-  const char *file, *skin, *out, *clips[SK_FRAMES_MAX_LAYERS];
+  const char *file, *skin, *out, *events, *clips[SK_FRAMES_MAX_LAYERS];
   size_t nclips;
   bool loop, header, has_to, has_from, has_frames, usda, normals;
   double from, to, fps, characters, stagger, threads;
@@ -624,6 +626,8 @@ static int parse_args(int argc, char **argv, frames_args *a) {
       a->skin = v;
     } else if (strcmp(o, "-o") == 0 && v != NULL) {
       a->out = v;
+    } else if (strcmp(o, "--events") == 0 && v != NULL) {
+      a->events = v;
     } else if (strcmp(o, "--clip") == 0 && v != NULL) {
       if (a->nclips == SK_FRAMES_MAX_LAYERS)
         return fprintf(stderr, "skinner frames: at most %d --clip layers\n", SK_FRAMES_MAX_LAYERS), 2;
@@ -677,11 +681,33 @@ static int parse_args(int argc, char **argv, frames_args *a) {
     return fprintf(stderr, "skinner frames: --output vertices|bounds takes one --clip, one character\n"), 2;
   if (!(a->threads >= 1 && a->threads <= SK_SKINV_MAX_THREADS && a->threads == floor(a->threads)))
     return fprintf(stderr, "skinner frames: --threads must be an integer in 1..%d\n", SK_SKINV_MAX_THREADS), 2;
+  if (a->events != NULL && (a->characters != 1 || a->nclips > 1))
+    return fprintf(stderr, "skinner frames: --events takes one --clip, one character\n"), 2;
   if (a->normals && a->output != SK_SHOT_VERTICES)
     return fprintf(stderr, "skinner frames: --normals goes with --output vertices\n"), 2;
   if (a->usda && (a->output != SK_SHOT_VERTICES || a->header))
     return fprintf(stderr, "skinner frames: --format usda takes --output vertices and no --header\n"), 2;
   return 0;
+}
+
+/* --events FILE: the clip's events per frame, written whole or not at all. */
+static int write_events(const frames_args *a, const sk_shot *sh, double to) {
+  const sk_anim_layer *l = &sh->layers[0];
+  if (l->time != 0 || l->weight != 1)
+    return fprintf(stderr, "skinner frames: --events takes a --clip without @OFFSET or *WEIGHT\n"), 2;
+  sk_shot_events e = {.clip = (long)l->clip, .loop = a->loop, .by_index = a->has_frames, .from = a->from,
+                      .to = to, .fps = a->fps, .first = a->first, .frames = sh->frames};
+  sk_outfile of = {0};
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = sk_outfile_open(&of, a->events, &err);
+  if (!rc && (rc = sk_shot_events_write(sh->anim, &e, of.f, &err)) == 0)
+    rc = sk_outfile_commit(&of, &err);
+  else if (of.f != NULL)
+    sk_outfile_abort(&of);
+  if (rc)
+    fprintf(stderr, "skinner frames: --events: %s\n", err.code ? err.text : sk_strerror(rc));
+  return rc == 0 ? 0 : rc == SK_ENOMEM || rc == SK_EIO ? 1 : 2;
 }
 
 static int run_shot_faces(const frames_args *a, sk_shot *sh, const sk_usda_faces *faces) {
@@ -711,6 +737,9 @@ static int run_shot_faces(const frames_args *a, sk_shot *sh, const sk_usda_faces
   sh->floats_per_matrix = a->fpm;
   sh->header = a->header;
   sh->engine = a->engine;
+  /* events first: a refused clip leaves no frames behind either */
+  if (a->events != NULL && write_events(a, sh, to) != 0)
+    return 2;
   sk_sampler *sp = NULL;
   sk_rig *rig = NULL;
   int rc = sk_sampler_create(an, &sp);
