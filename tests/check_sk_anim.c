@@ -210,16 +210,28 @@ START_TEST(test_layers) {
   sk_anim_sample(an, 2, 0.4, false, b);
   for (size_t i = 0; i < n; i++)
     ck_assert_double_eq_tol(a[i], b[i], 1e-12);
-  /* Weights are normalised: (0.7, 0.3) == (7, 3); a zero-weight layer is ignored. */
+  /* Weights under 1 together are normalised: (0.35, 0.15) == (0.7, 0.3);
+   * a zero-weight layer is ignored. Over 1 each is clamped, as Babylon's
+   * Animatable.weight setter does: (7, 3) == (1, 1) == (0.5, 0.5). */
   sk_anim_layer two[3] = {{.clip = 1, .time = 0.5, .weight = 0.7},
                           {.clip = 2, .time = 0.2, .weight = 0.3},
                           {.clip = 0, .time = 1, .weight = 0}};
   ck_assert_int_eq(sk_anim_sample_layers(an, two, 3, a, scratch), 0);
-  two[0].weight = 7;
-  two[1].weight = 3;
-  ck_assert_int_eq(sk_anim_sample_layers(an, two, 2, b, scratch), 0);
+  sk_anim_layer half[2] = {two[0], two[1]};
+  half[0].weight = 0.35;
+  half[1].weight = 0.15;
+  ck_assert_int_eq(sk_anim_sample_layers(an, half, 2, b, scratch), 0);
   for (size_t i = 0; i < n; i++)
     ck_assert_double_eq_tol(a[i], b[i], 1e-12);
+  double *c = malloc(n * sizeof *c);
+  half[0].weight = 7;
+  half[1].weight = 3;
+  ck_assert_int_eq(sk_anim_sample_layers(an, half, 2, b, scratch), 0);
+  half[0].weight = half[1].weight = 0.5;
+  ck_assert_int_eq(sk_anim_sample_layers(an, half, 2, c, scratch), 0);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_double_eq_tol(b[i], c[i], 1e-12);
+  free(c);
   /* Positions blend linearly; rotations stay unit quaternions. */
   double *w = malloc(n * sizeof *w), *r = malloc(n * sizeof *r);
   sk_anim_sample(an, 1, 0.5, false, w);

@@ -388,9 +388,11 @@ void sk_anim__layer_drives(const sk_anim *a, const sk_anim_layer *l, const float
  * layers' total weight `total` (> 0): as given when the total is 1 or more
  * (Babylon's group weights: it normalises them target by target), else
  * normalised (weights under 1 together are scaled up, not mixed with the
- * rest pose). */
+ * rest pose); then at most 1, as Babylon's Animatable.weight setter clamps
+ * it, so (7, 3) blends as (1, 1). */
 static inline double sk_anim__late_weight(double weight, double total) {
-  return total >= 1.0 ? weight : weight / total;
+  const double w = total >= 1.0 ? weight : weight / total;
+  return w > 1.0 ? 1.0 : w;
 }
 void sk_anim__late_blend(const sk_anim *a, const double *const *src, const double *w, const uint8_t *drives, size_t nw,
                          const double **v, double *ws, double *trs);

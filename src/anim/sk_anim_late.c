@@ -130,7 +130,8 @@ bool sk_anim__blend_plain(const sk_anim *a, const sk_anim_layer *layers, const s
     if ((ext != NULL && ext[i].additive) || total == 0 || layers[i].weight / total == 0)
       continue;
     T += sk_anim__late_weight(layers[i].weight, total);
-    if (ext != NULL && ext[i].bone_weights != NULL)
+    /* A clamped weight is not the plain blend's share of the total. */
+    if (layers[i].weight > 1.0 || (ext != NULL && ext[i].bone_weights != NULL))
       plain = false;
     sk_anim__layer_drives(a, &layers[i], NULL, nw == 0 ? first : bits);
     if (nw++ > 0 && plain && memcmp(first, bits, nb) != 0)
