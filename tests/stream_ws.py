@@ -370,7 +370,10 @@ def sse(d):
         s.close()
     said = "50 event streams nobody reads: /healthz p50 %.2f ms max %.2f ms, RSS %d -> %d kB" % (ms[0], ms[1], rss0, rss)
     print(said)
-    C.check(said, ms[1] < 50 and rss - rss0 < 64 * 1024)
+    # The slow readers' measure (p50, as below), plus a bound on the worst
+    # probe that a stalled loop would break: one probe of 20 took 181 ms in
+    # CI's make -j2 check beside another suite, 0.45-21 ms on its own.
+    C.check(said, ms[0] < 50 and ms[1] < 1000 and rss - rss0 < 64 * 1024)
 
 
 def healthz_ms(port):
