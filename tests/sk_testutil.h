@@ -115,6 +115,19 @@ static inline double sk_test_final_error(const float *got, const json_t *want, s
   return worst;
 }
 
+/* Index of the first of n floats whose float32 bits (the sign of zero
+ * included) differ from a JSON array of expected numbers read as float32;
+ * n when every float is the same. */
+static inline size_t sk_test_final_mismatch(const float *got, const json_t *want, size_t n) {
+  ck_assert_uint_eq(json_array_size(want), n);
+  for (size_t i = 0; i < n; i++) {
+    const float w = (float)json_number_value(json_array_get(want, i));
+    if (memcmp(&got[i], &w, sizeof w) != 0)
+      return i;
+  }
+  return n;
+}
+
 /* A double's bits, and the double of some bits (bit-for-bit checks). */
 static inline uint64_t sk_test_bits(double x) {
   uint64_t u;

@@ -33,8 +33,8 @@
 //    then scene._animate() runs Babylon's late animation bindings, which
 //    blend the weighted values (see sampleLayers).
 //
-// Numbers are printed with 8 significant digits (within 1 float32 ulp; the
-// tests' tolerance is 1e-4 relative).
+// Numbers are exact: each float32 as its shortest round-tripping decimal,
+// -0 as -0.0; the tests compare them bit for bit.
 
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -49,9 +49,17 @@ const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
 Logger.LogLevels = Logger.ErrorLogLevel;
 
 const FPS = 60;
+// Each float32 as the shortest decimal that reads back (through a double,
+// as jansson and Python read it) as the same float32; -0 keeps its sign
+// (NEG0, written as -0.0 by the last stringify).
+const NEG0 = "\u0000-0\u0000";
 const FMT = (x) => {
-    if (x === 0) return 0;
-    return Number(Math.fround(x).toPrecision(8));
+    x = Math.fround(x);
+    if (x === 0) return Object.is(x, -0) ? NEG0 : 0;
+    for (let p = 1; ; p++) {
+        const v = Number(x.toPrecision(p));
+        if (Math.fround(v) === x) return v;
+    }
 };
 const arr = (a) => Array.from(a, FMT);
 
@@ -242,7 +250,7 @@ async function main(argv) {
         out.skins.push(entry);
     }
     restore();
-    process.stdout.write(JSON.stringify(out) + "\n");
+    process.stdout.write(JSON.stringify(out).replaceAll(JSON.stringify(NEG0), "-0.0") + "\n");
     scene.dispose();
     engine.dispose();
     return 0;
