@@ -13,10 +13,9 @@
 // (position, rotationQuaternion, scaling of the mesh and each parent, as the
 // loader built them) as its "mesh", and has one "pose" op per frame with the
 // clip time, the controller op and "output": ["positions"]. The controller
-// target of each frame is made from Babylon's pose of that frame. Numbers are
-// printed with 8 significant digits; tests/check_sk_ops compares within 1e-4
-// x max(1, |expected|), the glTF tests' tolerance (clip sampling differs from
-// Babylon's animation runtime in the last bits).
+// target of each frame is made from Babylon's pose of that frame. Positions
+// are printed exactly (doubles, -0 as -0.0); tests/check_sk_ops compares them
+// bit for bit as float32, as it does ops.jsonl's.
 
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 
@@ -28,7 +27,10 @@ const { NullEngine, Scene, LoadAssetContainerAsync, Logger, BoneIKController, Bo
 Logger.LogLevels = Logger.ErrorLogLevel;
 
 const FPS = 60;
-const FMT = (x) => (x === 0 ? 0 : Number(x.toPrecision(8)));
+// Positions are exact: each double as JSON writes it (shortest round trip),
+// -0 as -0.0 (NEG0, replaced after the stringify).
+const NEG0 = "\u0000-0\u0000";
+const FMT = (x) => (Object.is(x, -0) ? NEG0 : x);
 const here = new URL(".", import.meta.url);
 
 // The real-asset scenarios: asset, clip, frame range, controller.
@@ -67,7 +69,7 @@ const SCENARIOS = [
     },
 ];
 
-function r8(v) {
+function r3(v) {
     return [FMT(v.x), FMT(v.y), FMT(v.z)];
 }
 
@@ -134,7 +136,7 @@ async function runScenario(sc) {
         } else new BoneLookController(mesh, bone, v, { ...op }).update();
         for (const b of sk.bones) if (!b.getParent()) b.computeAbsoluteMatrices();
         const res = {};
-        for (const b of sk.bones) res[b.name] = r8(b.getAbsolutePosition(mesh));
+        for (const b of sk.bones) res[b.name] = r3(b.getAbsolutePosition(mesh));
         expected.push(res);
         caseOps.push({ op: "pose", animation: group.name, time: t, ops: [o], output: ["positions"] });
     }
@@ -152,7 +154,7 @@ async function main(argv) {
     mkdirSync(dir, { recursive: true });
     for (const sc of SCENARIOS) {
         const r = await runScenario(sc);
-        writeFileSync(new URL(sc.out, dir), JSON.stringify(r) + "\n");
+        writeFileSync(new URL(sc.out, dir), JSON.stringify(r).replaceAll(JSON.stringify(NEG0), "-0.0") + "\n");
         console.error(`wrote tests/gltf/ctrl/${sc.out}: ${r.expected.length} frames`);
     }
     return 0;
