@@ -13,10 +13,10 @@
 // skeleton.prepare(true); the additive groups are clones made additive, so
 // every spec starts from the loaded keys. A mask is applied as Babylon's
 // playback applies it (only the retained targets' animatables write values;
-// AnimationGroup.goToFrame itself ignores masks). Compared within 1e-4 (a glTF
-// loader is involved, as for tests/gltf/expected).
+// AnimationGroup.goToFrame itself ignores masks). Every float is written
+// exactly (-0 as -0.0) and compared bit for bit by tests/check_sk_banim.
 
-import { B, FPS, loadAsset, maskNames } from "./babylon_common.mjs";
+import { B, FPS, keepSign, line, loadAsset, maskNames } from "./babylon_common.mjs";
 
 const { AnimationGroup, AnimationGroupMask } = B;
 
@@ -77,7 +77,7 @@ async function run(rel, maskBone, otherBone) {
         for (const [g, t] of used) for (const a of g.animatables) if (g._isTargetRetainedByMask(a.target)) a.goToFrame(t * FPS, true);
         scene._animate();
         sk.prepare(true);
-        const final = Array.from(sk._transformMatrices);
+        const final = keepSign(Array.from(sk._transformMatrices));
         const layers = spec.map(([gi, t, w, x = {}]) => {
             const l = { animation: groups[gi].name, time: t, weight: w };
             if (x.additive !== undefined) {
@@ -88,7 +88,7 @@ async function run(rel, maskBone, otherBone) {
             return l;
         });
         const desc = spec.map(([, , , x = {}]) => (x.additive !== undefined ? "additive" : "weighted") + (x.mask ? "+mask" : "")).join(", ");
-        lines.push(JSON.stringify({
+        lines.push(line({
             name: `layers ${rel} ${si}: ${desc}`,
             case: { skeleton: { gltf: rel }, ops: [{ op: "pose", layers }] },
             expected: { results: [{ final }] },
