@@ -234,10 +234,15 @@ def is_range(pose):
     return "times" in pose or "from" in pose
 
 
-def same_clip_numbers(got, want, tol):
-    """Babylon's clip results: float32 bit for bit (tol None, as
-    tests/check_sk_banim holds them), else within tol x max(1, |e|) (a glTF
-    loader in the way, as check_sk_banim holds layers.jsonl)."""
+def f32_bits(x):
+    return struct.pack("<f", x)
+
+
+def same_clip_numbers(got, want, signed_zero):
+    """Babylon's clip results: float32 bit for bit, as tests/check_sk_banim
+    holds them; the sign of zero too when the oracle writes it (signed_zero:
+    babylon_layers.mjs does; parse skinnerd's answers with parse_int=float,
+    its "-0" is -0.0 then)."""
     if len(got) != len(want):
         return False
     for g, w in zip(got, want):
@@ -247,9 +252,9 @@ def same_clip_numbers(got, want, tol):
             gv = g[key]
             if len(gv) != len(wv):
                 return False
-            if tol is None and any(f32(a) != f32(b) for a, b in zip(gv, wv)):
+            if signed_zero and any(f32_bits(a) != f32_bits(b) for a, b in zip(gv, wv)):
                 return False
-            if tol is not None and any(abs(a - b) > tol * max(1.0, abs(b)) for a, b in zip(gv, wv)):
+            if not signed_zero and any(f32(a) != f32(b) for a, b in zip(gv, wv)):
                 return False
     return True
 
@@ -263,7 +268,7 @@ def put_skeleton(d, sid, skel):
     return d.req("PUT", f"/v1/skeletons/{sid}", skel)[0]
 
 
-def test_anim_cases(d, path, tol=None):
+def test_anim_cases(d, path, signed_zero=False):
     """Clip cases (gen_banim.mjs, gen_banim_layers.py, babylon_layers.mjs):
     the whole case through `skinner eval` against Babylon's numbers; a case
     of poses only, or a copyAnimationRange then poses (the copy stored with
@@ -275,9 +280,9 @@ def test_anim_cases(d, path, tol=None):
         case, name = line["case"], line["name"]
         r = subprocess.run([SKINNER, "eval"], input=json.dumps(case).encode(), capture_output=True, cwd=DATA)
         want = line["expected"]
-        got = json.loads(r.stdout) if r.returncode == 0 else None
+        got = json.loads(r.stdout, parse_int=float) if r.returncode == 0 else None
         if got is None or ("order" in want and got["order"] != want["order"]) or \
-                not same_clip_numbers(got["results"], want["results"], tol):
+                not same_clip_numbers(got["results"], want["results"], signed_zero):
             bad_eval += 1
             check(f"{name}: skinner eval equals Babylon", False, r.stderr.decode() or r.stdout[:300])
             continue
@@ -317,8 +322,8 @@ def test_anim_cases(d, path, tol=None):
         if parts != results_text(r.stdout.strip()):
             bad_pose += 1
             check(f"{name}: /pose equals skinner eval's bytes", False, (b",".join(parts)[:300], r.stdout[:300]))
-        answers = [json.loads(p) for p in parts if p]
-        if not same_clip_numbers(answers, want["results"], tol):
+        answers = [json.loads(p, parse_int=float) for p in parts if p]
+        if not same_clip_numbers(answers, want["results"], signed_zero):
             bad_babylon += 1
             check(f"{name}: /pose equals Babylon's numbers", False)
         if len(singles) > 1:
@@ -329,10 +334,9 @@ def test_anim_cases(d, path, tol=None):
         d.req("DELETE", f"/v1/skeletons/{sid}")
         if copy:
             d.req("DELETE", f"/v1/skeletons/{sid}src")
-    what = "bit for bit" if tol is None else f"within {tol:g}"
-    check(f"{path}: {len(cases)} cases through skinner eval equal Babylon {what}", bad_eval == 0, bad_eval)
+    check(f"{path}: {len(cases)} cases through skinner eval equal Babylon bit for bit", bad_eval == 0, bad_eval)
     check(f"{path}: {used} cases through /pose equal skinner eval bit for bit", used > 0 and bad_pose == 0, bad_pose)
-    check(f"{path}: and Babylon {what}", bad_babylon == 0, bad_babylon)
+    check(f"{path}: and Babylon bit for bit", bad_babylon == 0, bad_babylon)
     check(f"{path}: their /poses batches equal /pose", bad_batch == 0, bad_batch)
     print(f"# {path}: {len(cases)} cases through skinner eval, {used} through the daemon "
           f"({copies} stored copies, {ranges} frame ranges)")
@@ -340,7 +344,7 @@ def test_anim_cases(d, path, tol=None):
 
 def real_asset(d, sid, glb, ctrl, what):
     """Every frame of a tests/gltf/ctrl case through one /poses batch and
-    frame by frame through /pose: Babylon's glTF answer (1e-4 x max(1, |e|),
+    frame by frame through /pose: Babylon's glTF answer (float32 bit for bit,
     as tests/check_sk_ops holds the offline side) and skinner eval's bytes.
     Returns (case with an absolute glTF path, the poses, the bone order)."""
     with open(os.path.join(DATA, "data", glb), "rb") as f:
@@ -355,18 +359,16 @@ def real_asset(d, sid, glb, ctrl, what):
         poses.append(p)
     st, body = d.req("POST", f"/v1/skeletons/{sid}/poses", {"poses": poses})
     check(f"{what}, every frame in one /poses", st == 200, (st, body[:300]))
-    got = json.loads(body)["results"] if st == 200 else []
+    got = json.loads(body, parse_int=float)["results"] if st == 200 else []
     _, gb = d.req("GET", f"/v1/skeletons/{sid}")
     order = json.loads(gb)["order"]
-    worst, ok = 0.0, len(got) == len(real["expected"]) == len(poses)
+    bad, ok = 0, len(got) == len(real["expected"]) == len(poses)
     for frame, want in zip(got, real["expected"]):
         for b, name in enumerate(order):
-            for c in range(3):
-                e = want[name][c]
-                err = abs(frame["positions"][3 * b + c] - e) / max(1.0, abs(e))
-                worst = max(worst, err)
-    check(f"{what} through the daemon equals Babylon's glTF answer (worst {worst:.2g})", ok and worst <= 1e-4, worst)
-    print(f"# {what}: {len(got)} frames, worst relative error against Babylon {worst:.2g}")
+            bad += sum(f32_bits(frame["positions"][3 * b + c]) != f32_bits(want[name][c]) for c in range(3))
+    check(f"{what} through the daemon equals Babylon's glTF answer bit for bit ({bad} numbers differ)",
+          ok and bad == 0, bad)
+    print(f"# {what}: {len(got)} frames, {bad} numbers not bit for bit against Babylon")
     case = dict(real["case"])
     case["skeleton"] = {"gltf": os.path.abspath(os.path.join(DATA, "data", glb))}
     case["ops"] = [dict(p, op="pose") for p in poses]
@@ -502,7 +504,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", action="append", default=[], help="gen_ops.mjs cases (a .jsonl with expected)")
     ap.add_argument("--anim", action="append", default=[], help="Babylon-format clip cases, bit for bit")
-    ap.add_argument("--layers", action="append", default=[], help="glTF layer cases, within 1e-4")
+    ap.add_argument("--layers", action="append", default=[], help="glTF layer cases, bit for bit")
     args = ap.parse_args()
     only = bool(args.ops or args.anim or args.layers)
     conf = os.path.join(DATA, "conformance")
@@ -518,7 +520,7 @@ def main():
             for path in anim:
                 test_anim_cases(d, path)
             for path in layers:
-                test_anim_cases(d, path, tol=1e-4)
+                test_anim_cases(d, path, signed_zero=True)
             if not only:
                 test_fox_walk(d)
         finally:

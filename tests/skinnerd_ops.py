@@ -3,7 +3,7 @@
 eviction with reload, glTF over HTTP, systemd notify, watchdog and socket
 activation. Every daemon listens on 127.0.0.1 and is stopped by the check
 that started it."""
-import http.client, json, os, random, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+import http.client, json, os, random, shutil, signal, socket, struct, subprocess, sys, tempfile, threading, time
 
 SKINNERD = os.environ.get("SKINNERD", "./skinnerd")
 SKINNER = os.environ.get("SKINNER", "./skinner")
@@ -207,14 +207,14 @@ def test_gltf_http(tmp):
         clips = json.loads(body).get("animations", [])
         check("GET lists the clips", [c["name"] for c in clips] == ["Survey", "Walk", "Run"], clips)
         want = json.loads(subprocess.run([SKINNER, "eval", os.path.join(DATA, "data", "case-fox-walk.json")],
-                                         capture_output=True, text=True, check=True).stdout)
+                                         capture_output=True, text=True, check=True).stdout, parse_int=float)
         st, body = d.req("POST", f"/v1/skeletons/{sid}/pose", {"animation": "Walk", "time": 0.3})
         check("a clip pose equals skinner eval", st == 200 and json.loads(body) == want["results"][0], body[:200])
         st, body = d.req("POST", f"/v1/skeletons/{sid}/pose", {"animation": "Run", "from": 0, "to": 0.1, "fps": 30})
-        res = json.loads(body).get("results", []) if st == 200 else []
-        ok = len(res) == 4 and all(max(abs(x - y) for x, y in zip(g["final"], w["final"])) < 1e-4
-                                   for g, w in zip(res, want["results"][1:]))
-        check("a frame range answers one result per frame", ok, body[:200])
+        res = json.loads(body, parse_int=float).get("results", []) if st == 200 else []
+        bits = lambda a: struct.pack(f"<{len(a)}f", *a)  # noqa: E731 (float32 bits, -0 kept)
+        ok = len(res) == 4 and all(bits(g["final"]) == bits(w["final"]) for g, w in zip(res, want["results"][1:]))
+        check("a frame range answers one result per frame, skinner eval's bit for bit", ok, body[:200])
         st, body = d.req("POST", f"/v1/skeletons/{sid}/poses", {"poses": [{"animation": "Walk", "time": 0.3},
                                                                           {"animation": "Run", "times": [0, 0.5]}]})
         check("frame ranges flatten inside a batch", st == 200 and len(json.loads(body)["results"]) == 3, body[:200])
