@@ -13,12 +13,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 
-console.log = (...args) => console.error(...args);
-
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
+import { loadBytes } from "./babylon_common.mjs";
 
 const here = new URL(".", import.meta.url);
 const ASSETS = ["CesiumMan.glb", "Fox.glb", "RiggedFigure.glb", "RiggedSimple.glb", "RecursiveSkeletons.glb",
@@ -40,16 +35,7 @@ function meshChain(node) {
 
 async function runAsset(asset) {
     const bytes = new Uint8Array(readFileSync(new URL(`../data/${asset}`, here)));
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    // GLB loads from the bytes; a text .gltf from a data: URL (as babylon_gltf.mjs).
-    const ext = asset.endsWith(".glb") ? ".glb" : ".gltf";
-    const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
-    const container = await LoadAssetContainerAsync(source, scene, {
-        pluginExtension: ext,
-        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
-    });
-    container.addAllToScene();
+    const { engine, scene } = await loadBytes(bytes, asset.endsWith(".glb") ? ".glb" : ".gltf");
     const out = [];
     for (const sk of scene.skeletons) {
         const skin = Number(sk.id.replace("skeleton", ""));
