@@ -57,6 +57,19 @@ export async function loadAsset(rel) {
     return { engine, scene, sk, groups: scene.animationGroups.slice(), restore };
 }
 
+/** A node's TransformNode chain (position, rotationQuaternion or rotation, scaling, parent) as a case's "mesh", in exact doubles; null for none. */
+export function meshChain(node) {
+    if (!node) return null;
+    const m = { position: [node.position.x, node.position.y, node.position.z] };
+    if (node.rotationQuaternion) {
+        const q = node.rotationQuaternion;
+        m.rotationQuaternion = [q.x, q.y, q.z, q.w];
+    } else m.rotation = [node.rotation.x, node.rotation.y, node.rotation.z];
+    m.scaling = [node.scaling.x, node.scaling.y, node.scaling.z];
+    if (node.parent) m.parent = meshChain(node.parent);
+    return m;
+}
+
 /** The bone names a skinnerd mask ({bone | include | exclude, subtree?}) names in `sk`. */
 export function maskNames(sk, mask) {
     const names = new Set(mask.include ?? mask.exclude ?? [mask.bone]);

@@ -13,25 +13,13 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 
-import { loadBytes } from "./babylon_common.mjs";
+import { loadBytes, meshChain } from "./babylon_common.mjs";
 
 const here = new URL(".", import.meta.url);
 const ASSETS = ["CesiumMan.glb", "Fox.glb", "RiggedFigure.glb", "RiggedSimple.glb", "RecursiveSkeletons.glb",
     "RobotExpressive.glb", "SimpleSkin.gltf", "SimpleSkin-multi-target.gltf", "mannequiny-0.3.0.glb",
     "gltf/above_root.gltf", "gltf/mesh_transform.gltf", "gltf/nonjoint_between.gltf", "gltf/scales.gltf", "gltf/no_ibm.gltf",
     "gltf/mesh_chain.gltf"];
-
-function meshChain(node) {
-    if (!node) return null;
-    const m = { position: [node.position.x, node.position.y, node.position.z] };
-    if (node.rotationQuaternion) {
-        const q = node.rotationQuaternion;
-        m.rotationQuaternion = [q.x, q.y, q.z, q.w];
-    } else m.rotation = [node.rotation.x, node.rotation.y, node.rotation.z];
-    m.scaling = [node.scaling.x, node.scaling.y, node.scaling.z];
-    if (node.parent) m.parent = meshChain(node.parent);
-    return m;
-}
 
 async function runAsset(asset) {
     const bytes = new Uint8Array(readFileSync(new URL(`../data/${asset}`, here)));
