@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sk_base64.h"
 #include "sk_metrics.h"
 
 #define HOSTS_MAX 64
@@ -207,42 +208,6 @@ static const char *bearer(const char *h, size_t *len) {
   return t;
 }
 
-static int b64url_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  return c == '-' ? 62 : c == '_' ? 63 : -1;
-}
-
-/* Decodes unpadded base64url [s, s+n) into out (cap bytes): the length,
- * or -1 when it is not that or does not fit. */
-static long b64url_decode(const char *s, size_t n, char *out, size_t cap) {
-  if (n % 4 == 1)
-    return -1;
-  size_t o = 0;
-  uint32_t acc = 0;
-  unsigned bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    int v = b64url_value((unsigned char)s[i]);
-    if (v < 0)
-      return -1;
-    acc = (acc << 6) | (uint32_t)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      if (o == cap)
-        return -1;
-      out[o++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  if ((acc & ((1u << bits) - 1)) != 0) /* non-canonical: stray low bits */
-    return -1;
-  return (long)o;
-}
-
 /* The token subprotocol in a Sec-WebSocket-Protocol value (a comma
  * separated list): 0 when there is none, 1 with the decoded token in
  * tok (*len bytes), -1 when it is there but not base64url of a token. */
@@ -253,7 +218,7 @@ static int ws_token(const char *protos, char tok[SK_AUTH_TOKEN_MAX], size_t *len
     p += strspn(p, " \t,");
     size_t n = strcspn(p, " \t,");
     if (n >= pn && memcmp(p, prefix, pn) == 0) {
-      long got = b64url_decode(p + pn, n - pn, tok, SK_AUTH_TOKEN_MAX);
+      long got = sk_base64_decode(p + pn, n - pn, SK_BASE64_URL | SK_BASE64_STRICT, (uint8_t *)tok, SK_AUTH_TOKEN_MAX);
       if (got < SK_AUTH_TOKEN_MIN)
         return -1;
       *len = (size_t)got;

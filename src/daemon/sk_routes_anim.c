@@ -736,17 +736,12 @@ static void retarget_after(sk_http_req *req, void *arg, int status) {
     return;
   }
   if (rj->n != 1 || rj->poses[0].frame_range) { /* a frame range: the batch path, as /pose answers one */
-    sk_routes_batch *bj = calloc(1, sizeof *bj);
+    sk_routes_batch *bj = sk_routes__batch_new(r, rj->copy.dst, rj->fmt, rj->poses, rj->n);
     if (bj == NULL) {
       sk_problem(req, SK_ENOMEM, "", "out of memory");
       retarget_free(rj);
       return;
     }
-    bj->routes = r;
-    bj->entry = rj->copy.dst;
-    bj->fmt = rj->fmt;
-    bj->poses = rj->poses;
-    bj->n = rj->n;
     rj->copy.dst = NULL;
     rj->poses = NULL;
     rj->n = 0;

@@ -134,6 +134,18 @@ bool sk_routes__reject_binary_outputs(sk_http_req *req, sk_pose *poses, size_t n
   return true;
 }
 
+sk_routes_batch *sk_routes__batch_new(sk_routes *r, sk_cache_entry *e, int fmt, sk_pose *poses, size_t n) {
+  sk_routes_batch *bj = calloc(1, sizeof *bj);
+  if (bj == NULL)
+    return NULL;
+  bj->routes = r;
+  bj->entry = e;
+  bj->fmt = fmt;
+  bj->poses = poses;
+  bj->n = n;
+  return bj;
+}
+
 void sk_routes__batch_free(sk_routes_batch *bj) {
   for (size_t i = 0; i < bj->n; i++)
     sk_pose_close(&bj->poses[i]);

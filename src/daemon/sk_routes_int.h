@@ -287,6 +287,9 @@ void sk_routes__run_batch(sk_routes *r, sk_http_req *req, sk_routes_batch *bj);
 void sk_routes__batch_pool_evaluate(sk_routes_batch *bj);
 /* The after-callback of every pool job holding a sk_routes_batch: answers and frees it. */
 void sk_routes__batch_after(sk_http_req *req, void *arg, int status);
+/* A new batch of r's answering n poses (may be NULL, 0) of e in fmt; it
+ * steals e and poses. NULL when out of memory, and then takes nothing. */
+sk_routes_batch *sk_routes__batch_new(sk_routes *r, sk_cache_entry *e, int fmt, sk_pose *poses, size_t n);
 /* Releases the poses, the entry reference, the answer and the body. NULL-safe: no. */
 void sk_routes__batch_free(sk_routes_batch *bj);
 

@@ -81,7 +81,7 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
       /* A frame range ("times", "from"/"to"/"fps"), even of one frame: one
        * result per frame, through the batch path like /poses. So is one
        * pose with Bone-API ops, bare: its cost decides inline or pool. */
-      sk_routes_batch *bj = calloc(1, sizeof *bj);
+      sk_routes_batch *bj = sk_routes__batch_new(r, e, fmt, poses, n);
       if (bj == NULL) {
         sk_pose_array_free(poses, n);
         sk_poseops_free(opsets);
@@ -89,11 +89,6 @@ static void post_pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) {
         sk_problem(req, SK_ENOMEM, "", "out of memory");
         return;
       }
-      bj->routes = r;
-      bj->entry = e;
-      bj->fmt = fmt;
-      bj->poses = poses;
-      bj->n = n;
       bj->opsets = opsets;
       bj->bare = n == 1 && !poses[0].frame_range;
       if (sk_routes__reject_binary_outputs(req, poses, n, fmt, 0, false)) {
@@ -328,13 +323,10 @@ static void post_poses(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
     return;
   }
   if (!rc) {
-    bj = calloc(1, sizeof *bj);
+    bj = sk_routes__batch_new(r, e, fmt, NULL, 0);
     if (bj == NULL) {
       rc = sk_error_set(&err, SK_ENOMEM, "", "out of memory");
     } else {
-      bj->routes = r;
-      bj->entry = e;
-      bj->fmt = fmt;
       e = NULL;
       rc = parse_batch(r, bj, j, &err);
     }
@@ -354,16 +346,13 @@ static void post_poses(sk_routes *r, sk_http_req *req, const sk_route_match *m) 
  * pool: parsing (which samples the clips) and evaluation both run there.
  * Steals `e` and `j`. */
 static void defer_parse(sk_routes *r, sk_http_req *req, sk_cache_entry *e, json_t *j, int fmt, bool batch) {
-  sk_routes_batch *bj = calloc(1, sizeof *bj);
+  sk_routes_batch *bj = sk_routes__batch_new(r, e, fmt, NULL, 0);
   if (bj == NULL) {
     json_decref(j);
     sk_cache_entry_unref(e);
     sk_problem(req, SK_ENOMEM, "", "out of memory");
     return;
   }
-  bj->routes = r;
-  bj->entry = e;
-  bj->fmt = fmt;
   bj->json = j;
   bj->batch = batch;
   if (sk_http_defer(req, parse_work, sk_routes__batch_after, bj) != 0) {

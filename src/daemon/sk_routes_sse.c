@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_base64.h"
 #include "sk_error.h"
 #include "sk_json.h"
 #include "sk_problem.h"
@@ -36,20 +37,10 @@ typedef struct sse {
   size_t off;
 } sse;
 
-static const char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 static void append_b64(sk_strbuf *b, const uint8_t *in, size_t n) {
-  if (sk_strbuf_reserve(b, (n + 2) / 3 * 4) != 0)
+  if (sk_strbuf_reserve(b, sk_base64_encoded_len(n)) != 0)
     return;
-  char *o = b->data + b->len;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
-    *o++ = k_b64[(v >> 18) & 63];
-    *o++ = k_b64[(v >> 12) & 63];
-    *o++ = i + 1 < n ? k_b64[(v >> 6) & 63] : '=';
-    *o++ = i + 2 < n ? k_b64[v & 63] : '=';
-  }
-  b->len = (size_t)(o - b->data);
+  b->len += sk_base64_encode(in, n, b->data + b->len);
 }
 
 /* Frame s->k as the next event (or the problem that ends the playback). */

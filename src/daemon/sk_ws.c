@@ -6,37 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char k_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static size_t b64_encode(const uint8_t *in, size_t n, char *out) {
-  size_t o = 0;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)in[i] << 16;
-    if (i + 1 < n)
-      v |= (uint32_t)in[i + 1] << 8;
-    if (i + 2 < n)
-      v |= in[i + 2];
-    out[o++] = k_b64[(v >> 18) & 63];
-    out[o++] = k_b64[(v >> 12) & 63];
-    out[o++] = i + 1 < n ? k_b64[(v >> 6) & 63] : '=';
-    out[o++] = i + 2 < n ? k_b64[v & 63] : '=';
-  }
-  out[o] = 0;
-  return o;
-}
+#include "sk_base64.h"
 
 /* A key is base64 of 16 bytes: 22 characters of the alphabet and "==";
  * the last one carries 2 bits, so only every 16th letter is canonical, and
  * browsers send canonical keys. */
 static bool key_ok(const char *key) {
-  if (strlen(key) != 24 || key[22] != '=' || key[23] != '=')
-    return false;
-  for (size_t i = 0; i < 22; i++) {
-    const char *p = strchr(k_b64, key[i]);
-    if (key[i] == 0 || p == NULL || (i == 21 && ((p - k_b64) & 15) != 0))
-      return false;
-  }
-  return true;
+  uint8_t raw[16];
+  return strlen(key) == 24 && key[22] == '=' && key[23] == '=' &&
+         sk_base64_decode(key, 22, SK_BASE64_STRICT, raw, sizeof raw) == 16;
 }
 
 int sk_ws_accept(const char *key, char out[SK_WS_ACCEPT_LEN + 1]) {
@@ -49,7 +27,7 @@ int sk_ws_accept(const char *key, char out[SK_WS_ACCEPT_LEN + 1]) {
   uint8_t sha[20];
   if (gnutls_hash_fast(GNUTLS_DIG_SHA1, cat, 24 + sizeof guid - 1, sha) != 0)
     return -1;
-  b64_encode(sha, sizeof sha, out);
+  sk_base64_encode(sha, sizeof sha, out);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_base64.h"
 #include "sk_gltf_int.h"
 #include "sk_json.h"
 #include "sk_mat.h"
@@ -238,42 +239,6 @@ size_t sk_gltf_skin_count(const sk_gltf *g) { return json_array_size(json_object
 
 /* ---- buffers ---------------------------------------------------------------- */
 
-static int b64_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '+')
-    return 62;
-  if (c == '/')
-    return 63;
-  return -1;
-}
-
-/* Strict base64 (padding optional). Returns false on a bad character. */
-static bool b64_decode(const char *s, size_t n, uint8_t *dest, size_t *out_len) {
-  while (n > 0 && s[n - 1] == '=')
-    n--;
-  size_t o = 0;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    int v = b64_value((unsigned char)s[i]);
-    if (v < 0)
-      return false;
-    acc = (acc << 6) | (uint32_t)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      dest[o++] = (uint8_t)(acc >> bits);
-    }
-  }
-  *out_len = o;
-  return true;
-}
-
 static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffer **out, sk_error *err) {
   const json_t *b;
   int rc = sk_gltf__get_item(g, "buffers", i, from_ptr, &b, err);
@@ -313,14 +278,16 @@ static int resolve_buffer(sk_gltf *g, size_t i, const char *from_ptr, gltf_buffe
   if (comma == NULL || comma - s < 12 || strncmp(comma - 7, ";base64", 7) != 0)
     return FAIL(up, "only base64 data: URIs are supported");
   size_t enc = json_string_length(uri) - (size_t)(comma + 1 - s);
-  uint8_t *dec = malloc(enc / 4 * 3 + 3);
-  size_t dlen = 0;
+  const size_t cap = sk_base64_decoded_max(enc);
+  uint8_t *dec = malloc(cap + 1);
   if (dec == NULL)
     return sk_error_set(err, SK_ENOMEM, up, "out of memory");
-  if (!b64_decode(comma + 1, enc, dec, &dlen)) {
+  long got = sk_base64_decode(comma + 1, enc, SK_BASE64_PAD_TRIM, dec, cap);
+  if (got < 0) {
     free(dec);
     return FAIL(up, "invalid base64 data");
   }
+  const size_t dlen = (size_t)got;
   if (byte_length > dlen) {
     free(dec);
     return FAIL(sk_gltf__mkptr(&p, "buffers", i, "byteLength", -1), "byteLength %llu exceeds the %zu bytes of the data: URI",

@@ -480,20 +480,7 @@ static const int32_t sk_kernel_perm_odd[16] __attribute__((aligned(64))) = {4, 5
                                       _mm256_castps_pd(_mm256_set1_ps(hi)), 1))
 static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx512(float *dst, size_t stride, const __m512 *z, size_t n, bool stream) {
   __m512 t[8], u[8], o[8];
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(z[2 * i], z[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(z[2 * i], z[2 * i + 1]);
-  }
-#pragma GCC unroll 2
-  for (int g = 0; g < 2; g++) {
-    const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
-    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
+  sk_kernel__unpack512(z, t, u, 2);
   const __m512i pe = _mm512_load_si512(sk_kernel_perm_even), po = _mm512_load_si512(sk_kernel_perm_odd);
 #pragma GCC unroll 4
   for (int e = 0; e < 4; e++) {

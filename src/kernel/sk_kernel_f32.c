@@ -150,20 +150,7 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx2_f32(f
  * 64 shuffles per 16 matrices; one full 64-byte line per pose. */
 static SKK_ATTR inline __attribute__((always_inline)) void store_mats_avx512_f32(float *dst, size_t stride, const __m512 *m, size_t n, bool stream) {
   __m512 t[16], u[16], o[16];
-#pragma GCC unroll 16
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(m[2 * i], m[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(m[2 * i], m[2 * i + 1]);
-  }
-#pragma GCC unroll 16
-  for (int g = 0; g < 4; g++) {
-    const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
-    const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
-    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
+  sk_kernel__unpack512(m, t, u, 4);
 #pragma GCC unroll 16
   for (int e = 0; e < 4; e++) {
     const __m512 s0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x44), s1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xEE);

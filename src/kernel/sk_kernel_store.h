@@ -62,6 +62,29 @@ static inline __attribute__((always_inline, target("avx512f"))) void sk_kernel__
   }
 }
 
+/* The first two steps of a transpose in 128-bit lanes of 4 * groups rows z
+ * (groups 2 or 4, a constant at each call): unpack ps pairs rows, unpack pd
+ * pairs the pairs, so u[4g+e] lane k holds entry e of rows 4g..4g+3 in lane
+ * k's four floats; t is the caller's scratch of 4 * groups. The callers'
+ * last step joins lanes into poses. */
+static inline __attribute__((always_inline, target("avx512f"))) void sk_kernel__unpack512(const __m512 *z, __m512 *t,
+                                                                                        __m512 *u, int groups) {
+#pragma GCC unroll 16
+  for (int i = 0; i < 2 * groups; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(z[2 * i], z[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(z[2 * i], z[2 * i + 1]);
+  }
+#pragma GCC unroll 16
+  for (int g = 0; g < groups; g++) {
+    const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+}
+
 /* o[i] (one pose's 16 floats) to dst + i*stride for i < n; `full` is the
  * group width (a constant at each call), whose loop is unrolled. */
 static inline __attribute__((always_inline, target("avx512f"))) void sk_kernel__rows512(float *dst, size_t stride,

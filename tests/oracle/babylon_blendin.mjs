@@ -147,10 +147,9 @@ function playLayers({ scene, sk, groups, restore }, [, layers, speed, from, rang
     return finals;
 }
 
-const lines = [];
 let asset = null, rel0 = null;
-for (const c of CASES) {
-    const [rel, bi, loop, speed, from, range, ratio] = c;
+/** The asset of `rel`: the last case's, or loaded anew in place of it. */
+async function assetFor(rel) {
     if (rel !== rel0) {
         if (asset) {
             asset.scene.dispose();
@@ -159,33 +158,37 @@ for (const c of CASES) {
         asset = await loadAsset(rel);
         rel0 = rel;
     }
+    return asset;
+}
+/** The case's blendIn: its speed, and the clip it blends from when there is one. */
+function blendInOf({ groups }, speed, from) {
     const blendIn = { speed };
-    if (from) blendIn.from = { animation: asset.groups[from[0]].name, time: from[1], loop: from[2] };
-    const layer = { animation: asset.groups[bi].name, time: 0, loop, blendIn };
+    if (from) blendIn.from = { animation: groups[from[0]].name, time: from[1], loop: from[2] };
+    return blendIn;
+}
+/** One case line: a pose of `layers` over `range`, Babylon's poses expected. */
+const caseLine = (name, rel, layers, range, finals) =>
+    line({ name, case: { skeleton: { gltf: rel }, ops: [{ op: "pose", layers, ...range }] },
+        expected: { results: finals.map((f) => ({ final: keepSign(f) })) } });
+
+const lines = [];
+for (const c of CASES) {
+    const [rel, bi, loop, speed, from, range, ratio] = c;
+    const a = await assetFor(rel);
+    const layer = { animation: a.groups[bi].name, time: 0, loop, blendIn: blendInOf(a, speed, from) };
     if (ratio !== undefined) layer.speedRatio = ratio;
     const name = `blendIn ${rel} ${JSON.stringify([bi, loop, speed, from, range, ratio ?? null])}`;
-    const finals = play(asset, c);
-    lines.push(line({ name, case: { skeleton: { gltf: rel }, ops: [{ op: "pose", layers: [layer], ...range }] },
-        expected: { results: finals.map((f) => ({ final: keepSign(f) })) } }));
+    lines.push(caseLine(name, rel, [layer], range, play(a, c)));
 }
 for (const c of LAYER_CASES) {
     const [rel, layers, speed, from, range] = c;
-    if (rel !== rel0) {
-        asset.scene.dispose();
-        asset.engine.dispose();
-        asset = await loadAsset(rel);
-        rel0 = rel;
-    }
-    const blendIn = { speed };
-    if (from) blendIn.from = { animation: asset.groups[from[0]].name, time: from[1], loop: from[2] };
+    const a = await assetFor(rel);
     const ls = layers.map(([gi, time, loop, weight], i) => {
-        const l = { animation: asset.groups[gi].name, time, loop, weight };
-        if (i === 0) l.blendIn = blendIn;
+        const l = { animation: a.groups[gi].name, time, loop, weight };
+        if (i === 0) l.blendIn = blendInOf(a, speed, from);
         return l;
     });
     const name = `blendIn with layers ${rel} ${JSON.stringify([layers, speed, from, range])}`;
-    const finals = playLayers(asset, c);
-    lines.push(line({ name, case: { skeleton: { gltf: rel }, ops: [{ op: "pose", layers: ls, ...range }] },
-        expected: { results: finals.map((f) => ({ final: keepSign(f) })) } }));
+    lines.push(caseLine(name, rel, ls, range, playLayers(a, c)));
 }
 process.stdout.write(lines.join("\n") + "\n");

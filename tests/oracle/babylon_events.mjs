@@ -16,17 +16,14 @@
 //
 // npm install in tests/oracle first. Deterministic for a seed.
 
-console.log = (...args) => console.error(...args);
-const B = await import("@babylonjs/core");
-const { NullEngine, Scene, Skeleton, Bone, Animation, AnimationEvent, Matrix, Vector3, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
+import { B, drawSteps, fireSteps, seeded } from "./babylon_common.mjs";
+
+const { NullEngine, Scene, Skeleton, Bone, Animation, AnimationEvent, Matrix, Vector3 } = B;
 
 const seed = Number(process.argv[2] ?? 34);
 const count = Number(process.argv[3] ?? 24);
-let s = seed >>> 0;
-const r = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296;
-const pick = (a) => a[Math.floor(r() * a.length)];
-const int = (lo, hi) => lo + Math.floor(r() * (hi - lo + 1));
+const rnd = seeded(seed);
+const { r, pick, int } = rnd;
 
 const engine = new NullEngine();
 const scene = new Scene(engine);
@@ -69,42 +66,11 @@ function makeCase(ci) {
         if (jb.animation && added[b] && added[b].length) jb.animation.events = added[b];
     });
     const loop = r() < 0.7;
-    // the steps: "times" (any order, loops and jumps back), or "frames"
-    // [s, e] at fps F (Babylon plays 0 .. e - 1, the chunk answers s ..)
     const pose = { op: "pose", animation: "r", loop, events: true };
-    let steps, skip = 0;
-    if (r() < 0.5) {
-        const n = int(3, 40);
-        steps = [];
-        let t = 0;
-        for (let i = 0; i < n; i++) {
-            t = r() < 0.15 ? r() * t : t + r() * 0.3;
-            steps.push(Math.round(t * 1000) / 1000);
-        }
-        pose.times = steps;
-    } else {
-        const F = pick([24, 30, 60, 12]);
-        const e = int(5, 120), st = r() < 0.5 ? 0 : int(0, e - 1);
-        pose.fps = F;
-        pose.frames = [st, e];
-        steps = [];
-        for (let k = 0; k < e; k++) steps.push(k / F);
-        skip = st;
-    }
+    const { steps, skip } = drawSteps(rnd, pose, 0.3, [24, 30, 60, 12], 120);
     const animatable = sk.beginAnimation("r", loop);
     const ats = scene._activeAnimatables.slice();
-    const expected = [];
-    steps.forEach((t, i) => {
-        fired.length = 0;
-        for (const at of ats) {
-            at._localDelayOffset = -(t * 1000);
-            at._pausedDelay = null;
-            at._manualJumpDelay = null;
-        }
-        scene._animationTime = 0;
-        scene._animate(0);
-        if (i >= skip) expected.push(fired.slice());
-    });
+    const expected = fireSteps(scene, ats, steps, skip, fired);
     for (const at of ats) at.stop();
     void animatable;
     sk.dispose();

@@ -16,19 +16,15 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 
-console.log = (...args) => console.error(...args);
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, AnimationEvent, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
+import { B, drawSteps, fireSteps, loadBytes, seeded } from "./babylon_common.mjs";
+
+const { NullEngine, AnimationEvent } = B;
 
 const outdir = resolve(process.argv[2]);
 const seed = Number(process.argv[3] ?? 34);
 const count = Number(process.argv[4] ?? 12);
-let s = seed >>> 0;
-const r = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296;
-const pick = (a) => a[Math.floor(r() * a.length)];
-const int = (lo, hi) => lo + Math.floor(r() * (hi - lo + 1));
+const rnd = seeded(seed);
+const { r, pick, int } = rnd;
 
 /** The GLB's JSON and binary chunks. */
 function unpack(bytes) {
@@ -61,12 +57,7 @@ const loaded = {};
 async function load(name) {
     if (loaded[name]) return loaded[name];
     const bytes = new Uint8Array(readFileSync(new URL(`../data/${name}`, import.meta.url)));
-    const scene = new Scene(engine);
-    const container = await LoadAssetContainerAsync(bytes, scene, {
-        pluginExtension: ".glb",
-        pluginOptions: { gltf: { animationStartMode: 0, skipMaterials: true } },
-    });
-    container.addAllToScene();
+    const { scene } = await loadBytes(bytes, ".glb", engine);
     return (loaded[name] = { bytes, scene, groups: scene.animationGroups.slice() });
 }
 
@@ -107,39 +98,10 @@ for (let ci = 0; ci < count; ci++) {
     writeFileSync(file, pack(json, bin));
     const loop = r() < 0.7;
     const pose = { op: "pose", animation: g.name, loop, events: true };
-    let steps, skip = 0;
-    if (r() < 0.5) {
-        const n = int(3, 40);
-        steps = [];
-        let t = 0;
-        for (let i = 0; i < n; i++) {
-            t = r() < 0.15 ? r() * t : t + r() * 0.4;
-            steps.push(Math.round(t * 1000) / 1000);
-        }
-        pose.times = steps;
-    } else {
-        const F = pick([24, 30, 60]);
-        const e = int(5, 150), st = r() < 0.5 ? 0 : int(0, e - 1);
-        pose.fps = F;
-        pose.frames = [st, e];
-        steps = [];
-        for (let k = 0; k < e; k++) steps.push(k / F);
-        skip = st;
-    }
+    const { steps, skip } = drawSteps(rnd, pose, 0.4, [24, 30, 60], 150);
     g.start(loop, 1, g.from, g.to);
     const ats = g.animatables.slice();
-    const expected = [];
-    steps.forEach((t, i) => {
-        fired.length = 0;
-        for (const at of ats) {
-            at._localDelayOffset = -(t * 1000);
-            at._pausedDelay = null;
-            at._manualJumpDelay = null;
-        }
-        scene._animationTime = 0;
-        scene._animate(0);
-        if (i >= skip) expected.push(fired.slice());
-    });
+    const expected = fireSteps(scene, ats, steps, skip, fired);
     g.stop();
     ta.animation.getEvents().length = 0;
     const name = `markers ${seed}-${ci}: ${asset} clip ${g.name} (to ${L}), ${markers.length} markers, loop ${loop}, ${pose.times ? `${steps.length} times` : `frames ${pose.frames} at ${pose.fps}`}`;

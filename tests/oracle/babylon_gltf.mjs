@@ -41,14 +41,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 
-console.log = (...args) => console.error(...args);
+import { FPS, loadBytes, saveNodes } from "./babylon_common.mjs";
 
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
-
-const FPS = 60;
 // Each float32 as the shortest decimal that reads back (through a double,
 // as jansson and Python read it) as the same float32; -0 keeps its sign
 // (NEG0, written as -0.0 by the last stringify).
@@ -178,16 +172,7 @@ async function main(argv) {
     });
     const readTimes = makeTimeReader(json, bin, dataUris);
 
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    // GLB loads from the bytes; a text .gltf from a data: URL (the JSON plugin
-    // reads binary only for GLB).
-    const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
-    const container = await LoadAssetContainerAsync(source, scene, {
-        pluginExtension: ext,
-        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
-    });
-    container.addAllToScene();
+    const { engine, scene } = await loadBytes(bytes, ext);
 
     const out = {
         asset: argv[1] ?? basename(argv[0]),
@@ -197,20 +182,7 @@ async function main(argv) {
     };
 
     // Every TransformNode as loaded: animations are sampled from this state.
-    const nodes = scene.transformNodes.concat(scene.meshes);
-    const saved = nodes.map((n) => ({
-        n,
-        p: n.position.clone(),
-        q: n.rotationQuaternion ? n.rotationQuaternion.clone() : null,
-        s: n.scaling.clone(),
-    }));
-    const restore = () => {
-        for (const { n, p, q, s } of saved) {
-            n.position = p.clone();
-            n.rotationQuaternion = q ? q.clone() : null;
-            n.scaling = s.clone();
-        }
-    };
+    const restore = saveNodes(scene);
 
     const skeletons = scene.skeletons
         .map((sk) => ({ sk, skin: Number(/^skeleton(\d+)$/.exec(sk.id)?.[1]) }))

@@ -19,14 +19,9 @@
 
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 
-console.log = (...args) => console.error(...args);
+import { B, FPS, loadBytes, meshChain } from "./babylon_common.mjs";
 
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger, BoneIKController, BoneLookController, Vector3 } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
-
-const FPS = 60;
+const { BoneIKController, BoneLookController, Vector3 } = B;
 // Positions are exact: each double as JSON writes it (shortest round trip),
 // -0 as -0.0 (NEG0, replaced after the stringify).
 const NEG0 = "\u0000-0\u0000";
@@ -73,28 +68,9 @@ function r3(v) {
     return [FMT(v.x), FMT(v.y), FMT(v.z)];
 }
 
-/** The mesh's TransformNode chain as the case's "mesh" (exact doubles). */
-function meshChain(node) {
-    if (!node) return null;
-    const m = { position: [node.position.x, node.position.y, node.position.z] };
-    if (node.rotationQuaternion) {
-        const q = node.rotationQuaternion;
-        m.rotationQuaternion = [q.x, q.y, q.z, q.w];
-    } else m.rotation = [node.rotation.x, node.rotation.y, node.rotation.z];
-    m.scaling = [node.scaling.x, node.scaling.y, node.scaling.z];
-    if (node.parent) m.parent = meshChain(node.parent);
-    return m;
-}
-
 async function runScenario(sc) {
     const bytes = new Uint8Array(readFileSync(new URL(`../data/${sc.asset}`, here)));
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    const container = await LoadAssetContainerAsync(bytes, scene, {
-        pluginExtension: ".glb",
-        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
-    });
-    container.addAllToScene();
+    const { engine, scene } = await loadBytes(bytes, ".glb");
     const sk = scene.skeletons[0];
     const mesh = scene.meshes.find((m) => m.skeleton === sk);
     if (sk.getPoseMatrix()) throw new Error(`${sc.asset}: a pose matrix: not modelled`);

@@ -13,12 +13,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 
-console.log = (...args) => console.error(...args);
-
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
+import { loadBytes, meshChain } from "./babylon_common.mjs";
 
 const here = new URL(".", import.meta.url);
 const ASSETS = ["CesiumMan.glb", "Fox.glb", "RiggedFigure.glb", "RiggedSimple.glb", "RecursiveSkeletons.glb",
@@ -26,30 +21,9 @@ const ASSETS = ["CesiumMan.glb", "Fox.glb", "RiggedFigure.glb", "RiggedSimple.gl
     "gltf/above_root.gltf", "gltf/mesh_transform.gltf", "gltf/nonjoint_between.gltf", "gltf/scales.gltf", "gltf/no_ibm.gltf",
     "gltf/mesh_chain.gltf"];
 
-function meshChain(node) {
-    if (!node) return null;
-    const m = { position: [node.position.x, node.position.y, node.position.z] };
-    if (node.rotationQuaternion) {
-        const q = node.rotationQuaternion;
-        m.rotationQuaternion = [q.x, q.y, q.z, q.w];
-    } else m.rotation = [node.rotation.x, node.rotation.y, node.rotation.z];
-    m.scaling = [node.scaling.x, node.scaling.y, node.scaling.z];
-    if (node.parent) m.parent = meshChain(node.parent);
-    return m;
-}
-
 async function runAsset(asset) {
     const bytes = new Uint8Array(readFileSync(new URL(`../data/${asset}`, here)));
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    // GLB loads from the bytes; a text .gltf from a data: URL (as babylon_gltf.mjs).
-    const ext = asset.endsWith(".glb") ? ".glb" : ".gltf";
-    const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
-    const container = await LoadAssetContainerAsync(source, scene, {
-        pluginExtension: ext,
-        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
-    });
-    container.addAllToScene();
+    const { engine, scene } = await loadBytes(bytes, asset.endsWith(".glb") ? ".glb" : ".gltf");
     const out = [];
     for (const sk of scene.skeletons) {
         const skin = Number(sk.id.replace("skeleton", ""));

@@ -46,14 +46,8 @@
 
 import { readFileSync } from "node:fs";
 
-console.log = (...args) => console.error(...args);
+import { FPS, loadBytes, saveNodes } from "./babylon_common.mjs";
 
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
-
-const FPS = 60;
 // float32 values print as the shortest double that round-trips (what JSON.stringify does
 // for a double holding a float32 value); -0 stays -0 so signs compare too.
 const f32 = (a) => Array.from(a, (x) => (Object.is(x, -0) ? "-0" : x));
@@ -67,23 +61,9 @@ function pointerOf(mesh) {
 export async function loadAsset(path) {
     const bytes = new Uint8Array(readFileSync(path));
     const isGlb = bytes.length >= 4 && new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true) === 0x46546c67;
-    const engine = new NullEngine();
-    const scene = new Scene(engine);
-    const ext = isGlb ? ".glb" : ".gltf";
-    const source = isGlb ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
-    const container = await LoadAssetContainerAsync(source, scene, {
-        pluginExtension: ext,
-        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
-    });
-    container.addAllToScene();
+    const { engine, scene } = await loadBytes(bytes, isGlb ? ".glb" : ".gltf");
     // Everything a clip can move, as loaded: TRS of every node and every morph influence.
-    const nodes = scene.transformNodes.concat(scene.meshes);
-    const saved = nodes.map((n) => ({
-        n,
-        p: n.position.clone(),
-        q: n.rotationQuaternion ? n.rotationQuaternion.clone() : null,
-        s: n.scaling.clone(),
-    }));
+    const restoreNodes = saveNodes(scene);
     const targets = [];
     for (const m of scene.meshes) {
         const mtm = m.morphTargetManager;
@@ -91,11 +71,7 @@ export async function loadAsset(path) {
         for (let k = 0; k < mtm.numTargets; k++) targets.push({ t: mtm.getTarget(k), w: mtm.getTarget(k).influence });
     }
     const restore = () => {
-        for (const { n, p, q, s } of saved) {
-            n.position = p.clone();
-            n.rotationQuaternion = q ? q.clone() : null;
-            n.scaling = s.clone();
-        }
+        restoreNodes();
         for (const { t, w } of targets) t.influence = w;
     };
     return { engine, scene, restore };

@@ -15,14 +15,8 @@
 
 import { readFileSync } from "node:fs";
 
-console.log = (...args) => console.error(...args);
+import { B, loadBytes } from "./babylon_common.mjs";
 
-const B = await import("@babylonjs/core");
-await import("@babylonjs/loaders/glTF/index.js");
-const { NullEngine, Scene, LoadAssetContainerAsync, Logger } = B;
-Logger.LogLevels = Logger.ErrorLogLevel;
-
-const FPS = 60;
 const [file, clip, ...rest] = process.argv.slice(2);
 if (!file || clip === undefined) {
     console.error("usage: bench_clips.mjs FILE.glb CLIP [--quick]");
@@ -30,8 +24,7 @@ if (!file || clip === undefined) {
 }
 const quick = rest.includes("--quick");
 
-const engine = new NullEngine();
-const scene = new Scene(engine);
+let engine, scene;
 const bytes = new Uint8Array(readFileSync(file));
 let sk, g, endFrame, fromFrame = 0;
 if (file.toLowerCase().endsWith(".json")) {
@@ -39,6 +32,8 @@ if (file.toLowerCase().endsWith(".json")) {
     // each bone's "animations" list parsed onto it (skinnerd's extension:
     // Parse reads one "animation"), then skeleton.beginAnimation(range)
     // and Animatable.goToFrame, as babylon_eval.mjs plays such clips.
+    engine = new B.NullEngine();
+    scene = new B.Scene(engine);
     const spec = JSON.parse(Buffer.from(bytes).toString("utf8"));
     sk = B.Skeleton.Parse(spec, scene);
     spec.bones.forEach((b, i) => {
@@ -55,14 +50,7 @@ if (file.toLowerCase().endsWith(".json")) {
     fromFrame = range.from;
     endFrame = range.to - range.from;
 } else {
-    // GLB loads from the bytes; a text .gltf from a data: URL (as babylon_gltf.mjs).
-    const ext = file.toLowerCase().endsWith(".gltf") ? ".gltf" : ".glb";
-    const source = ext === ".glb" ? bytes : `data:model/gltf+json;base64,${Buffer.from(bytes).toString("base64")}`;
-    const container = await LoadAssetContainerAsync(source, scene, {
-        pluginExtension: ext,
-        pluginOptions: { gltf: { animationStartMode: 0 /* NONE */, skipMaterials: true } },
-    });
-    container.addAllToScene();
+    ({ engine, scene } = await loadBytes(bytes, file.toLowerCase().endsWith(".gltf") ? ".gltf" : ".glb"));
     sk = scene.skeletons[0];
     const groups = scene.animationGroups;
     g = groups.find((x) => x.name === clip) ?? groups[Number(clip)];
