@@ -62,7 +62,7 @@ function readVersions() {
     return { core: v("@babylonjs/core"), loaders: v("@babylonjs/loaders") };
 }
 
-/** Sample times for one group: before the start, the start, a key, between keys, the end, past the end. */
+/** Sample times for one group: before the start, the start, a key, between keys (9 more unless lite), the end, past the end. */
 function sampleTimes(group, gltfAnim, gltf, readTimes, lite) {
     const end = group.to / FPS;
     const times = new Set(lite ? [-0.25, end + 0.5] : [-0.25, 0, end, end + 0.5]);
@@ -78,6 +78,8 @@ function sampleTimes(group, gltfAnim, gltf, readTimes, lite) {
         const j = Math.floor(n / 3);
         times.add((best[j] + best[Math.min(j + 1, n - 1)]) / 2); // between keys
         if (!lite) times.add(best[0] + (best[n - 1] - best[0]) * 0.618); // somewhere else
+        // Eight more between keys, spread over the clip: interpolation's rounding at many weights.
+        if (!lite) for (let k = 0; k < 8; k++) times.add(best[0] + (best[n - 1] - best[0]) * ((k + 0.3819) / 8));
     }
     return [...times].sort((a, b) => a - b);
 }
