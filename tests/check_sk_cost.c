@@ -329,6 +329,135 @@ START_TEST(gltf_estimates_of_real_assets_are_far_below_the_default) {
 }
 END_TEST
 
+/* ---- additive keys the clips keep ------------------------------------------ */
+
+/* Fox's clips (a real sk_anim: its memo is what the cost reads). */
+static sk_skeleton *g_fox_s;
+static sk_anim *g_fox_a;
+
+static void fox_setup(void) {
+  size_t len;
+  unsigned char *d = sk_test_read_asset("Fox.glb", &len);
+  ck_assert_ptr_nonnull(d);
+  sk_gltf *g;
+  sk_error e;
+  sk_error_clear(&e);
+  ck_assert_int_eq(sk_gltf_parse(d, len, &g, &e), 0);
+  ck_assert_int_eq(sk_gltf_load_skin(g, 0, 0, &g_fox_s, &g_fox_a, &e), 0);
+  sk_gltf_destroy(g);
+  free(d);
+}
+
+static void fox_teardown(void) {
+  sk_skeleton_destroy(g_fox_s);
+  sk_anim_destroy(g_fox_a);
+}
+
+/* The keys of Fox's clip `name`. */
+static uint64_t fox_keys(const char *name) {
+  size_t k;
+  ck_assert_int_eq(sk_anim_find_clip(g_fox_a, name, &k), 0);
+  uint64_t n = 0;
+  for (size_t ch = 0; ch < g_fox_a->clips[k].channel_count; ch++)
+    n += g_fox_a->clips[k].channels[ch].count;
+  return n;
+}
+
+/* n poses of `pose` into one request's cost; the rc of the last added. */
+static int fox_batch(const char *pose, size_t n, const sk_cost_limits *l, sk_cost *c, sk_error *e) {
+  json_t *j = json_loads(pose, 0, NULL);
+  ck_assert_ptr_nonnull(j);
+  memset(c, 0, sizeof *c);
+  sk_error_clear(e);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++)
+    rc = sk_cost_add_pose_json(c, l, g_fox_s, g_fox_a, j, "/poses/0", SK_FMT_JSON, e);
+  json_decref(j);
+  return rc;
+}
+
+#define FOX_ADD(ref) "{\"layers\":[{\"animation\":\"Walk\"},{\"animation\":\"Run\",\"additive\":true,\"reference\":" ref "}]}"
+
+/* A batch of 64 poses over an additive Run at 0.5 s: while every pose made
+ * Run's keys (the memo off: what was charged for every request before), 64
+ * times its keys cross --max-work; where the first pose's keys stay kept,
+ * they are charged once, and not at all once kept. */
+START_TEST(additive_keys_the_memo_keeps_are_charged_once_or_not_at_all) {
+  const uint64_t keys = fox_keys("Run");
+  sk_cost_limits l = limits();
+  sk_cost c;
+  sk_error e;
+  /* the work of 64 poses without the keys, and once the keys */
+  sk_anim_memo_set_off(g_fox_a, true);
+  ck_assert_int_eq(fox_batch(FOX_ADD("0.5"), 1, &l, &c, &e), 0);
+  const uint64_t one = sk_cost_work(&c);
+  ck_assert_uint_ge(c.sample, keys);
+  const uint64_t rest = one - keys;
+  l.max_work = 64 * rest + keys + 8 * keys; /* room for the keys 9 times, not 64 */
+  ck_assert_int_eq(fox_batch(FOX_ADD("0.5"), 64, &l, &c, &e), SK_ETOOBIG);
+  ck_assert_str_eq(e.pointer, "/poses/0");
+  ck_assert_ptr_nonnull(strstr(e.text, "--max-work"));
+  /* the memo on and empty: the first use will keep them, charged once */
+  sk_anim_memo_set_off(g_fox_a, false);
+  ck_assert_uint_eq(sk_anim_memo_memory(g_fox_a), 0);
+  ck_assert_int_eq(fox_batch(FOX_ADD("0.5"), 64, &l, &c, &e), 0);
+  ck_assert_uint_eq(sk_cost_work(&c), 64 * rest + keys);
+  ck_assert_uint_eq(sk_anim_memo_memory(g_fox_a), 0); /* costing made nothing */
+  /* kept (the sampler's first use made them): not charged at all */
+  size_t run;
+  ck_assert_int_eq(sk_anim_find_clip(g_fox_a, "Run", &run), 0);
+  ck_assert_ptr_nonnull(sk_anim_memo_gltf(g_fox_a, run, 0.5 * SK_ANIM_FPS));
+  ck_assert_int_eq(fox_batch(FOX_ADD("0.5"), 64, &l, &c, &e), 0);
+  ck_assert_uint_eq(sk_cost_work(&c), 64 * rest);
+  /* another reference is not kept: charged once again, for its first use */
+  ck_assert_int_eq(fox_batch(FOX_ADD("0.25"), 64, &l, &c, &e), 0);
+  ck_assert_uint_eq(sk_cost_work(&c), 64 * rest + keys);
+}
+END_TEST
+
+/* Where nothing keeps the keys, every pose is charged them, as before:
+ * reference 0 before the clips' share of it is made, the memo off, and a
+ * request naming more references than the memo has slots left. */
+START_TEST(additive_keys_nothing_keeps_are_charged_for_every_pose) {
+  const uint64_t keys = fox_keys("Run");
+  sk_cost_limits l = limits();
+  sk_cost c, one;
+  sk_error e;
+  ck_assert_int_eq(fox_batch(FOX_ADD("0"), 1, &l, &one, &e), 0);
+  ck_assert_int_eq(fox_batch(FOX_ADD("0"), 10, &l, &c, &e), 0);
+  ck_assert_uint_eq(sk_cost_work(&c), 10 * sk_cost_work(&one)); /* reference 0, not shared: made each time */
+  ck_assert_int_eq(sk_anim_additive_share(g_fox_a, g_fox_s, SK_ANIM_ADDITIVE_SHARE_MAX), 0);
+  ck_assert_int_eq(fox_batch(FOX_ADD("0"), 10, &l, &c, &e), 0);
+  ck_assert_uint_eq(sk_cost_work(&c), 10 * (sk_cost_work(&one) - keys)); /* shared at upload: none */
+  sk_anim_memo_set_off(g_fox_a, true);
+  ck_assert_int_eq(fox_batch(FOX_ADD("0.5"), 10, &l, &c, &e), 0);
+  ck_assert_uint_eq(sk_cost_work(&c), 10 * sk_cost_work(&one));
+  sk_anim_memo_set_off(g_fox_a, false);
+  /* 20 references in one request: the first SK_ANIM_MEMO_SLOTS will be kept
+   * (charged once each), the others are made by each pose */
+  json_t *j = json_object();
+  json_t *ls = json_array();
+  json_array_append_new(ls, json_pack("{s:s}", "animation", "Walk"));
+  json_array_append_new(ls, json_pack("{s:s,s:b,s:f}", "animation", "Run", "additive", 1, "reference", 0.0));
+  json_object_set_new(j, "layers", ls);
+  memset(&c, 0, sizeof c);
+  sk_error_clear(&e);
+  uint64_t want = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int r = 1; r <= 20; r++) {
+      json_object_set_new(json_array_get(ls, 1), "reference", json_real(r * 0.03125));
+      const uint64_t before = sk_cost_work(&c);
+      ck_assert_int_eq(sk_cost_add_pose_json(&c, &l, g_fox_s, g_fox_a, j, "", SK_FMT_JSON, &e), 0);
+      const bool charged = r > SK_ANIM_MEMO_SLOTS || pass == 0;
+      want += sk_cost_work(&one) - keys + (charged ? keys : 0);
+      ck_assert_msg(sk_cost_work(&c) - before == sk_cost_work(&one) - keys + (charged ? keys : 0),
+                    "pass %d, reference %d", pass, r);
+    }
+  ck_assert_uint_eq(sk_cost_work(&c), want);
+  json_decref(j);
+}
+END_TEST
+
 static Suite *cost_suite(void) {
   Suite *s = suite_create("sk_cost");
   TCase *t = tcase_create("golden");
@@ -347,6 +476,11 @@ static Suite *cost_suite(void) {
   tcase_add_test(t, gltf_estimate_counts_accessors_without_data);
   tcase_add_test(t, gltf_import_bounded_refuses_before_building);
   tcase_add_test(t, gltf_estimates_of_real_assets_are_far_below_the_default);
+  suite_add_tcase(s, t);
+  t = tcase_create("memo");
+  tcase_add_checked_fixture(t, fox_setup, fox_teardown);
+  tcase_add_test(t, additive_keys_the_memo_keeps_are_charged_once_or_not_at_all);
+  tcase_add_test(t, additive_keys_nothing_keeps_are_charged_for_every_pose);
   suite_add_tcase(s, t);
   return s;
 }

@@ -87,18 +87,42 @@ static sk_anim_memo *make_babylon(const sk_anim *a, size_t clip, double referenc
 /* Reserves `bytes` in `b` where it has room, without counting a refusal
  * when it plainly has none (the caller then makes its keys as before, and
  * sk_budget's refusals count answers refused). */
-static bool reserve(sk_budget *b, size_t bytes) {
+static bool has_room(const sk_budget *b, size_t bytes) {
   sk_budget_stats st;
-  if (b != NULL) {
-    sk_budget_get_stats(b, &st);
-    if (st.limit != 0 && (bytes > st.limit || st.used > st.limit - bytes))
-      return false;
-  }
-  return sk_budget_reserve(b, bytes) == 0;
+  if (b == NULL)
+    return true;
+  sk_budget_get_stats(b, &st);
+  return st.limit == 0 || (bytes <= st.limit && st.used <= st.limit - bytes);
 }
+
+static bool reserve(sk_budget *b, size_t bytes) { return has_room(b, bytes) && sk_budget_reserve(b, bytes) == 0; }
 
 static bool same_key(const sk_anim_memo *m, size_t clip, double ref, bool babylon) {
   return m->clip == clip && m->ref == ref && m->babylon == babylon;
+}
+
+/* The published entry of (clip, ref) or NULL; *slot: the first free slot
+ * (SK_ANIM_MEMO_SLOTS when none), *held: the bytes the entries before it hold. */
+static const sk_anim_memo *memo_find(const sk_anim *a, size_t clip, double ref, bool babylon, size_t *slot,
+                                     size_t *held) {
+  size_t k = 0, h = 0;
+  const sk_anim_memo *found = NULL;
+  for (; k < SK_ANIM_MEMO_SLOTS && found == NULL; k++) {
+    const sk_anim_memo *m = __atomic_load_n(&a->memo[k], __ATOMIC_ACQUIRE);
+    if (m == NULL)
+      break;
+    if (same_key(m, clip, ref, babylon))
+      found = m;
+    else
+      h += m->bytes;
+  }
+  *slot = k, *held = h;
+  return found;
+}
+
+/* Whether an entry of `bytes` fits the entries' cap next to `held`. */
+static bool fits(size_t held, size_t bytes) {
+  return bytes <= SK_ANIM_MEMO_MAX - (held < SK_ANIM_MEMO_MAX ? held : SK_ANIM_MEMO_MAX);
 }
 
 /* The entry of (clip, ref), made and published here at the first call;
@@ -107,20 +131,15 @@ static const sk_anim_memo *memo_get(const sk_anim *ca, size_t clip, double ref, 
   sk_anim *a = (sk_anim *)ca; /* the slots are the one mutable, atomic part of published clips */
   if (a == NULL || clip >= a->clip_count || __atomic_load_n(&a->memo_off, __ATOMIC_RELAXED))
     return NULL;
-  size_t k = 0, held = 0;
-  for (; k < SK_ANIM_MEMO_SLOTS; k++) {
-    const sk_anim_memo *m = __atomic_load_n(&a->memo[k], __ATOMIC_ACQUIRE);
-    if (m == NULL)
-      break;
-    if (same_key(m, clip, ref, babylon))
-      return m;
-    held += m->bytes;
-  }
+  size_t k, held;
+  const sk_anim_memo *found = memo_find(a, clip, ref, babylon, &k, &held);
+  if (found != NULL)
+    return found;
   if (k == SK_ANIM_MEMO_SLOTS || clip_keys(&a->clips[clip]) == 0)
     return NULL;
   sk_budget *b = __atomic_load_n(&a->memo_budget, __ATOMIC_ACQUIRE);
   const size_t bytes = entry_bytes(a, clip, babylon);
-  if (bytes > SK_ANIM_MEMO_MAX - (held < SK_ANIM_MEMO_MAX ? held : SK_ANIM_MEMO_MAX) || !reserve(b, bytes))
+  if (!fits(held, bytes) || !reserve(b, bytes))
     return NULL;
   sk_anim_memo *made = babylon ? make_babylon(a, clip, ref) : make_gltf(a, clip, ref);
   if (made == NULL) {
@@ -153,6 +172,38 @@ const sk_banim_add_layer *sk_anim_memo_babylon(const sk_anim *a, size_t clip, do
     return NULL;
   const sk_anim_memo *m = memo_get(a, clip, reference, true);
   return m != NULL ? &m->layer : NULL;
+}
+
+/* memo_get's checks, without making or reserving anything. */
+static sk_anim_keys_source source_of(const sk_anim *a, size_t clip, double ref, bool babylon,
+                                     sk_anim_memo_pending *p) {
+  if (__atomic_load_n(&a->memo_off, __ATOMIC_RELAXED))
+    return SK_ANIM_KEYS_MADE;
+  size_t k, held;
+  if (memo_find(a, clip, ref, babylon, &k, &held) != NULL)
+    return SK_ANIM_KEYS_KEPT;
+  if (p->slots >= SK_ANIM_MEMO_SLOTS - k || clip_keys(&a->clips[clip]) == 0)
+    return SK_ANIM_KEYS_MADE;
+  const size_t bytes = entry_bytes(a, clip, babylon);
+  const sk_budget *b = __atomic_load_n(&a->memo_budget, __ATOMIC_ACQUIRE);
+  if (p->bytes > SK_ANIM_MEMO_MAX || !fits(held + p->bytes, bytes) || !has_room(b, p->bytes + bytes))
+    return SK_ANIM_KEYS_MADE;
+  p->slots++, p->bytes += bytes;
+  return SK_ANIM_KEYS_ROOM;
+}
+
+sk_anim_keys_source sk_anim_memo_source(const sk_anim *a, size_t clip, double reference, sk_anim_memo_pending *p) {
+  if (a == NULL || clip >= a->clip_count)
+    return SK_ANIM_KEYS_MADE;
+  if (a->babylon) /* sk_pose_anim's babylon_adds_make: kept at upload, else the memo */
+    return reference == 0 ? (sk_banim_add_kept_layer(a, clip) != NULL ? SK_ANIM_KEYS_KEPT : SK_ANIM_KEYS_MADE)
+                          : source_of(a, clip, reference, true, p);
+  /* sk_layers' kept_keys: the frame sk_anim__reference_frame makes of it */
+  const sk_anim_layer_ext x = {.reference = reference};
+  const double ref = sk_anim__reference_frame(&x);
+  if (ref == 0)
+    return sk_anim_additive_memory(a) != 0 ? SK_ANIM_KEYS_KEPT : SK_ANIM_KEYS_MADE;
+  return source_of(a, clip, ref, false, p);
 }
 
 void sk_anim_memo_set_budget(sk_anim *a, sk_budget *b) {

@@ -52,6 +52,20 @@ const double *const *sk_anim_memo_gltf(const sk_anim *a, size_t clip, double ref
  * not kept. Any thread. */
 const struct sk_banim_add_layer *sk_anim_memo_babylon(const sk_anim *a, size_t clip, double reference);
 
+/* Where an additive layer's keys for (clip, `reference` seconds, as the
+ * layer's "reference") come from, known without making any: KEPT already
+ * (at upload for reference 0, or in an entry), ROOM (the first use would
+ * keep them: a free slot, within the caps, room in the budget now) or MADE
+ * by each use. `pending` is the room earlier ROOM answers of the same
+ * request will take (start from zeros): a ROOM answer adds its entry to
+ * it. For costing a request before it runs; ROOM may be MADE by the time
+ * it runs, as other requests take the room. Any thread. */
+typedef enum { SK_ANIM_KEYS_MADE, SK_ANIM_KEYS_ROOM, SK_ANIM_KEYS_KEPT } sk_anim_keys_source;
+typedef struct sk_anim_memo_pending {
+  size_t slots, bytes;
+} sk_anim_memo_pending;
+sk_anim_keys_source sk_anim_memo_source(const sk_anim *a, size_t clip, double reference, sk_anim_memo_pending *pending);
+
 /* The budget entries are counted in (borrowed, must outlive `a`; NULL:
  * none), as the publisher of the clips sets it. Any thread. */
 void sk_anim_memo_set_budget(sk_anim *a, sk_budget *b);

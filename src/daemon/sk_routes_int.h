@@ -303,6 +303,11 @@ void sk_routes__poses(sk_routes *r, sk_http_req *req, const sk_route_match *m); 
  * work only: over the loop bound, SK_ETOOBIG. */
 int sk_routes__pose_message(sk_routes *r, sk_cache_entry *e, const json_t *j, int fmt, sk_strbuf *out, size_t *n,
                             size_t *reserved, sk_error *err);
+/* Frame k of playback request `j` (its "frames" set to [k, k + 1]) of
+ * skeleton `id` as sk_routes__pose_message answers it; *entry: the
+ * version answered, a reference the caller drops (NULL: none, SK_ENOTFOUND). */
+int sk_routes__play_message(sk_routes *r, const char *id, json_t *j, long long k, int fmt, sk_strbuf *out, size_t *n,
+                            size_t *reserved, sk_cache_entry **entry, sk_error *err);
 /* GET /v1/skeletons/{id}/stream: a WebSocket session (sk_routes_stream.c). */
 void sk_routes__stream(sk_routes *r, sk_http_req *req, const sk_route_match *m);
 /* GET …/stream with Accept: text/event-stream: a playback as Server-Sent Events (sk_routes_sse.c). */

@@ -412,6 +412,17 @@ int sk_routes__pose_message(sk_routes *r, sk_cache_entry *e, const json_t *j, in
   return rc;
 }
 
+int sk_routes__play_message(sk_routes *r, const char *id, json_t *j, long long k, int fmt, sk_strbuf *out, size_t *n,
+                            size_t *reserved, sk_cache_entry **entry, sk_error *err) {
+  json_t *fr = json_object_get(j, "frames");
+  json_array_set_new(fr, 0, json_integer(k));
+  json_array_set_new(fr, 1, json_integer(k + 1));
+  *n = *reserved = 0;
+  *entry = sk_cache_get(r->cache, id);
+  return *entry == NULL ? sk_error_set(err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", id)
+                        : sk_routes__pose_message(r, *entry, j, fmt, out, n, reserved, err);
+}
+
 /* ---- the resource's handlers (the route table's entries) --------------------------------- */
 
 void sk_routes__pose(sk_routes *r, sk_http_req *req, const sk_route_match *m) { post_pose(r, req, m); }

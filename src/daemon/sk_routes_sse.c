@@ -45,14 +45,10 @@ static void append_b64(sk_strbuf *b, const uint8_t *in, size_t n) {
 
 /* Frame s->k as the next event (or the problem that ends the playback). */
 static int next_event(sse *s, sk_error *err) {
-  json_t *fr = json_object_get(s->req, "frames");
-  json_array_set_new(fr, 0, json_integer(s->k));
-  json_array_set_new(fr, 1, json_integer(s->k + 1));
-  size_t n = 0, reserved = 0;
+  size_t n, reserved;
   sk_strbuf b = {0};
-  sk_cache_entry *e = sk_cache_get(s->r->cache, s->id);
-  int rc = e == NULL ? sk_error_set(err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", s->id)
-                     : sk_routes__pose_message(s->r, e, s->req, s->fmt, &b, &n, &reserved, err);
+  sk_cache_entry *e;
+  int rc = sk_routes__play_message(s->r, s->id, s->req, s->k, s->fmt, &b, &n, &reserved, &e, err);
   sk_cache_entry_unref(e);
   s->ev.len = s->off = 0;
   if (rc == 0) {

@@ -163,14 +163,10 @@ static void on_play(uv_timer_t *t) {
     return;
   sk_error err;
   sk_error_clear(&err);
-  json_t *fr = json_object_get(s->play_req, "frames");
-  json_array_set_new(fr, 0, json_integer(s->play_k));
-  json_array_set_new(fr, 1, json_integer(s->play_k + 1));
-  size_t n = 0, reserved = 0;
+  size_t n, reserved;
   sk_strbuf b = {0};
-  sk_cache_entry *e = sk_cache_get(s->r->cache, s->id);
-  int rc = e == NULL ? sk_error_set(&err, SK_ENOTFOUND, "", "no skeleton with id \"%s\"", s->id)
-                     : sk_routes__pose_message(s->r, e, s->play_req, s->fmt, &b, &n, &reserved, &err);
+  sk_cache_entry *e;
+  int rc = sk_routes__play_message(s->r, s->id, s->play_req, s->play_k, s->fmt, &b, &n, &reserved, &e, &err);
   if (rc) {
     queue_problem(s, s->play_id, &err, rc);
     play_stop(s);

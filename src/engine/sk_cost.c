@@ -84,39 +84,51 @@ int sk_cost_add_poses(sk_cost *c, const sk_cost_limits *l, const sk_skeleton *s,
   return check_totals(c, l, ptr, err);
 }
 
-/* Channels a clip named by `v` (name or index) drives; 0 when it does not
- * resolve (the parser refuses it). */
-static uint64_t clip_channels(const sk_anim *anim, const json_t *v) {
-  size_t k;
+/* The clip named by `v` (name or index) into *k; false when it does not
+ * resolve (the parser refuses it: it counts nothing). */
+static bool clip_of(const sk_anim *anim, const json_t *v, size_t *k) {
   if (anim == NULL || v == NULL)
-    return 0;
+    return false;
   if (json_is_integer(v)) {
     json_int_t i = json_integer_value(v);
-    return i >= 0 && (size_t)i < anim->clip_count ? anim->clips[i].channel_count : 0;
+    *k = (size_t)i;
+    return i >= 0 && (size_t)i < anim->clip_count;
   }
-  if (json_is_string(v) && sk_anim_find_clip(anim, json_string_value(v), &k) == 0)
-    return anim->clips[k].channel_count;
-  return 0;
+  return json_is_string(v) && sk_anim_find_clip(anim, json_string_value(v), k) == 0;
 }
 
-/* Keys of the clip named by `v` (0 when it does not resolve): what an
- * additive layer re-derives against its reference, once per pose (Babylon
- * clips) or per frame (glTF clips, counted once here as before). */
-static uint64_t clip_keys(const sk_anim *anim, const json_t *v) {
+/* Channels a clip named by `v` drives. */
+static uint64_t clip_channels(const sk_anim *anim, const json_t *v) {
   size_t k;
-  if (anim == NULL || v == NULL)
+  return clip_of(anim, v, &k) ? anim->clips[k].channel_count : 0;
+}
+
+/* Keys additive layer `li` makes relative to its reference in this pose
+ * (Babylon clips; glTF clips make them per frame, counted once here as
+ * before): its clip's keys, but none where the clips keep them already or
+ * where an earlier pose of this request leaves them kept, and those once,
+ * at the first pose, where the first use will keep them. */
+static uint64_t additive_keys(sk_cost *c, const sk_anim *anim, const json_t *li) {
+  size_t k;
+  if (!clip_of(anim, json_object_get(li, "animation"), &k))
     return 0;
-  if (json_is_integer(v)) {
-    json_int_t i = json_integer_value(v);
-    if (i < 0 || (size_t)i >= anim->clip_count)
+  const json_t *rv = json_object_get(li, "reference");
+  const double reference = json_is_number(rv) ? json_number_value(rv) : 0;
+  for (size_t i = 0; i < c->memo_n; i++)
+    if (c->memo[i].clip == k && c->memo[i].reference == reference)
       return 0;
-    k = (size_t)i;
-  } else if (!json_is_string(v) || sk_anim_find_clip(anim, json_string_value(v), &k) != 0) {
+  const sk_anim_keys_source src =
+      c->memo_n < SK_ANIM_MEMO_SLOTS ? sk_anim_memo_source(anim, k, reference, &c->memo_room) : SK_ANIM_KEYS_MADE;
+  if (src == SK_ANIM_KEYS_KEPT)
     return 0;
+  if (src == SK_ANIM_KEYS_ROOM) {
+    c->memo[c->memo_n].clip = k;
+    c->memo[c->memo_n].reference = reference;
+    c->memo_n++;
   }
   uint64_t n = 0;
-  for (size_t c = 0; c < anim->clips[k].channel_count; c++)
-    n += anim->clips[k].channels[c].count;
+  for (size_t ch = 0; ch < anim->clips[k].channel_count; ch++)
+    n += anim->clips[k].channels[ch].count;
   return n;
 }
 
@@ -153,7 +165,7 @@ int sk_cost_add_pose_json(sk_cost *c, const sk_cost_limits *l, const sk_skeleton
       const json_t *li = json_array_get(layers, i);
       per_frame += clip_channels(anim, json_object_get(li, "animation")) + bones;
       if (json_is_true(json_object_get(li, "additive"))) /* its keys made additive */
-        c->sample = sat_add(c->sample, clip_keys(anim, json_object_get(li, "animation")));
+        c->sample = sat_add(c->sample, additive_keys(c, anim, li));
     }
   } else {
     per_frame = clip_channels(anim, a) + bones;

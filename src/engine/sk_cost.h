@@ -20,7 +20,11 @@
  * Answer bytes are exact for binary formats and an upper bound for JSON
  * (SK_NUMFMT_F32_MAX + 1 bytes a float).
  *
- * Pure functions; no allocation; any thread. */
+ * An additive layer also makes its clip's keys relative to its reference,
+ * once per pose, unless the clips keep them (sk_anim_memo_source): kept
+ * already, nothing; kept at their first use, once per request.
+ *
+ * No allocation; any thread; the clips' kept keys are read, never made. */
 #ifndef SK_COST_H
 #define SK_COST_H
 
@@ -29,6 +33,7 @@
 #include <stdint.h>
 
 #include "sk_anim.h"
+#include "sk_anim_memo.h"
 #include "sk_answer.h"
 #include "sk_error.h"
 #include "sk_skeleton.h"
@@ -61,6 +66,14 @@ typedef struct sk_cost {
   uint64_t sample; /* sampling and blending units */
   uint64_t eval;   /* evaluation and encoding units */
   uint64_t answer; /* answer bytes (bound for JSON, exact for binary) */
+  /* The additive keys this request's first use will leave kept, charged
+   * at that pose only: (clip, reference) and the room they take. */
+  size_t memo_n;
+  struct {
+    size_t clip;
+    double reference;
+  } memo[SK_ANIM_MEMO_SLOTS];
+  sk_anim_memo_pending memo_room;
 } sk_cost;
 
 /* Answer formats: sk_answer.h's SK_FMT_*. */

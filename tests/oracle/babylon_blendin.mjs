@@ -72,8 +72,8 @@ const gltfFrame = (g, t, loop) => {
     return f;
 };
 
-/** Every write of the range in order; the poses of the frames the range asks for. */
-function play({ scene, sk, groups, restore }, [, bi, loop, speed, from, range, ratio]) {
+/** The loaded pose, then the clip blended from (`from`: [group, time, loop]) posed, as the snapshot's source. */
+function startFrom(groups, restore, from) {
     restore();
     if (from) {
         const gA = groups[from[0]];
@@ -81,6 +81,10 @@ function play({ scene, sk, groups, restore }, [, bi, loop, speed, from, range, r
         gA.goToFrame(gltfFrame(gA, from[1], from[2]));
         gA.stop();
     }
+}
+/** Every write of the range in order; the poses of the frames the range asks for. */
+function play({ scene, sk, groups, restore }, [, bi, loop, speed, from, range, ratio]) {
+    startFrom(groups, restore, from);
     const gB = groups[bi];
     gB.enableBlending = true;
     gB.blendingSpeed = speed;
@@ -109,13 +113,7 @@ function play({ scene, sk, groups, restore }, [, bi, loop, speed, from, range, r
 }
 /** A layered case's writes in order; the poses of the frames the range asks for. */
 function playLayers({ scene, sk, groups, restore }, [, layers, speed, from, range]) {
-    restore();
-    if (from) {
-        const gA = groups[from[0]];
-        gA.start(false, 1, gA.from, gA.to);
-        gA.goToFrame(gltfFrame(gA, from[1], from[2]));
-        gA.stop();
-    }
+    startFrom(groups, restore, from);
     const total = layers.reduce((t, l) => t + l[3], 0);
     // A clip in two layers is two groups: the second a clone, as two groups of one clip would be.
     const used = layers.map(([gi], i) => (layers.findIndex((l) => l[0] === gi) < i ? groups[gi].clone(`${groups[gi].name}#${i}`) : groups[gi]));
