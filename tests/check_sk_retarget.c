@@ -166,7 +166,7 @@ static int check_case(const char *name) {
 START_TEST(test_cases) {
   static const char *const cases[] = {"cesium-rigged",        "cesium-rigged-ground",    "robot-mannequiny",
                                       "robot-mannequiny-root", "robot-mannequiny-ground", "robot-mannequiny-raw",
-                                      "mannequiny-cesium"};
+                                      "mannequiny-cesium",    "robot-mannequiny-hierarchy"};
   int total = 0;
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     total += check_case(cases[i]);
@@ -278,6 +278,73 @@ START_TEST(the_clips_part_round_trips_and_damage_is_refused) {
 }
 END_TEST
 
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The scene's nodes kept with the clips, as "name<TAB>parent" lines sorted,
+ * against Babylon's __root__.getDescendants() (data/retarget/scene-nodes.txt,
+ * tests/oracle/babylon_scene_nodes.mjs): meshes named as joints, skinned
+ * nodes twice, primitives, RecursiveSkeletons' 1008. Then a copy through
+ * sk_retarget_append keeps them. */
+START_TEST(the_scene_nodes_are_babylons_descendants_of_root) {
+  size_t len;
+  char *text = (char *)sk_test_read_file("data/retarget/scene-nodes.txt", &len);
+  ck_assert_ptr_nonnull(text);
+  int files = 0;
+  for (char *at = text; at < text + len;) {
+    char *tab = strchr(at, '\t'), *nl = strchr(at, '\n');
+    ck_assert(tab != NULL && nl != NULL && tab < nl);
+    *tab = *nl = '\0';
+    const size_t want = strtoul(tab + 1, NULL, 10);
+    char path[256];
+    snprintf(path, sizeof path, "data/%s", at);
+    side sd;
+    load(path, &sd);
+    const sk_anim_nodes *n = sd.a->nodes;
+    ck_assert_ptr_nonnull(n);
+    char **got = calloc(n->count + 1, sizeof *got);
+    size_t k = 0;
+    for (size_t e = 0; e < n->count; e++) {
+      if (n->names[e] == NULL)
+        continue;
+      const char *parent = n->parents[e] >= 0 ? n->names[n->parents[e]] : "__root__";
+      got[k] = malloc(strlen(n->names[e]) + strlen(parent) + 2);
+      sprintf(got[k++], "%s\t%s", n->names[e], parent);
+    }
+    ck_assert_msg(k == want, "%s: %zu nodes, Babylon %zu", at, k, want);
+    qsort(got, k, sizeof *got, cmp_str);
+    at = nl + 1;
+    for (size_t i = 0; i < k; i++) {
+      nl = strchr(at, '\n');
+      ck_assert_ptr_nonnull(nl);
+      *nl = '\0';
+      ck_assert_msg(strcmp(got[i], at) == 0, "%s: node %zu is \"%s\", Babylon \"%s\"", path, i, got[i], at);
+      at = nl + 1;
+      free(got[i]);
+    }
+    free(got);
+    /* the transform node of every bone is its node, named as it */
+    for (size_t b = 0; b < sd.s->count; b++)
+      ck_assert_int_ge(n->of_bone[b], 0);
+    sk_anim_clip none = {.name = strdup("copied")};
+    sk_anim *na;
+    sk_error err;
+    ck_assert_int_eq(sk_retarget_append(sd.a, &none, &na, &err), 0);
+    ck_assert_ptr_ne(na->nodes, n);
+    ck_assert_uint_eq(na->nodes->count, n->count);
+    for (size_t e = 0; e < n->count; e++) {
+      ck_assert(na->nodes->parents[e] == n->parents[e]);
+      ck_assert(n->names[e] == NULL ? na->nodes->names[e] == NULL : strcmp(na->nodes->names[e], n->names[e]) == 0);
+      ck_assert(n->names[e] == NULL || na->nodes->names[e] != n->names[e]);
+    }
+    sk_anim_destroy(na);
+    unload(&sd);
+    files++;
+  }
+  ck_assert_int_ge(files, 10);
+  free(text);
+}
+END_TEST
+
 /* SK_RT_CASES: absolute paths of cases drawn by
  * tests/oracle/conformance_retarget.sh. */
 START_TEST(test_generated_cases) {
@@ -303,6 +370,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_no_common_bone);
   tcase_add_test(tc, the_clips_part_round_trips_and_damage_is_refused);
+  tcase_add_test(tc, the_scene_nodes_are_babylons_descendants_of_root);
   suite_add_tcase(s, tc);
   return s;
 }
