@@ -251,7 +251,7 @@ static const char *map_raw(const sk_retarget_opts *o, const char *name) {
 
 /* A target bone's name as checkHierarchy reads it: its transform node's. */
 static const char *target_name(const rt_ctx *x, int32_t b) {
-  const sk_anim_nodes *n = x->dst->a->nodes;
+  const sk_anim_nodes *n = x->dst->a != NULL ? x->dst->a->nodes : NULL;
   if (n != NULL && (size_t)b < n->bone_count && n->of_bone[b] >= 0 && n->names[n->of_bone[b]] != NULL)
     return n->names[n->of_bone[b]];
   return x->dst->s->bones[b].name;
@@ -510,12 +510,31 @@ static int build(rt_ctx *x, sk_anim_clip *out, sk_error *err) {
   return 0;
 }
 
+/* A Babylon-format target: bones without transform nodes. After
+ * returnToRest() and prepare() a bone's local matrix is its rest matrix
+ * and its final matrix rest · parent's final, in the skeleton's space
+ * (no mesh: no initial skin matrix, nothing above). */
+static void babylon_worlds(const sk_skeleton *s, float *world) {
+  for (size_t b = 0; b < s->count; b++) {
+    const int32_t p = s->bones[b].parent;
+    if (p >= 0)
+      sk_mat_mul(s->bones[b].rest, world + (size_t)p * 16, world + b * 16);
+    else
+      memcpy(world + b * 16, s->bones[b].rest, 16 * sizeof *world);
+  }
+}
+
 int sk_retarget_clip(const sk_retarget_side *src, size_t clip, const sk_retarget_side *dst,
                      const sk_retarget_opts *o, sk_anim_clip *out, sk_error *err) {
   memset(out, 0, sizeof *out);
-  if (src->a->babylon || dst->a->babylon)
-    return sk_error_set(err, SK_EUNSUPPORTED, src->a->babylon ? "/from" : "",
-                        "retargeting takes glTF skeletons and clips (Babylon-format skeletons: copyAnimationRange)");
+  if (src->a->babylon)
+    return sk_error_set(err, SK_EUNSUPPORTED, "/from",
+                        "retargeting takes glTF clips (Babylon-format clips: copyAnimationRange)");
+  const bool babylon_dst = dst->a == NULL || dst->a->babylon;
+  if (babylon_dst && o->ground_reference_node_name != NULL && (o->fix_root_position || o->fix_ground_reference))
+    return set_err(err, SK_EUNSUPPORTED, "groundReferenceNodeName",
+                   "root and ground fixing onto a Babylon-format skeleton (bones without transform nodes) is %s",
+                   "not supported");
   if (o->fix_ground_reference_dynamic_ref_node)
     return set_err(err, SK_EUNSUPPORTED, "fixGroundReferenceDynamicRefNode", "%s is not supported",
                    "fixGroundReferenceDynamicRefNode");
@@ -539,7 +558,7 @@ int sk_retarget_clip(const sk_retarget_side *src, size_t clip, const sk_retarget
    * matrix; the others keep what they hold (the glTF TRS). */
   for (size_t b = 0; b < nd; b++) {
     double *t = x.dst_trs + b * SK_ANIM_TRS;
-    if (dst->s->bones[b].index >= 0)
+    if (dst->s->bones[b].index >= 0 || babylon_dst)
       sk_mat_decompose(dst->s->bones[b].rest, t + 7, t + 3, t);
     else
       memcpy(t, dst->a->rest + b * SK_ANIM_TRS, SK_ANIM_TRS * sizeof *t);
@@ -547,7 +566,10 @@ int sk_retarget_clip(const sk_retarget_side *src, size_t clip, const sk_retarget
   x.src_has_top = top_world(src, x.src_top);
   x.dst_has_top = top_world(dst, x.dst_top);
   worlds(src->s, src->a->rest, x.src_has_top ? x.src_top : NULL, x.src_world);
-  worlds(dst->s, x.dst_trs, x.dst_has_top ? x.dst_top : NULL, x.dst_world);
+  if (babylon_dst)
+    babylon_worlds(dst->s, x.dst_world);
+  else
+    worlds(dst->s, x.dst_trs, x.dst_has_top ? x.dst_top : NULL, x.dst_world);
   rc = build(&x, out, err);
 done:
   if (rc != 0)

@@ -19,5 +19,10 @@ run robot-mannequiny-raw RobotExpressive.glb mannequiny-0.3.0.glb Walking "{\"ma
 rmh=$(printf '%s' "$rm" | sed 's/,"LowerLeg.R":"calf.r"//')
 run robot-mannequiny-hierarchy RobotExpressive.glb mannequiny-0.3.0.glb Punch "{\"mapNodeNames\":{$rmh},\"fixAnimations\":true,\"checkHierarchy\":true}"
 run mannequiny-cesium mannequiny-0.3.0.glb CesiumMan.glb run "{\"mapNodeNames\":{\"pelvis\":\"Skeleton_torso_joint_1\",\"spine_01\":\"Skeleton_torso_joint_2\",\"spine_02\":\"torso_joint_3\",\"neck_01\":\"Skeleton_neck_joint_1\",\"head\":\"Skeleton_neck_joint_2\",\"thigh.l\":\"leg_joint_L_1\",\"calf.l\":\"leg_joint_L_2\",\"foot.l\":\"leg_joint_L_3\",\"thigh.r\":\"leg_joint_R_1\",\"calf.r\":\"leg_joint_R_2\",\"foot.r\":\"leg_joint_R_3\"}}"
+# Babylon-format targets (bones without transform nodes), written from the
+# glTF skeletons by babylon_skeleton_of.mjs.
+for f in mannequiny-0.3.0 CesiumMan RiggedFigure; do node babylon_skeleton_of.mjs "$d/$f.glb" > "$out/$f-babylon.json"; done
+run robot-mannequiny-babylon RobotExpressive.glb retarget/mannequiny-0.3.0-babylon.json Walking "{\"mapNodeNames\":{$rm}}"
+run cesium-rigged-babylon CesiumMan.glb retarget/RiggedFigure-babylon.json 0 "{\"mapNodeNames\":{$cm},\"fixAnimations\":true,\"checkHierarchy\":true}"
 # The nodes Babylon's loader puts below __root__ (checkHierarchy's search).
 node babylon_scene_nodes.mjs "$d"/*.glb > "$out/scene-nodes.txt"
