@@ -56,18 +56,27 @@ static int mark_loaded(const sk_gltf *g, uint8_t *loaded) {
     if (json_is_integer(v) && n >= 0 && (size_t)n < g->node_count && g->parent[n] < 0)
       top[n] = 1;
   }
+  /* state: 0 not known yet, 1 loaded, 2 not; each node is settled once
+   * (a walk stops at the first settled node), so deep chains stay linear. */
+  for (size_t k = 0; k < g->node_count; k++)
+    if (g->parent[k] < 0)
+      loaded[k] = top[k] ? 1 : 2;
   for (size_t k = 0; k < g->node_count; k++) {
     int32_t r = (int32_t)k;
-    while (g->parent[r] >= 0)
+    while (loaded[r] == 0)
       r = g->parent[r];
-    loaded[k] = top[r];
+    const uint8_t state = loaded[r];
+    for (r = (int32_t)k; loaded[r] == 0; r = g->parent[r])
+      loaded[r] = state;
   }
+  for (size_t k = 0; k < g->node_count; k++)
+    loaded[k] = loaded[k] == 1;
   free(top);
   return 0;
 }
 
 /* What node i becomes (entries but their indices) and its names' bytes. */
-static size_t describe(const sk_gltf *g, size_t i, node_plan *p) {
+static size_t describe(const sk_gltf *g, const json_t *lights, size_t i, node_plan *p) {
   const json_t *nd = json_array_get(json_object_get(g->root, "nodes"), i);
   const char *nm = name_of(nd);
   const size_t len = nm != NULL ? strlen(nm) : (size_t)snprintf(NULL, 0, "node%zu", i);
@@ -82,14 +91,18 @@ static size_t describe(const sk_gltf *g, size_t i, node_plan *p) {
   p->camera = cam != NULL ? ci : -1;
   if (cam != NULL)
     t += (name_of(cam) != NULL ? strlen(name_of(cam)) : 0) + 32;
-  const json_t *ext = json_object_get(json_object_get(g->root, "extensions"), "KHR_lights_punctual");
-  const json_t *lights = uses(g->root, "KHR_lights_punctual") ? json_object_get(ext, "lights") : NULL;
   const int32_t li = index_of(json_object_get(json_object_get(nd, "extensions"), "KHR_lights_punctual"), "light");
   const json_t *light = li >= 0 ? json_array_get(lights, (size_t)li) : NULL;
   p->light = light != NULL ? li : -1;
   if (light != NULL)
     t += (name_of(light) != NULL ? strlen(name_of(light)) : len) + 1;
   return t;
+}
+
+/* The punctual lights, when the loader loads the extension (it is used). */
+static const json_t *lights_of(const sk_gltf *g) {
+  const json_t *ext = json_object_get(json_object_get(g->root, "extensions"), "KHR_lights_punctual");
+  return uses(g->root, "KHR_lights_punctual") ? json_object_get(ext, "lights") : NULL;
 }
 
 static size_t entries(const node_plan *p) {
@@ -100,12 +113,13 @@ static size_t entries(const node_plan *p) {
  * names' *text bytes. */
 static void plan(const sk_gltf *g, const uint8_t *loaded, node_plan *np, size_t *count, size_t *text) {
   size_t n = 0, t = 0;
+  const json_t *lights = lights_of(g);
   for (size_t i = 0; i < g->node_count; i++) {
     node_plan *p = &np[i];
     p->primary = p->mesh = p->own = -1;
     if (!loaded[i])
       continue;
-    t += describe(g, i, p);
+    t += describe(g, lights, i, p);
     p->primary = (int32_t)n;
     p->mesh = p->skinned ? (int32_t)n + 1 : -1;
     p->own = p->skinned ? p->mesh : p->primary;
@@ -117,9 +131,10 @@ static void plan(const sk_gltf *g, const uint8_t *loaded, node_plan *np, size_t 
 
 uint64_t sk_gltf__scene_nodes_bytes(const sk_gltf *g) {
   uint64_t bytes = 64;
+  const json_t *lights = lights_of(g);
   for (size_t i = 0; i < g->node_count; i++) {
     node_plan p;
-    const size_t t = describe(g, i, &p);
+    const size_t t = describe(g, lights, i, &p);
     bytes += t + entries(&p) * (sizeof(const char *) + sizeof(int32_t)) + sizeof(int32_t);
   }
   return bytes;
@@ -162,8 +177,7 @@ static char *put(char *at, const char **slot, const char *a, const char *b) {
 
 static int fill(const sk_gltf *g, const uint8_t *loaded, const node_plan *np, int32_t *roots, sk_anim_nodes *out) {
   const json_t *nodes = json_object_get(g->root, "nodes"), *cameras = json_object_get(g->root, "cameras");
-  const json_t *lights =
-      json_object_get(json_object_get(json_object_get(g->root, "extensions"), "KHR_lights_punctual"), "lights");
+  const json_t *lights = lights_of(g);
   char *at = sk_anim_nodes_text(out);
   for (size_t i = 0; i < g->node_count; i++) {
     const node_plan *p = &np[i];
@@ -202,15 +216,21 @@ static int fill(const sk_gltf *g, const uint8_t *loaded, const node_plan *np, in
 }
 
 /* A skinned mesh parented outside `__root__` is no descendant of it, nor
- * is anything below it: nameless here, so no search finds it. The walk is
- * bounded: two skinned nodes can place their meshes under each other. */
-static void drop_outside(sk_anim_nodes *n) {
+ * is anything below it: nameless here, so no search finds it. Two skinned
+ * nodes can place their meshes under each other: a cycle, outside too.
+ * `state` (count bytes, zeroed) settles each entry once: 1 below
+ * `__root__`, 2 not, 3 on the walk being made. */
+static void drop_outside(sk_anim_nodes *n, uint8_t *state) {
   for (size_t e = 0; e < n->count; e++) {
     int32_t at = (int32_t)e;
-    size_t steps = 0;
-    while (at >= 0 && steps++ <= n->count)
+    while (at >= 0 && state[at] == 0) {
+      state[at] = 3;
       at = n->parents[at];
-    if (at != -1)
+    }
+    const uint8_t v = at == -1 ? 1 : at < 0 || state[at] == 3 ? 2 : state[at];
+    for (at = (int32_t)e; at >= 0 && state[at] == 3; at = n->parents[at])
+      state[at] = v;
+    if (v != 1)
       n->names[e] = NULL;
   }
 }
@@ -228,14 +248,17 @@ int sk_gltf__scene_nodes(const sk_gltf *g, const int32_t *bone_node, size_t bone
       roots[k] = -3;
     size_t count, text;
     plan(g, loaded, np, &count, &text);
-    if ((n = sk_anim_nodes_new(count, bone_count, text)) != NULL && fill(g, loaded, np, roots, n) == 0) {
-      drop_outside(n);
+    uint8_t *state = NULL;
+    if ((n = sk_anim_nodes_new(count, bone_count, text)) != NULL && fill(g, loaded, np, roots, n) == 0 &&
+        (state = calloc(count ? count : 1, 1)) != NULL) {
+      drop_outside(n, state);
       for (size_t b = 0; b < bone_count; b++)
         n->of_bone[b] = np[bone_node[b]].own;
       *out = n;
       n = NULL;
       rc = 0;
     }
+    free(state);
   }
   free(n);
   free(loaded);
