@@ -434,6 +434,52 @@ START_TEST(the_scene_nodes_are_babylons_descendants_of_root) {
 }
 END_TEST
 
+/* Two skinned nodes whose meshes the loader would parent under each other
+ * (each skin's root is a child of the other node): a cycle, so no
+ * descendant of `__root__`, dropped; and a 60 000-node chain below a joint,
+ * listed in linear time. */
+START_TEST(skinned_meshes_parented_in_a_cycle_are_not_below_root) {
+  enum { CHAIN = 60000 };
+  sk_strbuf b = {0};
+  const char *head = "{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0,1]}],\"nodes\":["
+                       "{\"name\":\"A\",\"mesh\":0,\"skin\":0,\"children\":[2]},"
+                       "{\"name\":\"B\",\"mesh\":0,\"skin\":1,\"children\":[3]},"
+                       "{\"name\":\"jA\",\"children\":[4]},{\"name\":\"jB\"}";
+  sk_strbuf_append(&b, head, strlen(head));
+  for (int i = 0; i < CHAIN; i++) {
+    char nd[64];
+    if (i + 1 < CHAIN)
+      snprintf(nd, sizeof nd, ",{\"children\":[%d]}", 5 + i);
+    else
+      snprintf(nd, sizeof nd, ",{}");
+    sk_strbuf_append(&b, nd, strlen(nd));
+  }
+  const char *tail = "],\"skins\":[{\"joints\":[3],\"skeleton\":3},{\"joints\":[2],\"skeleton\":2}],"
+                     "\"meshes\":[{\"primitives\":[{\"attributes\":{}},{\"attributes\":{}}]}]}";
+  sk_strbuf_append(&b, tail, strlen(tail));
+  ck_assert(!b.failed);
+  sk_gltf *g;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_gltf_parse(b.data, b.len, &g, &err) == 0, "%s at %s", err.text, err.pointer);
+  sk_skeleton *s;
+  sk_anim *a;
+  ck_assert_msg(sk_gltf_load_skin(g, 1, 0, &s, &a, &err) == 0, "%s at %s", err.text, err.pointer);
+  const sk_anim_nodes *n = a->nodes;
+  /* A, B (transform nodes), their meshes and 2 primitives each, jA, jB, the chain */
+  ck_assert_uint_eq(n->count, 2 + 2 + 4 + 2 + CHAIN);
+  size_t below = 0;
+  for (size_t e = 0; e < n->count; e++)
+    below += n->names[e] != NULL;
+  ck_assert_uint_eq(below, 4 + CHAIN);
+  ck_assert_str_eq(n->names[n->of_bone[0]], "jA");
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+  sk_gltf_destroy(g);
+  sk_strbuf_free(&b);
+}
+END_TEST
+
 /* SK_RT_CASES: absolute paths of cases drawn by
  * tests/oracle/conformance_retarget.sh. */
 START_TEST(test_generated_cases) {
@@ -461,6 +507,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, root_fixing_onto_a_babylon_format_skeleton_is_refused);
   tcase_add_test(tc, the_clips_part_round_trips_and_damage_is_refused);
   tcase_add_test(tc, the_scene_nodes_are_babylons_descendants_of_root);
+  tcase_add_test(tc, skinned_meshes_parented_in_a_cycle_are_not_below_root);
   suite_add_tcase(s, tc);
   return s;
 }
