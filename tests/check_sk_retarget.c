@@ -12,6 +12,8 @@
 #include "sk_anim.h"
 #include "sk_gltf.h"
 #include "sk_gltf_mesh.h"
+#include "sk_json.h"
+#include "sk_mat.h"
 #include "sk_retarget.h"
 #include "sk_retarget_json.h"
 #include "sk_testutil.h"
@@ -57,6 +59,32 @@ static json_t *load_json(const char *rel) {
   return j;
 }
 
+/* A skeleton in Babylon's format (Skeleton.serialize()): no clips, no
+ * nodes above, bones without transform nodes. */
+static void load_babylon(const char *rel, side *sd) {
+  json_t *j = load_json(rel);
+  sk_error err;
+  sk_error_clear(&err);
+  sd->a = NULL, sd->above = NULL, sd->above_count = 0;
+  ck_assert_msg(sk_json_parse_skeleton_anim(j, "", 0, &sd->s, &sd->a, &err) == 0, "%s: %s", rel, err.text);
+  json_decref(j);
+  sd->rs = (sk_retarget_side){.s = sd->s, .a = sd->a};
+}
+
+/* The retargeted clip played on a Babylon-format target at `frame`: each
+ * bone keeps its local matrix's decomposition (retargeting puts back the
+ * local matrices it found) but for what its channels set (the Bone
+ * setters), channels in order. */
+static void babylon_pose(const sk_skeleton *s, const sk_anim_clip *c, double frame, double *trs) {
+  static const int offset[3] = {0, 3, 7};
+  for (size_t b = 0; b < s->count; b++) {
+    double *t = trs + b * SK_ANIM_TRS;
+    sk_mat_decompose(s->bones[b].local.matrix, t + 7, t + 3, t);
+  }
+  for (size_t k = 0; k < c->channel_count; k++)
+    sk_anim__sample_babylon(&c->channels[k], frame, trs + (size_t)c->channels[k].bone * SK_ANIM_TRS + offset[c->channels[k].path]);
+}
+
 static int bad;
 static size_t compared;
 #define SAME(got, want, what)                                                                          \
@@ -66,6 +94,24 @@ static size_t compared;
     if (memcmp(&g_, &w_, sizeof g_) != 0 && bad++ < 20)                                                \
       fprintf(stderr, "%s: %s %.17g != %.17g\n", name, what, g_, w_);                                  \
   } while (0)
+
+static void check_babylon_poses(const char *name, const json_t *exp, const sk_skeleton *s, const sk_anim_clip *c) {
+  double *trs = malloc(s->count * SK_ANIM_TRS * sizeof *trs);
+  size_t pi;
+  const json_t *p;
+  json_array_foreach(json_object_get(exp, "poses"), pi, p) {
+    babylon_pose(s, c, json_number_value(json_object_get(p, "frame")), trs);
+    size_t ni;
+    const json_t *n;
+    json_array_foreach(json_object_get(p, "nodes"), ni, n) {
+      const int32_t b = sk_skeleton_find(s, json_string_value(json_object_get(n, "name")));
+      ck_assert_int_ge(b, 0);
+      for (size_t k = 0; k < SK_ANIM_TRS; k++)
+        SAME(trs[(size_t)b * SK_ANIM_TRS + k], json_number_value(json_array_get(json_object_get(n, "trs"), k)), "pose");
+    }
+  }
+  free(trs);
+}
 
 /* `name`: a committed case (data/retarget/NAME.json) or a generated one
  * (an absolute path). */
@@ -83,8 +129,15 @@ static int check_case(const char *name) {
   side src, dst;
   snprintf(path, sizeof path, "data/%s", json_string_value(json_object_get(exp, "source")));
   load(path, &src);
-  snprintf(path, sizeof path, "data/%s", json_string_value(json_object_get(exp, "target")));
-  load(path, &dst);
+  const char *target = json_string_value(json_object_get(exp, "target"));
+  const bool babylon = strlen(target) > 5 && strcmp(target + strlen(target) - 5, ".json") == 0;
+  if (babylon) {
+    snprintf(path, sizeof path, "data/retarget/%s", target);
+    load_babylon(path, &dst);
+  } else {
+    snprintf(path, sizeof path, "data/%s", target);
+    load(path, &dst);
+  }
   sk_retarget_json rj;
   sk_error err;
   sk_error_clear(&err);
@@ -128,6 +181,16 @@ static int check_case(const char *name) {
         SAME(ch->values64[i * 3 * w + c], json_number_value(json_array_get(json_array_get(values, i), c)), "key");
     }
   }
+  if (babylon) {
+    check_babylon_poses(name, exp, dst.s, &out);
+    fprintf(stderr, "%s: %zu channels, %zu numbers compared\n", name, out.channel_count, compared);
+    sk_retarget_clip_free(&out);
+    sk_retarget_json_free(&rj);
+    unload(&src);
+    unload(&dst);
+    json_decref(exp);
+    return bad;
+  }
   /* Played on the target: the clip appended to its clips, sampled. */
   sk_anim *na;
   free(out.name);
@@ -166,7 +229,8 @@ static int check_case(const char *name) {
 START_TEST(test_cases) {
   static const char *const cases[] = {"cesium-rigged",        "cesium-rigged-ground",    "robot-mannequiny",
                                       "robot-mannequiny-root", "robot-mannequiny-ground", "robot-mannequiny-raw",
-                                      "mannequiny-cesium"};
+                                      "mannequiny-cesium",    "robot-mannequiny-hierarchy", "robot-mannequiny-babylon",
+                                      "cesium-rigged-babylon"};
   int total = 0;
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     total += check_case(cases[i]);
@@ -212,6 +276,31 @@ START_TEST(test_refusals) {
          "/retarget/rootNodeName", SK_EUNKNOWN);
   refuse("{\"retarget\": {\"groundReferenceNodeName\": \"nope\", \"rootNodeName\": \"leg_joint_L_1\"}}",
          "/retarget/groundReferenceNodeName", SK_EUNKNOWN);
+}
+END_TEST
+
+/* Root and ground fixing onto bones without transform nodes is refused
+ * (Babylon reads their final matrices mid-play: not modelled). */
+START_TEST(root_fixing_onto_a_babylon_format_skeleton_is_refused) {
+  side src, dst;
+  load("data/RobotExpressive.glb", &src);
+  load_babylon("data/retarget/mannequiny-0.3.0-babylon.json", &dst);
+  sk_retarget_opts o;
+  sk_retarget_opts_default(&o);
+  static const char *const from[] = {"Body", "Foot.L"}, *const to[] = {"pelvis", "foot.l"};
+  o.map_from = from, o.map_to = to, o.map_count = 2;
+  o.root_node_name = "Body", o.ground_reference_node_name = "Foot.L";
+  sk_error err;
+  sk_error_clear(&err);
+  sk_anim_clip out;
+  ck_assert_int_eq(sk_retarget_clip(&src.rs, 0, &dst.rs, &o, &out, &err), SK_EUNSUPPORTED);
+  ck_assert_str_eq(err.pointer, "/retarget/groundReferenceNodeName");
+  o.fix_root_position = false; /* nothing to fix: retargeted */
+  ck_assert_int_eq(sk_retarget_clip(&src.rs, 0, &dst.rs, &o, &out, &err), 0);
+  ck_assert_uint_gt(out.channel_count, 0);
+  sk_retarget_clip_free(&out);
+  unload(&src);
+  unload(&dst);
 }
 END_TEST
 
@@ -278,6 +367,119 @@ START_TEST(the_clips_part_round_trips_and_damage_is_refused) {
 }
 END_TEST
 
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The scene's nodes kept with the clips, as "name<TAB>parent" lines sorted,
+ * against Babylon's __root__.getDescendants() (data/retarget/scene-nodes.txt,
+ * tests/oracle/babylon_scene_nodes.mjs): meshes named as joints, skinned
+ * nodes twice, primitives, RecursiveSkeletons' 1008. Then a copy through
+ * sk_retarget_append keeps them. */
+START_TEST(the_scene_nodes_are_babylons_descendants_of_root) {
+  size_t len;
+  char *text = (char *)sk_test_read_file("data/retarget/scene-nodes.txt", &len);
+  ck_assert_ptr_nonnull(text);
+  int files = 0;
+  for (char *at = text; at < text + len;) {
+    char *tab = strchr(at, '\t'), *nl = strchr(at, '\n');
+    ck_assert(tab != NULL && nl != NULL && tab < nl);
+    *tab = *nl = '\0';
+    const size_t want = strtoul(tab + 1, NULL, 10);
+    char path[256];
+    snprintf(path, sizeof path, "data/%s", at);
+    side sd;
+    load(path, &sd);
+    const sk_anim_nodes *n = sd.a->nodes;
+    ck_assert_ptr_nonnull(n);
+    char **got = calloc(n->count + 1, sizeof *got);
+    size_t k = 0;
+    for (size_t e = 0; e < n->count; e++) {
+      if (n->names[e] == NULL)
+        continue;
+      const char *parent = n->parents[e] >= 0 ? n->names[n->parents[e]] : "__root__";
+      got[k] = malloc(strlen(n->names[e]) + strlen(parent) + 2);
+      sprintf(got[k++], "%s\t%s", n->names[e], parent);
+    }
+    ck_assert_msg(k == want, "%s: %zu nodes, Babylon %zu", at, k, want);
+    qsort(got, k, sizeof *got, cmp_str);
+    at = nl + 1;
+    for (size_t i = 0; i < k; i++) {
+      nl = strchr(at, '\n');
+      ck_assert_ptr_nonnull(nl);
+      *nl = '\0';
+      ck_assert_msg(strcmp(got[i], at) == 0, "%s: node %zu is \"%s\", Babylon \"%s\"", path, i, got[i], at);
+      at = nl + 1;
+      free(got[i]);
+    }
+    free(got);
+    /* the transform node of every bone is its node, named as it */
+    for (size_t b = 0; b < sd.s->count; b++)
+      ck_assert_int_ge(n->of_bone[b], 0);
+    sk_anim_clip none = {.name = strdup("copied")};
+    sk_anim *na;
+    sk_error err;
+    ck_assert_int_eq(sk_retarget_append(sd.a, &none, &na, &err), 0);
+    ck_assert_ptr_ne(na->nodes, n);
+    ck_assert_uint_eq(na->nodes->count, n->count);
+    for (size_t e = 0; e < n->count; e++) {
+      ck_assert(na->nodes->parents[e] == n->parents[e]);
+      ck_assert(n->names[e] == NULL ? na->nodes->names[e] == NULL : strcmp(na->nodes->names[e], n->names[e]) == 0);
+      ck_assert(n->names[e] == NULL || na->nodes->names[e] != n->names[e]);
+    }
+    sk_anim_destroy(na);
+    unload(&sd);
+    files++;
+  }
+  ck_assert_int_ge(files, 10);
+  free(text);
+}
+END_TEST
+
+/* Two skinned nodes whose meshes the loader would parent under each other
+ * (each skin's root is a child of the other node): a cycle, so no
+ * descendant of `__root__`, dropped; and a 60 000-node chain below a joint,
+ * listed in linear time. */
+START_TEST(skinned_meshes_parented_in_a_cycle_are_not_below_root) {
+  enum { CHAIN = 60000 };
+  sk_strbuf b = {0};
+  const char *head = "{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0,1]}],\"nodes\":["
+                       "{\"name\":\"A\",\"mesh\":0,\"skin\":0,\"children\":[2]},"
+                       "{\"name\":\"B\",\"mesh\":0,\"skin\":1,\"children\":[3]},"
+                       "{\"name\":\"jA\",\"children\":[4]},{\"name\":\"jB\"}";
+  sk_strbuf_append(&b, head, strlen(head));
+  for (int i = 0; i < CHAIN; i++) {
+    char nd[64];
+    if (i + 1 < CHAIN)
+      snprintf(nd, sizeof nd, ",{\"children\":[%d]}", 5 + i);
+    else
+      snprintf(nd, sizeof nd, ",{}");
+    sk_strbuf_append(&b, nd, strlen(nd));
+  }
+  const char *tail = "],\"skins\":[{\"joints\":[3],\"skeleton\":3},{\"joints\":[2],\"skeleton\":2}],"
+                     "\"meshes\":[{\"primitives\":[{\"attributes\":{}},{\"attributes\":{}}]}]}";
+  sk_strbuf_append(&b, tail, strlen(tail));
+  ck_assert(!b.failed);
+  sk_gltf *g;
+  sk_error err;
+  sk_error_clear(&err);
+  ck_assert_msg(sk_gltf_parse(b.data, b.len, &g, &err) == 0, "%s at %s", err.text, err.pointer);
+  sk_skeleton *s;
+  sk_anim *a;
+  ck_assert_msg(sk_gltf_load_skin(g, 1, 0, &s, &a, &err) == 0, "%s at %s", err.text, err.pointer);
+  const sk_anim_nodes *n = a->nodes;
+  /* A, B (transform nodes), their meshes and 2 primitives each, jA, jB, the chain */
+  ck_assert_uint_eq(n->count, 2 + 2 + 4 + 2 + CHAIN);
+  size_t below = 0;
+  for (size_t e = 0; e < n->count; e++)
+    below += n->names[e] != NULL;
+  ck_assert_uint_eq(below, 4 + CHAIN);
+  ck_assert_str_eq(n->names[n->of_bone[0]], "jA");
+  sk_anim_destroy(a);
+  sk_skeleton_destroy(s);
+  sk_gltf_destroy(g);
+  sk_strbuf_free(&b);
+}
+END_TEST
+
 /* SK_RT_CASES: absolute paths of cases drawn by
  * tests/oracle/conformance_retarget.sh. */
 START_TEST(test_generated_cases) {
@@ -302,7 +504,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_generated_cases);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_no_common_bone);
+  tcase_add_test(tc, root_fixing_onto_a_babylon_format_skeleton_is_refused);
   tcase_add_test(tc, the_clips_part_round_trips_and_damage_is_refused);
+  tcase_add_test(tc, the_scene_nodes_are_babylons_descendants_of_root);
+  tcase_add_test(tc, skinned_meshes_parented_in_a_cycle_are_not_below_root);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -54,6 +54,7 @@ void sk_anim_destroy(sk_anim *a) {
   free(a->clips);
   free(a->rest);
   free(a->source);
+  free(a->nodes);
   free(a);
 }
 
@@ -61,7 +62,7 @@ size_t sk_anim_memory(const sk_anim *a) {
   if (a == NULL)
     return 0;
   size_t n = sizeof *a + a->bone_count * SK_ANIM_TRS * sizeof(double) + a->clip_count * sizeof *a->clips +
-             a->source_len;
+             a->source_len + (a->nodes != NULL ? a->nodes->bytes : 0);
   for (size_t c = 0; c < a->clip_count; c++) {
     const sk_anim_clip *clip = &a->clips[c];
     n += strlen(clip->name) + 1 + clip->channel_count * sizeof *clip->channels + sk_events_memory(&clip->events);

@@ -133,7 +133,34 @@ typedef struct sk_anim {
   struct sk_anim_memo *memo[SK_ANIM_MEMO_SLOTS];
   struct sk_budget *memo_budget;
   bool memo_off;
+  /* Appended: the glTF scene's nodes below `__root__` as Babylon's loader
+   * makes them (owned, one block; NULL for Babylon-format clips), what
+   * retargeting's checkHierarchy searches by name. */
+  struct sk_anim_nodes *nodes;
 } sk_anim;
+
+/* The nodes of a loaded glTF scene below `__root__`, in one allocation:
+ * every node (named as the loader names it: "node<index>" unnamed), a
+ * skinned node twice (its transform node where the node is, its mesh
+ * beside the skeleton root), a mesh's primitives when it has several
+ * ("<name>_primitive<k>"), cameras and punctual lights. */
+typedef struct sk_anim_nodes {
+  size_t count;
+  const char **names; /* count, into the block */
+  int32_t *parents;   /* count: an index here, or -1 for `__root__` */
+  size_t bone_count;
+  int32_t *of_bone; /* bone_count: the bone's transform node here, or -1 */
+  size_t bytes;     /* of the block */
+} sk_anim_nodes;
+
+/* A new block for `count` nodes, `bone_count` bones and `text` bytes of
+ * names (written from sk_anim_nodes_text(), NUL-terminated each): names
+ * NULL, parents and of_bone -1. free() it. NULL: out of memory. */
+sk_anim_nodes *sk_anim_nodes_new(size_t count, size_t bone_count, size_t text);
+/* Where the names of a block from sk_anim_nodes_new go. */
+char *sk_anim_nodes_text(sk_anim_nodes *n);
+/* A copy of `n` (NULL: *out NULL). 0 or SK_ENOMEM. */
+int sk_anim_nodes_copy(const sk_anim_nodes *n, sk_anim_nodes **out);
 
 /* *out = new Babylon-format clips of a `bone_count`-bone skeleton with no
  * clip yet: what keeps the source text of a Babylon skeleton uploaded

@@ -218,11 +218,10 @@ static const char *node_name(const rt_ctx *x, int32_t n) {
   return x->src->above_names != NULL ? x->src->above_names[n - nb] : NULL;
 }
 
-/* _checkParentHierarchy: the one descendant of the source's top node named
- * as the bone, then both chains upwards by name until the bone chain ends.
- * The descendants seen are the source's bones and the nodes above them
- * but `__root__`. */
-static bool hierarchy_matches(const rt_ctx *x, int32_t tb) {
+/* hierarchy_matches without the source scene's nodes (clips that did not
+ * come with a glTF scene): the descendants seen are the source's bones and
+ * the nodes above them but `__root__`. */
+static bool hierarchy_matches_bones(const rt_ctx *x, int32_t tb) {
   const sk_skeleton *ds = x->dst->s;
   const int32_t nb = (int32_t)x->src->s->count;
   const int32_t nodes = nb + (int32_t)(x->src->above_count > 0 ? x->src->above_count - 1 : 0);
@@ -238,6 +237,49 @@ static bool hierarchy_matches(const rt_ctx *x, int32_t tb) {
     const char *name = node_name(x, n);
     if (name == NULL || strcmp(name, ds->bones[b].name) != 0)
       return false;
+  }
+  return true;
+}
+
+/* mapNodeNames.get(name) ?? name */
+static const char *map_raw(const sk_retarget_opts *o, const char *name) {
+  for (size_t i = 0; name != NULL && i < o->map_count; i++)
+    if (strcmp(o->map_from[i], name) == 0)
+      return o->map_to[i];
+  return name;
+}
+
+/* A target bone's name as checkHierarchy reads it: its transform node's. */
+static const char *target_name(const rt_ctx *x, int32_t b) {
+  const sk_anim_nodes *n = x->dst->a != NULL ? x->dst->a->nodes : NULL;
+  if (n != NULL && (size_t)b < n->bone_count && n->of_bone[b] >= 0 && n->names[n->of_bone[b]] != NULL)
+    return n->names[n->of_bone[b]];
+  return x->dst->s->bones[b].name;
+}
+
+/* _checkParentHierarchy over the source scene's nodes (sk_anim_nodes):
+ * exactly one descendant of `__root__` whose mapped name is the bone's,
+ * then both chains upwards by name until the bone chain ends (`__root__`
+ * itself is named, nothing is above it). */
+static bool hierarchy_matches(const rt_ctx *x, int32_t tb) {
+  const sk_anim_nodes *n = x->src->a->nodes;
+  if (n == NULL)
+    return hierarchy_matches_bones(x, tb);
+  const char *want = target_name(x, tb);
+  int32_t found = -1;
+  size_t count = 0;
+  for (size_t e = 0; e < n->count; e++)
+    if (n->names[e] != NULL && strcmp(map_raw(x->o, n->names[e]), want) == 0)
+      found = (int32_t)e, count++;
+  if (count != 1)
+    return false;
+  /* at: an entry, -1 `__root__`, -2 above it */
+  int32_t at = found;
+  for (int32_t b = tb; b >= 0; b = x->dst->s->bones[b].parent) {
+    const char *name = at >= 0 ? map_raw(x->o, n->names[at]) : at == -1 ? map_raw(x->o, "__root__") : NULL;
+    if (name == NULL || strcmp(name, target_name(x, b)) != 0)
+      return false;
+    at = at >= 0 ? n->parents[at] : -2;
   }
   return true;
 }
@@ -468,12 +510,31 @@ static int build(rt_ctx *x, sk_anim_clip *out, sk_error *err) {
   return 0;
 }
 
+/* A Babylon-format target: bones without transform nodes. After
+ * returnToRest() and prepare() a bone's local matrix is its rest matrix
+ * and its final matrix rest · parent's final, in the skeleton's space
+ * (no mesh: no initial skin matrix, nothing above). */
+static void babylon_worlds(const sk_skeleton *s, float *world) {
+  for (size_t b = 0; b < s->count; b++) {
+    const int32_t p = s->bones[b].parent;
+    if (p >= 0)
+      sk_mat_mul(s->bones[b].rest, world + (size_t)p * 16, world + b * 16);
+    else
+      memcpy(world + b * 16, s->bones[b].rest, 16 * sizeof *world);
+  }
+}
+
 int sk_retarget_clip(const sk_retarget_side *src, size_t clip, const sk_retarget_side *dst,
                      const sk_retarget_opts *o, sk_anim_clip *out, sk_error *err) {
   memset(out, 0, sizeof *out);
-  if (src->a->babylon || dst->a->babylon)
-    return sk_error_set(err, SK_EUNSUPPORTED, src->a->babylon ? "/from" : "",
-                        "retargeting takes glTF skeletons and clips (Babylon-format skeletons: copyAnimationRange)");
+  if (src->a->babylon)
+    return sk_error_set(err, SK_EUNSUPPORTED, "/from",
+                        "retargeting takes glTF clips (Babylon-format clips: copyAnimationRange)");
+  const bool babylon_dst = dst->a == NULL || dst->a->babylon;
+  if (babylon_dst && o->ground_reference_node_name != NULL && (o->fix_root_position || o->fix_ground_reference))
+    return set_err(err, SK_EUNSUPPORTED, "groundReferenceNodeName",
+                   "root and ground fixing onto a Babylon-format skeleton (bones without transform nodes) is %s",
+                   "not supported");
   if (o->fix_ground_reference_dynamic_ref_node)
     return set_err(err, SK_EUNSUPPORTED, "fixGroundReferenceDynamicRefNode", "%s is not supported",
                    "fixGroundReferenceDynamicRefNode");
@@ -497,7 +558,7 @@ int sk_retarget_clip(const sk_retarget_side *src, size_t clip, const sk_retarget
    * matrix; the others keep what they hold (the glTF TRS). */
   for (size_t b = 0; b < nd; b++) {
     double *t = x.dst_trs + b * SK_ANIM_TRS;
-    if (dst->s->bones[b].index >= 0)
+    if (dst->s->bones[b].index >= 0 || babylon_dst)
       sk_mat_decompose(dst->s->bones[b].rest, t + 7, t + 3, t);
     else
       memcpy(t, dst->a->rest + b * SK_ANIM_TRS, SK_ANIM_TRS * sizeof *t);
@@ -505,7 +566,10 @@ int sk_retarget_clip(const sk_retarget_side *src, size_t clip, const sk_retarget
   x.src_has_top = top_world(src, x.src_top);
   x.dst_has_top = top_world(dst, x.dst_top);
   worlds(src->s, src->a->rest, x.src_has_top ? x.src_top : NULL, x.src_world);
-  worlds(dst->s, x.dst_trs, x.dst_has_top ? x.dst_top : NULL, x.dst_world);
+  if (babylon_dst)
+    babylon_worlds(dst->s, x.dst_world);
+  else
+    worlds(dst->s, x.dst_trs, x.dst_has_top ? x.dst_top : NULL, x.dst_world);
   rc = build(&x, out, err);
 done:
   if (rc != 0)
@@ -570,6 +634,10 @@ int sk_retarget_append(const sk_anim *a, sk_anim_clip *clip, sk_anim **out, sk_e
     return sk_error_set(err, SK_ENOMEM, "", "out of memory");
   }
   memcpy(n->rest, a->rest, a->bone_count * SK_ANIM_TRS * sizeof *n->rest);
+  if (sk_anim_nodes_copy(a->nodes, &n->nodes) != 0) {
+    sk_anim_destroy(n);
+    return sk_error_set(err, SK_ENOMEM, "", "out of memory");
+  }
   for (size_t c = 0; c < a->clip_count; c++) {
     n->clip_count++;
     if (copy_clip(&a->clips[c], &n->clips[c]) != 0) {

@@ -40,10 +40,13 @@
 #include "sk_error.h"
 #include "sk_skeleton.h"
 
-/* One side: a glTF skeleton, its clips (rest TRS in a->rest) and the nodes
- * above its root, nearest first, `__root__` last (above_count * SK_ANIM_TRS
- * doubles: position, rotation quaternion, scaling), with their names
- * (above_names, may be NULL: checkHierarchy then sees no names there). */
+/* One side: a glTF skeleton, its clips (rest TRS in a->rest, the scene's
+ * nodes in a->nodes) and the nodes above its root, nearest first,
+ * `__root__` last (above_count * SK_ANIM_TRS doubles: position, rotation
+ * quaternion, scaling), with their names (above_names, may be NULL: only
+ * read without a->nodes). A target may also be a Babylon-format skeleton
+ * (a NULL or a->babylon, nothing above): bones without transform nodes,
+ * found by name, their final matrices at rest the world. */
 typedef struct sk_retarget_side {
   const sk_skeleton *s;
   const sk_anim *a;
@@ -86,7 +89,10 @@ size_t sk_retarget_cost(const sk_retarget_side *src, size_t clip, const sk_retar
  * rootNodeName / groundReferenceNodeName given but not an animated source
  * bone with a target counterpart, or a root without position keys
  * (SK_EUNKNOWN at their pointer, where Babylon skips the fixing with a
- * warning); fixGroundReferenceDynamicRefNode (SK_EUNSUPPORTED); SK_ENOMEM. */
+ * warning); fixGroundReferenceDynamicRefNode (SK_EUNSUPPORTED); root or
+ * ground fixing onto a Babylon-format target (SK_EUNSUPPORTED at
+ * /retarget/groundReferenceNodeName); Babylon-format source clips
+ * (SK_EUNSUPPORTED at /from); SK_ENOMEM. */
 int sk_retarget_clip(const sk_retarget_side *src, size_t clip, const sk_retarget_side *dst,
                      const sk_retarget_opts *o, sk_anim_clip *out, sk_error *err);
 void sk_retarget_clip_free(sk_anim_clip *c);

@@ -750,6 +750,9 @@ static int estimate(const sk_gltf *g, size_t skin, size_t limit, uint64_t *total
                             SK_ANIM_TRS * sizeof(double) + 256;
   if ((rc = est_add(total, (uint64_t)g->node_count * per_node, limit, "/nodes", err)))
     return rc;
+  /* the scene's nodes as the loader makes them (a mesh's primitives each) */
+  if ((rc = est_add(total, sk_gltf__scene_nodes_bytes(g), limit, "/nodes", err)))
+    return rc;
   /* Buffers are resolved (a GLB chunk copied, a data: URI decoded) the
    * first time an accessor reads them: count every one at its decoded size. */
   const json_t *bufs = json_object_get(g->root, "buffers");

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sk_anim.h"
 #include "sk_gltf.h"
 
 typedef struct {
@@ -50,5 +51,12 @@ int sk_gltf__read_accessor(sk_gltf *g, size_t index, const char *from_ptr, float
  * skin.skeleton, else the joints' nearest common ancestor; -1 without one,
  * -2 on a bad index or no memory. */
 int32_t sk_gltf__skin_root(const sk_gltf *g, size_t skin);
+
+/* The nodes Babylon's loader puts below `__root__` for the default scene
+ * (sk_anim_nodes), with of_bone[b] the transform node of glTF node
+ * bone_node[b]. *out is new (free()). 0 or SK_ENOMEM. */
+int sk_gltf__scene_nodes(const sk_gltf *g, const int32_t *bone_node, size_t bone_count, sk_anim_nodes **out);
+/* What sk_gltf__scene_nodes allocates at most, whatever the scene. */
+uint64_t sk_gltf__scene_nodes_bytes(const sk_gltf *g);
 
 #endif

@@ -712,6 +712,8 @@ int sk_gltf_load_skin(sk_gltf *g, size_t skin, size_t max_bones, sk_skeleton **s
   /* sk_skeleton_create keeps bones[] in the order given (parents first). */
   if (!rc && !(rc = check_locals(&st, err)) && !(rc = sk_skeleton_create(st.descs, st.bl.count, st.sbase, skeleton, err)))
     rc = load_clips(&st, err);
+  if (!rc && sk_gltf__scene_nodes(g, st.bl.node, st.bl.count, &st.an->nodes) != 0)
+    rc = sk_error_set(err, SK_ENOMEM, "", "out of memory");
   if (rc) {
     sk_skeleton_destroy(*skeleton);
     *skeleton = NULL;

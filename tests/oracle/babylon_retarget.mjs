@@ -35,9 +35,15 @@ const load = async (file) => {
     return c;
 };
 const src = await load(srcFile);
-const dst = await load(dstFile);
+// A .json target is a skeleton in Babylon's format (Skeleton.Parse): bones
+// without linked transform nodes, which the avatar finds by name.
+const babylonTarget = dstFile.endsWith(".json");
+const dst = babylonTarget
+    ? { skeletons: [B.Skeleton.Parse(JSON.parse(readFileSync(dstFile, "utf8")), scene)] }
+    : await load(dstFile);
 const group = src.animationGroups.find((g) => g.name === clipName) ?? src.animationGroups[Number(clipName)];
-const avatar = new AnimatorAvatar("target", dst.rootNodes[0], false, false);
+const avatar = new AnimatorAvatar("target", babylonTarget ? undefined : dst.rootNodes[0], false, false);
+if (babylonTarget) avatar.skeletons.add(dst.skeletons[0]);
 avatar.showWarnings = false;
 const o = { ...opts };
 if (o.mapNodeNames) o.mapNodeNames = new Map(Object.entries(o.mapNodeNames));

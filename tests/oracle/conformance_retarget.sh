@@ -7,7 +7,8 @@
 # Draws COUNT (default 4) cases with SEED (default: time based, printed): a
 # pair of real skeletons with its name map (entries dropped at random), a
 # clip of the source and option sets (fixAnimations, checkHierarchy,
-# retargetAnimationKeys, root and ground fixing with a vertical axis), has
+# retargetAnimationKeys, root and ground fixing with a vertical axis; the
+# target now and then as a Babylon-format skeleton, data/retarget/*-babylon.json), has
 # Babylon answer each (babylon_retarget.mjs), and runs CHECK_SK_RETARGET on
 # them with SK_RT_CASES: every key and sampled pose bit for bit.
 # Exit 77 (skipped) without node or the pinned Babylon (npm install in tests/oracle).
@@ -62,7 +63,11 @@ else if (r() < 0.6) {
   if (r() < 0.5) o.fixGroundReference = true;
   if (r() < 0.3) o.groundReferenceVerticalAxis = pick(["X", "Y", "Z"]);
 }
-process.stdout.write([src, dst, Math.floor(r() * clips), JSON.stringify(o)].join("\t"));' "$seed" "$i")
+const clip = Math.floor(r() * clips);
+// Drawn last, so that a seed draws the glTF cases it drew before: the
+// target as a Babylon-format skeleton (no root fixing there).
+const bjs = o.groundReferenceNodeName === undefined && r() < 0.3;
+process.stdout.write([src, bjs ? "retarget/" + dst.replace(/\.glb$/, "-babylon.json") : dst, clip, JSON.stringify(o)].join("\t"));' "$seed" "$i")
     src=$(printf '%s' "$args" | cut -f1)
     dst=$(printf '%s' "$args" | cut -f2)
     clip=$(printf '%s' "$args" | cut -f3)

@@ -1015,7 +1015,7 @@ export interface components {
             retargetAnimationKeys?: boolean;
             /** @description A rotation key nearly orthogonal to the one before copies it (default false). */
             fixAnimations?: boolean;
-            /** @description Drop channels whose bone's parent chain differs by name (default false). */
+            /** @description Drop channels whose target bone no single node of the source scene names (after mapNodeNames), or whose parent chain differs from that node's by name, as Babylon's checkHierarchy (default false). */
             checkHierarchy?: boolean;
             /** @description Scale the root's travel by the root-to-ground height ratio (default true; needs groundReferenceNodeName). */
             fixRootPosition?: boolean;
@@ -1250,7 +1250,7 @@ export interface components {
                 retargetAnimationKeys?: boolean;
                 /** @description A rotation key nearly orthogonal to the one before copies it (default false). */
                 fixAnimations?: boolean;
-                /** @description Drop channels whose bone's parent chain differs by name (default false). */
+                /** @description Drop channels whose target bone no single node of the source scene names (after mapNodeNames), or whose parent chain differs from that node's by name, as Babylon's checkHierarchy (default false). */
                 checkHierarchy?: boolean;
                 /** @description Scale the root's travel by the root-to-ground height ratio (default true; needs groundReferenceNodeName). */
                 fixRootPosition?: boolean;
