@@ -1,6 +1,7 @@
 /* The time controls of a clip pose's layers (sk_pose's, as sk_pose_anim.c
  * parses the rest): "speedRatio" (sk_anim__layer_frame) and "blendIn"
- * (sk_blendin), each refused where Babylon would play it otherwise. */
+ * (sk_blendin; sk_banim_blend_in for Babylon-format clips), each refused
+ * where Babylon would play it otherwise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +45,6 @@ int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, 
   return 0;
 }
 
-/* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
- * on one glTF layer of a frame range (alone, or among plain weighted ones): its snapshot (the "from" clip's
- * pose then, or the rest pose), the paths its clip drives, the write index
- * of the range's first frame; refused where Babylon would blend otherwise
- * or it would not end inside the range. */
 /* With other layers every layer is a plain weighted group (what the late
  * animation bindings mix with the blended values): refused otherwise, at
  * the other layer's field. */
@@ -90,6 +86,13 @@ static int babylon_snapshot(const sk_skeleton *s, const sk_anim *anim, const sk_
   return rc ? sk_error_set(err, SK_ENOMEM, ptr, "out of memory") : 0;
 }
 
+/* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
+ * on one layer of a frame range (alone, or among plain weighted ones): its
+ * snapshot (glTF: the "from" clip's pose then, or the rest pose, and the
+ * paths its clip drives; Babylon-format: the skeleton as the "from" clip
+ * leaves it, or as stored), the write index of the range's first frame;
+ * refused where Babylon would blend otherwise or it would not end inside
+ * the range. */
 int sk_pose__layer_blendin(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr, size_t layer,
                            sk_pose_spec *sp, sk_error *err) {
   const json_t *o = json_object_get(json_array_get(json_object_get(j, "layers"), layer), "blendIn");
