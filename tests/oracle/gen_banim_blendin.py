@@ -11,8 +11,11 @@
 #
 #   cd tests/oracle && python3 gen_banim_blendin.py ../conformance/anim.jsonl ../conformance/banim_fox.jsonl |
 #       node babylon_eval.mjs --jsonl - ../conformance/banim_blendin.jsonl
+#
+# An optional third argument is the seed (default 3535, the committed file);
+# tests/oracle/conformance_anim.sh draws fresh crossfades over fresh skeletons.
 import json, random, sys
-rnd = random.Random(3535)
+rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 3535)
 out = []
 for line in open(sys.argv[1]):
     c = json.loads(line)
