@@ -231,7 +231,7 @@ def test_generated_cases(d, path, committed=True):
 
 
 def is_range(pose):
-    return "times" in pose or "from" in pose
+    return "times" in pose or "from" in pose or "frames" in pose
 
 
 def f32_bits(x):

@@ -273,7 +273,7 @@ void sk_banim_blend__once_close(sk_banim_blend__once *c) {
   for (size_t i = 0; c->cur != NULL && i < c->count; i++)
     free(c->cur[i]);
   free(c->cur);
-  free(c->trs), free(c->src), free(c->vals), free(c->w), free(c->mats), free(c->now);
+  free(c->trs), free(c->src), free(c->vals), free(c->w), free(c->mats), free(c->now), free(c->bmats);
   free(c);
 }
 
@@ -287,7 +287,7 @@ int sk_banim_blend__once_open(const sk_anim *a, const sk_skeleton *s, const sk_a
   *out = NULL;
   if (c == NULL)
     return SK_ENOMEM;
-  *c = (sk_banim_blend__once){.a = a, .s = s, .ext = ext, .count = count, .nb = nb};
+  *c = (sk_banim_blend__once){.a = a, .s = s, .ext = ext, .count = count, .nb = nb, .blended = count};
   c->trs = malloc(nc * nbb * SK_ANIM_TRS * sizeof *c->trs);
   c->src = malloc(nc * nbb * sizeof *c->src);
   c->vals = malloc(2 * nc * sizeof *c->vals);
@@ -306,6 +306,42 @@ int sk_banim_blend__once_open(const sk_anim *a, const sk_skeleton *s, const sk_a
   sk_banim_blend__current_trs(s, nb, c->now);
   *out = c;
   return 0;
+}
+
+/* Matrix.DecomposeLerpToRef: both decomposed, scalings and translations
+ * lerped, rotations slerped, composed into `dest`. */
+static void decompose_lerp(const float *from, const float *to, double t, float dest[16]) {
+  double s0[3], q0[4], p0[3], s1[3], q1[4], p1[3];
+  sk_mat_decompose(from, s0, q0, p0);
+  sk_mat_decompose(to, s1, q1, p1);
+  for (int k = 0; k < 3; k++) {
+    s0[k] = s0[k] + (s1[k] - s0[k]) * t;
+    p0[k] = p0[k] + (p1[k] - p0[k]) * t;
+  }
+  sk_anim__quat_slerp(q0, q1, t, q0);
+  sk_mat_compose(s0, q0, p0, dest);
+}
+
+/* One value of the crossfaded layer's channel `ch` (its bone's TRS `t`,
+ * its source `b`) blended from the snapshot: the bone's value in c->s as
+ * Babylon's getters give it (the matrix; position, rotation and scaling
+ * decomposed, c->now), with c->factor. */
+static void blend_in_value(sk_banim_blend__once *c, const sk_anim_channel *ch, double *t, blend_src *b) {
+  const size_t bone = (size_t)ch->bone;
+  const double *now = c->now + bone * SK_ANIM_TRS; /* scaling, rotation, position */
+  const double f = c->factor;
+  if (ch->path == SK_ANIM_MATRIX) {
+    float *m = c->bmats + bone * 16;
+    decompose_lerp(c->s->bones[bone].local.matrix, b->matrix, f, m);
+    b->matrix = m;
+  } else if (ch->path == SK_ANIM_ROTATION) {
+    sk_anim__quat_slerp(now + 3, t + 3, f, t + 3);
+  } else {
+    double *v = t + (ch->path == SK_ANIM_TRANSLATION ? 0 : 7);
+    const double *o = ch->path == SK_ANIM_TRANSLATION ? now + 7 : now;
+    for (int k = 0; k < 3; k++) /* Vector3.LerpToRef */
+      v[k] = o[k] + (v[k] - o[k]) * f;
+  }
 }
 
 int sk_banim_blend__once_frame(sk_banim_blend__once *c, const sk_anim_layer *layers, sk_override *out, size_t *driven) {
@@ -340,6 +376,8 @@ int sk_banim_blend__once_frame(sk_banim_blend__once *c, const sk_anim_layer *lay
       } else {
         b->mask |= bit[ch->path];
       }
+      if (i == c->blended && c->factor <= 1)
+        blend_in_value(c, ch, t + (size_t)ch->bone * SK_ANIM_TRS, b);
     }
   }
   static const unsigned paths[4] = {SK_OVERRIDE_MATRIX, SK_OVERRIDE_POSITION, SK_OVERRIDE_ROTATION,
@@ -354,6 +392,23 @@ int sk_banim_blend__once_frame(sk_banim_blend__once *c, const sk_anim_layer *lay
                  o);
     *driven += o->mask != 0;
   }
+  return rc;
+}
+
+int sk_banim_blend_in(const sk_anim *a, const sk_skeleton *snap, const sk_anim_layer *layers,
+                      const sk_anim_layer_ext *ext, size_t count, size_t blended, double factor, sk_override *out,
+                      size_t *driven) {
+  sk_banim_blend__once *c;
+  *driven = 0;
+  int rc = sk_banim_blend__once_open(a, snap, layers, ext, count, &c);
+  if (rc == 0) {
+    c->blended = blended, c->factor = factor;
+    if ((c->bmats = malloc((a->bone_count ? a->bone_count : 1) * 16 * sizeof *c->bmats)) == NULL)
+      rc = SK_ENOMEM;
+  }
+  if (rc == 0)
+    rc = sk_banim_blend__once_frame(c, layers, out, driven);
+  sk_banim_blend__once_close(c);
   return rc;
 }
 

@@ -38,6 +38,19 @@
 int sk_banim_blend(const sk_anim *a, const sk_skeleton *s, const sk_anim_layer *layers, const sk_anim_layer_ext *ext,
                     size_t count, sk_override *out, size_t *driven);
 
+/* sk_banim_blend with layer `blended` (not additive, no mask) crossfaded
+ * in, as Babylon blends a skeleton's animations started with
+ * enableBlending and blendingSpeed (RuntimeAnimation._setValue): while
+ * `factor` <= 1 each of its values becomes Matrix.DecomposeLerp (a
+ * "_matrix") or Vector3.Lerp / Quaternion.Slerp (position, scaling,
+ * rotationQuaternion) from the bone's value in `snap` (the skeleton posed
+ * as the blend found it) to the clip's, before the late animation
+ * bindings, whose original values are `snap`'s too (the animatables
+ * started on that pose). 0 or SK_ENOMEM. */
+int sk_banim_blend_in(const sk_anim *a, const sk_skeleton *snap, const sk_anim_layer *layers,
+                      const sk_anim_layer_ext *ext, size_t count, size_t blended, double factor, sk_override *out,
+                      size_t *driven);
+
 /* The same for the frames of a range, keeping what does not change from
  * frame to frame: sk_banim_blend_open plans the blend from the skeleton,
  * the layers and `ext` (which channels count, a cursor for each,

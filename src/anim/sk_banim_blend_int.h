@@ -46,6 +46,11 @@ typedef struct sk_banim_blend__once {
   float *mats;
   sk_anim_cursor **cur; /* count of them, NULL for an additive layer */
   double *now;          /* per bone: scaling 3, rotation 4, position 3 */
+  /* A layer crossfaded in (sk_banim_blend_in): its index (count: none),
+   * this frame's factor, and its blended "_matrix" values (bone_count * 16). */
+  size_t blended;
+  double factor;
+  float *bmats;
 } sk_banim_blend__once;
 
 /* Babylon's blend rules (ProcessLateAnimationBindings), one property:

@@ -17,6 +17,7 @@
 #include "sk_usda.h"
 #include "sk_frames.h"
 #include "sk_shot_events.h"
+#include "sk_shot_root.h"
 
 /* The format is little-endian; a big-endian host swaps before writing. */
 static bool host_big_endian(void) {
@@ -484,6 +485,9 @@ static void frames_usage(FILE *f) {
           "                       primitives per frame, float32: positions (count x 3 each) or min xyz max xyz\n"
           "                       (docs/mesh.md; one --clip, one character)\n"
           "  --events FILE        the clip's animation events fired at each frame, JSON lines (docs/animation.md)\n"
+          "  --root-motion FILE   with --frames: the clip played in place (the frames) and the character's motion\n"
+          "                       per frame in FILE, JSON lines, as skinnerd answers \"rootMotion\" (proto/rootmotion.md)\n"
+          "  --root-motion-options JSON  Babylon's RootMotionClip options for it (default {})\n"
           "  --normals            with --output vertices: each primitive's normals after its positions\n"
           "  --threads N          point caches on N threads (default 1, at most %d): whole frames each, or one\n"
           "                       frame's primitive of %u vertices or more split when frames are too big\n"
@@ -554,7 +558,7 @@ static int parse_clip(const sk_anim *an, const char *spec, sk_anim_layer *l) {
 
 /* The file's bytes stay in *data (the USD writer reads the faces again). */
 static int load_file(const char *path, const char *skin, sk_strbuf *data, sk_skeleton **s, sk_anim **an,
-                     sk_geom **geom) {
+                     sk_geom **geom, char **mesh_json) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) {
     fprintf(stderr, "skinner frames: %s: %s\n", path, strerror(errno));
@@ -578,7 +582,18 @@ static int load_file(const char *path, const char *skin, sk_strbuf *data, sk_ske
   int rc = sk_gltf_import_extra(data->data != NULL ? data->data : "", data->len, skin, 0, 0, &est, false, s, an, &x, &err);
   if (!rc) {
     *geom = sk_geom_ref(x.geom);
+    /* the default mesh chain, as an upload stores it: root motion's character space */
+    *mesh_json = x.mesh_json != NULL ? strdup(x.mesh_json) : NULL;
+    bool short_of_memory = x.mesh_json != NULL && *mesh_json == NULL;
     sk_gltf_extra_clear(&x);
+    if (short_of_memory) {
+      fprintf(stderr, "skinner frames: out of memory\n");
+      sk_skeleton_destroy(*s);
+      sk_geom_unref(*geom);
+      *geom = NULL;
+      sk_anim_destroy(*an);
+      return 1;
+    }
   }
   if (rc) {
     fprintf(stderr, "skinner frames: %s at \"%s\": %s\n", path, err.pointer, err.text);
@@ -596,7 +611,7 @@ static int load_file(const char *path, const char *skin, sk_strbuf *data, sk_ske
 }
 
 typedef struct frames_args {
-  const char *file, *skin, *out, *events, *clips[SK_FRAMES_MAX_LAYERS];
+  const char *file, *skin, *out, *events, *root, *root_opts, *clips[SK_FRAMES_MAX_LAYERS];
   size_t nclips;
   bool loop, header, has_to, has_from, has_frames, usda, normals;
   double from, to, fps, characters, stagger, threads;
@@ -628,6 +643,10 @@ static int parse_args(int argc, char **argv, frames_args *a) {
       a->out = v;
     } else if (strcmp(o, "--events") == 0 && v != NULL) {
       a->events = v;
+    } else if (strcmp(o, "--root-motion") == 0 && v != NULL) {
+      a->root = v;
+    } else if (strcmp(o, "--root-motion-options") == 0 && v != NULL) {
+      a->root_opts = v;
     } else if (strcmp(o, "--clip") == 0 && v != NULL) {
       if (a->nclips == SK_FRAMES_MAX_LAYERS)
         return fprintf(stderr, "skinner frames: at most %d --clip layers\n", SK_FRAMES_MAX_LAYERS), 2;
@@ -683,6 +702,13 @@ static int parse_args(int argc, char **argv, frames_args *a) {
     return fprintf(stderr, "skinner frames: --threads must be an integer in 1..%d\n", SK_SKINV_MAX_THREADS), 2;
   if (a->events != NULL && (a->characters != 1 || a->nclips > 1))
     return fprintf(stderr, "skinner frames: --events takes one --clip, one character\n"), 2;
+  if (a->root_opts != NULL && a->root == NULL)
+    return fprintf(stderr, "skinner frames: --root-motion-options goes with --root-motion\n"), 2;
+  if (a->root != NULL && (a->characters != 1 || a->nclips > 1 || a->output != SK_SHOT_MATRICES || a->usda))
+    return fprintf(stderr, "skinner frames: --root-motion takes one --clip, one character, matrices\n"), 2;
+  if (a->root != NULL && !a->has_frames)
+    return fprintf(stderr, "skinner frames: --root-motion takes --frames START:END (a \"frames\" range: chunks join)\n"),
+           2;
   if (a->normals && a->output != SK_SHOT_VERTICES)
     return fprintf(stderr, "skinner frames: --normals goes with --output vertices\n"), 2;
   if (a->usda && (a->output != SK_SHOT_VERTICES || a->header))
@@ -707,6 +733,38 @@ static int write_events(const frames_args *a, const sk_shot *sh, double to) {
     sk_outfile_abort(&of);
   if (rc)
     fprintf(stderr, "skinner frames: --events: %s\n", err.code ? err.text : sk_strerror(rc));
+  return rc == 0 ? 0 : rc == SK_ENOMEM || rc == SK_EIO ? 1 : 2;
+}
+
+/* --root-motion FILE: the frames in place to -o and the motion to FILE,
+ * each whole or not at all. */
+static int write_root(const frames_args *a, const sk_shot *sh) {
+  const sk_anim_layer *l = &sh->layers[0];
+  if (l->time != 0 || l->weight != 1)
+    return fprintf(stderr, "skinner frames: --root-motion takes a --clip without @OFFSET or *WEIGHT\n"), 2;
+  sk_shot_root r = {.clip = l->clip, .loop = a->loop, .fps = a->fps, .first = a->first, .frames = sh->frames,
+                    .floats_per_matrix = a->fpm, .options = a->root_opts, .mesh_json = sh->mesh_json};
+  sk_outfile of = {0}, om = {0};
+  sk_error err;
+  sk_error_clear(&err);
+  int rc = sk_outfile_open(&of, a->out, &err);
+  if (!rc && (rc = sk_outfile_open(&om, a->root, &err)) != 0)
+    sk_outfile_abort(&of);
+  if (!rc && sh->header && write_header(sh, of.f) != 0)
+    rc = sk_error_set(&err, SK_EIO, "", "cannot write the frames");
+  if (!rc)
+    rc = sk_shot_root_write(sh->skel, (sk_anim *)sh->anim, &r, of.f, om.f, &err);
+  if (!rc && (rc = sk_outfile_commit(&of, &err)) == 0)
+    rc = sk_outfile_commit(&om, &err);
+  if (rc) { /* both closed or safe to abort again */
+    sk_outfile_abort(&om);
+    sk_outfile_abort(&of);
+  }
+  if (rc && err.code)
+    fprintf(stderr, "skinner frames: --root-motion: %s%s%s\n", err.pointer[0] ? err.pointer : "",
+            err.pointer[0] ? ": " : "", err.text);
+  else if (rc)
+    fprintf(stderr, "skinner frames: --root-motion: %s\n", sk_strerror(rc));
   return rc == 0 ? 0 : rc == SK_ENOMEM || rc == SK_EIO ? 1 : 2;
 }
 
@@ -740,6 +798,8 @@ static int run_shot_faces(const frames_args *a, sk_shot *sh, const sk_usda_faces
   /* events first: a refused clip leaves no frames behind either */
   if (a->events != NULL && write_events(a, sh, to) != 0)
     return 2;
+  if (a->root != NULL)
+    return write_root(a, sh);
   sk_sampler *sp = NULL;
   sk_rig *rig = NULL;
   int rc = sk_sampler_create(an, &sp);
@@ -772,9 +832,11 @@ static int run_shot_faces(const frames_args *a, sk_shot *sh, const sk_usda_faces
   return rc ? 1 : 0;
 }
 
-static int run_shot(const frames_args *a, const sk_strbuf *data, sk_skeleton *s, sk_anim *an, const sk_geom *geom) {
+static int run_shot(const frames_args *a, const sk_strbuf *data, sk_skeleton *s, sk_anim *an, const sk_geom *geom,
+                    const char *mesh_json) {
   sk_shot sh;
   memset(&sh, 0, sizeof sh);
+  sh.mesh_json = mesh_json;
   sh.skel = s;
   sh.output = a->output;
   sh.geom = geom;
@@ -805,11 +867,13 @@ int sk_shot_main(int argc, char **argv) {
   sk_anim *an = NULL;
   sk_geom *geom = NULL;
   sk_strbuf data = {0};
-  if ((rc = load_file(a.file, a.skin, &data, &s, &an, &geom))) {
+  char *mesh_json = NULL;
+  if ((rc = load_file(a.file, a.skin, &data, &s, &an, &geom, &mesh_json))) {
     sk_strbuf_free(&data);
     return rc;
   }
-  rc = run_shot(&a, &data, s, an, geom);
+  rc = run_shot(&a, &data, s, an, geom, mesh_json);
+  free(mesh_json);
   sk_strbuf_free(&data);
   sk_geom_unref(geom);
   sk_anim_destroy(an);

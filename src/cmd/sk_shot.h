@@ -52,6 +52,9 @@ typedef struct sk_shot {
    * into sk_skinv_run's vertex ranges instead. The same bytes for any
    * count. */
   unsigned threads;
+  /* Appended: the file's default mesh chain as JSON (borrowed; NULL:
+   * none), as an upload stores it (root motion's character space). */
+  const char *mesh_json;
 } sk_shot;
 
 enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };

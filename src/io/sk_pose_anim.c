@@ -196,6 +196,8 @@ void sk_pose__spec_close(sk_pose_spec *sp) {
   if (sp->blend != NULL) {
     free(sp->blend->snap);
     free(sp->blend->drv);
+    sk_skeleton_destroy(sp->blend->bsnap);
+    free(sp->blend->bfrom);
     free(sp->blend);
   }
   memset(sp, 0, sizeof *sp);
@@ -311,7 +313,7 @@ int sk_pose__spec_parse(const sk_skeleton *s, const sk_anim *anim, const json_t 
         sk_pointer_push_index(q, sizeof q, i);
         sk_pointer_push(q, sizeof q, "blendIn");
         rc = sp->blend != NULL ? sk_error_set(err, SK_ETYPE, q, "\"blendIn\" blends one layer in: give it once")
-                               : sk_pose__layer_blendin(anim, j, ptr, i, sp, err);
+                               : sk_pose__layer_blendin(s, anim, j, ptr, i, sp, err);
         sp->plain_layers = false;
       }
   } else {
@@ -443,6 +445,32 @@ static int babylon_adds_make(const sk_anim *anim, sk_pose_spec *sp, sk_banim_add
   return 0;
 }
 
+/* One frame of Babylon-format layers, one of them crossfaded in
+ * (sk_banim_blend_in, from the snapshot skeleton): each bone the blend
+ * drives takes the blended paths over what the "from" clip set on it (a
+ * "_matrix" replaces, fields join, as Babylon's setters), the others what
+ * the "from" clip set; then the user's "bones" on top. */
+static int babylon_blend_in(const sk_anim *anim, const sk_pose_spec *sp, sk_pose *p, const char *ptr, sk_error *err) {
+  const sk_pose_blendin *b = sp->blend;
+  const size_t nb = anim->bone_count;
+  size_t driven;
+  if (sk_banim_blend_in(anim, b->bsnap, sp->l, sp->lx, sp->nl, b->layer, sk_blendin_factor(&sp->blend->st, b->k),
+                        p->overrides, &driven) != 0)
+    return sk_error_set(err, SK_ENOMEM, ptr, "out of memory");
+  for (size_t i = 0; i < nb; i++) {
+    sk_override *o = &p->overrides[i];
+    const sk_override *f = &b->bfrom[i];
+    if (f->mask == 0 || (o->mask & SK_OVERRIDE_MATRIX))
+      continue;
+    sk_override m = *f;
+    sk_override_fields(o, m.position, m.rotation, m.scaling);
+    m.mask |= o->mask;
+    *o = m;
+  }
+  p->count = merge_babylon(p->overrides, nb, &sp->base);
+  return 0;
+}
+
 /* One frame sampled on its own (the layers' times set): Babylon-format
  * clips as Babylon's runtime blends them, glTF clips with
  * sk_anim_sample_layers_ext. p->overrides is allocated here; on an error
@@ -459,6 +487,8 @@ static int sample_frame(const sk_skeleton *s, const sk_anim *anim, const sk_pose
      * as Babylon's late animation bindings blend weighted animations. */
     size_t driven;
     const sk_anim_layer *l = sp->l;
+    if (sp->blend != NULL)
+      return babylon_blend_in(anim, sp, p, ptr, err);
     if (!sp->layered)
       sk_anim_sample_overrides_at(anim, l[0].clip, l[0].time, l[0].loop, trs, p->overrides, cur);
     else if ((bl != NULL ? sk_banim_blend_frame(bl, l, p->overrides, &driven)
@@ -778,7 +808,7 @@ static int parse_poses(const sk_skeleton *s, const sk_anim *anim, const json_t *
    * bones' current TRS and the scratch kept; NULL when memory is short:
    * the same bits, made per frame) */
   sk_banim_blend_ctx *bl = NULL;
-  if (!rc && anim->babylon && sp.layered && nf > 1) {
+  if (!rc && anim->babylon && sp.layered && sp.blend == NULL && nf > 1) {
     if (sk_banim_blend_open_sampled(anim, s, l, sp.lx, nl, clip_sampler(anim, l, nl, nf), &bl) != 0)
       bl = NULL;
   }

@@ -1,6 +1,7 @@
 /* The time controls of a clip pose's layers (sk_pose's, as sk_pose_anim.c
  * parses the rest): "speedRatio" (sk_anim__layer_frame) and "blendIn"
- * (sk_blendin), each refused where Babylon would play it otherwise. */
+ * (sk_blendin; sk_banim_blend_in for Babylon-format clips), each refused
+ * where Babylon would play it otherwise. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +45,6 @@ int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, 
   return 0;
 }
 
-/* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
- * on one glTF layer of a frame range (alone, or among plain weighted ones): its snapshot (the "from" clip's
- * pose then, or the rest pose), the paths its clip drives, the write index
- * of the range's first frame; refused where Babylon would blend otherwise
- * or it would not end inside the range. */
 /* With other layers every layer is a plain weighted group (what the late
  * animation bindings mix with the blended values): refused otherwise, at
  * the other layer's field. */
@@ -73,8 +69,32 @@ static int check_others(const sk_pose_spec *sp, const char *ptr, sk_error *err) 
   return 0;
 }
 
-int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, size_t layer, sk_pose_spec *sp,
-                           sk_error *err) {
+/* A Babylon-format blend's snapshot: the skeleton `s` as the "from" clip
+ * (NULL: none) leaves it after skeleton.beginAnimation(range) and
+ * goToFrame (its overrides kept for the frames' bones it alone drives). */
+static int babylon_snapshot(const sk_skeleton *s, const sk_anim *anim, const sk_anim_layer *from, sk_pose_blendin *b,
+                            const char *ptr, sk_error *err) {
+  const size_t nb = anim->bone_count;
+  double *trs = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *trs);
+  b->bfrom = calloc(nb ? nb : 1, sizeof *b->bfrom);
+  int rc = trs == NULL || b->bfrom == NULL || sk_skeleton_clone(s, &b->bsnap) != 0 ? SK_ENOMEM : 0;
+  if (!rc && from != NULL) {
+    sk_anim_sample_overrides_at(anim, from->clip, from->time, from->loop, trs, b->bfrom, NULL);
+    sk_skeleton_apply(b->bsnap, b->bfrom, nb);
+  }
+  free(trs);
+  return rc ? sk_error_set(err, SK_ENOMEM, ptr, "out of memory") : 0;
+}
+
+/* A layer's "blendIn": {"speed": b, "from"?: {"animation", "time"?, "loop"?}}
+ * on one layer of a frame range (alone, or among plain weighted ones): its
+ * snapshot (glTF: the "from" clip's pose then, or the rest pose, and the
+ * paths its clip drives; Babylon-format: the skeleton as the "from" clip
+ * leaves it, or as stored), the write index of the range's first frame;
+ * refused where Babylon would blend otherwise or it would not end inside
+ * the range. */
+int sk_pose__layer_blendin(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr, size_t layer,
+                           sk_pose_spec *sp, sk_error *err) {
   const json_t *o = json_object_get(json_array_get(json_object_get(j, "layers"), layer), "blendIn");
   char p[SK_ERROR_POINTER_MAX], q[SK_ERROR_POINTER_MAX];
   snprintf(p, sizeof p, "%s", ptr);
@@ -87,8 +107,6 @@ int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr
     return sk_error_set(err, SK_ETYPE, p, "expected {\"speed\": blendingSpeed, \"from\"?: {\"animation\", \"time\"}}");
   if ((rc = sk_json_check_keys(o, p, k_blend, NULL, err)))
     return rc;
-  if (anim->babylon)
-    return sk_error_set(err, SK_EUNSUPPORTED, p, "\"blendIn\" blends glTF clips (Babylon-format clips: not yet)");
   if (sp->lx[layer].additive || sp->lx[layer].bone_weights != NULL)
     return sk_error_set(err, SK_ETYPE, p, "\"blendIn\" blends a plain layer in (no \"additive\", no \"mask\")");
   if ((rc = check_others(sp, ptr, err)))
@@ -107,8 +125,8 @@ int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr
                         SK_BLENDIN_MIN_SPEED, 1 / SK_BLENDIN_MIN_SPEED);
   const size_t nb = anim->bone_count;
   sk_pose_blendin *b = calloc(1, sizeof *b);
-  if (b == NULL || (b->snap = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *b->snap)) == NULL ||
-      (b->drv = malloc(nb ? nb * 3 : 1)) == NULL) {
+  if (b == NULL || (!anim->babylon && ((b->snap = malloc((nb ? nb : 1) * SK_ANIM_TRS * sizeof *b->snap)) == NULL ||
+                                       (b->drv = malloc(nb ? nb * 3 : 1)) == NULL))) {
     if (b != NULL)
       free(b->snap);
     free(b);
@@ -119,10 +137,14 @@ int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr
   const json_t *fr = json_array_get(json_object_get(j, "frames"), 0);
   b->first = json_is_number(fr) ? (uint64_t)json_number_value(fr) : 0;
   b->layer = layer;
-  sk_blendin_driven(anim, sp->l[layer].clip, b->drv);
+  if (!anim->babylon)
+    sk_blendin_driven(anim, sp->l[layer].clip, b->drv);
   const json_t *from = json_object_get(o, "from");
   if (from == NULL) {
-    memcpy(b->snap, anim->rest, nb * SK_ANIM_TRS * sizeof *b->snap);
+    if (anim->babylon && (rc = babylon_snapshot(s, anim, NULL, b, p, err)))
+      return rc;
+    if (!anim->babylon)
+      memcpy(b->snap, anim->rest, nb * SK_ANIM_TRS * sizeof *b->snap);
   } else {
     char f[SK_ERROR_POINTER_MAX];
     sk_pointer_child(f, sizeof f, p, "from");
@@ -133,7 +155,10 @@ int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr
     sk_anim_layer src;
     if ((rc = sk_pose__anim_layer(anim, from, f, false, &src, err)))
       return rc;
-    sk_anim_sample(anim, src.clip, src.time, src.loop, b->snap);
+    if (anim->babylon && (rc = babylon_snapshot(s, anim, &src, b, f, err)))
+      return rc;
+    if (!anim->babylon)
+      sk_anim_sample(anim, src.clip, src.time, src.loop, b->snap);
   }
   /* "frames" chunks are pieces of a longer shot: only a whole range must hold the blend */
   if (fr == NULL && sk_blendin_blending(&b->st, b->first + sp->nf - 1))

@@ -46,6 +46,11 @@ typedef struct sk_pose_blendin {
   uint64_t first; /* the write index of the range's first frame ("frames": its start) */
   uint64_t k;     /* the write index of the frame sampled next */
   sk_blendin st;
+  /* Babylon-format clips (snap and drv NULL): the skeleton posed as the
+   * blend finds it (owned), and the "from" clip's overrides that posed it
+   * (owned; bone_count of them, mask 0 where it drives nothing). */
+  sk_skeleton *bsnap;
+  sk_override *bfrom;
 } sk_pose_blendin;
 
 /* Parses `j` as sk_pose_parse_anim does, without sampling. On success *sp
@@ -65,8 +70,8 @@ int sk_pose__layer_speed(const sk_anim *anim, const json_t *o, const char *ptr, 
                          sk_error *err);
 /* The "blendIn" of pose j's layer `layer` into sp->blend (owned by sp), after
  * its layers and frame times are parsed (sk_pose_blend.c). */
-int sk_pose__layer_blendin(const sk_anim *anim, const json_t *j, const char *ptr, size_t layer, sk_pose_spec *sp,
-                           sk_error *err);
+int sk_pose__layer_blendin(const sk_skeleton *s, const sk_anim *anim, const json_t *j, const char *ptr, size_t layer,
+                           sk_pose_spec *sp, sk_error *err);
 
 /* Clip TRS `trs` (B * SK_ANIM_TRS) as one override per bone into out[0..B),
  * with `user`'s overrides on top (sk_pose_anim.c). */

@@ -16,6 +16,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { keepSign, line as signedLine } from "./babylon_common.mjs";
 
 // Babylon logs its banner with console.log; keep stdout for results only.
 console.log = (...args) => console.error(...args);
@@ -523,6 +524,59 @@ function playFrame(sk, clip, frame) {
     return animatable;
 }
 
+/**
+ * Babylon-format layers with one crossfaded in ("blendIn"): one skeleton,
+ * posed by the "from" clip (skeleton.beginAnimation(range) + goToFrame,
+ * then stopped) or as it is; then one scene.beginWeightedAnimation per
+ * layer, the blended one's RuntimeAnimations made while its bones'
+ * Animations have enableBlending and blendingSpeed set (the others'
+ * without: RuntimeAnimation reads enableBlending when made), and each
+ * frame of the range in order every layer's goToFrame(frame, true) and a
+ * scene step (the late animation bindings). "frames" [s, e) plays frames
+ * 0..e-1 at k / fps and keeps k >= s: frame k is write k, as skinnerd
+ * counts it.
+ */
+function blendInLayers(tmp, op, what, results) {
+    const sc = getScene();
+    const bi = op.layers.findIndex((l) => l.blendIn);
+    const bl = op.layers[bi].blendIn;
+    const clips = op.layers.map((l, i) => clipOf(tmp, l.animation, `${what}.layers[${i}]`));
+    if (bl.from) {
+        const fc = clipOf(tmp, bl.from.animation, `${what}.layers[${bi}].blendIn.from`);
+        playFrame(tmp, fc, clipFrame(fc, bl.from.time ?? 0, bl.from.loop === true)).stop();
+    }
+    const setBlend = (on) => {
+        for (const b of tmp.bones)
+            for (const a of b.animations) {
+                a.enableBlending = on;
+                a.blendingSpeed = bl.speed;
+            }
+    };
+    const anims = op.layers.map((l, i) => {
+        setBlend(i === bi);
+        return sc.beginWeightedAnimation(tmp, clips[i].from, clips[i].to, l.weight ?? 1, false, 1.0);
+    });
+    setBlend(false);
+    for (const a of anims) a.pause();
+    const first = op.frames ? op.frames[0] : 0;
+    const steps = op.frames
+        ? Array.from({ length: op.frames[1] }, (_, k) => k / op.fps)
+        : clipTimes(op);
+    steps.forEach((t, k) => {
+        op.layers.forEach((l, i) => {
+            const off = l.time ?? 0;
+            anims[i].goToFrame(clipFrame(clips[i], off === 0 ? t : off + t, l.loop === true), true); // sk_sample_layer_time
+        });
+        sc._animationTime = 0;
+        sc._animate(0);
+        if (k < first) return;
+        const r = evaluate(tmp, op, what);
+        if (r.final) r.final = keepSign(r.final); // the sign of zero kept ("-0.0")
+        results.push(r);
+    });
+    for (const a of anims) a.stop();
+}
+
 /** Evaluates one case; returns {order, results} or throws CaseError. */
 export function evalCase(c) {
     if (!c || typeof c !== "object") fail("case: expected an object");
@@ -542,7 +596,11 @@ export function evalCase(c) {
         ops.forEach((op, k) => {
             const what = `ops[${k}]`;
             if (!op || typeof op !== "object") fail(`${what}: expected an object`);
-            if (op.op === "pose" && "layers" in op && isSerializedSkeleton(c.skeleton)) {
+            if (op.op === "pose" && "layers" in op && isSerializedSkeleton(c.skeleton) && op.layers.some((l) => l.blendIn)) {
+                const tmp = fresh();
+                for (let j = 0; j < k; j++) if (ops[j].op !== "pose") runOp(tmp, ops[j], `ops[${j}]`);
+                blendInLayers(tmp, op, what, results);
+            } else if (op.op === "pose" && "layers" in op && isSerializedSkeleton(c.skeleton)) {
                 // Weighted layers of Babylon-format clips: one
                 // scene.beginWeightedAnimation per layer (its range, its
                 // weight), Animatable.goToFrame(frame, true) registers the
@@ -684,9 +742,9 @@ function main(argv) {
                 delete w.error;
                 if (r.ok) w.expected = r.value;
                 else w.error = r.error;
-                out.push(JSON.stringify(w));
+                out.push(signedLine(w));
             } else {
-                out.push(JSON.stringify(r.ok ? r.value : { error: r.error }));
+                out.push(signedLine(r.ok ? r.value : { error: r.error }));
             }
         }
         const text = out.join("\n") + (out.length ? "\n" : "");

@@ -6,7 +6,8 @@
 #
 # Draws COUNT (default 200) clip cases and COUNT*3/10 copyAnimationRange
 # cases with gen_banim.mjs and SEED (default: time based, printed), then
-# weighted layers over their skeletons with gen_banim_layers.py (same seed);
+# weighted layers over their skeletons with gen_banim_layers.py and
+# crossfades ("blendIn") with gen_banim_blendin.py (same seed);
 # Babylon answers both (babylon_eval.mjs). tests/skinnerd_bone_api.py then
 # runs each case through `SKINNER eval` (Babylon's numbers, float32 bit for
 # bit) and through a SKINNERD on a free loopback port: /pose and /poses give
@@ -41,13 +42,17 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/skinner-conformance-anim.XXXXXX")
 node "$here/gen_banim.mjs" --seed "$seed" --count "$count" --retarget $((count * 3 / 10)) 2>"$work/gen.err" |
     node "$here/babylon_eval.mjs" --jsonl - "$work/anim.jsonl" 2>"$work/babylon.err" &&
     python3 "$here/gen_banim_layers.py" "$work/anim.jsonl" "$seed" 2>>"$work/gen.err" |
-    node "$here/babylon_eval.mjs" --jsonl - "$work/layers.jsonl" 2>>"$work/babylon.err" || {
+    node "$here/babylon_eval.mjs" --jsonl - "$work/layers.jsonl" 2>>"$work/babylon.err" &&
+    python3 "$here/gen_banim_blendin.py" "$work/anim.jsonl" "$tests/conformance/banim_fox.jsonl" "$seed" \
+        2>>"$work/gen.err" |
+    node "$here/babylon_eval.mjs" --jsonl - "$work/blendin.jsonl" 2>>"$work/babylon.err" || {
     cat "$work/gen.err" "$work/babylon.err" >&2
     echo "conformance-anim: generation failed; see $work" >&2
     exit 1
 }
 if SKINNER=$skinner SKINNERD=$skinnerd SK_TEST_DATA=$tests \
-    python3 "$tests/skinnerd_bone_api.py" --anim "$work/anim.jsonl" --anim "$work/layers.jsonl"; then
+    python3 "$tests/skinnerd_bone_api.py" --anim "$work/anim.jsonl" --anim "$work/layers.jsonl" \
+        --anim "$work/blendin.jsonl"; then
     rm -rf "$work"
     exit 0
 fi

@@ -1074,10 +1074,10 @@ export interface components {
                 additive?: boolean;
                 /** @description The layer played as AnimationGroup.speedRatio plays it: frame (time * 1000 * (fps * speedRatio)) / 1000 from the clip's start, wrapped with "loop", its end without (docs/animation.md). Without it the layer plays goToFrame(time * fps). 415 on clips Babylon would play otherwise (RELATIVE loops, an animation without keys over the whole clip). */
                 speedRatio?: number;
-                /** @description One glTF layer of a frame range blended in from a snapshot as a group started with enableBlending and blendingSpeed: each frame Lerp/Slerp(snapshot, its value, factor), the factor 0 at the range's first frame ("frames": frame k at k sums) and "speed" more each frame while at most 1; paths it does not animate keep the snapshot. Among other layers (plain, weight above 0) its blended values go through the weighted blend, the snapshot being the groups' original values. 422 when the blend outlasts a "times" or from/to range (docs/animation.md). */
+                /** @description One layer of a frame range blended in from a snapshot as Babylon blends animations started with enableBlending and blendingSpeed: each frame Lerp/Slerp(snapshot, its value, factor) (a Babylon-format "_matrix": Matrix.DecomposeLerp), the factor 0 at the range's first frame ("frames": frame k at k sums) and "speed" more each frame while at most 1; paths it does not animate keep the snapshot. Among other layers (plain, weight above 0) its blended values go through the weighted blend, the snapshot being the animations' original values. 422 when the blend outlasts a "times" or from/to range (docs/animation.md). */
                 blendIn?: {
                     speed: number;
-                    /** @description The snapshot: this clip's pose at "time" (default: the rest pose). */
+                    /** @description The snapshot: this clip's pose at "time" (default: a glTF skeleton's rest pose; a Babylon-format skeleton as stored). */
                     from?: {
                         animation: string | number;
                         time?: number;
