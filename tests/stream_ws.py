@@ -326,7 +326,7 @@ def sse_events(port, path, headers=None, limit=None):
 
 def sse(d):
     """The event-stream fallback: a playback as Server-Sent Events, /pose's bytes in base64."""
-    q = "/v1/skeletons/fox/stream?animation=Walk&fps=30&frames=5,305"
+    q = "/v1/skeletons/fox/stream?animation=Walk&fps=30&frames=5,305&speed=16"  # paced: 0.6 s
     st, ct, evs = sse_events(d.port, q)
     frames = [e for e in evs if "id" in e]
     C.check("an event stream answers text/event-stream (%s %s)" % (st, ct), st == 200 and ct == "text/event-stream")
