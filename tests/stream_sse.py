@@ -4,8 +4,10 @@ a real daemon: frames paced at fps x speed (event k arrives k / (fps x
 speed) s after the first, within a bound), a waiting stream neither busy
 nor cut although its frames are further apart than --stall-timeout, slow
 readers that get every frame in order while /healthz and the budget hold,
-a reader that stops is cut after --stall-timeout (and counted), and a
-waiting stream that ends at once with its 503 problem event on shutdown.
+streams nobody reads that cost no CPU once their socket buffers (kept
+small) are full, a reader that stops is cut after --stall-timeout (and
+counted), and a waiting stream that ends at once with its 503 problem
+event on shutdown.
 Every daemon listens on 127.0.0.1 and is stopped here."""
 import http.client, json, os, signal, socket, subprocess, sys, time
 
@@ -174,6 +176,39 @@ def slow_readers(d, count):
         C.check(said + ": the budget holds", used <= limit)
 
 
+def cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def unread(d, count):
+    """Streams nobody reads cost nothing once their small socket buffers are full (no kernel
+    autotuning up to 4 MiB each, written one frame at a time), and /healthz stays fast."""
+    socks = [open_raw(d.port, "/v1/skeletons/fox/stream?animation=Walk&fps=1000&frames=0,10000000")
+             for _ in range(count)]
+    time.sleep(1.5)
+    c0, t0 = cpu_s(d.p.pid), time.monotonic()
+    time.sleep(2)
+    share = (cpu_s(d.p.pid) - c0) / (time.monotonic() - t0)
+    p50 = healthz_p50(d.port)
+    for s in socks:
+        s.close()
+    said = "%d streams nobody reads, settled: the daemon uses %.1f%% of a core, /healthz p50 %.2f ms" % (
+        count, share * 100, p50)
+    print(said)
+    C.check(said + " (under 5%: nothing is written)", share < 0.05)
+    C.check(said + " (/healthz under 50 ms)", p50 < 50)
+    st, evs = None, None
+    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+    c.request("GET", "/v1/skeletons/fox/stream?animation=Walk&fps=100&frames=0,1", headers={"Accept": "text/event-stream"})
+    r = c.getresponse()
+    r.read()
+    C.check("an event stream closes its connection at its end (Connection: %s)" % r.getheader("Connection"),
+            r.getheader("Connection") == "close")
+    c.close()
+
+
 def stalled(d):
     """A reader that stops is cut after --stall-timeout (1 s here); one that keeps up with a slow clip is not."""
     before = d.metric('skinnerd_connections_closed_total{reason="stalled_reader"}') or 0
@@ -239,6 +274,7 @@ def main():
         paced(d, 1000, 1, 0, 500)
         refusals(d)
         slow_readers(d, int(os.environ.get("SK_SSE_READERS", "20")))
+        unread(d, int(os.environ.get("SK_SSE_UNREAD", "50")))
         stalled(d)
         shutdown(d)
     finally:

@@ -265,8 +265,9 @@ typedef long (*sk_http_paced_producer)(void *arg, char *dest, size_t cap, uint64
  * stops, waiting answers are asked at once and a wait then ends the
  * answer, so a producer checks sk_http_stopping() first. A client that
  * takes no byte for `stall_ms` ms while the producer has bytes for it is
- * cut (0: never; counted in sk_http_conn_stats.stall_cut). `release` and
- * errors as sk_http_respond_stream. */
+ * cut (0: never; counted in sk_http_conn_stats.stall_cut). The socket's
+ * send buffer is fixed small (sk_http_pace.c), so the connection closes
+ * after the answer. `release` and errors as sk_http_respond_stream. */
 int sk_http_respond_paced(sk_http_req *req, int status, const char *content_type, size_t block, unsigned stall_ms,
                           sk_http_paced_producer produce, void *arg, void (*release)(void *arg),
                           const char *const *headers);

@@ -88,10 +88,11 @@ size_t sk_http__options(const sk_http_config *c, struct sockaddr_storage *ss, st
  * (sk_http_stream.c). */
 void sk_http__stream_unlink(sk_http_req *req);
 /* Makes `r` the answer with the headers every answer carries (the
- * content type, `headers`, the decoration, Server-Timing); NULL `r` or a
- * failure: a bare 503 (SK_ENOMEM). */
+ * content type, `headers`, the decoration, Server-Timing, Connection:
+ * close when `close` or stopping); NULL `r` or a failure: a bare 503
+ * (SK_ENOMEM). */
 int sk_http__respond_response(sk_http_req *req, struct MHD_Response *r, int status, const char *content_type,
-                              const char *const *headers);
+                              const char *const *headers, bool close);
 /* Resumes every paced answer waiting (the server stops: each produces its
  * end now, and libmicrohttpd cannot stop with suspended connections). */
 void sk_http__paced_resume_all(sk_http *h);

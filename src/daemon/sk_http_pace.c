@@ -11,8 +11,14 @@
  * TCP acknowledged (TCP_INFO), since a slow reader that empties its window
  * a little at a time leaves the socket unwritable for seconds (the kernel
  * wakes a writer once half its send buffer is free). Unchanged for
- * stall_ms: the client stopped reading, and the connection is cut. Loop
- * thread only. */
+ * stall_ms: the client stopped reading, and the connection is cut.
+ *
+ * The socket's send buffer is fixed at SK_HTTP_PACED_SNDBUF: with the
+ * kernel's autotuning (tcp_wmem up to 4 MiB) a stream nobody reads kept
+ * being written, one frame per send, until 4 MiB of kernel memory held
+ * its frames (200 such streams: 25% of a core for tens of seconds, and
+ * /healthz 11-22 ms). A fixed buffer ends autotuning for the connection,
+ * so it closes after the answer. Loop thread only. */
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +28,11 @@
 
 #include "sk_error.h"
 #include "sk_http_int.h"
+
+/* What a paced answer's socket holds at most (the kernel doubles it for
+ * its bookkeeping): 30 frames of a 65-bone pose, and at 1 ms of round trip
+ * 128 MB/s, above what 1000 frames a second of 1024 bones take. */
+#define SK_HTTP_PACED_SNDBUF 65536
 
 typedef struct paced {
   sk_http *h;
@@ -114,7 +125,7 @@ int sk_http_respond_paced(sk_http_req *req, int status, const char *content_type
   if (p == NULL) {
     if (release != NULL)
       release(arg);
-    return req->resp != NULL ? SK_EINVAL : sk_http__respond_response(req, NULL, status, content_type, headers);
+    return req->resp != NULL ? SK_EINVAL : sk_http__respond_response(req, NULL, status, content_type, headers, true);
   }
   p->h = req->http;
   p->conn = req->conn;
@@ -128,7 +139,11 @@ int sk_http_respond_paced(sk_http_req *req, int status, const char *content_type
   struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block, paced_read, p, paced_free);
   if (r == NULL)
     paced_free(p);
-  return sk_http__respond_response(req, r, status, content_type, headers);
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  int sndbuf = SK_HTTP_PACED_SNDBUF;
+  if (r != NULL && ci != NULL && setsockopt(ci->connect_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf) != 0)
+    sk_http__logf(p->h, 3, "a paced answer's send buffer stays as it was: setsockopt(SO_SNDBUF) failed");
+  return sk_http__respond_response(req, r, status, content_type, headers, true);
 }
 
 void sk_http__paced_resume_all(sk_http *h) {
