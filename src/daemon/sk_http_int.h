@@ -1,6 +1,7 @@
 /* Private to the sk_http module (sk_http.c: requests, answers, jobs and
  * lifecycle; sk_http_conn.c: per-connection deadlines and admission at the
- * connection limit; sk_http_timing.c: Server-Timing). Not for other modules. */
+ * connection limit; sk_http_timing.c: Server-Timing; sk_http_pace.c: paced
+ * answers). Not for other modules. */
 #ifndef SK_HTTP_INT_H
 #define SK_HTTP_INT_H
 
