@@ -2,7 +2,8 @@
 // of every format, poses, batches and ranges chunked under the daemon's
 // limits with the bytes of one whole request, Float32Array decoding (mat4
 // and mat3x4), the slot <-> bone map, ops, typed errors, tokens, the 503
-// retry, the WebSocket StreamSession (answers, problems, playback), and the
+// retry, the WebSocket StreamSession (answers, problems, playback), the
+// event-stream playback (Client.events: paced, resumed, aborted), and the
 // README's example run as written. Also: src/openapi.d.ts is what
 // openapi-typescript makes of proto/openapi.yaml now, `tsc --noEmit` passes,
 // and dist/ is what tsc makes of src/ now. Every daemon listens on 127.0.0.1
@@ -222,6 +223,7 @@ async function main() {
       check(Object.keys(m).some((k) => k.startsWith("skinnerd_")), `metrics parsed (${Object.keys(m).length} series)`);
     });
 
+    await test("events", async () => eventTests(c, d));
     if (HAS_WS) await test("stream", async () => streamTests(c, d, fox));
     else console.log("ok - # SKIP stream: this node has no WebSocket (Node 22, or 20 with --experimental-websocket)");
   } finally {
@@ -293,6 +295,51 @@ async function streamTests(c, d, fox) {
   const none = await throws(c.stream("nope"), sk.ProtocolError);
   check(!none.wrong, `an unknown skeleton's stream does not open (${none.message})`);
   void fox;
+}
+
+// The event-stream playback (Client.events): fetch-read, no WebSocket or EventSource needed.
+async function eventTests(c, d) {
+  const got = [];
+  const t0 = performance.now();
+  const played = await c.events("fox", { animation: "Walk", fps: 50, frames: [5, 31] }, (f) => got.push({ f, t: performance.now() - t0 }));
+  let ok = got.length === 26;
+  for (const { f } of got) {
+    const want = await raw(d.url, "/v1/skeletons/fox/pose", { animation: "Walk", fps: 50, frames: [f.index, f.index + 1] }, sk.MAT4);
+    ok = ok && same(f.frames.data, want) && f.id === null && f.frames.matrices === 25 && f.frames.poseCount === 1;
+  }
+  const span = got.length ? (got[got.length - 1].t - got[0].t) / 1000 : 0;
+  check(played === 31 && ok && deepEq(got.map(({ f }) => f.index), Array.from({ length: 26 }, (_, k) => k + 5)),
+    `events plays frames 5..30 with /pose's mat4 bytes, then resolves with "played": ${played}`);
+  check(span >= 0.5 - 0.02 && span < 0.5 + 0.3, `events are paced at fps: 26 frames at 50 fps over ${span.toFixed(3)} s (0.5 s due)`);
+  const m3 = [];
+  const p3 = await c.events("fox", { animation: "Walk", fps: 30, frames: [5, 45], speed: 16, format: "mat3x4", lastEventId: 40 }, (f) => m3.push(f));
+  check(p3 === 45 && deepEq(m3.map((f) => f.index), [41, 42, 43, 44]) && m3[0].frames.floatsPerMatrix === 12 &&
+    same(m3[0].frames.data, await raw(d.url, "/v1/skeletons/fox/pose", { animation: "Walk", fps: 30, frames: [41, 42] }, sk.MAT3X4)),
+    "events resumes after lastEventId 40 (Last-Event-ID), mat3x4 at speed 16");
+  const nf = await throws(c.events("fox", { animation: "Nope", fps: 30, frames: [0, 3] }, () => {}), sk.NotFound);
+  check(!nf.wrong, `an unknown clip rejects with NotFound (${nf.message})`);
+  const bad = await throws(c.events("fox", { animation: "Walk", fps: 30, frames: [0, 3], speed: 0 }, () => {}), sk.Unprocessable);
+  check(!bad.wrong && /speed/.test(bad.detail || ""), `speed 0 rejects with Unprocessable (${bad.detail})`);
+  const ac = new AbortController();
+  let n = 0;
+  const stopped = await c.events("fox", { animation: "Walk", fps: 100, frames: [0, 100000], signal: ac.signal }, () => { if (++n === 3) ac.abort(); });
+  check(stopped === -1 && n === 3, `aborting the signal stops the playback (resolves -1 after ${n} frames)`);
+  // A stream cut mid-way (the daemon deletes nothing here: a proxy drops it) rejects with StreamEnded naming the last frame.
+  const cut = new sk.Client(d.url, { fetch: async (u, init) => {
+    const r = await fetch(u, init);
+    const rd = r.body.getReader();
+    let sent = 0;
+    return new Response(new ReadableStream({ async pull(ctl) {
+      const { value, done } = await rd.read();
+      if (done || sent > 3000) { rd.cancel(); ctl.close(); return; }
+      sent += value.byteLength;
+      ctl.enqueue(value);
+    } }), { status: r.status, headers: r.headers });
+  } });
+  const seen = [];
+  const ended = await throws(cut.events("fox", { animation: "Walk", fps: 200, frames: [0, 1000] }, (f) => seen.push(f.index)), sk.StreamEnded);
+  check(!ended.wrong && ended.lastEventId === seen[seen.length - 1] && seen.length > 0,
+    `a dropped event stream rejects with StreamEnded, lastEventId ${ended.lastEventId} (the last frame seen)`);
 }
 
 // https and wss with a self-signed certificate the child's Node trusts (NODE_EXTRA_CA_CERTS).

@@ -326,7 +326,7 @@ def sse_events(port, path, headers=None, limit=None):
 
 def sse(d):
     """The event-stream fallback: a playback as Server-Sent Events, /pose's bytes in base64."""
-    q = "/v1/skeletons/fox/stream?animation=Walk&fps=30&frames=5,305"
+    q = "/v1/skeletons/fox/stream?animation=Walk&fps=30&frames=5,305&speed=16"  # paced: 0.6 s
     st, ct, evs = sse_events(d.port, q)
     frames = [e for e in evs if "id" in e]
     C.check("an event stream answers text/event-stream (%s %s)" % (st, ct), st == 200 and ct == "text/event-stream")
@@ -378,8 +378,8 @@ def sse(d):
     # probe that a stalled loop would break: one probe of 20 took 181 ms in
     # CI's make -j2 check beside another suite, 0.45-21 ms on its own.
     C.check(said + " (latency)", ms[0] < 50 and ms[1] < 1000)
-    used = [l for l in metrics.splitlines() if l.startswith("skinnerd_memory_budget_used_bytes")]
-    limit = [l for l in metrics.splitlines() if l.startswith("skinnerd_memory_budget_limit_bytes")]
+    used = [l for l in metrics.splitlines() if l.startswith("skinnerd_memory_used_bytes ")]
+    limit = [l for l in metrics.splitlines() if l.startswith("skinnerd_memory_budget_bytes ")]
     if used and limit:
         C.check("the budget holds with 50 unread event streams (%s / %s)" % (used[0].split()[-1], limit[0].split()[-1]),
                 float(used[0].split()[-1]) <= float(limit[0].split()[-1]))
@@ -468,8 +468,8 @@ def slow_readers(d, nb, count):
               len(socks), sent / 1e6, burst[0], burst[1], settled, p50, worst, rss))
     C.check("the server stopped reading (backpressure)", not pending)
     C.check("/healthz p50 under 50 ms with slow readers (%.1f ms)" % p50, p50 < 50)
-    used = [l for l in metrics.decode().splitlines() if l.startswith("skinnerd_memory_budget_used_bytes")]
-    limit = [l for l in metrics.decode().splitlines() if l.startswith("skinnerd_memory_budget_limit_bytes")]
+    used = [l for l in metrics.decode().splitlines() if l.startswith("skinnerd_memory_used_bytes ")]
+    limit = [l for l in metrics.decode().splitlines() if l.startswith("skinnerd_memory_budget_bytes ")]
     if used and limit:
         C.check("the budget holds (%s / %s)" % (used[0].split()[-1], limit[0].split()[-1]),
                 float(used[0].split()[-1]) <= float(limit[0].split()[-1]))

@@ -302,6 +302,7 @@ static int make_routes(daemon *dm) {
       .cost = {.max_frames = c->max_frames, .max_layers = c->max_layers, .max_work = c->max_work,
                .max_answer = c->max_answer_mb << 20},
       .max_skeleton = (size_t)c->max_skeleton_mb << 20,
+      .stall_ms = (unsigned)c->stall_timeout * 1000u,
       .cors = dm->cors,
   };
   if (sk_routes_create(&rc, dm->cache, dm->metrics, &dm->routes) != 0) {

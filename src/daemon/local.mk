@@ -6,7 +6,7 @@ src_daemon_libskd_la_SOURCES = \
 	src/daemon/sk_cache.c src/daemon/sk_cache.h src/daemon/sk_config.c src/daemon/sk_config.h \
 	src/daemon/sk_cors.c src/daemon/sk_cors.h src/daemon/sk_etag.c src/daemon/sk_etag.h \
 	src/daemon/sk_http.c src/daemon/sk_http.h src/daemon/sk_http_answer.c src/daemon/sk_http_conn.c src/daemon/sk_http_int.h \
-	src/daemon/sk_http_stream.c src/daemon/sk_http_timing.c src/daemon/sk_http_upgrade.c src/daemon/sk_loopstat.c src/daemon/sk_loopstat.h \
+	src/daemon/sk_http_pace.c src/daemon/sk_http_stream.c src/daemon/sk_http_timing.c src/daemon/sk_http_upgrade.c src/daemon/sk_loopstat.c src/daemon/sk_loopstat.h \
 	src/daemon/sk_metrics.c src/daemon/sk_metrics.h src/daemon/sk_problem.c src/daemon/sk_problem.h \
 	src/daemon/sk_reply.c src/daemon/sk_reply.h src/daemon/sk_routes.c src/daemon/sk_routes.h \
 	src/daemon/sk_routes_admin.c src/daemon/sk_routes_anim.c src/daemon/sk_routes_batch.c \

@@ -79,6 +79,9 @@ static const option k_options[] = {
     {"idle-timeout", "S", "SKINNERD_IDLE_TIMEOUT", OPT_UINT, F(idle_timeout), NO, 5, 1, 86400, NULL,
      "a connection that sent no byte since it opened or since its\n"
      "previous answer is closed after S seconds"},
+    {"stall-timeout", "S", "SKINNERD_STALL_TIMEOUT", OPT_UINT, F(stall_timeout), NO, 10, 1, 86400, NULL,
+     "an event stream whose reader took no byte for S seconds while\n"
+     "a frame waited for it is cut"},
     {"admin-listen", "ADDR:PORT", "SKINNERD_ADMIN_LISTEN", OPT_ADDR, F(admin_host), F(admin_port), NO, NO, NO, "off",
      "a second listener serving only /healthz, /readyz and /metrics,\n"
      "with its own 64 connections; /metrics then leaves the public port;\n"

@@ -20,7 +20,7 @@ typedef struct sk_config {
   int fast_binary; /* deprecated: parsed for compatibility, no effect (sk_config_finish warns) */
   char data_dir[SK_CONFIG_PATH_MAX];
   unsigned long long max_conns, header_timeout, body_timeout, conn_memory;
-  unsigned long long max_per_ip, idle_timeout;
+  unsigned long long max_per_ip, idle_timeout, stall_timeout;
   char admin_host[64]; /* empty: no admin listener */
   unsigned admin_port;
   unsigned long long memory_mb; /* SK_CONFIG_AUTO until given: sk_config_finish picks the machine's */

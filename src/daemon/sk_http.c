@@ -556,6 +556,7 @@ static void finish_stop(sk_http *h) {
     if (r->suspended)
       MHD_resume_connection(r->conn);
   }
+  sk_http__paced_resume_all(h);
   sk_http__upgrades_close_all(h);
   /* Stop watching the epoll fd before MHD closes it. */
   uv_poll_stop(&h->poll);
@@ -605,6 +606,7 @@ void sk_http_stop(sk_http *h, void (*done)(void *arg), void *arg) {
     close(fd);
   sk_http__logf(h, 2, "stopping: %u requests and %u jobs in flight", h->active, h->jobs);
   sk_http__upgrades_stop(h); /* sessions say goodbye (WebSocket 1001) and close */
+  sk_http__paced_resume_all(h); /* event streams end with a problem naming where to resume */
   uv_timer_start(&h->house, on_house, 0, 10);
 }
 
@@ -786,6 +788,7 @@ int sk_http_start(uv_loop_t *loop, const sk_http_config *cfg, const sk_http_hand
   sk_list_init(&h->conns);
   sk_list_init(&h->streams);
   sk_list_init(&h->upgrades);
+  sk_list_init(&h->paced);
   h->loop = loop;
   h->cfg = *cfg;
   h->h = *hd;

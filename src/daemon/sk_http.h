@@ -99,6 +99,7 @@ typedef struct sk_http_conn_stats {
   uint64_t evicted;       /* idle ones closed to make room at the connection limit */
   uint64_t idle_closed;   /* closed by the idle timeout */
   uint64_t deadline_cut;  /* closed past their header or body deadline */
+  uint64_t stall_cut;     /* paced answers cut: their client took no byte for their stall time */
 } sk_http_conn_stats;
 
 /* Headers sk_http_header() answers from one pass over the request's
@@ -252,6 +253,25 @@ typedef long (*sk_http_producer)(void *arg, char *dest, size_t cap);
 int sk_http_respond_stream(sk_http_req *req, int status, const char *content_type, uint64_t length, size_t block,
                            sk_http_producer produce, void *arg, void (*release)(void *arg),
                            const char *const *headers);
+/* A producer that may have nothing to send yet: as sk_http_producer, and
+ * 0 with *wait_ns set above 0 means "nothing now, ask again in *wait_ns
+ * ns" (0 with *wait_ns left at 0 still ends the answer). */
+typedef long (*sk_http_paced_producer)(void *arg, char *dest, size_t cap, uint64_t *wait_ns);
+
+/* As sk_http_respond_stream with an unknown length, for a producer that
+ * paces itself (an event stream at its fps): while it waits, the
+ * connection is suspended (neither read nor written, no thread, no busy
+ * poll) and a loop timer asks again, to the millisecond. When the server
+ * stops, waiting answers are asked at once and a wait then ends the
+ * answer, so a producer checks sk_http_stopping() first. A client that
+ * takes no byte for `stall_ms` ms while the producer has bytes for it is
+ * cut (0: never; counted in sk_http_conn_stats.stall_cut). The socket's
+ * send buffer is fixed small (sk_http_pace.c), so the connection closes
+ * after the answer. `release` and errors as sk_http_respond_stream. */
+int sk_http_respond_paced(sk_http_req *req, int status, const char *content_type, size_t block, unsigned stall_ms,
+                          sk_http_paced_producer produce, void *arg, void (*release)(void *arg),
+                          const char *const *headers);
+
 /* The nice value of thread-pool threads while they run sk_http_defer work:
  * under CPU contention the loop thread (I/O, /healthz, the watchdog) goes
  * first. */

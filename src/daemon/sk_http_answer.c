@@ -275,6 +275,13 @@ int sk_http_respond_stream(sk_http_req *req, int status, const char *content_typ
   return set_response(req, r, status, content_type, headers, decoration(req, status), closing(req));
 }
 
+int sk_http__respond_response(sk_http_req *req, struct MHD_Response *r, int status, const char *content_type,
+                              const char *const *headers, bool close) {
+  if (r == NULL)
+    return respond_oom(req);
+  return set_response(req, r, status, content_type, headers, decoration(req, status), close || closing(req));
+}
+
 int sk_http_respond_upgrade(sk_http_req *req, const char *const *headers, const sk_http_upgrade_ops *ops, void *arg) {
   if (req->resp != NULL) {
     ops->abandon(arg);

@@ -34,6 +34,16 @@ typedef struct tcp_info_ext {
 } tcp_info_ext;
 _Static_assert(sizeof(struct tcp_info) == 104, "glibc's struct tcp_info changed: check tcp_info_ext");
 
+bool sk_http__tcp_acked(int fd, uint64_t *bytes) {
+  tcp_info_ext ti;
+  socklen_t len = sizeof ti;
+  memset(&ti, 0, sizeof ti);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || len < sizeof ti)
+    return false;
+  *bytes = ti.bytes_acked;
+  return true;
+}
+
 /* Bytes the kernel has received on fd (counting those not read yet) and ms
  * since the last data arrived (or since the handshake). False when unknown
  * (not TCP, or a kernel before 4.1): such a connection is never idle. */

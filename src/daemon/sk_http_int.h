@@ -1,6 +1,7 @@
 /* Private to the sk_http module (sk_http.c: requests, answers, jobs and
  * lifecycle; sk_http_conn.c: per-connection deadlines and admission at the
- * connection limit; sk_http_timing.c: Server-Timing). Not for other modules. */
+ * connection limit; sk_http_timing.c: Server-Timing; sk_http_pace.c: paced
+ * answers). Not for other modules. */
 #ifndef SK_HTTP_INT_H
 #define SK_HTTP_INT_H
 
@@ -35,6 +36,7 @@ struct sk_http {
   sk_list conns;         /* every open connection (conn_state.node), newest first */
   sk_http_conn_stats stats;
   sk_list streams;       /* requests holding streamed answers (sk_http_req.stream) */
+  sk_list paced;         /* paced answers (sk_http_pace.c), waiting or not */
   sk_list upgrades;      /* upgraded connections, begun or waiting for their 101 (sk_http_upgrade.c) */
   unsigned upgrades_open; /* of which running a protocol */
 };
@@ -86,6 +88,15 @@ size_t sk_http__options(const sk_http_config *c, struct sockaddr_storage *ss, st
 /* Takes a completed request out of the streams' list, if it is there
  * (sk_http_stream.c). */
 void sk_http__stream_unlink(sk_http_req *req);
+/* Makes `r` the answer with the headers every answer carries (the
+ * content type, `headers`, the decoration, Server-Timing, Connection:
+ * close when `close` or stopping); NULL `r` or a failure: a bare 503
+ * (SK_ENOMEM). */
+int sk_http__respond_response(sk_http_req *req, struct MHD_Response *r, int status, const char *content_type,
+                              const char *const *headers, bool close);
+/* Resumes every paced answer waiting (the server stops: each produces its
+ * end now, and libmicrohttpd cannot stop with suspended connections). */
+void sk_http__paced_resume_all(sk_http *h);
 /* Logs at `level` (0 error .. 3 debug) when the configured level allows. */
 void sk_http__logf(const sk_http *h, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* One more libmicrohttpd pass in the next loop iteration (work no fd
@@ -105,6 +116,9 @@ void sk_http__kept_drop(conn_state *c);
  * over the wire (header block and body), when known, else 0: the kernel's
  * count is then read (a system call). */
 void sk_http__conn_next(conn_state *c, uint64_t request_bytes);
+/* Bytes the peer of fd has acknowledged (TCP_INFO), i.e. taken into its
+ * receive window: false when unknown (not TCP, a kernel before 4.1). */
+bool sk_http__tcp_acked(int fd, uint64_t *bytes);
 /* Once a second: cuts connections past their header, body or idle deadline. */
 void sk_http__on_sweep(uv_timer_t *t);
 

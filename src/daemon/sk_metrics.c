@@ -277,13 +277,16 @@ int sk_metrics_write(const sk_metrics *m, const sk_metrics_gauges *g, sk_strbuf 
       (unsigned long long)g->conns_open);
   put(out,
       "# HELP skinnerd_connections_closed_total Connections the daemon closed: idle ones to make room at "
-      "--max-connections, idle ones after --idle-timeout, and ones past their header or body deadline.\n"
+      "--max-connections, idle ones after --idle-timeout, ones past their header or body deadline, and event "
+      "streams whose reader stopped.\n"
       "# TYPE skinnerd_connections_closed_total counter\n"
       "skinnerd_connections_closed_total{reason=\"evicted_idle\"} %llu\n"
       "skinnerd_connections_closed_total{reason=\"idle_timeout\"} %llu\n"
       "skinnerd_connections_closed_total{reason=\"deadline\"} %llu\n",
       (unsigned long long)g->conns_evicted,
       (unsigned long long)g->conns_idle_closed, (unsigned long long)g->conns_deadline_cut);
+  put(out, "skinnerd_connections_closed_total{reason=\"stalled_reader\"} %llu\n",
+      (unsigned long long)g->conns_stall_cut);
   if (g->memory_limit_bytes != 0 || g->memory_used_bytes != 0) {
     /* One put per metric: put() writes lines of at most 511 bytes. */
     put(out,

@@ -84,7 +84,7 @@ typedef struct sk_metrics_process {
 typedef struct sk_metrics_gauges {
   uint64_t cache_skeletons, cache_bytes, cache_evictions, jobs_in_flight;
   /* The public listener's connections (sk_http_conn_stats). */
-  uint64_t conns_open, conns_evicted, conns_idle_closed, conns_deadline_cut;
+  uint64_t conns_open, conns_evicted, conns_idle_closed, conns_deadline_cut, conns_stall_cut;
   /* The memory budget (sk_budget); written only when memory_limit_bytes or
    * memory_used_bytes is non-zero. */
   uint64_t memory_limit_bytes, memory_used_bytes, memory_high_bytes, memory_refused;

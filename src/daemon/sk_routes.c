@@ -154,7 +154,7 @@ static const sk_route k_routes[] = {
     {SK_ROUTE_CLIP_BOUNDS, "/animations/{clip}/bounds", true, M(GET) | M(HEAD),          Q(M(GET) | M(HEAD), "fps"),   BODY_NONE,         JSON_OFFER,  false, sk_routes__clip_bounds, NULL},
     /* /animations/{clip}/rootMotion: matched by route_match, counted as the clip's detail */
     {SK_ROUTE_ANIMATION,  "/animations/{clip}/rootMotion", true, M(GET) | M(HEAD), Q(M(GET) | M(HEAD), "source", "extractRotation", "samplesPerSecond", "minimumTravel", "minimumTurn", "directionSnapAngle", "extractLateralMotion", "rootNode", "contactNodes"), BODY_NONE, JSON_OFFER, false, sk_routes__root_motion, NULL},
-    {SK_ROUTE_STREAM,     "/stream",       true,   M(GET),                                Q(M(GET), "format", "animation", "fps", "frames"), BODY_NONE, NO_OFFER, false, sk_routes__stream,     NULL},
+    {SK_ROUTE_STREAM,     "/stream",       true,   M(GET),                                Q(M(GET), "format", "animation", "fps", "frames", "speed"), BODY_NONE, NO_OFFER, false, sk_routes__stream,     NULL},
     /* the preview page (sk_ui): counted under "other", never needs a token (sk_routes__access_refused) */
     {SK_ROUTE_OTHER,      "/ui",           false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
     {SK_ROUTE_OTHER,      "/ui/",          false,  M(GET) | M(HEAD),                      Q_ANY,                        BODY_NONE,         NO_OFFER,    false, sk_routes__ui,         NULL},
@@ -496,6 +496,8 @@ int sk_routes_create(const sk_routes_config *cfg, sk_cache *cache, sk_metrics *m
     r->cfg.sample = sk_frames_sample_range;
   if (r->cfg.pool_upload == 0)
     r->cfg.pool_upload = 32u << 10;
+  if (r->cfg.stall_ms == 0)
+    r->cfg.stall_ms = 10000;
   r->cache = cache;
   r->metrics = metrics;
   /* Random, so that no ETag of an earlier run (whose versions also

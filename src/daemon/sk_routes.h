@@ -57,6 +57,8 @@ typedef struct sk_routes_config {
                           [SK_GLTF_MAX_SKELETON_BYTES] */
   size_t pool_upload;  /* bodies from this many bytes are parsed on the
                           thread pool (jansson: ~2 ms for 32 KiB) [32768] */
+  unsigned stall_ms;   /* an event stream whose reader takes no byte this long while
+                          a frame waits is cut (--stall-timeout) [10000] */
   sk_frames_sample_fn sample; /* the clip sampling step of pose requests [sk_frames_sample_range] */
   const struct sk_cors *cors; /* origins allowed to call from a browser (borrowed); NULL: none */
 } sk_routes_config;

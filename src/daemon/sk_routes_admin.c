@@ -68,6 +68,7 @@ void sk_routes__metrics(sk_routes *r, sk_http_req *req, const sk_route_match *m)
                          .conns_evicted = cs.evicted,
                          .conns_idle_closed = cs.idle_closed,
                          .conns_deadline_cut = cs.deadline_cut,
+                         .conns_stall_cut = cs.stall_cut,
                          .memory_limit_bytes = bs.limit,
                          .memory_used_bytes = bs.used,
                          .memory_high_bytes = bs.high,

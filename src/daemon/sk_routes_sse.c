@@ -1,16 +1,20 @@
 /* sk_routes_sse: GET /v1/skeletons/{id}/stream with Accept:
  * text/event-stream, for clients that cannot upgrade to a WebSocket
  * (proto/stream.md, "Server-Sent Events"). A playback of
- * ?animation=&fps=&frames=s,e: one event per frame k, "id: k" and the
- * base64 of the bytes /pose answers for {"animation", "fps", "frames":
- * [k, k + 1]}; Last-Event-ID: k resumes at k + 1; "event: end" closes it.
+ * ?animation=&fps=&frames=s,e[&speed=]: one event per frame k, "id: k"
+ * and the base64 of the bytes /pose answers for {"animation", "fps",
+ * "frames": [k, k + 1]}, frame k due (k - s) / (fps * speed) s after the
+ * first, as the WebSocket playback paces its frames; Last-Event-ID: k
+ * resumes at k + 1; "event: end" closes it.
  *
  * Bounds: the first frame is evaluated before the 200, so a bad clip is
- * problem+json; after it, libmicrohttpd asks for bytes only while the
- * client takes them, and each ask evaluates at most one frame (loop-thread
- * work of one /pose), so a slow reader holds one event, reserved in the
- * memory budget as a streamed answer (sk_http_reserve_stream: the
- * per-address cap applies), and never more. */
+ * problem+json; after it, each frame is evaluated when it is due and the
+ * client took the previous one (loop-thread work of one /pose); between
+ * frames the connection waits suspended on a loop timer
+ * (sk_http_respond_paced), so a slow reader holds one event, reserved in
+ * the memory budget as a streamed answer (sk_http_reserve_stream: the
+ * per-address cap applies), and never more; one that takes nothing for
+ * --stall-timeout while a frame waits is cut. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,11 @@
 #define SSE_MAX_FRAMES 10000000LL
 /* libmicrohttpd's block: what one ask copies out at most. */
 #define SSE_BLOCK 16384
+/* A frame asked for this late restarts the schedule from now: a reader
+ * that fell behind pauses the clip (as the WebSocket playback does)
+ * rather than getting a burst to catch up; a loop that was busy for less
+ * catches up, so the frames keep to k / fps. */
+#define SSE_SLACK_NS 100000000u
 
 typedef struct sse {
   sk_routes *r;
@@ -32,6 +41,9 @@ typedef struct sse {
   int fmt;
   json_t *req; /* {"animation", "fps", "frames": [k, k + 1]} */
   long long k, end;
+  long long first;    /* the frame due at t0 */
+  uint64_t t0;        /* uv_hrtime() when the first frame was due */
+  double period_ns;   /* 1 / (fps * speed) */
   bool ended;
   sk_strbuf ev; /* the event being sent */
   size_t off;
@@ -81,7 +93,19 @@ static void end_event(sse *s, const sk_error *err, int rc) {
   sk_strbuf_append(&s->ev, "\n\n", 2);
 }
 
-static long produce(void *arg, char *dest, size_t cap) {
+/* Frame k's due time, after moving the schedule when the reader is more
+ * than SSE_SLACK_NS behind it. */
+static uint64_t due_ns(sse *s, uint64_t now) {
+  uint64_t due = s->t0 + (uint64_t)((double)(s->k - s->first) * s->period_ns);
+  if (now > due + SSE_SLACK_NS) {
+    s->t0 = now;
+    s->first = s->k;
+    due = now;
+  }
+  return due;
+}
+
+static long produce(void *arg, char *dest, size_t cap, uint64_t *wait_ns) {
   sse *s = arg;
   if (s->off == s->ev.len) {
     if (s->ended)
@@ -92,8 +116,14 @@ static long produce(void *arg, char *dest, size_t cap) {
     if (s->k < s->end && sk_http_stopping(s->http)) /* the grace period is for answers, not a 10^7-frame clip */
       rc = sk_error_set(&err, SK_EBUSY, "", "the server is shutting down; reconnect with Last-Event-ID: %lld",
                         s->k - 1);
-    else if (s->k < s->end)
+    else if (s->k < s->end) {
+      uint64_t now = uv_hrtime(), due = due_ns(s, now);
+      if (due > now) {
+        *wait_ns = due - now;
+        return 0;
+      }
       rc = next_event(s, &err);
+    }
     if (rc != 0 || s->ev.len == 0 || s->off == s->ev.len)
       end_event(s, &err, rc); /* past the last frame, or the problem that stops the playback */
   }
@@ -143,6 +173,16 @@ void sk_routes__stream_sse(sk_routes *r, sk_http_req *req, const sk_route_match 
     sk_problem(req, SK_ERANGE, "", "?fps= is a number in (0, 1000]");
     return;
   }
+  const char *speed = sk_http_query(req, "speed");
+  double sp = 1;
+  if (speed != NULL && ((sp = strtod(speed, &end)), *end != 0 || end == speed || !(sp > 0 && sp <= 16))) {
+    sk_problem(req, SK_ERANGE, "", "?speed= is a number in (0, 16]");
+    return;
+  }
+  if (fv * sp > 1000) {
+    sk_problem(req, SK_ERANGE, "", "?fps= × ?speed= is at most 1000 frames a second");
+    return;
+  }
   long long a, z;
   if (!parse_range(frames, &a, &z)) {
     sk_problem(req, SK_ERANGE, "", "?frames= is START,END: integers, 0 <= START < END, at most 10^7 frames");
@@ -185,8 +225,10 @@ void sk_routes__stream_sse(sk_routes *r, sk_http_req *req, const sk_route_match 
   snprintf(s->id, sizeof s->id, "%s", m->id);
   s->fmt = fmt;
   s->req = req_j;
-  s->k = a;
+  s->k = s->first = a;
   s->end = z;
+  s->t0 = uv_hrtime();
+  s->period_ns = 1e9 / (fv * sp);
   sk_error err;
   sk_error_clear(&err);
   if (a < z && (rc = next_event(s, &err)) != 0) { /* a bad clip or too much work: problem+json, not an event */
@@ -197,5 +239,5 @@ void sk_routes__stream_sse(sk_routes *r, sk_http_req *req, const sk_route_match 
   if (a >= z)
     end_event(s, &err, 0);
   static const char *const hdr[] = {"Cache-Control", "no-store", "X-Accel-Buffering", "no", NULL};
-  sk_http_respond_stream(req, 200, "text/event-stream", SK_HTTP_LENGTH_UNKNOWN, SSE_BLOCK, produce, s, release, hdr);
+  sk_http_respond_paced(req, 200, "text/event-stream", SSE_BLOCK, r->cfg.stall_ms, produce, s, release, hdr);
 }

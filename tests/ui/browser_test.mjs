@@ -295,6 +295,12 @@ async function main() {
       await fullShot(ui, `${id}-page-full`);
       await ui.evaluate((s) => { window.skPreview.setSize(s, s); window.skPreview.show({ armature: false, flat: true }); }, SIZE);
       const info = await ref.evaluate((u) => window.ref.load(u), `${refsrv.base}/data/${file}`);
+      if (id === "fox") {
+        // The renders are Babylon's as tests/oracle pins it (the matrices' reference), not an older copy.
+        const pinned = JSON.parse(readFileSync(join(HERE, "..", "oracle", "package.json"), "utf8")).dependencies["@babylonjs/core"];
+        const running = await ref.evaluate(() => BABYLON.Engine.Version);
+        check(running === pinned, `the reference renders run Babylon.js ${running}, tests/oracle's @babylonjs/core ${pinned}`);
+      }
       const clips = await ui.evaluate(() => window.skPreview.state.info.animations.map((a) => ({ name: a.name, duration: a.duration })));
       check(JSON.stringify(clips.map((c) => c.name)) === JSON.stringify(info.clips), `${id}: the page lists Babylon's clips (${info.clips.join(", ")})`);
       for (const clip of clips) {

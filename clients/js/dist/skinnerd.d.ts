@@ -232,6 +232,34 @@ export declare class Client {
     stream(id: string, o?: {
         format?: "mat4" | "mat3x4";
     }): Promise<StreamSession>;
+    /** The event-stream playback of `id` (proto/stream.md, "Server-Sent
+     * Events"): the clip's frames [s, e) pushed at fps × speed over a plain
+     * GET (no upgrade: through proxies that drop it), read with fetch, so it
+     * runs where EventSource is missing (Node) and sends Authorization where
+     * EventSource cannot. Each frame goes to onFrame as a StreamFrame (id
+     * null); resolves with e once played, with -1 when `signal` aborts it;
+     * rejects with the problem for a refusal or a failed frame, and with a
+     * StreamEnded naming the last frame received when the connection drops
+     * (pass it back as lastEventId to resume). */
+    events(id: string, p: EventsOptions, onFrame: (f: StreamFrame) => void): Promise<number>;
+}
+/** An event-stream playback (proto/stream.md): frames [s, e) of a clip at
+ * `fps`, pushed every 1/(fps·speed) s; resumed after `lastEventId`. */
+export interface EventsOptions {
+    animation: string | number;
+    fps: number;
+    frames: [number, number];
+    speed?: number;
+    format?: "mat4" | "mat3x4";
+    /** The last frame received: the playback resumes after it (Last-Event-ID). */
+    lastEventId?: number | null;
+    /** Aborting it stops the playback (the promise resolves with -1). */
+    signal?: AbortSignal;
+}
+/** An event stream that ended without its end event: `lastEventId` is the last frame received (null: none). */
+export declare class StreamEnded extends ProtocolError {
+    readonly lastEventId: number | null;
+    constructor(message: string, lastEventId: number | null);
 }
 /** The stream's subprotocol; with a token, the one that carries it. */
 export declare const STREAM_PROTOCOL = "skinner.v1";

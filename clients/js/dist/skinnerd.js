@@ -473,6 +473,127 @@ export class Client {
         const headers = Object.keys(this.extraHeaders).length ? { ...this.extraHeaders } : null;
         return StreamSession.open(u.href, Ctor, o.format === "mat3x4" ? 12 : 16, protocols, headers);
     }
+    /** The event-stream playback of `id` (proto/stream.md, "Server-Sent
+     * Events"): the clip's frames [s, e) pushed at fps × speed over a plain
+     * GET (no upgrade: through proxies that drop it), read with fetch, so it
+     * runs where EventSource is missing (Node) and sends Authorization where
+     * EventSource cannot. Each frame goes to onFrame as a StreamFrame (id
+     * null); resolves with e once played, with -1 when `signal` aborts it;
+     * rejects with the problem for a refusal or a failed frame, and with a
+     * StreamEnded naming the last frame received when the connection drops
+     * (pass it back as lastEventId to resume). */
+    async events(id, p, onFrame) {
+        const q = new URLSearchParams({ animation: String(p.animation), fps: String(p.fps), frames: `${p.frames[0]},${p.frames[1]}` });
+        if (p.speed !== undefined)
+            q.set("speed", String(p.speed));
+        if (p.format === "mat3x4")
+            q.set("format", "mat3x4");
+        const h = { ...this.extraHeaders, Accept: "text/event-stream" };
+        if (this.token)
+            h.Authorization = `Bearer ${this.token}`;
+        if (p.lastEventId !== undefined && p.lastEventId !== null)
+            h["Last-Event-ID"] = String(p.lastEventId);
+        const url = `${this.url}${Client.skelPath(id)}/stream?${q}`, fpm = p.format === "mat3x4" ? 12 : 16;
+        let last = p.lastEventId ?? null;
+        this.sent++;
+        try {
+            const res = await this.fetchFn(url, { method: "GET", headers: h, signal: p.signal });
+            if (!res.ok) {
+                const text = await res.text();
+                let problem;
+                try {
+                    problem = JSON.parse(text);
+                }
+                catch {
+                    problem = { detail: text.slice(0, 200) };
+                }
+                throw errorFor(res.status, problem, res.headers);
+            }
+            if (!res.body)
+                throw new ProtocolError("the event stream has no readable body in this fetch");
+            const out = await readEvents(res.body.getReader(), (ev) => {
+                if (ev.event === "end")
+                    return Number(JSON.parse(ev.data).played);
+                if (ev.event === "problem") {
+                    const pr = JSON.parse(ev.data);
+                    throw errorFor(Number(pr.status) || 0, pr);
+                }
+                if (ev.event !== "" || ev.id === null)
+                    return undefined;
+                const bytes = base64Bytes(ev.data), mats = bytes.byteLength / (4 * fpm);
+                if (!Number.isInteger(mats))
+                    throw new ProtocolError(`an event of ${bytes.byteLength} bytes is not whole ${fpm}-float matrices`);
+                last = Number(ev.id);
+                onFrame({ index: last, id: null, frames: new Frames(floats(bytes), 1, mats, fpm) });
+                return undefined;
+            });
+            if (out !== undefined)
+                return out;
+        }
+        catch (e) {
+            if (p.signal?.aborted)
+                return -1;
+            throw e;
+        }
+        if (p.signal?.aborted)
+            return -1;
+        throw new StreamEnded(`the event stream ended before its end event (last frame ${last})`, last);
+    }
+}
+/** An event stream that ended without its end event: `lastEventId` is the last frame received (null: none). */
+export class StreamEnded extends ProtocolError {
+    constructor(message, lastEventId) {
+        super(message);
+        this.lastEventId = lastEventId;
+    }
+}
+function base64Bytes(s) {
+    const bin = atob(s), out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++)
+        out[i] = bin.charCodeAt(i);
+    return out;
+}
+/** Reads text/event-stream (the WHATWG format: fields, CRLF or LF, comments)
+ * and hands each event to `on` until it returns a value, which is returned
+ * (the reader cancelled); undefined when the body ends first. */
+async function readEvents(reader, on) {
+    const dec = new TextDecoder();
+    let buf = "", id = null, event = "", data = [];
+    try {
+        for (;;) {
+            const { value, done } = await reader.read();
+            if (done)
+                return undefined;
+            buf += dec.decode(value, { stream: true });
+            let at = 0;
+            for (let nl = buf.indexOf("\n", at); nl >= 0; at = nl + 1, nl = buf.indexOf("\n", at)) {
+                const line = buf.charCodeAt(nl - 1) === 13 && nl > at ? buf.slice(at, nl - 1) : buf.slice(at, nl);
+                if (line === "") {
+                    if (data.length || event) {
+                        const r = on({ id, event, data: data.join("\n") });
+                        if (r !== undefined)
+                            return r;
+                    }
+                    id = null, event = "", data = [];
+                    continue;
+                }
+                if (line[0] === ":")
+                    continue;
+                const c = line.indexOf(":"), field = c < 0 ? line : line.slice(0, c);
+                const v = c < 0 ? "" : line.slice(line[c + 1] === " " ? c + 2 : c + 1);
+                if (field === "data")
+                    data.push(v);
+                else if (field === "event")
+                    event = v;
+                else if (field === "id")
+                    id = v;
+            }
+            buf = buf.slice(at);
+        }
+    }
+    finally {
+        reader.cancel().catch(() => { });
+    }
 }
 /** The stream's subprotocol; with a token, the one that carries it. */
 export const STREAM_PROTOCOL = "skinner.v1";

@@ -2267,6 +2267,8 @@ export interface operations {
                 animation?: string;
                 /** @description Event stream only: frame k is at time k / fps; in (0, 1000]. */
                 fps?: number;
+                /** @description Event stream only: frame k goes out (k - START) / (fps x speed) s after the first; in (0, 16], fps x speed at most 1000. */
+                speed?: number;
                 /** @description Event stream only: START,END, the frames sent (END excluded; at most 10^7). */
                 frames?: string;
             };
@@ -2291,7 +2293,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description With Accept: text/event-stream and no Upgrade: the playback as Server-Sent Events, one event per frame (id: the frame index, data: base64 of /pose's bytes), then `event: end` (proto/stream.md). */
+            /** @description With Accept: text/event-stream and no Upgrade: the playback as Server-Sent Events, one event per frame (id: the frame index, data: base64 of /pose's bytes) paced at fps x speed, then `event: end` (proto/stream.md). */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,6 +1,7 @@
 // skinnerd-client: a TypeScript client for skinnerd's HTTP API v1
-// (proto/README.md) and its WebSocket stream (proto/stream.md). The same
-// surface as clients/python/skinnerd_client.py; no runtime dependencies
+// (proto/README.md), its WebSocket stream and its event stream
+// (proto/stream.md). The same surface as clients/python/skinnerd_client.py
+// (the event stream: a fetch reader, no EventSource); no runtime dependencies
 // beyond fetch and WebSocket, so the one ESM file runs in Node (>= 18; the
 // stream needs a WebSocket: Node 22's global, Node 20's with
 // --experimental-websocket, or any constructor passed in) and in browsers
@@ -525,6 +526,115 @@ export class Client {
     const protocols = streamProtocols(this.token);
     const headers = Object.keys(this.extraHeaders).length ? { ...this.extraHeaders } : null;
     return StreamSession.open(u.href, Ctor, o.format === "mat3x4" ? 12 : 16, protocols, headers);
+  }
+
+  /** The event-stream playback of `id` (proto/stream.md, "Server-Sent
+   * Events"): the clip's frames [s, e) pushed at fps × speed over a plain
+   * GET (no upgrade: through proxies that drop it), read with fetch, so it
+   * runs where EventSource is missing (Node) and sends Authorization where
+   * EventSource cannot. Each frame goes to onFrame as a StreamFrame (id
+   * null); resolves with e once played, with -1 when `signal` aborts it;
+   * rejects with the problem for a refusal or a failed frame, and with a
+   * StreamEnded naming the last frame received when the connection drops
+   * (pass it back as lastEventId to resume). */
+  async events(id: string, p: EventsOptions, onFrame: (f: StreamFrame) => void): Promise<number> {
+    const q = new URLSearchParams({ animation: String(p.animation), fps: String(p.fps), frames: `${p.frames[0]},${p.frames[1]}` });
+    if (p.speed !== undefined) q.set("speed", String(p.speed));
+    if (p.format === "mat3x4") q.set("format", "mat3x4");
+    const h: Record<string, string> = { ...this.extraHeaders, Accept: "text/event-stream" };
+    if (this.token) h.Authorization = `Bearer ${this.token}`;
+    if (p.lastEventId !== undefined && p.lastEventId !== null) h["Last-Event-ID"] = String(p.lastEventId);
+    const url = `${this.url}${Client.skelPath(id)}/stream?${q}`, fpm = p.format === "mat3x4" ? 12 : 16;
+    let last = p.lastEventId ?? null;
+    this.sent++;
+    try {
+      const res = await this.fetchFn(url, { method: "GET", headers: h, signal: p.signal });
+      if (!res.ok) {
+        const text = await res.text();
+        let problem: Record<string, unknown> | null;
+        try { problem = JSON.parse(text); } catch { problem = { detail: text.slice(0, 200) }; }
+        throw errorFor(res.status, problem, res.headers);
+      }
+      if (!res.body) throw new ProtocolError("the event stream has no readable body in this fetch");
+      const out = await readEvents(res.body.getReader(), (ev) => {
+        if (ev.event === "end") return Number(JSON.parse(ev.data).played);
+        if (ev.event === "problem") {
+          const pr = JSON.parse(ev.data) as Record<string, unknown>;
+          throw errorFor(Number(pr.status) || 0, pr);
+        }
+        if (ev.event !== "" || ev.id === null) return undefined;
+        const bytes = base64Bytes(ev.data), mats = bytes.byteLength / (4 * fpm);
+        if (!Number.isInteger(mats)) throw new ProtocolError(`an event of ${bytes.byteLength} bytes is not whole ${fpm}-float matrices`);
+        last = Number(ev.id);
+        onFrame({ index: last, id: null, frames: new Frames(floats(bytes), 1, mats, fpm) });
+        return undefined;
+      });
+      if (out !== undefined) return out;
+    } catch (e) {
+      if (p.signal?.aborted) return -1;
+      throw e;
+    }
+    if (p.signal?.aborted) return -1;
+    throw new StreamEnded(`the event stream ended before its end event (last frame ${last})`, last);
+  }
+}
+
+/** An event-stream playback (proto/stream.md): frames [s, e) of a clip at
+ * `fps`, pushed every 1/(fps·speed) s; resumed after `lastEventId`. */
+export interface EventsOptions {
+  animation: string | number; fps: number; frames: [number, number];
+  speed?: number; format?: "mat4" | "mat3x4";
+  /** The last frame received: the playback resumes after it (Last-Event-ID). */
+  lastEventId?: number | null;
+  /** Aborting it stops the playback (the promise resolves with -1). */
+  signal?: AbortSignal;
+}
+
+/** An event stream that ended without its end event: `lastEventId` is the last frame received (null: none). */
+export class StreamEnded extends ProtocolError {
+  constructor(message: string, readonly lastEventId: number | null) { super(message); }
+}
+
+function base64Bytes(s: string): Uint8Array {
+  const bin = atob(s), out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+type ServerEvent = { id: string | null; event: string; data: string };
+/** Reads text/event-stream (the WHATWG format: fields, CRLF or LF, comments)
+ * and hands each event to `on` until it returns a value, which is returned
+ * (the reader cancelled); undefined when the body ends first. */
+async function readEvents<T>(reader: ReadableStreamDefaultReader<Uint8Array>, on: (ev: ServerEvent) => T | undefined): Promise<T | undefined> {
+  const dec = new TextDecoder();
+  let buf = "", id: string | null = null, event = "", data: string[] = [];
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return undefined;
+      buf += dec.decode(value, { stream: true });
+      let at = 0;
+      for (let nl = buf.indexOf("\n", at); nl >= 0; at = nl + 1, nl = buf.indexOf("\n", at)) {
+        const line = buf.charCodeAt(nl - 1) === 13 && nl > at ? buf.slice(at, nl - 1) : buf.slice(at, nl);
+        if (line === "") {
+          if (data.length || event) {
+            const r = on({ id, event, data: data.join("\n") });
+            if (r !== undefined) return r;
+          }
+          id = null, event = "", data = [];
+          continue;
+        }
+        if (line[0] === ":") continue;
+        const c = line.indexOf(":"), field = c < 0 ? line : line.slice(0, c);
+        const v = c < 0 ? "" : line.slice(line[c + 1] === " " ? c + 2 : c + 1);
+        if (field === "data") data.push(v);
+        else if (field === "event") event = v;
+        else if (field === "id") id = v;
+      }
+      buf = buf.slice(at);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
   }
 }
 
