@@ -1,12 +1,105 @@
+#define _POSIX_C_SOURCE 200809L
 #include "sk_threads.h"
 
-#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "sk_error.h"
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 void sk_threads_init(sk_threads *t, unsigned per_job, unsigned spare) {
   memset(t, 0, sizeof *t);
   t->per_job = per_job > 0 ? per_job : 1;
   t->spare = spare;
+}
+
+/* A worker: runs the queue's parts one at a time until stopped. */
+static void *worker_main(void *arg) {
+  sk_threads *t = arg;
+  pthread_mutex_lock(&t->mu);
+  for (;;) {
+    while (t->queued == 0 && !t->stop)
+      pthread_cond_wait(&t->work, &t->mu);
+    if (t->queued == 0) /* stopping, nothing left */
+      break;
+    const sk_threads_task task = t->queue[t->head];
+    t->head = (t->head + 1) % t->slots;
+    t->queued--;
+    pthread_mutex_unlock(&t->mu);
+    task.fn(task.arg, task.i);
+    /* The job's caller re-checks `left` under the mutex before it sleeps,
+     * so this broadcast, made under it, cannot fall between the two. */
+    pthread_mutex_lock(&t->mu);
+    if (__atomic_sub_fetch(task.left, 1, __ATOMIC_ACQ_REL) == 0)
+      pthread_cond_broadcast(&t->done);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return NULL;
+}
+
+int sk_threads_start(sk_threads *t) {
+  if (t->workers > 0 || t->spare == 0)
+    return 0;
+  const unsigned want = t->spare;
+  t->th = calloc(want, sizeof *t->th);
+  t->queue = calloc(want, sizeof *t->queue);
+  if (t->th == NULL || t->queue == NULL || pthread_mutex_init(&t->mu, NULL) != 0)
+    goto fail_alloc;
+  if (pthread_cond_init(&t->work, NULL) != 0)
+    goto fail_mu;
+  if (pthread_cond_init(&t->done, NULL) != 0)
+    goto fail_work;
+  t->slots = want;
+  t->stop = false;
+  t->head = t->queued = 0;
+  unsigned n = 0;
+  while (n < want && pthread_create(&t->th[n], NULL, worker_main, t) == 0)
+    n++;
+  if (n == 0) {
+    pthread_cond_destroy(&t->done);
+    goto fail_work;
+  }
+  /* Fewer workers than spare threads: only as many may be taken, so a
+   * posted part always finds a worker that is not holding another job's. */
+  __atomic_sub_fetch(&t->spare, want - n, __ATOMIC_RELAXED);
+  t->workers = n;
+  return 0;
+fail_work:
+  pthread_cond_destroy(&t->work);
+fail_mu:
+  pthread_mutex_destroy(&t->mu);
+fail_alloc:
+  free(t->th);
+  free(t->queue);
+  t->th = NULL;
+  t->queue = NULL;
+  t->slots = 0;
+  return SK_ENOMEM;
+}
+
+void sk_threads_stop(sk_threads *t) {
+  if (t == NULL || t->workers == 0)
+    return;
+  pthread_mutex_lock(&t->mu);
+  t->stop = true;
+  pthread_cond_broadcast(&t->work);
+  pthread_mutex_unlock(&t->mu);
+  for (unsigned i = 0; i < t->workers; i++)
+    pthread_join(t->th[i], NULL);
+  pthread_cond_destroy(&t->done);
+  pthread_cond_destroy(&t->work);
+  pthread_mutex_destroy(&t->mu);
+  free(t->th);
+  free(t->queue);
+  t->th = NULL;
+  t->queue = NULL;
+  t->workers = t->slots = 0;
+  __atomic_store_n(&t->spare, 0, __ATOMIC_RELAXED);
 }
 
 unsigned sk_threads_take(sk_threads *t, unsigned want) {
@@ -34,4 +127,38 @@ void sk_threads_give(sk_threads *t, unsigned n) {
   __atomic_add_fetch(&t->spare, n, __ATOMIC_RELAXED);
 }
 
+void sk_threads_run(sk_threads *t, unsigned n, void (*fn)(void *arg, unsigned i), void *arg) {
+  if (n == 0)
+    return;
+  if (t == NULL || t->workers == 0 || n == 1) {
+    for (unsigned i = 0; i < n; i++)
+      fn(arg, i);
+    return;
+  }
+  unsigned left = n - 1;
+  pthread_mutex_lock(&t->mu);
+  for (unsigned i = 1; i < n; i++) {
+    t->queue[(t->head + t->queued) % t->slots] = (sk_threads_task){.fn = fn, .arg = arg, .i = i, .left = &left};
+    t->queued++;
+  }
+  if (n == 2)
+    pthread_cond_signal(&t->work);
+  else
+    pthread_cond_broadcast(&t->work);
+  pthread_mutex_unlock(&t->mu);
+  fn(arg, 0);
+  /* The other parts are often done by now (they started together): a
+   * short spin before sleeping saves the wake-up when they are. */
+  for (int k = 0; k < 1000 && __atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0; k++)
+    cpu_relax();
+  if (__atomic_load_n(&left, __ATOMIC_ACQUIRE) == 0)
+    return;
+  pthread_mutex_lock(&t->mu);
+  while (__atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0)
+    pthread_cond_wait(&t->done, &t->mu);
+  pthread_mutex_unlock(&t->mu);
+}
+
 unsigned sk_threads_high(const sk_threads *t) { return t != NULL ? __atomic_load_n(&t->high, __ATOMIC_RELAXED) : 0; }
+
+unsigned sk_threads_workers(const sk_threads *t) { return t != NULL ? t->workers : 0; }

@@ -12,6 +12,7 @@
 #include "sk_anim.h"
 #include "sk_clips.h"
 #include "sk_geom.h"
+#include "sk_threads.h"
 
 #define SK_FRAMES_MAGIC "SKFRAME1"
 #define SK_SHOT_HEADER_BYTES 32
@@ -52,6 +53,10 @@ typedef struct sk_shot {
    * into sk_skinv_run's vertex ranges instead. The same bytes for any
    * count. */
   unsigned threads;
+  /* Borrowed: the threads beside the caller's, started once by main with
+   * per_job `threads` (sk_threads.h). NULL: each sk_shot_write or
+   * sk_usda_write with `threads` > 1 starts threads - 1 for itself. */
+  sk_threads *pool;
 } sk_shot;
 
 enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };

@@ -24,9 +24,7 @@ static bool all_finite(const float *v, size_t n) {
 /* The job on the threads a primitive of its size takes (sk_mesh_hook):
  * the caller's and the spare ones `threads` lends it while it runs. */
 static void run_job(sk_skin_job *job, sk_threads *threads) {
-  const unsigned more = job->prim->count >= SK_MESH_THREADS_MIN ? sk_threads_take(threads, SK_SKINV_MAX_THREADS - 1) : 0;
-  sk_skinv_run(job, NULL, 1 + more);
-  sk_threads_give(threads, more);
+  sk_skinv_run(job, NULL, threads, job->prim->count >= SK_MESH_THREADS_MIN ? SK_SKINV_MAX_THREADS : 1);
 }
 
 static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }

@@ -83,7 +83,7 @@ void sk_skin__scalar(const sk_geom_prim *p, const float *final, size_t v0, size_
   }
 }
 
-void sk_skin_run(sk_skin_job *job) { sk_skinv_run(job, NULL, 1); }
+void sk_skin_run(sk_skin_job *job) { sk_skinv_run(job, NULL, NULL, 1); }
 
 /* One weights channel at `frame` into out[0..ntargets). */
 static void sample_weights(const sk_geom_weights *w, double frame, double *out) {

@@ -36,7 +36,6 @@
 #include "sk_skinv.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -257,8 +256,8 @@ typedef struct skv_range {
  * (whole run blocks, sk_geom.h). */
 #define SKV_BLOCK (2 * SK_GEOM_RUN_BLOCK)
 
-static void *run_range(void *arg) {
-  skv_range *r = arg;
+static void run_range(void *arg, unsigned i) {
+  skv_range *r = (skv_range *)arg + i;
   const sk_skin_job *job = r->job;
   const sk_geom_prim *p = job->prim;
   const double *infl = job->influence != NULL ? job->influence : p->influence;
@@ -291,35 +290,31 @@ static void *run_range(void *arg) {
     if (job->bounds)
       bounds_range(job->pos, b, e, r->lo, r->hi);
   }
-  return NULL;
 }
 
-void sk_skinv_run(sk_skin_job *job, const char *path, unsigned threads) {
+void sk_skinv_run(sk_skin_job *job, const char *path, sk_threads *pool, unsigned threads) {
   const skv_path *pp = path_for(path);
   if (pp == NULL)
     pp = &skv_paths[SKV_NPATHS - 1];
   const size_t count = job->prim->count;
   if (threads > SK_SKINV_MAX_THREADS)
     threads = SK_SKINV_MAX_THREADS;
+  /* No more threads than ranges of a run block each. */
+  const size_t blocks = (count + SK_GEOM_RUN_BLOCK - 1) / SK_GEOM_RUN_BLOCK;
+  if (threads > blocks)
+    threads = blocks > 0 ? (unsigned)blocks : 1;
+  const unsigned more = threads > 1 ? sk_threads_take(pool, threads - 1) : 0;
   /* Ranges of whole run blocks (so also multiples of 16 vertices: no cache
    * line of the outputs is written by two threads). */
-  size_t chunk = threads > 1 ? (count + threads - 1) / threads : count;
+  size_t chunk = more > 0 ? (count + more) / (more + 1) : count;
   chunk = (chunk + SK_GEOM_RUN_BLOCK - 1) / SK_GEOM_RUN_BLOCK * SK_GEOM_RUN_BLOCK;
   skv_range range[SK_SKINV_MAX_THREADS];
   unsigned used = 0;
-  for (size_t b = 0; used == 0 || (b < count && used < SK_SKINV_MAX_THREADS); b += chunk, used++)
+  for (size_t b = 0; used == 0 || (b < count && used < more + 1); b += chunk, used++)
     range[used] = (skv_range){.job = job, .path = pp, .v0 = b, .v1 = b + chunk < count ? b + chunk : count};
-  pthread_t tid[SK_SKINV_MAX_THREADS];
-  bool started[SK_SKINV_MAX_THREADS] = {false};
-  for (unsigned i = 1; i < used; i++)
-    started[i] = pthread_create(&tid[i], NULL, run_range, &range[i]) == 0;
-  run_range(&range[0]);
-  for (unsigned i = 1; i < used; i++) {
-    if (started[i])
-      pthread_join(tid[i], NULL);
-    else
-      run_range(&range[i]);
-  }
+  /* Rounding the chunk up may leave fewer ranges than threads taken. */
+  sk_threads_run(more > 0 ? pool : NULL, used, run_range, range);
+  sk_threads_give(pool, more);
   if (!job->bounds)
     return;
   float lo[3], hi[3];

@@ -83,7 +83,7 @@ static double pass(const sk_geom *g, const float *finals, size_t frames, size_t 
         sk_skin_bounds_conservative(p, finals + f * slots * 16, slots, p->influence, pos, min, max);
       } else {
         sk_skin_job job = {.prim = p, .final = finals + f * slots * 16, .slots = slots, .pos = pos, .bounds = mode == 1};
-        sk_skinv_run(&job, mode == 3 ? "scalar" : NULL, 1);
+        sk_skinv_run(&job, mode == 3 ? "scalar" : NULL, NULL, 1);
         min[0] = mode == 1 ? job.min[0] : pos[0];
         max[0] = mode == 1 ? job.max[0] : pos[1];
       }
