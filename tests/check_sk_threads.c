@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sk_answer.h"
 #include "sk_meshout.h"
@@ -57,6 +58,8 @@ typedef struct parts {
   int runs[8];
   sk_threads *nested; /* part 1 runs a job of its own on it */
   int nested_runs[3];
+  unsigned wait_for; /* part 0 waits (10 s at most) for this many others to have run */
+  unsigned others;
 } parts;
 
 static void nested_part(void *arg, unsigned i) { __atomic_add_fetch(&((int *)arg)[i], 1, __ATOMIC_RELAXED); }
@@ -65,6 +68,10 @@ static void record_part(void *arg, unsigned i) {
   parts *p = arg;
   p->by[i] = pthread_self();
   p->runs[i]++;
+  if (i > 0)
+    __atomic_add_fetch(&p->others, 1, __ATOMIC_RELEASE);
+  for (int k = 0; i == 0 && k < 10000 && __atomic_load_n(&p->others, __ATOMIC_ACQUIRE) < p->wait_for; k++)
+    nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
   if (p->nested != NULL && i == 1) {
     const unsigned more = sk_threads_take(p->nested, 2);
     sk_threads_run(p->nested, 1 + more, nested_part, p->nested_runs);
@@ -83,8 +90,12 @@ START_TEST(a_started_pool_runs_the_parts_on_its_workers_once) {
   ck_assert_int_eq(sk_threads_start(&t), 0);
   ck_assert_int_eq(sk_threads_start(&t), 0); /* once */
   ck_assert_uint_eq(sk_threads_workers(&t), 3);
-  for (int round = 0; round < 200; round++) {
+  for (int round = 0; round < 400; round++) {
     memset(&p, 0, sizeof p);
+    /* half the rounds, the caller busy in its part until the others ran:
+     * on the workers; the other half, the caller may take parts no worker
+     * claimed yet */
+    p.wait_for = round % 2 ? 3 : 0;
     const unsigned more = sk_threads_take(&t, 3);
     ck_assert_uint_eq(more, 3);
     sk_threads_run(&t, 1 + more, record_part, &p);
@@ -92,7 +103,7 @@ START_TEST(a_started_pool_runs_the_parts_on_its_workers_once) {
     for (int i = 0; i < 4; i++)
       ck_assert_int_eq(p.runs[i], 1);
     ck_assert(pthread_equal(p.by[0], pthread_self()));
-    for (int i = 1; i < 4; i++) /* on the workers (one that is done may take the next part) */
+    for (int i = 1; i < 4 && p.wait_for; i++)
       ck_assert(!pthread_equal(p.by[i], pthread_self()));
   }
   /* a part that splits again: the threads it takes are workers not busy */

@@ -6,36 +6,43 @@
 
 #include "sk_error.h"
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 void sk_threads_init(sk_threads *t, unsigned per_job, unsigned spare) {
   memset(t, 0, sizeof *t);
   t->per_job = per_job > 0 ? per_job : 1;
   t->spare = spare;
 }
 
-/* A worker: runs the queue's parts one at a time until stopped. */
+/* The next part of the oldest job with one unclaimed (under mu), the job
+ * unlinked with its last; NULL when there is none. */
+static sk_threads_job *claim(sk_threads *t, unsigned *i) {
+  sk_threads_job *j = t->head;
+  if (j == NULL)
+    return NULL;
+  *i = j->next++;
+  if (j->next == j->n && (t->head = j->link) == NULL)
+    t->tail = NULL;
+  return j;
+}
+
+/* A worker: runs the jobs' parts one at a time until stopped. A job is
+ * touched only under mu, up to its part's `left` decrement: its caller
+ * returns (and its stack goes) once `left` is 0, seen under mu. */
 static void *worker_main(void *arg) {
   sk_threads *t = arg;
   pthread_mutex_lock(&t->mu);
   for (;;) {
-    while (t->queued == 0 && !t->stop)
+    while (t->head == NULL && !t->stop)
       pthread_cond_wait(&t->work, &t->mu);
-    if (t->queued == 0) /* stopping, nothing left */
+    unsigned i;
+    sk_threads_job *j = claim(t, &i);
+    if (j == NULL) /* stopping, nothing left */
       break;
-    const sk_threads_task task = t->queue[t->head];
-    t->head = (t->head + 1) % t->slots;
-    t->queued--;
+    void (*fn)(void *, unsigned) = j->fn;
+    void *fa = j->arg;
     pthread_mutex_unlock(&t->mu);
-    task.fn(task.arg, task.i);
-    /* The job's caller re-checks `left` under the mutex before it sleeps,
-     * so this broadcast, made under it, cannot fall between the two. */
+    fn(fa, i);
     pthread_mutex_lock(&t->mu);
-    if (__atomic_sub_fetch(task.left, 1, __ATOMIC_ACQ_REL) == 0)
+    if (--j->left == 0)
       pthread_cond_broadcast(&t->done);
   }
   pthread_mutex_unlock(&t->mu);
@@ -47,16 +54,14 @@ int sk_threads_start(sk_threads *t) {
     return 0;
   const unsigned want = t->spare;
   t->th = calloc(want, sizeof *t->th);
-  t->queue = calloc(want, sizeof *t->queue);
-  if (t->th == NULL || t->queue == NULL || pthread_mutex_init(&t->mu, NULL) != 0)
+  if (t->th == NULL || pthread_mutex_init(&t->mu, NULL) != 0)
     goto fail_alloc;
   if (pthread_cond_init(&t->work, NULL) != 0)
     goto fail_mu;
   if (pthread_cond_init(&t->done, NULL) != 0)
     goto fail_work;
-  t->slots = want;
   t->stop = false;
-  t->head = t->queued = 0;
+  t->head = t->tail = NULL;
   unsigned n = 0;
   while (n < want && pthread_create(&t->th[n], NULL, worker_main, t) == 0)
     n++;
@@ -65,7 +70,7 @@ int sk_threads_start(sk_threads *t) {
     goto fail_work;
   }
   /* Fewer workers than spare threads: only as many may be taken, so a
-   * posted part always finds a worker that is not holding another job's. */
+   * posted part always finds a worker that is not running another's. */
   __atomic_sub_fetch(&t->spare, want - n, __ATOMIC_RELAXED);
   t->workers = n;
   return 0;
@@ -75,10 +80,7 @@ fail_mu:
   pthread_mutex_destroy(&t->mu);
 fail_alloc:
   free(t->th);
-  free(t->queue);
   t->th = NULL;
-  t->queue = NULL;
-  t->slots = 0;
   return SK_ENOMEM;
 }
 
@@ -95,10 +97,8 @@ void sk_threads_stop(sk_threads *t) {
   pthread_cond_destroy(&t->work);
   pthread_mutex_destroy(&t->mu);
   free(t->th);
-  free(t->queue);
   t->th = NULL;
-  t->queue = NULL;
-  t->workers = t->slots = 0;
+  t->workers = 0;
   __atomic_store_n(&t->spare, 0, __ATOMIC_RELAXED);
 }
 
@@ -135,26 +135,39 @@ void sk_threads_run(sk_threads *t, unsigned n, void (*fn)(void *arg, unsigned i)
       fn(arg, i);
     return;
   }
-  unsigned left = n - 1;
+  sk_threads_job j = {.fn = fn, .arg = arg, .n = n, .next = 1, .left = n - 1};
   pthread_mutex_lock(&t->mu);
-  for (unsigned i = 1; i < n; i++) {
-    t->queue[(t->head + t->queued) % t->slots] = (sk_threads_task){.fn = fn, .arg = arg, .i = i, .left = &left};
-    t->queued++;
-  }
+  if (t->tail != NULL)
+    t->tail->link = &j;
+  else
+    t->head = &j;
+  t->tail = &j;
   if (n == 2)
     pthread_cond_signal(&t->work);
   else
     pthread_cond_broadcast(&t->work);
   pthread_mutex_unlock(&t->mu);
   fn(arg, 0);
-  /* The other parts are often done by now (they started together): a
-   * short spin before sleeping saves the wake-up when they are. */
-  for (int k = 0; k < 1000 && __atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0; k++)
-    cpu_relax();
-  if (__atomic_load_n(&left, __ATOMIC_ACQUIRE) == 0)
-    return;
   pthread_mutex_lock(&t->mu);
-  while (__atomic_load_n(&left, __ATOMIC_ACQUIRE) != 0)
+  /* The parts still unclaimed: here, now, rather than after a wake-up. */
+  while (j.next < j.n) {
+    unsigned i = j.next++;
+    if (j.next == j.n) { /* unlink it: no worker may claim it any more */
+      sk_threads_job **at = &t->head, *prev = NULL;
+      while (*at != &j) {
+        prev = *at;
+        at = &(*at)->link;
+      }
+      *at = j.link;
+      if (t->tail == &j)
+        t->tail = prev;
+    }
+    pthread_mutex_unlock(&t->mu);
+    fn(arg, i);
+    pthread_mutex_lock(&t->mu);
+    j.left--;
+  }
+  while (j.left != 0)
     pthread_cond_wait(&t->done, &t->mu);
   pthread_mutex_unlock(&t->mu);
 }

@@ -12,7 +12,10 @@
  * sk_threads_start starts the `spare` workers once (a create and join
  * cost 100-150 us on a loaded VM, more than a small primitive's skinning);
  * sk_threads_run hands them a job's parts. A job holds a worker for each
- * thread it took, so a part it posts never waits for a busy worker.
+ * thread it took, so a part it posts never waits for a busy worker; and
+ * the caller, done with its own part, runs the parts no worker claimed
+ * yet itself, so a job never waits for a worker to wake up (tens of
+ * microseconds on a loaded VM: more than a small job's parts).
  *
  * Counters are atomics (taken and given on pool threads). The struct is
  * owned by main() (or a test) and borrowed by the modules; a NULL pointer
@@ -24,14 +27,14 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-/* One part of a job: fn(arg, i) on some worker; `left` counts the parts
- * of its job not done yet. */
-typedef struct sk_threads_task {
+/* A job being run (private: on its caller's stack while sk_threads_run
+ * runs it). Parts are claimed in order, by a worker or by the caller. */
+typedef struct sk_threads_job {
   void (*fn)(void *arg, unsigned i);
   void *arg;
-  unsigned i;
-  unsigned *left;
-} sk_threads_task;
+  unsigned n, next, left; /* parts; the next unclaimed; claimed or not, not done */
+  struct sk_threads_job *link;
+} sk_threads_job;
 
 typedef struct sk_threads {
   /* Private: use the functions. */
@@ -39,14 +42,12 @@ typedef struct sk_threads {
   unsigned spare;   /* atomic: threads not taken */
   unsigned taken;   /* atomic: threads taken now */
   unsigned high;    /* atomic: the most taken at once */
-  /* The workers, from sk_threads_start to sk_threads_stop. The queue holds
-   * at most as many parts as threads are taken: `slots` (the spare count
-   * at start) is enough. */
-  unsigned workers, slots;
+  /* The workers, from sk_threads_start to sk_threads_stop, and the jobs
+   * with parts no one claimed yet, oldest first (under mu). */
+  unsigned workers;
   bool stop;
   pthread_t *th;
-  sk_threads_task *queue;
-  unsigned head, queued;
+  sk_threads_job *head, *tail;
   pthread_mutex_t mu;
   pthread_cond_t work, done;
 } sk_threads;
@@ -77,7 +78,8 @@ void sk_threads_give(sk_threads *t, unsigned n);
 
 /* Runs fn(arg, i) for i in [0, n): 0 on the caller's thread, 1..n-1 on
  * the n - 1 threads the caller took from `t` (sk_threads_take) for this
- * job; returns when every part is done. With `t` NULL or not started, the
+ * job, or on the caller's when it gets there first; returns when every
+ * part is done. With `t` NULL or not started, the
  * caller's thread runs every part in order. A part may itself take and
  * run (each thread taken is a worker not running any other part). */
 void sk_threads_run(sk_threads *t, unsigned n, void (*fn)(void *arg, unsigned i), void *arg);

@@ -165,8 +165,8 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   st->chunk = st->chunk < 16 ? 16 : st->chunk > 256 ? 256 : st->chunk;
   if (sh->output != SK_SHOT_MATRICES) /* about 4 MB of points in flight */
     st->chunk = st->row_floats > (1u << 20) / 16 ? 1 : st->chunk < (1u << 20) / st->row_floats ? st->chunk : (1u << 20) / st->row_floats;
-  /* With threads a chunk's frames go to them whole (each thread started
-   * once per chunk, not per frame), one frame a thread, up to 32 MB of
+  /* With threads a chunk's frames go to them whole (one hand-over per
+   * chunk, not per frame), one frame a thread, up to 32 MB of
    * points in each of the two buffers; past that, one frame at a time
    * split into vertex ranges (sk_skinv_run). One frame, not more: the
    * buffers are fresh memory whose first touch faults its pages in, and

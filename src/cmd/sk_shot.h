@@ -65,8 +65,8 @@ enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };
  * bytes per primitive. */
 #define SK_POINTS_MAGIC "SKPOINT1"
 #define SK_POINTS_HEADER_BYTES 56
-/* Where one frame's primitive is split into vertex ranges: below it a
- * thread's start (tens of microseconds) costs more than its share saves. */
+/* Where one frame's primitive is split into vertex ranges: below it the
+ * hand-over to a thread (microseconds) costs more than its share saves. */
 #define SK_SHOT_THREADS_FROM 65536u
 
 /* Writes the shot to `out` (NULL: computes every frame and writes nothing,
