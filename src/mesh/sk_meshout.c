@@ -294,16 +294,15 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
     if (sk_ray_scratch_doubles(&geom->prims[i]) > most)
       most = sk_ray_scratch_doubles(&geom->prims[i]);
   double *tris = malloc(most * sizeof *tris);
-  /* The early-out's scratch: posed joint boxes, the joint-to-box map,
-   * the triangle groups' boxes (sk_ray.h). */
+  /* The early-out's scratch: posed joint boxes, the triangle groups'
+   * boxes (sk_ray.h). */
   size_t nb = 1, ng = 1;
   for (uint32_t i = 0; i < geom->nprims; i++) {
     nb = geom->prims[i].nboxes > nb ? geom->prims[i].nboxes : nb;
     ng = sk_ray_groups(&geom->prims[i]) > ng ? sk_ray_groups(&geom->prims[i]) : ng;
   }
   double *jbox = malloc(nb * 6 * sizeof *jbox), *gbox = malloc(ng * 6 * sizeof *gbox);
-  uint32_t *jmap = malloc((slots + 1) * sizeof *jmap);
-  if (hits == NULL || tris == NULL || jbox == NULL || gbox == NULL || jmap == NULL)
+  if (hits == NULL || tris == NULL || jbox == NULL || gbox == NULL)
     rc = SK_ENOMEM;
   else
     sk_ray_clear(hits, nrays);
@@ -319,21 +318,18 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
     }
     /* The rays' early-out from the joint boxes, before any skinning: a
      * primitive no ray comes near is not posed at all. */
-    const bool boxed = sk_skin_joint_boxes(p, final, w.infl, jbox);
-    if (boxed) {
-      sk_ray_group_boxes(p, jbox, jmap, slots, gbox);
-      if (!sk_ray_meets_any(p, i, gbox, rays, nrays))
-        continue;
-    }
+    if (sk_skin_joint_boxes(p, final, w.infl, jbox) && !sk_ray_meets_any(p, i, jbox, rays, nrays))
+      continue;
     run_job(&job, threads); /* the "vertices" output's positions, bit for bit */
-    if (!all_finite(w.pos, (size_t)p->count * 3))
+    if (!all_finite(w.pos, (size_t)p->count * 3)) {
       rc = SK_ENOTFINITE;
-    else
-      sk_ray_prim_boxed(p, i, w.pos, rays, nrays, boxed ? gbox : NULL, tris, hits);
+    } else {
+      sk_ray_group_boxes(p, w.pos, gbox);
+      sk_ray_prim_boxed(p, i, w.pos, rays, nrays, gbox, tris, hits);
+    }
   }
   free(jbox);
   free(gbox);
-  free(jmap);
   work_close(&w);
   sk_strbuf part = {0}; /* appended whole: an SK_ENOTFINITE answer appends nothing */
   if (!rc && fmt == SK_FMT_JSON && ((!first && append_str(&part, ",")) || append_str(&part, "\"hits\":[")))
