@@ -147,6 +147,8 @@ START_TEST(the_writers_answer_the_same_bytes_on_any_thread_count) {
     sk_strbuf got[3] = {{0}, {0}, {0}};
     sk_threads th; /* counts[k] threads a job, the caller's and counts[k] - 1 spare */
     sk_threads_init(&th, counts[k], counts[k] - 1);
+    ck_assert_int_eq(sk_threads_start(&th), 0); /* as skinnerd's main: started once */
+    ck_assert_uint_eq(sk_threads_workers(&th), counts[k] - 1);
     ck_assert_int_eq(sk_meshout_write_json(geom, outs, final, 3, NULL, 0, false, true, &th, &got[0]), 0);
     ck_assert_int_eq(sk_meshout_write_f32(geom, outs, final, 3, NULL, 0, false, &th, &got[1]), 0);
     ck_assert_int_eq(sk_meshout_write_hits(geom, rays, 2, final, 3, NULL, 0, false, SK_FMT_JSON, true, &th,
@@ -163,6 +165,7 @@ START_TEST(the_writers_answer_the_same_bytes_on_any_thread_count) {
       sk_strbuf_free(&got[w]);
     }
     ck_assert_uint_eq(sk_threads_high(&th), counts[k] - 1); /* the writer took them all */
+    sk_threads_stop(&th);
   }
   for (int w = 0; w < 3; w++)
     sk_strbuf_free(&want[w]);

@@ -1,7 +1,8 @@
 /* sk_ray: Möller–Trumbore on hand-built triangles whose answers are exact
  * (so the numbers are written out), the closest-hit and tie rules, the
- * indices sk_geom keeps for it (and their refusals), and the "rays"
- * parser's refusals. Whole assets through the daemon against a
+ * early-out by joint boxes (the same hits on every frame of every clip of
+ * every asset), the indices sk_geom keeps for it (and their refusals),
+ * and the "rays" parser's refusals. Whole assets through the daemon against a
  * brute-force reference: tests/check_rays.c; against Babylon:
  * tests/oracle/conformance_rays.sh. */
 #include <check.h>
@@ -9,7 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sk_anim.h"
+#include "sk_answer.h"
 #include "sk_geom.h"
+#include "sk_gltf_mesh.h"
+#include "sk_pose.h"
+#include "sk_skin.h"
 #include "sk_gltf.h"
 #include "sk_ray.h"
 #include "sk_testutil.h"
@@ -160,6 +166,150 @@ START_TEST(the_fast_path_gives_the_brute_force_hits_bit_for_bit) {
   }
   ck_assert_uint_eq(compared, 1800);
   ck_assert_uint_gt(hit, 900);
+}
+END_TEST
+
+/* ---- the early-out: joint boxes over groups of triangles ------------------------------------ */
+
+static const char *k_box_assets[] = {"CesiumMan.glb",      "Fox.glb",        "RecursiveSkeletons.glb",
+                                     "RiggedFigure.glb",   "RiggedSimple.glb", "RobotExpressive.glb",
+                                     "SimpleSkin-multi-target.gltf", "SimpleSkin.gltf", "mannequiny-0.3.0.glb",
+                                     "skin_8inf.glb",      "skin_mirror.glb", "skin_morph.glb"};
+
+/* Rays at the posed primitives: through random triangles, their vertices
+ * and edges' middles (grazing), random directions, some kept to one
+ * primitive or a maximum distance. */
+static void posed_rays(const sk_geom *g, float *const *pos, sk_geom_ray *rays, int n) {
+  for (int r = 0; r < n; r++) {
+    uint32_t pi = (uint32_t)(rnd() * g->nprims);
+    for (uint32_t k = 0; k < g->nprims && g->prims[pi].ntris == 0; k++)
+      pi = (pi + 1) % g->nprims;
+    const sk_geom_prim *p = &g->prims[pi];
+    const uint32_t k = (uint32_t)(rnd() * p->ntris);
+    const float *v[3];
+    for (int c = 0; c < 3; c++)
+      v[c] = pos[pi] + 3 * (p->tris ? p->tris[3 * k + c] : 3 * k + c);
+    double w1 = 0.1 + 0.5 * rnd(), w2 = 0.1 + 0.3 * rnd();
+    if (r % 4 == 1)
+      w1 = w2 = 0;
+    if (r % 4 == 2)
+      w1 = w2 = 0.5;
+    sk_geom_ray *y = &rays[r];
+    double scale = 0;
+    for (int c = 0; c < 3; c++)
+      scale = fmax(scale, fabs(v[0][c]));
+    for (int c = 0; c < 3; c++) {
+      const double target = (1 - w1 - w2) * v[0][c] + w1 * v[1][c] + w2 * v[2][c];
+      y->origin[c] = target + (scale + 1) * 3 * (rnd() * 2 - 1);
+      y->dir[c] = r % 4 == 3 ? rnd() * 2 - 1 : target - y->origin[c];
+    }
+    if (r % 9 == 5) /* axis-aligned */
+      y->dir[0] = y->dir[1] = 0;
+    y->max_distance = r % 7 == 0 ? (scale + 1) * 4 * rnd() : INFINITY;
+    y->prim = r % 11 == 0 ? (int64_t)pi : -1;
+  }
+}
+
+START_TEST(the_early_out_gives_the_same_hits_on_every_frame_of_every_clip) {
+  size_t len, est;
+  unsigned char *d = sk_test_read_asset(k_box_assets[_i], &len);
+  sk_skeleton *s;
+  sk_anim *an;
+  sk_gltf_extra x;
+  sk_error err = {0};
+  ck_assert_msg(sk_gltf_import_extra(d, len, NULL, 0, 0, &est, false, &s, &an, &x, &err) == 0, "%s", err.text);
+  free(d);
+  sk_skeleton_prepare(s);
+  const sk_geom *g = x.geom;
+  ck_assert_ptr_nonnull(g);
+  const size_t slots = s->count + 1;
+  double *trs = malloc((s->count + 1) * SK_ANIM_TRS * sizeof *trs), infl[SK_GEOM_MAX_TARGETS + 1];
+  sk_override *ovr = malloc((s->count + 1) * sizeof *ovr);
+  sk_pose_buffers buf;
+  sk_pose_buffers_init(&buf, s->count);
+  enum { N = 40 };
+  sk_geom_ray rays[N];
+  sk_ray_hit ref[N], got[N];
+  float *pos[64] = {0};
+  double *scratch[64], *jbox[64], *gbox[64];
+  ck_assert_uint_le(g->nprims, 64);
+  for (uint32_t i = 0; i < g->nprims; i++) {
+    const sk_geom_prim *p = &g->prims[i];
+    pos[i] = malloc(((size_t)p->count * 3 + 1) * sizeof *pos[i]);
+    scratch[i] = malloc(sk_ray_scratch_doubles(p) * sizeof *scratch[i]);
+    jbox[i] = malloc(((size_t)p->nboxes + 1) * 6 * sizeof *jbox[i]);
+    gbox[i] = malloc((sk_ray_groups(p) + 1) * 6 * sizeof *gbox[i]);
+  }
+  const size_t clips = an != NULL ? an->clip_count : 0;
+  size_t frames = 0, hits = 0, boxed = 0, skipped = 0;
+  for (size_t c = 0; c <= clips; c++) {
+    const size_t nf = c < clips ? 1 + (size_t)(sk_anim_clip_duration(an, c) * 30) : 1;
+    for (size_t f = 0; f < nf; f++, frames++) {
+      sk_pose pose = {.output = SK_OUT_FINAL}; /* past the clips: the rest pose */
+      const double t = f / 30.0;
+      if (c < clips) {
+        sk_anim_sample(an, c, t, false, trs);
+        sk_anim_to_overrides(an, trs, ovr);
+        pose.overrides = ovr;
+        pose.count = s->count;
+      }
+      sk_pose_evaluate(s, &pose, &buf);
+      for (uint32_t i = 0; i < g->nprims; i++) {
+        const sk_geom_prim *p = &g->prims[i];
+        if (c < clips)
+          sk_skin_influences(g, p->mesh, p->ntargets, (long)c, sk_anim__clip_frame(&an->clips[c], t, false),
+                             p->influence, infl);
+        sk_skin_job job = {.prim = p, .final = buf.final, .slots = slots, .influence = c < clips ? infl : NULL,
+                           .pos = pos[i]};
+        ck_assert(sk_skin_validate(&job));
+        sk_skin_run(&job);
+      }
+      posed_rays(g, pos, rays, N);
+      if (f % 5 == 4) /* turned away: whole primitives skipped, their skinning too */
+        for (int r = 0; r < N; r++)
+          for (int k = 0; k < 3; k++)
+            rays[r].dir[k] = -rays[r].dir[k];
+      sk_ray_clear(ref, N);
+      sk_ray_clear(got, N);
+      for (uint32_t i = 0; i < g->nprims; i++) {
+        const sk_geom_prim *p = &g->prims[i];
+        sk_ray_prim_fast(p, i, pos[i], rays, N, scratch[i], ref); /* the brute force's hits (test above) */
+        if (sk_skin_joint_boxes(p, buf.final, c < clips ? infl : p->influence, jbox[i])) {
+          boxed++;
+          if (!sk_ray_meets_any(p, i, jbox[i], rays, N)) {
+            skipped++;
+            continue;
+          }
+        }
+        sk_ray_group_boxes(p, pos[i], gbox[i]);
+        sk_ray_prim_boxed(p, i, pos[i], rays, N, gbox[i], scratch[i], got);
+      }
+      for (int r = 0; r < N; r++) {
+        ck_assert_msg(ref[r].prim == got[r].prim && (ref[r].prim < 0 || ref[r].tri == got[r].tri),
+                      "%s clip %zu frame %zu ray %d: prim %lld tri %u, early-out prim %lld tri %u", k_box_assets[_i],
+                      c, f, r, (long long)ref[r].prim, ref[r].tri, (long long)got[r].prim, got[r].tri);
+        ck_assert(memcmp(&ref[r].t, &got[r].t, 8) == 0 && memcmp(&ref[r].u, &got[r].u, 8) == 0 &&
+                  memcmp(&ref[r].v, &got[r].v, 8) == 0 && memcmp(&ref[r].distance, &got[r].distance, 8) == 0);
+        hits += ref[r].prim >= 0;
+      }
+    }
+  }
+  ck_assert_uint_gt(hits, frames * N / 5);
+  ck_assert_uint_gt(boxed, 0); /* every asset here is skinned by affine matrices */
+  ck_assert_uint_gt(skipped, 0);
+  for (uint32_t i = 0; i < g->nprims; i++) {
+    free(pos[i]);
+    free(scratch[i]);
+    free(jbox[i]);
+    free(gbox[i]);
+  }
+  free(trs);
+  free(ovr);
+  sk_pose_buffers_close(&buf);
+  sk_gltf_extra_clear(&x);
+  sk_skeleton_destroy(s);
+  if (an != NULL)
+    sk_anim_destroy(an);
 }
 END_TEST
 
@@ -340,6 +490,11 @@ int main(void) {
   tcase_add_test(tc, a_non_indexed_primitive_takes_consecutive_triples);
   tcase_add_test(tc, the_fast_path_gives_the_brute_force_hits_bit_for_bit);
   suite_add_tcase(s, tc);
+  TCase *eo = tcase_create("early_out");
+  tcase_set_timeout(eo, 300);
+  tcase_add_loop_test(eo, the_early_out_gives_the_same_hits_on_every_frame_of_every_clip, 0,
+                      (int)(sizeof k_box_assets / sizeof k_box_assets[0]));
+  suite_add_tcase(s, eo);
   TCase *up = tcase_create("upload");
   tcase_add_test(up, indices_are_kept_and_modes_other_than_triangles_have_none);
   tcase_add_test(up, bad_indices_are_refused_at_their_accessor);

@@ -17,6 +17,20 @@
 
 static const char *k_paths[] = {"avx512", "avx2", "scalar"};
 
+/* Jobs of up to 3 threads on 2 workers, started in the process that runs
+ * the test (a forked test's child starts its own). */
+static sk_threads *test_pool(void) {
+  static sk_threads pool;
+  static bool started;
+  if (!started) {
+    sk_threads_init(&pool, 3, 2);
+    ck_assert_int_eq(sk_threads_start(&pool), 0);
+    ck_assert_uint_eq(sk_threads_workers(&pool), 2);
+    started = true;
+  }
+  return &pool;
+}
+
 /* The job on every path and thread count against the scalar job on one. */
 static void compare_paths(const sk_geom_prim *p, const float *final, size_t slots, const double *infl,
                           const char *what) {
@@ -25,7 +39,7 @@ static void compare_paths(const sk_geom_prim *p, const float *final, size_t slot
         *tn = malloc(n * sizeof *tn);
   sk_skin_job ref = {.prim = p, .final = final, .slots = slots, .influence = infl, .pos = rp, .nrm = rn, .bounds = true};
   ck_assert(sk_skin_validate(&ref));
-  sk_skinv_run(&ref, "scalar", 1);
+  sk_skinv_run(&ref, "scalar", NULL, 1);
   for (size_t i = 0; i < sizeof k_paths / sizeof k_paths[0]; i++) {
     if (sk_skinv_path_check(k_paths[i]) != 0)
       continue;
@@ -37,7 +51,7 @@ static void compare_paths(const sk_geom_prim *p, const float *final, size_t slot
       job.nrm = tn;
       memset(job.min, 0, sizeof job.min);
       memset(job.max, 0, sizeof job.max);
-      sk_skinv_run(&job, k_paths[i], t);
+      sk_skinv_run(&job, k_paths[i], test_pool(), t);
       ck_assert_msg(memcmp(tp, rp, (n - 1) * sizeof *tp) == 0, "%s: positions differ on %s x%u", what, k_paths[i], t);
       if (p->nrm != NULL)
         ck_assert_msg(memcmp(tn, rn, (n - 1) * sizeof *tn) == 0, "%s: normals differ on %s x%u", what, k_paths[i], t);
@@ -53,15 +67,20 @@ static void compare_paths(const sk_geom_prim *p, const float *final, size_t slot
     only.pos = tp;
     only.nrm = NULL;
     only.bounds = false;
-    sk_skinv_run(&only, k_paths[i], 2);
+    sk_skinv_run(&only, k_paths[i], test_pool(), 2);
     ck_assert(memcmp(tp, rp, (n - 1) * sizeof *tp) == 0);
     if (p->nrm != NULL) {
       only.pos = NULL;
       only.nrm = tn;
-      sk_skinv_run(&only, k_paths[i], 1);
+      sk_skinv_run(&only, k_paths[i], test_pool(), 1);
       ck_assert(memcmp(tn, rn, (n - 1) * sizeof *tn) == 0);
     }
   }
+  /* three ranges on the caller's and both workers, each given back */
+  if (p->count >= 3 * SK_GEOM_RUN_BLOCK)
+    ck_assert_uint_eq(sk_threads_high(test_pool()), 2);
+  ck_assert_uint_eq(sk_threads_take(test_pool(), 2), 2);
+  sk_threads_give(test_pool(), 2);
   /* sk_skin_run is one of them */
   sk_skin_job run = ref;
   run.pos = tp;

@@ -154,6 +154,7 @@ void sk_shot__close(sk_shot__state *st, size_t nctx) {
   for (int t = 0; t < SK_SKINV_MAX_THREADS; t++)
     free(st->scratch[t]);
   sk_clips_runner_close(&st->runner);
+  sk_threads_stop(&st->own_pool);
 }
 
 int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
@@ -165,8 +166,8 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   st->chunk = st->chunk < 16 ? 16 : st->chunk > 256 ? 256 : st->chunk;
   if (sh->output != SK_SHOT_MATRICES) /* about 4 MB of points in flight */
     st->chunk = st->row_floats > (1u << 20) / 16 ? 1 : st->chunk < (1u << 20) / st->row_floats ? st->chunk : (1u << 20) / st->row_floats;
-  /* With threads a chunk's frames go to them whole (each thread started
-   * once per chunk, not per frame), one frame a thread, up to 32 MB of
+  /* With threads a chunk's frames go to them whole (one hand-over per
+   * chunk, not per frame), one frame a thread, up to 32 MB of
    * points in each of the two buffers; past that, one frame at a time
    * split into vertex ranges (sk_skinv_run). One frame, not more: the
    * buffers are fresh memory whose first touch faults its pages in, and
@@ -193,6 +194,13 @@ int sk_shot__open(const sk_shot *sh, sk_shot__state *st) {
   st->times = malloc(st->chunk * sizeof *st->times);
   if (st->ctx == NULL || st->finals == NULL || st->outbuf[0] == NULL || st->outbuf[1] == NULL || st->times == NULL)
     return SK_ENOMEM;
+  /* Without the caller's pool, one for this shot: its threads start once. */
+  st->pool = sh->pool;
+  if (st->pool == NULL && sh->output != SK_SHOT_MATRICES && want > 1) {
+    sk_threads_init(&st->own_pool, want, want - 1);
+    if (sk_threads_start(&st->own_pool) == 0)
+      st->pool = &st->own_pool;
+  }
   if (sh->output != SK_SHOT_MATRICES) {
     size_t most = 1;
     for (uint32_t i = 0; i < sh->geom->nprims; i++)
@@ -238,10 +246,7 @@ static void skin_one(const sk_shot *sh, const sk_shot__state *st, size_t k, uint
   sk_skin_influences(g, p->mesh, p->ntargets, (long)l->clip, frame, p->influence, infl);
   sk_skin_job job = {.prim = p, .final = st->finals + k * st->mats * 16, .slots = st->mats, .influence = infl,
                      .pos = pos != NULL ? pos : scratch, .nrm = p->nrm != NULL ? nrm : NULL, .bounds = box != NULL};
-  if (vthreads > 1 && p->count >= SK_SHOT_THREADS_FROM)
-    sk_skinv_run(&job, NULL, vthreads);
-  else
-    sk_skin_run(&job);
+  sk_skinv_run(&job, NULL, st->pool, p->count >= SK_SHOT_THREADS_FROM ? vthreads : 1);
   if (box != NULL) {
     memcpy(box, job.min, sizeof job.min);
     memcpy(box + 3, job.max, sizeof job.max);
@@ -263,8 +268,8 @@ typedef struct frame_range {
   unsigned vthreads;
 } frame_range;
 
-static void *mesh_frames(void *arg) {
-  const frame_range *r = arg;
+static void mesh_frames(void *arg, unsigned t) {
+  const frame_range *r = (const frame_range *)arg + t;
   const sk_shot *sh = r->sh;
   for (size_t k = r->k0; k < r->k1; k++) {
     float *d = r->dst + k * r->st->row_floats;
@@ -279,97 +284,30 @@ static void *mesh_frames(void *arg) {
       d += prim_floats(sh, p);
     }
   }
-  return NULL;
-}
-
-/* The frame threads of one shot, started once and handed every chunk's
- * frames: a create and join cost 100-150 us on a loaded VM, a sixth of a
- * 110k-vertex frame, once per chunk of one frame a thread. Worker t runs
- * r[t] when go[t] is posted and posts `done`; `stop` ends it. */
-typedef struct crew {
-  unsigned n; /* workers running: r[1..n] */
-  bool stop;
-  frame_range r[SK_SKINV_MAX_THREADS];
-  struct crew_arg {
-    struct crew *c;
-    unsigned t;
-  } arg[SK_SKINV_MAX_THREADS];
-  pthread_t th[SK_SKINV_MAX_THREADS];
-  sem_t go[SK_SKINV_MAX_THREADS], done;
-} crew;
-
-static void *crew_main(void *arg) {
-  const struct crew_arg *a = arg;
-  crew *c = a->c;
-  for (;;) {
-    while (sem_wait(&c->go[a->t]) != 0)
-      ;
-    if (c->stop)
-      return NULL;
-    mesh_frames(&c->r[a->t]);
-    sem_post(&c->done);
-  }
-}
-
-/* Starts up to `threads` - 1 workers (fewer when a start fails: their
- * frames then run on the caller's thread). */
-static void crew_start(crew *c, unsigned threads) {
-  memset(c, 0, sizeof *c);
-  if (threads < 2 || sem_init(&c->done, 0, 0) != 0)
-    return;
-  for (unsigned t = 1; t < threads; t++) {
-    c->arg[t] = (struct crew_arg){.c = c, .t = t};
-    if (sem_init(&c->go[t], 0, 0) != 0)
-      break;
-    if (pthread_create(&c->th[t], NULL, crew_main, &c->arg[t]) != 0) {
-      sem_destroy(&c->go[t]);
-      break;
-    }
-    c->n = t;
-  }
-  if (c->n == 0)
-    sem_destroy(&c->done);
-}
-
-static void crew_stop(crew *c) {
-  if (c->n == 0)
-    return;
-  c->stop = true;
-  for (unsigned t = 1; t <= c->n; t++) {
-    sem_post(&c->go[t]);
-    pthread_join(c->th[t], NULL);
-    sem_destroy(&c->go[t]);
-  }
-  sem_destroy(&c->done);
 }
 
 /* The point cache of the chunk's frames [0, n) from their skin matrices in
- * st->finals: split into st->frame_threads runs of whole frames (the
- * caller's thread the first, the crew's the others), or one run whose big
+ * st->finals: split into up to st->frame_threads runs of whole frames (the
+ * caller's thread the first, the pool's the others), or one run whose big
  * primitives take sh->threads vertex ranges. Every frame is the same job
  * either way: the same bytes. */
-static void mesh_chunk(const sk_shot *sh, sk_shot__state *st, size_t n, float *dst, crew *c) {
-  unsigned used = st->frame_threads < n ? st->frame_threads : (unsigned)n, posted = 0;
-  frame_range *r = c->r;
+static void mesh_chunk(const sk_shot *sh, sk_shot__state *st, size_t n, float *dst) {
+  const unsigned want = st->frame_threads < n ? st->frame_threads : (unsigned)n;
+  const unsigned more = want > 1 ? sk_threads_take(st->pool, want - 1) : 0, used = 1 + more;
+  frame_range r[SK_SKINV_MAX_THREADS];
   for (unsigned t = 0; t < used; t++)
     r[t] = (frame_range){.sh = sh, .st = st, .k0 = n * t / used, .k1 = n * (t + 1) / used, .dst = dst,
                          .scratch = st->scratch[t], .vthreads = used > 1 ? 1 : sh->threads};
-  for (unsigned t = 1; t < used && t <= c->n; t++, posted++)
-    sem_post(&c->go[t]);
-  mesh_frames(&r[0]);
-  for (unsigned t = posted + 1; t < used; t++)
-    mesh_frames(&r[t]);
-  for (unsigned k = 0; k < posted; k++)
-    while (sem_wait(&c->done) != 0)
-      ;
+  sk_threads_run(more > 0 ? st->pool : NULL, used, mesh_frames, r);
+  sk_threads_give(st->pool, more);
 }
 
 /* Frames [f0, f0 + n) of every character into `dst`, frame-major. */
-static int compute_chunk(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n, float *dst, crew *cr) {
+static int compute_chunk(const sk_shot *sh, sk_shot__state *st, size_t f0, size_t n, float *dst) {
   if (sh->output != SK_SHOT_MATRICES) {
     int rc = sk_shot__finals(sh, st, f0, n);
     if (!rc)
-      mesh_chunk(sh, st, n, dst, cr);
+      mesh_chunk(sh, st, n, dst);
     return rc;
   }
   chunk_times(sh, st, f0, n);
@@ -424,8 +362,6 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
     if (!w.running && full_ok)
       sem_destroy(&w.full);
   }
-  crew c;
-  crew_start(&c, rc == 0 && sh->output != SK_SHOT_MATRICES ? st.frame_threads : 1);
   int slot = 0;
   for (size_t f0 = 0; !rc && f0 < sh->frames; f0 += st.chunk) {
     size_t n = sh->frames - f0 < st.chunk ? sh->frames - f0 : st.chunk;
@@ -433,7 +369,7 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
       while (sem_wait(&w.empty) != 0)
         ;
     float *dst = st.outbuf[slot];
-    rc = compute_chunk(sh, &st, f0, n, dst, &c);
+    rc = compute_chunk(sh, &st, f0, n, dst);
     size_t floats = n * sh->characters * st.row_floats;
     if (!rc && swap)
       swap32(dst, floats);
@@ -447,7 +383,6 @@ int sk_shot_write(const sk_shot *sh, FILE *out) {
     if (rc && w.running)
       sem_post(&w.empty); /* the slot taken above was not handed over */
   }
-  crew_stop(&c);
   if (w.running) {
     while (sem_wait(&w.empty) != 0)
       ;
@@ -853,7 +788,14 @@ static int run_shot(const frames_args *a, const sk_strbuf *data, sk_skeleton *s,
     sk_usda_faces_close(&faces);
     return ferr.code == SK_ENOMEM ? 1 : 2;
   }
+  /* The shot's threads, started once for every chunk and frame (a
+   * refused start leaves the caller's thread alone: the same bytes). */
+  sk_threads pool;
+  sk_threads_init(&pool, sh.threads, sh.threads - 1);
+  if (sk_threads_start(&pool) == 0)
+    sh.pool = &pool;
   int rc = run_shot_faces(a, &sh, a->usda ? &faces : NULL);
+  sk_threads_stop(&pool);
   sk_usda_faces_close(&faces);
   return rc;
 }

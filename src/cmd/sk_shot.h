@@ -12,6 +12,7 @@
 #include "sk_anim.h"
 #include "sk_clips.h"
 #include "sk_geom.h"
+#include "sk_threads.h"
 
 #define SK_FRAMES_MAGIC "SKFRAME1"
 #define SK_SHOT_HEADER_BYTES 32
@@ -55,6 +56,10 @@ typedef struct sk_shot {
   /* Appended: the file's default mesh chain as JSON (borrowed; NULL:
    * none), as an upload stores it (root motion's character space). */
   const char *mesh_json;
+  /* Borrowed: the threads beside the caller's, started once by main with
+   * per_job `threads` (sk_threads.h). NULL: each sk_shot_write or
+   * sk_usda_write with `threads` > 1 starts threads - 1 for itself. */
+  sk_threads *pool;
 } sk_shot;
 
 enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };
@@ -63,8 +68,8 @@ enum { SK_SHOT_MATRICES = 0, SK_SHOT_VERTICES = 1, SK_SHOT_BOUNDS = 2 };
  * bytes per primitive. */
 #define SK_POINTS_MAGIC "SKPOINT1"
 #define SK_POINTS_HEADER_BYTES 56
-/* Where one frame's primitive is split into vertex ranges: below it a
- * thread's start (tens of microseconds) costs more than its share saves. */
+/* Where one frame's primitive is split into vertex ranges: below it the
+ * hand-over to a thread (microseconds) costs more than its share saves. */
 #define SK_SHOT_THREADS_FROM 65536u
 
 /* Writes the shot to `out` (NULL: computes every frame and writes nothing,

@@ -19,6 +19,8 @@ typedef struct sk_shot__state {
    * positions out); scratch[0] is sk_shot__skin's. */
   float *scratch[SK_SKINV_MAX_THREADS];
   unsigned frame_threads; /* threads a chunk's frames are split over (1: vertex ranges, if any) */
+  sk_threads *pool;       /* borrowed: sh->pool, or &own_pool, or NULL (the caller's thread only) */
+  sk_threads own_pool;    /* started by sk_shot__open when sh->pool is NULL and threads > 1 */
 } sk_shot__state;
 
 /* Sizes and allocates the state of `sh` (validated by the caller). 0 or

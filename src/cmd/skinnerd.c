@@ -204,7 +204,8 @@ typedef struct daemon {
   sk_config cfg;
   sk_budget budget;
   /* What pool batches add to skin big primitives, for the whole process:
-   * --threads - 1 between them (each runs on its pool thread too). */
+   * --threads - 1 between them (each runs on its pool thread too), started
+   * once before the listeners and joined in teardown(). */
   sk_threads mesh_threads;
   int nfds; /* sockets systemd passed (socket activation), 0 when none */
   sk_access *access;
@@ -411,6 +412,7 @@ static void teardown(daemon *dm, uv_loop_t *loop) {
   sk_http_destroy(dm->d.admin);
   sk_routes_destroy(dm->routes);
   sk_cache_destroy(dm->cache);
+  sk_threads_stop(&dm->mesh_threads); /* every batch is done: the loop ran out of work */
   sk_store_close(dm->store);
   sk_access_destroy(dm->access);
   sk_tls_destroy(dm->tls);
@@ -451,6 +453,10 @@ int main(int argc, char **argv) {
   dm.d.opt = &dm.cfg;
   dm.d.access = dm.access;
   dm.d.tls = dm.tls;
+  /* Started once, after setup_process, for every request's vertex ranges;
+   * none started: each batch skins on its own pool thread (same bytes). */
+  if (sk_threads_start(&dm.mesh_threads) != 0 && dm.cfg.log_level >= 1)
+    fprintf(stderr, "skinnerd: no mesh threads started: big primitives skin on one thread each\n");
   if (start_listeners(&dm, loop) != 0)
     return 1;
   start_housekeeping(&dm.d, loop);

@@ -69,7 +69,7 @@ typedef struct sk_mesh_hook {
                     sk_strbuf *out);
 } sk_mesh_hook;
 /* Vertices from which a primitive is split over the hook's threads
- * (starting them costs tens of microseconds: sk_skinv.h). */
+ * (handing a part to a waiting thread costs some microseconds). */
 #define SK_MESH_THREADS_MIN 65536u
 
 #define SK_MODEL_FIELDS                                                                                              \

@@ -24,9 +24,7 @@ static bool all_finite(const float *v, size_t n) {
 /* The job on the threads a primitive of its size takes (sk_mesh_hook):
  * the caller's and the spare ones `threads` lends it while it runs. */
 static void run_job(sk_skin_job *job, sk_threads *threads) {
-  const unsigned more = job->prim->count >= SK_MESH_THREADS_MIN ? sk_threads_take(threads, SK_SKINV_MAX_THREADS - 1) : 0;
-  sk_skinv_run(job, NULL, 1 + more);
-  sk_threads_give(threads, more);
+  sk_skinv_run(job, NULL, threads, job->prim->count >= SK_MESH_THREADS_MIN ? SK_SKINV_MAX_THREADS : 1);
 }
 
 static int append_str(sk_strbuf *out, const char *s) { return sk_strbuf_append(out, s, strlen(s)) ? SK_ENOMEM : 0; }
@@ -296,7 +294,15 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
     if (sk_ray_scratch_doubles(&geom->prims[i]) > most)
       most = sk_ray_scratch_doubles(&geom->prims[i]);
   double *tris = malloc(most * sizeof *tris);
-  if (hits == NULL || tris == NULL)
+  /* The early-out's scratch: posed joint boxes, the triangle groups'
+   * boxes (sk_ray.h). */
+  size_t nb = 1, ng = 1;
+  for (uint32_t i = 0; i < geom->nprims; i++) {
+    nb = geom->prims[i].nboxes > nb ? geom->prims[i].nboxes : nb;
+    ng = sk_ray_groups(&geom->prims[i]) > ng ? sk_ray_groups(&geom->prims[i]) : ng;
+  }
+  double *jbox = malloc(nb * 6 * sizeof *jbox), *gbox = malloc(ng * 6 * sizeof *gbox);
+  if (hits == NULL || tris == NULL || jbox == NULL || gbox == NULL)
     rc = SK_ENOMEM;
   else
     sk_ray_clear(hits, nrays);
@@ -310,12 +316,20 @@ int sk_meshout_write_hits(const sk_geom *geom, const sk_geom_ray *rays, size_t n
       rc = SK_ENOMEM;
       break;
     }
+    /* The rays' early-out from the joint boxes, before any skinning: a
+     * primitive no ray comes near is not posed at all. */
+    if (sk_skin_joint_boxes(p, final, w.infl, jbox) && !sk_ray_meets_any(p, i, jbox, rays, nrays))
+      continue;
     run_job(&job, threads); /* the "vertices" output's positions, bit for bit */
-    if (!all_finite(w.pos, (size_t)p->count * 3))
+    if (!all_finite(w.pos, (size_t)p->count * 3)) {
       rc = SK_ENOTFINITE;
-    else
-      sk_ray_prim_fast(p, i, w.pos, rays, nrays, tris, hits);
+    } else {
+      sk_ray_group_boxes(p, w.pos, gbox);
+      sk_ray_prim_boxed(p, i, w.pos, rays, nrays, gbox, tris, hits);
+    }
   }
+  free(jbox);
+  free(gbox);
   work_close(&w);
   sk_strbuf part = {0}; /* appended whole: an SK_ENOTFINITE answer appends nothing */
   if (!rc && fmt == SK_FMT_JSON && ((!first && append_str(&part, ",")) || append_str(&part, "\"hits\":[")))

@@ -1,5 +1,6 @@
 #include "sk_ray.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -155,8 +156,96 @@ static void ray_base(const double *s, size_t blocks, uint32_t first, uint32_t in
   RAY_BODY
 }
 
-void sk_ray_prim_fast(const sk_geom_prim *p, uint32_t index, const float *pos, const sk_geom_ray *rays, size_t n,
-                      double *scratch, sk_ray_hit *hits) {
+size_t sk_ray_groups(const sk_geom_prim *p) { return ((size_t)p->ntris + SK_RAY_GROUP - 1) / SK_RAY_GROUP; }
+
+/* Pads box b (a group's) past Möller–Trumbore's double roundings and the
+ * float32 roundings of the exact path: 2^-10 of its largest coordinate. A
+ * box with a non-finite coordinate becomes infinite (never skipped). */
+static void pad_box(double *b, bool whole) {
+  double big = 0;
+  for (int a = 0; a < 6; a++)
+    big = fmax(big, fabs(b[a]));
+  const double pad = big * 0x1p-10 + FLT_MIN;
+  for (int a = 0; a < 3; a++) {
+    b[a] = whole || !isfinite(big) ? -INFINITY : b[a] - pad;
+    b[3 + a] = whole || !isfinite(big) ? INFINITY : b[3 + a] + pad;
+  }
+}
+
+void sk_ray_group_boxes(const sk_geom_prim *p, const float *pos, double *dest) {
+  const size_t groups = sk_ray_groups(p);
+  for (size_t g = 0; g < groups; g++) {
+    double *b = dest + 6 * g;
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    const size_t k1 = (g + 1) * SK_RAY_GROUP < p->ntris ? (g + 1) * SK_RAY_GROUP : p->ntris;
+    for (size_t k = g * SK_RAY_GROUP; k < k1; k++)
+      for (int c = 0; c < 3; c++) {
+        const float *x = pos + 3 * (p->tris ? p->tris[3 * k + c] : 3 * k + c);
+        for (int a = 0; a < 3; a++) {
+          lo[a] = x[a] < lo[a] ? x[a] : lo[a];
+          hi[a] = x[a] > hi[a] ? x[a] : hi[a];
+        }
+      }
+    for (int a = 0; a < 3; a++) {
+      b[a] = lo[a];
+      b[3 + a] = hi[a];
+    }
+    pad_box(b, false);
+  }
+}
+
+/* Whether the half-line o + t d, t >= 0, meets box b (slabs in doubles; a
+ * box that is -inf..inf on an axis always meets it there). */
+static bool meets(const double *o, const double *d, const double *inv, const double *b) {
+  double lo = 0, hi = INFINITY;
+  for (int a = 0; a < 3; a++) {
+    if (d[a] == 0) {
+      if (o[a] < b[a] || o[a] > b[3 + a])
+        return false;
+      continue;
+    }
+    /* times 1 / d rather than divided by d: a rounding apart, far inside
+     * the pad */
+    double t1 = (b[a] - o[a]) * inv[a], t2 = (b[3 + a] - o[a]) * inv[a];
+    if (t1 > t2) {
+      const double x = t1;
+      t1 = t2;
+      t2 = x;
+    }
+    lo = t1 > lo ? t1 : lo;
+    hi = t2 < hi ? t2 : hi;
+    if (!(lo <= hi)) /* a NaN slab (inf - inf) is no reason to skip */
+      return !(lo == lo) || !(hi == hi);
+  }
+  return true;
+}
+
+bool sk_ray_meets_any(const sk_geom_prim *p, uint32_t index, const double *jbox, const sk_geom_ray *rays,
+                      size_t n) {
+  double u[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  for (uint32_t k = 0; k < p->nboxes; k++)
+    for (int a = 0; a < 3; a++) {
+      u[a] = jbox[6 * k + a] < u[a] ? jbox[6 * k + a] : u[a];
+      u[3 + a] = jbox[6 * k + 3 + a] > u[3 + a] ? jbox[6 * k + 3 + a] : u[3 + a];
+    }
+  pad_box(u, false);
+  /* Skipping a primitive skips its skinning, and with it the check that
+   * every posed coordinate is a finite float32: only for a box far inside
+   * float32's range (its vertices are inside it), every other one tested. */
+  for (int a = 0; a < 6; a++)
+    if (!(fabs(u[a]) < 0x1p100)) /* NaN or infinite too */
+      return true;
+  for (size_t r = 0; r < n; r++)
+    if (rays[r].prim < 0 || rays[r].prim == (int64_t)index) {
+      const double inv[3] = {1 / rays[r].dir[0], 1 / rays[r].dir[1], 1 / rays[r].dir[2]};
+      if (meets(rays[r].origin, rays[r].dir, inv, u))
+        return true;
+    }
+  return false;
+}
+
+void sk_ray_prim_boxed(const sk_geom_prim *p, uint32_t index, const float *pos, const sk_geom_ray *rays, size_t n,
+                       const double *groups, double *scratch, sk_ray_hit *hits) {
   if (p->ntris == 0 || !sk_ray_wants(rays, n, index))
     return;
   void (*one)(const double *, size_t, uint32_t, uint32_t, const sk_geom_ray *, sk_ray_hit *) = ray_base;
@@ -164,12 +253,39 @@ void sk_ray_prim_fast(const sk_geom_prim *p, uint32_t index, const float *pos, c
   if (__builtin_cpu_supports("avx2"))
     one = ray_avx2;
 #endif
+  const size_t per = SK_RAY_GROUP / LANES; /* blocks a group */
   for (uint32_t k0 = 0; k0 < p->ntris; k0 += CHUNK) {
     const uint32_t k1 = p->ntris - k0 < CHUNK ? p->ntris : k0 + CHUNK;
     setup(p, pos, k0, k1, scratch);
     const size_t blocks = ((size_t)(k1 - k0) + LANES - 1) / LANES;
-    for (size_t r = 0; r < n; r++)
-      if (rays[r].prim < 0 || rays[r].prim == (int64_t)index)
+    for (size_t r = 0; r < n; r++) {
+      if (rays[r].prim >= 0 && rays[r].prim != (int64_t)index)
+        continue;
+      if (groups == NULL) {
         one(scratch, blocks, k0, index, &rays[r], &hits[r]);
+        continue;
+      }
+      /* runs of consecutive groups the ray meets, in triangle order (the
+       * ties' lowest index): the same hits as every block */
+      const double *g0 = groups + 6 * (size_t)(k0 / SK_RAY_GROUP), *o = rays[r].origin, *d = rays[r].dir;
+      const double inv[3] = {1 / d[0], 1 / d[1], 1 / d[2]};
+      for (size_t b = 0; b < blocks;) {
+        if (!meets(o, d, inv, g0 + 6 * (b / per))) {
+          b += per;
+          continue;
+        }
+        size_t e = b + per;
+        while (e < blocks && meets(o, d, inv, g0 + 6 * (e / per)))
+          e += per;
+        e = e < blocks ? e : blocks;
+        one(scratch + b * LANES * 9, e - b, k0 + (uint32_t)(b * LANES), index, &rays[r], &hits[r]);
+        b = e;
+      }
+    }
   }
+}
+
+void sk_ray_prim_fast(const sk_geom_prim *p, uint32_t index, const float *pos, const sk_geom_ray *rays, size_t n,
+                      double *scratch, sk_ray_hit *hits) {
+  sk_ray_prim_boxed(p, index, pos, rays, n, NULL, scratch, hits);
 }

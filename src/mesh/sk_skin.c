@@ -83,7 +83,7 @@ void sk_skin__scalar(const sk_geom_prim *p, const float *final, size_t v0, size_
   }
 }
 
-void sk_skin_run(sk_skin_job *job) { sk_skinv_run(job, NULL, 1); }
+void sk_skin_run(sk_skin_job *job) { sk_skinv_run(job, NULL, NULL, 1); }
 
 /* One weights channel at `frame` into out[0..ntargets). */
 static void sample_weights(const sk_geom_weights *w, double frame, double *out) {
@@ -190,6 +190,48 @@ void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, l
 
 static bool affine(const float *m) { return m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1; }
 
+/* Joint box k of p posed by its (affine) skin matrix with the morph
+ * influences: min xyz, max xyz into b, unpadded. */
+static void posed_box(const sk_geom_prim *p, const float *final, const double *infl, uint32_t k, double out[6]) {
+  double b[6];
+  memcpy(b, p->boxes + 6 * (size_t)k, sizeof b);
+  for (uint32_t t = 0; t < p->ntargets; t++) {
+    if (infl[t] == 0)
+      continue;
+    const double *d = p->dboxes + 6 * ((size_t)k * p->ntargets + t);
+    for (int a = 0; a < 3; a++) {
+      const double u = d[a] * infl[t], v = d[3 + a] * infl[t];
+      b[a] += u < v ? u : v;
+      b[3 + a] += u < v ? v : u;
+    }
+  }
+  /* The box's image under the affine m is the box about m c with half
+   * extents |m| e (Arvo): the hull of the 8 transformed corners, for a
+   * quarter of their arithmetic. Its double roundings (relative 2^-52 of
+   * the terms) sit far inside the pad of the callers, which covers the
+   * float32 roundings of the exact path (relative 2^-21 of the same terms). */
+  const float *m = final + 16 * (size_t)p->box_joint[k];
+  const double cx = (b[0] + b[3]) * 0.5, cy = (b[1] + b[4]) * 0.5, cz = (b[2] + b[5]) * 0.5;
+  const double ex = (b[3] - b[0]) * 0.5, ey = (b[4] - b[1]) * 0.5, ez = (b[5] - b[2]) * 0.5;
+  for (int a = 0; a < 3; a++) {
+    const double c = cx * m[a] + cy * m[4 + a] + cz * m[8 + a] + m[12 + a];
+    const double e = ex * fabs((double)m[a]) + ey * fabs((double)m[4 + a]) + ez * fabs((double)m[8 + a]);
+    out[a] = c - e;
+    out[3 + a] = c + e;
+  }
+}
+
+bool sk_skin_joint_boxes(const sk_geom_prim *p, const float *final, const double *infl, double *dest) {
+  if (p->influences == 0)
+    return false;
+  for (uint32_t k = 0; k < p->nboxes; k++)
+    if (!affine(final + 16 * (size_t)p->box_joint[k]))
+      return false;
+  for (uint32_t k = 0; k < p->nboxes; k++)
+    posed_box(p, final, infl, k, dest + 6 * (size_t)k);
+  return true;
+}
+
 void sk_skin_bounds_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl,
                                  float *pos, float min[3], float max[3]) {
   bool exact = p->influences == 0;
@@ -205,32 +247,12 @@ void sk_skin_bounds_conservative(const sk_geom_prim *p, const float *final, size
   double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
   for (uint32_t k = 0; k < p->nboxes; k++) {
     double b[6];
-    memcpy(b, p->boxes + 6 * (size_t)k, sizeof b);
-    for (uint32_t t = 0; t < p->ntargets; t++) {
-      if (infl[t] == 0)
-        continue;
-      const double *d = p->dboxes + 6 * ((size_t)k * p->ntargets + t);
-      for (int a = 0; a < 3; a++) {
-        const double u = d[a] * infl[t], v = d[3 + a] * infl[t];
-        b[a] += u < v ? u : v;
-        b[3 + a] += u < v ? v : u;
-      }
-    }
-    /* The box's image under the affine m is the box about m c with half
-     * extents |m| e (Arvo): the hull of the 8 transformed corners, for a
-     * quarter of their arithmetic. Its double roundings (relative 2^-52 of
-     * the terms) sit far inside the pad below, which covers the float32
-     * roundings of the exact path (relative 2^-21 of the same terms). */
-    const float *m = final + 16 * (size_t)p->box_joint[k];
-    const double cx = (b[0] + b[3]) * 0.5, cy = (b[1] + b[4]) * 0.5, cz = (b[2] + b[5]) * 0.5;
-    const double ex = (b[3] - b[0]) * 0.5, ey = (b[4] - b[1]) * 0.5, ez = (b[5] - b[2]) * 0.5;
+    posed_box(p, final, infl, k, b);
     for (int a = 0; a < 3; a++) {
-      const double c = cx * m[a] + cy * m[4 + a] + cz * m[8 + a] + m[12 + a];
-      const double e = ex * fabs((double)m[a]) + ey * fabs((double)m[4 + a]) + ez * fabs((double)m[8 + a]);
-      if (c - e < lo[a])
-        lo[a] = c - e;
-      if (c + e > hi[a])
-        hi[a] = c + e;
+      if (b[a] < lo[a])
+        lo[a] = b[a];
+      if (b[3 + a] > hi[a])
+        hi[a] = b[3 + a];
     }
   }
   double big = 0;

@@ -77,6 +77,15 @@ void sk_skin_influences(const sk_geom *geom, uint32_t mesh, uint32_t ntargets, l
 void sk_skin_bounds_conservative(const sk_geom_prim *p, const float *final, size_t slots, const double *infl,
                                  float *pos, float min[3], float max[3]);
 
+/* Each of p's per-joint boxes (sk_geom_prim's boxes, with the morph
+ * influences `infl`) posed by its joint's skin matrix in `final`, as
+ * sk_skin_bounds_conservative unions them, unpadded: min xyz, max xyz
+ * into dest (p->nboxes x 6 doubles). A vertex lies in the hull of its
+ * weighted joints' posed boxes (up to the float32 roundings that pad
+ * covers). False, nothing written, where that does not hold: p without
+ * influences, or a non-affine matrix among its joints. */
+bool sk_skin_joint_boxes(const sk_geom_prim *p, const float *final, const double *infl, double *dest);
+
 /* The influences with weighted layers (`blend`), as Babylon's late
  * animation bindings blend a float per target: of the layers whose clip
  * has a weights channel for the mesh, W = the sum of their weights in

@@ -24,6 +24,12 @@
  *    Babylon's "x m0 + y m4" rounds once (in the add): the same bits, and
  *    the same for z m8. The + m12, the divide and the product by 1/rw stay
  *    separate operations (1/rw is not a float32 value: never fused).
+ *    Four vertices at a time share one divide, lane k vertex k's 1 / rw
+ *    (a lane's IEEE divide does not depend on its neighbours); where all
+ *    four rw are exactly 1 (affine bones whose weights sum to exactly 1
+ *    in float32: most vertices), the divide and the products are left
+ *    out, since 1 / 1 = 1 and r x 1 = r exactly (a NaN rw compares
+ *    unequal and takes the divide).
  *    Normals: the same three lanes without the w row.
  *  - Bounds (step 4): the strict compare per axis in vertex order, as the
  *    scalar job (the first minimum wins among equal values, so -0 and +0
@@ -36,7 +42,6 @@
 #include "sk_skinv.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -146,15 +151,95 @@ SKV_AVX512 void blendu_avx512(const uint32_t *j, const float *w, const float *fi
       SKV_NORMAL(c0, c1, c2, sn + 3 * (v), dn + 3 * (v));                                                         \
   } while (0)
 
+/* Four vertices (a, b, c, e) blended by BLEND over K slots, their w rows'
+ * divides in one: lane k of the divide is vertex k's 1 / rw, the same
+ * IEEE double divide as SKV_POINT's (a lane's result does not depend on
+ * its neighbours), so the same bits with a quarter of the divides, the
+ * kernel's slowest step (the rest of each vertex waits on it). */
+#define SKV_COLS(BLEND, K, v, c0, c1, c2, c3)                                                                     \
+  __m256 lo##c0, hi##c0;                                                                                          \
+  BLEND(p->joints + (v) * p->influences, p->weights + (v) * p->influences, final, (K), &lo##c0, &hi##c0);         \
+  const __m256d c0 = _mm256_cvtps_pd(_mm256_castps256_ps128(lo##c0)),                                             \
+                c1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo##c0, 1));                                           \
+  const __m256d c2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi##c0)),                                             \
+                c3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi##c0, 1));
+
+/* Step 3 without the divide: the rows x, y, z, w of the point s. */
+#define SKV_ROWS(c0, c1, c2, c3, s)                                                                               \
+  _mm256_add_pd(_mm256_fmadd_pd(_mm256_set1_pd((s)[2]), c2,                                                       \
+                                _mm256_fmadd_pd(_mm256_set1_pd((s)[1]), c1, _mm256_mul_pd(_mm256_set1_pd((s)[0]), c0))), \
+                c3)
+
+/* Rows r times the broadcast 1 / rw `inv` into d (x, y, z). */
+#define SKV_STORE(r, inv, d)                                                                                      \
+  do {                                                                                                            \
+    const __m128 f_ = _mm256_cvtpd_ps(_mm256_mul_pd(r, inv));                                                     \
+    _mm_storel_pi((__m64 *)(d), f_);                                                                              \
+    _mm_store_ss((d) + 2, _mm_movehl_ps(f_, f_));                                                                 \
+  } while (0)
+
+#define SKV_STORE1(r, d)                                                                                          \
+  do {                                                                                                            \
+    const __m128 f_ = _mm256_cvtpd_ps(r);                                                                         \
+    _mm_storel_pi((__m64 *)(d), f_);                                                                              \
+    _mm_store_ss((d) + 2, _mm_movehl_ps(f_, f_));                                                                 \
+  } while (0)
+
+#define SKV_ONE4(BLEND, K, v, r)                                                                                  \
+  do {                                                                                                            \
+    SKV_COLS(BLEND, K, v, c0_, c1_, c2_, c3_)                                                                     \
+    if (dp != NULL)                                                                                               \
+      r = SKV_ROWS(c0_, c1_, c2_, c3_, sp + 3 * (v));                                                             \
+    if (dn != NULL)                                                                                               \
+      SKV_NORMAL(c0_, c1_, c2_, sn + 3 * (v), dn + 3 * (v));                                                      \
+  } while (0)
+
+#define SKV_VERTEX4(BLEND, K, va, vb, vc, ve)                                                                     \
+  do {                                                                                                            \
+    const size_t a_ = (va), b_ = (vb), c_ = (vc), e_ = (ve);                                                      \
+    __m256d ra_ = _mm256_setzero_pd(), rb_ = ra_, rc_ = ra_, re_ = ra_;                                           \
+    SKV_ONE4(BLEND, K, a_, ra_);                                                                                  \
+    SKV_ONE4(BLEND, K, b_, rb_);                                                                                  \
+    SKV_ONE4(BLEND, K, c_, rc_);                                                                                  \
+    SKV_ONE4(BLEND, K, e_, re_);                                                                                  \
+    if (dp != NULL) {                                                                                             \
+      /* (ra[3], rb[3], rc[3], re[3]): the four w rows */                                                         \
+      const __m256d w_ = _mm256_permute2f128_pd(_mm256_unpackhi_pd(ra_, rb_), _mm256_unpackhi_pd(rc_, re_), 0x31); \
+      if (_mm256_movemask_pd(_mm256_cmp_pd(w_, _mm256_set1_pd(1.0), _CMP_EQ_OQ)) == 0xF) {                       \
+        /* every rw is 1: 1 / rw is 1 and r x 1 is r, exactly */                                                  \
+        SKV_STORE1(ra_, dp + 3 * a_);                                                                             \
+        SKV_STORE1(rb_, dp + 3 * b_);                                                                             \
+        SKV_STORE1(rc_, dp + 3 * c_);                                                                             \
+        SKV_STORE1(re_, dp + 3 * e_);                                                                             \
+      } else {                                                                                                    \
+        const __m256d inv_ = _mm256_div_pd(_mm256_set1_pd(1.0), w_);                                              \
+        SKV_STORE(ra_, _mm256_permute4x64_pd(inv_, 0x00), dp + 3 * a_);                                           \
+        SKV_STORE(rb_, _mm256_permute4x64_pd(inv_, 0x55), dp + 3 * b_);                                           \
+        SKV_STORE(rc_, _mm256_permute4x64_pd(inv_, 0xAA), dp + 3 * c_);                                           \
+        SKV_STORE(re_, _mm256_permute4x64_pd(inv_, 0xFF), dp + 3 * e_);                                           \
+      }                                                                                                           \
+    }                                                                                                             \
+  } while (0)
+
 /* The vertex loop of one ISA (BLEND: its masked blend) for K influences. */
 #define SKV_LOOP(ISA, BLEND, K)                                                                                  \
-  for (size_t v = v0; v < v1; v++)                                                                                \
-    SKV_VERTEX(BLEND, K, v);
+  {                                                                                                               \
+    size_t v = v0;                                                                                                \
+    for (; v + 4 <= v1; v += 4)                                                                                   \
+      SKV_VERTEX4(BLEND, K, v, v + 1, v + 2, v + 3);                                                              \
+    for (; v < v1; v++)                                                                                           \
+      SKV_VERTEX(BLEND, K, v);                                                                                    \
+  }
 
 /* One class's run of the block at `base`: order[*at, *at + n). */
 #define SKV_RUN(BLEND, K, n)                                                                                      \
-  for (const size_t e_ = at + (n); at < e_; at++)                                                                 \
-    SKV_VERTEX(BLEND, K, base + order[at]);
+  {                                                                                                               \
+    const size_t end_ = at + (n);                                                                                 \
+    for (; at + 4 <= end_; at += 4)                                                                               \
+      SKV_VERTEX4(BLEND, K, base + order[at], base + order[at + 1], base + order[at + 2], base + order[at + 3]);  \
+    for (; at < end_; at++)                                                                                       \
+      SKV_VERTEX(BLEND, K, base + order[at]);                                                                     \
+  }
 
 /* The blocks of [v0, v1) run by run: class 0 masked, class c by the
  * unmasked blend of c slots, each a loop without a branch per vertex or
@@ -257,8 +342,8 @@ typedef struct skv_range {
  * (whole run blocks, sk_geom.h). */
 #define SKV_BLOCK (2 * SK_GEOM_RUN_BLOCK)
 
-static void *run_range(void *arg) {
-  skv_range *r = arg;
+static void run_range(void *arg, unsigned i) {
+  skv_range *r = (skv_range *)arg + i;
   const sk_skin_job *job = r->job;
   const sk_geom_prim *p = job->prim;
   const double *infl = job->influence != NULL ? job->influence : p->influence;
@@ -291,35 +376,31 @@ static void *run_range(void *arg) {
     if (job->bounds)
       bounds_range(job->pos, b, e, r->lo, r->hi);
   }
-  return NULL;
 }
 
-void sk_skinv_run(sk_skin_job *job, const char *path, unsigned threads) {
+void sk_skinv_run(sk_skin_job *job, const char *path, sk_threads *pool, unsigned threads) {
   const skv_path *pp = path_for(path);
   if (pp == NULL)
     pp = &skv_paths[SKV_NPATHS - 1];
   const size_t count = job->prim->count;
   if (threads > SK_SKINV_MAX_THREADS)
     threads = SK_SKINV_MAX_THREADS;
+  /* No more threads than ranges of a run block each. */
+  const size_t blocks = (count + SK_GEOM_RUN_BLOCK - 1) / SK_GEOM_RUN_BLOCK;
+  if (threads > blocks)
+    threads = blocks > 0 ? (unsigned)blocks : 1;
+  const unsigned more = threads > 1 ? sk_threads_take(pool, threads - 1) : 0;
   /* Ranges of whole run blocks (so also multiples of 16 vertices: no cache
    * line of the outputs is written by two threads). */
-  size_t chunk = threads > 1 ? (count + threads - 1) / threads : count;
+  size_t chunk = more > 0 ? (count + more) / (more + 1) : count;
   chunk = (chunk + SK_GEOM_RUN_BLOCK - 1) / SK_GEOM_RUN_BLOCK * SK_GEOM_RUN_BLOCK;
   skv_range range[SK_SKINV_MAX_THREADS];
   unsigned used = 0;
-  for (size_t b = 0; used == 0 || (b < count && used < SK_SKINV_MAX_THREADS); b += chunk, used++)
+  for (size_t b = 0; used == 0 || (b < count && used < more + 1); b += chunk, used++)
     range[used] = (skv_range){.job = job, .path = pp, .v0 = b, .v1 = b + chunk < count ? b + chunk : count};
-  pthread_t tid[SK_SKINV_MAX_THREADS];
-  bool started[SK_SKINV_MAX_THREADS] = {false};
-  for (unsigned i = 1; i < used; i++)
-    started[i] = pthread_create(&tid[i], NULL, run_range, &range[i]) == 0;
-  run_range(&range[0]);
-  for (unsigned i = 1; i < used; i++) {
-    if (started[i])
-      pthread_join(tid[i], NULL);
-    else
-      run_range(&range[i]);
-  }
+  /* Rounding the chunk up may leave fewer ranges than threads taken. */
+  sk_threads_run(more > 0 ? pool : NULL, used, run_range, range);
+  sk_threads_give(pool, more);
   if (!job->bounds)
     return;
   float lo[3], hi[3];

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "sk_skin.h"
+#include "sk_threads.h"
 
 #define SK_SKINV_MAX_THREADS 16
 
@@ -24,10 +25,11 @@ int sk_skinv_path_check(const char *path);
 
 /* Runs the (validated) job on `path` (NULL: the best this CPU runs; a path
  * sk_skinv_path_check refuses: the scalar one), its vertices split into
- * `threads` ranges (1 or 0: the caller's thread only), the caller's thread
- * taking the first. Threads start per call (tens of microseconds): worth
- * it from some 10^5 vertices. Same bytes for every path and thread count. */
-void sk_skinv_run(sk_skin_job *job, const char *path, unsigned threads);
+ * up to `threads` ranges (1 or 0: the caller's thread only): the caller's
+ * thread takes the first, the threads it takes from `pool` (borrowed,
+ * started once by main: sk_threads.h; NULL: none) the others, given back
+ * before it returns. Same bytes for every path and thread count. */
+void sk_skinv_run(sk_skin_job *job, const char *path, sk_threads *pool, unsigned threads);
 
 /* Internal to the wing (sk_skin.c holds the scalar steps). */
 bool sk_skin__morphs(const sk_geom_prim *p, const double *influence, int which);

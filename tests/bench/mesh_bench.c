@@ -21,7 +21,8 @@
  * aimed inside random triangles, the fast path (triangles set up once,
  * four a step in double lanes) against the brute force (one triangle, one
  * ray at a time) in alternating rounds, the same hits checked bit for bit;
- * rays/s of each and the ratio, PASS/MISS against 2x.
+ * rays/s of each and the ratio, PASS/MISS against 2x; and the fast path
+ * with the joint boxes' early-out (sk_ray_prim_boxed) against it.
  *
  *   tests/bench/mesh_bench [--baseline FILE] [ASSET.glb ...]   (default: mannequiny, Fox, CesiumMan)
  *   tests/bench/mesh_bench --shot N   (the skinner frames shot once on N threads, for callgrind) */
@@ -83,7 +84,7 @@ static double pass(const sk_geom *g, const float *finals, size_t frames, size_t 
         sk_skin_bounds_conservative(p, finals + f * slots * 16, slots, p->influence, pos, min, max);
       } else {
         sk_skin_job job = {.prim = p, .final = finals + f * slots * 16, .slots = slots, .pos = pos, .bounds = mode == 1};
-        sk_skinv_run(&job, mode == 3 ? "scalar" : NULL, 1);
+        sk_skinv_run(&job, mode == 3 ? "scalar" : NULL, NULL, 1);
         min[0] = mode == 1 ? job.min[0] : pos[0];
         max[0] = mode == 1 ? job.max[0] : pos[1];
       }
@@ -142,18 +143,42 @@ static void bench_rays_make(const sk_geom *g, float *const *pos, sk_geom_ray *ra
   }
 }
 
-/* One pass of every ray over every primitive: the fast path or the brute force. */
+/* The early-out's scratch (sk_ray_group_boxes) and the pose it boxes. */
+typedef struct ray_boxes {
+  const float *final;
+  double *jbox, *gbox;
+} ray_boxes;
+
+/* One pass of every ray over every primitive: the brute force (mode 0),
+ * the fast path (1), or the fast path with the early-out (sk_ray.h: the
+ * joint boxes' hull, then the posed groups' boxes), its boxes built in
+ * the pass (2), as sk_meshout_write_hits runs it. */
 static double bench_rays_pass(const sk_geom *g, float *const *pos, const sk_geom_ray *rays, double *scratch,
-                              sk_ray_hit *hits, bool fast) {
+                              sk_ray_hit *hits, int mode, const ray_boxes *rb) {
   const double t0 = now();
   sk_ray_clear(hits, BENCH_RAYS);
   for (uint32_t i = 0; i < g->nprims; i++) {
-    if (fast)
-      sk_ray_prim_fast(&g->prims[i], i, pos[i], rays, BENCH_RAYS, scratch, hits);
-    else
-      sk_ray_prim(&g->prims[i], i, pos[i], rays, BENCH_RAYS, hits);
+    const sk_geom_prim *p = &g->prims[i];
+    if (mode == 2) {
+      if (sk_skin_joint_boxes(p, rb->final, p->influence, rb->jbox) && !sk_ray_meets_any(p, i, rb->jbox, rays, BENCH_RAYS))
+        continue;
+      sk_ray_group_boxes(p, pos[i], rb->gbox);
+      sk_ray_prim_boxed(p, i, pos[i], rays, BENCH_RAYS, rb->gbox, scratch, hits);
+    } else if (mode == 1) {
+      sk_ray_prim_fast(p, i, pos[i], rays, BENCH_RAYS, scratch, hits);
+    } else {
+      sk_ray_prim(p, i, pos[i], rays, BENCH_RAYS, hits);
+    }
   }
   return now() - t0;
+}
+
+static bool same_hits(const sk_ray_hit *a, const sk_ray_hit *b) {
+  for (int r = 0; r < BENCH_RAYS; r++)
+    if (a[r].prim != b[r].prim || a[r].tri != b[r].tri || memcmp(&a[r].t, &b[r].t, 8) ||
+        memcmp(&a[r].u, &b[r].u, 8) || memcmp(&a[r].v, &b[r].v, 8) || memcmp(&a[r].distance, &b[r].distance, 8))
+      return false;
+  return true;
 }
 
 static int bench_rays(const char *path, const sk_geom *g, const float *final, size_t slots, int *misses) {
@@ -169,28 +194,40 @@ static int bench_rays(const char *path, const sk_geom *g, const float *final, si
     tris += p->ntris;
   }
   sk_geom_ray *rays = malloc(BENCH_RAYS * sizeof *rays);
-  sk_ray_hit *slow = malloc(BENCH_RAYS * sizeof *slow), *fast = malloc(BENCH_RAYS * sizeof *fast);
+  sk_ray_hit *slow = malloc(BENCH_RAYS * sizeof *slow), *fast = malloc(BENCH_RAYS * sizeof *fast),
+             *boxed = malloc(BENCH_RAYS * sizeof *boxed);
   double *scratch = malloc(most * sizeof *scratch);
+  size_t nb = 1, ng = 1;
+  for (uint32_t i = 0; i < g->nprims; i++) {
+    nb = g->prims[i].nboxes > nb ? g->prims[i].nboxes : nb;
+    ng = sk_ray_groups(&g->prims[i]) > ng ? sk_ray_groups(&g->prims[i]) : ng;
+  }
+  ray_boxes rb = {.final = final, .jbox = malloc(nb * 6 * sizeof(double)), .gbox = malloc(ng * 6 * sizeof(double))};
   bench_rays_make(g, pos, rays);
-  double best_slow = 1e30, best_fast = 1e30;
+  double best_slow = 1e30, best_fast = 1e30, best_boxed = 1e30;
   for (int round = 0; round < 7; round++) {
-    const double a = bench_rays_pass(g, pos, rays, scratch, slow, false);
-    const double b = bench_rays_pass(g, pos, rays, scratch, fast, true);
+    const double a = bench_rays_pass(g, pos, rays, scratch, slow, 0, &rb);
+    const double b = bench_rays_pass(g, pos, rays, scratch, fast, 1, &rb);
+    const double c = bench_rays_pass(g, pos, rays, scratch, boxed, 2, &rb);
     best_slow = a < best_slow ? a : best_slow;
     best_fast = b < best_fast ? b : best_fast;
+    best_boxed = c < best_boxed ? c : best_boxed;
   }
-  int bad = 0, hit = 0;
-  for (int r = 0; r < BENCH_RAYS; r++) {
-    bad |= slow[r].prim != fast[r].prim || slow[r].tri != fast[r].tri || memcmp(&slow[r].t, &fast[r].t, 8) ||
-           memcmp(&slow[r].u, &fast[r].u, 8) || memcmp(&slow[r].v, &fast[r].v, 8);
+  int bad = !same_hits(slow, fast) || !same_hits(slow, boxed), hit = 0;
+  for (int r = 0; r < BENCH_RAYS; r++)
     hit += slow[r].prim >= 0;
-  }
   const double ratio = best_slow / best_fast;
   printf("%-28s ray hits, %llu triangles, %d rays (%d hit): fast %.3f M rays/s, brute force %.3f M rays/s: %.2fx  %s "
          "(>= 2x)%s\n",
          path, (unsigned long long)tris, BENCH_RAYS, hit, BENCH_RAYS / best_fast * 1e-6, BENCH_RAYS / best_slow * 1e-6,
          ratio, ratio >= 2 ? "PASS" : "MISS", bad ? "  DIFFERENT HITS" : "");
   *misses += ratio < 2;
+  printf("%-28s early-out (joint boxes' hull, groups of %u triangles' boxes, built in the pass): %.3f M rays/s, "
+         "%.2fx the fast path%s\n",
+         "", SK_RAY_GROUP, BENCH_RAYS / best_boxed * 1e-6, best_fast / best_boxed, bad ? "  DIFFERENT HITS" : "");
+  free(rb.jbox);
+  free(rb.gbox);
+  free(boxed);
   for (uint32_t i = 0; i < g->nprims; i++)
     free(pos[i]);
   free(pos);
