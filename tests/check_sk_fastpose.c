@@ -177,12 +177,58 @@ START_TEST(batches_parse_like_their_poses) {
 }
 END_TEST
 
+/* The poses of a batch are those of their texts parsed alone, with their
+ * overrides in one block the first pose owns, covered by the bytes the
+ * budget counts for them. */
+START_TEST(a_batch_shares_one_block_of_overrides) {
+  sk_skeleton *s = skel3();
+  static const char *const one[] = {
+      "{}",
+      "{\"bones\":{\"arm\":{\"position\":[1,2,3]},\"root\":{\"rotation\":[0.5,0.25,-1]}}}",
+      "{\"output\":[\"local\"]}",
+      "{\"bones\":{\"hand\":{\"matrix\":[1,0,0,0,0,1,0,0,0,0,1,0,4,5,6,1]},\"arm\":{\"scaling\":[2,2,2]},"
+      "\"root\":{\"rotationQuaternion\":[0,0,0.6,0.8]}}}",
+      "{\"bones\":{}}",
+      "{\"bones\":{\"hand\":{\"position\":[0.1,0.2,0.3]}}}",
+  };
+  enum { K = sizeof one / sizeof one[0], REPEAT = 7 }; /* 42 poses: the pose array and the block both grow */
+  char text[8192];
+  size_t len = (size_t)snprintf(text, sizeof text, "{\"poses\":[");
+  for (size_t i = 0; i < K * REPEAT; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", i ? "," : "", one[i % K]);
+  len += (size_t)snprintf(text + len, sizeof text - len, "]}");
+  ck_assert_uint_lt(len, sizeof text);
+  sk_pose *v;
+  size_t n;
+  ck_assert_int_eq(sk_fastpose_parse_batch(s, text, len, 1000, &v, &n), 0);
+  ck_assert_uint_eq(n, K * REPEAT);
+  size_t total = 0, held = 0;
+  for (size_t i = 0; i < n; i++) {
+    sk_pose w;
+    ck_assert_int_eq(slow(s, one[i % K], &w), 0);
+    assert_same(s, &v[i], &w, one[i % K]);
+    sk_pose_close(&w);
+    ck_assert(v[i].overrides_shared == (i > 0));
+    ck_assert_ptr_eq(v[i].overrides, v[0].overrides + total);
+    total += v[i].count;
+    held += sk_pose_held_bytes(&v[i]);
+  }
+  ck_assert_uint_eq(total, 6 * REPEAT);
+  ck_assert_uint_ge(held, total * sizeof(sk_override));
+  for (size_t i = n; i-- > 0;) /* the owner last */
+    sk_pose_close(&v[i]);
+  free(v);
+  sk_skeleton_destroy(s);
+}
+END_TEST
+
 static Suite *fastpose_suite(void) {
   Suite *s = suite_create("sk_fastpose");
   TCase *t = tcase_create("golden");
   tcase_add_test(t, well_formed_poses_equal_the_slow_path);
   tcase_add_test(t, random_numbers_read_like_jansson);
   tcase_add_test(t, batches_parse_like_their_poses);
+  tcase_add_test(t, a_batch_shares_one_block_of_overrides);
   suite_add_tcase(s, t);
   t = tcase_create("validity");
   tcase_add_test(t, anything_unusual_is_declined);

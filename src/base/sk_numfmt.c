@@ -56,7 +56,7 @@ static const char digit_pairs[200] =
  * tests/check_sk_numfmt.c checks a stride over all patterns against
  * printf/strtof (round trip, shortest, correctly rounded) on every run.
  *
- * f32_pow10_g[k + 31] = ceil(10^k / 2^r), r = floor(log2 10^k) - 63, for
+ * sk_numfmt__f32_pow10_g[k + 31] = ceil(10^k / 2^r), r = floor(log2 10^k) - 63, for
  * k = -31..45 (the range float32 needs): a 64-bit overestimate of 10^k.
  * Regenerate with:
  *
@@ -67,7 +67,7 @@ static const char digit_pairs[200] =
  *       r -= Fraction(2)**r > v
  *       print(hex(math.ceil(v / Fraction(2)**(r - 63))))
  */
-static const uint64_t f32_pow10_g[77] = {
+const uint64_t sk_numfmt__f32_pow10_g[77] = {
     UINT64_C(0x81CEB32C4B43FCF5), UINT64_C(0xA2425FF75E14FC32), UINT64_C(0xCAD2F7F5359A3B3F),
     UINT64_C(0xFD87B5F28300CA0E), UINT64_C(0x9E74D1B791E07E49), UINT64_C(0xC612062576589DDB),
     UINT64_C(0xF79687AED3EEC552), UINT64_C(0x9ABE14CD44753B53), UINT64_C(0xC16D9A0095928A28),
@@ -148,7 +148,7 @@ SK_NUMFMT_INLINE decimal f32_to_decimal(uint32_t ieee_mant, uint32_t ieee_exp) {
   const int32_t k = floor_shift(q * 1262611 - (closer ? 524031 : 0), 22);
   /* h = q + floor(log2(10^-k)) + 1, in 1..4 */
   const int32_t h = q + floor_shift(-k * 1741647, 19) + 1;
-  const uint64_t g = f32_pow10_g[-k + 31];
+  const uint64_t g = sk_numfmt__f32_pow10_g[-k + 31];
   const uint32_t vbl = round_to_odd(g, cbl << h), vb = round_to_odd(g, cb << h), vbr = round_to_odd(g, cbr << h);
   const uint32_t lower = vbl + !even, upper = vbr - !even;
   /* Every candidate is computed and the choice made with selects, not
@@ -401,6 +401,17 @@ size_t sk_numfmt_f64(double v, char *dest) {
   return len;
 }
 
+/* v[0..n) the scalar way, each followed by a comma (the vector writers'
+ * blocks with a long text or a non-finite value): out of line, so their
+ * loops stay small. */
+__attribute__((noinline)) char *sk_numfmt__put_commas_scalar(char *p, const float *v, size_t n) {
+  for (size_t j = 0; j < n; j++) {
+    p += put_f32(p, v[j]);
+    *p++ = ',';
+  }
+  return p;
+}
+
 /* ---- float arrays, 8 at a time (AVX-512) --------------------------------
  *
  * A JSON pose answer is ~1 000 floats, and printing them was half of the
@@ -459,7 +470,7 @@ typedef struct {
   {11,       F(x, 0),  F(x, 1),  F(x, 2),  F(x, 3),  F(x, 4),  F(x, 5),  F(x, 6),                           \
    F(x, 7),  F(x, 8),  F(x, 9),  F(x, 10), F(x, 11), F(x, 12), F(x, 13), F(x, 14)}
 #define LAYOUT_ROW(F, x) LAYOUT_ROW1(F, x)
-static const uint8_t layout_rows[80][16] __attribute__((aligned(16))) = {
+const uint8_t sk_numfmt__layout_rows[80][16] __attribute__((aligned(16))) = {
     LAYOUT_ROW(LAYOUT_A, -5), LAYOUT_ROW(LAYOUT_A, -4), LAYOUT_ROW(LAYOUT_A, -3), LAYOUT_ROW(LAYOUT_A, -2),
     LAYOUT_ROW(LAYOUT_A, -1), LAYOUT_ROW(LAYOUT_A, 0),  LAYOUT_ROW(LAYOUT_B, 1),  LAYOUT_ROW(LAYOUT_B, 2),
     LAYOUT_ROW(LAYOUT_B, 3),  LAYOUT_ROW(LAYOUT_B, 4),  LAYOUT_ROW(LAYOUT_B, 5),  LAYOUT_ROW(LAYOUT_B, 6),
@@ -513,7 +524,7 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_shortest8(__m512
   const __m512i idx = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(negk, _mm512_set1_epi64(31)),
                                                         _mm512_setzero_si512()),
                                        _mm512_set1_epi64(76));
-  const __m512i g = _mm512_i64gather_epi64(idx, (const void *)f32_pow10_g, 8);
+  const __m512i g = _mm512_i64gather_epi64(idx, (const void *)sk_numfmt__f32_pow10_g, 8);
   const __m512i vbl = round_to_odd8(g, _mm512_sllv_epi64(cbl, h));
   const __m512i vb = round_to_odd8(g, _mm512_sllv_epi64(c4, h));
   const __m512i vbr = round_to_odd8(g, _mm512_sllv_epi64(cbr, h));
@@ -662,21 +673,12 @@ SK_AVX512 static inline __attribute__((always_inline)) void f32_decimal8(const f
   f32_text8(bits, digits, exp10, out);
 }
 
-/* v[0..8) the scalar way (a block with a long text or a non-finite
- * value): out of line, so the vector loop stays small. */
-__attribute__((noinline)) static char *put_f32_commas8_scalar(char *p, const float *v) {
-  for (int j = 0; j < 8; j++) {
-    p += put_f32(p, v[j]);
-    *p++ = ',';
-  }
-  return p;
-}
 
 /* The texts of a block f32_decimal8 made, each followed by a comma. */
 SK_AVX512 static inline __attribute__((always_inline)) char *put_block8(char *p, const float *v,
                                                                          const f32_block8 *blk) {
-  if (__builtin_expect(blk->slow != 0, 0)) return put_f32_commas8_scalar(p, v);
-  const char *rows = (const char *)layout_rows;
+  if (__builtin_expect(blk->slow != 0, 0)) return sk_numfmt__put_commas_scalar(p, v, 8);
+  const char *rows = (const char *)sk_numfmt__layout_rows;
   for (int j = 0; j < 8; j++) {
     const uint32_t info = blk->info[j], len = info >> 16;
     const __m128i text = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)blk->src[j]),
@@ -728,9 +730,12 @@ static int have_avx512_numfmt(void) {
 static char *put_commas(char *p, const float *v, size_t n, int vector) {
   size_t i = 0;
 #ifdef SK_NUMFMT_X86
-  if (vector) {
+  if (vector == 1) {
     i = n & ~(size_t)7;
     p = put_f32_commas_avx512(p, v, i);
+  } else if (vector == 2) {
+    i = n & ~(size_t)3;
+    p = sk_numfmt__put_commas_avx2(p, v, i);
   }
 #else
   (void)vector;
@@ -744,9 +749,12 @@ static char *put_commas(char *p, const float *v, size_t n, int vector) {
 
 #define PUT_COMMAS_ROOM(n) ((n) * (SK_NUMFMT_F32_MAX + 1) + 32)
 
+/* 1: the AVX-512 writer, 2: the AVX2 one (sk_numfmt_avx2.c), 0: one float
+ * at a time. */
 static int vector_writer(size_t count) {
 #ifdef SK_NUMFMT_X86
-  return count >= 8 && have_avx512_numfmt();
+  if (count >= 8 && have_avx512_numfmt()) return 1;
+  return count >= 4 && sk_cpu_has(SK_CPU_AVX2) ? 2 : 0;
 #else
   (void)count;
   return 0;
@@ -880,6 +888,7 @@ int sk_strbuf_append_f32_array_on(const char *isa, sk_strbuf *b, const float *v,
   if (which == SK_ISA_SCALAR) return append_f32_array(b, v, count, 0, NULL);
 #ifdef SK_NUMFMT_X86
   if (which == SK_ISA_AVX512 && have_avx512_numfmt()) return append_f32_array(b, v, count, 1, NULL);
+  if (which == SK_ISA_AVX2 && sk_cpu_has(SK_CPU_AVX2)) return append_f32_array(b, v, count, 2, NULL);
 #endif
   return -1;
 }

@@ -4,6 +4,7 @@
 #define SK_NUMFMT_INT_H
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* 128-bit products. gcc/clang on 64-bit targets have unsigned __int128
@@ -51,5 +52,15 @@ static inline uint32_t decimal_length17(uint64_t v) {
 /* Shortest digits of a finite non-zero double given its raw fields (Ryu;
  * integers below 2^53 exactly, the cheap way). */
 decimal sk_numfmt__f64_decimal(uint64_t ieee_mant, uint32_t ieee_exp);
+
+/* Shared by the float writers of sk_numfmt.c and sk_numfmt_avx2.c:
+ * Schubfach's table of 64-bit powers of ten (10^-31..10^45), the vector
+ * writers' shuffle rows (16-byte aligned), the one-at-a-time writer
+ * (v[0..n), each text followed by a comma; returns the end), and the AVX2
+ * writer (count a multiple of 4; the caller checked the CPU). */
+extern const uint64_t sk_numfmt__f32_pow10_g[77];
+extern const uint8_t sk_numfmt__layout_rows[80][16];
+char *sk_numfmt__put_commas_scalar(char *p, const float *v, size_t n);
+char *sk_numfmt__put_commas_avx2(char *p, const float *v, size_t count);
 
 #endif

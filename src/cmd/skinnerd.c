@@ -235,6 +235,33 @@ static int load_config(sk_config *c, int argc, char **argv) {
   return sk_config_finish(c, sk_budget_default() >> 20, stderr, stderr);
 }
 
+/* glibc's heap thresholds, fixed where its dynamic ones would end up.
+ * Dynamically, the mmap threshold rises to the largest mmapped block freed
+ * so far (at most 32 MiB) and the trim threshold to twice that, so under
+ * load the heap top follows the answers in flight: with 32 connections of
+ * POST /poses (64 poses, 270 KB binary answers) and --conn-memory 8192, 0.4-0.8
+ * brk and 34 page faults an answer as glibc gave the top back and faulted it
+ * in again, 1.6x the CPU per answer (tests/bench/http_ab.py --batch 64).
+ * Fixed, they stop adapting: so they start at that end, scaled to a
+ * quarter of --memory-mb (trim) and an eighth (mmap) for small budgets,
+ * which bounds the freed memory kept resident. Large blocks still come from
+ * the heap, as the dynamic threshold gives them after the first (a low
+ * fixed mmap threshold halved the frame-range rate: each answer faulted in
+ * anew). An operator's GLIBC_TUNABLES for malloc wins (check_hostile sets
+ * one to see RSS follow what is live). */
+static void set_malloc_thresholds(unsigned long long memory_mb) {
+  const char *t = getenv("GLIBC_TUNABLES");
+  if (t != NULL && strstr(t, "glibc.malloc.") != NULL)
+    return;
+  unsigned long long trim = 64ull << 20;
+  if (memory_mb != 0 && (memory_mb << 20) / 4 < trim)
+    trim = (memory_mb << 20) / 4;
+  if (trim < (1u << 20))
+    trim = 1u << 20;
+  mallopt(M_MMAP_THRESHOLD, (int)(trim / 2));
+  mallopt(M_TRIM_THRESHOLD, (int)trim);
+}
+
 /* Process-wide settings that must precede any work: the pool size (libuv
  * reads it from the environment on first use), and signals that must
  * not kill the daemon: a closed client (SIGPIPE) and a write past
@@ -253,6 +280,7 @@ static void setup_process(const sk_config *c) {
    * 13.7 M/s with one arena, 11.9-12.6 the build before). A fixed mmap threshold
    * instead halved that rate (6.3 M/s): every large answer faulted in anew. */
   mallopt(M_ARENA_MAX, 1);
+  set_malloc_thresholds(c->memory_mb);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGXFSZ, SIG_IGN);
 }

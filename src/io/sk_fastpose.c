@@ -257,8 +257,31 @@ static bool seen_add(seen_set *s, size_t b) {
   return true;
 }
 
-/* {"<bone>": trs, ...} */
-static int read_bones(const sk_skeleton *s, cursor *c, sk_pose *pose) {
+/* The overrides of every pose parsed so far, in one growing block: a
+ * batch's poses share it (the first owns it), so a batch of 64 one-bone
+ * poses makes 3 allocations where one block a pose made 64. `limit` caps
+ * the growth of a single pose's block at its skeleton's bones. */
+typedef struct ovbuf {
+  sk_override *v;
+  size_t len, cap, limit;
+} ovbuf;
+
+static sk_override *ovbuf_push(ovbuf *b) {
+  if (b->len == b->cap) {
+    size_t ncap = b->cap ? b->cap * 2 : 16;
+    if (b->limit != 0 && ncap > b->limit)
+      ncap = b->limit;
+    sk_override *no = realloc(b->v, ncap * sizeof *no);
+    if (no == NULL)
+      return NULL;
+    b->v = no;
+    b->cap = ncap;
+  }
+  return &b->v[b->len++];
+}
+
+/* {"<bone>": trs, ...}: appends to `ob`, counting them in pose->count. */
+static int read_bones(const sk_skeleton *s, cursor *c, ovbuf *ob, sk_pose *pose) {
   if (!eat(c, '{'))
     return SK_FASTPOSE_DECLINE;
   if (eat(c, '}'))
@@ -266,7 +289,6 @@ static int read_bones(const sk_skeleton *s, cursor *c, sk_pose *pose) {
   seen_set seen;
   if (seen_init(&seen, s->count))
     return SK_ENOMEM;
-  size_t cap = 0;
   int rc = 0;
   do {
     const char *k;
@@ -283,19 +305,11 @@ static int read_bones(const sk_skeleton *s, cursor *c, sk_pose *pose) {
       rc = SK_FASTPOSE_DECLINE;
       break;
     }
-    if (pose->count == cap) {
-      size_t ncap = cap ? cap * 2 : 16;
-      if (ncap > s->count)
-        ncap = s->count;
-      sk_override *no = realloc(pose->overrides, ncap * sizeof *no);
-      if (no == NULL) {
-        rc = SK_ENOMEM;
-        break;
-      }
-      pose->overrides = no;
-      cap = ncap;
+    sk_override *o = ovbuf_push(ob);
+    if (o == NULL) {
+      rc = SK_ENOMEM;
+      break;
     }
-    sk_override *o = &pose->overrides[pose->count];
     memset(o, 0, sizeof *o);
     o->bone = bone;
     if (!read_trs(c, o)) {
@@ -331,8 +345,10 @@ static bool read_output(cursor *c, unsigned *mask) {
   return eat(c, ']');
 }
 
-/* One pose object at the cursor. On failure the pose is closed. */
-static int read_pose(const sk_skeleton *s, cursor *c, sk_pose *pose) {
+/* One pose object at the cursor, its overrides appended to `ob` (the
+ * caller points pose->overrides at them once `ob` stops moving). The pose
+ * owns nothing, on success or failure. */
+static int read_pose(const sk_skeleton *s, cursor *c, ovbuf *ob, sk_pose *pose) {
   memset(pose, 0, sizeof *pose);
   pose->output = SK_OUT_FINAL;
   if (!eat(c, '{'))
@@ -350,7 +366,7 @@ static int read_pose(const sk_skeleton *s, cursor *c, sk_pose *pose) {
     }
     if (key_is(k, n, "bones") && !has_bones) {
       has_bones = true;
-      rc = read_bones(s, c, pose);
+      rc = read_bones(s, c, ob, pose);
     } else if (key_is(k, n, "initialSkinMatrix") && !has_skin) {
       has_skin = true;
       if (!eat_word(c, "null")) {
@@ -368,23 +384,43 @@ static int read_pose(const sk_skeleton *s, cursor *c, sk_pose *pose) {
   } while (rc == 0 && eat(c, ','));
   if (rc == 0 && !eat(c, '}'))
     rc = SK_FASTPOSE_DECLINE;
-  if (rc != 0)
-    sk_pose_close(pose);
   return rc;
 }
 
 int sk_fastpose_parse(const sk_skeleton *s, const char *text, size_t len, sk_pose *pose) {
   cursor c = {text, text + len};
+  ovbuf ob = {NULL, 0, 0, s->count};
   sk_pose tmp;
-  int rc = read_pose(s, &c, &tmp);
-  if (rc != 0)
-    return rc;
+  int rc = read_pose(s, &c, &ob, &tmp);
   skip_ws(&c);
-  if (c.p != c.end) {
-    sk_pose_close(&tmp);
-    return SK_FASTPOSE_DECLINE;
+  if (rc == 0 && c.p != c.end)
+    rc = SK_FASTPOSE_DECLINE;
+  if (rc != 0) {
+    free(ob.v);
+    return rc;
   }
+  tmp.overrides = ob.v;
   *pose = tmp;
+  return 0;
+}
+
+/* Points each pose at its overrides in the shared block, which the first
+ * pose owns; trims the block to what the poses hold, so that
+ * sk_pose_held_bytes's per-pose count (each rounded up to a doubling from
+ * 16) covers it. */
+static int share_overrides(sk_pose *v, size_t n, ovbuf *ob) {
+  if (ob->len < ob->cap && ob->len > 0) {
+    sk_override *t = realloc(ob->v, ob->len * sizeof *t);
+    if (t == NULL)
+      return SK_ENOMEM;
+    ob->v = t;
+  }
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    v[i].overrides = ob->len > 0 ? ob->v + off : NULL;
+    v[i].overrides_shared = i > 0;
+    off += v[i].count;
+  }
   return 0;
 }
 
@@ -396,6 +432,7 @@ int sk_fastpose_parse_batch(const sk_skeleton *s, const char *text, size_t len, 
   if (!eat(&c, '{') || !read_string(&c, &k, &kn) || !key_is(k, kn, "poses") || !eat(&c, ':') || !eat(&c, '['))
     return SK_FASTPOSE_DECLINE;
   sk_pose *v = NULL;
+  ovbuf ob = {NULL, 0, 0, 0};
   size_t count = 0, cap = 0;
   int rc = 0;
   if (!eat(&c, ']')) {
@@ -416,7 +453,7 @@ int sk_fastpose_parse_batch(const sk_skeleton *s, const char *text, size_t len, 
         v = nv;
         cap = ncap;
       }
-      if ((rc = read_pose(s, &c, &v[count])) != 0)
+      if ((rc = read_pose(s, &c, &ob, &v[count])) != 0)
         break;
       count++;
     } while (eat(&c, ','));
@@ -428,9 +465,10 @@ int sk_fastpose_parse_batch(const sk_skeleton *s, const char *text, size_t len, 
   skip_ws(&c);
   if (rc == 0 && c.p != c.end)
     rc = SK_FASTPOSE_DECLINE;
+  if (rc == 0)
+    rc = share_overrides(v, count, &ob);
   if (rc != 0) {
-    for (size_t i = 0; i < count; i++)
-      sk_pose_close(&v[i]);
+    free(ob.v); /* the poses own nothing yet */
     free(v);
     return rc;
   }

@@ -28,7 +28,10 @@
 int sk_fastpose_parse(const sk_skeleton *s, const char *text, size_t len, sk_pose *pose);
 
 /* Parses {"poses": [pose, ...]} with at most `max` poses. On 0, *poses is
- * a new array of *n poses (release each with sk_pose_close, then free()).
+ * a new array of *n poses whose overrides share one block, owned by the
+ * first pose (the others have overrides_shared): release each with
+ * sk_pose_close, the first last or all once none is read any more, then
+ * free() the array.
  * SK_FASTPOSE_DECLINE for anything else (including more than `max`). */
 int sk_fastpose_parse_batch(const sk_skeleton *s, const char *text, size_t len, size_t max, sk_pose **poses,
                             size_t *n);

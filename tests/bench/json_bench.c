@@ -242,8 +242,8 @@ static int array_rows(const sk_model *e, int reps) {
     return 1;
   const float *v = (const float *)(const void *)bin.data;
   const size_t n = bin.len / sizeof(float);
-  static const char *const isas[] = {"generic", "avx512"};
-  for (int k = 0; k < 2; k++) {
+  static const char *const isas[] = {"generic", "avx2", "avx512"};
+  for (int k = 0; k < 3; k++) {
     sk_strbuf b = {0};
     if (sk_strbuf_append_f32_array_on(isas[k], &b, v, 0) != 0)
       continue;
@@ -292,9 +292,11 @@ int main(int argc, char **argv) {
   cpu[strcspn(cpu, "\n")] = 0;
   sk_strbuf probe = {0};
   const int avx512 = sk_strbuf_append_f32_array_on("avx512", &probe, NULL, 0) == 0;
+  const int avx2 = sk_strbuf_append_f32_array_on("avx2", &probe, NULL, 0) == 0;
   sk_strbuf_free(&probe);
   printf("# %s; float writer: %s; %d poses of %d bones, %d reps a round, 9 alternating rounds, medians\n",
-         strchr(cpu, ':') ? strchr(cpu, ':') + 2 : cpu, avx512 ? "avx512" : "generic", BATCH, BONES, reps);
+         strchr(cpu, ':') ? strchr(cpu, ':') + 2 : cpu, avx512 ? "avx512" : avx2 ? "avx2" : "generic", BATCH, BONES,
+         reps);
 
   sk_strbuf st = {0};
   skeleton_text(&st);

@@ -8,7 +8,8 @@
  * buffer, as the daemon does for each JSON answer.
  *
  * Not a test. Build and run (from the repository root):
- *   gcc -std=c11 -O2 -Isrc/base src/base/sk_numfmt.c src/base/sk_numfmt_f64.c tests/bench/numfmt_bench.c \
+ *   gcc -std=c11 -O2 -Isrc/base src/base/sk_numfmt.c src/base/sk_numfmt_avx2.c src/base/sk_numfmt_f64.c \
+ *       src/base/sk_cpu.c src/base/sk_buf.c tests/bench/numfmt_bench.c \
  *       -o /tmp/numfmt_bench && /tmp/numfmt_bench [answer.f32] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -166,8 +167,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s: no floats\n", argv[1]);
       return 1;
     }
-    static const char *const isas[] = {"generic", "avx512"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const isas[] = {"generic", "avx2", "avx512"};
+    for (int i = 0; i < 3; i++) {
       size_t bytes;
       sk_strbuf probe = {0};
       const int have = sk_strbuf_append_f32_array_on(isas[i], &probe, answer, 0) == 0;

@@ -1,10 +1,10 @@
 /* Every float32 bit pattern through every array writer this CPU has: the
- * AVX-512 writer must print exactly the bytes of the one-at-a-time writer
+ * AVX-512 and AVX2 writers must print exactly the bytes of the one-at-a-time writer
  * (which tests/check_sk_numfmt.c checks against strtof and printf). Not a
  * test (about 70 s per 2^31 patterns here); run it after changing either
  * writer. Takes a range of patterns, so two halves can run on two cores:
  *
- *   gcc -std=c11 -O2 -Isrc/base src/base/sk_numfmt.c src/base/sk_numfmt_f64.c src/base/sk_buf.c \
+ *   gcc -std=c11 -O2 -Isrc/base src/base/sk_numfmt.c src/base/sk_numfmt_avx2.c src/base/sk_numfmt_f64.c src/base/sk_buf.c \
  *       src/base/sk_cpu.c tests/bench/numfmt_exhaustive.c -o /tmp/numfmt_exhaustive
  *   /tmp/numfmt_exhaustive 0 0x80000000 & /tmp/numfmt_exhaustive 0x80000000 0x100000000
  *
@@ -15,7 +15,7 @@
  * 2^32 patterns.
  *
  * Prints the first differing patterns and exits 1 if any differ, 2 if this
- * CPU lacks the AVX-512 writer (without SK_EXH_AGAINST). */
+ * CPU has neither vector writer (without SK_EXH_AGAINST). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,18 +61,21 @@ int main(int argc, char **argv) {
   enum { N = 1 << 16 };
   static float v[N];
   sk_strbuf one = {0}, vec = {0};
-  const int have_vec = sk_strbuf_append_f32_array_on("avx512", &vec, v, 0) == 0;
+  /* the writers to check: every vector one this CPU has (and, against an
+   * older build, the generic one too) */
 #ifdef SK_EXH_AGAINST
-  static const char *const isas[] = {"generic", "avx512"};
-  const int nisa = have_vec ? 2 : 1;
+  static const char *const all[] = {"generic", "avx512", "avx2"};
 #else
-  static const char *const isas[] = {"avx512"};
-  const int nisa = 1;
-  if (!have_vec) {
-    fprintf(stderr, "this CPU has no AVX-512 array writer\n");
+  static const char *const all[] = {"avx512", "avx2"};
+#endif
+  const char *isas[3];
+  int nisa = 0;
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+    if (sk_strbuf_append_f32_array_on(all[k], &vec, v, 0) == 0) isas[nisa++] = all[k];
+  if (nisa == 0) {
+    fprintf(stderr, "this CPU has no vector array writer\n");
     return 2;
   }
-#endif
   uint64_t checked = 0, bad = 0;
   for (uint64_t x = lo; x < hi && stride > 0;) {
     size_t n = 0;

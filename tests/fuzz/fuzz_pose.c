@@ -174,10 +174,10 @@ static void fuzz_batch(const fixture *f, const json_t *j, const uint8_t *data, s
     if (rc != 0)
       fprintf(stderr, "fast batch accepted what the slow path rejects: %s at \"%s\"\n", err.text, err.pointer);
     SK_FUZZ_CHECK(rc == 0 && nf == ns);
-    for (size_t i = 0; i < nf; i++) {
+    for (size_t i = 0; i < nf; i++)
       check_same_pose(&fast[i], &slow[i]);
+    for (size_t i = 0; i < nf; i++) /* after every comparison: the first owns all their overrides */
       sk_pose_close(&fast[i]);
-    }
     free(fast);
   }
   if (rc == 0) {
