@@ -174,7 +174,8 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_fast)(const
  * Source order is issue order here (GCC does not schedule before register
  * allocation on x86): each column's final comes after the next column's
  * world, so the roundings of one overlap the products of the other
- * (2-3 % at 65 x 64; a lag of two columns measured the same). */
+ * (2-3 % at 65 x 64; a lag of two columns measured the same, again
+ * with the broadcasts folded: the same instructions, 1-2 %, noise). */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(world_final)(const V *l, const V *pw, V *ws,
                                                                             const double *a, const float *col3,
                                                                             float *dst, size_t stride, size_t n,
@@ -196,8 +197,9 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(world_final)(cons
        * read again for each column, so each broadcast folds into its
        * product as a memory operand ({1to8}). Without it GCC keeps the 15
        * broadcasts in registers across the columns, runs out of the 32 and
-       * spills them (and the local's entries) to the stack: 9 more stores
-       * and reloads per bone, 12 % slower at 65 x 64 on Zen 4. */
+       * spills them (and the local's entries) to the stack: 9 more 512-bit
+       * stores and 5 more reloads per bone, at about two cycles a store on
+       * Zen 4. */
       __asm__("" ::: "memory");
       SKK(final_column)(a, c[j - 1][0], c[j - 1][1], c[j - 1][2], c[j - 1][3], z, j - 1);
     }
