@@ -442,7 +442,6 @@ static SKK_ATTR inline __attribute__((always_inline)) void store_packed_avx2(flo
 #define SKK_ATTR __attribute__((target("avx512f,avx2,fma")))
 #define SKK_N 8
 #define SKK_FUSE 1
-#define SKK_PAIR SK_KERNEL_PAIR
 #define SKK_TAIL run_avx2
 #define SKK_PREFETCH SK_KERNEL_PREFETCH
 #define V __m512d

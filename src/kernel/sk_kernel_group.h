@@ -25,19 +25,12 @@
  *                       step s's inverse bind · w, stored to the n lanes
  *   SKK_STORE_CONST(dst, stride, m16, n, stream)  the same 16 floats to
  *                       lanes 0..n-1 (sk_kernel_store.h's, per ISA)
- *   SKK_PAIR            (optional, default 0) 1: also SKK(group2), two
- *                       full groups walked together
  *
- * It #undefs SKK_INIT_T, SKK_INIT_AFFINE and SKK_STORE_CONST at its end
- * (SKK_PAIR stays for the run loop: the lanes template #undefs it).
+ * It #undefs SKK_INIT_T, SKK_INIT_AFFINE and SKK_STORE_CONST at its end.
  *
  * The world of a bone the affine fast path computes goes to its slot
  * without column 3 (waff says it is (0, 0, 0, 1)); the general path writes
  * those constants first where a non-affine product will read them. */
-
-#ifndef SKK_PAIR
-#define SKK_PAIR 0
-#endif
 
 /* What every group of one run shares: the job's spans and strides, the
  * initial skin converted once. */
@@ -236,30 +229,6 @@ static SKK_ATTR void SKK(group)(const sk_kernel_job *job, size_t p0, size_t n, b
   for (size_t s = 0; s < wk.rig->steps; s++)
     SKK(step)(&wk, &g, s);
 }
-
-#if SKK_PAIR
-/* Two full groups, poses p0..p0+2*SKK_N-1, their steps interleaved: each
- * bone's world waits on its parent's (compose, then four dependent sums
- * and two conversions per entry), and one group's step is about as long
- * as the out-of-order window, so a lone group leaves the ports idle along
- * that chain. The other group's same step is independent work to fill
- * them. Each group's arithmetic is the lone group's, so the same bits. */
-static SKK_ATTR void SKK(group2)(const sk_kernel_job *job, size_t p0, bool stream) {
-  SKK(walk) wk;
-  SKK(grp) g0, g1; /* two variables, not an array: GCC then keeps their fields in registers */
-  /* Slot k of both groups side by side: 2 KB per slot, so the groups'
-   * slots never share 4 KB-aliased addresses (a load of one group's
-   * parent held behind the other's store of a slot 4 KB away). */
-  V ws[SK_RIG_MAX_LIVE][2][16], as[SK_RIG_MAX_LIVE][2][16];
-  SKK(walk_init)(&wk, job, stream);
-  SKK(grp_init)(&wk, &g0, p0, SKK_N, ws[0][0], as[0][0], 32);
-  SKK(grp_init)(&wk, &g1, p0 + SKK_N, SKK_N, ws[0][1], as[0][1], 32);
-  for (size_t s = 0; s < wk.rig->steps; s++) {
-    SKK(step)(&wk, &g0, s);
-    SKK(step)(&wk, &g1, s);
-  }
-}
-#endif
 
 #undef SKK_WS
 #undef SKK_AS

@@ -33,16 +33,6 @@
 #define SK_KERNEL_PREFETCH 16
 #endif
 
-/* 1: the AVX-512 exact path walks two 8-pose groups together, step by
- * step (sk_kernel_group.h's group2), to hide each bone's compose -> world
- * -> final chain. Measured no faster on a 2-core AMD EPYC (Zen 4) VM at
- * 65 x 64 (median of 5 alternating runs, CPU time: 115.4 against 115.1 M/s)
- * and its code is 32 KB more, so it is off; a build-time knob for the
- * other CPUs. Same bits either way (the identity tests pass with both). */
-#ifndef SK_KERNEL_PAIR
-#define SK_KERNEL_PAIR 0
-#endif
-
 /* One bone in the rig's processing order. */
 typedef struct sk_rig_step {
   uint32_t bone;          /* position in sk_skeleton.bones[]: index into job mode/offset/locals */

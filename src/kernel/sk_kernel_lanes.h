@@ -174,7 +174,8 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_fast)(const
  * Source order is issue order here (GCC does not schedule before register
  * allocation on x86): each column's final comes after the next column's
  * world, so the roundings of one overlap the products of the other
- * (2-3 % at 65 x 64; a lag of two columns measured the same). */
+ * (2-3 % at 65 x 64; a lag of two columns measured the same, again
+ * with the broadcasts folded: the same instructions, 1-2 %, noise). */
 static SKK_ATTR inline __attribute__((always_inline)) void SKK(world_final)(const V *l, const V *pw, V *ws,
                                                                             const double *a, const float *col3,
                                                                             float *dst, size_t stride, size_t n,
@@ -191,8 +192,17 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(world_final)(cons
       if (ws != NULL)
         ws[j] = c[j][0], ws[4 + j] = c[j][1], ws[8 + j] = c[j][2], ws[12 + j] = c[j][3];
     }
-    if (j > 0) /* the previous column's final, after this column's world: its roundings overlap */
+    if (j > 0) { /* the previous column's final, after this column's world: its roundings overlap */
+      /* An empty asm that may write memory: the inverse bind's entries are
+       * read again for each column, so each broadcast folds into its
+       * product as a memory operand ({1to8}). Without it GCC keeps the 15
+       * broadcasts in registers across the columns, runs out of the 32 and
+       * spills them (and the local's entries) to the stack: 9 more 512-bit
+       * stores and 5 more reloads per bone, at about two cycles a store on
+       * Zen 4. */
+      __asm__("" ::: "memory");
       SKK(final_column)(a, c[j - 1][0], c[j - 1][1], c[j - 1][2], c[j - 1][3], z, j - 1);
+    }
   }
   z[3] = VPACK2F(col3[0], col3[2]);
   z[7] = VPACK2F(col3[1], col3[3]);
@@ -304,9 +314,15 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(prefetch_bone)(co
     }
   } else if (m != SK_KERNEL_CONST) {
     const float *in = job->input + job->offset[bone] + pose_at(job, p);
-    const int rows = m == SK_KERNEL_TRS ? 10 : 16;
-    for (int k = 0; k < rows; k++)
-      __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
+    if (m == SK_KERNEL_TRS) {
+#pragma GCC unroll 10
+      for (int k = 0; k < 10; k++)
+        __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
+    } else {
+#pragma GCC unroll 16
+      for (int k = 0; k < 16; k++)
+        __builtin_prefetch(in + k * st_rows, 0, SK_KERNEL_PREFETCH_HINT);
+    }
   }
 }
 
@@ -338,10 +354,6 @@ static SKK_ATTR inline __attribute__((always_inline)) void SKK(final_out)(const 
  * at multiples of their width, so none straddles a 16-pose block. */
 static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end, bool stream) {
   size_t p = begin;
-#if SKK_PAIR
-  for (; end - p >= 2 * SKK_N; p += 2 * SKK_N)
-    SKK(group2)(job, p, stream);
-#endif
   for (; end - p >= SKK_N; p += SKK_N)
     SKK(group)(job, p, SKK_N, stream);
   if (p < end)
@@ -375,4 +387,3 @@ static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end
 #undef VZ
 #undef VPACK2
 #undef VPACK2F
-#undef SKK_PAIR

@@ -212,4 +212,3 @@ static SKK_ATTR void SKK(run)(const sk_kernel_job *job, size_t begin, size_t end
 #undef VMUL
 #undef VFMA
 #undef VALL_EQ
-#undef SKK_PAIR
