@@ -10,10 +10,12 @@
 //   (the tool's stderr, quoted when the case fails).
 //
 // A case passes when "order" is identical, the results have the same count and
-// keys, and every number is within 1e-5 * max(1, largest |entry| of that
-// expected 16-number matrix). It is bit-exact when every float32(actual) ===
-// float32(expected). An expected {"error"} (a case Babylon rejects) passes when
-// the actual output is missing or an {"error"} too.
+// keys, and every number is bit for bit Babylon's: float32(actual) ===
+// float32(expected), the sign of zero aside (Babylon's JSON.stringify writes
+// -0 as 0). A number off by more than 1e-5 * max(1, largest |entry| of that
+// expected 16-number matrix) is reported as a wrong answer, one within it as
+// "close but not bit for bit": both fail. An expected {"error"} (a case Babylon
+// rejects) passes when the actual output is missing or an {"error"} too.
 // Prints one line per failure (up to N, default 20) and then
 //   conformance: P passed, F failed (X bit-exact)
 // Exit status: 0 all passed, 1 any failure, 2 usage or unreadable EXPECTED.
@@ -91,6 +93,7 @@ export function compareResult(exp, act) {
         return { ok: false, why: `expected ${exp.results.length} results, got ${Array.isArray(act.results) ? act.results.length : "none"}` };
     }
     let exact = true;
+    let firstClose = "";
     for (let r = 0; r < exp.results.length; r++) {
         const er = exp.results[r];
         const ar = act.results[r];
@@ -116,12 +119,15 @@ export function compareResult(exp, act) {
                             why: `results[${r}].${key} slot ${s / 16} m[${j - s}]: expected ${e[j]}, got ${x} (diff ${typeof x === "number" ? Math.abs(x - e[j]) : "n/a"}, tolerance ${tol})`,
                         };
                     }
-                    if (Math.fround(x) !== Math.fround(e[j])) exact = false;
+                    if (exact && Math.fround(x) !== Math.fround(e[j])) {
+                        exact = false;
+                        firstClose = `results[${r}].${key} slot ${s / 16} m[${j - s}]: expected ${e[j]}, got ${x}: close (within ${tol}) but not bit for bit`;
+                    }
                 }
             }
         }
     }
-    return { ok: true, exact };
+    return exact ? { ok: true, exact } : { ok: false, exact, why: firstClose };
 }
 
 function main(argv) {
