@@ -156,7 +156,7 @@ START_TEST(weighted_layers_of_babylon_clips_blend_as_babylon_bit_for_bit_over_ht
     sk_error_clear(&e);
     ck_assert_msg(sk_eval_case(c, &out, &e) == 0, "%s: %s at %s", json_string_value(json_object_get(rec, "name")),
                   e.text, e.pointer);
-    json_t *got = json_loadb(out.data, out.len, 0, NULL);
+    json_t *got = json_loadb(out.data, out.len, JSON_DECODE_INT_AS_REAL, NULL); /* "-0" keeps its sign */
     expect_f32_equal(json_object_get(got, "results"),
                      json_object_get(json_object_get(rec, "expected"), "results"),
                      json_string_value(json_object_get(rec, "name")));

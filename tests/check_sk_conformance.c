@@ -2,7 +2,8 @@
  * (tests/conformance/cases.jsonl, answers produced by tests/oracle with
  * real Babylon Skeleton/Bone objects). Every number must be within
  * 1e-5 x max(1, largest |entry| of its expected matrix); we also count the
- * cases that agree bit for bit in float32, and require it of all of them:
+ * cases that agree bit for bit in float32 (the sign of zero included), and
+ * require it of all of them:
  * the scalar core follows Babylon's float storage, double temporaries and
  * operation order. */
 #include "sk_eval.h"
@@ -22,7 +23,7 @@ static int compare_array(const json_t *got, const json_t *want, bool *exact, cha
     for (size_t i = 0; i < k; i++) {
       g[i] = (float)json_number_value(json_array_get(got, m + i));
       w[i] = (float)json_number_value(json_array_get(want, m + i));
-      if (g[i] != w[i])
+      if (memcmp(&g[i], &w[i], sizeof g[i]) != 0) /* the sign of zero too: the oracle writes -0.0 */
         *exact = false;
     }
     if (!sk_test_mat_close(g, w, 1e-5)) {
@@ -61,7 +62,7 @@ static int run_file(const char *rel, int min_cases) {
     } else if (rc != 0) {
       snprintf(why, sizeof why, "eval failed: %s at %s: %s", sk_errname(rc), e.pointer, e.text);
     } else {
-      json_t *got = json_loadb(out.data, out.len, 0, NULL);
+      json_t *got = json_loadb(out.data, out.len, JSON_DECODE_INT_AS_REAL, NULL); /* "-0" keeps its sign */
       const json_t *want = json_object_get(rec, "expected");
       if (!json_equal(json_object_get(got, "order"), json_object_get(want, "order")))
         snprintf(why, sizeof why, "order differs");

@@ -518,7 +518,7 @@ def main():
             for path in ops:
                 test_generated_cases(d, path, committed=not only)
             for path in anim:
-                test_anim_cases(d, path)
+                test_anim_cases(d, path, signed_zero=True)
             for path in layers:
                 test_anim_cases(d, path, signed_zero=True)
             if not only:

@@ -718,6 +718,16 @@ function evalToJson(c) {
     }
 }
 
+/** The value as a case line writes it: every number array of every result keeps the sign of zero. */
+function signed(value) {
+    if (value && Array.isArray(value.results))
+        for (const r of value.results) {
+            if (!r || typeof r !== "object") continue;
+            for (const [k, v] of Object.entries(r)) if (Array.isArray(v)) r[k] = keepSign(v);
+        }
+    return value;
+}
+
 function readText(path) {
     return readFileSync(path === "-" ? 0 : path, "utf8");
 }
@@ -740,11 +750,11 @@ function main(argv) {
                 const w = { ...item };
                 delete w.expected;
                 delete w.error;
-                if (r.ok) w.expected = r.value;
+                if (r.ok) w.expected = signed(r.value);
                 else w.error = r.error;
                 out.push(signedLine(w));
             } else {
-                out.push(signedLine(r.ok ? r.value : { error: r.error }));
+                out.push(signedLine(r.ok ? signed(r.value) : { error: r.error }));
             }
         }
         const text = out.join("\n") + (out.length ? "\n" : "");
@@ -762,7 +772,7 @@ function main(argv) {
         console.error(`babylon_eval: ${r.error}`);
         return 1;
     }
-    process.stdout.write(JSON.stringify(r.value) + "\n");
+    process.stdout.write(signedLine(signed(r.value)) + "\n");
     return 0;
 }
 

@@ -10,9 +10,9 @@
 //   (the tool's stderr, quoted when the case fails).
 //
 // A case passes when "order" is identical, the results have the same count and
-// keys, and every number is bit for bit Babylon's: float32(actual) ===
-// float32(expected), the sign of zero aside (Babylon's JSON.stringify writes
-// -0 as 0). A number off by more than 1e-5 * max(1, largest |entry| of that
+// keys, and every number is bit for bit Babylon's: float32(actual) and
+// float32(expected) are the same value, the sign of zero included
+// (babylon_eval.mjs writes -0 as -0.0). A number off by more than 1e-5 * max(1, largest |entry| of that
 // expected 16-number matrix) is reported as a wrong answer, one within it as
 // "close but not bit for bit": both fail. An expected {"error"} (a case Babylon
 // rejects) passes when the actual output is missing or an {"error"} too.
@@ -119,7 +119,7 @@ export function compareResult(exp, act) {
                             why: `results[${r}].${key} slot ${s / 16} m[${j - s}]: expected ${e[j]}, got ${x} (diff ${typeof x === "number" ? Math.abs(x - e[j]) : "n/a"}, tolerance ${tol})`,
                         };
                     }
-                    if (exact && Math.fround(x) !== Math.fround(e[j])) {
+                    if (exact && !Object.is(Math.fround(x), Math.fround(e[j]))) {
                         exact = false;
                         firstClose = `results[${r}].${key} slot ${s / 16} m[${j - s}]: expected ${e[j]}, got ${x}: close (within ${tol}) but not bit for bit`;
                     }
